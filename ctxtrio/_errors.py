@@ -1,0 +1,85 @@
+"""The exception tree of ctxtrio.
+
+Every error the package raises on purpose derives from :class:`CtxError`::
+
+    CtxError
+    ├── ConfigError          a flag, environment variable or config value is invalid
+    ├── InputError           a caller (usually the model) sent something unusable
+    │   ├── InvalidIdError       an id does not match the id pattern
+    │   ├── NotFoundError        no such session, entry or document
+    │   └── IngestError          a file cannot be ingested (outside the roots, binary, too big, ...)
+    ├── StoreError           the data dir, a journal or the index cannot be read or written
+    │   └── LockTimeoutError     another process held a journal lock past the wait limit
+    └── LLMError             the summarizer endpoint failed; callers fall back
+        ├── LLMUnavailableError  refused, unreachable, or the breaker is open
+        ├── LLMTimeoutError      no answer within the deadline
+        └── LLMResponseError     an answer that is not usable (5xx, not JSON, error body, empty)
+
+Foreign exceptions are translated once, where they enter: ``OSError`` and
+``sqlite3.Error`` in ``store/``, httpx errors in ``llm/``, always ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "CtxError",
+    "IngestError",
+    "InputError",
+    "InvalidIdError",
+    "LLMError",
+    "LLMResponseError",
+    "LLMTimeoutError",
+    "LLMUnavailableError",
+    "LockTimeoutError",
+    "NotFoundError",
+    "StoreError",
+]
+
+
+class CtxError(Exception):
+    """Root of every error ctxtrio raises on purpose."""
+
+
+class ConfigError(CtxError):
+    """A flag, environment variable or config value is invalid."""
+
+
+class InputError(CtxError):
+    """The caller sent something unusable; the message says how to fix it."""
+
+
+class InvalidIdError(InputError):
+    """A session, entry or document id does not match the id pattern."""
+
+
+class NotFoundError(InputError):
+    """No such session, entry or document."""
+
+
+class IngestError(InputError):
+    """A file or text cannot be ingested: outside the roots, not a regular file, too big, binary."""
+
+
+class StoreError(CtxError):
+    """The data dir, a journal or the search index cannot be read or written."""
+
+
+class LockTimeoutError(StoreError):
+    """Another process held a journal lock for longer than the wait limit."""
+
+
+class LLMError(CtxError):
+    """The summarizer endpoint failed; callers fall back to extractive summaries."""
+
+
+class LLMUnavailableError(LLMError):
+    """The endpoint refused or could not be reached, or the circuit breaker is open."""
+
+
+class LLMTimeoutError(LLMError):
+    """The endpoint did not answer within the deadline."""
+
+
+class LLMResponseError(LLMError):
+    """The endpoint answered with something unusable: 5xx, not JSON, an error body, empty content."""
