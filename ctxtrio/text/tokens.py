@@ -13,9 +13,9 @@ runs without a per-character Python loop:
   ``bytes.translate`` and ``bytes.count``.
 * Han, Hangul and Kana are counted on the UTF-16 high bytes of the text: most
   256-code-point blocks belong to one class entirely (``bytes.translate`` maps each
-  unit to its class); the few mixed blocks are resolved with the low bytes, masked
-  with one big-integer AND per class. Astral Han (planes 2 and 3) is recognised by
-  its high surrogate.
+  unit to its class); the few mixed blocks are resolved with the low bytes, in one
+  big-integer AND of two translated byte strings. Astral Han (planes 2 and 3) is
+  recognised by its high surrogate.
 * Everything else is :attr:`ScriptClass.OTHER`, the remainder, so the counts always
   sum to ``len(text)`` (lone surrogates included).
 """
@@ -40,7 +40,7 @@ class ScriptClass(enum.StrEnum):
     CODE = "code"
     """Other ASCII symbols typical of code: ``{ } [ ] < > = + * / \\ | & ^ % $ # @ ~ ` _``."""
     HAN = "han"
-    """CJK ideographs (extension blocks, compatibility ideographs, 々 〇 and Hangzhou numerals)."""
+    """CJK ideographs: extension blocks, compatibility ideographs, 々 〆 〇, Hangzhou numerals."""
     HANGUL = "hangul"
     """Hangul syllables and jamo (including compatibility and halfwidth jamo)."""
     KANA = "kana"
@@ -64,11 +64,13 @@ _ASCII_TABLE: Final = bytes(
 _HAN, _HANGUL, _KANA = 1, 2, 3
 # Inclusive UTF-16 unit ranges. Astral Han (U+20000..U+3FFFF) is counted through its
 # high surrogate D840..D8BF; its low surrogate is left to the OTHER remainder.
+# U+4DC0..U+4DFF (Yijing hexagram symbols) share a block with extension A and count
+# as Han: rare, and tokenizers split them like ideographs (the estimate leans high).
 _UNIT_RANGES: Final[tuple[tuple[int, int, int], ...]] = (
     (0x3005, 0x3007, _HAN),  # 々 〆 〇
     (0x3021, 0x3029, _HAN),  # Hangzhou numerals
     (0x3038, 0x303B, _HAN),
-    (0x3400, 0x4DBF, _HAN),  # extension A
+    (0x3400, 0x4DFF, _HAN),  # extension A (+ Yijing hexagrams)
     (0x4E00, 0x9FFF, _HAN),  # unified ideographs
     (0xF900, 0xFAFF, _HAN),  # compatibility ideographs
     (0xD840, 0xD8BF, _HAN),  # high surrogates of planes 2 and 3 (extensions B..H, compat supplement)
@@ -83,44 +85,53 @@ _UNIT_RANGES: Final[tuple[tuple[int, int, int], ...]] = (
 )
 
 
-def _build_tables() -> tuple[bytes, tuple[tuple[bytes, bytes], ...]]:
-    """Return the pure-block table and, per class, (high-byte tag, low-byte bits) tables."""
+def _build_tables() -> tuple[bytes, bytes, bytes, bytes]:
+    """Return the tables that classify UTF-16 units by their high and low bytes.
+
+    A 256-code-point block (one high byte) is *pure* when all of it is one class; the
+    pure table maps its high byte to that class. Each (mixed block, class) pair gets a
+    bit: the tag table maps a mixed block's high byte to the bits of its pairs, the
+    low table maps a low byte to the bits of the pairs it belongs to, so ``tag & low``
+    holds exactly one bit for a CJK unit of a mixed block (zero otherwise), and the
+    bit table maps that bit back to the class.
+    """
     unit_class = bytearray(0x10000)
     for first, last, code in _UNIT_RANGES:
         unit_class[first : last + 1] = bytes([code]) * (last + 1 - first)
-    pure = bytearray(256)
-    mixed: list[int] = []
+    pure, tag, low, bit_class = bytearray(256), bytearray(256), bytearray(256), bytearray(256)
+    pairs = 0
     for hi in range(256):
-        block = set(unit_class[hi * 256 : (hi + 1) * 256])
-        if len(block) == 1:
-            pure[hi] = block.pop()
-        else:
-            mixed.append(hi)
-    assert len(mixed) <= 8, "each mixed block needs its own bit"
-    per_class: list[tuple[bytes, bytes]] = []
-    for code in (_HAN, _HANGUL, _KANA):
-        tag, bits = bytearray(256), bytearray(256)
-        for bit, hi in enumerate(mixed):
+        block = unit_class[hi * 256 : (hi + 1) * 256]
+        if len(set(block)) == 1:
+            pure[hi] = block[0]
+            continue
+        for code in sorted(set(block) - {0}):
+            bit = 1 << pairs
+            pairs += 1
+            tag[hi] |= bit
+            bit_class[bit] = code
             for lo in range(256):
-                if unit_class[hi * 256 + lo] == code:
-                    tag[hi] = 1 << bit
-                    bits[lo] |= 1 << bit
-        per_class.append((bytes(tag), bytes(bits)))
-    return bytes(pure), tuple(per_class)
+                if block[lo] == code:
+                    low[lo] |= bit
+    assert pairs <= 8, "every (mixed block, class) pair needs its own bit"
+    return bytes(pure), bytes(tag), bytes(low), bytes(bit_class)
 
 
-_PURE_TABLE, _MIXED_TABLES = _build_tables()
+_PURE_TABLE, _TAG_TABLE, _LOW_TABLE, _BIT_CLASS_TABLE = _build_tables()
 
 
 def _counts(text: str) -> tuple[int, int, int, int, int, int]:
     """Return (prose, code, han, hangul, kana, other) character counts."""
+    if text.isascii():
+        marked = text.encode().translate(_ASCII_TABLE)
+        code = marked.count(1)
+        ascii_other = marked.count(2)
+        return len(text) - code - ascii_other, code, 0, 0, 0, ascii_other
     ascii_bytes = text.encode("ascii", "ignore")
     marked = ascii_bytes.translate(_ASCII_TABLE)
     code = marked.count(1)
     ascii_other = marked.count(2)
     prose = len(ascii_bytes) - code - ascii_other
-    if len(ascii_bytes) == len(text):
-        return prose, code, 0, 0, 0, ascii_other
     han, hangul, kana = _cjk_counts(text.encode("utf-16-be", "surrogatepass"))
     other = len(text) - len(ascii_bytes) - han - hangul - kana + ascii_other
     return prose, code, han, hangul, kana, other
@@ -129,19 +140,16 @@ def _counts(text: str) -> tuple[int, int, int, int, int, int]:
 def _cjk_counts(units: bytes) -> tuple[int, int, int]:
     """Count Han, Hangul and Kana units in UTF-16-BE ``units``."""
     high = units[0::2]
-    size = len(high)
-    pure = high.translate(_PURE_TABLE)
-    found = [pure.count(_HAN), pure.count(_HANGUL), pure.count(_KANA)]
-    low: bytes | None = None
-    for index, (tag_table, bit_table) in enumerate(_MIXED_TABLES):
-        tags = high.translate(tag_table)
-        if tags.count(0) == size:
-            continue  # no unit of a block where this class is mixed with others
-        if low is None:
-            low = units[1::2]
-        hits = int.from_bytes(tags) & int.from_bytes(low.translate(bit_table))
-        found[index] += size - hits.to_bytes(size).count(0)
-    return found[0], found[1], found[2]
+    classes = high.translate(_PURE_TABLE)
+    han, hangul, kana = classes.count(_HAN), classes.count(_HANGUL), classes.count(_KANA)
+    tags = int.from_bytes(high.translate(_TAG_TABLE))
+    if tags:  # some unit lies in a block where a CJK class is mixed with others
+        hits = tags & int.from_bytes(units[1::2].translate(_LOW_TABLE))
+        classes = hits.to_bytes(len(high)).translate(_BIT_CLASS_TABLE)
+        han += classes.count(_HAN)
+        hangul += classes.count(_HANGUL)
+        kana += classes.count(_KANA)
+    return han, hangul, kana
 
 
 _CLASS_ORDER: Final = (
@@ -197,8 +205,15 @@ class TokenModel:
         """
         if not text:
             return 0
-        total = sum(
-            count * rate for count, rate in zip(_counts(text), self._ordered, strict=True)
+        prose, code, han, hangul, kana, other = _counts(text)
+        r_prose, r_code, r_han, r_hangul, r_kana, r_other = self._ordered
+        total = (
+            prose * r_prose
+            + code * r_code
+            + han * r_han
+            + hangul * r_hangul
+            + kana * r_kana
+            + other * r_other
         )
         return max(1, math.ceil(total - _ROUNDING_SLACK))
 
