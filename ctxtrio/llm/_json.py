@@ -1,0 +1,75 @@
+"""Reading the JSON bodies of OpenAI-compatible servers without trusting their shape.
+
+Pure helpers: a response body is ``object`` until an ``isinstance`` check says
+otherwise. Shape errors of the chat endpoint become :class:`LLMResponseError`; the
+optional endpoints (tokenize, context length) answer ``None`` instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TypeAlias
+
+import httpx
+
+from .._errors import LLMResponseError
+
+__all__ = ["JSON", "as_int", "as_object", "error_body", "json_object", "parse_json", "snippet"]
+
+JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | None"
+
+
+def snippet(text: str, limit: int = 200) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def parse_json(response: httpx.Response) -> object | None:
+    """The decoded body, or None when it is not JSON."""
+    try:
+        decoded: object = json.loads(response.content)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError
+        return None
+    return decoded
+
+
+def as_object(value: object) -> dict[str, object] | None:
+    """``value`` if it is a JSON object, else None."""
+    if isinstance(value, dict):
+        return {str(key): item for key, item in value.items()}
+    return None
+
+
+def as_int(value: object) -> int | None:
+    """``value`` if it is an integer (not a bool), else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def error_body(payload: dict[str, object]) -> str | None:
+    """The message of an ``{"error": ...}`` body, or None if there is no error."""
+    error = payload.get("error")
+    if error is None or error is False or error == "":
+        return None
+    detail = as_object(error)
+    if detail is not None and isinstance(detail.get("message"), str):
+        return str(detail["message"])
+    return str(error)
+
+
+def json_object(response: httpx.Response, what: str) -> dict[str, object]:
+    """The JSON object a successful ``what`` call returned, or LLMResponseError saying why not."""
+    payload = as_object(parse_json(response))
+    if response.status_code >= 400:
+        message = error_body(payload) if payload is not None else None
+        raise LLMResponseError(
+            f"{what}: HTTP {response.status_code}: {snippet(message or response.text)}"
+        )
+    if payload is None:
+        raise LLMResponseError(f"{what}: answer is not a JSON object: {snippet(response.text)!r}")
+    message = error_body(payload)
+    if message is not None:
+        raise LLMResponseError(f"{what}: error body: {snippet(message)}")
+    return payload

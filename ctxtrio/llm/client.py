@@ -1,0 +1,313 @@
+"""The client of an OpenAI-compatible endpoint (LM Studio, Ollama, llama.cpp, vLLM).
+
+This is the only module of ctxtrio that imports httpx. Every request goes the same
+way::
+
+    breaker.check()            fail fast while the breaker is open (before queueing)
+    async with limiter:        one request at a time by default; waiting is a checkpoint,
+                               so the caller's own cancel scope covers the queue too
+        breaker.admit()        re-checked now; in half-open only one caller probes
+        fail_after(timeout_s)  the per-request deadline, translated to LLMTimeoutError here
+        httpx request          transport errors translated once to the LLMError family
+
+Errors, all :class:`~ctxtrio._errors.LLMError`:
+
+* ``LLMUnavailableError`` — refused, unreachable, connection dropped, or breaker open;
+* ``LLMTimeoutError`` — no answer within ``timeout_s``;
+* ``LLMResponseError`` — HTTP error status, a body that is not JSON, an ``error`` body,
+  a chat answer without content.
+
+Each of them counts as a failure for the breaker. A call cancelled by its caller (a
+``move_on_at`` around it) gives no verdict: the breaker stays as it was. The optional
+endpoints (tokenize, context length) answer ``None`` for "this server has no such
+endpoint" and only fail on transport errors.
+
+:func:`open_llm_client` owns one ``httpx.AsyncClient``; leaving it closes the
+connections. It starts no tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+import httpx
+import trio
+
+from .._errors import LLMError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
+from ._json import JSON, as_int, as_object, json_object, parse_json
+from ._probes import llamacpp_context, lmstudio_context, ollama_context, token_count
+from .breaker import Breaker, BreakerState
+
+__all__ = ["ChatMessage", "Completion", "LLMClient", "LLMSettings", "open_llm_client"]
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class LLMSettings:
+    """Where the endpoint is and how to talk to it; ``_app.py`` builds it from Config.
+
+    ``base_url`` is the OpenAI-compatible base (``http://localhost:1234/v1``); an empty
+    ``model`` means "whatever is loaded" and is left out of request bodies.
+    """
+
+    base_url: str
+    model: str = ""
+    api_key: str | None = None
+    timeout_s: float = 120.0
+    concurrency: int = 1
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0 or self.concurrency < 1:
+            raise ValueError(f"need timeout_s > 0 and concurrency >= 1, got {self!r}")
+        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+
+    @property
+    def root(self) -> str:
+        """The server root: ``base_url`` without a trailing ``/v1``."""
+        return self.base_url.removesuffix("/v1")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One chat message."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A chat answer; token counts are None when the server reports no usage."""
+
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+class LLMClient:
+    """Requests to one endpoint, behind a circuit breaker and a capacity limiter.
+
+    Build it with :func:`open_llm_client`. Safe to share between tasks.
+    """
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        settings: LLMSettings,
+        breaker: Breaker,
+        limiter: trio.CapacityLimiter,
+    ) -> None:
+        self._http = http
+        self._settings = settings
+        self._breaker = breaker
+        self._limiter = limiter
+        self._tokenize_url: str | None = None  # the style that answered last time
+
+    @property
+    def settings(self) -> LLMSettings:
+        """The settings this client was opened with."""
+        return self._settings
+
+    @property
+    def breaker_state(self) -> BreakerState:
+        """The circuit breaker's state right now."""
+        return self._breaker.state
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.2
+    ) -> Completion:
+        """Send one chat completion; raise LLMResponseError if the answer has no content."""
+        body = self._chat_body(messages, max_tokens=max_tokens, temperature=temperature)
+        return await self._call(
+            "POST",
+            f"{self._settings.base_url}/chat/completions",
+            body,
+            lambda response: _completion(response, require_content=True),
+        )
+
+    async def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int | None:
+        """Send ``messages`` with ``max_tokens: 1``; return ``usage.prompt_tokens`` (None if absent).
+
+        The content of the one-token answer does not matter and may be empty.
+        """
+        body = self._chat_body(messages, max_tokens=1, temperature=0.0)
+        completion = await self._call(
+            "POST",
+            f"{self._settings.base_url}/chat/completions",
+            body,
+            lambda response: _completion(response, require_content=False),
+        )
+        return completion.prompt_tokens
+
+    async def list_models(self) -> list[str]:
+        """The model ids of ``GET {base}/models``."""
+        return await self._call("GET", f"{self._settings.base_url}/models", None, _model_ids)
+
+    async def loaded_model(self) -> str | None:
+        """The configured model, else the first one the server lists (None if it lists none)."""
+        if self._settings.model:
+            return self._settings.model
+        models = await self.list_models()
+        return models[0] if models else None
+
+    async def tokenize(self, text: str) -> int | None:
+        """The exact token count of ``text`` from the server's tokenizer, or None if it has none.
+
+        Tries llama.cpp's ``POST {root}/tokenize`` and llama-cpp-python's
+        ``POST {base}/extras/tokenize``, the one that answered last time first.
+        """
+        styles: dict[str, JSON] = {
+            f"{self._settings.root}/tokenize": {"content": text},
+            f"{self._settings.base_url}/extras/tokenize": {"input": text},
+        }
+        urls = sorted(styles, key=lambda url: url != self._tokenize_url)
+        for url in urls:
+            count = await self._call("POST", url, styles[url], _optional(token_count))
+            if count is not None:
+                self._tokenize_url = url
+                return count
+        return None
+
+    async def context_length(self, model: str | None) -> int | None:
+        """The loaded context window of ``model`` in tokens, or None if no known endpoint tells.
+
+        Asks LM Studio (``GET {root}/api/v0/models``), llama.cpp (``GET {root}/props``)
+        and Ollama (``POST {root}/api/show``), in that order.
+        """
+        root = self._settings.root
+        found = await self._call(
+            "GET", f"{root}/api/v0/models", None, _optional(lambda b: lmstudio_context(b, model))
+        )
+        if found is None:
+            found = await self._call("GET", f"{root}/props", None, _optional(llamacpp_context))
+        if found is None and model:
+            body: JSON = {"model": model, "name": model}
+            found = await self._call("POST", f"{root}/api/show", body, _optional(ollama_context))
+        return found
+
+    def _chat_body(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float
+    ) -> JSON:
+        body: dict[str, JSON] = {
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": False,
+        }
+        if self._settings.model:
+            body["model"] = self._settings.model
+        return body
+
+    async def _call(
+        self,
+        method: str,
+        url: str,
+        body: JSON,
+        judge: Callable[[httpx.Response], _T],
+    ) -> _T:
+        """Queue, pass the breaker, send, judge the answer; record the verdict."""
+        self._breaker.check()
+        async with self._limiter:
+            ticket = self._breaker.admit()
+            try:
+                response = await self._send(method, url, body)
+                result = judge(response)
+            except LLMError:
+                self._breaker.failed(ticket)
+                raise
+            else:
+                self._breaker.succeeded(ticket)
+                return result
+            finally:
+                self._breaker.release(ticket)
+
+    async def _send(self, method: str, url: str, body: JSON) -> httpx.Response:
+        """One HTTP exchange under the per-request deadline; foreign errors translated here."""
+        timeout_s = self._settings.timeout_s
+        try:
+            with trio.fail_after(timeout_s):
+                return await self._http.request(
+                    method, url, json=body if body is not None else None
+                )
+        except trio.TooSlowError as exc:
+            raise LLMTimeoutError(f"{method} {url}: no answer within {timeout_s:g} s") from exc
+        except httpx.TimeoutException as exc:
+            raise LLMTimeoutError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+        except httpx.ConnectError as exc:
+            raise LLMUnavailableError(f"{method} {url}: cannot connect: {exc}") from exc
+        except httpx.TransportError as exc:
+            raise LLMUnavailableError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+        except httpx.InvalidURL as exc:
+            raise LLMUnavailableError(f"{method} {url}: invalid URL: {exc}") from exc
+        except httpx.HTTPError as exc:
+            raise LLMResponseError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+
+
+@asynccontextmanager
+async def open_llm_client(
+    settings: LLMSettings,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    clock: Callable[[], float] | None = None,
+) -> AsyncIterator[LLMClient]:
+    """Open a client for ``settings``; leaving the block closes its connections.
+
+    ``transport`` replaces the network (``httpx.MockTransport`` in tests); ``clock``
+    drives the breaker (default ``trio.current_time``). httpx's own timeouts are off:
+    the deadline is a trio cancel scope per request. Proxy variables of the
+    environment are ignored, since the endpoint is normally on this machine.
+    """
+    headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+    async with httpx.AsyncClient(
+        transport=transport, timeout=None, headers=headers, trust_env=False
+    ) as http:
+        yield LLMClient(
+            http,
+            settings,
+            Breaker(clock if clock is not None else trio.current_time),
+            trio.CapacityLimiter(settings.concurrency),
+        )
+
+
+def _optional(parse: Callable[[object], _T | None]) -> Callable[[httpx.Response], _T | None]:
+    """Judge for an endpoint the server may lack: any HTTP answer is fine, odd shapes are None."""
+
+    def judge(response: httpx.Response) -> _T | None:
+        if response.status_code >= 300:
+            return None
+        return parse(parse_json(response))
+
+    return judge
+
+
+def _completion(response: httpx.Response, *, require_content: bool) -> Completion:
+    payload = json_object(response, "chat completion")
+    choices = payload.get("choices")
+    first = as_object(choices[0]) if isinstance(choices, list) and choices else None
+    message = as_object(first.get("message")) if first is not None else None
+    content = message.get("content") if message is not None else None
+    if not isinstance(content, str):
+        content = None
+    if require_content and (content is None or not content.strip()):
+        raise LLMResponseError("chat completion: empty content")
+    if first is None and not require_content:
+        raise LLMResponseError("chat completion: no choices")
+    usage = as_object(payload.get("usage"))
+    return Completion(
+        text=(content or "").strip(),
+        prompt_tokens=as_int(usage.get("prompt_tokens")) if usage is not None else None,
+        completion_tokens=as_int(usage.get("completion_tokens")) if usage is not None else None,
+    )
+
+
+def _model_ids(response: httpx.Response) -> list[str]:
+    payload = json_object(response, "model list")
+    data = payload.get("data")
+    if not isinstance(data, list):
+        raise LLMResponseError("model list: no 'data' array")
+    ids = [entry.get("id") for entry in map(as_object, data) if entry is not None]
+    return [model_id for model_id in ids if isinstance(model_id, str) and model_id]
