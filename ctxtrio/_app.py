@@ -1,0 +1,86 @@
+"""The nursery tree: :func:`open_context` (the library entry point) and :func:`serve`.
+
+::
+
+    serve(config)
+    └─ open_context(config) → Context
+       ├─ store writer task      the only writer of journals and index
+       ├─ LLM client + calibrator (llm/)
+       └─ transport, started last: stdio (or HTTP)
+
+Startup follows dependency order and ``task_status.started()`` is reported only when a
+component is usable, so the transport (started last) never sees a request before the
+store is ready. Shutdown is the reverse: stop accepting, give in-flight calls
+``shutdown_grace_s``, then close the store handle so the writer drains its queue,
+fsyncs and exits. A crash in any task cancels the tree and propagates.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+
+import trio
+
+from ._config import Config
+from ._context import Context
+from ._live import Live
+from .store.layout import prepare_data_dir
+from .store.writer import StoreHandle, run_store_writer
+from .transport.stdio import CancellableLines, serve_stdio
+
+__all__ = ["open_context", "serve"]
+
+log = logging.getLogger("ctxtrio")
+
+#: Upper bound on how long shutdown waits for the store writer to drain its queue.
+DRAIN_DEADLINE_S = 10.0
+
+
+@asynccontextmanager
+async def open_context(config: Config) -> AsyncIterator[Context]:
+    """Open the data dir and start the background tasks; yield a usable :class:`Context`.
+
+    On exit the store writer drains every queued append (each already acknowledged one
+    is on disk) before this returns. Raises ConfigError or StoreError when the config
+    or the data dir is unusable.
+    """
+    config = config.validated()
+    data = await trio.to_thread.run_sync(prepare_data_dir, config.data_dir)
+    live = Live.from_config(config)
+    async with trio.open_nursery() as nursery:
+        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=config.lock_timeout_s))
+        try:
+            yield Context(config=config, data=data, store=store, live=live)
+        finally:
+            with trio.move_on_after(DRAIN_DEADLINE_S) as drain:
+                drain.shield = True
+                await store.aclose()
+
+
+async def serve(config: Config, *, stdin_fd: int = 0) -> None:
+    """Run the MCP server until stdin closes, or SIGTERM / SIGINT; then shut down cleanly."""
+    from .tools.server import build_server  # imports the MCP SDK: only when serving
+
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with open_context(config) as ctx:
+            server = build_server(ctx)
+            lines = CancellableLines(stdin_fd)
+            transport = trio.CancelScope()
+
+            async def stop_on_signal() -> None:
+                async for signum in signals:
+                    log.info("received %s: stopping", signal.Signals(signum).name)
+                    lines.close()  # stop accepting
+                    transport.deadline = trio.current_time() + ctx.config.shutdown_grace_s
+                    return
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(stop_on_signal)
+                log.info("ready: MCP over stdio, data dir %s", ctx.data.root)
+                with transport:
+                    await serve_stdio(server, lines)
+                nursery.cancel_scope.cancel()

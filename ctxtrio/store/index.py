@@ -1,0 +1,268 @@
+"""The derived search index: SQLite FTS5 over session entries and document chunks.
+
+The journals are the truth; this file can be deleted at any time and is rebuilt from
+them. For every journal it records ``indexed_offset``, how far into the file it has
+indexed, inside the same transaction as the rows. So:
+
+* the store writer indexes what it appended in the same batch (one transaction);
+* a crash between the journal fsync and the index commit leaves a gap that the next
+  append or read of that journal fills from the file (``catch_up``);
+* several processes sharing the data dir never index a line twice: the watermark is
+  read and advanced under SQLite's write lock (``BEGIN IMMEDIATE``).
+
+Which records are searchable is a convention of the record shape: kind ``entry`` (a
+session entry, its ``text``) and kind ``chunk`` (a document chunk, its ``text``, keyed
+by ``index``). Terms come from :func:`ctxtrio.text.terms.terms`, space-joined, one FTS
+token each.
+
+All methods block; call them through ``trio.to_thread``. ``sqlite3.Error`` becomes
+``StoreError`` here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .._errors import StoreError
+from ..text.terms import terms as extract_terms
+from .journal import read_journal
+from .records import Record, StoredRecord
+
+__all__ = ["Appended", "Hit", "IndexRow", "SearchIndex", "Table", "fts_query", "rows_for"]
+
+log = logging.getLogger("ctxtrio.store")
+
+Table = Literal["entries", "chunks"]
+Appended = tuple[str, Path, Sequence[StoredRecord], int, dict[int, list["IndexRow"]]]
+_TABLES: tuple[Table, ...] = ("entries", "chunks")
+_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS entries USING fts5(terms, journal UNINDEXED, item UNINDEXED, tokenize="{_TOKENIZER}");
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(terms, journal UNINDEXED, item UNINDEXED, tokenize="{_TOKENIZER}");
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    """One searchable item: its table, its key within the journal, and its terms."""
+
+    table: Table
+    item: str
+    terms: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A search match. ``score`` is BM25 (k1 1.2, b 0.75), higher is better."""
+
+    journal: str
+    item: str
+    score: float
+
+
+def rows_for(record: Record) -> list[IndexRow]:
+    """The index rows a journal record contributes (none for most kinds)."""
+    kind = record.get("kind")
+    text = record.get("text")
+    if not isinstance(text, str):
+        return []
+    if kind == "entry":
+        return [IndexRow("entries", str(record["id"]), " ".join(extract_terms(text)))]
+    if kind == "chunk":
+        return [IndexRow("chunks", str(record.get("index")), " ".join(extract_terms(text)))]
+    return []
+
+
+def fts_query(query_terms: Sequence[str]) -> str | None:
+    """An FTS5 MATCH expression that ORs the quoted terms, or None when there are none."""
+    unique = list(dict.fromkeys(t for t in query_terms if t))
+    if not unique:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in unique)
+
+
+class SearchIndex:
+    """The FTS5 index file. One writer connection (the store writer thread) plus one
+    read connection per worker thread; WAL lets reads run beside the writer."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+
+    # -- connections -------------------------------------------------------------
+
+    def open(self) -> None:
+        """Create or open the index; a corrupt file is deleted and rebuilt lazily."""
+        try:
+            self._writer = self._connect()
+            self._writer.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            log.warning("search index %s is unusable (%s); rebuilding it from the journals", self._path, exc)
+            self.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self._path}{suffix}").unlink(missing_ok=True)
+            try:
+                self._writer = self._connect()
+                self._writer.executescript(_SCHEMA)
+            except sqlite3.Error as exc2:
+                raise StoreError(f"cannot create search index {self._path}: {exc2}") from exc2
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self._path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            # The index is derived: losing the last commits to a power cut is healed by
+            # catch-up from the fsynced journals, so commits need not fsync.
+            conn.execute("PRAGMA synchronous=OFF")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open search index {self._path}: {exc}") from exc
+        with self._lock:
+            self._connections.append(conn)
+        return conn
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+        self._writer = None
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def _write_txn(self) -> Iterator[sqlite3.Connection]:
+        conn = self._writer
+        if conn is None:
+            raise StoreError("search index is closed")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"search index update failed: {exc}") from exc
+
+    # -- writing -----------------------------------------------------------------
+
+    def index_batch(self, appended: Sequence[Appended]) -> None:
+        """Index what one writer batch appended, in one transaction.
+
+        Each item is ``(journal, path, records, end, rows)``: records just appended at
+        ``[records[0].offset, end)``, and precomputed rows by record offset (rows missing
+        there are computed here). A gap before the records is filled from the file first.
+        """
+        with self._write_txn() as conn:
+            for journal, path, records, end, rows in appended:
+                mark = _watermark(conn, journal)
+                first = records[0].offset if records else end
+                if mark < first:
+                    mark, _ = self._index_file_range(conn, journal, path, mark, first)
+                fresh: list[IndexRow] = []
+                for record in records:
+                    if record.offset < mark:
+                        continue  # another process indexed it already
+                    found = rows.get(record.offset)
+                    fresh.extend(found if found is not None else rows_for(record.data))
+                _insert(conn, journal, fresh)
+                _set_watermark(conn, journal, max(mark, end))
+
+    def catch_up(self, journal: str, path: Path, size: int) -> int:
+        """Index ``path`` up to ``size`` if the watermark is behind; returns rows added."""
+        with self._write_txn() as conn:
+            mark = _watermark(conn, journal)
+            if mark >= size:
+                return 0
+            end, added = self._index_file_range(conn, journal, path, mark, size)
+            _set_watermark(conn, journal, end)
+            return added
+
+    def _index_file_range(
+        self, conn: sqlite3.Connection, journal: str, path: Path, start: int, stop: int
+    ) -> tuple[int, int]:
+        """Index complete records in ``[start, stop)``; returns (new watermark, rows added)."""
+        result = read_journal(path, start)
+        end = start
+        fresh: list[IndexRow] = []
+        for record in result.records:
+            if record.offset >= stop:
+                break
+            fresh.extend(rows_for(record.data))
+            end = record.end
+        return max(end, min(result.end, stop)), _insert(conn, journal, fresh)
+
+    def forget(self, journal: str) -> None:
+        """Remove every row and the watermark of ``journal``."""
+        with self._write_txn() as conn:
+            for table in _TABLES:
+                conn.execute(f"DELETE FROM {table} WHERE journal = ?", (journal,))
+            conn.execute("DELETE FROM journals WHERE name = ?", (journal,))
+
+    # -- reading -----------------------------------------------------------------
+
+    def watermark(self, journal: str) -> int:
+        try:
+            return _watermark(self._reader(), journal)
+        except sqlite3.Error as exc:
+            raise StoreError(f"search index read failed: {exc}") from exc
+
+    def search(self, table: Table, query_terms: Sequence[str], *, journals: Sequence[str] | None, limit: int) -> list[Hit]:
+        """Best ``limit`` matches of any of ``query_terms``, optionally within ``journals``."""
+        expression = fts_query(query_terms)
+        if expression is None or limit <= 0:
+            return []
+        sql = f"SELECT journal, item, bm25({table}) FROM {table} WHERE {table} MATCH ?"
+        params: list[str | int] = [expression]
+        if journals is not None:
+            if not journals:
+                return []
+            sql += f" AND journal IN ({','.join('?' * len(journals))})"
+            params.extend(journals)
+        sql += f" ORDER BY bm25({table}) LIMIT ?"
+        params.append(limit)
+        try:
+            rows = self._reader().execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"search failed: {exc}") from exc
+        return [Hit(str(j), str(i), -float(s)) for j, i, s in rows]
+
+
+def _watermark(conn: sqlite3.Connection, journal: str) -> int:
+    row = conn.execute("SELECT indexed_offset FROM journals WHERE name = ?", (journal,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _set_watermark(conn: sqlite3.Connection, journal: str, offset: int) -> None:
+    conn.execute(
+        "INSERT INTO journals(name, indexed_offset) VALUES(?, ?) "
+        "ON CONFLICT(name) DO UPDATE SET indexed_offset = excluded.indexed_offset",
+        (journal, offset),
+    )
+
+
+def _insert(conn: sqlite3.Connection, journal: str, rows: Sequence[IndexRow]) -> int:
+    for table in _TABLES:
+        values = [(row.terms, journal, row.item) for row in rows if row.table == table]
+        if values:
+            conn.executemany(f"INSERT INTO {table}(terms, journal, item) VALUES(?, ?, ?)", values)
+    return len(rows)

@@ -1,0 +1,258 @@
+"""Append-only JSONL journal files: reading with recovery, appending under an OS lock.
+
+Everything here is blocking file I/O and runs in worker threads (``trio.to_thread``),
+called by the store writer (appends) and by the services (reads). ``OSError`` is
+translated to ``StoreError`` here, once.
+
+Durability and sharing rules:
+
+* Every append takes an exclusive ``fcntl.flock`` on the journal, looks at the file's
+  real size, reads any lines another process appended since it last looked (to learn the
+  last sequence number), assigns sequence numbers, writes all its lines with one
+  ``write`` and one ``fsync``, then unlocks. Two processes therefore never interleave
+  lines or reuse a sequence number.
+* A crash can tear only the final line. A reader skips an incomplete final line and
+  counts it; the next appender terminates it with a newline first, so the fragment
+  becomes one malformed line instead of corrupting the next record.
+* A malformed complete line (bad JSON, not UTF-8, missing envelope) is copied to the
+  quarantine folder once and skipped; the journal itself is never rewritten.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._errors import LockTimeoutError, StoreError
+from .records import NewRecord, StoredRecord, decode_line, encode_record
+
+__all__ = ["AppendResult", "JournalAppender", "ReadResult", "read_journal"]
+
+log = logging.getLogger("ctxtrio.store")
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """What reading a journal from some offset found."""
+
+    records: list[StoredRecord]
+    #: Offset just past the last complete line: where the next read starts.
+    end: int
+    #: Bytes of an incomplete final line that were skipped (a torn write, or one in progress).
+    torn_tail_bytes: int = 0
+    #: Offsets of malformed complete lines that were skipped (and copied to quarantine).
+    quarantined: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """Records written by one append, and lines other processes had appended before them."""
+
+    path: Path
+    records: list[StoredRecord]
+    start: int
+    end: int
+    foreign: list[StoredRecord]
+
+
+def _store_error(action: str, path: Path, exc: OSError) -> StoreError:
+    return StoreError(f"cannot {action} {path}: {exc.strerror or exc}")
+
+
+def read_journal(path: Path, start: int = 0, *, quarantine_dir: Path | None = None) -> ReadResult:
+    """Read complete lines from ``start`` to the end of ``path``.
+
+    A missing file reads as empty. Malformed lines are skipped and, when
+    ``quarantine_dir`` is given, copied there once (named after the journal and offset).
+    """
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read()
+    except FileNotFoundError:
+        return ReadResult([], start)
+    except OSError as exc:
+        raise _store_error("read journal", path, exc) from exc
+    return parse_lines(data, start, path=path, quarantine_dir=quarantine_dir)
+
+
+def parse_lines(data: bytes, start: int, *, path: Path, quarantine_dir: Path | None) -> ReadResult:
+    """Parse the bytes of a journal that begin at offset ``start``."""
+    records: list[StoredRecord] = []
+    quarantined: list[int] = []
+    position = 0
+    size = len(data)
+    while position < size:
+        newline = data.find(b"\n", position)
+        if newline < 0:
+            break
+        line = data[position:newline]
+        offset = start + position
+        position = newline + 1
+        if not line.strip():
+            continue
+        record = decode_line(line)
+        if record is None:
+            quarantined.append(offset)
+            if quarantine_dir is not None:
+                _quarantine(path, offset, line, quarantine_dir)
+            continue
+        records.append(StoredRecord(offset, start + position, record))
+    torn = size - position
+    if quarantined:
+        log.warning("journal %s: skipped %d malformed line(s) at offsets %s", path, len(quarantined), quarantined[:5])
+    return ReadResult(records, start + position, torn, quarantined)
+
+
+def _quarantine(path: Path, offset: int, line: bytes, quarantine_dir: Path) -> None:
+    target = quarantine_dir / f"{path.parent.name}--{path.name}.{offset}.bad"
+    if target.exists():
+        return
+    try:
+        target.write_bytes(line + b"\n")
+    except OSError as exc:  # quarantine is a courtesy copy; the line stays in the journal
+        log.warning("could not copy malformed line of %s to %s: %s", path, target, exc)
+
+
+@dataclass(slots=True)
+class _Tail:
+    size: int
+    last_seq: int
+
+
+class JournalAppender:
+    """Appends to journals under an exclusive file lock. Not thread-safe: one writer thread at a time.
+
+    Keeps, per journal, the size and last sequence number it last saw, so an append
+    only reads what other processes added since.
+    """
+
+    def __init__(self, *, lock_timeout_s: float, quarantine_dir: Path | None = None) -> None:
+        self._lock_timeout_s = lock_timeout_s
+        self._quarantine_dir = quarantine_dir
+        self._tails: dict[Path, _Tail] = {}
+
+    def forget(self, path: Path) -> None:
+        """Drop what is known about ``path`` (after the file was removed)."""
+        self._tails.pop(path, None)
+
+    def append(self, path: Path, new: list[NewRecord]) -> AppendResult:
+        """Append ``new`` to ``path`` durably (write + fsync) and return the stored records."""
+        created = not path.exists()
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise _store_error("open journal", path, exc) from exc
+        try:
+            self._lock(fd, path)
+            try:
+                return self._append_locked(fd, path, new, created)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def _lock(self, fd: int, path: Path) -> None:
+        # A blocking flock cannot be interrupted from trio, so poll with a short
+        # backoff, bounded by the lock timeout. This runs in a worker thread, where
+        # trio's clock is not available.
+        give_up_at = time.monotonic() + self._lock_timeout_s
+        pause = 0.0005
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise _store_error("lock journal", path, exc) from exc
+            if time.monotonic() >= give_up_at:
+                raise LockTimeoutError(
+                    f"journal {path} stayed locked by another process for {self._lock_timeout_s:g} s"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+    def _append_locked(self, fd: int, path: Path, new: list[NewRecord], created: bool) -> AppendResult:
+        try:
+            size = os.fstat(fd).st_size
+        except OSError as exc:
+            raise _store_error("stat journal", path, exc) from exc
+        tail = self._tails.get(path)
+        foreign: list[StoredRecord] = []
+        if tail is None or tail.size != size:
+            tail, foreign = self._catch_up(fd, path, tail, size)
+        prefix = b""
+        if size > 0 and not self._ends_with_newline(fd, path, size):
+            prefix = b"\n"  # terminate a torn final line left by a crash
+        now = time.time()
+        stored: list[StoredRecord] = []
+        chunks: list[bytes] = [prefix]
+        offset = size + len(prefix)
+        seq = tail.last_seq
+        for record in new:
+            seq += 1
+            data, line = encode_record(record, seq=seq, ts=now)
+            stored.append(StoredRecord(offset, offset + len(line), data))
+            chunks.append(line)
+            offset += len(line)
+        self._write_all(fd, path, b"".join(chunks), size)
+        if created:
+            _fsync_dir(path.parent)
+        self._tails[path] = _Tail(offset, seq)
+        return AppendResult(path, stored, size + len(prefix), offset, foreign)
+
+    def _catch_up(self, fd: int, path: Path, tail: _Tail | None, size: int) -> tuple[_Tail, list[StoredRecord]]:
+        start = tail.size if tail is not None and tail.size <= size else 0
+        last_seq = tail.last_seq if tail is not None and start > 0 else 0
+        try:
+            data = os.pread(fd, size - start, start)
+        except OSError as exc:
+            raise _store_error("read journal", path, exc) from exc
+        result = parse_lines(data, start, path=path, quarantine_dir=self._quarantine_dir)
+        for record in result.records:
+            last_seq = max(last_seq, record.seq)
+        return _Tail(size, last_seq), result.records
+
+    @staticmethod
+    def _ends_with_newline(fd: int, path: Path, size: int) -> bool:
+        try:
+            return os.pread(fd, 1, size - 1) == b"\n"
+        except OSError as exc:
+            raise _store_error("read journal", path, exc) from exc
+
+    @staticmethod
+    def _write_all(fd: int, path: Path, payload: bytes, size: int) -> None:
+        try:
+            view = memoryview(payload)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        except OSError as exc:
+            # Leave no partial line behind: cut the file back to where this append began.
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                pass
+            raise _store_error("append to journal", path, exc) from exc
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a new file's directory entry durable."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,75 @@
+"""Where things live inside the data dir, and creating it safely.
+
+::
+
+    <data_dir>/                 mode 0700
+      sessions/<session_id>.jsonl
+      docs/catalog.jsonl        which generation of each document is current
+      docs/<doc_id>/<gen>.jsonl one file per ingest generation
+      quarantine/               malformed journal lines, copied aside
+      index.sqlite3             derived search index (delete it to rebuild)
+      calibration.json          token calibration cache
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._errors import StoreError
+
+__all__ = ["DataDir", "prepare_data_dir"]
+
+
+@dataclass(frozen=True, slots=True)
+class DataDir:
+    """Paths inside one data dir. Ids passed in must already be validated."""
+
+    root: Path
+
+    @property
+    def sessions(self) -> Path:
+        return self.root / "sessions"
+
+    @property
+    def docs(self) -> Path:
+        return self.root / "docs"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.root / "quarantine"
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / "index.sqlite3"
+
+    @property
+    def calibration_path(self) -> Path:
+        return self.root / "calibration.json"
+
+    def session_journal(self, session_id: str) -> Path:
+        return self.sessions / f"{session_id}.jsonl"
+
+    def journal_name(self, path: Path) -> str:
+        """The journal's name as the index records it: its path relative to the root."""
+        return path.relative_to(self.root).as_posix()
+
+
+def prepare_data_dir(root: Path) -> DataDir:
+    """Create the data dir (mode 0700) and its folders; prove it is writable.
+
+    Raises StoreError with the path and the reason when it cannot be created or written.
+    Blocking: call it before trio starts or through ``trio.to_thread``.
+    """
+    data = DataDir(root.expanduser().absolute())
+    try:
+        data.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for sub in (data.sessions, data.docs, data.quarantine):
+            sub.mkdir(mode=0o700, exist_ok=True)
+        probe = data.root / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise StoreError(f"data dir {data.root} is not usable: {exc.strerror or exc}") from exc
+    return data

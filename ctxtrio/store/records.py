@@ -1,0 +1,81 @@
+"""Journal records: the JSON shape on disk and how one line is encoded and decoded."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TypeAlias, Union
+
+__all__ = ["JSON", "SCHEMA_VERSION", "NewRecord", "Record", "StoredRecord", "decode_line", "encode_record"]
+
+JSON: TypeAlias = Union[None, bool, int, float, str, list["JSON"], dict[str, "JSON"]]
+Record: TypeAlias = dict[str, JSON]
+
+#: Bumped when the meaning of a field changes; readers skip nothing on a newer version
+#: but keep unknown fields, so an older reader never drops data it does not understand.
+SCHEMA_VERSION = 1
+
+_ENVELOPE = ("v", "seq", "ts", "kind", "id")
+# One encoder for every line: json.dumps() with options builds a new encoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class NewRecord:
+    """A record to append. Without ``id`` the writer assigns ``f"{id_prefix}{seq}"``."""
+
+    kind: str
+    body: Record
+    id: str | None = None
+    id_prefix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """A record as it stands in a journal, with the byte range of its line."""
+
+    offset: int
+    end: int
+    data: Record
+
+    @property
+    def seq(self) -> int:
+        seq = self.data["seq"]
+        assert isinstance(seq, int)
+        return seq
+
+    @property
+    def kind(self) -> str:
+        return str(self.data["kind"])
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+
+def encode_record(record: NewRecord, *, seq: int, ts: float) -> tuple[Record, bytes]:
+    """The full record (envelope first) and its journal line, newline included."""
+    data: Record = {
+        "v": SCHEMA_VERSION,
+        "seq": seq,
+        "ts": round(ts, 3),
+        "kind": record.kind,
+        "id": record.id if record.id is not None else f"{record.id_prefix}{seq}",
+    }
+    for key, value in record.body.items():
+        if key not in _ENVELOPE:
+            data[key] = value
+    return data, (_ENCODER.encode(data) + "\n").encode("utf-8")
+
+
+def decode_line(line: bytes) -> Record | None:
+    """The record on one complete line, or None when the line is malformed."""
+    try:
+        data = json.loads(line)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    if not isinstance(data.get("seq"), int) or not isinstance(data.get("kind"), str) or "id" not in data:
+        return None
+    return data

@@ -1,0 +1,60 @@
+"""``context_guide``: the intended workflow, and this instance's settings."""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+
+from .._context import Context
+from .calls import ToolCalls
+from .results import text_result
+
+__all__ = ["guide_text", "register_guide"]
+
+_WORKFLOW = """\
+ctxtrio keeps what does not fit in your context window. Nothing is automatic: call it.
+Sessions (working memory):
+1. context_open at the start of a task; reuse the same session_id later.
+2. context_append each fact, decision or dead end as you go. Pin constraints, goals and user preferences (pinned=true); keep pins few.
+3. context_recall with a short query before you act on earlier work; pins come first.
+4. context_status now and then; context_compact when it recommends (from 80% of the budget).
+Documents (too large to read at once):
+1. doc_ingest text or a file once; you get a doc_id and a chunk count, not the text.
+2. doc_outline to see the structure, doc_search for keywords, doc_window to read chunks in order, doc_summarize for an overview.
+Never paste a whole document or log into a session entry: ingest it."""
+
+
+def guide_text(ctx: Context) -> str:
+    """The workflow plus the settings of this instance."""
+    config, live = ctx.config, ctx.live
+    if config.llm_enabled:
+        model = config.llm_model or "whatever model is loaded"
+        summarizer = f"LLM at {config.llm_base_url} ({model}), extractive when it is down or too slow"
+    else:
+        summarizer = "extractive only (--no-llm)"
+    roots = ", ".join(str(root) for root in config.ingest_roots) or "none: inline text only"
+    settings = [
+        f"data dir: {ctx.data.root}",
+        f"default budget: {live.budget_tokens} tokens ({live.budget_source})",
+        f"chunks: {config.chunk_tokens} tokens, {config.chunk_overlap_tokens} overlap",
+        f"summaries: {summarizer}",
+        f"file ingest roots: {roots}",
+        f"token counts: {live.tokens.current.source}",
+    ]
+    return _WORKFLOW + "\nSettings:\n" + "\n".join(f"- {line}" for line in settings)
+
+
+def register_guide(server: MCPServer, ctx: Context, calls: ToolCalls) -> None:
+    @server.tool(
+        name="context_guide",
+        title="How to use ctxtrio",
+        description="Read first: the workflow for sessions and documents, and this server's settings.",
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+    )
+    async def context_guide() -> CallToolResult:
+        with calls.call("context_guide") as box:
+            box.result = text_result(
+                guide_text(ctx),
+                {"data_dir": str(ctx.data.root), "budget_tokens": ctx.live.budget_tokens},
+            )
+        return box.result

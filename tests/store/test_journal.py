@@ -1,0 +1,134 @@
+"""Journal files: recovery on load, locking and sequence numbers on append."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ctxtrio._errors import StoreError
+from ctxtrio.store.journal import JournalAppender, read_journal
+from ctxtrio.store.records import NewRecord
+
+
+def _append(path: Path, *texts: str) -> None:
+    JournalAppender(lock_timeout_s=1.0).append(path, [NewRecord("note", {"text": t}) for t in texts])
+
+
+def test_records_carry_envelope(tmp_path: Path) -> None:
+    """Every record has schema version, kind, id, sequence number and timestamp."""
+    path = tmp_path / "j.jsonl"
+    _append(path, "a", "b")
+    records = read_journal(path).records
+    assert [r.data["text"] for r in records] == ["a", "b"]
+    for number, record in enumerate(records, start=1):
+        assert record.data["v"] == 1
+        assert record.seq == number
+        assert record.kind == "note"
+        assert record.id == str(number)
+        assert isinstance(record.data["ts"], float)
+
+
+def test_torn_tail_is_skipped_and_counted(tmp_path: Path) -> None:
+    """An incomplete final line (a crash mid-write) is skipped and its bytes counted."""
+    path = tmp_path / "j.jsonl"
+    _append(path, "kept")
+    with open(path, "ab") as handle:
+        handle.write(b'{"v":1,"seq":2,"kind":"no')
+    result = read_journal(path)
+    assert [r.data["text"] for r in result.records] == ["kept"]
+    assert result.torn_tail_bytes == len(b'{"v":1,"seq":2,"kind":"no')
+    assert result.quarantined == []
+
+
+def test_garbage_middle_line_is_quarantined(tmp_path: Path) -> None:
+    """A malformed line between good ones is skipped, reported, and copied to quarantine once."""
+    path = tmp_path / "j.jsonl"
+    quarantine = tmp_path / "q"
+    quarantine.mkdir()
+    _append(path, "first")
+    with open(path, "ab") as handle:
+        handle.write(b"not json at all\n")
+        handle.write(b"\xff\xfe not utf-8\n")
+    _append(path, "last")
+    result = read_journal(path, quarantine_dir=quarantine)
+    assert [r.data["text"] for r in result.records] == ["first", "last"]
+    assert len(result.quarantined) == 2
+    copies = sorted(quarantine.iterdir())
+    assert len(copies) == 2
+    read_journal(path, quarantine_dir=quarantine)
+    assert sorted(quarantine.iterdir()) == copies
+
+
+def test_append_after_torn_tail_terminates_it(tmp_path: Path) -> None:
+    """A new append after a crash never merges with the torn fragment; seq continues."""
+    path = tmp_path / "j.jsonl"
+    _append(path, "one")
+    with open(path, "ab") as handle:
+        handle.write(b'{"v":1,"seq":2,"ki')
+    _append(path, "two")
+    result = read_journal(path)
+    assert [(r.seq, r.data["text"]) for r in result.records] == [(1, "one"), (2, "two")]
+    assert len(result.quarantined) == 1
+
+
+def test_appender_sees_lines_of_another_appender(tmp_path: Path) -> None:
+    """Sequence numbers continue across appenders that share a file (as processes do)."""
+    path = tmp_path / "j.jsonl"
+    first, second = JournalAppender(lock_timeout_s=1.0), JournalAppender(lock_timeout_s=1.0)
+    first.append(path, [NewRecord("n", {"text": "a"})])
+    result = second.append(path, [NewRecord("n", {"text": "b"})])
+    assert [r.seq for r in result.records] == [2]
+    assert [r.data["text"] for r in result.foreign] == ["a"]
+    third = first.append(path, [NewRecord("n", {"text": "c"})])
+    assert [r.seq for r in third.records] == [3]
+
+
+def test_lock_held_by_other_process_times_out(tmp_path: Path) -> None:
+    """An append waits a bounded time for a lock held elsewhere, then fails clearly."""
+    import fcntl
+
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"")
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        appender = JournalAppender(lock_timeout_s=0.2)
+        with pytest.raises(StoreError, match="locked by another process"):
+            appender.append(path, [NewRecord("n", {"text": "x"})])
+    finally:
+        os.close(fd)
+    assert read_journal(path).records == []
+
+
+def test_unreadable_journal_is_a_clear_error(tmp_path: Path) -> None:
+    """A journal that cannot be read raises StoreError naming the file."""
+    if os.geteuid() == 0:
+        path = tmp_path / "dir.jsonl"
+        path.mkdir()  # root ignores permissions; a directory is unreadable as a file for anyone
+    else:
+        path = tmp_path / "j.jsonl"
+        path.write_bytes(b"")
+        path.chmod(0)
+    with pytest.raises(StoreError, match=str(path.name)):
+        read_journal(path)
+
+
+def test_read_only_dir_append_fails_without_loss(tmp_path: Path) -> None:
+    """Appending where the journal cannot be opened raises StoreError and changes nothing."""
+    path = tmp_path / "sub" / "j.jsonl"  # parent does not exist: open fails for root too
+    with pytest.raises(StoreError, match="cannot open journal"):
+        _append(path, "x")
+    assert not path.exists()
+
+
+def test_non_utf8_and_unicode_text_round_trip(tmp_path: Path) -> None:
+    """Any Unicode text is stored and read back exactly."""
+    path = tmp_path / "j.jsonl"
+    texts = ["회의에서 결정했다", "数据库连接失败", "Müller\u0301", "emoji 🧠", "line\nbreak"]
+    _append(path, *texts)
+    assert [r.data["text"] for r in read_journal(path).records] == texts
+    for line in path.read_bytes().splitlines():
+        json.loads(line)

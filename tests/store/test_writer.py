@@ -1,0 +1,179 @@
+"""The single store writer: ordering, group commit, backpressure, durability, drain."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import AsyncIterator
+from functools import partial
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from ctxtrio._errors import StoreError
+from ctxtrio.store import journal as journal_module
+from ctxtrio.store.journal import read_journal
+from ctxtrio.store.layout import DataDir, prepare_data_dir
+from ctxtrio.store.records import NewRecord
+from ctxtrio.store.writer import StoreHandle, run_store_writer
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> DataDir:
+    return prepare_data_dir(tmp_path / "data")
+
+
+@pytest.fixture
+async def store(data: DataDir) -> AsyncIterator[StoreHandle]:
+    async with trio.open_nursery() as nursery:
+        handle: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+        yield handle
+        await handle.aclose()
+
+
+def _note(text: str) -> NewRecord:
+    return NewRecord("entry", {"text": text}, id_prefix="e")
+
+
+async def test_sequential_appends_keep_order(store: StoreHandle, data: DataDir) -> None:
+    """Appends awaited one after another land in that order with increasing seq."""
+    path = data.session_journal("s1")
+    for number in range(20):
+        result = await store.append(path, [_note(f"n{number}")])
+        assert result.records[0].seq == number + 1
+    assert [r.data["text"] for r in read_journal(path).records] == [f"n{i}" for i in range(20)]
+
+
+async def test_concurrent_appends_are_group_committed(store: StoreHandle, data: DataDir) -> None:
+    """Many concurrent producers share fsyncs: fewer batches than appends, nothing lost."""
+    path = data.session_journal("s1")
+
+    async def producer(name: int) -> None:
+        for number in range(10):
+            await store.append(path, [_note(f"{name}-{number}")])
+
+    async with trio.open_nursery() as nursery:
+        for name in range(50):
+            nursery.start_soon(producer, name)
+    records = read_journal(path).records
+    assert len(records) == 500
+    assert [r.seq for r in records] == list(range(1, 501))
+    assert store.stats.appends == 500
+    assert store.stats.fsyncs < 500
+    for name in range(50):  # each producer's own order is kept
+        mine = [r.data["text"] for r in records if str(r.data["text"]).startswith(f"{name}-")]
+        assert mine == [f"{name}-{n}" for n in range(10)]
+
+
+async def test_ack_only_after_fsync(store: StoreHandle, data: DataDir, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An append returns only after the bytes it wrote were fsynced."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        real_fsync(fd)
+        synced.append(os.fstat(fd).st_size)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    path = data.session_journal("s1")
+    result = await store.append(path, [_note("durable")])
+    assert synced and max(synced) >= result.end
+
+
+async def test_backpressure_when_channel_full(data: DataDir) -> None:
+    """With the writer stuck, producers beyond the channel capacity wait instead of queueing."""
+    path = data.session_journal("s1")
+    path.write_bytes(b"")
+    fd = os.open(path, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another "process" holds the journal lock
+    done = 0
+    try:
+        async with trio.open_nursery() as nursery:
+            store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=30.0, capacity=2))
+
+            async def producer(number: int) -> None:
+                nonlocal done
+                await store.append(path, [_note(str(number))])
+                done += 1
+
+            nursery.start_soon(producer, 0)
+            await trio.sleep(0.2)  # the writer has taken op 0 and waits for the lock
+            for number in range(1, 6):
+                nursery.start_soon(producer, number)
+            with trio.fail_after(5):
+                while store._send.statistics().tasks_waiting_send < 3:  # 2 fill the channel, 3 wait
+                    await trio.sleep(0.01)
+            assert store._send.statistics().current_buffer_used == 2
+            assert done == 0
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            with trio.fail_after(10):
+                while done < 6:
+                    await trio.sleep(0.01)
+            await store.aclose()
+    finally:
+        os.close(fd)
+    assert len(read_journal(path).records) == 6
+
+
+async def test_drain_on_shutdown(data: DataDir) -> None:
+    """Closing the handle lets every queued append finish; all are on disk afterwards."""
+    path = data.session_journal("s1")
+    acked = 0
+    async with trio.open_nursery() as nursery:
+        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+
+        async def producer(number: int) -> None:
+            nonlocal acked
+            await store.append(path, [_note(str(number))])
+            acked += 1
+
+        for number in range(100):
+            nursery.start_soon(producer, number)
+        await trio.testing.wait_all_tasks_blocked()
+        await store.aclose()
+    assert acked == 100
+    assert len(read_journal(path).records) == 100
+
+
+async def test_append_after_close_is_a_clear_error(data: DataDir) -> None:
+    """Submitting after shutdown raises StoreError instead of hanging."""
+    async with trio.open_nursery() as nursery:
+        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+        await store.aclose()
+    with pytest.raises(StoreError, match="shutting down"):
+        await store.append(data.session_journal("s1"), [_note("late")])
+
+
+async def test_index_follows_appends_and_heals_gaps(store: StoreHandle, data: DataDir) -> None:
+    """Appended entries are searchable; lines written behind the index's back are caught up."""
+    path = data.session_journal("s1")
+    await store.append(path, [_note("the cookie decision")])
+    hits = await store.search("entries", ["cookie"], journals=["sessions/s1.jsonl"], limit=10)
+    assert [h.item for h in hits] == ["e1"]
+    # Simulate a crash between journal fsync and index commit: a line the index never saw.
+    journal_module.JournalAppender(lock_timeout_s=1.0).append(path, [_note("orphan token zebra")])
+    assert await store.search("entries", ["zebra"], journals=None, limit=10) == []
+    assert await store.catch_up(path) == 1
+    hits = await store.search("entries", ["zebra"], journals=None, limit=10)
+    assert [h.item for h in hits] == ["e2"]
+    await store.append(path, [_note("zebra again")])  # the next append does not index twice
+    hits = await store.search("entries", ["zebra"], journals=None, limit=10)
+    assert sorted(h.item for h in hits) == ["e2", "e3"]
+
+
+async def test_deleted_index_is_rebuilt(data: DataDir) -> None:
+    """Deleting the index file loses nothing: catch-up rebuilds it from the journal."""
+    path = data.session_journal("s1")
+    async with trio.open_nursery() as nursery:
+        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+        await store.append(path, [_note("alpha"), _note("beta")])
+        await store.aclose()
+    data.index_path.unlink()
+    async with trio.open_nursery() as nursery:
+        store = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+        assert await store.catch_up(path) == 2
+        hits = await store.search("entries", ["beta"], journals=None, limit=10)
+        assert [h.item for h in hits] == ["e2"]
+        await store.aclose()

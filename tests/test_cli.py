@@ -1,0 +1,161 @@
+"""Flags, environment variables and defaults become one validated Config."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxtrio._cli import build_config
+from ctxtrio._config import Config
+from ctxtrio._errors import ConfigError
+
+
+def test_defaults_match_the_original(tmp_path: Path) -> None:
+    """Without flags or env, the defaults are the original server's."""
+    config = build_config([], {})
+    assert config.ingest_roots == ()
+    assert config.llm_base_url == "http://localhost:1234/v1"
+    assert config.llm_model == ""
+    assert config.llm_timeout_s == 120.0
+    assert config.llm_enabled is True
+    assert config.budget_tokens is None and config.default_budget_tokens == 4000
+    assert (config.chunk_tokens, config.chunk_overlap_tokens) == (800, 80)
+    assert config.token_ratio == 0.27
+    assert config.transport == "stdio"
+    assert (config.http_host, config.http_port) == ("127.0.0.1", 3001)
+    assert config.audit is True
+    assert config.max_ingest_chars == 20_000_000
+    assert config.data_dir.name == "ctxtrio"
+
+
+def test_flag_beats_env_beats_default(tmp_path: Path) -> None:
+    """Each setting takes the flag when given, else the environment variable, else the default."""
+    env = {
+        "CTX_DATA_DIR": str(tmp_path / "env"),
+        "CTX_BUDGET": "3000",
+        "CTX_CHUNK_TOKENS": "600",
+        "CTX_LLM_TIMEOUT_MS": "5000",
+        "CTX_LLM_ENABLED": "false",
+        "CTX_AUDIT": "off",
+        "CTX_TRANSPORT": "http",
+        "CTX_HTTP_PORT": "4000",
+        "CTX_LLM_MODEL": "qwen",
+        "CTX_TOKEN_RATIO": "0.3",
+    }
+    config = build_config(["--data-dir", str(tmp_path / "flag"), "--budget", "2000", "--stdio", "--audit"], env)
+    assert config.data_dir == tmp_path / "flag"
+    assert config.budget_tokens == 2000
+    assert config.transport == "stdio"
+    assert config.audit is True
+    assert config.chunk_tokens == 600
+    assert config.llm_timeout_s == 5.0
+    assert config.llm_enabled is False
+    assert config.http_port == 4000
+    assert config.llm_model == "qwen"
+    assert config.token_ratio == 0.3
+
+
+def test_ingest_roots_repeatable_and_path_list(tmp_path: Path) -> None:
+    """--ingest-root repeats; CTX_INGEST_ROOTS is a ':'-separated list; the flag wins."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    assert build_config([], {"CTX_INGEST_ROOTS": f"{one}:{two}"}).ingest_roots == (one, two)
+    assert build_config(["--ingest-root", str(two), "--ingest-root", str(one)], {"CTX_INGEST_ROOTS": str(one)}).ingest_roots == (two, one)
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["--budget", "-5"], {}, "--budget must be between"),
+        (["--budget", "abc"], {}, "must be a number"),
+        ([], {"CTX_BUDGET": "1000000"}, "--budget must be between"),
+        (["--chunk-overlap", "800"], {}, "must be smaller than --chunk-tokens"),
+        (["--chunk-overlap", "-1"], {}, "--chunk-overlap must be >= 0"),
+        (["--chunk-tokens", "10"], {}, "--chunk-tokens must be between"),
+        (["--port", "70000"], {}, "--port must be between"),
+        (["--port", "-1"], {}, "--port must be between"),
+        (["--token-ratio", "0"], {}, "--token-ratio must be between"),
+        (["--llm-timeout", "0"], {}, "--llm-timeout must be > 0"),
+        (["--llm-deadline", "-1"], {}, "--llm-deadline must be > 0"),
+        (["--llm-base-url", "ftp://x"], {}, "must start with http"),
+        (["--host", "0.0.0.0"], {}, "is not loopback"),
+        (["--host", "0.0.0.0", "--allow-remote"], {}, "needs --http-token"),
+        (["--http-token", "short"], {}, "at least 16 characters"),
+        ([], {"CTX_LLM_ENABLED": "maybe"}, "must be true or false"),
+        ([], {"CTX_TRANSPORT": "carrier-pigeon"}, "must be stdio or http"),
+        (["--ingest-root", "/definitely/not/here"], {}, "is not a directory"),
+    ],
+)
+def test_bad_values_are_config_errors(argv: list[str], env: dict[str, str], message: str) -> None:
+    """Every invalid value is rejected with a message naming it."""
+    with pytest.raises(ConfigError, match=message):
+        build_config(argv, env)
+
+
+def test_remote_bind_allowed_with_token() -> None:
+    """A non-loopback host is accepted with --allow-remote and a token."""
+    config = build_config(["--host", "0.0.0.0", "--allow-remote", "--http-token", "x" * 20], {})
+    assert config.http_host == "0.0.0.0" and config.http_token == "x" * 20
+
+
+def _run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ctxtrio", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def test_bad_value_exits_2_with_one_line() -> None:
+    """The command prints one clear line on stderr and exits 2 for a bad value."""
+    result = _run_cli("--budget", "-1", "--data-dir", "/tmp/unused-ctxtrio")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip().count("\n") == 0
+    assert "--budget must be between" in result.stderr
+
+
+def test_unknown_flag_exits_2() -> None:
+    """An unknown flag exits 2 with one line, like the original."""
+    result = _run_cli("--frobnicate")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "unrecognized arguments" in result.stderr
+
+
+def test_unwritable_data_dir_exits_2(tmp_path: Path) -> None:
+    """A data dir that cannot be created is reported in one line, exit 2."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = _run_cli("--data-dir", str(blocker / "data"))
+    assert result.returncode == 2
+    assert "is not usable" in result.stderr and result.stderr.strip().count("\n") == 0
+
+
+def test_help_lists_every_flag_and_variable() -> None:
+    """--help names every flag and its environment variable."""
+    result = _run_cli("--help")
+    assert result.returncode == 0
+    for word in (
+        "--data-dir", "CTX_DATA_DIR", "--ingest-root", "CTX_INGEST_ROOTS", "--llm-base-url", "CTX_LLM_BASE_URL",
+        "--llm-model", "CTX_LLM_MODEL", "--llm-timeout", "CTX_LLM_TIMEOUT_MS", "--no-llm", "CTX_LLM_ENABLED",
+        "--budget", "CTX_BUDGET", "--chunk-tokens", "CTX_CHUNK_TOKENS", "--chunk-overlap", "CTX_CHUNK_OVERLAP",
+        "--token-ratio", "CTX_TOKEN_RATIO", "--stdio", "--http", "CTX_TRANSPORT", "--host", "CTX_HTTP_HOST",
+        "--port", "CTX_HTTP_PORT", "--audit", "--no-audit", "CTX_AUDIT", "--llm-deadline", "CTX_LLM_DEADLINE_S",
+        "--http-token", "CTX_HTTP_TOKEN", "--allow-remote",
+    ):
+        assert word in result.stdout, word
+
+
+def test_config_is_frozen() -> None:
+    """Config cannot be changed after it is built."""
+    config = Config()
+    with pytest.raises(AttributeError):
+        config.audit = False  # type: ignore[misc]

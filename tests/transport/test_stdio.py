@@ -1,0 +1,101 @@
+"""The real server as a stdio subprocess, driven by the official SDK client."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.types import TextContent
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def server_params(data_dir: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ctxtrio", "--data-dir", str(data_dir), "--no-llm", *extra],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT)},
+    )
+
+
+async def test_list_tools_and_call_guide(tmp_path: Path) -> None:
+    """An SDK client spawns the server, lists its tools and reads context_guide."""
+    with trio.fail_after(60):
+        async with Client(server_params(tmp_path / "data")) as client:
+            tools = await client.list_tools()
+            names = {tool.name for tool in tools.tools}
+            assert "context_guide" in names
+            result = await client.call_tool("context_guide", {})
+            assert not result.is_error
+            block = result.content[0]
+            assert isinstance(block, TextContent)
+            assert "context_recall" in block.text
+            assert str(tmp_path / "data") in block.text
+            assert "extractive only" in block.text
+
+
+async def _spawn(data_dir: Path) -> trio.Process:
+    return await trio.lowlevel.open_process(
+        [sys.executable, "-m", "ctxtrio", "--data-dir", str(data_dir), "--no-llm"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+async def _wait_ready(process: trio.Process) -> bytes:
+    assert process.stderr is not None
+    seen = b""
+    with trio.fail_after(60):
+        while b"ready" not in seen:
+            chunk = await process.stderr.receive_some()
+            assert chunk, f"server exited early: {seen.decode(errors='replace')}"
+            seen += chunk
+    return seen
+
+
+async def test_stdin_eof_exits_zero(tmp_path: Path) -> None:
+    """Closing stdin shuts the server down cleanly with exit code 0 and nothing on stdout."""
+    process = await _spawn(tmp_path / "data")
+    await _wait_ready(process)
+    assert process.stdin is not None and process.stdout is not None
+    await process.stdin.aclose()
+    with trio.fail_after(5):
+        code = await process.wait()
+    assert code == 0
+    assert await process.stdout.receive_some() == b""
+
+
+async def test_sigterm_exits_zero_within_two_seconds(tmp_path: Path) -> None:
+    """SIGTERM with stdin still open: exit 0 within 2 s."""
+    process = await _spawn(tmp_path / "data")
+    await _wait_ready(process)
+    started = trio.current_time()
+    process.send_signal(signal.SIGTERM)
+    with trio.fail_after(2):
+        code = await process.wait()
+    assert code == 0
+    assert trio.current_time() - started < 2
+    assert process.stdin is not None
+    await process.stdin.aclose()
+
+
+async def test_sigint_exits_zero(tmp_path: Path) -> None:
+    """SIGINT (Ctrl-C) takes the same graceful path as SIGTERM."""
+    process = await _spawn(tmp_path / "data")
+    await _wait_ready(process)
+    process.send_signal(signal.SIGINT)
+    with trio.fail_after(2):
+        code = await process.wait()
+    assert code == 0
+    assert process.stdin is not None
+    await process.stdin.aclose()
