@@ -9,7 +9,8 @@ Start it inside the test's nursery::
 Token counts follow a linear model that differs per script class, with its own
 character classifier (independent of ``ctxtrio.text.tokens``) and a fixed chat
 template overhead: ``11 + 0.25·prose + 0.4·code + 0.9·han + 0.8·hangul + 0.7·kana +
-0.5·other``, rounded. Like some real servers it reports ``usage.prompt_tokens``
+0.5·other``, rounded (``rates`` knob; :data:`DENSE_RATES` is a second profile far
+from the cold-start guess). Like some real servers it reports ``usage.prompt_tokens``
 without the part of the prompt its prefix cache already holds (the template's head
 once anything was sent, plus any prefix shared with the previous prompt), which is
 what calibration must be robust against.
@@ -39,7 +40,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-__all__ = ["ContextStyle", "FakeServer", "Mode", "closed_port_url", "open_fake_openai", "true_tokens"]
+__all__ = [
+    "ContextStyle",
+    "DENSE_RATES",
+    "FakeServer",
+    "Mode",
+    "TRUE_RATES",
+    "closed_port_url",
+    "open_fake_openai",
+    "true_tokens",
+]
 
 Mode = Literal[
     "ok", "http500", "hang", "garbage", "error_body", "zero_usage", "no_usage", "empty_content"
@@ -54,6 +64,15 @@ TRUE_RATES: Final[Mapping[str, float]] = {
     "hangul": 0.8,
     "kana": 0.7,
     "other": 0.5,
+}
+#: A tokenizer far from the cold-start guess (dense for ASCII, cheap for CJK).
+DENSE_RATES: Final[Mapping[str, float]] = {
+    "prose": 0.36,
+    "code": 0.7,
+    "han": 0.6,
+    "hangul": 0.45,
+    "kana": 0.5,
+    "other": 0.8,
 }
 TEMPLATE_HEAD_TOKENS: Final = 4
 TEMPLATE_TAIL_TOKENS: Final = 7  # head + tail = the fixed overhead of 11
@@ -73,13 +92,13 @@ def _script(char: str) -> str:
     return "other"
 
 
-def _weight(text: str) -> float:
-    return sum(TRUE_RATES[_script(char)] for char in text)
+def _weight(text: str, rates: Mapping[str, float] = TRUE_RATES) -> float:
+    return sum(rates[_script(char)] for char in text)
 
 
-def true_tokens(text: str) -> int:
-    """The fake tokenizer's exact count for ``text`` alone (no template)."""
-    return round(_weight(text))
+def true_tokens(text: str, rates: Mapping[str, float] = TRUE_RATES) -> int:
+    """The fake tokenizer's exact count for ``text`` alone (no template) under ``rates``."""
+    return round(_weight(text, rates))
 
 
 def _default_reply(messages: list[dict[str, str]]) -> str:
@@ -107,6 +126,7 @@ class FakeServer:
     n_ctx: int = 8192
     model_id: str = "fake-model-7b"
     reply: Reply = _default_reply
+    rates: Mapping[str, float] = field(default_factory=lambda: dict(TRUE_RATES))
     base_url: str = ""
     requests: list[tuple[str, str]] = field(default_factory=list)
     chat_bodies: list[dict[str, object]] = field(default_factory=list)
@@ -142,10 +162,10 @@ class FakeServer:
         if route == ("GET", "/v1/models"):
             return JSONResponse({"object": "list", "data": [{"id": self.model_id, "object": "model"}]})
         if route == ("POST", "/tokenize") and self.tokenize == "llamacpp":
-            return JSONResponse({"tokens": list(range(true_tokens(payload["content"])))})
+            return JSONResponse({"tokens": list(range(true_tokens(payload["content"], self.rates)))})
         if route == ("POST", "/v1/extras/tokenize") and self.tokenize == "extras":
             # llama-cpp-python adds a BOS token; the slope cancels it.
-            return JSONResponse({"tokens": list(range(1 + true_tokens(payload["input"])))})
+            return JSONResponse({"tokens": list(range(1 + true_tokens(payload["input"], self.rates)))})
         context = self._context(route)
         if context is not None:
             return context
@@ -158,11 +178,11 @@ class FakeServer:
         raw = payload.get("messages")
         messages = cast("list[dict[str, str]]", raw if isinstance(raw, list) else [])
         prompt = "".join(message["content"] for message in messages)
-        weight = _weight(prompt) + 4 * (len(messages) - 1)
+        weight = _weight(prompt, self.rates) + 4 * (len(messages) - 1)
         cached = 0
         if self._last_prompt is not None:  # the prefix cache holds the template head and more
             shared = prompt[: _common_prefix(prompt, self._last_prompt)]
-            cached = TEMPLATE_HEAD_TOKENS + math.floor(_weight(shared))
+            cached = TEMPLATE_HEAD_TOKENS + math.floor(_weight(shared, self.rates))
         self._last_prompt = prompt
         prompt_tokens = round(TEMPLATE_HEAD_TOKENS + TEMPLATE_TAIL_TOKENS + weight) - cached
         text = "" if self.mode == "empty_content" else self.reply(messages)
@@ -177,7 +197,7 @@ class FakeServer:
         if self.mode == "zero_usage":
             answer["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         elif self.mode != "no_usage":
-            completion_tokens = true_tokens(text)
+            completion_tokens = true_tokens(text, self.rates)
             answer["usage"] = {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,

@@ -1,0 +1,221 @@
+"""The calibration task: measures the loaded model's token rates and publishes them.
+
+:func:`run_calibrator` reports itself started at once, so it never delays startup or
+the first ``tools/list``. Then, in the background and for as long as it runs:
+
+1. ask which model is loaded (the configured one, else the first of ``GET /models``);
+2. when that changes (and at the start): report the model's context window through
+   ``on_context_length``, then take the rates from the cache file if it holds this
+   (endpoint, model) pair, else measure them and write the cache;
+3. publish ``TokenModel(rates + margin, source=...)`` into ``ref.current``;
+4. sleep ``recheck_s`` and go back to 1.
+
+Measuring (see :mod:`._fit`): per script class, a short and a long sample with
+different content, one request at a time. With a tokenize endpoint the counts are
+exact; otherwise each sample is the only message of a chat with ``max_tokens: 1``
+and the count is ``usage.prompt_tokens``, after one warm-up request so the server's
+prefix cache treats every measured prompt alike. The slope between the two samples
+cancels the chat template's overhead.
+
+An unreachable endpoint, a timeout, zero or missing usage, or implausible rates are
+:class:`~ctxtrio._errors.LLMError`: logged to stderr, the previous model is kept, and
+the attempt is repeated after a backoff (``retry_min_s`` doubling to ``retry_max_s``).
+A cache file that cannot be read or written is logged and otherwise ignored. Any
+other exception is a bug and propagates (it cancels the tree). Cancellation stops the
+task wherever it is; a cache write already handed to its thread completes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Literal
+
+import trio
+
+from .._errors import LLMError, LLMResponseError
+from ..text.tokens import ScriptClass, TokenModel, TokenModelRef, class_counts
+from ._fit import Measurement, fit_rates, publishable_rates
+from ._json import as_object
+from ._samples import SAMPLES, WARM_UP
+from .client import ChatMessage, LLMClient
+
+__all__ = ["Method", "measure_rates", "run_calibrator"]
+
+logger = logging.getLogger(__name__)
+
+Method = Literal["tokenize", "usage slope"]
+_CACHE_VERSION = 1
+
+
+async def run_calibrator(
+    client: LLMClient,
+    ref: TokenModelRef,
+    *,
+    cache_path: Path,
+    margin: float = 0.03,
+    on_context_length: Callable[[int], None] | None = None,
+    recheck_s: float = 60.0,
+    retry_min_s: float = 5.0,
+    retry_max_s: float = 300.0,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Keep ``ref.current`` calibrated to the loaded model; runs until cancelled.
+
+    ``on_context_length`` receives the loaded context window (tokens) once per model,
+    when an endpoint tells it. Never returns; only a bug makes it raise.
+    """
+    task_status.started()
+    endpoint = client.settings.base_url
+    done_for: str | None = None  # the model whose rates are published
+    context_for: str | None = None  # the model whose context length was reported
+    retry_s = retry_min_s
+    while True:
+        try:
+            model = await client.loaded_model()
+            if model is None:
+                raise LLMResponseError("the server lists no loaded model")
+            if model != done_for:
+                if model != context_for:
+                    length = await client.context_length(model)
+                    context_for = model
+                    if length is not None and on_context_length is not None:
+                        on_context_length(length)
+                ref.current = await _rates_for(client, endpoint, model, cache_path, margin)
+                done_for = model
+                logger.info("token rates now %s", ref.current.source)
+        except LLMError as exc:
+            logger.warning(
+                "calibration against %s failed: %s; keeping %s; retrying in %g s",
+                endpoint, exc, ref.current.source, retry_s,
+            )  # fmt: skip
+            await trio.sleep(retry_s)
+            retry_s = min(retry_s * 2.0, retry_max_s)
+            continue
+        retry_s = retry_min_s
+        await trio.sleep(recheck_s)
+
+
+async def measure_rates(client: LLMClient) -> tuple[Method, dict[ScriptClass, float]]:
+    """Measure raw rates (no margin) of the loaded model: tokenize if offered, else usage slope.
+
+    Sends the samples one after the other; raises LLMError on failure or bogus counts.
+    """
+    probe_text = SAMPLES[ScriptClass.PROSE][0]
+    probe = await client.tokenize(probe_text)
+    method: Method
+    measure: Callable[[str], Awaitable[int]]
+    if probe is not None:
+        method, measure = "tokenize", _tokenize_counter(client)
+    else:
+        method, measure = "usage slope", _usage_counter(client)
+        await measure(WARM_UP)
+    pairs: dict[ScriptClass, tuple[Measurement, Measurement]] = {}
+    for cls, (short, long) in SAMPLES.items():
+        short_tokens = probe if probe is not None and short == probe_text else await measure(short)
+        long_tokens = await measure(long)
+        pairs[cls] = (
+            Measurement(class_counts(short), short_tokens),
+            Measurement(class_counts(long), long_tokens),
+        )
+    return method, fit_rates(pairs)
+
+
+def _tokenize_counter(client: LLMClient) -> Callable[[str], Awaitable[int]]:
+    async def count(text: str) -> int:
+        tokens = await client.tokenize(text)
+        if tokens is None:
+            raise LLMResponseError("calibration: the tokenize endpoint stopped answering")
+        return tokens
+
+    return count
+
+
+def _usage_counter(client: LLMClient) -> Callable[[str], Awaitable[int]]:
+    async def count(text: str) -> int:
+        tokens = await client.count_prompt_tokens([ChatMessage("user", text)])
+        if tokens is None:
+            raise LLMResponseError("calibration: the answer carries no usage.prompt_tokens")
+        if tokens <= 0:
+            raise LLMResponseError(f"calibration: usage.prompt_tokens is {tokens}")
+        return tokens
+
+    return count
+
+
+async def _rates_for(
+    client: LLMClient, endpoint: str, model: str, cache_path: Path, margin: float
+) -> TokenModel:
+    """The published model for (endpoint, model): from the cache, else measured and cached."""
+    cached = await trio.to_thread.run_sync(_cache_lookup, cache_path, endpoint, model)
+    if cached is not None:
+        method, raw = cached
+        suffix = " (cached)"
+    else:
+        method, raw = await measure_rates(client)
+        await trio.to_thread.run_sync(_cache_store, cache_path, endpoint, model, method, raw)
+        suffix = ""
+    source = f"calibrated via {method} against {model} at {endpoint}{suffix}"
+    return TokenModel(publishable_rates(raw, margin=margin), source)
+
+
+def _cache_key(endpoint: str, model: str) -> str:
+    return json.dumps([endpoint, model], ensure_ascii=False)
+
+
+def _cache_read(path: Path) -> dict[str, object]:
+    """The cache's entries; empty if the file is missing, unreadable or not ours."""
+    try:
+        payload = as_object(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        logger.warning("ignoring calibration cache %s: %s", path, exc)
+        return {}
+    if payload is None or payload.get("version") != _CACHE_VERSION:
+        return {}
+    return as_object(payload.get("entries")) or {}
+
+
+def _cache_lookup(path: Path, endpoint: str, model: str) -> tuple[Method, dict[ScriptClass, float]] | None:
+    """Blocking: the cached (method, raw rates) of (endpoint, model), or None."""
+    entry = as_object(_cache_read(path).get(_cache_key(endpoint, model)))
+    rates = as_object(entry.get("rates")) if entry is not None else None
+    method = entry.get("method") if entry is not None else None
+    if rates is None or method not in ("tokenize", "usage slope"):
+        return None
+    parsed: dict[ScriptClass, float] = {}
+    for cls in ScriptClass:
+        value = rates.get(cls.value)
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            return None
+        parsed[cls] = float(value)
+    return ("tokenize" if method == "tokenize" else "usage slope"), parsed
+
+
+def _cache_store(
+    path: Path, endpoint: str, model: str, method: Method, rates: dict[ScriptClass, float]
+) -> None:
+    """Blocking: add or replace one entry; write a temporary file, then ``os.replace``."""
+    entries = _cache_read(path)
+    entries[_cache_key(endpoint, model)] = {
+        "endpoint": endpoint,
+        "model": model,
+        "method": method,
+        "rates": {cls.value: rate for cls, rate in rates.items()},
+    }
+    text = json.dumps({"version": _CACHE_VERSION, "entries": entries}, indent=1, ensure_ascii=False)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w", encoding="utf-8") as file:
+            file.write(text + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        logger.warning("could not write calibration cache %s: %s", path, exc)
+        tmp.unlink(missing_ok=True)

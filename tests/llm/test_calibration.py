@@ -1,0 +1,302 @@
+"""Calibration: measured rates against the fake tokenizer, rejection, the cache, model changes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Literal
+
+import httpx
+import pytest
+import trio
+import trio.testing
+
+from ctxtrio._errors import LLMResponseError
+from ctxtrio.llm._fit import Measurement, fit_rates, publishable_rates
+from ctxtrio.llm._samples import SAMPLES, WARM_UP
+from ctxtrio.llm.calibration import measure_rates, run_calibrator
+from ctxtrio.llm.client import LLMClient, LLMSettings, open_llm_client
+from ctxtrio.text.tokens import ScriptClass, TokenModel, TokenModelRef, class_counts
+
+from .fake_openai import (
+    DENSE_RATES,
+    TRUE_RATES,
+    ContextStyle,
+    FakeServer,
+    open_fake_openai,
+    true_tokens,
+)
+
+# Texts the calibration never sees.
+UNSEEN = {
+    "english": (
+        "The committee postponed its decision until the auditors had finished their review. "
+        "Several members argued that the delay would cost the city more than the repairs "
+        "themselves, but the chair insisted on seeing the full report before any vote. In the "
+        "meantime, the bridge stays closed to heavy traffic, and buses take the longer route "
+        "through the industrial district, adding about twelve minutes to each trip."
+    ),
+    "chinese": (
+        "会议决定把最终结论推迟到审计结束以后再公布。几位委员认为拖延的代价会比维修本身更高，"
+        "但主席坚持在投票之前必须看到完整的报告。在此期间，大桥对重型车辆关闭，公交车改走"
+        "工业区的绕行路线，每一趟大约多花十二分钟。"
+    ),
+    "korean": (
+        "위원회는 감사가 끝날 때까지 결정을 미루기로 했다. 몇몇 위원은 지연이 수리 비용보다 "
+        "더 큰 손해라고 주장했지만, 위원장은 투표 전에 전체 보고서를 보아야 한다고 고집했다. "
+        "그동안 다리는 대형 차량에 닫혀 있고 버스는 공업 지구를 돌아가는 길로 다닌다."
+    ),
+    "code": (
+        "async def drain(queue: trio.MemoryReceiveChannel[bytes], out: list[bytes]) -> int:\n"
+        "    total = 0\n"
+        "    async for chunk in queue:\n"
+        "        if not chunk or chunk[0] == 0x00:\n"
+        "            continue\n"
+        "        out.append(chunk[1:])\n"
+        "        total += len(chunk) - 1  # header byte\n"
+        "    return total\n"
+        "\n"
+        "CONFIG = {'retries': 3, 'backoff_s': [0.5, 1.0, 2.0], 'hosts': ['a', 'b']}\n"
+    ),
+}
+
+
+PROFILES = pytest.mark.parametrize("rates", [TRUE_RATES, DENSE_RATES], ids=["default", "dense"])
+
+
+def ratios(model: TokenModel, rates: Mapping[str, float] = TRUE_RATES) -> dict[str, float]:
+    """Estimate / true count of every unseen text."""
+    return {
+        name: model.estimate(text) / true_tokens(text, rates) for name, text in UNSEEN.items()
+    }
+
+
+async def wait_for(predicate: Callable[[], bool], timeout_s: float = 5.0) -> None:
+    """Poll ``predicate`` until it holds (fails the test after ``timeout_s``)."""
+    with trio.fail_after(timeout_s):
+        while not predicate():
+            await trio.sleep(0.01)
+
+
+async def _calibrate(
+    nursery: trio.Nursery, server: FakeServer, cache_path: Path, *, retry_min_s: float = 5.0
+) -> tuple[TokenModelRef, LLMClient]:
+    """Start the fake and a calibrator in ``nursery``; return the ref and the open client."""
+    await open_fake_openai(nursery, server)
+    client = await nursery.start(_client_task, server.base_url)
+    ref = TokenModelRef(TokenModel.cold())
+    await nursery.start(lambda task_status: run_calibrator(
+        client, ref, cache_path=cache_path, retry_min_s=retry_min_s, task_status=task_status
+    ))  # fmt: skip
+    return ref, client
+
+
+async def _client_task(
+    base_url: str, *, task_status: trio.TaskStatus[LLMClient] = trio.TASK_STATUS_IGNORED
+) -> None:
+    async with open_llm_client(LLMSettings(base_url, timeout_s=5.0)) as client:
+        task_status.started(client)
+        await trio.sleep_forever()
+
+
+def _calibrated(ref: TokenModelRef) -> Callable[[], bool]:
+    return lambda: ref.current.source.startswith("calibrated")
+
+
+@PROFILES
+async def test_tokenize_calibration_estimates_unseen_text_within_ten_percent(
+    nursery: trio.Nursery, tmp_path: Path, rates: Mapping[str, float]
+) -> None:
+    """Via /tokenize, estimates of unseen English, Chinese, Korean and code are 1.00–1.10 × true."""
+    server = FakeServer(tokenize="llamacpp", rates=rates)
+    ref, _ = await _calibrate(nursery, server, tmp_path / "calibration.json")
+    await wait_for(_calibrated(ref))
+    assert ref.current.source.startswith("calibrated via tokenize against fake-model-7b at http")
+    for name, ratio in ratios(ref.current, rates).items():
+        assert 1.0 <= ratio <= 1.10, (name, ratio)
+    assert server.chat_count == 0
+
+
+@PROFILES
+async def test_usage_slope_calibration_estimates_unseen_text_within_ten_percent(
+    nursery: trio.Nursery, tmp_path: Path, rates: Mapping[str, float]
+) -> None:
+    """Without tokenize, the usage slope of max_tokens=1 chats gives estimates 1.00–1.10 × true."""
+    server = FakeServer(tokenize=None, rates=rates)
+    ref, _ = await _calibrate(nursery, server, tmp_path / "calibration.json")
+    await wait_for(_calibrated(ref))
+    assert ref.current.source.startswith("calibrated via usage slope against fake-model-7b")
+    for name, ratio in ratios(ref.current, rates).items():
+        assert 1.0 <= ratio <= 1.10, (name, ratio)
+    prompts = [str(body["messages"][0]["content"]) for body in server.chat_bodies]  # type: ignore[index]
+    assert prompts[0] == WARM_UP and len(prompts) == 1 + 2 * len(SAMPLES)
+    assert all(body["max_tokens"] == 1 for body in server.chat_bodies)
+    assert all(a[:8] != b[:8] for a, b in zip(prompts, prompts[1:])), "consecutive prompts share a prefix"
+
+
+@pytest.mark.parametrize("tokenize", ["llamacpp", None], ids=["tokenize", "usage"])
+async def test_measured_rates_match_the_true_rates(
+    nursery: trio.Nursery, tokenize: Literal["llamacpp"] | None
+) -> None:
+    """Raw measured rates are within 1.5% of the fake's true per-class rates (prefix cache included)."""
+    server = await open_fake_openai(nursery, FakeServer(tokenize=tokenize, rates=DENSE_RATES))
+    async with open_llm_client(LLMSettings(server.base_url, timeout_s=5.0)) as client:
+        method, raw = await measure_rates(client)
+    assert method == ("tokenize" if tokenize else "usage slope")
+    for cls, rate in raw.items():
+        assert rate == pytest.approx(DENSE_RATES[cls.value], rel=0.015), cls
+
+
+async def test_extras_tokenize_calibration_cancels_the_bos_token(
+    nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """llama-cpp-python's /extras/tokenize (BOS included) calibrates as well as /tokenize."""
+    ref, _ = await _calibrate(nursery, FakeServer(tokenize="extras"), tmp_path / "c.json")
+    await wait_for(_calibrated(ref))
+    for name, ratio in ratios(ref.current).items():
+        assert 1.0 <= ratio <= 1.10, (name, ratio)
+
+
+async def test_zero_usage_is_rejected_and_the_cold_model_kept(
+    nursery: trio.Nursery, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """usage.prompt_tokens = 0 is refused: the cold model stays, a warning is logged, no cache written."""
+    server = FakeServer(tokenize=None, mode="zero_usage")
+    cache_path = tmp_path / "calibration.json"
+    ref, _ = await _calibrate(nursery, server, cache_path, retry_min_s=0.05)
+    await wait_for(lambda: "usage.prompt_tokens is 0" in caplog.text)
+    await wait_for(lambda: server.chat_count >= 2)  # retried
+    assert ref.current == TokenModel.cold()
+    assert not cache_path.exists()
+
+
+async def test_cache_is_reused_without_calibration_requests(
+    nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """A second calibrator for the same (endpoint, model) publishes the cached rates, sending no samples."""
+    server = FakeServer(tokenize=None)
+    cache_path = tmp_path / "calibration.json"
+    first, _ = await _calibrate(nursery, server, cache_path)
+    await wait_for(_calibrated(first))
+    chats, paths = server.chat_count, len(server.requests)
+    second = TokenModelRef(TokenModel.cold())
+    client = await nursery.start(_client_task, server.base_url)
+    await nursery.start(lambda task_status: run_calibrator(
+        client, second, cache_path=cache_path, task_status=task_status
+    ))  # fmt: skip
+    await wait_for(_calibrated(second))
+    assert second.current.rates == first.current.rates
+    assert second.current.source.endswith("(cached)")
+    assert server.chat_count == chats
+    assert all("tokenize" not in path for _, path in server.requests[paths:])
+    entries = json.loads(cache_path.read_text())["entries"]
+    assert [(e["endpoint"], e["model"]) for e in entries.values()] == [
+        (server.base_url, "fake-model-7b")
+    ]
+
+
+async def test_model_change_triggers_recalibration(nursery: trio.Nursery, tmp_path: Path) -> None:
+    """When /models names another model, the calibrator measures it and reports its context length."""
+    server = FakeServer(tokenize="llamacpp", context_style="lmstudio", n_ctx=4096)
+    lengths: list[int] = []
+    ref = TokenModelRef(TokenModel.cold())
+    await open_fake_openai(nursery, server)
+    client = await nursery.start(_client_task, server.base_url)
+    await nursery.start(lambda task_status: run_calibrator(
+        client, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append,
+        recheck_s=0.05, task_status=task_status,
+    ))  # fmt: skip
+    await wait_for(lambda: "fake-model-7b" in ref.current.source)
+    server.model_id, server.n_ctx = "other-model-3b", 16384
+    await wait_for(lambda: "other-model-3b" in ref.current.source)
+    assert lengths == [4096, 16384]
+    assert not ref.current.source.endswith("(cached)")
+
+
+@pytest.mark.parametrize("style", ["lmstudio", "llamacpp", "ollama"])
+async def test_context_length_is_reported(
+    nursery: trio.Nursery, tmp_path: Path, style: ContextStyle
+) -> None:
+    """on_context_length receives the loaded window from each server style."""
+    server = FakeServer(context_style=style, n_ctx=32768)
+    lengths: list[int] = []
+    ref = TokenModelRef(TokenModel.cold())
+    await open_fake_openai(nursery, server)
+    client = await nursery.start(_client_task, server.base_url)
+    await nursery.start(lambda task_status: run_calibrator(
+        client, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append,
+        task_status=task_status,
+    ))  # fmt: skip
+    await wait_for(lambda: bool(lengths))
+    assert lengths == [32768]
+
+
+async def test_started_comes_before_any_answer(nursery: trio.Nursery, tmp_path: Path) -> None:
+    """Against a hanging server nursery.start returns at once; nothing is published."""
+    server = FakeServer(mode="hang")
+    ref = TokenModelRef(TokenModel.cold())
+    await open_fake_openai(nursery, server)
+    client = await nursery.start(_client_task, server.base_url)
+    with trio.fail_after(1.0):
+        await nursery.start(lambda task_status: run_calibrator(
+            client, ref, cache_path=tmp_path / "c.json", task_status=task_status
+        ))  # fmt: skip
+    await wait_for(lambda: bool(server.requests))
+    assert ref.current == TokenModel.cold()
+
+
+async def test_unreachable_endpoint_is_retried_with_backoff(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path
+) -> None:
+    """A refusing endpoint never crashes the task: it retries at t = 0, 5, 15, 35, 75 (5 s doubling)."""
+    attempts: list[float] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        attempts.append(trio.current_time())
+        raise httpx.ConnectError("connection refused", request=request)
+
+    ref = TokenModelRef(TokenModel.cold())
+    settings = LLMSettings("http://llm/v1")
+    async with open_llm_client(settings, transport=httpx.MockTransport(handler)) as client:
+        with trio.move_on_after(100.0):
+            await run_calibrator(client, ref, cache_path=tmp_path / "c.json")
+    assert attempts == [0.0, 5.0, 15.0, 35.0, 75.0]
+    assert ref.current == TokenModel.cold()
+
+
+def _pair(cls: ScriptClass, short_tokens: int, long_tokens: int) -> tuple[Measurement, Measurement]:
+    short, long = SAMPLES[cls]
+    return Measurement(class_counts(short), short_tokens), Measurement(class_counts(long), long_tokens)
+
+
+def test_fit_rejects_counts_that_do_not_grow() -> None:
+    """A long sample counted no higher than its short one is refused."""
+    pairs = {ScriptClass.PROSE: _pair(ScriptClass.PROSE, 60, 60)}
+    with pytest.raises(LLMResponseError, match="do not grow"):
+        fit_rates(pairs)
+
+
+def test_fit_rejects_implausible_rates() -> None:
+    """A rate above 4 tokens/char (or at most 0.01) is refused."""
+    short, long = SAMPLES[ScriptClass.PROSE]
+    huge = {ScriptClass.PROSE: _pair(ScriptClass.PROSE, 10, 10 + 5 * (len(long) - len(short)))}
+    with pytest.raises(LLMResponseError, match="implausible"):
+        fit_rates(huge)
+    tiny = {ScriptClass.PROSE: _pair(ScriptClass.PROSE, 10, 11)}
+    with pytest.raises(LLMResponseError, match="implausible"):
+        fit_rates(tiny)
+
+
+def test_publishable_rates_lift_other_and_add_the_margin() -> None:
+    """OTHER is at least PROSE, and every rate is raised by the margin."""
+    rates = publishable_rates({ScriptClass.PROSE: 0.3, ScriptClass.OTHER: 0.2}, margin=0.1)
+    assert rates == pytest.approx({ScriptClass.PROSE: 0.33, ScriptClass.OTHER: 0.33})
+
+
+def test_samples_differ_in_length_and_share_no_prefix() -> None:
+    """Every class has a short and a longer sample that start differently."""
+    for short, long in SAMPLES.values():
+        assert len(long) - len(short) >= 150
+        assert short[:5] != long[:5]
+
