@@ -28,6 +28,8 @@ import trio
 from ._config import Config
 from ._context import Context
 from ._live import Live
+from .docs.service import DocumentService
+from .memory.service import SessionService
 from .store.layout import prepare_data_dir
 from .store.writer import StoreHandle, run_store_writer
 from .transport.stdio import CancellableLines, serve_stdio
@@ -53,8 +55,10 @@ async def open_context(config: Config) -> AsyncIterator[Context]:
     live = Live.from_config(config)
     async with trio.open_nursery() as nursery:
         store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=config.lock_timeout_s))
+        sessions = SessionService(store, live)
+        documents = DocumentService(store, live)
         try:
-            yield Context(config=config, data=data, store=store, live=live)
+            yield Context(config=config, data=data, store=store, live=live, sessions=sessions, documents=documents)
         finally:
             with trio.move_on_after(DRAIN_DEADLINE_S) as drain:
                 drain.shield = True

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from ._config import Config
 from ._live import Live
+from .docs.service import DocumentService
+from .memory.service import SessionService
 from .store.layout import DataDir
 from .store.writer import StoreHandle
 
@@ -24,3 +26,5 @@ class Context:
     data: DataDir
     store: StoreHandle
     live: Live
+    sessions: SessionService
+    documents: DocumentService

@@ -7,7 +7,9 @@ from mcp.server.mcpserver import MCPServer
 from .._version import __version__
 from .._context import Context
 from .calls import ToolCalls
+from .documents import register_document_tools
 from .guide import register_guide
+from .sessions import register_session_tools
 
 __all__ = ["build_server"]
 
@@ -19,4 +21,6 @@ def build_server(ctx: Context) -> MCPServer:
     server: MCPServer = MCPServer(name="ctxtrio", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     calls = ToolCalls(audit=ctx.config.audit)
     register_guide(server, ctx, calls)
+    register_session_tools(server, ctx, calls)
+    register_document_tools(server, ctx, calls)
     return server
