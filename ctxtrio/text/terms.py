@@ -1,0 +1,230 @@
+"""Search terms: one function tokenizes both indexed text and queries.
+
+Rules, in the order they apply:
+
+1. The text is NFKC-normalized (fullwidth ``ＡＢＣ`` becomes ``ABC``, ``ﬁ`` becomes ``fi``).
+2. Words are maximal runs of letters, digits and combining marks (Unicode categories
+   ``L*``, ``N*``, ``M*``) in any script; runs joined by ``-`` or ``_`` form one
+   identifier (``retry_policy``, ``load-balancer``).
+3. Identifiers are indexed whole and split, on connectors and on case changes of the
+   original text (``getUserName`` gives ``getusername``, ``get``, ``user``, ``name``;
+   ``HTTPServer`` gives ``httpserver``, ``http``, ``server``).
+4. Han and Kana runs are indexed as overlapping character bigrams (``数据库`` gives
+   ``数据``, ``据库``; a one-character run is itself). Hangul words are space-separated,
+   so a Hangul run is indexed whole *and* as bigrams (``결정했다`` gives ``결정했다``,
+   ``결정``, ``정했``, ``했다``); a query for a stem (``결정``) finds the inflected word.
+5. Everything is casefolded; a small English stopword list is dropped.
+
+Every term consists only of characters of categories ``L*``, ``N*`` and ``M*``, so it
+stays exactly one token of SQLite FTS5's ``unicode61`` tokenizer with
+``categories 'L* N* Co M*'``. Duplicates are kept, in document order (term frequency
+matters for BM25); :func:`unique_terms` dedupes for queries.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from itertools import filterfalse
+from typing import Final
+
+__all__ = ["STOPWORDS", "terms", "unique_terms"]
+
+STOPWORDS: Final = frozenset(
+    """a an and are as at be been but by for from had has have he her his i if in into
+    is it its of on or our s she so t than that the their them then there these they
+    this to was we were which will with you your""".split()
+)
+
+_is_stopword: Final = STOPWORDS.__contains__
+_span: Final = re.Match.span
+
+
+def _word_class() -> str:
+    """Return a regex class body for letters, digits and marks.
+
+    The Basic Multilingual Plane is listed exactly (``re`` turns it into a bitmap);
+    all astral code points are admitted as one range and sorted out later, since a
+    long list of astral ranges would make ``re`` test each of them at every character.
+    """
+    parts = ["0-9A-Za-z"]
+    start = -1
+    for cp in range(0x80, 0x10001):
+        inside = cp < 0x10000 and unicodedata.category(chr(cp))[0] in "LNM"
+        if inside and start < 0:
+            start = cp
+        elif not inside and start >= 0:
+            parts.append(f"\\u{start:04x}-\\u{cp - 1:04x}")
+            start = -1
+    parts.append("\\U00010000-\\U0010ffff")
+    return "".join(parts)
+
+
+_W: Final = _word_class()
+_W_NON_ASCII: Final = _W.removeprefix("0-9A-Za-z")
+_ASCII_W: Final = "0-9A-Za-z"
+_TOKEN: Final = re.compile(f"[{_W}]+(?:[-_]+[{_W}]+)*")
+# Shape of a word: "A" upper, "a" lower or caseless, "0" digit; split like camelCase.
+_CAMEL: Final = re.compile("[A0]+(?=Aa)|A?[a0]+|[A0]+")
+_ASCII_SHAPE: Final = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+    "A" * 26 + "a" * 26 + "0" * 10,
+)
+_HAN_KANA: Final = (
+    "\u3005-\u3007\u3021-\u3029\u3038-\u303b\u3040-\u30ff\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff"
+)
+_HANGUL: Final = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff\uffa0-\uffdc"
+_CJK: Final = re.compile(f"[{_HAN_KANA}{_HANGUL}]")
+_SEGMENT: Final = re.compile(f"([{_HAN_KANA}]+)|([{_HANGUL}]+)|([^{_HAN_KANA}{_HANGUL}]+)")
+
+
+def _features(word: str, non_ascii: str) -> re.Pattern[str]:
+    """Match one character inside each token that needs more than a lowercase split.
+
+    Those are tokens joined by connectors, tokens holding a non-ASCII word character
+    (``non_ascii``), and ASCII tokens whose case shape splits (``fooBar``,
+    ``HTTPServer``). Every other token is one run of ``[0-9A-Za-z]`` whose only term
+    is its lowercase form. The pattern starts with one character class, so ``re``
+    skips ahead quickly; flagging a plain token as well is harmless.
+    """
+    conditions = [
+        "(?<=[a-z0-9][A-Z])",  # fooBar
+        "(?=[A-Z][a-z0-9])",  # HTTPServer
+        f"(?<=[{word}][-_])(?=[-_]*[{word}])",  # retry_policy
+    ]
+    if non_ascii:
+        conditions.insert(0, "(?<=[^\\x00-\\x7f])")
+    return re.compile(f"[A-Z_\\-{non_ascii}](?:{'|'.join(conditions)})")
+
+
+_FEATURE: Final = _features(_W, _W_NON_ASCII)
+_ASCII_FEATURE: Final = _features(_ASCII_W, "")
+_RUN: Final = re.compile(f"[{_W}_-]*")
+_ASCII_RUN: Final = re.compile("[0-9A-Za-z_-]*")
+# ASCII letters and digits to lowercase, every other ASCII character to a space.
+_PLAIN: Final = str.maketrans(
+    {chr(c): chr(c).lower() if chr(c).isalnum() else " " for c in range(0x80)}
+)
+
+
+def terms(text: str) -> list[str]:
+    """Return the search terms of ``text`` in document order, duplicates kept."""
+    if text.isascii():
+        return _collect(text, _ASCII_FEATURE, _ASCII_RUN)
+    return _collect(unicodedata.normalize("NFKC", text), _FEATURE, _RUN)
+
+
+def unique_terms(text: str) -> list[str]:
+    """Return the distinct terms of ``text`` in order of first occurrence (for queries)."""
+    return list(dict.fromkeys(terms(text)))
+
+
+def _collect(text: str, feature: re.Pattern[str], run: re.Pattern[str]) -> list[str]:
+    """Return the terms of NFKC ``text``.
+
+    Each run of word and connector characters that holds a ``feature`` goes through
+    the token rules; the text between those runs holds only plain ASCII words, which
+    a translate and a split handle in bulk.
+    """
+    out: list[str] = []
+    reverse = ""
+    done = 0
+    for match in feature.finditer(text):
+        position = match.start()
+        if position < done:
+            continue  # inside a run already handled
+        if not reverse:
+            reverse = text[::-1]
+        backward = run.match(reverse, len(text) - position)
+        forward = run.match(text, position)
+        assert backward is not None and forward is not None  # a starred pattern always matches
+        start, end = len(text) - backward.end(), forward.end()
+        _add_plain(text[done:start], out)
+        for token in _TOKEN.findall(text, start, end):
+            _add_token(token, out)
+        done = end
+    _add_plain(text[done:] if done else text, out)
+    return out
+
+
+def _add_plain(segment: str, out: list[str]) -> None:
+    """Add the words of a segment whose only word characters are ASCII letters and digits."""
+    if not segment.isascii():
+        segment = segment.encode("ascii", "replace").decode("ascii")
+    out.extend(filterfalse(_is_stopword, segment.translate(_PLAIN).split()))
+
+
+def _add_token(token: str, out: list[str]) -> None:
+    if token.isascii():
+        _add_ascii(token, out)
+    elif max(token) > "\uffff":
+        for piece in _TOKEN.findall(_blank_astral_non_words(token)):
+            if piece.isascii():
+                _add_ascii(piece, out)
+            else:
+                _add_unicode(piece, out)
+    else:
+        _add_unicode(token, out)
+
+
+def _add_ascii(token: str, out: list[str]) -> None:
+    if token.isalnum() and (
+        token.islower() or token.isupper() or token[1:].islower() or token.isdigit()
+    ):
+        word = token.lower()
+        if word not in STOPWORDS:
+            out.append(word)
+    else:
+        _add_identifier(token, token.translate(_ASCII_SHAPE), out)
+
+
+def _add_unicode(token: str, out: list[str]) -> None:
+    if _CJK.search(token) is None:
+        _add_identifier(token, _shape(token), out)
+        return
+    for han_kana, hangul, rest in _SEGMENT.findall(token):
+        if han_kana:
+            out.extend(_bigrams(han_kana))
+        elif hangul:
+            if len(hangul) > 2:
+                out.append(hangul)
+            out.extend(_bigrams(hangul))
+        else:
+            for word in _TOKEN.findall(rest):
+                _add_identifier(word, _shape(word), out)
+
+
+def _add_identifier(token: str, shape: str, out: list[str]) -> None:
+    """Add ``token`` whole and, when it has several parts, each part.
+
+    ``shape`` has one character per character of ``token``: ``A`` upper, ``a`` lower
+    or caseless, ``0`` digit, and the connectors ``-`` ``_`` themselves.
+    """
+    parts = [token[start:end].casefold() for start, end in map(_span, _CAMEL.finditer(shape))]
+    whole = "".join(parts)
+    if whole not in STOPWORDS:
+        out.append(whole)
+    if len(parts) > 1:
+        out.extend(part for part in parts if part not in STOPWORDS)
+
+
+def _shape(token: str) -> str:
+    return "".join(
+        "A" if ch.isupper() else "0" if ch.isdigit() else ch if ch in "-_" else "a"
+        for ch in token
+    )
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def _blank_astral_non_words(token: str) -> str:
+    """Replace astral characters that are not letters, digits or marks with spaces."""
+    return "".join(
+        " " if ch > "\uffff" and unicodedata.category(ch)[0] not in "LNM" else ch
+        for ch in token
+    )
