@@ -32,7 +32,7 @@ from .docs.service import DocumentService
 from .memory.service import SessionService
 from .store.layout import prepare_data_dir
 from .store.writer import StoreHandle, run_store_writer
-from .transport.stdio import CancellableLines, serve_stdio
+from .transport.stdio import CancellableLines, claim_stdout, serve_stdio
 
 __all__ = ["open_context", "serve"]
 
@@ -82,9 +82,14 @@ async def serve(config: Config, *, stdin_fd: int = 0) -> None:
                     transport.deadline = trio.current_time() + ctx.config.shutdown_grace_s
                     return
 
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(stop_on_signal)
-                log.info("ready: MCP over stdio, data dir %s", ctx.data.root)
-                with transport:
-                    await serve_stdio(server, lines)
-                nursery.cancel_scope.cancel()
+            try:
+                with claim_stdout() as out_fd:
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(stop_on_signal)
+                        log.info("ready: MCP over stdio, data dir %s", ctx.data.root)
+                        with transport:
+                            await serve_stdio(server, lines, out_fd)
+                        nursery.cancel_scope.cancel()
+            finally:
+                with trio.CancelScope(shield=True):
+                    await lines.aclose()

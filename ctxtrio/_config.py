@@ -86,8 +86,8 @@ class Config:
             raise ConfigError(problems[0])
         return dataclasses.replace(
             self,
-            data_dir=self.data_dir.expanduser().absolute(),
-            ingest_roots=tuple(root.expanduser().absolute() for root in self.ingest_roots),
+            data_dir=Path(self.data_dir).expanduser().absolute(),
+            ingest_roots=tuple(Path(root).expanduser().absolute() for root in self.ingest_roots),
             llm_base_url=self.llm_base_url.rstrip("/"),
         )
 

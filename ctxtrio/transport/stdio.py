@@ -2,67 +2,80 @@
 
 The SDK's own stdin reader blocks in a worker thread that trio cannot abandon, so a
 SIGTERM could never stop a server whose host keeps stdin open. :class:`CancellableLines`
-reads each line with ``trio.to_thread.run_sync(..., abandon_on_cancel=True)`` and can
-be closed from another task: ``close()`` makes the iteration end as if stdin had hit EOF,
-which is how the server "stops accepting" at shutdown.
+replaces it. When stdin is a pipe, socket or terminal (what every MCP host gives us) it
+reads through ``trio.lowlevel.FdStream``: epoll tells when a line arrives, no thread is
+involved, and cancellation is native. For anything epoll cannot watch (a regular file
+redirected to stdin) it falls back to reading in a worker thread with
+``abandon_on_cancel=True``. Either way ``close()`` ends the iteration as if stdin had
+hit EOF, which is how the server "stops accepting" at shutdown.
 
-stdout is left to the SDK, which points fd 1 at stderr while it serves, so stray output
-from anything else cannot corrupt the protocol stream.
+stdout gets the same treatment: protocol lines go to a private duplicate of fd 1 through
+an ``FdStream``, while fd 1 itself points at stderr for as long as we serve, so stray
+output from anything else cannot corrupt the protocol stream.
+
+Why not the SDK's ``anyio.wrap_file`` streams: they cost two worker-thread round trips
+per message (write, flush) plus one per line read, which on a loaded two-core machine
+was most of a 5 ms tool call (see stress/bench_sessions.py).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import cast
 
 import anyio
 import trio
+import trio.lowlevel
 
-__all__ = ["CancellableLines", "serve_stdio"]
+__all__ = ["CancellableLines", "ProtocolWriter", "claim_stdout", "serve_stdio"]
 
 log = logging.getLogger("ctxtrio.transport")
+
+_READ_SIZE = 1 << 16
+
+
+def _pollable(fd: int) -> bool:
+    """Whether epoll can watch ``fd`` (pipes, sockets and terminals; not regular files)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
 class CancellableLines:
     """Async iterator over the lines of a file descriptor; ``close()`` ends it at once.
 
-    Reads with ``os.read`` on the raw descriptor, not through a buffered file object: a
-    thread abandoned inside ``BufferedReader.readline`` holds the reader's lock, and the
-    interpreter aborts at exit when a daemon thread holds it. A thread abandoned in
-    ``os.read`` holds nothing; it ends with the process. Whatever it may still read is
-    lost, which is what "stop accepting" means.
+    The descriptor is duplicated, so closing the reader never closes the caller's fd.
     """
 
     def __init__(self, fd: int) -> None:
-        self._fd = fd
+        self._fd = os.dup(fd)
+        self._stream: trio.lowlevel.FdStream | None = None
+        if _pollable(self._fd):
+            self._stream = trio.lowlevel.FdStream(self._fd)  # owns and restores self._fd
         self._buffer = bytearray()
         self._eof = False
-        self._scope: trio.CancelScope | None = None
         self._closed = False
-
-    def _read_line(self) -> bytes:
-        """Blocking: the next line including its newline, or the rest at EOF (b"" when none)."""
-        while True:
-            newline = self._buffer.find(b"\n")
-            if newline >= 0:
-                line = bytes(self._buffer[: newline + 1])
-                del self._buffer[: newline + 1]
-                return line
-            if self._eof:
-                line = bytes(self._buffer)
-                self._buffer.clear()
-                return line
-            chunk = os.read(self._fd, 1 << 16)
-            if not chunk:
-                self._eof = True
-            self._buffer += chunk
+        self._scope: trio.CancelScope | None = None
 
     def close(self) -> None:
         """End the iteration now (idempotent; safe to call from any task)."""
         self._closed = True
         if self._scope is not None:
             self._scope.cancel()
+
+    async def aclose(self) -> None:
+        """Close and release the descriptor."""
+        self.close()
+        if self._stream is not None:
+            await self._stream.aclose()
+        else:
+            os.close(self._fd)
 
     def __aiter__(self) -> CancellableLines:
         return self
@@ -73,28 +86,103 @@ class CancellableLines:
         line = b""
         with trio.CancelScope() as scope:
             self._scope = scope
-            line = await trio.to_thread.run_sync(self._read_line, abandon_on_cancel=True)
+            line = await self._next_line()
         self._scope = None
         if scope.cancelled_caught or self._closed or not line:
             self._closed = True
             raise StopAsyncIteration
         return line.decode("utf-8", errors="replace")
 
+    async def _next_line(self) -> bytes:
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline >= 0:
+                line = bytes(self._buffer[: newline + 1])
+                del self._buffer[: newline + 1]
+                return line
+            if self._eof:
+                line = bytes(self._buffer)
+                self._buffer.clear()
+                return line
+            if self._stream is not None:
+                chunk = await self._stream.receive_some(_READ_SIZE)
+            else:
+                # A thread abandoned inside os.read holds no Python lock, unlike one in
+                # BufferedReader.readline, which makes the interpreter abort at exit.
+                chunk = await trio.to_thread.run_sync(os.read, self._fd, _READ_SIZE, abandon_on_cancel=True)
+            if not chunk:
+                self._eof = True
+            self._buffer += chunk
 
-async def serve_stdio(server: object, lines: CancellableLines) -> None:
-    """Serve one MCP connection over ``lines`` (stdin) and the process's stdout.
+
+class ProtocolWriter:
+    """Writes protocol lines to a descriptor: non-blocking through epoll when it can."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._stream = trio.lowlevel.FdStream(fd) if _pollable(fd) else None
+        self._lock = trio.Lock()
+
+    async def write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        async with self._lock:  # the SDK writes from one task, but keep lines whole regardless
+            if self._stream is not None:
+                await self._stream.send_all(data)
+            else:
+                await trio.to_thread.run_sync(_write_all, self._fd, data)
+
+    async def flush(self) -> None:
+        """Nothing is buffered here."""
+
+    async def aclose(self) -> None:
+        if self._stream is not None:
+            await self._stream.aclose()
+        else:
+            os.close(self._fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+@contextmanager
+def claim_stdout() -> Iterator[int]:
+    """Yield a private duplicate of fd 1 for the protocol; point fd 1 at stderr meanwhile.
+
+    On exit fd 1 is restored. The yielded descriptor belongs to the caller.
+    """
+    private = os.dup(1)
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield private
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+async def serve_stdio(server: object, lines: CancellableLines, out_fd: int) -> None:
+    """Serve one MCP connection: requests from ``lines``, responses to ``out_fd``.
 
     Returns when stdin reaches EOF or ``lines`` is closed and in-flight calls finished.
     ``server`` is an ``mcp.server.mcpserver.MCPServer``; the SDK is imported here so a
-    library user who never serves does not pay for it.
+    library user who never serves does not pay for it. ``out_fd`` is closed on return.
     """
     from mcp.server.mcpserver import MCPServer
     from mcp.server.stdio import stdio_server
 
     assert isinstance(server, MCPServer)
-    lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's documented run() path lives here
-    # The SDK types stdin as anyio.AsyncFile[str] but only iterates it line by line.
+    lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's run() path lives here
+    writer = ProtocolWriter(out_fd)
+    # The SDK types these as anyio.AsyncFile[str] but only iterates / writes / flushes.
     stdin = cast("anyio.AsyncFile[str]", lines)
-    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    stdout = cast("anyio.AsyncFile[str]", writer)
+    try:
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    finally:
+        with trio.CancelScope(shield=True):
+            await writer.aclose()
     log.debug("stdio transport finished")
