@@ -229,10 +229,10 @@ class LLMClient:
         """One HTTP exchange under the per-request deadline; foreign errors translated here."""
         timeout_s = self._settings.timeout_s
         try:
+            request = self._http.build_request(method, url, json=body)
+            request.stream = _OneChunk(request.content)
             with trio.fail_after(timeout_s):
-                return await self._http.request(
-                    method, url, json=body if body is not None else None
-                )
+                return await self._http.send(request)
         except trio.TooSlowError as exc:
             raise LLMTimeoutError(f"{method} {url}: no answer within {timeout_s:g} s") from exc
         except httpx.TimeoutException as exc:
@@ -271,6 +271,37 @@ async def open_llm_client(
             Breaker(clock if clock is not None else trio.current_time),
             trio.CapacityLimiter(settings.concurrency),
         )
+
+
+class _OneChunk(httpx.AsyncByteStream):
+    """A request body that is an iterator object, not an async generator.
+
+    httpx's own ``ByteStream.__aiter__`` is an async generator; when a request is
+    cancelled while its body is being sent, trio warns that the generator was
+    garbage-collected unexhausted (encode/httpx#3686). This stream has nothing to close.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return _Once(self._data)
+
+
+class _Once:
+    """An async iterator over exactly one chunk."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
+
+    def __aiter__(self) -> _Once:
+        return self
+
+    async def __anext__(self) -> bytes:
+        data, self._data = self._data, None
+        if data is None:
+            raise StopAsyncIteration
+        return data
 
 
 def _optional(parse: Callable[[object], _T | None]) -> Callable[[httpx.Response], _T | None]:
