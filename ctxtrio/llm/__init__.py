@@ -1,0 +1,18 @@
+"""The LLM side: client with breaker and queue, calibration task, summarizer."""
+
+from __future__ import annotations
+
+from .breaker import Breaker, BreakerState
+from .calibration import run_calibrator
+from .client import ChatMessage, Completion, LLMClient, LLMSettings, open_llm_client
+
+__all__ = [
+    "Breaker",
+    "BreakerState",
+    "ChatMessage",
+    "Completion",
+    "LLMClient",
+    "LLMSettings",
+    "open_llm_client",
+    "run_calibrator",
+]
