@@ -66,30 +66,55 @@ async def open_context(config: Config) -> AsyncIterator[Context]:
 
 
 async def serve(config: Config, *, stdin_fd: int = 0) -> None:
-    """Run the MCP server until stdin closes, or SIGTERM / SIGINT; then shut down cleanly."""
+    """Run the MCP server until stdin closes (stdio), or SIGTERM / SIGINT; then shut down cleanly."""
     from .tools.server import build_server  # imports the MCP SDK: only when serving
 
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with open_context(config) as ctx:
             server = build_server(ctx)
-            lines = CancellableLines(stdin_fd)
-            transport = trio.CancelScope()
+            if ctx.config.transport == "http":
+                await _serve_http(ctx, server, signals)
+            else:
+                await _serve_stdio(ctx, server, signals, stdin_fd)
 
-            async def stop_on_signal() -> None:
-                async for signum in signals:
-                    log.info("received %s: stopping", signal.Signals(signum).name)
-                    lines.close()  # stop accepting
-                    transport.deadline = trio.current_time() + ctx.config.shutdown_grace_s
-                    return
 
-            try:
-                with claim_stdout() as out_fd:
-                    async with trio.open_nursery() as nursery:
-                        nursery.start_soon(stop_on_signal)
-                        log.info("ready: MCP over stdio, data dir %s", ctx.data.root)
-                        with transport:
-                            await serve_stdio(server, lines, out_fd)
-                        nursery.cancel_scope.cancel()
-            finally:
-                with trio.CancelScope(shield=True):
-                    await lines.aclose()
+async def _serve_stdio(ctx: Context, server: object, signals: AsyncIterator[int], stdin_fd: int) -> None:
+    lines = CancellableLines(stdin_fd)
+    transport = trio.CancelScope()
+
+    async def stop_on_signal() -> None:
+        async for signum in signals:
+            log.info("received %s: stopping", signal.Signals(signum).name)
+            lines.close()  # stop accepting
+            transport.deadline = trio.current_time() + ctx.config.shutdown_grace_s
+            return
+
+    try:
+        with claim_stdout() as out_fd:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(stop_on_signal)
+                log.info("ready: MCP over stdio, data dir %s", ctx.data.root)
+                with transport:
+                    await serve_stdio(server, lines, out_fd)
+                nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True):
+            await lines.aclose()
+
+
+async def _serve_http(ctx: Context, server: object, signals: AsyncIterator[int]) -> None:
+    from .transport.http import serve_http
+
+    shutdown = trio.Event()
+
+    async def stop_on_signal() -> None:
+        async for signum in signals:
+            log.info("received %s: stopping", signal.Signals(signum).name)
+            shutdown.set()  # hypercorn stops accepting, then gives in-flight calls the grace period
+            return
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(stop_on_signal)
+        binds: list[str] = await nursery.start(serve_http, server, ctx.config, shutdown)
+        log.info("ready: MCP over HTTP at %s, data dir %s", ", ".join(f"{b}/mcp" for b in binds), ctx.data.root)
+        await shutdown.wait()

@@ -1,0 +1,156 @@
+"""MCP over Streamable HTTP, served by hypercorn's trio worker inside our nursery tree.
+
+The SDK's ``run_streamable_http_async`` uses uvicorn, which cannot run under trio, so we
+take its ASGI app (``streamable_http_app()``) and serve it with ``hypercorn.trio.serve``.
+In front of it sits :class:`Gate`, a small ASGI layer that:
+
+* answers ``GET /health`` with status and version;
+* serves MCP at ``/mcp`` and at ``/`` (configs written for the original keep working);
+* rejects a foreign ``Host`` or ``Origin`` (DNS rebinding) with 403;
+* requires ``Authorization: Bearer <token>`` on every request when a token is set (401);
+* refuses a declared body larger than the limit (413) before reading it.
+
+Shutdown: when ``shutdown`` is set, hypercorn stops accepting and gives in-flight
+requests ``grace_s`` before cancelling them; then this returns.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any, cast
+
+import trio
+
+from .._config import Config, is_loopback_host
+from .._version import __version__
+
+if TYPE_CHECKING:
+    from hypercorn.typing import Framework
+
+__all__ = ["Gate", "body_limit_bytes", "serve_http"]
+
+log = logging.getLogger("ctxtrio.transport")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def body_limit_bytes(config: Config) -> int:
+    """Largest request body: the biggest document as escaped JSON, plus room for the envelope."""
+    return config.max_ingest_chars * 6 + (1 << 20)
+
+
+class Gate:
+    """ASGI middleware: health, path alias, Host/Origin checks, bearer token, body limit."""
+
+    def __init__(self, app: ASGIApp, *, host: str, token: str | None, max_body_bytes: int) -> None:
+        self._app = app
+        self._token = token.encode() if token else None
+        self._max_body_bytes = max_body_bytes
+        self._hosts = set(_LOOPBACK_NAMES)
+        if not is_loopback_host(host) and host not in ("0.0.0.0", "::"):
+            self._hosts.add(host)
+        # Bound to every interface, any Host may be legitimate; the token protects it.
+        self._any_host = host in ("0.0.0.0", "::")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
+        problem = self._check(headers)
+        if problem is not None:
+            status, message = problem
+            await _respond(send, status, {"error": message})
+            return
+        path = scope["path"]
+        if path == "/health":
+            await _respond(send, 200, {"status": "ok", "name": "ctxtrio", "version": __version__})
+            return
+        if path in ("/", ""):
+            scope = dict(scope, path="/mcp", raw_path=b"/mcp")
+        await self._app(scope, receive, send)
+
+    def _check(self, headers: dict[str, str]) -> tuple[int, str] | None:
+        if self._token is not None:
+            given = headers.get("authorization", "")
+            scheme, _, credential = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), self._token):
+                return 401, "missing or wrong bearer token"
+        if not self._any_host and _hostname(headers.get("host", "")) not in self._hosts:
+            return 403, "Host header not allowed"
+        origin = headers.get("origin")
+        if origin and not self._any_host and _hostname(origin.split("://", 1)[-1]) not in self._hosts:
+            return 403, "Origin not allowed"
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > self._max_body_bytes:
+            return 413, f"request body larger than {self._max_body_bytes} bytes"
+        return None
+
+
+def _hostname(authority: str) -> str:
+    """``host`` of ``host[:port]`` (IPv6 in brackets kept), lowercased."""
+    authority = authority.strip().lower().split("/", 1)[0]
+    if authority.startswith("["):
+        return authority[: authority.find("]") + 1]
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+async def _respond(send: Send, status: int, body: dict[str, str]) -> None:
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def serve_http(
+    server: object,
+    config: Config,
+    shutdown: trio.Event,
+    *,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``server`` (an ``MCPServer``) over HTTP until ``shutdown`` is set.
+
+    Reports the bound URLs (``http://127.0.0.1:PORT``) through ``task_status`` once the
+    socket listens, so ``--port 0`` callers learn the port.
+    """
+    from hypercorn.config import Config as HypercornConfig
+    from hypercorn.trio import serve
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    assert isinstance(server, MCPServer)
+    limit = body_limit_bytes(config)
+    # Our Gate checks Host/Origin for every path; the SDK's own check would reject the
+    # remote host names an --allow-remote bind legitimately serves.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        transport_security=security,
+        host=config.http_host,
+        max_request_body_size=limit,
+    )
+    hypercorn_config = HypercornConfig()
+    host = f"[{config.http_host}]" if ":" in config.http_host else config.http_host
+    hypercorn_config.bind = [f"{host}:{config.http_port}"]
+    hypercorn_config.graceful_timeout = config.shutdown_grace_s
+    hypercorn_config.accesslog = None
+    hypercorn_config.errorlog = logging.getLogger("hypercorn.error")
+    gate = Gate(app, host=config.http_host, token=config.http_token, max_body_bytes=limit)
+    # hypercorn types ASGI apps with its own TypedDict events; Gate speaks plain ASGI dicts.
+    framework = cast("Framework", gate)
+    await serve(framework, hypercorn_config, shutdown_trigger=shutdown.wait, task_status=task_status, mode="asgi")

@@ -1,0 +1,72 @@
+"""Helpers to run the real server as a subprocess for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+ROOT = Path(__file__).resolve().parents[2]
+_READY = re.compile(rb"ready: MCP over HTTP at (http://[^\s,]+)/mcp")
+
+
+@dataclass
+class RunningServer:
+    process: trio.Process
+    base_url: str
+    stderr: bytearray
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.base_url}/mcp"
+
+
+async def spawn(*args: str, env: dict[str, str] | None = None) -> trio.Process:
+    """Start ``python -m ctxtrio ARGS`` with pipes on all three streams."""
+    return await trio.lowlevel.open_process(
+        [sys.executable, "-m", "ctxtrio", *args],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
+
+
+async def read_until(process: trio.Process, pattern: re.Pattern[bytes], seen: bytearray) -> re.Match[bytes]:
+    """Read stderr into ``seen`` until ``pattern`` matches (60 s at most)."""
+    assert process.stderr is not None
+    with trio.fail_after(60):
+        while (match := pattern.search(seen)) is None:
+            chunk = await process.stderr.receive_some()
+            assert chunk, f"server exited early: {seen.decode(errors='replace')}"
+            seen += chunk
+    return match
+
+
+@asynccontextmanager
+async def http_server(data_dir: Path, *extra: str, env: dict[str, str] | None = None) -> AsyncIterator[RunningServer]:
+    """A server on 127.0.0.1 with a free port; SIGTERM and wait on exit."""
+    process = await spawn("--http", "--port", "0", "--data-dir", str(data_dir), "--no-llm", *extra, env=env)
+    seen = bytearray()
+    try:
+        match = await read_until(process, _READY, seen)
+        yield RunningServer(process, match.group(1).decode(), seen)
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            with trio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None:
+                await stream.aclose()

@@ -1,0 +1,120 @@
+"""The real server over Streamable HTTP on 127.0.0.1:0, driven by the SDK client and raw HTTP."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import httpx
+import httpx2
+import trio
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextContent
+
+from .serving import http_server, spawn
+
+TOKEN = "s3cret-token-of-enough-length"
+
+
+async def _guide_text(client: Client) -> str:
+    result = await client.call_tool("context_guide", {})
+    assert not result.is_error
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def test_sdk_client_over_http(tmp_path: Path) -> None:
+    """The SDK client lists tools and calls one at /mcp and at / (the original's path)."""
+    async with http_server(tmp_path / "data") as server:
+        for url in (server.mcp_url, server.base_url + "/"):
+            async with Client(url) as client:
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                assert "context_guide" in names
+                assert "context_recall" in await _guide_text(client)
+
+
+async def test_health(tmp_path: Path) -> None:
+    """GET /health answers with status and version."""
+    async with http_server(tmp_path / "data") as server, httpx.AsyncClient() as http:
+        response = await http.get(server.base_url + "/health")
+        assert response.status_code == 200
+        assert response.json()["status"] == "ok" and response.json()["version"]
+
+
+async def test_foreign_host_and_origin_rejected(tmp_path: Path) -> None:
+    """DNS rebinding: a foreign Host or Origin gets 403, on MCP and health alike."""
+    async with http_server(tmp_path / "data") as server, httpx.AsyncClient() as http:
+        for path in ("/mcp", "/health"):
+            response = await http.post(server.base_url + path, headers={"Host": "evil.example"}, json={})
+            assert response.status_code == 403
+            response = await http.post(server.base_url + path, headers={"Origin": "http://evil.example"}, json={})
+            assert response.status_code == 403
+        ok = await http.get(server.base_url + "/health", headers={"Origin": "http://localhost:5173"})
+        assert ok.status_code == 200
+
+
+async def test_token_required_when_set(tmp_path: Path) -> None:
+    """With a token, requests without the right bearer get 401; the SDK client with it works."""
+    async with http_server(tmp_path / "data", env={"CTX_HTTP_TOKEN": TOKEN}) as server:
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(server.base_url + "/health")).status_code == 401
+            wrong = {"Authorization": "Bearer nope"}
+            assert (await http.post(server.mcp_url, headers=wrong, json={})).status_code == 401
+            good = {"Authorization": f"Bearer {TOKEN}"}
+            assert (await http.get(server.base_url + "/health", headers=good)).status_code == 200
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as authed:
+            async with Client(streamable_http_client(server.mcp_url, http_client=authed)) as client:
+                assert "context_recall" in await _guide_text(client)
+
+
+async def test_body_limit(tmp_path: Path) -> None:
+    """A declared body over the limit is refused with 413 before it is read."""
+    async with http_server(tmp_path / "data", "--max-ingest-chars", "10") as server:
+        host, port = server.base_url.removeprefix("http://").rsplit(":", 1)
+        stream = await trio.open_tcp_stream(host, int(port))
+        async with stream:
+            request = (
+                f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {50 << 20}\r\n\r\n"
+            )
+            await stream.send_all(request.encode())
+            with trio.fail_after(10):
+                head = await stream.receive_some()
+        assert head.startswith(b"HTTP/1.1 413")
+
+
+async def test_two_clients_at_once(tmp_path: Path) -> None:
+    """Two SDK clients share one server concurrently."""
+    async with http_server(tmp_path / "data") as server:
+        texts: list[str] = []
+
+        async def one() -> None:
+            async with Client(server.mcp_url) as client:
+                for _ in range(5):
+                    texts.append(await _guide_text(client))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(one)
+            nursery.start_soon(one)
+        assert len(texts) == 10
+
+
+async def test_non_loopback_refused_without_allow_remote(tmp_path: Path) -> None:
+    """Binding 0.0.0.0 without --allow-remote exits 2 before listening."""
+    process = await spawn("--http", "--host", "0.0.0.0", "--data-dir", str(tmp_path / "d"))
+    with trio.fail_after(30):
+        assert await process.wait() == 2
+    assert process.stderr is not None
+    assert b"not loopback" in await process.stderr.receive_some()
+
+
+async def test_sigterm_exits_zero(tmp_path: Path) -> None:
+    """SIGTERM stops the HTTP server gracefully with exit code 0."""
+    async with http_server(tmp_path / "data") as server:
+        async with Client(server.mcp_url) as client:
+            await _guide_text(client)
+        server.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(5):
+            assert await server.process.wait() == 0
