@@ -1,0 +1,220 @@
+"""Structure-aware chunking: whole blocks packed into a token budget, with overlap.
+
+The document is split into blocks (:mod:`ctxtrio.text.blocks`: headings, fenced code,
+list items, paragraphs). Whole blocks are packed greedily up to ``chunk_tokens``. A
+new chunk starts early at a heading once the current one is at least half full, and
+a heading that would end a chunk moves to the next one with the text it introduces.
+Trailing whole blocks of up to ``overlap_tokens`` are carried into the next chunk,
+so a chunk's text starts at its first overlap block; its ``trail`` is the heading
+trail of its first *new* block.
+
+Only a block larger than a whole chunk is split: on line boundaries, and a line that
+is itself too large (minified code, base64) on characters, never between a character
+and the combining marks, joiners or variation selectors that follow it.
+
+Guarantees, for every chunk: ``text == source[start:end]``; chunks are in order,
+each ends after the previous one ends, and together they cover every character of
+the source; ``tokens == model.estimate(text) <= chunk_tokens``, except for a chunk
+that is one character with its combining marks whose own estimate exceeds the
+budget (only possible when a calibrated rate exceeds ``chunk_tokens``).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from ctxtrio.text.blocks import Block, iter_blocks
+from ctxtrio.text.tokens import TokenModel
+
+__all__ = ["Chunk", "chunk_document", "iter_chunks"]
+
+# Upper bound on the characters examined for one hard-split piece, per token of budget.
+_PROBE_CHARS_PER_TOKEN: Final = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One chunk of a document: ``text == source[start:end]``, verbatim."""
+
+    index: int
+    text: str
+    start: int
+    end: int
+    trail: tuple[str, ...]
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """A packable unit: a whole block, or a part of a block too large for a chunk."""
+
+    start: int
+    end: int
+    tokens: int
+    trail: tuple[str, ...]
+    heading: bool
+
+
+def chunk_document(
+    text: str, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel
+) -> list[Chunk]:
+    """Return all chunks of ``text`` (see :func:`iter_chunks`)."""
+    return list(
+        iter_chunks(text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model)
+    )
+
+
+def iter_chunks(
+    text: str, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel
+) -> Iterator[Chunk]:
+    """Yield the chunks of ``text`` in order, each as soon as it is complete.
+
+    ``chunk_tokens`` must be at least 1 and ``overlap_tokens`` in
+    ``[0, chunk_tokens)``; otherwise ``ValueError``. ``""`` yields nothing.
+    """
+    if chunk_tokens < 1:
+        raise ValueError(f"chunk_tokens must be >= 1, got {chunk_tokens}")
+    if not 0 <= overlap_tokens < chunk_tokens:
+        raise ValueError(f"overlap_tokens must be in [0, {chunk_tokens}), got {overlap_tokens}")
+    packer = _Packer(text, chunk_tokens, overlap_tokens, model)
+    for piece in _pieces(text, chunk_tokens, model):
+        yield from packer.add(piece)
+    yield from packer.finish()
+
+
+def _pieces(text: str, budget: int, model: TokenModel) -> Iterator[_Piece]:
+    """Yield the blocks of ``text`` with their trails, oversized ones split."""
+    stack: list[tuple[int, str]] = []
+    for block in iter_blocks(text):
+        if block.level:
+            while stack and stack[-1][0] >= block.level:
+                stack.pop()
+            stack.append((block.level, block.title))
+        trail = tuple(title for _, title in stack)
+        tokens = model.estimate(text[block.start : block.end])
+        if tokens <= budget:
+            yield _Piece(block.start, block.end, tokens, trail, block.level > 0)
+            continue
+        heading = block.level > 0
+        for start, end, piece_tokens in _hard_split(text, block, budget, model):
+            yield _Piece(start, end, piece_tokens, trail, heading)
+            heading = False
+
+
+def _hard_split(
+    text: str, block: Block, budget: int, model: TokenModel
+) -> Iterator[tuple[int, int, int]]:
+    """Split an oversized block into (start, end, tokens) pieces within ``budget``.
+
+    Each piece is the longest run of whole lines that fits, found from a proportional
+    guess; a line that does not fit alone is cut on characters.
+    """
+    position, end = block.start, block.end
+    while position < end:
+        limit = min(end, position + budget * _PROBE_CHARS_PER_TOKEN)
+        tokens = model.estimate(text[position:limit])
+        if tokens <= budget:
+            if limit == end:
+                yield position, end, tokens
+                return
+            target = limit  # the probe fits: end at its last line break
+        else:
+            target = position + max(1, (limit - position) * budget // tokens)
+        while True:
+            cut = text.rfind("\n", position, target) + 1
+            if cut <= position:  # no whole line fits: cut the line on characters
+                cut = _char_boundary(text, position, target)
+            tokens = model.estimate(text[position:cut])
+            if tokens <= budget or target - position <= 1:
+                break
+            target = position + max(1, (target - position) * 9 // 10)
+        yield position, cut, tokens
+        position = cut
+
+
+def _char_boundary(text: str, start: int, cut: int) -> int:
+    """Move ``cut`` back off combining marks, joiners and variation selectors.
+
+    When the cluster starting at ``start`` reaches past ``cut``, move forward to its end
+    instead, so every piece holds at least one whole cluster.
+    """
+    position = cut
+    while position > start + 1 and _continues_cluster(text[position]):
+        position -= 1
+    if position == start + 1 and position < len(text) and _continues_cluster(text[position]):
+        position = cut
+        while position < len(text) and _continues_cluster(text[position]):
+            position += 1
+    return position
+
+
+def _continues_cluster(char: str) -> bool:
+    if char.isascii():
+        return False
+    return (
+        unicodedata.combining(char) != 0
+        or unicodedata.category(char) in ("Mn", "Mc", "Me")
+        or char in "\u200c\u200d"
+        or "\ufe00" <= char <= "\ufe0f"
+        or "\U000e0100" <= char <= "\U000e01ef"
+        or "\U0001f3fb" <= char <= "\U0001f3ff"  # skin tone modifiers
+        or "\udc00" <= char <= "\udfff"  # a low surrogate never starts a piece
+    )
+
+
+class _Packer:
+    """Greedy packing of pieces into chunks, carrying overlap pieces forward."""
+
+    def __init__(self, text: str, budget: int, overlap: int, model: TokenModel) -> None:
+        self._text = text
+        self._budget = budget
+        self._overlap = overlap
+        self._model = model
+        self._carried: list[_Piece] = []  # overlap pieces from the previous chunk
+        self._new: list[_Piece] = []
+        self._tokens = 0  # sum over carried and new pieces (an upper bound of the estimate)
+        self._index = 0
+
+    def add(self, piece: _Piece) -> Iterator[Chunk]:
+        if self._new:
+            full = self._tokens + piece.tokens > self._budget
+            section = piece.heading and self._tokens * 2 >= self._budget
+            if full or section:
+                yield self._emit(piece)
+        self._new.append(piece)
+        self._tokens += piece.tokens
+
+    def finish(self) -> Iterator[Chunk]:
+        if self._new:
+            yield self._chunk(self._carried + self._new)
+
+    def _emit(self, following: _Piece) -> Chunk:
+        """Emit the current chunk and start the next one, which will hold ``following``."""
+        moved: list[_Piece] = []  # trailing headings go on with the text they introduce
+        room = self._budget - following.tokens
+        while len(self._new) > 1 and self._new[-1].heading and self._new[-1].tokens <= room:
+            room -= self._new[-1].tokens
+            moved.insert(0, self._new.pop())
+        pieces = self._carried + self._new
+        chunk = self._chunk(pieces)
+        carried: list[_Piece] = []
+        carried_tokens = 0
+        for piece in reversed(pieces[1:]):  # never all of it: chunk starts must advance
+            if carried_tokens + piece.tokens > min(self._overlap, room):
+                break
+            carried.insert(0, piece)
+            carried_tokens += piece.tokens
+        self._carried, self._new = carried, moved
+        self._tokens = carried_tokens + sum(piece.tokens for piece in moved)
+        return chunk
+
+    def _chunk(self, pieces: list[_Piece]) -> Chunk:
+        start, end = pieces[0].start, pieces[-1].end
+        text = self._text[start:end]
+        first_new = pieces[len(self._carried)] if len(pieces) > len(self._carried) else pieces[0]
+        chunk = Chunk(self._index, text, start, end, first_new.trail, self._model.estimate(text))
+        self._index += 1
+        return chunk

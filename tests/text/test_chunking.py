@@ -1,0 +1,274 @@
+"""Tests for ctxtrio.text.chunking (and the block splitter it builds on)."""
+
+from __future__ import annotations
+
+import random
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxtrio.text.blocks import iter_blocks
+from ctxtrio.text.chunking import Chunk, chunk_document, iter_chunks
+from ctxtrio.text.tokens import ScriptClass, TokenModel
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MODEL = TokenModel.cold()
+FIXTURE_NAMES = ["manual.md", "app.log", "sample.py.txt", "korean.txt", "chinese.txt"]
+SETTINGS = [(800, 80), (120, 30), (40, 10), (25, 0)]
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def chunks(text: str, size: int, overlap: int = 0, model: TokenModel = MODEL) -> list[Chunk]:
+    return chunk_document(text, chunk_tokens=size, overlap_tokens=overlap, model=model)
+
+
+def assert_valid(text: str, found: list[Chunk], size: int, model: TokenModel = MODEL) -> None:
+    """The invariants every chunking must satisfy."""
+    assert [chunk.index for chunk in found] == list(range(len(found)))
+    assert found[0].start == 0
+    assert found[-1].end == len(text)
+    for chunk in found:
+        assert chunk.text == text[chunk.start : chunk.end]
+        assert chunk.start < chunk.end
+        assert chunk.tokens == model.estimate(chunk.text) <= size
+    for before, after in zip(found, found[1:]):
+        assert before.start < after.start <= before.end < after.end  # ordered, no gap
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+@pytest.mark.parametrize(("size", "overlap"), SETTINGS)
+def test_fixture_chunks_cover_source_in_order_within_budget(
+    name: str, size: int, overlap: int
+) -> None:
+    """Every fixture chunks into ordered, verbatim, gap-free chunks within the budget."""
+    text = fixture(name)
+    assert_valid(text, chunks(text, size, overlap), size)
+
+
+def test_random_documents_hold_the_invariants() -> None:
+    """Random markdown-ish documents keep coverage, order, verbatim text and budget."""
+    rng = random.Random(1234)
+    parts = ["# Title\n", "## Sub\n", "### Deep\n", "para text here. " * 3 + "\n", "\n", "\n\n",
+             "- item\n", "1. first\n", "```\ncode\n", "```\n", "~~~\n", "Setext\n===\n",
+             "x" * 300 + "\n", "数据库连接失败。\n", "회의에서 결정했다.\n", "e\u0301" * 40,
+             "----\n", "| a | b |\n", "    indented\n", "\r\n", "word " * 120]
+    for _ in range(150):
+        text = "".join(rng.choice(parts) for _ in range(rng.randrange(1, 40)))
+        size = rng.choice([5, 12, 30, 100])
+        overlap = rng.randrange(0, size)
+        assert_valid(text, chunks(text, size, overlap), size)
+
+
+def test_empty_text_has_no_chunks_and_blank_text_one() -> None:
+    """"" yields no chunks; whitespace-only text is one chunk."""
+    assert chunks("", 100) == []
+    [only] = chunks("  \n\n", 100)
+    assert (only.start, only.end, only.trail) == (0, 4, ())
+
+
+def test_invalid_budgets_rejected() -> None:
+    """chunk_tokens below 1 or overlap outside [0, chunk_tokens) is a ValueError."""
+    with pytest.raises(ValueError):
+        chunks("text", 0)
+    with pytest.raises(ValueError):
+        chunks("text", 10, 10)
+    with pytest.raises(ValueError):
+        chunks("text", 10, -1)
+
+
+def test_iter_chunks_yields_lazily() -> None:
+    """iter_chunks is a generator: the first chunk arrives before the rest is chunked."""
+    text = fixture("manual.md")
+    stream = iter_chunks(text, chunk_tokens=200, overlap_tokens=20, model=MODEL)
+    assert isinstance(stream, Iterator)
+    first = next(stream)
+    assert [first, *stream] == chunks(text, 200, 20)
+
+
+def fenced_blocks(text: str) -> list[tuple[int, int]]:
+    return [(block.start, block.end) for block in iter_blocks(text)
+            if text[block.start:block.end].lstrip(" ").startswith(("```", "~~~"))]
+
+
+def test_fenced_blocks_never_split_when_they_fit() -> None:
+    """A fenced code block that fits a chunk lies wholly inside one chunk."""
+    text = fixture("manual.md")
+    fences = fenced_blocks(text)
+    assert len(fences) > 5
+    for size in (60, 120, 400):
+        found = chunks(text, size, size // 10)
+        for start, end in fences:
+            if MODEL.estimate(text[start:end]) <= size:
+                assert any(c.start <= start and end <= c.end for c in found), (size, start)
+
+
+def test_fence_content_is_not_structure() -> None:
+    """Headings and blank lines inside a fence do not split it."""
+    text = "intro\n\n```sh\n# not a heading\n\nmore\n```\nafter\n"
+    blocks = [(text[b.start:b.end], b.level) for b in iter_blocks(text)]
+    assert blocks == [("intro\n\n", 0), ("```sh\n# not a heading\n\nmore\n```\n", 0),
+                      ("after\n", 0)]
+
+
+def test_tilde_fence_not_closed_by_backticks() -> None:
+    """A ~~~ fence is closed only by ~~~ of at least its length, not by ```."""
+    text = "~~~~\na\n```\n~~~\nb\n~~~~\ntail\n"
+    blocks = [text[b.start:b.end] for b in iter_blocks(text)]
+    assert blocks == ["~~~~\na\n```\n~~~\nb\n~~~~\n", "tail\n"]
+
+
+def test_unclosed_fence_runs_to_end() -> None:
+    """An unclosed fence runs to the end of the text, headings included."""
+    text = "p\n\n```\ncode\n# h\n"
+    assert [text[b.start:b.end] for b in iter_blocks(text)] == ["p\n\n", "```\ncode\n# h\n"]
+
+
+def test_trails_across_skipped_levels() -> None:
+    """`#` then `###` gives (A, C); a following `##` gives (A, B)."""
+    text = "# A\n\nalpha\n\n### C\n\ngamma\n\n## B\n\nbeta\n"
+    trails = {c.text.strip().splitlines()[-1]: c.trail for c in chunks(text, 3)}
+    assert trails == {"# A": ("A",), "alpha": ("A",), "### C": ("A", "C"),
+                      "gamma": ("A", "C"), "## B": ("A", "B"), "beta": ("A", "B")}
+
+
+def test_setext_headings_and_thematic_breaks() -> None:
+    """=== and --- under a text line are headings; --- after a blank line is not."""
+    text = "Top\n===\n\nbody\n\nSub\n---\n\n---\n\nend\n"
+    heads = [(b.level, b.title) for b in iter_blocks(text) if b.level]
+    assert heads == [(1, "Top"), (2, "Sub")]
+    assert chunks(text, 2)[-1].trail == ("Top", "Sub")
+
+
+def test_hash_lines_without_text_are_not_headings() -> None:
+    """`#` alone, `#tag` and `# ----` are ordinary lines, not headings."""
+    text = "#\n\n#tag\n\n# ----\n\n#### Real\n"
+    assert [(b.level, b.title) for b in iter_blocks(text) if b.level] == [(4, "Real")]
+
+
+def test_list_items_are_blocks() -> None:
+    """Each list item starts a block; its continuation lines stay with it."""
+    text = "- one\n- two\n  more\n1. three\n"
+    assert [text[b.start:b.end] for b in iter_blocks(text)] == ["- one\n", "- two\n  more\n",
+                                                                "1. three\n"]
+
+
+def test_overlap_carries_whole_blocks_and_trail_follows_new_block() -> None:
+    """Trailing blocks within overlap are repeated; the trail is the first new block's."""
+    text = "# A\n\n" + "".join(f"para {i} of a.\n\n" for i in range(3)) + "## B\n\nb0 text.\n\n"
+    text += "".join(f"b{i} text goes on.\n\n" for i in range(1, 6))
+    found = chunks(text, 12, 5)
+    assert_valid(text, found, 12)
+    carried = [c for prev, c in zip(found, found[1:]) if c.start < prev.end]
+    assert carried  # some chunk starts with overlap
+    for prev, chunk in zip(found, found[1:]):
+        new_start = prev.end
+        first_new = next(b for b in iter_blocks(text) if b.start == new_start)
+        assert chunk.start <= first_new.start
+        expected = ("A", "B") if new_start >= text.index("## B") else ("A",)
+        assert chunk.trail == expected
+        overlap = text[chunk.start:new_start]
+        if overlap:
+            assert MODEL.estimate(overlap) <= 5
+
+
+def test_overlap_from_previous_section_keeps_new_trail() -> None:
+    """A chunk whose overlap comes from section A but whose new text starts B has B's trail."""
+    text = "# A\n\npara 0 of a.\n\npara 1 of a.\n\npara 2 of a.\n\n## B\n\nb0 text.\n\n"
+    text += "b1 text goes on.\n\n"
+    found = chunks(text, 12, 5)
+    assert_valid(text, found, 12)
+    mixed = [c for c in found if c.text.startswith("para 2") and "## B" in c.text]
+    assert [c.trail for c in mixed] == [("A", "B")]
+
+
+def test_new_chunk_starts_at_heading_when_half_full() -> None:
+    """A heading starts a new chunk once the current one is at least half full."""
+    section = "## S{}\n\n" + "filler words " * 8 + "\n\n"
+    text = "".join(section.format(i) for i in range(6))
+    found = chunks(text, 100)
+    assert len(found) > 1
+    assert all(c.text.startswith("## S") for c in found)
+
+
+def test_trailing_heading_moves_to_next_chunk() -> None:
+    """A heading that would end a full chunk moves to the next with its text."""
+    text = "p " * 40 + "\n\n## Next\n\n" + "n " * 40 + "\n"
+    found = chunks(text, 25)
+    assert_valid(text, found, 25)
+    assert not any(c.text.rstrip().endswith("## Next") for c in found)
+    assert any(c.text.startswith("## Next") and c.trail == ("Next",) for c in found)
+
+
+def test_large_block_split_on_lines() -> None:
+    """A paragraph larger than a chunk splits on line boundaries."""
+    text = fixture("app.log")
+    found = chunks(text, 200, 0)
+    assert_valid(text, found, 200)
+    assert all(c.text.endswith("\n") for c in found)
+
+
+def test_large_fence_split_on_lines() -> None:
+    """A fenced block larger than a chunk is split, on line boundaries."""
+    text = "```\n" + "".join(f"line {i} of code\n" for i in range(200)) + "```\n"
+    found = chunks(text, 50)
+    assert_valid(text, found, 50)
+    assert len(found) > 5 and all(c.text.endswith("\n") for c in found)
+
+
+def test_base64_line_hard_split_on_characters() -> None:
+    """A single 100 KB base64 line is hard-split on characters within the budget."""
+    rng = random.Random(9)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    line = "".join(rng.choice(alphabet) for _ in range(100_000))
+    text = f"# Blob\n\n{line}\n\nafter\n"
+    found = chunks(text, 800, 80)
+    assert_valid(text, found, 800)
+    assert len(found) >= 100_000 * 0.27 / 800
+    assert sum(c.tokens for c in found) < MODEL.estimate(text) * 1.05  # pieces are nearly full
+
+
+def test_char_split_keeps_combining_marks_with_base() -> None:
+    """A character split never leaves a combining mark at the start of a chunk."""
+    text = "e\u0301\u0302" * 500
+    found = chunks(text, 7)
+    assert_valid(text, found, 7)
+    assert not any(unicodedata.combining(c.text[0]) for c in found)
+
+
+def test_unsplittable_cluster_may_exceed_budget() -> None:
+    """A single character whose own estimate exceeds the budget is a chunk of its own."""
+    heavy = TokenModel({cls: 3.0 for cls in ScriptClass}, "heavy")
+    text = "ab"
+    found = chunks(text, 2, model=heavy)
+    assert [(c.text, c.tokens) for c in found] == [("a", 3), ("b", 3)]
+
+
+def test_cjk_text_chunks_by_paragraph() -> None:
+    """Korean and Chinese fixtures chunk at paragraph ends when paragraphs fit."""
+    for name in ("korean.txt", "chinese.txt"):
+        text = fixture(name)
+        found = chunks(text, 400)
+        assert_valid(text, found, 400)
+        assert all(c.text.endswith("\n") for c in found)
+        assert len(found) > 1
+
+
+def test_manual_trails_follow_headings() -> None:
+    """In the manual, each chunk's trail is the heading stack above its first new block."""
+    text = fixture("manual.md")
+    headings = [b for b in iter_blocks(text) if b.level]
+    found = chunks(text, 300, 30)
+    for prev_end, chunk in zip([0] + [c.end for c in found], found):
+        stack: list[tuple[int, str]] = []
+        for head in headings:
+            if head.start > prev_end:
+                break
+            stack = [entry for entry in stack if entry[0] < head.level] + [(head.level, head.title)]
+        assert chunk.trail == tuple(title for _, title in stack)
+    assert {"ctxtrio Operator Manual", "Install", "Security"} <= {c.trail[0] for c in found}
+    assert any(len(c.trail) == 3 for c in found)  # "#### Notes" under "##"
