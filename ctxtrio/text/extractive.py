@@ -1,0 +1,268 @@
+"""Extractive summaries: verbatim sentences chosen by TF-ISF, when no LLM can summarize.
+
+Sentences are found by :func:`split_sentences`; each is scored by the summed inverse
+sentence frequency of its distinct terms (:func:`ctxtrio.text.terms.terms`, so CJK
+bigrams count) divided by the square root of their number, with a small boost for
+the first three; headings and sentences of fewer than three terms come last. The
+best are taken greedily until the token target is reached (repeats skipped) and
+printed in document order, sentences of one paragraph joined by a space, others
+by a newline. Every sentence in a summary occurs verbatim in the input
+(one cut to fit is a verbatim prefix). Everything is deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Final
+
+from ctxtrio.text.terms import terms
+from ctxtrio.text.tokens import TokenModel
+
+__all__ = ["first_sentence", "split_sentences", "summarize_extractive"]
+
+_LEAD_BOOST: Final = (1.15, 1.10, 1.05)  # multipliers for the first three sentences
+_MIN_TERMS: Final = 3  # headings and shorter sentences are chosen only as a last resort
+
+_FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
+_HEADING: Final = re.compile(r" {0,3}#{1,6}[ \t]+")
+_LIST_ITEM: Final = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
+_UNDERLINE: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
+_CLOSERS: Final = "\"'”’)\\]}」』）》"  # a regex class body: the bracket is escaped
+_ENDS: Final = re.compile(
+    f"[.!?]+[{_CLOSERS}]*(?=\\s|\\Z)|[。！？．｡]+[{_CLOSERS}]*"
+)
+_ABBREVIATIONS: Final = frozenset(
+    "e.g i.e etc vs cf al approx ca fig figs eq no nos vol pp p mr mrs ms dr prof st jr sr "
+    "inc ltd co corp dept est jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    text: str
+    group: int  # sentences of one paragraph (or log line) share a group
+    heading: bool
+
+
+def split_sentences(text: str) -> list[str]:
+    """Return the sentences of ``text`` in order, each a verbatim substring, stripped.
+
+    A sentence ends at ``.``, ``!`` or ``?`` (with closing quotes or brackets) followed
+    by whitespace or the end, unless the word is a known abbreviation (``e.g.``,
+    ``Dr.``), a single initial, or the next word starts in lowercase; and at
+    ``。！？．`` with no space needed. Blank lines, headings and list items are breaks
+    too, and so is every line break of a paragraph that is not wrapped prose (a log); list markers, heading markers, setext underlines, table rows and fenced code
+    are left out.
+    """
+    return [sentence.text for sentence in _sentences(text)]
+
+
+def summarize_extractive(text: str, *, target_tokens: int, model: TokenModel) -> str:
+    """Return a verbatim extract of ``text`` within ``target_tokens`` (``text`` if it fits).
+
+    At least the best sentence is returned, cut to fit when even it is too long.
+    ``target_tokens`` must be at least 1.
+    """
+    if target_tokens < 1:
+        raise ValueError(f"target_tokens must be >= 1, got {target_tokens}")
+    if model.estimate(text) <= target_tokens:
+        return text
+    sentences = _sentences(text)
+    if not sentences:
+        return _fit(text.strip(), target_tokens, model)
+    ranked, regular = _rank(sentences)
+    chosen: list[int] = []
+    seen: set[str] = set()
+    used = 0
+    for rank, index in enumerate(ranked):
+        sentence = sentences[index].text
+        if sentence in seen or (rank >= regular and chosen):
+            continue  # a repeat says nothing new; a last resort is not filler
+        cost = model.estimate(sentence) + (1 if chosen else 0)  # + separator
+        if used + cost <= target_tokens:
+            chosen.append(index)
+            seen.add(sentence)
+            used += cost
+    if not chosen:
+        return _fit(sentences[ranked[0]].text, target_tokens, model)
+    return _join([sentences[index] for index in sorted(chosen)])
+
+
+def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
+    """Return the first non-heading sentence of ``text`` cut to ``max_tokens`` ("" if none).
+
+    Falls back to the first heading when the text has nothing else. Meant for one-line
+    outline summaries.
+    """
+    sentences = _sentences(text)
+    if not sentences:
+        return ""
+    body = [sentence for sentence in sentences if not sentence.heading]
+    return _fit((body or sentences)[0].text, max_tokens, model)
+
+
+def _sentences(text: str) -> list[_Sentence]:
+    out: list[_Sentence] = []
+    group = 0
+    for unit, heading in _units(text):
+        for sentences in _split_unit(unit):
+            group += 1
+            for sentence in sentences:
+                if any(char.isalnum() for char in sentence):
+                    out.append(_Sentence(sentence, group, heading))
+    return out
+
+
+_LINE: Final = re.compile(r"[^\n]*\n?")
+
+
+def _units(text: str) -> list[tuple[str, bool]]:
+    """Split ``text`` into (text, is_heading) units: paragraphs, list items, headings.
+
+    Units are stripped slices of ``text``, so everything cut from them is verbatim.
+    """
+    units: list[tuple[str, bool]] = []
+    start = -1  # start of the open paragraph or list item, -1 when none
+    end = 0  # end of its last line
+    lines_open = 0
+    fence = ""
+
+    def close() -> None:
+        nonlocal start, lines_open
+        if start >= 0:
+            units.append((text[start:end].strip(), False))
+        start, lines_open = -1, 0
+
+    for match in _LINE.finditer(text):
+        line_start, line_end = match.span()
+        line = match.group().rstrip("\r\n")
+        if line_start == len(text):
+            break
+        if fence:
+            stripped = line.strip()
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = ""
+            continue
+        if (opening := _FENCE.match(line)) is not None:
+            close()
+            fence = opening.group(1)
+        elif not line.strip() or line.lstrip().startswith("|"):  # blank, or a table row
+            close()
+        elif (heading := _HEADING.match(line)) is not None:
+            close()
+            units.append((line[heading.end() :].strip().rstrip("#").strip(), True))
+        elif _UNDERLINE.fullmatch(line) is not None:
+            if lines_open == 1:  # a setext heading: the line above is its text
+                units.append((text[start:end].strip(), True))
+                start = -1
+            close()
+        else:
+            if (item := _LIST_ITEM.match(line)) is not None:
+                close()
+                start = line_start + item.end()
+            elif start < 0:
+                start = line_start
+            end = line_end
+            lines_open += 1
+    close()
+    return [(unit, heading) for unit, heading in units if unit]
+
+
+def _split_unit(unit: str) -> list[list[str]]:
+    """Split a unit into groups of sentences: one group, or one per line if line-oriented.
+
+    A unit is line-oriented (a log, a CJK paragraph per line, a list without markers)
+    when fewer than half of its continuation lines start with a lowercase letter, the
+    mark of wrapped prose.
+    """
+    lines = unit.split("\n")
+    if len(lines) > 1:
+        wrapped = sum(1 for line in lines[1:] if line.lstrip()[:1].islower())
+        if wrapped * 2 < len(lines) - 1:
+            return [_split_text(line) for line in lines]
+    return [_split_text(unit)]
+
+
+def _split_text(unit: str) -> list[str]:
+    sentences: list[str] = []
+    start = 0
+    for match in _ENDS.finditer(unit):
+        end = match.end()
+        if match.group()[0] in ".!?" and not _ends_sentence(unit, match.start(), end):
+            continue
+        sentences.append(unit[start:end].strip())
+        start = end
+    sentences.append(unit[start:].strip())
+    return [sentence for sentence in sentences if sentence]
+
+
+def _ends_sentence(unit: str, stop: int, after: int) -> bool:
+    """Decide whether the ``.!?`` at ``unit[stop]`` ends a sentence."""
+    rest = unit[after:].lstrip()
+    if not rest:
+        return True
+    if unit[stop] == "." and rest[0].islower():
+        return False  # "e.g. the", "approx. five"
+    word_start = stop
+    while word_start > 0 and (unit[word_start - 1].isalnum() or unit[word_start - 1] == "."):
+        word_start -= 1
+    word = unit[word_start:stop].lower()
+    if unit[stop] == "." and (word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())):
+        return False  # "Dr. Smith", "J. Smith", "e.g. Foo"
+    return True
+
+
+def _rank(sentences: list[_Sentence]) -> tuple[list[int], int]:
+    """Return sentence indices, best first (ties: earlier first), and how many are regular.
+
+    Regular sentences have at least ``_MIN_TERMS`` terms and are not headings; the
+    others follow them, as a last resort.
+    """
+    bags = [set(terms(sentence.text)) for sentence in sentences]
+    frequency: dict[str, int] = {}
+    for bag in bags:
+        for term in bag:
+            frequency[term] = frequency.get(term, 0) + 1
+    count = len(sentences)
+    keys: list[tuple[bool, float, int]] = []
+    for index, bag in enumerate(bags):
+        score = sum(math.log(1.0 + count / frequency[term]) for term in bag)
+        score /= math.sqrt(len(bag)) if bag else 1.0
+        if index < len(_LEAD_BOOST):
+            score *= _LEAD_BOOST[index]
+        last_resort = len(bag) < _MIN_TERMS or sentences[index].heading
+        keys.append((last_resort, -score, index))
+    keys.sort()
+    regular = sum(1 for last_resort, _, _ in keys if not last_resort)
+    return [index for _, _, index in keys], regular
+
+
+def _join(sentences: list[_Sentence]) -> str:
+    parts: list[str] = []
+    for previous, sentence in zip([None, *sentences], sentences):
+        if previous is not None:
+            parts.append(" " if previous.group == sentence.group else "\n")
+        parts.append(sentence.text)
+    return "".join(parts)
+
+
+def _fit(text: str, max_tokens: int, model: TokenModel) -> str:
+    """Return the longest prefix of ``text`` within ``max_tokens``, ended at a word if near."""
+    if model.estimate(text) <= max_tokens:
+        return text
+    low, high = 0, len(text)  # the prefix of length low fits, high does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if model.estimate(text[:middle]) <= max_tokens:
+            low = middle
+        else:
+            high = middle
+    while low > 1 and unicodedata.combining(text[low]):
+        low -= 1
+    space = text.rfind(" ", 0, low + 1)
+    if space > low * 0.7:
+        low = space
+    return text[:low].rstrip() or text[: max(low, 1)]

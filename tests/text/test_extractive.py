@@ -1,0 +1,205 @@
+"""Tests for ctxtrio.text.extractive: sentence splitting and TF-ISF summaries."""
+
+from __future__ import annotations
+
+import functools
+import random
+from pathlib import Path
+
+import pytest
+
+from ctxtrio.text.extractive import first_sentence, split_sentences, summarize_extractive
+from ctxtrio.text.tokens import TokenModel
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MODEL = TokenModel.cold()
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def composed_of(summary: str, text: str) -> bool:
+    """True when summary is whole sentences of text, in order, joined by a space or newline."""
+    sentences = split_sentences(text)
+
+    @functools.cache
+    def rest_matches(first: int, position: int) -> bool:
+        for index in range(first, len(sentences)):
+            sentence = sentences[index]
+            if summary.startswith(sentence, position):
+                end = position + len(sentence)
+                if end == len(summary):
+                    return True
+                if summary[end] in " \n" and rest_matches(index + 1, end + 1):
+                    return True
+        return False
+
+    return rest_matches(0, 0)
+
+
+def test_english_sentences_split_at_terminal_punctuation() -> None:
+    """Sentences end at . ! ? followed by whitespace or the end, closers included."""
+    text = 'It works. Does it? Yes! (He said "fine.") Done [1].'
+    assert split_sentences(text) == ["It works.", "Does it?", "Yes!", '(He said "fine.")',
+                                     "Done [1]."]
+
+
+def test_abbreviations_initials_and_numbers_do_not_split() -> None:
+    """e.g., Dr., initials, decimals and a following lowercase word keep a sentence whole."""
+    text = "Use a cache, e.g. Redis or memcached. Dr. Smith and J. Doe agreed at 3.14 pm. Next."
+    assert split_sentences(text) == [
+        "Use a cache, e.g. Redis or memcached.",
+        "Dr. Smith and J. Doe agreed at 3.14 pm.",
+        "Next.",
+    ]
+
+
+def test_chinese_splits_without_spaces() -> None:
+    """Chinese text splits at 。！？ with no space needed."""
+    text = "数据库连接失败。请重试！真的吗？好的"
+    assert split_sentences(text) == ["数据库连接失败。", "请重试！", "真的吗？", "好的"]
+
+
+def test_japanese_splits_on_fullwidth_terminators() -> None:
+    """Japanese text splits at 。！？ and the fullwidth full stop ．."""
+    text = "東京の天気は晴れです。明日は雨でしょう！傘は要りますか？はい．以上"
+    assert split_sentences(text) == ["東京の天気は晴れです。", "明日は雨でしょう！",
+                                     "傘は要りますか？", "はい．", "以上"]
+
+
+def test_lines_of_lists_and_headings_are_breaks() -> None:
+    """List items and headings are separate sentences even without punctuation."""
+    text = "# Setup\nInstall it\n- first step\n- second step\n1. numbered\n\nPlain line\nwraps here"
+    assert split_sentences(text) == ["Setup", "Install it", "first step", "second step",
+                                     "numbered", "Plain line\nwraps here"]
+
+
+def test_code_tables_and_underlines_are_not_sentences() -> None:
+    """Fenced code, table rows and setext underlines give no sentences; the title does."""
+    text = "Title\n=====\n\n```\nx = 1. y = 2.\n```\n| a | b |\n|---|---|\nProse here."
+    assert split_sentences(text) == ["Title", "Prose here."]
+
+
+def test_sentences_are_verbatim_substrings_of_fixtures() -> None:
+    """Every sentence of every fixture occurs verbatim in it, CRLF text included."""
+    for name in ["manual.md", "app.log", "korean.txt", "chinese.txt", "sample.py.txt"]:
+        text = fixture(name)
+        for variant in (text, text.replace("\n", "\r\n")):
+            sentences = split_sentences(variant)
+            assert sentences
+            assert all(sentence and sentence in variant for sentence in sentences)
+
+
+def test_text_within_target_returned_as_is() -> None:
+    """Text already within the target is returned unchanged."""
+    text = "Short text.  With odd   spacing.\n"
+    assert summarize_extractive(text, target_tokens=100, model=MODEL) == text
+
+
+@pytest.mark.parametrize("name", ["manual.md", "app.log", "korean.txt", "chinese.txt"])
+@pytest.mark.parametrize("target", [20, 60, 200])
+def test_summary_within_target_and_verbatim(name: str, target: int) -> None:
+    """A summary fits the target and consists of verbatim input sentences."""
+    text = fixture(name)
+    summary = summarize_extractive(text, target_tokens=target, model=MODEL)
+    assert summary
+    assert MODEL.estimate(summary) <= target
+    cut = any(sentence.startswith(summary) for sentence in split_sentences(text))
+    assert composed_of(summary, text) or cut
+
+
+def test_summary_keeps_document_order() -> None:
+    """Chosen sentences appear in the summary in their document order."""
+    text = fixture("chinese.txt")
+    summary = summarize_extractive(text, target_tokens=150, model=MODEL)
+    positions = [text.index(sentence) for sentence in split_sentences(summary)]
+    assert positions == sorted(positions) and len(positions) > 1
+
+
+def test_summary_is_deterministic() -> None:
+    """The same input gives the same summary."""
+    text = fixture("manual.md")
+    first = summarize_extractive(text, target_tokens=120, model=MODEL)
+    assert all(summarize_extractive(text, target_tokens=120, model=MODEL) == first
+               for _ in range(3))
+
+
+def test_rare_terms_win_over_common_ones() -> None:
+    """The sentence with distinctive terms is chosen over repetitive filler."""
+    filler = " ".join(f"The service handled request number {i} normally." for i in range(30))
+    text = f"{filler} Disk corruption destroyed the replica journal at midnight. {filler}"
+    summary = summarize_extractive(text, target_tokens=20, model=MODEL)
+    assert "Disk corruption destroyed the replica journal at midnight." in summary
+
+
+def test_cjk_bigrams_drive_the_scores() -> None:
+    """In Chinese text the scoring sees bigram terms, so a distinctive sentence wins."""
+    common = "系统运行正常。" * 20
+    text = common + "数据库连接池耗尽导致订单超时。" + common
+    summary = summarize_extractive(text, target_tokens=20, model=MODEL)
+    assert "数据库连接池耗尽导致订单超时。" in summary
+
+
+def test_repeated_sentences_chosen_once() -> None:
+    """A sentence repeated in the input appears at most once in the summary."""
+    text = "Unique opening statement here. " + "Same line again and again. " * 40
+    summary = summarize_extractive(text, target_tokens=30, model=MODEL)
+    assert summary.count("Same line again and again.") <= 1
+
+
+def test_best_sentence_cut_when_nothing_fits() -> None:
+    """When even the best sentence is too long, a verbatim prefix of it is returned."""
+    text = " ".join(f"word{i}" for i in range(400)) + "."
+    summary = summarize_extractive(text, target_tokens=10, model=MODEL)
+    assert summary and text.startswith(summary)
+    assert MODEL.estimate(summary) <= 10
+    assert not summary.endswith(" ")
+
+
+def test_text_without_sentences_cut_to_target() -> None:
+    """Text with no letters at all is cut to the target instead of failing."""
+    text = "=+-" * 400
+    summary = summarize_extractive(text, target_tokens=5, model=MODEL)
+    assert summary and text.startswith(summary) and MODEL.estimate(summary) <= 5
+
+
+def test_target_must_be_positive() -> None:
+    """A target below one token is a ValueError."""
+    with pytest.raises(ValueError):
+        summarize_extractive("x", target_tokens=0, model=MODEL)
+
+
+def test_first_sentence_skips_headings_and_fits() -> None:
+    """first_sentence returns the first body sentence, cut to max_tokens."""
+    text = "## Install\n\nRun the installer first. Then reboot."
+    assert first_sentence(text, max_tokens=50, model=MODEL) == "Run the installer first."
+    cut = first_sentence(text, max_tokens=3, model=MODEL)
+    assert "Run the installer first.".startswith(cut) and MODEL.estimate(cut) <= 3
+    assert first_sentence("# Only a heading", max_tokens=50, model=MODEL) == "Only a heading"
+    assert first_sentence("  \n", max_tokens=50, model=MODEL) == ""
+
+
+def test_random_texts_always_give_a_fitting_verbatim_summary() -> None:
+    """Random mixed-script texts give a non-empty verbatim summary within the target."""
+    rng = random.Random(21)
+    pieces = ["Alpha beta gamma.", "数据库连接失败。", "회의에서 결정했다.", "e.g. this", "!",
+              "\n\n", "- item\n", "# Head\n", "word " * 30, "x" * 200, "？", "Done."]
+    for _ in range(200):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randrange(1, 30)))
+        target = rng.choice([1, 3, 10, 40])
+        summary = summarize_extractive(text, target_tokens=target, model=MODEL)
+        if text.strip():
+            assert summary
+        assert MODEL.estimate(summary) <= target
+        cut = any(sentence.startswith(summary) for sentence in split_sentences(text))
+        assert summary == text or composed_of(summary, text) or cut
+
+
+def test_log_lines_are_sentences_but_wrapped_prose_is_not() -> None:
+    """Each line of a log is a sentence; prose wrapped over lines stays one sentence."""
+    log = "2026-01-01 INFO started\n2026-01-01 WARN slow disk\nTraceback (most recent call last)"
+    assert split_sentences(log) == ["2026-01-01 INFO started", "2026-01-01 WARN slow disk",
+                                    "Traceback (most recent call last)"]
+    prose = "The server keeps a journal\nof every change and replays it\nafter a crash."
+    assert split_sentences(prose) == [prose]
