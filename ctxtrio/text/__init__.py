@@ -6,8 +6,8 @@ from ctxtrio.text.terms import STOPWORDS, terms, unique_terms
 from ctxtrio.text.tokens import ScriptClass, TokenModel, TokenModelRef, class_counts
 
 __all__ = [
-    "STOPWORDS",
     "Chunk",
+    "STOPWORDS",
     "ScriptClass",
     "TokenModel",
     "TokenModelRef",
