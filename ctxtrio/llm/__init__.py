@@ -5,6 +5,7 @@ from __future__ import annotations
 from .breaker import Breaker, BreakerState
 from .calibration import run_calibrator
 from .client import ChatMessage, Completion, LLMClient, LLMSettings, open_llm_client
+from .summarizer import Summarizer, Summary, SummaryCache
 
 __all__ = [
     "Breaker",
@@ -13,6 +14,9 @@ __all__ = [
     "Completion",
     "LLMClient",
     "LLMSettings",
+    "Summarizer",
+    "Summary",
+    "SummaryCache",
     "open_llm_client",
     "run_calibrator",
 ]

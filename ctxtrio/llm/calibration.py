@@ -89,7 +89,7 @@ async def run_calibrator(
                 logger.info("token rates now %s", ref.current.source)
         except LLMError as exc:
             logger.warning(
-                "calibration against %s failed: %s; keeping %s; retrying in %g s",
+                "calibration against %s: %s; keeping %s; next try in %g s",
                 endpoint, exc, ref.current.source, retry_s,
             )  # fmt: skip
             await trio.sleep(retry_s)
@@ -180,7 +180,9 @@ def _cache_read(path: Path) -> dict[str, object]:
     return as_object(payload.get("entries")) or {}
 
 
-def _cache_lookup(path: Path, endpoint: str, model: str) -> tuple[Method, dict[ScriptClass, float]] | None:
+def _cache_lookup(
+    path: Path, endpoint: str, model: str
+) -> tuple[Method, dict[ScriptClass, float]] | None:
     """Blocking: the cached (method, raw rates) of (endpoint, model), or None."""
     entry = as_object(_cache_read(path).get(_cache_key(endpoint, model)))
     rates = as_object(entry.get("rates")) if entry is not None else None

@@ -130,6 +130,7 @@ class FakeServer:
     base_url: str = ""
     requests: list[tuple[str, str]] = field(default_factory=list)
     chat_bodies: list[dict[str, object]] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)  # message contents of each chat, joined
     _last_prompt: str | None = None
 
     @property
@@ -160,17 +161,21 @@ class FakeServer:
         if route == ("POST", "/v1/chat/completions"):
             return self._chat(payload)
         if route == ("GET", "/v1/models"):
-            return JSONResponse({"object": "list", "data": [{"id": self.model_id, "object": "model"}]})
+            models = [{"id": self.model_id, "object": "model"}]
+            return JSONResponse({"object": "list", "data": models})
         if route == ("POST", "/tokenize") and self.tokenize == "llamacpp":
-            return JSONResponse({"tokens": list(range(true_tokens(payload["content"], self.rates)))})
+            count = true_tokens(payload["content"], self.rates)
+            return JSONResponse({"tokens": list(range(count))})
         if route == ("POST", "/v1/extras/tokenize") and self.tokenize == "extras":
             # llama-cpp-python adds a BOS token; the slope cancels it.
-            return JSONResponse({"tokens": list(range(1 + true_tokens(payload["input"], self.rates)))})
+            count = 1 + true_tokens(payload["input"], self.rates)
+            return JSONResponse({"tokens": list(range(count))})
         context = self._context(route)
         if context is not None:
             return context
         if self.context_style == "lmstudio":
-            return JSONResponse({"error": f"Unexpected endpoint or method. ({request.method} {path})"})
+            unexpected = f"Unexpected endpoint or method. ({request.method} {path})"
+            return JSONResponse({"error": unexpected})
         return JSONResponse({"detail": "Not Found"}, status_code=404)
 
     def _chat(self, payload: dict[str, object]) -> Response:
@@ -178,6 +183,7 @@ class FakeServer:
         raw = payload.get("messages")
         messages = cast("list[dict[str, str]]", raw if isinstance(raw, list) else [])
         prompt = "".join(message["content"] for message in messages)
+        self.prompts.append(prompt)
         weight = _weight(prompt, self.rates) + 4 * (len(messages) - 1)
         cached = 0
         if self._last_prompt is not None:  # the prefix cache holds the template head and more
@@ -190,9 +196,11 @@ class FakeServer:
             "id": f"chatcmpl-{len(self.chat_bodies)}",
             "object": "chat.completion",
             "model": self.model_id,
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }],
         }
         if self.mode == "zero_usage":
             answer["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import assert_type
+from typing import Literal, assert_type
 
 import httpx
 import trio
@@ -52,3 +52,23 @@ async def test_public_signatures(tmp_path: Path) -> None:
             assert started is None
             nursery.cancel_scope.cancel()
     assert completion == llm.Completion("hi", 3, None)
+
+
+class _Cache:
+    def get(self, key: str) -> str | None:
+        return None
+
+    async def put(self, key: str, text: str) -> None:
+        pass
+
+
+async def test_summarizer_signatures() -> None:
+    """Summarizer(client | None, ref) and its two calls type-check and return Summary."""
+    cache: llm.SummaryCache = _Cache()
+    summarizer = llm.Summarizer(None, TokenModelRef(TokenModel.cold()))
+    summary = await summarizer.summarize("Text. " * 400, target_tokens=60, stop_at=1e9, cache=cache)
+    assert_type(summary, llm.Summary)
+    assert_type(summary.method, Literal["verbatim", "llm", "extractive", "llm+extractive"])
+    line = await summarizer.one_liner("# Title\n\nFirst sentence.", stop_at=1e9, cache=cache)
+    assert_type(line, llm.Summary)
+    assert (summary.method, line.method) == ("extractive", "extractive")

@@ -129,10 +129,10 @@ async def test_usage_slope_calibration_estimates_unseen_text_within_ten_percent(
     assert ref.current.source.startswith("calibrated via usage slope against fake-model-7b")
     for name, ratio in ratios(ref.current, rates).items():
         assert 1.0 <= ratio <= 1.10, (name, ratio)
-    prompts = [str(body["messages"][0]["content"]) for body in server.chat_bodies]  # type: ignore[index]
+    prompts = server.prompts
     assert prompts[0] == WARM_UP and len(prompts) == 1 + 2 * len(SAMPLES)
     assert all(body["max_tokens"] == 1 for body in server.chat_bodies)
-    assert all(a[:8] != b[:8] for a, b in zip(prompts, prompts[1:])), "consecutive prompts share a prefix"
+    assert all(a[:8] != b[:8] for a, b in zip(prompts, prompts[1:])), "shared prefix"
 
 
 @pytest.mark.parametrize("tokenize", ["llamacpp", None], ids=["tokenize", "usage"])
@@ -267,7 +267,10 @@ async def test_unreachable_endpoint_is_retried_with_backoff(
 
 def _pair(cls: ScriptClass, short_tokens: int, long_tokens: int) -> tuple[Measurement, Measurement]:
     short, long = SAMPLES[cls]
-    return Measurement(class_counts(short), short_tokens), Measurement(class_counts(long), long_tokens)
+    return (
+        Measurement(class_counts(short), short_tokens),
+        Measurement(class_counts(long), long_tokens),
+    )
 
 
 def test_fit_rejects_counts_that_do_not_grow() -> None:

@@ -218,6 +218,38 @@ async def test_calls_queue_one_at_a_time_and_honour_deadlines(
     assert finished == {"first": 10.0, "impatient": 5.5, "patient": 20.0}
 
 
+async def test_queued_calls_fail_fast_once_the_breaker_opens(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A call queued behind one that fails is refused when its turn comes, without a request."""
+    sent: list[float] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(trio.current_time())
+        await trio.sleep(10.0)
+        return httpx.Response(500, text="model crashed")
+
+    outcomes: dict[str, tuple[str, float]] = {}
+    settings = LLMSettings("http://llm/v1")
+    async with open_llm_client(settings, transport=httpx.MockTransport(handler)) as client:
+
+        async def call(name: str) -> None:
+            try:
+                await client.complete(HELLO, max_tokens=5)
+            except (LLMResponseError, LLMUnavailableError) as exc:
+                outcomes[name] = (type(exc).__name__, trio.current_time())
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call, "first")
+            await trio.sleep(1.0)
+            nursery.start_soon(call, "queued")
+    assert sent == [0.0]
+    assert outcomes == {
+        "first": ("LLMResponseError", 10.0),
+        "queued": ("LLMUnavailableError", 10.0),
+    }
+
+
 async def test_concurrency_setting_allows_parallel_calls(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
