@@ -32,7 +32,8 @@ from .docs.service import DocumentService
 from .memory.service import SessionService
 from .store.layout import prepare_data_dir
 from .store.writer import StoreHandle, run_store_writer
-from .transport.stdio import CancellableLines, claim_stdout, serve_stdio
+from .transport.stdio import CancellableLines, Traffic, claim_stdout, serve_stdio
+from .transport.warm_start import AnswerRecorder, WarmStart, begin_warm_start
 
 __all__ = ["open_context", "serve"]
 
@@ -65,8 +66,11 @@ async def open_context(config: Config) -> AsyncIterator[Context]:
                 await store.aclose()
 
 
-async def serve(config: Config, *, stdin_fd: int = 0) -> None:
-    """Run the MCP server until stdin closes (stdio), or SIGTERM / SIGINT; then shut down cleanly."""
+async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = None) -> None:
+    """Run the MCP server until stdin closes (stdio), or SIGTERM / SIGINT; then shut down cleanly.
+
+    ``warm`` is an early responder already answering on stdin (see transport/warm_start.py).
+    """
     from .tools.server import build_server  # imports the MCP SDK: only when serving
 
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -75,18 +79,32 @@ async def serve(config: Config, *, stdin_fd: int = 0) -> None:
             if ctx.config.transport == "http":
                 await _serve_http(ctx, server, signals)
             else:
-                await _serve_stdio(ctx, server, signals, stdin_fd)
+                if warm is None:
+                    warm = begin_warm_start(ctx.data.root, answer=False)
+                await _serve_stdio(ctx, server, signals, stdin_fd, warm)
 
 
-async def _serve_stdio(ctx: Context, server: object, signals: AsyncIterator[int], stdin_fd: int) -> None:
-    lines = CancellableLines(stdin_fd)
+async def _serve_stdio(
+    ctx: Context, server: object, signals: AsyncIterator[int], stdin_fd: int, warm: WarmStart
+) -> None:
+    handoff = warm.handoff()
+    traffic = Traffic(AnswerRecorder(warm.path, warm.stamp, handoff, warm.answers))
+    grace_s = ctx.config.shutdown_grace_s
+
+    async def drain() -> None:
+        # EOF or a signal: accept nothing more, but let calls in flight finish.
+        with trio.move_on_after(grace_s):
+            await traffic.inflight.wait_idle()
+
+    preload = b"".join(handoff.lines) + handoff.rest
+    lines = CancellableLines(stdin_fd, preload=preload, on_line=traffic.incoming, drain=drain)
     transport = trio.CancelScope()
 
     async def stop_on_signal() -> None:
         async for signum in signals:
             log.info("received %s: stopping", signal.Signals(signum).name)
             lines.close()  # stop accepting
-            transport.deadline = trio.current_time() + ctx.config.shutdown_grace_s
+            transport.deadline = trio.current_time() + grace_s + 0.5  # backstop behind drain()
             return
 
     try:
@@ -95,7 +113,7 @@ async def _serve_stdio(ctx: Context, server: object, signals: AsyncIterator[int]
                 nursery.start_soon(stop_on_signal)
                 log.info("ready: MCP over stdio, data dir %s", ctx.data.root)
                 with transport:
-                    await serve_stdio(server, lines, out_fd)
+                    await serve_stdio(server, lines, out_fd, traffic)
                 nursery.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True):

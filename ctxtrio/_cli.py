@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
@@ -174,6 +175,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     import trio
 
     from ._app import serve
+    from .transport.warm_start import WarmStart, begin_warm_start
 
-    trio.run(serve, config)
+    warm: WarmStart | None = None
+    if config.transport == "stdio":
+        # Answer the host's first requests from recorded answers while the SDK imports.
+        warm = begin_warm_start(config.data_dir)
+    trio.run(partial(serve, config, warm=warm))
     return 0

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import cast
 
@@ -31,7 +31,10 @@ import anyio
 import trio
 import trio.lowlevel
 
-__all__ = ["CancellableLines", "ProtocolWriter", "claim_stdout", "serve_stdio"]
+from .inflight import InFlight, peek
+from .warm_start import AnswerRecorder
+
+__all__ = ["CancellableLines", "ProtocolWriter", "Traffic", "claim_stdout", "serve_stdio"]
 
 log = logging.getLogger("ctxtrio.transport")
 
@@ -53,12 +56,21 @@ class CancellableLines:
     The descriptor is duplicated, so closing the reader never closes the caller's fd.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(
+        self,
+        fd: int,
+        *,
+        preload: bytes = b"",
+        on_line: Callable[[str], None] | None = None,
+        drain: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._fd = os.dup(fd)
         self._stream: trio.lowlevel.FdStream | None = None
         if _pollable(self._fd):
             self._stream = trio.lowlevel.FdStream(self._fd)  # owns and restores self._fd
-        self._buffer = bytearray()
+        self._buffer = bytearray(preload)  # bytes a warm start already read from the fd
+        self._on_line = on_line
+        self._drain = drain  # awaited before EOF is reported: lets in-flight calls finish
         self._eof = False
         self._closed = False
         self._scope: trio.CancelScope | None = None
@@ -90,8 +102,13 @@ class CancellableLines:
         self._scope = None
         if scope.cancelled_caught or self._closed or not line:
             self._closed = True
+            if self._drain is not None:
+                await self._drain()
             raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+        text = line.decode("utf-8", errors="replace")
+        if self._on_line is not None:
+            self._on_line(text)
+        return text
 
     async def _next_line(self) -> bytes:
         while True:
@@ -115,15 +132,50 @@ class CancellableLines:
             self._buffer += chunk
 
 
-class ProtocolWriter:
-    """Writes protocol lines to a descriptor: non-blocking through epoll when it can."""
+class Traffic:
+    """Watches protocol lines both ways: in-flight requests, and the warm-start recorder."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, recorder: AnswerRecorder | None = None) -> None:
+        self.inflight = InFlight()
+        self._recorder = recorder
+
+    def incoming(self, line: str) -> None:
+        seen = peek(line)
+        if seen.kind == "request" and seen.id is not None:
+            self.inflight.started(seen.id)
+            if self._recorder is not None:
+                self._recorder.note_request(seen)
+
+    async def outgoing(self, line: str) -> bool:
+        """False when the line must not be sent (already answered by the warm start)."""
+        seen = peek(line)
+        if seen.kind != "response" or seen.id is None:
+            return True
+        self.inflight.finished(seen.id)
+        recorder = self._recorder
+        if recorder is None or not recorder.active:
+            return True
+        keep = recorder.filter(seen)
+        await trio.to_thread.run_sync(recorder.save)
+        return keep
+
+
+class ProtocolWriter:
+    """Writes protocol lines to a descriptor: non-blocking through epoll when it can.
+
+    With a recorder (warm start), answers already sent early are dropped, and answers
+    worth recording are saved for the next start.
+    """
+
+    def __init__(self, fd: int, traffic: Traffic | None = None) -> None:
         self._fd = fd
         self._stream = trio.lowlevel.FdStream(fd) if _pollable(fd) else None
         self._lock = trio.Lock()
+        self._traffic = traffic
 
     async def write(self, text: str) -> None:
+        if self._traffic is not None and not await self._traffic.outgoing(text):
+            return
         data = text.encode("utf-8")
         async with self._lock:  # the SDK writes from one task, but keep lines whole regardless
             if self._stream is not None:
@@ -163,7 +215,7 @@ def claim_stdout() -> Iterator[int]:
         os.close(saved)
 
 
-async def serve_stdio(server: object, lines: CancellableLines, out_fd: int) -> None:
+async def serve_stdio(server: object, lines: CancellableLines, out_fd: int, traffic: Traffic | None = None) -> None:
     """Serve one MCP connection: requests from ``lines``, responses to ``out_fd``.
 
     Returns when stdin reaches EOF or ``lines`` is closed and in-flight calls finished.
@@ -175,7 +227,7 @@ async def serve_stdio(server: object, lines: CancellableLines, out_fd: int) -> N
 
     assert isinstance(server, MCPServer)
     lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's run() path lives here
-    writer = ProtocolWriter(out_fd)
+    writer = ProtocolWriter(out_fd, traffic)
     # The SDK types these as anyio.AsyncFile[str] but only iterates / writes / flushes.
     stdin = cast("anyio.AsyncFile[str]", lines)
     stdout = cast("anyio.AsyncFile[str]", writer)

@@ -1,0 +1,47 @@
+"""Tracking requests in flight on a line transport."""
+
+from __future__ import annotations
+
+import json
+
+import trio
+import trio.testing
+
+from ctxtrio.transport.inflight import InFlight, peek
+
+
+def test_peek_kinds() -> None:
+    """Requests, notifications and responses are told apart, ids kept as JSON text."""
+    assert peek('{"jsonrpc":"2.0","id":7,"method":"tools/call"}').kind == "request"
+    assert peek('{"jsonrpc":"2.0","id":"a","method":"x"}').id == '"a"'
+    assert peek('{"jsonrpc":"2.0","method":"notifications/initialized"}').kind == "notification"
+    assert peek('{"jsonrpc":"2.0","id":7,"result":{}}').kind == "response"
+    assert peek("not json").kind == "other"
+
+
+def test_peek_large_message_reads_only_the_head() -> None:
+    """A multi-megabyte request is recognised from its head without parsing the body."""
+    body = {"jsonrpc": "2.0", "id": 42, "method": "tools/call", "params": {"text": "x" * (3 << 20)}}
+    seen = peek(json.dumps(body))
+    assert (seen.kind, seen.id, seen.message) == ("request", "42", None)
+
+
+async def test_wait_idle_returns_when_last_request_answered(autojump_clock: trio.testing.MockClock) -> None:
+    """wait_idle blocks while a request is in flight and returns when it is answered."""
+    inflight = InFlight()
+    inflight.started("1")
+    inflight.started("2")
+    done_at: list[float] = []
+
+    async def waiter() -> None:
+        await inflight.wait_idle()
+        done_at.append(trio.current_time())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(waiter)
+        await trio.sleep(1)
+        inflight.finished("1")
+        await trio.sleep(1)
+        assert done_at == []
+        inflight.finished("2")
+    assert done_at == [2.0]

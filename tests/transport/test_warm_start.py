@@ -1,0 +1,107 @@
+"""Warm start: recorded SDK answers served before the SDK is imported, then a clean handoff."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import trio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from ctxtrio.transport.inflight import peek
+from ctxtrio.transport.warm_start import AnswerRecorder, EarlyResponder, Handoff, load_answers, request_key
+
+ROOT = Path(__file__).resolve().parents[2]
+
+DISCOVER = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {"x": 1}}}
+LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "context_guide", "arguments": {}}}
+
+
+def _line(message: Mapping[str, object]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def test_early_responder_answers_recorded_requests_and_hands_over() -> None:
+    """Recorded requests are answered with the new id; every line read is handed to the SDK."""
+    discover_key = request_key(DISCOVER)
+    assert discover_key is not None
+    answers = {discover_key[0]: '{"ok":true}'}
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    responder = EarlyResponder(in_read, out_write, answers)
+    responder.start()
+    os.write(in_write, _line(DISCOVER) + _line(LIST) + _line(CALL))
+    reply = os.read(out_read, 4096)
+    handoff = responder.handoff()
+    assert json.loads(reply) == {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}
+    assert handoff.answered == {"1"}
+    assert b"".join(handoff.lines) + handoff.rest == _line(DISCOVER) + _line(LIST) + _line(CALL)
+    for fd in (in_read, in_write, out_read, out_write):
+        os.close(fd)
+
+
+def test_recorder_drops_duplicates_and_records_new_answers(tmp_path: Path) -> None:
+    """The SDK's answer to an early-answered id is dropped; a new cacheable answer is saved."""
+    path = tmp_path / "warm-start.json"
+    handoff = Handoff(answered={"1"}, pending={"1": "server/discover {}"})
+    recorder = AnswerRecorder(path, "stamp", handoff, {"server/discover {}": "{}"})
+    recorder.note_request(peek(json.dumps(LIST)))
+    assert recorder.filter(peek('{"jsonrpc":"2.0","id":1,"result":{}}\n')) is False
+    assert recorder.filter(peek('{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}\n')) is True
+    recorder.save()
+    list_key = request_key(LIST)
+    assert list_key is not None
+    assert load_answers(path, "stamp")[list_key[0]] == '{"tools":[]}'
+    assert load_answers(path, "other build") == {}
+
+
+async def test_second_start_is_answered_identically(tmp_path: Path) -> None:
+    """After one run records its answers, the next run gives the same tools/list and still serves calls."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ctxtrio", "--data-dir", str(tmp_path), "--no-llm", "--no-audit"],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT)},
+    )
+    listings = []
+    for _ in range(2):
+        with trio.fail_after(60):
+            async with Client(params) as client:
+                listings.append((await client.list_tools()).tools)
+                result = await client.call_tool("context_guide", {})
+                assert not result.is_error
+    assert (tmp_path / "warm-start.json").exists()
+    assert listings[0] == listings[1]
+
+
+def test_legacy_handshake_survives_handoff(tmp_path: Path) -> None:
+    """initialize answered early still reaches the SDK, so a later tools/call is served."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    script = _line(initialize) + _line(initialized) + _line(LIST) + _line(CALL)
+    outputs = []
+    for _ in range(2):
+        run = subprocess.run(
+            [sys.executable, "-m", "ctxtrio", "--data-dir", str(tmp_path), "--no-llm", "--no-audit"],
+            input=script,
+            capture_output=True,
+            cwd=ROOT,
+            timeout=60,
+            check=True,
+        )
+        replies = [json.loads(line) for line in run.stdout.splitlines()]
+        assert [reply["id"] for reply in replies] == [0, 2, 3]
+        assert "error" not in replies[2] and not replies[2]["result"].get("isError")
+        outputs.append(replies[:2])
+    assert outputs[0] == outputs[1]
