@@ -49,7 +49,7 @@ _SYSTEM: Final = (
     "paths, error messages, decisions and constraints verbatim. Never add anything that "
     "is not in the text. Answer with the summary only, without preamble or comments."
 )
-_THINK: Final = re.compile(r"<think>.*?</think>", re.DOTALL)
+_THINK: Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)  # reasoning models
 _CONTINUE_SLICES: Final = "call again to continue (done slices are cached)"
 
 

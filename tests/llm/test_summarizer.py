@@ -132,6 +132,24 @@ async def test_long_text_is_sliced_then_merged(clock: trio.testing.MockClock) ->
     assert positions == sorted(positions)
 
 
+@pytest.mark.parametrize(
+    ("content", "method"),
+    [("<think>plan it</think>\nReal summary.", "llm"), ("<think>cut off mid-thought", "extractive")],
+)
+async def test_reasoning_is_removed_from_answers(content: str, method: str) -> None:
+    """<think> blocks are dropped; an answer that is only (unfinished) reasoning counts as unusable."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"choices": [{"message": {"content": content}}]})
+
+    async with mock_client(handler) as client:
+        summary = await summarizer_for(client).summarize(document(100), target_tokens=200)
+    assert summary.method == method
+    assert summary.text == "Real summary." if method == "llm" else "think" not in summary.text
+    if method == "extractive":
+        assert summary.note.startswith("LLM answer unusable (only reasoning")
+
+
 async def test_open_breaker_gives_extractive_at_once(clock: trio.testing.MockClock) -> None:
     """After a failure the next summary is extractive immediately, saying the breaker is open."""
     calls: list[float] = []
