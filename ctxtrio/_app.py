@@ -5,8 +5,9 @@
     serve(config)
     └─ open_context(config) → Context
        ├─ store writer task      the only writer of journals and index
-       ├─ LLM client + calibrator (llm/)
-       └─ transport, started last: stdio (or HTTP)
+       ├─ LLM client             httpx + circuit breaker (absent with --no-llm)
+       ├─ calibrator task        background; publishes TokenModels; never blocks startup
+       └─ transport, started last: stdio, or HTTP on hypercorn's trio worker
 
 Startup follows dependency order and ``task_status.started()`` is reported only when a
 component is usable, so the transport (started last) never sees a request before the
@@ -29,6 +30,9 @@ from ._config import Config
 from ._context import Context
 from ._live import Live
 from .docs.service import DocumentService
+from .llm.calibration import run_calibrator
+from .llm.client import LLMClient, LLMSettings, open_llm_client
+from .llm.summarizer import Summarizer
 from .memory.service import SessionService
 from .store.layout import prepare_data_dir
 from .store.writer import StoreHandle, run_store_writer
@@ -56,14 +60,59 @@ async def open_context(config: Config) -> AsyncIterator[Context]:
     live = Live.from_config(config)
     async with trio.open_nursery() as nursery:
         store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=config.lock_timeout_s))
-        sessions = SessionService(store, live)
-        documents = DocumentService(store, live)
         try:
-            yield Context(config=config, data=data, store=store, live=live, sessions=sessions, documents=documents)
+            async with _open_llm(config) as llm, trio.open_nursery() as background:
+                if llm is not None:
+                    explicit_budget = config.budget_tokens is not None
+                    await background.start(
+                        partial(
+                            run_calibrator,
+                            llm,
+                            live.tokens,
+                            cache_path=data.calibration_path,
+                            on_context_length=partial(live.set_context_length, explicit_budget=explicit_budget),
+                        )
+                    )
+                summarizer = Summarizer(llm, live.tokens)
+                sessions = SessionService(store, live)
+                documents = DocumentService(store, live, config, summarizer)
+                try:
+                    yield Context(
+                        config=config,
+                        data=data,
+                        store=store,
+                        live=live,
+                        sessions=sessions,
+                        documents=documents,
+                        summarizer=summarizer,
+                        llm=llm,
+                    )
+                finally:
+                    background.cancel_scope.cancel()  # calibration stops; the LLM client closes next
         finally:
             with trio.move_on_after(DRAIN_DEADLINE_S) as drain:
                 drain.shield = True
                 await store.aclose()
+
+
+@asynccontextmanager
+async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
+    """The LLM client when the LLM is enabled, else None (extractive summaries only)."""
+    if not config.llm_enabled:
+        yield None
+        return
+    settings = LLMSettings(
+        base_url=config.llm_base_url,
+        model=config.llm_model,
+        api_key=config.llm_api_key,
+        # A request never outlives the tool call that waits for it: one cut off by the
+        # call's deadline would give the breaker no verdict, and a hung server would
+        # then cost every later call its whole deadline instead of failing fast.
+        timeout_s=min(config.llm_timeout_s, config.llm_deadline_s),
+        concurrency=config.llm_concurrency,
+    )
+    async with open_llm_client(settings) as client:
+        yield client
 
 
 async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = None) -> None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from ._config import Config
 from ._live import Live
 from .docs.service import DocumentService
+from .llm.client import LLMClient
+from .llm.summarizer import Summarizer
 from .memory.service import SessionService
 from .store.layout import DataDir
 from .store.writer import StoreHandle
@@ -28,3 +30,6 @@ class Context:
     live: Live
     sessions: SessionService
     documents: DocumentService
+    summarizer: Summarizer
+    #: None with --no-llm.
+    llm: LLMClient | None
