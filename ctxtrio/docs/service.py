@@ -1,16 +1,347 @@
-"""Documents: ingest, outline, search, window, summarize (filled in by the documents issue)."""
+"""Documents: ingest, outline, search, window, summarize, list, forget.
+
+:class:`DocumentService` is the library face of the ``doc_*`` tools: it checks its
+arguments (``InputError`` subclasses with messages written for the model), keeps the
+catalog in step with other processes (:mod:`.repository`) and returns the frozen
+results of :mod:`.types`. Search is served by the store's persistent FTS5 index,
+filtered to the current generation of each document; nothing is rebuilt per query.
+"""
 
 from __future__ import annotations
 
+import math
+from functools import partial
+
+import trio
+
+from .._config import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS, Config
+from .._errors import InputError, InvalidIdError
 from .._live import Live
+from ..llm.summarizer import Summarizer
+from ..store.ids import new_id, validate_id
 from ..store.writer import StoreHandle
+from ..text.extractive import summarize_extractive
+from ..text.terms import unique_terms
+from .chunks import LoadedDoc
+from .ingest import Progress, Source, write_generation
+from .packing import Candidate, contiguous_text, pack_hits, pack_window
+from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
+from .sandbox import check_text, read_source
+from .types import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 
 __all__ = ["DocumentService"]
 
+#: Ranges larger than this are condensed extractively (in a worker thread) before the
+#: summarizer sees them, so neither an LLM loop nor the extractive scorer runs unbounded.
+CONDENSE_ABOVE_TOKENS = 24_000
+CONDENSE_TO_TOKENS = 12_000
+_METHODS = ("llm", "verbatim", "llm+extractive", "extractive")
+
 
 class DocumentService:
-    """Ingests and pages through documents; the library face of doc_*."""
+    """Ingests documents and pages through them; the library face of ``doc_*``.
 
-    def __init__(self, store: StoreHandle, live: Live) -> None:
-        self._store = store
+    ``summarizer`` defaults to an extractive-only one. ``cache_chars`` bounds the chunk
+    text kept in memory across loaded documents.
+    """
+
+    def __init__(
+        self,
+        store: StoreHandle,
+        live: Live,
+        config: Config,
+        summarizer: Summarizer | None = None,
+        *,
+        cache_chars: int = DEFAULT_CACHE_CHARS,
+    ) -> None:
         self._live = live
+        self._config = config
+        self._summarizer = summarizer if summarizer is not None else Summarizer(None, live.tokens)
+        self._repo = Repository(store, cache_chars=cache_chars)
+        self._cursor_locks: dict[tuple[str, str], trio.Lock] = {}
+
+    # -- ingest, list, forget -------------------------------------------------------
+
+    async def ingest(
+        self,
+        *,
+        text: str | None = None,
+        file_path: str | None = None,
+        title: str | None = None,
+        doc_id: str | None = None,
+        progress: Progress | None = None,
+    ) -> IngestResult:
+        """Chunk, index and commit a document; re-ingesting a ``doc_id`` replaces it atomically.
+
+        Exactly one of ``text`` and ``file_path`` (read only under the ingest roots).
+        ``progress(done_chars, total_chars)`` is awaited after each durable batch.
+        """
+        started = trio.current_time()
+        if (text is None) == (file_path is None):
+            raise InputError("pass exactly one of text or file_path")
+        if doc_id is not None:
+            validate_id(doc_id, "doc_id")
+            if doc_id == CATALOG_NAME:
+                raise InvalidIdError(f"doc_id {CATALOG_NAME!r} is reserved; choose another")
+        limit = self._config.max_ingest_chars
+        if file_path is not None:
+            read = partial(_read_file, file_path, self._config, limit)
+            body, source = await trio.to_thread.run_sync(read)
+            default_title = source.rsplit("/", 1)[-1]
+        else:
+            assert text is not None
+            body, source = check_text(text, max_chars=limit), "inline"
+            default_title = _first_line(text) or "inline text"
+        await self._repo.refresh()
+        if doc_id is None:
+            doc_id = new_id("doc")
+            while doc_id in self._repo.state.docs:
+                doc_id = new_id("doc")
+        replaced = doc_id in self._repo.state.docs
+        shown_title = _clean_title(title) or default_title
+        info = await write_generation(
+            self._repo,
+            Source(doc_id, shown_title, source, body),
+            chunk_tokens=self._config.chunk_tokens,
+            overlap_tokens=self._config.chunk_overlap_tokens,
+            model=self._live.tokens.current,
+            progress=progress,
+        )
+        return IngestResult(info, replaced, trio.current_time() - started)
+
+    async def list_documents(self) -> list[DocumentInfo]:
+        """Every current document, oldest ingest first."""
+        await self._repo.refresh()
+        return sorted((entry.info for entry in self._repo.state.docs.values()), key=lambda info: info.ingested_at)
+
+    async def get(self, doc_id: str) -> DocumentInfo:
+        """What the catalog says about ``doc_id``; NotFoundError if there is no such document."""
+        validate_id(doc_id, "doc_id")
+        await self._repo.refresh()
+        return self._repo.entry(doc_id).info
+
+    async def forget(self, doc_id: str) -> DocumentInfo:
+        """Remove a document: its chunks, index rows, cursors and cached summaries.
+
+        The ``forget`` record in the catalog is the commit point; files are removed
+        after it (and by the next startup sweep if the process dies first).
+        """
+        validate_id(doc_id, "doc_id")
+        await self._repo.refresh()
+        info = self._repo.entry(doc_id).info
+        await self._repo.forget(doc_id)
+        return info
+
+    # -- reading ----------------------------------------------------------------------
+
+    async def search(
+        self, query: str, *, doc_id: str | None = None, budget_tokens: int | None = None, limit: int = 10
+    ) -> SearchResult:
+        """The best-matching chunks, verbatim, of one document or all, packed into the budget."""
+        budget = self._budget(budget_tokens)
+        _check_range("limit", limit, 1, 50)
+        if doc_id is not None:
+            validate_id(doc_id, "doc_id")
+        query_terms = unique_terms(query)
+        if not query_terms:
+            raise InputError("query has no searchable words (only punctuation or common stopwords); use distinctive words")
+        await self._repo.refresh()
+        entries = [self._repo.entry(doc_id)] if doc_id is not None else list(self._repo.state.docs.values())
+        by_journal = {self._repo.journal(entry): entry for entry in entries}
+        if not by_journal:
+            return SearchResult(query, (), 0, False, budget, 0)
+        hits = await self._repo.store.search("chunks", query_terms, journals=list(by_journal), limit=limit + 1)
+        more = len(hits) > limit
+        loaded = await self._load_many(sorted({by_journal[hit.journal].doc_id for hit in hits[:limit] if hit.journal in by_journal}))
+        candidates: list[Candidate] = []
+        for hit in hits[:limit]:
+            entry = by_journal.get(hit.journal)
+            doc = loaded.get(entry.doc_id) if entry is not None else None
+            if entry is None or doc is None or doc.gen != entry.gen or not hit.item.isdigit():
+                continue  # replaced meanwhile
+            index = int(hit.item)
+            if index < len(doc.chunks):
+                candidates.append(Candidate(entry.doc_id, entry.info.title, doc.chunks[index], hit.score))
+        packed, omitted, used = pack_hits(candidates, budget, self._live.tokens.current)
+        return SearchResult(query, tuple(packed), omitted, more, budget, used)
+
+    async def window(
+        self,
+        doc_id: str,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        budget_tokens: int | None = None,
+        reset: bool = False,
+        session_id: str | None = None,
+    ) -> Window:
+        """Read chunks in order from ``start`` (default: the cursor of (doc, session)).
+
+        At least one chunk is returned (cut to fit a small budget); the cursor moves
+        past the last chunk returned. ``end`` is inclusive.
+        """
+        validate_id(doc_id, "doc_id")
+        session = validate_id(session_id, "session_id") if session_id is not None else ""
+        budget = self._budget(budget_tokens)
+        _check_start_end(start, end)
+        await self._repo.refresh()
+        entry, doc = await self._repo.load(doc_id)
+        lock = self._cursor_locks.setdefault((doc_id, session), trio.Lock())
+        async with lock:
+            cursor = self._repo.state.cursor(doc_id, session)
+            first = start if start is not None else (0 if reset else cursor)
+            if end is not None and end < first:
+                raise InputError(f"to={end} is before the cursor at #{first}; pass from=N, or reset=true")
+            total = len(doc.chunks)
+            if first >= total:
+                return Window(entry.info, session_id, (), first, budget)
+            last = min(end, total - 1) if end is not None else total - 1
+            chunks = pack_window(doc.chunks, first, last, budget, self._live.tokens.current)
+            following = chunks[-1].index + 1
+            await self._repo.set_cursor(entry, session, following)
+        return Window(entry.info, session_id, tuple(chunks), following, budget)
+
+    async def outline(
+        self,
+        doc_id: str,
+        *,
+        summarize: bool = False,
+        start: int = 0,
+        max_chunks: int = 200,
+        stop_at: float = math.inf,
+    ) -> Outline:
+        """Chunk indices, heading trails and sizes; with ``summarize``, one sentence per chunk.
+
+        Summaries come from the summarizer's ``one_liner`` (cached in the document when
+        an LLM wrote them); after ``stop_at`` the rest are extractive and the note says
+        to call again.
+        """
+        validate_id(doc_id, "doc_id")
+        _check_range("from", start, 0, None)
+        _check_range("max_chunks", max_chunks, 1, 500)
+        await self._repo.refresh()
+        entry, doc = await self._repo.load(doc_id)
+        if start >= len(doc.chunks):
+            raise InputError(f"from={start} is past the last chunk #{len(doc.chunks) - 1}")
+        selected = doc.chunks[start : start + max_chunks]
+        if not summarize:
+            entries = tuple(OutlineEntry(chunk.index, chunk.trail, chunk.tokens) for chunk in selected)
+            return Outline(entry.info, entries, start)
+        await self._repo.top_up(doc)
+        cache = GenerationCache(self._repo, doc)
+        notes: list[str] = []
+        summarized: list[OutlineEntry] = []
+        for chunk in selected:
+            summary = await self._summarizer.one_liner(chunk.text, stop_at=stop_at, cache=cache)
+            if summary.note and summary.note not in notes:
+                notes.append(summary.note)
+            summarized.append(OutlineEntry(chunk.index, chunk.trail, chunk.tokens, summary.text))
+            await trio.lowlevel.checkpoint()
+        return Outline(entry.info, tuple(summarized), start, "; ".join(notes))
+
+    async def summarize(
+        self,
+        doc_id: str,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        target_tokens: int = 500,
+        refresh: bool = False,
+        stop_at: float = math.inf,
+    ) -> DocSummary:
+        """Summarize chunks ``start`` .. ``end`` (inclusive; default the whole document).
+
+        A whole-document summary written by the LLM is stored with the document and
+        returned from there until ``refresh``; LLM parts of any summary are cached, so a
+        call cut short by ``stop_at`` resumes where it stopped.
+        """
+        validate_id(doc_id, "doc_id")
+        _check_range("target_tokens", target_tokens, 50, 8000)
+        _check_start_end(start, end)
+        await self._repo.refresh()
+        entry, doc = await self._repo.load(doc_id)
+        total = len(doc.chunks)
+        first = start if start is not None else 0
+        if first >= total:
+            raise InputError(f"from={first} is past the last chunk #{total - 1}")
+        last = min(end, total - 1) if end is not None else total - 1
+        whole = first == 0 and last == total - 1
+        await self._repo.top_up(doc)
+        key = f"document/v1:{target_tokens}"
+        if whole and not refresh:
+            for method in _METHODS:
+                cached = doc.summaries.get(f"{key}:{method}")
+                if cached is not None:
+                    return DocSummary(entry.info, first, last, cached, method, cached=True)
+        text, condensed = await self._condensed(doc, first, last)
+        cache = GenerationCache(self._repo, doc, read=not refresh)
+        summary = await self._summarizer.summarize(text, target_tokens=target_tokens, stop_at=stop_at, cache=cache)
+        note = "; ".join(part for part in (condensed, summary.note) if part)
+        if whole and summary.method in ("llm", "verbatim"):
+            await cache.put(f"{key}:{summary.method}", summary.text)
+        return DocSummary(entry.info, first, last, summary.text, summary.method, note=note)
+
+    # -- helpers ------------------------------------------------------------------------
+
+    async def _condensed(self, doc: LoadedDoc, first: int, last: int) -> tuple[str, str]:
+        """The text of the range, condensed extractively in a thread when very large."""
+        model = self._live.tokens.current
+        chunks = doc.chunks[first : last + 1]
+        if sum(chunk.tokens for chunk in chunks) <= CONDENSE_ABOVE_TOKENS:
+            return contiguous_text(chunks), ""
+
+        def condense() -> str:
+            return summarize_extractive(contiguous_text(chunks), target_tokens=CONDENSE_TO_TOKENS, model=model)
+
+        text = await trio.to_thread.run_sync(condense)
+        return text, f"range of {sum(c.tokens for c in chunks)} tokens condensed extractively to {CONDENSE_TO_TOKENS} first"
+
+    async def _load_many(self, doc_ids: list[str]) -> dict[str, LoadedDoc]:
+        """Load several documents concurrently (most are usually cached already)."""
+        loaded: dict[str, LoadedDoc] = {}
+
+        async def one(doc_id: str) -> None:
+            _, loaded[doc_id] = await self._repo.load(doc_id)
+
+        async with trio.open_nursery() as nursery:
+            for doc_id in doc_ids:
+                nursery.start_soon(one, doc_id)
+        return loaded
+
+    def _budget(self, budget_tokens: int | None) -> int:
+        if budget_tokens is None:
+            return self._live.budget_tokens
+        _check_range("budget_tokens", budget_tokens, MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS)
+        return budget_tokens
+
+
+def _read_file(file_path: str, config: Config, limit: int) -> tuple[str, str]:
+    text, resolved = read_source(file_path, config.ingest_roots, max_bytes=limit)
+    return check_text(text, max_chars=limit, name=str(resolved)), str(resolved)
+
+
+def _check_range(name: str, value: int, low: int, high: int | None) -> None:
+    if value < low or (high is not None and value > high):
+        allowed = f"between {low} and {high}" if high is not None else f">= {low}"
+        raise InputError(f"{name} must be {allowed}, got {value}")
+
+
+def _check_start_end(start: int | None, end: int | None) -> None:
+    if start is not None:
+        _check_range("from", start, 0, None)
+    if end is not None:
+        _check_range("to", end, 0, None)
+    if start is not None and end is not None and end < start:
+        raise InputError(f"to={end} is before from={start}; to is the last chunk to include")
+
+
+def _first_line(text: str) -> str:
+    for line in text[:2000].splitlines():
+        title = _clean_title(line.lstrip("#").strip())
+        if title:
+            return title[:80]
+    return ""
+
+
+def _clean_title(title: str | None) -> str:
+    return " ".join(title.split())[:200] if title else ""

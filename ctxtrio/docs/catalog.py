@@ -1,0 +1,117 @@
+"""The document catalog: which generation of each document is current, and the cursors.
+
+``docs/catalog.jsonl`` is an append-only journal shared by every process on the data
+dir. Its records, replayed in file order (the last word wins):
+
+* ``commit`` (doc, gen, title, source, chunks, chars, tokens): generation ``gen`` is now
+  the document. Written only after every chunk of ``docs/<doc>/<gen>.jsonl`` is durable,
+  so the commit is the atomic switch of a re-ingest: before it readers see the old
+  version, after it the new one, never a mix; a crash before it leaves the old one.
+* ``forget`` (doc): the document and all its cursors are gone.
+* ``cursor`` (doc, gen, session, next): where ``doc_window`` continues for one session
+  (``""`` is the default cursor). A cursor of another generation reads as 0.
+
+:class:`CatalogState` is the replayed state, pure and synchronous; the service feeds it
+the records it reads from the journal (its own and other processes' alike).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..store.records import NewRecord, Record
+from .types import DocumentInfo
+
+__all__ = ["CatalogState", "DocEntry", "commit_record", "cursor_record", "forget_record"]
+
+
+@dataclass(frozen=True, slots=True)
+class DocEntry:
+    """The current generation of a document and what the catalog says about it."""
+
+    info: DocumentInfo
+    gen: str
+
+    @property
+    def doc_id(self) -> str:
+        return self.info.doc_id
+
+
+@dataclass(slots=True)
+class CatalogState:
+    """Documents, cursors and every generation ever committed, as replayed so far.
+
+    ``offset`` is how far into the catalog journal the state has been replayed.
+    """
+
+    docs: dict[str, DocEntry] = field(default_factory=dict)
+    cursors: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
+    committed: set[tuple[str, str]] = field(default_factory=set)
+    offset: int = 0
+
+    def apply(self, record: Record) -> tuple[str, str] | None:
+        """Apply one record; return the (doc, gen) it made obsolete, if any."""
+        kind = record.get("kind")
+        doc = record.get("doc")
+        if not isinstance(doc, str):
+            return None
+        if kind == "commit":
+            entry = _entry(doc, record)
+            if entry is None:
+                return None
+            previous = self.docs.get(doc)
+            self.docs[doc] = entry
+            self.committed.add((doc, entry.gen))
+            if previous is not None and previous.gen != entry.gen:
+                return doc, previous.gen
+            return None
+        if kind == "forget":
+            previous = self.docs.pop(doc, None)
+            for key in [key for key in self.cursors if key[0] == doc]:
+                del self.cursors[key]
+            return (doc, previous.gen) if previous is not None else None
+        if kind == "cursor":
+            gen, session, position = record.get("gen"), record.get("session"), record.get("next")
+            if isinstance(gen, str) and isinstance(session, str) and isinstance(position, int):
+                self.cursors[(doc, session)] = (gen, position)
+        return None
+
+    def cursor(self, doc: str, session: str) -> int:
+        """Where reading continues for (doc, session): 0 unless a cursor of the current generation exists."""
+        entry = self.docs.get(doc)
+        found = self.cursors.get((doc, session))
+        if entry is None or found is None or found[0] != entry.gen:
+            return 0
+        return found[1]
+
+
+def _entry(doc: str, record: Record) -> DocEntry | None:
+    gen, title, source = record.get("gen"), record.get("title"), record.get("source")
+    chunks, chars, tokens, ts = record.get("chunks"), record.get("chars"), record.get("tokens"), record.get("ts")
+    if not (isinstance(gen, str) and isinstance(title, str) and isinstance(source, str)):
+        return None
+    if not (isinstance(chunks, int) and isinstance(chars, int) and isinstance(tokens, int)):
+        return None
+    ingested_at = float(ts) if isinstance(ts, (int, float)) else 0.0
+    return DocEntry(DocumentInfo(doc, title, source, chunks, chars, tokens, ingested_at), gen)
+
+
+def commit_record(info: DocumentInfo, gen: str) -> NewRecord:
+    body: Record = {
+        "doc": info.doc_id,
+        "gen": gen,
+        "title": info.title,
+        "source": info.source,
+        "chunks": info.chunks,
+        "chars": info.chars,
+        "tokens": info.tokens,
+    }
+    return NewRecord("commit", body, id_prefix="c")
+
+
+def forget_record(doc_id: str) -> NewRecord:
+    return NewRecord("forget", {"doc": doc_id}, id_prefix="f")
+
+
+def cursor_record(doc_id: str, gen: str, session: str, position: int) -> NewRecord:
+    return NewRecord("cursor", {"doc": doc_id, "gen": gen, "session": session, "next": position}, id_prefix="k")

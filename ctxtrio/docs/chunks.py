@@ -1,0 +1,141 @@
+"""Chunks on disk: building the records of one ingest, and loading a generation back.
+
+A generation file ``docs/<doc>/<gen>.jsonl`` holds one ``chunk`` record per chunk
+(``index``, ``text``, ``start``, ``end``, ``trail``, ``tokens``; indexed by the store
+under item ``str(index)``), then, appended later, ``summary`` records (``key``,
+``text``) that cache LLM summaries of its chunks and ranges.
+
+Pure and blocking: :class:`ChunkBatcher` and :func:`load_generation` run in worker
+threads. The batcher does all the CPU work of an ingest (chunking, search terms, the
+record bodies) so the store writer only writes and the event loop stays free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..store.index import IndexRow
+from ..store.journal import read_journal
+from ..store.records import NewRecord, Record
+from ..text.chunking import Chunk, iter_chunks
+from ..text.terms import terms
+from ..text.tokens import TokenModel
+
+__all__ = ["Batch", "ChunkBatcher", "LoadedDoc", "StoredChunk", "load_generation", "summary_record"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk as kept in memory for reading: ``text == source[start:end]``."""
+
+    index: int
+    text: str
+    start: int
+    end: int
+    trail: tuple[str, ...]
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Consecutive chunks ready to append: records and their precomputed index rows."""
+
+    chunks: list[StoredChunk]
+    records: list[NewRecord]
+    rows: list[list[IndexRow]]
+    #: Characters of the source covered so far (for progress).
+    done_chars: int
+
+
+class ChunkBatcher:
+    """Cuts a text into chunks lazily, ``batch_size`` at a time.
+
+    Not thread-safe, but may move between threads: call :meth:`next_batch` from one
+    worker thread at a time.
+    """
+
+    def __init__(self, text: str, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel, batch_size: int) -> None:
+        self._chunks: Iterator[Chunk] = iter_chunks(
+            text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model
+        )
+        self._batch_size = batch_size
+
+    def next_batch(self) -> Batch | None:
+        """The next batch, or None when the text is used up."""
+        chunks: list[StoredChunk] = []
+        records: list[NewRecord] = []
+        rows: list[list[IndexRow]] = []
+        for chunk in self._chunks:
+            stored = StoredChunk(chunk.index, chunk.text, chunk.start, chunk.end, chunk.trail, chunk.tokens)
+            chunks.append(stored)
+            body: Record = {
+                "index": chunk.index,
+                "text": chunk.text,
+                "start": chunk.start,
+                "end": chunk.end,
+                "trail": list(chunk.trail),
+                "tokens": chunk.tokens,
+            }
+            records.append(NewRecord("chunk", body, id=f"c{chunk.index}"))
+            rows.append([IndexRow("chunks", str(chunk.index), " ".join(terms(chunk.text)))])
+            if len(chunks) >= self._batch_size:
+                break
+        if not chunks:
+            return None
+        return Batch(chunks, records, rows, chunks[-1].end)
+
+
+@dataclass(slots=True)
+class LoadedDoc:
+    """A generation in memory: its chunks in index order and its cached summaries.
+
+    ``end`` is how far into the generation file it has been read, so later summary
+    records (this or another process) can be picked up with :func:`load_generation`.
+    """
+
+    doc_id: str
+    gen: str
+    chunks: list[StoredChunk]
+    summaries: dict[str, str] = field(default_factory=dict)
+    end: int = 0
+
+    @property
+    def size(self) -> int:
+        """Characters held, for the memory bound of the cache of loaded documents."""
+        return sum(len(chunk.text) for chunk in self.chunks)
+
+
+def load_generation(path: Path, *, start: int = 0, quarantine_dir: Path | None = None) -> tuple[list[StoredChunk], dict[str, str], int]:
+    """Chunks (sorted by index) and summaries of a generation file from ``start``, and its end."""
+    result = read_journal(path, start, quarantine_dir=quarantine_dir)
+    chunks: list[StoredChunk] = []
+    summaries: dict[str, str] = {}
+    for stored in result.records:
+        data = stored.data
+        kind = data.get("kind")
+        if kind == "chunk":
+            chunk = _chunk(data)
+            if chunk is not None:
+                chunks.append(chunk)
+        elif kind == "summary":
+            key, text = data.get("key"), data.get("text")
+            if isinstance(key, str) and isinstance(text, str):
+                summaries[key] = text
+    chunks.sort(key=lambda chunk: chunk.index)
+    return chunks, summaries, result.end
+
+
+def _chunk(data: Record) -> StoredChunk | None:
+    index, text, start, end = data.get("index"), data.get("text"), data.get("start"), data.get("end")
+    trail, tokens = data.get("trail"), data.get("tokens")
+    if not (isinstance(index, int) and isinstance(text, str) and isinstance(start, int) and isinstance(end, int)):
+        return None
+    if not isinstance(tokens, int) or not isinstance(trail, list):
+        return None
+    return StoredChunk(index, text, start, end, tuple(str(title) for title in trail), tokens)
+
+
+def summary_record(key: str, text: str) -> NewRecord:
+    return NewRecord("summary", {"key": key, "text": text}, id_prefix="s")

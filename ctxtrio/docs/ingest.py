@@ -1,0 +1,114 @@
+"""One ingest: chunk in worker threads, append a new generation, commit it in the catalog.
+
+::
+
+    producer task ──(channel, 1 batch)──▶ this task
+      worker thread: next BATCH_CHUNKS      store.append(docs/<doc>/<gen>.jsonl, batch, rows)
+      chunks + search terms + records       progress(done_chars, total_chars)
+                                            ...
+                                            catalog commit (the atomic switch)
+
+The producer computes the next batch while the store writer writes the previous one,
+and every batch is a separate worker-thread call and a separate append, so the event
+loop and the single writer both stay free for other calls during a large ingest.
+
+If anything fails or the call is cancelled before the commit, the new generation
+file is removed (shielded, bounded by :data:`CLEANUP_DEADLINE_S`) and the previous
+version stays current. A crash leaves an uncommitted file that the next startup
+sweep removes (:mod:`.repository`).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from .._errors import StoreError
+from ..text.tokens import TokenModel
+from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
+from .repository import Repository, make_doc_dir
+from .types import DocumentInfo
+
+__all__ = ["BATCH_CHUNKS", "CLEANUP_DEADLINE_S", "Progress", "Source", "write_generation"]
+
+log = logging.getLogger("ctxtrio.docs")
+
+#: Chunks per worker-thread call and per append (a few hundred: other producers interleave).
+BATCH_CHUNKS = 256
+CLEANUP_DEADLINE_S = 5.0
+
+Progress = Callable[[float, float], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """What to ingest, already read and checked."""
+
+    doc_id: str
+    title: str
+    source: str
+    text: str
+
+
+async def write_generation(
+    repo: Repository,
+    source: Source,
+    *,
+    chunk_tokens: int,
+    overlap_tokens: int,
+    model: TokenModel,
+    progress: Progress | None = None,
+) -> DocumentInfo:
+    """Write and commit a new generation of ``source.doc_id``; returns the committed info."""
+    gen = secrets.token_hex(8)
+    path = repo.gen_path(source.doc_id, gen)
+    await trio.to_thread.run_sync(make_doc_dir, path.parent)
+    batcher = ChunkBatcher(
+        source.text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=BATCH_CHUNKS
+    )
+    chunks: list[StoredChunk] = []
+    end = 0
+    committed = False
+    try:
+        send, recv = trio.open_memory_channel[Batch](1)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_produce, batcher, send)
+            async with recv:
+                async for batch in recv:
+                    result = await repo.store.append(path, batch.records, rows=batch.rows)
+                    chunks.extend(batch.chunks)
+                    end = result.end
+                    if progress is not None:
+                        await progress(batch.done_chars, len(source.text))
+        tokens = sum(chunk.tokens for chunk in chunks)
+        info = DocumentInfo(source.doc_id, source.title, source.source, len(chunks), len(source.text), tokens, time.time())
+        await repo.commit(info, gen)
+        committed = True
+    finally:
+        if not committed:
+            await _discard(repo, path)
+    repo.remember(LoadedDoc(source.doc_id, gen, chunks, {}, end))
+    await repo.refresh()  # applies the commit and removes the generation it replaced
+    return info
+
+
+async def _produce(batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch]) -> None:
+    async with send:
+        while (batch := await trio.to_thread.run_sync(batcher.next_batch)) is not None:
+            await send.send(batch)
+
+
+async def _discard(repo: Repository, path: Path) -> None:
+    """Remove an uncommitted generation; the previous version stays current."""
+    with trio.CancelScope(shield=True) as scope:
+        scope.deadline = trio.current_time() + CLEANUP_DEADLINE_S
+        try:
+            await repo.store.remove(path)
+        except StoreError as exc:
+            log.warning("could not remove uncommitted generation %s (the startup sweep will): %s", path, exc)

@@ -1,0 +1,152 @@
+"""Compact text for the model, one function per result type. Pure.
+
+Every line counts against an 8k window: headers are short, numbers plain, and each
+result ends with what to do next when that is not obvious. The headers of chunks are
+defined here and used by the packing (:mod:`ctxtrio.docs.packing`), so the budget
+accounts for exactly what is shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .types import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchHit, SearchResult, Window
+
+__all__ = [
+    "chunk_header",
+    "hit_header",
+    "render_forget",
+    "render_ingest",
+    "render_list",
+    "render_outline",
+    "render_search",
+    "render_summary",
+    "render_window",
+    "trail_text",
+]
+
+
+#: Longer heading trails are shown by their end (the most specific headings).
+_MAX_TRAIL_CHARS = 160
+
+
+def trail_text(trail: Sequence[str]) -> str:
+    text = " > ".join(trail)
+    return text if len(text) <= _MAX_TRAIL_CHARS else "..." + text[3 - _MAX_TRAIL_CHARS :]
+
+
+def hit_header(doc_id: str, title: str, index: int, trail: Sequence[str], score: float) -> str:
+    where = f" · {trail_text(trail)}" if trail else ""
+    return f'[{doc_id} "{title}" #{index}{where} · score {score:.2f}]'
+
+
+def chunk_header(index: int, trail: Sequence[str]) -> str:
+    return f"[#{index} · {trail_text(trail)}]" if trail else f"[#{index}]"
+
+
+def _doc(info: DocumentInfo) -> str:
+    return f'{info.doc_id} "{info.title}"'
+
+
+def render_ingest(result: IngestResult) -> str:
+    info = result.doc
+    verb = "Replaced" if result.replaced else "Ingested"
+    return (
+        f"{verb} {_doc(info)}: {info.chunks} chunks, {info.tokens} tokens, {info.chars} chars. "
+        f"Next: doc_outline, doc_search or doc_window with doc_id={info.doc_id}."
+    )
+
+
+def render_list(docs: Sequence[DocumentInfo]) -> str:
+    if not docs:
+        return "No documents. Add one with doc_ingest."
+    lines = [f"{len(docs)} documents:"]
+    lines.extend(f"- {_doc(info)}: {info.chunks} chunks, {info.tokens} tokens, {info.source}" for info in docs)
+    return "\n".join(lines)
+
+
+def render_forget(info: DocumentInfo) -> str:
+    return f"Forgot {_doc(info)}: its chunks, index entries, cursors and cached summaries are gone."
+
+
+def render_outline(outline: Outline) -> str:
+    info = outline.doc
+    lines = [f"{_doc(info)}: {info.chunks} chunks, {info.tokens} tokens. #index [tokens] trail"]
+    if any(entry.summary is not None for entry in outline.entries):
+        for entry in outline.entries:
+            where = f" {trail_text(entry.trail)}" if entry.trail else ""
+            lines.append(f"#{entry.index} [{entry.tokens}]{where}: {entry.summary or ''}")
+    else:
+        lines.extend(_grouped(outline.entries))
+    if outline.remaining:
+        following = outline.start + len(outline.entries)
+        lines.append(f"... {outline.remaining} more chunks: call again with from={following}.")
+    if outline.note:
+        lines.append(f"Note: {outline.note}")
+    return "\n".join(lines)
+
+
+def _grouped(entries: Sequence[OutlineEntry]) -> list[str]:
+    """Runs of chunks under one heading trail, one line each."""
+    lines: list[str] = []
+    run: list[OutlineEntry] = []
+    for entry in [*entries, None]:
+        if run and (entry is None or entry.trail != run[0].trail):
+            first, last = run[0].index, run[-1].index
+            span = f"#{first}" if first == last else f"#{first}-{last}"
+            tokens = sum(item.tokens for item in run)
+            lines.append(f"{span} [{tokens}] {trail_text(run[0].trail) or '(no heading)'}")
+            run = []
+        if entry is not None:
+            run.append(entry)
+    return lines
+
+
+def render_search(result: SearchResult) -> str:
+    if not result.hits:
+        if result.omitted:
+            return f"{result.omitted} chunks matched but none fits budget_tokens={result.budget_tokens}; raise it."
+        return f"No chunk matches {result.query!r}. Try other words, or doc_outline to see the structure."
+    head = f"{len(result.hits)} hits for {result.query!r}, best first ({result.used_tokens} tokens)."
+    if result.omitted:
+        head += f" {result.omitted} more matched but did not fit budget_tokens={result.budget_tokens}."
+    if result.more:
+        head += " Further chunks match beyond limit."
+    blocks = [head]
+    for hit in result.hits:
+        blocks.append(_hit(hit))
+    return "\n\n".join(blocks)
+
+
+def _hit(hit: SearchHit) -> str:
+    text = hit.text + (" [cut to fit the budget]" if hit.cut else "")
+    return f"{hit_header(hit.doc_id, hit.title, hit.index, hit.trail, hit.score)}\n{text}"
+
+
+def render_window(window: Window) -> str:
+    info = window.doc
+    if not window.chunks:
+        return (
+            f"{_doc(info)} has {info.chunks} chunks (#0-{info.chunks - 1}) and the cursor is past the end. "
+            "Start over with reset=true, or pass from=N."
+        )
+    first, last = window.chunks[0].index, window.chunks[-1].index
+    head = f"{_doc(info)} chunks #{first}-{last} of {info.chunks}."
+    if window.at_end:
+        head += " End of document (reset=true starts over)."
+    else:
+        head += f" Next: #{window.next_index} (call doc_window again)."
+    if window.cut:
+        head += f" A chunk was cut to fit budget_tokens={window.budget_tokens}; raise it to read it whole."
+    body = [f"{chunk_header(chunk.index, chunk.trail)}\n{chunk.text}" for chunk in window.chunks]
+    return "\n\n".join([head, *body])
+
+
+def render_summary(summary: DocSummary) -> str:
+    info = summary.doc
+    whole = summary.start == 0 and summary.end == info.chunks - 1
+    span = "whole document" if whole else f"chunks #{summary.start}-{summary.end}"
+    head = f"Summary of {_doc(info)}, {span} ({summary.method}{', cached' if summary.cached else ''})."
+    if summary.note:
+        head += f" Note: {summary.note}."
+    return f"{head}\n{summary.text}"

@@ -1,0 +1,289 @@
+"""Where documents live: the replayed catalog, generation files, and loaded chunks.
+
+Layout (see :mod:`ctxtrio.store.layout`): ``docs/catalog.jsonl`` (:mod:`.catalog`) and
+one file per ingest generation, ``docs/<doc>/<gen>.jsonl`` (:mod:`.chunks`).
+
+Several processes may share the data dir. Before every read the service calls
+:meth:`Repository.refresh`, which replays what the catalog gained since last time
+(under a ``trio.Lock``, so concurrent calls replay once). Superseded and forgotten
+generations found while replaying are removed at once through the store writer
+(file and index rows; removing twice is harmless). The first refresh replays the
+whole catalog and sweeps the folders instead: generations committed and since
+superseded are removed, never-committed ones (an ingest that crashed or was
+cancelled) once they are older than :data:`ORPHAN_AGE_S` (another process may still be
+writing a young one), and the index is caught up for current generations (a crash
+between a journal fsync and its index update).
+
+Loaded generations are kept in a bounded LRU (by characters); a generation removed
+by another process while it was not loaded is noticed on load and resolved again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import trio
+
+from .._errors import NotFoundError, StoreError
+from ..store.index import SearchIndex
+from ..store.layout import DataDir
+from ..store.records import NewRecord
+from ..store.writer import StoreHandle
+from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
+from .chunks import LoadedDoc, load_generation, summary_record
+from .types import DocumentInfo
+
+__all__ = ["ORPHAN_AGE_S", "GenerationCache", "Repository"]
+
+log = logging.getLogger("ctxtrio.docs")
+
+#: A never-committed generation file younger than this may still be being written.
+ORPHAN_AGE_S = 3600.0
+#: Characters of loaded chunk text kept in memory across documents.
+DEFAULT_CACHE_CHARS = 64_000_000
+CATALOG_NAME = "catalog.jsonl"
+
+Key = tuple[str, str]
+
+
+class _GenerationGone(Exception):
+    """A generation file is missing or short: another process replaced the document."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Sweep:
+    """What the startup sweep found: files to remove and current files to index."""
+
+    remove: list[Path]
+    catch_up: list[Path]
+
+
+class Repository:
+    """The documents' state in this process, kept in step with the shared data dir."""
+
+    def __init__(self, store: StoreHandle, *, cache_chars: int = DEFAULT_CACHE_CHARS) -> None:
+        self.store = store
+        self.data: DataDir = store.data
+        self.catalog_path = self.data.docs / CATALOG_NAME
+        self.state = CatalogState()
+        self._cache_chars = cache_chars
+        self._lock = trio.Lock()
+        self._opened = False
+        self._loaded: OrderedDict[Key, LoadedDoc] = OrderedDict()
+        self._loaded_chars = 0
+        self._loading: dict[Key, trio.Lock] = {}
+
+    # -- paths --------------------------------------------------------------------
+
+    def gen_path(self, doc_id: str, gen: str) -> Path:
+        return self.data.docs / doc_id / f"{gen}.jsonl"
+
+    def journal(self, entry: DocEntry) -> str:
+        return self.data.journal_name(self.gen_path(entry.doc_id, entry.gen))
+
+    # -- the catalog --------------------------------------------------------------
+
+    async def refresh(self) -> None:
+        """Replay what the catalog gained; remove generations that became obsolete."""
+        async with self._lock:
+            if not self._opened:
+                await self._open()
+                self._opened = True
+                return
+            obsolete = await self._replay()
+        await self._remove(obsolete)
+
+    def entry(self, doc_id: str) -> DocEntry:
+        """The current entry of ``doc_id`` (as of the last refresh), or NotFoundError."""
+        entry = self.state.docs.get(doc_id)
+        if entry is None:
+            raise NotFoundError(f"no document {doc_id!r}; doc_list shows the documents")
+        return entry
+
+    async def append_catalog(self, records: list[NewRecord]) -> None:
+        """Append to the catalog (durable on return), then replay it."""
+        await self.store.append(self.catalog_path, records)
+        await self.refresh()
+
+    async def commit(self, info: DocumentInfo, gen: str) -> None:
+        """Make ``gen`` the current generation of the document: the atomic switch.
+
+        Shielded: once queued, the commit may land even if the caller is cancelled, so
+        the caller must not get the chance to delete the generation behind it.
+        """
+        with trio.CancelScope(shield=True):
+            await self.store.append(self.catalog_path, [commit_record(info, gen)])
+
+    async def forget(self, doc_id: str) -> None:
+        await self.append_catalog([forget_record(doc_id)])
+
+    async def set_cursor(self, entry: DocEntry, session: str, position: int) -> None:
+        await self.append_catalog([cursor_record(entry.doc_id, entry.gen, session, position)])
+
+    async def _replay(self) -> list[Key]:
+        result = await self.store.read(self.catalog_path, self.state.offset)
+        obsolete = [found for record in result.records if (found := self.state.apply(record.data)) is not None]
+        self.state.offset = result.end
+        return obsolete
+
+    async def _open(self) -> None:
+        await self._replay()
+        sweep = await trio.to_thread.run_sync(
+            partial(_sweep, self.data, self.store.index, self.state, now=time.time())
+        )
+        for path in sweep.remove:
+            log.info("removing obsolete document generation %s", path)
+            await self.store.remove(path)
+        for path in sweep.catch_up:
+            await self.store.catch_up(path)
+        await trio.to_thread.run_sync(partial(_remove_empty_dirs, self.data.docs, self.state, now=time.time()))
+
+    async def _remove(self, obsolete: list[Key]) -> None:
+        for doc_id, gen in obsolete:
+            self._forget_loaded((doc_id, gen))
+            await self.store.remove(self.gen_path(doc_id, gen))
+
+    # -- loaded generations -------------------------------------------------------
+
+    async def load(self, doc_id: str) -> tuple[DocEntry, LoadedDoc]:
+        """The current entry and its chunks; re-resolves once if another process replaced it."""
+        entry = self.entry(doc_id)
+        try:
+            return entry, await self._load(entry)
+        except _GenerationGone:
+            await self.refresh()
+            entry = self.entry(doc_id)
+            try:
+                return entry, await self._load(entry)
+            except _GenerationGone as exc:
+                raise StoreError(f"document {doc_id!r} is damaged: its chunks are missing ({exc})") from exc
+
+    async def top_up(self, doc: LoadedDoc) -> None:
+        """Pick up summary records appended to ``doc``'s file since it was loaded."""
+        path = self.gen_path(doc.doc_id, doc.gen)
+        _, summaries, end = await trio.to_thread.run_sync(partial(load_generation, path, start=doc.end))
+        doc.summaries.update(summaries)
+        doc.end = max(doc.end, end)
+
+    def remember(self, doc: LoadedDoc) -> None:
+        """Keep ``doc`` loaded (most recently used), evicting the least recently used."""
+        key = (doc.doc_id, doc.gen)
+        self._forget_loaded(key)
+        self._loaded[key] = doc
+        self._loaded_chars += doc.size
+        while self._loaded_chars > self._cache_chars and len(self._loaded) > 1:
+            _, evicted = self._loaded.popitem(last=False)
+            self._loaded_chars -= evicted.size
+
+    def _forget_loaded(self, key: Key) -> None:
+        doc = self._loaded.pop(key, None)
+        if doc is not None:
+            self._loaded_chars -= doc.size
+
+    async def _load(self, entry: DocEntry) -> LoadedDoc:
+        key = (entry.doc_id, entry.gen)
+        doc = self._loaded.get(key)
+        if doc is not None:
+            self._loaded.move_to_end(key)
+            return doc
+        lock = self._loading.setdefault(key, trio.Lock())
+        async with lock:
+            doc = self._loaded.get(key)
+            if doc is None:
+                path = self.gen_path(entry.doc_id, entry.gen)
+                load = partial(load_generation, path, quarantine_dir=self.data.quarantine)
+                chunks, summaries, end = await trio.to_thread.run_sync(load)
+                if len(chunks) != entry.info.chunks or any(c.index != i for i, c in enumerate(chunks)):
+                    raise _GenerationGone(f"{path} holds {len(chunks)} of {entry.info.chunks} chunks")
+                doc = LoadedDoc(entry.doc_id, entry.gen, chunks, summaries, end)
+                self.remember(doc)
+        self._loading.pop(key, None)
+        return doc
+
+
+class GenerationCache:
+    """A :class:`~ctxtrio.llm.summarizer.SummaryCache` kept in a generation file.
+
+    With ``read=False`` lookups miss (``refresh``) but results are still stored. A
+    result for a generation that is no longer current is kept in memory only, so a
+    removed file is never recreated.
+    """
+
+    def __init__(self, repo: Repository, doc: LoadedDoc, *, read: bool = True) -> None:
+        self._repo = repo
+        self._doc = doc
+        self._read = read
+
+    def get(self, key: str) -> str | None:
+        return self._doc.summaries.get(key) if self._read else None
+
+    async def put(self, key: str, text: str) -> None:
+        doc = self._doc
+        current = self._repo.state.docs.get(doc.doc_id)
+        if current is not None and current.gen == doc.gen:
+            await self._repo.store.append(self._repo.gen_path(doc.doc_id, doc.gen), [summary_record(key, text)])
+        doc.summaries[key] = text
+
+
+def make_doc_dir(directory: Path) -> None:
+    """Create ``docs/<doc>/`` and make its entry durable (blocking)."""
+    try:
+        directory.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(directory.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StoreError(f"cannot create {directory}: {exc.strerror or exc}") from exc
+
+
+def _sweep(data: DataDir, index: SearchIndex, state: CatalogState, *, now: float) -> _Sweep:
+    """Find obsolete generation files, and current ones the index lags behind (blocking)."""
+    remove: list[Path] = []
+    catch_up: list[Path] = []
+    try:
+        folders = [entry for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
+    except OSError as exc:
+        raise StoreError(f"cannot list {data.docs}: {exc.strerror or exc}") from exc
+    for folder in folders:
+        current = state.docs.get(folder.name)
+        try:
+            files = [entry for entry in os.scandir(folder.path) if entry.name.endswith(".jsonl")]
+        except OSError as exc:
+            log.warning("cannot list %s: %s", folder.path, exc)
+            continue
+        for file in files:
+            gen = file.name.removesuffix(".jsonl")
+            path = Path(file.path)
+            if current is not None and current.gen == gen:
+                if index.watermark(data.journal_name(path)) < file.stat().st_size:
+                    catch_up.append(path)
+            elif (folder.name, gen) in state.committed or now - file.stat().st_mtime > ORPHAN_AGE_S:
+                remove.append(path)
+    return _Sweep(remove, catch_up)
+
+
+def _remove_empty_dirs(docs: Path, state: CatalogState, *, now: float) -> None:
+    """Remove old empty folders of documents that no longer exist (blocking).
+
+    Young ones are left alone: an ingest may have just created its folder.
+    """
+    try:
+        folders = [entry for entry in os.scandir(docs) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for folder in folders:
+        if folder.name in state.docs:
+            continue
+        try:
+            if now - folder.stat().st_mtime > ORPHAN_AGE_S:
+                os.rmdir(folder.path)
+        except OSError:
+            pass  # not empty, or already gone

@@ -1,0 +1,158 @@
+"""Reading a file to ingest, only from inside the ``--ingest-root`` directories.
+
+The order of checks is the security argument; nothing is opened before the path is
+known to be inside a root:
+
+1. No roots configured → refused (inline text only). A NUL byte in the path → refused.
+2. A relative path is taken against the first root. The path is resolved with every
+   symlink followed (``Path.resolve(strict=True)``), and so are the roots; the result
+   must lie inside a root by whole path segments (``/data-evil`` is not in ``/data``).
+3. The resolved path is opened with ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO would block an
+   ordinary open; a symlink swapped in since step 2 fails) and the *opened* descriptor
+   is checked: it must still resolve inside the root (``/proc/self/fd``, where present)
+   and ``fstat`` must say regular file, no larger than the limit. Directories, FIFOs,
+   sockets and devices are refused here, before a byte is read.
+4. Only then is it read, and decoded: UTF-8 with or without BOM, or UTF-16 with a BOM.
+   Undecodable bytes, or text containing NUL, are refused as binary.
+
+Everything here blocks; call it through ``trio.to_thread``. Every refusal is an
+:class:`~ctxtrio._errors.IngestError` whose message names the case.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from .._errors import IngestError
+
+__all__ = ["check_text", "decode_text", "read_source", "resolve_in_roots"]
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+_BINARY = "is binary or not UTF-8 text (accepted: UTF-8 with or without BOM, UTF-16 with BOM)"
+
+
+def read_source(file_path: str, roots: Sequence[Path], *, max_bytes: int) -> tuple[str, Path]:
+    """Return the decoded text of ``file_path`` and its resolved path, or raise IngestError."""
+    resolved, root = resolve_in_roots(file_path, roots)
+    return _read_checked(resolved, root, max_bytes), resolved
+
+
+def resolve_in_roots(file_path: str, roots: Sequence[Path]) -> tuple[Path, Path]:
+    """The fully resolved path and the root it lies in; nothing is opened."""
+    if not roots:
+        raise IngestError("file ingest is off: this server has no --ingest-root; pass the content as text")
+    if "\0" in file_path:
+        raise IngestError("file_path contains a NUL byte")
+    if not file_path.strip():
+        raise IngestError("file_path is empty")
+    real_roots = [_resolve_root(root) for root in roots]
+    candidate = Path(file_path)
+    if not candidate.is_absolute():
+        candidate = real_roots[0] / candidate
+    try:
+        resolved = candidate.resolve(strict=True)
+    except FileNotFoundError as exc:
+        raise IngestError(f"no such file: {file_path}") from exc
+    except RuntimeError as exc:  # a symlink loop (Python < 3.13)
+        raise IngestError(f"cannot resolve {file_path}: symlink loop") from exc
+    except OSError as exc:
+        raise IngestError(f"cannot resolve {file_path}: {exc.strerror or exc}") from exc
+    for root in real_roots:
+        if resolved.is_relative_to(root):
+            return resolved, root
+    shown = ", ".join(str(root) for root in real_roots)
+    raise IngestError(f"{file_path} is outside the ingest roots ({shown}); symlinks are followed before checking")
+
+
+def _resolve_root(root: Path) -> Path:
+    try:
+        return root.resolve(strict=True)
+    except OSError as exc:
+        raise IngestError(f"ingest root {root} is not usable: {exc.strerror or exc}") from exc
+
+
+def _read_checked(resolved: Path, root: Path, max_bytes: int) -> str:
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(resolved, flags)
+    except OSError as exc:
+        raise IngestError(f"cannot open {resolved}: {exc.strerror or exc}") from exc
+    try:
+        _check_opened(fd, resolved, root)
+        info = os.fstat(fd)
+        for test, kind in _KINDS:
+            if test(info.st_mode):
+                raise IngestError(f"{resolved} is {kind}, not a regular file")
+        if not stat.S_ISREG(info.st_mode):
+            raise IngestError(f"{resolved} is not a regular file")
+        if info.st_size > max_bytes:
+            raise IngestError(f"{resolved} is {info.st_size:,} bytes; the limit is {max_bytes:,} (--max-ingest-chars)")
+        data = _read_all(fd, resolved, max_bytes)
+    finally:
+        os.close(fd)
+    return decode_text(data, str(resolved))
+
+
+def _check_opened(fd: int, resolved: Path, root: Path) -> None:
+    """Re-check containment on what was actually opened (a directory may have been swapped)."""
+    proc = f"/proc/self/fd/{fd}"
+    try:
+        opened = Path(os.readlink(proc))
+    except OSError:
+        return  # no /proc: the checks before the open stand alone
+    if not opened.is_relative_to(root):
+        raise IngestError(f"{resolved} changed while it was opened and now lies outside the ingest roots")
+
+
+def _read_all(fd: int, resolved: Path, max_bytes: int) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            part = os.read(fd, 1 << 20)
+            if not part:
+                break
+            size += len(part)
+            if size > max_bytes:
+                raise IngestError(f"{resolved} grew past the limit of {max_bytes:,} bytes while it was read")
+            parts.append(part)
+    except OSError as exc:
+        raise IngestError(f"cannot read {resolved}: {exc.strerror or exc}") from exc
+    return b"".join(parts)
+
+
+def decode_text(data: bytes, name: str) -> str:
+    """Decode file bytes: UTF-8 (BOM optional) or UTF-16 with BOM; else IngestError."""
+    try:
+        if data.startswith(codecs.BOM_UTF8):
+            text = data[len(codecs.BOM_UTF8) :].decode("utf-8")
+        elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            text = data.decode("utf-16")
+        else:
+            text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IngestError(f"{name} {_BINARY}") from exc
+    if "\0" in text:
+        raise IngestError(f"{name} {_BINARY}: it contains NUL characters")
+    return text
+
+
+def check_text(text: str, *, max_chars: int, name: str = "text") -> str:
+    """Refuse empty text, text over ``max_chars`` characters and text containing NUL."""
+    if len(text) > max_chars:
+        raise IngestError(f"{name} is {len(text):,} characters; the limit is {max_chars:,} (--max-ingest-chars)")
+    if not text or text.isspace():
+        raise IngestError(f"{name} is empty: nothing to ingest")
+    if "\0" in text:
+        raise IngestError(f"{name} contains NUL characters: binary data cannot be ingested")
+    return text

@@ -1,0 +1,159 @@
+"""What :class:`~ctxtrio.docs.service.DocumentService` returns: frozen value objects.
+
+The tool layer renders them as compact text for the model (:mod:`ctxtrio.docs.render`);
+library users get them as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "DocSummary",
+    "DocumentInfo",
+    "IngestResult",
+    "Outline",
+    "OutlineEntry",
+    "SearchHit",
+    "SearchResult",
+    "Window",
+    "WindowChunk",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """One ingested document as the catalog knows it.
+
+    ``source`` is ``"inline"`` or the resolved file path; ``ingested_at`` is a Unix time.
+    """
+
+    doc_id: str
+    title: str
+    source: str
+    chunks: int
+    chars: int
+    tokens: int
+    ingested_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    """A committed ingest: the document, and whether it replaced an earlier version."""
+
+    doc: DocumentInfo
+    replaced: bool
+    elapsed_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    """One chunk in an outline; ``summary`` only when summaries were asked for."""
+
+    index: int
+    trail: tuple[str, ...]
+    tokens: int
+    summary: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outline:
+    """Chunks ``start`` .. ``start + len(entries) - 1`` of a document.
+
+    ``note`` says why summaries degraded (LLM down, deadline) and how to continue.
+    """
+
+    doc: DocumentInfo
+    entries: tuple[OutlineEntry, ...]
+    start: int
+    note: str = ""
+
+    @property
+    def remaining(self) -> int:
+        """Chunks after the last entry, not shown."""
+        return max(0, self.doc.chunks - self.start - len(self.entries))
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A matching chunk, verbatim (a prefix when ``cut``), with where it came from."""
+
+    doc_id: str
+    title: str
+    index: int
+    trail: tuple[str, ...]
+    score: float
+    text: str
+    tokens: int
+    cut: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """The best hits that fit the budget, best first.
+
+    ``omitted`` hits matched within ``limit`` but did not fit ``budget_tokens``;
+    ``more`` is true when further chunks matched beyond ``limit``.
+    """
+
+    query: str
+    hits: tuple[SearchHit, ...]
+    omitted: int
+    more: bool
+    budget_tokens: int
+    used_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class WindowChunk:
+    """A chunk read in order. ``text`` skips what the previous chunk of the window showed
+    (the overlap), so consecutive chunks read as the continuous source; ``cut`` marks a
+    chunk shortened to fit the budget."""
+
+    index: int
+    trail: tuple[str, ...]
+    text: str
+    tokens: int
+    cut: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """Consecutive chunks of a document, and where the cursor now stands.
+
+    Empty ``chunks`` with ``at_end`` means the read started past the last chunk.
+    """
+
+    doc: DocumentInfo
+    session_id: str | None
+    chunks: tuple[WindowChunk, ...]
+    next_index: int
+    budget_tokens: int
+
+    @property
+    def at_end(self) -> bool:
+        """True when no chunk follows the cursor."""
+        return self.next_index >= self.doc.chunks
+
+    @property
+    def cut(self) -> bool:
+        """True when a chunk was shortened to fit the budget."""
+        return any(chunk.cut for chunk in self.chunks)
+
+
+@dataclass(frozen=True, slots=True)
+class DocSummary:
+    """A summary of chunks ``start`` .. ``end`` (inclusive) of a document.
+
+    ``method`` is ``verbatim``, ``llm``, ``extractive`` or ``llm+extractive``; ``cached``
+    is true when a stored whole-document summary was returned; ``note`` says why it
+    degraded and how to continue.
+    """
+
+    doc: DocumentInfo
+    start: int
+    end: int
+    text: str
+    method: str
+    cached: bool = False
+    note: str = ""
