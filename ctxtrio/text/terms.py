@@ -76,6 +76,8 @@ _HAN_KANA: Final = (
 )
 _HANGUL: Final = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff\uffa0-\uffdc"
 _CJK: Final = re.compile(f"[{_HAN_KANA}{_HANGUL}]")
+_HANGUL_WORD: Final = re.compile(f"[{_HANGUL}]+")
+_HAN_KANA_RUN: Final = re.compile(f"[{_HAN_KANA}]+")
 _SEGMENT: Final = re.compile(f"([{_HAN_KANA}]+)|([{_HANGUL}]+)|([^{_HAN_KANA}{_HANGUL}]+)")
 
 
@@ -102,17 +104,23 @@ _FEATURE: Final = _features(_W, _W_NON_ASCII)
 _ASCII_FEATURE: Final = _features(_ASCII_W, "")
 _RUN: Final = re.compile(f"[{_W}_-]*")
 _ASCII_RUN: Final = re.compile("[0-9A-Za-z_-]*")
+_RUNS: Final = re.compile(f"[{_W}_-]+")
 # ASCII letters and digits to lowercase, every other ASCII character to a space.
 _PLAIN: Final = str.maketrans(
     {chr(c): chr(c).lower() if chr(c).isalnum() else " " for c in range(0x80)}
 )
+# Above this share of non-ASCII characters, most words need the token rules anyway.
+_DENSE_NON_ASCII: Final = 0.1
 
 
 def terms(text: str) -> list[str]:
     """Return the search terms of ``text`` in document order, duplicates kept."""
     if text.isascii():
-        return _collect(text, _ASCII_FEATURE, _ASCII_RUN)
-    return _collect(unicodedata.normalize("NFKC", text), _FEATURE, _RUN)
+        return _by_features(text, _ASCII_FEATURE, _ASCII_RUN)
+    text = unicodedata.normalize("NFKC", text)
+    if len(text) - len(text.encode("ascii", "ignore")) > len(text) * _DENSE_NON_ASCII:
+        return _by_runs(text)
+    return _by_features(text, _FEATURE, _RUN)
 
 
 def unique_terms(text: str) -> list[str]:
@@ -120,14 +128,15 @@ def unique_terms(text: str) -> list[str]:
     return list(dict.fromkeys(terms(text)))
 
 
-def _collect(text: str, feature: re.Pattern[str], run: re.Pattern[str]) -> list[str]:
-    """Return the terms of NFKC ``text``.
+def _by_features(text: str, feature: re.Pattern[str], run: re.Pattern[str]) -> list[str]:
+    """Return the terms of NFKC ``text``, mostly ASCII.
 
     Each run of word and connector characters that holds a ``feature`` goes through
     the token rules; the text between those runs holds only plain ASCII words, which
     a translate and a split handle in bulk.
     """
     out: list[str] = []
+    known: dict[str, tuple[str, ...]] = {}  # documents repeat their identifiers
     reverse = ""
     done = 0
     for match in feature.finditer(text):
@@ -141,11 +150,30 @@ def _collect(text: str, feature: re.Pattern[str], run: re.Pattern[str]) -> list[
         assert backward is not None and forward is not None  # a starred pattern always matches
         start, end = len(text) - backward.end(), forward.end()
         _add_plain(text[done:start], out)
-        for token in _TOKEN.findall(text, start, end):
-            _add_token(token, out)
+        out.extend(_run_terms(text[start:end], known))
         done = end
     _add_plain(text[done:] if done else text, out)
     return out
+
+
+def _by_runs(text: str) -> list[str]:
+    """Return the terms of NFKC ``text`` with many non-ASCII words, run by run."""
+    out: list[str] = []
+    known: dict[str, tuple[str, ...]] = {}
+    for run in _RUNS.findall(text):
+        out.extend(_run_terms(run, known))
+    return out
+
+
+def _run_terms(run: str, known: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """Return the terms of a run of word and connector characters, memoized in ``known``."""
+    found = known.get(run)
+    if found is None:
+        out: list[str] = []
+        for token in _TOKEN.findall(run):
+            _add_token(token, out)
+        found = known[run] = tuple(out)
+    return found
 
 
 def _add_plain(segment: str, out: list[str]) -> None:
@@ -158,6 +186,12 @@ def _add_plain(segment: str, out: list[str]) -> None:
 def _add_token(token: str, out: list[str]) -> None:
     if token.isascii():
         _add_ascii(token, out)
+    elif _HANGUL_WORD.fullmatch(token) is not None:
+        if len(token) > 2:
+            out.append(token)
+        out.extend(_bigrams(token))
+    elif _HAN_KANA_RUN.fullmatch(token) is not None:
+        out.extend(_bigrams(token))
     elif max(token) > "\uffff":
         for piece in _TOKEN.findall(_blank_astral_non_words(token)):
             if piece.isascii():

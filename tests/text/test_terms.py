@@ -179,3 +179,19 @@ def test_terms_are_single_fts_tokens_on_random_text() -> None:
             assert term
             assert all(unicodedata.category(ch)[0] in "LNM" for ch in term), term
             assert term not in STOPWORDS
+
+
+def test_dense_and_sparse_non_ascii_paths_agree() -> None:
+    """Text mostly ASCII and text mostly non-ASCII tokenize each word the same way."""
+    rng = random.Random(17)
+    ascii_words = ["getUserName", "retry_policy", "the", "HTTPServer", "plain", "x86_64",
+                   "2026-03-01T00", "668Z", "--flag", "MAX_SIZE", "a-b-c", "Hello", "iPhone"]
+    other_words = ["Café", "数据库连接", "결정했다", "Привет", "ｶﾀｶﾅ", "é_x", "🎉", "MüllerStraße"]
+    for _ in range(200):
+        words = [rng.choice(ascii_words) for _ in range(rng.randrange(1, 12))]
+        words.insert(rng.randrange(len(words) + 1), rng.choice(other_words))
+        sparse = " ".join(words + ["filler"] * 200)  # under a tenth non-ASCII
+        dense = " ".join(words + ["数据"] * 200)  # over a tenth non-ASCII
+        expected = [term for word in words for term in terms(word)]
+        assert terms(sparse) == expected + ["filler"] * 200
+        assert terms(dense) == expected + ["数据"] * 200
