@@ -54,8 +54,9 @@ def split_sentences(text: str) -> list[str]:
     by whitespace or the end, unless the word is a known abbreviation (``e.g.``,
     ``Dr.``), a single initial, or the next word starts in lowercase; and at
     ``。！？．`` with no space needed. Blank lines, headings and list items are breaks
-    too, and so is every line break of a paragraph that is not wrapped prose (a log); list markers, heading markers, setext underlines, table rows and fenced code
-    are left out.
+    too, and so is every line break of a paragraph that is not wrapped prose (a log).
+    List markers, heading markers, setext underlines, table rows and fenced code are
+    left out.
     """
     return [sentence.text for sentence in _sentences(text)]
 
@@ -86,6 +87,8 @@ def summarize_extractive(text: str, *, target_tokens: int, model: TokenModel) ->
             chosen.append(index)
             seen.add(sentence)
             used += cost
+            if used >= target_tokens - 1:
+                break  # nothing but an empty sentence could follow
     if not chosen:
         return _fit(sentences[ranked[0]].text, target_tokens, model)
     return _join([sentences[index] for index in sorted(chosen)])
@@ -95,8 +98,10 @@ def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
     """Return the first non-heading sentence of ``text`` cut to ``max_tokens`` ("" if none).
 
     Falls back to the first heading when the text has nothing else. Meant for one-line
-    outline summaries.
+    outline summaries. ``max_tokens`` must be at least 1.
     """
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
     sentences = _sentences(text)
     if not sentences:
         return ""

@@ -12,7 +12,9 @@ Rules, in the order they apply:
 4. Han and Kana runs are indexed as overlapping character bigrams (``数据库`` gives
    ``数据``, ``据库``; a one-character run is itself). Hangul words are space-separated,
    so a Hangul run is indexed whole *and* as bigrams (``결정했다`` gives ``결정했다``,
-   ``결정``, ``정했``, ``했다``); a query for a stem (``결정``) finds the inflected word.
+   ``결정``, ``정했``, ``했다``; two syllables once); a query for a stem (``결정``)
+   finds the inflected word. Runs of different scripts inside a word are split apart
+   (``API를`` gives ``api``, ``를``).
 5. Everything is casefolded; a small English stopword list is dropped.
 
 Every term consists only of characters of categories ``L*``, ``N*`` and ``M*``, so it

@@ -42,6 +42,8 @@ def assert_valid(text: str, found: list[Chunk], size: int, model: TokenModel = M
 
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
 @pytest.mark.parametrize(("size", "overlap"), SETTINGS)
+
+
 def test_fixture_chunks_cover_source_in_order_within_budget(
     name: str, size: int, overlap: int
 ) -> None:
@@ -107,27 +109,6 @@ def test_fenced_blocks_never_split_when_they_fit() -> None:
                 assert any(c.start <= start and end <= c.end for c in found), (size, start)
 
 
-def test_fence_content_is_not_structure() -> None:
-    """Headings and blank lines inside a fence do not split it."""
-    text = "intro\n\n```sh\n# not a heading\n\nmore\n```\nafter\n"
-    blocks = [(text[b.start:b.end], b.level) for b in iter_blocks(text)]
-    assert blocks == [("intro\n\n", 0), ("```sh\n# not a heading\n\nmore\n```\n", 0),
-                      ("after\n", 0)]
-
-
-def test_tilde_fence_not_closed_by_backticks() -> None:
-    """A ~~~ fence is closed only by ~~~ of at least its length, not by ```."""
-    text = "~~~~\na\n```\n~~~\nb\n~~~~\ntail\n"
-    blocks = [text[b.start:b.end] for b in iter_blocks(text)]
-    assert blocks == ["~~~~\na\n```\n~~~\nb\n~~~~\n", "tail\n"]
-
-
-def test_unclosed_fence_runs_to_end() -> None:
-    """An unclosed fence runs to the end of the text, headings included."""
-    text = "p\n\n```\ncode\n# h\n"
-    assert [text[b.start:b.end] for b in iter_blocks(text)] == ["p\n\n", "```\ncode\n# h\n"]
-
-
 def test_trails_across_skipped_levels() -> None:
     """`#` then `###` gives (A, C); a following `##` gives (A, B)."""
     text = "# A\n\nalpha\n\n### C\n\ngamma\n\n## B\n\nbeta\n"
@@ -142,19 +123,6 @@ def test_setext_headings_and_thematic_breaks() -> None:
     heads = [(b.level, b.title) for b in iter_blocks(text) if b.level]
     assert heads == [(1, "Top"), (2, "Sub")]
     assert chunks(text, 2)[-1].trail == ("Top", "Sub")
-
-
-def test_hash_lines_without_text_are_not_headings() -> None:
-    """`#` alone, `#tag` and `# ----` are ordinary lines, not headings."""
-    text = "#\n\n#tag\n\n# ----\n\n#### Real\n"
-    assert [(b.level, b.title) for b in iter_blocks(text) if b.level] == [(4, "Real")]
-
-
-def test_list_items_are_blocks() -> None:
-    """Each list item starts a block; its continuation lines stay with it."""
-    text = "- one\n- two\n  more\n1. three\n"
-    assert [text[b.start:b.end] for b in iter_blocks(text)] == ["- one\n", "- two\n  more\n",
-                                                                "1. three\n"]
 
 
 def test_overlap_carries_whole_blocks_and_trail_follows_new_block() -> None:

@@ -203,3 +203,9 @@ def test_log_lines_are_sentences_but_wrapped_prose_is_not() -> None:
                                     "Traceback (most recent call last)"]
     prose = "The server keeps a journal\nof every change and replays it\nafter a crash."
     assert split_sentences(prose) == [prose]
+
+
+def test_first_sentence_needs_a_positive_budget() -> None:
+    """first_sentence with max_tokens below one is a ValueError."""
+    with pytest.raises(ValueError):
+        first_sentence("Text.", max_tokens=0, model=MODEL)
