@@ -25,8 +25,10 @@ matters for BM25); :func:`unique_terms` dedupes for queries.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from dataclasses import dataclass
 from itertools import filterfalse
 from typing import Final
 
@@ -62,10 +64,7 @@ def _word_class() -> str:
     return "".join(parts)
 
 
-_W: Final = _word_class()
-_W_NON_ASCII: Final = _W.removeprefix("0-9A-Za-z")
 _ASCII_W: Final = "0-9A-Za-z"
-_TOKEN: Final = re.compile(f"[{_W}]+(?:[-_]+[{_W}]+)*")
 # Shape of a word: "A" upper, "a" lower or caseless, "0" digit; split like camelCase.
 _CAMEL: Final = re.compile("[A0]+(?=Aa)|A?[a0]+|[A0]+")
 _ASCII_SHAPE: Final = str.maketrans(
@@ -102,11 +101,29 @@ def _features(word: str, non_ascii: str) -> re.Pattern[str]:
     return re.compile(f"[A-Z_\\-{non_ascii}](?:{'|'.join(conditions)})")
 
 
-_FEATURE: Final = _features(_W, _W_NON_ASCII)
 _ASCII_FEATURE: Final = _features(_ASCII_W, "")
-_RUN: Final = re.compile(f"[{_W}_-]*")
 _ASCII_RUN: Final = re.compile("[0-9A-Za-z_-]*")
-_RUNS: Final = re.compile(f"[{_W}_-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class _UnicodePatterns:
+    token: re.Pattern[str]
+    feature: re.Pattern[str]
+    run: re.Pattern[str]
+    runs: re.Pattern[str]
+
+
+@functools.cache
+def _unicode() -> _UnicodePatterns:
+    """The patterns over every script, built on first use: listing the word characters
+    and compiling four large classes takes ~90 ms, which server startup should not pay."""
+    word = _word_class()
+    return _UnicodePatterns(
+        token=re.compile(f"[{word}]+(?:[-_]+[{word}]+)*"),
+        feature=_features(word, word.removeprefix(_ASCII_W)),
+        run=re.compile(f"[{word}_-]*"),
+        runs=re.compile(f"[{word}_-]+"),
+    )
 # ASCII letters and digits to lowercase, every other ASCII character to a space.
 _PLAIN: Final = str.maketrans(
     {chr(c): chr(c).lower() if chr(c).isalnum() else " " for c in range(0x80)}
@@ -122,7 +139,8 @@ def terms(text: str) -> list[str]:
     text = unicodedata.normalize("NFKC", text)
     if len(text) - len(text.encode("ascii", "ignore")) > len(text) * _DENSE_NON_ASCII:
         return _by_runs(text)
-    return _by_features(text, _FEATURE, _RUN)
+    patterns = _unicode()
+    return _by_features(text, patterns.feature, patterns.run)
 
 
 def unique_terms(text: str) -> list[str]:
@@ -162,7 +180,7 @@ def _by_runs(text: str) -> list[str]:
     """Return the terms of NFKC ``text`` with many non-ASCII words, run by run."""
     out: list[str] = []
     known: dict[str, tuple[str, ...]] = {}
-    for run in _RUNS.findall(text):
+    for run in _unicode().runs.findall(text):
         out.extend(_run_terms(run, known))
     return out
 
@@ -172,7 +190,7 @@ def _run_terms(run: str, known: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     found = known.get(run)
     if found is None:
         out: list[str] = []
-        for token in _TOKEN.findall(run):
+        for token in _unicode().token.findall(run):
             _add_token(token, out)
         found = known[run] = tuple(out)
     return found
@@ -195,7 +213,7 @@ def _add_token(token: str, out: list[str]) -> None:
     elif _HAN_KANA_RUN.fullmatch(token) is not None:
         out.extend(_bigrams(token))
     elif max(token) > "\uffff":
-        for piece in _TOKEN.findall(_blank_astral_non_words(token)):
+        for piece in _unicode().token.findall(_blank_astral_non_words(token)):
             if piece.isascii():
                 _add_ascii(piece, out)
             else:
@@ -227,7 +245,7 @@ def _add_unicode(token: str, out: list[str]) -> None:
                 out.append(hangul)
             out.extend(_bigrams(hangul))
         else:
-            for word in _TOKEN.findall(rest):
+            for word in _unicode().token.findall(rest):
                 _add_identifier(word, _shape(word), out)
 
 
