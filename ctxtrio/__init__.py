@@ -1,26 +1,58 @@
-"""ctxtrio: an external context buffer for local language models, over MCP, on Trio."""
+"""ctxtrio: an external context buffer for local language models, over MCP, on Trio.
+
+::
+
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=path)) as ctx:
+        ...
+
+Names are imported on first use (PEP 562), so ``ctxtrio --stdio`` can start answering
+its host before the heavier modules load; type checkers see ordinary imports.
+"""
 
 from __future__ import annotations
 
-from ._app import open_context, serve
-from ._config import Config
-from ._context import Context
-from ._version import __version__
-from ._errors import (
-    ConfigError,
-    CtxError,
-    IngestError,
-    InputError,
-    InvalidIdError,
-    LLMError,
-    LLMResponseError,
-    LLMTimeoutError,
-    LLMUnavailableError,
-    LockTimeoutError,
-    NotFoundError,
-    StoreError,
-)
+import importlib
+from typing import TYPE_CHECKING
 
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._app import open_context, serve
+    from ._config import Config
+    from ._context import Context
+    from ._errors import (
+        ConfigError,
+        CtxError,
+        IngestError,
+        InputError,
+        InvalidIdError,
+        LLMError,
+        LLMResponseError,
+        LLMTimeoutError,
+        LLMUnavailableError,
+        LockTimeoutError,
+        NotFoundError,
+        StoreError,
+    )
+
+_EXPORTS = {
+    "Config": "._config",
+    "ConfigError": "._errors",
+    "Context": "._context",
+    "CtxError": "._errors",
+    "IngestError": "._errors",
+    "InputError": "._errors",
+    "InvalidIdError": "._errors",
+    "LLMError": "._errors",
+    "LLMResponseError": "._errors",
+    "LLMTimeoutError": "._errors",
+    "LLMUnavailableError": "._errors",
+    "LockTimeoutError": "._errors",
+    "NotFoundError": "._errors",
+    "StoreError": "._errors",
+    "open_context": "._app",
+    "serve": "._app",
+}
 
 __all__ = [
     "Config",
@@ -41,3 +73,16 @@ __all__ = [
     "open_context",
     "serve",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ctxtrio' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

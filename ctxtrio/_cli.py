@@ -171,15 +171,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, StoreError) as exc:
         print(f"ctxtrio: error: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="ctxtrio %(levelname)s %(name)s: %(message)s")
-    import trio
-
-    from ._app import serve
     from .transport.warm_start import WarmStart, begin_warm_start
 
     warm: WarmStart | None = None
     if config.transport == "stdio":
-        # Answer the host's first requests from recorded answers while the SDK imports.
+        # Answer the host's first requests from recorded answers while the rest imports.
         warm = begin_warm_start(config.data_dir)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="ctxtrio %(levelname)s %(name)s: %(message)s")
+    import trio
+
+    from ._app import serve
+
     trio.run(partial(serve, config, warm=warm))
     return 0

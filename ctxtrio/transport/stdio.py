@@ -31,7 +31,8 @@ import anyio
 import trio
 import trio.lowlevel
 
-from .inflight import InFlight, peek
+from .inflight import InFlight
+from .messages import peek
 from .warm_start import AnswerRecorder
 
 __all__ = ["CancellableLines", "ProtocolWriter", "Traffic", "claim_stdout", "serve_stdio"]

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._version import __version__
-from .inflight import Peek
+from .messages import Peek
 
 __all__ = [
     "AnswerRecorder",

@@ -7,7 +7,8 @@ import json
 import trio
 import trio.testing
 
-from ctxtrio.transport.inflight import InFlight, peek
+from ctxtrio.transport.inflight import InFlight
+from ctxtrio.transport.messages import peek
 
 
 def test_peek_kinds() -> None:

@@ -13,7 +13,7 @@ import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from ctxtrio.transport.inflight import peek
+from ctxtrio.transport.messages import peek
 from ctxtrio.transport.warm_start import AnswerRecorder, EarlyResponder, Handoff, load_answers, request_key
 
 ROOT = Path(__file__).resolve().parents[2]
