@@ -48,6 +48,8 @@ class CatalogState:
     cursors: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     committed: set[tuple[str, str]] = field(default_factory=set)
     offset: int = 0
+    #: Bumped whenever ``docs`` changes, so derived views know when to rebuild.
+    version: int = 0
 
     def apply(self, record: Record) -> tuple[str, str] | None:
         """Apply one record; return the (doc, gen) it made obsolete, if any."""
@@ -61,12 +63,14 @@ class CatalogState:
                 return None
             previous = self.docs.get(doc)
             self.docs[doc] = entry
+            self.version += 1
             self.committed.add((doc, entry.gen))
             if previous is not None and previous.gen != entry.gen:
                 return doc, previous.gen
             return None
         if kind == "forget":
             previous = self.docs.pop(doc, None)
+            self.version += 1
             for key in [key for key in self.cursors if key[0] == doc]:
                 del self.cursors[key]
             return (doc, previous.gen) if previous is not None else None

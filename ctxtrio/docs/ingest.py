@@ -64,6 +64,7 @@ async def write_generation(
     overlap_tokens: int,
     model: TokenModel,
     progress: Progress | None = None,
+    cpu: trio.CapacityLimiter | None = None,
 ) -> DocumentInfo:
     """Write and commit a new generation of ``source.doc_id``; returns the committed info."""
     gen = secrets.token_hex(8)
@@ -78,7 +79,7 @@ async def write_generation(
     try:
         send, recv = trio.open_memory_channel[Batch](1)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_produce, batcher, send)
+            nursery.start_soon(_produce, batcher, send, cpu)
             async with recv:
                 async for batch in recv:
                     result = await repo.store.append(path, batch.records, rows=batch.rows)
@@ -98,9 +99,9 @@ async def write_generation(
     return info
 
 
-async def _produce(batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch]) -> None:
+async def _produce(batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch], cpu: trio.CapacityLimiter | None) -> None:
     async with send:
-        while (batch := await trio.to_thread.run_sync(batcher.next_batch)) is not None:
+        while (batch := await trio.to_thread.run_sync(batcher.next_batch, limiter=cpu)) is not None:
             await send.send(batch)
 
 

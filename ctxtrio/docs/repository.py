@@ -78,6 +78,9 @@ class Repository:
         self._loaded: OrderedDict[Key, LoadedDoc] = OrderedDict()
         self._loaded_chars = 0
         self._loading: dict[Key, trio.Lock] = {}
+        self._docs_prefix = self.data.journal_name(self.data.docs) + "/"
+        self._journals: dict[str, DocEntry] = {}
+        self._journals_version = -1
 
     # -- paths --------------------------------------------------------------------
 
@@ -85,7 +88,15 @@ class Repository:
         return self.data.docs / doc_id / f"{gen}.jsonl"
 
     def journal(self, entry: DocEntry) -> str:
-        return self.data.journal_name(self.gen_path(entry.doc_id, entry.gen))
+        """The index's name for the entry's generation file (what ``data.journal_name`` gives)."""
+        return f"{self._docs_prefix}{entry.doc_id}/{entry.gen}.jsonl"
+
+    def current_journals(self) -> dict[str, DocEntry]:
+        """Journal name → entry, for every current document (rebuilt only when the catalog changes)."""
+        if self._journals_version != self.state.version:
+            self._journals = {self.journal(entry): entry for entry in self.state.docs.values()}
+            self._journals_version = self.state.version
+        return self._journals
 
     # -- the catalog --------------------------------------------------------------
 

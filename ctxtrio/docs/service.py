@@ -19,12 +19,14 @@ from .._errors import InputError, InvalidIdError
 from .._live import Live
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
+from ..store.index import Hit
 from ..store.writer import StoreHandle
 from ..text.extractive import summarize_extractive
 from ..text.terms import unique_terms
 from .chunks import LoadedDoc
 from .ingest import Progress, Source, write_generation
 from .packing import Candidate, contiguous_text, pack_hits, pack_window
+from .catalog import DocEntry
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text, read_source
 from .types import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
@@ -36,6 +38,8 @@ __all__ = ["DocumentService"]
 CONDENSE_ABOVE_TOKENS = 24_000
 CONDENSE_TO_TOKENS = 12_000
 _METHODS = ("llm", "verbatim", "llm+extractive", "extractive")
+#: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
+_SLACK = 8
 
 
 class DocumentService:
@@ -53,12 +57,15 @@ class DocumentService:
         summarizer: Summarizer | None = None,
         *,
         cache_chars: int = DEFAULT_CACHE_CHARS,
+        cpu_threads: int = 2,
     ) -> None:
         self._live = live
         self._config = config
         self._summarizer = summarizer if summarizer is not None else Summarizer(None, live.tokens)
         self._repo = Repository(store, cache_chars=cache_chars)
         self._cursor_locks: dict[tuple[str, str], trio.Lock] = {}
+        #: Chunking threads at once: more only fight over the GIL.
+        self._cpu = trio.CapacityLimiter(cpu_threads)
 
     # -- ingest, list, forget -------------------------------------------------------
 
@@ -106,6 +113,7 @@ class DocumentService:
             overlap_tokens=self._config.chunk_overlap_tokens,
             model=self._live.tokens.current,
             progress=progress,
+            cpu=self._cpu,
         )
         return IngestResult(info, replaced, trio.current_time() - started)
 
@@ -146,18 +154,22 @@ class DocumentService:
         if not query_terms:
             raise InputError("query has no searchable words (only punctuation or common stopwords); use distinctive words")
         await self._repo.refresh()
-        entries = [self._repo.entry(doc_id)] if doc_id is not None else list(self._repo.state.docs.values())
-        by_journal = {self._repo.journal(entry): entry for entry in entries}
+        if doc_id is not None:
+            entry = self._repo.entry(doc_id)
+            by_journal = {self._repo.journal(entry): entry}
+        else:
+            by_journal = self._repo.current_journals()
         if not by_journal:
             return SearchResult(query, (), 0, False, budget, 0)
-        hits = await self._repo.store.search("chunks", query_terms, journals=list(by_journal), limit=limit + 1)
+        hits = await self._hits(query_terms, by_journal, limit + 1, all_docs=doc_id is None)
         more = len(hits) > limit
-        loaded = await self._load_many(sorted({by_journal[hit.journal].doc_id for hit in hits[:limit] if hit.journal in by_journal}))
+        hits = hits[:limit]
+        loaded = await self._load_many(sorted({by_journal[hit.journal].doc_id for hit in hits}))
         candidates: list[Candidate] = []
-        for hit in hits[:limit]:
-            entry = by_journal.get(hit.journal)
-            doc = loaded.get(entry.doc_id) if entry is not None else None
-            if entry is None or doc is None or doc.gen != entry.gen or not hit.item.isdigit():
+        for hit in hits:
+            entry = by_journal[hit.journal]
+            doc = loaded.get(entry.doc_id)
+            if doc is None or doc.gen != entry.gen or not hit.item.isdigit():
                 continue  # replaced meanwhile
             index = int(hit.item)
             if index < len(doc.chunks):
@@ -295,6 +307,23 @@ class DocumentService:
 
         text = await trio.to_thread.run_sync(condense)
         return text, f"range of {sum(c.tokens for c in chunks)} tokens condensed extractively to {CONDENSE_TO_TOKENS} first"
+
+    async def _hits(self, query_terms: list[str], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool) -> list[Hit]:
+        """The best ``wanted`` hits within the current generations in ``by_journal``.
+
+        Across all documents the index is asked without a journal filter (checking
+        each match's journal in SQL costs as much as the match itself) and rows of
+        obsolete generations, rare and short-lived, are dropped here; only if that
+        leaves too few is it asked again with the filter.
+        """
+        store = self._repo.store
+        if all_docs:
+            hits = await store.search("chunks", query_terms, journals=None, limit=wanted + _SLACK)
+            kept = [hit for hit in hits if hit.journal in by_journal]
+            if len(kept) == len(hits) or len(kept) >= wanted:
+                return kept[:wanted]
+        hits = await store.search("chunks", query_terms, journals=list(by_journal), limit=wanted)
+        return [hit for hit in hits if hit.journal in by_journal]
 
     async def _load_many(self, doc_ids: list[str]) -> dict[str, LoadedDoc]:
         """Load several documents concurrently (most are usually cached already)."""

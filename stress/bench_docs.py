@@ -1,0 +1,153 @@
+"""Document ingest and search over stdio, driven by the official SDK client.
+
+Run as ``python stress/bench_docs.py`` from the repository root. Spawns
+``python -m ctxtrio --no-llm`` on a fresh data dir, ingests N markdown documents of
+S KB as inline text (``--concurrency`` calls in flight), then makes ``--searches``
+sequential ``doc_search`` calls of 2-3 words across all documents. Prints the total
+ingest time, MB/s and the search round-trip p50/p95 (client side: request to parsed
+result). Add ``--runs 3`` for best and median over several fresh servers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.types import TextContent
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    ingest_s: float
+    mb: float
+    search_p50_ms: float
+    search_p95_ms: float
+    empty_searches: int
+
+
+def vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
+    letters = "etaoinshrdlucmfwypvbgkjqxz"
+    return sorted({"".join(rng.choices(letters, k=rng.randint(3, 10))) for _ in range(size)})
+
+
+def markdown_document(rng: random.Random, words: list[str], number: int, size_bytes: int) -> str:
+    """A manual-like markdown document: headings, paragraphs, lists, code; one unique phrase."""
+    parts = [f"# Manual {number}\n\nThis manual mentions uniq{number}marker once.\n\n"]
+    size = len(parts[0])
+    section = 0
+    while size < size_bytes:
+        section += 1
+        block = [f"## {' '.join(rng.choices(words, k=3)).title()} {section}\n\n"]
+        for _ in range(rng.randint(2, 4)):
+            sentences = (" ".join(rng.choices(words, k=rng.randint(8, 18))).capitalize() + "." for _ in range(rng.randint(3, 6)))
+            block.append(" ".join(sentences) + "\n\n")
+        if section % 3 == 0:
+            name = "_".join(rng.choices(words, k=2))
+            block.append(f"```python\ndef {name}(value):\n    return {rng.choice(words)}(value, retries={section})\n```\n\n")
+        if section % 4 == 0:
+            block.append("".join(f"- {' '.join(rng.choices(words, k=5))}\n" for _ in range(4)) + "\n")
+        text = "".join(block)
+        parts.append(text)
+        size += len(text)
+    return "".join(parts)
+
+
+def server_params(data_dir: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ctxtrio", "--data-dir", str(data_dir), "--no-llm", "--no-audit"],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT)},
+    )
+
+
+async def run_once(docs: list[str], queries: list[str], concurrency: int, data_dir: Path) -> RunResult:
+    async with Client(server_params(data_dir)) as client:
+        await client.list_tools()
+        await client.call_tool("doc_list", {})  # first use opens the catalog
+        limiter = trio.CapacityLimiter(concurrency)
+        failures: list[str] = []
+
+        async def ingest(number: int, text: str) -> None:
+            async with limiter:
+                result = await client.call_tool("doc_ingest", {"text": text, "doc_id": f"bench-{number}"})
+            if result.is_error:
+                failures.append(_text(result.content))
+
+        started = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for number, text in enumerate(docs):
+                nursery.start_soon(ingest, number, text)
+        ingest_s = time.perf_counter() - started
+        if failures:
+            raise SystemExit(f"ingest failed: {failures[0]}")
+        latencies: list[float] = []
+        empty = 0
+        for query in queries:
+            began = time.perf_counter()
+            result = await client.call_tool("doc_search", {"query": query, "budget_tokens": 2000, "limit": 5})
+            latencies.append(time.perf_counter() - began)
+            if result.is_error:
+                raise SystemExit(f"search failed: {_text(result.content)}")
+            empty += _text(result.content).startswith("No chunk")
+    latencies.sort()
+    mb = sum(len(text.encode()) for text in docs) / 1e6
+    p95 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))]
+    return RunResult(ingest_s, mb, statistics.median(latencies) * 1000, p95 * 1000, empty)
+
+
+def _text(content: object) -> str:
+    assert isinstance(content, list) and content and isinstance(content[0], TextContent)
+    return content[0].text
+
+
+async def main_async(args: argparse.Namespace) -> list[RunResult]:
+    rng = random.Random(7)
+    words = vocabulary(rng)
+    docs = [markdown_document(rng, words, number, args.kb * 1024) for number in range(args.docs)]
+    queries = [" ".join(rng.choices(words, k=rng.randint(2, 3))) for _ in range(args.searches)]
+    results: list[RunResult] = []
+    for run in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="bench-docs-") as tmp:
+            result = await run_once(docs, queries, args.concurrency, Path(tmp) / "data")
+        results.append(result)
+        print(
+            f"run {run + 1}: ingest {args.docs} x {args.kb} KB = {result.mb:.2f} MB in {result.ingest_s:.3f} s "
+            f"({result.mb / result.ingest_s:.1f} MB/s); doc_search p50 {result.search_p50_ms:.2f} ms, "
+            f"p95 {result.search_p95_ms:.2f} ms ({args.searches} calls, {result.empty_searches} without hits)"
+        )
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=50, help="documents to ingest (N)")
+    parser.add_argument("--kb", type=int, default=100, help="size of each document in KB (S)")
+    parser.add_argument("--searches", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=50, help="ingest calls in flight")
+    parser.add_argument("--runs", type=int, default=1)
+    args = parser.parse_args()
+    results = trio.run(main_async, args)
+    if len(results) > 1:
+        ingest = sorted(result.ingest_s for result in results)
+        p50 = sorted(result.search_p50_ms for result in results)
+        print(
+            f"best/median of {len(results)}: ingest {ingest[0]:.3f}/{statistics.median(ingest):.3f} s, "
+            f"search p50 {p50[0]:.2f}/{statistics.median(p50):.2f} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
