@@ -7,11 +7,12 @@ known to be inside a root:
 2. A relative path is taken against the first root. The path is resolved with every
    symlink followed (``Path.resolve(strict=True)``), and so are the roots; the result
    must lie inside a root by whole path segments (``/data-evil`` is not in ``/data``).
-3. The resolved path is opened with ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO would block an
-   ordinary open; a symlink swapped in since step 2 fails) and the *opened* descriptor
-   is checked: it must still resolve inside the root (``/proc/self/fd``, where present)
-   and ``fstat`` must say regular file, no larger than the limit. Directories, FIFOs,
-   sockets and devices are refused here, before a byte is read.
+3. ``stat`` must say regular file, no larger than the limit: directories, FIFOs,
+   sockets and devices are refused here. Then the resolved path is opened with
+   ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO swapped in would block an ordinary open; a
+   symlink swapped in fails) and the *opened* descriptor is checked again: it must
+   still resolve inside the root (``/proc/self/fd``, where present) and ``fstat`` must
+   agree. Nothing is read before these checks pass.
 4. Only then is it read, and decoded: UTF-8 with or without BOM, or UTF-16 with a BOM.
    Undecodable bytes, or text containing NUL, are refused as binary.
 
@@ -82,6 +83,10 @@ def _resolve_root(root: Path) -> Path:
 
 
 def _read_checked(resolved: Path, root: Path, max_bytes: int) -> str:
+    try:
+        _check_kind(os.stat(resolved), resolved, max_bytes)  # sockets cannot even be opened
+    except OSError as exc:
+        raise IngestError(f"cannot inspect {resolved}: {exc.strerror or exc}") from exc
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(resolved, flags)
@@ -89,18 +94,21 @@ def _read_checked(resolved: Path, root: Path, max_bytes: int) -> str:
         raise IngestError(f"cannot open {resolved}: {exc.strerror or exc}") from exc
     try:
         _check_opened(fd, resolved, root)
-        info = os.fstat(fd)
-        for test, kind in _KINDS:
-            if test(info.st_mode):
-                raise IngestError(f"{resolved} is {kind}, not a regular file")
-        if not stat.S_ISREG(info.st_mode):
-            raise IngestError(f"{resolved} is not a regular file")
-        if info.st_size > max_bytes:
-            raise IngestError(f"{resolved} is {info.st_size:,} bytes; the limit is {max_bytes:,} (--max-ingest-chars)")
+        _check_kind(os.fstat(fd), resolved, max_bytes)  # what was opened, not what was named
         data = _read_all(fd, resolved, max_bytes)
     finally:
         os.close(fd)
     return decode_text(data, str(resolved))
+
+
+def _check_kind(info: os.stat_result, resolved: Path, max_bytes: int) -> None:
+    for test, kind in _KINDS:
+        if test(info.st_mode):
+            raise IngestError(f"{resolved} is {kind}, not a regular file")
+    if not stat.S_ISREG(info.st_mode):
+        raise IngestError(f"{resolved} is not a regular file")
+    if info.st_size > max_bytes:
+        raise IngestError(f"{resolved} is {info.st_size:,} bytes; the limit is {max_bytes:,} (--max-ingest-chars)")
 
 
 def _check_opened(fd: int, resolved: Path, root: Path) -> None:

@@ -1,0 +1,42 @@
+"""Shared fixtures for the document tests: the text fixtures and an open context."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from ctxtrio._app import open_context
+from ctxtrio._config import Config
+from ctxtrio._context import Context
+
+FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
+
+
+def fixture_text(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """An ingest root holding copies of the text fixtures."""
+    path = tmp_path / "root"
+    path.mkdir()
+    for fixture in FIXTURES.iterdir():
+        (path / fixture.name).write_bytes(fixture.read_bytes())
+    return path
+
+
+@asynccontextmanager
+async def opened(tmp_path: Path, root: Path | None = None, **changes: object) -> AsyncIterator[Context]:
+    """A context on ``tmp_path/data`` with no LLM and no audit lines."""
+    config = Config(
+        data_dir=tmp_path / "data",
+        llm_enabled=False,
+        audit=False,
+        ingest_roots=(root,) if root is not None else (),
+    ).replace(**changes)
+    async with open_context(config) as ctx:
+        yield ctx

@@ -1,0 +1,75 @@
+"""Replaying the document catalog: the last commit wins, forget drops cursors, cursors are per generation."""
+
+from __future__ import annotations
+
+from ctxtrio.docs.catalog import CatalogState, commit_record, cursor_record, forget_record
+from ctxtrio.docs.types import DocumentInfo
+from ctxtrio.store.records import NewRecord, Record, encode_record
+
+
+def stored(record: NewRecord, seq: int) -> Record:
+    return encode_record(record, seq=seq, ts=1000.0 + seq)[0]
+
+
+def info(doc_id: str, chunks: int = 3) -> DocumentInfo:
+    return DocumentInfo(doc_id, "T", "inline", chunks, 100, 30, 0.0)
+
+
+def test_last_commit_wins_and_reports_the_replaced_generation() -> None:
+    """A second commit of one doc makes its generation current and names the old one obsolete."""
+    state = CatalogState()
+    assert state.apply(stored(commit_record(info("a"), "g1"), 1)) is None
+    assert state.apply(stored(commit_record(info("a", 5), "g2"), 2)) == ("a", "g1")
+    assert state.docs["a"].gen == "g2" and state.docs["a"].info.chunks == 5
+    assert state.docs["a"].info.ingested_at == 1002.0
+    assert state.committed == {("a", "g1"), ("a", "g2")}
+
+
+def test_forget_removes_doc_and_its_cursors_only() -> None:
+    """forget drops the document and every cursor of it, and no other document's cursors."""
+    state = CatalogState()
+    for seq, record in enumerate(
+        [
+            commit_record(info("a"), "g1"),
+            commit_record(info("b"), "h1"),
+            cursor_record("a", "g1", "s1", 2),
+            cursor_record("a", "g1", "", 1),
+            cursor_record("b", "h1", "s1", 1),
+        ],
+        start=1,
+    ):
+        state.apply(stored(record, seq))
+    assert state.apply(stored(forget_record("a"), 9)) == ("a", "g1")
+    assert "a" not in state.docs
+    assert list(state.cursors) == [("b", "s1")]
+
+
+def test_cursor_is_per_session_and_per_generation() -> None:
+    """Cursors of two sessions are independent; a cursor of a replaced generation reads as 0."""
+    state = CatalogState()
+    state.apply(stored(commit_record(info("a"), "g1"), 1))
+    state.apply(stored(cursor_record("a", "g1", "s1", 2), 2))
+    state.apply(stored(cursor_record("a", "g1", "s2", 1), 3))
+    assert (state.cursor("a", "s1"), state.cursor("a", "s2"), state.cursor("a", "")) == (2, 1, 0)
+    state.apply(stored(commit_record(info("a"), "g2"), 4))
+    assert state.cursor("a", "s1") == 0
+
+
+def test_version_changes_only_with_documents() -> None:
+    """The version moves on commit and forget, not on cursor records."""
+    state = CatalogState()
+    state.apply(stored(commit_record(info("a"), "g1"), 1))
+    version = state.version
+    state.apply(stored(cursor_record("a", "g1", "", 1), 2))
+    assert state.version == version
+    state.apply(stored(forget_record("a"), 3))
+    assert state.version == version + 1
+
+
+def test_malformed_records_are_ignored() -> None:
+    """Records missing fields change nothing."""
+    state = CatalogState()
+    state.apply({"kind": "commit", "doc": "a", "gen": "g"})
+    state.apply({"kind": "cursor", "doc": "a", "gen": "g", "session": "", "next": "x"})
+    state.apply({"kind": "forget"})
+    assert state.docs == {} and state.cursors == {}

@@ -1,0 +1,120 @@
+"""doc_summarize and outline summaries: cached in the document, resumable after a deadline, refreshable."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+import trio.testing
+
+from ctxtrio._context import Context
+from ctxtrio._errors import InputError
+from ctxtrio.docs.service import DocumentService
+from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.summarizer import Summarizer
+
+from .conftest import opened
+
+SECTIONS = "\n\n".join(
+    f"## Part {n}\n\n" + " ".join(f"Step {n}.{k} configures node-{k} with limit {k * 7}." for k in range(40))
+    for n in range(30)
+)
+
+
+class FakeLLM:
+    """An OpenAI-compatible endpoint that answers each request after ``delay_s``, counting them."""
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.calls = 0
+        self.delay_s = delay_s
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        await trio.sleep(self.delay_s)
+        self.calls += 1
+        body = json.loads(request.content)
+        assert body["messages"][1]["content"]
+        answer = {"choices": [{"message": {"content": f"Summary {self.calls}."}}]}
+        return httpx.Response(200, json=answer)
+
+
+@asynccontextmanager
+async def service_with_llm(ctx: Context, llm: FakeLLM) -> AsyncIterator[DocumentService]:
+    """A second DocumentService on the same store whose summarizer talks to ``llm``."""
+    async with open_llm_client(LLMSettings("http://llm/v1"), transport=httpx.MockTransport(llm)) as client:
+        yield DocumentService(ctx.store, ctx.live, ctx.config, Summarizer(client, ctx.live.tokens))
+
+
+@pytest.fixture
+def clock(autojump_clock: trio.testing.MockClock) -> trio.testing.MockClock:
+    """Virtual time that jumps after 5 ms of real idleness (ingest and loads use threads)."""
+    autojump_clock.autojump_threshold = 0.005
+    return autojump_clock
+
+
+async def test_whole_document_summary_is_cached_until_refresh(tmp_path: Path) -> None:
+    """The LLM's whole-document summary is stored with the document, found after a restart, redone on refresh."""
+    llm = FakeLLM()
+    async with opened(tmp_path) as ctx, service_with_llm(ctx, llm) as docs:
+        await docs.ingest(text=SECTIONS, doc_id="d")
+        first = await docs.summarize("d", target_tokens=200)
+        assert first.method == "llm" and not first.cached and llm.calls > 1
+        calls = llm.calls
+        again = await docs.summarize("d", target_tokens=200)
+        assert again.cached and again.text == first.text and llm.calls == calls
+    async with opened(tmp_path) as ctx, service_with_llm(ctx, llm) as docs:
+        restarted = await docs.summarize("d", target_tokens=200)
+        assert restarted.cached and restarted.text == first.text and llm.calls == calls
+        fresh = await docs.summarize("d", target_tokens=200, refresh=True)
+        assert not fresh.cached and llm.calls > calls and fresh.text != first.text
+
+
+async def test_timed_out_summary_resumes_where_it_stopped(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """A call cut short by its deadline degrades with a note; the next call asks only for what is missing."""
+    llm = FakeLLM(delay_s=10.0)
+    async with opened(tmp_path) as ctx, service_with_llm(ctx, llm) as docs:
+        await docs.ingest(text=SECTIONS, doc_id="d")
+        short = await docs.summarize("d", target_tokens=200, stop_at=trio.current_time() + 25.0)
+        assert short.method != "llm" and "call again" in short.note
+        done_before = llm.calls
+        assert done_before == 2
+        full = await docs.summarize("d", target_tokens=200, stop_at=math.inf)
+        assert full.method == "llm"
+        total_without_cache = llm.calls - done_before
+        llm.calls = 0
+        await docs.summarize("d", target_tokens=200, refresh=True)
+        assert total_without_cache == llm.calls - done_before
+
+
+async def test_range_summary_and_bounds(tmp_path: Path) -> None:
+    """A range is summarized from its own chunks; from past the end and to < from are errors."""
+    async with opened(tmp_path) as ctx:
+        docs = ctx.documents
+        info = (await docs.ingest(text=SECTIONS, doc_id="d")).doc
+        part = await docs.summarize("d", start=1, end=2, target_tokens=100)
+        assert (part.start, part.end) == (1, 2) and part.method == "extractive" and "no LLM" in part.note
+        whole = await docs.summarize("d", target_tokens=100)
+        assert (whole.start, whole.end) == (0, info.chunks - 1) and not whole.cached
+        with pytest.raises(InputError, match="past the last chunk"):
+            await docs.summarize("d", start=info.chunks)
+        with pytest.raises(InputError, match="before from"):
+            await docs.summarize("d", start=2, end=1)
+        with pytest.raises(InputError, match="target_tokens"):
+            await docs.summarize("d", target_tokens=10)
+
+
+async def test_outline_one_liners_are_cached_per_chunk(tmp_path: Path) -> None:
+    """Outline summaries by the LLM are asked once per chunk, then served from the document."""
+    llm = FakeLLM()
+    async with opened(tmp_path) as ctx, service_with_llm(ctx, llm) as docs:
+        info = (await docs.ingest(text=SECTIONS, doc_id="d")).doc
+        outline = await docs.outline("d", summarize=True, max_chunks=4)
+        assert [entry.summary for entry in outline.entries] == [f"Summary {n}." for n in range(1, 5)]
+        assert outline.note == "" and llm.calls == 4 and info.chunks > 4
+        again = await docs.outline("d", summarize=True, max_chunks=4)
+        assert again.entries == outline.entries and llm.calls == 4
