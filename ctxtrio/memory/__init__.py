@@ -1,0 +1,31 @@
+"""Sessions: durable working memory (the library face of the context_* tools)."""
+
+from .model import (
+    Advice,
+    Appended,
+    CompactResult,
+    Entry,
+    EntryStatus,
+    OpenResult,
+    RecallResult,
+    Role,
+    SessionInfo,
+    SessionStatus,
+    UpdateResult,
+)
+from .service import SessionService
+
+__all__ = [
+    "Advice",
+    "Appended",
+    "CompactResult",
+    "Entry",
+    "EntryStatus",
+    "OpenResult",
+    "RecallResult",
+    "Role",
+    "SessionInfo",
+    "SessionService",
+    "SessionStatus",
+    "UpdateResult",
+]

@@ -1,16 +1,349 @@
-"""Sessions: durable working memory (filled in by the session-memory issue)."""
+"""Sessions: durable working memory. :class:`SessionService` is the library face of context_*.
+
+Each session is one journal (``sessions/<id>.jsonl``, see :mod:`.state` for the records)
+replayed lazily into memory on first touch, so startup reads nothing. Before answering,
+every call looks at the journal's size and applies what other processes appended (one
+worker-thread call that also searches and packs, see :mod:`.loaded`). After its own
+append a call applies its records directly when nothing else was written in between.
+
+Cancellation: a call cancelled while its append is queued may still see the append
+become durable (the journal, not the caller, is the truth); the in-memory state picks
+it up on the next call. Compaction runs the summarizer without holding the session
+lock, so recalls and appends continue meanwhile; it then re-checks its plan.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import trio
+
+from .._errors import InputError, NotFoundError
 from .._live import Live
+from ..llm.summarizer import Summarizer
+from ..store.ids import new_id, validate_id
+from ..store.journal import AppendResult
+from ..store.records import JSON, NewRecord
 from ..store.writer import StoreHandle
+from ..text.terms import unique_terms
+from .checks import check_budget, check_range, check_role, check_tags, check_text, check_title
+from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
+from .loaded import LoadedSession, refresh, scan_session_ids
+from .model import (
+    Appended,
+    CompactResult,
+    Entry,
+    OpenResult,
+    RecallResult,
+    SessionInfo,
+    SessionStatus,
+    UpdateResult,
+)
+from .packing import pack_recall, rank, recent_candidates
+from .state import Item, SessionState
+from .status import session_status
 
 __all__ = ["SessionService"]
 
+T = TypeVar("T")
+
+#: Most query terms searched (a pasted paragraph as a query stays fast).
+MAX_QUERY_TERMS = 64
+
 
 class SessionService:
-    """Appends, recalls, compacts and reports on sessions; the library face of context_*."""
+    """Appends, recalls, compacts and reports on sessions; the library face of context_*.
 
-    def __init__(self, store: StoreHandle, live: Live) -> None:
+    ``summarizer`` writes compaction summaries; without one, summaries are extractive.
+    """
+
+    def __init__(self, store: StoreHandle, live: Live, summarizer: Summarizer | None = None) -> None:
         self._store = store
         self._live = live
+        self._summarizer = summarizer if summarizer is not None else Summarizer(None, live.tokens)
+        self._sessions: dict[str, LoadedSession] = {}
+
+    # -- the seven operations ---------------------------------------------------------
+
+    async def open(self, session_id: str | None = None, title: str | None = None) -> OpenResult:
+        """Create a session (id generated when absent) or resume one; a new title renames it."""
+        title = check_title(title)
+        if session_id is None:
+            session = await self._unused_session()
+        else:
+            session = self._get(session_id)
+        async with session.lock:
+            state = await self._sync(session, _same, must_exist=False)
+            created = not state.exists
+            if created or (title is not None and title != state.title):
+                record = NewRecord("session", {"title": title or session.session_id}, id=session.session_id)
+                state = await self._append_locked(session, [record])
+            return OpenResult(self._status(state), created)
+
+    async def append(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        role: str = "note",
+        tags: Sequence[str] | None = None,
+        pinned: bool = False,
+    ) -> Appended:
+        """Store an entry durably; the session is created if missing.
+
+        Text equal to a live entry's (after stripping) stores nothing and returns that
+        entry (``duplicate``); with ``pinned`` it pins the existing entry.
+        """
+        text = check_text(text)
+        checked_role = check_role(role)
+        checked_tags = check_tags(tags)
+        session = self._get(session_id)
+        async with session.lock:
+            state = await self._sync(session, _same, must_exist=False)
+            existing = state.find_live_text(text)
+            if existing is not None:
+                if pinned and not existing.pinned:
+                    state = await self._append_locked(session, [NewRecord("patch", {"pinned": True}, id=existing.id)])
+                return Appended(existing.snapshot(), True, self._status(state))
+            records: list[NewRecord] = []
+            if not state.exists:
+                records.append(NewRecord("session", {"title": session.session_id}, id=session.session_id))
+        body: dict[str, JSON] = {"text": text, "role": checked_role, "tags": list(checked_tags), "pinned": pinned}
+        records.append(NewRecord("entry", body, id_prefix="e"))
+        result = await self._store.append(session.path, records)
+        async with session.lock:
+            state = await self._absorb(session, result)
+            item = state.items[result.records[-1].id]
+            return Appended(item.snapshot(), False, self._status(state))
+
+    async def recall(
+        self,
+        session_id: str,
+        query: str | None = None,
+        *,
+        budget_tokens: int | None = None,
+        limit: int | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> RecallResult:
+        """Pins, then the entries that best match ``query`` (BM25 + recency), within the budget.
+
+        A query with no usable terms (or none) returns the most recent entries.
+        ``tags`` keeps matches carrying any of them; pins are always included.
+        """
+        budget = check_budget(budget_tokens, self._live.budget_tokens)
+        check_range("limit", limit, 1, 200)
+        wanted = frozenset(check_tags(tags))
+        terms = unique_terms(query)[:MAX_QUERY_TERMS] if query else []
+        session = self._get(session_id)
+        model = self._live.tokens.current
+
+        def work(state: SessionState) -> RecallResult:
+            if terms:
+                ranked, matched = rank(state, terms, wanted)
+                return pack_recall(state, ranked, matched=matched, budget_tokens=budget, limit=limit, tags=wanted,
+                                   mode="query", model=model)
+            if wanted:
+                matched = sum(1 for _ in recent_candidates(state, wanted))
+            else:
+                matched = state.live_count - len(state.pins)
+            return pack_recall(state, recent_candidates(state, wanted), matched=matched, budget_tokens=budget,
+                               limit=limit, mode="recent", model=model)
+
+        async with session.lock:
+            return await self._sync(session, work)
+
+    async def compact(
+        self,
+        session_id: str,
+        *,
+        keep_recent: int = 10,
+        target_tokens: int = 400,
+        dry_run: bool = False,
+        stop_at: float = math.inf,
+        reason: str | None = None,
+    ) -> CompactResult:
+        """Fold old live entries into one summary entry (the originals are superseded, not deleted).
+
+        ``stop_at`` (a ``trio.current_time()``) bounds the summarizer: past it the
+        summary is extractive. ``dry_run`` only reports what would be folded.
+        """
+        check_range("keep_recent", keep_recent, 0, 500)
+        check_range("target_tokens", target_tokens, 50, 20_000)
+        session = self._get(session_id)
+        async with session.compact_lock:
+            async with session.lock:
+                state = await self._sync(session, _same)
+                plan = plan_compaction(state, keep_recent)
+                why = reason or (
+                    f"requested at {state.live_tokens}/{self._live.budget_tokens} tokens, keep_recent={keep_recent}"
+                )
+                if dry_run or not plan.folded:
+                    note = "" if plan.folded else (
+                        f"nothing to fold: {plan.candidates} live unpinned entries, keep_recent={keep_recent}"
+                    )
+                    return CompactResult(session.session_id, plan.folded, None, plan.tokens_before, 0,
+                                         "none", note, why, dry_run, self._status(state))
+            summary = await self._summarizer.summarize(plan.text, target_tokens=target_tokens, stop_at=stop_at)
+            async with session.lock:
+                state = await self._sync(session, _same)
+                if not still_foldable(state, plan):
+                    raise InputError("the session changed while compacting (an entry was pinned, deleted or "
+                                     "folded meanwhile): call context_compact again")
+                tokens_after = summary_tokens(state, plan, summary.text, self._live.tokens.current)
+                record = summary_record(plan, text=summary.text, method=summary.method, reason=why,
+                                        tokens_after=tokens_after)
+                result = await self._store.append(session.path, [record])
+                state = await self._absorb(session, result)
+                item = state.items[result.records[-1].id]
+                return CompactResult(session.session_id, item.folds, item.snapshot(), plan.tokens_before,
+                                     item.tokens, summary.method, summary.note, why, False, self._status(state))
+
+    async def status(self, session_id: str) -> SessionStatus:
+        """Live tokens against the budget, pins, counts, and whether to compact."""
+        session = self._get(session_id)
+        async with session.lock:
+            return await self._sync(session, self._status)
+
+    async def update(
+        self,
+        session_id: str,
+        entry_id: str,
+        *,
+        pinned: bool | None = None,
+        delete: bool | None = None,
+        restore: bool | None = None,
+    ) -> UpdateResult:
+        """Pin or unpin, delete, or restore one entry (exactly one of the three).
+
+        Restoring a summary undoes its compaction. ``delete=False`` means restore.
+        Asking for the state an entry already has changes nothing and stores nothing.
+        """
+        given = [name for name, value in (("pinned", pinned), ("delete", delete), ("restore", restore)) if value is not None]
+        if len(given) != 1:
+            raise InputError("give exactly one of pinned, delete or restore")
+        if restore is False:
+            raise InputError("restore takes true; to delete an entry use delete=true")
+        validate_id(entry_id, "entry_id")
+        session = self._get(session_id)
+        async with session.lock:
+            state = await self._sync(session, _same)
+            item = state.items.get(entry_id)
+            if item is None:
+                raise NotFoundError(f"session {session_id!r} has no entry {entry_id!r}: context_recall shows entry ids")
+            body, restored = _patch_for(item, state, pinned=pinned, delete=delete)
+            if body:
+                state = await self._append_locked(session, [NewRecord("patch", body, id=item.id)])
+                item = state.items[entry_id]
+            return UpdateResult(item.snapshot(), bool(body), restored, self._status(state))
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        """Every session in the data dir, most recent activity first."""
+        ids = await trio.to_thread.run_sync(scan_session_ids, self._store.data)
+        infos: list[SessionInfo] = []
+        for session_id in ids:
+            session = self._get(session_id)
+            async with session.lock:
+                state = await self._sync(session, _same, must_exist=False)
+                if state.exists:
+                    infos.append(SessionInfo(session_id, state.title, state.live_count, state.last_activity))
+        infos.sort(key=lambda info: (-info.last_activity, info.session_id))
+        return infos
+
+    async def export(self, session_id: str) -> list[Entry]:
+        """Every entry of a session in order, whatever its status."""
+        session = self._get(session_id)
+        async with session.lock:
+            return await self._sync(session, _snapshots)
+
+    # -- plumbing -------------------------------------------------------------------
+
+    def _get(self, session_id: str) -> LoadedSession:
+        session = self._sessions.get(session_id)
+        if session is None:
+            validate_id(session_id, "session_id")
+            session = self._sessions[session_id] = LoadedSession(session_id, self._store.data)
+        return session
+
+    async def _unused_session(self) -> LoadedSession:
+        while True:
+            session = self._get(new_id("s"))
+            async with session.lock:
+                state = await self._sync(session, _same, must_exist=False)
+            if not state.exists:
+                return session
+
+    async def _sync(self, session: LoadedSession, then: Callable[[SessionState], T], *, must_exist: bool = True) -> T:
+        """Refresh the state from the journal and run ``then`` on it, in one worker thread.
+
+        The caller holds ``session.lock``. Raises NotFoundError (naming
+        context_list_sessions) when ``must_exist`` and the session has no journal. If
+        the index lags behind lines just read, it is caught up before ``then`` runs.
+        """
+        model = self._live.tokens.current
+        index = self._store.index
+        quarantine = self._store.data.quarantine
+
+        def run(check_index: bool) -> list[T]:
+            behind = refresh(session, model, index, quarantine)
+            state = session.state
+            assert state is not None
+            if must_exist and not state.exists:
+                raise NotFoundError(
+                    f"no session {session.session_id!r}: context_list_sessions shows existing ones, "
+                    "context_open creates one"
+                )
+            return [] if behind and check_index else [then(state)]
+
+        value = await trio.to_thread.run_sync(run, True)
+        if not value:
+            await self._store.catch_up(session.path)
+            value = await trio.to_thread.run_sync(run, False)
+        return value[0]
+
+    async def _append_locked(self, session: LoadedSession, records: list[NewRecord]) -> SessionState:
+        """Append while holding ``session.lock``; apply the result and return the state."""
+        result = await self._store.append(session.path, records)
+        return await self._absorb(session, result)
+
+    async def _absorb(self, session: LoadedSession, result: AppendResult) -> SessionState:
+        """Apply our own append (the caller holds ``session.lock``).
+
+        Directly when the state ends where the append began; not at all when a refresh
+        already read it; otherwise through a refresh, which also reads whatever other
+        processes appended in between and heals the index for it.
+        """
+        state = session.state
+        assert state is not None
+        if result.end <= state.applied_offset:
+            return state
+        if result.start == state.applied_offset and state.model is self._live.tokens.current:
+            state.apply(result.records, result.end)
+            return state
+        return await self._sync(session, _same, must_exist=False)
+
+    def _status(self, state: SessionState) -> SessionStatus:
+        return session_status(state, self._live)
+
+
+def _patch_for(item: Item, state: SessionState, *, pinned: bool | None, delete: bool | None) -> tuple[dict[str, JSON], tuple[str, ...]]:
+    """The patch body that gets ``item`` where asked (empty: it is there already), and what it restores."""
+    if pinned is not None:
+        if not item.live:
+            raise InputError(f"{item.id} is {item.status}: restore it first (restore=true), then pin it")
+        return ({"pinned": pinned} if item.pinned != pinned else {}), ()
+    if delete is True:
+        return ({"deleted": True} if not item.deleted else {}), ()
+    if item.folds:  # restoring a summary undoes its compaction
+        back = tuple(folded.id for folded in state.unfoldable(item))
+        return ({"restored": True} if back or not item.deleted else {}), back
+    return ({"restored": True} if not item.live else {}), ((item.id,) if not item.live else ())
+
+
+def _same(state: SessionState) -> SessionState:
+    return state
+
+
+def _snapshots(state: SessionState) -> list[Entry]:
+    return [item.snapshot() for item in state.order]

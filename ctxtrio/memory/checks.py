@@ -1,0 +1,89 @@
+"""Argument checks for the session service: each failure is an InputError saying the fix.
+
+Every check runs before anything is read or written, so bad input never stores anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from .._config import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS
+from .._errors import InputError
+from .model import MAX_ENTRY_CHARS, MAX_TAGS, ROLES, Role
+
+__all__ = [
+    "check_budget",
+    "check_range",
+    "check_role",
+    "check_tags",
+    "check_text",
+    "check_title",
+]
+
+_TAG: Final = re.compile(r"[\w.:/+-]{1,32}")
+MAX_TITLE_CHARS: Final = 200
+
+
+def check_text(text: str) -> str:
+    """The entry text, stripped; not empty and not larger than an entry should be."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("text is empty: give the fact, decision or note to store")
+    text = text.strip()
+    if len(text) > MAX_ENTRY_CHARS:
+        raise InputError(
+            f"text has {len(text)} characters, over the {MAX_ENTRY_CHARS} an entry may hold: "
+            "store large material with doc_ingest and append a short note that points to it"
+        )
+    return text
+
+
+def check_role(role: str) -> Role:
+    if role not in ROLES:
+        raise InputError(f"role {role!r} is unknown: use one of {', '.join(ROLES)}")
+    return role
+
+
+def check_tags(tags: Sequence[str] | None) -> tuple[str, ...]:
+    """Tags casefolded, deduplicated in order; at most ten, each a short word."""
+    if not tags:
+        return ()
+    if isinstance(tags, str):
+        raise InputError("tags must be a list of strings, e.g. [\"auth\", \"bug\"]")
+    cleaned: dict[str, None] = {}
+    for tag in tags:
+        value = tag.strip().lstrip("#").casefold() if isinstance(tag, str) else ""
+        if _TAG.fullmatch(value) is None:
+            raise InputError(
+                f"tag {tag!r} is invalid: use 1-32 letters, digits or . _ : / + - (no spaces)"
+            )
+        cleaned[value] = None
+    if len(cleaned) > MAX_TAGS:
+        raise InputError(f"{len(cleaned)} tags given: at most {MAX_TAGS} are allowed")
+    return tuple(cleaned)
+
+
+def check_title(title: str | None) -> str | None:
+    if title is None:
+        return None
+    value = " ".join(title.split()) if isinstance(title, str) else ""
+    if not value:
+        return None
+    if len(value) > MAX_TITLE_CHARS:
+        raise InputError(f"title has {len(value)} characters: keep it under {MAX_TITLE_CHARS}")
+    return value
+
+
+def check_range(name: str, value: int | None, low: int, high: int) -> None:
+    """Raise InputError unless ``value`` is None or an int within ``[low, high]``."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+
+
+def check_budget(budget_tokens: int | None, default: int) -> int:
+    """The budget to pack into: ``budget_tokens`` within the bounds, else the default."""
+    check_range("budget_tokens", budget_tokens, MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS)
+    return default if budget_tokens is None else budget_tokens

@@ -1,0 +1,81 @@
+"""A session held in memory, and the blocking work that keeps it in step with its journal.
+
+Concurrency rule: every read or change of ``LoadedSession.state`` happens while the
+session's ``lock`` is held, by the task holding it or by the one worker thread that
+task is waiting on. So the blocking part of a read (stat the journal, read and apply
+what other processes appended, search the index, rank and pack) runs as one
+``trio.to_thread.run_sync`` call, and no two refreshes ever apply a range twice.
+A cancelled caller still waits for its worker thread, so the lock is never released
+while a thread touches the state.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import trio
+
+from .._errors import StoreError
+from ..store.index import SearchIndex
+from ..store.journal import read_journal
+from ..store.layout import DataDir
+from ..store.ids import ID_PATTERN
+from ..text.tokens import TokenModel
+from .state import SessionState
+
+__all__ = ["LoadedSession", "refresh", "scan_session_ids"]
+
+
+class LoadedSession:
+    """One session: its journal, its replayed state (None until first touched), its locks."""
+
+    __slots__ = ("compact_lock", "journal", "lock", "path", "session_id", "state")
+
+    def __init__(self, session_id: str, data: DataDir) -> None:
+        self.session_id = session_id
+        self.path = data.session_journal(session_id)
+        self.journal = data.journal_name(self.path)
+        #: Held for every access to ``state``.
+        self.lock = trio.Lock()
+        #: Held across a whole compaction (including the summarizer call), so two
+        #: compactions of one session in this process never summarize the same entries.
+        self.compact_lock = trio.Lock()
+        self.state: SessionState | None = None
+
+
+def refresh(session: LoadedSession, model: TokenModel, index: SearchIndex, quarantine: Path | None) -> bool:
+    """Bring ``session.state`` up to the end of its journal (blocking; hold the lock).
+
+    Loads the journal on first use (or again if the file shrank: it was replaced),
+    applies lines appended since, and recounts tokens if ``model`` changed. Returns
+    True when the index has not yet caught up with lines just read (a crash gap, or
+    another process that acknowledged before indexing): call ``store.catch_up``.
+    """
+    try:
+        size = os.stat(session.path).st_size
+    except FileNotFoundError:
+        size = 0
+    except OSError as exc:
+        raise StoreError(f"cannot stat {session.path}: {exc.strerror or exc}") from exc
+    state = session.state
+    if state is None or size < state.applied_offset:
+        state = session.state = SessionState(session.session_id, model)
+    state.retokenize(model)
+    if size <= state.applied_offset:
+        return False
+    read = read_journal(session.path, state.applied_offset, quarantine_dir=quarantine)
+    state.apply(read.records, read.end)
+    return bool(read.records) and index.watermark(session.journal) < read.end
+
+
+def scan_session_ids(data: DataDir) -> list[str]:
+    """Ids of the session journals in the data dir (blocking)."""
+    try:
+        names = os.listdir(data.sessions)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StoreError(f"cannot list {data.sessions}: {exc.strerror or exc}") from exc
+    ids = (name.removesuffix(".jsonl") for name in names if name.endswith(".jsonl"))
+    return sorted(session_id for session_id in ids if ID_PATTERN.fullmatch(session_id))

@@ -1,0 +1,161 @@
+"""What the session service returns: frozen value objects, plus the input limits.
+
+Every method of :class:`~ctxtrio.memory.service.SessionService` returns one of these;
+the MCP tools only format them. Token counts are estimates of an entry's whole recall
+line (``[e12 decision pinned #auth] text``), so they add up to what recall spends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+__all__ = [
+    "MAX_ENTRY_CHARS",
+    "MAX_TAGS",
+    "ROLES",
+    "Advice",
+    "Appended",
+    "CompactResult",
+    "Entry",
+    "EntryStatus",
+    "OpenResult",
+    "RecallResult",
+    "Role",
+    "SessionInfo",
+    "SessionStatus",
+    "UpdateResult",
+]
+
+Role = Literal["note", "user", "assistant", "system", "decision", "summary"]
+ROLES: Final[tuple[Role, ...]] = ("note", "user", "assistant", "system", "decision", "summary")
+EntryStatus = Literal["live", "superseded", "deleted"]
+#: ``ok`` below 80% of the budget, ``compact soon`` from 80%, ``compact now`` above 100%.
+Advice = Literal["ok", "compact soon", "compact now"]
+
+MAX_TAGS: Final = 10
+#: Larger material belongs in a document (doc_ingest), which is paged, not recalled whole.
+MAX_ENTRY_CHARS: Final = 16_000
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One session entry as it stands now.
+
+    ``folds`` lists the entries a summary replaced (empty for other entries);
+    ``superseded_by`` names the summary that replaced this one.
+    """
+
+    id: str
+    seq: int
+    role: Role
+    text: str
+    tags: tuple[str, ...]
+    pinned: bool
+    status: EntryStatus
+    ts: float
+    tokens: int
+    superseded_by: str | None = None
+    folds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStatus:
+    """Where a session stands against the token budget."""
+
+    session_id: str
+    title: str
+    live_entries: int
+    live_tokens: int
+    budget_tokens: int
+    budget_source: str
+    pinned: int
+    pinned_tokens: int
+    superseded: int
+    deleted: int
+    summaries: int
+    token_source: str
+    last_activity: float
+    advice: Advice
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def percent(self) -> int:
+        """Live tokens as a whole percentage of the budget."""
+        return round(100 * self.live_tokens / self.budget_tokens) if self.budget_tokens else 0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One line of the session list."""
+
+    session_id: str
+    title: str
+    live_entries: int
+    last_activity: float
+
+
+@dataclass(frozen=True, slots=True)
+class OpenResult:
+    """A session opened: created now, or resumed with what it already holds."""
+
+    status: SessionStatus
+    created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """An append: the stored entry, or the live entry with the same text (``duplicate``)."""
+
+    entry: Entry
+    duplicate: bool
+    status: SessionStatus
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """Entries packed into a budget: pins first, then matches, each group oldest first.
+
+    ``text`` is the rendering (one line per entry, then a line saying what was left
+    out); its estimate never exceeds ``budget_tokens`` unless even that line alone
+    does not fit. ``matched`` counts live unpinned matches of the query (recent mode:
+    live unpinned entries); ``not_fit`` of them were left out for the budget or ``limit``.
+    ``pins_not_fit`` names pinned entries the budget could not hold.
+    """
+
+    session_id: str
+    entries: tuple[Entry, ...]
+    pinned_shown: int
+    matched: int
+    not_fit: int
+    pins_not_fit: tuple[str, ...]
+    used_tokens: int
+    budget_tokens: int
+    mode: Literal["query", "recent"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactResult:
+    """A compaction (or its plan, when ``dry_run``): what was folded into which summary."""
+
+    session_id: str
+    folded: tuple[str, ...]
+    summary: Entry | None
+    tokens_before: int
+    tokens_after: int
+    method: str
+    note: str
+    reason: str
+    dry_run: bool
+    status: SessionStatus
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateResult:
+    """An entry after a pin, delete or restore; ``restored`` lists entries brought back."""
+
+    entry: Entry
+    changed: bool
+    restored: tuple[str, ...]
+    status: SessionStatus

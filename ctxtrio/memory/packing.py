@@ -1,0 +1,168 @@
+"""Recall ranking and budget packing (pure, no trio).
+
+Ranking: a match's BM25 score (from the index, higher is better) is blended with its
+position in the session, ``score × (1 + 0.25 × recency)``, recency in [0, 1] (the first
+entry 0, the latest 1). Packing, in priority order:
+
+1. every live pin, oldest first, while it fits; a pin that does not fit is named in
+   the result, never dropped silently;
+2. matches by blended score (recent mode: newest first), skipping any that does not
+   fit (recent mode stops at the first, so the window stays contiguous), at most
+   ``limit`` of them, never two entries with the same text;
+3. the text is laid out pins first, then matches, each group oldest first (the most
+   recent material last, where models attend most), and ends with one line saying what
+   did not fit. Entry lines and that line together stay within the budget by the token
+   estimate: while they do not, the lowest-ranked match (then the latest pin) leaves.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Final, Literal
+
+from ..text.tokens import TokenModel
+from .model import RecallResult
+from .state import Item, SessionState
+
+__all__ = ["RECENCY_WEIGHT", "pack_recall", "rank", "recent_candidates"]
+
+RECENCY_WEIGHT: Final = 0.25
+#: Packing stops looking for a match that fits once this little budget is left, or
+#: after this many matches in a row did not fit (long result lists stay cheap).
+_MIN_LINE_TOKENS: Final = 4
+_MAX_MISSES: Final = 16
+#: How many unshown pins the text names; the structured result names them all.
+_NAMED_PINS: Final = 10
+
+
+def rank(state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str]) -> tuple[Iterator[Item], int]:
+    """Live matches of ``query_terms`` best first (lazily), and how many count as matched.
+
+    The order is BM25 blended with recency, ties to the newer entry. The count leaves
+    out pins and, when ``tags`` are given, entries with none of them;
+    :func:`pack_recall` skips those as it goes. Ranking is one pass over the matches
+    and a heap: packing usually stops after a few dozen, so most are never sorted.
+    """
+    scores = state.index.scores(query_terms)
+    step = RECENCY_WEIGHT / max(1, len(state.order) - 1)
+    heap = [(-score * (1.0 + step * doc.ordinal), -doc.ordinal, doc) for doc, score in scores.items()]
+    heapq.heapify(heap)
+    if tags:
+        matched = sum(1 for doc in scores if not doc.pinned and not tags.isdisjoint(doc.tags))
+    else:
+        matched = len(scores) - sum(1 for pin in state.pins.values() if pin in scores)
+    return _drain(heap), matched
+
+
+def _drain(heap: list[tuple[float, int, Item]]) -> Iterator[Item]:
+    pop = heapq.heappop
+    while heap:
+        yield pop(heap)[2]
+
+
+def recent_candidates(state: SessionState, tags: AbstractSet[str]) -> Iterable[Item]:
+    """Live unpinned entries, newest first (lazily: packing stops early)."""
+    for item in reversed(state.order):
+        if item.live and not item.pinned and (not tags or not tags.isdisjoint(item.tags)):
+            yield item
+
+
+def pack_recall(
+    state: SessionState,
+    candidates: Iterable[Item],
+    *,
+    matched: int,
+    budget_tokens: int,
+    limit: int | None,
+    tags: AbstractSet[str] = frozenset(),
+    mode: Literal["query", "recent"],
+    model: TokenModel,
+) -> RecallResult:
+    """Pack pins and ``candidates`` (best first) into ``budget_tokens``; see the module doc.
+
+    Candidates that are pinned or carry none of ``tags`` (when given) are skipped.
+    """
+    used = 0
+    pins: list[Item] = []
+    pins_missing: list[Item] = []
+    for pin in state.sorted_pins():
+        if used + pin.tokens <= budget_tokens:
+            pins.append(pin)
+            used += pin.tokens
+        else:
+            pins_missing.append(pin)
+    seen = {pin.text.strip() for pin in pins}
+    chosen: list[Item] = []
+    repeats = misses = 0
+    by_limit = False
+    for item in candidates:
+        if limit is not None and len(chosen) >= limit:
+            by_limit = True
+            break
+        if budget_tokens - used < _MIN_LINE_TOKENS:
+            break
+        if item.pinned or (tags and tags.isdisjoint(item.tags)):
+            continue
+        key = item.text.strip()
+        if key in seen:
+            repeats += 1  # said once already: not shown, and not "did not fit" either
+            continue
+        if used + item.tokens <= budget_tokens:
+            chosen.append(item)
+            used += item.tokens
+            seen.add(key)
+            misses = 0
+        elif mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
+            break
+    if mode == "recent":
+        matched = max(matched, len(chosen) + repeats)
+    while True:
+        not_fit = max(0, matched - repeats - len(chosen))
+        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit)
+        trailer_tokens = model.estimate(trailer)
+        if used + trailer_tokens <= budget_tokens or not (chosen or pins):
+            break
+        if chosen:
+            used -= chosen.pop().tokens
+            by_limit = False
+        else:
+            dropped = pins.pop()
+            used -= dropped.tokens
+            pins_missing.insert(0, dropped)
+            pins_missing.sort(key=_ordinal)
+    chosen.sort(key=_ordinal)
+    text = "".join([item.line() for item in pins] + [item.line() for item in chosen]) + trailer
+    return RecallResult(
+        session_id=state.session_id,
+        entries=tuple(item.snapshot() for item in [*pins, *chosen]),
+        pinned_shown=len(pins),
+        matched=matched,
+        not_fit=not_fit,
+        pins_not_fit=tuple(pin.id for pin in pins_missing),
+        used_tokens=used + trailer_tokens,
+        budget_tokens=budget_tokens,
+        mode=mode,
+        text=text,
+    )
+
+
+def _ordinal(item: Item) -> int:
+    return item.ordinal
+
+
+def _trailer(not_fit: int, matched: int, pins_missing: Sequence[Item], mode: str, by_limit: bool) -> str:
+    """The closing line: what was left out and what to do; empty when nothing was."""
+    parts: list[str] = []
+    if mode == "query" and matched == 0:
+        parts.append("no entry matches the query")
+    if not_fit:
+        what = "older entries" if mode == "recent" else "more matches"
+        parts.append(f"{not_fit} {what} not shown: raise {'limit' if by_limit else 'budget_tokens'}")
+    if pins_missing:
+        named = " ".join(pin.id for pin in pins_missing[:_NAMED_PINS])
+        if len(pins_missing) > _NAMED_PINS:
+            named += f" +{len(pins_missing) - _NAMED_PINS}"
+        parts.append(f"pins over budget_tokens: {named}")
+    return "(" + "; ".join(parts) + ")\n" if parts else ""

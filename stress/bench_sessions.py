@@ -1,0 +1,193 @@
+"""Session-memory benchmark: the context_* tools over stdio, and recall in-process at scale.
+
+1. A real server as a stdio subprocess, driven by the official SDK client: N appends
+   (durable), then R recalls (2-3 word queries), then S status calls; p50/p95 of each.
+   ``context_guide`` is timed too: it does no work, so its p50 is the round-trip floor
+   of this machine (SDK client + stdio + SDK server).
+2. In-process (the library, no MCP): M entries in one session, then recall p50/p95.
+
+    python stress/bench_sessions.py                  # N=1000 R=100 S=100 M=10000
+    python stress/bench_sessions.py --entries 1000 --scale 10000 --runs 3
+
+Texts are deterministic: words drawn from a Zipf-weighted vocabulary of technical words
+and identifiers, so some query words are common (many matches) and some are rare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import trio
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+from ctxtrio._app import open_context  # noqa: E402
+from ctxtrio._config import Config  # noqa: E402
+from ctxtrio.store.records import NewRecord  # noqa: E402
+
+_BASE = """auth cookie session token login logout user password hash salt database postgres index
+query migration schema table column row cache redis eviction timeout retry backoff queue worker
+thread lock mutex deadlock race condition build test failure flaky pipeline deploy rollback
+release version branch merge conflict commit review config environment variable secret key
+endpoint request response header status error exception traceback stack memory leak profile
+latency throughput benchmark regression parser lexer token grammar compiler optimizer module
+package import dependency interface contract class function method argument parameter return
+value type annotation generic protocol async await cancel deadline scope nursery channel stream
+socket buffer file path directory journal record offset fsync durable crash recovery replay
+index search rank score budget window summary compaction entry pin recall decision constraint
+preference goal plan step todo done blocked bug fix patch issue ticket customer invoice payment
+order cart checkout shipping address email notification template render layout style widget""".split()
+
+
+def vocabulary(size: int, rng: random.Random) -> list[str]:
+    """Base words, plain pseudo-words, and camelCase / snake_case identifiers, shuffled."""
+    words = set(_BASE)
+    syllables = "ka lo mi tre sun dor vel pra ni qua zen bor tis mel gan rho sep".split()
+    while len(words) < size:
+        roll = rng.random()
+        if roll < 0.15:
+            a, b = rng.choice(_BASE), rng.choice(_BASE)
+            words.add(a + b.capitalize() if roll < 0.08 else f"{a}_{b}")
+        else:
+            words.add("".join(rng.choices(syllables, k=rng.randint(2, 4))))
+    ordered = sorted(words)
+    rng.shuffle(ordered)
+    return ordered
+
+
+class TextMaker:
+    """Deterministic entry texts and queries over a Zipf-weighted vocabulary."""
+
+    def __init__(self, seed: int = 7, size: int = 5000) -> None:
+        self.rng = random.Random(seed)
+        self.words = vocabulary(size, self.rng)
+        # Zipf over content words: natural text's top ranks are stopwords, which
+        # search drops, so content words start a few ranks down.
+        self.weights = [1.0 / (rank + 10) for rank in range(len(self.words))]
+
+    def entry(self, number: int) -> str:
+        count = self.rng.randint(8, 30)
+        body = " ".join(self.rng.choices(self.words, self.weights, k=count))
+        return f"Step {number}: {body}."
+
+    def query(self) -> str:
+        return " ".join(self.rng.choices(self.words, self.weights, k=self.rng.randint(2, 3)))
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """(p50, p95) in milliseconds."""
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered) * 1000, p95 * 1000
+
+
+async def timed(count: int, call: Callable[[int], Awaitable[object]]) -> list[float]:
+    samples: list[float] = []
+    for number in range(count):
+        started = time.perf_counter()
+        await call(number)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+async def over_stdio(appends: int, recalls: int, statuses: int) -> dict[str, tuple[float, float]]:
+    """The tools through a stdio subprocess and the SDK client."""
+    maker = TextMaker()
+    with tempfile.TemporaryDirectory() as tmp:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "ctxtrio", "--data-dir", str(Path(tmp) / "data"), "--no-llm", "--no-audit"],
+            cwd=ROOT,
+            env={"PYTHONPATH": str(ROOT)},
+        )
+        async with Client(params) as client:
+
+            async def call(tool: str, arguments: dict[str, object]) -> None:
+                result = await client.call_tool(tool, arguments)
+                if result.is_error:
+                    raise RuntimeError(f"{tool} failed: {result.content}")
+
+            for _ in range(30):  # warm up the call path
+                await call("context_guide", {})
+            guide = await timed(200, lambda n: call("context_guide", {}))
+            append = await timed(
+                appends, lambda n: call("context_append", {"session_id": "bench", "text": maker.entry(n)})
+            )
+            queries = [maker.query() for _ in range(recalls)]
+            recall = await timed(
+                recalls, lambda n: call("context_recall", {"session_id": "bench", "query": queries[n]})
+            )
+            small = await timed(
+                recalls,
+                lambda n: call("context_recall", {"session_id": "bench", "query": queries[n], "budget_tokens": 500}),
+            )
+            status = await timed(statuses, lambda n: call("context_status", {"session_id": "bench"}))
+    return {
+        "guide (floor)": percentiles(guide),
+        f"append x{appends}": percentiles(append),
+        f"recall x{recalls} @{appends}": percentiles(recall),
+        "  same, budget_tokens=500": percentiles(small),
+        f"status x{statuses}": percentiles(status),
+    }
+
+
+async def in_process(entries: int, recalls: int) -> dict[str, tuple[float, float]]:
+    """Recall through the library at ``entries`` entries in one session."""
+    maker = TextMaker(seed=11)
+    with tempfile.TemporaryDirectory() as tmp:
+        async with open_context(Config(data_dir=Path(tmp) / "data", llm_enabled=False, audit=False)) as ctx:
+            path = ctx.data.session_journal("scale")
+            await ctx.sessions.open("scale", "scale test")
+            batch = 500
+            for start in range(0, entries, batch):
+                records = [
+                    NewRecord("entry", {"text": maker.entry(n), "role": "note", "tags": [], "pinned": False}, id_prefix="e")
+                    for n in range(start, min(entries, start + batch))
+                ]
+                await ctx.store.append(path, records)
+            await ctx.sessions.status("scale")  # load the session once, as the first call would
+            queries = [maker.query() for _ in range(recalls)]
+            for query in queries[:10]:
+                await ctx.sessions.recall("scale", query)
+            recall = await timed(recalls, lambda n: ctx.sessions.recall("scale", queries[n]))
+            status = await timed(recalls, lambda n: ctx.sessions.status("scale"))
+    return {f"in-process recall @{entries}": percentiles(recall), f"in-process status @{entries}": percentiles(status)}
+
+
+def report(runs: list[dict[str, tuple[float, float]]]) -> None:
+    for name in runs[0]:
+        p50s = [run[name][0] for run in runs]
+        p95s = [run[name][1] for run in runs]
+        each = " ".join(f"{p50:.2f}" for p50 in p50s)
+        print(
+            f"{name:28s} p50 best {min(p50s):6.2f} ms  median {statistics.median(p50s):6.2f} ms  "
+            f"(runs: {each})   p95 best {min(p95s):6.2f} ms"
+        )
+
+
+async def main(args: argparse.Namespace) -> None:
+    stdio_runs = [await over_stdio(args.entries, args.recalls, args.statuses) for _ in range(args.runs)]
+    scale_runs = [await in_process(args.scale, args.recalls) for _ in range(args.runs)]
+    report(stdio_runs)
+    report(scale_runs)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--entries", type=int, default=1000, help="appends over stdio (default 1000)")
+    parser.add_argument("--recalls", type=int, default=100, help="recalls per phase (default 100)")
+    parser.add_argument("--statuses", type=int, default=100, help="status calls (default 100)")
+    parser.add_argument("--scale", type=int, default=10_000, help="entries for the in-process recall (default 10000)")
+    parser.add_argument("--runs", type=int, default=1, help="repeat everything and report best and median (default 1)")
+    trio.run(main, parser.parse_args())

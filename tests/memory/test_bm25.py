@@ -1,0 +1,79 @@
+"""The in-memory BM25 index: FTS5's formula, live statistics, OR semantics."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ctxtrio.memory.bm25 import B, K1, TermIndex
+
+
+class Doc:
+    __slots__ = ("alive", "length", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.alive = False
+        self.length = 0
+
+
+def build(texts: list[str]) -> tuple[TermIndex[Doc], list[Doc]]:
+    index: TermIndex[Doc] = TermIndex()
+    docs = []
+    for text in texts:
+        doc = Doc(text)
+        distinct = index.add(doc, text.split())
+        doc.alive = True
+        index.account(doc, distinct, 1)
+        docs.append(doc)
+    return index, docs
+
+
+def test_score_matches_the_fts5_formula() -> None:
+    """One term: idf ln((N-df+.5)/(df+.5)) times the saturated, length-normalized tf."""
+    index, docs = build(["a b", "a a c d", "c d", "d e f g h", "i"])
+    scores = index.scores(["a"])
+    average = (2 + 4 + 2 + 5 + 1) / 5
+    idf = math.log((5 - 2 + 0.5) / (2 + 0.5))
+
+    def expected(tf: int, length: int) -> float:
+        return idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+
+    assert set(scores) == {docs[0], docs[1]}
+    assert scores[docs[0]] == pytest.approx(expected(1, 2))
+    assert scores[docs[1]] == pytest.approx(expected(2, 4))
+
+
+def test_common_terms_get_the_floor_idf_and_rare_terms_win() -> None:
+    """A term in most documents scores ~0 (floor 1e-6); a rarer one dominates."""
+    index, docs = build(["x common", "y common", "z common"])
+    scores = index.scores(["common", "z"])
+    assert max(scores, key=scores.__getitem__) is docs[2]
+    assert 0 < scores[docs[0]] < 1e-5
+
+
+def test_query_terms_are_ored_and_counted_once() -> None:
+    """Any term matches; a repeated query term does not double the score."""
+    index, docs = build(["red apple", "green pear", "blue sky"])
+    once = index.scores(["apple", "pear"])
+    twice = index.scores(["apple", "apple", "pear"])
+    assert set(once) == {docs[0], docs[1]}
+    assert once == twice
+
+
+def test_dead_documents_do_not_match_or_count() -> None:
+    """Accounting a document out removes it from results and from N and df."""
+    index, docs = build(["cookie one", "cookie two", "other"])
+    docs[1].alive = False
+    index.account(docs[1], ("cookie", "two"), -1)
+    assert set(index.scores(["cookie"])) == {docs[0]}
+    assert index.live_docs == 2 and index.live_length == 3
+
+
+def test_empty_index_and_unknown_terms_score_nothing() -> None:
+    """No live documents or no known term: an empty result, not an error."""
+    empty: TermIndex[Doc] = TermIndex()
+    assert empty.scores(["a"]) == {}
+    index, _ = build(["a"])
+    assert index.scores(["zzz"]) == {}
