@@ -74,7 +74,7 @@ async def open_context(config: Config) -> AsyncIterator[Context]:
                         )
                     )
                 summarizer = Summarizer(llm, live.tokens)
-                sessions = SessionService(store, live)
+                sessions = SessionService(store, live, summarizer)
                 documents = DocumentService(store, live, config, summarizer)
                 try:
                     yield Context(

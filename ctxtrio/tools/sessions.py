@@ -48,7 +48,9 @@ _NAMES = (
 
 
 def _write(*, idempotent: bool) -> ToolAnnotations:
-    return ToolAnnotations(destructive_hint=False, idempotent_hint=idempotent or None, open_world_hint=False)
+    return ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=idempotent, open_world_hint=False
+    )
 
 
 def register_session_tools(server: MCPServer, ctx: Context, calls: ToolCalls) -> None:
@@ -58,7 +60,7 @@ def register_session_tools(server: MCPServer, ctx: Context, calls: ToolCalls) ->
     @server.tool(
         name="context_open",
         title="Open session",
-        description="Start or resume the session of a task; returns its id and contents.",
+        description="Start or resume a task's session.",
         annotations=_write(idempotent=True),
     )
     async def context_open(
@@ -73,8 +75,7 @@ def register_session_tools(server: MCPServer, ctx: Context, calls: ToolCalls) ->
         name="context_append",
         title="Append",
         description=(
-            "Store each fact, decision or dead end as you go. Pin goals, constraints, user preferences "
-            "(few). Repeats are skipped."
+            "Store each fact, decision or dead end as you go. Pin goals, constraints, preferences (few)."
         ),
         annotations=_write(idempotent=True),
     )
@@ -93,8 +94,7 @@ def register_session_tools(server: MCPServer, ctx: Context, calls: ToolCalls) ->
         name="context_recall",
         title="Recall",
         description=(
-            "Before acting on earlier work: pins, then the best matches for query (none: the latest), "
-            "within budget_tokens."
+            "Before acting on earlier work: pins, then best matches for query (none: latest), within budget_tokens."
         ),
         annotations=_READ,
     )
@@ -115,8 +115,7 @@ def register_session_tools(server: MCPServer, ctx: Context, calls: ToolCalls) ->
         name="context_compact",
         title="Compact",
         description=(
-            "When context_status advises: fold old unpinned entries into one summary. "
-            "Undo: context_update restore on it."
+            "When context_status advises: fold old unpinned entries into a summary (undo: restore it)."
         ),
         annotations=_write(idempotent=False),
     )
@@ -149,7 +148,7 @@ def register_session_tools(server: MCPServer, ctx: Context, calls: ToolCalls) ->
     @server.tool(
         name="context_update",
         title="Update entry",
-        description="Set one: pinned, delete, or restore (a deleted or superseded entry; a summary: undo it).",
+        description="Set one: pinned, delete, or restore (deleted/superseded entry; on a summary: undo it).",
         annotations=_write(idempotent=True),
     )
     async def context_update(
