@@ -1,0 +1,278 @@
+"""SessionService through the library: durability, errors, compaction, restarts, sharing."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import trio
+
+import ctxtrio
+from ctxtrio._config import Config
+from ctxtrio._context import Context
+from ctxtrio._errors import InputError, InvalidIdError, NotFoundError
+from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache
+from ctxtrio.memory.service import SessionService
+from ctxtrio.store.journal import read_journal
+from ctxtrio.text.tokens import TokenModel
+
+
+def config(tmp_path: Path) -> Config:
+    return Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
+
+
+@pytest.fixture
+async def ctx(tmp_path: Path) -> AsyncIterator[Context]:
+    async with ctxtrio.open_context(config(tmp_path)) as context:
+        yield context
+
+
+def lines(ctx: Context, session_id: str) -> int:
+    return len(read_journal(ctx.data.session_journal(session_id)).records)
+
+
+async def test_append_is_durable_and_creates_the_session(ctx: Context) -> None:
+    """An acknowledged append is on disk; the first one writes the session record too."""
+    appended = await ctx.sessions.append("s1", "  Decision: keep cookies  ", role="decision", tags=["Auth", "#auth"])
+    records = read_journal(ctx.data.session_journal("s1")).records
+    assert [r.kind for r in records] == ["session", "entry"]
+    assert records[1].data["text"] == "Decision: keep cookies"
+    assert records[1].data["tags"] == ["auth"]
+    assert appended.entry.id == records[1].id and not appended.duplicate
+    assert appended.status.live_entries == 1
+
+
+async def test_repeated_text_returns_the_existing_entry(ctx: Context) -> None:
+    """Say each thing once: the same text again stores nothing; pinned=True pins the original."""
+    first = await ctx.sessions.append("s1", "use postgres")
+    again = await ctx.sessions.append("s1", "use postgres ")
+    assert again.duplicate and again.entry.id == first.entry.id
+    assert lines(ctx, "s1") == 2
+    pinned = await ctx.sessions.append("s1", "use postgres", pinned=True)
+    assert pinned.duplicate and pinned.entry.pinned
+    assert [r.kind for r in read_journal(ctx.data.session_journal("s1")).records] == ["session", "entry", "patch"]
+
+
+async def test_unknown_session_errors_name_the_list_tool(ctx: Context) -> None:
+    """Recall, status, compact and update on an unknown session fail clearly and create nothing."""
+    calls = [
+        ctx.sessions.recall("ghost", "x"),
+        ctx.sessions.status("ghost"),
+        ctx.sessions.compact("ghost"),
+        ctx.sessions.update("ghost", "e1", pinned=True),
+        ctx.sessions.export("ghost"),
+    ]
+    for call in calls:
+        with pytest.raises(NotFoundError, match="context_list_sessions"):
+            await call
+    assert not ctx.data.session_journal("ghost").exists()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"text": ""}, "empty"),
+        ({"text": "x", "tags": [f"t{n}" for n in range(11)]}, "at most 10"),
+        ({"text": "x", "tags": ["two words"]}, "invalid"),
+        ({"text": "x", "role": "boss"}, "role"),
+        ({"text": "x" * 16_001}, "doc_ingest"),
+    ],
+)
+async def test_bad_append_stores_nothing(ctx: Context, kwargs: dict[str, object], message: str) -> None:
+    """Empty text, too many or bad tags, a bad role, oversized text: InputError, no file."""
+    with pytest.raises(InputError, match=message):
+        await ctx.sessions.append("s1", **kwargs)  # type: ignore[arg-type]  # deliberately bad values
+    assert not ctx.data.session_journal("s1").exists()
+
+
+async def test_bad_ids_and_ranges_are_input_errors(ctx: Context) -> None:
+    """Invalid ids and out-of-range numbers fail with the allowed range; nothing is stored."""
+    await ctx.sessions.append("s1", "x")
+    with pytest.raises(InvalidIdError):
+        await ctx.sessions.append("../etc", "x")
+    with pytest.raises(InvalidIdError):
+        await ctx.sessions.update("s1", "e/1", pinned=True)
+    for budget in (49, 100_001):
+        with pytest.raises(InputError, match="50 to 100000"):
+            await ctx.sessions.recall("s1", "x", budget_tokens=budget)
+    with pytest.raises(InputError, match="1 to 200"):
+        await ctx.sessions.recall("s1", limit=0)
+    with pytest.raises(InputError, match="0 to 500"):
+        await ctx.sessions.compact("s1", keep_recent=501)
+    with pytest.raises(InputError, match="50 to 20000"):
+        await ctx.sessions.compact("s1", target_tokens=20_001)
+    assert lines(ctx, "s1") == 2
+
+
+async def test_update_needs_exactly_one_change(ctx: Context) -> None:
+    """pinned / delete / restore: exactly one; restore=false is refused; unknown entries named."""
+    entry = (await ctx.sessions.append("s1", "x")).entry
+    with pytest.raises(InputError, match="exactly one"):
+        await ctx.sessions.update("s1", entry.id)
+    with pytest.raises(InputError, match="exactly one"):
+        await ctx.sessions.update("s1", entry.id, pinned=True, delete=True)
+    with pytest.raises(InputError, match="restore takes true"):
+        await ctx.sessions.update("s1", entry.id, restore=False)
+    with pytest.raises(NotFoundError, match="e99"):
+        await ctx.sessions.update("s1", "e99", pinned=True)
+
+
+async def test_update_pin_delete_restore_and_no_op(ctx: Context) -> None:
+    """Each change writes one patch; asking for the current state writes nothing."""
+    entry = (await ctx.sessions.append("s1", "x")).entry
+    pinned = await ctx.sessions.update("s1", entry.id, pinned=True)
+    assert pinned.changed and pinned.entry.pinned and pinned.status.pinned == 1
+    again = await ctx.sessions.update("s1", entry.id, pinned=True)
+    assert not again.changed
+    deleted = await ctx.sessions.update("s1", entry.id, delete=True)
+    assert deleted.entry.status == "deleted" and deleted.status.live_entries == 0
+    with pytest.raises(InputError, match="restore it first"):
+        await ctx.sessions.update("s1", entry.id, pinned=False)
+    back = await ctx.sessions.update("s1", entry.id, delete=False)  # the original's way to undelete
+    assert back.entry.status == "live" and back.restored == (entry.id,)
+    assert [r.kind for r in read_journal(ctx.data.session_journal("s1")).records].count("patch") == 3
+
+
+async def test_compaction_round_trip_and_restore(ctx: Context) -> None:
+    """Fold all but keep_recent unpinned entries; restoring the summary brings everything back."""
+    pin = (await ctx.sessions.append("s1", "Constraint: no new dependencies", pinned=True)).entry
+    ids = [(await ctx.sessions.append("s1", f"Step {n}: tried option {n}. It failed with code {n * 3}.")).entry.id for n in range(12)]
+    before = await ctx.sessions.status("s1")
+    plan = await ctx.sessions.compact("s1", keep_recent=4, dry_run=True)
+    assert plan.dry_run and plan.folded == tuple(ids[:8]) and plan.summary is None
+    assert (await ctx.sessions.status("s1")) == before  # a dry run changes nothing
+    done = await ctx.sessions.compact("s1", keep_recent=4, target_tokens=60)
+    assert done.folded == tuple(ids[:8]) and done.summary is not None
+    assert done.summary.role == "summary" and done.summary.folds == done.folded
+    assert done.method == "extractive" and done.tokens_after < done.tokens_before
+    status = done.status
+    assert (status.live_entries, status.superseded, status.summaries) == (1 + 4 + 1, 8, 1)
+    exported = {e.id: e for e in await ctx.sessions.export("s1")}
+    assert all(exported[i].status == "superseded" and exported[i].superseded_by == done.summary.id for i in ids[:8])
+    assert exported[pin.id].status == "live"
+    record = read_journal(ctx.data.session_journal("s1")).records[-1].data
+    assert record["folds"] == list(ids[:8]) and record["method"] == "extractive"
+    assert record["tokens_before"] == done.tokens_before and isinstance(record["reason"], str)
+    undone = await ctx.sessions.update("s1", done.summary.id, restore=True)
+    assert undone.restored == tuple(ids[:8]) and undone.entry.status == "deleted"
+    after = await ctx.sessions.status("s1")
+    assert (after.live_entries, after.live_tokens, after.superseded, after.summaries) == (
+        before.live_entries, before.live_tokens, 0, 0,
+    )
+
+
+async def test_second_compaction_never_folds_summaries_or_pins(ctx: Context) -> None:
+    """Summaries and pins stay; with too few candidates nothing is folded."""
+    for n in range(6):
+        await ctx.sessions.append("s1", f"note {n}")
+    first = await ctx.sessions.compact("s1", keep_recent=0)
+    assert len(first.folded) == 6
+    await ctx.sessions.append("s1", "pinned", pinned=True)
+    second = await ctx.sessions.compact("s1", keep_recent=0)
+    assert second.folded == () and second.summary is None and "nothing to fold" in second.note
+
+
+class RecordingSummarizer(Summarizer):
+    """Extractive, but remembers the deadline it was given."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(None, ctx.live.tokens)
+        self.stop_at: list[float] = []
+
+    async def summarize(
+        self, text: str, *, target_tokens: int, stop_at: float = math.inf, cache: SummaryCache | None = None
+    ) -> Summary:
+        self.stop_at.append(stop_at)
+        return await super().summarize(text, target_tokens=target_tokens, stop_at=stop_at, cache=cache)
+
+
+async def test_compaction_passes_the_deadline_to_the_summarizer(ctx: Context) -> None:
+    """compact(stop_at=...) hands the absolute deadline to the summarizer."""
+    summarizer = RecordingSummarizer(ctx)
+    service = SessionService(ctx.store, ctx.live, summarizer)
+    for n in range(5):
+        await service.append("s1", f"note number {n} with some words")
+    deadline = trio.current_time() + 45
+    await service.compact("s1", keep_recent=1, stop_at=deadline)
+    assert summarizer.stop_at == [deadline]
+
+
+async def test_status_advice_and_pin_warnings(ctx: Context) -> None:
+    """Compaction is advised from 80% of the budget and insisted on above it; crowded pins warn."""
+    ctx.live.budget_tokens = 100
+    await ctx.sessions.append("s1", "word " * 60)
+    assert (await ctx.sessions.status("s1")).advice == "compact soon"
+    await ctx.sessions.append("s1", "more " * 20)
+    status = await ctx.sessions.status("s1")
+    assert status.advice == "compact now" and status.percent > 100
+    for n in range(31):
+        await ctx.sessions.append("s2", f"pin {n} " + "long " * 5, pinned=True)
+    warnings = (await ctx.sessions.status("s2")).warnings
+    assert any("31 pins" in w for w in warnings) and any("over half" in w for w in warnings)
+    assert (await ctx.sessions.status("s2")).token_source == ctx.live.tokens.current.source
+
+
+async def test_a_new_token_model_recounts(ctx: Context) -> None:
+    """When calibration replaces the model, totals are recounted with it."""
+    await ctx.sessions.append("s1", "some text to count")
+    before = (await ctx.sessions.status("s1")).live_tokens
+    ctx.live.tokens.current = TokenModel.cold(1.0)
+    after = await ctx.sessions.status("s1")
+    assert after.live_tokens > before and "1 tokens/char" in after.token_source
+
+
+async def test_open_creates_resumes_and_renames(ctx: Context) -> None:
+    """open() without an id creates a fresh session; reopening resumes; a new title renames."""
+    created = await ctx.sessions.open(title="refactor auth")
+    assert created.created and created.status.title == "refactor auth"
+    session_id = created.status.session_id
+    await ctx.sessions.append(session_id, "x")
+    resumed = await ctx.sessions.open(session_id)
+    assert not resumed.created and resumed.status.live_entries == 1 and resumed.status.title == "refactor auth"
+    renamed = await ctx.sessions.open(session_id, "auth v2")
+    assert renamed.status.title == "auth v2"
+
+
+async def test_list_sessions_newest_first(ctx: Context) -> None:
+    """List: id, title, live entries, last activity; most recent first."""
+    await ctx.sessions.open("old", "Old one")
+    await trio.sleep(0.01)
+    await ctx.sessions.append("new", "a")
+    await ctx.sessions.append("new", "b")
+    infos = await ctx.sessions.list_sessions()
+    assert [(i.session_id, i.title, i.live_entries) for i in infos] == [("new", "new", 2), ("old", "Old one", 0)]
+    assert infos[0].last_activity >= infos[1].last_activity
+
+
+async def test_state_after_restart_equals_state_before(tmp_path: Path) -> None:
+    """Everything (entries, pins, deletes, compaction) replays to the same state."""
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        for n in range(8):
+            await ctx.sessions.append("s1", f"fact {n}: value {n * n}", tags=["x"] if n % 2 else None)
+        await ctx.sessions.update("s1", "e3", pinned=True)
+        await ctx.sessions.update("s1", "e4", delete=True)
+        await ctx.sessions.compact("s1", keep_recent=2)
+        before = (await ctx.sessions.export("s1"), await ctx.sessions.status("s1"), await ctx.sessions.recall("s1", "fact value"))
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        after = (await ctx.sessions.export("s1"), await ctx.sessions.status("s1"), await ctx.sessions.recall("s1", "fact value"))
+    assert after == before
+
+
+async def test_two_instances_see_each_other(tmp_path: Path) -> None:
+    """Two contexts on one data dir (like two processes) see each other's writes on their next call."""
+    async with ctxtrio.open_context(config(tmp_path)) as a, ctxtrio.open_context(config(tmp_path)) as b:
+        first = await a.sessions.append("shared", "written by A about cookies")
+        found = await b.sessions.recall("shared", "cookies")
+        assert [e.id for e in found.entries] == [first.entry.id]
+        second = await b.sessions.append("shared", "written by B about sessions")
+        assert second.entry.id != first.entry.id
+        await b.sessions.update("shared", first.entry.id, pinned=True)
+        status = await a.sessions.status("shared")
+        assert (status.live_entries, status.pinned) == (2, 1)
+        again = await a.sessions.append("shared", "written by B about sessions")
+        assert again.duplicate and again.entry.id == second.entry.id
+        third = await a.sessions.append("shared", "A again")
+        assert third.status.live_entries == 3
+        assert (await b.sessions.status("shared")).live_entries == 3

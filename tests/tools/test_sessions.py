@@ -1,0 +1,174 @@
+"""The context_* tools through the SDK's in-memory client: schemas, texts, errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import trio
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+from ctxtrio._app import open_context
+from ctxtrio._config import Config
+from ctxtrio._context import Context
+from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache
+from ctxtrio.memory.service import SessionService
+from ctxtrio.store.journal import read_journal
+from ctxtrio.tools.server import build_server
+
+SESSION_TOOLS = {
+    "context_open",
+    "context_append",
+    "context_recall",
+    "context_compact",
+    "context_status",
+    "context_update",
+    "context_list_sessions",
+}
+
+
+@asynccontextmanager
+async def opened(tmp_path: Path) -> AsyncIterator[tuple[Context, Client]]:
+    config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
+    async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+        yield ctx, client
+
+
+def text_of(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def call(client: Client, tool: str, **arguments: object) -> CallToolResult:
+    return await client.call_tool(tool, arguments)
+
+
+async def test_tool_list_share_is_small_and_annotated(tmp_path: Path) -> None:
+    """The seven session tools cost at most 3,000 characters of tools/list; titles and hints declared."""
+    async with opened(tmp_path) as (_, client):
+        tools = [tool for tool in (await client.list_tools()).tools if tool.name in SESSION_TOOLS]
+        assert {tool.name for tool in tools} == SESSION_TOOLS
+        dumped = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools]
+        assert len(json.dumps(dumped, separators=(",", ":"))) <= 3000
+        for tool in tools:
+            assert tool.title and tool.annotations is not None and tool.output_schema is None
+            assert tool.annotations.open_world_hint is False and tool.annotations.read_only_hint is not None
+            if not tool.annotations.read_only_hint:
+                assert tool.annotations.destructive_hint is False and tool.annotations.idempotent_hint is not None
+            assert "title" not in tool.input_schema
+            assert all("title" not in prop for prop in tool.input_schema["properties"].values())
+        recall = next(tool for tool in tools if tool.name == "context_recall")
+        assert set(recall.input_schema["properties"]) == {"session_id", "query", "budget_tokens", "limit", "tags"}
+
+
+async def test_the_workflow_through_the_client(tmp_path: Path) -> None:
+    """open, append, recall, status, compact, update, list: compact lines plus structured content."""
+    async with opened(tmp_path) as (_, client):
+        created = await call(client, "context_open", title="refactor auth")
+        assert created.structured_content is not None and created.structured_content["created"] is True
+        session_id = str(created.structured_content["session_id"])
+        pin = await call(client, "context_append", session_id=session_id, text="Keep cookies", role="decision", pinned=True, tags=["auth"])
+        assert text_of(pin).startswith("Stored e2 (1 live")
+        for n in range(12):
+            await call(client, "context_append", session_id=session_id, text=f"Tried fix {n} for getUserName; it failed.")
+        recalled = await call(client, "context_recall", session_id=session_id, query="user name", budget_tokens=120)
+        text = text_of(recalled)
+        assert text.splitlines()[0] == "[e2 decision pinned #auth] Keep cookies"
+        assert "more matches not shown: raise budget_tokens" in text
+        assert recalled.structured_content is not None and recalled.structured_content["ids"][0] == "e2"
+        status = text_of(await call(client, "context_status", session_id=session_id))
+        assert status.startswith(f'{session_id} "refactor auth": ') and "advice: ok" in status
+        compacted = await call(client, "context_compact", session_id=session_id, keep_recent=2)
+        assert "Folded 10 entries (e3..e12) into e15" in text_of(compacted)
+        undone = await call(client, "context_update", session_id=session_id, entry_id="e15", restore=True)
+        assert "Undid compaction e15: 10 entries (e3..e12) are live again" in text_of(undone)
+        listed = text_of(await call(client, "context_list_sessions"))
+        assert listed.startswith(f'{session_id} "refactor auth": 13 live, ')
+
+
+async def test_duplicate_append_says_so(tmp_path: Path) -> None:
+    """Appending a live entry's text again names the existing id and stores nothing."""
+    async with opened(tmp_path) as (ctx, client):
+        await call(client, "context_append", session_id="s1", text="use postgres")
+        again = await call(client, "context_append", session_id="s1", text="use postgres")
+        assert text_of(again) == "Already stored as e2 (same text); nothing added."
+        assert len(read_journal(ctx.data.session_journal("s1")).records) == 2
+
+
+async def test_errors_are_clear_results_and_store_nothing(tmp_path: Path) -> None:
+    """Unknown sessions name context_list_sessions; bad input says the fix; no file is written."""
+    async with opened(tmp_path) as (ctx, client):
+        unknown: list[tuple[str, dict[str, object]]] = [
+            ("context_recall", {"query": "x"}),
+            ("context_status", {}),
+            ("context_compact", {}),
+            ("context_update", {"entry_id": "e1", "pinned": True}),
+        ]
+        for tool, extra in unknown:
+            result = await call(client, tool, session_id="ghost", **extra)
+            assert result.is_error and "context_list_sessions" in text_of(result), tool
+        bad: list[tuple[str, dict[str, object], str]] = [
+            ("context_append", {"session_id": "s1", "text": "   "}, "text is empty"),
+            ("context_append", {"session_id": "s1", "text": "x", "tags": [str(n) for n in range(11)]}, "at most 10"),
+            ("context_append", {"session_id": "../x", "text": "x"}, "invalid session_id"),
+            ("context_recall", {"session_id": "s1", "budget_tokens": 10}, "50 to 100000"),
+        ]
+        for tool, arguments, message in bad:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error and message in text_of(result), (tool, text_of(result))
+        assert list(ctx.data.sessions.iterdir()) == []
+
+
+async def test_unicode_recall_through_the_client(tmp_path: Path) -> None:
+    """Korean, Chinese, Japanese, accented and Cyrillic entries are found by their words."""
+    entries = {
+        "결정": "결정했다: 데이터베이스는 PostgreSQL",
+        "缓存": "我们决定使用缓存",
+        "キャッシュ": "キャッシュを無効にする",
+        "résumé": "Le résumé est prêt",
+        "кэш": "Очистить кэш сервера",
+    }
+    async with opened(tmp_path) as (_, client):
+        ids = {}
+        for word, text in entries.items():
+            result = await call(client, "context_append", session_id="u", text=text)
+            assert result.structured_content is not None
+            ids[word] = result.structured_content["id"]
+        for word in entries:
+            result = await call(client, "context_recall", session_id="u", query=word)
+            assert result.structured_content is not None
+            assert result.structured_content["ids"] == [ids[word]], word
+
+
+class RecordingSummarizer(Summarizer):
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(None, ctx.live.tokens)
+        self.stop_at: list[float] = []
+
+    async def summarize(
+        self, text: str, *, target_tokens: int, stop_at: float = math.inf, cache: SummaryCache | None = None
+    ) -> Summary:
+        self.stop_at.append(stop_at)
+        return await super().summarize(text, target_tokens=target_tokens, stop_at=stop_at, cache=cache)
+
+
+async def test_compact_tool_sets_the_llm_deadline(tmp_path: Path) -> None:
+    """context_compact gives the summarizer now + llm_deadline_s as its deadline."""
+    config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, llm_deadline_s=30.0)
+    async with open_context(config) as ctx:
+        summarizer = RecordingSummarizer(ctx)
+        ctx = dataclasses.replace(ctx, sessions=SessionService(ctx.store, ctx.live, summarizer))
+        async with Client(build_server(ctx)) as client:
+            for n in range(4):
+                await call(client, "context_append", session_id="s1", text=f"note {n}")
+            before = trio.current_time()
+            await call(client, "context_compact", session_id="s1", keep_recent=1)
+            after = trio.current_time()
+        assert len(summarizer.stop_at) == 1
+        assert before + 30.0 <= summarizer.stop_at[0] <= after + 30.0
