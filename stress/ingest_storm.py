@@ -1,0 +1,223 @@
+"""Ingest storm: many concurrent clients ingest documents over HTTP while another polls status.
+
+Starts the real server over Streamable HTTP on 127.0.0.1:0, then M concurrent SDK
+clients ingest D documents (mixed sizes up to 1 MB, some Korean and Chinese) while one
+more client calls ``context_status`` in a loop. Prints throughput (MB/s), p50/p99 ingest
+latency and p50/p99 status latency, then verifies that every document is listed with the
+chunk count its ingest reported and that a phrase unique to each is found by
+``doc_search``.
+
+    python stress/ingest_storm.py --clients 100 --docs 100 --size-kb 1024   # the must-show
+    python stress/ingest_storm.py                                          # mixed sizes
+
+Exits 1 on any loss.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+ROOT = Path(__file__).resolve().parents[1]
+_READY = re.compile(rb"ready: MCP over HTTP at (http://[^\s,]+)/mcp")
+_WORDS = (
+    "cache shard replica index journal budget window cursor outline summary token stream "
+    "buffer latency retry breaker deadline nursery channel writer reader session document"
+).split()
+_KOREAN = "서버 저장소 문서 검색 요약 세션 토큰 예산 창 커서 색인 복구 결정 제약 확인".split()
+_CHINESE = "服务器 存储 文档 检索 摘要 会话 令牌 预算 窗口 游标 索引 恢复 决定 约束 确认".split()
+
+
+@dataclass
+class Doc:
+    doc_id: str
+    text: str
+    marker: str
+    chunks: int = -1
+    latency_s: float = 0.0
+
+
+def make_doc(number: int, size_bytes: int, rng: random.Random) -> Doc:
+    """Markdown with headings; every fifth in Korean, every fifth in Chinese; one unique marker word."""
+    marker = f"stormmarker{number:04d}q{rng.randrange(10**6):06d}"
+    vocabulary = _KOREAN if number % 5 == 1 else _CHINESE if number % 5 == 2 else _WORDS
+    parts: list[str] = [f"# Storm document {number}\n\n"]
+    size = len(parts[0].encode())
+    section = 0
+    while size < size_bytes:
+        if rng.random() < 0.08:
+            section += 1
+            block = f"\n## Section {section}\n\n"
+        else:
+            block = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(20, 60))) + ".\n\n"
+        parts.append(block)
+        size += len(block.encode())
+    middle = len(parts) // 2
+    parts.insert(middle, f"The marker of this document is {marker}.\n\n")
+    return Doc(f"storm-{number:04d}", "".join(parts), marker)
+
+
+def text_of(result: CallToolResult) -> str:
+    return "".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
+
+
+async def start_server(data_dir: Path) -> tuple[trio.Process, str]:
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "ctxtrio", "--http", "--port", "0", "--data-dir", str(data_dir), "--no-llm", "--no-audit"],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert process.stderr is not None
+    seen = b""
+    with trio.fail_after(60):
+        while (match := _READY.search(seen)) is None:
+            chunk = await process.stderr.receive_some()
+            if not chunk:
+                raise RuntimeError(f"server exited: {seen.decode(errors='replace')}")
+            seen += chunk
+    return process, match.group(1).decode() + "/mcp"
+
+
+async def run(clients: int, docs: list[Doc]) -> int:
+    with tempfile.TemporaryDirectory(prefix="ingest-storm-") as tmp:
+        process, url = await start_server(Path(tmp) / "data")
+        # Drain the server's stderr so its pipe never fills.
+        assert process.stderr is not None
+        stderr = process.stderr
+        status_latencies: list[float] = []
+        failures: list[str] = []
+        try:
+            async with trio.open_nursery() as nursery:
+
+                async def drain_stderr() -> None:
+                    while await stderr.receive_some():
+                        pass
+
+                nursery.start_soon(drain_stderr)
+                async with Client(url) as probe:
+                    await probe.call_tool("context_append", {"session_id": "storm-status", "text": "status probe"})
+                send, receive = trio.open_memory_channel[Doc](len(docs))
+                for doc in docs:
+                    send.send_nowait(doc)
+                send.close()
+                storm_done = trio.Event()
+
+                async def ingester() -> None:
+                    async with Client(url) as client, receive.clone() as mine:
+                        async for doc in mine:
+                            started = time.perf_counter()
+                            result = await client.call_tool(
+                                "doc_ingest", {"text": doc.text, "doc_id": doc.doc_id, "title": doc.doc_id}
+                            )
+                            doc.latency_s = time.perf_counter() - started
+                            if result.is_error or not isinstance(result.structured_content, dict):
+                                failures.append(f"{doc.doc_id}: ingest failed: {text_of(result)[:200]}")
+                                continue
+                            doc.chunks = int(result.structured_content["chunks"])
+
+                async def status_loop() -> None:
+                    async with Client(url) as client:
+                        while not storm_done.is_set():
+                            started = time.perf_counter()
+                            result = await client.call_tool("context_status", {"session_id": "storm-status"})
+                            status_latencies.append(time.perf_counter() - started)
+                            if result.is_error:
+                                failures.append(f"context_status failed: {text_of(result)[:200]}")
+                            await trio.sleep(0.01)
+
+                nursery.start_soon(status_loop)
+                started = time.perf_counter()
+                async with trio.open_nursery() as storm:
+                    for _ in range(clients):
+                        storm.start_soon(ingester)
+                elapsed = time.perf_counter() - started
+                storm_done.set()
+                receive.close()
+
+                lost = await verify(url, docs, failures)
+                nursery.cancel_scope.cancel()
+        finally:
+            process.terminate()
+            with trio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    total_mb = sum(len(doc.text.encode()) for doc in docs) / 1e6
+    ingest = [doc.latency_s for doc in docs if doc.chunks >= 0]
+    print(f"clients={clients} documents={len(docs)} total={total_mb:.1f} MB in {elapsed:.2f} s")
+    print(f"throughput: {total_mb / elapsed:.2f} MB/s, {len(docs) / elapsed:.1f} documents/s")
+    print(f"ingest latency p50: {statistics.median(ingest):.2f} s  p99: {percentile(ingest, 0.99):.2f} s")
+    print(
+        f"context_status during the storm: {len(status_latencies)} calls, "
+        f"p50 {statistics.median(status_latencies) * 1000:.1f} ms  p99 {percentile(status_latencies, 0.99) * 1000:.1f} ms  "
+        f"max {max(status_latencies) * 1000:.1f} ms"
+    )
+    for failure in failures[:10]:
+        print("FAIL", failure)
+    print(f"verified: {len(docs) - lost} of {len(docs)} documents intact, {lost} lost or wrong")
+    return 1 if lost or failures else 0
+
+
+async def verify(url: str, docs: list[Doc], failures: list[str]) -> int:
+    """Every document listed with its chunk count, and found by its unique marker."""
+    lost = 0
+    async with Client(url) as client:
+        listing = await client.call_tool("doc_list", {})
+        listed = set()
+        if isinstance(listing.structured_content, dict):
+            listed = {str(doc_id) for doc_id in listing.structured_content.get("doc_ids", [])}
+        for doc in docs:
+            problems: list[str] = []
+            if doc.doc_id not in listed:
+                problems.append("not listed")
+            outline = await client.call_tool("doc_outline", {"doc_id": doc.doc_id, "max_chunks": 1})
+            chunks = outline.structured_content.get("chunks") if isinstance(outline.structured_content, dict) else None
+            if outline.is_error or chunks != doc.chunks:
+                problems.append(f"chunk count {chunks} != ingested {doc.chunks}")
+            found = await client.call_tool("doc_search", {"query": doc.marker, "budget_tokens": 2000, "limit": 3})
+            if found.is_error or doc.marker not in text_of(found) or doc.doc_id not in text_of(found):
+                problems.append("marker not found by doc_search")
+            if problems:
+                lost += 1
+                failures.append(f"{doc.doc_id}: {'; '.join(problems)}")
+    return lost
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", "-m", type=int, default=20)
+    parser.add_argument("--docs", "-d", type=int, default=60)
+    parser.add_argument("--size-kb", type=int, default=0, help="every document this size; default: mixed up to 1 MB")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    docs = []
+    for number in range(args.docs):
+        size = args.size_kb * 1024 if args.size_kb else rng.choice([2, 16, 64, 256, 1024]) * 1024
+        docs.append(make_doc(number, size, rng))
+    return trio.run(run, args.clients, docs)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
