@@ -94,14 +94,19 @@ class SessionService:
         """Store an entry durably; the session is created if missing.
 
         Text equal to a live entry's (after stripping) stores nothing and returns that
-        entry (``duplicate``); with ``pinned`` it pins the existing entry.
+        entry (``duplicate``); with ``pinned`` it pins the existing entry. An append does
+        not look for other processes' lines first (that would cost a worker-thread hop
+        per append): it checks duplicates against what this process has seen, then
+        applies whatever the journal gained in between along with its own record.
         """
         text = check_text(text)
         checked_role = check_role(role)
         checked_tags = check_tags(tags)
         session = self._get(session_id)
         async with session.lock:
-            state = await self._sync(session, _same, must_exist=False)
+            state = session.state
+            if state is None or not state.exists:
+                state = await self._sync(session, _same, must_exist=False)
             existing = state.find_live_text(text)
             if existing is not None:
                 if pinned and not existing.pinned:
