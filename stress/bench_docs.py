@@ -6,6 +6,11 @@ S KB as inline text (``--concurrency`` calls in flight), then makes ``--searches
 sequential ``doc_search`` calls of 2-3 words across all documents. Prints the total
 ingest time, MB/s and the search round-trip p50/p95 (client side: request to parsed
 result). Add ``--runs 3`` for best and median over several fresh servers.
+
+``--stall-mb 20`` instead writes one markdown file of that many MB under an ingest
+root, ingests it by ``file_path``, and meanwhile calls ``context_status`` (or
+``context_guide`` where the server has no context_status) every 20 ms; it prints the
+ingest time and the latency of those calls (they must stay under 100 ms).
 """
 
 from __future__ import annotations
@@ -63,10 +68,10 @@ def markdown_document(rng: random.Random, words: list[str], number: int, size_by
     return "".join(parts)
 
 
-def server_params(data_dir: Path) -> StdioServerParameters:
+def server_params(data_dir: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(data_dir), "--no-llm", "--no-audit"],
+        args=["-m", "ctxtrio", "--data-dir", str(data_dir), "--no-llm", "--no-audit", *extra],
         cwd=ROOT,
         env={"PYTHONPATH": str(ROOT)},
     )
@@ -112,9 +117,59 @@ def _text(content: object) -> str:
     return content[0].text
 
 
+async def stall_once(text: str, tmp: Path) -> None:
+    """Ingest one big file while probing another tool; print both timings."""
+    root = tmp / "root"
+    root.mkdir()
+    (root / "big.md").write_text(text)
+    limit = str(len(text.encode()) + 1)
+    async with Client(server_params(tmp / "data", "--ingest-root", str(root), "--max-ingest-chars", limit)) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        probe, arguments = "context_guide", {}
+        if "context_status" in names:
+            opened = await client.call_tool("context_open", {"session_id": "probe"})
+            assert not opened.is_error, _text(opened.content)
+            probe, arguments = "context_status", {"session_id": "probe"}
+        await client.call_tool(probe, arguments)
+        latencies: list[float] = []
+        finished = trio.Event()
+        ingest_s = 0.0
+
+        async def ingest() -> None:
+            nonlocal ingest_s
+            began = time.perf_counter()
+            result = await client.call_tool("doc_ingest", {"file_path": "big.md", "doc_id": "big"})
+            ingest_s = time.perf_counter() - began
+            finished.set()
+            if result.is_error:
+                raise SystemExit(f"ingest failed: {_text(result.content)}")
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ingest)
+            while not finished.is_set():
+                began = time.perf_counter()
+                result = await client.call_tool(probe, arguments)
+                latencies.append(time.perf_counter() - began)
+                if result.is_error:
+                    raise SystemExit(f"{probe} failed: {_text(result.content)}")
+                await trio.sleep(0.02)
+    latencies.sort()
+    mb = len(text.encode()) / 1e6
+    print(
+        f"ingest of one {mb:.1f} MB file: {ingest_s:.2f} s ({mb / ingest_s:.1f} MB/s); {len(latencies)} {probe} calls "
+        f"during it: p50 {statistics.median(latencies) * 1000:.1f} ms, p95 {latencies[int(len(latencies) * 0.95)] * 1000:.1f} ms, "
+        f"max {latencies[-1] * 1000:.1f} ms, {sum(latency > 0.1 for latency in latencies)} over 100 ms"
+    )
+
+
 async def main_async(args: argparse.Namespace) -> list[RunResult]:
     rng = random.Random(7)
     words = vocabulary(rng)
+    if args.stall_mb:
+        big = markdown_document(rng, words, 0, int(args.stall_mb * 1_000_000))
+        with tempfile.TemporaryDirectory(prefix="bench-docs-") as tmp:
+            await stall_once(big, Path(tmp))
+        return []
     docs = [markdown_document(rng, words, number, args.kb * 1024) for number in range(args.docs)]
     queries = [" ".join(rng.choices(words, k=rng.randint(2, 3))) for _ in range(args.searches)]
     results: list[RunResult] = []
@@ -137,6 +192,7 @@ def main() -> int:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=50, help="ingest calls in flight")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--stall-mb", type=float, default=0.0, help="ingest one file of this many MB while probing")
     args = parser.parse_args()
     results = trio.run(main_async, args)
     if len(results) > 1:

@@ -1,17 +1,27 @@
-"""Documents: structure-aware chunks in a persistent index, read by search, window and outline."""
+"""Documents: structure-aware chunks in a persistent index, read by search, window and outline.
 
-from ctxtrio.docs.service import DocumentService
-from ctxtrio.docs.types import (
-    DocSummary,
-    DocumentInfo,
-    IngestResult,
-    Outline,
-    OutlineEntry,
-    SearchHit,
-    SearchResult,
-    Window,
-    WindowChunk,
-)
+Names are imported on first use (PEP 562): the chunking child process
+(``python -m ctxtrio.docs._chunk_worker``) then loads only ``ctxtrio.text``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .service import DocumentService
+    from .types import (
+        DocSummary,
+        DocumentInfo,
+        IngestResult,
+        Outline,
+        OutlineEntry,
+        SearchHit,
+        SearchResult,
+        Window,
+        WindowChunk,
+    )
 
 __all__ = [
     "DocSummary",
@@ -25,3 +35,12 @@ __all__ = [
     "Window",
     "WindowChunk",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(".service" if name == "DocumentService" else ".types", __name__)
+    value = getattr(module, name)
+    globals()[name] = value
+    return value

@@ -23,7 +23,7 @@ from ..text.chunking import Chunk, iter_chunks
 from ..text.terms import terms
 from ..text.tokens import TokenModel
 
-__all__ = ["Batch", "ChunkBatcher", "LoadedDoc", "StoredChunk", "load_generation", "summary_record"]
+__all__ = ["Batch", "ChunkBatcher", "LoadedDoc", "StoredChunk", "chunk_record", "load_generation", "summary_record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +70,7 @@ class ChunkBatcher:
         for chunk in self._chunks:
             stored = StoredChunk(chunk.index, chunk.text, chunk.start, chunk.end, chunk.trail, chunk.tokens)
             chunks.append(stored)
-            body: Record = {
-                "index": chunk.index,
-                "text": chunk.text,
-                "start": chunk.start,
-                "end": chunk.end,
-                "trail": list(chunk.trail),
-                "tokens": chunk.tokens,
-            }
-            records.append(NewRecord("chunk", body, id=f"c{chunk.index}"))
+            records.append(chunk_record(stored))
             rows.append([IndexRow("chunks", str(chunk.index), " ".join(terms(chunk.text)))])
             if len(chunks) >= self._batch_size:
                 break
@@ -135,6 +127,19 @@ def _chunk(data: Record) -> StoredChunk | None:
     if not isinstance(tokens, int) or not isinstance(trail, list):
         return None
     return StoredChunk(index, text, start, end, tuple(str(title) for title in trail), tokens)
+
+
+def chunk_record(chunk: StoredChunk) -> NewRecord:
+    """The journal record of one chunk (the store indexes ``text`` under ``str(index)``)."""
+    body: Record = {
+        "index": chunk.index,
+        "text": chunk.text,
+        "start": chunk.start,
+        "end": chunk.end,
+        "trail": list(chunk.trail),
+        "tokens": chunk.tokens,
+    }
+    return NewRecord("chunk", body, id=f"c{chunk.index}")
 
 
 def summary_record(key: str, text: str) -> NewRecord:

@@ -3,8 +3,9 @@
 ::
 
     producer task ──(channel, 1 batch)──▶ this task
-      worker thread: next BATCH_CHUNKS      store.append(docs/<doc>/<gen>.jsonl, batch, rows)
-      chunks + search terms + records       progress(done_chars, total_chars)
+      worker thread (or, for large texts,   store.append(docs/<doc>/<gen>.jsonl, batch, rows)
+      a child process): next BATCH_CHUNKS   progress(done_chars, total_chars)
+      chunks + search terms + records
                                             ...
                                             catalog commit (the atomic switch)
 
@@ -25,6 +26,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -32,6 +34,7 @@ import trio
 from .._errors import StoreError
 from ..text.tokens import TokenModel
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
+from .offload import OFFLOAD_MIN_CHARS, produce_in_child
 from .repository import Repository, make_doc_dir
 from .types import DocumentInfo
 
@@ -65,21 +68,42 @@ async def write_generation(
     model: TokenModel,
     progress: Progress | None = None,
     cpu: trio.CapacityLimiter | None = None,
+    offload_min_chars: int = OFFLOAD_MIN_CHARS,
 ) -> DocumentInfo:
-    """Write and commit a new generation of ``source.doc_id``; returns the committed info."""
+    """Write and commit a new generation of ``source.doc_id``; returns the committed info.
+
+    Texts of ``offload_min_chars`` or more are chunked in a child process
+    (:mod:`.offload`), shorter ones in worker threads (at most ``cpu`` at once).
+    """
     gen = secrets.token_hex(8)
     path = repo.gen_path(source.doc_id, gen)
     await trio.to_thread.run_sync(make_doc_dir, path.parent)
-    batcher = ChunkBatcher(
-        source.text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=BATCH_CHUNKS
-    )
     chunks: list[StoredChunk] = []
     end = 0
     committed = False
     try:
         send, recv = trio.open_memory_channel[Batch](1)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_produce, batcher, send, cpu)
+            if len(source.text) >= offload_min_chars:
+                produce = partial(
+                    produce_in_child,
+                    source.text,
+                    send,
+                    chunk_tokens=chunk_tokens,
+                    overlap_tokens=overlap_tokens,
+                    model=model,
+                    batch_size=BATCH_CHUNKS,
+                )
+                nursery.start_soon(produce)
+            else:
+                batcher = ChunkBatcher(
+                    source.text,
+                    chunk_tokens=chunk_tokens,
+                    overlap_tokens=overlap_tokens,
+                    model=model,
+                    batch_size=BATCH_CHUNKS,
+                )
+                nursery.start_soon(_produce, batcher, send, cpu)
             async with recv:
                 async for batch in recv:
                     result = await repo.store.append(path, batch.records, rows=batch.rows)

@@ -25,6 +25,7 @@ from ..text.extractive import summarize_extractive
 from ..text.terms import unique_terms
 from .chunks import LoadedDoc
 from .ingest import Progress, Source, write_generation
+from .offload import OFFLOAD_MIN_CHARS
 from .packing import Candidate, contiguous_text, pack_hits, pack_window
 from .catalog import DocEntry
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
@@ -46,7 +47,9 @@ class DocumentService:
     """Ingests documents and pages through them; the library face of ``doc_*``.
 
     ``summarizer`` defaults to an extractive-only one. ``cache_chars`` bounds the chunk
-    text kept in memory across loaded documents.
+    text kept in memory across loaded documents. Texts shorter than
+    ``offload_min_chars`` are chunked in worker threads (``cpu_threads`` at once),
+    longer ones in a child process.
     """
 
     def __init__(
@@ -58,6 +61,7 @@ class DocumentService:
         *,
         cache_chars: int = DEFAULT_CACHE_CHARS,
         cpu_threads: int = 2,
+        offload_min_chars: int = OFFLOAD_MIN_CHARS,
     ) -> None:
         self._live = live
         self._config = config
@@ -66,6 +70,7 @@ class DocumentService:
         self._cursor_locks: dict[tuple[str, str], trio.Lock] = {}
         #: Chunking threads at once: more only fight over the GIL.
         self._cpu = trio.CapacityLimiter(cpu_threads)
+        self._offload_min_chars = offload_min_chars
 
     # -- ingest, list, forget -------------------------------------------------------
 
@@ -114,6 +119,7 @@ class DocumentService:
             model=self._live.tokens.current,
             progress=progress,
             cpu=self._cpu,
+            offload_min_chars=self._offload_min_chars,
         )
         return IngestResult(info, replaced, trio.current_time() - started)
 

@@ -1,0 +1,66 @@
+"""The chunking child process: ``python -m ctxtrio.docs._chunk_worker``. Pure, no trio.
+
+Large documents are chunked here instead of in a thread of the server, so the
+server's event loop does not fight a busy thread for the GIL, and its garbage
+collector does not walk the chunker's objects (both stall other tool calls).
+
+Protocol, on stdin: one JSON line ``{"bytes", "chunk_tokens", "overlap_tokens",
+"rates", "batch"}`` then ``bytes`` bytes of the text (UTF-8, ``surrogatepass``). On
+stdout: frames of a 4-byte big-endian length and a :mod:`marshal` payload, each a list
+of up to ``batch`` tuples ``(index, start, end, trail, tokens, terms)`` with ``terms``
+space-joined; a frame of length 0 ends the stream. Any failure exits non-zero with a
+traceback on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import struct
+import sys
+from typing import BinaryIO
+
+from ctxtrio.text.chunking import iter_chunks
+from ctxtrio.text.terms import terms
+from ctxtrio.text.tokens import ScriptClass, TokenModel
+
+__all__ = ["FRAME_HEADER", "PreparedChunk", "main"]
+
+FRAME_HEADER = struct.Struct(">I")
+#: (index, start, end, trail, tokens, terms) of one chunk, as sent to the parent.
+PreparedChunk = tuple[int, int, int, tuple[str, ...], int, str]
+
+
+def main(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+    source = stdin if stdin is not None else sys.stdin.buffer
+    sink = stdout if stdout is not None else sys.stdout.buffer
+    header = json.loads(source.readline())
+    text = source.read(int(header["bytes"])).decode("utf-8", "surrogatepass")
+    rates = {ScriptClass(name): float(rate) for name, rate in header["rates"].items()}
+    model = TokenModel(rates, "from the server")
+    size = int(header["batch"])
+    batch: list[PreparedChunk] = []
+    chunks = iter_chunks(
+        text, chunk_tokens=int(header["chunk_tokens"]), overlap_tokens=int(header["overlap_tokens"]), model=model
+    )
+    for chunk in chunks:
+        batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, " ".join(terms(chunk.text))))
+        if len(batch) >= size:
+            _send(sink, batch)
+            batch = []
+    if batch:
+        _send(sink, batch)
+    sink.write(FRAME_HEADER.pack(0))
+    sink.flush()
+    return 0
+
+
+def _send(sink: BinaryIO, batch: list[PreparedChunk]) -> None:
+    payload = marshal.dumps(batch)
+    sink.write(FRAME_HEADER.pack(len(payload)))
+    sink.write(payload)
+    sink.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

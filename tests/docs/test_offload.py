@@ -1,0 +1,80 @@
+"""Large documents are chunked in a child process, with the same result as in a thread."""
+
+from __future__ import annotations
+
+import io
+import json
+import marshal
+from pathlib import Path
+
+import trio
+
+from ctxtrio.docs._chunk_worker import FRAME_HEADER, main
+from ctxtrio.docs.service import DocumentService
+from ctxtrio.text.chunking import chunk_document
+from ctxtrio.text.terms import terms
+from ctxtrio.text.tokens import TokenModel
+
+from .conftest import fixture_text, opened
+
+MODEL = TokenModel.cold()
+
+
+def test_worker_protocol_round_trip() -> None:
+    """The worker reads a header and text and writes marshal frames matching chunk_document, then an end frame."""
+    text = fixture_text("manual.md") + "\n\n" + fixture_text("korean.txt") + "\ud800 lone surrogate"
+    payload = text.encode("utf-8", "surrogatepass")
+    rates = {cls.value: rate for cls, rate in MODEL.rates.items()}
+    header = {"bytes": len(payload), "chunk_tokens": 300, "overlap_tokens": 30, "batch": 7, "rates": rates}
+    out = io.BytesIO()
+    assert main(io.BytesIO(json.dumps(header).encode() + b"\n" + payload), out) == 0
+    data = out.getvalue()
+    frames: list[list[tuple[int, int, int, tuple[str, ...], int, str]]] = []
+    position = 0
+    while True:
+        (size,) = FRAME_HEADER.unpack_from(data, position)
+        position += FRAME_HEADER.size
+        if size == 0:
+            break
+        frames.append(marshal.loads(data[position : position + size]))
+        position += size
+    assert position == len(data)
+    expected = chunk_document(text, chunk_tokens=300, overlap_tokens=30, model=MODEL)
+    got = [item for frame in frames for item in frame]
+    assert all(len(frame) <= 7 for frame in frames)
+    assert [(c.index, c.start, c.end, c.trail, c.tokens, " ".join(terms(c.text))) for c in expected] == got
+
+
+async def test_child_process_ingest_matches_threads(tmp_path: Path) -> None:
+    """A document chunked by the child process is stored exactly as one chunked in a thread."""
+    text = fixture_text("manual.md") + "\n\n" + fixture_text("chinese.txt")
+    async with opened(tmp_path) as ctx:
+        child = DocumentService(ctx.store, ctx.live, ctx.config, offload_min_chars=1)
+        seen: list[float] = []
+
+        async def progress(done: float, total: float) -> None:
+            seen.append(done)
+
+        await child.ingest(text=text, doc_id="child", progress=progress)
+        await ctx.documents.ingest(text=text, doc_id="thread")
+        _, by_child = await child._repo.load("child")
+        _, by_thread = await ctx.documents._repo.load("thread")
+        assert by_child.chunks == by_thread.chunks and seen[-1] == len(text)
+        hits = (await ctx.documents.search("连接失败")).hits
+        assert {hit.doc_id for hit in hits} == {"child", "thread"}
+
+
+async def test_cancelled_child_ingest_leaves_nothing(tmp_path: Path) -> None:
+    """Cancelling an ingest in the child process stops it and removes the uncommitted file."""
+    text = "\n\n".join(f"Line {n} about zebra{n % 5} and other words." for n in range(30_000))
+    async with opened(tmp_path) as ctx:
+        child = DocumentService(ctx.store, ctx.live, ctx.config, offload_min_chars=1)
+        with trio.CancelScope() as scope:
+
+            async def cancel(done: float, total: float) -> None:
+                scope.cancel()
+
+            await child.ingest(text=text, doc_id="z", progress=cancel)
+        assert scope.cancelled_caught
+        assert list((ctx.data.docs / "z").glob("*.jsonl")) == []
+        assert await child.list_documents() == []
