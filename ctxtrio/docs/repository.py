@@ -204,17 +204,19 @@ class Repository:
             self._loaded.move_to_end(key)
             return doc
         lock = self._loading.setdefault(key, trio.Lock())
-        async with lock:
-            doc = self._loaded.get(key)
-            if doc is None:
-                path = self.gen_path(entry.doc_id, entry.gen)
-                load = partial(load_generation, path, quarantine_dir=self.data.quarantine)
-                chunks, summaries, end = await trio.to_thread.run_sync(load)
-                if len(chunks) != entry.info.chunks or any(c.index != i for i, c in enumerate(chunks)):
-                    raise _GenerationGone(f"{path} holds {len(chunks)} of {entry.info.chunks} chunks")
-                doc = LoadedDoc(entry.doc_id, entry.gen, chunks, summaries, end)
-                self.remember(doc)
-        self._loading.pop(key, None)
+        try:
+            async with lock:
+                doc = self._loaded.get(key)
+                if doc is None:
+                    path = self.gen_path(entry.doc_id, entry.gen)
+                    load = partial(load_generation, path, quarantine_dir=self.data.quarantine)
+                    chunks, summaries, end = await trio.to_thread.run_sync(load)
+                    if len(chunks) != entry.info.chunks or any(c.index != i for i, c in enumerate(chunks)):
+                        raise _GenerationGone(f"{path} holds {len(chunks)} of {entry.info.chunks} chunks")
+                    doc = LoadedDoc(entry.doc_id, entry.gen, chunks, summaries, end)
+                    self.remember(doc)
+        finally:
+            self._loading.pop(key, None)  # waiters already hold the lock object
         return doc
 
 
