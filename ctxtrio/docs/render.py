@@ -136,8 +136,12 @@ def render_window(window: Window) -> str:
         head += " End of document (reset=true starts over)."
     else:
         head += f" Next: #{window.next_index} (call doc_window again)."
-    if window.cut:
-        head += f" A chunk was cut to fit budget_tokens={window.budget_tokens}; raise it to read it whole."
+    cut = [chunk.index for chunk in window.chunks if chunk.cut]
+    if cut:
+        head += (
+            f" #{cut[0]} was cut to fit budget_tokens={window.budget_tokens}; "
+            f"read it whole with from={cut[0]} and a larger budget_tokens."
+        )
     body = [f"{chunk_header(chunk.index, chunk.trail)}\n{chunk.text}" for chunk in window.chunks]
     return "\n\n".join([head, *body])
 

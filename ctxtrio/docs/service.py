@@ -144,6 +144,8 @@ class DocumentService:
         await self._repo.refresh()
         info = self._repo.entry(doc_id).info
         await self._repo.forget(doc_id)
+        for key in [key for key in self._cursor_locks if key[0] == doc_id]:
+            del self._cursor_locks[key]
         return info
 
     # -- reading ----------------------------------------------------------------------

@@ -1,0 +1,58 @@
+"""What the model reads: compact results that say what did not fit and what to call next."""
+
+from __future__ import annotations
+
+from ctxtrio.docs.render import render_outline, render_search, render_window, trail_text
+from ctxtrio.docs.types import DocumentInfo, Outline, OutlineEntry, SearchHit, SearchResult, Window, WindowChunk
+
+INFO = DocumentInfo("d1", "Guide", "inline", 5, 9000, 2500, 0.0)
+
+
+def test_outline_groups_runs_of_one_trail() -> None:
+    """Consecutive chunks under the same headings share one line with their summed tokens."""
+    entries = (
+        OutlineEntry(0, ("Guide",), 100),
+        OutlineEntry(1, ("Guide", "Install"), 300),
+        OutlineEntry(2, ("Guide", "Install"), 200),
+        OutlineEntry(3, (), 50),
+    )
+    text = render_outline(Outline(INFO, entries, 0))
+    assert text.splitlines()[1:] == [
+        "#0 [100] Guide",
+        "#1-2 [500] Guide > Install",
+        "#3 [50] (no heading)",
+        "... 1 more chunks: call again with from=4.",
+    ]
+
+
+def test_window_says_where_to_continue_and_what_was_cut() -> None:
+    """A window names the next chunk, and a cut chunk says how to read it whole."""
+    window = Window(INFO, None, (WindowChunk(2, ("Guide",), "partial", 3, cut=True),), 3, 50)
+    text = render_window(window)
+    assert text.startswith('d1 "Guide" chunks #2-2 of 5. Next: #3 (call doc_window again).')
+    assert "#2 was cut to fit budget_tokens=50; read it whole with from=2" in text
+    assert text.endswith("[#2 · Guide]\npartial")
+
+
+def test_window_past_the_end_says_how_to_start_over() -> None:
+    """Reading past the last chunk is not an error: it says so and how to start over."""
+    text = render_window(Window(INFO, "s", (), 7, 4000))
+    assert "past the end" in text and "reset=true" in text
+
+
+def test_search_reports_what_did_not_fit() -> None:
+    """The header counts hits left out by the budget and matches beyond the limit."""
+    hit = SearchHit("d1", "Guide", 4, ("Guide", "FAQ"), 3.14159, "answer text", 3)
+    result = SearchResult("faq", (hit,), 2, True, 500, 40)
+    text = render_search(result)
+    assert text.startswith("1 hits for 'faq', best first (40 tokens). 2 more matched but did not fit budget_tokens=500.")
+    assert '[d1 "Guide" #4 · Guide > FAQ · score 3.14]\nanswer text' in text
+    nothing = render_search(SearchResult("faq", (), 0, False, 500, 0))
+    assert nothing.startswith("No chunk matches 'faq'")
+
+
+def test_long_trails_keep_their_end() -> None:
+    """A very long heading trail is shortened from the front, keeping the most specific headings."""
+    trail = tuple(f"Heading number {n}" for n in range(20))
+    text = trail_text(trail)
+    assert len(text) == 160 and text.startswith("...") and text.endswith("Heading number 19")
