@@ -120,7 +120,8 @@ async def write_generation(
             await _discard(repo, path)
     repo.remember(LoadedDoc(source.doc_id, gen, chunks, {}, end))
     await repo.refresh()  # applies the commit and removes the generation it replaced
-    return info
+    current = repo.state.docs.get(source.doc_id)
+    return current.info if current is not None and current.gen == gen else info
 
 
 async def _produce(batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch], cpu: trio.CapacityLimiter | None) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from pathlib import PurePath
 
 import trio
 
@@ -99,7 +100,7 @@ class DocumentService:
         if file_path is not None:
             read = partial(_read_file, file_path, self._config, limit)
             body, source = await trio.to_thread.run_sync(read)
-            default_title = source.rsplit("/", 1)[-1]
+            default_title = PurePath(file_path).name or source.rsplit("/", 1)[-1]
         else:
             assert text is not None
             body, source = check_text(text, max_chars=limit), "inline"
