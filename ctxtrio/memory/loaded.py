@@ -3,7 +3,7 @@
 Concurrency rule: every read or change of ``LoadedSession.state`` happens while the
 session's ``lock`` is held, by the task holding it or by the one worker thread that
 task is waiting on. So the blocking part of a read (stat the journal, read and apply
-what other processes appended, search the index, rank and pack) runs as one
+what other processes appended, then search, rank and pack) runs as one
 ``trio.to_thread.run_sync`` call, and no two refreshes ever apply a range twice.
 A cancelled caller still waits for its worker thread, so the lock is never released
 while a thread touches the state.
@@ -17,10 +17,9 @@ from pathlib import Path
 import trio
 
 from .._errors import StoreError
-from ..store.index import SearchIndex
+from ..store.ids import ID_PATTERN
 from ..store.journal import read_journal
 from ..store.layout import DataDir
-from ..store.ids import ID_PATTERN
 from ..text.tokens import TokenModel
 from .state import SessionState
 
@@ -44,13 +43,11 @@ class LoadedSession:
         self.state: SessionState | None = None
 
 
-def refresh(session: LoadedSession, model: TokenModel, index: SearchIndex, quarantine: Path | None) -> bool:
+def refresh(session: LoadedSession, model: TokenModel, quarantine: Path | None) -> None:
     """Bring ``session.state`` up to the end of its journal (blocking; hold the lock).
 
     Loads the journal on first use (or again if the file shrank: it was replaced),
-    applies lines appended since, and recounts tokens if ``model`` changed. Returns
-    True when the index has not yet caught up with lines just read (a crash gap, or
-    another process that acknowledged before indexing): call ``store.catch_up``.
+    applies complete lines appended since, and recounts tokens if ``model`` changed.
     """
     try:
         size = os.stat(session.path).st_size
@@ -62,11 +59,9 @@ def refresh(session: LoadedSession, model: TokenModel, index: SearchIndex, quara
     if state is None or size < state.applied_offset:
         state = session.state = SessionState(session.session_id, model)
     state.retokenize(model)
-    if size <= state.applied_offset:
-        return False
-    read = read_journal(session.path, state.applied_offset, quarantine_dir=quarantine)
-    state.apply(read.records, read.end)
-    return bool(read.records) and index.watermark(session.journal) < read.end
+    if size > state.applied_offset:
+        read = read_journal(session.path, state.applied_offset, quarantine_dir=quarantine)
+        state.apply(read.records, read.end)
 
 
 def scan_session_ids(data: DataDir) -> list[str]:

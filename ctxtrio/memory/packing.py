@@ -93,7 +93,7 @@ def pack_recall(
             used += pin.tokens
         else:
             pins_missing.append(pin)
-    seen = {pin.text.strip() for pin in pins}
+    seen = {pin.text for pin in pins}
     chosen: list[Item] = []
     repeats = misses = 0
     by_limit = False
@@ -105,14 +105,13 @@ def pack_recall(
             break
         if item.pinned or (tags and tags.isdisjoint(item.tags)):
             continue
-        key = item.text.strip()
-        if key in seen:
+        if item.text in seen:  # texts are stored stripped
             repeats += 1  # said once already: not shown, and not "did not fit" either
             continue
         if used + item.tokens <= budget_tokens:
             chosen.append(item)
             used += item.tokens
-            seen.add(key)
+            seen.add(item.text)
             misses = 0
         elif mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
             break

@@ -2,9 +2,15 @@
 
 Each session is one journal (``sessions/<id>.jsonl``, see :mod:`.state` for the records)
 replayed lazily into memory on first touch, so startup reads nothing. Before answering,
-every call looks at the journal's size and applies what other processes appended (one
+every read looks at the journal's size and applies what other processes appended (one
 worker-thread call that also searches and packs, see :mod:`.loaded`). After its own
 append a call applies its records directly when nothing else was written in between.
+
+Recall searches an in-memory BM25 index per session (:mod:`.bm25`), not the store's
+FTS5 table, which cost ~5 µs per matching row. Session appends therefore pass empty
+index rows to the store, so its writer does not index entries nobody reads (that work,
+run right after the acknowledgement, delayed each append's reply by ~0.7 ms). Drop the
+``rows=`` in :meth:`SessionService._write` to index entries in FTS5 again.
 
 Cancellation: a call cancelled while its append is queued may still see the append
 become durable (the journal, not the caller, is the truth); the in-memory state picks
@@ -27,7 +33,7 @@ from ..store.ids import new_id, validate_id
 from ..store.journal import AppendResult
 from ..store.records import JSON, NewRecord
 from ..store.writer import StoreHandle
-from ..text.terms import unique_terms
+from ..text.terms import terms, unique_terms
 from .checks import check_budget, check_range, check_role, check_tags, check_text, check_title
 from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
 from .loaded import LoadedSession, refresh, scan_session_ids
@@ -117,9 +123,10 @@ class SessionService:
                 records.append(NewRecord("session", {"title": session.session_id}, id=session.session_id))
         body: dict[str, JSON] = {"text": text, "role": checked_role, "tags": list(checked_tags), "pinned": pinned}
         records.append(NewRecord("entry", body, id_prefix="e"))
-        result = await self._store.append(session.path, records)
+        known = {text: terms(text)}  # computed before the write, while nothing else runs
+        result = await self._write(session, records)
         async with session.lock:
-            state = await self._absorb(session, result)
+            state = await self._absorb(session, result, known)
             item = state.items[result.records[-1].id]
             return Appended(item.snapshot(), False, self._status(state))
 
@@ -199,7 +206,7 @@ class SessionService:
                 tokens_after = summary_tokens(state, plan, summary.text, self._live.tokens.current)
                 record = summary_record(plan, text=summary.text, method=summary.method, reason=why,
                                         tokens_after=tokens_after)
-                result = await self._store.append(session.path, [record])
+                result = await self._write(session, [record])
                 state = await self._absorb(session, result)
                 item = state.items[result.records[-1].id]
                 return CompactResult(session.session_id, item.folds, item.snapshot(), plan.tokens_before,
@@ -283,15 +290,13 @@ class SessionService:
         """Refresh the state from the journal and run ``then`` on it, in one worker thread.
 
         The caller holds ``session.lock``. Raises NotFoundError (naming
-        context_list_sessions) when ``must_exist`` and the session has no journal. If
-        the index lags behind lines just read, it is caught up before ``then`` runs.
+        context_list_sessions) when ``must_exist`` and the session has no journal.
         """
         model = self._live.tokens.current
-        index = self._store.index
         quarantine = self._store.data.quarantine
 
-        def run(check_index: bool) -> list[T]:
-            behind = refresh(session, model, index, quarantine)
+        def run() -> T:
+            refresh(session, model, quarantine)
             state = session.state
             assert state is not None
             if must_exist and not state.exists:
@@ -299,32 +304,33 @@ class SessionService:
                     f"no session {session.session_id!r}: context_list_sessions shows existing ones, "
                     "context_open creates one"
                 )
-            return [] if behind and check_index else [then(state)]
+            return then(state)
 
-        value = await trio.to_thread.run_sync(run, True)
-        if not value:
-            await self._store.catch_up(session.path)
-            value = await trio.to_thread.run_sync(run, False)
-        return value[0]
+        return await trio.to_thread.run_sync(run)
+
+    async def _write(self, session: LoadedSession, records: list[NewRecord]) -> AppendResult:
+        """Append durably, opting out of the store's full-text index (see the module doc)."""
+        return await self._store.append(session.path, records, rows=[[] for _ in records])
 
     async def _append_locked(self, session: LoadedSession, records: list[NewRecord]) -> SessionState:
         """Append while holding ``session.lock``; apply the result and return the state."""
-        result = await self._store.append(session.path, records)
-        return await self._absorb(session, result)
+        return await self._absorb(session, await self._write(session, records))
 
-    async def _absorb(self, session: LoadedSession, result: AppendResult) -> SessionState:
+    async def _absorb(
+        self, session: LoadedSession, result: AppendResult, known_terms: dict[str, list[str]] | None = None
+    ) -> SessionState:
         """Apply our own append (the caller holds ``session.lock``).
 
         Directly when the state ends where the append began; not at all when a refresh
         already read it; otherwise through a refresh, which also reads whatever other
-        processes appended in between and heals the index for it.
+        processes appended in between.
         """
         state = session.state
         assert state is not None
         if result.end <= state.applied_offset:
             return state
         if result.start == state.applied_offset and state.model is self._live.tokens.current:
-            state.apply(result.records, result.end)
+            state.apply(result.records, result.end, known_terms=known_terms)
             return state
         return await self._sync(session, _same, must_exist=False)
 

@@ -23,7 +23,7 @@ them when calibration replaces the model.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from ..store.records import JSON, Record, StoredRecord
 from ..text.terms import terms
 from ..text.tokens import TokenModel
@@ -45,8 +45,8 @@ class Item:
     """The mutable state of one entry inside :class:`SessionState`."""
 
     __slots__ = (
-        "alive", "deleted", "folds", "id", "length", "ordinal", "pinned", "role", "seq", "superseded_by", "tags",
-        "terms", "text", "tokens", "ts",
+        "alive", "deleted", "folds", "id", "length", "ordinal", "pinned", "role", "seq", "snap", "superseded_by",
+        "tags", "terms", "text", "tokens", "ts",
     )
 
     def __init__(self, item_id: str, seq: int, ordinal: int, ts: float, role: Role, text: str, tags: tuple[str, ...], pinned: bool) -> None:
@@ -67,6 +67,8 @@ class Item:
         #: Search terms: how many, and the distinct ones (see bm25.TermIndex).
         self.length = 0
         self.terms: tuple[str, ...] = ()
+        #: The last snapshot, dropped on every change (recall returns the same entries often).
+        self.snap: Entry | None = None
 
     @property
     def live(self) -> bool:
@@ -82,10 +84,13 @@ class Item:
         return entry_line(self.id, self.role, self.pinned, self.tags, self.text)
 
     def snapshot(self) -> Entry:
-        return Entry(
-            self.id, self.seq, self.role, self.text, self.tags, self.pinned, self.status,
-            self.ts, self.tokens, self.superseded_by, self.folds,
-        )
+        snap = self.snap
+        if snap is None:
+            snap = self.snap = Entry(
+                self.id, self.seq, self.role, self.text, self.tags, self.pinned, self.status,
+                self.ts, self.tokens, self.superseded_by, self.folds,
+            )
+        return snap
 
 
 class SessionState:
@@ -104,6 +109,7 @@ class SessionState:
         self._by_text: dict[str, list[Item]] = {}
         self.pins: dict[str, Item] = {}
         self.index: TermIndex[Item] = TermIndex()
+        self._known_terms: Mapping[str, list[str]] | None = None
         self.live_count = 0
         self.live_tokens = 0
         self.pinned_tokens = 0
@@ -113,10 +119,19 @@ class SessionState:
 
     # -- applying records -----------------------------------------------------------
 
-    def apply(self, records: Iterable[StoredRecord], end: int) -> None:
-        """Apply records read or written up to journal offset ``end``."""
-        for record in records:
-            self.apply_record(record.data)
+    def apply(self, records: Iterable[StoredRecord], end: int, *, known_terms: Mapping[str, list[str]] | None = None) -> None:
+        """Apply records read or written up to journal offset ``end``.
+
+        ``known_terms`` maps entry texts to their search terms when the caller computed
+        them already (an append computes them before the write, while nothing competes
+        for the interpreter).
+        """
+        self._known_terms = known_terms
+        try:
+            for record in records:
+                self.apply_record(record.data)
+        finally:
+            self._known_terms = None
         self.applied_offset = max(self.applied_offset, end)
 
     def apply_record(self, data: Record) -> None:
@@ -143,6 +158,7 @@ class SessionState:
         text = data.get("text")
         if item_id in self.items or not isinstance(text, str):
             return
+        text = text.strip()  # the service stores texts stripped; anything else is shown stripped
         role = data.get("role")
         seq = data.get("seq")
         ts = data.get("ts")
@@ -157,10 +173,11 @@ class SessionState:
             data.get("pinned") is True,
         )
         item.tokens = self.model.estimate(item.line())
-        item.terms = self.index.add(item, terms(text))
+        known = self._known_terms.get(text) if self._known_terms is not None else None
+        item.terms = self.index.add(item, known if known is not None else terms(text))
         self.items[item_id] = item
         self.order.append(item)
-        self._by_text.setdefault(text.strip(), []).append(item)
+        self._by_text.setdefault(text, []).append(item)
         self._account(item, 1)
         folds = _strings(data.get("folds"))
         if folds:
@@ -196,7 +213,12 @@ class SessionState:
         self._account(item, 1)
 
     def _account(self, item: Item, sign: int) -> None:
-        """Add (``sign`` 1) or remove (-1) what ``item`` contributes to the totals."""
+        """Add (``sign`` 1) or remove (-1) what ``item`` contributes to the totals.
+
+        Every change of an item happens between its removal and its re-addition, so
+        this is also where its cached snapshot is dropped.
+        """
+        item.snap = None
         if item.deleted:
             self.deleted += sign
         elif item.superseded_by is not None:
@@ -224,6 +246,7 @@ class SessionState:
         self.model = model
         self.live_tokens = self.pinned_tokens = 0
         for item in self.order:
+            item.snap = None
             item.tokens = model.estimate(item.line())
             if item.live:
                 self.live_tokens += item.tokens
