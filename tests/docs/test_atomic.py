@@ -139,3 +139,20 @@ async def test_concurrent_reingests_of_one_id_keep_one_generation(tmp_path: Path
         window = await ctx.documents.window("v", budget_tokens=100_000)
         assert "".join(chunk.text for chunk in window.chunks) in (OLD, NEW)
         assert len(list((ctx.data.docs / "v").glob("*.jsonl"))) == 1
+
+
+async def test_crash_after_forget_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forget whose files were not yet removed when the process died is finished by the next start."""
+    async with opened(tmp_path) as ctx:
+        await ctx.documents.ingest(text=OLD, doc_id="v")
+        await ctx.documents.window("v", budget_tokens=200, session_id="s")
+        monkeypatch.setattr(Repository, "_remove", _no_removal)
+        await ctx.documents.forget("v")
+        assert len(list((ctx.data.docs / "v").glob("*.jsonl"))) == 1
+    monkeypatch.undo()
+    async with opened(tmp_path) as ctx:
+        assert await ctx.documents.list_documents() == []
+        assert list((ctx.data.docs / "v").glob("*.jsonl")) == []
+        assert await ctx.store.search("chunks", ["aardvark3"], journals=None, limit=5) == []
+        await ctx.documents.ingest(text=NEW, doc_id="v")
+        assert (await ctx.documents.window("v", budget_tokens=200, session_id="s")).chunks[0].index == 0
