@@ -2,8 +2,9 @@
 
 1. A real server as a stdio subprocess, driven by the official SDK client: N appends
    (durable), then R recalls (2-3 word queries), then S status calls; p50/p95 of each.
-   ``context_guide`` is timed too: it does no work, so its p50 is the round-trip floor
-   of this machine (SDK client + stdio + SDK server).
+   Each call is followed by a ``context_guide`` call, which does no work: its p50 in
+   the same phase is the round-trip floor of this machine (SDK client + stdio + SDK
+   server) at that moment.
 2. In-process (the library, no MCP): M entries in one session, then recall p50/p95.
 
     python stress/bench_sessions.py                  # N=1000 R=100 S=100 M=10000
@@ -16,6 +17,8 @@ and identifiers, so some query words are common (many matches) and some are rare
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import random
 import statistics
 import sys
@@ -101,8 +104,26 @@ async def timed(count: int, call: Callable[[int], Awaitable[object]]) -> list[fl
     return samples
 
 
-async def over_stdio(appends: int, recalls: int, statuses: int) -> dict[str, tuple[float, float]]:
-    """The tools through a stdio subprocess and the SDK client."""
+Phase = tuple[list[float], list[float]]
+
+
+async def paired(count: int, call: Callable[[int], Awaitable[object]], floor: Callable[[], Awaitable[object]]) -> Phase:
+    """Time ``call`` and, right after each, the no-op ``floor`` call: the machine's load
+    changes by the second, so each phase gets its own round-trip floor."""
+    samples: list[float] = []
+    floors: list[float] = []
+    for number in range(count):
+        started = time.perf_counter()
+        await call(number)
+        middle = time.perf_counter()
+        await floor()
+        samples.append(middle - started)
+        floors.append(time.perf_counter() - middle)
+    return samples, floors
+
+
+async def over_stdio(appends: int, recalls: int, statuses: int) -> dict[str, tuple[float, float, float]]:
+    """The tools through a stdio subprocess and the SDK client: (p50, p95, floor p50) per phase."""
     maker = TextMaker()
     with tempfile.TemporaryDirectory() as tmp:
         params = StdioServerParameters(
@@ -118,31 +139,34 @@ async def over_stdio(appends: int, recalls: int, statuses: int) -> dict[str, tup
                 if result.is_error:
                     raise RuntimeError(f"{tool} failed: {result.content}")
 
-            for _ in range(30):  # warm up the call path
+            async def guide() -> None:
                 await call("context_guide", {})
-            guide = await timed(200, lambda n: call("context_guide", {}))
-            append = await timed(
-                appends, lambda n: call("context_append", {"session_id": "bench", "text": maker.entry(n)})
-            )
+
+            for _ in range(30):  # warm up the call path
+                await guide()
             queries = [maker.query() for _ in range(recalls)]
-            recall = await timed(
-                recalls, lambda n: call("context_recall", {"session_id": "bench", "query": queries[n]})
-            )
-            small = await timed(
-                recalls,
-                lambda n: call("context_recall", {"session_id": "bench", "query": queries[n], "budget_tokens": 500}),
-            )
-            status = await timed(statuses, lambda n: call("context_status", {"session_id": "bench"}))
-    return {
-        "guide (floor)": percentiles(guide),
-        f"append x{appends}": percentiles(append),
-        f"recall x{recalls} @{appends}": percentiles(recall),
-        "  same, budget_tokens=500": percentiles(small),
-        f"status x{statuses}": percentiles(status),
-    }
+            phases: dict[str, Phase] = {
+                f"append x{appends}": await paired(
+                    appends, lambda n: call("context_append", {"session_id": "bench", "text": maker.entry(n)}), guide
+                ),
+                f"recall x{recalls} @{appends}": await paired(
+                    recalls, lambda n: call("context_recall", {"session_id": "bench", "query": queries[n]}), guide
+                ),
+                "  same, budget_tokens=500": await paired(
+                    recalls,
+                    lambda n: call(
+                        "context_recall", {"session_id": "bench", "query": queries[n], "budget_tokens": 500}
+                    ),
+                    guide,
+                ),
+                f"status x{statuses}": await paired(
+                    statuses, lambda n: call("context_status", {"session_id": "bench"}), guide
+                ),
+            }
+    return {name: (*percentiles(samples), percentiles(floors)[0]) for name, (samples, floors) in phases.items()}
 
 
-async def in_process(entries: int, recalls: int) -> dict[str, tuple[float, float]]:
+async def in_process(entries: int, recalls: int) -> dict[str, tuple[float, float, float]]:
     """Recall through the library at ``entries`` entries in one session."""
     maker = TextMaker(seed=11)
     with tempfile.TemporaryDirectory() as tmp:
@@ -152,7 +176,7 @@ async def in_process(entries: int, recalls: int) -> dict[str, tuple[float, float
             batch = 500
             for start in range(0, entries, batch):
                 records = [
-                    NewRecord("entry", {"text": maker.entry(n), "role": "note", "tags": [], "pinned": False}, id_prefix="e")
+                    NewRecord("entry", {"text": maker.entry(n), "role": "note"}, id_prefix="e")
                     for n in range(start, min(entries, start + batch))
                 ]
                 await ctx.store.append(path, records)
@@ -162,25 +186,53 @@ async def in_process(entries: int, recalls: int) -> dict[str, tuple[float, float
                 await ctx.sessions.recall("scale", query)
             recall = await timed(recalls, lambda n: ctx.sessions.recall("scale", queries[n]))
             status = await timed(recalls, lambda n: ctx.sessions.status("scale"))
-    return {f"in-process recall @{entries}": percentiles(recall), f"in-process status @{entries}": percentiles(status)}
+    return {
+        f"in-process recall @{entries}": (*percentiles(recall), math.nan),
+        f"in-process status @{entries}": (*percentiles(status), math.nan),
+    }
 
 
-def report(runs: list[dict[str, tuple[float, float]]]) -> None:
+def report(runs: list[dict[str, tuple[float, float, float]]]) -> None:
     for name in runs[0]:
         p50s = [run[name][0] for run in runs]
         p95s = [run[name][1] for run in runs]
+        floors = [run[name][2] for run in runs]
         each = " ".join(f"{p50:.2f}" for p50 in p50s)
-        print(
+        line = (
             f"{name:28s} p50 best {min(p50s):6.2f} ms  median {statistics.median(p50s):6.2f} ms  "
-            f"(runs: {each})   p95 best {min(p95s):6.2f} ms"
+            f"p95 best {min(p95s):6.2f} ms  (runs: {each})"
         )
+        if not math.isnan(floors[0]):
+            line += "  floor (context_guide) p50: " + " ".join(f"{floor:.2f}" for floor in floors)
+        print(line)
+
+
+def fsync_p50(directory: Path) -> float:
+    """This disk's write+fsync p50 in ms, right now (other work on the machine moves it a lot)."""
+    probe = directory / "fsync-probe"
+    samples: list[float] = []
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for _ in range(50):
+            started = time.perf_counter()
+            os.write(fd, b"x" * 200 + b"\n")
+            os.fsync(fd)
+            samples.append(time.perf_counter() - started)
+    finally:
+        os.close(fd)
+        probe.unlink()
+    return statistics.median(samples) * 1000
 
 
 async def main(args: argparse.Namespace) -> None:
-    stdio_runs = [await over_stdio(args.entries, args.recalls, args.statuses) for _ in range(args.runs)]
-    scale_runs = [await in_process(args.scale, args.recalls) for _ in range(args.runs)]
+    with tempfile.TemporaryDirectory() as tmp:
+        before = fsync_p50(Path(tmp))
+        stdio_runs = [await over_stdio(args.entries, args.recalls, args.statuses) for _ in range(args.runs)]
+        scale_runs = [await in_process(args.scale, args.recalls) for _ in range(args.runs)]
+        after = fsync_p50(Path(tmp))
     report(stdio_runs)
     report(scale_runs)
+    print(f"disk write+fsync p50: {before:.2f} ms before, {after:.2f} ms after")
 
 
 if __name__ == "__main__":

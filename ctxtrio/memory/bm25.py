@@ -1,11 +1,11 @@
 """An in-memory BM25 index over one session's entries (pure, no trio).
 
-Why not the shared FTS5 index: SQLite's ``bm25()`` costs about 5 µs per matching row
-(it looks up each row's length), so a three-word query matching 2,000 of 10,000
-entries took 10-20 ms. Here the postings of a loaded session live in memory and a
-query costs well under a microsecond per posting. The journals stay the truth and the
-FTS5 index is still maintained by the store; this is derived state like the rest of
-:class:`~ctxtrio.memory.state.SessionState`.
+Why not the store's FTS5 index: SQLite's ``bm25()`` cost about 5 µs per matching row
+here, so a three-word query matching 2,000 of 10,000 entries took 10-20 ms. Here the
+postings of a loaded session live in memory and a query costs well under a microsecond
+per posting (~1 ms for that query). It is derived state like the rest of
+:class:`~ctxtrio.memory.state.SessionState`, rebuilt from the journal on load; the
+statistics are per session, not across all sessions as one FTS5 table would make them.
 
 Scoring is FTS5's: BM25 with k1 1.2 and b 0.75, ``idf = ln((N - df + 0.5) / (df + 0.5))``
 floored at 1e-6, where N, df and the average length count live entries only (a

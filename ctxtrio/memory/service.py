@@ -232,8 +232,7 @@ class SessionService:
         Restoring a summary undoes its compaction. ``delete=False`` means restore.
         Asking for the state an entry already has changes nothing and stores nothing.
         """
-        given = [name for name, value in (("pinned", pinned), ("delete", delete), ("restore", restore)) if value is not None]
-        if len(given) != 1:
+        if sum(value is not None for value in (pinned, delete, restore)) != 1:
             raise InputError("give exactly one of pinned, delete or restore")
         if restore is False:
             raise InputError("restore takes true; to delete an entry use delete=true")
@@ -338,7 +337,9 @@ class SessionService:
         return session_status(state, self._live)
 
 
-def _patch_for(item: Item, state: SessionState, *, pinned: bool | None, delete: bool | None) -> tuple[dict[str, JSON], tuple[str, ...]]:
+def _patch_for(
+    item: Item, state: SessionState, *, pinned: bool | None, delete: bool | None
+) -> tuple[dict[str, JSON], tuple[str, ...]]:
     """The patch body that gets ``item`` where asked (empty: it is there already), and what it restores."""
     if pinned is not None:
         if not item.live:

@@ -49,7 +49,17 @@ class Item:
         "tags", "terms", "text", "tokens", "ts",
     )
 
-    def __init__(self, item_id: str, seq: int, ordinal: int, ts: float, role: Role, text: str, tags: tuple[str, ...], pinned: bool) -> None:
+    def __init__(
+        self,
+        item_id: str,
+        seq: int,
+        ordinal: int,
+        ts: float,
+        role: Role,
+        text: str,
+        tags: tuple[str, ...],
+        pinned: bool,
+    ) -> None:
         self.id = item_id
         self.seq = seq
         self.ordinal = ordinal
@@ -119,7 +129,9 @@ class SessionState:
 
     # -- applying records -----------------------------------------------------------
 
-    def apply(self, records: Iterable[StoredRecord], end: int, *, known_terms: Mapping[str, list[str]] | None = None) -> None:
+    def apply(
+        self, records: Iterable[StoredRecord], end: int, *, known_terms: Mapping[str, list[str]] | None = None
+    ) -> None:
         """Apply records read or written up to journal offset ``end``.
 
         ``known_terms`` maps entry texts to their search terms when the caller computed

@@ -266,7 +266,10 @@ def _entry_json(entry: Entry) -> dict[str, JSON]:
 def _opened(result: OpenResult) -> CallToolResult:
     status = result.status
     if result.created:
-        text = f"Opened new session {status.session_id} (\"{status.title}\"). Use this session_id in every context_* call."
+        text = (
+            f"Opened new session {status.session_id} (\"{status.title}\"). "
+            "Use this session_id in every context_* call."
+        )
     else:
         text = (
             f"Resumed {status.session_id} \"{status.title}\": {status.live_entries} live entries "
@@ -342,7 +345,7 @@ def _compacted(result: CompactResult) -> CallToolResult:
 def _updated(result: UpdateResult) -> CallToolResult:
     entry = result.entry
     if not result.changed:
-        text = f"{entry.id} is already {'pinned' if entry.pinned and entry.status == 'live' else entry.status}; nothing changed."
+        text = f"{entry.id} unchanged ({entry.status}{', pinned' if entry.pinned else ''})."
     elif result.restored and entry.folds:
         text = f"Undid compaction {entry.id}: {len(result.restored)} entries ({_span(result.restored)}) are live again."
     elif entry.status == "deleted":
@@ -358,9 +361,16 @@ def _updated(result: UpdateResult) -> CallToolResult:
 def _listed(infos: list[SessionInfo]) -> CallToolResult:
     if not infos:
         return text_result("No sessions yet: context_open starts one.", {"sessions": []})
-    lines = [f"{info.session_id} \"{info.title}\": {info.live_entries} live, {_when(info.last_activity)}" for info in infos]
+    lines = [
+        f"{info.session_id} \"{info.title}\": {info.live_entries} live, {_when(info.last_activity)}" for info in infos
+    ]
     sessions: list[JSON] = [
-        {"id": info.session_id, "title": info.title, "live_entries": info.live_entries, "last_activity": info.last_activity}
+        {
+            "id": info.session_id,
+            "title": info.title,
+            "live_entries": info.live_entries,
+            "last_activity": info.last_activity,
+        }
         for info in infos
     ]
     return text_result("\n".join(lines), {"sessions": sessions})

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from ctxtrio.memory.model import RecallResult
+from ctxtrio.store.records import JSON
 from ctxtrio.memory.packing import pack_recall, rank, recent_candidates
 from ctxtrio.memory.state import SessionState
 from ctxtrio.text.terms import unique_terms
@@ -23,9 +24,14 @@ def recall(
     terms = unique_terms(query) if query else []
     if terms:
         ranked, matched = rank(state, terms, tags)
-        return pack_recall(state, ranked, matched=matched, budget_tokens=budget, limit=limit, tags=tags, mode="query", model=MODEL)
+        return pack_recall(
+            state, ranked, matched=matched, budget_tokens=budget, limit=limit, tags=tags, mode="query", model=MODEL
+        )
     candidates = list(recent_candidates(state, tags))
-    return pack_recall(state, iter(candidates), matched=len(candidates), budget_tokens=budget, limit=limit, tags=tags, mode="recent", model=MODEL)
+    return pack_recall(
+        state, iter(candidates), matched=len(candidates), budget_tokens=budget, limit=limit, tags=tags, mode="recent",
+        model=MODEL,
+    )
 
 
 def test_pins_come_first_then_matches_oldest_first() -> None:
@@ -50,7 +56,8 @@ def test_budget_is_never_exceeded_by_the_estimate() -> None:
         journal = Journal()
         for number in range(rng.randint(1, 60)):
             text = " ".join(rng.choices(words, k=rng.randint(1, 40)))
-            journal.entry(f"{number} {text}", pinned=rng.random() < 0.1, tags=rng.sample(["a", "b", "c"], rng.randint(0, 2)))
+            tags: list[JSON] = list(rng.sample(["a", "b", "c"], rng.randint(0, 2)))
+            journal.entry(f"{number} {text}", pinned=rng.random() < 0.1, tags=tags)
         state = journal.state()
         budget = rng.choice([50, 60, 80, 120, 300, 1000])
         query = rng.choice([None, "cookie auth", "数据库", "zzz", "café retry"])

@@ -14,6 +14,7 @@ from ctxtrio._config import Config
 from ctxtrio._context import Context
 from ctxtrio._errors import InputError, InvalidIdError, NotFoundError
 from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache
+from ctxtrio.memory import Entry, RecallResult, SessionStatus
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 from ctxtrio.text.tokens import TokenModel
@@ -138,7 +139,10 @@ async def test_update_pin_delete_restore_and_no_op(ctx: Context) -> None:
 async def test_compaction_round_trip_and_restore(ctx: Context) -> None:
     """Fold all but keep_recent unpinned entries; restoring the summary brings everything back."""
     pin = (await ctx.sessions.append("s1", "Constraint: no new dependencies", pinned=True)).entry
-    ids = [(await ctx.sessions.append("s1", f"Step {n}: tried option {n}. It failed with code {n * 3}.")).entry.id for n in range(12)]
+    ids = []
+    for n in range(12):
+        appended = await ctx.sessions.append("s1", f"Step {n}: tried option {n}. It failed with code {n * 3}.")
+        ids.append(appended.entry.id)
     before = await ctx.sessions.status("s1")
     plan = await ctx.sessions.compact("s1", keep_recent=4, dry_run=True)
     assert plan.dry_run and plan.folded == tuple(ids[:8]) and plan.summary is None
@@ -246,6 +250,11 @@ async def test_list_sessions_newest_first(ctx: Context) -> None:
     assert infos[0].last_activity >= infos[1].last_activity
 
 
+async def snapshot(ctx: Context) -> tuple[list[Entry], SessionStatus, RecallResult]:
+    sessions = ctx.sessions
+    return await sessions.export("s1"), await sessions.status("s1"), await sessions.recall("s1", "fact value")
+
+
 async def test_state_after_restart_equals_state_before(tmp_path: Path) -> None:
     """Everything (entries, pins, deletes, compaction) replays to the same state."""
     async with ctxtrio.open_context(config(tmp_path)) as ctx:
@@ -254,9 +263,9 @@ async def test_state_after_restart_equals_state_before(tmp_path: Path) -> None:
         await ctx.sessions.update("s1", "e3", pinned=True)
         await ctx.sessions.update("s1", "e4", delete=True)
         await ctx.sessions.compact("s1", keep_recent=2)
-        before = (await ctx.sessions.export("s1"), await ctx.sessions.status("s1"), await ctx.sessions.recall("s1", "fact value"))
+        before = await snapshot(ctx)
     async with ctxtrio.open_context(config(tmp_path)) as ctx:
-        after = (await ctx.sessions.export("s1"), await ctx.sessions.status("s1"), await ctx.sessions.recall("s1", "fact value"))
+        after = await snapshot(ctx)
     assert after == before
 
 

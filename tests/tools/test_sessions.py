@@ -73,10 +73,14 @@ async def test_the_workflow_through_the_client(tmp_path: Path) -> None:
         created = await call(client, "context_open", title="refactor auth")
         assert created.structured_content is not None and created.structured_content["created"] is True
         session_id = str(created.structured_content["session_id"])
-        pin = await call(client, "context_append", session_id=session_id, text="Keep cookies", role="decision", pinned=True, tags=["auth"])
+        pin = await call(
+            client, "context_append", session_id=session_id, text="Keep cookies", role="decision", pinned=True,
+            tags=["auth"],
+        )
         assert text_of(pin).startswith("Stored e2 (1 live")
         for n in range(12):
-            await call(client, "context_append", session_id=session_id, text=f"Tried fix {n} for getUserName; it failed.")
+            text = f"Tried fix {n} for getUserName; it failed."
+            await call(client, "context_append", session_id=session_id, text=text)
         recalled = await call(client, "context_recall", session_id=session_id, query="user name", budget_tokens=120)
         text = text_of(recalled)
         assert text.splitlines()[0] == "[e2 decision pinned #auth] Keep cookies"

@@ -40,7 +40,8 @@ async def test_two_servers_see_each_others_appends(tmp_path: Path) -> None:
             seen_by_a = await a.call_tool("context_recall", {"session_id": "shared", "query": "tokens rotate"})
             assert seen_by_a.structured_content is not None
             assert seen_by_a.structured_content["ids"] == [second.structured_content["id"]]
-            await a.call_tool("context_update", {"session_id": "shared", "entry_id": first.structured_content["id"], "pinned": True})
+            pin = {"session_id": "shared", "entry_id": first.structured_content["id"], "pinned": True}
+            await a.call_tool("context_update", pin)
             status = await b.call_tool("context_status", {"session_id": "shared"})
             assert status.structured_content is not None
             assert (status.structured_content["live_entries"], status.structured_content["pinned"]) == (2, 1)
@@ -75,7 +76,8 @@ async def test_sigterm_after_acknowledged_appends_keeps_them(tmp_path: Path) -> 
     script = _line(handshake) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
     for number in range(1, count + 1):
         arguments = {"session_id": "durable", "text": f"fact number {number}"}
-        script += _line({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "context_append", "arguments": arguments}})
+        request = {"name": "context_append", "arguments": arguments}
+        script += _line({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": request})
     acknowledged: set[str] = set()
     buffer = b""
     with trio.fail_after(60):
@@ -93,5 +95,6 @@ async def test_sigterm_after_acknowledged_appends_keeps_them(tmp_path: Path) -> 
         process.send_signal(signal.SIGTERM)
         assert await process.wait() == 0
     await process.stdin.aclose()
-    stored = {record.id for record in read_journal(data / "sessions" / "durable.jsonl").records if record.kind == "entry"}
+    records = read_journal(data / "sessions" / "durable.jsonl").records
+    stored = {record.id for record in records if record.kind == "entry"}
     assert acknowledged <= stored
