@@ -40,6 +40,7 @@ def check_text(text: str) -> str:
 
 
 def check_role(role: str) -> Role:
+    role = role.strip().lower() if isinstance(role, str) else role
     if role not in ROLES:
         raise InputError(f"role {role!r} is unknown: use one of {', '.join(ROLES)}")
     return role

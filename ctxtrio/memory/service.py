@@ -198,14 +198,14 @@ class SessionService:
                     return CompactResult(session.session_id, plan.folded, None, plan.tokens_before, 0,
                                          "none", note, why, dry_run, self._status(state))
             summary = await self._summarizer.summarize(plan.text, target_tokens=target_tokens, stop_at=stop_at)
+            text = summary.text.strip() or plan.text  # an empty summary would lose everything folded
             async with session.lock:
                 state = await self._sync(session, _same)
                 if not still_foldable(state, plan):
                     raise InputError("the session changed while compacting (an entry was pinned, deleted or "
                                      "folded meanwhile): call context_compact again")
-                tokens_after = summary_tokens(state, plan, summary.text, self._live.tokens.current)
-                record = summary_record(plan, text=summary.text, method=summary.method, reason=why,
-                                        tokens_after=tokens_after)
+                tokens_after = summary_tokens(state, plan, text, self._live.tokens.current)
+                record = summary_record(plan, text=text, method=summary.method, reason=why, tokens_after=tokens_after)
                 result = await self._write(session, [record])
                 state = await self._absorb(session, result)
                 item = state.items[result.records[-1].id]
