@@ -14,17 +14,16 @@ Exits 1 on any loss. Random moments come from --seed, so a failing run can be re
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import re
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import trio
+from harness import start_http_server
 from mcp import Client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,26 +31,6 @@ sys.path.insert(0, str(ROOT))
 
 from ctxtrio.store.journal import read_journal  # noqa: E402
 
-_READY = re.compile(rb"ready: MCP over HTTP at (http://[^\s,]+)/mcp")
-
-
-async def start_server(data_dir: Path) -> tuple[trio.Process, str]:
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "ctxtrio", "--http", "--port", "0", "--data-dir", str(data_dir), "--no-llm", "--no-audit"],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert process.stderr is not None
-    seen = b""
-    with trio.fail_after(60):
-        while (match := _READY.search(seen)) is None:
-            chunk = await process.stderr.receive_some()
-            if not chunk:
-                raise RuntimeError(f"server exited: {seen.decode(errors='replace')}")
-            seen += chunk
-    return process, match.group(1).decode() + "/mcp"
 
 
 async def hammer(
@@ -76,7 +55,7 @@ async def hammer(
 async def one_round(data_dir: Path, round_no: int, clients: int, rng: random.Random) -> tuple[int, int, int]:
     """Returns (acknowledged, missing, duplicated) for this round."""
     session = f"crash-{round_no}"
-    process, url = await start_server(data_dir)
+    process, url = await start_http_server(data_dir)
     acked: list[str] = []
     stop = trio.Event()
     first = trio.Event()
@@ -105,7 +84,7 @@ async def one_round(data_dir: Path, round_no: int, clients: int, rng: random.Ran
     duplicated = [text for text, count in on_disk.items() if count > 1]
 
     # Restart and read back through MCP: the journal replays and the index heals.
-    process, url = await start_server(data_dir)
+    process, url = await start_http_server(data_dir)
     try:
         async with Client(url) as client:
             status = await client.call_tool("context_status", {"session_id": session})

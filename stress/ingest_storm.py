@@ -16,11 +16,8 @@ Exits 1 on any loss.
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,11 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import trio
+from harness import start_http_server
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-ROOT = Path(__file__).resolve().parents[1]
-_READY = re.compile(rb"ready: MCP over HTTP at (http://[^\s,]+)/mcp")
 _WORDS = (
     "cache shard replica index journal budget window cursor outline summary token stream "
     "buffer latency retry breaker deadline nursery channel writer reader session document"
@@ -79,28 +75,9 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
 
 
-async def start_server(data_dir: Path) -> tuple[trio.Process, str]:
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "ctxtrio", "--http", "--port", "0", "--data-dir", str(data_dir), "--no-llm", "--no-audit"],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert process.stderr is not None
-    seen = b""
-    with trio.fail_after(60):
-        while (match := _READY.search(seen)) is None:
-            chunk = await process.stderr.receive_some()
-            if not chunk:
-                raise RuntimeError(f"server exited: {seen.decode(errors='replace')}")
-            seen += chunk
-    return process, match.group(1).decode() + "/mcp"
-
-
 async def run(clients: int, docs: list[Doc]) -> int:
     with tempfile.TemporaryDirectory(prefix="ingest-storm-") as tmp:
-        process, url = await start_server(Path(tmp) / "data")
+        process, url = await start_http_server(Path(tmp) / "data")
         # Drain the server's stderr so its pipe never fills.
         assert process.stderr is not None
         stderr = process.stderr
