@@ -98,9 +98,9 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 async def timed(count: int, call: Callable[[int], Awaitable[object]]) -> list[float]:
     samples: list[float] = []
     for number in range(count):
-        started = time.perf_counter()
+        started = trio.current_time()
         await call(number)
-        samples.append(time.perf_counter() - started)
+        samples.append(trio.current_time() - started)
     return samples
 
 
@@ -113,12 +113,12 @@ async def paired(count: int, call: Callable[[int], Awaitable[object]], floor: Ca
     samples: list[float] = []
     floors: list[float] = []
     for number in range(count):
-        started = time.perf_counter()
+        started = trio.current_time()
         await call(number)
-        middle = time.perf_counter()
+        middle = trio.current_time()
         await floor()
         samples.append(middle - started)
-        floors.append(time.perf_counter() - middle)
+        floors.append(trio.current_time() - middle)
     return samples, floors
 
 
