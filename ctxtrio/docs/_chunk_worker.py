@@ -4,12 +4,13 @@ Large documents are chunked here instead of in a thread of the server, so the
 server's event loop does not fight a busy thread for the GIL, and its garbage
 collector does not walk the chunker's objects (both stall other tool calls).
 
-Protocol, on stdin: one JSON line ``{"bytes", "chunk_tokens", "overlap_tokens",
-"rates", "batch"}`` then ``bytes`` bytes of the text (UTF-8, ``surrogatepass``). On
-stdout: frames of a 4-byte big-endian length and a :mod:`marshal` payload, each a list
-of up to ``batch`` tuples ``(index, start, end, trail, tokens, terms)`` with ``terms``
-space-joined; a frame of length 0 ends the stream. Any failure exits non-zero with a
-traceback on stderr.
+Protocol, per job, on stdin: one JSON line ``{"bytes", "chunk_tokens",
+"overlap_tokens", "rates", "batch"}`` then ``bytes`` bytes of the text (UTF-8,
+``surrogatepass``). On stdout: frames of a 4-byte big-endian length and a
+:mod:`marshal` payload, each a list of up to ``batch`` tuples ``(index, start, end,
+trail, tokens, terms)`` with ``terms`` space-joined; a frame of length 0 ends the
+job. Jobs follow one another until stdin ends; then the process exits 0. Any failure
+exits non-zero with a traceback on stderr.
 """
 
 from __future__ import annotations
@@ -32,17 +33,23 @@ PreparedChunk = tuple[int, int, int, tuple[str, ...], int, str]
 
 
 def main(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+    """Serve jobs until stdin ends."""
     source = stdin if stdin is not None else sys.stdin.buffer
     sink = stdout if stdout is not None else sys.stdout.buffer
-    header = json.loads(source.readline())
-    text = source.read(int(header["bytes"])).decode("utf-8", "surrogatepass")
-    rates = {ScriptClass(name): float(rate) for name, rate in header["rates"].items()}
-    model = TokenModel(rates, "from the server")
-    size = int(header["batch"])
+    while line := source.readline():
+        _job(json.loads(line), source, sink)
+    return 0
+
+
+def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
+    text = source.read(int(str(header["bytes"]))).decode("utf-8", "surrogatepass")
+    given = header["rates"]
+    assert isinstance(given, dict)
+    model = TokenModel({ScriptClass(name): float(rate) for name, rate in given.items()}, "from the server")
+    size = int(str(header["batch"]))
     batch: list[PreparedChunk] = []
-    chunks = iter_chunks(
-        text, chunk_tokens=int(header["chunk_tokens"]), overlap_tokens=int(header["overlap_tokens"]), model=model
-    )
+    chunk_tokens, overlap_tokens = int(str(header["chunk_tokens"])), int(str(header["overlap_tokens"]))
+    chunks = iter_chunks(text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model)
     for chunk in chunks:
         batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, " ".join(terms(chunk.text))))
         if len(batch) >= size:
@@ -52,7 +59,6 @@ def main(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
         _send(sink, batch)
     sink.write(FRAME_HEADER.pack(0))
     sink.flush()
-    return 0
 
 
 def _send(sink: BinaryIO, batch: list[PreparedChunk]) -> None:

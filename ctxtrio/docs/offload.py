@@ -1,4 +1,4 @@
-"""Chunking a large document in a child process (:mod:`._chunk_worker`), batch by batch.
+"""Chunking in a child process (:mod:`._chunk_worker`), batch by batch.
 
 A thread would share the GIL with the event loop: while it chunks megabytes, every
 tool call waits for the GIL at each step (up to the switch interval, 5 ms, each time)
@@ -6,8 +6,9 @@ and the garbage collector walks the chunker's objects. A child process does the 
 work on another core; the server only slices its own copy of the text, builds the
 records and appends them.
 
-The child is owned by the calling task: it runs under ``trio.run_process`` in a
-nursery, so cancelling the ingest kills it, and a non-zero exit raises.
+:func:`produce_in_child` runs one child for one (large) document, owned by the
+calling task: it runs under ``trio.run_process`` in a nursery, so cancelling the
+ingest kills it; a child that stops before the end of the document raises.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import marshal
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
@@ -29,24 +30,29 @@ from ..text.tokens import TokenModel
 from ._chunk_worker import FRAME_HEADER, PreparedChunk
 from .chunks import Batch, StoredChunk, chunk_record
 
-__all__ = ["OFFLOAD_MIN_CHARS", "produce_in_child"]
+__all__ = ["OFFLOAD_MIN_CHARS", "FrameReader", "batch_from_frame", "job_header", "produce_in_child", "run_worker", "send_job"]
 
-#: Documents at least this long are chunked in a child process (its start costs ~0.1 s).
+#: Documents at least this long get a child process of their own (its start costs ~0.1 s).
 OFFLOAD_MIN_CHARS = 2_000_000
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+_PIPE_CHUNK = 1 << 20
 
 
-async def produce_in_child(
-    text: str,
-    send: trio.MemorySendChannel[Batch],
-    *,
-    chunk_tokens: int,
-    overlap_tokens: int,
-    model: TokenModel,
-    batch_size: int,
-) -> None:
-    """Send the batches of ``text`` to ``send`` (closed at the end), chunked by a child process."""
-    payload = await trio.to_thread.run_sync(partial(text.encode, "utf-8", "surrogatepass"))
+async def run_worker(*, task_status: trio.TaskStatus[trio.Process] = trio.TASK_STATUS_IGNORED) -> None:
+    """Run the chunking child (for ``nursery.start``, which returns the Process).
+
+    A non-zero exit is not raised here: the reader notices the missing end frame.
+    """
+    command: Sequence[str] = [sys.executable, "-m", "ctxtrio.docs._chunk_worker"]
+    path = os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    await trio.run_process(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, check=False, task_status=task_status
+    )
+
+
+def job_header(payload: bytes, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel, batch_size: int) -> bytes:
+    """The JSON line that starts a job of ``len(payload)`` bytes."""
     header = {
         "bytes": len(payload),
         "chunk_tokens": chunk_tokens,
@@ -54,45 +60,41 @@ async def produce_in_child(
         "rates": {cls.value: rate for cls, rate in model.rates.items()},
         "batch": batch_size,
     }
-    command = [sys.executable, "-m", "ctxtrio.docs._chunk_worker"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))}
-    async with send, trio.open_nursery() as nursery:
-        run = partial(trio.run_process, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        process: trio.Process = await nursery.start(run)
-        assert process.stdin is not None and process.stdout is not None
-        nursery.start_soon(_feed, process.stdin, json.dumps(header).encode() + b"\n", payload)
-        async for frame in _frames(process.stdout):
-            batch = await trio.to_thread.run_sync(_batch, text, frame)
-            await send.send(batch)
+    return json.dumps(header).encode() + b"\n"
 
 
-async def _feed(stdin: trio.abc.SendStream, header: bytes, payload: bytes) -> None:
-    async with stdin:
-        await stdin.send_all(header)
-        view = memoryview(payload)
-        for start in range(0, len(view), 1 << 20):
-            await stdin.send_all(view[start : start + (1 << 20)])
+async def send_job(stdin: trio.abc.SendStream, header: bytes, payload: bytes) -> None:
+    """Write one job to the child, in pieces of at most 1 MiB."""
+    await stdin.send_all(header)
+    view = memoryview(payload)
+    for start in range(0, len(view), _PIPE_CHUNK):
+        await stdin.send_all(view[start : start + _PIPE_CHUNK])
 
 
-async def _frames(stdout: trio.abc.ReceiveStream) -> AsyncIterator[bytes]:
-    buffer = bytearray()
-    while True:
-        while len(buffer) >= FRAME_HEADER.size:
-            (size,) = FRAME_HEADER.unpack_from(buffer)
-            if size == 0:
-                return
-            if len(buffer) < FRAME_HEADER.size + size:
-                break
-            frame = bytes(buffer[FRAME_HEADER.size : FRAME_HEADER.size + size])
-            del buffer[: FRAME_HEADER.size + size]
-            yield frame
-        data = await stdout.receive_some(1 << 20)
-        if not data:
-            raise RuntimeError("the chunking process stopped without finishing; see the server log")
-        buffer += data
+class FrameReader:
+    """Frames from the child's stdout; keeps what it read past a frame for the next one."""
+
+    def __init__(self, stdout: trio.abc.ReceiveStream) -> None:
+        self._stdout = stdout
+        self._buffer = bytearray()
+
+    async def next(self) -> bytes | None:
+        """The next frame's payload, or None at the end of a job. RuntimeError if the child is gone."""
+        size = FRAME_HEADER.size
+        while True:
+            if len(self._buffer) >= size:
+                (length,) = FRAME_HEADER.unpack_from(self._buffer)
+                if len(self._buffer) >= size + length:
+                    frame = bytes(self._buffer[size : size + length])
+                    del self._buffer[: size + length]
+                    return frame if length else None
+            data = await self._stdout.receive_some(_PIPE_CHUNK)
+            if not data:
+                raise RuntimeError("the chunking process stopped in the middle of a document; see the server log")
+            self._buffer += data
 
 
-def _batch(text: str, frame: bytes) -> Batch:
+def batch_from_frame(text: str, frame: bytes) -> Batch:
     """A Batch from one frame: chunk texts sliced from the server's copy of ``text``."""
     prepared: list[PreparedChunk] = marshal.loads(frame)
     chunks: list[StoredChunk] = []
@@ -105,3 +107,31 @@ def _batch(text: str, frame: bytes) -> Batch:
         rows.append([IndexRow("chunks", str(index), terms)])
     return Batch(chunks, records, rows, chunks[-1].end)
 
+
+async def produce_in_child(
+    text: str,
+    send: trio.MemorySendChannel[Batch],
+    *,
+    chunk_tokens: int,
+    overlap_tokens: int,
+    model: TokenModel,
+    batch_size: int,
+) -> None:
+    """Send the batches of ``text`` to ``send`` (closed at the end), chunked by a child of its own."""
+    payload = await trio.to_thread.run_sync(partial(text.encode, "utf-8", "surrogatepass"))
+    header = job_header(
+        payload, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=batch_size
+    )
+    async with send, trio.open_nursery() as nursery:
+        process: trio.Process = await nursery.start(run_worker)
+        assert process.stdin is not None and process.stdout is not None
+        stdin = process.stdin
+
+        async def feed() -> None:
+            async with stdin:
+                await send_job(stdin, header, payload)
+
+        nursery.start_soon(feed)
+        reader = FrameReader(process.stdout)
+        while (frame := await reader.next()) is not None:
+            await send.send(await trio.to_thread.run_sync(batch_from_frame, text, frame))
