@@ -155,7 +155,7 @@ def _trailer(not_fit: int, matched: int, pins_missing: Sequence[Item], mode: str
     """The closing line: what was left out and what to do; empty when nothing was."""
     parts: list[str] = []
     if mode == "query" and matched == 0:
-        parts.append("no entry matches the query")
+        parts.append("no unpinned entry matches the query")
     if not_fit:
         what = "older entries" if mode == "recent" else "more matches"
         parts.append(f"{not_fit} {what} not shown: raise {'limit' if by_limit else 'budget_tokens'}")
