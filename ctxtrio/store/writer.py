@@ -25,7 +25,7 @@ from pathlib import Path
 import trio
 
 from .._errors import CtxError, StoreError
-from .index import Hit, IndexRow, SearchIndex, Table
+from .index import Hit, IndexRow, SearchIndex, Table, rows_for
 from .journal import AppendResult, JournalAppender, ReadResult, read_journal
 from .layout import DataDir
 from .records import NewRecord
@@ -98,7 +98,12 @@ class StoreHandle:
 
     async def _submit(self, op: _Op) -> None:
         try:
-            await self._send.send(op)
+            try:
+                # Queue without a scheduling round trip when there is room; the wait
+                # below is the checkpoint. A full channel makes the producer wait here.
+                self._send.send_nowait(op)
+            except trio.WouldBlock:
+                await self._send.send(op)
         except (trio.ClosedResourceError, trio.BrokenResourceError) as exc:
             raise StoreError("the store is shutting down; try again after restart") from exc
         await op.done.wait()
@@ -182,6 +187,7 @@ async def run_store_writer(
     finally:
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(index.close)
+            appender.close()
 
 
 _IndexWork = tuple[str, Path, AppendResult, dict[int, list[IndexRow]]]
@@ -237,10 +243,12 @@ def _flush_appends(
             position += len(op.records)
             start = mine[0].offset if mine else result.end
             op.result = AppendResult(path, mine, start, mine[-1].end if mine else result.end, result.foreign)
-            if op.rows is not None:
-                for stored, row_list in zip(mine, op.rows, strict=True):
-                    rows[stored.offset] = row_list
-        pending.append((data.journal_name(path), path, result, rows))
+            for number, stored in enumerate(mine):
+                found = op.rows[number] if op.rows is not None else rows_for(stored.data)
+                if found:
+                    rows[stored.offset] = found
+        if rows:  # journals without searchable records (sessions) skip the index entirely
+            pending.append((data.journal_name(path), path, result, rows))
 
 
 def _flush_index(index: SearchIndex, pending: list[_IndexWork]) -> None:

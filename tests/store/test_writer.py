@@ -37,6 +37,10 @@ def _note(text: str) -> NewRecord:
     return NewRecord("entry", {"text": text}, id_prefix="e")
 
 
+def _chunk(index: int, text: str) -> NewRecord:
+    return NewRecord("chunk", {"index": index, "text": text})
+
+
 async def test_sequential_appends_keep_order(store: StoreHandle, data: DataDir) -> None:
     """Appends awaited one after another land in that order with increasing seq."""
     path = data.session_journal("s1")
@@ -147,33 +151,49 @@ async def test_append_after_close_is_a_clear_error(data: DataDir) -> None:
 
 
 async def test_index_follows_appends_and_heals_gaps(store: StoreHandle, data: DataDir) -> None:
-    """Appended entries are searchable; lines written behind the index's back are caught up."""
-    path = data.session_journal("s1")
-    await store.append(path, [_note("the cookie decision")])
-    hits = await store.search("entries", ["cookie"], journals=["sessions/s1.jsonl"], limit=10)
-    assert [h.item for h in hits] == ["e1"]
+    """Appended chunks are searchable; lines written behind the index's back are caught up."""
+    path = data.docs / "d.jsonl"
+    await store.append(path, [_chunk(0, "the cookie decision")])
+    hits = await store.search("chunks", ["cookie"], journals=["docs/d.jsonl"], limit=10)
+    assert [h.item for h in hits] == ["0"]
     # Simulate a crash between journal fsync and index commit: a line the index never saw.
-    journal_module.JournalAppender(lock_timeout_s=1.0).append(path, [_note("orphan token zebra")])
-    assert await store.search("entries", ["zebra"], journals=None, limit=10) == []
+    journal_module.JournalAppender(lock_timeout_s=1.0).append(path, [_chunk(1, "orphan token zebra")])
+    assert await store.search("chunks", ["zebra"], journals=None, limit=10) == []
     assert await store.catch_up(path) == 1
-    hits = await store.search("entries", ["zebra"], journals=None, limit=10)
-    assert [h.item for h in hits] == ["e2"]
-    await store.append(path, [_note("zebra again")])  # the next append does not index twice
-    hits = await store.search("entries", ["zebra"], journals=None, limit=10)
-    assert sorted(h.item for h in hits) == ["e2", "e3"]
+    hits = await store.search("chunks", ["zebra"], journals=None, limit=10)
+    assert [h.item for h in hits] == ["1"]
+    await store.append(path, [_chunk(2, "zebra again")])  # the next append does not index twice
+    hits = await store.search("chunks", ["zebra"], journals=None, limit=10)
+    assert sorted(h.item for h in hits) == ["1", "2"]
+
+
+async def test_session_entries_skip_the_index(store: StoreHandle, data: DataDir) -> None:
+    """Session entries are ranked in memory by their sessions, so the writer indexes none."""
+    await store.append(data.session_journal("s1"), [_note("cookie")])
+    assert await store.search("entries", ["cookie"], journals=None, limit=10) == []
+    assert store.index.watermark("sessions/s1.jsonl") == 0
 
 
 async def test_deleted_index_is_rebuilt(data: DataDir) -> None:
     """Deleting the index file loses nothing: catch-up rebuilds it from the journal."""
-    path = data.session_journal("s1")
+    path = data.docs / "d.jsonl"
     async with trio.open_nursery() as nursery:
         store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
-        await store.append(path, [_note("alpha"), _note("beta")])
+        await store.append(path, [_chunk(0, "alpha"), _chunk(1, "beta")])
         await store.aclose()
     data.index_path.unlink()
     async with trio.open_nursery() as nursery:
         store = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
         assert await store.catch_up(path) == 2
-        hits = await store.search("entries", ["beta"], journals=None, limit=10)
-        assert [h.item for h in hits] == ["e2"]
+        hits = await store.search("chunks", ["beta"], journals=None, limit=10)
+        assert [h.item for h in hits] == ["1"]
         await store.aclose()
+
+
+async def test_journal_replaced_by_another_process_is_reopened(store: StoreHandle, data: DataDir) -> None:
+    """If another process deletes a journal we hold open, the next append goes to the new file."""
+    path = data.docs / "gen.jsonl"
+    await store.append(path, [_chunk(0, "first")])
+    path.unlink()
+    await store.append(path, [_chunk(0, "second")])
+    assert [r.data["text"] for r in read_journal(path).records] == ["second"]
