@@ -32,7 +32,7 @@ import trio
 import trio.lowlevel
 
 from .inflight import InFlight
-from .messages import peek
+from .messages import peek, response_id
 from .warm_start import AnswerRecorder
 
 __all__ = ["CancellableLines", "ProtocolWriter", "Traffic", "claim_stdout", "serve_stdio"]
@@ -149,14 +149,17 @@ class Traffic:
 
     async def outgoing(self, line: str) -> bool:
         """False when the line must not be sent (already answered by the warm start)."""
-        seen = peek(line)
-        if seen.kind != "response" or seen.id is None:
-            return True
-        self.inflight.finished(seen.id)
+        token = response_id(line)
+        if token is None:
+            seen = peek(line)
+            if seen.kind != "response" or seen.id is None:
+                return True
+            token = seen.id
+        self.inflight.finished(token)
         recorder = self._recorder
-        if recorder is None or not recorder.active:
+        if recorder is None or not recorder.wants(token):
             return True
-        keep = recorder.filter(seen)
+        keep = recorder.filter(peek(line))
         await trio.to_thread.run_sync(recorder.save)
         return keep
 

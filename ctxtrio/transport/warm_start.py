@@ -197,6 +197,10 @@ class AnswerRecorder:
     def active(self) -> bool:
         return bool(self._answered or self._pending)
 
+    def wants(self, token: str) -> bool:
+        """Whether the response with this id must be filtered or recorded."""
+        return token in self._answered or token in self._pending
+
     def note_request(self, seen: Peek) -> None:
         """Remember a cacheable request read by the SDK's line source."""
         found = request_key(seen.message)
