@@ -10,6 +10,7 @@ filtered to the current generation of each document; nothing is rebuilt per quer
 from __future__ import annotations
 
 import math
+import re
 from functools import partial
 from pathlib import PurePath
 
@@ -40,6 +41,8 @@ __all__ = ["DocumentService"]
 CONDENSE_ABOVE_TOKENS = 24_000
 CONDENSE_TO_TOKENS = 12_000
 _METHODS = ("llm", "verbatim", "llm+extractive", "extractive")
+#: Numbers in a note (a breaker's "retry in 1.9 s"): notes that differ only there are said once.
+_NOTE_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 #: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
 _SLACK = 8
 
@@ -250,15 +253,15 @@ class DocumentService:
             return Outline(entry.info, entries, start)
         await self._repo.top_up(doc)
         cache = GenerationCache(self._repo, doc)
-        notes: list[str] = []
+        notes: dict[str, str] = {}  # the first note of each kind, keyed without its numbers
         summarized: list[OutlineEntry] = []
         for chunk in selected:
             summary = await self._summarizer.one_liner(chunk.text, stop_at=stop_at, cache=cache)
-            if summary.note and summary.note not in notes:
-                notes.append(summary.note)
+            if summary.note:
+                notes.setdefault(_NOTE_NUMBERS.sub("#", summary.note), summary.note)
             summarized.append(OutlineEntry(chunk.index, chunk.trail, chunk.tokens, summary.text))
             await trio.lowlevel.checkpoint()
-        return Outline(entry.info, tuple(summarized), start, "; ".join(notes))
+        return Outline(entry.info, tuple(summarized), start, "; ".join(notes.values()))
 
     async def summarize(
         self,
