@@ -187,30 +187,9 @@ def register_document_tools(server: MCPServer, ctx: Context, calls: ToolCalls) -
             box.result = text_result(render.render_forget(info), {"doc_id": doc_id})
         return box.result
 
-    _compact_schemas(server, DOC_TOOLS)
 
 
 def _info(info: DocumentInfo, *, replaced: bool) -> dict[str, JSON]:
     return {"doc_id": info.doc_id, "chunks": info.chunks, "tokens": info.tokens, "replaced": replaced}
 
 
-def _compact_schemas(server: MCPServer, names: tuple[str, ...]) -> None:
-    """Drop the titles pydantic derives from parameter names, and ``"default": null``.
-
-    Validation is unaffected (the SDK validates with the pydantic model). The SDK has
-    no public way to adjust a registered tool's schema; without the attribute the
-    schemas just stay longer.
-    """
-    manager = getattr(server, "_tool_manager", None)
-    if manager is None:
-        return
-    for name in names:
-        tool = manager.get_tool(name)
-        if tool is None:
-            continue
-        schema = {key: value for key, value in tool.parameters.items() if key != "title"}
-        schema["properties"] = {
-            key: {k: v for k, v in prop.items() if k != "title" and not (k == "default" and v is None)}
-            for key, prop in schema.get("properties", {}).items()
-        }
-        tool.parameters = schema

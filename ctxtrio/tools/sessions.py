@@ -21,7 +21,7 @@ from ..store.records import JSON
 from .calls import ToolCalls
 from .results import text_result
 
-__all__ = ["register_session_tools"]
+__all__ = ["SESSION_TOOLS", "register_session_tools"]
 
 
 def _arg(kind: str, description: str = "") -> Any:
@@ -36,7 +36,7 @@ def _arg(kind: str, description: str = "") -> Any:
 
 _SID = Annotated[str, _arg("string")]
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-_NAMES = (
+SESSION_TOOLS = (
     "context_open",
     "context_append",
     "context_recall",
@@ -174,32 +174,6 @@ def register_session_tools(server: MCPServer, ctx: Context, calls: ToolCalls) ->
             box.result = _listed(await sessions.list_sessions())
         return box.result
 
-    _compact_schemas(server, _NAMES)
-
-
-def _compact_schemas(server: MCPServer, names: tuple[str, ...]) -> None:
-    """Drop what pydantic adds to input schemas that tells the model nothing.
-
-    That is every ``title`` (the schema's and each property's, derived from names) and
-    ``"default": null``. Validation is unaffected: the SDK validates arguments with the
-    pydantic model, not with this advertised schema.
-    """
-    # The SDK offers no public way to adjust a registered tool's schema.
-    manager = getattr(server, "_tool_manager", None)
-    if manager is None:
-        return
-    for name in names:
-        tool = manager.get_tool(name)
-        if tool is None:
-            continue
-        schema = dict(tool.parameters)
-        schema.pop("title", None)
-        properties = {}
-        for key, value in schema.get("properties", {}).items():
-            prop = {k: v for k, v in value.items() if k != "title" and not (k == "default" and v is None)}
-            properties[key] = prop
-        schema["properties"] = properties
-        tool.parameters = schema
 
 
 # -- formatting -------------------------------------------------------------------------
