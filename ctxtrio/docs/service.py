@@ -66,6 +66,7 @@ class DocumentService:
         cache_chars: int = DEFAULT_CACHE_CHARS,
         cpu_threads: int = 2,
         offload_min_chars: int = OFFLOAD_MIN_CHARS,
+        ingest_slots: int = 4,
     ) -> None:
         self._live = live
         self._config = config
@@ -75,6 +76,10 @@ class DocumentService:
         #: Chunking threads at once: more only fight over the GIL.
         self._cpu = trio.CapacityLimiter(cpu_threads)
         self._offload_min_chars = offload_min_chars
+        #: Ingests past reading and chunking at once. Each holds its text, chunks and
+        #: records until committed; the rest wait their turn here (backpressure), so
+        #: memory stays bounded whatever the number of concurrent ingests.
+        self._ingest_slots = trio.CapacityLimiter(ingest_slots)
 
     # -- ingest, list, forget -------------------------------------------------------
 
@@ -99,6 +104,18 @@ class DocumentService:
             validate_id(doc_id, "doc_id")
             if doc_id == CATALOG_NAME:
                 raise InvalidIdError(f"doc_id {CATALOG_NAME!r} is reserved; choose another")
+        async with self._ingest_slots:
+            return await self._ingest(text, file_path, title, doc_id, progress, started)
+
+    async def _ingest(
+        self,
+        text: str | None,
+        file_path: str | None,
+        title: str | None,
+        doc_id: str | None,
+        progress: Progress | None,
+        started: float,
+    ) -> IngestResult:
         limit = self._config.max_ingest_chars
         if file_path is not None:
             read = partial(_read_file, file_path, self._config, limit)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
+
+import ctxtrio
 
 from ctxtrio._errors import IngestError, InputError, InvalidIdError, NotFoundError
 from ctxtrio.docs.packing import contiguous_text
@@ -195,3 +200,30 @@ async def test_contiguous_text_of_stored_chunks(tmp_path: Path, root: Path) -> N
             await ctx.documents.ingest(file_path=name, doc_id="x")
             _, doc = await ctx.documents._repo.load("x")
             assert contiguous_text(doc.chunks) == fixture_text(name)
+
+
+async def test_concurrent_ingests_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However many ingests arrive at once, at most ingest_slots are past reading at a time."""
+    from ctxtrio.docs import ingest as ingest_module
+    from ctxtrio.docs import service as service_module
+
+    real = ingest_module.write_generation
+    running = peak = 0
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        try:
+            await trio.sleep(0.01)
+            return await real(*args, **kwargs)
+        finally:
+            running -= 1
+
+    monkeypatch.setattr(service_module, "write_generation", counting)
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+        async with trio.open_nursery() as nursery:
+            for number in range(12):
+                nursery.start_soon(partial(ctx.documents.ingest, text=f"document {number} body", doc_id=f"d{number}"))
+        assert len(await ctx.documents.list_documents()) == 12
+    assert peak == 4
