@@ -52,9 +52,12 @@ async def read_until(process: trio.Process, pattern: re.Pattern[bytes], seen: by
 
 
 @asynccontextmanager
-async def http_server(data_dir: Path, *extra: str, env: dict[str, str] | None = None) -> AsyncIterator[RunningServer]:
-    """A server on 127.0.0.1 with a free port; SIGTERM and wait on exit."""
-    process = await spawn("--http", "--port", "0", "--data-dir", str(data_dir), "--no-llm", *extra, env=env)
+async def http_server(
+    data_dir: Path, *extra: str, env: dict[str, str] | None = None, llm: bool = False
+) -> AsyncIterator[RunningServer]:
+    """A server on 127.0.0.1 with a free port (no LLM unless ``llm``); SIGTERM and wait on exit."""
+    flags = () if llm else ("--no-llm",)
+    process = await spawn("--http", "--port", "0", "--data-dir", str(data_dir), *flags, *extra, env=env)
     seen = bytearray()
     try:
         match = await read_until(process, _READY, seen)

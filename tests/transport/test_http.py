@@ -118,3 +118,37 @@ async def test_sigterm_exits_zero(tmp_path: Path) -> None:
         server.process.send_signal(signal.SIGTERM)
         with trio.fail_after(5):
             assert await server.process.wait() == 0
+
+
+async def test_sigterm_lets_the_call_in_flight_finish(tmp_path: Path) -> None:
+    """SIGTERM during a slow LLM summary: the call still gets its answer, then exit 0."""
+    from tests.llm.fake_openai import FakeServer, open_fake_openai
+
+    async with trio.open_nursery() as nursery:
+        fake = await open_fake_openai(nursery, FakeServer())
+        async with http_server(tmp_path / "data", "--llm-base-url", fake.base_url, llm=True) as server:
+            async with Client(server.mcp_url) as client:
+                with trio.fail_after(30):  # calibration first, so the summary does not queue behind it
+                    while "calibrated" not in await _guide_text(client):
+                        await trio.sleep(0.1)
+                text = " ".join(f"Sentence {n} about the retry policy and its backoff." for n in range(300))
+                ingested = await client.call_tool("doc_ingest", {"text": text, "doc_id": "long"})
+                assert not ingested.is_error
+                fake.delay_s = 0.5
+                results: list[str] = []
+
+                async def summarize() -> None:
+                    result = await client.call_tool("doc_summarize", {"doc_id": "long", "target_tokens": 100})
+                    assert not result.is_error
+                    block = result.content[0]
+                    assert isinstance(block, TextContent)
+                    results.append(block.text)
+
+                async with trio.open_nursery() as calls:
+                    calls.start_soon(summarize)
+                    await trio.sleep(0.2)
+                    server.process.send_signal(signal.SIGTERM)
+                assert results and "extractive" not in results[0].split("\n", 1)[0].lower()
+            with trio.fail_after(10):
+                assert await server.process.wait() == 0
+        nursery.cancel_scope.cancel()
