@@ -26,16 +26,8 @@ from ..text.tokens import TokenModel
 __all__ = ["Batch", "ChunkBatcher", "LoadedDoc", "StoredChunk", "chunk_record", "load_generation", "summary_record"]
 
 
-@dataclass(frozen=True, slots=True)
-class StoredChunk:
-    """A chunk as kept in memory for reading: ``text == source[start:end]``."""
-
-    index: int
-    text: str
-    start: int
-    end: int
-    trail: tuple[str, ...]
-    tokens: int
+#: A chunk as kept in memory for reading is the chunker's own value object.
+StoredChunk = Chunk
 
 
 @dataclass(frozen=True, slots=True)
