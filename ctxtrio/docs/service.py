@@ -31,7 +31,8 @@ from .offload import OFFLOAD_MIN_CHARS
 from .packing import Candidate, contiguous_text, pack_hits, pack_window
 from .catalog import DocEntry
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
-from .sandbox import check_text, read_source
+from .sandbox import check_text
+from .arguments import check_range, check_start_end, clean_title, first_line, read_file
 from .types import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 
 __all__ = ["DocumentService"]
@@ -118,20 +119,20 @@ class DocumentService:
     ) -> IngestResult:
         limit = self._config.max_ingest_chars
         if file_path is not None:
-            read = partial(_read_file, file_path, self._config, limit)
+            read = partial(read_file, file_path, self._config, limit)
             body, source = await trio.to_thread.run_sync(read)
             default_title = PurePath(file_path).name or source.rsplit("/", 1)[-1]
         else:
             assert text is not None
             body, source = check_text(text, max_chars=limit), "inline"
-            default_title = _first_line(text) or "inline text"
+            default_title = first_line(text) or "inline text"
         await self._repo.refresh()
         if doc_id is None:
             doc_id = new_id("doc")
             while doc_id in self._repo.state.docs:
                 doc_id = new_id("doc")
         replaced = doc_id in self._repo.state.docs
-        shown_title = _clean_title(title) or default_title
+        shown_title = clean_title(title) or default_title
         info = await write_generation(
             self._repo,
             Source(doc_id, shown_title, source, body),
@@ -176,7 +177,7 @@ class DocumentService:
     ) -> SearchResult:
         """The best-matching chunks, verbatim, of one document or all, packed into the budget."""
         budget = self._budget(budget_tokens)
-        _check_range("limit", limit, 1, 50)
+        check_range("limit", limit, 1, 50)
         if doc_id is not None:
             validate_id(doc_id, "doc_id")
         query_terms = unique_terms(query)
@@ -224,7 +225,7 @@ class DocumentService:
         validate_id(doc_id, "doc_id")
         session = validate_id(session_id, "session_id") if session_id is not None else ""
         budget = self._budget(budget_tokens)
-        _check_start_end(start, end)
+        check_start_end(start, end)
         await self._repo.refresh()
         entry, doc = await self._repo.load(doc_id)
         lock = self._cursor_locks.setdefault((doc_id, session), trio.Lock())
@@ -258,8 +259,8 @@ class DocumentService:
         to call again.
         """
         validate_id(doc_id, "doc_id")
-        _check_range("from", start, 0, None)
-        _check_range("max_chunks", max_chunks, 1, 500)
+        check_range("from", start, 0, None)
+        check_range("max_chunks", max_chunks, 1, 500)
         await self._repo.refresh()
         entry, doc = await self._repo.load(doc_id)
         if start >= len(doc.chunks):
@@ -297,8 +298,8 @@ class DocumentService:
         call cut short by ``stop_at`` resumes where it stopped.
         """
         validate_id(doc_id, "doc_id")
-        _check_range("target_tokens", target_tokens, 50, 8000)
-        _check_start_end(start, end)
+        check_range("target_tokens", target_tokens, 50, 8000)
+        check_start_end(start, end)
         await self._repo.refresh()
         entry, doc = await self._repo.load(doc_id)
         total = len(doc.chunks)
@@ -369,37 +370,5 @@ class DocumentService:
     def _budget(self, budget_tokens: int | None) -> int:
         if budget_tokens is None:
             return self._live.budget_tokens
-        _check_range("budget_tokens", budget_tokens, MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS)
+        check_range("budget_tokens", budget_tokens, MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS)
         return budget_tokens
-
-
-def _read_file(file_path: str, config: Config, limit: int) -> tuple[str, str]:
-    text, resolved = read_source(file_path, config.ingest_roots, max_bytes=limit)
-    return check_text(text, max_chars=limit, name=str(resolved)), str(resolved)
-
-
-def _check_range(name: str, value: int, low: int, high: int | None) -> None:
-    if value < low or (high is not None and value > high):
-        allowed = f"between {low} and {high}" if high is not None else f">= {low}"
-        raise InputError(f"{name} must be {allowed}, got {value}")
-
-
-def _check_start_end(start: int | None, end: int | None) -> None:
-    if start is not None:
-        _check_range("from", start, 0, None)
-    if end is not None:
-        _check_range("to", end, 0, None)
-    if start is not None and end is not None and end < start:
-        raise InputError(f"to={end} is before from={start}; to is the last chunk to include")
-
-
-def _first_line(text: str) -> str:
-    for line in text[:2000].splitlines():
-        title = _clean_title(line.lstrip("#").strip())
-        if title:
-            return title[:80]
-    return ""
-
-
-def _clean_title(title: str | None) -> str:
-    return " ".join(title.split())[:200] if title else ""
