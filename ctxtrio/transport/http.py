@@ -10,8 +10,9 @@ In front of it sits :class:`Gate`, a small ASGI layer that:
 * requires ``Authorization: Bearer <token>`` on every request when a token is set (401);
 * refuses a declared body larger than the limit (413) before reading it;
 * lets at most ``large_slots`` requests with a large body (a document being ingested)
-  proceed at once. The others wait before their body is read: hypercorn stops reading
-  their sockets, so their clients wait in TCP flow control. Memory and event-loop time
+  into the SDK at once. The others are read into memory first, up to
+  ``buffer_bytes`` in all, and wait for a slot; past that budget their bodies are not
+  read at all, so their clients wait in TCP flow control. Memory and event-loop time
   spent on parsing megabytes of JSON stay bounded however many clients ingest at once,
   and small calls (``context_status``) are never queued behind them.
 
@@ -24,7 +25,8 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 import trio
@@ -35,7 +37,7 @@ from .._version import __version__
 if TYPE_CHECKING:
     from hypercorn.typing import Framework
 
-__all__ = ["Gate", "body_limit_bytes", "serve_http"]
+__all__ = ["ByteBudget", "Gate", "body_limit_bytes", "serve_http"]
 
 log = logging.getLogger("ctxtrio.transport")
 
@@ -60,10 +62,18 @@ class Gate:
     LARGE_BODY_BYTES = 256 * 1024
 
     def __init__(
-        self, app: ASGIApp, *, host: str, token: str | None, max_body_bytes: int, large_slots: int = 4
+        self,
+        app: ASGIApp,
+        *,
+        host: str,
+        token: str | None,
+        max_body_bytes: int,
+        large_slots: int = 4,
+        buffer_bytes: int = 512 << 20,
     ) -> None:
         self._app = app
         self._large = trio.CapacityLimiter(large_slots)
+        self._buffer = ByteBudget(buffer_bytes)
         self._token = token.encode() if token else None
         self._max_body_bytes = max_body_bytes
         self._hosts = set(_LOOPBACK_NAMES)
@@ -88,11 +98,30 @@ class Gate:
             return
         if path in ("/", ""):
             scope = dict(scope, path="/mcp", raw_path=b"/mcp")
-        if scope.get("method") == "POST" and _is_large(headers.get("content-length"), self.LARGE_BODY_BYTES):
-            async with self._large:
-                await self._app(scope, receive, send)
+        length = headers.get("content-length")
+        if scope.get("method") == "POST" and _is_large(length, self.LARGE_BODY_BYTES):
+            await self._queue_large(scope, receive, send, length)
         else:
             await self._app(scope, receive, send)
+
+    async def _queue_large(self, scope: Scope, receive: Receive, send: Send, length: str | None) -> None:
+        """Buffer the body within the byte budget, then wait for a slot to hand it on."""
+        size = int(length) if length is not None and length.isdigit() else self._max_body_bytes
+        async with self._buffer.reserve(size):
+            messages: list[Message] = []
+            while True:
+                message = await receive()
+                messages.append(message)
+                if message["type"] != "http.request" or not message.get("more_body", False):
+                    break
+            replay = iter(messages)
+
+            async def replayed() -> Message:
+                following = next(replay, None)
+                return following if following is not None else await receive()
+
+            async with self._large:
+                await self._app(scope, replayed, send)
 
     def _check(self, headers: dict[str, str]) -> tuple[int, str] | None:
         if self._token is not None:
@@ -109,6 +138,32 @@ class Gate:
         if length is not None and length.isdigit() and int(length) > self._max_body_bytes:
             return 413, f"request body larger than {self._max_body_bytes} bytes"
         return None
+
+
+class ByteBudget:
+    """Bytes that requests may hold in memory at once; ``reserve`` waits for room.
+
+    A request larger than the whole budget still gets it, alone, so none waits forever.
+    """
+
+    def __init__(self, total_bytes: int) -> None:
+        self._total = total_bytes
+        self._used = 0
+        self._changed = trio.Condition()
+
+    @asynccontextmanager
+    async def reserve(self, size: int) -> AsyncIterator[None]:
+        async with self._changed:
+            while self._used and self._used + size > self._total:
+                await self._changed.wait()
+            self._used += size
+        try:
+            yield
+        finally:
+            self._used -= size
+            with trio.CancelScope(shield=True):
+                async with self._changed:
+                    self._changed.notify_all()
 
 
 def _is_large(length: str | None, threshold: int) -> bool:
