@@ -82,6 +82,7 @@ async def run(clients: int, docs: list[Doc]) -> int:
         assert process.stderr is not None
         stderr = process.stderr
         status_latencies: list[float] = []
+        status_times: list[float] = []
         failures: list[str] = []
         try:
             async with trio.open_nursery() as nursery:
@@ -118,12 +119,14 @@ async def run(clients: int, docs: list[Doc]) -> int:
                             started = time.perf_counter()
                             result = await client.call_tool("context_status", {"session_id": "storm-status"})
                             status_latencies.append(time.perf_counter() - started)
+                            status_times.append(started)
                             if result.is_error:
                                 failures.append(f"context_status failed: {text_of(result)[:200]}")
                             await trio.sleep(0.01)
 
                 nursery.start_soon(status_loop)
                 started = time.perf_counter()
+                storm_started = started
                 async with trio.open_nursery() as storm:
                     for _ in range(clients):
                         storm.start_soon(ingester)
@@ -150,6 +153,8 @@ async def run(clients: int, docs: list[Doc]) -> int:
         f"p50 {statistics.median(status_latencies) * 1000:.1f} ms  p99 {percentile(status_latencies, 0.99) * 1000:.1f} ms  "
         f"max {max(status_latencies) * 1000:.1f} ms"
     )
+    worst = max(range(len(status_latencies)), key=status_latencies.__getitem__)
+    print(f"slowest status call started {status_times[worst] - storm_started:+.2f} s into the storm")
     for failure in failures[:10]:
         print("FAIL", failure)
     print(f"verified: {len(docs) - lost} of {len(docs)} documents intact, {lost} lost or wrong")
