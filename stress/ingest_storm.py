@@ -16,8 +16,11 @@ Exits 1 on any loss.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -114,24 +117,46 @@ async def run(clients: int, docs: list[Doc]) -> int:
                             doc.chunks = int(result.structured_content["chunks"])
 
                 async def status_loop() -> None:
-                    async with Client(url) as client:
-                        while not storm_done.is_set():
-                            started = time.perf_counter()
-                            result = await client.call_tool("context_status", {"session_id": "storm-status"})
-                            status_latencies.append(time.perf_counter() - started)
-                            status_times.append(started)
-                            if result.is_error:
-                                failures.append(f"context_status failed: {text_of(result)[:200]}")
-                            await trio.sleep(0.01)
+                    # In its own process: the 100 ingest clients keep this process's event
+                    # loop busy encoding megabytes of JSON, which would show up as the
+                    # server's latency if the poller shared it.
+                    poller = await trio.lowlevel.open_process(
+                        [sys.executable, __file__, "--poll-status", url],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                    )
+                    assert poller.stdin is not None and poller.stdout is not None
+                    await storm_done.wait()
+                    await poller.stdin.aclose()
+                    output = b""
+                    while chunk := await poller.stdout.receive_some():
+                        output += chunk
+                    await poller.wait()
+                    for started_at, latency, error in json.loads(output):
+                        if started_at < storm_started:
+                            continue  # polled before the storm began
+                        status_times.append(started_at)
+                        status_latencies.append(latency)
+                        if error:
+                            failures.append(f"context_status failed: {error[:200]}")
 
-                nursery.start_soon(status_loop)
-                started = time.perf_counter()
-                storm_started = started
+                status_done = trio.Event()
+                storm_started = float("inf")
+
+                async def run_status_loop() -> None:
+                    await status_loop()
+                    status_done.set()
+
+                nursery.start_soon(run_status_loop)
+                await trio.sleep(1.0)  # the poller is connected and polling
+                started = time.time()
+                storm_started = started  # read by status_loop once the storm is done
                 async with trio.open_nursery() as storm:
                     for _ in range(clients):
                         storm.start_soon(ingester)
-                elapsed = time.perf_counter() - started
+                elapsed = time.time() - started
                 storm_done.set()
+                await status_done.wait()
                 receive.close()
 
                 lost = await verify(url, docs, failures)
@@ -186,7 +211,32 @@ async def verify(url: str, docs: list[Doc], failures: list[str]) -> int:
     return lost
 
 
+async def poll_status(url: str) -> None:
+    """Call context_status every 10 ms until stdin closes; print [[start, latency, error], ...] as JSON."""
+    samples: list[tuple[float, float, str]] = []
+    stdin = trio.lowlevel.FdStream(os.dup(0))
+    stop = trio.Event()
+
+    async def watch_stdin() -> None:
+        while await stdin.receive_some():
+            pass
+        stop.set()
+
+    async with trio.open_nursery() as nursery, Client(url) as client:
+        nursery.start_soon(watch_stdin)
+        while not stop.is_set():
+            begun = time.time()
+            result = await client.call_tool("context_status", {"session_id": "storm-status"})
+            samples.append((begun, time.time() - begun, text_of(result) if result.is_error else ""))
+            await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    print(json.dumps(samples))
+
+
 def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--poll-status":
+        trio.run(poll_status, sys.argv[2])
+        return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", "-m", type=int, default=20)
     parser.add_argument("--docs", "-d", type=int, default=60)
