@@ -107,9 +107,9 @@ async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
         base_url=config.llm_base_url,
         model=config.llm_model,
         api_key=config.llm_api_key,
-        # A request never outlives the tool call that waits for it: one cut off by the
-        # call's deadline would give the breaker no verdict, and a hung server would
-        # then cost every later call its whole deadline instead of failing fast.
+        # A request never outlives the tool call that waits for it. (One the call's
+        # deadline cuts after 5 s without an answer still opens the breaker, so a hung
+        # server costs one deadline, not one per call: see LLMClient._call.)
         timeout_s=min(config.llm_timeout_s, config.llm_deadline_s),
         concurrency=config.llm_concurrency,
     )

@@ -94,6 +94,9 @@ class LLMClient:
     Build it with :func:`open_llm_client`. Safe to share between tasks.
     """
 
+    #: An abandoned request that waited this long without any answer counts as a failure.
+    UNANSWERED_FAILURE_S = 5.0
+
     def __init__(
         self,
         http: httpx.AsyncClient,
@@ -209,20 +212,32 @@ class LLMClient:
         body: JSON,
         judge: Callable[[httpx.Response], _T],
     ) -> _T:
-        """Queue, pass the breaker, send, judge the answer; record the verdict."""
+        """Queue, pass the breaker, send, judge the answer; record the verdict.
+
+        A request its caller abandons (a tool call's deadline) after waiting at least
+        :attr:`UNANSWERED_FAILURE_S` counts as a failure: tool deadlines are normally
+        shorter than the request timeout, so without this a hung server would never
+        open the breaker and every later call would wait out its whole deadline.
+        """
         self._breaker.check()
         async with self._limiter:
             ticket = self._breaker.admit()
+            sent_at = trio.current_time()
+            judged = False
             try:
                 response = await self._send(method, url, body)
                 result = judge(response)
             except LLMError:
+                judged = True
                 self._breaker.failed(ticket)
                 raise
             else:
+                judged = True
                 self._breaker.succeeded(ticket)
                 return result
             finally:
+                if not judged and trio.current_time() - sent_at >= self.UNANSWERED_FAILURE_S:
+                    self._breaker.failed(ticket)
                 self._breaker.release(ticket)
 
     async def _send(self, method: str, url: str, body: JSON) -> httpx.Response:

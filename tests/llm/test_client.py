@@ -12,6 +12,7 @@ import trio
 import trio.testing
 
 from ctxtrio._errors import LLMResponseError, LLMTimeoutError, LLMUnavailableError
+from ctxtrio.llm.breaker import BreakerState
 from ctxtrio.llm.client import ChatMessage, LLMClient, LLMSettings, open_llm_client
 
 from .fake_openai import (
@@ -261,3 +262,24 @@ async def test_concurrency_setting_allows_parallel_calls(
             for _ in range(3):
                 nursery.start_soon(partial(client.complete, HELLO, max_tokens=5))
     assert started == [0.0, 0.0, 10.0]
+
+
+async def test_abandoned_unanswered_request_opens_the_breaker(autojump_clock: trio.testing.MockClock) -> None:
+    """A request cut by its caller's deadline after 5 s without an answer opens the breaker."""
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    settings = LLMSettings("http://llm/v1", timeout_s=120.0)
+    async with open_llm_client(settings, transport=httpx.MockTransport(handler)) as client:
+        with trio.move_on_after(1.0):
+            await client.complete(HELLO, max_tokens=5)
+        states = [client.breaker_state]  # cut early: no verdict
+        with trio.move_on_after(6.0):
+            await client.complete(HELLO, max_tokens=5)
+        states.append(client.breaker_state)
+        assert states == [BreakerState.CLOSED, BreakerState.OPEN]
+        with pytest.raises(LLMUnavailableError):
+            await client.complete(HELLO, max_tokens=5)  # fails fast, no 45 s wait
+        assert trio.current_time() == 7.0
