@@ -152,3 +152,28 @@ async def test_sigterm_lets_the_call_in_flight_finish(tmp_path: Path) -> None:
             with trio.fail_after(10):
                 assert await server.process.wait() == 0
         nursery.cancel_scope.cancel()
+
+
+
+async def test_client_gone_mid_ingest_cancels_it_cleanly(tmp_path: Path) -> None:
+    """A client that disconnects during a large ingest cancels it: nothing half-stored, the server serves on."""
+    text = "\n\n".join(f"## Part {n}\n\nThe marker zebrafinch{n} sits in part {n} of the manual." for n in range(30000))
+    async with http_server(tmp_path / "data") as server:
+        with trio.move_on_after(0.5) as abandoned:
+            async with Client(server.mcp_url) as client:
+                await client.call_tool("doc_ingest", {"text": text, "doc_id": "big"})
+        assert abandoned.cancelled_caught
+        async with Client(server.mcp_url) as client:
+            for _ in range(6):  # the abandoned ingest never commits
+                listing = await client.call_tool("doc_list", {})
+                assert isinstance(listing.structured_content, dict)
+                assert listing.structured_content["doc_ids"] == []
+                await trio.sleep(0.25)
+            leftovers = list((tmp_path / "data" / "docs" / "big").glob("*.jsonl"))
+            assert leftovers == []  # its partial generation file was removed
+            appended = await client.call_tool("context_append", {"session_id": "after", "text": "still serving"})
+            assert not appended.is_error
+            again = await client.call_tool("doc_ingest", {"text": "A tiny wombat manual.", "doc_id": "big"})
+            assert not again.is_error
+            found = await client.call_tool("doc_search", {"query": "wombat", "doc_id": "big"})
+            assert "wombat" in str(found.content)
