@@ -150,3 +150,31 @@ async def test_compact_reports_the_method(tmp_path: Path, llm: bool, method: str
     assert f" tokens, {method}. " in text_of(compacted)
     asked = [prompt for prompt in fake.prompts if "Note 0: " in prompt]
     assert len(asked) == (1 if llm else 0)
+
+
+async def test_a_slow_summary_does_not_block_other_calls(tmp_path: Path) -> None:
+    """While doc_summarize waits on a hung endpoint, session calls on the same server answer."""
+    async with trio.open_nursery() as nursery:
+        fake = await open_fake_openai(nursery, FakeServer())
+        async with client_for(tmp_path, fake.base_url, deadline_s=20.0) as (ctx, client):
+            ingested = await client.call_tool("doc_ingest", {"text": document(), "doc_id": "manual"})
+            assert not ingested.is_error
+            fake.mode = "hang"
+            finished: list[str] = []
+
+            async def summarize() -> None:
+                result = await client.call_tool("doc_summarize", {"doc_id": "manual", "target_tokens": 60})
+                finished.append(text_of(result))
+
+            async with trio.open_nursery() as calls:
+                calls.start_soon(summarize)
+                await trio.sleep(0.5)  # the summary is now waiting on the endpoint
+                with trio.fail_after(5):  # well under the 20 s the summary may take
+                    for number in range(5):
+                        appended = await client.call_tool("context_append", {"session_id": "busy", "text": f"note {number}"})
+                        assert not appended.is_error
+                    recalled = await client.call_tool("context_recall", {"session_id": "busy", "query": "note"})
+                    assert "note 4" in text_of(recalled)
+                assert finished == []  # the other calls did not wait for it
+                calls.cancel_scope.cancel()
+        nursery.cancel_scope.cancel()
