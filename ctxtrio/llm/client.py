@@ -109,6 +109,7 @@ class LLMClient:
         self._breaker = breaker
         self._limiter = limiter
         self._tokenize_url: str | None = None  # the style that answered last time
+        self._answered_at: float | None = None  # when the endpoint last answered usably
 
     @property
     def settings(self) -> LLMSettings:
@@ -215,9 +216,12 @@ class LLMClient:
         """Queue, pass the breaker, send, judge the answer; record the verdict.
 
         A request its caller abandons (a tool call's deadline) after waiting at least
-        :attr:`UNANSWERED_FAILURE_S` counts as a failure: tool deadlines are normally
+        :attr:`UNANSWERED_FAILURE_S`, from an endpoint that had answered nothing in that
+        long before it was sent, counts as a failure: tool deadlines are normally
         shorter than the request timeout, so without this a hung server would never
-        open the breaker and every later call would wait out its whole deadline.
+        open the breaker and every later call would wait out its whole deadline. An
+        endpoint that answered recently is slow, not hung: cutting it is no verdict,
+        and the next call resumes with it.
         """
         self._breaker.check()
         async with self._limiter:
@@ -233,12 +237,19 @@ class LLMClient:
                 raise
             else:
                 judged = True
+                self._answered_at = trio.current_time()
                 self._breaker.succeeded(ticket)
                 return result
             finally:
-                if not judged and trio.current_time() - sent_at >= self.UNANSWERED_FAILURE_S:
+                if not judged and self._looks_hung(sent_at):
                     self._breaker.failed(ticket)
                 self._breaker.release(ticket)
+
+    def _looks_hung(self, sent_at: float) -> bool:
+        """An abandoned request waited long, and the endpoint was silent before it too."""
+        waited = trio.current_time() - sent_at
+        silent = self._answered_at is None or self._answered_at < sent_at - self.UNANSWERED_FAILURE_S
+        return waited >= self.UNANSWERED_FAILURE_S and silent
 
     async def _send(self, method: str, url: str, body: JSON) -> httpx.Response:
         """One HTTP exchange under the per-request deadline; foreign errors translated here."""

@@ -283,3 +283,22 @@ async def test_abandoned_unanswered_request_opens_the_breaker(autojump_clock: tr
         with pytest.raises(LLMUnavailableError):
             await client.complete(HELLO, max_tokens=5)  # fails fast, no 45 s wait
         assert trio.current_time() == 7.0
+
+
+async def test_abandoning_a_slow_but_alive_server_is_no_verdict(autojump_clock: trio.testing.MockClock) -> None:
+    """A server that answered just before is slow, not hung: a cut request leaves the breaker closed."""
+    answers = 0
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal answers
+        await trio.sleep(10.0)
+        answers += 1
+        return httpx.Response(200, json={"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": 3}})
+
+    settings = LLMSettings("http://llm/v1", timeout_s=120.0)
+    async with open_llm_client(settings, transport=httpx.MockTransport(handler)) as client:
+        await client.complete(HELLO, max_tokens=5)  # answered at t=10
+        with trio.move_on_after(6.0):
+            await client.complete(HELLO, max_tokens=5)  # cut at t=16
+        assert client.breaker_state is BreakerState.CLOSED
+        assert (await client.complete(HELLO, max_tokens=5)).text == "ok"
