@@ -136,7 +136,7 @@ async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = N
                 await _serve_http(ctx, server, signals)
             else:
                 if warm is None:
-                    warm = begin_warm_start(ctx.data.root, answer=False)
+                    warm = begin_warm_start(ctx.config.answer_settings, answer=False)
                 await _serve_stdio(ctx, server, signals, stdin_fd, warm)
 
 
@@ -144,6 +144,8 @@ async def _serve_stdio(
     ctx: Context, server: object, signals: AsyncIterator[int], stdin_fd: int, warm: WarmStart
 ) -> None:
     handoff = warm.handoff()
+    if handoff.answered:
+        log.info("warm start: answered %d request(s) from recorded answers", len(handoff.answered))
     traffic = Traffic(AnswerRecorder(warm.path, warm.stamp, handoff, warm.answers))
     grace_s = ctx.config.shutdown_grace_s
 

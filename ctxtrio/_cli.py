@@ -176,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     warm: WarmStart | None = None
     if config.transport == "stdio":
         # Answer the host's first requests from recorded answers while the rest imports.
-        warm = begin_warm_start(config.data_dir)
+        warm = begin_warm_start(config.answer_settings)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="ctxtrio %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per LLM request is noise
     import trio

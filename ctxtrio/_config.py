@@ -71,6 +71,11 @@ class Config:
     lock_timeout_s: float = 10.0
 
     @property
+    def answer_settings(self) -> str:
+        """The settings a protocol answer could depend on (no paths of state, no secrets)."""
+        return repr((self.transport, self.llm_enabled, self.budget_tokens, self.chunk_tokens, self.chunk_overlap_tokens))
+
+    @property
     def default_budget_tokens(self) -> int:
         """The budget used when a tool call gives none and no model context is known."""
         return self.budget_tokens if self.budget_tokens is not None else 4000

@@ -6,8 +6,9 @@ The answers to the first requests a host sends (``initialize`` or ``server/disco
 then ``tools/list``) depend only on the request and on this build of ctxtrio, so:
 
 * while the SDK serves, :class:`AnswerRecorder` stores its answers to those requests in
-  ``<data_dir>/warm-start.json``, keyed by the exact request (minus its id) and stamped
-  with a fingerprint of the ctxtrio and SDK versions and the package's source files;
+  the user's cache dir (``warm-start.json``), keyed by the request (minus its id and the
+  client's name) and stamped with a fingerprint of the ctxtrio and SDK versions, the
+  package's source files and the settings;
 * at the next start, :class:`EarlyResponder` runs in a thread before the SDK is even
   imported, and answers those requests from the file, with the new id;
 * when the server is ready, :meth:`EarlyResponder.handoff` stops the thread and gives
@@ -33,6 +34,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import platformdirs
+
 from .._version import __version__
 from .messages import Peek
 
@@ -41,6 +44,7 @@ __all__ = [
     "EarlyResponder",
     "Handoff",
     "WarmStart",
+    "answers_path",
     "begin_warm_start",
     "fingerprint",
     "load_answers",
@@ -53,9 +57,9 @@ CACHEABLE = frozenset({"initialize", "server/discover", "tools/list"})
 _POLL_MS = 20
 
 
-def fingerprint() -> str:
-    """Changes whenever an answer could change: versions, or any source file of the package."""
-    digest = hashlib.sha256()
+def fingerprint(settings: str = "") -> str:
+    """Changes whenever an answer could change: versions, settings, or any source file."""
+    digest = hashlib.sha256(settings.encode())
     try:
         mcp_version = importlib.metadata.version("mcp")
     except importlib.metadata.PackageNotFoundError:
@@ -71,13 +75,28 @@ def fingerprint() -> str:
     return digest.hexdigest()[:32]
 
 
+#: Who the client says it is: the answers do not depend on it, so it is left out of keys
+#: (LM Studio, Claude Desktop and the Inspector then share one recording).
+_CLIENT_INFO = ("clientInfo", "io.modelcontextprotocol/clientInfo")
+
+
 def request_key(message: object) -> tuple[str, object] | None:
     """``(key, id)`` for a cacheable request, else None."""
     if not isinstance(message, dict) or message.get("method") not in CACHEABLE or "id" not in message:
         return None
-    params = message.get("params")
+    params = _without_client_info(message.get("params"))
     key = f"{message['method']} {json.dumps(params, sort_keys=True, separators=(',', ':'))}"
     return key, message["id"]
+
+
+def _without_client_info(params: object) -> object:
+    if not isinstance(params, dict):
+        return params
+    trimmed = {key: value for key, value in params.items() if key not in _CLIENT_INFO}
+    meta = trimmed.get("_meta")
+    if isinstance(meta, dict):
+        trimmed["_meta"] = {key: value for key, value in meta.items() if key not in _CLIENT_INFO}
+    return trimmed
 
 
 def load_answers(path: Path, stamp: str) -> dict[str, str]:
@@ -232,6 +251,7 @@ class AnswerRecorder:
         self._dirty = False
         temporary = self._path.with_name(f".{self._path.name}.{os.getpid()}.tmp")
         try:
+            self._path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             temporary.write_text(json.dumps({"fingerprint": self._stamp, "answers": self._answers}), encoding="utf-8")
             os.replace(temporary, self._path)
         except OSError as exc:  # a cache: failing to write it only costs the next start time
@@ -254,10 +274,24 @@ class WarmStart:
         return self.responder.handoff() if self.responder is not None else Handoff()
 
 
-def begin_warm_start(data_dir: Path, *, in_fd: int = 0, out_fd: int = 1, answer: bool = True) -> WarmStart:
-    """Load recorded answers and, if there are any and ``answer``, start answering now."""
-    path = data_dir / "warm-start.json"
-    stamp = fingerprint()
+def answers_path() -> Path:
+    """Where recorded answers live: the user's cache dir (``$XDG_CACHE_HOME/ctxtrio``).
+
+    Not the data dir: the answers belong to the build, not to the stored memory, so
+    every data dir and every host on this account starts fast once one has run.
+    """
+    return Path(platformdirs.user_cache_dir("ctxtrio", appauthor=False)) / "warm-start.json"
+
+
+def begin_warm_start(settings: str, *, in_fd: int = 0, out_fd: int = 1, answer: bool = True) -> WarmStart:
+    """Load recorded answers and, if there are any and ``answer``, start answering now.
+
+    ``settings`` describes whatever configuration could change an answer; it is part of
+    the fingerprint. (Today no answer depends on configuration; it is there so that
+    one that starts to cannot be served stale.)
+    """
+    path = answers_path()
+    stamp = fingerprint(settings)
     answers = load_answers(path, stamp)
     warm = WarmStart(path, stamp, answers)
     if answer and answers:

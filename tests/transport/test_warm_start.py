@@ -11,7 +11,7 @@ from pathlib import Path
 
 import trio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ctxtrio.transport.messages import peek
 from ctxtrio.transport.warm_start import AnswerRecorder, EarlyResponder, Handoff, load_answers, request_key
@@ -67,7 +67,7 @@ async def test_second_start_is_answered_identically(tmp_path: Path) -> None:
         command=sys.executable,
         args=["-m", "ctxtrio", "--data-dir", str(tmp_path), "--no-llm", "--no-audit"],
         cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT)},
+        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
     )
     listings = []
     for _ in range(2):
@@ -76,7 +76,7 @@ async def test_second_start_is_answered_identically(tmp_path: Path) -> None:
                 listings.append((await client.list_tools()).tools)
                 result = await client.call_tool("context_guide", {})
                 assert not result.is_error
-    assert (tmp_path / "warm-start.json").exists()
+    assert (tmp_path / "cache" / "ctxtrio" / "warm-start.json").exists()
     assert listings[0] == listings[1]
 
 
@@ -99,9 +99,40 @@ def test_legacy_handshake_survives_handoff(tmp_path: Path) -> None:
             cwd=ROOT,
             timeout=60,
             check=True,
+            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
         )
         replies = [json.loads(line) for line in run.stdout.splitlines()]
         assert [reply["id"] for reply in replies] == [0, 2, 3]
         assert "error" not in replies[2] and not replies[2]["result"].get("isError")
         outputs.append(replies[:2])
     assert outputs[0] == outputs[1]
+
+
+def test_keys_ignore_who_the_client_is() -> None:
+    """Two hosts that differ only in their clientInfo share one recorded answer."""
+    lm_studio = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/clientInfo": {"name": "LM Studio"}, "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}
+    claude = {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/clientInfo": {"name": "Claude"}, "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}
+    older = {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}}}
+    first, second, third = request_key(lm_studio), request_key(claude), request_key(older)
+    assert first is not None and second is not None and third is not None
+    assert first[0] == second[0] != third[0]
+
+
+async def test_a_fresh_data_dir_starts_warm(tmp_path: Path) -> None:
+    """Answers recorded with one data dir serve the first requests of another, before the SDK loads."""
+    env = {"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    logs = []
+    for data_dir in ("one", "two"):
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "ctxtrio", "--data-dir", str(tmp_path / data_dir), "--no-llm", "--no-audit"],
+            cwd=ROOT,
+            env=env,
+        )
+        log_path = tmp_path / f"{data_dir}.log"
+        with open(log_path, "w") as errlog, trio.fail_after(60):
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                assert len((await client.list_tools()).tools) == 15
+        logs.append(log_path.read_text())
+    assert "warm start: answered" not in logs[0]
+    assert "warm start: answered 2 request(s)" in logs[1]
