@@ -157,7 +157,7 @@ async def test_sigterm_lets_the_call_in_flight_finish(tmp_path: Path) -> None:
 
 async def test_client_gone_mid_ingest_cancels_it_cleanly(tmp_path: Path) -> None:
     """A client that disconnects during a large ingest cancels it: nothing half-stored, the server serves on."""
-    text = "\n\n".join(f"## Part {n}\n\nThe marker zebrafinch{n} sits in part {n} of the manual." for n in range(30000))
+    text = "\n\n".join(f"## Part {n}\n\nThe marker zebrafinch{n} sits in part {n} of the manual." for n in range(60000))
     async with http_server(tmp_path / "data") as server:
         with trio.move_on_after(0.5) as abandoned:
             async with Client(server.mcp_url) as client:
