@@ -53,15 +53,9 @@ def contiguous_text(chunks: Sequence[StoredChunk]) -> str:
 def cut_to_fit(text: str, budget_tokens: int, model: TokenModel) -> str:
     """The longest prefix of ``text`` within ``budget_tokens``, ending at a line break or
     space when one lies in its last fifth."""
-    if model.estimate(text) <= budget_tokens:
+    low = model.fitting_prefix(text, budget_tokens)
+    if low == len(text):
         return text
-    low, high = 0, len(text)  # text[:low] fits, text[:high] does not
-    while high - low > 1:
-        middle = (low + high) // 2
-        if model.estimate(text[:middle]) <= budget_tokens:
-            low = middle
-        else:
-            high = middle
     for separator in ("\n", " "):
         at = text.rfind(separator, 0, low)
         if at > low * 4 // 5:

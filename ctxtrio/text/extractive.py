@@ -256,15 +256,9 @@ def _join(sentences: list[_Sentence]) -> str:
 
 def _fit(text: str, max_tokens: int, model: TokenModel) -> str:
     """Return the longest prefix of ``text`` within ``max_tokens``, ended at a word if near."""
-    if model.estimate(text) <= max_tokens:
+    low = model.fitting_prefix(text, max_tokens)
+    if low == len(text):
         return text
-    low, high = 0, len(text)  # the prefix of length low fits, high does not
-    while high - low > 1:
-        middle = (low + high) // 2
-        if model.estimate(text[:middle]) <= max_tokens:
-            low = middle
-        else:
-            high = middle
     while low > 1 and unicodedata.combining(text[low]):
         low -= 1
     space = text.rfind(" ", 0, low + 1)

@@ -217,6 +217,24 @@ class TokenModel:
         )
         return max(1, math.ceil(total - _ROUNDING_SLACK))
 
+    def fitting_prefix(self, text: str, max_tokens: int) -> int:
+        """Length of the longest prefix of ``text`` whose estimate is within ``max_tokens``.
+
+        Estimates only grow as text grows, so a binary search finds it in
+        ``log2(len(text))`` estimates. Callers choose where to actually cut (a word,
+        a line) within that length.
+        """
+        if self.estimate(text) <= max_tokens:
+            return len(text)
+        low, high = 0, len(text)  # text[:low] fits, text[:high] does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self.estimate(text[:middle]) <= max_tokens:
+                low = middle
+            else:
+                high = middle
+        return low
+
     @classmethod
     def cold(cls, ratio: float = 0.27) -> TokenModel:
         """Return the cold-start model: ``ratio`` for PROSE, CODE and OTHER, 1.0 for CJK."""

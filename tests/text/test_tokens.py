@@ -178,3 +178,12 @@ def test_ref_holds_a_replaceable_model() -> None:
     calibrated = TokenModel(dict.fromkeys(ScriptClass, 0.4), "calibrated")
     ref.current = calibrated
     assert ref.current is calibrated
+
+
+def test_fitting_prefix_is_the_longest_within_budget() -> None:
+    """fitting_prefix returns the longest prefix whose estimate fits, and the whole text when it fits."""
+    model = TokenModel.cold(0.27)
+    text = "word " * 200
+    length = model.fitting_prefix(text, 50)
+    assert model.estimate(text[:length]) <= 50 < model.estimate(text[: length + 1])
+    assert model.fitting_prefix("short", 50) == len("short")
