@@ -135,8 +135,9 @@ async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = N
             if ctx.config.transport == "http":
                 await _serve_http(ctx, server, signals)
             else:
-                if warm is None:
-                    warm = begin_warm_start(ctx.config.answer_settings, answer=False)
+                if warm is None:  # library use: no early answers, but record them (file I/O)
+                    settings = ctx.config.answer_settings
+                    warm = await trio.to_thread.run_sync(partial(begin_warm_start, settings, answer=False))
                 await _serve_stdio(ctx, server, signals, stdin_fd, warm)
 
 
