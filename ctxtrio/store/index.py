@@ -1,4 +1,4 @@
-"""The derived search index: SQLite FTS5 over session entries and document chunks.
+"""The derived search index: SQLite FTS5 over document chunks.
 
 The journals are the truth; this file can be deleted at any time and is rebuilt from
 them. For every journal it records ``indexed_offset``, how far into the file it has
@@ -15,8 +15,7 @@ document chunk, its ``text``, keyed by ``index``). Terms come from
 :func:`ctxtrio.text.terms.terms`, space-joined, one FTS token each. Session entries are
 not here: each session's recall ranks its own live entries in memory
 (``memory/bm25.py``), which at 10,000 entries is ten times faster than FTS5's
-``bm25()`` and needs no cross-process index at all; the ``entries`` table stays in the
-schema for a future cross-session search.
+``bm25()`` and needs no cross-process index at all.
 
 All methods block; call them through ``trio.to_thread``. ``sqlite3.Error`` becomes
 ``StoreError`` here.
@@ -42,13 +41,12 @@ __all__ = ["Appended", "Hit", "IndexRow", "SearchIndex", "Table", "fts_query", "
 
 log = logging.getLogger("ctxtrio.store")
 
-Table = Literal["entries", "chunks"]
+Table = Literal["chunks"]
 Appended = tuple[str, Path, Sequence[StoredRecord], int, dict[int, list["IndexRow"]]]
-_TABLES: tuple[Table, ...] = ("entries", "chunks")
+_TABLES: tuple[Table, ...] = ("chunks",)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS entries USING fts5(terms, journal UNINDEXED, item UNINDEXED, tokenize="{_TOKENIZER}");
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(terms, journal UNINDEXED, item UNINDEXED, tokenize="{_TOKENIZER}");
 """
 

@@ -170,7 +170,7 @@ async def test_index_follows_appends_and_heals_gaps(store: StoreHandle, data: Da
 async def test_session_entries_skip_the_index(store: StoreHandle, data: DataDir) -> None:
     """Session entries are ranked in memory by their sessions, so the writer indexes none."""
     await store.append(data.session_journal("s1"), [_note("cookie")])
-    assert await store.search("entries", ["cookie"], journals=None, limit=10) == []
+    assert await store.search("chunks", ["cookie"], journals=None, limit=10) == []
     assert store.index.watermark("sessions/s1.jsonl") == 0
 
 
