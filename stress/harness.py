@@ -35,3 +35,16 @@ async def start_http_server(data_dir: Path, *extra: str) -> tuple[trio.Process, 
                 raise RuntimeError(f"server exited: {seen.decode(errors='replace')}")
             seen += chunk
     return process, match.group(1).decode() + "/mcp"
+
+
+async def stop_process(process: trio.Process) -> None:
+    """SIGTERM, up to 10 s to exit cleanly, then SIGKILL; close its stderr pipe."""
+    if process.returncode is None:
+        process.terminate()
+        with trio.move_on_after(10):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    if process.stderr is not None:
+        await process.stderr.aclose()

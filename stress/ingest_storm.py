@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import trio
-from harness import start_http_server
+from harness import start_http_server, stop_process
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
@@ -162,12 +162,7 @@ async def run(clients: int, docs: list[Doc]) -> int:
                 lost = await verify(url, docs, failures)
                 nursery.cancel_scope.cancel()
         finally:
-            process.terminate()
-            with trio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+            await stop_process(process)
     total_mb = sum(len(doc.text.encode()) for doc in docs) / 1e6
     ingest = [doc.latency_s for doc in docs if doc.chunks >= 0]
     print(f"clients={clients} documents={len(docs)} total={total_mb:.1f} MB in {elapsed:.2f} s")

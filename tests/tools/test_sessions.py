@@ -20,16 +20,8 @@ from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 from ctxtrio.tools.server import build_server
+from ctxtrio.tools.sessions import SESSION_TOOLS
 
-SESSION_TOOLS = {
-    "context_open",
-    "context_append",
-    "context_recall",
-    "context_compact",
-    "context_status",
-    "context_update",
-    "context_list_sessions",
-}
 
 
 @asynccontextmanager
@@ -53,7 +45,7 @@ async def test_tool_list_share_is_small_and_annotated(tmp_path: Path) -> None:
     """The seven session tools cost at most 3,000 characters of tools/list; titles and hints declared."""
     async with opened(tmp_path) as (_, client):
         tools = [tool for tool in (await client.list_tools()).tools if tool.name in SESSION_TOOLS]
-        assert {tool.name for tool in tools} == SESSION_TOOLS
+        assert {tool.name for tool in tools} == set(SESSION_TOOLS)
         dumped = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools]
         assert len(json.dumps(dumped, separators=(",", ":"))) <= 3000
         for tool in tools:
