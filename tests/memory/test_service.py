@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,11 +12,11 @@ import ctxtrio
 from ctxtrio._config import Config
 from ctxtrio._context import Context
 from ctxtrio._errors import InputError, InvalidIdError, NotFoundError
-from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache
 from ctxtrio.memory import Entry, RecallResult, SessionStatus
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 from ctxtrio.text.tokens import TokenModel
+from .doubles import RecordingSummarizer
 
 
 def config(tmp_path: Path) -> Config:
@@ -178,18 +177,6 @@ async def test_second_compaction_never_folds_summaries_or_pins(ctx: Context) -> 
     assert second.folded == () and second.summary is None and "nothing to fold" in second.note
 
 
-class RecordingSummarizer(Summarizer):
-    """Extractive, but remembers the deadline it was given."""
-
-    def __init__(self, ctx: Context) -> None:
-        super().__init__(None, ctx.live.tokens)
-        self.stop_at: list[float] = []
-
-    async def summarize(
-        self, text: str, *, target_tokens: int, stop_at: float = math.inf, cache: SummaryCache | None = None
-    ) -> Summary:
-        self.stop_at.append(stop_at)
-        return await super().summarize(text, target_tokens=target_tokens, stop_at=stop_at, cache=cache)
 
 
 async def test_compaction_passes_the_deadline_to_the_summarizer(ctx: Context) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,11 +15,11 @@ from mcp.types import CallToolResult, TextContent
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio._context import Context
-from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 from ctxtrio.tools.server import build_server
 from ctxtrio.tools.sessions import SESSION_TOOLS
+from tests.memory.doubles import RecordingSummarizer
 
 
 
@@ -142,16 +141,6 @@ async def test_unicode_recall_through_the_client(tmp_path: Path) -> None:
             assert result.structured_content["ids"] == [ids[word]], word
 
 
-class RecordingSummarizer(Summarizer):
-    def __init__(self, ctx: Context) -> None:
-        super().__init__(None, ctx.live.tokens)
-        self.stop_at: list[float] = []
-
-    async def summarize(
-        self, text: str, *, target_tokens: int, stop_at: float = math.inf, cache: SummaryCache | None = None
-    ) -> Summary:
-        self.stop_at.append(stop_at)
-        return await super().summarize(text, target_tokens=target_tokens, stop_at=stop_at, cache=cache)
 
 
 async def test_compact_tool_sets_the_llm_deadline(tmp_path: Path) -> None:
