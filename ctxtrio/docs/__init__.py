@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .service import DocumentService
-    from .types import (
+    from .model import (
         DocSummary,
         DocumentInfo,
         IngestResult,
@@ -40,7 +40,7 @@ __all__ = [
 def __getattr__(name: str) -> object:
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(".service" if name == "DocumentService" else ".types", __name__)
+    module = importlib.import_module(".service" if name == "DocumentService" else ".model", __name__)
     value = getattr(module, name)
     globals()[name] = value
     return value

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..store.records import NewRecord, Record
-from .types import DocumentInfo
+from .model import DocumentInfo
 
 __all__ = ["CatalogState", "DocEntry", "commit_record", "cursor_record", "forget_record"]
 

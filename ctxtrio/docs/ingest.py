@@ -36,7 +36,7 @@ from ..text.tokens import TokenModel
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
 from .offload import OFFLOAD_MIN_CHARS, produce_in_child
 from .repository import Repository, make_doc_dir
-from .types import DocumentInfo
+from .model import DocumentInfo
 
 __all__ = ["BATCH_CHUNKS", "CLEANUP_DEADLINE_S", "Progress", "Source", "write_generation"]
 

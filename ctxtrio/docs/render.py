@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .types import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchHit, SearchResult, Window
+from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchHit, SearchResult, Window
 
 __all__ = [
     "chunk_header",

@@ -37,7 +37,7 @@ from ..store.records import NewRecord
 from ..store.writer import StoreHandle
 from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
 from .chunks import LoadedDoc, load_generation, summary_record
-from .types import DocumentInfo
+from .model import DocumentInfo
 
 __all__ = ["ORPHAN_AGE_S", "GenerationCache", "Repository"]
 

@@ -33,7 +33,7 @@ from .catalog import DocEntry
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
 from .arguments import check_range, check_start_end, clean_title, first_line, read_file
-from .types import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
+from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 
 __all__ = ["DocumentService"]
 

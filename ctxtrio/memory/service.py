@@ -32,9 +32,9 @@ from ..store.journal import AppendResult
 from ..store.records import JSON, NewRecord
 from ..store.writer import StoreHandle
 from ..text.terms import terms, unique_terms
-from .checks import check_budget, check_range, check_role, check_tags, check_text, check_title
+from .arguments import check_budget, check_range, check_role, check_tags, check_text, check_title
 from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
-from .loaded import LoadedSession, refresh, scan_session_ids
+from .repository import LoadedSession, refresh, scan_session_ids
 from .model import (
     Appended,
     CompactResult,

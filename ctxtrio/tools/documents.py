@@ -22,7 +22,7 @@ from pydantic import Field, WithJsonSchema
 
 from .._context import Context
 from ..docs import render
-from ..docs.types import DocumentInfo
+from ..docs.model import DocumentInfo
 from ..store.records import JSON
 from .calls import ToolCalls
 from .results import text_result

@@ -12,7 +12,7 @@ import trio
 from ctxtrio._errors import NotFoundError
 from ctxtrio.docs.chunks import ChunkBatcher
 from ctxtrio.docs.repository import ORPHAN_AGE_S, Repository
-from ctxtrio.docs.types import DocumentInfo
+from ctxtrio.docs.model import DocumentInfo
 
 from .conftest import opened
 

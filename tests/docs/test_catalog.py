@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ctxtrio.docs.catalog import CatalogState, commit_record, cursor_record, forget_record
-from ctxtrio.docs.types import DocumentInfo
+from ctxtrio.docs.model import DocumentInfo
 from ctxtrio.store.records import NewRecord, Record, encode_record
 
 
