@@ -87,12 +87,13 @@ class SessionStatus:
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
-    """One line of the session list."""
+    """One line of the session list; ``deleted_at`` is set while the session is deleted."""
 
     session_id: str
     title: str
     live_entries: int
     last_activity: float
+    deleted_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from ..store.writer import StoreHandle
 from ..text.terms import terms, unique_terms
 from .arguments import check_budget, check_range, check_role, check_tags, check_text, check_title
 from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
+from .lifecycle import refuse_deleted, session_info
 from .repository import LoadedSession, refresh, scan_session_ids
 from .model import (
     Appended,
@@ -80,6 +81,7 @@ class SessionService:
             session = self._get(session_id)
         async with session.lock:
             state = await self._sync(session, _same, must_exist=False)
+            refuse_deleted(state)
             created = not state.exists
             if created or (title is not None and title != state.title):
                 record = NewRecord("session", {"title": title or session.session_id}, id=session.session_id)
@@ -111,6 +113,7 @@ class SessionService:
             state = session.state
             if state is None or not state.exists:
                 state = await self._sync(session, _same, must_exist=False)
+            refuse_deleted(state)
             existing = state.find_live_text(text)
             if existing is not None:
                 if pinned and not existing.pinned:
@@ -247,18 +250,30 @@ class SessionService:
                 item = state.items[entry_id]
             return UpdateResult(item.snapshot(), bool(body), restored, self._status(state))
 
-    async def list_sessions(self) -> list[SessionInfo]:
-        """Every session in the data dir, most recent activity first."""
+    async def list_sessions(self, *, include_deleted: bool = False) -> list[SessionInfo]:
+        """Every session in the data dir, most recent activity first (deleted ones only if asked)."""
         ids = await trio.to_thread.run_sync(scan_session_ids, self._store.data)
         infos: list[SessionInfo] = []
         for session_id in ids:
             session = self._get(session_id)
             async with session.lock:
                 state = await self._sync(session, _same, must_exist=False)
-                if state.exists:
-                    infos.append(SessionInfo(session_id, state.title, state.live_count, state.last_activity))
+                if state.exists and (include_deleted or state.deleted_at is None):
+                    infos.append(session_info(state))
         infos.sort(key=lambda info: (-info.last_activity, info.session_id))
         return infos
+
+    async def delete_session(self, session_id: str) -> SessionInfo:
+        """Mark a whole session deleted: it leaves every list and read until restored.
+
+        Nothing is removed: :meth:`restore_session` brings it back as it was, until
+        ``prune`` removes the journal. Deleting a deleted session changes nothing.
+        """
+        return await self._set_deleted(session_id, True)
+
+    async def restore_session(self, session_id: str) -> SessionInfo:
+        """Undo :meth:`delete_session`; restoring a session that is not deleted changes nothing."""
+        return await self._set_deleted(session_id, False)
 
     async def export(self, session_id: str) -> list[Entry]:
         """Every entry of a session in order, whatever its status."""
@@ -267,6 +282,15 @@ class SessionService:
             return await self._sync(session, _snapshots)
 
     # -- plumbing -------------------------------------------------------------------
+
+    async def _set_deleted(self, session_id: str, deleted: bool) -> SessionInfo:
+        session = self._get(session_id)
+        async with session.lock:
+            state = await self._sync(session, _same, deleted_ok=True)
+            if (state.deleted_at is not None) != deleted:
+                record = NewRecord("session", {"deleted": deleted}, id=session.session_id)
+                state = await self._append_locked(session, [record])
+            return session_info(state)
 
     def _get(self, session_id: str) -> LoadedSession:
         session = self._sessions.get(session_id)
@@ -283,11 +307,19 @@ class SessionService:
             if not state.exists:
                 return session
 
-    async def _sync(self, session: LoadedSession, then: Callable[[SessionState], T], *, must_exist: bool = True) -> T:
+    async def _sync(
+        self,
+        session: LoadedSession,
+        then: Callable[[SessionState], T],
+        *,
+        must_exist: bool = True,
+        deleted_ok: bool = False,
+    ) -> T:
         """Refresh the state from the journal and run ``then`` on it, in one worker thread.
 
         The caller holds ``session.lock``. Raises NotFoundError (naming
-        context_list_sessions) when ``must_exist`` and the session has no journal.
+        context_list_sessions) when ``must_exist`` and the session has no journal, or
+        is deleted (unless ``deleted_ok``).
         """
         model = self._live.tokens.current
         quarantine = self._store.data.quarantine
@@ -300,6 +332,11 @@ class SessionService:
                 raise NotFoundError(
                     f"no session {session.session_id!r}: context_list_sessions shows existing ones, "
                     "context_open creates one"
+                )
+            if must_exist and not deleted_ok and state.deleted_at is not None:
+                raise NotFoundError(
+                    f"session {session.session_id!r} was deleted: context_list_sessions shows existing ones "
+                    f"(its user can bring it back with: ctxtrio restore {session.session_id})"
                 )
             return then(state)
 

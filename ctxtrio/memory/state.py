@@ -3,6 +3,8 @@
 Records, applied in journal order (last write wins; the journal is never rewritten):
 
 * ``session`` — ``title``. Written when the session is opened or first appended to.
+  With ``deleted`` (bool) instead: the whole session is deleted (true) or restored
+  (false). A deleted session keeps its records until ``prune`` removes the journal.
 * ``entry`` — ``text``, ``role``, ``tags``, ``pinned``; id ``e<seq>``. A compaction is
   one ``entry`` record of role ``summary`` that also carries ``folds`` (the ids it
   replaces), ``tokens_before``, ``tokens_after``, ``method`` and ``reason``: one line,
@@ -111,6 +113,8 @@ class SessionState:
         self.model = model
         self.title = session_id
         self.exists = False
+        #: When the session was deleted (a ``session`` record with ``deleted: true``), else None.
+        self.deleted_at: float | None = None
         self.applied_offset = 0
         self.created = 0.0
         self.last_activity = 0.0
@@ -164,6 +168,11 @@ class SessionState:
             title = data.get("title")
             if isinstance(title, str) and title:
                 self.title = title
+            deleted = data.get("deleted")
+            if deleted is True:
+                self.deleted_at = float(ts) if isinstance(ts, (int, float)) else 0.0
+            elif deleted is False:
+                self.deleted_at = None
 
     def _add_entry(self, data: Record) -> None:
         item_id = str(data.get("id"))
