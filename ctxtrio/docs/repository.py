@@ -8,11 +8,14 @@ Several processes may share the data dir. Before every read the service calls
 (under a ``trio.Lock``, so concurrent calls replay once). Superseded and forgotten
 generations found while replaying are removed at once through the store writer
 (file and index rows; removing twice is harmless). The first refresh replays the
-whole catalog and sweeps the folders instead: generations committed and since
-superseded are removed, never-committed ones (an ingest that crashed or was
-cancelled) once they are older than :data:`ORPHAN_AGE_S` (another process may still be
-writing a young one), and the index is caught up for current generations (a crash
-between a journal fsync and its index update).
+whole catalog and sweeps the folders instead: generations a readable catalog record
+proves obsolete (committed, then superseded or forgotten) are removed. Data is never
+deleted because metadata is unreadable: a generation no readable record commits (an
+ingest that crashed or was cancelled, or one whose commit line is damaged or was cut
+off) is moved to ``lost-and-found/`` and reported once it is older than
+:data:`ORPHAN_AGE_S` (another process may still be writing a young one). The index is
+caught up for current generations (a crash between a journal fsync and its index
+update).
 
 Loaded generations are kept in a bounded LRU (by characters); a generation removed
 by another process while it was not loaded is noticed on load and resolved again.
@@ -31,7 +34,7 @@ from pathlib import Path
 import trio
 
 from .._errors import NotFoundError, StoreError
-from ..store.index import SearchIndex
+from ..store.index import IndexDamagedError, SearchIndex
 from ..store.layout import DataDir
 from ..store.records import NewRecord
 from ..store.writer import StoreHandle
@@ -58,10 +61,14 @@ class _GenerationGone(Exception):
 
 @dataclass(frozen=True, slots=True)
 class _Sweep:
-    """What the startup sweep found: files to remove and current files to index."""
+    """What the startup sweep found: files to remove, to set aside, and to index."""
 
     remove: list[Path]
     catch_up: list[Path]
+    #: Generation files no readable catalog record accounts for.
+    lost: list[Path]
+    #: The index was found damaged while reading watermarks.
+    damaged: IndexDamagedError | None = None
 
 
 class Repository:
@@ -81,6 +88,8 @@ class Repository:
         self._docs_prefix = self.data.journal_name(self.data.docs) + "/"
         self._journals: dict[str, DocEntry] = {}
         self._journals_version = -1
+        #: Generation files set aside in lost-and-found by this process's startup sweep.
+        self.lost: list[Path] = []
 
     # -- paths --------------------------------------------------------------------
 
@@ -132,6 +141,13 @@ class Repository:
             await self.store.append(self.catalog_path, [commit_record(info, gen)])
 
     async def forget(self, doc_id: str) -> None:
+        """Forget a document, only if its files can be removed: a failure leaves it intact.
+
+        The ``forget`` record is the commit point, so the folder is proved writable
+        first (a probe file created and removed in it); a read-only data dir refuses
+        before anything changes.
+        """
+        await trio.to_thread.run_sync(_probe_writable, self.data.docs / doc_id)
         await self.append_catalog([forget_record(doc_id)])
 
     async def set_cursor(self, entry: DocEntry, session: str, position: int) -> None:
@@ -148,9 +164,21 @@ class Repository:
         sweep = await trio.to_thread.run_sync(
             partial(_sweep, self.data, self.store.index, self.state, now=time.time())
         )
+        if sweep.damaged is not None:
+            await self.store.heal(corrupt=sweep.damaged.corrupt)
         for path in sweep.remove:
             log.info("removing obsolete document generation %s", path)
             await self.store.remove(path)
+        for path in sweep.lost:
+            target = self.data.lost_found / path.relative_to(self.data.root)
+            log.warning(
+                "no readable catalog record commits %s (its commit line may be damaged, see quarantine/): "
+                "moved to %s, not deleted",
+                path,
+                target,
+            )
+            await self.store.move(path, target)
+            self.lost.append(target)
         for path in sweep.catch_up:
             await self.store.catch_up(path)
         await trio.to_thread.run_sync(partial(_remove_empty_dirs, self.data.docs, self.state, now=time.time()))
@@ -158,7 +186,10 @@ class Repository:
     async def _remove(self, obsolete: list[Key]) -> None:
         for doc_id, gen in obsolete:
             self._forget_loaded((doc_id, gen))
-            await self.store.remove(self.gen_path(doc_id, gen))
+            try:
+                await self.store.remove(self.gen_path(doc_id, gen))
+            except StoreError as exc:  # the record stands; the next startup sweep removes the file
+                log.warning("could not remove obsolete generation %s/%s (retried at startup): %s", doc_id, gen, exc)
 
     # -- loaded generations -------------------------------------------------------
 
@@ -261,6 +292,8 @@ def _sweep(data: DataDir, index: SearchIndex, state: CatalogState, *, now: float
     """Find obsolete generation files, and current ones the index lags behind (blocking)."""
     remove: list[Path] = []
     catch_up: list[Path] = []
+    lost: list[Path] = []
+    damaged: IndexDamagedError | None = None
     try:
         folders = [entry for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
     except OSError as exc:
@@ -276,11 +309,31 @@ def _sweep(data: DataDir, index: SearchIndex, state: CatalogState, *, now: float
             gen = file.name.removesuffix(".jsonl")
             path = Path(file.path)
             if current is not None and current.gen == gen:
-                if index.watermark(data.journal_name(path)) < file.stat().st_size:
+                try:
+                    if damaged is not None or index.watermark(data.journal_name(path)) < file.stat().st_size:
+                        catch_up.append(path)
+                except IndexDamagedError as exc:
+                    damaged = exc  # the writer heals it; every current generation is caught up
                     catch_up.append(path)
-            elif (folder.name, gen) in state.committed or now - file.stat().st_mtime > ORPHAN_AGE_S:
-                remove.append(path)
-    return _Sweep(remove, catch_up)
+            elif (folder.name, gen) in state.committed:
+                remove.append(path)  # a readable record proves it obsolete
+            elif now - file.stat().st_mtime > ORPHAN_AGE_S:
+                lost.append(path)  # no readable record at all: set aside, never delete
+    return _Sweep(remove, catch_up, lost, damaged)
+
+
+def _probe_writable(directory: Path) -> None:
+    """StoreError unless a file can be created and removed in ``directory`` (blocking)."""
+    probe = directory / f".forget-probe-{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except FileNotFoundError:
+        return  # no folder: nothing to remove
+    except OSError as exc:
+        raise StoreError(
+            f"cannot forget: {directory} is not writable ({exc.strerror or exc}); nothing was changed"
+        ) from exc
 
 
 def _remove_empty_dirs(docs: Path, state: CatalogState, *, now: float) -> None:

@@ -10,6 +10,13 @@ indexed, inside the same transaction as the rows. So:
 * several processes sharing the data dir never index a line twice: the watermark is
   read and advanced under SQLite's write lock (``BEGIN IMMEDIATE``).
 
+Healing: an index file that is corrupt (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``), lost
+its tables, or was deleted or replaced under a running process (its inode changed) raises
+:class:`IndexDamagedError`. :meth:`SearchIndex.open` heals a damaged file at once;
+later, the store writer calls :meth:`SearchIndex.heal` and re-indexes every document
+journal, with no restart. A corrupt file is deleted first; a replaced one is reopened
+(another process may already have rebuilt it).
+
 Which records are searchable is a convention of the record shape: kind ``chunk`` (a
 document chunk, its ``text``, keyed by ``index``). Terms come from
 :func:`ctxtrio.text.terms.terms`, space-joined, one FTS token each. Session entries are
@@ -37,7 +44,7 @@ from ..text.terms import terms as extract_terms
 from .journal import read_journal
 from .records import Record, StoredRecord
 
-__all__ = ["Appended", "Hit", "IndexRow", "SearchIndex", "Table", "fts_query", "rows_for"]
+__all__ = ["Appended", "Hit", "IndexDamagedError", "IndexRow", "SearchIndex", "Table", "fts_query", "rows_for"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -49,6 +56,32 @@ _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(terms, journal UNINDEXED, item UNINDEXED, tokenize="{_TOKENIZER}");
 """
+#: How long the writer waits for SQLite's write lock held by another process before it
+#: defers the update (the journals are durable; the gap is filled later), and how long
+#: a reader waits on a lock (rare under WAL).
+WRITE_BUSY_S = 2.0
+READ_BUSY_S = 5.0
+_DAMAGE_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+_DAMAGE_WORDS = ("malformed", "not a database", "no such table", "vtable constructor failed")
+
+
+class IndexDamagedError(StoreError):
+    """The index file is corrupt, lost its tables, or was deleted or replaced: heal it.
+
+    ``corrupt`` says whether the file itself is bad (delete it) or merely not the one
+    this process opened (reopen it).
+    """
+
+    def __init__(self, message: str, *, corrupt: bool) -> None:
+        super().__init__(message)
+        self.corrupt = corrupt
+
+
+def _is_damage(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
+        return True
+    return any(word in str(exc).lower() for word in _DAMAGE_WORDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,42 +131,90 @@ class SearchIndex:
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
+        #: (device, inode) of the file opened: a different one means deleted or replaced.
+        self._identity: tuple[int, int] | None = None
 
     # -- connections -------------------------------------------------------------
 
-    def open(self) -> None:
-        """Create or open the index; a corrupt file is deleted and rebuilt lazily."""
+    def open(self) -> bool:
+        """Create or open the index; a damaged file is deleted and created afresh.
+
+        Returns True when the file was created afresh, so the caller re-indexes the journals.
+        """
         try:
-            self._writer = self._connect()
-            self._writer.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
+            return self._open_file()
+        except sqlite3.Error as exc:
+            if not _is_damage(exc):
+                self.close()
+                raise StoreError(f"cannot open search index {self._path}: {exc}") from exc
             log.warning("search index %s is unusable (%s); rebuilding it from the journals", self._path, exc)
+        self.close()
+        self._delete_files()
+        try:
+            return self._open_file() or True
+        except sqlite3.Error as exc:
             self.close()
+            raise StoreError(f"cannot create search index {self._path}: {exc}") from exc
+
+    def heal(self, *, corrupt: bool) -> None:
+        """Reopen the index after :class:`IndexDamagedError`, deleting it first if ``corrupt``.
+
+        A corrupt file is deleted only if it is still the one this process opened:
+        another process may already have replaced it with a fresh one. The caller then
+        re-indexes every journal (``catch_up``).
+        """
+        seen = self._identity
+        self.close()
+        if corrupt and seen is not None and _identity(self._path) == seen:
+            self._delete_files()
+        log.warning("search index %s healed (%s); re-indexing from the journals",
+                    self._path, "corrupt file replaced" if corrupt else "file was deleted or replaced")
+        self.open()
+
+    def _open_file(self) -> bool:
+        """Connect the writer and create the schema; True if the file did not exist."""
+        created = not self._path.exists()
+        self._writer = self._connect(WRITE_BUSY_S)
+        self._writer.executescript(_SCHEMA)
+        self._identity = _identity(self._path)
+        return created
+
+    def _delete_files(self) -> None:
+        try:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self._path}{suffix}").unlink(missing_ok=True)
-            try:
-                self._writer = self._connect()
-                self._writer.executescript(_SCHEMA)
-            except sqlite3.Error as exc2:
-                raise StoreError(f"cannot create search index {self._path}: {exc2}") from exc2
+        except OSError as exc:
+            raise StoreError(f"search index {self._path} is damaged and cannot be removed: {exc.strerror or exc}") from exc
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, busy_s: float) -> sqlite3.Connection:
+        """A connection in WAL mode; raises ``sqlite3.Error`` (callers translate it)."""
+        conn = sqlite3.connect(self._path, timeout=busy_s, isolation_level=None, check_same_thread=False)
         try:
-            conn = sqlite3.connect(self._path, timeout=30.0, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             # The index is derived: losing the last commits to a power cut is healed by
             # catch-up from the fsynced journals, so commits need not fsync.
             conn.execute("PRAGMA synchronous=OFF")
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open search index {self._path}: {exc}") from exc
+        except sqlite3.Error:
+            conn.close()
+            raise
         with self._lock:
             self._connections.append(conn)
         return conn
 
+    def _check_identity(self) -> None:
+        """IndexDamagedError if the file at the path is not the one opened (deleted or replaced)."""
+        if self._identity is not None and _identity(self._path) != self._identity:
+            raise IndexDamagedError(f"search index {self._path} was deleted or replaced", corrupt=False)
+
+    def _error(self, action: str, exc: sqlite3.Error) -> StoreError:
+        if _is_damage(exc):
+            return IndexDamagedError(f"search index {self._path} is damaged ({exc})", corrupt=True)
+        return StoreError(f"{action}: {exc}")
+
     def _reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = self._connect()
+            conn = self._connect(READ_BUSY_S)
             self._local.conn = conn
         return conn
 
@@ -151,6 +232,7 @@ class SearchIndex:
         conn = self._writer
         if conn is None:
             raise StoreError("search index is closed")
+        self._check_identity()
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -160,7 +242,7 @@ class SearchIndex:
                 raise
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise StoreError(f"search index update failed: {exc}") from exc
+            raise self._error("search index update failed", exc) from exc
 
     # -- writing -----------------------------------------------------------------
 
@@ -223,7 +305,7 @@ class SearchIndex:
         try:
             return _watermark(self._reader(), journal)
         except sqlite3.Error as exc:
-            raise StoreError(f"search index read failed: {exc}") from exc
+            raise self._error("search index read failed", exc) from exc
 
     def search(self, table: Table, query_terms: Sequence[str], *, journals: Sequence[str] | None, limit: int) -> list[Hit]:
         """Best ``limit`` matches of any of ``query_terms``, optionally within ``journals``."""
@@ -239,11 +321,20 @@ class SearchIndex:
             params.extend(journals)
         sql += f" ORDER BY bm25({table}) LIMIT ?"
         params.append(limit)
+        self._check_identity()
         try:
             rows = self._reader().execute(sql, params).fetchall()
         except sqlite3.Error as exc:
-            raise StoreError(f"search failed: {exc}") from exc
+            raise self._error("search failed", exc) from exc
         return [Hit(str(j), str(i), -float(s)) for j, i, s in rows]
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _watermark(conn: sqlite3.Connection, journal: str) -> int:

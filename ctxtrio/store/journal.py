@@ -16,6 +16,10 @@ Durability and sharing rules:
   becomes one malformed line instead of corrupting the next record.
 * A malformed complete line (bad JSON, not UTF-8, missing envelope) is copied to the
   quarantine folder once and skipped; the journal itself is never rewritten.
+* A conditional append (``expect_end``) checks, under the lock, that no complete line
+  was added past ``expect_end``; otherwise it writes nothing and raises
+  :class:`JournalChangedError`. A decision taken on the journal as read up to there
+  (what a compaction may fold) therefore holds across processes.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from pathlib import Path
 from .._errors import LockTimeoutError, StoreError
 from .records import NewRecord, StoredRecord, decode_line, encode_record
 
-__all__ = ["AppendResult", "JournalAppender", "ReadResult", "read_journal"]
+__all__ = ["AppendResult", "JournalAppender", "JournalChangedError", "ReadResult", "read_journal"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -58,6 +62,10 @@ class AppendResult:
     start: int
     end: int
     foreign: list[StoredRecord]
+
+
+class JournalChangedError(StoreError):
+    """A conditional append found lines appended (by any process) past the expected end."""
 
 
 def _store_error(action: str, path: Path, exc: OSError) -> StoreError:
@@ -153,8 +161,12 @@ class JournalAppender:
         for path in list(self._fds):
             self.forget(path)
 
-    def append(self, path: Path, new: list[NewRecord]) -> AppendResult:
-        """Append ``new`` to ``path`` durably (write + fsync) and return the stored records."""
+    def append(self, path: Path, new: list[NewRecord], *, expect_end: int | None = None) -> AppendResult:
+        """Append ``new`` to ``path`` durably (write + fsync) and return the stored records.
+
+        With ``expect_end``, only if the file's complete lines end there (checked under the
+        lock); else :class:`JournalChangedError` and nothing is written.
+        """
         fd, created = self._open(path)
         try:
             self._lock(fd, path)
@@ -164,7 +176,9 @@ class JournalAppender:
                     # writing to the old inode would lose the records. Start over.
                     fcntl.flock(fd, fcntl.LOCK_UN)
                     self.forget(path)
-                    return self.append(path, new)
+                    return self.append(path, new, expect_end=expect_end)
+                if expect_end is not None:
+                    self._check_end(fd, path, expect_end)
                 return self._append_locked(fd, path, new, created)
             finally:
                 if self._fds.get(path) == fd:
@@ -188,6 +202,17 @@ class JournalAppender:
                 os.close(self._fds.pop(oldest))
         self._fds[path] = fd  # most recently used last
         return fd, created
+
+    @staticmethod
+    def _check_end(fd: int, path: Path, expect_end: int) -> None:
+        """JournalChangedError unless nothing but a torn fragment lies past ``expect_end``."""
+        try:
+            size = os.fstat(fd).st_size
+            past = os.pread(fd, size - expect_end, expect_end) if size > expect_end else b""
+        except OSError as exc:
+            raise _store_error("read journal", path, exc) from exc
+        if size < expect_end or b"\n" in past:
+            raise JournalChangedError(f"journal {path} changed since it was read: read it again")
 
     @staticmethod
     def _replaced(fd: int, path: Path) -> bool:

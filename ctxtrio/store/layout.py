@@ -7,6 +7,9 @@
       docs/catalog.jsonl        which generation of each document is current
       docs/<doc_id>/<gen>.jsonl one file per ingest generation
       quarantine/               malformed journal lines, copied aside
+      lost-and-found/docs/<doc>/<gen>.jsonl
+                                generation files no readable catalog record accounts for
+                                (set aside at startup, never deleted)
       index.sqlite3             derived search index (delete it to rebuild)
       calibration.json          token calibration cache
 """
@@ -39,6 +42,10 @@ class DataDir:
     @property
     def quarantine(self) -> Path:
         return self.root / "quarantine"
+
+    @property
+    def lost_found(self) -> Path:
+        return self.root / "lost-and-found"
 
     @property
     def index_path(self) -> Path:

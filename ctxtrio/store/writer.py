@@ -12,11 +12,21 @@ Cancellation: a batch runs in one worker thread; trio does not abandon it, so a
 cancelled writer finishes the batch it started (and acknowledges it) before it stops.
 Shutdown: ``StoreHandle.aclose()`` closes the send side; the writer drains what is
 queued, acknowledges it, closes the index and returns.
+
+The index heals itself, with no restart. An index update that cannot take SQLite's
+write lock (another process holds it) is deferred: the journal is durable, its name is
+kept in ``IndexHealth.lagging`` and the gap is filled by a later batch, or by the next
+search that needs it (which fails with a clear StoreError rather than silently finding
+nothing if the lock is still held). A damaged index (corrupt, tables gone, file deleted
+or replaced) is reopened or recreated and every document journal re-indexed, by the
+writer, whether a write or a search found the damage.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -25,18 +35,21 @@ from pathlib import Path
 import trio
 
 from .._errors import CtxError, StoreError
-from .index import Hit, IndexRow, SearchIndex, Table, rows_for
+from .index import Hit, IndexDamagedError, IndexRow, SearchIndex, Table, rows_for
 from .journal import AppendResult, JournalAppender, ReadResult, read_journal
 from .layout import DataDir
 from .records import NewRecord
 
-__all__ = ["StoreHandle", "WriterStats", "open_store_channel", "run_store_writer"]
+__all__ = ["IndexHealth", "StoreHandle", "WriterStats", "open_store_channel", "run_store_writer"]
 
 log = logging.getLogger("ctxtrio.store")
 
 #: Queued operations before producers wait, and the most operations one batch takes.
 DEFAULT_CAPACITY = 1024
 MAX_BATCH = 4096
+#: After the index's write lock was found busy, batches defer their index updates for
+#: this long instead of each waiting ``WRITE_BUSY_S`` for it again.
+BUSY_BACKOFF_S = 1.0
 
 
 @dataclass(slots=True)
@@ -49,12 +62,31 @@ class WriterStats:
     fsyncs: int = 0
 
 
+@dataclass(slots=True)
+class IndexHealth:
+    """Document journals whose index update was deferred, and when to try again.
+
+    Written by the writer's worker thread, read by searches on the event loop (plain
+    dict operations, atomic under the GIL).
+    """
+
+    lagging: dict[str, Path] = field(default_factory=dict)
+    retry_at: float = 0.0
+    #: Times the index was healed (reopened or recreated and re-indexed) by this process.
+    heals: int = 0
+
+
 @dataclass(eq=False, slots=True)
 class _Op:
-    kind: str  # "append" | "remove" | "catch_up"
+    kind: str  # "append" | "remove" | "move" | "catch_up" | "lagging" | "heal"
     path: Path
     records: list[NewRecord] = field(default_factory=list)
     rows: list[list[IndexRow]] | None = None
+    #: For "append": write only if the journal's complete lines end exactly here.
+    expect_end: int | None = None
+    #: For "move": where the file goes. For "heal": whether the index file is corrupt.
+    target: Path | None = None
+    corrupt: bool = False
     done: trio.Event = field(default_factory=trio.Event)
     result: AppendResult | None = None
     added: int = 0
@@ -64,10 +96,18 @@ class _Op:
 class StoreHandle:
     """What services hold: durable appends, removals, and reads of journals and index."""
 
-    def __init__(self, data: DataDir, index: SearchIndex, send: trio.MemorySendChannel[_Op], stats: WriterStats) -> None:
+    def __init__(
+        self,
+        data: DataDir,
+        index: SearchIndex,
+        send: trio.MemorySendChannel[_Op],
+        stats: WriterStats,
+        health: IndexHealth | None = None,
+    ) -> None:
         self.data = data
         self.index = index
         self.stats = stats
+        self.health = health if health is not None else IndexHealth()
         self._send = send
         #: Set while the writer indexes a batch it already acknowledged.
         self._indexing: trio.Event | None = None
@@ -86,9 +126,30 @@ class StoreHandle:
         assert op.result is not None
         return op.result
 
+    async def append_if(self, path: Path, records: Sequence[NewRecord], *, expect_end: int) -> AppendResult:
+        """Append ``records`` only if the journal's complete lines still end at ``expect_end``.
+
+        The check runs under the journal's OS lock, so a decision made on the journal as
+        read up to ``expect_end`` holds across processes: if anyone appended since,
+        nothing is written and :class:`~ctxtrio.store.journal.JournalChangedError` is
+        raised (re-read and decide again).
+        """
+        op = _Op("append", path, list(records), expect_end=expect_end)
+        await self._submit(op)
+        assert op.result is not None
+        return op.result
+
     async def remove(self, path: Path) -> None:
         """Delete a journal file and its index rows (after anything queued before it)."""
         await self._submit(_Op("remove", path))
+
+    async def move(self, path: Path, target: Path) -> None:
+        """Move a journal file to ``target`` (folders created) and drop its index rows."""
+        await self._submit(_Op("move", path, target=target))
+
+    async def heal(self, *, corrupt: bool) -> None:
+        """Reopen (or, if ``corrupt``, recreate) the index and re-index every document journal."""
+        await self._submit(_Op("heal", self.data.index_path, corrupt=corrupt))
 
     async def catch_up(self, path: Path) -> int:
         """Index what ``path`` holds beyond the index watermark; returns rows added."""
@@ -121,13 +182,36 @@ class StoreHandle:
             await indexing.wait()
 
     async def search(self, table: Table, terms: Sequence[str], *, journals: Sequence[str] | None, limit: int) -> list[Hit]:
-        """BM25 matches from the index (off the event loop); sees every acknowledged append."""
+        """BM25 matches from the index (off the event loop); sees every acknowledged append.
+
+        Deferred index updates of the journals searched are filled first; if another
+        process still holds the index's write lock, StoreError says so (never a silent
+        empty result). A damaged index is healed by the writer and searched again.
+        """
         await self.index_settled()
+        if self._lags(journals):
+            await self._submit(_Op("lagging", self.data.index_path))
+            if self._lags(journals):
+                raise StoreError(
+                    f"the search index is locked by another process; {len(self.health.lagging)} recently "
+                    "written document(s) are not searchable yet: try again in a few seconds"
+                )
 
         def run() -> list[Hit]:
             return self.index.search(table, terms, journals=journals, limit=limit)
 
-        return await trio.to_thread.run_sync(run)
+        try:
+            return await trio.to_thread.run_sync(run)
+        except IndexDamagedError as exc:
+            log.warning("%s: healing it", exc)
+            await self.heal(corrupt=exc.corrupt)
+            return await trio.to_thread.run_sync(run)
+
+    def _lags(self, journals: Sequence[str] | None) -> bool:
+        lagging = self.health.lagging
+        if not lagging:
+            return False
+        return journals is None or any(name in lagging for name in journals)
 
     async def aclose(self) -> None:
         """Stop accepting operations; the writer drains what is queued and exits."""
@@ -152,11 +236,13 @@ async def run_store_writer(
     serves batches until the channel is closed and drained. The index is closed on exit.
     """
     index = SearchIndex(data.index_path)
-    await trio.to_thread.run_sync(index.open)
+    if await trio.to_thread.run_sync(index.open):
+        await trio.to_thread.run_sync(_reindex, data, index)
     appender = JournalAppender(lock_timeout_s=lock_timeout_s, quarantine_dir=data.quarantine)
     send, recv = open_store_channel(capacity)
     stats = WriterStats()
-    handle = StoreHandle(data, index, send, stats)
+    health = IndexHealth()
+    handle = StoreHandle(data, index, send, stats, health)
     try:
         task_status.started(handle)
         async with recv:
@@ -169,7 +255,7 @@ async def run_store_writer(
                         break
                 pending: list[_IndexWork] = []
                 try:
-                    pending = await trio.to_thread.run_sync(_process_batch, data, index, appender, batch, stats)
+                    pending = await trio.to_thread.run_sync(_process_batch, data, index, appender, batch, stats, health)
                 finally:
                     for op in batch:
                         if op.result is None and op.error is None and op.kind == "append":
@@ -180,7 +266,7 @@ async def run_store_writer(
                     # which releases the GIL, indexes this one. Searches wait for it.
                     handle._indexing = indexing = trio.Event()
                     try:
-                        await trio.to_thread.run_sync(_flush_index, index, pending)
+                        await trio.to_thread.run_sync(_flush_index, data, index, pending, health)
                     finally:
                         handle._indexing = None
                         indexing.set()
@@ -194,7 +280,8 @@ _IndexWork = tuple[str, Path, AppendResult, dict[int, list[IndexRow]]]
 
 
 def _process_batch(
-    data: DataDir, index: SearchIndex, appender: JournalAppender, batch: list[_Op], stats: WriterStats
+    data: DataDir, index: SearchIndex, appender: JournalAppender, batch: list[_Op], stats: WriterStats,
+    health: IndexHealth,
 ) -> list[_IndexWork]:
     """One group commit, in a worker thread: every journal written and fsynced.
 
@@ -206,14 +293,18 @@ def _process_batch(
     pending: list[_IndexWork] = []
     groups: dict[Path, list[_Op]] = {}
     for op in batch:
-        if op.kind == "append":
+        if op.kind == "append" and op.expect_end is None:
             groups.setdefault(op.path, []).append(op)
+        elif op.kind == "append":  # a conditional append goes alone, after what precedes it
+            group = groups.pop(op.path, [])
+            _flush_appends(data, {op.path: group} if group else {}, appender, pending, stats)
+            _flush_appends(data, {op.path: [op]}, appender, pending, stats)
         else:
             _flush_appends(data, groups, appender, pending, stats)
             groups = {}
-            _flush_index(index, pending)
+            _flush_index(data, index, pending, health)
             pending = []
-            _run_maintenance(data, index, appender, op)
+            _run_maintenance(data, index, appender, op, health)
     _flush_appends(data, groups, appender, pending, stats)
     return pending
 
@@ -228,7 +319,7 @@ def _flush_appends(
     for path, ops in groups.items():
         records = [record for op in ops for record in op.records]
         try:
-            result = appender.append(path, records)
+            result = appender.append(path, records, expect_end=ops[0].expect_end if len(ops) == 1 else None)
         except CtxError as exc:
             for op in ops:
                 op.error = exc
@@ -251,34 +342,103 @@ def _flush_appends(
             pending.append((data.journal_name(path), path, result, rows))
 
 
-def _flush_index(index: SearchIndex, pending: list[_IndexWork]) -> None:
+def _flush_index(data: DataDir, index: SearchIndex, pending: list[_IndexWork], health: IndexHealth) -> None:
+    """Index what a batch appended, and deferred journals too; defer again if the lock is busy."""
     if not pending:
+        return
+    if health.lagging and time.monotonic() < health.retry_at:
+        # Still backing off from a busy lock: the journals are durable, fill the gap later.
+        health.lagging.update((name, path) for name, path, _, _ in pending)
         return
     try:
         index.index_batch([(name, path, result.records, result.end, rows) for name, path, result, rows in pending])
+        _catch_up_lagging(index, health)
+    except IndexDamagedError as exc:
+        log.warning("%s: healing it", exc)
+        _heal(data, index, health, corrupt=exc.corrupt)
     except StoreError as exc:
-        # The journals are durable; the watermark did not move, so the next append or
-        # catch-up of these journals re-indexes the gap.
-        log.warning("index update deferred: %s", exc)
+        # The journals are durable; the watermark did not move, so a later batch or the
+        # next search of these journals re-indexes the gap.
+        health.lagging.update((name, path) for name, path, _, _ in pending)
+        health.retry_at = time.monotonic() + BUSY_BACKOFF_S
+        log.warning("index update deferred for %d journal(s): %s", len(health.lagging), exc)
 
 
-def _run_maintenance(data: DataDir, index: SearchIndex, appender: JournalAppender, op: _Op) -> None:
+def _catch_up_lagging(index: SearchIndex, health: IndexHealth) -> None:
+    """Fill the index gaps of deferred journals (raises StoreError if the lock is still busy)."""
+    for name, path in list(health.lagging.items()):
+        index.catch_up(name, path, _size(path))
+        health.lagging.pop(name, None)
+
+
+def _heal(data: DataDir, index: SearchIndex, health: IndexHealth, *, corrupt: bool) -> None:
+    """Reopen (or recreate, if ``corrupt``) the index and re-index every document journal."""
+    index.heal(corrupt=corrupt)
+    health.heals += 1
+    _reindex(data, index)
+    health.lagging.clear()
+
+
+def _reindex(data: DataDir, index: SearchIndex) -> None:
+    """Index every document journal up to its end (only the gaps: watermarks are kept)."""
+    try:
+        folders = [Path(entry.path) for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
+    except OSError as exc:
+        raise StoreError(f"cannot list {data.docs}: {exc.strerror or exc}") from exc
+    added = 0
+    for folder in sorted(folders):
+        for path in sorted(folder.glob("*.jsonl")):
+            added += index.catch_up(data.journal_name(path), path, _size(path))
+    log.info("search index: %d rows re-indexed from the document journals", added)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise StoreError(f"cannot stat {path}: {exc.strerror or exc}") from exc
+
+
+def _run_maintenance(data: DataDir, index: SearchIndex, appender: JournalAppender, op: _Op, health: IndexHealth) -> None:
     name = data.journal_name(op.path)
     try:
-        if op.kind == "remove":
-            try:
-                op.path.unlink(missing_ok=True)
-            except OSError as exc:
-                raise StoreError(f"cannot remove {op.path}: {exc.strerror or exc}") from exc
+        if op.kind in ("remove", "move"):
+            _remove_file(op)
             appender.forget(op.path)
+            health.lagging.pop(name, None)
             index.forget(name)
         elif op.kind == "catch_up":
+            op.added = index.catch_up(name, op.path, _size(op.path))
+        elif op.kind == "lagging":
             try:
-                size = op.path.stat().st_size
-            except FileNotFoundError:
-                size = 0
-            except OSError as exc:
-                raise StoreError(f"cannot stat {op.path}: {exc.strerror or exc}") from exc
-            op.added = index.catch_up(name, op.path, size)
+                _catch_up_lagging(index, health)
+            except IndexDamagedError:
+                raise
+            except StoreError as exc:  # still busy: the search that asked reports it
+                health.retry_at = time.monotonic() + BUSY_BACKOFF_S
+                log.warning("deferred index updates still blocked: %s", exc)
+        elif op.kind == "heal":
+            _heal(data, index, health, corrupt=op.corrupt)
+    except IndexDamagedError as exc:
+        try:
+            _heal(data, index, health, corrupt=exc.corrupt)
+        except CtxError as again:
+            op.error = again
     except CtxError as exc:
         op.error = exc
+
+
+def _remove_file(op: _Op) -> None:
+    try:
+        if op.target is None:
+            op.path.unlink(missing_ok=True)
+        else:
+            op.target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.replace(op.path, op.target)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        action = "remove" if op.target is None else f"move to {op.target}"
+        raise StoreError(f"cannot {action} {op.path}: {exc.strerror or exc}") from exc
