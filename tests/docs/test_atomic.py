@@ -99,6 +99,7 @@ async def test_crash_before_commit_and_after_it(tmp_path: Path, monkeypatch: pyt
         names = sorted(path.name for path in (ctx.data.docs / "v").glob("*.jsonl"))
         current = ctx.documents._repo.entry("v").gen
         assert names == sorted([f"{current}.jsonl", "b2e0.jsonl"])
+        assert (ctx.data.lost_found / "docs" / "v" / "a1d0.jsonl").exists()  # set aside, not deleted
         rows = await ctx.store.search("chunks", ["aardvark3"], journals=None, limit=50)
         assert {hit.journal for hit in rows} == {"docs/v/b2e0.jsonl"}  # only the young orphan's rows
         assert (await docs.search("aardvark3")).hits == ()  # and search never shows them
