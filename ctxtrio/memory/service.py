@@ -13,7 +13,10 @@ so a session append costs one group-committed write and nothing else.
 Cancellation: a call cancelled while its append is queued may still see the append
 become durable (the journal, not the caller, is the truth); the in-memory state picks
 it up on the next call. Compaction runs the summarizer without holding the session
-lock, so recalls and appends continue meanwhile; it then re-checks its plan.
+lock, so recalls and appends continue meanwhile; it then re-checks its plan, and
+writes its summary only if the journal still ends where that check read it, decided
+under the journal's OS lock (``StoreHandle.append_if``): two processes never both fold
+the same entries.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from .._errors import InputError, NotFoundError
 from .._live import Live
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
-from ..store.journal import AppendResult
+from ..store.journal import AppendResult, JournalChangedError
 from ..store.records import JSON, NewRecord
 from ..store.writer import StoreHandle
 from ..text.terms import terms, unique_terms
@@ -56,6 +59,8 @@ T = TypeVar("T")
 
 #: Most query terms searched (a pasted paragraph as a query stays fast).
 MAX_QUERY_TERMS = 64
+#: Times a compaction re-reads and re-checks after other processes appended meanwhile.
+COMPACT_WRITE_TRIES = 20
 
 
 class SessionService:
@@ -201,13 +206,23 @@ class SessionService:
             summary = await self._summarizer.summarize(plan.text, target_tokens=target_tokens, stop_at=stop_at)
             text = summary.text.strip() or plan.text  # an empty summary would lose everything folded
             async with session.lock:
-                state = await self._sync(session, _same)
-                if not still_foldable(state, plan):
-                    raise InputError("the session changed while compacting (an entry was pinned, deleted or "
-                                     "folded meanwhile): call context_compact again")
-                tokens_after = summary_tokens(state, plan, text, self._live.tokens.current)
-                record = summary_record(plan, text=text, method=summary.method, reason=why, tokens_after=tokens_after)
-                result = await self._write(session, [record])
+                for _ in range(COMPACT_WRITE_TRIES):
+                    state = await self._sync(session, _same)
+                    if not still_foldable(state, plan):
+                        raise InputError("the session changed while compacting (an entry was pinned, deleted or "
+                                         "folded meanwhile): call context_compact again")
+                    tokens_after = summary_tokens(state, plan, text, self._live.tokens.current)
+                    record = summary_record(plan, text=text, method=summary.method, reason=why, tokens_after=tokens_after)
+                    try:
+                        # Decided on the journal as read up to applied_offset; the store
+                        # writes only if no process appended since (checked under its lock).
+                        result = await self._store.append_if(session.path, [record], expect_end=state.applied_offset)
+                    except JournalChangedError:
+                        continue  # re-read what another process wrote, and decide again
+                    break
+                else:
+                    raise InputError("other processes kept writing to this session while compacting: "
+                                     "call context_compact again")
                 state = await self._absorb(session, result)
                 item = state.items[result.records[-1].id]
                 return CompactResult(session.session_id, item.folds, item.snapshot(), plan.tokens_before,

@@ -1,0 +1,69 @@
+"""Two processes compacting one session: the decision is made under the journal's lock (issue 11: W2)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import trio
+
+from ctxtrio._app import open_context
+from ctxtrio._config import Config
+from ctxtrio._context import Context
+from ctxtrio._errors import InputError
+from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache
+from ctxtrio.memory.service import SessionService
+from ctxtrio.store.journal import read_journal
+
+
+class _Rendezvous(Summarizer):
+    """Extractive, but returns only once both compactions are summarizing: both have planned."""
+
+    def __init__(self, ctx: Context, arrived: list[int], both: trio.Event) -> None:
+        super().__init__(None, ctx.live.tokens)
+        self._arrived = arrived
+        self._both = both
+
+    async def summarize(
+        self, text: str, *, target_tokens: int, stop_at: float = math.inf, cache: SummaryCache | None = None
+    ) -> Summary:
+        self._arrived[0] += 1
+        if self._arrived[0] == 2:
+            self._both.set()
+        await self._both.wait()
+        return await super().summarize(text, target_tokens=target_tokens, stop_at=stop_at, cache=cache)
+
+
+async def test_two_processes_compacting_one_session_fold_once(tmp_path: Path) -> None:
+    """Both plan the same fold at once; exactly one summary is written, the other is told to call again.
+
+    Two contexts on one data dir stand for two processes: each has its own store writer,
+    journal descriptors and in-memory state, and flock(2) locks belong to the open file
+    description, so two descriptors of one file exclude each other as two processes do.
+    """
+    config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
+    async with open_context(config) as a, open_context(config) as b:
+        for n in range(12):
+            await a.sessions.append("s1", f"Step {n}: tried option {n}; it failed with code {n * 3}.")
+        arrived, both = [0], trio.Event()
+        services = [SessionService(ctx.store, ctx.live, _Rendezvous(ctx, arrived, both)) for ctx in (a, b)]
+        outcomes: list[str] = []
+
+        async def compact(service: SessionService) -> None:
+            try:
+                result = await service.compact("s1", keep_recent=2)
+                outcomes.append(f"folded {len(result.folded)}")
+            except InputError as exc:
+                outcomes.append(str(exc))
+
+        with trio.fail_after(30):  # a deadlock guard
+            async with trio.open_nursery() as nursery:
+                for service in services:
+                    nursery.start_soon(compact, service)
+        assert sorted(outcomes)[0] == "folded 10"
+        assert "changed while compacting" in sorted(outcomes)[1]
+        records = read_journal(a.data.session_journal("s1")).records
+        assert [r.data.get("role") for r in records].count("summary") == 1
+        for ctx in (a, b):
+            status = await ctx.sessions.status("s1")
+            assert (status.live_entries, status.summaries) == (3, 1)
