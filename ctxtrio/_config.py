@@ -15,14 +15,12 @@ from typing import Literal
 import platformdirs
 
 from ._errors import ConfigError
+from ._limits import BUDGET
 
 __all__ = ["Config", "Transport", "default_data_dir", "is_loopback_host"]
 
 Transport = Literal["stdio", "http"]
 
-#: Bounds shared by the CLI validation and the tool argument checks.
-MIN_BUDGET_TOKENS = 50
-MAX_BUDGET_TOKENS = 100_000
 
 
 def default_data_dir() -> Path:
@@ -99,12 +97,8 @@ class Config:
 
 def _problems(config: Config) -> list[str]:
     problems: list[str] = []
-    if config.budget_tokens is not None and not (
-        MIN_BUDGET_TOKENS <= config.budget_tokens <= MAX_BUDGET_TOKENS
-    ):
-        problems.append(
-            f"--budget must be between {MIN_BUDGET_TOKENS} and {MAX_BUDGET_TOKENS}, got {config.budget_tokens}"
-        )
+    if config.budget_tokens is not None and config.budget_tokens not in BUDGET:
+        problems.append(f"--budget must be between {BUDGET.low} and {BUDGET.high}, got {config.budget_tokens}")
     if not 50 <= config.chunk_tokens <= 20_000:
         problems.append(f"--chunk-tokens must be between 50 and 20000, got {config.chunk_tokens}")
     if config.chunk_overlap_tokens < 0:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from .._config import Config
 from .._errors import InputError
+from .._limits import CHUNK_INDEX, check_range
 from .sandbox import check_text, read_source
 
-__all__ = ["check_range", "check_start_end", "clean_title", "first_line", "read_file"]
+__all__ = ["check_start_end", "clean_title", "first_line", "read_file"]
 
 
 def read_file(file_path: str, config: Config, limit: int) -> tuple[str, str]:
@@ -14,17 +15,9 @@ def read_file(file_path: str, config: Config, limit: int) -> tuple[str, str]:
     return check_text(text, max_chars=limit, name=str(resolved)), str(resolved)
 
 
-def check_range(name: str, value: int, low: int, high: int | None) -> None:
-    if value < low or (high is not None and value > high):
-        allowed = f"between {low} and {high}" if high is not None else f">= {low}"
-        raise InputError(f"{name} must be {allowed}, got {value}")
-
-
 def check_start_end(start: int | None, end: int | None) -> None:
-    if start is not None:
-        check_range("from", start, 0, None)
-    if end is not None:
-        check_range("to", end, 0, None)
+    check_range("from", start, CHUNK_INDEX)
+    check_range("to", end, CHUNK_INDEX)
     if start is not None and end is not None and end < start:
         raise InputError(f"to={end} is before from={start}; to is the last chunk to include")
 

@@ -16,7 +16,8 @@ from pathlib import PurePath
 
 import trio
 
-from .._config import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS, Config
+from .._config import Config
+from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET, check_range
 from .._errors import InputError, InvalidIdError
 from .._live import Live
 from ..llm.summarizer import Summarizer
@@ -32,7 +33,7 @@ from .packing import Candidate, contiguous_text, pack_hits, pack_window
 from .catalog import DocEntry
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
-from .arguments import check_range, check_start_end, clean_title, first_line, read_file
+from .arguments import check_start_end, clean_title, first_line, read_file
 from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 
 __all__ = ["DocumentService"]
@@ -177,7 +178,7 @@ class DocumentService:
     ) -> SearchResult:
         """The best-matching chunks, verbatim, of one document or all, packed into the budget."""
         budget = self._budget(budget_tokens)
-        check_range("limit", limit, 1, 50)
+        check_range("limit", limit, SEARCH_LIMIT)
         if doc_id is not None:
             validate_id(doc_id, "doc_id")
         query_terms = unique_terms(query)
@@ -259,8 +260,8 @@ class DocumentService:
         to call again.
         """
         validate_id(doc_id, "doc_id")
-        check_range("from", start, 0, None)
-        check_range("max_chunks", max_chunks, 1, 500)
+        check_range("from", start, CHUNK_INDEX)
+        check_range("max_chunks", max_chunks, OUTLINE_CHUNKS)
         await self._repo.refresh()
         entry, doc = await self._repo.load(doc_id)
         if start >= len(doc.chunks):
@@ -298,7 +299,7 @@ class DocumentService:
         call cut short by ``stop_at`` resumes where it stopped.
         """
         validate_id(doc_id, "doc_id")
-        check_range("target_tokens", target_tokens, 50, 8000)
+        check_range("target_tokens", target_tokens, SUMMARY_TARGET)
         check_start_end(start, end)
         await self._repo.refresh()
         entry, doc = await self._repo.load(doc_id)
@@ -370,5 +371,5 @@ class DocumentService:
     def _budget(self, budget_tokens: int | None) -> int:
         if budget_tokens is None:
             return self._live.budget_tokens
-        check_range("budget_tokens", budget_tokens, MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS)
+        check_range("budget_tokens", budget_tokens, BUDGET)
         return budget_tokens

@@ -9,13 +9,10 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from .._config import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS
 from .._errors import InputError
 from .model import MAX_ENTRY_CHARS, MAX_TAGS, ROLES, Role
 
 __all__ = [
-    "check_budget",
-    "check_range",
     "check_role",
     "check_tags",
     "check_text",
@@ -75,16 +72,3 @@ def check_title(title: str | None) -> str | None:
         raise InputError(f"title has {len(value)} characters: keep it under {MAX_TITLE_CHARS}")
     return value
 
-
-def check_range(name: str, value: int | None, low: int, high: int) -> None:
-    """Raise InputError unless ``value`` is None or an int within ``[low, high]``."""
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(f"{name} must be an integer from {low} to {high}, got {value!r}")
-
-
-def check_budget(budget_tokens: int | None, default: int) -> int:
-    """The budget to pack into: ``budget_tokens`` within the bounds, else the default."""
-    check_range("budget_tokens", budget_tokens, MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS)
-    return default if budget_tokens is None else budget_tokens

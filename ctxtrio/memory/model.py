@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from .._limits import MAX_TAGS
+
 __all__ = [
     "MAX_ENTRY_CHARS",
     "MAX_TAGS",
@@ -33,7 +35,6 @@ EntryStatus = Literal["live", "superseded", "deleted"]
 #: ``ok`` below 80% of the budget, ``compact soon`` from 80%, ``compact now`` above 100%.
 Advice = Literal["ok", "compact soon", "compact now"]
 
-MAX_TAGS: Final = 10
 #: Larger material belongs in a document (doc_ingest), which is paged, not recalled whole.
 MAX_ENTRY_CHARS: Final = 16_000
 

@@ -35,7 +35,8 @@ from ..store.journal import AppendResult, JournalChangedError
 from ..store.records import JSON, NewRecord
 from ..store.writer import StoreHandle
 from ..text.terms import terms, unique_terms
-from .arguments import check_budget, check_range, check_role, check_tags, check_text, check_title
+from .._limits import COMPACT_TARGET, KEEP_RECENT, RECALL_LIMIT, check_budget, check_range
+from .arguments import check_role, check_tags, check_text, check_title
 from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
 from .lifecycle import refuse_deleted, session_info
 from .repository import LoadedSession, refresh, scan_session_ids
@@ -151,7 +152,7 @@ class SessionService:
         ``tags`` keeps matches carrying any of them; pins are always included.
         """
         budget = check_budget(budget_tokens, self._live.budget_tokens)
-        check_range("limit", limit, 1, 200)
+        check_range("limit", limit, RECALL_LIMIT)
         wanted = frozenset(check_tags(tags))
         terms = unique_terms(query)[:MAX_QUERY_TERMS] if query else []
         session = self._get(session_id)
@@ -187,8 +188,8 @@ class SessionService:
         ``stop_at`` (a ``trio.current_time()``) bounds the summarizer: past it the
         summary is extractive. ``dry_run`` only reports what would be folded.
         """
-        check_range("keep_recent", keep_recent, 0, 500)
-        check_range("target_tokens", target_tokens, 50, 20_000)
+        check_range("keep_recent", keep_recent, KEEP_RECENT)
+        check_range("target_tokens", target_tokens, COMPACT_TARGET)
         session = self._get(session_id)
         async with session.compact_lock:
             async with session.lock:

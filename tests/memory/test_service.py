@@ -95,13 +95,13 @@ async def test_bad_ids_and_ranges_are_input_errors(ctx: Context) -> None:
     with pytest.raises(InvalidIdError):
         await ctx.sessions.update("s1", "e/1", pinned=True)
     for budget in (49, 100_001):
-        with pytest.raises(InputError, match="50 to 100000"):
+        with pytest.raises(InputError, match="between 50 and 100000"):
             await ctx.sessions.recall("s1", "x", budget_tokens=budget)
-    with pytest.raises(InputError, match="1 to 200"):
+    with pytest.raises(InputError, match="between 1 and 200"):
         await ctx.sessions.recall("s1", limit=0)
-    with pytest.raises(InputError, match="0 to 500"):
+    with pytest.raises(InputError, match="between 0 and 500"):
         await ctx.sessions.compact("s1", keep_recent=501)
-    with pytest.raises(InputError, match="50 to 20000"):
+    with pytest.raises(InputError, match="between 50 and 20000"):
         await ctx.sessions.compact("s1", target_tokens=20_001)
     assert lines(ctx, "s1") == 2
 

@@ -112,7 +112,7 @@ async def test_errors_are_clear_results_and_store_nothing(tmp_path: Path) -> Non
             ("context_append", {"session_id": "s1", "text": "   "}, "text is empty"),
             ("context_append", {"session_id": "s1", "text": "x", "tags": [str(n) for n in range(11)]}, "at most 10"),
             ("context_append", {"session_id": "../x", "text": "x"}, "invalid session_id"),
-            ("context_recall", {"session_id": "s1", "budget_tokens": 10}, "50 to 100000"),
+            ("context_recall", {"session_id": "s1", "budget_tokens": 10}, "between 50 and 100000"),
         ]
         for tool, arguments, message in bad:
             result = await client.call_tool(tool, arguments)

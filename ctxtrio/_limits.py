@@ -1,0 +1,78 @@
+"""Every numeric bound on an argument, and the one check that enforces them.
+
+The services check their arguments with :func:`check_range` (library users get the same
+InputError the model does); the tool table advertises the same :class:`Bounds` as
+``minimum``/``maximum`` in each tool's schema, so the text the model reads and the rule
+the service applies cannot drift apart. The CLI validates ``--budget`` against
+:data:`BUDGET` too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from ._errors import InputError
+
+__all__ = [
+    "BUDGET",
+    "CHUNK_INDEX",
+    "COMPACT_TARGET",
+    "KEEP_RECENT",
+    "MAX_TAGS",
+    "OUTLINE_CHUNKS",
+    "RECALL_LIMIT",
+    "SEARCH_LIMIT",
+    "SUMMARY_TARGET",
+    "Bounds",
+    "check_budget",
+    "check_range",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """An inclusive integer range; ``high`` None means unbounded above."""
+
+    low: int
+    high: int | None = None
+
+    def __contains__(self, value: int) -> bool:
+        return value >= self.low and (self.high is None or value <= self.high)
+
+    def describe(self) -> str:
+        return f"between {self.low} and {self.high}" if self.high is not None else f"{self.low} or more"
+
+
+#: Tokens a read may pack (recall, search, window) and the default budget of the CLI.
+BUDGET: Final = Bounds(50, 100_000)
+#: Entries context_recall lists.
+RECALL_LIMIT: Final = Bounds(1, 200)
+#: Newest entries context_compact leaves alone.
+KEEP_RECENT: Final = Bounds(0, 500)
+#: Size of a compaction summary.
+COMPACT_TARGET: Final = Bounds(50, 20_000)
+#: Chunks doc_search returns.
+SEARCH_LIMIT: Final = Bounds(1, 50)
+#: Chunks doc_outline lists per call.
+OUTLINE_CHUNKS: Final = Bounds(1, 500)
+#: Size of a document summary.
+SUMMARY_TARGET: Final = Bounds(50, 8000)
+#: A chunk index (``from``, ``to``).
+CHUNK_INDEX: Final = Bounds(0)
+#: Tags on one session entry.
+MAX_TAGS: Final = 10
+
+
+def check_range(name: str, value: int | None, bounds: Bounds) -> None:
+    """Raise InputError unless ``value`` is None or an integer within ``bounds``."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value not in bounds:
+        raise InputError(f"{name} must be {bounds.describe()}, got {value!r}")
+
+
+def check_budget(budget_tokens: int | None, default: int) -> int:
+    """The budget to pack into: ``budget_tokens`` within :data:`BUDGET`, else ``default``."""
+    check_range("budget_tokens", budget_tokens, BUDGET)
+    return default if budget_tokens is None else budget_tokens
