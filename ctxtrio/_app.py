@@ -25,12 +25,15 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from ._config import Config
 from ._context import Context
 from ._live import Live
+from ._sdk import make_server
+from ._version import __version__
 from .docs.service import DocumentService
 from .llm.calibration import run_calibrator
 from .llm.client import LLMClient, LLMSettings, open_llm_client
@@ -38,10 +41,15 @@ from .llm.summarizer import Summarizer
 from .memory.service import SessionService
 from .store.layout import prepare_data_dir
 from .store.writer import StoreHandle, run_store_writer
+from .tools.runner import ToolRunner
+from .tools.table import INSTRUCTIONS, TOOLS, listing
 from .transport.stdio import CancellableLines, Traffic, claim_stdout, serve_stdio
 from .transport.warm_start import AnswerRecorder, WarmStart, begin_warm_start
 
-__all__ = ["open_context", "serve"]
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+__all__ = ["build_server", "open_context", "serve"]
 
 log = logging.getLogger("ctxtrio")
 
@@ -117,13 +125,23 @@ async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
         yield client
 
 
+def build_server(ctx: Context) -> Server[Any]:
+    """The MCP server for ``ctx``: the tool table behind the SDK boundary (imports the SDK)."""
+    runner = ToolRunner(ctx, TOOLS)
+    return make_server(
+        name="ctxtrio",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        tools=[listing(tool) for tool in TOOLS],
+        call=runner.call,
+    )
+
+
 async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = None) -> None:
     """Run the MCP server until stdin closes (stdio), or SIGTERM / SIGINT; then shut down cleanly.
 
     ``warm`` is an early responder already answering on stdin (see transport/warm_start.py).
     """
-    from .tools.server import build_server  # imports the MCP SDK: only when serving
-
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with open_context(config) as ctx:
             server = build_server(ctx)
@@ -142,7 +160,7 @@ async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = N
 
 
 async def _serve_stdio(
-    ctx: Context, server: object, signals: AsyncIterator[int], stdin_fd: int, warm: WarmStart
+    ctx: Context, server: Server[Any], signals: AsyncIterator[int], stdin_fd: int, warm: WarmStart
 ) -> None:
     handoff = warm.handoff()
     if handoff.answered:
@@ -179,7 +197,7 @@ async def _serve_stdio(
             await lines.aclose()
 
 
-async def _serve_http(ctx: Context, server: object, signals: AsyncIterator[int]) -> None:
+async def _serve_http(ctx: Context, server: Server[Any], signals: AsyncIterator[int]) -> None:
     from .transport.http import serve_http
 
     # Many clients ingesting at once keep worker threads busy chunking and indexing; a

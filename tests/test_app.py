@@ -9,7 +9,7 @@ import trio
 from mcp import Client
 
 import ctxtrio
-from ctxtrio.tools.server import build_server
+from ctxtrio._app import build_server
 
 
 async def _hang(stream: trio.SocketStream) -> None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from typing import TYPE_CHECKING
 
-from .._context import Context
-from .calls import ToolCalls
-from .results import text_result
+from .results import ToolResult, text_result
+from .spec import Args, Call, Hints, Tool
 
-__all__ = ["guide_text", "register_guide"]
+if TYPE_CHECKING:
+    from .._context import Context
+
+__all__ = ["GUIDE", "guide_text"]
 
 _WORKFLOW = """\
 ctxtrio keeps what does not fit in your context window. Nothing is automatic: call it.
@@ -44,17 +45,15 @@ def guide_text(ctx: Context) -> str:
     return _WORKFLOW + "\nSettings:\n" + "\n".join(f"- {line}" for line in settings)
 
 
-def register_guide(server: MCPServer, ctx: Context, calls: ToolCalls) -> None:
-    @server.tool(
-        name="context_guide",
-        title="How to use ctxtrio",
-        description="Read first: the workflow for sessions and documents, and this server's settings.",
-        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
-    )
-    async def context_guide() -> CallToolResult:
-        with calls.call("context_guide") as box:
-            box.result = text_result(
-                guide_text(ctx),
-                {"data_dir": str(ctx.data.root), "budget_tokens": ctx.live.budget_tokens},
-            )
-        return box.result
+async def context_guide(ctx: Context, args: Args, call: Call) -> ToolResult:
+    return text_result(guide_text(ctx), {"data_dir": str(ctx.data.root), "budget_tokens": ctx.live.budget_tokens})
+
+
+GUIDE = Tool(
+    name="context_guide",
+    title="How to use ctxtrio",
+    description="Read first: the workflow for sessions and documents, and this server's settings.",
+    params=(),
+    handler=context_guide,
+    hints=Hints(read_only=True, idempotent=True),
+)

@@ -1,24 +1,33 @@
-"""Tool results: compact text for the model, the same facts as structured content."""
+"""Tool results: compact text for the model, the same facts as structured content.
+
+A plain value: the SDK boundary (:mod:`ctxtrio._sdk`) turns it into the protocol's
+``CallToolResult``, so tools can be run and tested without the SDK.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from mcp.types import CallToolResult, TextContent
+from dataclasses import dataclass
 
 from ..store.records import JSON
 
-__all__ = ["error_result", "text_result"]
+__all__ = ["ToolResult", "error_result", "text_result"]
 
 
-def text_result(text: str, structured: Mapping[str, JSON] | None = None) -> CallToolResult:
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What one tool call answers: text for the model, optional structured content, error flag."""
+
+    text: str
+    structured: dict[str, JSON] | None = None
+    is_error: bool = False
+
+
+def text_result(text: str, structured: Mapping[str, JSON] | None = None) -> ToolResult:
     """A successful result: ``text`` for the model, ``structured`` for hosts that use it."""
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=dict(structured) if structured is not None else None,
-    )
+    return ToolResult(text, dict(structured) if structured is not None else None)
 
 
-def error_result(message: str) -> CallToolResult:
+def error_result(message: str) -> ToolResult:
     """A failed call the model can act on: one clear sentence of what to do instead."""
-    return CallToolResult(content=[TextContent(type="text", text=f"Error: {message}")], is_error=True)
+    return ToolResult(f"Error: {message}", is_error=True)

@@ -1,206 +1,132 @@
-"""The context_* tools: thin wrappers over :class:`~ctxtrio.memory.SessionService`.
+"""The context_* tools: rows of the tool table over :class:`~ctxtrio.memory.SessionService`.
 
 Descriptions are prescriptive and short (the whole tools/list must stay small in an
 8k window); argument checks live in the service, which raises InputError with the
-fix. Results are compact lines for the model plus the same facts as structured content.
+fix. Results are compact text (:mod:`ctxtrio.memory.render`) plus the same facts as
+structured content.
 """
 
 from __future__ import annotations
 
-import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING
 
 import trio
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import WithJsonSchema
 
-from .._context import Context
-from ..memory import Appended, CompactResult, Entry, OpenResult, RecallResult, SessionInfo, SessionStatus, UpdateResult
+from .._limits import BUDGET, COMPACT_TARGET, KEEP_RECENT, MAX_TAGS, RECALL_LIMIT
+from ..memory import render
+from ..memory.model import ROLES, Entry, SessionStatus
 from ..store.records import JSON
-from .calls import ToolCalls
-from .results import text_result
+from .results import ToolResult, text_result
+from .spec import Args, Call, Hints, Param, Tool
 
-__all__ = ["SESSION_TOOLS", "register_session_tools"]
+if TYPE_CHECKING:
+    from .._context import Context
 
+__all__ = ["SESSION_TABLE", "SESSION_TOOLS"]
 
-def _arg(kind: str, description: str = "") -> Any:
-    """A compact JSON schema for one parameter (the service validates values)."""
-    schema: dict[str, Any] = {"type": kind}
-    if kind == "array":
-        schema["items"] = {"type": "string"}
-    if description:
-        schema["description"] = description
-    return WithJsonSchema(schema)
+_SID = Param("session_id", "string", required=True)
+_READ = Hints(read_only=True)
+_AUDIT = ("session_id",)
 
 
-_SID = Annotated[str, _arg("string")]
-_READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-SESSION_TOOLS = (
-    "context_open",
-    "context_append",
-    "context_recall",
-    "context_compact",
-    "context_status",
-    "context_update",
-    "context_list_sessions",
-)
+def _write(*, idempotent: bool) -> Hints:
+    return Hints(read_only=False, destructive=False, idempotent=idempotent)
 
 
-def _write(*, idempotent: bool) -> ToolAnnotations:
-    return ToolAnnotations(
-        read_only_hint=False, destructive_hint=False, idempotent_hint=idempotent, open_world_hint=False
+async def context_open(ctx: Context, args: Args, call: Call) -> ToolResult:
+    result = await ctx.sessions.open(args.opt_text("session_id"), args.opt_text("title"))
+    return text_result(render.render_opened(result), {**_status_json(result.status), "created": result.created})
+
+
+async def context_append(ctx: Context, args: Args, call: Call) -> ToolResult:
+    result = await ctx.sessions.append(
+        args.text("session_id"),
+        args.text("text"),
+        role=args.text("role"),
+        tags=args.strings("tags"),
+        pinned=args.flag("pinned"),
     )
+    entry, status = result.entry, result.status
+    data: dict[str, JSON] = {
+        "id": entry.id,
+        "duplicate": result.duplicate,
+        "live_tokens": status.live_tokens,
+        "budget_tokens": status.budget_tokens,
+        "advice": status.advice,
+    }
+    return text_result(render.render_appended(result), data)
 
 
-def register_session_tools(server: MCPServer, ctx: Context, calls: ToolCalls) -> None:
-    """Register context_open, _append, _recall, _compact, _status, _update, _list_sessions."""
-    sessions = ctx.sessions
-
-    @server.tool(
-        name="context_open",
-        title="Open session",
-        description="Start or resume a task's session.",
-        annotations=_write(idempotent=True),
+async def context_recall(ctx: Context, args: Args, call: Call) -> ToolResult:
+    result = await ctx.sessions.recall(
+        args.text("session_id"),
+        args.opt_text("query"),
+        budget_tokens=args.opt_integer("budget_tokens"),
+        limit=args.opt_integer("limit"),
+        tags=args.strings("tags"),
     )
-    async def context_open(
-        session_id: Annotated[str | None, _arg("string", "omit: new")] = None,
-        title: Annotated[str | None, _arg("string")] = None,
-    ) -> CallToolResult:
-        with calls.call("context_open", session_id=session_id) as box:
-            box.result = _opened(await sessions.open(session_id, title))
-        return box.result
+    data: dict[str, JSON] = {
+        "ids": [entry.id for entry in result.entries],
+        "pinned_shown": result.pinned_shown,
+        "matched": result.matched,
+        "not_fit": result.not_fit,
+        "pins_not_fit": list(result.pins_not_fit),
+        "used_tokens": result.used_tokens,
+        "budget_tokens": result.budget_tokens,
+        "mode": result.mode,
+    }
+    return text_result(render.render_recalled(result), data)
 
-    @server.tool(
-        name="context_append",
-        title="Append",
-        description=(
-            "Store each fact, decision or dead end as you go. Pin goals, constraints, preferences (few)."
-        ),
-        annotations=_write(idempotent=True),
+
+async def context_compact(ctx: Context, args: Args, call: Call) -> ToolResult:
+    stop_at = trio.current_time() + ctx.config.llm_deadline_s
+    result = await ctx.sessions.compact(
+        args.text("session_id"),
+        keep_recent=args.integer("keep_recent"),
+        target_tokens=args.integer("target_tokens"),
+        dry_run=args.flag("dry_run"),
+        stop_at=stop_at,
     )
-    async def context_append(
-        session_id: _SID,
-        text: Annotated[str, _arg("string")],
-        role: Annotated[str, _arg("string", "note|user|assistant|system|decision|summary")] = "note",
-        tags: Annotated[list[str] | None, _arg("array", "max 10")] = None,
-        pinned: Annotated[bool, _arg("boolean")] = False,
-    ) -> CallToolResult:
-        with calls.call("context_append", session_id=session_id) as box:
-            box.result = _appended(await sessions.append(session_id, text, role=role, tags=tags, pinned=pinned))
-        return box.result
+    data: dict[str, JSON] = {
+        "folded": list(result.folded),
+        "summary_id": result.summary.id if result.summary is not None else None,
+        "tokens_before": result.tokens_before,
+        "tokens_after": result.tokens_after,
+        "method": result.method,
+        "dry_run": result.dry_run,
+    }
+    return text_result(render.render_compacted(result), data)
 
-    @server.tool(
-        name="context_recall",
-        title="Recall",
-        description=(
-            "Before acting on earlier work: pins, then best matches for query (none: latest), within budget_tokens."
-        ),
-        annotations=_READ,
+
+async def context_status(ctx: Context, args: Args, call: Call) -> ToolResult:
+    status = await ctx.sessions.status(args.text("session_id"))
+    return text_result(render.render_status(status), _status_json(status))
+
+
+async def context_update(ctx: Context, args: Args, call: Call) -> ToolResult:
+    result = await ctx.sessions.update(
+        args.text("session_id"),
+        args.text("entry_id"),
+        pinned=args.opt_flag("pinned"),
+        delete=args.opt_flag("delete"),
+        restore=args.opt_flag("restore"),
     )
-    async def context_recall(
-        session_id: _SID,
-        query: Annotated[str | None, _arg("string")] = None,
-        budget_tokens: Annotated[int | None, _arg("integer", "50-100000")] = None,
-        limit: Annotated[int | None, _arg("integer", "1-200")] = None,
-        tags: Annotated[list[str] | None, _arg("array", "any of")] = None,
-    ) -> CallToolResult:
-        with calls.call("context_recall", session_id=session_id) as box:
-            box.result = _recalled(
-                await sessions.recall(session_id, query, budget_tokens=budget_tokens, limit=limit, tags=tags)
-            )
-        return box.result
-
-    @server.tool(
-        name="context_compact",
-        title="Compact",
-        description=(
-            "When context_status advises: fold old unpinned entries into a summary (undo: restore it)."
-        ),
-        annotations=_write(idempotent=False),
-    )
-    async def context_compact(
-        session_id: _SID,
-        keep_recent: Annotated[int, _arg("integer", "0-500")] = 10,
-        target_tokens: Annotated[int, _arg("integer", "50-20000")] = 400,
-        dry_run: Annotated[bool, _arg("boolean")] = False,
-    ) -> CallToolResult:
-        with calls.call("context_compact", session_id=session_id) as box:
-            stop_at = trio.current_time() + ctx.config.llm_deadline_s
-            result = await sessions.compact(
-                session_id, keep_recent=keep_recent, target_tokens=target_tokens, dry_run=dry_run, stop_at=stop_at
-            )
-            box.result = _compacted(result)
-        return box.result
-
-    @server.tool(
-        name="context_status",
-        title="Session status",
-        description="Tokens used vs budget, pins, and whether to compact.",
-        annotations=_READ,
-    )
-    async def context_status(session_id: _SID) -> CallToolResult:
-        with calls.call("context_status", session_id=session_id) as box:
-            status = await sessions.status(session_id)
-            box.result = text_result(_status_text(status), _status_json(status))
-        return box.result
-
-    @server.tool(
-        name="context_update",
-        title="Update entry",
-        description="Set one: pinned, delete, or restore (deleted/superseded entry; on a summary: undo it).",
-        annotations=_write(idempotent=True),
-    )
-    async def context_update(
-        session_id: _SID,
-        entry_id: Annotated[str, _arg("string")],
-        pinned: Annotated[bool | None, _arg("boolean")] = None,
-        delete: Annotated[bool | None, _arg("boolean")] = None,
-        restore: Annotated[bool | None, _arg("boolean")] = None,
-    ) -> CallToolResult:
-        with calls.call("context_update", session_id=session_id) as box:
-            result = await sessions.update(session_id, entry_id, pinned=pinned, delete=delete, restore=restore)
-            box.result = _updated(result)
-        return box.result
-
-    @server.tool(
-        name="context_list_sessions",
-        title="List sessions",
-        description="Sessions, latest first.",
-        annotations=_READ,
-    )
-    async def context_list_sessions() -> CallToolResult:
-        with calls.call("context_list_sessions") as box:
-            box.result = _listed(await sessions.list_sessions())
-        return box.result
+    data: dict[str, JSON] = {**_entry_json(result.entry), "changed": result.changed, "restored": list(result.restored)}
+    return text_result(render.render_updated(result), data)
 
 
-
-# -- formatting -------------------------------------------------------------------------
-
-
-def _when(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%MZ", time.gmtime(ts))
-
-
-def _usage(status: SessionStatus) -> str:
-    return f"{status.live_tokens}/{status.budget_tokens} tokens ({status.percent}%)"
-
-
-def _advice(status: SessionStatus) -> str:
-    """What to do next, as one sentence per concern (empty when all is well)."""
-    lines: list[str] = []
-    if status.advice == "compact now":
-        lines.append("Over budget: call context_compact now.")
-    elif status.advice == "compact soon":
-        lines.append("Above 80% of the budget: call context_compact soon.")
-    lines.extend(f"Warning: {warning}." for warning in status.warnings)
-    return "\n".join(lines)
-
-
-def _with_advice(text: str, status: SessionStatus) -> str:
-    advice = _advice(status)
-    return f"{text}\n{advice}" if advice else text
+async def context_list_sessions(ctx: Context, args: Args, call: Call) -> ToolResult:
+    infos = await ctx.sessions.list_sessions()
+    sessions: list[JSON] = [
+        {
+            "id": info.session_id,
+            "title": info.title,
+            "live_entries": info.live_entries,
+            "last_activity": info.last_activity,
+        }
+        for info in infos
+    ]
+    return text_result(render.render_list(infos), {"sessions": sessions})
 
 
 def _status_json(status: SessionStatus) -> dict[str, JSON]:
@@ -220,16 +146,6 @@ def _status_json(status: SessionStatus) -> dict[str, JSON]:
     }
 
 
-def _status_text(status: SessionStatus) -> str:
-    lines = [
-        f"{status.session_id} \"{status.title}\": {_usage(status)}, advice: {status.advice}",
-        f"{status.live_entries} live ({status.pinned} pinned, {status.pinned_tokens} tokens; "
-        f"{status.summaries} summaries), {status.superseded} superseded, {status.deleted} deleted",
-        f"budget: {status.budget_source}; token counts: {status.token_source}",
-    ]
-    return _with_advice("\n".join(lines), status)
-
-
 def _entry_json(entry: Entry) -> dict[str, JSON]:
     data: dict[str, JSON] = {"id": entry.id, "role": entry.role, "pinned": entry.pinned, "status": entry.status}
     if entry.tags:
@@ -237,114 +153,94 @@ def _entry_json(entry: Entry) -> dict[str, JSON]:
     return data
 
 
-def _opened(result: OpenResult) -> CallToolResult:
-    status = result.status
-    if result.created:
-        text = (
-            f"Opened new session {status.session_id} (\"{status.title}\"). "
-            "Use this session_id in every context_* call."
-        )
-    else:
-        text = (
-            f"Resumed {status.session_id} \"{status.title}\": {status.live_entries} live entries "
-            f"({status.pinned} pinned), {_usage(status)}. context_recall before acting on earlier work."
-        )
-    return text_result(_with_advice(text, status), {**_status_json(status), "created": result.created})
+SESSION_TABLE: tuple[Tool, ...] = (
+    Tool(
+        name="context_open",
+        title="Open session",
+        description="Start or resume a task's session.",
+        params=(Param("session_id", "string", description="omit: new"), Param("title", "string")),
+        handler=context_open,
+        hints=_write(idempotent=True),
+        audit=_AUDIT,
+    ),
+    Tool(
+        name="context_append",
+        title="Append",
+        description="Store each fact, decision or dead end as you go. Pin goals, constraints, preferences (few).",
+        params=(
+            _SID,
+            Param("text", "string", required=True),
+            Param("role", "string", default="note", description="|".join(ROLES)),
+            Param("tags", "array", description=f"max {MAX_TAGS}"),
+            Param("pinned", "boolean", default=False),
+        ),
+        handler=context_append,
+        hints=_write(idempotent=True),
+        audit=_AUDIT,
+    ),
+    Tool(
+        name="context_recall",
+        title="Recall",
+        description="Before acting on earlier work: pins, then best matches for query (none: latest), "
+        "within budget_tokens.",
+        params=(
+            _SID,
+            Param("query", "string"),
+            Param("budget_tokens", "integer", bounds=BUDGET),
+            Param("limit", "integer", bounds=RECALL_LIMIT),
+            Param("tags", "array", description="any of"),
+        ),
+        handler=context_recall,
+        hints=_READ,
+        audit=_AUDIT,
+    ),
+    Tool(
+        name="context_compact",
+        title="Compact",
+        description="When context_status advises: fold old unpinned entries into a summary (undo: restore it).",
+        params=(
+            _SID,
+            Param("keep_recent", "integer", default=10, bounds=KEEP_RECENT),
+            Param("target_tokens", "integer", default=400, bounds=COMPACT_TARGET),
+            Param("dry_run", "boolean", default=False),
+        ),
+        handler=context_compact,
+        hints=_write(idempotent=False),
+        audit=_AUDIT,
+    ),
+    Tool(
+        name="context_status",
+        title="Session status",
+        description="Tokens used vs budget, pins, and whether to compact.",
+        params=(_SID,),
+        handler=context_status,
+        hints=_READ,
+        audit=_AUDIT,
+    ),
+    Tool(
+        name="context_update",
+        title="Update entry",
+        description="Set one: pinned, delete, or restore (deleted/superseded entry; on a summary: undo it).",
+        params=(
+            _SID,
+            Param("entry_id", "string", required=True),
+            Param("pinned", "boolean"),
+            Param("delete", "boolean"),
+            Param("restore", "boolean"),
+        ),
+        handler=context_update,
+        hints=_write(idempotent=True),
+        audit=_AUDIT,
+    ),
+    Tool(
+        name="context_list_sessions",
+        title="List sessions",
+        description="Sessions, latest first.",
+        params=(),
+        handler=context_list_sessions,
+        hints=_READ,
+    ),
+)
 
-
-def _appended(result: Appended) -> CallToolResult:
-    entry, status = result.entry, result.status
-    if result.duplicate:
-        text = f"Already stored as {entry.id} (same text); nothing added" + (", pinned." if entry.pinned else ".")
-    else:
-        text = f"Stored {entry.id} ({status.live_entries} live, {_usage(status)})."
-    data: dict[str, JSON] = {
-        "id": entry.id,
-        "duplicate": result.duplicate,
-        "live_tokens": status.live_tokens,
-        "budget_tokens": status.budget_tokens,
-        "advice": status.advice,
-    }
-    return text_result(_with_advice(text, status), data)
-
-
-def _recalled(result: RecallResult) -> CallToolResult:
-    text = result.text or f"Session {result.session_id} has no live entries."
-    data: dict[str, JSON] = {
-        "ids": [entry.id for entry in result.entries],
-        "pinned_shown": result.pinned_shown,
-        "matched": result.matched,
-        "not_fit": result.not_fit,
-        "pins_not_fit": list(result.pins_not_fit),
-        "used_tokens": result.used_tokens,
-        "budget_tokens": result.budget_tokens,
-        "mode": result.mode,
-    }
-    return text_result(text, data)
-
-
-def _span(ids: tuple[str, ...]) -> str:
-    return ids[0] if len(ids) == 1 else f"{ids[0]}..{ids[-1]}"
-
-
-def _compacted(result: CompactResult) -> CallToolResult:
-    data: dict[str, JSON] = {
-        "folded": list(result.folded),
-        "summary_id": result.summary.id if result.summary is not None else None,
-        "tokens_before": result.tokens_before,
-        "tokens_after": result.tokens_after,
-        "method": result.method,
-        "dry_run": result.dry_run,
-    }
-    if not result.folded:
-        text = f"Nothing folded: {result.note}."
-    elif result.dry_run:
-        text = (
-            f"Would fold {len(result.folded)} entries ({_span(result.folded)}, {result.tokens_before} tokens) "
-            "into one summary. Call again without dry_run to do it."
-        )
-    else:
-        assert result.summary is not None
-        summary_id = result.summary.id
-        text = (
-            f"Folded {len(result.folded)} entries ({_span(result.folded)}) into {summary_id}: "
-            f"{result.tokens_before} -> {result.tokens_after} tokens, {result.method}. "
-            f"Now {_usage(result.status)}. Undo: context_update entry_id={summary_id} restore=true."
-        )
-        if result.note:
-            text += f"\nNote: {result.note}."
-    return text_result(_with_advice(text, result.status), data)
-
-
-def _updated(result: UpdateResult) -> CallToolResult:
-    entry = result.entry
-    if not result.changed:
-        text = f"{entry.id} unchanged ({entry.status}{', pinned' if entry.pinned else ''})."
-    elif result.restored and entry.folds:
-        text = f"Undid compaction {entry.id}: {len(result.restored)} entries ({_span(result.restored)}) are live again."
-    elif entry.status == "deleted":
-        text = f"{entry.id} deleted; restore=true brings it back."
-    elif result.restored:
-        text = f"{entry.id} restored."
-    else:
-        text = f"{entry.id} {'pinned' if entry.pinned else 'unpinned'}."
-    data: dict[str, JSON] = {**_entry_json(entry), "changed": result.changed, "restored": list(result.restored)}
-    return text_result(_with_advice(f"{text} Now {_usage(result.status)}.", result.status), data)
-
-
-def _listed(infos: list[SessionInfo]) -> CallToolResult:
-    if not infos:
-        return text_result("No sessions yet: context_open starts one.", {"sessions": []})
-    lines = [
-        f"{info.session_id} \"{info.title}\": {info.live_entries} live, {_when(info.last_activity)}" for info in infos
-    ]
-    sessions: list[JSON] = [
-        {
-            "id": info.session_id,
-            "title": info.title,
-            "live_entries": info.live_entries,
-            "last_activity": info.last_activity,
-        }
-        for info in infos
-    ]
-    return text_result("\n".join(lines), {"sessions": sessions})
+#: The names of the session tools, in table order.
+SESSION_TOOLS: tuple[str, ...] = tuple(tool.name for tool in SESSION_TABLE)

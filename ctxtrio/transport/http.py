@@ -32,10 +32,12 @@ from typing import TYPE_CHECKING, Any, cast
 import trio
 
 from .._config import Config, is_loopback_host
+from .._sdk import http_app
 from .._version import __version__
 
 if TYPE_CHECKING:
     from hypercorn.typing import Framework
+    from mcp.server.lowlevel import Server
 
 __all__ = ["ByteBudget", "Gate", "body_limit_bytes", "serve_http"]
 
@@ -192,33 +194,22 @@ async def _respond(send: Send, status: int, body: dict[str, str]) -> None:
 
 
 async def serve_http(
-    server: object,
+    server: Server[Any],
     config: Config,
     shutdown: trio.Event,
     *,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``server`` (an ``MCPServer``) over HTTP until ``shutdown`` is set.
+    """Serve ``server`` over HTTP until ``shutdown`` is set.
 
     Reports the bound URLs (``http://127.0.0.1:PORT``) through ``task_status`` once the
     socket listens, so ``--port 0`` callers learn the port.
     """
     from hypercorn.config import Config as HypercornConfig
     from hypercorn.trio import serve
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.transport_security import TransportSecuritySettings
 
-    assert isinstance(server, MCPServer)
     limit = body_limit_bytes(config)
-    # Our Gate checks Host/Origin for every path; the SDK's own check would reject the
-    # remote host names an --allow-remote bind legitimately serves.
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp",
-        transport_security=security,
-        host=config.http_host,
-        max_request_body_size=limit,
-    )
+    app = http_app(server, host=config.http_host, max_body_bytes=limit)
     hypercorn_config = HypercornConfig()
     host = f"[{config.http_host}]" if ":" in config.http_host else config.http_host
     hypercorn_config.bind = [f"{host}:{config.http_port}"]

@@ -9,15 +9,13 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["Peek", "peek", "response_id"]
+__all__ = ["Peek", "peek"]
 
 # Large messages (a document being ingested) are not parsed twice: the id and method of
 # an SDK-written message sit near its start, so a regex over the head finds them.
 _FULL_PARSE_LIMIT = 1 << 16
 _HEAD = 512
 _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
-# How the SDK serializes every response it writes (pydantic keeps field order).
-_SDK_RESPONSE = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(?:result|error)"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +46,3 @@ def peek(line: str) -> Peek:
         return Peek("request" if token is not None else "notification", token)
     return Peek("response" if token is not None else "other", token)
 
-
-def response_id(line: str) -> str | None:
-    """The id of a response as the SDK writes it, read from its first bytes; else None.
-
-    Outgoing results can be large (a recall or a search packs kilobytes), and only the
-    id is needed to track what is in flight.
-    """
-    match = _SDK_RESPONSE.match(line)
-    return json.dumps(json.loads(match.group(1))) if match else None

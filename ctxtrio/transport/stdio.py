@@ -25,15 +25,18 @@ import os
 import stat
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import cast
+from typing import TYPE_CHECKING, Any
 
-import anyio
 import trio
 import trio.lowlevel
 
+from .._sdk import response_id, serve_lines
 from .inflight import InFlight
-from .messages import peek, response_id
+from .messages import peek
 from .warm_start import AnswerRecorder
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
 
 __all__ = ["CancellableLines", "ProtocolWriter", "Traffic", "claim_stdout", "serve_stdio"]
 
@@ -219,25 +222,15 @@ def claim_stdout() -> Iterator[int]:
         os.close(saved)
 
 
-async def serve_stdio(server: object, lines: CancellableLines, out_fd: int, traffic: Traffic | None = None) -> None:
+async def serve_stdio(server: Server[Any], lines: CancellableLines, out_fd: int, traffic: Traffic | None = None) -> None:
     """Serve one MCP connection: requests from ``lines``, responses to ``out_fd``.
 
     Returns when stdin reaches EOF or ``lines`` is closed and in-flight calls finished.
-    ``server`` is an ``mcp.server.mcpserver.MCPServer``; the SDK is imported here so a
-    library user who never serves does not pay for it. ``out_fd`` is closed on return.
+    ``out_fd`` is closed on return.
     """
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.stdio import stdio_server
-
-    assert isinstance(server, MCPServer)
-    lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's run() path lives here
     writer = ProtocolWriter(out_fd, traffic)
-    # The SDK types these as anyio.AsyncFile[str] but only iterates / writes / flushes.
-    stdin = cast("anyio.AsyncFile[str]", lines)
-    stdout = cast("anyio.AsyncFile[str]", writer)
     try:
-        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await serve_lines(server, lines, writer)
     finally:
         with trio.CancelScope(shield=True):
             await writer.aclose()

@@ -19,7 +19,7 @@ from ctxtrio._config import Config
 from ctxtrio.text.chunking import chunk_document
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.documents import DOC_TOOLS
-from ctxtrio.tools.server import build_server
+from ctxtrio._app import build_server
 
 FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
 

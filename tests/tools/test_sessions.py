@@ -17,7 +17,7 @@ from ctxtrio._config import Config
 from ctxtrio._context import Context
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
-from ctxtrio.tools.server import build_server
+from ctxtrio._app import build_server
 from ctxtrio.tools.sessions import SESSION_TOOLS
 from tests.memory.doubles import RecordingSummarizer
 

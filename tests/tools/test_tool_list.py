@@ -9,7 +9,7 @@ from mcp import Client
 
 import ctxtrio
 from ctxtrio.tools.documents import DOC_TOOLS
-from ctxtrio.tools.server import build_server
+from ctxtrio._app import build_server
 from ctxtrio.tools.sessions import SESSION_TOOLS
 
 #: The original's tools/list was 10,430 characters; ours must stay under this.

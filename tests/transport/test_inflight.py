@@ -50,7 +50,7 @@ async def test_wait_idle_returns_when_last_request_answered(autojump_clock: trio
 
 def test_response_id_reads_the_sdk_prefix_only() -> None:
     """A response as the SDK writes it gives its id without parsing the result."""
-    from ctxtrio.transport.messages import response_id
+    from ctxtrio._sdk import response_id
 
     assert response_id('{"jsonrpc":"2.0","id":12,"result":' + '{"x":"' + "y" * 100000 + '"}}') == "12"
     assert response_id('{"jsonrpc":"2.0","id":"a\\"b","error":{}}') == '"a\\"b"'

@@ -1,0 +1,147 @@
+"""The boundary with the MCP SDK: the only module that builds its server, drives its
+transports, or knows how it writes the wire format.
+
+Everything else speaks in plain values: the tool layer hands over each tool's listing
+(the protocol's ``Tool`` object as JSON) and a ``call(name, arguments, progress)``
+function returning a result with ``text``, ``structured`` and ``is_error``; the
+transports hand over a line source and a line writer. The touch points, each pinned by
+a contract test in ``tests/test_sdk.py`` (the SDK is pinned in pyproject.toml to the
+minor versions those tests pass on):
+
+* :func:`make_server` builds the SDK's low-level ``Server`` with ``tools/list`` and
+  ``tools/call`` handlers (public constructor arguments). Arguments reach ``call``
+  exactly as the client sent them: the high-level ``MCPServer`` would parse string
+  arguments that look like JSON into objects (its ``pre_parse_json``), so a JSON
+  document could not be ingested inline, nor the text ``"null"``.
+* :func:`serve_lines` runs one connection over ``stdio_server(stdin=, stdout=)``, which
+  only iterates the line source and calls ``write``/``flush`` on the writer.
+* :func:`http_app` is the SDK's Streamable HTTP ASGI app.
+* :func:`response_id` reads the id of a response from the head of the line the SDK
+  wrote, relying on how it serializes responses (``jsonrpc`` first, then ``id``).
+
+The SDK is imported inside the functions (types under ``TYPE_CHECKING``): importing it
+costs about a second, and the warm start and library users who never serve must not
+pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+if TYPE_CHECKING:
+    import anyio
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+    from mcp.types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
+    from starlette.applications import Starlette
+
+__all__ = ["LineWriter", "Outcome", "ToolCall", "http_app", "make_server", "response_id", "serve_lines"]
+
+log = logging.getLogger("ctxtrio.transport")
+
+#: How the SDK serializes every response it writes (pydantic keeps field order).
+_SDK_RESPONSE = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(?:result|error)"')
+
+
+class Outcome(Protocol):
+    """A tool call's result as the boundary reads it."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def structured(self) -> Mapping[str, Any] | None: ...
+    @property
+    def is_error(self) -> bool: ...
+
+
+#: ``progress(done, total)`` for the current request (a no-op without a progress token).
+Progress = Callable[[float, float], Awaitable[None]]
+ToolCall = Callable[[str, Mapping[str, Any] | None, Progress], Awaitable[Outcome]]
+
+
+class LineWriter(Protocol):
+    """Where protocol lines go: the SDK awaits ``write(line)`` then ``flush()``."""
+
+    async def write(self, text: str) -> None: ...
+    async def flush(self) -> None: ...
+
+
+def make_server(
+    *, name: str, version: str, instructions: str, tools: Sequence[Mapping[str, Any]], call: ToolCall
+) -> Server[Any]:
+    """The SDK's server answering ``tools/list`` with ``tools`` and ``tools/call`` with ``call``.
+
+    Each of ``tools`` is a ``Tool`` object of the protocol as JSON (``name``, ``title``,
+    ``description``, ``inputSchema``, ``annotations``, optionally ``outputSchema``); it is
+    validated here, once, against the SDK's model.
+    """
+    from mcp import types
+    from mcp.server.lowlevel import Server
+
+    listed = types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tools])
+    schemas = {tool.name: tool.input_schema for tool in listed.tools}
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        return listed
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        async def progress(done: float, total: float) -> None:
+            await ctx.session.report_progress(done, total)
+
+        outcome = await call(params.name, params.arguments, progress)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=outcome.text)],
+            structured_content=dict(outcome.structured) if outcome.structured is not None else None,
+            is_error=outcome.is_error,
+        )
+
+    return Server(
+        name,
+        version=version,
+        instructions=instructions,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=schemas.get,
+    )
+
+
+async def serve_lines(server: Server[Any], lines: AsyncIterable[str], writer: LineWriter) -> None:
+    """Serve one MCP connection: requests from ``lines``, responses through ``writer``.
+
+    Returns when ``lines`` ends (after the SDK finished what it was serving).
+    """
+    from mcp.server.stdio import stdio_server
+
+    # Typed as anyio.AsyncFile[str], but the SDK only iterates stdin and writes/flushes stdout.
+    stdin = cast("anyio.AsyncFile[str]", lines)
+    stdout = cast("anyio.AsyncFile[str]", writer)
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def http_app(server: Server[Any], *, host: str, max_body_bytes: int) -> Starlette:
+    """The SDK's Streamable HTTP app for ``server`` at ``/mcp``.
+
+    Its own DNS-rebinding check is off: the transport's gate checks Host and Origin for
+    every path, and the SDK's would reject the names an ``--allow-remote`` bind serves.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return server.streamable_http_app(
+        streamable_http_path="/mcp", transport_security=security, host=host, max_request_body_size=max_body_bytes
+    )
+
+
+def response_id(line: str) -> str | None:
+    """The id (as JSON text) of a response as the SDK writes it, read from its first bytes; else None.
+
+    Outgoing results can be large (a recall or a search packs kilobytes), and only the
+    id is needed to track what is in flight.
+    """
+    match = _SDK_RESPONSE.match(line)
+    return json.dumps(json.loads(match.group(1))) if match else None

@@ -1,0 +1,132 @@
+"""Compact text for the model, one function per session result type. Pure.
+
+The mirror of :mod:`ctxtrio.docs.render`: every line counts against an 8k window, and
+a result ends with what to do next (compact, recall, undo) when that is not obvious.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from .model import Appended, CompactResult, OpenResult, RecallResult, SessionInfo, SessionStatus, UpdateResult
+
+__all__ = [
+    "render_appended",
+    "render_compacted",
+    "render_list",
+    "render_opened",
+    "render_recalled",
+    "render_status",
+    "render_updated",
+]
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%MZ", time.gmtime(ts))
+
+
+def _usage(status: SessionStatus) -> str:
+    return f"{status.live_tokens}/{status.budget_tokens} tokens ({status.percent}%)"
+
+
+def _advice(status: SessionStatus) -> str:
+    """What to do next, as one sentence per concern (empty when all is well)."""
+    lines: list[str] = []
+    if status.advice == "compact now":
+        lines.append("Over budget: call context_compact now.")
+    elif status.advice == "compact soon":
+        lines.append("Above 80% of the budget: call context_compact soon.")
+    lines.extend(f"Warning: {warning}." for warning in status.warnings)
+    return "\n".join(lines)
+
+
+def _with_advice(text: str, status: SessionStatus) -> str:
+    advice = _advice(status)
+    return f"{text}\n{advice}" if advice else text
+
+
+def _span(ids: tuple[str, ...]) -> str:
+    return ids[0] if len(ids) == 1 else f"{ids[0]}..{ids[-1]}"
+
+
+def render_status(status: SessionStatus) -> str:
+    lines = [
+        f"{status.session_id} \"{status.title}\": {_usage(status)}, advice: {status.advice}",
+        f"{status.live_entries} live ({status.pinned} pinned, {status.pinned_tokens} tokens; "
+        f"{status.summaries} summaries), {status.superseded} superseded, {status.deleted} deleted",
+        f"budget: {status.budget_source}; token counts: {status.token_source}",
+    ]
+    return _with_advice("\n".join(lines), status)
+
+
+def render_opened(result: OpenResult) -> str:
+    status = result.status
+    if result.created:
+        text = (
+            f"Opened new session {status.session_id} (\"{status.title}\"). "
+            "Use this session_id in every context_* call."
+        )
+    else:
+        text = (
+            f"Resumed {status.session_id} \"{status.title}\": {status.live_entries} live entries "
+            f"({status.pinned} pinned), {_usage(status)}. context_recall before acting on earlier work."
+        )
+    return _with_advice(text, status)
+
+
+def render_appended(result: Appended) -> str:
+    entry, status = result.entry, result.status
+    if result.duplicate:
+        text = f"Already stored as {entry.id} (same text); nothing added" + (", pinned." if entry.pinned else ".")
+    else:
+        text = f"Stored {entry.id} ({status.live_entries} live, {_usage(status)})."
+    return _with_advice(text, status)
+
+
+def render_recalled(result: RecallResult) -> str:
+    return result.text or f"Session {result.session_id} has no live entries."
+
+
+def render_compacted(result: CompactResult) -> str:
+    if not result.folded:
+        text = f"Nothing folded: {result.note}."
+    elif result.dry_run:
+        text = (
+            f"Would fold {len(result.folded)} entries ({_span(result.folded)}, {result.tokens_before} tokens) "
+            "into one summary. Call again without dry_run to do it."
+        )
+    else:
+        assert result.summary is not None
+        summary_id = result.summary.id
+        text = (
+            f"Folded {len(result.folded)} entries ({_span(result.folded)}) into {summary_id}: "
+            f"{result.tokens_before} -> {result.tokens_after} tokens, {result.method}. "
+            f"Now {_usage(result.status)}. Undo: context_update entry_id={summary_id} restore=true."
+        )
+        if result.note:
+            text += f"\nNote: {result.note}."
+    return _with_advice(text, result.status)
+
+
+def render_updated(result: UpdateResult) -> str:
+    entry = result.entry
+    if not result.changed:
+        text = f"{entry.id} unchanged ({entry.status}{', pinned' if entry.pinned else ''})."
+    elif result.restored and entry.folds:
+        text = f"Undid compaction {entry.id}: {len(result.restored)} entries ({_span(result.restored)}) are live again."
+    elif entry.status == "deleted":
+        text = f"{entry.id} deleted; restore=true brings it back."
+    elif result.restored:
+        text = f"{entry.id} restored."
+    else:
+        text = f"{entry.id} {'pinned' if entry.pinned else 'unpinned'}."
+    return _with_advice(f"{text} Now {_usage(result.status)}.", result.status)
+
+
+def render_list(infos: Sequence[SessionInfo]) -> str:
+    if not infos:
+        return "No sessions yet: context_open starts one."
+    return "\n".join(
+        f"{info.session_id} \"{info.title}\": {info.live_entries} live, {_when(info.last_activity)}" for info in infos
+    )

@@ -1,0 +1,97 @@
+"""Every tool call runs through :meth:`ToolRunner.run`: argument checks, timing, audit line, error result.
+
+This is the one place where a broad ``except`` is allowed: a tool call's failure becomes
+an error result the model can read, instead of tearing down the server. ``CtxError``
+messages are shown as they are (they are written for the model); anything else is
+logged with its traceback and reported as an internal error. ``trio.Cancelled`` is
+never caught: it is a ``BaseException`` and passes through, audited as "cancelled".
+
+The audit line is one JSON object per call on stderr: timestamp, tool, outcome,
+duration_ms, and the session/doc ids involved (the tool's ``audit`` arguments, plus any
+id the handler learned, like the doc_id an ingest chose); never the text itself.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
+
+import trio
+
+from .._errors import CtxError
+from .results import ToolResult, error_result
+from .spec import Call, Progress, Tool, parse_arguments
+
+if TYPE_CHECKING:
+    from .._context import Context
+
+__all__ = ["ToolRunner"]
+
+log = logging.getLogger("ctxtrio.tools")
+
+
+class ToolRunner:
+    """Runs the table's handlers against one :class:`Context`; audits and contains their failures."""
+
+    def __init__(
+        self, ctx: Context, tools: Sequence[Tool], *, audit: bool | None = None, stream: TextIO | None = None
+    ) -> None:
+        self._ctx = ctx
+        self._tools = {tool.name: tool for tool in tools}
+        self._audit = ctx.config.audit if audit is None else audit
+        self._stream = stream
+
+    async def call(self, name: str, arguments: Mapping[str, object] | None, progress: Progress | None = None) -> ToolResult:
+        """Run the tool called ``name`` (an error result when there is none)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return error_result(f"there is no tool {name!r}: tools/list names them, context_guide explains them")
+        return await self.run(tool, arguments, progress)
+
+    async def run(self, tool: Tool, arguments: Mapping[str, object] | None, progress: Progress | None = None) -> ToolResult:
+        """Check ``arguments``, run ``tool``'s handler, and return its result or an error result."""
+        raw = arguments or {}
+        call = Call(progress=progress)
+        for name in tool.audit:
+            if isinstance(value := raw.get(name), str) and value:
+                call.ids[name] = value
+        started = trio.current_time()
+        outcome = "ok"
+        error: str | None = None
+        try:
+            return await tool.handler(self._ctx, parse_arguments(tool.params, raw), call)
+        except CtxError as exc:
+            outcome, error = "error", type(exc).__name__
+            return error_result(str(exc))
+        except trio.Cancelled:
+            outcome = "cancelled"
+            raise
+        except Exception as exc:  # noqa: BLE001 - the tool-call boundary: report, never crash the server
+            outcome, error = "error", type(exc).__name__
+            log.exception("tool %s failed unexpectedly", tool.name)
+            return error_result(f"internal error ({type(exc).__name__}); the server log has details")
+        finally:
+            if self._audit:
+                self._write(tool.name, outcome, error, trio.current_time() - started, call.ids)
+
+    def _write(self, tool: str, outcome: str, error: str | None, duration_s: float, ids: dict[str, str]) -> None:
+        line: dict[str, object] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z",
+            "event": "tool_call",
+            "tool": tool,
+            "outcome": outcome,
+            "duration_ms": round(duration_s * 1000, 2),
+        }
+        if error is not None:
+            line["error"] = error
+        line.update(ids)
+        stream = self._stream if self._stream is not None else sys.stderr
+        try:
+            stream.write(json.dumps(line, ensure_ascii=False) + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # stderr closed by the host: auditing must not fail the call
+            pass

@@ -1,0 +1,202 @@
+"""What a tool is: a row of the table (:class:`Tool`), its arguments, and how they are checked.
+
+A tool is a module-level handler plus data: name, title, description, parameters,
+hints, the argument names that go into the audit line, and the type of its structured
+result. The SDK never sees the handler's signature: the input schema is generated here
+from :class:`Param` (bounds come from :mod:`ctxtrio._limits`, the same constants the
+services check), and :func:`parse_arguments` checks the JSON arguments against the same
+parameters before the handler runs.
+
+Arguments are taken as the client sent them. A string parameter gets the string, even
+when it looks like JSON (``"null"``, ``"[1]"``, a JSON document to ingest); only a
+list parameter also accepts a JSON-encoded list, and integer and boolean parameters
+accept their usual spellings as strings (``"10"``, ``"true"``), which small models send.
+Unknown argument names are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from .._errors import InputError
+from .._limits import Bounds
+from ..store.records import JSON
+from .results import ToolResult
+
+if TYPE_CHECKING:
+    from .._context import Context
+
+__all__ = ["Args", "Call", "Handler", "Hints", "Kind", "Param", "Progress", "Tool", "input_schema", "parse_arguments"]
+
+Kind = Literal["string", "integer", "boolean", "array"]
+#: ``progress(done, total)``; a no-op when the client asked for no progress.
+Progress = Callable[[float, float], Awaitable[None]]
+
+_INTEGER = re.compile(r"-?\d{1,18}")
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One argument: its wire name, JSON type, default, and what the schema says about it."""
+
+    name: str
+    kind: Kind
+    required: bool = False
+    default: JSON = None
+    description: str = ""
+    bounds: Bounds | None = None
+
+    def schema(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {"type": self.kind}
+        if self.kind == "array":
+            out["items"] = {"type": "string"}
+        if self.description:
+            out["description"] = self.description
+        if self.default is not None and self.default is not False:  # an omitted flag is off: no need to say so
+            out["default"] = self.default
+        if self.bounds is not None:
+            out["minimum"] = self.bounds.low
+            if self.bounds.high is not None:
+                out["maximum"] = self.bounds.high
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Hints:
+    """The MCP tool annotations (``openWorldHint`` is always false: nothing leaves the machine)."""
+
+    read_only: bool
+    destructive: bool | None = None
+    idempotent: bool | None = None
+
+
+@dataclass(slots=True)
+class Call:
+    """What a handler may use besides its arguments: progress, and ids for the audit line."""
+
+    progress: Progress | None = None
+    ids: dict[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[["Context", "Args", Call], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One row of the tool table.
+
+    ``output`` is the type of the structured content (a ``TypedDict``), from which an
+    ``outputSchema`` can be generated; None while a tool has no declared output type.
+    """
+
+    name: str
+    title: str
+    description: str
+    params: tuple[Param, ...]
+    handler: Handler
+    hints: Hints
+    #: Argument names whose values are written to the audit line (ids only, never text).
+    audit: tuple[str, ...] = ()
+    output: type | None = None
+
+
+def input_schema(tool: Tool) -> dict[str, JSON]:
+    """The JSON schema advertised for ``tool``'s arguments."""
+    schema: dict[str, JSON] = {"type": "object", "properties": {p.name: p.schema() for p in tool.params}}
+    required: list[JSON] = [p.name for p in tool.params if p.required]
+    if required:
+        schema["required"] = required
+    return schema
+
+
+class Args:
+    """Checked arguments, read with typed getters (every value was checked by its kind)."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, JSON]) -> None:
+        self._values = dict(values)
+
+    def text(self, name: str) -> str:
+        value = self._values[name]
+        assert isinstance(value, str)
+        return value
+
+    def opt_text(self, name: str) -> str | None:
+        value = self._values.get(name)
+        assert value is None or isinstance(value, str)
+        return value
+
+    def integer(self, name: str) -> int:
+        value = self._values[name]
+        assert isinstance(value, int)
+        return value
+
+    def opt_integer(self, name: str) -> int | None:
+        value = self._values.get(name)
+        assert value is None or isinstance(value, int)
+        return value
+
+    def flag(self, name: str) -> bool:
+        value = self._values[name]
+        assert isinstance(value, bool)
+        return value
+
+    def opt_flag(self, name: str) -> bool | None:
+        value = self._values.get(name)
+        assert value is None or isinstance(value, bool)
+        return value
+
+    def strings(self, name: str) -> list[str] | None:
+        value = self._values.get(name)
+        assert value is None or isinstance(value, list)
+        return None if value is None else [str(item) for item in value]
+
+
+def parse_arguments(params: tuple[Param, ...], raw: Mapping[str, object] | None) -> Args:
+    """Check ``raw`` against ``params``: InputError naming the argument and the fix."""
+    raw = raw or {}
+    values: dict[str, JSON] = {}
+    for param in params:
+        value = raw.get(param.name)
+        if value is None:
+            if param.required:
+                raise InputError(f"{param.name} is required")
+            values[param.name] = param.default
+        else:
+            values[param.name] = _coerce(param, value)
+    return Args(values)
+
+
+def _coerce(param: Param, value: object) -> JSON:
+    if param.kind == "string" and isinstance(value, str):
+        return value
+    if param.kind == "integer":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+            return int(value)
+    if param.kind == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+    if param.kind == "array":
+        if isinstance(value, str) and value.lstrip().startswith("["):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return list(value)
+    wanted = {"string": "a string", "integer": "an integer", "boolean": "true or false", "array": "a list of strings"}
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    raise InputError(f"{param.name} must be {wanted[param.kind]}, got {shown}")
