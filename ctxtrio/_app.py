@@ -27,10 +27,12 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import sniffio
 import trio
 
 from ._config import Config
 from ._context import Context
+from ._errors import EventLoopError
 from ._live import Live
 from ._sdk import make_server
 from ._version import __version__
@@ -63,8 +65,9 @@ async def open_context(config: Config) -> AsyncIterator[Context]:
 
     On exit the store writer drains every queued append (each already acknowledged one
     is on disk) before this returns. Raises ConfigError or StoreError when the config
-    or the data dir is unusable.
+    or the data dir is unusable, and EventLoopError when entered from asyncio.
     """
+    _require_trio()
     config = config.validated()
     data = await trio.to_thread.run_sync(prepare_data_dir, config.data_dir)
     live = Live.from_config(config)
@@ -103,6 +106,19 @@ async def open_context(config: Config) -> AsyncIterator[Context]:
             with trio.move_on_after(DRAIN_DEADLINE_S) as drain:
                 drain.shield = True
                 await store.aclose()
+
+
+def _require_trio() -> None:
+    """Raise EventLoopError unless running on trio (directly or as anyio's trio backend)."""
+    try:
+        library = sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        library = "no recognised event loop"
+    if library != "trio":
+        raise EventLoopError(
+            f"ctxtrio runs on trio, but this was called from {library}: start your program with "
+            "trio.run(main), or anyio.run(main, backend=\"trio\")"
+        )
 
 
 @asynccontextmanager

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import platformdirs
 
 from ._errors import ConfigError
 from ._limits import BUDGET
 
-__all__ = ["Config", "Transport", "default_data_dir", "is_loopback_host"]
+__all__ = ["Config", "StrPath", "Transport", "default_data_dir", "is_loopback_host"]
 
 Transport = Literal["stdio", "http"]
+#: What a path setting accepts; :class:`Config` stores it as a :class:`~pathlib.Path`.
+StrPath: TypeAlias = "str | os.PathLike[str]"
 
 
 
@@ -40,7 +44,11 @@ def is_loopback_host(host: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """Every setting of one ctxtrio instance. Construct it, then call :meth:`validated`."""
+    """Every setting of one ctxtrio instance. Construct it, then call :meth:`validated`.
+
+    ``data_dir`` and ``ingest_roots`` accept strings or any ``os.PathLike`` and are
+    stored as :class:`~pathlib.Path` (``Config(data_dir="state").data_dir`` is a Path).
+    """
 
     data_dir: Path = field(default_factory=default_data_dir)
     ingest_roots: tuple[Path, ...] = ()
@@ -68,6 +76,39 @@ class Config:
     shutdown_grace_s: float = 1.0
     lock_timeout_s: float = 10.0
 
+    if TYPE_CHECKING:
+        # What the generated __init__ accepts: path settings as str or PathLike, normalised
+        # by __post_init__. tests/test_config_types.py keeps this in step with the fields.
+        def __init__(
+            self,
+            data_dir: StrPath = ...,
+            ingest_roots: Iterable[StrPath] = (),
+            llm_enabled: bool = True,
+            llm_base_url: str = "http://localhost:1234/v1",
+            llm_model: str = "",
+            llm_api_key: str | None = None,
+            llm_timeout_s: float = 120.0,
+            llm_deadline_s: float = 45.0,
+            llm_concurrency: int = 1,
+            budget_tokens: int | None = None,
+            chunk_tokens: int = 800,
+            chunk_overlap_tokens: int = 80,
+            token_ratio: float = 0.27,
+            max_ingest_chars: int = 20_000_000,
+            transport: Transport = "stdio",
+            http_host: str = "127.0.0.1",
+            http_port: int = 3001,
+            allow_remote: bool = False,
+            http_token: str | None = None,
+            audit: bool = True,
+            shutdown_grace_s: float = 1.0,
+            lock_timeout_s: float = 10.0,
+        ) -> None: ...
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data_dir", Path(self.data_dir))
+        object.__setattr__(self, "ingest_roots", _paths(self.ingest_roots))
+
     @property
     def answer_settings(self) -> str:
         """The settings a protocol answer could depend on (no paths of state, no secrets)."""
@@ -93,6 +134,15 @@ class Config:
             ingest_roots=tuple(Path(root).expanduser().absolute() for root in self.ingest_roots),
             llm_base_url=self.llm_base_url.rstrip("/"),
         )
+
+
+def _paths(roots: object) -> tuple[Path, ...]:
+    """``roots`` as a tuple of Paths; a single str or PathLike is one root, not its characters."""
+    if isinstance(roots, (str, os.PathLike)):
+        return (Path(roots),)
+    if not isinstance(roots, Iterable):
+        raise ConfigError(f"ingest_roots must be paths, got {roots!r}")
+    return tuple(Path(root) for root in roots)
 
 
 def _problems(config: Config) -> list[str]:

@@ -4,6 +4,7 @@ Every error the package raises on purpose derives from :class:`CtxError`::
 
     CtxError
     ├── ConfigError          a flag, environment variable or config value is invalid
+    ├── EventLoopError       the library was entered from asyncio (or another loop), not trio
     ├── InputError           a caller (usually the model) sent something unusable
     │   ├── InvalidIdError       an id does not match the id pattern
     │   ├── NotFoundError        no such session, entry or document
@@ -15,15 +16,24 @@ Every error the package raises on purpose derives from :class:`CtxError`::
         ├── LLMTimeoutError      no answer within the deadline
         └── LLMResponseError     an answer that is not usable (5xx, not JSON, error body, empty)
 
+Messages describe the problem in the library's own terms. Where a next step exists, the
+error carries a :data:`Hint` (``exc.hint``) naming it; the MCP tool layer turns a hint
+into advice about its tools (``tools/advice.py``), so library users never read about
+tools they do not have.
+
 Foreign exceptions are translated once, where they enter: ``OSError`` and
 ``sqlite3.Error`` in ``store/``, httpx errors in ``llm/``, always ``raise ... from exc``.
 """
 
 from __future__ import annotations
 
+from typing import Literal, TypeAlias
+
 __all__ = [
     "ConfigError",
     "CtxError",
+    "Hint",
+    "EventLoopError",
     "IngestError",
     "InputError",
     "InvalidIdError",
@@ -37,12 +47,24 @@ __all__ = [
 ]
 
 
+#: A next step an error points to: listing what exists, or a different way to do it.
+Hint: TypeAlias = Literal["list_documents", "list_sessions", "list_entries", "store_as_document", "retry"]
+
+
 class CtxError(Exception):
-    """Root of every error ctxtrio raises on purpose."""
+    """Root of every error ctxtrio raises on purpose; ``hint`` names a next step, if any."""
+
+    def __init__(self, *args: object, hint: Hint | None = None) -> None:
+        super().__init__(*args)
+        self.hint: Hint | None = hint
 
 
 class ConfigError(CtxError):
     """A flag, environment variable or config value is invalid."""
+
+
+class EventLoopError(CtxError, RuntimeError):
+    """ctxtrio was entered from an event loop other than trio (asyncio, for instance)."""
 
 
 class InputError(CtxError):

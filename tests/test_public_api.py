@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import ast
+import asyncio
+import dataclasses
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
+import anyio
+import pytest
 from typing_extensions import assert_type
 
 import ctxtrio
+from ctxtrio import _config as ctxtrio_config
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 async def test_library_round_trip(tmp_path: Path) -> None:
@@ -54,3 +66,104 @@ def test_errors_share_one_root() -> None:
         value = getattr(ctxtrio, name)
         if isinstance(value, type) and issubclass(value, Exception):
             assert issubclass(value, ctxtrio.CtxError), name
+
+
+def test_config_takes_str_and_pathlike_paths(tmp_path: Path) -> None:
+    """Config accepts str and PathLike paths (mypy checks the calls) and stores them as Path."""
+    config = ctxtrio.Config(data_dir=str(tmp_path), ingest_roots=[str(tmp_path), tmp_path / "b"])
+    assert_type(config.data_dir, Path)
+    assert_type(config.ingest_roots, tuple[Path, ...])
+    assert config.data_dir == tmp_path and isinstance(config.data_dir, Path)
+    assert config.ingest_roots == (tmp_path, tmp_path / "b")
+    assert ctxtrio.Config(ingest_roots=str(tmp_path)).ingest_roots == (tmp_path,)  # one root, not its letters
+    assert ctxtrio.Config(data_dir=os.fspath(tmp_path)).validated().data_dir == tmp_path
+
+
+def test_config_init_stub_matches_the_fields() -> None:
+    """The typed __init__ that mypy sees names every field, in order, with its default."""
+    source = Path(ctxtrio_config.__file__).read_text(encoding="utf-8")
+    stub = next(
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+    )
+    names = [arg.arg for arg in stub.args.args[1:]]
+    assert names == [f.name for f in dataclasses.fields(ctxtrio.Config)]
+    for arg, default, f in zip(stub.args.args[1:], stub.args.defaults, dataclasses.fields(ctxtrio.Config)):
+        if isinstance(default, ast.Constant) and default.value is not Ellipsis:
+            assert default.value == f.default, arg.arg
+        elif isinstance(default, ast.Tuple):
+            assert f.default == (), arg.arg
+
+
+async def test_append_role_is_the_role_literal(tmp_path: Path) -> None:
+    """append's role is typed Role (a wrong literal is a type error) and checked at run time too."""
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+        role: ctxtrio.Role = "decision"
+        appended = await ctx.sessions.append("s", "a decision", role=role)
+        assert appended.entry.role == "decision"
+        with pytest.raises(ctxtrio.InputError, match="role 'boss' is unknown"):
+            await ctx.sessions.append("s", "text", role="boss")  # type: ignore[arg-type]  # the point of the test
+
+
+async def test_library_errors_name_no_tools(tmp_path: Path) -> None:
+    """A library error says what is wrong in library terms and names the next step as a hint."""
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+        with pytest.raises(ctxtrio.NotFoundError) as missing_doc:
+            await ctx.documents.outline("nope")
+        with pytest.raises(ctxtrio.NotFoundError) as missing_session:
+            await ctx.sessions.status("nope")
+        with pytest.raises(ctxtrio.InputError) as too_long:
+            await ctx.sessions.append("s", "x" * 1_000_000)
+    for caught, hint in ((missing_doc, "list_documents"), (missing_session, "list_sessions"), (too_long, "store_as_document")):
+        assert_type(caught.value.hint, ctxtrio.Hint | None)
+        assert caught.value.hint == hint
+        assert re.search(r"\b(doc|context)_[a-z]+", str(caught.value)) is None, str(caught.value)
+
+
+def test_readme_library_example_is_the_tested_one() -> None:
+    """The README's library example is tests/readme_library.py, character for character."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## As a library") :]
+    block = section[section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python"))]
+    example = (ROOT / "tests" / "readme_library.py").read_text(encoding="utf-8")
+    assert example.split("\n", 2)[2].lstrip("\n") == block
+
+
+def test_readme_library_example_runs(tmp_path: Path) -> None:
+    """The README's library example runs as written and prints the recalled decision and the hit."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "readme_library.py")],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Decision: keep cookies" in done.stdout
+    assert "build log #" in done.stdout
+    assert (tmp_path / "ctxtrio-state" / "sessions").is_dir()
+
+
+def test_asyncio_gets_one_clear_error(tmp_path: Path) -> None:
+    """Entered from asyncio, open_context raises EventLoopError saying ctxtrio runs on trio."""
+
+    async def main() -> None:
+        async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)):
+            pass
+
+    with pytest.raises(ctxtrio.EventLoopError, match=r"runs on trio, but this was called from asyncio") as caught:
+        asyncio.run(main())
+    assert isinstance(caught.value, RuntimeError)
+    assert not (tmp_path / "sessions").exists()  # nothing was touched
+
+
+def test_anyio_on_trio_is_welcome(tmp_path: Path) -> None:
+    """Under anyio's trio backend the library opens and works."""
+
+    async def main() -> str:
+        async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+            return (await ctx.sessions.append("s", "via anyio")).entry.text
+
+    assert anyio.run(main, backend="trio") == "via anyio"

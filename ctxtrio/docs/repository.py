@@ -123,7 +123,7 @@ class Repository:
         """The current entry of ``doc_id`` (as of the last refresh), or NotFoundError."""
         entry = self.state.docs.get(doc_id)
         if entry is None:
-            raise NotFoundError(f"no document {doc_id!r}; doc_list shows the documents")
+            raise NotFoundError(f"no document {doc_id!r}", hint="list_documents")
         return entry
 
     async def append_catalog(self, records: list[NewRecord]) -> None:

@@ -31,7 +31,8 @@ def check_text(text: str) -> str:
     if len(text) > MAX_ENTRY_CHARS:
         raise InputError(
             f"text has {len(text)} characters, over the {MAX_ENTRY_CHARS} an entry may hold: "
-            "store large material with doc_ingest and append a short note that points to it"
+            "store large material as a document and append a short note that points to it",
+            hint="store_as_document",
         )
     return text
 

@@ -46,6 +46,7 @@ from .model import (
     Entry,
     OpenResult,
     RecallResult,
+    Role,
     SessionInfo,
     SessionStatus,
     UpdateResult,
@@ -99,7 +100,7 @@ class SessionService:
         session_id: str,
         text: str,
         *,
-        role: str = "note",
+        role: Role = "note",
         tags: Sequence[str] | None = None,
         pinned: bool = False,
     ) -> Appended:
@@ -112,7 +113,7 @@ class SessionService:
         applies whatever the journal gained in between along with its own record.
         """
         text = check_text(text)
-        checked_role = check_role(role)
+        checked_role = check_role(role)  # a caller that ignores the type still gets a clear error
         checked_tags = check_tags(tags)
         session = self._get(session_id)
         async with session.lock:
@@ -211,7 +212,7 @@ class SessionService:
                     state = await self._sync(session, _same)
                     if not still_foldable(state, plan):
                         raise InputError("the session changed while compacting (an entry was pinned, deleted or "
-                                         "folded meanwhile): call context_compact again")
+                                         "folded meanwhile): compact again", hint="retry")
                     tokens_after = summary_tokens(state, plan, text, self._live.tokens.current)
                     record = summary_record(plan, text=text, method=summary.method, reason=why, tokens_after=tokens_after)
                     try:
@@ -223,7 +224,7 @@ class SessionService:
                     break
                 else:
                     raise InputError("other processes kept writing to this session while compacting: "
-                                     "call context_compact again")
+                                     "compact again", hint="retry")
                 state = await self._absorb(session, result)
                 item = state.items[result.records[-1].id]
                 return CompactResult(session.session_id, item.folds, item.snapshot(), plan.tokens_before,
@@ -259,7 +260,7 @@ class SessionService:
             state = await self._sync(session, _same)
             item = state.items.get(entry_id)
             if item is None:
-                raise NotFoundError(f"session {session_id!r} has no entry {entry_id!r}: context_recall shows entry ids")
+                raise NotFoundError(f"session {session_id!r} has no entry {entry_id!r}", hint="list_entries")
             body, restored = _patch_for(item, state, pinned=pinned, delete=delete)
             if body:
                 state = await self._append_locked(session, [NewRecord("patch", body, id=item.id)])
@@ -345,14 +346,12 @@ class SessionService:
             state = session.state
             assert state is not None
             if must_exist and not state.exists:
-                raise NotFoundError(
-                    f"no session {session.session_id!r}: context_list_sessions shows existing ones, "
-                    "context_open creates one"
-                )
+                raise NotFoundError(f"no session {session.session_id!r}", hint="list_sessions")
             if must_exist and not deleted_ok and state.deleted_at is not None:
                 raise NotFoundError(
-                    f"session {session.session_id!r} was deleted: context_list_sessions shows existing ones "
-                    f"(its user can bring it back with: ctxtrio restore {session.session_id})"
+                    f"session {session.session_id!r} was deleted "
+                    f"(its user can bring it back with: ctxtrio restore {session.session_id})",
+                    hint="list_sessions",
                 )
             return then(state)
 

@@ -2,7 +2,7 @@
 
 This is the one place where a broad ``except`` is allowed: a tool call's failure becomes
 an error result the model can read, instead of tearing down the server. ``CtxError``
-messages are shown as they are (they are written for the model); anything else is
+messages are shown with the advice their hint asks for (:mod:`.advice`); anything else is
 logged with its traceback and reported as an internal error. ``trio.Cancelled`` is
 never caught: it is a ``BaseException`` and passes through, audited as "cancelled".
 
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TextIO
 import trio
 
 from .._errors import CtxError
+from .advice import advised
 from .results import ToolResult, error_result
 from .spec import Call, Progress, Tool, parse_arguments
 
@@ -66,7 +67,7 @@ class ToolRunner:
             return await tool.handler(self._ctx, parse_arguments(tool.params, raw), call)
         except CtxError as exc:
             outcome, error = "error", type(exc).__name__
-            return error_result(str(exc))
+            return error_result(advised(exc, tool.name))
         except trio.Cancelled:
             outcome = "cancelled"
             raise

@@ -14,6 +14,7 @@ import trio
 
 from .._limits import BUDGET, COMPACT_TARGET, KEEP_RECENT, MAX_TAGS, RECALL_LIMIT
 from ..memory import render
+from ..memory.arguments import check_role
 from ..memory.model import ROLES, Entry, SessionStatus
 from ..store.records import JSON
 from .results import ToolResult, text_result
@@ -42,7 +43,7 @@ async def context_append(ctx: Context, args: Args, call: Call) -> ToolResult:
     result = await ctx.sessions.append(
         args.text("session_id"),
         args.text("text"),
-        role=args.text("role"),
+        role=check_role(args.text("role")),
         tags=args.strings("tags"),
         pinned=args.flag("pinned"),
     )

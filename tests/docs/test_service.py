@@ -50,8 +50,9 @@ async def test_argument_errors(tmp_path: Path) -> None:
             await docs.ingest(text="a", doc_id="../x")
         with pytest.raises(InvalidIdError, match="reserved"):
             await docs.ingest(text="a", doc_id="catalog.jsonl")
-        with pytest.raises(NotFoundError, match="doc_list"):
+        with pytest.raises(NotFoundError, match="no document 'nope'") as missing:
             await docs.window("nope")
+        assert missing.value.hint == "list_documents"
         with pytest.raises(InputError, match="budget_tokens must be between 50 and 100000"):
             await docs.search("x", budget_tokens=10)
         with pytest.raises(InputError, match="no searchable words"):

@@ -55,7 +55,7 @@ async def test_repeated_text_returns_the_existing_entry(ctx: Context) -> None:
     assert [r.kind for r in read_journal(ctx.data.session_journal("s1")).records] == ["session", "entry", "patch"]
 
 
-async def test_unknown_session_errors_name_the_list_tool(ctx: Context) -> None:
+async def test_unknown_session_errors_hint_at_the_list(ctx: Context) -> None:
     """Recall, status, compact and update on an unknown session fail clearly and create nothing."""
     calls = [
         ctx.sessions.recall("ghost", "x"),
@@ -65,8 +65,9 @@ async def test_unknown_session_errors_name_the_list_tool(ctx: Context) -> None:
         ctx.sessions.export("ghost"),
     ]
     for call in calls:
-        with pytest.raises(NotFoundError, match="context_list_sessions"):
+        with pytest.raises(NotFoundError, match="no session 'ghost'") as caught:
             await call
+        assert caught.value.hint == "list_sessions"
     assert not ctx.data.session_journal("ghost").exists()
 
 
@@ -77,7 +78,7 @@ async def test_unknown_session_errors_name_the_list_tool(ctx: Context) -> None:
         ({"text": "x", "tags": [f"t{n}" for n in range(11)]}, "at most 10"),
         ({"text": "x", "tags": ["two words"]}, "invalid"),
         ({"text": "x", "role": "boss"}, "role"),
-        ({"text": "x" * 16_001}, "doc_ingest"),
+        ({"text": "x" * 16_001}, "store large material as a document"),
     ],
 )
 async def test_bad_append_stores_nothing(ctx: Context, kwargs: dict[str, object], message: str) -> None:
