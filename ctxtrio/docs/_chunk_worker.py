@@ -22,7 +22,7 @@ import sys
 from typing import BinaryIO
 
 from ctxtrio.text.chunking import iter_chunks
-from ctxtrio.text.terms import terms
+from ctxtrio.text.terms import index_text
 from ctxtrio.text.tokens import ScriptClass, TokenModel
 
 __all__ = ["FRAME_HEADER", "PreparedChunk", "main"]
@@ -51,7 +51,7 @@ def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
     chunk_tokens, overlap_tokens = int(str(header["chunk_tokens"])), int(str(header["overlap_tokens"]))
     chunks = iter_chunks(text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model)
     for chunk in chunks:
-        batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, " ".join(terms(chunk.text))))
+        batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, index_text(chunk.text)))
         if len(batch) >= size:
             _send(sink, batch)
             batch = []

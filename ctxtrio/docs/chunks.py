@@ -20,7 +20,7 @@ from ..store.index import IndexRow
 from ..store.journal import read_journal
 from ..store.records import NewRecord, Record
 from ..text.chunking import Chunk, iter_chunks
-from ..text.terms import terms
+from ..text.terms import index_text
 from ..text.tokens import TokenModel
 
 __all__ = ["Batch", "ChunkBatcher", "LoadedDoc", "StoredChunk", "chunk_record", "load_generation", "summary_record"]
@@ -63,7 +63,7 @@ class ChunkBatcher:
             stored = StoredChunk(chunk.index, chunk.text, chunk.start, chunk.end, chunk.trail, chunk.tokens)
             chunks.append(stored)
             records.append(chunk_record(stored))
-            rows.append([IndexRow("chunks", str(chunk.index), " ".join(terms(chunk.text)))])
+            rows.append([IndexRow("chunks", str(chunk.index), index_text(chunk.text))])
             if len(chunks) >= self._batch_size:
                 break
         if not chunks:

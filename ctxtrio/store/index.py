@@ -18,8 +18,11 @@ journal, with no restart. A corrupt file is deleted first; a replaced one is reo
 (another process may already have rebuilt it).
 
 Which records are searchable is a convention of the record shape: kind ``chunk`` (a
-document chunk, its ``text``, keyed by ``index``). Terms come from
-:func:`ctxtrio.text.terms.terms`, space-joined, one FTS token each. Session entries are
+document chunk, its ``text``, keyed by ``index``). The FTS5 tokenizer is given
+:func:`ctxtrio.text.terms.index_text`: ASCII text as it is (the tokenizer does the word
+work in C) plus the identifier terms only the rules add, other text as its terms; either
+way every term of :func:`ctxtrio.text.terms.terms` is one FTS token, so queries (their
+terms, quoted) match. Session entries are
 not here: each session's recall ranks its own live entries in memory
 (``memory/bm25.py``), which at 10,000 entries is ten times faster than FTS5's
 ``bm25()`` and needs no cross-process index at all.
@@ -40,7 +43,7 @@ from pathlib import Path
 from typing import Literal
 
 from .._errors import StoreError
-from ..text.terms import terms as extract_terms
+from ..text.terms import index_text
 from .journal import read_journal
 from .records import Record, StoredRecord
 
@@ -109,7 +112,7 @@ def rows_for(record: Record) -> list[IndexRow]:
     if not isinstance(text, str):
         return []
     if kind == "chunk":
-        return [IndexRow("chunks", str(record.get("index")), " ".join(extract_terms(text)))]
+        return [IndexRow("chunks", str(record.get("index")), index_text(text))]
     return []
 
 

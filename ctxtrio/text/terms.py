@@ -28,11 +28,12 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import filterfalse
 from typing import Final
 
-__all__ = ["STOPWORDS", "terms", "unique_terms"]
+__all__ = ["STOPWORDS", "index_text", "terms", "unique_terms"]
 
 STOPWORDS: Final = frozenset(
     """a an and are as at be been but by for from had has have he her his i if in into
@@ -157,6 +158,17 @@ def _by_features(text: str, feature: re.Pattern[str], run: re.Pattern[str]) -> l
     """
     out: list[str] = []
     known: dict[str, tuple[str, ...]] = {}  # documents repeat their identifiers
+    done = 0
+    for start, end in _feature_runs(text, feature, run):
+        _add_plain(text[done:start], out)
+        out.extend(_run_terms(text[start:end], known))
+        done = end
+    _add_plain(text[done:] if done else text, out)
+    return out
+
+
+def _feature_runs(text: str, feature: re.Pattern[str], run: re.Pattern[str]) -> Iterator[tuple[int, int]]:
+    """Yield (start, end) of each run of word and connector characters holding a ``feature``."""
     reverse = ""
     done = 0
     for match in feature.finditer(text):
@@ -168,12 +180,40 @@ def _by_features(text: str, feature: re.Pattern[str], run: re.Pattern[str]) -> l
         backward = run.match(reverse, len(text) - position)
         forward = run.match(text, position)
         assert backward is not None and forward is not None  # a starred pattern always matches
-        start, end = len(text) - backward.end(), forward.end()
-        _add_plain(text[done:start], out)
-        out.extend(_run_terms(text[start:end], known))
-        done = end
-    _add_plain(text[done:] if done else text, out)
-    return out
+        done = forward.end()
+        yield len(text) - backward.end(), done
+
+
+def index_text(text: str) -> str:
+    """Return what the FTS5 ``unicode61`` tokenizer is given for ``text``.
+
+    Its tokens include every term of :func:`terms` (with term frequencies at least as
+    high). For ASCII text that is the text itself, where the tokenizer does the word
+    work in C (lowercase runs of letters and digits; stopwords are indexed but never
+    asked for), followed by the terms only the rules add: identifiers whole
+    (``retrypolicy``) and their case-split parts (``get``, ``user``, ``name``), found
+    by one regex pass over the text. Other text is given its terms, space-joined.
+    """
+    if not text.isascii():
+        return " ".join(terms(text))
+    extras: list[str] = []
+    known: dict[str, tuple[str, ...]] = {}
+    for start, end in _feature_runs(text, _ASCII_FEATURE, _ASCII_RUN):
+        piece = text[start:end]
+        found = known.get(piece)
+        if found is None:
+            found = known[piece] = _ascii_extras(piece)
+        extras.extend(found)
+    return f"{text}\n{' '.join(extras)}" if extras else text
+
+
+def _ascii_extras(run: str) -> tuple[str, ...]:
+    """The terms of an ASCII run that the tokenizer does not produce from the run itself."""
+    wanted = list(_run_terms(run, {}))
+    for token in run.translate(_PLAIN).split():
+        if token in wanted:
+            wanted.remove(token)
+    return tuple(wanted)
 
 
 def _by_runs(text: str) -> list[str]:

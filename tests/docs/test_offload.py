@@ -12,7 +12,7 @@ import trio
 from ctxtrio.docs._chunk_worker import FRAME_HEADER, main
 from ctxtrio.docs.service import DocumentService
 from ctxtrio.text.chunking import chunk_document
-from ctxtrio.text.terms import terms
+from ctxtrio.text.terms import index_text
 from ctxtrio.text.tokens import TokenModel
 
 from .conftest import fixture_text, opened
@@ -42,7 +42,7 @@ def test_worker_protocol_round_trip() -> None:
     expected = chunk_document(text, chunk_tokens=300, overlap_tokens=30, model=MODEL)
     got = [item for frame in frames for item in frame]
     assert all(len(frame) <= 7 for frame in frames)
-    assert [(c.index, c.start, c.end, c.trail, c.tokens, " ".join(terms(c.text))) for c in expected] == got
+    assert [(c.index, c.start, c.end, c.trail, c.tokens, index_text(c.text)) for c in expected] == got
 
 
 async def test_child_process_ingest_matches_threads(tmp_path: Path) -> None:
