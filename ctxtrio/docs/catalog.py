@@ -3,7 +3,7 @@
 ``docs/catalog.jsonl`` is an append-only journal shared by every process on the data
 dir. Its records, replayed in file order (the last word wins):
 
-* ``commit`` (doc, gen, title, source, chunks, chars, tokens): generation ``gen`` is now
+* ``commit`` (doc, gen, title, source, chunks, chars, tokens, sha256): generation ``gen`` is now
   the document. Written only after every chunk of ``docs/<doc>/<gen>.jsonl`` is durable,
   so the commit is the atomic switch of a re-ingest: before it readers see the old
   version, after it the new one, never a mix; a crash before it leaves the old one.
@@ -97,7 +97,9 @@ def _entry(doc: str, record: Record) -> DocEntry | None:
     if not (isinstance(chunks, int) and isinstance(chars, int) and isinstance(tokens, int)):
         return None
     ingested_at = float(ts) if isinstance(ts, (int, float)) else 0.0
-    return DocEntry(DocumentInfo(doc, title, source, chunks, chars, tokens, ingested_at), gen)
+    digest = record.get("sha256")
+    content_hash = digest if isinstance(digest, str) else ""
+    return DocEntry(DocumentInfo(doc, title, source, chunks, chars, tokens, ingested_at, content_hash), gen)
 
 
 def commit_record(info: DocumentInfo, gen: str) -> NewRecord:
@@ -109,6 +111,7 @@ def commit_record(info: DocumentInfo, gen: str) -> NewRecord:
         "chunks": info.chunks,
         "chars": info.chars,
         "tokens": info.tokens,
+        "sha256": info.content_hash,
     }
     return NewRecord("commit", body, id_prefix="c")
 

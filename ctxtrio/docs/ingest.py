@@ -21,6 +21,7 @@ sweep removes (:mod:`.repository`).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import secrets
 import time
@@ -38,13 +39,15 @@ from .offload import OFFLOAD_MIN_CHARS, produce_in_child
 from .repository import Repository, make_doc_dir
 from .model import DocumentInfo
 
-__all__ = ["BATCH_CHUNKS", "CLEANUP_DEADLINE_S", "Progress", "Source", "write_generation"]
+__all__ = ["BATCH_CHUNKS", "CLEANUP_DEADLINE_S", "Progress", "Source", "content_hash", "write_generation"]
 
 log = logging.getLogger("ctxtrio.docs")
 
 #: Chunks per worker-thread call and per append (a few hundred: other producers interleave).
 BATCH_CHUNKS = 256
 CLEANUP_DEADLINE_S = 5.0
+#: Shorter texts are hashed on the event loop (a few hundred microseconds at most).
+_HASH_INLINE_CHARS = 256_000
 
 Progress = Callable[[float, float], Awaitable[None]]
 
@@ -57,6 +60,7 @@ class Source:
     title: str
     source: str
     text: str
+    content_hash: str = ""
 
 
 async def write_generation(
@@ -112,7 +116,9 @@ async def write_generation(
                     if progress is not None:
                         await progress(batch.done_chars, len(source.text))
         tokens = sum(chunk.tokens for chunk in chunks)
-        info = DocumentInfo(source.doc_id, source.title, source.source, len(chunks), len(source.text), tokens, time.time())
+        info = DocumentInfo(
+            source.doc_id, source.title, source.source, len(chunks), len(source.text), tokens, time.time(), source.content_hash
+        )
         await repo.commit(info, gen)
         committed = True
     finally:
@@ -122,6 +128,17 @@ async def write_generation(
     await repo.refresh()  # applies the commit and removes the generation it replaced
     current = repo.state.docs.get(source.doc_id)
     return current.info if current is not None and current.gen == gen else info
+
+
+async def content_hash(text: str) -> str:
+    """SHA-256 (hex) of the UTF-8 bytes of ``text``; long texts are hashed in a worker thread."""
+    if len(text) < _HASH_INLINE_CHARS:
+        return _sha256(text)
+    return await trio.to_thread.run_sync(_sha256, text)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 async def _produce(batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch], cpu: trio.CapacityLimiter | None) -> None:

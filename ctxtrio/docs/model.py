@@ -26,6 +26,8 @@ class DocumentInfo:
     """One ingested document as the catalog knows it.
 
     ``source`` is ``"inline"`` or the resolved file path; ``ingested_at`` is a Unix time.
+    ``content_hash`` is the SHA-256 (hex) of the text's UTF-8 bytes, for telling whether
+    a file changed since it was ingested ("" for documents ingested before it was kept).
     """
 
     doc_id: str
@@ -35,15 +37,21 @@ class DocumentInfo:
     chars: int
     tokens: int
     ingested_at: float
+    content_hash: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class IngestResult:
-    """A committed ingest: the document, and whether it replaced an earlier version."""
+    """A committed ingest: the document, and whether it replaced an earlier version.
+
+    ``unchanged`` when a file was ingested again (same path, no ``doc_id``) with the same
+    content and title: nothing was written and ``doc`` is the document as it stood.
+    """
 
     doc: DocumentInfo
     replaced: bool
     elapsed_s: float
+    unchanged: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,11 @@ def _doc(info: DocumentInfo) -> str:
 
 def render_ingest(result: IngestResult) -> str:
     info = result.doc
+    if result.unchanged:
+        return (
+            f"Unchanged: {_doc(info)} already holds this file's content ({info.chunks} chunks, {info.tokens} tokens); "
+            f"nothing re-ingested. Next: doc_outline, doc_search or doc_window with doc_id={info.doc_id}."
+        )
     verb = "Replaced" if result.replaced else "Ingested"
     return (
         f"{verb} {_doc(info)}: {info.chunks} chunks, {info.tokens} tokens, {info.chars} chars. "

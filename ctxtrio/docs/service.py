@@ -27,7 +27,7 @@ from ..store.writer import StoreHandle
 from ..text.extractive import summarize_extractive
 from ..text.terms import unique_terms
 from .chunks import LoadedDoc
-from .ingest import Progress, Source, write_generation
+from .ingest import Progress, Source, content_hash, write_generation
 from .offload import OFFLOAD_MIN_CHARS
 from .packing import Candidate, contiguous_text, pack_hits, pack_window
 from .catalog import DocEntry
@@ -97,6 +97,9 @@ class DocumentService:
         """Chunk, index and commit a document; re-ingesting a ``doc_id`` replaces it atomically.
 
         Exactly one of ``text`` and ``file_path`` (read only under the ingest roots).
+        Without ``doc_id``, a file already ingested from the same resolved path replaces
+        its earlier document, or, when its content and title are unchanged, is skipped
+        (``IngestResult.unchanged``); inline text without ``doc_id`` is a new document.
         ``progress(done_chars, total_chars)`` is awaited after each durable batch.
         """
         started = trio.current_time()
@@ -127,16 +130,23 @@ class DocumentService:
             assert text is not None
             body, source = check_text(text, max_chars=limit), "inline"
             default_title = first_line(text) or "inline text"
+        digest = await content_hash(body)
+        shown_title = clean_title(title) or default_title
         await self._repo.refresh()
+        if doc_id is None and file_path is not None:
+            earlier = self._by_source(source)
+            if earlier is not None:
+                if earlier.content_hash == digest and earlier.title == shown_title:
+                    return IngestResult(earlier, False, trio.current_time() - started, unchanged=True)
+                doc_id = earlier.doc_id
         if doc_id is None:
             doc_id = new_id("doc")
             while doc_id in self._repo.state.docs:
                 doc_id = new_id("doc")
         replaced = doc_id in self._repo.state.docs
-        shown_title = clean_title(title) or default_title
         info = await write_generation(
             self._repo,
-            Source(doc_id, shown_title, source, body),
+            Source(doc_id, shown_title, source, body, digest),
             chunk_tokens=self._config.chunk_tokens,
             overlap_tokens=self._config.chunk_overlap_tokens,
             model=self._live.tokens.current,
@@ -145,6 +155,11 @@ class DocumentService:
             offload_min_chars=self._offload_min_chars,
         )
         return IngestResult(info, replaced, trio.current_time() - started)
+
+    def _by_source(self, source: str) -> DocumentInfo | None:
+        """The most recently ingested current document read from the file ``source``."""
+        found = [entry.info for entry in self._repo.state.docs.values() if entry.info.source == source]
+        return max(found, key=lambda info: info.ingested_at) if found else None
 
     async def list_documents(self) -> list[DocumentInfo]:
         """Every current document, oldest ingest first."""

@@ -1,0 +1,60 @@
+"""Re-ingesting a file without a doc_id: the same resolved path is the same document."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from .conftest import fixture_text, opened
+
+
+async def test_unchanged_file_is_skipped(tmp_path: Path, root: Path) -> None:
+    """The same file ingested twice without doc_id writes nothing the second time."""
+    async with opened(tmp_path, root) as ctx:
+        first = await ctx.documents.ingest(file_path="manual.md")
+        again = await ctx.documents.ingest(file_path=str(root / "." / "manual.md"))
+        assert again.unchanged and not again.replaced
+        assert again.doc == first.doc
+        assert [info.doc_id for info in await ctx.documents.list_documents()] == [first.doc.doc_id]
+
+
+async def test_changed_file_replaces_its_document(tmp_path: Path, root: Path) -> None:
+    """A changed file ingested again without doc_id replaces its earlier document."""
+    async with opened(tmp_path, root) as ctx:
+        first = await ctx.documents.ingest(file_path="manual.md")
+        (root / "manual.md").write_text("# Changed\n\nCompletely new content about zebras.\n", encoding="utf-8")
+        again = await ctx.documents.ingest(file_path="manual.md")
+        assert again.replaced and not again.unchanged
+        assert again.doc.doc_id == first.doc.doc_id and again.doc.chunks == 1
+        assert [info.doc_id for info in await ctx.documents.list_documents()] == [first.doc.doc_id]
+        found = await ctx.documents.search("zebras")
+        assert [hit.doc_id for hit in found.hits] == [first.doc.doc_id]
+
+
+async def test_new_title_replaces_instead_of_skipping(tmp_path: Path, root: Path) -> None:
+    """Unchanged content under a new title is ingested again, into the same document."""
+    async with opened(tmp_path, root) as ctx:
+        first = await ctx.documents.ingest(file_path="manual.md")
+        again = await ctx.documents.ingest(file_path="manual.md", title="Operator manual")
+        assert again.replaced and again.doc.doc_id == first.doc.doc_id and again.doc.title == "Operator manual"
+
+
+async def test_inline_text_and_explicit_ids_are_not_deduplicated(tmp_path: Path, root: Path) -> None:
+    """Inline text is a new document each time; an explicit doc_id always re-ingests."""
+    async with opened(tmp_path, root) as ctx:
+        one = await ctx.documents.ingest(text="same words")
+        two = await ctx.documents.ingest(text="same words")
+        assert one.doc.doc_id != two.doc.doc_id
+        await ctx.documents.ingest(file_path="manual.md", doc_id="m")
+        again = await ctx.documents.ingest(file_path="manual.md", doc_id="m")
+        assert again.replaced and not again.unchanged
+
+
+async def test_content_hash_is_kept_in_the_catalog(tmp_path: Path, root: Path) -> None:
+    """The stored document carries the SHA-256 of its text, also after a restart."""
+    expected = hashlib.sha256(fixture_text("manual.md").encode()).hexdigest()
+    async with opened(tmp_path, root) as ctx:
+        result = await ctx.documents.ingest(file_path="manual.md")
+        assert result.doc.content_hash == expected
+    async with opened(tmp_path, root) as ctx:
+        assert (await ctx.documents.get(result.doc.doc_id)).content_hash == expected
