@@ -29,7 +29,7 @@ __all__ = ["LoadedSession", "refresh", "scan_session_ids"]
 class LoadedSession:
     """One session: its journal, its replayed state (None until first touched), its locks."""
 
-    __slots__ = ("compact_lock", "journal", "lock", "path", "session_id", "state")
+    __slots__ = ("compact_lock", "file_id", "journal", "lock", "path", "session_id", "state")
 
     def __init__(self, session_id: str, data: DataDir) -> None:
         self.session_id = session_id
@@ -41,23 +41,28 @@ class LoadedSession:
         #: compactions of one session in this process never summarize the same entries.
         self.compact_lock = trio.Lock()
         self.state: SessionState | None = None
+        #: (device, inode) of the journal when it was last read: a prune replaces the file.
+        self.file_id: tuple[int, int] | None = None
 
 
 def refresh(session: LoadedSession, model: TokenModel, quarantine: Path | None) -> None:
     """Bring ``session.state`` up to the end of its journal (blocking; hold the lock).
 
-    Loads the journal on first use (or again if the file shrank: it was replaced),
-    applies complete lines appended since, and recounts tokens if ``model`` changed.
+    Loads the journal on first use (or again if the file was replaced: another inode,
+    or it shrank), applies complete lines appended since, and recounts tokens if
+    ``model`` changed.
     """
     try:
-        size = os.stat(session.path).st_size
+        info = os.stat(session.path)
+        size, file_id = info.st_size, (info.st_dev, info.st_ino)
     except FileNotFoundError:
-        size = 0
+        size, file_id = 0, None
     except OSError as exc:
         raise StoreError(f"cannot stat {session.path}: {exc.strerror or exc}") from exc
     state = session.state
-    if state is None or size < state.applied_offset:
+    if state is None or size < state.applied_offset or (file_id != session.file_id and state.applied_offset):
         state = session.state = SessionState(session.session_id, model)
+    session.file_id = file_id
     state.retokenize(model)
     if size > state.applied_offset:
         read = read_journal(session.path, state.applied_offset, quarantine_dir=quarantine)

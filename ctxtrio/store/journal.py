@@ -29,13 +29,18 @@ import fcntl
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import LockTimeoutError, StoreError
-from .records import NewRecord, StoredRecord, decode_line, encode_record
+from .records import NewRecord, Record, StoredRecord, decode_line, encode_line, encode_record
 
-__all__ = ["AppendResult", "JournalAppender", "JournalChangedError", "ReadResult", "read_journal"]
+__all__ = ["AppendResult", "JournalAppender", "JournalChangedError", "ReadResult", "Rewrite", "RewriteResult", "read_journal"]
+
+#: Given every complete record of a journal (under its lock), the records it should hold
+#: instead, or None to leave it as it is. Pure and quick: other appenders wait meanwhile.
+Rewrite = Callable[[list[Record]], "list[Record] | None"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -66,6 +71,17 @@ class AppendResult:
 
 class JournalChangedError(StoreError):
     """A conditional append found lines appended (by any process) past the expected end."""
+
+
+@dataclass(frozen=True, slots=True)
+class RewriteResult:
+    """A journal rewritten (``changed``) or left alone, with its records and bytes before and after."""
+
+    changed: bool
+    records_before: int
+    records_after: int
+    bytes_before: int
+    bytes_after: int
 
 
 def _store_error(action: str, path: Path, exc: OSError) -> StoreError:
@@ -186,6 +202,49 @@ class JournalAppender:
         except BaseException:
             self.forget(path)
             raise
+
+    def rewrite(self, path: Path, transform: Rewrite) -> RewriteResult:
+        """Replace ``path`` with the records ``transform`` returns, under the journal's lock.
+
+        The only operation that does not append: ``prune`` uses it to drop what it
+        removes for good. The new file is written beside the old one, fsynced and
+        renamed over it, so a crash leaves one or the other whole. Other processes
+        notice the new inode (appenders retry on it; readers reload), and sequence
+        numbers stay unique because ``transform`` keeps records' envelopes as they are.
+        A missing journal is left missing; an empty result removes the file.
+        """
+        if not path.exists():
+            return RewriteResult(False, 0, 0, 0, 0)
+        fd, _ = self._open(path)
+        try:
+            self._lock(fd, path)
+            if self._replaced(fd, path):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                self.forget(path)
+                return self.rewrite(path, transform)
+            size = os.fstat(fd).st_size
+            found = parse_lines(os.pread(fd, size, 0), 0, path=path, quarantine_dir=self._quarantine_dir)
+            before = [record.data for record in found.records]
+            after = transform(before)
+            if after is None:
+                return RewriteResult(False, len(before), len(before), size, size)
+            if not after:
+                path.unlink()
+                _fsync_dir(path.parent)
+                return RewriteResult(True, len(before), 0, size, 0)
+            payload = b"".join(encode_line(data) for data in after)
+            temporary = path.with_name(f".{path.name}.rewrite-{os.getpid()}")
+            with open(temporary, "wb") as handle:
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, path)
+            _fsync_dir(path.parent)
+            return RewriteResult(True, len(before), len(after), size, len(payload))
+        except OSError as exc:
+            raise _store_error("rewrite journal", path, exc) from exc
+        finally:
+            self.forget(path)  # closing the old descriptor releases its lock
 
     def _open(self, path: Path) -> tuple[int, bool]:
         """The kept-open descriptor of ``path`` (opened, or created, on first use)."""

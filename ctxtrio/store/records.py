@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import TypeAlias, Union
 
-__all__ = ["JSON", "SCHEMA_VERSION", "NewRecord", "Record", "StoredRecord", "decode_line", "encode_record"]
+__all__ = ["JSON", "SCHEMA_VERSION", "NewRecord", "Record", "StoredRecord", "decode_line", "encode_line", "encode_record"]
 
 JSON: TypeAlias = Union[None, bool, int, float, str, list["JSON"], dict[str, "JSON"]]
 Record: TypeAlias = dict[str, JSON]
@@ -22,12 +22,16 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 @dataclass(frozen=True, slots=True)
 class NewRecord:
-    """A record to append. Without ``id`` the writer assigns ``f"{id_prefix}{seq}"``."""
+    """A record to append. Without ``id`` the writer assigns ``f"{id_prefix}{seq}"``.
+
+    ``ts`` keeps a given timestamp (an import preserves the original's); default: now.
+    """
 
     kind: str
     body: Record
     id: str | None = None
     id_prefix: str = ""
+    ts: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +62,19 @@ def encode_record(record: NewRecord, *, seq: int, ts: float) -> tuple[Record, by
     data: Record = {
         "v": SCHEMA_VERSION,
         "seq": seq,
-        "ts": round(ts, 3),
+        "ts": round(ts if record.ts is None else record.ts, 3),
         "kind": record.kind,
         "id": record.id if record.id is not None else f"{record.id_prefix}{seq}",
     }
     for key, value in record.body.items():
         if key not in _ENVELOPE:
             data[key] = value
-    return data, (_ENCODER.encode(data) + "\n").encode("utf-8")
+    return data, encode_line(data)
+
+
+def encode_line(data: Record) -> bytes:
+    """One record as its journal line, newline included."""
+    return (_ENCODER.encode(data) + "\n").encode("utf-8")
 
 
 def decode_line(line: bytes) -> Record | None:

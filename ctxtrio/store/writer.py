@@ -36,7 +36,7 @@ import trio
 
 from .._errors import CtxError, StoreError
 from .index import Hit, IndexDamagedError, IndexRow, SearchIndex, Table, rows_for
-from .journal import AppendResult, JournalAppender, ReadResult, read_journal
+from .journal import AppendResult, JournalAppender, ReadResult, Rewrite, RewriteResult, read_journal
 from .layout import DataDir
 from .records import NewRecord
 
@@ -78,7 +78,7 @@ class IndexHealth:
 
 @dataclass(eq=False, slots=True)
 class _Op:
-    kind: str  # "append" | "remove" | "move" | "catch_up" | "lagging" | "heal"
+    kind: str  # "append" | "remove" | "move" | "catch_up" | "lagging" | "heal" | "rewrite" | "reindex"
     path: Path
     records: list[NewRecord] = field(default_factory=list)
     rows: list[list[IndexRow]] | None = None
@@ -91,6 +91,8 @@ class _Op:
     result: AppendResult | None = None
     added: int = 0
     error: CtxError | None = None
+    transform: Rewrite | None = None
+    rewritten: RewriteResult | None = None
 
 
 class StoreHandle:
@@ -154,6 +156,22 @@ class StoreHandle:
     async def catch_up(self, path: Path) -> int:
         """Index what ``path`` holds beyond the index watermark; returns rows added."""
         op = _Op("catch_up", path)
+        await self._submit(op)
+        return op.added
+
+    async def rewrite(self, path: Path, transform: Rewrite) -> RewriteResult:
+        """Replace a journal with what ``transform`` makes of its records (see JournalAppender.rewrite).
+
+        Its index rows are rebuilt from the new file in the same step.
+        """
+        op = _Op("rewrite", path, transform=transform)
+        await self._submit(op)
+        assert op.rewritten is not None
+        return op.rewritten
+
+    async def reindex(self, path: Path) -> int:
+        """Drop a journal's index rows and index it again from the file; returns rows added."""
+        op = _Op("reindex", path)
         await self._submit(op)
         return op.added
 
@@ -409,7 +427,14 @@ def _run_maintenance(data: DataDir, index: SearchIndex, appender: JournalAppende
             appender.forget(op.path)
             health.lagging.pop(name, None)
             index.forget(name)
-        elif op.kind == "catch_up":
+        elif op.kind in ("catch_up", "rewrite", "reindex"):
+            if op.kind == "rewrite":
+                assert op.transform is not None
+                op.rewritten = appender.rewrite(op.path, op.transform)
+                if op.rewritten.changed:
+                    index.forget(name)
+            elif op.kind == "reindex":
+                index.forget(name)
             op.added = index.catch_up(name, op.path, _size(op.path))
         elif op.kind == "lagging":
             try:
