@@ -7,11 +7,15 @@ held; ``prune`` is what removes it for good.
 
 from __future__ import annotations
 
+import time
+
 from .._errors import InputError
+from ..store.records import Record
 from .model import SessionInfo
+from .pruning import plan_session, prune_records
 from .state import SessionState
 
-__all__ = ["refuse_deleted", "session_info"]
+__all__ = ["prune_journal", "refuse_deleted", "session_info"]
 
 
 def refuse_deleted(state: SessionState) -> None:
@@ -26,3 +30,17 @@ def refuse_deleted(state: SessionState) -> None:
 def session_info(state: SessionState) -> SessionInfo:
     """The list line of ``state``."""
     return SessionInfo(state.session_id, state.title, state.live_count, state.last_activity, state.deleted_at)
+
+
+def prune_journal(session_id: str, records: list[Record], *, cutoff: float, idle: bool) -> list[Record] | None:
+    """The journal's new records after prune (empty: remove it), or None to leave it.
+
+    Runs under the journal's lock (``StoreHandle.rewrite``), so it plans again on what
+    the journal holds now.
+    """
+    plan = plan_session(session_id, records, cutoff, idle=idle)
+    if plan is None:
+        return None
+    if plan.action == "remove session":
+        return []
+    return prune_records(session_id, records, cutoff, now=time.time())

@@ -32,12 +32,14 @@ from .._live import Live
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..store.journal import AppendResult, JournalChangedError
-from ..store.records import JSON, NewRecord
+from ..store.records import JSON, NewRecord, Record
 from ..store.writer import StoreHandle
 from ..text.terms import terms, unique_terms
 from .._limits import COMPACT_TARGET, KEEP_RECENT, RECALL_LIMIT, check_budget, check_range
 from .arguments import check_role, check_tags, check_text, check_title
 from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
+from . import admin
+from .archive import ImportResult
 from .lifecycle import refuse_deleted, session_info
 from .repository import LoadedSession, refresh, scan_session_ids
 from .model import (
@@ -51,6 +53,7 @@ from .model import (
     SessionStatus,
     UpdateResult,
 )
+from .pruning import SessionPrune
 from .packing import pack_recall, rank, recent_candidates
 from .state import Item, SessionState
 from .status import session_status
@@ -297,6 +300,21 @@ class SessionService:
         session = self._get(session_id)
         async with session.lock:
             return await self._sync(session, _snapshots)
+
+    async def records(self, session_id: str) -> list[Record]:
+        """Every record of a session's journal as stored, deleted sessions too (for export)."""
+        session = self._get(session_id)
+        async with session.lock:
+            await self._sync(session, _same, deleted_ok=True)
+            return [record.data for record in (await self._store.read(session.path)).records]
+
+    async def import_session(self, session_id: str, records: Sequence[Record]) -> ImportResult:
+        """Store exported records as a session (idempotent; see :func:`.admin.import_session`)."""
+        return await admin.import_session(self, session_id, records)
+
+    async def prune(self, older_than_s: float, *, idle: bool = False, dry_run: bool = False) -> list[SessionPrune]:
+        """Remove for good what was retired (or idle) longer ago than ``older_than_s`` (:func:`.admin.prune`)."""
+        return await admin.prune(self, older_than_s, idle=idle, dry_run=dry_run)
 
     # -- plumbing -------------------------------------------------------------------
 

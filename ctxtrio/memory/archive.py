@@ -1,0 +1,104 @@
+"""Moving sessions between data dirs: raw journal records out, the same session back in (pure).
+
+An export holds each session's journal records as they are (envelope included), so
+nothing is lost: entries of every status, pins, tags, summaries with what they fold,
+patches, and timestamps. An import appends them to a session that has no journal yet,
+in the same order and with their original timestamps. Entry ids are ``e<seq>``; the
+import gives each entry the id that its sequence number in the new journal makes
+(:func:`remap`), so a session exported whole and imported into a fresh id keeps every id,
+and otherwise the ids are remapped consistently (patches and folds follow).
+
+Importing is idempotent: a session whose content (:func:`content_key`) equals what is
+imported is not written again, whatever its ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..store.ids import ID_PATTERN
+from ..store.records import JSON, NewRecord, Record
+from .pruning import replay
+from .state import SessionState
+
+__all__ = ["ImportResult", "candidate_ids", "content_key", "remap"]
+
+_ENVELOPE = ("v", "seq", "ts", "kind", "id")
+#: Session ids tried when the imported one holds something else: ``id``, ``id-2``, ... ``id-99``.
+MAX_CANDIDATES = 99
+
+ContentKey = tuple[str, tuple[tuple[str, str, tuple[str, ...], bool, str, int], ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """One session imported (or found already there).
+
+    ``outcome``: ``imported`` (written now), ``unchanged`` (the same content was there),
+    ``restored`` (it was there but deleted, and is restored). ``ids`` says whether the
+    session id and every entry id are as in the export (``preserved``) or not (``remapped``).
+    """
+
+    source_id: str
+    session_id: str
+    outcome: Literal["imported", "unchanged", "restored"]
+    records: int
+    ids: Literal["preserved", "remapped"]
+    remapped_entries: int
+
+
+def content_key(state: SessionState) -> ContentKey:
+    """What a session holds, without ids, sequence numbers or deletion of the whole session."""
+    ordinal = {item.id: item.ordinal for item in state.order}
+    return state.title, tuple(
+        (item.role, item.text, item.tags, item.pinned, item.status,
+         ordinal.get(item.superseded_by, -1) if item.superseded_by is not None else -1)
+        for item in state.order
+    )
+
+
+def records_key(session_id: str, records: Sequence[Record]) -> tuple[ContentKey, bool]:
+    """The content key of imported records, and whether they leave the session deleted."""
+    state = replay(session_id, list(records))
+    return content_key(state), state.deleted_at is not None
+
+
+def candidate_ids(session_id: str) -> Iterator[str]:
+    """``session_id``, then ``session_id-2`` .. ``-99`` (each a valid id)."""
+    yield session_id
+    for number in range(2, MAX_CANDIDATES + 1):
+        suffix = f"-{number}"
+        candidate = session_id[: 64 - len(suffix)] + suffix
+        if ID_PATTERN.fullmatch(candidate):
+            yield candidate
+
+
+def remap(records: Sequence[Record], session_id: str) -> tuple[list[NewRecord], int]:
+    """Records to append to an empty journal of ``session_id``, and how many entry ids changed.
+
+    Entry ``n`` of the batch gets id ``e<its sequence number>``; patches and folds are
+    rewritten to follow; ``session`` records take the new session id; timestamps are kept.
+    """
+    ids: dict[str, str] = {}
+    for seq, record in enumerate(records, start=1):
+        if record.get("kind") == "entry":
+            ids[str(record.get("id"))] = f"e{seq}"
+    out: list[NewRecord] = []
+    for record in records:
+        kind = str(record.get("kind"))
+        old_id = str(record.get("id"))
+        body: Record = {key: value for key, value in record.items() if key not in _ENVELOPE}
+        folds = body.get("folds")
+        if isinstance(folds, list):
+            mapped: list[JSON] = [ids.get(f, f) if isinstance(f, str) else f for f in folds]
+            body["folds"] = mapped
+        if kind == "session":
+            new_id = session_id
+        else:
+            new_id = ids.get(old_id, old_id)
+        ts = record.get("ts")
+        out.append(NewRecord(kind, body, id=new_id, ts=float(ts) if isinstance(ts, (int, float)) else None))
+    changed = sum(1 for old, new in ids.items() if old != new)
+    return out, changed
