@@ -10,10 +10,18 @@ way::
         fail_after(timeout_s)  the per-request deadline, translated to LLMTimeoutError here
         httpx request          transport errors translated once to the LLMError family
 
+Chat completions are streamed (``"stream": true``): the answer is read token by token
+and the response is closed as soon as nobody waits for it (cancelled, abandoned, or
+cut by ``abort_if``), which makes llama.cpp, LM Studio and Ollama stop generating it —
+a non-streamed request they would finish for nobody. Streaming is also how a slow
+server is told from a hung one: the first token may take up to ``timeout_s`` (prompt
+processing), after that a gap of ``stall_s`` without a byte is a hang. A server that
+ignores ``stream`` and answers with one JSON body is read as before.
+
 Errors, all :class:`~ctxtrio._errors.LLMError`:
 
 * ``LLMUnavailableError`` — refused, unreachable, connection dropped, or breaker open;
-* ``LLMTimeoutError`` — no answer within ``timeout_s``;
+* ``LLMTimeoutError`` — no answer within ``timeout_s``, or a stream silent for ``stall_s``;
 * ``LLMResponseError`` — HTTP error status, a body that is not JSON, an ``error`` body,
   a chat answer without content.
 
@@ -28,16 +36,18 @@ connections. It starts no tasks.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+import httpcore
 import httpx
 import trio
 
 from .._errors import LLMError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
 from ._json import JSON, as_int, as_object, json_object, parse_json
+from ._sse import StreamedAnswer
 from ._probes import llamacpp_context, lmstudio_context, ollama_context, token_count
 from .breaker import Breaker, BreakerState
 
@@ -59,9 +69,11 @@ class LLMSettings:
     api_key: str | None = None
     timeout_s: float = 120.0
     concurrency: int = 1
+    #: A streamed answer silent this long after its first byte is hung, not slow.
+    stall_s: float = 30.0
 
     def __post_init__(self) -> None:
-        if self.timeout_s <= 0 or self.concurrency < 1:
+        if self.timeout_s <= 0 or self.concurrency < 1 or self.stall_s <= 0:
             raise ValueError(f"need timeout_s > 0 and concurrency >= 1, got {self!r}")
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
 
@@ -86,6 +98,7 @@ class Completion:
     text: str
     prompt_tokens: int | None
     completion_tokens: int | None
+    finish_reason: str | None = None
 
 
 class LLMClient:
@@ -122,23 +135,30 @@ class LLMClient:
         return self._breaker.state
 
     async def complete(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.2
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.2,
+        abort_if: Callable[[str], str | None] | None = None,
     ) -> Completion:
-        """Send one chat completion; raise LLMResponseError if the answer has no content."""
-        body = self._chat_body(messages, max_tokens=max_tokens, temperature=temperature)
-        return await self._call(
-            "POST",
-            f"{self._settings.base_url}/chat/completions",
-            body,
-            lambda response: _completion(response, require_content=True),
-        )
+        """Stream one chat completion; raise LLMResponseError if the answer has no content.
+
+        ``abort_if(answer_so_far)`` is asked after each token; a reason (not None) closes
+        the stream at once, so the server stops generating, and raises LLMResponseError
+        with that reason (an echo of the prompt need not be generated to the end).
+        Cancelling the call closes the stream too.
+        """
+        body = self._chat_body(messages, max_tokens=max_tokens, temperature=temperature, stream=True)
+        url = f"{self._settings.base_url}/chat/completions"
+        return await self._guarded(lambda: self._stream_chat(url, body, abort_if))
 
     async def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int | None:
         """Send ``messages`` with ``max_tokens: 1``; return ``usage.prompt_tokens`` (None if absent).
 
         The content of the one-token answer does not matter and may be empty.
         """
-        body = self._chat_body(messages, max_tokens=1, temperature=0.0)
+        body = self._chat_body(messages, max_tokens=1, temperature=0.0, stream=False)
         completion = await self._call(
             "POST",
             f"{self._settings.base_url}/chat/completions",
@@ -194,14 +214,16 @@ class LLMClient:
         return found
 
     def _chat_body(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float, stream: bool
     ) -> JSON:
         body: dict[str, JSON] = {
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "max_tokens": max_tokens,
             "temperature": temperature,
-            "stream": False,
+            "stream": stream,
         }
+        if stream:
+            body["stream_options"] = {"include_usage": True}
         if self._settings.model:
             body["model"] = self._settings.model
         return body
@@ -213,15 +235,23 @@ class LLMClient:
         body: JSON,
         judge: Callable[[httpx.Response], _T],
     ) -> _T:
-        """Queue, pass the breaker, send, judge the answer; record the verdict.
+        """One plain request: queue, pass the breaker, send, judge the answer."""
+
+        async def exchange() -> _T:
+            return judge(await self._send(method, url, body))
+
+        return await self._guarded(exchange)
+
+    async def _guarded(self, exchange: Callable[[], Awaitable[_T]]) -> _T:
+        """Queue, pass the breaker, run ``exchange``; record the verdict.
 
         A request its caller abandons (a tool call's deadline) after waiting at least
-        :attr:`UNANSWERED_FAILURE_S`, from an endpoint that had answered nothing in that
-        long before it was sent, counts as a failure: tool deadlines are normally
-        shorter than the request timeout, so without this a hung server would never
-        open the breaker and every later call would wait out its whole deadline. An
-        endpoint that answered recently is slow, not hung: cutting it is no verdict,
-        and the next call resumes with it.
+        :attr:`UNANSWERED_FAILURE_S`, from an endpoint that had sent nothing in that
+        long before it was sent and nothing since, counts as a failure: without this a
+        hung server would never open the breaker and every later call would wait out
+        its whole deadline. An endpoint that answered recently, or whose stream is
+        still delivering tokens, is slow, not hung: cutting it is no verdict, and the
+        next call resumes with it.
         """
         self._breaker.check()
         async with self._limiter:
@@ -229,8 +259,7 @@ class LLMClient:
             sent_at = trio.current_time()
             judged = False
             try:
-                response = await self._send(method, url, body)
-                result = judge(response)
+                result = await exchange()
             except LLMError:
                 judged = True
                 self._breaker.failed(ticket)
@@ -244,6 +273,61 @@ class LLMClient:
                 if not judged and self._looks_hung(sent_at):
                     self._breaker.failed(ticket)
                 self._breaker.release(ticket)
+
+    async def _stream_chat(
+        self, url: str, body: JSON, abort_if: Callable[[str], str | None] | None
+    ) -> Completion:
+        """One streamed chat exchange; the response is closed however this ends."""
+        timeout_s, stall_s = self._settings.timeout_s, self._settings.stall_s
+        answer = StreamedAnswer()
+        with trio.CancelScope(deadline=trio.current_time() + timeout_s) as waiting:
+            response = await self._open_stream(url, body)
+            lines = response.aiter_lines()
+            try:
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    await response.aread()  # the server ignored "stream": one JSON body
+                    return _completion(response, require_content=True)
+                if response.status_code >= 400:
+                    await response.aread()
+                    json_object(response, "chat completion")  # raises with the server's message
+                async for line in lines:
+                    self._answered_at = trio.current_time()  # any byte: the server is alive
+                    if answer.feed(line):
+                        waiting.deadline = trio.current_time() + stall_s
+                        reason = abort_if(answer.text) if abort_if is not None else None
+                        if reason is not None:
+                            raise LLMResponseError(f"answer rejected while streaming: {reason}")
+                    if answer.done:
+                        break
+            except httpx.HTTPError as exc:
+                raise LLMUnavailableError(f"POST {url}: stream broke: {type(exc).__name__}: {exc}") from exc
+            finally:
+                await _close_stream(response, lines)
+        if waiting.cancelled_caught:
+            if answer.chunks == 0:
+                raise LLMTimeoutError(f"POST {url}: no answer within {timeout_s:g} s")
+            raise LLMTimeoutError(f"POST {url}: stream silent for {stall_s:g} s after {answer.chunks} chunks")
+        text = answer.text.strip()
+        if not text:
+            raise LLMResponseError("chat completion: empty content")
+        return Completion(text, answer.prompt_tokens, answer.completion_tokens, answer.finish_reason)
+
+    async def _open_stream(self, url: str, body: JSON) -> httpx.Response:
+        """Send the request and return once the response headers are in; errors translated."""
+        try:
+            request = self._http.build_request("POST", url, json=body)
+            request.stream = _OneChunk(request.content)
+            return await self._http.send(request, stream=True)
+        except httpx.TimeoutException as exc:
+            raise LLMTimeoutError(f"POST {url}: {type(exc).__name__}: {exc}") from exc
+        except httpx.ConnectError as exc:
+            raise LLMUnavailableError(f"POST {url}: cannot connect: {exc}") from exc
+        except httpx.TransportError as exc:
+            raise LLMUnavailableError(f"POST {url}: {type(exc).__name__}: {exc}") from exc
+        except httpx.InvalidURL as exc:
+            raise LLMUnavailableError(f"POST {url}: invalid URL: {exc}") from exc
+        except httpx.HTTPError as exc:
+            raise LLMResponseError(f"POST {url}: {type(exc).__name__}: {exc}") from exc
 
     def _looks_hung(self, sent_at: float) -> bool:
         """An abandoned request waited long, and the endpoint was silent before it too."""
@@ -328,6 +412,23 @@ class _Once:
         if data is None:
             raise StopAsyncIteration
         return data
+
+
+async def _close_stream(response: httpx.Response, lines: AsyncIterator[str]) -> None:
+    """Close ``response`` (an unfinished one closes its connection: the server stops).
+
+    httpx reads a stream through a chain of async generators; leaving one suspended
+    would have trio warn when it is collected (encode/httpx#3686), so after the close
+    the chain is run to its end: reading a closed connection ends it at once.
+    """
+    with trio.CancelScope(shield=True) as closing:
+        closing.deadline = trio.current_time() + 2.0
+        await response.aclose()
+        try:
+            async for _ in lines:
+                pass
+        except (httpx.HTTPError, httpcore.ReadError, trio.ClosedResourceError):
+            pass
 
 
 def _optional(parse: Callable[[object], _T | None]) -> Callable[[httpx.Response], _T | None]:
