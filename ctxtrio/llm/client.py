@@ -281,7 +281,7 @@ class LLMClient:
         timeout_s, stall_s = self._settings.timeout_s, self._settings.stall_s
         answer = StreamedAnswer()
         with trio.CancelScope(deadline=trio.current_time() + timeout_s) as waiting:
-            response = await self._open_stream(url, body)
+            response = await self._send("POST", url, body, stream=True)
             lines = response.aiter_lines()
             try:
                 if "text/event-stream" not in response.headers.get("content-type", ""):
@@ -312,35 +312,24 @@ class LLMClient:
             raise LLMResponseError("chat completion: empty content")
         return Completion(text, answer.prompt_tokens, answer.completion_tokens, answer.finish_reason)
 
-    async def _open_stream(self, url: str, body: JSON) -> httpx.Response:
-        """Send the request and return once the response headers are in; errors translated."""
-        try:
-            request = self._http.build_request("POST", url, json=body)
-            request.stream = _OneChunk(request.content)
-            return await self._http.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            raise LLMTimeoutError(f"POST {url}: {type(exc).__name__}: {exc}") from exc
-        except httpx.ConnectError as exc:
-            raise LLMUnavailableError(f"POST {url}: cannot connect: {exc}") from exc
-        except httpx.TransportError as exc:
-            raise LLMUnavailableError(f"POST {url}: {type(exc).__name__}: {exc}") from exc
-        except httpx.InvalidURL as exc:
-            raise LLMUnavailableError(f"POST {url}: invalid URL: {exc}") from exc
-        except httpx.HTTPError as exc:
-            raise LLMResponseError(f"POST {url}: {type(exc).__name__}: {exc}") from exc
-
     def _looks_hung(self, sent_at: float) -> bool:
         """An abandoned request waited long, and the endpoint was silent before it too."""
         waited = trio.current_time() - sent_at
         silent = self._answered_at is None or self._answered_at < sent_at - self.UNANSWERED_FAILURE_S
         return waited >= self.UNANSWERED_FAILURE_S and silent
 
-    async def _send(self, method: str, url: str, body: JSON) -> httpx.Response:
-        """One HTTP exchange under the per-request deadline; foreign errors translated here."""
+    async def _send(self, method: str, url: str, body: JSON, *, stream: bool = False) -> httpx.Response:
+        """One HTTP exchange under the per-request deadline; foreign errors translated here.
+
+        With ``stream`` it returns once the headers are in, and the caller's own cancel
+        scope is the deadline (the body is read, and closed, by the caller).
+        """
         timeout_s = self._settings.timeout_s
         try:
             request = self._http.build_request(method, url, json=body)
             request.stream = _OneChunk(request.content)
+            if stream:
+                return await self._http.send(request, stream=True)
             with trio.fail_after(timeout_s):
                 return await self._http.send(request)
         except trio.TooSlowError as exc:
