@@ -32,7 +32,7 @@ import trio
 
 from ._config import Config
 from ._context import Context
-from ._errors import EventLoopError
+from ._errors import EventLoopError, one_error
 from ._live import Live
 from ._sdk import make_server
 from ._version import __version__
@@ -65,9 +65,18 @@ async def open_context(config: Config) -> AsyncIterator[Context]:
 
     On exit the store writer drains every queued append (each already acknowledged one
     is on disk) before this returns. Raises ConfigError or StoreError when the config
-    or the data dir is unusable, and EventLoopError when entered from asyncio.
+    or the data dir is unusable, and EventLoopError when entered from asyncio. A
+    CtxError raised in the body, or by a background task, comes out as itself, not
+    inside an exception group.
     """
     _require_trio()
+    with one_error():
+        async with _open_context(config) as ctx:
+            yield ctx
+
+
+@asynccontextmanager
+async def _open_context(config: Config) -> AsyncIterator[Context]:
     config = config.validated()
     data = await trio.to_thread.run_sync(prepare_data_dir, config.data_dir)
     live = Live.from_config(config)
@@ -157,7 +166,13 @@ async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = N
     """Run the MCP server until stdin closes (stdio), or SIGTERM / SIGINT; then shut down cleanly.
 
     ``warm`` is an early responder already answering on stdin (see transport/warm_start.py).
+    A CtxError that stops the server (an unusable data dir or index) comes out as itself.
     """
+    with one_error():
+        await _serve(config, stdin_fd=stdin_fd, warm=warm)
+
+
+async def _serve(config: Config, *, stdin_fd: int, warm: WarmStart | None) -> None:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with open_context(config) as ctx:
             server = build_server(ctx)

@@ -183,5 +183,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from ._app import serve
 
-    trio.run(partial(serve, config, warm=warm))
+    try:
+        trio.run(partial(serve, config, warm=warm))
+    except (ConfigError, StoreError) as exc:  # the data dir or its index is unusable
+        print(f"ctxtrio: error: {exc}", file=sys.stderr)
+        return 2
     return 0

@@ -23,10 +23,17 @@ tools they do not have.
 
 Foreign exceptions are translated once, where they enter: ``OSError`` and
 ``sqlite3.Error`` in ``store/``, httpx errors in ``llm/``, always ``raise ... from exc``.
+
+Trio nurseries wrap whatever their tasks raise in an ``ExceptionGroup``
+(``strict_exception_groups``). Every nursery whose errors reach a caller is wrapped in
+:func:`one_error`, so a caller gets the one ``CtxError`` that happened, not a group
+(never by taking ``exceptions[0]``: a group that holds anything else is left as it is).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Literal, TypeAlias
 
 __all__ = [
@@ -44,6 +51,8 @@ __all__ = [
     "LockTimeoutError",
     "NotFoundError",
     "StoreError",
+    "lone_error",
+    "one_error",
 ]
 
 
@@ -105,3 +114,34 @@ class LLMTimeoutError(LLMError):
 
 class LLMResponseError(LLMError):
     """The endpoint answered with something unusable: 5xx, not JSON, an error body, empty content."""
+
+
+def lone_error(group: BaseExceptionGroup[BaseException]) -> CtxError | None:
+    """The group's only leaf exception (through nested groups) if it is a CtxError, else None."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending and len(leaves) < 2:
+        exc = pending.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    if pending or len(leaves) != 1 or not isinstance(leaves[0], CtxError):
+        return None
+    return leaves[0]
+
+
+@contextmanager
+def one_error() -> Iterator[None]:
+    """Wrap a nursery: an exception group whose one leaf is a CtxError re-raises that CtxError.
+
+    The CtxError keeps its own traceback and cause. Groups of several exceptions, or of
+    anything else (``Cancelled``, ``KeyboardInterrupt``, a bug), propagate unchanged.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        lone = lone_error(group)
+        if lone is None:
+            raise
+        raise lone from lone.__cause__

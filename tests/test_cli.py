@@ -159,3 +159,13 @@ def test_config_is_frozen() -> None:
     config = Config()
     with pytest.raises(AttributeError):
         config.audit = False  # type: ignore[misc]
+
+
+def test_unusable_index_exits_2_with_one_line(tmp_path: Path) -> None:
+    """An index that cannot be opened (here a directory in its place) is one line on stderr and exit 2."""
+    data = tmp_path / "data"
+    (data / "index.sqlite3").mkdir(parents=True)
+    result = _run_cli("--data-dir", str(data), "--no-llm")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert "search index" in result.stderr and "Traceback" not in result.stderr

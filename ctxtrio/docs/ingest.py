@@ -33,6 +33,7 @@ from pathlib import Path
 import trio
 
 from .._errors import StoreError
+from .._nursery import open_nursery
 from ..text.tokens import TokenModel
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
 from .offload import OFFLOAD_MIN_CHARS, produce_in_child
@@ -87,7 +88,7 @@ async def write_generation(
     committed = False
     try:
         send, recv = trio.open_memory_channel[Batch](1)
-        async with trio.open_nursery() as nursery:
+        async with open_nursery() as nursery:
             if len(source.text) >= offload_min_chars:
                 produce = partial(
                     produce_in_child,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import trio
 
+from .._nursery import open_nursery
 from ..store.index import IndexRow
 from ..store.records import NewRecord
 from ..text.tokens import TokenModel
@@ -122,7 +123,7 @@ async def produce_in_child(
     header = job_header(
         payload, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=batch_size
     )
-    async with send, trio.open_nursery() as nursery:
+    async with send, open_nursery() as nursery:
         process: trio.Process = await nursery.start(run_worker)
         assert process.stdin is not None and process.stdout is not None
         stdin = process.stdin

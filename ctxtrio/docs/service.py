@@ -18,8 +18,9 @@ import trio
 
 from .._config import Config
 from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET, check_range
-from .._errors import InputError, InvalidIdError
+from .._errors import InputError, InvalidIdError, NotFoundError
 from .._live import Live
+from .._nursery import open_nursery
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..store.index import Hit
@@ -376,9 +377,12 @@ class DocumentService:
         loaded: dict[str, LoadedDoc] = {}
 
         async def one(doc_id: str) -> None:
-            _, loaded[doc_id] = await self._repo.load(doc_id)
+            try:
+                _, loaded[doc_id] = await self._repo.load(doc_id)
+            except NotFoundError:
+                pass  # forgotten by another process since the search: its hits are dropped
 
-        async with trio.open_nursery() as nursery:
+        async with open_nursery() as nursery:
             for doc_id in doc_ids:
                 nursery.start_soon(one, doc_id)
         return loaded

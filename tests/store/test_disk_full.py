@@ -1,0 +1,71 @@
+"""A full disk during doc_ingest: the model reads "No space left on device" and the server serves on (issue 11: W3)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import trio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.types import TextContent
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def small_tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` at ``where``: writes past it fail with ENOSPC, as on a full disk.
+
+    tmpfs(5): "size: Specify an upper limit on the size of the filesystem"; write(2):
+    "ENOSPC: The device containing the file referred to by fd has no room for the data".
+    Mounting needs root (CAP_SYS_ADMIN); elsewhere the test is skipped.
+    """
+    where.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, check=False)
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def _text(result: object) -> str:
+    from mcp.types import CallToolResult
+
+    assert isinstance(result, CallToolResult)
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def test_disk_full_during_doc_ingest_is_reported_as_such(tmp_path: Path) -> None:
+    """doc_ingest of 6 MB onto a 4 MB disk says "No space left on device" (not an internal
+    ExceptionGroup error); a small ingest afterwards succeeds and is searchable."""
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "ctxtrio", "--data-dir", str(mount / "data"), "--no-llm", "--no-audit"],
+            cwd=ROOT,
+            env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        )
+        big = "\n\n".join(f"Paragraph {n}: the platypus count was {n} on that day." for n in range(110_000))
+        assert len(big) > 6_000_000
+        with trio.fail_after(120):
+            async with Client(params) as client:
+                failed = await client.call_tool("doc_ingest", {"text": big, "title": "big"})
+                assert failed.is_error
+                assert "No space left on device" in _text(failed)
+                assert "internal error" not in _text(failed)
+                small = await client.call_tool("doc_ingest", {"text": "The echidna lays eggs.", "doc_id": "e"})
+                assert not small.is_error, _text(small)
+                found = await client.call_tool("doc_search", {"query": "echidna"})
+                assert not found.is_error and "echidna" in _text(found)

@@ -1,0 +1,69 @@
+"""Errors reach the library user as one CtxError, never wrapped in an exception group (issue 11: W3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+
+import ctxtrio
+from ctxtrio._errors import NotFoundError, StoreError, lone_error, one_error
+from ctxtrio._nursery import open_nursery
+
+
+async def test_open_context_raises_the_ctx_error_itself(tmp_path: Path) -> None:
+    """A NotFoundError in the body of open_context comes out as NotFoundError, not ExceptionGroup(NotFoundError)."""
+    config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    with pytest.raises(NotFoundError) as caught:
+        async with ctxtrio.open_context(config) as ctx:
+            await ctx.sessions.status("no-such-session")
+    assert type(caught.value) is NotFoundError
+
+
+async def test_nursery_reraises_a_lone_ctx_error_with_its_cause() -> None:
+    """open_nursery turns a group of one CtxError (nested too) into that error, keeping its cause."""
+
+    async def fail() -> None:
+        try:
+            raise OSError(28, "No space left on device")
+        except OSError as exc:
+            raise StoreError("cannot append: No space left on device") from exc
+
+    with pytest.raises(StoreError) as caught:
+        async with open_nursery() as nursery:
+            nursery.start_soon(fail)
+            await trio.sleep_forever()
+    assert isinstance(caught.value.__cause__, OSError)
+
+
+def test_groups_of_several_or_foreign_errors_are_left_alone() -> None:
+    """Only a group whose one leaf is a CtxError is unwrapped; anything else propagates unchanged."""
+    two = ExceptionGroup("two", [StoreError("a"), StoreError("b")])
+    assert lone_error(two) is None
+    assert lone_error(ExceptionGroup("bug", [ValueError("x")])) is None
+    nested = ExceptionGroup("outer", [ExceptionGroup("inner", [NotFoundError("n")])])
+    assert isinstance(lone_error(nested), NotFoundError)
+    with pytest.raises(ExceptionGroup):
+        with one_error():
+            raise two
+
+
+async def test_search_while_another_process_forgets_a_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """W3: a document forgotten by another process between the index lookup and the load drops out of
+    the results; the search answers with the rest instead of failing."""
+    config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    async with ctxtrio.open_context(config) as other:
+        await other.documents.ingest(text="The kiwi is a bird.\n\nKiwi eggs are large.", doc_id="gone")
+        await other.documents.ingest(text="A kiwi fruit is green.", doc_id="kept")
+        async with ctxtrio.open_context(config) as ctx:  # a second process on the same data dir
+            real_search = ctx.store.search
+
+            async def search_then_forget(*args: object, **kwargs: object) -> object:
+                hits = await real_search(*args, **kwargs)  # type: ignore[arg-type]  # passed through as given
+                await other.documents.forget("gone")
+                return hits
+
+            monkeypatch.setattr(ctx.store, "search", search_then_forget)
+            result = await ctx.documents.search("kiwi")
+            assert {hit.doc_id for hit in result.hits} == {"kept"}
