@@ -201,8 +201,11 @@ async def _serve_stdio(
 
     async def drain() -> None:
         # EOF or a signal: accept nothing more, but let calls in flight finish.
-        with trio.move_on_after(grace_s):
+        log.info("stdin closed: %d request(s) in flight", len(traffic.inflight))
+        with trio.move_on_after(grace_s) as grace:
             await traffic.inflight.wait_idle()
+        if grace.cancelled_caught:
+            log.warning("%d request(s) still in flight after %g s: cancelling them", len(traffic.inflight), grace_s)
 
     preload = b"".join(handoff.lines) + handoff.rest
     lines = CancellableLines(stdin_fd, preload=preload, on_line=traffic.incoming, drain=drain)

@@ -32,7 +32,7 @@ import trio.lowlevel
 
 from .._sdk import response_id, serve_lines
 from .inflight import InFlight
-from .messages import peek
+from .messages import canonical_id, cancelled_id, peek
 from .warm_start import AnswerRecorder
 
 if TYPE_CHECKING:
@@ -137,7 +137,12 @@ class CancellableLines:
 
 
 class Traffic:
-    """Watches protocol lines both ways: in-flight requests, and the warm-start recorder."""
+    """Watches protocol lines both ways: in-flight requests, and the warm-start recorder.
+
+    A request is in flight from the line that brings it until the line that answers it,
+    or until the client cancels it (``notifications/cancelled``: the SDK never answers a
+    cancelled request).
+    """
 
     def __init__(self, recorder: AnswerRecorder | None = None) -> None:
         self.inflight = InFlight()
@@ -146,9 +151,11 @@ class Traffic:
     def incoming(self, line: str) -> None:
         seen = peek(line)
         if seen.kind == "request" and seen.id is not None:
-            self.inflight.started(seen.id)
+            self.inflight.started(canonical_id(seen.id))
             if self._recorder is not None:
                 self._recorder.note_request(seen)
+        elif seen.kind == "notification" and (cancelled := cancelled_id(seen.message)) is not None:
+            self.inflight.finished(canonical_id(cancelled))
 
     async def outgoing(self, line: str) -> bool:
         """False when the line must not be sent (already answered by the warm start)."""
@@ -158,7 +165,7 @@ class Traffic:
             if seen.kind != "response" or seen.id is None:
                 return True
             token = seen.id
-        self.inflight.finished(token)
+        self.inflight.finished(canonical_id(token))
         recorder = self._recorder
         if recorder is None or not recorder.wants(token):
             return True

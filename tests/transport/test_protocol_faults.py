@@ -1,0 +1,168 @@
+"""Hostile and unusual protocol lines through the real stdio server (issue 11: C1, W5, W6, W7)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import trio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.types import TextContent
+
+from .serving import ROOT, spawn
+
+_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _line(message: object) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def _ingest(request_id: int, text: str, *, id_last: bool) -> bytes:
+    """A tools/call doc_ingest request, with its id first or (as the TypeScript SDK writes it) last."""
+    call = {"name": "doc_ingest", "arguments": {"text": text, "doc_id": f"d{request_id}"}}
+    if id_last:
+        return _line({"method": "tools/call", "params": call, "jsonrpc": "2.0", "id": request_id})
+    return _line({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": call})
+
+
+class _Session:
+    """A raw stdio session: lines in, parsed lines out, stderr kept."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self.stderr = bytearray()
+        self._out = bytearray()
+
+    async def send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send_all(data)
+
+    async def response(self, request_id: int) -> dict[str, object]:
+        """The response to ``request_id`` (notifications before it are skipped)."""
+        assert self.process.stdout is not None
+        while True:
+            while b"\n" not in self._out:
+                chunk = await self.process.stdout.receive_some()
+                assert chunk, f"stdout closed; stderr: {self.stderr.decode(errors='replace')[-2000:]}"
+                self._out += chunk
+            line, _, rest = bytes(self._out).partition(b"\n")
+            self._out = bytearray(rest)
+            message = json.loads(line)
+            if message.get("id") == request_id:
+                return dict(message)
+
+    async def rest_of_stdout(self) -> list[dict[str, object]]:
+        assert self.process.stdout is not None
+        while chunk := await self.process.stdout.receive_some():
+            self._out += chunk
+        return [json.loads(line) for line in bytes(self._out).splitlines() if line.strip()]
+
+    async def finish(self) -> int:
+        """Close stdin, read everything, wait for exit; the exit code."""
+        assert self.process.stdin is not None and self.process.stderr is not None
+        await self.process.stdin.aclose()
+        while chunk := await self.process.stderr.receive_some():
+            self.stderr += chunk
+        return await self.process.wait()
+
+
+async def _start(data: Path) -> _Session:
+    process = await spawn("--data-dir", str(data), "--no-llm", "--no-audit", env={"XDG_CACHE_HOME": str(data.parent / "cache")})
+    session = _Session(process)
+    await session.send(_line(_INIT))
+    await session.response(1)
+    await session.send(_line(_INITIALIZED))
+    return session
+
+
+async def test_hostile_lines_do_not_crash_the_server(tmp_path: Path) -> None:
+    """C1: a line of 30,000 "[" and a 70 KB line with a bad escape get errors; the server serves on and exits 0."""
+    with trio.fail_after(60):
+        session = await _start(tmp_path / "data")
+        await session.send(b"[" * 30000 + b"\n")
+        bad = '{"jsonrpc":"2.0","id":"\\x","method":"tools/call","params":{"t":"' + "y" * 70000 + '"}}\n'
+        await session.send(bad.encode())
+        await session.send(b"{" * 70000 + b"}" * 70000 + b"\n")
+        await session.send(_line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        listed = await session.response(2)
+        result = listed["result"]
+        assert isinstance(result, dict) and len(result["tools"]) == 15
+        assert await session.finish() == 0, session.stderr.decode(errors="replace")[-2000:]
+    assert b"Traceback" not in session.stderr
+
+
+async def test_large_request_with_id_at_the_end_is_waited_for(tmp_path: Path) -> None:
+    """W5: a 2 MB doc_ingest whose id comes last is in flight at EOF and is answered before exit."""
+    text = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog. " * 4 for i in range(6000))
+    with trio.fail_after(60):
+        session = await _start(tmp_path / "data")
+        await session.send(_ingest(5, text, id_last=True))
+        code = await session.finish()
+        answers = await session.rest_of_stdout()
+    log = session.stderr.decode(errors="replace")
+    assert code == 0, log[-2000:]
+    assert "stdin closed: 1 request(s) in flight" in log
+    answer = next(message for message in answers if message.get("id") == 5)
+    result = answer["result"]
+    assert isinstance(result, dict) and not result.get("isError"), answer
+
+
+async def test_cancelled_request_leaves_the_in_flight_set(tmp_path: Path) -> None:
+    """W6: after notifications/cancelled, EOF finds nothing in flight and the cancelled call is never answered."""
+    text = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog. " * 4 for i in range(6000))
+    with trio.fail_after(60):
+        session = await _start(tmp_path / "data")
+        await session.send(_ingest(6, text, id_last=False))
+        await session.send(_line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}}))
+        code = await session.finish()
+        answers = await session.rest_of_stdout()
+    log = session.stderr.decode(errors="replace")
+    assert code == 0, log[-2000:]
+    assert re.search(r"stdin closed: 0 request\(s\) in flight", log), log[-2000:]
+    assert "still in flight" not in log
+    assert all(message.get("id") != 6 for message in answers)
+
+
+def _text(result: object) -> str:
+    content = getattr(result, "content")
+    block = content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def test_string_arguments_that_look_like_json_stay_strings(tmp_path: Path) -> None:
+    """W7: a JSON document, "null" and "123" pass as text, title and doc_id; query "[1]" is a query."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit"],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
+    document = json.dumps({"service": "auth", "retries": [1, 2, 3], "note": "cookie rotation"})
+    with trio.fail_after(60):
+        async with Client(params) as client:
+            ingested = await client.call_tool("doc_ingest", {"text": document, "title": "null", "doc_id": "123"})
+            assert not ingested.is_error, _text(ingested)
+            assert ingested.structured_content is not None and ingested.structured_content["doc_id"] == "123"
+            plain_null = await client.call_tool("doc_ingest", {"text": "null", "title": '["a"]'})
+            assert not plain_null.is_error, _text(plain_null)
+            listed = await client.call_tool("doc_list", {})
+            assert '"null"' in _text(listed) and '["a"]' in _text(listed)
+            found = await client.call_tool("doc_search", {"query": '{"retries"}', "doc_id": "123"})
+            assert not found.is_error and "cookie rotation" in _text(found), _text(found)
+            odd = await client.call_tool("doc_search", {"query": "[1]"})
+            assert not odd.is_error, _text(odd)
+            path = await client.call_tool("doc_ingest", {"file_path": "null"})
+            assert path.is_error and "exactly one" not in _text(path), _text(path)
+            tags = await client.call_tool("context_append", {"session_id": "s", "text": "[1, 2]", "tags": '["a", "b"]'})
+            assert not tags.is_error, _text(tags)
