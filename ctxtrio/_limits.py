@@ -19,6 +19,8 @@ __all__ = [
     "CHUNK_INDEX",
     "COMPACT_TARGET",
     "KEEP_RECENT",
+    "LIST_LIMIT",
+    "LIST_OFFSET",
     "MAX_TAGS",
     "OUTLINE_CHUNKS",
     "RECALL_LIMIT",
@@ -60,6 +62,9 @@ OUTLINE_CHUNKS: Final = Bounds(1, 500)
 SUMMARY_TARGET: Final = Bounds(50, 8000)
 #: A chunk index (``from``, ``to``).
 CHUNK_INDEX: Final = Bounds(0)
+#: Where a page of a listing starts, and how many a library caller may ask for at once.
+LIST_OFFSET: Final = Bounds(0)
+LIST_LIMIT: Final = Bounds(1)
 #: Tags on one session entry.
 MAX_TAGS: Final = 10
 

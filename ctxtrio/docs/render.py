@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..text.tokens import TokenModel
 from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchHit, SearchResult, Window
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "render_forget",
     "render_ingest",
     "render_list",
+    "render_list_page",
     "render_outline",
     "render_search",
     "render_summary",
@@ -66,8 +68,42 @@ def render_list(docs: Sequence[DocumentInfo]) -> str:
     if not docs:
         return "No documents. Add one with doc_ingest."
     lines = [f"{len(docs)} documents:"]
-    lines.extend(f"- {_doc(info)}: {info.chunks} chunks, {info.tokens} tokens, {info.source}" for info in docs)
+    lines.extend(_list_line(info) for info in docs)
     return "\n".join(lines)
+
+
+def _list_line(info: DocumentInfo) -> str:
+    return f"- {_doc(info)}: {info.chunks} chunks, {info.tokens} tokens, {info.source}"
+
+
+def render_list_page(
+    docs: Sequence[DocumentInfo], *, offset: int, budget_tokens: int, model: TokenModel
+) -> tuple[str, int, int | None]:
+    """One page of the list from ``offset``, within ``budget_tokens``: (text, how many shown, next offset).
+
+    At least one document is shown; the last line says where the next page starts.
+    """
+    total = len(docs)
+    if not docs:
+        return "No documents. Add one with doc_ingest.", 0, None
+    if offset >= total:
+        return f"{total} documents; from={offset} is past the end: use from=0 to {total - 1}.", 0, None
+    lines = [f"{total} documents:"]
+    used = model.estimate(lines[0]) + model.estimate(f"(next page: doc_list from={total}, {total} more)") + 2
+    shown = 0
+    for info in docs[offset:]:
+        line = _list_line(info)
+        cost = model.estimate(line) + 1
+        if shown and used + cost > budget_tokens:
+            break
+        lines.append(line)
+        used += cost
+        shown += 1
+    end = offset + shown
+    next_offset = end if end < total else None
+    if next_offset is not None:
+        lines.append(f"(next page: doc_list from={next_offset}, {total - end} more)")
+    return "\n".join(lines), shown, next_offset
 
 
 def render_forget(info: DocumentInfo) -> str:

@@ -10,6 +10,7 @@ from .model import (
     RecallResult,
     Role,
     SessionInfo,
+    SessionPage,
     SessionStatus,
     UpdateResult,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "RecallResult",
     "Role",
     "SessionInfo",
+    "SessionPage",
     "SessionService",
     "SessionStatus",
     "UpdateResult",

@@ -42,21 +42,21 @@ async def import_session(service: SessionService, session_id: str, records: Sequ
     """
     key, deleted = await trio.to_thread.run_sync(records_key, validate_id(session_id, "session_id"), records)
     for candidate in candidate_ids(session_id):
-        session = service._get(candidate)
-        async with session.lock:
-            state = await service._sync(session, _same, must_exist=False)
-            if state.exists:
-                if content_key(state) != key:
-                    continue
-                same: IdsKept = "preserved" if candidate == session_id else "remapped"
-                if state.deleted_at is not None and not deleted:
-                    await service._append_locked(session, [NewRecord("session", {"deleted": False}, id=candidate)])
-                    return ImportResult(session_id, candidate, "restored", 0, same, 0)
-                return ImportResult(session_id, candidate, "unchanged", 0, same, 0)
-            batch, changed = remap(records, candidate)
-            await service._append_locked(session, batch)
-            kept: IdsKept = "preserved" if candidate == session_id and not changed else "remapped"
-            return ImportResult(session_id, candidate, "imported", len(batch), kept, changed)
+        with service._registry.use(candidate) as session:
+            async with session.lock:
+                state = await service._sync(session, _same, must_exist=False)
+                if state.exists:
+                    if content_key(state) != key:
+                        continue
+                    same: IdsKept = "preserved" if candidate == session_id else "remapped"
+                    if state.deleted_at is not None and not deleted:
+                        await service._append_locked(session, [NewRecord("session", {"deleted": False}, id=candidate)])
+                        return ImportResult(session_id, candidate, "restored", 0, same, 0)
+                    return ImportResult(session_id, candidate, "unchanged", 0, same, 0)
+                batch, changed = remap(records, candidate)
+                await service._append_locked(session, batch)
+                kept: IdsKept = "preserved" if candidate == session_id and not changed else "remapped"
+                return ImportResult(session_id, candidate, "imported", len(batch), kept, changed)
     raise InputError(f"sessions {session_id!r} to {session_id}-99 all hold other content: import it under another id")
 
 async def prune(
@@ -75,14 +75,16 @@ async def prune(
     cutoff = time.time() - older_than_s
     plans: list[SessionPrune] = []
     for session_id in await trio.to_thread.run_sync(scan_session_ids, service._store.data):
-        session = service._get(session_id)
-        async with session.lock:
-            records = [record.data for record in (await service._store.read(session.path)).records]
-            plan = await trio.to_thread.run_sync(partial(plan_session, session_id, records, cutoff, idle=idle))
-            if plan is None:
-                continue
-            if not dry_run:
-                await service._store.rewrite(session.path, partial(prune_journal, session_id, cutoff=cutoff, idle=idle))
-                session.state = None
-            plans.append(plan)
+        with service._registry.use(session_id) as session:
+            async with session.lock:
+                records = [record.data for record in (await service._store.read(session.path)).records]
+                plan = await trio.to_thread.run_sync(partial(plan_session, session_id, records, cutoff, idle=idle))
+                if plan is None:
+                    continue
+                if not dry_run:
+                    await service._store.rewrite(
+                        session.path, partial(prune_journal, session_id, cutoff=cutoff, idle=idle)
+                    )
+                    session.state = None
+                plans.append(plan)
     return plans

@@ -25,6 +25,7 @@ __all__ = [
     "RecallResult",
     "Role",
     "SessionInfo",
+    "SessionPage",
     "SessionStatus",
     "UpdateResult",
 ]
@@ -161,3 +162,18 @@ class UpdateResult:
     changed: bool
     restored: tuple[str, ...]
     status: SessionStatus
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """One page of the session list, latest activity first, packed into a token budget.
+
+    ``next_offset`` is where the next page starts (None: this is the last page); ``text``
+    is the rendering, one line per session and a closing line saying how to go on.
+    """
+
+    sessions: tuple[SessionInfo, ...]
+    total: int
+    offset: int
+    next_offset: int | None
+    text: str

@@ -7,18 +7,17 @@ a result ends with what to do next (compact, recall, undo) when that is not obvi
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 from .model import Appended, CompactResult, OpenResult, RecallResult, SessionInfo, SessionStatus, UpdateResult
 
 __all__ = [
     "render_appended",
     "render_compacted",
-    "render_list",
     "render_opened",
     "render_recalled",
     "render_status",
     "render_updated",
+    "session_line",
 ]
 
 
@@ -124,9 +123,6 @@ def render_updated(result: UpdateResult) -> str:
     return _with_advice(f"{text} Now {_usage(result.status)}.", result.status)
 
 
-def render_list(infos: Sequence[SessionInfo]) -> str:
-    if not infos:
-        return "No sessions yet: context_open starts one."
-    return "\n".join(
-        f"{info.session_id} \"{info.title}\": {info.live_entries} live, {_when(info.last_activity)}" for info in infos
-    )
+def session_line(info: SessionInfo) -> str:
+    """One session in the list: ``id "title": 12 live, 2026-01-02 10:00Z`` and a newline."""
+    return f"{info.session_id} \"{info.title}\": {info.live_entries} live, {_when(info.last_activity)}\n"

@@ -22,14 +22,15 @@ from ..store.journal import read_journal
 from ..store.layout import DataDir
 from ..text.tokens import TokenModel
 from .state import SessionState
+from .summary import summarize_state, write_summary
 
-__all__ = ["LoadedSession", "refresh", "scan_session_ids"]
+__all__ = ["LoadedSession", "journal_stat", "refresh", "scan_session_ids"]
 
 
 class LoadedSession:
     """One session: its journal, its replayed state (None until first touched), its locks."""
 
-    __slots__ = ("compact_lock", "file_id", "journal", "lock", "path", "session_id", "state")
+    __slots__ = ("compact_lock", "file_id", "journal", "lock", "path", "session_id", "state", "summary_offset", "users")
 
     def __init__(self, session_id: str, data: DataDir) -> None:
         self.session_id = session_id
@@ -43,14 +44,22 @@ class LoadedSession:
         self.state: SessionState | None = None
         #: (device, inode) of the journal when it was last read: a prune replaces the file.
         self.file_id: tuple[int, int] | None = None
+        #: Where the summary file was last written (or found fresh): -1 when never.
+        self.summary_offset = -1
+        #: Calls using this session now (see :class:`~ctxtrio.memory.registry.SessionRegistry`).
+        self.users = 0
+
+    @property
+    def idle(self) -> bool:
+        return self.users == 0 and not self.lock.locked() and not self.compact_lock.locked()
 
 
 def refresh(session: LoadedSession, model: TokenModel, quarantine: Path | None) -> None:
     """Bring ``session.state`` up to the end of its journal (blocking; hold the lock).
 
     Loads the journal on first use (or again if the file was replaced: another inode,
-    or it shrank), applies complete lines appended since, and recounts tokens if
-    ``model`` changed.
+    or it shrank), applies complete lines appended since, recounts tokens if ``model``
+    changed, and rewrites the summary file when the state moved past it.
     """
     try:
         info = os.stat(session.path)
@@ -62,11 +71,26 @@ def refresh(session: LoadedSession, model: TokenModel, quarantine: Path | None) 
     state = session.state
     if state is None or size < state.applied_offset or (file_id != session.file_id and state.applied_offset):
         state = session.state = SessionState(session.session_id, model)
+        session.summary_offset = -1
     session.file_id = file_id
     state.retokenize(model)
     if size > state.applied_offset:
         read = read_journal(session.path, state.applied_offset, quarantine_dir=quarantine)
         state.apply(read.records, read.end)
+    if state.exists and state.applied_offset != session.summary_offset:
+        write_summary(session.path, summarize_state(state, file_id[1] if file_id else 0))
+        session.summary_offset = state.applied_offset
+
+
+def journal_stat(path: Path) -> tuple[int, int]:
+    """The journal's (inode, size); (0, 0) when it does not exist (blocking)."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return 0, 0
+    except OSError as exc:
+        raise StoreError(f"cannot stat {path}: {exc.strerror or exc}") from exc
+    return stat.st_ino, stat.st_size
 
 
 def scan_session_ids(data: DataDir) -> list[str]:

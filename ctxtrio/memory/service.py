@@ -35,13 +35,15 @@ from ..store.journal import AppendResult, JournalChangedError
 from ..store.records import JSON, NewRecord, Record
 from ..store.writer import StoreHandle
 from ..text.terms import terms, unique_terms
-from .._limits import COMPACT_TARGET, KEEP_RECENT, RECALL_LIMIT, check_budget, check_range
+from .._limits import COMPACT_TARGET, KEEP_RECENT, LIST_LIMIT, LIST_OFFSET, RECALL_LIMIT, check_budget, check_range
 from .arguments import check_role, check_tags, check_text, check_title
 from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
 from . import admin
 from .archive import ImportResult
 from .lifecycle import refuse_deleted, session_info
-from .repository import LoadedSession, refresh, scan_session_ids
+from .listing import MAX_PAGE, describe, pack_page, scan_journals
+from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
+from .repository import LoadedSession, journal_stat, refresh
 from .model import (
     Appended,
     CompactResult,
@@ -50,13 +52,15 @@ from .model import (
     RecallResult,
     Role,
     SessionInfo,
+    SessionPage,
     SessionStatus,
     UpdateResult,
 )
 from .pruning import SessionPrune
 from .packing import pack_recall, rank, recent_candidates
 from .state import Item, SessionState
-from .status import session_status
+from .status import session_status, summary_status
+from .summary import fresh_summary
 
 __all__ = ["SessionService"]
 
@@ -72,13 +76,23 @@ class SessionService:
     """Appends, recalls, compacts and reports on sessions; the library face of context_*.
 
     ``summarizer`` writes compaction summaries; without one, summaries are extractive.
+    At most ``max_sessions`` idle sessions, holding ``max_entries`` entries in all, stay
+    in memory (see :mod:`.registry`).
     """
 
-    def __init__(self, store: StoreHandle, live: Live, summarizer: Summarizer | None = None) -> None:
+    def __init__(
+        self,
+        store: StoreHandle,
+        live: Live,
+        summarizer: Summarizer | None = None,
+        *,
+        max_sessions: int = MAX_SESSIONS,
+        max_entries: int = MAX_ENTRIES,
+    ) -> None:
         self._store = store
         self._live = live
         self._summarizer = summarizer if summarizer is not None else Summarizer(None, live.tokens)
-        self._sessions: dict[str, LoadedSession] = {}
+        self._registry = SessionRegistry(store.data, max_sessions=max_sessions, max_entries=max_entries)
 
     # -- the seven operations ---------------------------------------------------------
 
@@ -86,17 +100,16 @@ class SessionService:
         """Create a session (id generated when absent) or resume one; a new title renames it."""
         title = check_title(title)
         if session_id is None:
-            session = await self._unused_session()
-        else:
-            session = self._get(session_id)
-        async with session.lock:
-            state = await self._sync(session, _same, must_exist=False)
-            refuse_deleted(state)
-            created = not state.exists
-            if created or (title is not None and title != state.title):
-                record = NewRecord("session", {"title": title or session.session_id}, id=session.session_id)
-                state = await self._append_locked(session, [record])
-            return OpenResult(self._status(state), created)
+            session_id = await self._unused_id()
+        with self._registry.use(session_id) as session:
+            async with session.lock:
+                state = await self._sync(session, _same, must_exist=False)
+                refuse_deleted(state)
+                created = not state.exists
+                if created or (title is not None and title != state.title):
+                    record = NewRecord("session", {"title": title or session.session_id}, id=session.session_id)
+                    state = await self._append_locked(session, [record])
+                return OpenResult(self._status(state), created)
 
     async def append(
         self,
@@ -118,7 +131,12 @@ class SessionService:
         text = check_text(text)
         checked_role = check_role(role)  # a caller that ignores the type still gets a clear error
         checked_tags = check_tags(tags)
-        session = self._get(session_id)
+        with self._registry.use(session_id) as session:
+            return await self._append_entry(session, text, checked_role, checked_tags, pinned)
+
+    async def _append_entry(
+        self, session: LoadedSession, text: str, checked_role: Role, checked_tags: tuple[str, ...], pinned: bool
+    ) -> Appended:
         async with session.lock:
             state = session.state
             if state is None or not state.exists:
@@ -159,7 +177,6 @@ class SessionService:
         check_range("limit", limit, RECALL_LIMIT)
         wanted = frozenset(check_tags(tags))
         terms = unique_terms(query)[:MAX_QUERY_TERMS] if query else []
-        session = self._get(session_id)
         model = self._live.tokens.current
 
         def work(state: SessionState) -> RecallResult:
@@ -174,8 +191,9 @@ class SessionService:
             return pack_recall(state, recent_candidates(state, wanted), matched=matched, budget_tokens=budget,
                                limit=limit, mode="recent", model=model)
 
-        async with session.lock:
-            return await self._sync(session, work)
+        with self._registry.use(session_id) as session:
+            async with session.lock:
+                return await self._sync(session, work)
 
     async def compact(
         self,
@@ -194,7 +212,13 @@ class SessionService:
         """
         check_range("keep_recent", keep_recent, KEEP_RECENT)
         check_range("target_tokens", target_tokens, COMPACT_TARGET)
-        session = self._get(session_id)
+        with self._registry.use(session_id) as session:
+            return await self._compact(session, keep_recent, target_tokens, dry_run, stop_at, reason)
+
+    async def _compact(
+        self, session: LoadedSession, keep_recent: int, target_tokens: int, dry_run: bool, stop_at: float,
+        reason: str | None,
+    ) -> CompactResult:
         async with session.compact_lock:
             async with session.lock:
                 state = await self._sync(session, _same)
@@ -234,10 +258,20 @@ class SessionService:
                                      item.tokens, summary.method, summary.note, why, False, self._status(state))
 
     async def status(self, session_id: str) -> SessionStatus:
-        """Live tokens against the budget, pins, counts, and whether to compact."""
-        session = self._get(session_id)
-        async with session.lock:
-            return await self._sync(session, self._status)
+        """Live tokens against the budget, pins, counts, and whether to compact.
+
+        A session not in memory is answered from its summary file when that is fresh
+        (nothing is loaded); an unknown id is answered without keeping anything.
+        """
+        if session_id not in self._registry:
+            validate_id(session_id, "session_id")
+            path = self._store.data.session_journal(session_id)
+            summary = await trio.to_thread.run_sync(fresh_summary, path, session_id, self._live.tokens.current)
+            if summary is not None and summary.deleted_at is None:
+                return summary_status(summary, self._live, self._live.tokens.current.source)
+        with self._registry.use(session_id) as session:
+            async with session.lock:
+                return await self._sync(session, self._status)
 
     async def update(
         self,
@@ -258,30 +292,48 @@ class SessionService:
         if restore is False:
             raise InputError("restore takes true; to delete an entry use delete=true")
         validate_id(entry_id, "entry_id")
-        session = self._get(session_id)
+        with self._registry.use(session_id) as session:
+            return await self._update(session, entry_id, pinned=pinned, delete=delete)
+
+    async def _update(
+        self, session: LoadedSession, entry_id: str, *, pinned: bool | None, delete: bool | None
+    ) -> UpdateResult:
         async with session.lock:
             state = await self._sync(session, _same)
             item = state.items.get(entry_id)
             if item is None:
-                raise NotFoundError(f"session {session_id!r} has no entry {entry_id!r}", hint="list_entries")
+                raise NotFoundError(f"session {session.session_id!r} has no entry {entry_id!r}", hint="list_entries")
             body, restored = _patch_for(item, state, pinned=pinned, delete=delete)
             if body:
                 state = await self._append_locked(session, [NewRecord("patch", body, id=item.id)])
                 item = state.items[entry_id]
             return UpdateResult(item.snapshot(), bool(body), restored, self._status(state))
 
-    async def list_sessions(self, *, include_deleted: bool = False) -> list[SessionInfo]:
-        """Every session in the data dir, most recent activity first (deleted ones only if asked)."""
-        ids = await trio.to_thread.run_sync(scan_session_ids, self._store.data)
-        infos: list[SessionInfo] = []
-        for session_id in ids:
-            session = self._get(session_id)
-            async with session.lock:
-                state = await self._sync(session, _same, must_exist=False)
-                if state.exists and (include_deleted or state.deleted_at is None):
-                    infos.append(session_info(state))
-        infos.sort(key=lambda info: (-info.last_activity, info.session_id))
-        return infos
+    async def list_sessions(
+        self, *, include_deleted: bool = False, offset: int = 0, limit: int | None = None
+    ) -> list[SessionInfo]:
+        """Sessions in the data dir, most recent activity first: all, or ``limit`` journals from ``offset``.
+
+        Deleted sessions only if asked. Sessions are described by their summary files;
+        none is kept in memory for this.
+        """
+        check_range("offset", offset, LIST_OFFSET)
+        check_range("limit", limit, LIST_LIMIT)
+        journals = await trio.to_thread.run_sync(scan_journals, self._store.data)
+        window = journals[offset:] if limit is None else journals[offset:offset + limit]
+        infos = await self._describe([journal.session_id for journal in window])
+        return [info for info in infos if info is not None and (include_deleted or info.deleted_at is None)]
+
+    async def page_sessions(self, *, offset: int = 0, budget_tokens: int | None = None) -> SessionPage:
+        """One page of the session list from ``offset``, packed into the budget (see :class:`SessionPage`)."""
+        check_range("offset", offset, LIST_OFFSET)
+        budget = check_budget(budget_tokens, self._live.budget_tokens)
+        journals = await trio.to_thread.run_sync(scan_journals, self._store.data)
+        window = journals[offset:offset + MAX_PAGE]
+        infos = await self._describe([journal.session_id for journal in window])
+        items = [(offset + n, info) for n, info in enumerate(infos) if info is not None and info.deleted_at is None]
+        return pack_page(items, total=len(journals), offset=offset, window_end=offset + len(window),
+                         budget_tokens=budget, model=self._live.tokens.current)
 
     async def delete_session(self, session_id: str) -> SessionInfo:
         """Mark a whole session deleted: it leaves every list and read until restored.
@@ -297,16 +349,16 @@ class SessionService:
 
     async def export(self, session_id: str) -> list[Entry]:
         """Every entry of a session in order, whatever its status."""
-        session = self._get(session_id)
-        async with session.lock:
-            return await self._sync(session, _snapshots)
+        with self._registry.use(session_id) as session:
+            async with session.lock:
+                return await self._sync(session, _snapshots)
 
     async def records(self, session_id: str) -> list[Record]:
         """Every record of a session's journal as stored, deleted sessions too (for export)."""
-        session = self._get(session_id)
-        async with session.lock:
-            await self._sync(session, _same, deleted_ok=True)
-            return [record.data for record in (await self._store.read(session.path)).records]
+        with self._registry.use(session_id) as session:
+            async with session.lock:
+                await self._sync(session, _same, deleted_ok=True)
+                return [record.data for record in (await self._store.read(session.path)).records]
 
     async def import_session(self, session_id: str, records: Sequence[Record]) -> ImportResult:
         """Store exported records as a session (idempotent; see :func:`.admin.import_session`)."""
@@ -319,28 +371,38 @@ class SessionService:
     # -- plumbing -------------------------------------------------------------------
 
     async def _set_deleted(self, session_id: str, deleted: bool) -> SessionInfo:
-        session = self._get(session_id)
-        async with session.lock:
-            state = await self._sync(session, _same, deleted_ok=True)
-            if (state.deleted_at is not None) != deleted:
-                record = NewRecord("session", {"deleted": deleted}, id=session.session_id)
-                state = await self._append_locked(session, [record])
-            return session_info(state)
-
-    def _get(self, session_id: str) -> LoadedSession:
-        session = self._sessions.get(session_id)
-        if session is None:
-            validate_id(session_id, "session_id")
-            session = self._sessions[session_id] = LoadedSession(session_id, self._store.data)
-        return session
-
-    async def _unused_session(self) -> LoadedSession:
-        while True:
-            session = self._get(new_id("s"))
+        with self._registry.use(session_id) as session:
             async with session.lock:
-                state = await self._sync(session, _same, must_exist=False)
-            if not state.exists:
-                return session
+                state = await self._sync(session, _same, deleted_ok=True)
+                if (state.deleted_at is not None) != deleted:
+                    record = NewRecord("session", {"deleted": deleted}, id=session.session_id)
+                    state = await self._append_locked(session, [record])
+                return session_info(state)
+
+    async def _describe(self, session_ids: list[str]) -> list[SessionInfo | None]:
+        """Listing lines: from memory for sessions held there, else from summary files."""
+        found: dict[str, SessionInfo | None] = {}
+        for session_id in session_ids:
+            if session_id in self._registry:
+                with self._registry.use(session_id) as session:
+                    async with session.lock:
+                        state = await self._sync(session, _same, must_exist=False)
+                        found[session_id] = session_info(state) if state.exists else None
+        rest = [session_id for session_id in session_ids if session_id not in found]
+        if rest:
+            model = self._live.tokens.current
+            described = await trio.to_thread.run_sync(describe, self._store.data, rest, model,
+                                                      self._store.data.quarantine)
+            found.update(zip(rest, described))
+        return [found[session_id] for session_id in session_ids]
+
+    async def _unused_id(self) -> str:
+        while True:
+            session_id = new_id("s")
+            path = self._store.data.session_journal(session_id)
+            ino, _ = await trio.to_thread.run_sync(journal_stat, path)
+            if not ino and session_id not in self._registry:
+                return session_id
 
     async def _sync(
         self,

@@ -7,8 +7,9 @@ from typing import Final
 from .._live import Live
 from .model import Advice, SessionStatus
 from .state import SessionState
+from .summary import SessionSummary, summarize_state
 
-__all__ = ["MAX_PINS", "session_status"]
+__all__ = ["MAX_PINS", "session_status", "summary_status"]
 
 #: Pins beyond this many crowd the window (practitioners cap anchors at 20-30).
 MAX_PINS: Final = 30
@@ -18,34 +19,39 @@ SOON: Final = 0.8
 
 def session_status(state: SessionState, live: Live) -> SessionStatus:
     """Where ``state`` stands against ``live``'s budget (O(1): totals are kept on apply)."""
+    return summary_status(summarize_state(state, 0), live, state.model.source)
+
+
+def summary_status(summary: SessionSummary, live: Live, token_source: str) -> SessionStatus:
+    """Where the session ``summary`` describes stands against ``live``'s budget."""
     budget = live.budget_tokens
     advice: Advice = "ok"
-    if state.live_tokens > budget:
+    if summary.live_tokens > budget:
         advice = "compact now"
-    elif state.live_tokens >= SOON * budget:
+    elif summary.live_tokens >= SOON * budget:
         advice = "compact soon"
     warnings: list[str] = []
-    pins = len(state.pins)
+    pins = summary.pins
     if pins > MAX_PINS:
         warnings.append(f"{pins} pins (over {MAX_PINS}): unpin what is no longer a constraint")
-    if 2 * state.pinned_tokens > budget:
+    if 2 * summary.pinned_tokens > budget:
         warnings.append(
-            f"pins use {state.pinned_tokens} of {budget} tokens (over half): unpin or shorten some"
+            f"pins use {summary.pinned_tokens} of {budget} tokens (over half): unpin or shorten some"
         )
     return SessionStatus(
-        session_id=state.session_id,
-        title=state.title,
-        live_entries=state.live_count,
-        live_tokens=state.live_tokens,
+        session_id=summary.session_id,
+        title=summary.title,
+        live_entries=summary.live,
+        live_tokens=summary.live_tokens,
         budget_tokens=budget,
         budget_source=live.budget_source,
         pinned=pins,
-        pinned_tokens=state.pinned_tokens,
-        superseded=state.superseded,
-        deleted=state.deleted,
-        summaries=state.summaries,
-        token_source=state.model.source,
-        last_activity=state.last_activity,
+        pinned_tokens=summary.pinned_tokens,
+        superseded=summary.superseded,
+        deleted=summary.deleted,
+        summaries=summary.summaries,
+        token_source=token_source,
+        last_activity=summary.last_activity,
         advice=advice,
         warnings=tuple(warnings),
     )

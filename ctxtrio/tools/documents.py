@@ -108,8 +108,12 @@ async def doc_summarize(ctx: Context, args: Args, call: Call) -> ToolResult:
 
 async def doc_list(ctx: Context, args: Args, call: Call) -> ToolResult:
     infos = await ctx.documents.list_documents()
-    ids: list[JSON] = [info.doc_id for info in infos]
-    return text_result(render.render_list(infos), {"doc_ids": ids})
+    start = args.opt_integer("from") or 0
+    text, shown, next_offset = render.render_list_page(
+        infos, offset=start, budget_tokens=ctx.live.budget_tokens, model=ctx.live.tokens.current
+    )
+    ids: list[JSON] = [info.doc_id for info in infos[start:start + shown]]
+    return text_result(text, {"doc_ids": ids, "total": len(infos), "next_offset": next_offset})
 
 
 async def doc_forget(ctx: Context, args: Args, call: Call) -> ToolResult:
@@ -195,9 +199,9 @@ DOC_TABLE: tuple[Tool, ...] = (
     ),
     Tool(
         name="doc_list",
-        title="List documents",
-        description="Stored documents and their sizes.",
-        params=(),
+        title="Documents",
+        description="Stored documents.",
+        params=(_FROM,),
         handler=doc_list,
         hints=_READ,
     ),

@@ -117,7 +117,9 @@ async def context_update(ctx: Context, args: Args, call: Call) -> ToolResult:
 
 
 async def context_list_sessions(ctx: Context, args: Args, call: Call) -> ToolResult:
-    infos = await ctx.sessions.list_sessions()
+    page = await ctx.sessions.page_sessions(offset=args.opt_integer("offset") or 0)
+    if not page.total:
+        return text_result("No sessions yet: context_open starts one.", {"sessions": [], "total": 0})
     sessions: list[JSON] = [
         {
             "id": info.session_id,
@@ -125,9 +127,10 @@ async def context_list_sessions(ctx: Context, args: Args, call: Call) -> ToolRes
             "live_entries": info.live_entries,
             "last_activity": info.last_activity,
         }
-        for info in infos
+        for info in page.sessions
     ]
-    return text_result(render.render_list(infos), {"sessions": sessions})
+    structured: dict[str, JSON] = {"sessions": sessions, "total": page.total, "next_offset": page.next_offset}
+    return text_result(page.text.rstrip("\n"), structured)
 
 
 def _status_json(status: SessionStatus) -> dict[str, JSON]:
@@ -211,8 +214,8 @@ SESSION_TABLE: tuple[Tool, ...] = (
     ),
     Tool(
         name="context_status",
-        title="Session status",
-        description="Tokens used vs budget, pins, and whether to compact.",
+        title="Status",
+        description="Tokens vs budget, pins, whether to compact.",
         params=(_SID,),
         handler=context_status,
         hints=_READ,
@@ -221,7 +224,7 @@ SESSION_TABLE: tuple[Tool, ...] = (
     Tool(
         name="context_update",
         title="Update entry",
-        description="Set one: pinned, delete, or restore (deleted/superseded entry; on a summary: undo it).",
+        description="Set one: pinned, delete, or restore (deleted/superseded entry; a summary: undo it).",
         params=(
             _SID,
             Param("entry_id", "string", required=True),
@@ -235,9 +238,9 @@ SESSION_TABLE: tuple[Tool, ...] = (
     ),
     Tool(
         name="context_list_sessions",
-        title="List sessions",
+        title="Sessions",
         description="Sessions, latest first.",
-        params=(),
+        params=(Param("offset", "integer"),),
         handler=context_list_sessions,
         hints=_READ,
     ),

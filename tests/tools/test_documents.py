@@ -143,3 +143,23 @@ async def test_errors_are_results(tmp_path: Path) -> None:
         assert bad.is_error and "invalid doc_id" in text_of(bad)
         empty = await client.call_tool("doc_list", {})
         assert text_of(empty) == "No documents. Add one with doc_ingest."
+
+
+async def test_doc_list_pages_within_the_budget(tmp_path: Path) -> None:
+    """doc_list shows a page that fits the budget and names where the next page starts."""
+    config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, budget_tokens=100)
+    async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+        for n in range(10):
+            await client.call_tool("doc_ingest", {"text": f"document {n} text", "doc_id": f"d{n}", "title": f"doc {n}"})
+        seen: list[str] = []
+        start = 0
+        for _ in range(10):
+            listed = await client.call_tool("doc_list", {"from": start})
+            text = text_of(listed)
+            assert ctx.live.tokens.current.estimate(text) <= 100 and listed.structured_content is not None
+            seen += [str(doc_id) for doc_id in listed.structured_content["doc_ids"]]
+            if listed.structured_content["next_offset"] is None:
+                break
+            start = int(listed.structured_content["next_offset"])
+            assert text.endswith(f"(next page: doc_list from={start}, {10 - start} more)")
+        assert seen == [f"d{n}" for n in range(10)]

@@ -157,3 +157,25 @@ async def test_compact_tool_sets_the_llm_deadline(tmp_path: Path) -> None:
             after = trio.current_time()
         assert len(summarizer.stop_at) == 1
         assert before + 30.0 <= summarizer.stop_at[0] <= after + 30.0
+
+
+async def test_list_sessions_pages_by_offset(tmp_path: Path) -> None:
+    """context_list_sessions answers one page within the budget; its last line gives the next offset."""
+    async with opened(tmp_path) as (ctx, client):
+        ctx.live.budget_tokens = 120
+        for n in range(12):
+            await call(client, "context_open", session_id=f"s{n:02d}", title=f"session number {n}")
+        seen: list[str] = []
+        offset = 0
+        for _ in range(12):
+            result = await call(client, "context_list_sessions", offset=offset)
+            text = text_of(result)
+            assert not result.is_error and ctx.live.tokens.current.estimate(text) <= 120
+            assert result.structured_content is not None
+            seen += [str(item["id"]) for item in result.structured_content["sessions"]]
+            next_offset = result.structured_content["next_offset"]
+            if next_offset is None:
+                break
+            assert text.endswith(f"next page: offset={next_offset})")
+            offset = int(next_offset)
+        assert sorted(seen) == [f"s{n:02d}" for n in range(12)] and len(seen) == 12

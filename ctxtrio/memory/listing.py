@@ -1,0 +1,115 @@
+"""Listing sessions without replaying them: the journals' mtimes order, summaries describe.
+
+A listing stats every journal (``sessions/*.jsonl``) and orders them by modification
+time, newest first: the last append is the last activity, so this is "latest first"
+without opening a single file. Only the sessions of the page asked for are described,
+each from its summary file (:mod:`.summary`) when that is fresh, else by loading the
+session from its journal once (which rewrites the summary). The page is packed into a
+token budget and says how to get the next one.
+
+:func:`scan_journals` and :func:`describe` block (worker threads); :func:`pack_page` is pure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from .._errors import StoreError
+from ..store.ids import ID_PATTERN
+from ..store.layout import DataDir
+from ..text.tokens import TokenModel
+from .model import SessionInfo, SessionPage
+from .render import session_line
+from .repository import LoadedSession, journal_stat, refresh
+from .summary import read_summary, summarize_state
+
+__all__ = ["MAX_PAGE", "JournalFile", "describe", "pack_page", "scan_journals"]
+
+#: Most sessions one page describes, whatever the budget.
+MAX_PAGE: Final = 100
+
+
+@dataclass(frozen=True, slots=True)
+class JournalFile:
+    """A session journal found in the data dir, and when it last changed."""
+
+    session_id: str
+    mtime_ns: int
+
+
+def scan_journals(data: DataDir) -> list[JournalFile]:
+    """Every session journal, most recently written first (ties by id; blocking)."""
+    found: list[JournalFile] = []
+    try:
+        with os.scandir(data.sessions) as entries:
+            for entry in entries:
+                session_id = entry.name.removesuffix(".jsonl")
+                if session_id == entry.name or not ID_PATTERN.fullmatch(session_id):
+                    continue
+                try:
+                    found.append(JournalFile(session_id, entry.stat().st_mtime_ns))
+                except FileNotFoundError:  # removed meanwhile
+                    continue
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StoreError(f"cannot list {data.sessions}: {exc.strerror or exc}") from exc
+    found.sort(key=lambda journal: (-journal.mtime_ns, journal.session_id))
+    return found
+
+
+def describe(data: DataDir, session_ids: Sequence[str], model: TokenModel, quarantine: Path | None) -> list[SessionInfo | None]:
+    """The listing line of each session (None: no such session), from fresh summaries when possible.
+
+    A session whose summary is missing or stale is loaded from its journal into a
+    throwaway state (not kept: memory stays bounded), which writes a fresh summary.
+    """
+    infos: list[SessionInfo | None] = []
+    for session_id in session_ids:
+        path = data.session_journal(session_id)
+        ino, size = journal_stat(path)
+        summary = read_summary(path, session_id) if size else None
+        if summary is not None and summary.fresh(ino, size):
+            infos.append(summary.info())
+            continue
+        loaded = LoadedSession(session_id, data)
+        refresh(loaded, model, quarantine)
+        state = loaded.state
+        infos.append(summarize_state(state, loaded.file_id[1] if loaded.file_id else 0).info() if state is not None and state.exists else None)
+    return infos
+
+
+def pack_page(items: Sequence[tuple[int, SessionInfo]], *, total: int, offset: int, window_end: int,
+              budget_tokens: int, model: TokenModel) -> SessionPage:
+    """As many of ``items`` (position in the listing, session) as fit, and how to get the rest.
+
+    ``items`` describe the journals from ``offset`` to ``window_end`` (journals that hold
+    no session are left out). The page always shows at least one session, and its text
+    (lines plus the closing line) stays within ``budget_tokens`` otherwise.
+    """
+    lines: list[str] = []
+    shown: list[SessionInfo] = []
+    used = 0
+    reserve = model.estimate(_trailer(total, total, total, total))
+    end = window_end
+    for position, info in items:
+        line = session_line(info)
+        cost = model.estimate(line)
+        if shown and used + cost + reserve > budget_tokens:
+            end = position
+            break
+        lines.append(line)
+        shown.append(info)
+        used += cost
+    next_offset = end if end < total else None
+    return SessionPage(tuple(shown), total, offset, next_offset, "".join(lines) + _trailer(offset, end, total, next_offset))
+
+
+def _trailer(offset: int, end: int, total: int, next_offset: int | None) -> str:
+    if next_offset is None:
+        return f"({total} sessions)\n" if offset == 0 else f"(sessions {offset + 1}-{end} of {total}; no more)\n"
+    return f"(sessions {offset + 1}-{end} of {total}; next page: offset={next_offset})\n"
