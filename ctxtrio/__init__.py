@@ -20,6 +20,22 @@ if TYPE_CHECKING:
     from ._app import open_context, serve
     from ._config import Config
     from ._context import Context
+    from ._errors import (
+        ConfigError,
+        CtxError,
+        EventLoopError,
+        Hint,
+        IngestError,
+        InputError,
+        InvalidIdError,
+        LLMError,
+        LLMResponseError,
+        LLMTimeoutError,
+        LLMUnavailableError,
+        LockTimeoutError,
+        NotFoundError,
+        StoreError,
+    )
     from .docs import (
         DocSummary,
         DocumentInfo,
@@ -46,22 +62,6 @@ if TYPE_CHECKING:
         SessionService,
         SessionStatus,
         UpdateResult,
-    )
-    from ._errors import (
-        ConfigError,
-        CtxError,
-        EventLoopError,
-        Hint,
-        IngestError,
-        InputError,
-        InvalidIdError,
-        LLMError,
-        LLMResponseError,
-        LLMTimeoutError,
-        LLMUnavailableError,
-        LockTimeoutError,
-        NotFoundError,
-        StoreError,
     )
 
 _EXPORTS = {

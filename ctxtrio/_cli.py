@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         prepare_data_dir(config.data_dir)
     except (ConfigError, StoreError) as exc:
-        print(f"ctxtrio: error: {exc}", file=sys.stderr)
+        sys.stderr.write(f"ctxtrio: error: {exc}\n")
         return 2
     from .transport.warm_start import WarmStart, begin_warm_start
 
@@ -186,6 +186,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         trio.run(partial(serve, config, warm=warm))
     except (ConfigError, StoreError) as exc:  # the data dir or its index is unusable
-        print(f"ctxtrio: error: {exc}", file=sys.stderr)
+        sys.stderr.write(f"ctxtrio: error: {exc}\n")
         return 2
     return 0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from attacks import Row  # noqa: E402  (the path insert above makes the package importable)
+from attacks import Row
 
 
 def _areas(wanted: list[str]) -> list[str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import signal
 import sys
 import tempfile
@@ -30,7 +29,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ctxtrio.store.journal import read_journal  # noqa: E402
-
 
 
 async def hammer(
@@ -48,7 +46,7 @@ async def hammer(
                 acked.append(text)
                 first.set()
                 number += 1
-    except Exception:  # the server was killed under us: expected, the loop ends here
+    except Exception:  # noqa: BLE001 - the server was killed under us: expected, the loop ends here
         return
 
 

@@ -10,7 +10,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .service import DocumentService
     from .model import (
         DocSummary,
         DocumentInfo,
@@ -22,6 +21,7 @@ if TYPE_CHECKING:
         Window,
         WindowChunk,
     )
+    from .service import DocumentService
 
 __all__ = [
     "DocSummary",

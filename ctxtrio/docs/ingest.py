@@ -36,9 +36,9 @@ from .._errors import StoreError
 from .._nursery import open_nursery
 from ..text.tokens import TokenModel
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
+from .model import DocumentInfo
 from .offload import OFFLOAD_MIN_CHARS, produce_in_child
 from .repository import Repository, make_doc_dir
-from .model import DocumentInfo
 
 __all__ = ["BATCH_CHUNKS", "CLEANUP_DEADLINE_S", "Progress", "Source", "content_hash", "write_generation"]
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from ..text.tokens import TokenModel
 from .chunks import StoredChunk
-from .render import chunk_header, hit_header
 from .model import SearchHit, WindowChunk
+from .render import chunk_header, hit_header
 
 __all__ = ["Candidate", "contiguous_text", "cut_to_fit", "fresh_text", "pack_hits", "pack_window"]
 

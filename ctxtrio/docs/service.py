@@ -17,8 +17,8 @@ from pathlib import PurePath
 import trio
 
 from .._config import Config
-from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET, check_range
 from .._errors import InputError, InvalidIdError, NotFoundError
+from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET, check_range
 from .._live import Live
 from .._nursery import open_nursery
 from ..llm.summarizer import Summarizer
@@ -27,15 +27,15 @@ from ..store.index import Hit
 from ..store.writer import StoreHandle
 from ..text.extractive import summarize_extractive
 from ..text.terms import unique_terms
+from .arguments import check_start_end, clean_title, first_line, read_file
+from .catalog import DocEntry
 from .chunks import LoadedDoc
 from .ingest import Progress, Source, content_hash, write_generation
+from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 from .offload import OFFLOAD_MIN_CHARS
 from .packing import Candidate, contiguous_text, pack_hits, pack_window
-from .catalog import DocEntry
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
-from .arguments import check_start_end, clean_title, first_line, read_file
-from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 
 __all__ = ["DocumentService"]
 

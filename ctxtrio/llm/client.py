@@ -47,8 +47,8 @@ import trio
 
 from .._errors import LLMError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
 from ._json import JSON, as_int, as_object, json_object, parse_json
-from ._sse import StreamedAnswer
 from ._probes import llamacpp_context, lmstudio_context, ollama_context, token_count
+from ._sse import StreamedAnswer
 from .breaker import Breaker, BreakerState
 
 __all__ = ["ChatMessage", "Completion", "LLMClient", "LLMSettings", "open_llm_client"]

@@ -28,6 +28,7 @@ from typing import TypeVar
 import trio
 
 from .._errors import InputError, NotFoundError
+from .._limits import COMPACT_TARGET, KEEP_RECENT, LIST_LIMIT, LIST_OFFSET, RECALL_LIMIT, check_budget, check_range
 from .._live import Live
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
@@ -35,15 +36,12 @@ from ..store.journal import AppendResult, JournalChangedError
 from ..store.records import JSON, NewRecord, Record
 from ..store.writer import StoreHandle
 from ..text.terms import terms, unique_terms
-from .._limits import COMPACT_TARGET, KEEP_RECENT, LIST_LIMIT, LIST_OFFSET, RECALL_LIMIT, check_budget, check_range
-from .arguments import check_role, check_tags, check_text, check_title
-from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
 from . import admin
 from .archive import ImportResult
+from .arguments import check_role, check_tags, check_text, check_title
+from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
 from .lifecycle import refuse_deleted, session_info
 from .listing import MAX_PAGE, describe, pack_page, scan_journals
-from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
-from .repository import LoadedSession, journal_stat, refresh
 from .model import (
     Appended,
     CompactResult,
@@ -56,8 +54,10 @@ from .model import (
     SessionStatus,
     UpdateResult,
 )
-from .pruning import SessionPrune
 from .packing import pack_recall, rank, recent_candidates
+from .pruning import SessionPrune
+from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
+from .repository import LoadedSession, journal_stat, refresh
 from .state import Item, SessionState
 from .status import session_status, summary_status
 from .summary import fresh_summary

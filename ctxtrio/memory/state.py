@@ -26,6 +26,7 @@ them when calibration replaces the model.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+
 from ..store.records import JSON, Record, StoredRecord
 from ..text.terms import terms
 from ..text.tokens import TokenModel

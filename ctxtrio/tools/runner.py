@@ -71,7 +71,7 @@ class ToolRunner:
         except trio.Cancelled:
             outcome = "cancelled"
             raise
-        except Exception as exc:  # noqa: BLE001 - the tool-call boundary: report, never crash the server
+        except Exception as exc:
             outcome, error = "error", type(exc).__name__
             log.exception("tool %s failed unexpectedly", tool.name)
             return error_result(f"internal error ({type(exc).__name__}); the server log has details")

@@ -9,10 +9,10 @@ and the SDK boundary (:func:`ctxtrio._sdk.make_server`) advertises and dispatche
 
 from __future__ import annotations
 
+from ..store.records import JSON
 from .documents import DOC_TABLE
 from .guide import GUIDE
 from .sessions import SESSION_TABLE
-from ..store.records import JSON
 from .spec import Tool, input_schema
 
 __all__ = ["INSTRUCTIONS", "TOOLS", "listing", "tool_named"]

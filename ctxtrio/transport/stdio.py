@@ -32,7 +32,7 @@ import trio.lowlevel
 
 from .._sdk import response_id, serve_lines
 from .inflight import InFlight
-from .messages import canonical_id, cancelled_id, peek
+from .messages import cancelled_id, canonical_id, peek
 from .warm_start import AnswerRecorder
 
 if TYPE_CHECKING:

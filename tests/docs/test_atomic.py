@@ -11,8 +11,8 @@ import trio
 
 from ctxtrio._errors import NotFoundError
 from ctxtrio.docs.chunks import ChunkBatcher
-from ctxtrio.docs.repository import ORPHAN_AGE_S, Repository
 from ctxtrio.docs.model import DocumentInfo
+from ctxtrio.docs.repository import ORPHAN_AGE_S, Repository
 
 from .conftest import opened
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ctxtrio.docs.render import render_outline, render_search, render_window, trail_text
 from ctxtrio.docs.model import DocumentInfo, Outline, OutlineEntry, SearchHit, SearchResult, Window, WindowChunk
+from ctxtrio.docs.render import render_outline, render_search, render_window, trail_text
 
 INFO = DocumentInfo("d1", "Guide", "inline", 5, 9000, 2500, 0.0)
 

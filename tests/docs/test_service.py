@@ -10,7 +10,6 @@ import pytest
 import trio
 
 import ctxtrio
-
 from ctxtrio._errors import IngestError, InputError, InvalidIdError, NotFoundError
 from ctxtrio.docs.packing import contiguous_text
 from ctxtrio.text.chunking import chunk_document

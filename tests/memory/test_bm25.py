@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ctxtrio.memory.bm25 import B, K1, TermIndex
+from ctxtrio.memory.bm25 import K1, B, TermIndex
 
 
 class Doc:

@@ -7,9 +7,9 @@ import random
 import pytest
 
 from ctxtrio.memory.model import RecallResult
-from ctxtrio.store.records import JSON
 from ctxtrio.memory.packing import pack_recall, rank, recent_candidates
 from ctxtrio.memory.state import SessionState
+from ctxtrio.store.records import JSON
 from ctxtrio.text.terms import unique_terms
 from ctxtrio.text.tokens import TokenModel
 

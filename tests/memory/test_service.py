@@ -16,6 +16,7 @@ from ctxtrio.memory import Entry, RecallResult, SessionStatus
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 from ctxtrio.text.tokens import TokenModel
+
 from .doubles import RecordingSummarizer
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from ctxtrio.text.tokens import ScriptClass, TokenModel, TokenModelRef, class_counts
 
-P, C, H, G, K, O = (
+P, C, H, G, K, O = (  # noqa: E741 - O is the "other letters" class, like the five beside it
     ScriptClass.PROSE,
     ScriptClass.CODE,
     ScriptClass.HAN,

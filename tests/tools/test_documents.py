@@ -14,12 +14,11 @@ import trio
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from ctxtrio._app import open_context
+from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
 from ctxtrio.text.chunking import chunk_document
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.documents import DOC_TOOLS
-from ctxtrio._app import build_server
 
 FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
 

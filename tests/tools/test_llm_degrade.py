@@ -18,10 +18,9 @@ import trio
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from ctxtrio._app import open_context
+from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
 from ctxtrio._context import Context
-from ctxtrio._app import build_server
 from tests.llm.fake_openai import FakeServer, closed_port_url, open_fake_openai
 
 WORDS = "cache cursor deadline journal ledger offset outline page query recall session slice token window".split()

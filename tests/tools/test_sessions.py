@@ -12,15 +12,13 @@ import trio
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from ctxtrio._app import open_context
+from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
 from ctxtrio._context import Context
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
-from ctxtrio._app import build_server
 from ctxtrio.tools.sessions import SESSION_TOOLS
 from tests.memory.doubles import RecordingSummarizer
-
 
 
 @asynccontextmanager

@@ -8,8 +8,8 @@ from pathlib import Path
 from mcp import Client
 
 import ctxtrio
-from ctxtrio.tools.documents import DOC_TOOLS
 from ctxtrio._app import build_server
+from ctxtrio.tools.documents import DOC_TOOLS
 from ctxtrio.tools.sessions import SESSION_TOOLS
 
 #: The original's tools/list was 10,430 characters; ours must stay under this.
