@@ -1,0 +1,92 @@
+"""The dependency direction of DESIGN.md, checked on every import in ctxtrio/ (TYPE_CHECKING ones too).
+
+transport -> tools -> memory/docs -> store/llm -> text, and only ``_app.py`` knows every
+component: transport and tools never import each other, and each is wired by ``_app``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ctxtrio"
+
+#: Modules anyone may import: the error tree, the bounds, the version, the nursery helper.
+BASE = {"_errors", "_limits", "_version", "_nursery"}
+
+#: Component -> the components it may import (besides itself and BASE).
+ALLOWED: dict[str, set[str]] = {
+    "text": set(),
+    "store": {"text"},
+    "llm": {"text"},
+    "_config": set(),
+    "_live": {"_config", "text"},
+    "memory": {"store", "llm", "text", "_live", "_config"},
+    "docs": {"store", "llm", "text", "_live", "_config"},
+    "_context": {"memory", "docs", "store", "llm", "_live", "_config"},
+    "tools": {"memory", "docs", "store", "text", "_context", "_live", "_config"},
+    "_sdk": set(),
+    "transport": {"_sdk", "_config"},
+    "_app": {"transport", "tools", "_sdk", "memory", "docs", "store", "llm", "text", "_context", "_live", "_config"},
+    "_cli": {"_app", "transport", "store", "_config"},
+    "__init__": {"_app", "_context", "_config", "memory", "docs", "llm", "store", "text"},
+    "__main__": {"_cli"},
+}
+ALLOWED.update({name: set() for name in BASE})
+
+
+def _component(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path, package_dir: Path = PACKAGE) -> Iterator[tuple[str, int]]:
+    """Every ctxtrio module ``path`` imports, with the line, relative imports resolved."""
+    parts = path.relative_to(package_dir.parent).with_suffix("").parts
+    package = ".".join(parts[:-1]) if parts[-1] != "__init__" else ".".join(parts[:-1])
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                if node.module:
+                    yield ".".join([*base, node.module]), node.lineno
+                else:
+                    yield from ((".".join([*base, alias.name]), node.lineno) for alias in node.names)
+            elif node.module and node.module.split(".")[0] == "ctxtrio":
+                yield node.module, node.lineno
+        elif isinstance(node, ast.Import):
+            yield from ((alias.name, node.lineno) for alias in node.names if alias.name.split(".")[0] == "ctxtrio")
+
+
+def _violations(package_dir: Path = PACKAGE) -> list[str]:
+    found: list[str] = []
+    for path in sorted(package_dir.rglob("*.py")):
+        parts = path.relative_to(package_dir.parent).with_suffix("").parts
+        source = _component(".".join(parts))
+        assert source in ALLOWED, f"{path}: component {source!r} has no row in ALLOWED"
+        for target, line in _imports(path, package_dir):
+            component = _component(target)
+            if component != source and component not in BASE and component not in ALLOWED[source]:
+                found.append(f"{path.relative_to(package_dir.parent)}:{line}: {source} imports {target}")
+    return found
+
+
+def test_imports_flow_downward_only() -> None:
+    """No module imports a component above it; transport and tools are wired only by _app."""
+    assert _violations() == []
+
+
+def test_transport_and_tools_do_not_know_each_other() -> None:
+    """The rule that matters most is stated outright, so no edit of ALLOWED can drop it silently."""
+    assert "tools" not in ALLOWED["transport"] and "transport" not in ALLOWED["tools"]
+    assert all("_app" not in allowed for name, allowed in ALLOWED.items() if name not in ("_cli", "__init__"))
+    assert ALLOWED["text"] == set() and ALLOWED["_sdk"] == set()
+
+
+def test_the_check_sees_a_violation(tmp_path: Path) -> None:
+    """A transport module importing the tools, relatively and inside a function, is reported."""
+    bad = tmp_path / "ctxtrio" / "transport" / "bad.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("def f() -> None:\n    from ..tools import table\n", encoding="utf-8")
+    assert _violations(tmp_path / "ctxtrio") == ["ctxtrio/transport/bad.py:2: transport imports ctxtrio.tools"]

@@ -1,0 +1,120 @@
+"""Contract tests for ctxtrio/_sdk.py: each thing the boundary relies on in the SDK, on the real SDK.
+
+pyproject.toml pins ``mcp`` to the minor versions these pass on; a new SDK minor release
+is taken only after they pass on it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from ctxtrio._sdk import Progress, http_app, make_server, response_id, serve_lines
+
+_TOOL = {
+    "name": "echo",
+    "title": "Echo",
+    "description": "Says what it got.",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    "annotations": {"readOnlyHint": True, "openWorldHint": False},
+}
+
+
+@dataclass(frozen=True)
+class _Result:
+    text: str
+    structured: Mapping[str, Any] | None = None
+    is_error: bool = False
+
+
+class _Writer:
+    """Collects what the SDK writes; tells when the answer to ``last_id`` went out."""
+
+    def __init__(self, last_id: object) -> None:
+        self.lines: list[str] = []
+        self.calls: list[str] = []
+        self.done = trio.Event()
+        self._last = last_id
+
+    async def write(self, text: str) -> None:
+        self.calls.append("write")
+        self.lines.append(text)
+        if json.loads(text).get("id") == self._last:
+            self.done.set()
+
+    async def flush(self) -> None:
+        self.calls.append("flush")
+
+
+async def _exchange(messages: list[dict[str, Any]], seen: list[object]) -> _Writer:
+    async def call(name: str, arguments: Mapping[str, Any] | None, progress: Progress) -> _Result:
+        seen.append((arguments or {}).get("text"))
+        return _Result(f"{name}: {(arguments or {}).get('text')!r}", {"ok": True})
+
+    server = make_server(name="t", version="0", instructions="i", tools=[_TOOL], call=call)
+    writer = _Writer(messages[-1]["id"])
+
+    async def lines() -> AsyncIterator[str]:
+        for message in messages:
+            yield json.dumps(message) + "\n"
+        await writer.done.wait()  # EOF only after the last answer, as a host would
+
+    with trio.fail_after(20):
+        await serve_lines(server, lines(), writer)
+    return writer
+
+
+def _init(request_id: object) -> dict[str, Any]:
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+async def test_stdio_exchange_through_the_boundary() -> None:
+    """The SDK serves a duck-typed line source and writer, answers tools/list with our listing, and writes
+    every response so that response_id reads its id; JSON-looking strings reach the tool unparsed."""
+    seen: list[object] = []
+    call_args = [{"text": '{"a": [1, 2]}'}, {"text": "null"}, {"text": "123"}]
+    messages = [
+        _init(1),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "list-1", "method": "tools/list"},
+        *(
+            {"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call", "params": {"name": "echo", "arguments": args}}
+            for n, args in enumerate(call_args)
+        ),
+        {"jsonrpc": "2.0", "id": "bad", "method": "tools/call", "params": {"name": "echo", "arguments": 5}},
+        {"jsonrpc": "2.0", "id": 99, "method": "ping"},
+    ]
+    writer = await _exchange(messages, seen)
+    assert seen == ['{"a": [1, 2]}', "null", "123"]
+    answers = {json.dumps(json.loads(line)["id"]): line for line in writer.lines if '"id"' in line}
+    for token, line in answers.items():
+        assert response_id(line) == token, line[:200]
+    listed = json.loads(answers['"list-1"'])["result"]["tools"]
+    assert listed == [_TOOL]
+    call = json.loads(answers["10"])["result"]
+    assert call["structuredContent"] == {"ok": True} and call["content"][0]["text"] == "echo: '{\"a\": [1, 2]}'"
+    assert "error" in json.loads(answers['"bad"'])
+    assert writer.calls[:2] == ["write", "flush"]
+
+
+def test_http_app_is_an_asgi_app_with_a_session_manager() -> None:
+    """http_app returns the SDK's Starlette app for /mcp; the server then has its session manager."""
+    async def call(name: str, arguments: Mapping[str, Any] | None, progress: Progress) -> _Result:
+        return _Result("")
+
+    server = make_server(name="t", version="0", instructions="i", tools=[_TOOL], call=call)
+    app = http_app(server, host="127.0.0.1", max_body_bytes=1 << 20)
+    assert callable(app) and [getattr(route, "path", None) for route in app.routes] == ["/mcp"]
+    assert server.session_manager is not None
+
+
+def test_response_id_ignores_what_is_not_an_sdk_response() -> None:
+    """Requests, notifications and other field orders are not read as responses."""
+    assert response_id('{"jsonrpc":"2.0","method":"notifications/progress"}') is None
+    assert response_id('{"id":1,"jsonrpc":"2.0","result":{}}') is None
+    assert response_id('{"jsonrpc":"2.0","id":1,"method":"x"}') is None
