@@ -4,11 +4,20 @@ The order of checks is the security argument; nothing is opened before the path 
 known to be inside a root:
 
 1. No roots configured → refused (inline text only). A NUL byte in the path → refused.
-2. A relative path is taken against the first root. The path is resolved with every
-   symlink followed (``Path.resolve(strict=True)``), and so are the roots; the result
-   must lie inside a root by whole path segments (``/data-evil`` is not in ``/data``).
-3. ``stat`` must say regular file, no larger than the limit: directories, FIFOs,
-   sockets and devices are refused here. Then the resolved path is opened with
+2. A relative path is taken against the first root. It is resolved with every
+   symlink that exists followed, and without asking whether the rest exists
+   (``os.path.realpath``), and so are the roots; the result must lie inside a root by
+   whole path segments (``/data-evil`` is not in ``/data``). Only then is it resolved
+   strictly, so outside the roots ``/etc/shadow`` and ``/etc/nonexistent`` get the same
+   answer: no path's existence can be probed. The strict result is checked again.
+3. ``stat`` must say regular file, no larger than the limit, with one link:
+   directories, FIFOs, sockets and devices are refused here, and so are files with
+   several hard links. A hard link has no "real" name: every name of the file is equal,
+   and nothing short of scanning the whole filesystem finds the others, so a link made
+   inside a root to a file outside it would pass every path check. Comparing device
+   and inode with the roots' proves nothing either (a hard link always lives on the
+   same filesystem as its target). A file with ``st_nlink > 1`` is therefore refused;
+   the message says to copy it into the root instead. Then the resolved path is opened with
    ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO swapped in would block an ordinary open; a
    symlink swapped in fails) and the *opened* descriptor is checked again: it must
    still resolve inside the root (``/proc/self/fd``, where present) and ``fstat`` must
@@ -60,6 +69,8 @@ def resolve_in_roots(file_path: str, roots: Sequence[Path]) -> tuple[Path, Path]
     candidate = Path(file_path)
     if not candidate.is_absolute():
         candidate = real_roots[0] / candidate
+    # Containment first, decided without learning whether the path exists.
+    _root_of(Path(os.path.realpath(candidate)), real_roots, file_path)
     try:
         resolved = candidate.resolve(strict=True)
     except FileNotFoundError as exc:
@@ -68,9 +79,14 @@ def resolve_in_roots(file_path: str, roots: Sequence[Path]) -> tuple[Path, Path]
         raise IngestError(f"cannot resolve {file_path}: symlink loop") from exc
     except OSError as exc:
         raise IngestError(f"cannot resolve {file_path}: {exc.strerror or exc}") from exc
+    return resolved, _root_of(resolved, real_roots, file_path)  # a symlink may have changed meanwhile
+
+
+def _root_of(resolved: Path, real_roots: list[Path], file_path: str) -> Path:
+    """The root ``resolved`` lies in, or the one refusal every path outside gets."""
     for root in real_roots:
         if resolved.is_relative_to(root):
-            return resolved, root
+            return root
     shown = ", ".join(str(root) for root in real_roots)
     raise IngestError(f"{file_path} is outside the ingest roots ({shown}); symlinks are followed before checking")
 
@@ -107,6 +123,11 @@ def _check_kind(info: os.stat_result, resolved: Path, max_bytes: int) -> None:
             raise IngestError(f"{resolved} is {kind}, not a regular file")
     if not stat.S_ISREG(info.st_mode):
         raise IngestError(f"{resolved} is not a regular file")
+    if info.st_nlink > 1:
+        raise IngestError(
+            f"{resolved} has {info.st_nlink} hard links, and a hard link may be another name of a file "
+            "outside the ingest roots; copy the file into the root to ingest it"
+        )
     if info.st_size > max_bytes:
         raise IngestError(f"{resolved} is {info.st_size:,} bytes; the limit is {max_bytes:,} (--max-ingest-chars)")
 

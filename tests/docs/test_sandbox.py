@@ -210,3 +210,24 @@ def test_check_text_cases() -> None:
     with pytest.raises(IngestError, match="NUL"):
         check_text("a\0b", max_chars=10)
     assert check_text("fine", max_chars=10) == "fine"
+
+
+def test_hard_link_to_a_file_outside_is_refused(root: Path, canary: Path) -> None:
+    """S1: a hard link inside the root to a file outside it is refused, and nothing of it is read."""
+    os.link(canary, root / "linked.txt")
+    message = refusal("linked.txt", [root])
+    assert "hard links" in message and "canary" not in message
+
+
+def test_existence_outside_the_roots_cannot_be_probed(root: Path, tmp_path: Path, canary: Path) -> None:
+    """S2: outside the roots an existing and a missing path get the same refusal (paths aside)."""
+    (root / "out").symlink_to(tmp_path)
+    for existing, missing in (
+        (str(canary), str(tmp_path / "nonexistent.txt")),
+        ("/etc/passwd", "/etc/nonexistent"),
+        ("out/secret.txt", "out/nonexistent.txt"),
+        (str(tmp_path / "nonexistent-dir" / ".." / "secret.txt"), str(tmp_path / "nonexistent-dir" / ".." / "nope.txt")),
+    ):
+        shown = (refusal(existing, [root]), refusal(missing, [root]))
+        assert shown[0].replace(existing, "P") == shown[1].replace(missing, "P"), shown
+        assert "outside the ingest roots" in shown[0]
