@@ -70,6 +70,8 @@ def parser() -> argparse.ArgumentParser:
     a("--allow-remote", action="store_true", default=None,
       help="allow a non-loopback --host (needs --http-token) [CTX_ALLOW_REMOTE]")
     a("--http-token", metavar="TOKEN", help="require 'Authorization: Bearer TOKEN' over HTTP [CTX_HTTP_TOKEN]")
+    a("--http-body-timeout", metavar="S", help="seconds an HTTP request body may pause before the request is "
+      "refused with 408 [CTX_HTTP_BODY_TIMEOUT_S; 10]")
     audit = p.add_mutually_exclusive_group()
     audit.add_argument("--audit", dest="audit", action="store_true", default=None,
                        help="one JSON line per tool call on stderr [CTX_AUDIT; on]")
@@ -154,6 +156,8 @@ def build_config(argv: Sequence[str], env: Mapping[str, str]) -> Config:
         changes["allow_remote"] = _boolean(str(value), "CTX_ALLOW_REMOTE")
     if (value := pick(args.http_token, "CTX_HTTP_TOKEN")) is not None:
         changes["http_token"] = value
+    if (value := pick(args.http_body_timeout, "CTX_HTTP_BODY_TIMEOUT_S")) is not None:
+        changes["http_body_timeout_s"] = _number(float, "--http-body-timeout")(value)
     if args.audit is not None:
         changes["audit"] = args.audit
     elif (value := env.get("CTX_AUDIT")) not in (None, ""):

@@ -70,6 +70,8 @@ class Config:
     http_port: int = 3001
     allow_remote: bool = False
     http_token: str | None = None
+    #: Longest wait for the next part of an HTTP request body before answering 408.
+    http_body_timeout_s: float = 10.0
     audit: bool = True
     #: Grace period for in-flight calls at shutdown, and how long an append waits for
     #: another process's journal lock before it fails with LockTimeoutError.
@@ -178,6 +180,8 @@ def _problems(config: Config) -> list[str]:
             )
         elif not config.http_token:
             problems.append("--allow-remote needs --http-token (or CTX_HTTP_TOKEN): a remote bind must authenticate")
+    if config.http_body_timeout_s <= 0:
+        problems.append(f"--http-body-timeout must be > 0 s, got {config.http_body_timeout_s:g}")
     if config.http_token is not None and len(config.http_token) < 16:
         problems.append("--http-token must be at least 16 characters")
     if config.shutdown_grace_s < 0 or config.lock_timeout_s <= 0:

@@ -8,13 +8,22 @@ In front of it sits :class:`Gate`, a small ASGI layer that:
 * serves MCP at ``/mcp`` and at ``/`` (configs written for the original keep working);
 * rejects a foreign ``Host`` or ``Origin`` (DNS rebinding) with 403;
 * requires ``Authorization: Bearer <token>`` on every request when a token is set (401);
-* refuses a declared body larger than the limit (413) before reading it;
+* refuses a declared body larger than the limit (413) before reading it, and a body
+  without a declared length (chunked) the moment it passes the limit;
+* reads every POST body itself before the SDK sees it, under a deadline: each read
+  must bring data within ``body_timeout_s``, and the whole body must arrive within
+  ``body_timeout_s`` plus its size at :data:`MIN_BODY_BYTES_PER_S`; otherwise 408.
+  A client that declares a body and goes silent therefore gives back its connection
+  and its share of the buffer budget (hypercorn bounds only the wait for headers,
+  with ``keep_alive_timeout``);
 * lets at most ``large_slots`` requests with a large body (a document being ingested)
   into the SDK at once. The others are read into memory first, up to
   ``buffer_bytes`` in all, and wait for a slot; past that budget their bodies are not
   read at all, so their clients wait in TCP flow control. Memory and event-loop time
   spent on parsing megabytes of JSON stay bounded however many clients ingest at once,
   and small calls (``context_status``) are never queued behind them.
+
+Connections are capped below the fd limit (:mod:`.http_server`).
 
 Shutdown: when ``shutdown`` is set, hypercorn stops accepting and gives in-flight
 requests ``grace_s`` before cancelling them; then this returns.
@@ -34,6 +43,7 @@ import trio
 from .._config import Config, is_loopback_host
 from .._sdk import http_app
 from .._version import __version__
+from .http_server import FD_RESERVE, connection_cap, serve_capped
 
 if TYPE_CHECKING:
     from hypercorn.typing import Framework
@@ -50,6 +60,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+#: The slowest a request body may arrive on average (after ``body_timeout_s`` of grace).
+MIN_BODY_BYTES_PER_S = 256 * 1024
 
 
 def body_limit_bytes(config: Config) -> int:
@@ -72,8 +84,10 @@ class Gate:
         max_body_bytes: int,
         large_slots: int = 4,
         buffer_bytes: int = 512 << 20,
+        body_timeout_s: float = 10.0,
     ) -> None:
         self._app = app
+        self._body_timeout_s = body_timeout_s
         self._large = trio.CapacityLimiter(large_slots)
         self._buffer = ByteBudget(buffer_bytes)
         self._token = token.encode() if token else None
@@ -101,29 +115,53 @@ class Gate:
         if path in ("/", ""):
             scope = dict(scope, path="/mcp", raw_path=b"/mcp")
         length = headers.get("content-length")
-        if scope.get("method") == "POST" and _is_large(length, self.LARGE_BODY_BYTES):
-            await self._queue_large(scope, receive, send, length)
-        else:
+        if scope.get("method") != "POST":
             await self._app(scope, receive, send)
+            return
+        size = int(length) if length is not None and length.isdigit() else None
+        if _is_large(length, self.LARGE_BODY_BYTES):
+            await self._queue_large(scope, receive, send, size)
+            return
+        messages = await self._read_body(receive, send, size)
+        if messages is not None:
+            await self._app(scope, _replay(messages, receive), send)
 
-    async def _queue_large(self, scope: Scope, receive: Receive, send: Send, length: str | None) -> None:
+    async def _queue_large(self, scope: Scope, receive: Receive, send: Send, size: int | None) -> None:
         """Buffer the body within the byte budget, then wait for a slot to hand it on."""
-        size = int(length) if length is not None and length.isdigit() else self._max_body_bytes
-        async with self._buffer.reserve(size):
-            messages: list[Message] = []
-            while True:
-                message = await receive()
-                messages.append(message)
-                if message["type"] != "http.request" or not message.get("more_body", False):
-                    break
-            replay = iter(messages)
-
-            async def replayed() -> Message:
-                following = next(replay, None)
-                return following if following is not None else await receive()
-
+        async with self._buffer.reserve(size if size is not None else self._max_body_bytes):
+            messages = await self._read_body(receive, send, size)
+            if messages is None:
+                return
             async with self._large:
-                await self._app(scope, replayed, send)
+                await self._app(scope, _replay(messages, receive), send)
+
+    async def _read_body(self, receive: Receive, send: Send, size: int | None) -> list[Message] | None:
+        """The body's messages, or None after answering 413 (too large) or 408 (too slow).
+
+        Also None, without an answer, when the client disconnected meanwhile.
+        """
+        expected = size if size is not None else self._max_body_bytes
+        allowed_s = self._body_timeout_s + expected / MIN_BODY_BYTES_PER_S
+        messages: list[Message] = []
+        total = 0
+        with trio.move_on_after(allowed_s):
+            while True:
+                with trio.move_on_after(self._body_timeout_s) as idle:
+                    message = await receive()
+                if idle.cancelled_caught:
+                    break
+                if message["type"] != "http.request":
+                    return None  # http.disconnect: nobody to answer
+                messages.append(message)
+                total += len(message.get("body", b""))
+                if total > self._max_body_bytes:
+                    await _respond(send, 413, {"error": f"request body larger than {self._max_body_bytes} bytes"})
+                    return None
+                if not message.get("more_body", False):
+                    return messages
+        log.info("request body stalled: %d bytes in, answered 408", total)
+        await _respond(send, 408, {"error": f"request body not received in time (a read waits {self._body_timeout_s:g} s)"})
+        return None
 
     def _check(self, headers: dict[str, str]) -> tuple[int, str] | None:
         if self._token is not None:
@@ -166,6 +204,17 @@ class ByteBudget:
             with trio.CancelScope(shield=True):
                 async with self._changed:
                     self._changed.notify_all()
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A ``receive`` that returns ``messages`` first, then reads on (for ``http.disconnect``)."""
+    pending = iter(messages)
+
+    async def replayed() -> Message:
+        following = next(pending, None)
+        return following if following is not None else await receive()
+
+    return replayed
 
 
 def _is_large(length: str | None, threshold: int) -> bool:
@@ -216,7 +265,15 @@ async def serve_http(
     hypercorn_config.graceful_timeout = config.shutdown_grace_s
     hypercorn_config.accesslog = None
     hypercorn_config.errorlog = logging.getLogger("hypercorn.error")
-    gate = Gate(app, host=config.http_host, token=config.http_token, max_body_bytes=limit)
+    gate = Gate(
+        app,
+        host=config.http_host,
+        token=config.http_token,
+        max_body_bytes=limit,
+        body_timeout_s=config.http_body_timeout_s,
+    )
     # hypercorn types ASGI apps with its own TypedDict events; Gate speaks plain ASGI dicts.
     framework = cast("Framework", gate)
-    await serve(framework, hypercorn_config, shutdown_trigger=shutdown.wait, task_status=task_status, mode="asgi")
+    cap = connection_cap()
+    log.info("serving at most %d HTTP connections at once (fd limit less %d)", cap, FD_RESERVE)
+    await serve_capped(framework, hypercorn_config, shutdown=shutdown, max_connections=cap, task_status=task_status)

@@ -1,0 +1,139 @@
+"""Hypercorn's trio worker loop, with open connections capped below the fd limit.
+
+``hypercorn.trio.serve`` accepts every connection it can: its config has no connection
+limit (``backlog`` only sizes the kernel's accept queue), and trio's ``serve_listeners``
+answers EMFILE by sleeping and retrying. So 1,100 clients that each open a connection
+and go quiet under ``ulimit -n 1024`` take every descriptor, and journals, the index and
+the LLM client can no longer open anything. Hypercorn's ``read_timeout`` does not help
+either: it bounds every socket read, including the wait while a long tool call streams
+its answer and the client, rightly, sends nothing.
+
+:func:`serve_capped` is hypercorn's ``worker_serve`` (lifespan, listeners, the
+per-connection ``TCPServer``, the graceful shutdown deadline) with one change: a
+``trio.CapacityLimiter`` taken before each ``accept`` and released when the connection
+closes. At the cap, connections wait in the kernel's queue (TCP backpressure) until
+one closes; hypercorn's ``keep_alive_timeout`` closes idle ones and the body deadline of
+:class:`~ctxtrio.transport.http.Gate` closes those that stall mid-request.
+
+Cancellation: cancelling the caller closes the listeners and cancels every connection
+at once; setting ``shutdown`` instead stops accepting and gives open connections
+``config.graceful_timeout`` before cancelling them.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import resource
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
+import trio
+
+if TYPE_CHECKING:
+    from hypercorn.config import Config as HypercornConfig
+    from hypercorn.typing import Framework
+
+__all__ = ["FD_RESERVE", "connection_cap", "serve_capped"]
+
+log = logging.getLogger("ctxtrio.transport")
+
+#: Descriptors kept for everything but HTTP connections: journals kept open (128),
+#: SQLite connections of worker threads, the LLM client's pool, child processes' pipes.
+FD_RESERVE = 384
+MAX_CONNECTIONS = 1024
+MIN_CONNECTIONS = 16
+#: accept(2) errors that mean "out of resources for now" (as in trio.serve_listeners).
+_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
+_RETRY_ACCEPT_S = 0.1
+
+
+def connection_cap(soft_limit: int | None = None) -> int:
+    """Connections served at once: the fd soft limit less :data:`FD_RESERVE`, within bounds."""
+    if soft_limit is None:
+        soft_limit, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft_limit == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS
+    return max(MIN_CONNECTIONS, min(MAX_CONNECTIONS, soft_limit - FD_RESERVE))
+
+
+async def serve_capped(
+    app: Framework,
+    config: HypercornConfig,
+    *,
+    shutdown: trio.Event,
+    max_connections: int,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``app`` on ``config.bind`` until ``shutdown`` is set; report the bound URLs."""
+    from hypercorn.trio.lifespan import Lifespan
+    from hypercorn.trio.statsd import StatsdLogger
+    from hypercorn.trio.tcp_server import TCPServer
+    from hypercorn.trio.worker_context import WorkerContext
+    from hypercorn.typing import ConnectionState
+    from hypercorn.utils import repr_socket_addr, wrap_app
+
+    config.set_statsd_logger_class(StatsdLogger)
+    wrapped = wrap_app(app, config.wsgi_max_body_size, "asgi")
+    state: dict[str, object] = {}
+    lifespan = Lifespan(wrapped, config, state)
+    context = WorkerContext(None)
+    slots = trio.CapacityLimiter(max_connections)
+    async with trio.open_nursery() as lifespan_nursery:
+        await lifespan_nursery.start(lifespan.handle_lifespan)
+        await lifespan.wait_for_startup()
+        async with trio.open_nursery() as connections:
+            listeners: list[trio.SocketListener] = []
+            binds: list[str] = []
+            for sock in config.create_sockets().insecure_sockets:
+                sock.listen(config.backlog)
+                listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
+                binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")
+            handler = partial(TCPServer, wrapped, config, context, ConnectionState(state.copy()))
+            task_status.started(binds)
+            try:
+                async with trio.open_nursery() as accepting:
+                    for listener in listeners:
+                        accepting.start_soon(_accept, listener, slots, connections, handler)
+                    await shutdown.wait()
+                    accepting.cancel_scope.cancel()
+            finally:
+                await context.terminated.set()
+                connections.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
+        await lifespan.wait_for_shutdown()
+        lifespan_nursery.cancel_scope.cancel()
+
+
+Handler = Callable[[trio.SocketStream], Awaitable[None]]
+
+
+async def _accept(
+    listener: trio.SocketListener, slots: trio.CapacityLimiter, connections: trio.Nursery, handler: Handler
+) -> None:
+    """Accept while a slot is free; each connection holds its slot until it closes."""
+    async with listener:
+        while True:
+            token = object()
+            await slots.acquire_on_behalf_of(token)
+            try:
+                stream = await listener.accept()
+            except OSError as exc:
+                slots.release_on_behalf_of(token)
+                if exc.errno not in _CAPACITY_ERRNOS:
+                    raise
+                log.warning("accept failed (%s); retrying in %g s", errno.errorcode[exc.errno], _RETRY_ACCEPT_S)
+                await trio.sleep(_RETRY_ACCEPT_S)
+                continue
+            except BaseException:
+                slots.release_on_behalf_of(token)
+                raise
+            connections.start_soon(_connection, stream, handler, slots, token)
+
+
+async def _connection(stream: trio.SocketStream, handler: Handler, slots: trio.CapacityLimiter, token: object) -> None:
+    try:
+        await handler(stream)
+    finally:
+        slots.release_on_behalf_of(token)
+        await trio.aclose_forcefully(stream)

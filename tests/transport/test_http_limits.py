@@ -1,0 +1,159 @@
+"""HTTP under attack, on the real server: bodies bounded, bodies timed out, connections capped (issue 11: H1-H3)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import trio
+from mcp import Client
+
+from .serving import ROOT, _READY, http_server, read_until
+
+TEXT = "\n\n".join(f"Paragraph {n} is about the bilby {n}." for n in range(12_000))  # ~400 KB: a large body
+
+
+def _address(base_url: str) -> tuple[str, int]:
+    host, port = base_url.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)
+
+
+def _post_head(host: str, port: int, *, length: int | None) -> bytes:
+    framing = f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"
+    return (
+        f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\n{framing}\r\n\r\n"
+    ).encode()
+
+
+async def test_chunked_body_without_length_is_cut_at_the_limit(tmp_path: Path) -> None:
+    """H1: a chunked POST that never ends gets 413 once it passes the limit, not after it is all buffered."""
+    async with http_server(tmp_path / "data", "--max-ingest-chars", "10") as server:  # limit: 1 MiB + 60 bytes
+        host, port = _address(server.base_url)
+        stream = await trio.open_tcp_stream(host, port)
+        sent = [0]
+        answered = trio.Event()
+        head = bytearray()
+        chunk = b"x" * 65536
+        framed = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+
+        async def feed() -> None:
+            await stream.send_all(_post_head(host, port, length=None))
+            while not answered.is_set() and sent[0] < 64 << 20:
+                try:
+                    await stream.send_all(framed)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    return
+                sent[0] += len(chunk)
+
+        async def read() -> None:
+            while not head.startswith(b"HTTP/1.1 ") or b"\r\n" not in head:
+                part = await stream.receive_some()
+                if not part:
+                    break
+                head.extend(part)
+            answered.set()
+
+        async with stream:
+            with trio.fail_after(60):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(feed)
+                    nursery.start_soon(read)
+        assert head.startswith(b"HTTP/1.1 413"), bytes(head[:80])
+        # Socket buffers hold a few MB; the unbounded server read all 64 MB before answering.
+        assert sent[0] < 32 << 20
+
+
+async def test_silent_bodies_time_out_and_release_the_buffer(tmp_path: Path) -> None:
+    """H2: five clients declare 128 MiB bodies (the whole buffer budget) and go silent; they get 408
+    after the body timeout, and a large doc_ingest that waited for the budget then completes."""
+    async with http_server(
+        tmp_path / "data", "--max-ingest-chars", "25000000", "--http-body-timeout", "1"
+    ) as server:
+        host, port = _address(server.base_url)
+        answers: list[bytes] = []
+
+        async def silent() -> None:
+            async with await trio.open_tcp_stream(host, port) as stream:
+                await stream.send_all(_post_head(host, port, length=128 << 20) + b'{"jsonrpc": "2.0", ')
+                answers.append(await stream.receive_some())
+
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                for _ in range(5):
+                    nursery.start_soon(silent)
+                await trio.sleep(0.3)  # they hold their reservations now
+                async with Client(server.mcp_url) as client:
+                    result = await client.call_tool("doc_ingest", {"text": TEXT, "doc_id": "bilby"})
+                    assert not result.is_error
+        assert len(answers) == 5 and all(answer.startswith(b"HTTP/1.1 408") for answer in answers)
+
+
+async def test_half_open_connections_under_a_low_fd_limit(tmp_path: Path) -> None:
+    """H3: 1,100 connections stalled mid-body under `ulimit -n 1024` do not stop the service:
+    health answers, an ingest is stored and found, and the server never runs out of descriptors."""
+    command = (
+        f"ulimit -n 1024 && exec {sys.executable} -m ctxtrio --http --port 0 --no-llm --no-audit "
+        f"--http-body-timeout 2 --data-dir {tmp_path / 'data'}"
+    )
+    process = await trio.lowlevel.open_process(
+        ["sh", "-c", command],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    seen = bytearray()
+    try:
+        base_url = (await read_until(process, _READY, seen)).group(1).decode()
+        host, port = _address(base_url)
+        streams: list[trio.SocketStream] = []
+
+        async def stall() -> None:
+            with trio.move_on_after(5):  # past the cap the kernel queue fills; those connects wait
+                stream = await trio.open_tcp_stream(host, port)
+                streams.append(stream)
+                await stream.send_all(_post_head(host, port, length=1000) + b'{"jsonrpc"')
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(1100):
+                nursery.start_soon(stall)
+        assert len(streams) > 700  # more than the cap (1024 less the reserve) got through to the server
+        with trio.fail_after(60):
+            async with httpx.AsyncClient(timeout=60) as http:
+                assert (await http.get(base_url + "/health")).status_code == 200
+            async with Client(base_url + "/mcp") as client:
+                assert not (await client.call_tool("doc_ingest", {"text": TEXT, "doc_id": "b"})).is_error
+                found = await client.call_tool("doc_search", {"query": "bilby"})
+                assert not found.is_error and "bilby" in str(found.content)
+        for stream in streams:
+            await stream.aclose()
+        assert process.returncode is None
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            with trio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        assert process.stderr is not None
+        with trio.move_on_after(2):
+            while chunk := await process.stderr.receive_some():
+                seen += chunk
+        await process.stderr.aclose()
+    assert b"EMFILE" not in seen and b"Too many open files" not in seen, seen.decode(errors="replace")[-2000:]
+
+
+def test_connection_cap_follows_the_fd_limit() -> None:
+    """The cap leaves FD_RESERVE descriptors for the store and the LLM client, within fixed bounds."""
+    import resource
+
+    from ctxtrio.transport.http_server import FD_RESERVE, MAX_CONNECTIONS, MIN_CONNECTIONS, connection_cap
+
+    assert connection_cap(1024) == 1024 - FD_RESERVE
+    assert connection_cap(100) == MIN_CONNECTIONS
+    assert connection_cap(resource.RLIM_INFINITY) == connection_cap(1 << 20) == MAX_CONNECTIONS
