@@ -102,6 +102,7 @@ class Config:
             http_port: int = 3001,
             allow_remote: bool = False,
             http_token: str | None = None,
+            http_body_timeout_s: float = 10.0,
             audit: bool = True,
             shutdown_grace_s: float = 1.0,
             lock_timeout_s: float = 10.0,
