@@ -255,7 +255,6 @@ async def serve_http(
     socket listens, so ``--port 0`` callers learn the port.
     """
     from hypercorn.config import Config as HypercornConfig
-    from hypercorn.trio import serve
 
     limit = body_limit_bytes(config)
     app = http_app(server, host=config.http_host, max_body_bytes=limit)

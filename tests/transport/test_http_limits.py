@@ -11,7 +11,7 @@ import httpx
 import trio
 from mcp import Client
 
-from .serving import ROOT, _READY, http_server, read_until
+from .serving import _READY, ROOT, http_server, read_until
 
 TEXT = "\n\n".join(f"Paragraph {n} is about the bilby {n}." for n in range(12_000))  # ~400 KB: a large body
 
