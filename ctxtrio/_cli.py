@@ -20,7 +20,7 @@ from ._config import Config
 from ._errors import ConfigError, StoreError
 from ._version import __version__
 
-__all__ = ["build_config", "main", "parser"]
+__all__ = ["build_config", "config_from_args", "main", "parser"]
 
 T = TypeVar("T")
 
@@ -35,8 +35,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"ctxtrio: error: {message} (see ctxtrio --help)\n")
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(*, add_help: bool = True) -> argparse.ArgumentParser:
+    """The serving flags; subcommands (:mod:`ctxtrio.cli`) take them too (``add_help=False``)."""
     p = _Parser(
+        add_help=add_help,
         prog="ctxtrio",
         description="An MCP server that gives a local model durable session memory and paged documents.",
         epilog="Every flag has an environment variable; a flag wins over its variable.",
@@ -100,7 +102,11 @@ def _boolean(text: str, name: str) -> bool:
 
 def build_config(argv: Sequence[str], env: Mapping[str, str]) -> Config:
     """The validated Config for ``argv`` and ``env``; raises ConfigError (or exits 2 on a bad flag)."""
-    args = parser().parse_args(list(argv))
+    return config_from_args(parser().parse_args(list(argv)), env)
+
+
+def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config:
+    """The validated Config for parsed serving flags and ``env`` (flag > variable > default)."""
 
     def pick(flag: object, var: str) -> str | None:
         if flag is not None:
@@ -167,8 +173,15 @@ def build_config(argv: Sequence[str], env: Mapping[str, str]) -> Config:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ctxtrio`` command; returns the process exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    from .cli.commands import find_subcommand
+
+    if (found := find_subcommand(args)) is not None:  # a subcommand; serving is the default
+        from .cli import run
+
+        return run(*found)
     try:
-        config = build_config(sys.argv[1:] if argv is None else argv, os.environ)
+        config = build_config(args, os.environ)
         from .store.layout import prepare_data_dir
 
         prepare_data_dir(config.data_dir)

@@ -310,6 +310,16 @@ class SearchIndex:
         except sqlite3.Error as exc:
             raise self._error("search index read failed", exc) from exc
 
+    def inventory(self) -> dict[str, tuple[int, int]]:
+        """Journal name -> (indexed offset, chunk rows), for every journal the index knows (``ctxtrio doctor``)."""
+        try:
+            conn = self._reader()
+            marks = {str(n): int(o) for n, o in conn.execute("SELECT name, indexed_offset FROM journals")}
+            rows = {str(j): int(c) for j, c in conn.execute("SELECT journal, count(*) FROM chunks GROUP BY journal")}
+        except sqlite3.Error as exc:
+            raise self._error("search index read failed", exc) from exc
+        return {name: (marks.get(name, 0), rows.get(name, 0)) for name in marks.keys() | rows.keys()}
+
     def search(self, table: Table, query_terms: Sequence[str], *, journals: Sequence[str] | None, limit: int) -> list[Hit]:
         """Best ``limit`` matches of any of ``query_terms``, optionally within ``journals``."""
         expression = fts_query(query_terms)

@@ -1,0 +1,53 @@
+"""Which subcommands exist, and finding one in argv (cheap: runs before serving starts).
+
+Serving stays the default: ``ctxtrio --ingest-root ./`` and every host configuration
+that passes only flags never reach a subcommand. A word counts as a subcommand only
+where a positional could stand, so ``--data-dir sessions`` is still a data dir.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["SUBCOMMANDS", "find_subcommand"]
+
+#: name -> one-line help, in the order ``ctxtrio --help`` lists them.
+SUBCOMMANDS: dict[str, str] = {
+    "sessions": "list sessions (newest first)",
+    "show": "one session's entries: roles, pins, tags, summaries and what they fold, status",
+    "export": "write sessions to a portable JSONL file (or stdout)",
+    "import": "read an export back (idempotent; says whether ids were preserved or remapped)",
+    "delete": "delete sessions (asks unless --yes; reversible with restore until prune)",
+    "restore": "bring deleted sessions back",
+    "prune": "remove deleted sessions and retired entries for good (--dry-run shows what)",
+    "docs": "list documents",
+    "ingest": "ingest files, directories and globs (unchanged files are skipped)",
+    "search": "search the documents",
+    "doctor": "check the data dir, the search index and the LLM endpoint (--repair rebuilds the index)",
+}
+
+
+def find_subcommand(argv: Sequence[str]) -> tuple[str, list[str]] | None:
+    """``(name, the other arguments)`` when argv names a subcommand, else None (serve)."""
+    from .._cli import parser
+
+    takes_value = {
+        option
+        for action in parser(add_help=False)._actions  # argparse keeps no public list of them
+        if action.nargs != 0
+        for option in action.option_strings
+    }
+    skip = False
+    for position, word in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if word == "--":
+            return None
+        if word.startswith("-"):
+            skip = word in takes_value  # "--data-dir DIR"; "--data-dir=DIR" is one word
+            continue
+        if word in SUBCOMMANDS:
+            return word, [*argv[:position], *argv[position + 1 :]]
+        return None
+    return None

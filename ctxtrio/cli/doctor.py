@@ -1,0 +1,171 @@
+"""``doctor``: is the data dir healthy, is the search index in step, is the LLM endpoint there?
+
+Read-only unless ``--repair``, which rebuilds the index rows of every current document
+from its journal (through the store writer, one journal at a time, so servers on the
+same data dir keep searching) and drops rows of journals that no longer exist.
+The LLM checks use the client's own probes (models, tokenize, context length); a
+stopped server is one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import trio
+
+from .._config import Config
+from .._context import Context
+from .._errors import LLMError
+from ..docs.catalog import CatalogState
+from ..docs.repository import CATALOG_NAME
+from ..llm.client import LLMSettings, open_llm_client
+from ..memory.pruning import replay
+from ..memory.repository import scan_session_ids
+from .library import open_library
+from .output import emit_json
+from .run import Command
+
+__all__ = ["ARGUMENTS", "COMMANDS"]
+
+#: Per-request timeout of the endpoint checks: a person is waiting.
+LLM_CHECK_TIMEOUT_S = 10.0
+_SAMPLE = "Hello, world"
+
+
+@dataclass(slots=True)
+class Report:
+    """Checks in order: (area, ok, one line); ``facts`` for --json."""
+
+    lines: list[tuple[str, bool, str]] = field(default_factory=list)
+    facts: dict[str, object] = field(default_factory=dict)
+
+    def add(self, area: str, ok: bool, line: str) -> None:
+        self.lines.append((area, ok, line))
+
+
+def _args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--repair", action="store_true", help="rebuild the search index from the journals")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+async def doctor_command(config: Config, args: argparse.Namespace) -> int:
+    report = Report()
+    async with open_library(config) as ctx:
+        report.add("data dir", True, f"{ctx.data.root}: writable")
+        await _sessions(ctx, report)
+        current = await _documents(ctx, report)
+        await _index(ctx, report, current, repair=args.repair)
+    if config.llm_enabled:
+        await _llm(config, report)
+    else:
+        report.add("llm", True, "off (--no-llm): summaries are extractive")
+    if args.json:
+        emit_json({"ok": all(ok for _, ok, _ in report.lines), **report.facts,
+                   "checks": [{"area": a, "ok": ok, "detail": line} for a, ok, line in report.lines]})
+    else:
+        for area, ok, line in report.lines:
+            print(f"{'ok ' if ok else 'BAD'} {area}: {line}")
+    return 0 if all(ok for _, ok, _ in report.lines) else 1
+
+
+async def _sessions(ctx: Context, report: Report) -> None:
+    ids = await trio.to_thread.run_sync(scan_session_ids, ctx.data)
+    torn = malformed = records = deleted = 0
+    for session_id in ids:
+        read = await ctx.store.read(ctx.data.session_journal(session_id))
+        torn += bool(read.torn_tail_bytes)
+        malformed += len(read.quarantined)
+        records += len(read.records)
+        deleted += replay(session_id, [r.data for r in read.records]).deleted_at is not None
+    report.facts["sessions"] = {"count": len(ids), "deleted": deleted, "records": records}
+    damage = _damage(torn, malformed)
+    report.add("sessions", not damage, f"{len(ids)} ({deleted} deleted), {records} records; journals {damage or 'ok'}")
+
+
+def _damage(torn: int, malformed: int) -> str:
+    parts = []
+    if torn:
+        parts.append(f"{torn} with a torn last line (a crash mid-write; skipped, healed by the next append)")
+    if malformed:
+        parts.append(f"{malformed} malformed line(s), copied to quarantine/ and skipped")
+    return "; ".join(parts)
+
+
+async def _documents(ctx: Context, report: Report) -> dict[str, int]:
+    """Current generation journal name -> chunks the catalog promises."""
+    catalog = await ctx.store.read(ctx.data.docs / CATALOG_NAME)
+    state = CatalogState()
+    for record in catalog.records:
+        state.apply(record.data)
+    current: dict[str, int] = {}
+    missing: list[str] = []
+    torn = malformed = 0
+    for entry in state.docs.values():
+        path = ctx.data.docs / entry.doc_id / f"{entry.gen}.jsonl"
+        read = await ctx.store.read(path)
+        torn += bool(read.torn_tail_bytes)
+        malformed += len(read.quarantined)
+        chunks = sum(1 for r in read.records if r.kind == "chunk")
+        if chunks < entry.info.chunks:
+            missing.append(f"{entry.doc_id} has {chunks} of {entry.info.chunks} chunks")
+        current[ctx.data.journal_name(path)] = entry.info.chunks
+    damage = "; ".join([_damage(torn + bool(catalog.torn_tail_bytes), malformed + len(catalog.quarantined)), *missing])
+    chunks_total = sum(current.values())
+    report.facts["documents"] = {"count": len(current), "chunks": chunks_total}
+    report.add("documents", not damage.strip("; "), f"{len(current)}, {chunks_total} chunks; journals {damage.strip('; ') or 'ok'}")
+    return current
+
+
+async def _index(ctx: Context, report: Report, current: dict[str, int], *, repair: bool) -> None:
+    inventory = await trio.to_thread.run_sync(ctx.store.index.inventory)
+    behind = [name for name, chunks in current.items() if inventory.get(name, (0, 0))[1] != chunks]
+    stale = [name for name in inventory if name not in current and not (ctx.data.root / name).exists()]
+    if repair:
+        for name in current:
+            await ctx.store.reindex(ctx.data.root / name)
+        for name in stale:
+            await ctx.store.remove(ctx.data.root / name)  # the file is gone already: drops its rows
+        inventory = await trio.to_thread.run_sync(ctx.store.index.inventory)
+        still = [name for name, chunks in current.items() if inventory.get(name, (0, 0))[1] != chunks]
+        report.add("index", not still, f"rebuilt {len(current)} document journal(s), dropped {len(stale)} stale; "
+                   + (f"{len(still)} still differ" if still else "in step"))
+        return
+    rows = sum(inventory.get(name, (0, 0))[1] for name in current)
+    report.facts["index"] = {"journals": len(inventory), "rows": rows, "behind": behind, "stale": stale}
+    if behind or stale:
+        report.add("index", False, f"{len(behind)} document(s) not fully indexed, {len(stale)} stale journal(s): "
+                   "run ctxtrio doctor --repair")
+    else:
+        report.add("index", True, f"in step: {rows} rows for {len(current)} documents")
+
+
+async def _llm(config: Config, report: Report) -> None:
+    settings = LLMSettings(base_url=config.llm_base_url, model=config.llm_model, api_key=config.llm_api_key,
+                           timeout_s=min(config.llm_timeout_s, LLM_CHECK_TIMEOUT_S))
+    async with open_llm_client(settings) as llm:
+        try:
+            models = await llm.list_models()
+        except LLMError as exc:
+            report.facts["llm"] = {"url": config.llm_base_url, "reachable": False, "error": str(exc)}
+            report.add("llm", False, f"{config.llm_base_url} is not reachable ({exc}): start the server, "
+                       "fix --llm-base-url, or pass --no-llm")
+            return
+        model = config.llm_model or (models[0] if models else None)
+        try:
+            tokens = await llm.tokenize(_SAMPLE)
+            length = await llm.context_length(model)
+        except LLMError as exc:
+            report.add("llm", False, f"{config.llm_base_url} answered /models, then failed: {exc}")
+            return
+    report.facts["llm"] = {"url": config.llm_base_url, "reachable": True, "model": model, "models": models,
+                           "tokenize": tokens is not None, "tokenize_sample": tokens, "context_length": length}
+    tokenize = f"available ({tokens} tokens for {_SAMPLE!r})" if tokens is not None else "not offered (counts are calibrated estimates)"
+    context = f"{length} tokens" if length is not None else "not reported by this server (set --budget)"
+    report.add("llm", model is not None, f"{config.llm_base_url} reachable; model {model or 'none loaded'}; "
+               f"tokenize {tokenize}; context length {context}")
+
+
+COMMANDS: dict[str, Command] = {"doctor": doctor_command}
+ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {"doctor": _args}

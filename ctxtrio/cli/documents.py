@@ -1,0 +1,143 @@
+"""``docs``, ``ingest`` and ``search``: documents as a person sees them."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+import trio
+
+from .._config import Config
+from .._errors import IngestError
+from ..docs.model import IngestResult
+from .library import open_library
+from .output import emit_json, err, when
+from .progress import Progress
+from .run import Command
+from .walk import find_files
+
+__all__ = ["ARGUMENTS", "COMMANDS"]
+
+#: Files ingested at once (the document service admits four past reading and chunking).
+PARALLEL_FILES = 4
+
+
+def _docs_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def _ingest_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", metavar="PATH", nargs="+", help="files, directories (walked) or globs ('docs/**/*.md')")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def _search_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--doc", metavar="ID", help="search one document only")
+    p.add_argument("--limit", metavar="N", type=int, default=10, help="most hits (default 10)")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+async def docs_command(config: Config, args: argparse.Namespace) -> int:
+    async with open_library(config) as ctx:
+        docs = await ctx.documents.list_documents()
+    if args.json:
+        emit_json([asdict(doc) for doc in docs])
+        return 0
+    if not docs:
+        print("no documents")
+    for doc in docs:
+        print(f"{doc.doc_id}  {doc.chunks} chunks  {doc.tokens} tokens  {doc.chars} chars  "
+              f"{when(doc.ingested_at)}  \"{doc.title}\"  {doc.source}")
+    return 0
+
+
+async def ingest_command(config: Config, args: argparse.Namespace) -> int:
+    found = await trio.to_thread.run_sync(find_files, list(args.paths), config.ingest_roots)
+    refused: list[tuple[str, str]] = list(found.refused)
+    done: list[tuple[Path, IngestResult]] = []
+    total = sum(size for _, size in found.files)
+    started = trio.current_time()
+    if found.roots:
+        config = config.replace(ingest_roots=tuple(found.roots)).validated()
+    interrupted = True
+    try:
+        async with open_library(config) as ctx:
+            with Progress("ingest", total=total, unit="B", items=len(found.files)) as progress:
+                queue = iter(found.files)
+
+                async def worker() -> None:
+                    for path, size in queue:
+                        try:
+                            result = await ctx.documents.ingest(file_path=str(path))
+                        except IngestError as exc:
+                            refused.append((str(path), str(exc)))
+                            progress.advance(size, f"refused {path}: {exc}")
+                            continue
+                        done.append((path, result))
+                        what = "unchanged" if result.unchanged else "replaced" if result.replaced else "ingested"
+                        progress.advance(size, f"{what} {path} -> {result.doc.doc_id}")
+
+                async with trio.open_nursery() as nursery:
+                    for _ in range(PARALLEL_FILES):
+                        nursery.start_soon(worker)
+        interrupted = False
+    finally:
+        _report_ingest(args, done, refused, total, trio.current_time() - started, interrupted)
+    return 1 if refused else 0
+
+
+def _report_ingest(
+    args: argparse.Namespace,
+    done: list[tuple[Path, IngestResult]],
+    refused: list[tuple[str, str]],
+    total: int,
+    elapsed_s: float,
+    interrupted: bool,
+) -> None:
+    unchanged = [(path, r) for path, r in done if r.unchanged]
+    replaced = [(path, r) for path, r in done if r.replaced and not r.unchanged]
+    new = [(path, r) for path, r in done if not r.replaced and not r.unchanged]
+    if args.json:
+        def files(items: list[tuple[Path, IngestResult]]) -> list[dict[str, object]]:
+            return [{"path": str(path), "doc_id": r.doc.doc_id, "chunks": r.doc.chunks} for path, r in items]
+
+        emit_json({
+            "ingested": files(new), "replaced": files(replaced), "unchanged": files(unchanged),
+            "refused": [{"path": path, "reason": reason} for path, reason in refused],
+            "bytes": total, "elapsed_s": round(elapsed_s, 3), "interrupted": interrupted,
+        })
+        return
+    for path, reason in refused:
+        err(f"refused {path}: {reason}")
+    rate = total / elapsed_s / (1 << 20) if elapsed_s > 0 else 0.0
+    head = "interrupted after" if interrupted else "done:"
+    print(f"{head} {len(new)} ingested, {len(replaced)} replaced, {len(unchanged)} unchanged, "
+          f"{len(refused)} refused; {total / (1 << 20):.1f} MB in {elapsed_s:.2f} s ({rate:.1f} MB/s)")
+
+
+async def search_command(config: Config, args: argparse.Namespace) -> int:
+    async with open_library(config) as ctx:
+        result = await ctx.documents.search(args.query, doc_id=args.doc, limit=args.limit)
+    if args.json:
+        emit_json(asdict(result))
+        return 0
+    if not result.hits:
+        print(f"no match for {args.query!r}")
+    for hit in result.hits:
+        trail = " > ".join(hit.trail)
+        print(f"== {hit.doc_id} \"{hit.title}\" #{hit.index}{' · ' + trail if trail else ''} · score {hit.score:.2f}")
+        print(hit.text.rstrip() + (" ..." if hit.cut else ""))
+    if result.omitted or result.more:
+        print(f"({result.omitted} more did not fit the budget{'; more beyond --limit' if result.more else ''})")
+    return 0
+
+
+COMMANDS: dict[str, Command] = {"docs": docs_command, "ingest": ingest_command, "search": search_command}
+ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+    "docs": _docs_args,
+    "ingest": _ingest_args,
+    "search": _search_args,
+}

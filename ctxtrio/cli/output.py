@@ -1,0 +1,58 @@
+"""What subcommands print: JSON for scripts, short lines for people, questions on a terminal.
+
+stdout carries the result (text, or one JSON document with ``--json``); errors,
+progress and questions go to stderr, so ``ctxtrio export --all > file`` and
+``ctxtrio docs --json | jq`` stay clean.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from typing import TextIO
+
+from .._errors import InputError
+
+__all__ = ["ask", "emit_json", "err", "parse_duration", "when"]
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
+_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def emit_json(value: object, out: TextIO | None = None) -> None:
+    """One JSON document on stdout."""
+    stream = out if out is not None else sys.stdout
+    stream.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def err(message: str) -> None:
+    """One line on stderr."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def when(ts: float | None) -> str:
+    """A Unix time as local ``YYYY-MM-DD HH:MM`` (``-`` when unknown)."""
+    if not ts:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``45s``, ``30m``, ``12h``, ``7d``, ``2w`` (or a sum: ``1d12h``) -> seconds."""
+    compact = text.strip().lower().replace(" ", "")
+    if not compact or _DURATION.sub("", compact):
+        raise InputError(f"bad duration {text!r}: use a number with s, m, h, d or w (for example 30d or 12h)")
+    return sum(float(number) * _UNITS[unit] for number, unit in _DURATION.findall(compact))
+
+
+def ask(question: str, *, yes: bool) -> bool:
+    """True when ``yes`` was given or a person at the terminal answers y; refuses without a terminal."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise InputError("not asking without a terminal: pass --yes to go ahead")
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("y", "yes")

@@ -1,0 +1,98 @@
+"""Parse a subcommand's arguments, build the Config, run it under trio, map the outcome to an exit code.
+
+Exit codes: 0 done; 1 done, but something was refused, failed or found unhealthy (the
+output says what); 2 a bad flag, value or data dir; 130 interrupted (Ctrl-C or
+SIGTERM). An interrupted command stops at a clean boundary: the work in flight is
+cancelled the library's way (an uncommitted ingest is discarded, an import never
+writes half a session), and the store writer drains what was acknowledged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+import trio
+
+from .._cli import config_from_args, parser as serve_parser
+from .._config import Config
+from .._errors import ConfigError, CtxError, InputError, StoreError
+from ..store.layout import prepare_data_dir
+from .commands import SUBCOMMANDS
+from .output import err
+
+__all__ = ["Command", "run"]
+
+Command = Callable[[Config, argparse.Namespace], Awaitable[int]]
+INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]  # exits like the serving parser
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of one subcommand: its own arguments plus every serving flag (data dir, LLM, ...)."""
+    from . import documents, doctor, sessions
+
+    p = _Parser(prog=f"ctxtrio {name}", description=SUBCOMMANDS[name], parents=[serve_parser(add_help=False)])
+    adders = {**sessions.ARGUMENTS, **documents.ARGUMENTS, **doctor.ARGUMENTS}
+    if name in adders:
+        adders[name](p)
+    return p
+
+
+def _command(name: str) -> Command:
+    from . import documents, doctor, sessions
+
+    commands: dict[str, Command] = {**sessions.COMMANDS, **documents.COMMANDS, **doctor.COMMANDS}
+    return commands[name]
+
+
+def run(name: str, argv: list[str]) -> int:
+    """Run subcommand ``name`` with ``argv`` (the rest of the command line); returns the exit code."""
+    args = build_parser(name).parse_args(argv)
+    try:
+        config = config_from_args(args, os.environ)
+        prepare_data_dir(config.data_dir)
+    except (ConfigError, StoreError) as exc:
+        err(f"ctxtrio: error: {exc}")
+        return 2
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="ctxtrio %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    return trio.run(partial(_main, _command(name), config, args))
+
+
+async def _main(command: Command, config: Config, args: argparse.Namespace) -> int:
+    interrupted = False
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def stop_on_signal() -> None:
+                nonlocal interrupted
+                async for _ in signals:
+                    interrupted = True
+                    nursery.cancel_scope.cancel()
+                    return
+
+            nursery.start_soon(stop_on_signal)
+            code = 0
+            try:
+                code = await command(config, args)
+            except (ConfigError, InputError) as exc:
+                err(f"ctxtrio: error: {exc}")
+                code = 2
+            except (StoreError, CtxError) as exc:
+                err(f"ctxtrio: error: {exc}")
+                code = 1
+            nursery.cancel_scope.cancel()
+    if interrupted:
+        err("ctxtrio: interrupted: stopped cleanly; what was committed stays, nothing is half-written")
+        return INTERRUPTED
+    return code

@@ -1,0 +1,172 @@
+"""``sessions``, ``show``, ``delete``, ``restore`` and ``prune``: sessions as a person sees them."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import asdict
+
+from .._config import Config
+from ..memory.model import Entry
+from ..memory.pruning import replay
+from .library import open_library
+from .output import ask, emit_json, err, parse_duration, when
+from .run import Command
+from .transfer import export_args, export_command, import_args, import_command
+
+__all__ = ["ARGUMENTS", "COMMANDS"]
+
+
+def _json_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def _sessions_args(p: argparse.ArgumentParser) -> None:
+    _json_flag(p)
+    p.add_argument("--deleted", action="store_true", help="include deleted sessions (restorable until prune)")
+
+
+def _show_args(p: argparse.ArgumentParser) -> None:
+    _json_flag(p)
+    p.add_argument("session", metavar="SESSION")
+
+
+def _delete_args(p: argparse.ArgumentParser) -> None:
+    _json_flag(p)
+    p.add_argument("sessions", metavar="SESSION", nargs="+")
+    p.add_argument("--yes", action="store_true", help="do not ask")
+
+
+def _restore_args(p: argparse.ArgumentParser) -> None:
+    _json_flag(p)
+    p.add_argument("sessions", metavar="SESSION", nargs="+")
+
+
+def _prune_args(p: argparse.ArgumentParser) -> None:
+    _json_flag(p)
+    p.add_argument("--older-than", metavar="DURATION", required=True,
+                   help="how long ago something must have been deleted or superseded (30d, 12h, 0 for all)")
+    p.add_argument("--idle", action="store_true",
+                   help="also remove live sessions with no activity within DURATION")
+    p.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
+    p.add_argument("--yes", action="store_true", help="do not ask")
+
+
+async def sessions_command(config: Config, args: argparse.Namespace) -> int:
+    async with open_library(config) as ctx:
+        infos = await ctx.sessions.list_sessions(include_deleted=args.deleted)
+    if args.json:
+        emit_json([asdict(info) for info in infos])
+        return 0
+    if not infos:
+        print("no sessions" + ("" if args.deleted else " (--deleted shows deleted ones)"))
+    for info in infos:
+        deleted = f"  DELETED {when(info.deleted_at)}" if info.deleted_at is not None else ""
+        print(f"{info.session_id}  {info.live_entries} live  last {when(info.last_activity)}  \"{info.title}\"{deleted}")
+    return 0
+
+
+def _entry_line(entry: Entry) -> str:
+    marks: list[str] = [entry.role]
+    if entry.pinned:
+        marks.append("pinned")
+    marks.extend(f"#{tag}" for tag in entry.tags)
+    if entry.status == "superseded":
+        marks.append(f"SUPERSEDED by {entry.superseded_by}")
+    elif entry.status == "deleted":
+        marks.append("DELETED")
+    if entry.folds:
+        marks.append(f"folds {', '.join(entry.folds)}")
+    text = entry.text if len(entry.text) <= 400 else entry.text[:400] + f"... ({len(entry.text)} chars)"
+    return f"{entry.id:>6} {when(entry.ts)} [{' '.join(marks)}] {text}"
+
+
+async def show_command(config: Config, args: argparse.Namespace) -> int:
+    async with open_library(config) as ctx:
+        records = await ctx.sessions.records(args.session)
+    state = replay(args.session, records)
+    entries = [item.snapshot() for item in state.order]
+    if args.json:
+        emit_json({"session_id": state.session_id, "title": state.title, "deleted_at": state.deleted_at,
+                   "entries": [asdict(entry) for entry in entries]})
+        return 0
+    deleted = f", DELETED {when(state.deleted_at)} (ctxtrio restore {state.session_id})" if state.deleted_at else ""
+    print(f"{state.session_id} \"{state.title}\": {state.live_count} live, {state.superseded} superseded, "
+          f"{state.deleted} deleted{deleted}")
+    for entry in entries:
+        print(_entry_line(entry))
+    return 0
+
+
+async def delete_command(config: Config, args: argparse.Namespace) -> int:
+    return await _lifecycle(config, args, delete=True)
+
+
+async def restore_command(config: Config, args: argparse.Namespace) -> int:
+    return await _lifecycle(config, args, delete=False)
+
+
+async def _lifecycle(config: Config, args: argparse.Namespace, *, delete: bool) -> int:
+    done: list[dict[str, object]] = []
+    async with open_library(config) as ctx:
+        if delete:
+            known = {info.session_id: info for info in await ctx.sessions.list_sessions(include_deleted=True)}
+            missing = [sid for sid in args.sessions if sid not in known]
+            if missing:
+                err(f"ctxtrio: error: no session {', '.join(missing)} (ctxtrio sessions lists them)")
+                return 2
+            shown = ", ".join(f"{sid} ({known[sid].live_entries} live)" for sid in args.sessions)
+            if not ask(f"Delete {shown}? Restorable with `ctxtrio restore` until `ctxtrio prune`.", yes=args.yes):
+                err("nothing deleted")
+                return 1
+        for session_id in args.sessions:
+            change = ctx.sessions.delete_session if delete else ctx.sessions.restore_session
+            info = await change(session_id)
+            done.append(asdict(info))
+            if not args.json:
+                print(f"{'deleted' if delete else 'restored'} {session_id} ({info.live_entries} live entries)")
+    if args.json:
+        emit_json(done)
+    return 0
+
+
+async def prune_command(config: Config, args: argparse.Namespace) -> int:
+    older_than_s = parse_duration(args.older_than)
+    async with open_library(config) as ctx:
+        plans = await ctx.sessions.prune(older_than_s, idle=args.idle, dry_run=True)
+        if plans and not args.dry_run and not args.json:
+            for plan in plans:
+                print(f"will {plan.action} {plan.session_id}: {len(plan.entries)} entries ({plan.reason})")
+        go = bool(plans) and not args.dry_run and ask(f"Prune {len(plans)} session(s) for good?", yes=args.yes)
+        if go:
+            plans = await ctx.sessions.prune(older_than_s, idle=args.idle)
+    if args.json:
+        emit_json({"dry_run": args.dry_run, "pruned": go, "sessions": [asdict(plan) for plan in plans]})
+        return 0
+    if not plans:
+        print("nothing to prune")
+    for plan in plans:
+        verb = ("removed" if go else "would remove") + plan.action.removeprefix("remove")
+        print(f"{verb} {plan.session_id}: {len(plan.entries)} entries ({plan.reason})")
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    "sessions": sessions_command,
+    "show": show_command,
+    "export": export_command,
+    "import": import_command,
+    "delete": delete_command,
+    "restore": restore_command,
+    "prune": prune_command,
+}
+
+ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+    "sessions": _sessions_args,
+    "show": _show_args,
+    "export": export_args,
+    "import": import_args,
+    "delete": _delete_args,
+    "restore": _restore_args,
+    "prune": _prune_args,
+}

@@ -1,0 +1,141 @@
+"""``export`` and ``import``: sessions as a portable JSONL file.
+
+The file's first line is a header, ``{"ctxtrio_export": 1, "exported_at": ..., "sessions": N}``;
+every other line is ``{"session": ID, "record": {...}}``, one journal record as stored,
+in journal order, so nothing is lost (see :mod:`ctxtrio.memory.archive`). Written to
+a temporary file and renamed, so an interrupted export leaves no half file.
+
+An import stores each session with one durable append (a session is imported whole
+or not at all), so Ctrl-C between sessions leaves whole sessions, and running the
+same import again stores only what is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import trio
+
+from .._config import Config
+from .._errors import InputError
+from ..store.records import Record
+from .library import open_library
+from .output import emit_json, err
+from .progress import Progress
+
+__all__ = ["FORMAT_VERSION", "export_args", "export_command", "import_args", "import_command", "read_export"]
+
+FORMAT_VERSION = 1
+
+
+def export_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("sessions", metavar="SESSION", nargs="*")
+    p.add_argument("--all", action="store_true", help="every session (not deleted ones unless --deleted)")
+    p.add_argument("--deleted", action="store_true", help="with --all: deleted sessions too")
+    p.add_argument("-o", "--output", metavar="FILE", default="-", help="where to write (default: stdout)")
+
+
+def import_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", help="an export (- for stdin)")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+async def export_command(config: Config, args: argparse.Namespace) -> int:
+    if bool(args.sessions) == bool(args.all):
+        raise InputError("name the sessions to export, or pass --all")
+    async with open_library(config) as ctx:
+        if args.all:
+            ids = [info.session_id for info in await ctx.sessions.list_sessions(include_deleted=args.deleted)]
+        else:
+            ids = list(dict.fromkeys(args.sessions))
+        exported = [(session_id, await ctx.sessions.records(session_id)) for session_id in ids]
+    lines = [json.dumps({"ctxtrio_export": FORMAT_VERSION, "exported_at": round(time.time(), 3), "sessions": len(ids)})]
+    for session_id, records in exported:
+        lines.extend(json.dumps({"session": session_id, "record": record}, ensure_ascii=False) for record in records)
+    payload = "\n".join(lines) + "\n"
+    count = sum(len(records) for _, records in exported)
+    if args.output == "-":
+        sys.stdout.write(payload)
+        sys.stdout.flush()
+    else:
+        await trio.to_thread.run_sync(_write_atomically, Path(args.output), payload)
+    err(f"exported {len(ids)} session(s), {count} records" + ("" if args.output == "-" else f" to {args.output}"))
+    return 0
+
+
+def _write_atomically(path: Path, payload: str) -> None:
+    temporary = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def read_export(text: str, name: str) -> dict[str, list[Record]]:
+    """Records by session, in file order; InputError naming the line when the file is not an export."""
+    sessions: dict[str, list[Record]] = {}
+    lines = text.splitlines()
+    try:
+        header = json.loads(lines[0]) if lines else None
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("ctxtrio_export") != FORMAT_VERSION:
+        raise InputError(f"{name} is not a ctxtrio export (its first line is not a version {FORMAT_VERSION} header)")
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{name} line {number} is not JSON: {exc}") from exc
+        record = item.get("record") if isinstance(item, dict) else None
+        session_id = item.get("session") if isinstance(item, dict) else None
+        if not isinstance(session_id, str) or not isinstance(record, dict) or "kind" not in record:
+            raise InputError(f"{name} line {number} is not a session record")
+        sessions.setdefault(session_id, []).append(record)
+    return sessions
+
+
+async def import_command(config: Config, args: argparse.Namespace) -> int:
+    name = "stdin" if args.file == "-" else args.file
+    try:
+        text = sys.stdin.read() if args.file == "-" else await trio.to_thread.run_sync(Path(args.file).read_text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {name}: {exc}") from exc
+    sessions = read_export(text, name)
+    total = sum(len(records) for records in sessions.values())
+    results: list[dict[str, object]] = []
+    async with open_library(config) as ctx:
+        with Progress("import", total=total, unit="records", items=len(sessions)) as progress:
+            for session_id, records in sessions.items():
+                result = await ctx.sessions.import_session(session_id, records)
+                results.append({
+                    "source_id": result.source_id, "session_id": result.session_id, "outcome": result.outcome,
+                    "records": result.records, "ids": result.ids, "remapped_entries": result.remapped_entries,
+                })
+                progress.advance(len(records), f"{session_id}: {result.outcome}")
+    if args.json:
+        emit_json(results)
+        return 0
+    for item in results:
+        where = "" if item["session_id"] == item["source_id"] else f" as {item['session_id']}"
+        if item["outcome"] == "imported":
+            detail = f"{item['records']} records, ids {item['ids']}"
+            if item["remapped_entries"]:
+                detail += f" ({item['remapped_entries']} entry ids changed)"
+            print(f"{item['source_id']}: imported{where} ({detail})")
+        elif item["outcome"] == "restored":
+            print(f"{item['source_id']}: already stored{where} but deleted: restored")
+        else:
+            print(f"{item['source_id']}: unchanged (already stored{where})")
+    return 0
