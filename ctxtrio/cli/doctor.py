@@ -50,9 +50,9 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
-async def doctor_command(config: Config, args: argparse.Namespace) -> int:
+async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     report = Report()
-    async with open_library(config) as ctx:
+    async with open_library(config, stop) as ctx:
         report.add("data dir", True, f"{ctx.data.root}: writable")
         await _sessions(ctx, report)
         current = await _documents(ctx, report)

@@ -40,8 +40,8 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
-async def docs_command(config: Config, args: argparse.Namespace) -> int:
-    async with open_library(config) as ctx:
+async def docs_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
+    async with open_library(config, stop) as ctx:
         docs = await ctx.documents.list_documents()
     if args.json:
         emit_json([asdict(doc) for doc in docs])
@@ -54,7 +54,7 @@ async def docs_command(config: Config, args: argparse.Namespace) -> int:
     return 0
 
 
-async def ingest_command(config: Config, args: argparse.Namespace) -> int:
+async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     found = await trio.to_thread.run_sync(find_files, list(args.paths), config.ingest_roots)
     refused: list[tuple[str, str]] = list(found.refused)
     done: list[tuple[Path, IngestResult]] = []
@@ -62,9 +62,8 @@ async def ingest_command(config: Config, args: argparse.Namespace) -> int:
     started = trio.current_time()
     if found.roots:
         config = config.replace(ingest_roots=tuple(found.roots)).validated()
-    interrupted = True
     try:
-        async with open_library(config) as ctx:
+        async with open_library(config, stop) as ctx:
             with Progress("ingest", total=total, unit="B", items=len(found.files)) as progress:
                 queue = iter(found.files)
 
@@ -83,9 +82,8 @@ async def ingest_command(config: Config, args: argparse.Namespace) -> int:
                 async with trio.open_nursery() as nursery:
                     for _ in range(PARALLEL_FILES):
                         nursery.start_soon(worker)
-        interrupted = False
     finally:
-        _report_ingest(args, done, refused, total, trio.current_time() - started, interrupted)
+        _report_ingest(args, done, refused, total, trio.current_time() - started, stop.cancel_called)
     return 1 if refused else 0
 
 
@@ -118,8 +116,8 @@ def _report_ingest(
           f"{len(refused)} refused; {total / (1 << 20):.1f} MB in {elapsed_s:.2f} s ({rate:.1f} MB/s)")
 
 
-async def search_command(config: Config, args: argparse.Namespace) -> int:
-    async with open_library(config) as ctx:
+async def search_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
+    async with open_library(config, stop) as ctx:
         result = await ctx.documents.search(args.query, doc_id=args.doc, limit=args.limit)
     if args.json:
         emit_json(asdict(result))

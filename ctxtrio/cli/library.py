@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import trio
+
 from .._app import open_context
 from .._config import Config
 from .._context import Context
@@ -13,11 +15,14 @@ __all__ = ["open_library"]
 
 
 @asynccontextmanager
-async def open_library(config: Config) -> AsyncIterator[Context]:
+async def open_library(config: Config, stop: trio.CancelScope) -> AsyncIterator[Context]:
     """``open_context`` for a subcommand: same data dir, store writer and locks as a server.
 
-    The LLM stays off (nothing here summarizes; ``doctor`` talks to the endpoint
-    itself), so no calibration task starts and nothing waits on the endpoint.
+    The body runs inside ``stop``, which Ctrl-C cancels: the work unwinds (an ingest
+    discards its uncommitted generation through the still-running store writer), then
+    the store drains and closes as usual. The LLM stays off (nothing here summarizes;
+    ``doctor`` talks to the endpoint itself), so no calibration task starts.
     """
     async with open_context(config.replace(llm_enabled=False, audit=False)) as ctx:
-        yield ctx
+        with stop:
+            yield ctx

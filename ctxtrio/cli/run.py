@@ -28,7 +28,8 @@ from .output import err
 
 __all__ = ["Command", "run"]
 
-Command = Callable[[Config, argparse.Namespace], Awaitable[int]]
+#: A subcommand: the config, its arguments, and the scope a signal cancels (see open_library).
+Command = Callable[[Config, argparse.Namespace, trio.CancelScope], Awaitable[int]]
 INTERRUPTED = 130
 
 
@@ -70,29 +71,41 @@ def run(name: str, argv: list[str]) -> int:
 
 
 async def _main(command: Command, config: Config, args: argparse.Namespace) -> int:
-    interrupted = False
+    # A signal cancels only the command's work (``stop``), not the library's store writer,
+    # so cancelled work still cleans up through it and acknowledged appends drain.
+    stop = trio.CancelScope()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
 
             async def stop_on_signal() -> None:
-                nonlocal interrupted
                 async for _ in signals:
-                    interrupted = True
-                    nursery.cancel_scope.cancel()
+                    stop.cancel()
                     return
 
             nursery.start_soon(stop_on_signal)
             code = 0
             try:
-                code = await command(config, args)
-            except (ConfigError, InputError) as exc:
-                err(f"ctxtrio: error: {exc}")
+                code = await command(config, args, stop)
+            except* (ConfigError, InputError) as group:
+                _say(group)
                 code = 2
-            except (StoreError, CtxError) as exc:
-                err(f"ctxtrio: error: {exc}")
+            except* CtxError as group:
+                _say(group)
                 code = 1
             nursery.cancel_scope.cancel()
-    if interrupted:
+    if stop.cancel_called:
         err("ctxtrio: interrupted: stopped cleanly; what was committed stays, nothing is half-written")
         return INTERRUPTED
     return code
+
+
+def _say(group: BaseExceptionGroup[CtxError]) -> None:
+    """One line per error (the library's messages say what to do); no traceback."""
+    for exc in _leaves(group):
+        err(f"ctxtrio: error: {exc}")
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]

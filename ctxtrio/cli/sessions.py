@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from dataclasses import asdict
 
+import trio
+
 from .._config import Config
 from ..memory.model import Entry
 from ..memory.pruning import replay
@@ -52,8 +54,8 @@ def _prune_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--yes", action="store_true", help="do not ask")
 
 
-async def sessions_command(config: Config, args: argparse.Namespace) -> int:
-    async with open_library(config) as ctx:
+async def sessions_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
+    async with open_library(config, stop) as ctx:
         infos = await ctx.sessions.list_sessions(include_deleted=args.deleted)
     if args.json:
         emit_json([asdict(info) for info in infos])
@@ -78,11 +80,12 @@ def _entry_line(entry: Entry) -> str:
     if entry.folds:
         marks.append(f"folds {', '.join(entry.folds)}")
     text = entry.text if len(entry.text) <= 400 else entry.text[:400] + f"... ({len(entry.text)} chars)"
+    text = text.replace("\n", "\n" + " " * 8)  # continuation lines stay under the entry
     return f"{entry.id:>6} {when(entry.ts)} [{' '.join(marks)}] {text}"
 
 
-async def show_command(config: Config, args: argparse.Namespace) -> int:
-    async with open_library(config) as ctx:
+async def show_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
+    async with open_library(config, stop) as ctx:
         records = await ctx.sessions.records(args.session)
     state = replay(args.session, records)
     entries = [item.snapshot() for item in state.order]
@@ -98,17 +101,17 @@ async def show_command(config: Config, args: argparse.Namespace) -> int:
     return 0
 
 
-async def delete_command(config: Config, args: argparse.Namespace) -> int:
-    return await _lifecycle(config, args, delete=True)
+async def delete_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
+    return await _lifecycle(config, args, stop, delete=True)
 
 
-async def restore_command(config: Config, args: argparse.Namespace) -> int:
-    return await _lifecycle(config, args, delete=False)
+async def restore_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
+    return await _lifecycle(config, args, stop, delete=False)
 
 
-async def _lifecycle(config: Config, args: argparse.Namespace, *, delete: bool) -> int:
+async def _lifecycle(config: Config, args: argparse.Namespace, stop: trio.CancelScope, *, delete: bool) -> int:
     done: list[dict[str, object]] = []
-    async with open_library(config) as ctx:
+    async with open_library(config, stop) as ctx:
         if delete:
             known = {info.session_id: info for info in await ctx.sessions.list_sessions(include_deleted=True)}
             missing = [sid for sid in args.sessions if sid not in known]
@@ -130,9 +133,9 @@ async def _lifecycle(config: Config, args: argparse.Namespace, *, delete: bool) 
     return 0
 
 
-async def prune_command(config: Config, args: argparse.Namespace) -> int:
+async def prune_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     older_than_s = parse_duration(args.older_than)
-    async with open_library(config) as ctx:
+    async with open_library(config, stop) as ctx:
         plans = await ctx.sessions.prune(older_than_s, idle=args.idle, dry_run=True)
         if plans and not args.dry_run and not args.json:
             for plan in plans:

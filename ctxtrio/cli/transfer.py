@@ -45,10 +45,10 @@ def import_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
-async def export_command(config: Config, args: argparse.Namespace) -> int:
+async def export_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     if bool(args.sessions) == bool(args.all):
         raise InputError("name the sessions to export, or pass --all")
-    async with open_library(config) as ctx:
+    async with open_library(config, stop) as ctx:
         if args.all:
             ids = [info.session_id for info in await ctx.sessions.list_sessions(include_deleted=args.deleted)]
         else:
@@ -106,7 +106,7 @@ def read_export(text: str, name: str) -> dict[str, list[Record]]:
     return sessions
 
 
-async def import_command(config: Config, args: argparse.Namespace) -> int:
+async def import_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     name = "stdin" if args.file == "-" else args.file
     try:
         text = sys.stdin.read() if args.file == "-" else await trio.to_thread.run_sync(Path(args.file).read_text)
@@ -115,7 +115,7 @@ async def import_command(config: Config, args: argparse.Namespace) -> int:
     sessions = read_export(text, name)
     total = sum(len(records) for records in sessions.values())
     results: list[dict[str, object]] = []
-    async with open_library(config) as ctx:
+    async with open_library(config, stop) as ctx:
         with Progress("import", total=total, unit="records", items=len(sessions)) as progress:
             for session_id, records in sessions.items():
                 result = await ctx.sessions.import_session(session_id, records)

@@ -1,0 +1,138 @@
+"""ingest, docs, search and doctor through the real command, beside a real stdio server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import trio
+from mcp import Client
+
+from ..llm.fake_openai import FakeServer, closed_port_url, open_fake_openai
+from .runner import ENV, ROOT, cli, command, server
+
+
+def tree(root: Path, outside: Path) -> None:
+    (root / "sub").mkdir(parents=True)
+    (root / "a.md").write_text("# Alpha\n\nThe cookie middleware expects a session.\n")
+    (root / "sub" / "b.txt").write_text("Token rotation happens every fifteen minutes.\n")
+    (root / "blob.bin").write_bytes(bytes(range(256)) * 8)
+    outside.write_text("a secret outside the root\n")
+    (root / "escape.md").symlink_to(outside)
+    os.mkfifo(root / "pipe.md")
+
+
+async def test_ingest_refuses_and_names_symlink_binary_and_fifo(tmp_path: Path) -> None:
+    """A directory with a symlink out of it, a binary file and a FIFO: those three refused by name, the rest served."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    tree(docs, tmp_path / "secret.txt")
+    with trio.fail_after(120):
+        async with Client(server(data)) as client:
+            ran = await cli(data, "ingest", str(docs), "--json")
+            assert ran.code == 1, ran.err
+            report = ran.json()
+            assert isinstance(report, dict)
+            refused = {Path(item["path"]).name: item["reason"] for item in report["refused"]}
+            assert set(refused) == {"escape.md", "blob.bin", "pipe.md"}
+            assert "outside the ingest roots" in refused["escape.md"]
+            assert "binary" in refused["blob.bin"]
+            assert "FIFO" in refused["pipe.md"]
+            assert sorted(Path(item["path"]).name for item in report["ingested"]) == ["a.md", "b.txt"]
+            found = await client.call_tool("doc_search", {"query": "rotation"})
+            assert not found.is_error and "fifteen minutes" in str(found.content)
+            human = await cli(data, "ingest", str(docs))
+            for name in ("escape.md", "blob.bin", "pipe.md"):
+                assert f"refused {docs / name}" in human.err
+            assert "0 ingested, 0 replaced, 2 unchanged, 3 refused" in human.out
+
+
+async def test_second_ingest_skips_unchanged_and_replaces_changed(tmp_path: Path) -> None:
+    """Unchanged files are skipped by content hash; a changed file replaces its document under the same id."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    (docs / "one.md").write_text("first version about cookies\n")
+    (docs / "two.md").write_text("never changes\n")
+    first = (await cli(data, "ingest", str(docs / "*.md"), "--json")).json()
+    assert isinstance(first, dict) and len(first["ingested"]) == 2
+    ids = {Path(item["path"]).name: item["doc_id"] for item in first["ingested"]}
+    (docs / "one.md").write_text("second version about tokens\n")
+    second = (await cli(data, "ingest", str(docs), "--json")).json()
+    assert isinstance(second, dict)
+    assert [(Path(i["path"]).name, i["doc_id"]) for i in second["replaced"]] == [("one.md", ids["one.md"])]
+    assert [Path(i["path"]).name for i in second["unchanged"]] == ["two.md"]
+    listed = (await cli(data, "docs", "--json")).json()
+    assert isinstance(listed, list) and len(listed) == 2
+    hits = (await cli(data, "search", "tokens", "--doc", ids["one.md"], "--json")).json()
+    assert isinstance(hits, dict) and "second version" in hits["hits"][0]["text"]
+    assert "no match" in (await cli(data, "search", "cookies")).out
+
+
+async def test_ctrl_c_stops_ingest_with_nothing_half_committed(tmp_path: Path) -> None:
+    """SIGINT mid-ingest: exit 130, every document is whole, no uncommitted generation is left, doctor is happy."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    paragraph = "Some words about cookies and tokens that repeat. " * 40 + "\n\n"
+    for number in range(40):
+        (docs / f"f{number:02}.md").write_text(f"# File {number}\n\n" + paragraph * 150)
+    with trio.fail_after(120):
+        process = await trio.lowlevel.open_process(
+            command(data, "ingest", str(docs)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=ENV
+        )
+        assert process.stderr is not None
+        seen = b""
+        while b"ingested" not in seen:
+            seen += await process.stderr.receive_some(4096)
+        process.send_signal(signal.SIGINT)
+        code = await process.wait()
+    assert code == 130
+    doctor = await cli(data, "doctor", "--json")
+    assert doctor.code == 0, doctor.out
+    report = doctor.json()
+    assert isinstance(report, dict)
+    count = report["documents"]["count"]
+    assert 1 <= count < 40
+    generations = sorted(p.parent.name for p in (data / "docs").glob("*/*.jsonl"))
+    assert len(generations) == count  # no leftover uncommitted generation file
+
+
+async def test_doctor_reports_the_endpoint_and_a_stopped_one_in_one_line(tmp_path: Path) -> None:
+    """doctor names the model, the tokenize endpoint and the context length; a refused endpoint is one line."""
+    data = tmp_path / "data"
+    async with trio.open_nursery() as nursery:
+        fake = await open_fake_openai(nursery, FakeServer(model_id="gemma-3-270m-it", n_ctx=8192))
+        with trio.fail_after(60):
+            done = await trio.run_process(
+                [*command(data, "doctor")[:-1], "--llm-base-url", fake.base_url], capture_stdout=True,
+                capture_stderr=True, check=False, cwd=ROOT, env=ENV,
+            )
+        nursery.cancel_scope.cancel()
+    out = done.stdout.decode()
+    assert done.returncode == 0, out + done.stderr.decode()
+    llm = [line for line in out.splitlines() if line.startswith("ok  llm:")]
+    assert len(llm) == 1
+    assert "model gemma-3-270m-it" in llm[0] and "tokenize available" in llm[0] and "context length 8192" in llm[0]
+    stopped = await trio.run_process(
+        [*command(data, "doctor")[:-1], "--llm-base-url", closed_port_url()], capture_stdout=True,
+        capture_stderr=True, check=False, cwd=ROOT, env=ENV,
+    )
+    lines = [line for line in stopped.stdout.decode().splitlines() if "llm" in line]
+    assert stopped.returncode == 1 and len(lines) == 1 and "not reachable" in lines[0]
+
+
+async def test_doctor_repair_rebuilds_a_deleted_index(tmp_path: Path) -> None:
+    """With the index's rows gone, doctor says so and --repair brings search back."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("rotation of tokens\n")
+    assert (await cli(data, "ingest", str(docs))).code == 0
+    import sqlite3
+
+    with sqlite3.connect(data / "index.sqlite3") as conn:
+        conn.execute("DELETE FROM chunks")
+    broken = await cli(data, "doctor")
+    assert broken.code == 1 and "BAD index" in broken.out and "--repair" in broken.out
+    fixed = await cli(data, "doctor", "--repair")
+    assert fixed.code == 0 and "rebuilt 1 document journal(s)" in fixed.out, fixed.out
+    assert "rotation" in (await cli(data, "search", "rotation")).out

@@ -1,0 +1,137 @@
+"""Session subcommands through the real command, beside a real stdio server on the same data dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import trio
+from mcp import Client
+from mcp.types import TextContent
+
+from ctxtrio.cli.commands import find_subcommand
+
+from .runner import cli, server
+
+QUERIES = ("cookie decision", "token rotation", "middleware", "")
+
+
+def test_flags_alone_still_serve() -> None:
+    """Only a word where a positional could stand is a subcommand; flag values never are."""
+    assert find_subcommand(["--ingest-root", "./"]) is None
+    assert find_subcommand(["--data-dir", "sessions", "--http"]) is None
+    assert find_subcommand(["--data-dir=x", "--no-llm"]) is None
+    assert find_subcommand(["--data-dir", "d", "show", "s1"]) == ("show", ["--data-dir", "d", "s1"])
+    assert find_subcommand(["sessions", "--json"]) == ("sessions", ["--json"])
+
+
+def text(result: Any) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def fill(client: Client) -> None:
+    await client.call_tool("context_append", {"session_id": "auth", "text": "Goal: JWT, keep the API", "pinned": True,
+                                              "role": "decision"})
+    for number in range(8):
+        await client.call_tool("context_append", {"session_id": "auth", "text": f"finding {number}: middleware "
+                                                  f"expects a cookie at line {40 + number}", "tags": ["finding"]})
+    await client.call_tool("context_append", {"session_id": "auth", "text": "Decision: cookie flag for one release"})
+    await client.call_tool("context_compact", {"session_id": "auth", "keep_recent": 3})
+    await client.call_tool("context_append", {"session_id": "ops", "text": "token rotation every 15 minutes"})
+    await client.call_tool("context_update", {"session_id": "ops", "entry_id": "e2", "pinned": True})
+
+
+async def answers(client: Client) -> list[str]:
+    found = []
+    for session_id in ("auth", "ops"):
+        for query in QUERIES:
+            found.append(text(await client.call_tool("context_recall", {"session_id": session_id, "query": query})))
+    return found
+
+
+async def test_export_delete_import_gives_the_same_recall(tmp_path: Path) -> None:
+    """Export all, delete all, import: a running server's context_recall answers exactly as before."""
+    data, dump = tmp_path / "data", tmp_path / "all.jsonl"
+    with trio.fail_after(120):
+        async with Client(server(data)) as client:
+            await fill(client)
+            before = await answers(client)
+            exported = await cli(data, "export", "--all", "-o", str(dump))
+            assert exported.code == 0, exported.err
+            assert "exported 2 session(s)" in exported.err
+            deleted = await cli(data, "delete", "auth", "ops", "--yes")
+            assert deleted.code == 0, deleted.err
+            gone = await client.call_tool("context_recall", {"session_id": "auth", "query": "cookie"})
+            assert gone.is_error and "was deleted" in text(gone)
+            imported = await cli(data, "import", str(dump), "--json")
+            assert imported.code == 0, imported.err
+            report = imported.json()
+            assert isinstance(report, list)
+            outcomes = {(r["source_id"], r["outcome"]) for r in report}
+            assert outcomes == {("auth", "restored"), ("ops", "restored")}
+            assert await answers(client) == before
+            # Deleted and pruned for good, then imported into empty journals: same ids, same answers.
+            assert (await cli(data, "delete", "auth", "ops", "--yes")).code == 0
+            pruned = await cli(data, "prune", "--older-than", "0", "--yes")
+            assert pruned.code == 0 and "removed session auth" in pruned.out, pruned
+            again = await cli(data, "import", str(dump))
+            assert again.code == 0, again.err
+            assert "auth: imported (" in again.out and "ids preserved" in again.out, again.out
+            assert await answers(client) == before
+            twice = await cli(data, "import", str(dump))
+            assert "auth: unchanged" in twice.out and "ops: unchanged" in twice.out
+
+
+async def test_delete_asks_then_restore_brings_back(tmp_path: Path) -> None:
+    """delete refuses without a terminal or --yes; deleted sessions are listed with --deleted and restorable."""
+    data = tmp_path / "data"
+    with trio.fail_after(120):
+        async with Client(server(data)) as client:
+            await fill(client)
+            refused = await cli(data, "delete", "ops")
+            assert refused.code == 2 and "--yes" in refused.err
+            assert "ops" in (await cli(data, "sessions")).out
+            assert (await cli(data, "delete", "ops", "--yes")).code == 0
+            listed = await cli(data, "sessions", "--json")
+            assert [s["session_id"] for s in listed.json()] == ["auth"]
+            assert "ops" in (await cli(data, "sessions", "--deleted")).out
+            shown = await cli(data, "show", "ops")
+            assert "DELETED" in shown.out and "ctxtrio restore ops" in shown.out
+            assert (await cli(data, "restore", "ops")).code == 0
+            status = await client.call_tool("context_status", {"session_id": "ops"})
+            assert not status.is_error and status.structured_content is not None
+            assert status.structured_content["pinned"] == 1
+
+
+async def test_show_marks_pins_tags_summaries_and_status(tmp_path: Path) -> None:
+    """show prints each entry's role, pin, tags, what a summary folds and who superseded an entry."""
+    data = tmp_path / "data"
+    with trio.fail_after(120):
+        async with Client(server(data)) as client:
+            await fill(client)
+    shown = await cli(data, "show", "auth")
+    assert shown.code == 0
+    lines = shown.out.splitlines()
+    assert lines[0].startswith('auth "auth": 5 live, 6 superseded, 0 deleted')
+    assert any("[decision pinned]" in line and "Goal: JWT" in line for line in lines)
+    assert any("[note #finding SUPERSEDED by e12]" in line for line in lines)
+    assert any("[summary" in line and "folds e3, e4" in line for line in lines)
+    entries = (await cli(data, "show", "auth", "--json")).json()
+    assert isinstance(entries, dict) and len(entries["entries"]) == 11
+
+
+async def test_prune_dry_run_changes_nothing(tmp_path: Path) -> None:
+    """prune --dry-run says what would go and leaves every journal as it was."""
+    data = tmp_path / "data"
+    with trio.fail_after(120):
+        async with Client(server(data)) as client:
+            await fill(client)
+    journal = data / "sessions" / "auth.jsonl"
+    size = journal.stat().st_size
+    dry = await cli(data, "prune", "--older-than", "0", "--dry-run")
+    assert dry.code == 0 and "would remove entries auth: 6 entries" in dry.out, dry.out
+    assert journal.stat().st_size == size
+    bad = await cli(data, "prune", "--older-than", "soon")
+    assert bad.code == 2 and "bad duration" in bad.err
