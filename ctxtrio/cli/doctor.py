@@ -24,7 +24,7 @@ from ..llm.client import LLMSettings, open_llm_client
 from ..memory.pruning import replay
 from ..memory.repository import scan_session_ids
 from .library import open_library
-from .output import emit_json
+from .output import emit_json, say
 from .run import Command
 
 __all__ = ["ARGUMENTS", "COMMANDS"]
@@ -66,7 +66,7 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
                    "checks": [{"area": a, "ok": ok, "detail": line} for a, ok, line in report.lines]})
     else:
         for area, ok, line in report.lines:
-            print(f"{'ok ' if ok else 'BAD'} {area}: {line}")
+            say(f"{'ok ' if ok else 'BAD'} {area}: {line}")
     return 0 if all(ok for _, ok, _ in report.lines) else 1
 
 

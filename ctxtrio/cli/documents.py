@@ -13,7 +13,7 @@ from .._config import Config
 from .._errors import IngestError
 from ..docs.model import IngestResult
 from .library import open_library
-from .output import emit_json, err, when
+from .output import emit_json, err, say, when
 from .progress import Progress
 from .run import Command
 from .walk import find_files
@@ -47,9 +47,9 @@ async def docs_command(config: Config, args: argparse.Namespace, stop: trio.Canc
         emit_json([asdict(doc) for doc in docs])
         return 0
     if not docs:
-        print("no documents")
+        say("no documents")
     for doc in docs:
-        print(f"{doc.doc_id}  {doc.chunks} chunks  {doc.tokens} tokens  {doc.chars} chars  "
+        say(f"{doc.doc_id}  {doc.chunks} chunks  {doc.tokens} tokens  {doc.chars} chars  "
               f"{when(doc.ingested_at)}  \"{doc.title}\"  {doc.source}")
     return 0
 
@@ -112,7 +112,7 @@ def _report_ingest(
         err(f"refused {path}: {reason}")
     rate = total / elapsed_s / (1 << 20) if elapsed_s > 0 else 0.0
     head = "interrupted after" if interrupted else "done:"
-    print(f"{head} {len(new)} ingested, {len(replaced)} replaced, {len(unchanged)} unchanged, "
+    say(f"{head} {len(new)} ingested, {len(replaced)} replaced, {len(unchanged)} unchanged, "
           f"{len(refused)} refused; {total / (1 << 20):.1f} MB in {elapsed_s:.2f} s ({rate:.1f} MB/s)")
 
 
@@ -123,13 +123,13 @@ async def search_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         emit_json(asdict(result))
         return 0
     if not result.hits:
-        print(f"no match for {args.query!r}")
+        say(f"no match for {args.query!r}")
     for hit in result.hits:
         trail = " > ".join(hit.trail)
-        print(f"== {hit.doc_id} \"{hit.title}\" #{hit.index}{' · ' + trail if trail else ''} · score {hit.score:.2f}")
-        print(hit.text.rstrip() + (" ..." if hit.cut else ""))
+        say(f"== {hit.doc_id} \"{hit.title}\" #{hit.index}{' · ' + trail if trail else ''} · score {hit.score:.2f}")
+        say(hit.text.rstrip() + (" ..." if hit.cut else ""))
     if result.omitted or result.more:
-        print(f"({result.omitted} more did not fit the budget{'; more beyond --limit' if result.more else ''})")
+        say(f"({result.omitted} more did not fit the budget{'; more beyond --limit' if result.more else ''})")
     return 0
 
 

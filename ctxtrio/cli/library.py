@@ -1,4 +1,4 @@
-"""Opening the data dir for a subcommand: the library's own services, no LLM, no calibration."""
+"""Opening the data dir for a subcommand: the public library (``ctxtrio.open_context``), no LLM."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from .._app import open_context
+import ctxtrio
+
 from .._config import Config
 from .._context import Context
 
@@ -23,6 +24,6 @@ async def open_library(config: Config, stop: trio.CancelScope) -> AsyncIterator[
     the store drains and closes as usual. The LLM stays off (nothing here summarizes;
     ``doctor`` talks to the endpoint itself), so no calibration task starts.
     """
-    async with open_context(config.replace(llm_enabled=False, audit=False)) as ctx:
+    async with ctxtrio.open_context(config.replace(llm_enabled=False, audit=False)) as ctx:
         with stop:
             yield ctx

@@ -15,7 +15,7 @@ from typing import TextIO
 
 from .._errors import InputError
 
-__all__ = ["ask", "emit_json", "err", "parse_duration", "when"]
+__all__ = ["ask", "emit_json", "err", "parse_duration", "say", "when"]
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
@@ -27,9 +27,15 @@ def emit_json(value: object, out: TextIO | None = None) -> None:
     stream.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
+def say(line: str) -> None:
+    """One line of the result on stdout (the subcommands' only stdout writer besides emit_json)."""
+    sys.stdout.write(line + "\n")
+
+
 def err(message: str) -> None:
     """One line on stderr."""
-    print(message, file=sys.stderr, flush=True)
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
 
 
 def when(ts: float | None) -> str:
@@ -53,6 +59,7 @@ def ask(question: str, *, yes: bool) -> bool:
         return True
     if not sys.stdin.isatty():
         raise InputError("not asking without a terminal: pass --yes to go ahead")
-    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
     answer = sys.stdin.readline().strip().lower()
     return answer in ("y", "yes")

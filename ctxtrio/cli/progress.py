@@ -64,12 +64,11 @@ class Progress:
         elapsed = max(time.monotonic() - self._started, 1e-6)
         rate = self._done / elapsed
         left = (self._total - self._done) / rate if rate > 0 else 0.0
-        print(
+        sys.stderr.write(
             f"{self._description} {self._count}/{self._items}, {_size(self._done, self._unit)} of "
-            f"{_size(self._total, self._unit)}, {_size(rate, self._unit)}/s, ETA {left:.0f} s: {note}",
-            file=sys.stderr,
-            flush=True,
+            f"{_size(self._total, self._unit)}, {_size(rate, self._unit)}/s, ETA {left:.0f} s: {note}\n"
         )
+        sys.stderr.flush()
 
     def close(self) -> None:
         if self._bar is not None:

@@ -19,7 +19,8 @@ from functools import partial
 
 import trio
 
-from .._cli import config_from_args, parser as serve_parser
+from .._cli import config_from_args
+from .._cli import parser as serve_parser
 from .._config import Config
 from .._errors import ConfigError, CtxError, InputError, StoreError
 from ..store.layout import prepare_data_dir
@@ -40,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(name: str) -> argparse.ArgumentParser:
     """The parser of one subcommand: its own arguments plus every serving flag (data dir, LLM, ...)."""
-    from . import documents, doctor, sessions
+    from . import doctor, documents, sessions
 
     p = _Parser(prog=f"ctxtrio {name}", description=SUBCOMMANDS[name], parents=[serve_parser(add_help=False)])
     adders = {**sessions.ARGUMENTS, **documents.ARGUMENTS, **doctor.ARGUMENTS}
@@ -50,7 +51,7 @@ def build_parser(name: str) -> argparse.ArgumentParser:
 
 
 def _command(name: str) -> Command:
-    from . import documents, doctor, sessions
+    from . import doctor, documents, sessions
 
     commands: dict[str, Command] = {**sessions.COMMANDS, **documents.COMMANDS, **doctor.COMMANDS}
     return commands[name]

@@ -12,7 +12,7 @@ from .._config import Config
 from ..memory.model import Entry
 from ..memory.pruning import replay
 from .library import open_library
-from .output import ask, emit_json, err, parse_duration, when
+from .output import ask, emit_json, err, parse_duration, say, when
 from .run import Command
 from .transfer import export_args, export_command, import_args, import_command
 
@@ -61,10 +61,10 @@ async def sessions_command(config: Config, args: argparse.Namespace, stop: trio.
         emit_json([asdict(info) for info in infos])
         return 0
     if not infos:
-        print("no sessions" + ("" if args.deleted else " (--deleted shows deleted ones)"))
+        say("no sessions" + ("" if args.deleted else " (--deleted shows deleted ones)"))
     for info in infos:
         deleted = f"  DELETED {when(info.deleted_at)}" if info.deleted_at is not None else ""
-        print(f"{info.session_id}  {info.live_entries} live  last {when(info.last_activity)}  \"{info.title}\"{deleted}")
+        say(f"{info.session_id}  {info.live_entries} live  last {when(info.last_activity)}  \"{info.title}\"{deleted}")
     return 0
 
 
@@ -94,10 +94,10 @@ async def show_command(config: Config, args: argparse.Namespace, stop: trio.Canc
                    "entries": [asdict(entry) for entry in entries]})
         return 0
     deleted = f", DELETED {when(state.deleted_at)} (ctxtrio restore {state.session_id})" if state.deleted_at else ""
-    print(f"{state.session_id} \"{state.title}\": {state.live_count} live, {state.superseded} superseded, "
+    say(f"{state.session_id} \"{state.title}\": {state.live_count} live, {state.superseded} superseded, "
           f"{state.deleted} deleted{deleted}")
     for entry in entries:
-        print(_entry_line(entry))
+        say(_entry_line(entry))
     return 0
 
 
@@ -127,7 +127,7 @@ async def _lifecycle(config: Config, args: argparse.Namespace, stop: trio.Cancel
             info = await change(session_id)
             done.append(asdict(info))
             if not args.json:
-                print(f"{'deleted' if delete else 'restored'} {session_id} ({info.live_entries} live entries)")
+                say(f"{'deleted' if delete else 'restored'} {session_id} ({info.live_entries} live entries)")
     if args.json:
         emit_json(done)
     return 0
@@ -139,7 +139,7 @@ async def prune_command(config: Config, args: argparse.Namespace, stop: trio.Can
         plans = await ctx.sessions.prune(older_than_s, idle=args.idle, dry_run=True)
         if plans and not args.dry_run and not args.json:
             for plan in plans:
-                print(f"will {plan.action} {plan.session_id}: {len(plan.entries)} entries ({plan.reason})")
+                say(f"will {plan.action} {plan.session_id}: {len(plan.entries)} entries ({plan.reason})")
         go = bool(plans) and not args.dry_run and ask(f"Prune {len(plans)} session(s) for good?", yes=args.yes)
         if go:
             plans = await ctx.sessions.prune(older_than_s, idle=args.idle)
@@ -147,10 +147,10 @@ async def prune_command(config: Config, args: argparse.Namespace, stop: trio.Can
         emit_json({"dry_run": args.dry_run, "pruned": go, "sessions": [asdict(plan) for plan in plans]})
         return 0
     if not plans:
-        print("nothing to prune")
+        say("nothing to prune")
     for plan in plans:
         verb = ("removed" if go else "would remove") + plan.action.removeprefix("remove")
-        print(f"{verb} {plan.session_id}: {len(plan.entries)} entries ({plan.reason})")
+        say(f"{verb} {plan.session_id}: {len(plan.entries)} entries ({plan.reason})")
     return 0
 
 

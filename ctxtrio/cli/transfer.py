@@ -25,7 +25,7 @@ from .._config import Config
 from .._errors import InputError
 from ..store.records import Record
 from .library import open_library
-from .output import emit_json, err
+from .output import emit_json, err, say
 from .progress import Progress
 
 __all__ = ["FORMAT_VERSION", "export_args", "export_command", "import_args", "import_command", "read_export"]
@@ -133,9 +133,9 @@ async def import_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             detail = f"{item['records']} records, ids {item['ids']}"
             if item["remapped_entries"]:
                 detail += f" ({item['remapped_entries']} entry ids changed)"
-            print(f"{item['source_id']}: imported{where} ({detail})")
+            say(f"{item['source_id']}: imported{where} ({detail})")
         elif item["outcome"] == "restored":
-            print(f"{item['source_id']}: already stored{where} but deleted: restored")
+            say(f"{item['source_id']}: already stored{where} but deleted: restored")
         else:
-            print(f"{item['source_id']}: unchanged (already stored{where})")
+            say(f"{item['source_id']}: unchanged (already stored{where})")
     return 0

@@ -7,8 +7,8 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import trio
 from mcp.client.stdio import StdioServerParameters
