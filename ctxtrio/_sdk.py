@@ -81,6 +81,7 @@ def make_server(
     """
     from mcp import types
     from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
 
     listed = types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tools])
     schemas = {tool.name: tool.input_schema for tool in listed.tools}
@@ -89,6 +90,11 @@ def make_server(
         return listed
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        if params.name not in schemas:
+            # A protocol error, not a tool result (MCP tools spec: unknown tool -> -32602);
+            # the SDK sends an MCPError as the JSON-RPC error, with no traceback.
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name!r}; tools/list names the tools")
+
         async def progress(done: float, total: float) -> None:
             await ctx.session.report_progress(done, total)
 

@@ -11,14 +11,15 @@ structured content.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
 
 from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET
 from ..docs import render
-from ..docs.model import DocumentInfo
-from ..store.records import JSON
+from ..docs.model import DocSummary, DocumentInfo, IngestResult, Outline, SearchHit, SearchResult, Window
+from .output import Output
 from .results import ToolResult, text_result
 from .spec import Args, Call, Hints, Param, Tool
 
@@ -35,6 +36,28 @@ _READ = Hints(read_only=True, idempotent=True)
 _AUDIT = ("doc_id",)
 
 
+@dataclass(frozen=True, slots=True)
+class DocPage:
+    """One page of doc_list: the documents shown, how many there are, where the next page starts."""
+
+    docs: tuple[DocumentInfo, ...]
+    total: int
+    next_offset: int | None
+
+
+_INGESTED = Output(IngestResult, ("doc_id=doc.doc_id", "chunks=doc.chunks", "tokens=doc.tokens", "replaced"))
+_OUTLINE = Output(Outline, ("doc_id=doc.doc_id", "chunks=doc.chunks", "start", "remaining"))
+_FOUND = Output(
+    SearchResult,
+    ("hits", "omitted", "more", "used_tokens"),
+    items={"hits": Output(SearchHit, ("doc_id", "index", "score", "cut"))},
+)
+_WINDOW = Output(Window, ("doc_id=doc.doc_id", "chunks=chunks.index", "next=next_index", "at_end"))
+_SUMMARY = Output(DocSummary, ("doc_id=doc.doc_id", "start", "end", "method", "cached"))
+_DOCS = Output(DocPage, ("doc_ids=docs.doc_id", "total", "next_offset"))
+_FORGOTTEN = Output(DocumentInfo, ("doc_id",))
+
+
 def _write(*, destructive: bool, idempotent: bool) -> Hints:
     return Hints(read_only=False, destructive=destructive, idempotent=idempotent)
 
@@ -48,7 +71,7 @@ async def doc_ingest(ctx: Context, args: Args, call: Call) -> ToolResult:
         progress=call.progress,
     )
     call.ids["doc_id"] = result.doc.doc_id
-    return text_result(render.render_ingest(result), _info(result.doc, replaced=result.replaced))
+    return text_result(render.render_ingest(result), _INGESTED.dump(result))
 
 
 async def doc_outline(ctx: Context, args: Args, call: Call) -> ToolResult:
@@ -61,8 +84,7 @@ async def doc_outline(ctx: Context, args: Args, call: Call) -> ToolResult:
         max_chunks=args.integer("max_chunks"),
         stop_at=stop_at,
     )
-    structured: dict[str, JSON] = {"doc_id": doc_id, "chunks": outline.doc.chunks, "shown": len(outline.entries)}
-    return text_result(render.render_outline(outline), structured)
+    return text_result(render.render_outline(outline), _OUTLINE.dump(outline))
 
 
 async def doc_search(ctx: Context, args: Args, call: Call) -> ToolResult:
@@ -72,8 +94,7 @@ async def doc_search(ctx: Context, args: Args, call: Call) -> ToolResult:
         budget_tokens=args.opt_integer("budget_tokens"),
         limit=args.integer("limit"),
     )
-    hits: list[JSON] = [[hit.doc_id, hit.index, round(hit.score, 3)] for hit in result.hits]
-    return text_result(render.render_search(result), {"hits": hits, "omitted": result.omitted})
+    return text_result(render.render_search(result), _FOUND.dump(result))
 
 
 async def doc_window(ctx: Context, args: Args, call: Call) -> ToolResult:
@@ -86,9 +107,7 @@ async def doc_window(ctx: Context, args: Args, call: Call) -> ToolResult:
         reset=args.flag("reset"),
         session_id=args.opt_text("session_id"),
     )
-    shown: list[JSON] = [chunk.index for chunk in window.chunks]
-    structured: dict[str, JSON] = {"doc_id": doc_id, "chunks": shown, "next": window.next_index}
-    return text_result(render.render_window(window), structured)
+    return text_result(render.render_window(window), _WINDOW.dump(window))
 
 
 async def doc_summarize(ctx: Context, args: Args, call: Call) -> ToolResult:
@@ -102,8 +121,7 @@ async def doc_summarize(ctx: Context, args: Args, call: Call) -> ToolResult:
         refresh=args.flag("refresh"),
         stop_at=stop_at,
     )
-    structured: dict[str, JSON] = {"doc_id": doc_id, "method": summary.method, "cached": summary.cached}
-    return text_result(render.render_summary(summary), structured)
+    return text_result(render.render_summary(summary), _SUMMARY.dump(summary))
 
 
 async def doc_list(ctx: Context, args: Args, call: Call) -> ToolResult:
@@ -112,18 +130,14 @@ async def doc_list(ctx: Context, args: Args, call: Call) -> ToolResult:
     text, shown, next_offset = render.render_list_page(
         infos, offset=start, budget_tokens=ctx.live.budget_tokens, model=ctx.live.tokens.current
     )
-    ids: list[JSON] = [info.doc_id for info in infos[start:start + shown]]
-    return text_result(text, {"doc_ids": ids, "total": len(infos), "next_offset": next_offset})
+    page = DocPage(tuple(infos[start:start + shown]), len(infos), next_offset)
+    return text_result(text, _DOCS.dump(page))
 
 
 async def doc_forget(ctx: Context, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
     info = await ctx.documents.forget(doc_id)
-    return text_result(render.render_forget(info), {"doc_id": doc_id})
-
-
-def _info(info: DocumentInfo, *, replaced: bool) -> dict[str, JSON]:
-    return {"doc_id": info.doc_id, "chunks": info.chunks, "tokens": info.tokens, "replaced": replaced}
+    return text_result(render.render_forget(info), _FORGOTTEN.dump(info))
 
 
 DOC_TABLE: tuple[Tool, ...] = (
@@ -139,6 +153,7 @@ DOC_TABLE: tuple[Tool, ...] = (
             Param("doc_id", "string"),
         ),
         handler=doc_ingest,
+        output=_INGESTED,
         hints=_write(destructive=True, idempotent=False),
         audit=_AUDIT,
     ),
@@ -153,6 +168,7 @@ DOC_TABLE: tuple[Tool, ...] = (
             _FROM,
         ),
         handler=doc_outline,
+        output=_OUTLINE,
         hints=_READ,
         audit=_AUDIT,
     ),
@@ -168,6 +184,7 @@ DOC_TABLE: tuple[Tool, ...] = (
             Param("limit", "integer", default=10, bounds=SEARCH_LIMIT),
         ),
         handler=doc_search,
+        output=_FOUND,
         hints=_READ,
         audit=_AUDIT,
     ),
@@ -178,6 +195,7 @@ DOC_TABLE: tuple[Tool, ...] = (
         "advances. Use your session_id for your own cursor; reset=true restarts.",
         params=(_DOC, _FROM, _TO, _BUDGET, Param("reset", "boolean", default=False), Param("session_id", "string")),
         handler=doc_window,
+        output=_WINDOW,
         hints=_write(destructive=False, idempotent=False),
         audit=("doc_id", "session_id"),
     ),
@@ -194,6 +212,7 @@ DOC_TABLE: tuple[Tool, ...] = (
             Param("refresh", "boolean", default=False),
         ),
         handler=doc_summarize,
+        output=_SUMMARY,
         hints=_READ,
         audit=_AUDIT,
     ),
@@ -203,6 +222,7 @@ DOC_TABLE: tuple[Tool, ...] = (
         description="Stored documents.",
         params=(_FROM,),
         handler=doc_list,
+        output=_DOCS,
         hints=_READ,
     ),
     Tool(
@@ -211,6 +231,7 @@ DOC_TABLE: tuple[Tool, ...] = (
         description="Delete a document with its index and cursors. Irreversible.",
         params=(_DOC,),
         handler=doc_forget,
+        output=_FORGOTTEN,
         hints=_write(destructive=True, idempotent=True),
         audit=_AUDIT,
     ),

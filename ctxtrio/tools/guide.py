@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .output import Output
 from .results import ToolResult, text_result
 from .spec import Args, Call, Hints, Tool
 
@@ -45,8 +47,20 @@ def guide_text(ctx: Context) -> str:
     return _WORKFLOW + "\nSettings:\n" + "\n".join(f"- {line}" for line in settings)
 
 
+@dataclass(frozen=True, slots=True)
+class GuideFacts:
+    """The settings context_guide reports as structured content."""
+
+    data_dir: str
+    budget_tokens: int
+
+
+_FACTS = Output(GuideFacts, ("data_dir", "budget_tokens"))
+
+
 async def context_guide(ctx: Context, args: Args, call: Call) -> ToolResult:
-    return text_result(guide_text(ctx), {"data_dir": str(ctx.data.root), "budget_tokens": ctx.live.budget_tokens})
+    facts = GuideFacts(str(ctx.data.root), ctx.live.budget_tokens)
+    return text_result(guide_text(ctx), _FACTS.dump(facts))
 
 
 GUIDE = Tool(
@@ -55,5 +69,6 @@ GUIDE = Tool(
     description="Read first: the workflow for sessions and documents, and this server's settings.",
     params=(),
     handler=context_guide,
+    output=_FACTS,
     hints=Hints(read_only=True, idempotent=True),
 )

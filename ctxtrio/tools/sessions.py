@@ -15,8 +15,18 @@ import trio
 from .._limits import BUDGET, COMPACT_TARGET, KEEP_RECENT, MAX_TAGS, RECALL_LIMIT
 from ..memory import render
 from ..memory.arguments import check_role
-from ..memory.model import ROLES, Entry, SessionStatus
-from ..store.records import JSON
+from ..memory.model import (
+    ROLES,
+    Appended,
+    CompactResult,
+    OpenResult,
+    RecallResult,
+    SessionInfo,
+    SessionPage,
+    SessionStatus,
+    UpdateResult,
+)
+from .output import Output
 from .results import ToolResult, text_result
 from .spec import Args, Call, Hints, Param, Tool
 
@@ -30,13 +40,29 @@ _READ = Hints(read_only=True)
 _AUDIT = ("session_id",)
 
 
+_OPENED = Output(OpenResult, ("session_id=status.session_id", "created", "live_tokens=status.live_tokens",
+                              "budget_tokens=status.budget_tokens", "advice=status.advice"))
+_APPENDED = Output(Appended, ("id=entry.id", "duplicate", "live_tokens=status.live_tokens", "advice=status.advice"))
+_RECALLED = Output(RecallResult, ("ids=entries.id", "matched", "not_fit", "used_tokens", "budget_tokens", "mode"))
+_COMPACTED = Output(CompactResult, ("folded", "summary_id=summary.id", "tokens_before", "tokens_after", "method",
+                                    "dry_run"))
+_STATUS = Output(SessionStatus, ("session_id", "live_entries", "live_tokens", "budget_tokens", "pinned",
+                                 "summaries", "advice", "warnings"))
+_UPDATED = Output(UpdateResult, ("id=entry.id", "status=entry.status", "pinned=entry.pinned", "changed", "restored"))
+_SESSIONS = Output(
+    SessionPage,
+    ("sessions", "total", "next_offset"),
+    items={"sessions": Output(SessionInfo, ("id=session_id", "title", "live_entries", "last_activity"))},
+)
+
+
 def _write(*, idempotent: bool) -> Hints:
     return Hints(read_only=False, destructive=False, idempotent=idempotent)
 
 
 async def context_open(ctx: Context, args: Args, call: Call) -> ToolResult:
     result = await ctx.sessions.open(args.opt_text("session_id"), args.opt_text("title"))
-    return text_result(render.render_opened(result), {**_status_json(result.status), "created": result.created})
+    return text_result(render.render_opened(result), _OPENED.dump(result))
 
 
 async def context_append(ctx: Context, args: Args, call: Call) -> ToolResult:
@@ -47,15 +73,7 @@ async def context_append(ctx: Context, args: Args, call: Call) -> ToolResult:
         tags=args.strings("tags"),
         pinned=args.flag("pinned"),
     )
-    entry, status = result.entry, result.status
-    data: dict[str, JSON] = {
-        "id": entry.id,
-        "duplicate": result.duplicate,
-        "live_tokens": status.live_tokens,
-        "budget_tokens": status.budget_tokens,
-        "advice": status.advice,
-    }
-    return text_result(render.render_appended(result), data)
+    return text_result(render.render_appended(result), _APPENDED.dump(result))
 
 
 async def context_recall(ctx: Context, args: Args, call: Call) -> ToolResult:
@@ -66,17 +84,7 @@ async def context_recall(ctx: Context, args: Args, call: Call) -> ToolResult:
         limit=args.opt_integer("limit"),
         tags=args.strings("tags"),
     )
-    data: dict[str, JSON] = {
-        "ids": [entry.id for entry in result.entries],
-        "pinned_shown": result.pinned_shown,
-        "matched": result.matched,
-        "not_fit": result.not_fit,
-        "pins_not_fit": list(result.pins_not_fit),
-        "used_tokens": result.used_tokens,
-        "budget_tokens": result.budget_tokens,
-        "mode": result.mode,
-    }
-    return text_result(render.render_recalled(result), data)
+    return text_result(render.render_recalled(result), _RECALLED.dump(result))
 
 
 async def context_compact(ctx: Context, args: Args, call: Call) -> ToolResult:
@@ -88,20 +96,12 @@ async def context_compact(ctx: Context, args: Args, call: Call) -> ToolResult:
         dry_run=args.flag("dry_run"),
         stop_at=stop_at,
     )
-    data: dict[str, JSON] = {
-        "folded": list(result.folded),
-        "summary_id": result.summary.id if result.summary is not None else None,
-        "tokens_before": result.tokens_before,
-        "tokens_after": result.tokens_after,
-        "method": result.method,
-        "dry_run": result.dry_run,
-    }
-    return text_result(render.render_compacted(result), data)
+    return text_result(render.render_compacted(result), _COMPACTED.dump(result))
 
 
 async def context_status(ctx: Context, args: Args, call: Call) -> ToolResult:
     status = await ctx.sessions.status(args.text("session_id"))
-    return text_result(render.render_status(status), _status_json(status))
+    return text_result(render.render_status(status), _STATUS.dump(status))
 
 
 async def context_update(ctx: Context, args: Args, call: Call) -> ToolResult:
@@ -112,49 +112,14 @@ async def context_update(ctx: Context, args: Args, call: Call) -> ToolResult:
         delete=args.opt_flag("delete"),
         restore=args.opt_flag("restore"),
     )
-    data: dict[str, JSON] = {**_entry_json(result.entry), "changed": result.changed, "restored": list(result.restored)}
-    return text_result(render.render_updated(result), data)
+    return text_result(render.render_updated(result), _UPDATED.dump(result))
 
 
 async def context_list_sessions(ctx: Context, args: Args, call: Call) -> ToolResult:
     page = await ctx.sessions.page_sessions(offset=args.opt_integer("offset") or 0)
     if not page.total:
-        return text_result("No sessions yet: context_open starts one.", {"sessions": [], "total": 0})
-    sessions: list[JSON] = [
-        {
-            "id": info.session_id,
-            "title": info.title,
-            "live_entries": info.live_entries,
-            "last_activity": info.last_activity,
-        }
-        for info in page.sessions
-    ]
-    structured: dict[str, JSON] = {"sessions": sessions, "total": page.total, "next_offset": page.next_offset}
-    return text_result(page.text.rstrip("\n"), structured)
-
-
-def _status_json(status: SessionStatus) -> dict[str, JSON]:
-    return {
-        "session_id": status.session_id,
-        "title": status.title,
-        "live_entries": status.live_entries,
-        "live_tokens": status.live_tokens,
-        "budget_tokens": status.budget_tokens,
-        "pinned": status.pinned,
-        "pinned_tokens": status.pinned_tokens,
-        "superseded": status.superseded,
-        "deleted": status.deleted,
-        "summaries": status.summaries,
-        "advice": status.advice,
-        "warnings": list(status.warnings),
-    }
-
-
-def _entry_json(entry: Entry) -> dict[str, JSON]:
-    data: dict[str, JSON] = {"id": entry.id, "role": entry.role, "pinned": entry.pinned, "status": entry.status}
-    if entry.tags:
-        data["tags"] = list(entry.tags)
-    return data
+        return text_result("No sessions yet: context_open starts one.", _SESSIONS.dump(page))
+    return text_result(page.text.rstrip("\n"), _SESSIONS.dump(page))
 
 
 SESSION_TABLE: tuple[Tool, ...] = (
@@ -164,6 +129,7 @@ SESSION_TABLE: tuple[Tool, ...] = (
         description="Start or resume a task's session.",
         params=(Param("session_id", "string", description="omit: new"), Param("title", "string")),
         handler=context_open,
+        output=_OPENED,
         hints=_write(idempotent=True),
         audit=_AUDIT,
     ),
@@ -179,6 +145,7 @@ SESSION_TABLE: tuple[Tool, ...] = (
             Param("pinned", "boolean", default=False),
         ),
         handler=context_append,
+        output=_APPENDED,
         hints=_write(idempotent=True),
         audit=_AUDIT,
     ),
@@ -195,6 +162,7 @@ SESSION_TABLE: tuple[Tool, ...] = (
             Param("tags", "array", description="any of"),
         ),
         handler=context_recall,
+        output=_RECALLED,
         hints=_READ,
         audit=_AUDIT,
     ),
@@ -209,6 +177,7 @@ SESSION_TABLE: tuple[Tool, ...] = (
             Param("dry_run", "boolean", default=False),
         ),
         handler=context_compact,
+        output=_COMPACTED,
         hints=_write(idempotent=False),
         audit=_AUDIT,
     ),
@@ -218,6 +187,7 @@ SESSION_TABLE: tuple[Tool, ...] = (
         description="Tokens vs budget, pins, whether to compact.",
         params=(_SID,),
         handler=context_status,
+        output=_STATUS,
         hints=_READ,
         audit=_AUDIT,
     ),
@@ -233,6 +203,7 @@ SESSION_TABLE: tuple[Tool, ...] = (
             Param("restore", "boolean"),
         ),
         handler=context_update,
+        output=_UPDATED,
         hints=_write(idempotent=True),
         audit=_AUDIT,
     ),
@@ -242,6 +213,7 @@ SESSION_TABLE: tuple[Tool, ...] = (
         description="Sessions, latest first.",
         params=(Param("offset", "integer"),),
         handler=context_list_sessions,
+        output=_SESSIONS,
         hints=_READ,
     ),
 )

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 from .._errors import InputError
 from .._limits import Bounds
 from ..store.records import JSON
+from .output import Output
 from .results import ToolResult
 
 if TYPE_CHECKING:
@@ -91,8 +92,8 @@ Handler = Callable[["Context", "Args", Call], Awaitable[ToolResult]]
 class Tool:
     """One row of the tool table.
 
-    ``output`` is the type of the structured content (a ``TypedDict``), from which an
-    ``outputSchema`` can be generated; None while a tool has no declared output type.
+    ``output`` projects the library result onto the structured content, and gives the
+    ``outputSchema`` (:mod:`.output`); every tool in the table has one.
     """
 
     name: str
@@ -103,7 +104,7 @@ class Tool:
     hints: Hints
     #: Argument names whose values are written to the audit line (ids only, never text).
     audit: tuple[str, ...] = ()
-    output: type | None = None
+    output: Output | None = None
 
 
 def input_schema(tool: Tool) -> dict[str, JSON]:

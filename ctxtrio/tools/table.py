@@ -38,10 +38,13 @@ def listing(tool: Tool) -> dict[str, JSON]:
     if tool.hints.idempotent is not None:
         hints["idempotentHint"] = tool.hints.idempotent
     hints["openWorldHint"] = False
-    return {
+    listed: dict[str, JSON] = {
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
         "inputSchema": input_schema(tool),
         "annotations": hints,
     }
+    if tool.output is not None:
+        listed["outputSchema"] = tool.output.schema()
+    return listed

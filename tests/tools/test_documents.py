@@ -38,17 +38,20 @@ def text_of(result: CallToolResult) -> str:
 
 
 async def test_tool_list_is_small_and_annotated(tmp_path: Path) -> None:
-    """The seven doc tools cost at most 3,200 characters of tools/list and declare annotations and titles."""
+    """The seven doc tools show a model at most 3,200 characters of tools/list; annotations, titles, output schemas."""
     async with client_for(tmp_path) as client:
         tools = [tool for tool in (await client.list_tools()).tools if tool.name.startswith("doc_")]
         assert sorted(tool.name for tool in tools) == sorted(DOC_TOOLS)
-        dumped = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools]
+        # What a host shows the model: everything but the outputSchema (see test_tool_list.py).
+        dumped = [
+            tool.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"output_schema"}) for tool in tools
+        ]
         assert len(json.dumps(dumped, separators=(",", ":"))) <= 3200
         for tool in tools:
             assert tool.title and tool.annotations is not None
             assert tool.annotations.open_world_hint is False
             assert tool.annotations.read_only_hint is not None and tool.annotations.idempotent_hint is not None
-            assert tool.output_schema is None
+            assert tool.output_schema is not None and tool.output_schema["type"] == "object"
             assert "title" not in tool.input_schema
         window = next(tool for tool in tools if tool.name == "doc_window")
         assert set(window.input_schema["properties"]) == {"doc_id", "from", "to", "budget_tokens", "reset", "session_id"}
@@ -95,7 +98,7 @@ async def test_fifty_concurrent_ingests_are_listed_and_searchable(tmp_path: Path
         for n, doc_id in enumerate(texts):
             found = await client.call_tool("doc_search", {"query": f"uniq{n}phrase", "limit": 3})
             assert found.structured_content is not None
-            assert found.structured_content["hits"][0][0] == doc_id
+            assert found.structured_content["hits"][0]["doc_id"] == doc_id
 
 
 async def test_ingest_reports_progress_when_asked(tmp_path: Path) -> None:

@@ -33,9 +33,9 @@ async def test_file_ingest_search_and_window_over_stdio(tmp_path: Path) -> None:
                 assert not ingested.is_error
             found = await client.call_tool("doc_search", {"query": "데이터베이스", "limit": 2})
             assert found.structured_content is not None
-            assert found.structured_content["hits"][0][0] == "ko"
+            assert found.structured_content["hits"][0]["doc_id"] == "ko"
             window = await client.call_tool("doc_window", {"doc_id": "man", "from": 3, "to": 4, "budget_tokens": 100000})
-            assert window.structured_content == {"doc_id": "man", "chunks": [3, 4], "next": 5}
+            assert window.structured_content == {"doc_id": "man", "chunks": [3, 4], "next": 5, "at_end": False}
             block = window.content[0]
             assert isinstance(block, TextContent) and block.text.startswith('man "manual.md" chunks #3-4 of ')
             outside = await client.call_tool("doc_ingest", {"file_path": "/etc/passwd"})

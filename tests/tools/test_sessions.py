@@ -39,14 +39,18 @@ async def call(client: Client, tool: str, **arguments: object) -> CallToolResult
 
 
 async def test_tool_list_share_is_small_and_annotated(tmp_path: Path) -> None:
-    """The seven session tools cost at most 3,000 characters of tools/list; titles and hints declared."""
+    """The seven session tools show a model at most 3,000 characters of tools/list; titles, hints, output schemas."""
     async with opened(tmp_path) as (_, client):
         tools = [tool for tool in (await client.list_tools()).tools if tool.name in SESSION_TOOLS]
         assert {tool.name for tool in tools} == set(SESSION_TOOLS)
-        dumped = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools]
+        # What a host shows the model: everything but the outputSchema (see test_tool_list.py).
+        dumped = [
+            tool.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"output_schema"}) for tool in tools
+        ]
         assert len(json.dumps(dumped, separators=(",", ":"))) <= 3000
         for tool in tools:
-            assert tool.title and tool.annotations is not None and tool.output_schema is None
+            assert tool.title and tool.annotations is not None
+            assert tool.output_schema is not None and tool.output_schema["type"] == "object"
             assert tool.annotations.open_world_hint is False and tool.annotations.read_only_hint is not None
             if not tool.annotations.read_only_hint:
                 assert tool.annotations.destructive_hint is False and tool.annotations.idempotent_hint is not None
