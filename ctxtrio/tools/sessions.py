@@ -40,19 +40,18 @@ _READ = Hints(read_only=True)
 _AUDIT = ("session_id",)
 
 
-_OPENED = Output(OpenResult, ("session_id=status.session_id", "created", "live_tokens=status.live_tokens",
-                              "budget_tokens=status.budget_tokens", "advice=status.advice"))
+_OPENED = Output(OpenResult, ("session_id=status.session_id", "created", "advice=status.advice"))
 _APPENDED = Output(Appended, ("id=entry.id", "duplicate", "live_tokens=status.live_tokens", "advice=status.advice"))
-_RECALLED = Output(RecallResult, ("ids=entries.id", "matched", "not_fit", "used_tokens", "budget_tokens", "mode"))
-_COMPACTED = Output(CompactResult, ("folded", "summary_id=summary.id", "tokens_before", "tokens_after", "method",
-                                    "dry_run"))
-_STATUS = Output(SessionStatus, ("session_id", "live_entries", "live_tokens", "budget_tokens", "pinned",
-                                 "summaries", "advice", "warnings"))
-_UPDATED = Output(UpdateResult, ("id=entry.id", "status=entry.status", "pinned=entry.pinned", "changed", "restored"))
+_RECALLED = Output(RecallResult, ("ids=entries.id", "matched", "not_fit", "used_tokens", "mode"))
+_COMPACTED = Output(CompactResult, ("folded", "summary_id=summary.id", "tokens_before", "tokens_after", "method"))
+_STATUS = Output(
+    SessionStatus, ("session_id", "live_entries", "live_tokens", "budget_tokens", "pinned", "advice", "warnings")
+)
+_UPDATED = Output(UpdateResult, ("id=entry.id", "status=entry.status", "changed", "restored"))
 _SESSIONS = Output(
     SessionPage,
     ("sessions", "total", "next_offset"),
-    items={"sessions": Output(SessionInfo, ("id=session_id", "title", "live_entries", "last_activity"))},
+    items={"sessions": Output(SessionInfo, ("id=session_id", "title", "live_entries"))},
 )
 
 
