@@ -7,6 +7,7 @@
        ├─ store writer task      the only writer of journals and index
        ├─ LLM client             httpx + circuit breaker (absent with --no-llm)
        ├─ calibrator task        background; publishes TokenModels; never blocks startup
+       ├─ summary worker         background; LLM summaries one request at a time, outliving calls
        └─ transport, started last: stdio, or HTTP on hypercorn's trio worker
 
 Startup follows dependency order and ``task_status.started()`` is reported only when a
@@ -95,7 +96,9 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
                             on_context_length=partial(live.set_context_length, explicit_budget=explicit_budget),
                         )
                     )
-                summarizer = Summarizer(llm, live.tokens)
+                summarizer = Summarizer(llm, live.tokens, context_tokens=lambda: live.context_length)
+                if llm is not None:
+                    await background.start(summarizer.run_worker)
                 sessions = SessionService(store, live, summarizer)
                 documents = DocumentService(store, live, config, summarizer)
                 try:
@@ -140,10 +143,12 @@ async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
         base_url=config.llm_base_url,
         model=config.llm_model,
         api_key=config.llm_api_key,
-        # A request never outlives the tool call that waits for it. (One the call's
-        # deadline cuts after 5 s without an answer still opens the breaker, so a hung
-        # server costs one deadline, not one per call: see LLMClient._call.)
-        timeout_s=min(config.llm_timeout_s, config.llm_deadline_s),
+        # Summary requests run in the background worker, not inside tool calls, so a
+        # slow model may take its time over a long prompt: timeout_s bounds the wait
+        # for the first token; after it, a stream silent for stall_s is a hang. (A
+        # request a call's deadline cuts after 5 s without any answer still opens the
+        # breaker: see LLMClient._guarded.)
+        timeout_s=config.llm_timeout_s,
         concurrency=config.llm_concurrency,
     )
     async with open_llm_client(settings) as client:

@@ -307,12 +307,16 @@ class DocumentService:
         target_tokens: int = 500,
         refresh: bool = False,
         stop_at: float = math.inf,
+        progress: Progress | None = None,
     ) -> DocSummary:
         """Summarize chunks ``start`` .. ``end`` (inclusive; default the whole document).
 
         A whole-document summary written by the LLM is stored with the document and
-        returned from there until ``refresh``; LLM parts of any summary are cached, so a
-        call cut short by ``stop_at`` resumes where it stopped.
+        returned from there until ``refresh``. LLM work goes on in the background past
+        ``stop_at`` and each finished part is kept in the document's journal at once, so
+        the next call (or one after a restart) resumes where it stopped; until it is
+        done the answer is partly or wholly extractive, and says so. ``progress(done,
+        total)`` hears of each part finished while the call waits.
         """
         validate_id(doc_id, "doc_id")
         check_range("target_tokens", target_tokens, SUMMARY_TARGET)
@@ -334,7 +338,9 @@ class DocumentService:
                     return DocSummary(entry.info, first, last, cached, method, cached=True)
         text, condensed = await self._condensed(doc, first, last)
         cache = GenerationCache(self._repo, doc, read=not refresh)
-        summary = await self._summarizer.summarize(text, target_tokens=target_tokens, stop_at=stop_at, cache=cache)
+        summary = await self._summarizer.summarize(
+            text, target_tokens=target_tokens, stop_at=stop_at, cache=cache, progress=progress
+        )
         note = "; ".join(part for part in (condensed, summary.note) if part)
         if whole and summary.method in ("llm", "verbatim"):
             await cache.put(f"{key}:{summary.method}", summary.text)
@@ -353,7 +359,8 @@ class DocumentService:
             return summarize_extractive(contiguous_text(chunks), target_tokens=CONDENSE_TO_TOKENS, model=model)
 
         text = await trio.to_thread.run_sync(condense)
-        return text, f"range of {sum(c.tokens for c in chunks)} tokens condensed extractively to {CONDENSE_TO_TOKENS} first"
+        before, after = sum(c.tokens for c in chunks), model.estimate(text)
+        return text, f"the {before}-token range was condensed extractively to {after} tokens first"
 
     async def _hits(self, query_terms: list[str], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool) -> list[Hit]:
         """The best ``wanted`` hits within the current generations in ``by_journal``.

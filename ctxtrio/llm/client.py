@@ -145,9 +145,10 @@ class LLMClient:
         """Stream one chat completion; raise LLMResponseError if the answer has no content.
 
         ``abort_if(answer_so_far)`` is asked after each token; a reason (not None) closes
-        the stream at once, so the server stops generating, and raises LLMResponseError
-        with that reason (an echo of the prompt need not be generated to the end).
-        Cancelling the call closes the stream too.
+        the stream at once, so the server stops generating (an echo of the prompt need
+        not be generated to the end), and the answer so far is returned with
+        ``finish_reason="aborted"``. The server did answer: that is no failure for the
+        breaker. Cancelling the call closes the stream too.
         """
         body = self._chat_body(messages, max_tokens=max_tokens, temperature=temperature, stream=True)
         url = f"{self._settings.base_url}/chat/completions"
@@ -294,9 +295,9 @@ class LLMClient:
                     self._answered_at = trio.current_time()  # any byte: the server is alive
                     if answer.feed(line):
                         waiting.deadline = trio.current_time() + stall_s
-                        reason = abort_if(answer.text) if abort_if is not None else None
-                        if reason is not None:
-                            raise LLMResponseError(f"answer rejected while streaming: {reason}")
+                        if abort_if is not None and abort_if(answer.text) is not None:
+                            answer.finish_reason = "aborted"
+                            break
                     if answer.done:
                         break
             except httpx.HTTPError as exc:

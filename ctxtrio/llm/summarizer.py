@@ -1,56 +1,65 @@
-"""Summaries that degrade instead of failing: LLM when it answers in time, else extractive.
+"""Summaries that degrade instead of failing, and LLM work that outlives the tool call.
 
 :meth:`Summarizer.summarize`:
 
 * text already within the target → returned as is (``"verbatim"``);
-* up to ``single_pass_tokens`` → one LLM call;
-* beyond → slices of ``slice_tokens`` summarized in order, then one merge call (if the
-  slice summaries are themselves too long to merge at once, they are summarized again
-  the same way).
+* no client (``--no-llm``), or the breaker open → extractive at once;
+* every LLM step already finished (cache) → the LLM summary at once;
+* otherwise a :class:`~ctxtrio.llm.jobs.Job` goes to the background worker
+  (:class:`~ctxtrio.llm.jobs.SummaryQueue`, one request at a time) and the call waits
+  for it until ``stop_at`` (an absolute ``trio.current_time()`` the tool layer sets:
+  hosts kill tool calls after 30–60 s). If it is not done by then, the call answers
+  with what is ready — slice summaries the LLM finished, an extractive stand-in for
+  the rest, labelled ``llm+extractive`` or ``extractive`` with a note saying how far
+  the work got and to call again — while the job goes on. Each finished step is put
+  in the caller's :class:`SummaryCache` (durable: the document's journal) the moment
+  it is done, so the next call, or a restart, resumes where the work stopped.
 
-``stop_at`` is an absolute ``trio.current_time()`` set by the tool layer (hosts kill
-tool calls after 30–60 s). Every LLM request runs under ``trio.move_on_at(stop_at)``;
-once it has passed no LLM work starts or continues, and what is left is done
-extractively. The :class:`Summary` says which method produced the text and, in
-``note``, why it degraded and how to continue. LLM results are stored through the
-caller's :class:`SummaryCache` (key: sha256 of purpose, target and text), so the next
-call resumes where this one stopped, even while the LLM is down.
+Steps and prompts are in :mod:`._plan`; prompts fit the detected context window with
+room for the answer. Every answer is checked (:func:`.checks.rejection`) before it is
+kept: an echo, a copy, an empty or over-long answer, changed or dropped figures count
+as a failed LLM call for that step, which is then done extractively and labelled so
+(never cached, never ``llm``). Without a running worker (library use that did not
+start one) the job runs inside the call, bounded by ``stop_at``.
 
-With no client (``--no-llm``) or the breaker open, the extractive result comes at once.
-Slicing and extractive scoring run in worker threads, so a large text does not stall
-other calls. An :class:`~ctxtrio._errors.LLMError` never escapes; errors of
-``cache.put`` do. Cancellation (beyond ``stop_at``) propagates as usual.
+An :class:`~ctxtrio._errors.LLMError` never escapes; errors of ``cache.put`` do.
 """
 
 from __future__ import annotations
 
-import hashlib
+import logging
 import math
 import re
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Final, Literal, Protocol
+from typing import Final as _Final, Literal, Protocol
 
 import trio
 
-from .._errors import LLMError, LLMTimeoutError, LLMUnavailableError
+from .._errors import LLMError
 from ..text.extractive import first_sentence, summarize_extractive
 from ..text.tokens import TokenModel, TokenModelRef
-from ._slices import slice_text
+from ._plan import Answer, Extract, Final, Limits, Step, cache_key, stand_in, step_count, walk
+from .breaker import BreakerState
+from .checks import echo_so_far, rejection
 from .client import ChatMessage, LLMClient
+from .jobs import Job, SummaryQueue, describe
 
-__all__ = ["Method", "Summarizer", "Summary", "SummaryCache"]
+__all__ = ["Method", "Progress", "Summarizer", "Summary", "SummaryCache", "cache_key"]
+
+log = logging.getLogger("ctxtrio.summaries")
 
 Method = Literal["verbatim", "llm", "extractive", "llm+extractive"]
+#: ``progress(done, total)``: an MCP progress notification (a no-op without a progress token).
+Progress = Callable[[float, float], Awaitable[None]]
 
-ONE_LINER_TOKENS: Final = 48
-_SYSTEM: Final = (
-    "You write faithful, dense summaries. Keep identifiers, names, numbers, units, file "
-    "paths, error messages, decisions and constraints verbatim. Never add anything that "
-    "is not in the text. Answer with the summary only, without preamble or comments."
-)
-_THINK: Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)  # reasoning models
-_CONTINUE_SLICES: Final = "call again to continue (done slices are cached)"
+ONE_LINER_TOKENS: _Final = 48
+#: Assumed context window while none is detected (LM Studio's and Ollama's usual default).
+DEFAULT_CONTEXT_TOKENS: _Final = 4096
+_FALLBACKS_KEPT: _Final = 1024
+_THINK: _Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)  # reasoning models
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,26 +79,21 @@ class SummaryCache(Protocol):
         ...
 
     async def put(self, key: str, text: str) -> None:
-        """Store ``text`` under ``key``."""
+        """Store ``text`` under ``key`` (durably, before returning)."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
-class _Failure:
-    """Why an LLM step did not produce text: the start of a note."""
-
+class _Rejected:
     reason: str
-    deadline: bool
-
-
-def cache_key(purpose: str, target_tokens: int, text: str) -> str:
-    """The cache key of an LLM result: sha256 over purpose, target and text."""
-    digest = hashlib.sha256(f"{purpose}\0{target_tokens}\0{text}".encode())
-    return digest.hexdigest()
 
 
 class Summarizer:
-    """Summarizes with ``client`` (None: extractive only), estimating with ``token_ref.current``."""
+    """Summarizes with ``client`` (None: extractive only), estimating with ``token_ref.current``.
+
+    ``context_tokens()`` is the detected context window of the loaded model (None while
+    unknown). :meth:`run_worker` is the background task; ``_app.py`` starts it.
+    """
 
     def __init__(
         self,
@@ -97,7 +101,9 @@ class Summarizer:
         token_ref: TokenModelRef,
         *,
         single_pass_tokens: int = 6000,
-        slice_tokens: int = 3000,
+        slice_tokens: int = 1500,
+        context_tokens: Callable[[], int | None] = lambda: None,
+        queue: SummaryQueue | None = None,
     ) -> None:
         if not 0 < slice_tokens <= single_pass_tokens:
             raise ValueError("need 0 < slice_tokens <= single_pass_tokens")
@@ -105,6 +111,14 @@ class Summarizer:
         self._ref = token_ref
         self._single_pass_tokens = single_pass_tokens
         self._slice_tokens = slice_tokens
+        self._context_tokens = context_tokens
+        self.queue = queue if queue is not None else SummaryQueue()
+        #: Extractive answers for steps whose LLM answer was rejected (not retried).
+        self._fallbacks: OrderedDict[str, Answer] = OrderedDict()
+
+    async def run_worker(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The background worker; see :mod:`.jobs`. Runs until cancelled."""
+        await self.queue.run(task_status=task_status)
 
     async def summarize(
         self,
@@ -113,170 +127,223 @@ class Summarizer:
         target_tokens: int,
         stop_at: float = math.inf,
         cache: SummaryCache | None = None,
+        whole_extract: Extract | None = None,
+        progress: Progress | None = None,
     ) -> Summary:
-        """Summarize ``text`` to about ``target_tokens``; never raises LLMError."""
+        """Summarize ``text`` to about ``target_tokens``; never raises LLMError.
+
+        ``whole_extract(text, target)`` replaces the plain extractive summary when no LLM
+        part is ready (sessions rank decisions first). ``progress`` hears of each step
+        finished while the call waits.
+        """
         model = self._ref.current
-        estimate = model.estimate(text)
-        if estimate <= target_tokens:
+        if model.estimate(text) <= target_tokens:
             return Summary(text, "verbatim")
+        extract: Extract = partial(_extract, model=model)
+        whole: Extract = whole_extract or extract
         if self._client is None:
-            extract = await _extract(text, target_tokens, model)
-            return Summary(extract, "extractive", "no LLM configured; extractive")
-        if estimate <= self._single_pass_tokens:
-            prompt = f"Summarize the text below in {_size(target_tokens)}."
-            result = await self._llm("summary/v1", prompt, text, target_tokens, stop_at, cache)
-            if isinstance(result, str):
-                return Summary(await _fit(result, target_tokens, model), "llm")
-            note = f"{result.reason}; extractive"
-            return Summary(await _extract(text, target_tokens, model), "extractive", note)
-        return await self._sliced(text, target_tokens, stop_at, cache, model)
+            return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive",
+                           "no LLM configured; extractive")
+        limits = self._limits(target_tokens)
+        lookup = self._lookup(cache, None)
+        found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, lookup)
+        if isinstance(found, Final):
+            return _labelled(found)
+        if self._client.breaker_state is BreakerState.OPEN:
+            note = "LLM unavailable (breaker open after a failure); extractive"
+            return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
+        key = cache_key("job/v2", target_tokens, text)
+        job: Job | None = self.queue.find(key) or Job(
+            key, partial(self._run_job, text, target_tokens, limits, model, cache), durable=cache is not None
+        )
+        assert job is not None
+        if self.queue.running:
+            job = self.queue.submit(job)
+            if job is None:
+                note = "the summary queue is full; extractive — call again later"
+                return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
+            await _wait(job, stop_at, progress)
+        else:
+            await _run_inline(job, stop_at)
+        if job.result is not None:
+            return _labelled(job.result)
+        return await self._partial(job, text, target_tokens, limits, model, cache, whole)
 
     async def one_liner(
         self, text: str, *, stop_at: float = math.inf, cache: SummaryCache | None = None
     ) -> Summary:
-        """One sentence about ``text`` (a chunk, for outlines); never raises LLMError."""
+        """One sentence about ``text`` (a chunk, for outlines), inside the call; never raises LLMError."""
         model = self._ref.current
         if model.estimate(text) <= ONE_LINER_TOKENS and "\n" not in text.strip():
             return Summary(text.strip(), "verbatim")
         fallback = first_sentence(text, max_tokens=ONE_LINER_TOKENS, model=model)
         if self._client is None:
             return Summary(fallback, "extractive", "no LLM configured; extractive")
-        if model.estimate(text) > self._single_pass_tokens:
-            text = await _extract(text, self._single_pass_tokens, model)
-        prompt = "Summarize the text below in one sentence of at most 30 words."
-        result = await self._llm("one-liner/v1", prompt, text, ONE_LINER_TOKENS, stop_at, cache)
-        if isinstance(result, str):
-            return Summary(await _fit(result.splitlines()[0], ONE_LINER_TOKENS, model), "llm")
-        note = f"{result.reason}; extractive"
-        if result.deadline:
+        limits = self._limits(ONE_LINER_TOKENS)
+        if model.estimate(text) > limits.single_pass_tokens:
+            text = await trio.to_thread.run_sync(_extract, text, limits.single_pass_tokens, model)
+        instruction = "Summarize the text below in one sentence of at most 30 words. Keep names and numbers exactly."
+        step = Step("one-liner/v2", instruction, text, ONE_LINER_TOKENS)
+        cached = cache.get(step.key) if cache is not None else None
+        if cached is not None:
+            return Summary(cached, "llm")
+        reason = "deadline passed"
+        if trio.current_time() < stop_at:
+            with trio.move_on_at(stop_at):
+                try:
+                    answer = await self._ask(step, model)
+                except LLMError as exc:
+                    answer = _Rejected(describe(exc))
+                if isinstance(answer, str):
+                    line = _fit(answer.splitlines()[0], ONE_LINER_TOKENS, model)
+                    if cache is not None:
+                        await cache.put(step.key, line)
+                    return Summary(line, "llm")
+                reason = answer.reason if answer.reason.startswith("LLM") else f"LLM answer rejected: {answer.reason}"
+        note = f"{reason}; extractive"
+        if reason == "deadline passed":
             note += " — call again to continue (done one-liners are cached)"
         return Summary(fallback, "extractive", note)
 
-    async def _sliced(
-        self,
-        text: str,
-        target_tokens: int,
-        stop_at: float,
-        cache: SummaryCache | None,
-        model: TokenModel,
-    ) -> Summary:
-        slices = await trio.to_thread.run_sync(
-            partial(slice_text, text, max_tokens=self._slice_tokens, model=model)
-        )
-        count = len(slices)
-        share = math.ceil(2 * target_tokens / count)
-        part_tokens = max(min(target_tokens, 100), min(self._slice_tokens // 4, share))
-        parts: list[str] = []
-        done = 0
-        failure: _Failure | None = None
-        for index, piece in enumerate(slices, start=1):
-            prompt = (
-                f"This is part {index} of {count} of a longer text. "
-                f"Summarize this part in {_size(part_tokens)}."
-            )
-            result: str | _Failure
-            if failure is None:
-                result = await self._llm("slice/v1", prompt, piece, part_tokens, stop_at, cache)
-            else:
-                result = _cached(cache, "slice/v1", part_tokens, piece) or failure
-            if isinstance(result, str):
-                parts.append(await _fit(result, part_tokens, model))
-                done += 1
-            else:
-                failure = result
-                parts.append(await _extract(piece, part_tokens, model))
-        joined = "\n\n".join(parts)
-        if failure is not None:
-            method: Method = "llm+extractive" if done else "extractive"
-            if done:
-                note = f"{failure.reason} after {done} of {count} slices; the rest extractive"
-                note += f" — {_CONTINUE_SLICES}"
-            else:
-                note = f"{failure.reason}; extractive"
-                note += f" — {_CONTINUE_SLICES}" if failure.deadline else ""
-            return Summary(await _extract(joined, target_tokens, model), method, note)
-        if model.estimate(joined) > self._single_pass_tokens:  # too long to merge: reduce again
-            again = await self.summarize(
-                joined, target_tokens=target_tokens, stop_at=stop_at, cache=cache
-            )
-            method = "llm+extractive" if again.method == "extractive" else again.method
-            return Summary(again.text, method, again.note)
-        prompt = (
-            "Below are summaries of consecutive parts of one text, in order. Merge them into "
-            f"one summary in {_size(target_tokens)}; keep the order, drop repetition."
-        )
-        merged = await self._llm("merge/v1", prompt, joined, target_tokens, stop_at, cache)
-        if isinstance(merged, str):
-            return Summary(await _fit(merged, target_tokens, model), "llm")
-        note = f"{merged.reason} before the merge; {count} slices by LLM, merged extractively"
-        note += f" — {_CONTINUE_SLICES}"
-        return Summary(await _extract(joined, target_tokens, model), "llm+extractive", note)
+    # -- the job ------------------------------------------------------------------------
 
-    async def _llm(
+    async def _run_job(
+        self, text: str, target_tokens: int, limits: Limits, model: TokenModel, cache: SummaryCache | None, job: Job
+    ) -> Final:
+        """Do the steps still missing, in order, keeping each one as soon as it is done."""
+        answers: dict[str, Answer] = {}
+        lookup = self._lookup(cache, answers)
+        job.steps_total = await trio.to_thread.run_sync(step_count, text, target_tokens, limits, model)
+        while True:
+            found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, lookup)
+            if isinstance(found, Final):
+                return found
+            started = trio.current_time()
+            answer = await self._ask(found, model)
+            if isinstance(answer, _Rejected):
+                log.info("summary step rejected (%s): extractive for it", answer.reason)
+                stand = await trio.to_thread.run_sync(_extract, found.text, found.target_tokens, model)
+                answers[found.key] = self._remember(found.key, Answer(stand, False, answer.reason))
+            else:
+                answers[found.key] = Answer(answer, True)
+                if cache is not None:
+                    await cache.put(found.key, answer)
+            job.step_finished(trio.current_time() - started)
+
+    async def _ask(self, step: Step, model: TokenModel) -> str | _Rejected:
+        """One streamed request for ``step``: the checked answer, or why it was rejected."""
+        client = self._client
+        assert client is not None
+        messages = [ChatMessage("user", step.prompt)]
+        completion = await client.complete(
+            messages,
+            max_tokens=step.max_tokens,
+            abort_if=lambda so_far: echo_so_far(so_far, step.instruction, step.text),
+        )
+        answer = _THINK.sub("", completion.text).strip()
+        if completion.finish_reason == "aborted":
+            return _Rejected(echo_so_far(answer, step.instruction, step.text) or "stopped early")
+        reason = rejection(
+            answer, source=step.text, instruction=step.instruction, target_tokens=step.target_tokens, model=model
+        )
+        if reason is not None:
+            return _Rejected(reason)
+        return await trio.to_thread.run_sync(_fit, answer, step.target_tokens, model)
+
+    async def _partial(
         self,
-        purpose: str,
-        instruction: str,
+        job: Job,
         text: str,
         target_tokens: int,
-        stop_at: float,
+        limits: Limits,
+        model: TokenModel,
         cache: SummaryCache | None,
-    ) -> str | _Failure:
-        """The cached or freshly asked LLM result for ``text``, or why there is none."""
-        cached = _cached(cache, purpose, target_tokens, text)
-        if cached is not None:
-            return cached
-        client = self._client
-        if client is None:
-            return _Failure("no LLM configured", deadline=False)
-        if trio.current_time() >= stop_at:
-            return _Failure("deadline passed", deadline=True)
-        messages = [
-            ChatMessage("system", _SYSTEM),
-            ChatMessage("user", f"{instruction}\n\n<text>\n{text}\n</text>"),
-        ]
-        answer: str | _Failure = _Failure("deadline passed", deadline=True)
-        with trio.move_on_at(stop_at):
-            try:
-                max_tokens = target_tokens + max(64, target_tokens // 4)
-                completion = await client.complete(messages, max_tokens=max_tokens)
-            except LLMError as exc:
-                answer = _Failure(_describe(exc), deadline=False)
-            else:
-                answer = _THINK.sub("", completion.text).strip() or _Failure(
-                    "LLM answer unusable (only reasoning, no summary)", deadline=False
-                )
-        if isinstance(answer, str) and cache is not None:
-            await cache.put(cache_key(purpose, target_tokens, text), answer)
+        whole: Extract,
+    ) -> Summary:
+        """What the caller gets while the job is unfinished or failed: labelled, with a note."""
+        built = await trio.to_thread.run_sync(
+            stand_in, text, target_tokens, limits, model, self._lookup(cache, None), partial(_extract, model=model)
+        )
+        summary, done, parts = built
+        if not done:
+            summary = await trio.to_thread.run_sync(whole, text, target_tokens)
+        method: Method = "llm+extractive" if done else "extractive"
+        share = f"{done} of {parts} parts by the LLM, the rest extractive" if done else "extractive"
+        again = " — call again to continue (finished parts are kept)" if job.durable else ""
+        if job.failure is not None:
+            return Summary(summary, method, f"{job.failure}; {share}{again}")
+        if not self.queue.running or not job.durable:  # nothing goes on after this call
+            return Summary(summary, method, f"deadline passed; {share}{again}")
+        left = max(1, job.steps_total - job.steps_done)
+        eta = f", about {left * job.seconds_per_step:.0f} s of work left" if job.seconds_per_step else ""
+        note = (
+            f"deadline passed; {share} for now. The LLM summary goes on in the background "
+            f"({job.steps_done} of {job.steps_total} steps done{eta}): call again to get it"
+        )
+        return Summary(summary, method, note)
+
+    def _lookup(self, cache: SummaryCache | None, answers: dict[str, Answer] | None) -> Callable[[str], Answer | None]:
+        def lookup(key: str) -> Answer | None:
+            if answers is not None and key in answers:
+                return answers[key]
+            text = cache.get(key) if cache is not None else None
+            if text is not None:
+                return Answer(text, True)
+            return self._fallbacks.get(key)
+
+        return lookup
+
+    def _remember(self, key: str, answer: Answer) -> Answer:
+        self._fallbacks[key] = answer
+        while len(self._fallbacks) > _FALLBACKS_KEPT:
+            self._fallbacks.popitem(last=False)
         return answer
 
-
-def _cached(
-    cache: SummaryCache | None, purpose: str, target_tokens: int, text: str
-) -> str | None:
-    return cache.get(cache_key(purpose, target_tokens, text)) if cache is not None else None
+    def _limits(self, target_tokens: int) -> Limits:
+        context = self._context_tokens() or DEFAULT_CONTEXT_TOKENS
+        return Limits.fitting(context, target_tokens, single_pass=self._single_pass_tokens, slice_=self._slice_tokens)
 
 
-def _describe(exc: LLMError) -> str:
-    if isinstance(exc, LLMUnavailableError):
-        return f"LLM unavailable ({exc})"
-    if isinstance(exc, LLMTimeoutError):
-        return f"LLM timed out ({exc})"
-    return f"LLM answer unusable ({exc})"
+async def _wait(job: Job, stop_at: float, progress: Progress | None) -> None:
+    """Wait for ``job`` until ``stop_at``, reporting each finished step to ``progress``."""
+    job.waiters += 1
+    try:
+        with trio.move_on_at(stop_at):
+            while not job.done.is_set():
+                await job.changed()
+                if progress is not None and not job.done.is_set() and job.steps_total:
+                    await progress(job.steps_done, job.steps_total)
+    finally:
+        job.leave()
 
 
-def _size(target_tokens: int) -> str:
-    return f"at most {target_tokens} tokens (about {max(1, target_tokens * 3 // 4)} words)"
+async def _run_inline(job: Job, stop_at: float) -> None:
+    """No worker: do the job inside the call, until ``stop_at``."""
+    with trio.move_on_at(stop_at):
+        try:
+            job.finish(await job.work(job))
+        except LLMError as exc:
+            job.fail(describe(exc))
 
 
-async def _extract(text: str, target_tokens: int, model: TokenModel) -> str:
-    """The extractive summary, computed in a worker thread (sentence scoring is CPU work)."""
-    return await trio.to_thread.run_sync(
-        partial(summarize_extractive, text, target_tokens=target_tokens, model=model)
-    )
+def _labelled(found: Final) -> Summary:
+    if found.llm_steps == found.steps:
+        return Summary(found.text, "llm")
+    why = "; ".join(found.why[:2])
+    if found.llm_steps:
+        note = f"the LLM's answer for {found.steps - found.llm_steps} of {found.steps} steps was rejected ({why}); those are extractive"
+        return Summary(found.text, "llm+extractive", note)
+    return Summary(found.text, "extractive", f"LLM answer rejected ({why}); extractive")
 
 
-async def _fit(text: str, target_tokens: int, model: TokenModel) -> str:
+def _extract(text: str, target_tokens: int, model: TokenModel) -> str:
+    """The extractive summary (sentence scoring is CPU work: call it in a worker thread)."""
+    return summarize_extractive(text, target_tokens=target_tokens, model=model)
+
+
+def _fit(text: str, target_tokens: int, model: TokenModel) -> str:
     """An LLM answer cut to the target by sentences if it ran over (estimates lean high)."""
     if model.estimate(text) <= target_tokens:
         return text
-    return await _extract(text, target_tokens, model)
+    return summarize_extractive(text, target_tokens=target_tokens, model=model)
+

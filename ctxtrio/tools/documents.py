@@ -120,6 +120,7 @@ async def doc_summarize(ctx: Context, args: Args, call: Call) -> ToolResult:
         target_tokens=args.integer("target_tokens"),
         refresh=args.flag("refresh"),
         stop_at=stop_at,
+        progress=call.progress,
     )
     return text_result(render.render_summary(summary), _SUMMARY.dump(summary))
 

@@ -69,7 +69,7 @@ async def test_the_fake_keeps_generating_a_non_streamed_answer(
 
 
 async def test_abort_if_closes_the_stream_early(nursery: trio.Nursery, clock: trio.testing.MockClock) -> None:
-    """A reason from abort_if ends the call with LLMResponseError and stops the generation."""
+    """A reason from abort_if ends the answer early ("aborted"), stops the generation, keeps the breaker closed."""
     model = await open_fake_model(nursery, FakeModel(behaviour="echo"))
     prompt = [ChatMessage("user", "Summarize the text below. " + "alpha beta gamma " * 300)]
 
@@ -77,8 +77,9 @@ async def test_abort_if_closes_the_stream_early(nursery: trio.Nursery, clock: tr
         return "echoes the prompt" if answer.startswith("Summarize the text") else None
 
     async with open_llm_client(LLMSettings(model.base_url)) as client:
-        with pytest.raises(LLMResponseError, match="echoes the prompt"):
-            await client.complete(prompt, max_tokens=900, abort_if=echoing)
+        completion = await client.complete(prompt, max_tokens=900, abort_if=echoing)
+        assert completion.finish_reason == "aborted" and completion.text.startswith("Summarize the text")
+        assert client.breaker_state is BreakerState.CLOSED
     await trio.sleep(5.0)
     assert model.served[0].generated < 10 and model.generating == 0
 

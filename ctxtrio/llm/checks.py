@@ -1,0 +1,141 @@
+"""Checking an LLM summary before it is kept. Pure: no trio, no I/O.
+
+Small models fail in recognisable ways (issue 10, Gemma 3 270M): they echo the prompt
+(instructions and all), continue the input word for word, answer nothing, ramble past
+the length of what they were given, or change the figures ("8003" became "8011").
+:func:`rejection` names the first such fault, or returns None for an answer worth
+keeping. A rejected answer is never cached nor labelled ``llm``: the caller treats it
+as a failed LLM call and falls back to an extractive summary, labelled as such.
+
+The thresholds, and why:
+
+* **verbatim share** — the share of the answer's words (figures aside: they are meant
+  to be kept as written) that sit in a run of :data:`COPY_RUN_WORDS` or more
+  consecutive words copied from the input; above
+  :data:`MAX_COPIED_SHARE` the answer is a copy, not a summary (a faithful summary
+  quotes names and short phrases, rarely eight words in a row);
+* **figures** — every number in the answer must occur in the input or the instruction
+  ("part 3 of 9"; list markers at the start of a line aside), and of the numbers and identifiers the input states the
+  answer must keep at least a third, or as many as its length allows (one per
+  :data:`TOKENS_PER_FIGURE` tokens of target), whichever is fewer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Final
+
+from ..text.tokens import TokenModel
+
+__all__ = ["COPY_RUN_WORDS", "MAX_COPIED_SHARE", "copied_share", "echo_so_far", "figures", "rejection"]
+
+COPY_RUN_WORDS: Final = 8
+MAX_COPIED_SHARE: Final = 0.4
+ECHO_RUN_WORDS: Final = 6
+TOKENS_PER_FIGURE: Final = 30
+
+_WORD: Final = re.compile(r"\w+(?:[-'./:]\w+)*")
+_NUMBER: Final = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
+_LIST_MARKER: Final = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]", re.MULTILINE)
+_IDENTIFIER: Final = re.compile(
+    r"\b[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b"  # snake_case
+    r"|\b[a-z]+[A-Z][A-Za-z0-9]*\b"  # camelCase
+    r"|[\w.-]*/[\w./-]+"  # paths
+    r"|\b[A-Za-z]+[0-9][A-Za-z0-9]*\b"  # e2e, v2, utf8
+)
+_MARKUP: Final = ("<text>", "</text>", "text:\n", "end of text")
+
+
+def _words(text: str) -> list[str]:
+    return [word.casefold() for word in _WORD.findall(text)]
+
+
+def _runs(words: list[str], size: int) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+def copied_share(answer: str, source: str, *, run: int = COPY_RUN_WORDS) -> float:
+    """The share of ``answer``'s words (figures aside) in a run of ``run`` or more words copied from ``source``."""
+    words = _words(answer)
+    if len(words) < run:
+        return 0.0
+    seen = _runs(_words(source), run)
+    covered = [False] * len(words)
+    for start in range(len(words) - run + 1):
+        if tuple(words[start : start + run]) in seen:
+            for index in range(start, start + run):
+                covered[index] = True
+    # Figures are meant to be kept as written: a list of them copied is no copy of the text.
+    prose = [index for index, word in enumerate(words) if not any(char.isdigit() for char in word)]
+    if not prose:
+        return 0.0
+    return sum(covered[index] for index in prose) / len(prose)
+
+
+def _normal_number(number: str) -> str:
+    return re.sub(r"(?<=\d),(?=\d{3}\b)", "", number)
+
+
+def figures(text: str) -> set[str]:
+    """The numbers (thousands separators removed) and identifiers ``text`` states."""
+    found = {_normal_number(n) for n in _NUMBER.findall(_LIST_MARKER.sub(" ", text))}
+    found.update(match.group() for match in _IDENTIFIER.finditer(text))
+    return found
+
+
+def echo_so_far(answer: str, instruction: str, source: str) -> str | None:
+    """Why a partial answer is already certain junk (it began as a copy), else None.
+
+    Cheap enough to run on every streamed token: only the answer's opening is read.
+    """
+    head = _words(answer[:400])
+    if len(head) < ECHO_RUN_WORDS:
+        return None
+    opening = tuple(head[:ECHO_RUN_WORDS])
+    if opening in _runs(_words(instruction), ECHO_RUN_WORDS):
+        return "it echoes the instructions"
+    if len(head) >= 2 * COPY_RUN_WORDS and copied_share(" ".join(head), source) >= 0.9:
+        return "it repeats the text word for word"
+    return None
+
+
+def rejection(
+    answer: str, *, source: str, instruction: str, target_tokens: int, model: TokenModel
+) -> str | None:
+    """Why ``answer`` is no summary of ``source`` (asked for with ``instruction``), or None."""
+    if not answer.strip():
+        return "empty answer"
+    lowered = answer.casefold()
+    if any(mark in lowered for mark in _MARKUP):
+        return "it echoes the prompt's markup"
+    if _runs(_words(answer), ECHO_RUN_WORDS) & _runs(_words(instruction), ECHO_RUN_WORDS):
+        return "it echoes the instructions"
+    if model.estimate(answer) >= model.estimate(source):
+        return "it is not shorter than the text"
+    share = copied_share(answer, source)
+    if share > MAX_COPIED_SHARE:
+        return f"it repeats the text verbatim ({share:.0%} of its words)"
+    return _figure_fault(answer, source, instruction, target_tokens)
+
+
+def _occurs(number: str, text: str) -> bool:
+    """``number`` in ``text`` as a whole number ("8" is not in "8003"; "3" is in "v3")."""
+    return re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d]|[.,]\d)", text) is not None
+
+
+def _figure_fault(answer: str, source: str, instruction: str, target_tokens: int) -> str | None:
+    stated = figures(source)
+    numbers = {_normal_number(n) for n in _NUMBER.findall(_LIST_MARKER.sub(" ", answer))}
+    given = stated | figures(instruction)  # "part 3 of 9" is the prompt's own figure
+    invented = sorted(n for n in numbers if n not in given and not _occurs(n, source))
+    if invented:
+        return f"it states figures the text does not ({', '.join(invented[:4])})"
+    if not stated:
+        return None
+    kept = {item for item in stated if item in answer}
+    needed = min(math.ceil(len(stated) / 3), max(1, target_tokens // TOKENS_PER_FIGURE))
+    if len(kept) < needed:
+        missing = sorted(stated - kept)[:4]
+        return f"it drops the figures the text states (kept {len(kept)} of {len(stated)}; e.g. {', '.join(missing)})"
+    return None

@@ -1,0 +1,78 @@
+"""Answer checks: echoes, copies, empty and over-long answers, changed and dropped figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxtrio.llm._plan import Step
+from ctxtrio.llm.checks import copied_share, echo_so_far, figures, rejection
+from ctxtrio.text.tokens import TokenModel
+
+MODEL = TokenModel.cold()
+SOURCE = (
+    "The staging server listens on port 8003 behind nginx. We agreed to keep the retention at 9 days "
+    "because the audit needs a full week plus margin. The deploy script lives in scripts/deploy.sh and "
+    "reads DEPLOY_TARGET from the environment. Rollbacks go through the rollback_release job. "
+    "The on-call rotation changes every Monday; the pager number is unchanged. "
+    "Older notes mention a second cluster, but it was retired in March and nothing points to it now."
+)
+STEP = Step("summary/v2", "Summarize the text below in at most 60 words. Keep numbers exactly.", SOURCE, 80)
+
+
+def check(answer: str) -> str | None:
+    return rejection(answer, source=SOURCE, instruction=STEP.instruction, target_tokens=80, model=MODEL)
+
+
+def test_a_faithful_summary_passes() -> None:
+    """A short summary in other words that keeps port 8003, 9 days and the script path is kept."""
+    answer = "Staging runs on port 8003; retention stays 9 days for the audit; deploys use scripts/deploy.sh."
+    assert check(answer) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("", "empty answer"),
+        ("   \n", "empty answer"),
+        (STEP.prompt, "markup"),
+        ("Summarize the text below in at most 60 words. Port 8003.", "echoes the instructions"),
+        ("<text>\nThe staging server listens on port 8003", "markup"),
+        (SOURCE + " And more.", "not shorter"),
+        (SOURCE[:260], "verbatim"),
+        ("Staging runs on port 8011; retention is 8 days; deploys use scripts/deploy.sh.", "does not (8, 8011)"),
+        ("The team talked about servers, deploys and the on-call rotation in general terms.", "drops the figures"),
+    ],
+)
+def test_junk_answers_are_rejected(answer: str, reason: str) -> None:
+    """Each kind of junk a small model produces is named, so it is never kept as a summary."""
+    found = check(answer)
+    assert found is not None and reason in found
+
+
+def test_numbers_of_the_instruction_are_not_invented() -> None:
+    """'Part 3 of 9' in an answer comes from the prompt, not from nowhere."""
+    step = Step("slice/v2", "The text below is part 3 of 9 of a longer text. Summarize it.", SOURCE, 80)
+    answer = "Part 3 of 9: staging on port 8003, 9-day retention, scripts/deploy.sh deploys."
+    assert rejection(answer, source=SOURCE, instruction=step.instruction, target_tokens=80, model=MODEL) is None
+
+
+def test_copied_share_counts_long_runs_only() -> None:
+    """Eight words in a row copied count; shorter quotes do not."""
+    assert copied_share("port 8003 behind nginx is fine", SOURCE) == 0.0
+    assert copied_share("We agreed to keep the retention at 9 days, yes.", SOURCE) == pytest.approx(8 / 9)  # "9" aside
+    assert copied_share("port 8003, 9, DEPLOY_TARGET", SOURCE) == 0.0
+
+
+def test_figures_are_numbers_and_identifiers() -> None:
+    """Numbers lose thousands separators; paths, snake_case and CONSTANT_CASE count as identifiers."""
+    found = figures("Port 8,003 and scripts/deploy.sh with DEPLOY_TARGET via rollback_release on v2.\n1. item")
+    assert {"8003", "scripts/deploy.sh", "DEPLOY_TARGET", "rollback_release", "v2"} <= found
+    assert "1" not in found  # a list marker is no figure
+
+
+def test_an_echo_is_caught_while_streaming() -> None:
+    """Six words into an answer that starts with the instructions, the stream can be cut."""
+    assert echo_so_far("Summarize the text below in at", STEP.instruction, SOURCE) == "it echoes the instructions"
+    assert echo_so_far("Staging runs on port 8003 and", STEP.instruction, SOURCE) is None
+    copy = " ".join(SOURCE.split()[:20])
+    assert echo_so_far(copy, STEP.instruction, SOURCE) == "it repeats the text word for word"
