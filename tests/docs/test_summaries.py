@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -38,8 +39,12 @@ class FakeLLM:
         await trio.sleep(self.delay_s)
         self.calls += 1
         body = json.loads(request.content)
-        assert body["messages"][1]["content"]
-        answer = {"choices": [{"message": {"content": f"Summary {self.calls}."}}]}
+        prompt = body["messages"][0]["content"]  # one user turn: instructions included
+        text = prompt.split("TEXT:\n", 1)[1].split("\nEND OF TEXT", 1)[0]
+        figures = ", ".join(reversed(list(dict.fromkeys(re.findall(r"node-\d+", text)))))
+        one_liner = prompt.startswith("Summarize the text below in one sentence")
+        content = f"Summary {self.calls}." if one_liner else f"Summary {self.calls}: {figures}."
+        answer = {"choices": [{"message": {"content": content}}]}
         return httpx.Response(200, json=answer)
 
 
@@ -52,8 +57,8 @@ async def service_with_llm(ctx: Context, llm: FakeLLM) -> AsyncIterator[Document
 
 @pytest.fixture
 def clock(autojump_clock: trio.testing.MockClock) -> trio.testing.MockClock:
-    """Virtual time that jumps after 5 ms of real idleness (ingest and loads use threads)."""
-    autojump_clock.autojump_threshold = 0.005
+    """Virtual time that jumps after 30 ms of real idleness (ingest, loads and summaries use threads)."""
+    autojump_clock.autojump_threshold = 0.03
     return autojump_clock
 
 

@@ -318,3 +318,46 @@ def test_slices_stay_within_budget_and_keep_order() -> None:
     steps = [int(n) for n in re.findall(r"Step (\d+) ", joined)]
     assert steps == list(range(300))
     assert joined.count("x") == 20000
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (lambda prompt: prompt, "markup"),  # the whole prompt echoed, as Gemma 3 270M did
+        (lambda prompt: prompt.split("TEXT:\n", 1)[1][:600], "verbatim"),  # the input carried on
+        (lambda prompt: "", "empty content"),
+        (lambda prompt: "Step 0 configures node-8011 with limit 9999.", "does not"),  # changed figures
+        (lambda prompt: "It is about configuring several nodes and teams.", "drops the figures"),
+    ],
+)
+async def test_junk_answers_are_never_cached_nor_labelled_llm(
+    clock: trio.testing.MockClock, reply: Callable[[str], str], reason: str
+) -> None:
+    """An echo, a copy, an empty answer or changed/dropped figures: extractive, labelled, nothing cached."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        prompt = json.loads(request.content)["messages"][-1]["content"]
+        return httpx.Response(200, json={"choices": [{"message": {"content": reply(prompt)}}]})
+
+    cache = DictCache()
+    async with mock_client(handler) as client:
+        summary = await summarizer_for(client).summarize(document(100), target_tokens=200, cache=cache)
+    assert summary.method == "extractive" and reason in summary.note, summary.note
+    assert cache.entries == {}
+    assert all(sentence in document(100) for sentence in re.split(r"(?<=\.)\s", summary.text))  # verbatim
+
+
+async def test_a_rejected_step_is_not_asked_again(clock: trio.testing.MockClock) -> None:
+    """Once an answer for a step was rejected, the same summarizer does that step extractively."""
+    prompts: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        prompts.append(json.loads(request.content)["messages"][-1]["content"])
+        return httpx.Response(200, json={"choices": [{"message": {"content": "Nothing with figures here."}}]})
+
+    async with mock_client(handler) as client:
+        summarizer = summarizer_for(client)
+        first = await summarizer.summarize(document(100), target_tokens=200)
+        second = await summarizer.summarize(document(100), target_tokens=200)
+    assert first.method == second.method == "extractive" and len(prompts) == 1
+    assert second.note.startswith("LLM answer rejected (it drops the figures")

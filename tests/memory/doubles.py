@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 from ctxtrio._context import Context
-from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache
+from ctxtrio.llm._plan import Extract
+from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache
 
 
 class RecordingSummarizer(Summarizer):
@@ -16,7 +17,16 @@ class RecordingSummarizer(Summarizer):
         self.stop_at: list[float] = []
 
     async def summarize(
-        self, text: str, *, target_tokens: int, stop_at: float = math.inf, cache: SummaryCache | None = None
+        self,
+        text: str,
+        *,
+        target_tokens: int,
+        stop_at: float = math.inf,
+        cache: SummaryCache | None = None,
+        whole_extract: Extract | None = None,
+        progress: Progress | None = None,
     ) -> Summary:
         self.stop_at.append(stop_at)
-        return await super().summarize(text, target_tokens=target_tokens, stop_at=stop_at, cache=cache)
+        return await super().summarize(
+            text, target_tokens=target_tokens, stop_at=stop_at, cache=cache, whole_extract=whole_extract, progress=progress
+        )

@@ -11,7 +11,8 @@ from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio._context import Context
 from ctxtrio._errors import InputError
-from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache
+from ctxtrio.llm._plan import Extract
+from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 
@@ -25,13 +26,22 @@ class _Rendezvous(Summarizer):
         self._both = both
 
     async def summarize(
-        self, text: str, *, target_tokens: int, stop_at: float = math.inf, cache: SummaryCache | None = None
+        self,
+        text: str,
+        *,
+        target_tokens: int,
+        stop_at: float = math.inf,
+        cache: SummaryCache | None = None,
+        whole_extract: Extract | None = None,
+        progress: Progress | None = None,
     ) -> Summary:
         self._arrived[0] += 1
         if self._arrived[0] == 2:
             self._both.set()
         await self._both.wait()
-        return await super().summarize(text, target_tokens=target_tokens, stop_at=stop_at, cache=cache)
+        return await super().summarize(
+            text, target_tokens=target_tokens, stop_at=stop_at, cache=cache, whole_extract=whole_extract, progress=progress
+        )
 
 
 async def test_two_processes_compacting_one_session_fold_once(tmp_path: Path) -> None:
