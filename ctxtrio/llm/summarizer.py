@@ -34,7 +34,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Final as _Final, Literal, Protocol
+from typing import Final as _Final
+from typing import Literal, Protocol
 
 import trio
 
