@@ -37,6 +37,7 @@ from ._errors import EventLoopError, one_error
 from ._live import Live
 from ._sdk import make_server
 from ._version import __version__
+from .docs.pool import ChunkPool
 from .docs.service import DocumentService
 from .llm.calibration import run_calibrator
 from .llm.client import LLMClient, LLMSettings, open_llm_client
@@ -100,7 +101,7 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
                 if llm is not None:
                     await background.start(summarizer.run_worker)
                 sessions = SessionService(store, live, summarizer)
-                documents = DocumentService(store, live, config, summarizer)
+                documents = DocumentService(store, live, config, summarizer, pool=ChunkPool(background))
                 try:
                     yield Context(
                         config=config,

@@ -25,22 +25,24 @@ import hashlib
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import trio
 
-from .._errors import StoreError
+from .._errors import CtxError, StoreError
 from .._nursery import open_nursery
 from ..text.tokens import TokenModel
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
 from .model import DocumentInfo
 from .offload import OFFLOAD_MIN_CHARS, produce_in_child
+from .pool import ChunkPool
 from .repository import Repository, make_doc_dir
 
-__all__ = ["BATCH_CHUNKS", "CLEANUP_DEADLINE_S", "Progress", "Source", "content_hash", "write_generation"]
+__all__ = ["BATCH_CHUNKS", "CLEANUP_DEADLINE_S", "CharBudget", "Progress", "Source", "content_hash", "write_generation"]
 
 log = logging.getLogger("ctxtrio.docs")
 
@@ -74,11 +76,13 @@ async def write_generation(
     progress: Progress | None = None,
     cpu: trio.CapacityLimiter | None = None,
     offload_min_chars: int = OFFLOAD_MIN_CHARS,
+    pool: ChunkPool | None = None,
 ) -> DocumentInfo:
     """Write and commit a new generation of ``source.doc_id``; returns the committed info.
 
-    Texts of ``offload_min_chars`` or more are chunked in a child process
-    (:mod:`.offload`), shorter ones in worker threads (at most ``cpu`` at once).
+    Texts of ``offload_min_chars`` or more are chunked in a child process: one of
+    ``pool`` (:mod:`.pool`), or without a pool one of their own (:mod:`.offload`);
+    shorter ones in worker threads (at most ``cpu`` at once).
     """
     gen = secrets.token_hex(8)
     path = repo.gen_path(source.doc_id, gen)
@@ -88,10 +92,12 @@ async def write_generation(
     committed = False
     try:
         send, recv = trio.open_memory_channel[Batch](1)
+        errors: list[CtxError] = []  # the producer's or the consumer's, raised as they are
+        produce: Callable[[], Awaitable[None]]
         async with open_nursery() as nursery:
             if len(source.text) >= offload_min_chars:
                 produce = partial(
-                    produce_in_child,
+                    produce_in_child if pool is None else pool.produce,
                     source.text,
                     send,
                     chunk_tokens=chunk_tokens,
@@ -99,7 +105,6 @@ async def write_generation(
                     model=model,
                     batch_size=BATCH_CHUNKS,
                 )
-                nursery.start_soon(produce)
             else:
                 batcher = ChunkBatcher(
                     source.text,
@@ -108,14 +113,21 @@ async def write_generation(
                     model=model,
                     batch_size=BATCH_CHUNKS,
                 )
-                nursery.start_soon(_produce, batcher, send, cpu)
-            async with recv:
-                async for batch in recv:
-                    result = await repo.store.append(path, batch.records, rows=batch.rows)
-                    chunks.extend(batch.chunks)
-                    end = result.end
-                    if progress is not None:
-                        await progress(batch.done_chars, len(source.text))
+                produce = partial(_produce, batcher, send, cpu)
+            nursery.start_soon(_guarded, produce, errors)
+            try:
+                async with recv:
+                    async for batch in recv:
+                        result = await repo.store.append(path, batch.records, rows=batch.rows)
+                        chunks.extend(batch.chunks)
+                        end = result.end
+                        if progress is not None:
+                            await progress(batch.done_chars, len(source.text))
+            except CtxError as exc:
+                errors.insert(0, exc)
+                nursery.cancel_scope.cancel()
+        if errors:
+            raise errors[0]
         tokens = sum(chunk.tokens for chunk in chunks)
         info = DocumentInfo(
             source.doc_id, source.title, source.source, len(chunks), len(source.text), tokens, time.time(), source.content_hash
@@ -131,6 +143,31 @@ async def write_generation(
     return current.info if current is not None and current.gen == gen else info
 
 
+class CharBudget:
+    """A weighted limiter: ingests hold their text's length in characters until they finish.
+
+    An ingest waits while the others in flight hold more than ``total - its size``; one
+    larger than the whole budget runs alone. Waiters are woken in no particular order.
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.free = total
+        self._lot = trio.lowlevel.ParkingLot()
+
+    @asynccontextmanager
+    async def hold(self, chars: int) -> AsyncIterator[None]:
+        need = max(1, min(chars, self.total))
+        while self.free < need:
+            await self._lot.park()
+        self.free -= need
+        try:
+            yield
+        finally:
+            self.free += need
+            self._lot.unpark_all()
+
+
 async def content_hash(text: str) -> str:
     """SHA-256 (hex) of the UTF-8 bytes of ``text``; long texts are hashed in a worker thread."""
     if len(text) < _HASH_INLINE_CHARS:
@@ -140,6 +177,16 @@ async def content_hash(text: str) -> str:
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+async def _guarded(produce: Callable[[], Awaitable[None]], errors: list[CtxError]) -> None:
+    """Run a producer; keep its domain error for the ingest to raise (not in a group)."""
+    try:
+        await produce()
+    except CtxError as exc:
+        errors.append(exc)
+    except trio.BrokenResourceError:
+        pass  # the consumer stopped first; it raises its own error
 
 
 async def _produce(batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch], cpu: trio.CapacityLimiter | None) -> None:

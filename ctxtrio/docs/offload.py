@@ -24,7 +24,9 @@ from pathlib import Path
 
 import trio
 
+from .._errors import StoreError
 from .._nursery import open_nursery
+
 from ..store.index import IndexRow
 from ..store.records import NewRecord
 from ..text.tokens import TokenModel
@@ -80,7 +82,7 @@ class FrameReader:
         self._buffer = bytearray()
 
     async def next(self) -> bytes | None:
-        """The next frame's payload, or None at the end of a job. RuntimeError if the child is gone."""
+        """The next frame's payload, or None at the end of a job. StoreError if the child is gone."""
         size = FRAME_HEADER.size
         while True:
             if len(self._buffer) >= size:
@@ -91,7 +93,7 @@ class FrameReader:
                     return frame if length else None
             data = await self._stdout.receive_some(_PIPE_CHUNK)
             if not data:
-                raise RuntimeError("the chunking process stopped in the middle of a document; see the server log")
+                raise StoreError("the chunking process stopped in the middle of a document; see the server log")
             self._buffer += data
 
 

@@ -30,9 +30,10 @@ from ..text.terms import unique_terms
 from .arguments import check_start_end, clean_title, first_line, read_file
 from .catalog import DocEntry
 from .chunks import LoadedDoc
-from .ingest import Progress, Source, content_hash, write_generation
+from .ingest import CharBudget, Progress, Source, content_hash, write_generation
 from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 from .offload import OFFLOAD_MIN_CHARS
+from .pool import POOL_MIN_CHARS, ChunkPool
 from .packing import Candidate, contiguous_text, pack_hits, pack_window
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
@@ -56,7 +57,8 @@ class DocumentService:
     ``summarizer`` defaults to an extractive-only one. ``cache_chars`` bounds the chunk
     text kept in memory across loaded documents. Texts shorter than
     ``offload_min_chars`` are chunked in worker threads (``cpu_threads`` at once),
-    longer ones in a child process.
+    longer ones in a child process: one of ``pool`` when given (then the default
+    threshold is :data:`~.pool.POOL_MIN_CHARS`), else one started for the document.
     """
 
     def __init__(
@@ -68,8 +70,10 @@ class DocumentService:
         *,
         cache_chars: int = DEFAULT_CACHE_CHARS,
         cpu_threads: int = 2,
-        offload_min_chars: int = OFFLOAD_MIN_CHARS,
-        ingest_slots: int = 4,
+        offload_min_chars: int | None = None,
+        ingest_slots: int = 16,
+        ingest_chars: int = 64_000_000,
+        pool: ChunkPool | None = None,
     ) -> None:
         self._live = live
         self._config = config
@@ -78,11 +82,16 @@ class DocumentService:
         self._cursor_locks: dict[tuple[str, str], trio.Lock] = {}
         #: Chunking threads at once: more only fight over the GIL.
         self._cpu = trio.CapacityLimiter(cpu_threads)
+        self._pool = pool
+        if offload_min_chars is None:
+            offload_min_chars = POOL_MIN_CHARS if pool is not None else OFFLOAD_MIN_CHARS
         self._offload_min_chars = offload_min_chars
-        #: Ingests past reading and chunking at once. Each holds its text, chunks and
-        #: records until committed; the rest wait their turn here (backpressure), so
-        #: memory stays bounded whatever the number of concurrent ingests.
+        #: Ingests past reading at once, and the characters of those past chunking. Each
+        #: holds its text, chunks and records until committed; the rest wait their turn
+        #: here (backpressure), so memory stays bounded whatever the number of
+        #: concurrent ingests, while many small ones still overlap their round trips.
         self._ingest_slots = trio.CapacityLimiter(ingest_slots)
+        self._ingest_chars = CharBudget(ingest_chars)
 
     # -- ingest, list, forget -------------------------------------------------------
 
@@ -145,17 +154,22 @@ class DocumentService:
             while doc_id in self._repo.state.docs:
                 doc_id = new_id("doc")
         replaced = doc_id in self._repo.state.docs
-        info = await write_generation(
+        async with self._ingest_chars.hold(len(body)):
+            info = await self._write(Source(doc_id, shown_title, source, body, digest), progress)
+        return IngestResult(info, replaced, trio.current_time() - started)
+
+    async def _write(self, source: Source, progress: Progress | None) -> DocumentInfo:
+        return await write_generation(
             self._repo,
-            Source(doc_id, shown_title, source, body, digest),
+            source,
             chunk_tokens=self._config.chunk_tokens,
             overlap_tokens=self._config.chunk_overlap_tokens,
             model=self._live.tokens.current,
             progress=progress,
             cpu=self._cpu,
             offload_min_chars=self._offload_min_chars,
+            pool=self._pool,
         )
-        return IngestResult(info, replaced, trio.current_time() - started)
 
     def _by_source(self, source: str) -> DocumentInfo | None:
         """The most recently ingested current document read from the file ``source``."""

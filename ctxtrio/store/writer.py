@@ -4,9 +4,11 @@ Every journal append, journal removal and index update goes through one bounded 
 channel to :func:`run_store_writer`, the only task that writes. It takes what is queued
 (group commit): per journal one locked write and one fsync for all queued records, and
 only then wakes each producer, so an append is acknowledged only once it is durable.
-Then, still as part of the same batch, one SQLite transaction indexes it; producers
-already run meanwhile, and searches wait for it (``index_settled``), so every search
-sees every acknowledged append. A full channel makes producers wait.
+Then one SQLite transaction indexes it, in a task of its own: producers already run
+meanwhile and the next batch is written and fsynced, while searches wait for it
+(``index_settled``), so every search sees every acknowledged append. Batches are
+indexed in order, one at a time; a batch with removals, catch-ups or heals waits for
+the index first. A full channel makes producers wait.
 
 Cancellation: a batch runs in one worker thread; trio does not abandon it, so a
 cancelled writer finishes the batch it started (and acknowledges it) before it stops.
@@ -263,7 +265,8 @@ async def run_store_writer(
     handle = StoreHandle(data, index, send, stats, health)
     try:
         task_status.started(handle)
-        async with recv:
+        async with recv, trio.open_nursery() as indexer:
+            previous: trio.Event | None = None  # the index flush of the last batch (one at a time)
             async for first in recv:
                 batch = [first]
                 while len(batch) < MAX_BATCH:
@@ -271,23 +274,27 @@ async def run_store_writer(
                         batch.append(recv.receive_nowait())
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
+                if previous is not None and any(op.kind != "append" for op in batch):
+                    await previous.wait()  # maintenance uses the index connection itself
                 pending: list[_IndexWork] = []
+                indexing: trio.Event | None = None
                 try:
                     pending = await trio.to_thread.run_sync(_process_batch, data, index, appender, batch, stats, health)
+                    if pending:
+                        # Before the acknowledgements: a search that follows them waits for this batch.
+                        handle._indexing = indexing = trio.Event()
                 finally:
                     for op in batch:
                         if op.result is None and op.error is None and op.kind == "append":
                             op.error = StoreError("the store writer stopped before this append")
                         op.done.set()
-                if pending:
-                    # Acknowledged producers run (and queue the next batch) while SQLite,
-                    # which releases the GIL, indexes this one. Searches wait for it.
-                    handle._indexing = indexing = trio.Event()
-                    try:
-                        await trio.to_thread.run_sync(_flush_index, data, index, pending, health)
-                    finally:
-                        handle._indexing = None
-                        indexing.set()
+                if indexing is not None:
+                    # Acknowledged producers run, and the next batch is written and
+                    # fsynced, while SQLite (which releases the GIL) indexes this one.
+                    if previous is not None:
+                        await previous.wait()  # batches are indexed in order, one at a time
+                    indexer.start_soon(_index_in_thread, handle, indexing, data, index, pending, health)
+                    previous = indexing
     finally:
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(index.close)
@@ -295,6 +302,23 @@ async def run_store_writer(
 
 
 _IndexWork = tuple[str, Path, AppendResult, dict[int, list[IndexRow]]]
+
+
+async def _index_in_thread(
+    handle: StoreHandle,
+    indexing: trio.Event,
+    data: DataDir,
+    index: SearchIndex,
+    pending: list[_IndexWork],
+    health: IndexHealth,
+) -> None:
+    """Index one acknowledged batch, then wake the searches waiting for it."""
+    try:
+        await trio.to_thread.run_sync(_flush_index, data, index, pending, health)
+    finally:
+        if handle._indexing is indexing:
+            handle._indexing = None
+        indexing.set()
 
 
 def _process_batch(

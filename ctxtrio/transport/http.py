@@ -17,7 +17,9 @@ In front of it sits :class:`Gate`, a small ASGI layer that:
   and its share of the buffer budget (hypercorn bounds only the wait for headers,
   with ``keep_alive_timeout``);
 * lets at most ``large_slots`` requests with a large body (a document being ingested)
-  into the SDK at once. The others are read into memory first, up to
+  into the SDK at once, until the SDK has read the body (the call that follows, a long
+  ingest, holds no slot: the document service bounds those). The others are read into
+  memory first, up to
   ``buffer_bytes`` in all, and wait for a slot; past that budget their bodies are not
   read at all, so their clients wait in TCP flow control. Memory and event-loop time
   spent on parsing megabytes of JSON stay bounded however many clients ingest at once,
@@ -132,8 +134,22 @@ class Gate:
             messages = await self._read_body(receive, send, size)
             if messages is None:
                 return
-            async with self._large:
-                await self._app(scope, _replay(messages, receive), send)
+            slot = object()
+            await self._large.acquire_on_behalf_of(slot)
+            held = True
+
+            def release() -> None:
+                # The SDK has the whole body and parses it before its next checkpoint:
+                # the call itself (a long ingest) no longer holds a slot.
+                nonlocal held
+                if held:
+                    held = False
+                    self._large.release_on_behalf_of(slot)
+
+            try:
+                await self._app(scope, _replay(messages, receive, on_end=release), send)
+            finally:
+                release()
 
     async def _read_body(self, receive: Receive, send: Send, size: int | None) -> list[Message] | None:
         """The body's messages, or None after answering 413 (too large) or 408 (too slow).
@@ -206,13 +222,23 @@ class ByteBudget:
                     self._changed.notify_all()
 
 
-def _replay(messages: list[Message], receive: Receive) -> Receive:
-    """A ``receive`` that returns ``messages`` first, then reads on (for ``http.disconnect``)."""
+def _replay(messages: list[Message], receive: Receive, *, on_end: Callable[[], None] | None = None) -> Receive:
+    """A ``receive`` that returns ``messages`` first, then reads on (for ``http.disconnect``).
+
+    ``on_end`` is called when the last of ``messages`` is handed over.
+    """
     pending = iter(messages)
+    left = len(messages)
 
     async def replayed() -> Message:
+        nonlocal left
         following = next(pending, None)
-        return following if following is not None else await receive()
+        if following is None:
+            return await receive()
+        left -= 1
+        if left == 0 and on_end is not None:
+            on_end()
+        return following
 
     return replayed
 

@@ -223,7 +223,37 @@ async def test_concurrent_ingests_are_bounded(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(service_module, "write_generation", counting)
     async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
         async with trio.open_nursery() as nursery:
-            for number in range(12):
+            for number in range(20):
                 nursery.start_soon(partial(ctx.documents.ingest, text=f"document {number} body", doc_id=f"d{number}"))
-        assert len(await ctx.documents.list_documents()) == 12
-    assert peak == 4
+        assert len(await ctx.documents.list_documents()) == 20
+    assert peak == 16
+
+
+async def test_ingests_in_flight_are_bounded_by_characters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ingests past reading hold their length against ingest_chars: large texts wait for each other."""
+    from ctxtrio.docs import ingest as ingest_module
+    from ctxtrio.docs import service as service_module
+
+    real = ingest_module.write_generation
+    running = peak = 0
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        try:
+            await trio.sleep(0.01)
+            return await real(*args, **kwargs)
+        finally:
+            running -= 1
+
+    monkeypatch.setattr(service_module, "write_generation", counting)
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+        for size, expected in ((60, 1), (40, 2)):
+            docs = service_module.DocumentService(ctx.store, ctx.live, ctx.config, ingest_chars=100)
+            peak = 0
+            async with trio.open_nursery() as nursery:
+                for number in range(6):
+                    text = f"{number}" + "x" * (size - 1)
+                    nursery.start_soon(partial(docs.ingest, text=text, doc_id=f"s{size}-{number}"))
+            assert peak == expected

@@ -1,0 +1,107 @@
+"""A pool of chunking child processes (:mod:`._chunk_worker`), reused across ingests.
+
+Chunking and index text are pure CPU work. In a thread they would hold the GIL
+against the event loop (every tool call waits up to a switch interval at each step)
+and use one core however many ingests run. In the pool they run in up to ``size``
+child processes (one per core by default), so concurrent ingests use every core and
+the server's event loop only moves bytes.
+
+Workers start on first use, not with the server (most sessions never ingest), and
+stay for later ingests. Each runs under ``trio.run_process`` in the nursery given to
+the pool (the context's background nursery): cancelling that nursery kills them. A job
+that fails or is cancelled half-way kills its worker (its output would be
+out of step); a later job starts a fresh one. A worker that dies mid-job makes that
+ingest fail with :class:`~ctxtrio._errors.StoreError`; its uncommitted generation is
+removed by the caller as for any failed ingest.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import partial
+
+import trio
+
+from .._errors import StoreError
+from ..text.tokens import TokenModel
+from .chunks import Batch
+from .offload import FrameReader, batch_from_frame, job_header, run_worker, send_job
+
+__all__ = ["POOL_MIN_CHARS", "ChunkPool"]
+
+#: Texts at least this long go to the pool; shorter ones cost less in a thread than
+#: the round trip through a pipe.
+POOL_MIN_CHARS = 16_000
+#: Frames smaller than this are turned into records on the event loop (well under a millisecond).
+_INLINE_FRAME_BYTES = 256_000
+
+
+@dataclass(eq=False, slots=True)
+class _Worker:
+    process: trio.Process
+    reader: FrameReader
+
+
+class ChunkPool:
+    """Up to ``size`` chunking processes, started on demand in ``nursery``."""
+
+    def __init__(self, nursery: trio.Nursery, *, size: int | None = None) -> None:
+        self._nursery = nursery
+        self.size = size if size is not None else max(1, os.cpu_count() or 1)
+        self._slots = trio.CapacityLimiter(self.size)
+        self._idle: list[_Worker] = []
+        #: Workers started so far (for tests and status).
+        self.started = 0
+
+    async def produce(
+        self,
+        text: str,
+        send: trio.MemorySendChannel[Batch],
+        *,
+        chunk_tokens: int,
+        overlap_tokens: int,
+        model: TokenModel,
+        batch_size: int,
+    ) -> None:
+        """Send the batches of ``text`` to ``send`` (closed at the end), chunked by a pooled worker.
+
+        Waits for a free worker when all ``size`` are busy.
+        """
+        if len(text) >= _INLINE_FRAME_BYTES:
+            payload = await trio.to_thread.run_sync(partial(text.encode, "utf-8", "surrogatepass"))
+        else:
+            payload = text.encode("utf-8", "surrogatepass")
+        header = job_header(
+            payload, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=batch_size
+        )
+        async with send, self._slots:
+            worker = self._idle.pop() if self._idle else await self._start()
+            finished = sending = False
+            try:
+                assert worker.process.stdin is not None
+                await send_job(worker.process.stdin, header, payload)
+                while (frame := await worker.reader.next()) is not None:
+                    if len(frame) < _INLINE_FRAME_BYTES:
+                        batch = batch_from_frame(text, frame)
+                    else:
+                        batch = await trio.to_thread.run_sync(batch_from_frame, text, frame)
+                    sending = True
+                    await send.send(batch)  # BrokenResourceError: the ingest stopped reading
+                    sending = False
+                finished = True
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                if sending:
+                    raise
+                raise StoreError(f"the chunking process is gone ({exc}); see the server log") from exc
+            finally:
+                if finished:
+                    self._idle.append(worker)
+                else:
+                    worker.process.kill()  # out of step with its protocol; its task reaps it
+
+    async def _start(self) -> _Worker:
+        process: trio.Process = await self._nursery.start(run_worker)
+        assert process.stdout is not None
+        self.started += 1
+        return _Worker(process, FrameReader(process.stdout))

@@ -1,0 +1,64 @@
+"""The pool of chunking processes: reused across ingests, replaced when one dies."""
+
+from __future__ import annotations
+
+import signal
+from functools import partial
+from pathlib import Path
+
+import pytest
+import trio
+
+from ctxtrio._errors import StoreError
+from ctxtrio.docs.pool import POOL_MIN_CHARS, ChunkPool
+from ctxtrio.docs.service import DocumentService
+from ctxtrio.text.chunking import chunk_document
+
+from .conftest import fixture_text, opened
+
+
+def _long_text(number: int) -> str:
+    text = f"# Document {number}\n\n" + fixture_text("manual.md")
+    while len(text) < POOL_MIN_CHARS:
+        text += "\n\n" + fixture_text("manual.md")
+    return text
+
+
+async def test_pooled_ingests_match_the_chunker_and_reuse_workers(tmp_path: Path) -> None:
+    """Concurrent long ingests are chunked by at most size workers, exactly as the chunker says."""
+    async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
+        pool = ChunkPool(nursery, size=2)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        texts = [_long_text(number) for number in range(5)]
+        async with trio.open_nursery() as ingests:
+            for number, text in enumerate(texts):
+                ingests.start_soon(partial(docs.ingest, text=text, doc_id=f"p{number}"))
+        assert pool.started == 2
+        model = ctx.live.tokens.current
+        for number, text in enumerate(texts):
+            _, loaded = await docs._repo.load(f"p{number}")
+            assert loaded.chunks == chunk_document(text, chunk_tokens=800, overlap_tokens=80, model=model)
+        assert [hit.doc_id for hit in (await docs.search("Document 3")).hits][:1] == ["p3"]
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_worker_killed_mid_job_fails_that_ingest_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that dies mid-document fails that ingest cleanly; the next ingest gets a fresh worker."""
+    async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
+        pool = ChunkPool(nursery, size=1)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        real_start = pool._start
+
+        async def start_and_kill() -> object:
+            worker = await real_start()
+            worker.process.send_signal(signal.SIGKILL)
+            return worker
+
+        monkeypatch.setattr(pool, "_start", start_and_kill)
+        with pytest.raises(StoreError, match="chunking process"):
+            await docs.ingest(text=_long_text(0), doc_id="dead")
+        assert list((ctx.data.docs / "dead").glob("*.jsonl")) == []
+        monkeypatch.setattr(pool, "_start", real_start)
+        result = await docs.ingest(text=_long_text(1), doc_id="alive")
+        assert result.doc.chunks > 0 and pool.started == 2
+        nursery.cancel_scope.cancel()
