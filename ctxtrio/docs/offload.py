@@ -26,7 +26,6 @@ import trio
 
 from .._errors import StoreError
 from .._nursery import open_nursery
-
 from ..store.index import IndexRow
 from ..store.records import NewRecord
 from ..text.tokens import TokenModel

@@ -33,8 +33,8 @@ from .chunks import LoadedDoc
 from .ingest import CharBudget, Progress, Source, content_hash, write_generation
 from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 from .offload import OFFLOAD_MIN_CHARS
-from .pool import POOL_MIN_CHARS, ChunkPool
 from .packing import Candidate, contiguous_text, pack_hits, pack_window
+from .pool import POOL_MIN_CHARS, ChunkPool
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
 
