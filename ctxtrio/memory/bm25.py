@@ -4,8 +4,12 @@ Why not the store's FTS5 index: SQLite's ``bm25()`` cost about 5 µs per matchin
 here, so a three-word query matching 2,000 of 10,000 entries took 10-20 ms. Here the
 postings of a loaded session live in memory and a query costs well under a microsecond
 per posting (~1 ms for that query). It is derived state like the rest of
-:class:`~ctxtrio.memory.state.SessionState`, rebuilt from the journal on load; the
-statistics are per session, not across all sessions as one FTS5 table would make them.
+:class:`~ctxtrio.memory.state.SessionState`, rebuilt from the journal or loaded from
+the session's snapshot (:mod:`.snapshot`); the statistics are per session.
+
+Memory is flat arrays, not objects: entries are ordinals (their position in the
+session), terms are small integer ids, and each term's postings are two ``array``s
+(ordinals, term frequencies), about 6 bytes per (entry, distinct term).
 
 Scoring is FTS5's: BM25 with k1 1.2 and b 0.75, ``idf = ln((N - df + 0.5) / (df + 0.5))``
 floored at 1e-6, where N, df and the average length count live entries only (a
@@ -17,81 +21,143 @@ from __future__ import annotations
 
 import math
 import sys
+from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from typing import Final, Generic, Protocol, TypeVar
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
+from typing import Final
 
-__all__ = ["B", "K1", "Posting", "TermIndex"]
+__all__ = ["B", "K1", "TermIndex"]
 
 K1: Final = 1.2
 B: Final = 0.75
 _IDF_FLOOR: Final = 1e-6
+#: Term frequencies are stored in 16 bits (BM25 saturates long before).
+_MAX_TF: Final = 65_535
 
 
-class Posting(Protocol):
-    """What the index needs of an entry: its length in terms, whether it is live."""
+class TermIndex:
+    """Postings (ordinal, tf) per term id, df per term over live entries, live statistics.
 
-    length: int
-    alive: bool
+    Postings loaded from a snapshot stay in its flat arrays (``_base``: one run per term,
+    read through zero-copy memoryview slices); postings added since go to per-term
+    arrays (``_added``). A term's postings are its base run, then what was added.
+    """
 
-
-D = TypeVar("D", bound=Posting)
-
-
-class TermIndex(Generic[D]):
-    """Postings (entry, term frequency) per term, plus live document statistics."""
-
-    __slots__ = ("_df", "_postings", "live_docs", "live_length")
+    __slots__ = ("_added", "_base", "_ids", "df", "live_docs", "live_length", "terms")
 
     def __init__(self) -> None:
-        self._postings: dict[str, tuple[list[D], list[int]]] = {}
-        self._df: dict[str, int] = {}
+        #: Term id -> term, and back.
+        self.terms: list[str] = []
+        self._ids: dict[str, int] = {}
+        #: Per term id: live entries holding it.
+        self.df: array[int] = array("q")
+        #: (starts per term id, ordinals, tfs) of the postings loaded from a snapshot.
+        self._base: tuple[array[int], memoryview, memoryview] = (array("q", [0]), memoryview(b""), memoryview(b""))
+        #: Term id -> (ordinals, tfs) added since.
+        self._added: dict[int, tuple[array[int], array[int]]] = {}
         self.live_docs = 0
         self.live_length = 0
 
-    def add(self, doc: D, terms: Iterable[str]) -> tuple[str, ...]:
-        """Index ``doc`` (not yet live); returns its distinct terms, shared with the index."""
+    def term_id(self, term: str) -> int | None:
+        return self._ids.get(term)
+
+    def add(self, ordinal: int, terms: Iterable[str]) -> tuple[list[int], int]:
+        """Index entry ``ordinal`` (not yet live): its distinct term ids and its length in terms."""
         counts = Counter(terms)
-        doc.length = counts.total()
-        postings = self._postings
-        distinct: list[str] = []
+        ids = self._ids
+        added = self._added
+        distinct: list[int] = []
         for term, tf in counts.items():
-            term = sys.intern(term)  # one string object per term, however many entries hold it
-            found = postings.get(term)
+            term_id = ids.get(term)
+            if term_id is None:
+                term_id = ids[sys.intern(term)] = len(self.terms)
+                self.terms.append(term)
+                self.df.append(0)
+            found = added.get(term_id)
             if found is None:
-                found = postings[term] = ([], [])
-                self._df[term] = 0
-            found[0].append(doc)
-            found[1].append(tf)
-            distinct.append(term)
-        return tuple(distinct)
+                found = added[term_id] = (array("i"), array("H"))
+            found[0].append(ordinal)
+            found[1].append(tf if tf < _MAX_TF else _MAX_TF)
+            distinct.append(term_id)
+        return distinct, counts.total()
 
-    def account(self, doc: D, distinct: Sequence[str], sign: int) -> None:
-        """Count ``doc`` in (``sign`` 1) or out of (-1) the live statistics."""
-        df = self._df
-        for term in distinct:
-            df[term] += sign
+    def account(self, term_ids: Iterable[int], length: int, sign: int) -> None:
+        """Count an entry in (``sign`` 1) or out of (-1) the live statistics."""
+        df = self.df
+        for term_id in term_ids:
+            df[term_id] += sign
         self.live_docs += sign
-        self.live_length += sign * doc.length
+        self.live_length += sign * length
 
-    def scores(self, query_terms: Iterable[str]) -> dict[D, float]:
-        """BM25 of every live entry matching any of ``query_terms`` (each counted once)."""
+    def postings(self, term_id: int) -> Iterator[tuple[int, int]]:
+        """(ordinal, tf) of every entry holding the term, in the order they were added."""
+        starts, ordinals, tfs = self._base
+        if term_id + 1 < len(starts):
+            start, end = starts[term_id], starts[term_id + 1]
+            yield from zip(ordinals[start:end], tfs[start:end])
+        found = self._added.get(term_id)
+        if found is not None:
+            yield from zip(found[0], found[1])
+
+    def scores(self, query_terms: Iterable[str], live: Sequence[int], lengths: Sequence[int]) -> dict[int, float]:
+        """BM25 of every live entry (``live[ordinal]`` true) matching any of ``query_terms`` (each once)."""
         docs = self.live_docs
         if docs <= 0:
             return {}
         average = self.live_length / docs if self.live_length else 1.0
         base = K1 * (1.0 - B)
         per_length = K1 * B / average
-        acc: dict[D, float] = {}
+        acc: dict[int, float] = {}
         get = acc.get
         for term in dict.fromkeys(query_terms):
-            found = self._postings.get(term)
-            df = self._df.get(term, 0)
-            if found is None or df <= 0:
+            term_id = self._ids.get(term)
+            if term_id is None:
+                continue
+            df = self.df[term_id]
+            if df <= 0:
                 continue
             idf = math.log((docs - df + 0.5) / (df + 0.5))
             weight = (idf if idf > _IDF_FLOOR else _IDF_FLOOR) * (K1 + 1.0)
-            for doc, tf in zip(found[0], found[1]):
-                if doc.alive:
-                    acc[doc] = get(doc, 0.0) + weight * tf / (tf + base + per_length * doc.length)
+            for ordinal, tf in self.postings(term_id):
+                if live[ordinal]:
+                    acc[ordinal] = get(ordinal, 0.0) + weight * tf / (tf + base + per_length * lengths[ordinal])
         return acc
+
+    # -- snapshots ------------------------------------------------------------------
+
+    def dump(self) -> tuple[list[str], array[int], array[int], array[int], array[int]]:
+        """(terms, df, postings per term, all ordinals, all tfs): the flat form a snapshot stores."""
+        starts, base_ordinals, base_tfs = self._base
+        if not self._added:
+            counts = array("q", (starts[n + 1] - starts[n] for n in range(len(starts) - 1)))
+            return self.terms, self.df, counts, array("i", base_ordinals), array("H", base_tfs)
+        counts = array("q")
+        ordinals = array("i")
+        tfs = array("H")
+        for term_id in range(len(self.terms)):
+            before = len(ordinals)
+            if term_id + 1 < len(starts):
+                ordinals.extend(base_ordinals[starts[term_id]:starts[term_id + 1]])
+                tfs.extend(base_tfs[starts[term_id]:starts[term_id + 1]])
+            found = self._added.get(term_id)
+            if found is not None:
+                ordinals.extend(found[0])
+                tfs.extend(found[1])
+            counts.append(len(ordinals) - before)
+        return self.terms, self.df, counts, ordinals, tfs
+
+    @classmethod
+    def load(cls, terms: list[str], df: array[int], counts: array[int], ordinals: array[int], tfs: array[int],
+             live_docs: int, live_length: int) -> TermIndex:
+        """The index :meth:`dump` described (the caller checked the sizes agree)."""
+        index = cls()
+        index.terms = terms
+        index._ids = dict(zip(terms, range(len(terms))))
+        index.df = df
+        starts = array("q", [0])
+        starts.extend(accumulate(counts))
+        index._base = (starts, memoryview(ordinals), memoryview(tfs))
+        index.live_docs = live_docs
+        index.live_length = live_length
+        return index

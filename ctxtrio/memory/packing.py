@@ -45,28 +45,30 @@ def rank(state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str]
     :func:`pack_recall` skips those as it goes. Ranking is one pass over the matches
     and a heap: packing usually stops after a few dozen, so most are never sorted.
     """
-    scores = state.index.scores(query_terms)
-    step = RECENCY_WEIGHT / max(1, len(state.order) - 1)
-    heap = [(-score * (1.0 + step * doc.ordinal), -doc.ordinal, doc) for doc, score in scores.items()]
+    scores = state.index.scores(query_terms, state.live, state.lengths)
+    step = RECENCY_WEIGHT / max(1, len(state.ids) - 1)
+    heap = [(-score * (1.0 + step * ordinal), -ordinal) for ordinal, score in scores.items()]
     heapq.heapify(heap)
     if tags:
-        matched = sum(1 for doc in scores if not doc.pinned and not tags.isdisjoint(doc.tags))
+        pinned, tagged = state.pinned, state.tags
+        matched = sum(1 for o in scores if not pinned[o] and not tags.isdisjoint(tagged.get(o, ())))
     else:
-        matched = len(scores) - sum(1 for pin in state.pins.values() if pin in scores)
-    return _drain(heap), matched
+        matched = len(scores) - sum(1 for pin in state.pin_set if pin in scores)
+    return _drain(state, heap), matched
 
 
-def _drain(heap: list[tuple[float, int, Item]]) -> Iterator[Item]:
+def _drain(state: SessionState, heap: list[tuple[float, int]]) -> Iterator[Item]:
     pop = heapq.heappop
     while heap:
-        yield pop(heap)[2]
+        yield Item(state, -pop(heap)[1])
 
 
 def recent_candidates(state: SessionState, tags: AbstractSet[str]) -> Iterable[Item]:
     """Live unpinned entries, newest first (lazily: packing stops early)."""
-    for item in reversed(state.order):
-        if item.live and not item.pinned and (not tags or not tags.isdisjoint(item.tags)):
-            yield item
+    live, pinned, tagged = state.live, state.pinned, state.tags
+    for ordinal in range(len(state.ids) - 1, -1, -1):
+        if live[ordinal] and not pinned[ordinal] and (not tags or not tags.isdisjoint(tagged.get(ordinal, ()))):
+            yield Item(state, ordinal)
 
 
 def pack_recall(

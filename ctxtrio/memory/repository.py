@@ -18,10 +18,11 @@ import trio
 
 from .._errors import StoreError
 from ..store.ids import ID_PATTERN
-from ..store.journal import read_journal
+from ..store.journal import parse_lines
 from ..store.layout import DataDir
 from ..text.tokens import TokenModel
 from .state import SessionState
+from .snapshot import SNAPSHOT_AFTER_BYTES, load_snapshot, write_snapshot
 from .summary import summarize_state, write_summary
 
 __all__ = ["LoadedSession", "journal_stat", "refresh", "scan_session_ids"]
@@ -30,7 +31,8 @@ __all__ = ["LoadedSession", "journal_stat", "refresh", "scan_session_ids"]
 class LoadedSession:
     """One session: its journal, its replayed state (None until first touched), its locks."""
 
-    __slots__ = ("compact_lock", "file_id", "journal", "lock", "path", "session_id", "state", "summary_offset", "users")
+    __slots__ = ("compact_lock", "file_id", "journal", "lock", "path", "session_id", "snapshot_offset", "state", "summary_offset",
+                 "users")
 
     def __init__(self, session_id: str, data: DataDir) -> None:
         self.session_id = session_id
@@ -44,6 +46,8 @@ class LoadedSession:
         self.state: SessionState | None = None
         #: (device, inode) of the journal when it was last read: a prune replaces the file.
         self.file_id: tuple[int, int] | None = None
+        #: Where the snapshot file loaded or last written ends (0: none).
+        self.snapshot_offset = 0
         #: Where the summary file was last written (or found fresh): -1 when never.
         self.summary_offset = -1
         #: Calls using this session now (see :class:`~ctxtrio.memory.registry.SessionRegistry`).
@@ -70,16 +74,51 @@ def refresh(session: LoadedSession, model: TokenModel, quarantine: Path | None) 
         raise StoreError(f"cannot stat {session.path}: {exc.strerror or exc}") from exc
     state = session.state
     if state is None or size < state.applied_offset or (file_id != session.file_id and state.applied_offset):
-        state = session.state = SessionState(session.session_id, model)
+        state = load_snapshot(session.path, session.session_id, model, file_id, size) if file_id and size else None
+        session.snapshot_offset = state.applied_offset if state is not None else 0
+        if state is None:
+            state = SessionState(session.session_id, model)
+        session.state = state
         session.summary_offset = -1
     session.file_id = file_id
     state.retokenize(model)
     if size > state.applied_offset:
-        read = read_journal(session.path, state.applied_offset, quarantine_dir=quarantine)
-        state.apply(read.records, read.end)
+        _replay(session.path, state, quarantine)
+    if file_id is not None and state.applied_offset - session.snapshot_offset >= SNAPSHOT_AFTER_BYTES:
+        if write_snapshot(session.path, state, file_id):
+            session.snapshot_offset = state.applied_offset
     if state.exists and state.applied_offset != session.summary_offset:
         write_summary(session.path, summarize_state(state, file_id[1] if file_id else 0))
         session.summary_offset = state.applied_offset
+
+
+#: Journal bytes parsed at once while replaying (bounds the memory a long replay holds).
+_REPLAY_CHUNK_BYTES = 4 * 1024 * 1024
+
+
+def _replay(path: Path, state: SessionState, quarantine: Path | None) -> None:
+    """Apply the journal's complete lines from ``state.applied_offset``, a few MB at a time."""
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot read journal {path}: {exc.strerror or exc}") from exc
+    with handle:
+        start = state.applied_offset
+        while True:
+            try:
+                handle.seek(start)
+                data = handle.read(_REPLAY_CHUNK_BYTES)
+                if len(data) == _REPLAY_CHUNK_BYTES and data.rfind(b"\n") < 0:
+                    data += handle.readline()  # one line longer than a chunk
+            except OSError as exc:
+                raise StoreError(f"cannot read journal {path}: {exc.strerror or exc}") from exc
+            read = parse_lines(data, start, path=path, quarantine_dir=quarantine)
+            state.apply(read.records, read.end)
+            if read.end == start or len(data) < _REPLAY_CHUNK_BYTES:
+                return
+            start = read.end
 
 
 def journal_stat(path: Path) -> tuple[int, int]:

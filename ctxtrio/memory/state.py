@@ -21,11 +21,22 @@ newer journal. Everything a read needs often (live count and tokens, pins, count
 status) is kept up to date on apply, so status and recall never walk all entries.
 Token counts come from one :class:`TokenModel`; :meth:`SessionState.retokenize` redoes
 them when calibration replaces the model.
+
+Memory is columns, not objects (about 0.3 KB per entry plus its text): per entry an
+ordinal into flat arrays (seq, time, tokens, length in terms, role and status bytes,
+its distinct term ids), sparse dicts for what few entries have (tags, folds, the
+summary that superseded it), and the texts: those loaded from a snapshot stay in one
+UTF-8 buffer and are decoded when read, the others are kept as strings.
+:class:`Item` is a small view of one ordinal, made on demand. Everything here can be
+written to and read back from a snapshot (:mod:`.snapshot`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import hashlib
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Final
 
 from ..store.records import JSON, Record, StoredRecord
 from ..text.terms import terms
@@ -33,7 +44,10 @@ from ..text.tokens import TokenModel
 from .bm25 import TermIndex
 from .model import ROLES, Entry, EntryStatus, Role
 
-__all__ = ["Item", "SessionState", "entry_line"]
+__all__ = ["Item", "SessionState", "entry_line", "text_hash"]
+
+_ROLE_CODE: Final = {role: code for code, role in enumerate(ROLES)}
+_SUMMARY: Final = _ROLE_CODE["summary"]
 
 
 def entry_line(item_id: str, role: str, pinned: bool, tags: Iterable[str], text: str) -> str:
@@ -44,66 +58,140 @@ def entry_line(item_id: str, role: str, pinned: bool, tags: Iterable[str], text:
     return f"[{head}] {text}\n"
 
 
+def text_hash(text: str) -> int:
+    """A stable 64-bit hash of an entry text (stored in snapshots; Python's hash() is per process)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little",
+                          signed=True)
+
+
 class Item:
-    """The mutable state of one entry inside :class:`SessionState`."""
+    """A view of one entry of a :class:`SessionState` (made on demand; equal by position)."""
 
-    __slots__ = (
-        "alive", "deleted", "folds", "id", "length", "ordinal", "pinned", "role", "seq", "snap", "superseded_by",
-        "tags", "terms", "text", "tokens", "ts",
-    )
+    __slots__ = ("_state", "ordinal")
 
-    def __init__(
-        self,
-        item_id: str,
-        seq: int,
-        ordinal: int,
-        ts: float,
-        role: Role,
-        text: str,
-        tags: tuple[str, ...],
-        pinned: bool,
-    ) -> None:
-        self.id = item_id
-        self.seq = seq
+    def __init__(self, state: SessionState, ordinal: int) -> None:
+        self._state = state
         self.ordinal = ordinal
-        self.ts = ts
-        self.role: Role = role
-        self.text = text
-        self.tags = tags
-        self.pinned = pinned
-        self.deleted = False
-        self.superseded_by: str | None = None
-        self.folds: tuple[str, ...] = ()
-        self.tokens = 0
-        #: Kept equal to ``live`` by SessionState (read on every search posting).
-        self.alive = False
-        #: Search terms: how many, and the distinct ones (see bm25.TermIndex).
-        self.length = 0
-        self.terms: tuple[str, ...] = ()
-        #: The last snapshot, dropped on every change (recall returns the same entries often).
-        self.snap: Entry | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Item) and other._state is self._state and other.ordinal == self.ordinal
+
+    def __hash__(self) -> int:
+        return self.ordinal
+
+    def __repr__(self) -> str:
+        return f"Item({self.id!r})"
+
+    @property
+    def id(self) -> str:
+        return self._state.ids[self.ordinal]
+
+    @property
+    def seq(self) -> int:
+        return self._state.seqs[self.ordinal]
+
+    @property
+    def ts(self) -> float:
+        return self._state.times[self.ordinal]
+
+    @property
+    def role(self) -> Role:
+        return ROLES[self._state.roles[self.ordinal]]
+
+    @property
+    def text(self) -> str:
+        return self._state.text(self.ordinal)
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return self._state.tags.get(self.ordinal, ())
+
+    @property
+    def pinned(self) -> bool:
+        return bool(self._state.pinned[self.ordinal])
+
+    @property
+    def deleted(self) -> bool:
+        return bool(self._state.deleted_flags[self.ordinal])
+
+    @property
+    def superseded_by(self) -> str | None:
+        by = self._state.superseded_by.get(self.ordinal)
+        return None if by is None else self._state.ids[by]
+
+    @property
+    def folds(self) -> tuple[str, ...]:
+        return self._state.folds.get(self.ordinal, ())
+
+    @property
+    def tokens(self) -> int:
+        return self._state.tokens[self.ordinal]
 
     @property
     def live(self) -> bool:
-        return not self.deleted and self.superseded_by is None
+        return bool(self._state.live[self.ordinal])
 
     @property
     def status(self) -> EntryStatus:
         if self.deleted:
             return "deleted"
-        return "live" if self.superseded_by is None else "superseded"
+        return "live" if self.ordinal not in self._state.superseded_by else "superseded"
 
     def line(self) -> str:
         return entry_line(self.id, self.role, self.pinned, self.tags, self.text)
 
     def snapshot(self) -> Entry:
-        snap = self.snap
-        if snap is None:
-            snap = self.snap = Entry(
-                self.id, self.seq, self.role, self.text, self.tags, self.pinned, self.status,
-                self.ts, self.tokens, self.superseded_by, self.folds,
-            )
-        return snap
+        return Entry(self.id, self.seq, self.role, self.text, self.tags, self.pinned, self.status,
+                     self.ts, self.tokens, self.superseded_by, self.folds)
+
+
+class _Order(Sequence[Item]):
+    """Every entry in journal order, as :class:`Item` views."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: SessionState) -> None:
+        self._state = state
+
+    def __len__(self) -> int:
+        return len(self._state.ids)
+
+    def __getitem__(self, index: int) -> Item:  # type: ignore[override]  # slices are not needed
+        count = len(self._state.ids)
+        if index < 0:
+            index += count
+        if not 0 <= index < count:
+            raise IndexError(index)
+        return Item(self._state, index)
+
+    def __iter__(self) -> Iterator[Item]:
+        state = self._state
+        return (Item(state, ordinal) for ordinal in range(len(state.ids)))
+
+    def __reversed__(self) -> Iterator[Item]:
+        state = self._state
+        return (Item(state, ordinal) for ordinal in range(len(state.ids) - 1, -1, -1))
+
+
+class _Items(Mapping[str, Item]):
+    """Entries by id."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: SessionState) -> None:
+        self._state = state
+
+    def __getitem__(self, key: str) -> Item:
+        return Item(self._state, self._state.ordinals[key])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._state.ordinals
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._state.ids)
+
+    def __len__(self) -> int:
+        return len(self._state.ids)
 
 
 class SessionState:
@@ -117,20 +205,70 @@ class SessionState:
         #: When the session was deleted (a ``session`` record with ``deleted: true``), else None.
         self.deleted_at: float | None = None
         self.applied_offset = 0
+        #: Start and seq of the last record applied (a snapshot proves its journal with them).
+        self.last_record = (0, 0)
         self.created = 0.0
         self.last_activity = 0.0
-        self.items: dict[str, Item] = {}
-        self.order: list[Item] = []
-        self._by_text: dict[str, list[Item]] = {}
-        self.pins: dict[str, Item] = {}
-        self.index: TermIndex[Item] = TermIndex()
-        self._known_terms: Mapping[str, list[str]] | None = None
         self.live_count = 0
         self.live_tokens = 0
         self.pinned_tokens = 0
         self.superseded = 0
         self.deleted = 0
         self.summaries = 0
+        self.index = TermIndex()
+        # -- columns, one value per entry (ordinal) --
+        self.ids: list[str] = []
+        self.ordinals: dict[str, int] = {}
+        self.seqs: array[int] = array("q")
+        self.times: array[float] = array("d")
+        self.tokens: array[int] = array("q")
+        self.lengths: array[int] = array("q")
+        self.hashes: array[int] = array("q")
+        self.roles = bytearray()
+        self.pinned = bytearray()
+        self.deleted_flags = bytearray()
+        self.live = bytearray()
+        # -- sparse --
+        self.tags: dict[int, tuple[str, ...]] = {}
+        self.folds: dict[int, tuple[str, ...]] = {}
+        self.superseded_by: dict[int, int] = {}
+        self.pin_set: dict[int, None] = {}
+        # -- texts: entries below ``blob_count`` live in ``blob`` (UTF-8), the rest in ``tail_texts`` --
+        self.blob: bytes | memoryview = b""
+        self.blob_starts: array[int] = array("q", [0])
+        self.tail_texts: list[str] = []
+        self._by_hash: dict[int, int | list[int]] | None = None
+        self._known_terms: Mapping[str, list[str]] | None = None
+
+    @property
+    def order(self) -> _Order:
+        return _Order(self)
+
+    @property
+    def items(self) -> _Items:
+        return _Items(self)
+
+    @property
+    def pins(self) -> dict[str, Item]:
+        """Live pinned entries by id, oldest first."""
+        return {self.ids[ordinal]: Item(self, ordinal) for ordinal in sorted(self.pin_set)}
+
+    @property
+    def blob_count(self) -> int:
+        return len(self.blob_starts) - 1
+
+    def text(self, ordinal: int) -> str:
+        count = len(self.blob_starts) - 1
+        if ordinal < count:
+            starts = self.blob_starts
+            return str(self.blob[starts[ordinal]:starts[ordinal + 1]], "utf-8", "surrogatepass")
+        return self.tail_texts[ordinal - count]
+
+    def entry_terms(self, ordinal: int) -> list[int]:
+        """The distinct term ids of an entry, from its text (not kept: liveness changes are rare)."""
+        term_id = self.index.term_id
+        found = (term_id(term) for term in dict.fromkeys(terms(self.text(ordinal))))
+        return [found_id for found_id in found if found_id is not None]
 
     # -- applying records -----------------------------------------------------------
 
@@ -147,6 +285,8 @@ class SessionState:
         try:
             for record in records:
                 self.apply_record(record.data)
+                seq = record.data.get("seq")
+                self.last_record = (record.offset, seq if isinstance(seq, int) else 0)
         finally:
             self._known_terms = None
         self.applied_offset = max(self.applied_offset, end)
@@ -162,9 +302,9 @@ class SessionState:
         if kind == "entry":
             self._add_entry(data)
         elif kind == "patch":
-            item = self.items.get(str(data.get("id")))
-            if item is not None:
-                self._patch(item, data)
+            ordinal = self.ordinals.get(str(data.get("id")))
+            if ordinal is not None:
+                self._patch(ordinal, data)
         elif kind == "session":
             title = data.get("title")
             if isinstance(title, str) and title:
@@ -178,125 +318,145 @@ class SessionState:
     def _add_entry(self, data: Record) -> None:
         item_id = str(data.get("id"))
         text = data.get("text")
-        if item_id in self.items or not isinstance(text, str):
+        if item_id in self.ordinals or not isinstance(text, str):
             return
         text = text.strip()  # the service stores texts stripped; anything else is shown stripped
         role = data.get("role")
         seq = data.get("seq")
         ts = data.get("ts")
-        item = Item(
-            item_id,
-            seq if isinstance(seq, int) else 0,
-            len(self.order),
-            float(ts) if isinstance(ts, (int, float)) else 0.0,
-            role if role in ROLES else "note",
-            text,
-            _strings(data.get("tags")),
-            data.get("pinned") is True,
-        )
-        item.tokens = self.model.estimate(item.line())
+        tags = _strings(data.get("tags"))
+        pinned = data.get("pinned") is True
+        role_name: Role = role if isinstance(role, str) and role in _ROLE_CODE else "note"
+        ordinal = len(self.ids)
+        self.ids.append(item_id)
+        self.ordinals[item_id] = ordinal
+        self.seqs.append(seq if isinstance(seq, int) else 0)
+        self.times.append(float(ts) if isinstance(ts, (int, float)) else 0.0)
+        self.tokens.append(self.model.estimate(entry_line(item_id, role_name, pinned, tags, text)))
+        self.roles.append(_ROLE_CODE[role_name])
+        self.pinned.append(pinned)
+        self.deleted_flags.append(0)
+        self.live.append(0)
+        if tags:
+            self.tags[ordinal] = tags
+        self.tail_texts.append(text)
+        digest = text_hash(text)
+        self.hashes.append(digest)
+        if self._by_hash is not None:
+            _remember(self._by_hash, digest, ordinal)
         known = self._known_terms.get(text) if self._known_terms is not None else None
-        item.terms = self.index.add(item, known if known is not None else terms(text))
-        self.items[item_id] = item
-        self.order.append(item)
-        self._by_text.setdefault(text, []).append(item)
-        self._account(item, 1)
+        term_ids, length = self.index.add(ordinal, known if known is not None else terms(text))
+        self.lengths.append(length)
+        self._account(ordinal, 1, term_ids)
         folds = _strings(data.get("folds"))
         if folds:
-            item.folds = tuple(self._fold(item, folds))
+            self.folds[ordinal] = tuple(self._fold(ordinal, folds))
 
-    def _fold(self, summary: Item, folds: tuple[str, ...]) -> Iterator[str]:
+    def _fold(self, summary: int, folds: tuple[str, ...]) -> Iterator[str]:
         for folded_id in folds:
-            target = self.items.get(folded_id)
-            if target is not None and target.live and not target.pinned and target.role != "summary":
+            target = self.ordinals.get(folded_id)
+            if target is not None and self.live[target] and not self.pinned[target] and self.roles[target] != _SUMMARY:
                 self._account(target, -1)
-                target.superseded_by = summary.id
+                self.superseded_by[target] = summary
                 self._account(target, 1)
                 yield folded_id
 
-    def _patch(self, item: Item, data: Record) -> None:
-        self._account(item, -1)
+    def _patch(self, ordinal: int, data: Record) -> None:
+        self._account(ordinal, -1)
         pinned = data.get("pinned")
-        if isinstance(pinned, bool) and pinned != item.pinned:
-            item.pinned = pinned
-            item.tokens = self.model.estimate(item.line())
+        if isinstance(pinned, bool) and pinned != bool(self.pinned[ordinal]):
+            self.pinned[ordinal] = pinned
+            self.tokens[ordinal] = self.model.estimate(Item(self, ordinal).line())
         if data.get("deleted") is True:
-            item.deleted = True
+            self.deleted_flags[ordinal] = 1
         if data.get("restored") is True:
-            if item.folds:
-                for folded in self.unfoldable(item):
-                    self._account(folded, -1)
-                    folded.superseded_by = None
-                    self._account(folded, 1)
-                item.deleted = True
+            if ordinal in self.folds:
+                for folded in self.unfoldable(Item(self, ordinal)):
+                    self._account(folded.ordinal, -1)
+                    del self.superseded_by[folded.ordinal]
+                    self._account(folded.ordinal, 1)
+                self.deleted_flags[ordinal] = 1
             else:
-                item.deleted = False
-                item.superseded_by = None
-        self._account(item, 1)
+                self.deleted_flags[ordinal] = 0
+                self.superseded_by.pop(ordinal, None)
+        self._account(ordinal, 1)
 
-    def _account(self, item: Item, sign: int) -> None:
-        """Add (``sign`` 1) or remove (-1) what ``item`` contributes to the totals.
+    def _account(self, ordinal: int, sign: int, term_ids: Iterable[int] | None = None) -> None:
+        """Add (``sign`` 1) or remove (-1) what entry ``ordinal`` contributes to the totals.
 
-        Every change of an item happens between its removal and its re-addition, so
-        this is also where its cached snapshot is dropped.
+        Every change of an entry happens between its removal and its re-addition.
+        ``term_ids`` are the entry's distinct terms when the caller has them.
         """
-        item.snap = None
-        if item.deleted:
+        if self.deleted_flags[ordinal]:
             self.deleted += sign
-        elif item.superseded_by is not None:
+        elif ordinal in self.superseded_by:
             self.superseded += sign
         else:
-            item.alive = sign > 0
-            self.index.account(item, item.terms, sign)
+            self.live[ordinal] = sign > 0
+            self.index.account(self.entry_terms(ordinal) if term_ids is None else term_ids, self.lengths[ordinal], sign)
+            tokens = self.tokens[ordinal]
             self.live_count += sign
-            self.live_tokens += sign * item.tokens
-            if item.role == "summary":
+            self.live_tokens += sign * tokens
+            if self.roles[ordinal] == _SUMMARY:
                 self.summaries += sign
-            if item.pinned:
-                self.pinned_tokens += sign * item.tokens
+            if self.pinned[ordinal]:
+                self.pinned_tokens += sign * tokens
                 if sign > 0:
-                    self.pins[item.id] = item
+                    self.pin_set[ordinal] = None
                 else:
-                    self.pins.pop(item.id, None)
+                    self.pin_set.pop(ordinal, None)
 
     # -- reading --------------------------------------------------------------------
 
-    def retokenize(self, model: TokenModel) -> None:
+    def retokenize(self, model: TokenModel, *, force: bool = False) -> None:
         """Recount every entry with ``model`` (calibration replaced the previous one)."""
-        if model is self.model:
+        if model is self.model and not force:
             return
         self.model = model
         self.live_tokens = self.pinned_tokens = 0
         for item in self.order:
-            item.snap = None
-            item.tokens = model.estimate(item.line())
+            tokens = self.tokens[item.ordinal] = model.estimate(item.line())
             if item.live:
-                self.live_tokens += item.tokens
+                self.live_tokens += tokens
                 if item.pinned:
-                    self.pinned_tokens += item.tokens
+                    self.pinned_tokens += tokens
 
     def find_live_text(self, text: str) -> Item | None:
         """A live entry whose text equals ``text`` (both stripped), if any."""
-        for item in self._by_text.get(text.strip(), ()):
-            if item.live:
-                return item
+        text = text.strip()
+        if self._by_hash is None:
+            by_hash: dict[int, int | list[int]] = {}
+            for ordinal, digest in enumerate(self.hashes):
+                _remember(by_hash, digest, ordinal)
+            self._by_hash = by_hash
+        found = self._by_hash.get(text_hash(text))
+        for ordinal in (found,) if isinstance(found, int) else (found or ()):
+            if self.live[ordinal] and self.text(ordinal) == text:
+                return Item(self, ordinal)
         return None
 
     def unfoldable(self, summary: Item) -> list[Item]:
         """The entries ``summary`` folded that it still supersedes."""
-        found = (self.items.get(folded_id) for folded_id in summary.folds)
-        return [item for item in found if item is not None and item.superseded_by == summary.id]
+        found = (self.ordinals.get(folded_id) for folded_id in summary.folds)
+        return [Item(self, o) for o in found if o is not None and self.superseded_by.get(o) == summary.ordinal]
 
     def foldable(self) -> list[Item]:
         """Live, unpinned, non-summary entries, oldest first (compaction candidates)."""
-        return [item for item in self.order if item.live and not item.pinned and item.role != "summary"]
+        live, pinned, roles = self.live, self.pinned, self.roles
+        return [Item(self, o) for o in range(len(self.ids)) if live[o] and not pinned[o] and roles[o] != _SUMMARY]
 
     def sorted_pins(self) -> list[Item]:
-        return sorted(self.pins.values(), key=_ordinal)
+        return [Item(self, ordinal) for ordinal in sorted(self.pin_set)]
 
 
-def _ordinal(item: Item) -> int:
-    return item.ordinal
+def _remember(by_hash: dict[int, int | list[int]], digest: int, ordinal: int) -> None:
+    found = by_hash.get(digest)
+    if found is None:
+        by_hash[digest] = ordinal
+    elif isinstance(found, int):
+        by_hash[digest] = [found, ordinal]
+    else:
+        found.append(ordinal)
 
 
 def _strings(value: JSON) -> tuple[str, ...]:

@@ -9,25 +9,35 @@ import pytest
 from ctxtrio.memory.bm25 import K1, B, TermIndex
 
 
-class Doc:
-    __slots__ = ("alive", "length", "name")
+class Built:
+    """An index over texts (ordinals 0, 1, ...), with the live flags and lengths a session keeps."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.alive = False
-        self.length = 0
+    def __init__(self, texts: list[str]) -> None:
+        self.index = TermIndex()
+        self.live = bytearray()
+        self.lengths: list[int] = []
+        self.distinct: list[list[int]] = []
+        for ordinal, text in enumerate(texts):
+            distinct, length = self.index.add(ordinal, text.split())
+            self.live.append(1)
+            self.lengths.append(length)
+            self.distinct.append(distinct)
+            self.index.account(distinct, length, 1)
+
+    def scores(self, terms: list[str]) -> dict[int, float]:
+        return self.index.scores(terms, self.live, self.lengths)
+
+    @property
+    def live_docs(self) -> int:
+        return self.index.live_docs
+
+    @property
+    def live_length(self) -> int:
+        return self.index.live_length
 
 
-def build(texts: list[str]) -> tuple[TermIndex[Doc], list[Doc]]:
-    index: TermIndex[Doc] = TermIndex()
-    docs = []
-    for text in texts:
-        doc = Doc(text)
-        distinct = index.add(doc, text.split())
-        doc.alive = True
-        index.account(doc, distinct, 1)
-        docs.append(doc)
-    return index, docs
+def build(texts: list[str]) -> tuple[Built, list[int]]:
+    return Built(texts), list(range(len(texts)))
 
 
 def test_score_matches_the_fts5_formula() -> None:
@@ -49,7 +59,7 @@ def test_common_terms_get_the_floor_idf_and_rare_terms_win() -> None:
     """A term in most documents scores ~0 (floor 1e-6); a rarer one dominates."""
     index, docs = build(["x common", "y common", "z common"])
     scores = index.scores(["common", "z"])
-    assert max(scores, key=scores.__getitem__) is docs[2]
+    assert max(scores, key=scores.__getitem__) == docs[2]
     assert 0 < scores[docs[0]] < 1e-5
 
 
@@ -65,15 +75,15 @@ def test_query_terms_are_ored_and_counted_once() -> None:
 def test_dead_documents_do_not_match_or_count() -> None:
     """Accounting a document out removes it from results and from N and df."""
     index, docs = build(["cookie one", "cookie two", "other"])
-    docs[1].alive = False
-    index.account(docs[1], ("cookie", "two"), -1)
+    index.live[docs[1]] = 0
+    index.index.account(index.distinct[docs[1]], index.lengths[docs[1]], -1)
     assert set(index.scores(["cookie"])) == {docs[0]}
     assert index.live_docs == 2 and index.live_length == 3
 
 
 def test_empty_index_and_unknown_terms_score_nothing() -> None:
     """No live documents or no known term: an empty result, not an error."""
-    empty: TermIndex[Doc] = TermIndex()
-    assert empty.scores(["a"]) == {}
+    empty = TermIndex()
+    assert empty.scores(["a"], b"", []) == {}
     index, _ = build(["a"])
     assert index.scores(["zzz"]) == {}

@@ -159,6 +159,6 @@ def test_search_statistics_follow_liveness() -> None:
     gone = journal.entry("cookie jar")
     journal.patch(gone, deleted=True)
     state = journal.state()
-    scores = state.index.scores(["cookie"])
-    assert list(scores) == [state.items[keep]]
+    scores = state.index.scores(["cookie"], state.live, state.lengths)
+    assert list(scores) == [state.items[keep].ordinal]
     assert state.index.live_docs == 1

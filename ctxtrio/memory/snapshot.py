@@ -1,0 +1,290 @@
+"""Session snapshots: what replay computes, saved beside the journal so loading is not replay.
+
+``sessions/<id>.snapshot`` holds a :class:`~ctxtrio.memory.state.SessionState` as of
+one journal offset: its columns and texts as flat binary sections (``array`` bytes,
+UTF-8 buffers) after one JSON header line. Loading it costs a read and a few
+``array.frombytes``; the journal lines after its offset are then replayed as usual,
+exactly as the search index catches up. A snapshot is derived, never the truth:
+
+* it is used only if its header names the journal as it is now: same (device, inode),
+  an offset not past the journal's end, and the record it ends with is really there
+  (same seq at the same offset); a checksum covers every section. Anything else
+  (corrupt, stale, another format, a replaced journal) is ignored and rebuilt;
+* it is written atomically (temporary file, rename; no fsync), by whichever process
+  brought the session far enough past its last snapshot, so several processes may
+  share the data dir: each snapshot is consistent with the journal prefix it names;
+* deleting every snapshot loses nothing.
+
+Compaction stays reversible: folds and supersessions are in the snapshot like the
+rest. Blocking file I/O: call from a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import sys
+import zlib
+from array import array
+from pathlib import Path
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeVar
+
+from ..store.records import decode_line
+from ..text.tokens import TokenModel
+from .bm25 import TermIndex
+from .state import SessionState
+from .summary import model_key
+
+__all__ = ["SNAPSHOT_AFTER_BYTES", "load_snapshot", "snapshot_path", "write_snapshot"]
+
+V = TypeVar("V")
+
+_VERSION: Final = 2
+_SUFFIX: Final = ".snapshot"
+#: A snapshot is (re)written once the journal grew this much past the last one, so a
+#: load never replays more than about this many bytes of journal.
+SNAPSHOT_AFTER_BYTES: Final = 512 * 1024
+_SEP: Final = "\x00"
+#: (attribute, array typecode or "bytes"/"bytearray") in file order.
+_COLUMNS: Final = (
+    ("seqs", "q"), ("times", "d"), ("tokens", "q"), ("lengths", "q"), ("hashes", "q"),
+    ("blob_starts", "q"),
+    ("roles", "bytearray"), ("pinned", "bytearray"), ("deleted_flags", "bytearray"), ("live", "bytearray"),
+)
+#: Sections: ids, the columns, texts, terms, df, postings per term, posting ordinals, posting tfs.
+_SECTIONS: Final = 1 + len(_COLUMNS) + 6
+_BLOB: Final = 1 + len(_COLUMNS)
+_SCALARS: Final = ("title", "exists", "deleted_at", "created", "last_activity", "live_count", "live_tokens",
+                   "pinned_tokens", "superseded", "deleted", "summaries")
+
+
+def snapshot_path(journal: Path) -> Path:
+    """``sessions/<id>.snapshot`` beside ``sessions/<id>.jsonl``."""
+    return journal.with_name(journal.name.removesuffix(".jsonl") + _SUFFIX)
+
+
+def write_snapshot(journal: Path, state: SessionState, file_id: tuple[int, int]) -> bool:
+    """Save ``state`` (which ends at ``state.applied_offset`` of ``journal``); False if not written.
+
+    Afterwards the state reads its texts from the file written (a read-only mapping the
+    kernel may page out), not from strings kept in memory.
+    """
+    if any(_SEP in item_id for item_id in state.ids):
+        return False
+    _pack_texts(state)
+    sections = _sections(state)
+    header: dict[str, Any] = {
+        "v": _VERSION,
+        "session_id": state.session_id,
+        "size": state.applied_offset,
+        "file_id": list(file_id),
+        "last": list(state.last_record),
+        "model": model_key(state.model),
+        "entries": len(state.ids),
+        "scalars": {name: getattr(state, name) for name in _SCALARS},
+        "live_docs": state.index.live_docs,
+        "live_length": state.index.live_length,
+        "tags": {str(o): list(tags) for o, tags in state.tags.items()},
+        "folds": {str(o): list(folds) for o, folds in state.folds.items()},
+        "superseded_by": {str(o): by for o, by in state.superseded_by.items()},
+        "sections": [len(section) for section in sections],
+        "little": sys.byteorder == "little",
+    }
+    header["crc"] = _checksum(header, sections)
+    target = snapshot_path(journal)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n")
+            for section in sections:
+                handle.write(section)
+        os.replace(temporary, target)
+    except OSError:
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return False
+    mapped = _map(target)
+    if mapped is not None and mapped[0] == header:
+        state.blob = mapped[1][_BLOB]
+        _forget_pages(state.blob)
+    return True
+
+
+def _pack_texts(state: SessionState) -> None:
+    """Move the texts kept as strings into the UTF-8 buffer."""
+    if not state.tail_texts:
+        return
+    parts = [state.blob]
+    starts = state.blob_starts
+    position = starts[-1]
+    for text in state.tail_texts:
+        data = text.encode("utf-8", "surrogatepass")
+        parts.append(data)
+        position += len(data)
+        starts.append(position)
+    state.blob = b"".join(parts)
+    state.tail_texts = []
+
+
+def _sections(state: SessionState) -> list[bytes | memoryview]:  # in the order of _SECTIONS
+    terms, df, counts, ordinals, tfs = state.index.dump()
+    out: list[bytes | memoryview] = [_SEP.join(state.ids).encode("utf-8", "surrogatepass")]
+    out += [bytes(getattr(state, name)) if kind == "bytearray" else getattr(state, name).tobytes()
+            for name, kind in _COLUMNS]
+    out += [state.blob, _SEP.join(terms).encode("utf-8"), df.tobytes(), counts.tobytes(), ordinals.tobytes(),
+            tfs.tobytes()]
+    return out
+
+
+def load_snapshot(journal: Path, session_id: str, model: TokenModel, file_id: tuple[int, int], size: int
+                  ) -> SessionState | None:
+    """The state saved beside ``journal`` if it describes the journal as it is now, else None."""
+    try:
+        mapped = _map(snapshot_path(journal))
+        if mapped is None:
+            return None
+        header, parts = mapped
+        if not _matches(header, session_id, file_id, size, parts) or not _journal_agrees(journal, header):
+            return None
+        state = _restore(header, parts, session_id, model)
+        _forget_pages(parts[_BLOB])
+        return state
+    except (OSError, ValueError, TypeError, KeyError, IndexError, OverflowError, AssertionError):
+        return None
+
+
+def _map(path: Path) -> tuple[dict[str, Any], list[memoryview]] | None:
+    """A snapshot file's header and its sections, mapped read-only (None: not a snapshot file).
+
+    Only the texts section stays referenced by a loaded state; the kernel pages the
+    mapping in as texts are read and may drop those pages again at will.
+    """
+    try:
+        with open(path, "rb") as handle:
+            mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    newline = mapping.find(b"\n")
+    header = json.loads(mapping[:newline]) if newline > 0 else None
+    sizes = header.get("sections") if isinstance(header, dict) else None
+    if not isinstance(header, dict) or not isinstance(sizes, list) or not all(isinstance(n, int) for n in sizes):
+        return None
+    view = memoryview(mapping)
+    parts: list[memoryview] = []
+    position = newline + 1
+    for length in sizes:
+        parts.append(view[position:position + length])
+        position += length
+    if position != len(mapping) or len(parts) != _SECTIONS:
+        return None
+    return header, parts
+
+
+def _forget_pages(view: memoryview) -> None:
+    """Let the kernel drop the mapping's pages the checksum touched (texts fault back in as read)."""
+    mapping = view.obj
+    if isinstance(mapping, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        try:
+            mapping.madvise(mmap.MADV_DONTNEED)
+        except OSError:
+            pass
+
+
+def _matches(header: dict[str, Any], session_id: str, file_id: tuple[int, int], size: int,
+             parts: list[memoryview]) -> bool:
+    return (
+        header.get("v") == _VERSION
+        and header.get("session_id") == session_id
+        and header.get("file_id") == list(file_id)
+        and header.get("little") == (sys.byteorder == "little")
+        and isinstance(header.get("size"), int)
+        and 0 < header["size"] <= size
+        and header.get("crc") == _checksum(header, parts)
+    )
+
+
+def _checksum(header: dict[str, Any], sections: Sequence[bytes | memoryview]) -> int:
+    """CRC-32 of the header (without its ``crc``) and every section."""
+    fields = {key: value for key, value in header.items() if key != "crc"}
+    crc = zlib.crc32(json.dumps(fields, ensure_ascii=False).encode("utf-8"))
+    for section in sections:
+        crc = zlib.crc32(section, crc)
+    return crc
+
+
+def _journal_agrees(journal: Path, header: dict[str, object]) -> bool:
+    """Whether the journal still holds, just before the snapshot's offset, the record it ended with."""
+    last = header["last"]
+    size = header["size"]
+    assert isinstance(last, list) and isinstance(size, int)
+    offset, seq = last
+    if not isinstance(offset, int) or not 0 <= offset < size:
+        return False
+    with open(journal, "rb") as handle:
+        handle.seek(offset)
+        line = handle.read(size - offset)
+    record = decode_line(line.rstrip(b"\n"))
+    return record is not None and record.get("seq") == seq
+
+
+def _restore(header: dict[str, Any], parts: list[memoryview], session_id: str, model: TokenModel) -> SessionState:
+    state = SessionState(session_id, model)
+    raw_ids = str(parts[0], "utf-8", "surrogatepass")
+    state.ids = raw_ids.split(_SEP) if raw_ids else []
+    state.ordinals = dict(zip(state.ids, range(len(state.ids))))
+    for (name, kind), data in zip(_COLUMNS, parts[1:]):
+        if kind == "bytearray":
+            setattr(state, name, bytearray(data))
+        else:
+            column = array(kind)
+            column.frombytes(data)
+            setattr(state, name, column)
+    blob, terms, df_bytes, counts_bytes, ordinals_bytes, tfs_bytes = parts[1 + len(_COLUMNS):]
+    state.blob = blob
+    count = len(state.ids)
+    if not all(len(getattr(state, name)) == count for name, _ in _COLUMNS if name not in _STARTS):
+        raise ValueError("snapshot columns disagree")
+    if len(state.blob_starts) != count + 1:
+        raise ValueError("snapshot offsets disagree")
+    if state.blob_starts[-1] != len(blob):
+        raise ValueError("snapshot offsets disagree")
+    df, counts, ordinals, tfs = array("q"), array("q"), array("i"), array("H")
+    df.frombytes(df_bytes)
+    counts.frombytes(counts_bytes)
+    ordinals.frombytes(ordinals_bytes)
+    tfs.frombytes(tfs_bytes)
+    term_list = str(terms, "utf-8").split(_SEP) if terms else []
+    if not len(term_list) == len(df) == len(counts) or not sum(counts) == len(ordinals) == len(tfs):
+        raise ValueError("snapshot index disagrees")
+    live_docs, live_length = header["live_docs"], header["live_length"]
+    assert isinstance(live_docs, int) and isinstance(live_length, int)
+    state.index = TermIndex.load(term_list, df, counts, ordinals, tfs, live_docs, live_length)
+    scalars = header["scalars"]
+    assert isinstance(scalars, dict)
+    for name in _SCALARS:
+        setattr(state, name, scalars[name])
+    state.tags = _sparse(header["tags"], lambda value: tuple(str(v) for v in value))
+    state.folds = _sparse(header["folds"], lambda value: tuple(str(v) for v in value))
+    state.superseded_by = _sparse(header["superseded_by"], int)
+    state.pin_set = {o: None for o in range(count) if state.pinned[o] and state.live[o]}
+    size, last = header["size"], header["last"]
+    assert isinstance(size, int) and isinstance(last, list)
+    state.applied_offset = size
+    state.last_record = (int(last[0]), int(last[1]))
+    if header["model"] != model_key(model):
+        state.retokenize(model, force=True)
+    return state
+
+
+#: Columns that do not hold one value per entry.
+_STARTS: Final = frozenset({"blob_starts"})
+
+
+def _sparse(data: object, convert: Callable[[Any], V]) -> dict[int, V]:
+    if not isinstance(data, dict):
+        raise ValueError("snapshot sparse column is not an object")
+    return {int(key): convert(value) for key, value in data.items()}
