@@ -24,13 +24,14 @@ from ..store.layout import DataDir
 from ..text.tokens import TokenModel
 from .model import SessionInfo, SessionPage
 from .render import session_line
-from .repository import LoadedSession, journal_stat, refresh
-from .summary import read_summary, summarize_state
+from .repository import journal_stat, replay
+from .state import SessionState
+from .summary import read_summary, summarize_state, write_summary
 
 __all__ = ["MAX_PAGE", "JournalFile", "describe", "pack_page", "scan_journals"]
 
 #: Most sessions one page describes, whatever the budget.
-MAX_PAGE: Final = 100
+MAX_PAGE: Final = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +66,10 @@ def scan_journals(data: DataDir) -> list[JournalFile]:
 def describe(data: DataDir, session_ids: Sequence[str], model: TokenModel, quarantine: Path | None) -> list[SessionInfo | None]:
     """The listing line of each session (None: no such session), from fresh summaries when possible.
 
-    A session whose summary is missing or stale is loaded from its journal into a
-    throwaway state (not kept: memory stays bounded), which writes a fresh summary.
+    A session whose summary is missing or stale is replayed from its journal into a
+    throwaway light state (statuses and counts only: no texts, tokens or search terms;
+    nothing kept), and that summary is written for the next listing. A light summary
+    carries no token model, so status never answers from it.
     """
     infos: list[SessionInfo | None] = []
     for session_id in session_ids:
@@ -76,10 +79,14 @@ def describe(data: DataDir, session_ids: Sequence[str], model: TokenModel, quara
         if summary is not None and summary.fresh(ino, size):
             infos.append(summary.info())
             continue
-        loaded = LoadedSession(session_id, data)
-        refresh(loaded, model, quarantine)
-        state = loaded.state
-        infos.append(summarize_state(state, loaded.file_id[1] if loaded.file_id else 0).info() if state is not None and state.exists else None)
+        state = SessionState(session_id, model, light=True)
+        replay(path, state, quarantine)
+        if not state.exists:
+            infos.append(None)
+            continue
+        summary = summarize_state(state, ino)
+        write_summary(path, summary)
+        infos.append(summary.info())
     return infos
 
 

@@ -9,7 +9,9 @@ Memory stays bounded whatever the callers ask for:
   are evicted least recently used first. A session in use (a call inside ``use``, its
   lock held or awaited) is never evicted, so two :class:`LoadedSession` objects never
   exist for one id at once and its locks keep their meaning. An evicted session is
-  replayed again (from its snapshot and journal) on its next use.
+  replayed again (from its snapshot and journal) on its next use. Its summary, if the
+  file is behind, is kept for the next worker thread to write, so a listing later
+  need not replay it.
 
 Pure bookkeeping on the event loop thread; nothing here blocks.
 """
@@ -18,12 +20,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator
+from pathlib import Path
 from contextlib import contextmanager
 from typing import Final
 
 from ..store.ids import validate_id
 from ..store.layout import DataDir
 from .repository import LoadedSession
+from .summary import SessionSummary, summarize_state
 
 __all__ = ["MAX_ENTRIES", "MAX_SESSIONS", "SessionRegistry"]
 
@@ -31,6 +35,8 @@ __all__ = ["MAX_ENTRIES", "MAX_SESSIONS", "SessionRegistry"]
 MAX_SESSIONS: Final = 64
 #: Entries (of any status) held across all idle sessions kept in memory.
 MAX_ENTRIES: Final = 250_000
+#: Summaries of evicted sessions waiting to be written.
+MAX_PENDING_SUMMARIES: Final = 1000
 
 
 class SessionRegistry:
@@ -41,6 +47,9 @@ class SessionRegistry:
         self._max_sessions = max_sessions
         self._max_entries = max_entries
         self._sessions: OrderedDict[str, LoadedSession] = OrderedDict()
+        #: Summaries of sessions evicted since their last summary file was written, for
+        #: the next worker thread to write (:meth:`take_summaries`); the oldest are dropped.
+        self._summaries: OrderedDict[str, tuple[Path, SessionSummary]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -86,4 +95,21 @@ class SessionRegistry:
                 return
             if session.idle:
                 held -= len(session.state.order) if session.state is not None else 0
+                self._keep_summary(session)
                 self._drop(session)
+
+    def _keep_summary(self, session: LoadedSession) -> None:
+        state = session.state
+        if state is None or not state.exists or state.applied_offset == session.summary_offset:
+            return
+        file_id = session.file_id
+        self._summaries[session.session_id] = (session.path, summarize_state(state, file_id[1] if file_id else 0))
+        self._summaries.move_to_end(session.session_id)
+        while len(self._summaries) > MAX_PENDING_SUMMARIES:
+            self._summaries.popitem(last=False)
+
+    def take_summaries(self) -> list[tuple[Path, SessionSummary]]:
+        """Summaries of evicted sessions not yet written (each returned once)."""
+        taken = list(self._summaries.values())
+        self._summaries.clear()
+        return taken

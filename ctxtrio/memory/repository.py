@@ -22,10 +22,10 @@ from ..store.journal import parse_lines
 from ..store.layout import DataDir
 from ..text.tokens import TokenModel
 from .state import SessionState
-from .snapshot import SNAPSHOT_AFTER_BYTES, load_snapshot, write_snapshot
+from .snapshot import SNAPSHOT_AFTER_BYTES, load_snapshot, snapshot_due, write_snapshot
 from .summary import summarize_state, write_summary
 
-__all__ = ["LoadedSession", "journal_stat", "refresh", "scan_session_ids"]
+__all__ = ["LoadedSession", "journal_stat", "refresh", "replay", "scan_session_ids"]
 
 
 class LoadedSession:
@@ -83,8 +83,8 @@ def refresh(session: LoadedSession, model: TokenModel, quarantine: Path | None) 
     session.file_id = file_id
     state.retokenize(model)
     if size > state.applied_offset:
-        _replay(session.path, state, quarantine)
-    if file_id is not None and state.applied_offset - session.snapshot_offset >= SNAPSHOT_AFTER_BYTES:
+        replay(session.path, state, quarantine)
+    if file_id is not None and snapshot_due(state.applied_offset, session.snapshot_offset, SNAPSHOT_AFTER_BYTES):
         if write_snapshot(session.path, state, file_id):
             session.snapshot_offset = state.applied_offset
     if state.exists and state.applied_offset != session.summary_offset:
@@ -96,7 +96,7 @@ def refresh(session: LoadedSession, model: TokenModel, quarantine: Path | None) 
 _REPLAY_CHUNK_BYTES = 4 * 1024 * 1024
 
 
-def _replay(path: Path, state: SessionState, quarantine: Path | None) -> None:
+def replay(path: Path, state: SessionState, quarantine: Path | None) -> None:
     """Apply the journal's complete lines from ``state.applied_offset``, a few MB at a time."""
     try:
         handle = open(path, "rb")

@@ -22,6 +22,7 @@ the same entries.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -60,7 +61,7 @@ from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
 from .repository import LoadedSession, journal_stat, refresh
 from .state import Item, SessionState
 from .status import session_status, summary_status
-from .summary import fresh_summary
+from .summary import SessionSummary, fresh_summary, write_summary
 
 __all__ = ["SessionService"]
 
@@ -389,6 +390,9 @@ class SessionService:
                         state = await self._sync(session, _same, must_exist=False)
                         found[session_id] = session_info(state) if state.exists else None
         rest = [session_id for session_id in session_ids if session_id not in found]
+        pending = self._registry.take_summaries()
+        if pending:
+            await trio.to_thread.run_sync(_write_summaries, pending)
         if rest:
             model = self._live.tokens.current
             described = await trio.to_thread.run_sync(describe, self._store.data, rest, model,
@@ -421,7 +425,11 @@ class SessionService:
         model = self._live.tokens.current
         quarantine = self._store.data.quarantine
 
+        pending = self._registry.take_summaries()
+
         def run() -> T:
+            for path, summary in pending:
+                write_summary(path, summary)
             refresh(session, model, quarantine)
             state = session.state
             assert state is not None
@@ -481,6 +489,11 @@ def _patch_for(
         back = tuple(folded.id for folded in state.unfoldable(item))
         return ({"restored": True} if back or not item.deleted else {}), back
     return ({"restored": True} if not item.live else {}), ((item.id,) if not item.live else ())
+
+
+def _write_summaries(pending: list[tuple[Path, SessionSummary]]) -> None:
+    for path, summary in pending:
+        write_summary(path, summary)
 
 
 def _same(state: SessionState) -> SessionState:

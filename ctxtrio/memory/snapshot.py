@@ -37,15 +37,23 @@ from .bm25 import TermIndex
 from .state import SessionState
 from .summary import model_key
 
-__all__ = ["SNAPSHOT_AFTER_BYTES", "load_snapshot", "snapshot_path", "write_snapshot"]
+__all__ = ["SNAPSHOT_AFTER_BYTES", "load_snapshot", "snapshot_due", "snapshot_path", "write_snapshot"]
 
 V = TypeVar("V")
 
 _VERSION: Final = 2
 _SUFFIX: Final = ".snapshot"
-#: A snapshot is (re)written once the journal grew this much past the last one, so a
-#: load never replays more than about this many bytes of journal.
+#: A snapshot is (re)written once the journal grew past the last one by an eighth of
+#: its size, at least 64 KB and at most this: a load never replays more than this many
+#: bytes of journal, and writing snapshots costs a few bytes per byte appended.
 SNAPSHOT_AFTER_BYTES: Final = 512 * 1024
+_SNAPSHOT_MIN_BYTES: Final = 64 * 1024
+
+
+def snapshot_due(applied_offset: int, snapshot_offset: int, most: int = SNAPSHOT_AFTER_BYTES) -> bool:
+    """Whether a state at ``applied_offset`` should be saved again (the last snapshot ends at ``snapshot_offset``)."""
+    threshold = min(most, max(_SNAPSHOT_MIN_BYTES, applied_offset // 8))
+    return applied_offset - snapshot_offset >= threshold
 _SEP: Final = "\x00"
 #: (attribute, array typecode or "bytes"/"bytearray") in file order.
 _COLUMNS: Final = (

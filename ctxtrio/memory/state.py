@@ -197,9 +197,11 @@ class _Items(Mapping[str, Item]):
 class SessionState:
     """A session as its journal says, up to ``applied_offset``. Not thread-safe."""
 
-    def __init__(self, session_id: str, model: TokenModel) -> None:
+    def __init__(self, session_id: str, model: TokenModel, *, light: bool = False) -> None:
         self.session_id = session_id
         self.model = model
+        #: Statuses and counts only (no texts, tokens or search terms): enough to list a session.
+        self.light = light
         self.title = session_id
         self.exists = False
         #: When the session was deleted (a ``session`` record with ``deleted: true``), else None.
@@ -327,12 +329,14 @@ class SessionState:
         tags = _strings(data.get("tags"))
         pinned = data.get("pinned") is True
         role_name: Role = role if isinstance(role, str) and role in _ROLE_CODE else "note"
+        if self.light:
+            text = ""
         ordinal = len(self.ids)
         self.ids.append(item_id)
         self.ordinals[item_id] = ordinal
         self.seqs.append(seq if isinstance(seq, int) else 0)
         self.times.append(float(ts) if isinstance(ts, (int, float)) else 0.0)
-        self.tokens.append(self.model.estimate(entry_line(item_id, role_name, pinned, tags, text)))
+        self.tokens.append(0 if self.light else self.model.estimate(entry_line(item_id, role_name, pinned, tags, text)))
         self.roles.append(_ROLE_CODE[role_name])
         self.pinned.append(pinned)
         self.deleted_flags.append(0)
@@ -340,12 +344,15 @@ class SessionState:
         if tags:
             self.tags[ordinal] = tags
         self.tail_texts.append(text)
-        digest = text_hash(text)
+        digest = 0 if self.light else text_hash(text)
         self.hashes.append(digest)
         if self._by_hash is not None:
             _remember(self._by_hash, digest, ordinal)
         known = self._known_terms.get(text) if self._known_terms is not None else None
-        term_ids, length = self.index.add(ordinal, known if known is not None else terms(text))
+        term_ids: list[int] = []
+        length = 0
+        if not self.light:
+            term_ids, length = self.index.add(ordinal, known if known is not None else terms(text))
         self.lengths.append(length)
         self._account(ordinal, 1, term_ids)
         folds = _strings(data.get("folds"))
@@ -366,7 +373,8 @@ class SessionState:
         pinned = data.get("pinned")
         if isinstance(pinned, bool) and pinned != bool(self.pinned[ordinal]):
             self.pinned[ordinal] = pinned
-            self.tokens[ordinal] = self.model.estimate(Item(self, ordinal).line())
+            if not self.light:
+                self.tokens[ordinal] = self.model.estimate(Item(self, ordinal).line())
         if data.get("deleted") is True:
             self.deleted_flags[ordinal] = 1
         if data.get("restored") is True:
@@ -393,7 +401,9 @@ class SessionState:
             self.superseded += sign
         else:
             self.live[ordinal] = sign > 0
-            self.index.account(self.entry_terms(ordinal) if term_ids is None else term_ids, self.lengths[ordinal], sign)
+            if not self.light:
+                self.index.account(self.entry_terms(ordinal) if term_ids is None else term_ids, self.lengths[ordinal],
+                                   sign)
             tokens = self.tokens[ordinal]
             self.live_count += sign
             self.live_tokens += sign * tokens

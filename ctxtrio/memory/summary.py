@@ -73,7 +73,7 @@ def summarize_state(state: SessionState, ino: int) -> SessionSummary:
         session_id=state.session_id,
         ino=ino,
         size=state.applied_offset,
-        model=model_key(state.model),
+        model="" if state.light else model_key(state.model),
         title=state.title,
         created=state.created,
         last_activity=state.last_activity,

@@ -21,8 +21,8 @@ from .test_service import config
 
 @pytest.fixture(autouse=True)
 def snapshot_often(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Write a snapshot whenever a session moved at all (the real threshold is 512 KB)."""
-    monkeypatch.setattr(repository, "SNAPSHOT_AFTER_BYTES", 1)
+    """Write a snapshot whenever a session moved at all (the real threshold is 64-512 KB)."""
+    monkeypatch.setattr(repository, "snapshot_due", lambda applied, snapshot, most: applied > snapshot)
 
 
 async def view(ctx: Context, session_id: str = "s1") -> tuple[list[Entry], SessionStatus, RecallResult]:
