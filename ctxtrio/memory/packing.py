@@ -46,7 +46,7 @@ def rank(state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str]
     and a heap: packing usually stops after a few dozen, so most are never sorted.
     """
     scores = state.index.scores(query_terms, state.live, state.lengths)
-    step = RECENCY_WEIGHT / max(1, len(state.ids) - 1)
+    step = RECENCY_WEIGHT / max(1, len(state) - 1)
     heap = [(-score * (1.0 + step * ordinal), -ordinal) for ordinal, score in scores.items()]
     heapq.heapify(heap)
     if tags:
@@ -66,7 +66,7 @@ def _drain(state: SessionState, heap: list[tuple[float, int]]) -> Iterator[Item]
 def recent_candidates(state: SessionState, tags: AbstractSet[str]) -> Iterable[Item]:
     """Live unpinned entries, newest first (lazily: packing stops early)."""
     live, pinned, tagged = state.live, state.pinned, state.tags
-    for ordinal in range(len(state.ids) - 1, -1, -1):
+    for ordinal in range(len(state) - 1, -1, -1):
         if live[ordinal] and not pinned[ordinal] and (not tags or not tags.isdisjoint(tagged.get(ordinal, ()))):
             yield Item(state, ordinal)
 

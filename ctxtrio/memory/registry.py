@@ -63,7 +63,7 @@ class SessionRegistry:
 
     def entries(self) -> int:
         """Entries held in all sessions in memory."""
-        return sum(len(session.state.order) for session in self._sessions.values() if session.state is not None)
+        return sum(len(session.state) for session in self._sessions.values() if session.state is not None)
 
     @contextmanager
     def use(self, session_id: str) -> Iterator[LoadedSession]:
@@ -94,7 +94,7 @@ class SessionRegistry:
             if len(self._sessions) <= self._max_sessions and held <= self._max_entries:
                 return
             if session.idle:
-                held -= len(session.state.order) if session.state is not None else 0
+                held -= len(session.state) if session.state is not None else 0
                 self._keep_summary(session)
                 self._drop(session)
 

@@ -41,7 +41,7 @@ __all__ = ["SNAPSHOT_AFTER_BYTES", "load_snapshot", "snapshot_due", "snapshot_pa
 
 V = TypeVar("V")
 
-_VERSION: Final = 2
+_VERSION: Final = 3
 _SUFFIX: Final = ".snapshot"
 #: A snapshot is (re)written once the journal grew past the last one by an eighth of
 #: its size, at least 64 KB and at most this: a load never replays more than this many
@@ -61,9 +61,9 @@ _COLUMNS: Final = (
     ("blob_starts", "q"),
     ("roles", "bytearray"), ("pinned", "bytearray"), ("deleted_flags", "bytearray"), ("live", "bytearray"),
 )
-#: Sections: ids, the columns, texts, terms, df, postings per term, posting ordinals, posting tfs.
-_SECTIONS: Final = 1 + len(_COLUMNS) + 6
-_BLOB: Final = 1 + len(_COLUMNS)
+#: Sections: the columns, texts, terms, df, postings per term, posting ordinals, posting tfs.
+_SECTIONS: Final = len(_COLUMNS) + 6
+_BLOB: Final = len(_COLUMNS)
 _SCALARS: Final = ("title", "exists", "deleted_at", "created", "last_activity", "live_count", "live_tokens",
                    "pinned_tokens", "superseded", "deleted", "summaries")
 
@@ -79,8 +79,6 @@ def write_snapshot(journal: Path, state: SessionState, file_id: tuple[int, int])
     Afterwards the state reads its texts from the file written (a read-only mapping the
     kernel may page out), not from strings kept in memory.
     """
-    if any(_SEP in item_id for item_id in state.ids):
-        return False
     _pack_texts(state)
     sections = _sections(state)
     header: dict[str, Any] = {
@@ -90,7 +88,9 @@ def write_snapshot(journal: Path, state: SessionState, file_id: tuple[int, int])
         "file_id": list(file_id),
         "last": list(state.last_record),
         "model": model_key(state.model),
-        "entries": len(state.ids),
+        "entries": len(state),
+        "odd_ids": {str(o): item_id for o, item_id in state.odd_ids.items()},
+        "seqs_ascend": state.seqs_ascend,
         "scalars": {name: getattr(state, name) for name in _SCALARS},
         "live_docs": state.index.live_docs,
         "live_length": state.index.live_length,
@@ -140,8 +140,7 @@ def _pack_texts(state: SessionState) -> None:
 
 def _sections(state: SessionState) -> list[bytes | memoryview]:  # in the order of _SECTIONS
     terms, df, counts, ordinals, tfs = state.index.dump()
-    out: list[bytes | memoryview] = [_SEP.join(state.ids).encode("utf-8", "surrogatepass")]
-    out += [bytes(getattr(state, name)) if kind == "bytearray" else getattr(state, name).tobytes()
+    out: list[bytes | memoryview] = [bytes(getattr(state, name)) if kind == "bytearray" else getattr(state, name).tobytes()
             for name, kind in _COLUMNS]
     out += [state.blob, _SEP.join(terms).encode("utf-8"), df.tobytes(), counts.tobytes(), ordinals.tobytes(),
             tfs.tobytes()]
@@ -241,19 +240,17 @@ def _journal_agrees(journal: Path, header: dict[str, object]) -> bool:
 
 def _restore(header: dict[str, Any], parts: list[memoryview], session_id: str, model: TokenModel) -> SessionState:
     state = SessionState(session_id, model)
-    raw_ids = str(parts[0], "utf-8", "surrogatepass")
-    state.ids = raw_ids.split(_SEP) if raw_ids else []
-    state.ordinals = dict(zip(state.ids, range(len(state.ids))))
-    for (name, kind), data in zip(_COLUMNS, parts[1:]):
+    for (name, kind), data in zip(_COLUMNS, parts):
         if kind == "bytearray":
             setattr(state, name, bytearray(data))
         else:
             column = array(kind)
             column.frombytes(data)
             setattr(state, name, column)
-    blob, terms, df_bytes, counts_bytes, ordinals_bytes, tfs_bytes = parts[1 + len(_COLUMNS):]
+    blob, terms, df_bytes, counts_bytes, ordinals_bytes, tfs_bytes = parts[len(_COLUMNS):]
     state.blob = blob
-    count = len(state.ids)
+    count = header["entries"]
+    assert isinstance(count, int)
     if not all(len(getattr(state, name)) == count for name, _ in _COLUMNS if name not in _STARTS):
         raise ValueError("snapshot columns disagree")
     if len(state.blob_starts) != count + 1:
@@ -278,6 +275,9 @@ def _restore(header: dict[str, Any], parts: list[memoryview], session_id: str, m
     state.tags = _sparse(header["tags"], lambda value: tuple(str(v) for v in value))
     state.folds = _sparse(header["folds"], lambda value: tuple(str(v) for v in value))
     state.superseded_by = _sparse(header["superseded_by"], int)
+    state.odd_ids = _sparse(header["odd_ids"], str)
+    state.odd_ordinals = {item_id: o for o, item_id in state.odd_ids.items()}
+    state.seqs_ascend = header["seqs_ascend"] is True
     state.pin_set = {o: None for o in range(count) if state.pinned[o] and state.live[o]}
     size, last = header["size"], header["last"]
     assert isinstance(size, int) and isinstance(last, list)

@@ -34,6 +34,7 @@ written to and read back from a snapshot (:mod:`.snapshot`).
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Final
@@ -84,7 +85,7 @@ class Item:
 
     @property
     def id(self) -> str:
-        return self._state.ids[self.ordinal]
+        return self._state.id_of(self.ordinal)
 
     @property
     def seq(self) -> int:
@@ -117,7 +118,7 @@ class Item:
     @property
     def superseded_by(self) -> str | None:
         by = self._state.superseded_by.get(self.ordinal)
-        return None if by is None else self._state.ids[by]
+        return None if by is None else self._state.id_of(by)
 
     @property
     def folds(self) -> tuple[str, ...]:
@@ -154,10 +155,10 @@ class _Order(Sequence[Item]):
         self._state = state
 
     def __len__(self) -> int:
-        return len(self._state.ids)
+        return len(self._state.seqs)
 
     def __getitem__(self, index: int) -> Item:  # type: ignore[override]  # slices are not needed
-        count = len(self._state.ids)
+        count = len(self._state.seqs)
         if index < 0:
             index += count
         if not 0 <= index < count:
@@ -166,11 +167,11 @@ class _Order(Sequence[Item]):
 
     def __iter__(self) -> Iterator[Item]:
         state = self._state
-        return (Item(state, ordinal) for ordinal in range(len(state.ids)))
+        return (Item(state, ordinal) for ordinal in range(len(state.seqs)))
 
     def __reversed__(self) -> Iterator[Item]:
         state = self._state
-        return (Item(state, ordinal) for ordinal in range(len(state.ids) - 1, -1, -1))
+        return (Item(state, ordinal) for ordinal in range(len(state.seqs) - 1, -1, -1))
 
 
 class _Items(Mapping[str, Item]):
@@ -182,16 +183,20 @@ class _Items(Mapping[str, Item]):
         self._state = state
 
     def __getitem__(self, key: str) -> Item:
-        return Item(self._state, self._state.ordinals[key])
+        ordinal = self._state.ordinal_of(key)
+        if ordinal is None:
+            raise KeyError(key)
+        return Item(self._state, ordinal)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._state.ordinals
+        return isinstance(key, str) and self._state.ordinal_of(key) is not None
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._state.ids)
+        state = self._state
+        return (state.id_of(ordinal) for ordinal in range(len(state.seqs)))
 
     def __len__(self) -> int:
-        return len(self._state.ids)
+        return len(self._state.seqs)
 
 
 class SessionState:
@@ -219,8 +224,13 @@ class SessionState:
         self.summaries = 0
         self.index = TermIndex()
         # -- columns, one value per entry (ordinal) --
-        self.ids: list[str] = []
-        self.ordinals: dict[str, int] = {}
+        #: Ids are ``e<seq>`` but for these entries (ordinal -> id, and back).
+        self.odd_ids: dict[int, str] = {}
+        self.odd_ordinals: dict[str, int] = {}
+        #: Whether seqs ascend with ordinals (they do when a journal is read in order),
+        #: so an ``e<seq>`` id is found by bisection; else every id is in ``_all``.
+        self.seqs_ascend = True
+        self._all: dict[str, int] | None = None
         self.seqs: array[int] = array("q")
         self.times: array[float] = array("d")
         self.tokens: array[int] = array("q")
@@ -253,7 +263,32 @@ class SessionState:
     @property
     def pins(self) -> dict[str, Item]:
         """Live pinned entries by id, oldest first."""
-        return {self.ids[ordinal]: Item(self, ordinal) for ordinal in sorted(self.pin_set)}
+        return {self.id_of(ordinal): Item(self, ordinal) for ordinal in sorted(self.pin_set)}
+
+    def __len__(self) -> int:
+        """How many entries (of any status) the session holds."""
+        return len(self.seqs)
+
+    def id_of(self, ordinal: int) -> str:
+        odd = self.odd_ids.get(ordinal)
+        return odd if odd is not None else f"e{self.seqs[ordinal]}"
+
+    def ordinal_of(self, item_id: str) -> int | None:
+        """The position of entry ``item_id``, or None."""
+        odd = self.odd_ordinals.get(item_id)
+        if odd is not None:
+            return odd
+        if not self.seqs_ascend:
+            if self._all is None:
+                self._all = {self.id_of(o): o for o in range(len(self.seqs))}
+            return self._all.get(item_id)
+        if not item_id.startswith("e") or not item_id[1:].isdigit() or item_id != f"e{int(item_id[1:])}":
+            return None
+        seq = int(item_id[1:])
+        ordinal = bisect_left(self.seqs, seq)
+        if ordinal < len(self.seqs) and self.seqs[ordinal] == seq and ordinal not in self.odd_ids:
+            return ordinal
+        return None
 
     @property
     def blob_count(self) -> int:
@@ -304,7 +339,7 @@ class SessionState:
         if kind == "entry":
             self._add_entry(data)
         elif kind == "patch":
-            ordinal = self.ordinals.get(str(data.get("id")))
+            ordinal = self.ordinal_of(str(data.get("id")))
             if ordinal is not None:
                 self._patch(ordinal, data)
         elif kind == "session":
@@ -320,7 +355,7 @@ class SessionState:
     def _add_entry(self, data: Record) -> None:
         item_id = str(data.get("id"))
         text = data.get("text")
-        if item_id in self.ordinals or not isinstance(text, str):
+        if not isinstance(text, str) or self.ordinal_of(item_id) is not None:
             return
         text = text.strip()  # the service stores texts stripped; anything else is shown stripped
         role = data.get("role")
@@ -331,10 +366,16 @@ class SessionState:
         role_name: Role = role if isinstance(role, str) and role in _ROLE_CODE else "note"
         if self.light:
             text = ""
-        ordinal = len(self.ids)
-        self.ids.append(item_id)
-        self.ordinals[item_id] = ordinal
-        self.seqs.append(seq if isinstance(seq, int) else 0)
+        ordinal = len(self.seqs)
+        seq_value = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+        if self.seqs and seq_value <= self.seqs[-1]:
+            self.seqs_ascend = False
+        self.seqs.append(seq_value)
+        if item_id != f"e{seq_value}":
+            self.odd_ids[ordinal] = item_id
+            self.odd_ordinals[item_id] = ordinal
+        if self._all is not None:
+            self._all[item_id] = ordinal
         self.times.append(float(ts) if isinstance(ts, (int, float)) else 0.0)
         self.tokens.append(0 if self.light else self.model.estimate(entry_line(item_id, role_name, pinned, tags, text)))
         self.roles.append(_ROLE_CODE[role_name])
@@ -361,7 +402,7 @@ class SessionState:
 
     def _fold(self, summary: int, folds: tuple[str, ...]) -> Iterator[str]:
         for folded_id in folds:
-            target = self.ordinals.get(folded_id)
+            target = self.ordinal_of(folded_id)
             if target is not None and self.live[target] and not self.pinned[target] and self.roles[target] != _SUMMARY:
                 self._account(target, -1)
                 self.superseded_by[target] = summary
@@ -447,13 +488,13 @@ class SessionState:
 
     def unfoldable(self, summary: Item) -> list[Item]:
         """The entries ``summary`` folded that it still supersedes."""
-        found = (self.ordinals.get(folded_id) for folded_id in summary.folds)
+        found = (self.ordinal_of(folded_id) for folded_id in summary.folds)
         return [Item(self, o) for o in found if o is not None and self.superseded_by.get(o) == summary.ordinal]
 
     def foldable(self) -> list[Item]:
         """Live, unpinned, non-summary entries, oldest first (compaction candidates)."""
         live, pinned, roles = self.live, self.pinned, self.roles
-        return [Item(self, o) for o in range(len(self.ids)) if live[o] and not pinned[o] and roles[o] != _SUMMARY]
+        return [Item(self, o) for o in range(len(self.seqs)) if live[o] and not pinned[o] and roles[o] != _SUMMARY]
 
     def sorted_pins(self) -> list[Item]:
         return [Item(self, ordinal) for ordinal in sorted(self.pin_set)]

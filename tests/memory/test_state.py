@@ -162,3 +162,18 @@ def test_search_statistics_follow_liveness() -> None:
     scores = state.index.scores(["cookie"], state.live, state.lengths)
     assert list(scores) == [state.items[keep].ordinal]
     assert state.index.live_docs == 1
+
+
+def test_ids_other_than_e_seq_are_found() -> None:
+    """Imported ids (not e<seq>) and out-of-order seqs still resolve for patches and folds."""
+    journal = Journal()
+    body: dict[str, JSON] = {"text": "imported note", "role": "note", "tags": [], "pinned": False}
+    journal.add("entry", body, "e7")
+    plain = journal.entry("plain note")
+    journal.patch("e7", pinned=True)
+    state = journal.state()
+    assert state.items["e7"].pinned and state.items["e7"].text == "imported note"
+    assert state.items[plain].text == "plain note" and "e1" not in state.items
+    journal.records[0], journal.records[1] = journal.records[1], journal.records[0]
+    swapped = journal.state()
+    assert swapped.items["e7"].pinned and [item.id for item in swapped.order] == [plain, "e7"]
