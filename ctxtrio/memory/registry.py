@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Final
 
 from ..store.ids import validate_id

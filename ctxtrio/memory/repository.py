@@ -21,8 +21,8 @@ from ..store.ids import ID_PATTERN
 from ..store.journal import parse_lines
 from ..store.layout import DataDir
 from ..text.tokens import TokenModel
-from .state import SessionState
 from .snapshot import SNAPSHOT_AFTER_BYTES, load_snapshot, snapshot_due, write_snapshot
+from .state import SessionState
 from .summary import summarize_state, write_summary
 
 __all__ = ["LoadedSession", "journal_stat", "refresh", "replay", "scan_session_ids"]

@@ -22,8 +22,8 @@ the same entries.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 import trio

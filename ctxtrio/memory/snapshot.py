@@ -27,8 +27,8 @@ import os
 import sys
 import zlib
 from array import array
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from ..store.records import decode_line

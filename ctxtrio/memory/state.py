@@ -34,8 +34,8 @@ written to and read back from a snapshot (:mod:`.snapshot`).
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_left
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Final
 

@@ -10,8 +10,7 @@ import pytest
 
 import ctxtrio
 from ctxtrio._context import Context
-from ctxtrio.memory import Entry, RecallResult, SessionStatus
-from ctxtrio.memory import repository
+from ctxtrio.memory import Entry, RecallResult, SessionStatus, repository
 from ctxtrio.memory import snapshot as snapshots
 from ctxtrio.memory.snapshot import snapshot_path
 from ctxtrio.text.tokens import TokenModel
