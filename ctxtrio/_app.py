@@ -19,10 +19,8 @@ fsyncs and exits. A crash in any task cancels the tree and propagates.
 
 from __future__ import annotations
 
-import gc
 import logging
 import signal
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -48,7 +46,7 @@ from .store.writer import StoreHandle, run_store_writer
 from .tools.runner import ToolRunner
 from .tools.table import INSTRUCTIONS, TOOLS, listing
 from .transport.stdio import CancellableLines, Traffic, claim_stdout, serve_stdio
-from .transport.warm_start import AnswerRecorder, WarmStart, begin_warm_start
+from .transport.warm_start import AnswerRecorder, Handoff, WarmStart, begin_warm_start
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -182,27 +180,26 @@ async def _serve(config: Config, *, stdin_fd: int, warm: WarmStart | None) -> No
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with open_context(config) as ctx:
             server = build_server(ctx)
-            # What exists now (the SDK's protocol models, our modules) lives as long as the
-            # process: hide it from the collector, whose full passes over ~100k permanent
-            # objects took ~95 ms here and stalled every call in flight.
-            gc.collect()
-            gc.freeze()
             if ctx.config.transport == "http":
                 await _serve_http(ctx, server, signals)
             else:
-                if warm is None:  # library use: no early answers, but record them (file I/O)
+                if warm is None and ctx.config.warm_start:  # library use: no early answers, but record them
                     settings = ctx.config.answer_settings
                     warm = await trio.to_thread.run_sync(partial(begin_warm_start, settings, answer=False))
                 await _serve_stdio(ctx, server, signals, stdin_fd, warm)
 
 
 async def _serve_stdio(
-    ctx: Context, server: Server[Any], signals: AsyncIterator[int], stdin_fd: int, warm: WarmStart
+    ctx: Context, server: Server[Any], signals: AsyncIterator[int], stdin_fd: int, warm: WarmStart | None
 ) -> None:
-    handoff = warm.handoff()
+    handoff = Handoff()
+    recorder: AnswerRecorder | None = None
+    if warm is not None:
+        handoff = await trio.to_thread.run_sync(warm.handoff)  # joins the responder's thread
+        recorder = handoff.recorder(warm.path, warm.stamp, warm.answers)
     if handoff.answered:
         log.info("warm start: answered %d request(s) from recorded answers", len(handoff.answered))
-    traffic = Traffic(AnswerRecorder(warm.path, warm.stamp, handoff, warm.answers))
+    traffic = Traffic(recorder)
     grace_s = ctx.config.shutdown_grace_s
 
     async def drain() -> None:
@@ -239,11 +236,6 @@ async def _serve_stdio(
 
 async def _serve_http(ctx: Context, server: Server[Any], signals: AsyncIterator[int]) -> None:
     from .transport.http import serve_http
-
-    # Many clients ingesting at once keep worker threads busy chunking and indexing; a
-    # shorter GIL switch interval lets the event loop (and a context_status between
-    # ingests) get the GIL back sooner. Measured: status p50 62 -> 32 ms under a storm.
-    sys.setswitchinterval(0.001)
 
     shutdown = trio.Event()
 

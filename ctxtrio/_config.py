@@ -73,6 +73,8 @@ class Config:
     #: Longest wait for the next part of an HTTP request body before answering 408.
     http_body_timeout_s: float = 10.0
     audit: bool = True
+    #: Answer a host's first requests from answers recorded by an earlier start (stdio).
+    warm_start: bool = True
     #: Grace period for in-flight calls at shutdown, and how long an append waits for
     #: another process's journal lock before it fails with LockTimeoutError.
     shutdown_grace_s: float = 1.0
@@ -104,6 +106,7 @@ class Config:
             http_token: str | None = None,
             http_body_timeout_s: float = 10.0,
             audit: bool = True,
+            warm_start: bool = True,
             shutdown_grace_s: float = 1.0,
             lock_timeout_s: float = 10.0,
         ) -> None: ...

@@ -39,7 +39,16 @@ if TYPE_CHECKING:
     from mcp.types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
     from starlette.applications import Starlette
 
-__all__ = ["LineWriter", "Outcome", "ToolCall", "http_app", "make_server", "response_id", "serve_lines"]
+__all__ = [
+    "LineWriter",
+    "Outcome",
+    "ToolCall",
+    "http_app",
+    "import_sdk",
+    "make_server",
+    "response_id",
+    "serve_lines",
+]
 
 log = logging.getLogger("ctxtrio.transport")
 
@@ -68,6 +77,13 @@ class LineWriter(Protocol):
 
     async def write(self, text: str) -> None: ...
     async def flush(self) -> None: ...
+
+
+def import_sdk() -> None:
+    """Import the SDK modules a server uses (about a second), e.g. before ``gc.freeze()``."""
+    import mcp.server.lowlevel
+    import mcp.server.stdio
+    import mcp.types  # noqa: F401
 
 
 def make_server(

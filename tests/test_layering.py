@@ -29,7 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "_sdk": set(),
     "transport": {"_sdk", "_config"},
     "_app": {"transport", "tools", "_sdk", "memory", "docs", "store", "llm", "text", "_context", "_live", "_config"},
-    "_cli": {"_app", "transport", "store", "_config", "cli"},
+    "_cli": {"_app", "_sdk", "transport", "store", "_config", "cli"},
     # The subcommands: the library's services, as a person or a script sees them.
     "cli": {"__init__", "_cli", "_context", "memory", "docs", "store", "llm", "_config"},
     "__init__": {"_app", "_context", "_config", "memory", "docs", "llm", "store", "text"},

@@ -9,12 +9,13 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
 import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ctxtrio.transport.messages import peek
-from ctxtrio.transport.warm_start import AnswerRecorder, EarlyResponder, Handoff, load_answers, request_key
+from ctxtrio.transport.warm_start import EarlyResponder, Handoff, load_answers, request_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,8 +50,8 @@ def test_early_responder_answers_recorded_requests_and_hands_over() -> None:
 def test_recorder_drops_duplicates_and_records_new_answers(tmp_path: Path) -> None:
     """The SDK's answer to an early-answered id is dropped; a new cacheable answer is saved."""
     path = tmp_path / "warm-start.json"
-    handoff = Handoff(answered={"1"}, pending={"1": "server/discover {}"})
-    recorder = AnswerRecorder(path, "stamp", handoff, {"server/discover {}": "{}"})
+    handoff = Handoff(answered={"1"}, sent={"1": "{}"}, pending={"1": "server/discover {}"})
+    recorder = handoff.recorder(path, "stamp", {"server/discover {}": "{}"})
     recorder.note_request(peek(json.dumps(LIST)))
     assert recorder.filter(peek('{"jsonrpc":"2.0","id":1,"result":{}}\n')) is False
     assert recorder.filter(peek('{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}\n')) is True
@@ -133,6 +134,89 @@ async def test_a_fresh_data_dir_starts_warm(tmp_path: Path) -> None:
         with open(log_path, "w") as errlog, trio.fail_after(60):
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 assert len((await client.list_tools()).tools) == 15
+                # A call only the SDK can answer: the server has logged its start by then,
+                # however long the SDK takes to import (the client kills it soon after EOF).
+                assert not (await client.call_tool("context_guide", {})).is_error
         logs.append(log_path.read_text())
     assert "warm start: answered" not in logs[0]
     assert "warm start: answered 2 request(s)" in logs[1]
+
+
+def _run_legacy(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    script = _line(initialize) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"}) + _line(LIST) + _line(CALL)
+    return subprocess.run(
+        [sys.executable, "-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit", *flags],
+        input=script,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
+
+
+def test_a_wrong_recording_is_noticed_and_dropped(tmp_path: Path) -> None:
+    """An early answer the SDK contradicts is logged, and the recording no longer holds it."""
+    _run_legacy(tmp_path)
+    path = tmp_path / "cache" / "ctxtrio" / "warm-start.json"
+    data = json.loads(path.read_text())
+    list_keys = [key for key in data["answers"] if key.endswith("tools/list {}")]
+    assert len(list_keys) == 1 and " => initialize " not in list_keys[0] and list_keys[0].startswith("initialize ")
+    wrong = json.loads(data["answers"][list_keys[0]])
+    wrong["tools"] = wrong["tools"][:3]
+    data["answers"][list_keys[0]] = json.dumps(wrong)
+    path.write_text(json.dumps(data))
+    run = _run_legacy(tmp_path)
+    assert b"differs from the SDK's; dropping the recording" in run.stderr
+    assert len(json.loads(run.stdout.splitlines()[1])["result"]["tools"]) == 3  # sent once, early
+    assert list_keys[0] not in json.loads(path.read_text())["answers"]
+    third = _run_legacy(tmp_path)
+    assert len(json.loads(third.stdout.splitlines()[1])["result"]["tools"]) == 15
+
+
+def test_switched_off_it_neither_answers_nor_records(tmp_path: Path) -> None:
+    """--no-warm-start: no recording is written, so nothing can be answered early either."""
+    for _ in range(2):
+        run = _run_legacy(tmp_path, "--no-warm-start")
+        assert b"warm start: answered" not in run.stderr
+    assert not (tmp_path / "cache" / "ctxtrio" / "warm-start.json").exists()
+
+
+def test_malformed_recordings_are_ignored(tmp_path: Path) -> None:
+    """A recording whose answers do not have the SDK's result shape is not used at all."""
+    path = tmp_path / "warm-start.json"
+    good = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "ctxtrio", "version": "1"}}
+    for answers in (
+        {"initialize {}": json.dumps(good), "initialize {} => tools/list {}": "[]"},
+        {"initialize {}": json.dumps({**good, "serverInfo": {"name": "other"}})},
+        {"initialize {}": "{not json"},
+        {"initialize {} => tools/list {}": json.dumps({"tools": [{"name": "x"}]})},
+    ):
+        path.write_text(json.dumps({"fingerprint": "s", "answers": answers}))
+        assert load_answers(path, "s") == {}
+    path.write_text(json.dumps({"fingerprint": "s", "answers": {"initialize {}": json.dumps(good)}}))
+    assert load_answers(path, "s") == {"initialize {}": json.dumps(good, separators=(",", ":"))}
+
+
+def test_fingerprint_follows_the_schema_generator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A different pydantic-core (which writes every schema the SDK sends) changes the stamp."""
+    import importlib.metadata
+
+    from ctxtrio.transport.answers import fingerprint
+
+    before = fingerprint("s")
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.0.1" if name == "pydantic-core" else real(name))
+    assert fingerprint("s") != before
+
+
+def test_tools_list_is_keyed_by_its_initialize() -> None:
+    """The same tools/list after two different initialize requests has two keys."""
+    first, second = request_key(LIST, "initialize {\"protocolVersion\":\"2025-06-18\"}"), request_key(LIST, "initialize {}")
+    assert first is not None and second is not None and first[0] != second[0]

@@ -1,0 +1,113 @@
+"""How long a spawned server takes to answer its first ``tools/list``: what a host waits for.
+
+    python stress/first_list.py                      # 5 spawns of this checkout
+    python stress/first_list.py --runs 3 --cold      # no bytecode cache either (first start of a fresh install)
+    python stress/first_list.py --warm               # one cache dir for all spawns: the warm start can answer
+    python stress/first_list.py --python /tmp/venv/bin/python --no-path   # an installed copy
+
+Each spawn gets a fresh data dir and, unless ``--warm``, a fresh ``XDG_CACHE_HOME``
+(nothing recorded from an earlier run can help). ``--cold`` also points ``PYTHONPYCACHEPREFIX`` at a fresh empty
+folder, so every module of ctxtrio, the SDK and pydantic is compiled from source as on
+the very first start after an install without precompiled bytecode (pessimistic: pip
+precompiles what it installs into site-packages). The clock starts before the spawn and
+stops when the response to ``tools/list`` (sent right after ``initialize``, as hosts do)
+has arrived on stdout. Prints one line per spawn and the median, with the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "first-list", "version": "0"},
+    },
+}
+_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+
+def one_spawn(python: str, *, cold: bool, path: bool, cache: Path | None) -> tuple[float, int]:
+    """Seconds from spawn to the tools/list answer, and how many tools it listed."""
+    with tempfile.TemporaryDirectory(prefix="ctxtrio-first-list-") as work:
+        env = {**os.environ, "XDG_CACHE_HOME": str(cache or Path(work) / "cache")}
+        if path:
+            env["PYTHONPATH"] = str(ROOT)
+        if cold:
+            env["PYTHONPYCACHEPREFIX"] = str(Path(work) / "pycache")
+        payload = "".join(json.dumps(m) + "\n" for m in (_INIT, _INITIALIZED, _LIST)).encode()
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [python, "-m", "ctxtrio", "--no-llm", "--no-audit", "--data-dir", str(Path(work) / "data")],
+            cwd=work,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(payload)
+        process.stdin.flush()
+        tools = -1
+        try:
+            deadline = started + 60
+            while time.perf_counter() < deadline:
+                line = process.stdout.readline()
+                if not line:
+                    break
+                message = json.loads(line)
+                if message.get("id") == 2:
+                    tools = len(message["result"]["tools"])
+                    break
+            elapsed = time.perf_counter() - started
+        finally:
+            process.stdin.close()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            process.stdout.close()
+        return elapsed, tools
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cold", action="store_true", help="no bytecode cache (compile everything)")
+    parser.add_argument("--warm", action="store_true", help="share one cache dir: spawns after the first may start warm")
+    parser.add_argument("--python", default=sys.executable, help="interpreter of the install to measure")
+    parser.add_argument("--no-path", dest="path", action="store_false", help="do not put this checkout on PYTHONPATH")
+    args = parser.parse_args(argv)
+    times: list[float] = []
+    shared = Path(tempfile.mkdtemp(prefix="ctxtrio-first-list-cache-")) if args.warm else None
+    for run in range(1, args.runs + 1):
+        elapsed, tools = one_spawn(args.python, cold=args.cold, path=args.path, cache=shared)
+        load = os.getloadavg()[0]
+        sys.stdout.write(f"spawn {run}: first tools/list after {elapsed:.3f} s ({tools} tools), load {load:.2f}\n")
+        if tools < 0:
+            return 1
+        times.append(elapsed)
+    mode = "cold (no bytecode)" if args.cold else "bytecode cached"
+    mode += ", cache dir shared (warm start possible)" if args.warm else ", fresh cache dir each spawn"
+    sys.stdout.write(f"median {statistics.median(times):.3f} s, max {max(times):.3f} s over {len(times)} spawns, {mode}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
