@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -12,6 +14,7 @@ import trio
 from .._config import Config
 from .._errors import IngestError
 from ..docs.model import IngestResult
+from ..docs.sandbox import read_source
 from .library import open_library
 from .output import emit_json, err, say, when
 from .progress import Progress
@@ -22,6 +25,27 @@ __all__ = ["ARGUMENTS", "COMMANDS"]
 
 #: Files ingested at once (the document service admits four past reading and chunking).
 PARALLEL_FILES = 4
+#: Files read and hashed per worker-thread call when looking for unchanged ones.
+PRECHECK_FILES = 32
+
+
+def precheck(
+    batch: list[tuple[Path, int]], roots: tuple[Path, ...], max_bytes: int
+) -> list[tuple[Path, int, str | None, str | None]]:
+    """(path, size, resolved source, SHA-256 of its text) per file, read under the sandbox's rules (blocking).
+
+    Only decides what is unchanged (same source, hash and title as the catalog says):
+    anything unreadable gets None and goes to the service, which refuses it by name.
+    """
+    checked: list[tuple[Path, int, str | None, str | None]] = []
+    for path, size in batch:
+        try:
+            text, resolved = read_source(str(path), roots, max_bytes=max_bytes)
+        except IngestError:
+            checked.append((path, size, None, None))
+            continue
+        checked.append((path, size, str(resolved), hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()))
+    return checked
 
 
 def _docs_args(p: argparse.ArgumentParser) -> None:
@@ -64,20 +88,33 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         config = config.replace(ingest_roots=tuple(found.roots)).validated()
     try:
         async with open_library(config, stop) as ctx:
+            known = {doc.source: doc for doc in await ctx.documents.list_documents()}
             with Progress("ingest", total=total, unit="B", items=len(found.files)) as progress:
-                queue = iter(found.files)
+                batches = iter([found.files[i : i + PRECHECK_FILES] for i in range(0, len(found.files), PRECHECK_FILES)])
+
+                async def ingest_one(path: Path, size: int) -> None:
+                    try:
+                        result = await ctx.documents.ingest(file_path=str(path))
+                    except IngestError as exc:
+                        refused.append((str(path), str(exc)))
+                        progress.advance(size, f"refused {path}: {exc}")
+                        return
+                    done.append((path, result))
+                    what = "unchanged" if result.unchanged else "replaced" if result.replaced else "ingested"
+                    progress.advance(size, f"{what} {path} -> {result.doc.doc_id}")
 
                 async def worker() -> None:
-                    for path, size in queue:
-                        try:
-                            result = await ctx.documents.ingest(file_path=str(path))
-                        except IngestError as exc:
-                            refused.append((str(path), str(exc)))
-                            progress.advance(size, f"refused {path}: {exc}")
-                            continue
-                        done.append((path, result))
-                        what = "unchanged" if result.unchanged else "replaced" if result.replaced else "ingested"
-                        progress.advance(size, f"{what} {path} -> {result.doc.doc_id}")
+                    for batch in batches:
+                        checked = await trio.to_thread.run_sync(
+                            partial(precheck, batch, config.ingest_roots, config.max_ingest_chars)
+                        )
+                        for path, size, source, digest in checked:
+                            earlier = known.get(source) if source is not None else None
+                            if earlier is not None and earlier.content_hash == digest and earlier.title == path.name:
+                                done.append((path, IngestResult(earlier, False, 0.0, unchanged=True)))
+                                progress.advance(size, f"unchanged {path} -> {earlier.doc_id}")
+                            else:
+                                await ingest_one(path, size)
 
                 async with trio.open_nursery() as nursery:
                     for _ in range(PARALLEL_FILES):
