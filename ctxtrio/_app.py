@@ -55,7 +55,8 @@ __all__ = ["build_server", "open_context", "serve"]
 
 log = logging.getLogger("ctxtrio")
 
-#: Upper bound on how long shutdown waits for the store writer to drain its queue.
+#: How long shutdown lets the store writer drain its queue before it gives up on locked
+#: journals and is cancelled (see _drain).
 DRAIN_DEADLINE_S = 10.0
 
 
@@ -80,8 +81,16 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
     config = config.validated()
     data = await trio.to_thread.run_sync(prepare_data_dir, config.data_dir)
     live = Live.from_config(config)
+    writer_done = trio.Event()
+
+    async def run_writer(*, task_status: trio.TaskStatus[StoreHandle]) -> None:
+        try:
+            await run_store_writer(data, lock_timeout_s=config.lock_timeout_s, task_status=task_status)
+        finally:
+            writer_done.set()
+
     async with trio.open_nursery() as nursery:
-        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=config.lock_timeout_s))
+        store: StoreHandle = await nursery.start(run_writer)
         try:
             async with _open_llm(config) as llm, trio.open_nursery() as background:
                 if llm is not None:
@@ -114,9 +123,25 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
                 finally:
                     background.cancel_scope.cancel()  # calibration stops; the LLM client closes next
         finally:
-            with trio.move_on_after(DRAIN_DEADLINE_S) as drain:
-                drain.shield = True
-                await store.aclose()
+            with trio.CancelScope(shield=True):
+                await _drain(store, writer_done)
+                if not writer_done.is_set():
+                    nursery.cancel_scope.cancel()  # the writer stops once its thread returns
+
+
+async def _drain(store: StoreHandle, writer_done: trio.Event) -> None:
+    """Close the store and let the writer drain its queue for up to DRAIN_DEADLINE_S.
+
+    Past the deadline, journal lock waits (another process holding a journal) give up at
+    once, so the writer's current batch ends and it can be cancelled. Every append
+    already acknowledged is on disk; the rest fail with StoreError.
+    """
+    await store.aclose()
+    with trio.move_on_after(DRAIN_DEADLINE_S):
+        await writer_done.wait()
+    if not writer_done.is_set():
+        log.warning("the store writer is still draining after %g s: giving up on locked journals", DRAIN_DEADLINE_S)
+        store.give_up_waiting()
 
 
 def _require_trio() -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 from functools import partial
 from pathlib import Path
 
+import pytest
 import trio
 from mcp import Client
 
 import ctxtrio
+from ctxtrio import _app
 from ctxtrio._app import build_server
 
 
@@ -38,3 +41,27 @@ async def test_no_llm_means_no_client(tmp_path: Path) -> None:
         assert ctx.llm is None
         summary = await ctx.summarizer.summarize("One. Two. Three. " * 200, target_tokens=60)
         assert summary.method == "extractive"
+
+
+async def test_drain_deadline_bounds_a_shutdown_behind_a_locked_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An append stuck on a journal another process holds delays shutdown by DRAIN_DEADLINE_S, not the lock timeout."""
+    monkeypatch.setattr(_app, "DRAIN_DEADLINE_S", 0.5)
+    config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, lock_timeout_s=60)
+    async with ctxtrio.open_context(config) as ctx:
+        await ctx.sessions.open("s1")
+        journal = ctx.data.session_journal("s1")
+
+    async def append() -> None:
+        await ctx.sessions.append("s1", "waits for the lock")
+
+    with open(journal, "rb") as other_process:
+        fcntl.flock(other_process.fileno(), fcntl.LOCK_EX)
+        with trio.fail_after(20):  # a deadlock guard: the lock timeout alone would be 60 s
+            async with ctxtrio.open_context(config) as ctx:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(append)
+                    await trio.sleep(0.3)
+                    nursery.cancel_scope.cancel()  # the caller gives up; its append stays queued
+        assert journal.read_bytes().count(b"waits for the lock") == 0

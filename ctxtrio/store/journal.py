@@ -28,6 +28,7 @@ import errno
 import fcntl
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -162,6 +163,8 @@ class JournalAppender:
     def __init__(self, *, lock_timeout_s: float, quarantine_dir: Path | None = None) -> None:
         self._lock_timeout_s = lock_timeout_s
         self._quarantine_dir = quarantine_dir
+        #: Set at shutdown once the drain deadline passed: lock waits give up at once.
+        self.giving_up = threading.Event()
         self._tails: dict[Path, _Tail] = {}
         self._fds: dict[Path, int] = {}
 
@@ -297,6 +300,8 @@ class JournalAppender:
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
                     raise _store_error("lock journal", path, exc) from exc
+            if self.giving_up.is_set():
+                raise LockTimeoutError(f"journal {path} is locked by another process and the store is shutting down")
             if time.monotonic() >= give_up_at:
                 raise LockTimeoutError(
                     f"journal {path} stayed locked by another process for {self._lock_timeout_s:g} s"

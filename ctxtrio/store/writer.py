@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -107,12 +108,14 @@ class StoreHandle:
         send: trio.MemorySendChannel[_Op],
         stats: WriterStats,
         health: IndexHealth | None = None,
+        giving_up: threading.Event | None = None,
     ) -> None:
         self.data = data
         self.index = index
         self.stats = stats
         self.health = health if health is not None else IndexHealth()
         self._send = send
+        self._giving_up = giving_up if giving_up is not None else threading.Event()
         #: Set while the writer indexes a batch it already acknowledged.
         self._indexing: trio.Event | None = None
 
@@ -233,6 +236,10 @@ class StoreHandle:
             return False
         return journals is None or any(name in lagging for name in journals)
 
+    def give_up_waiting(self) -> None:
+        """Shutdown is past its deadline: journal lock waits fail at once instead of timing out."""
+        self._giving_up.set()
+
     async def aclose(self) -> None:
         """Stop accepting operations; the writer drains what is queued and exits."""
         await self._send.aclose()
@@ -262,7 +269,7 @@ async def run_store_writer(
     send, recv = open_store_channel(capacity)
     stats = WriterStats()
     health = IndexHealth()
-    handle = StoreHandle(data, index, send, stats, health)
+    handle = StoreHandle(data, index, send, stats, health, giving_up=appender.giving_up)
     try:
         task_status.started(handle)
         async with recv, trio.open_nursery() as indexer:
