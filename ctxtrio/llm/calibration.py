@@ -36,7 +36,7 @@ from typing import Literal
 
 import trio
 
-from .._errors import LLMError, LLMResponseError
+from .._errors import LLMError, LLMResponseError, LLMUnavailableError
 from ..text.tokens import ScriptClass, TokenModel, TokenModelRef, class_counts
 from ._fit import Measurement, fit_rates, publishable_rates
 from ._json import as_object
@@ -73,6 +73,7 @@ async def run_calibrator(
     done_for: str | None = None  # the model whose rates are published
     context_for: str | None = None  # the model whose context length was reported
     retry_s = retry_min_s
+    reported: str | None = None  # the kind of failure already logged; repeats go to debug
     while True:
         try:
             model = await client.loaded_model()
@@ -88,15 +89,42 @@ async def run_calibrator(
                 done_for = model
                 logger.info("token rates now %s", ref.current.source)
         except LLMError as exc:
-            logger.warning(
-                "calibration against %s: %s; keeping %s; next try in %g s",
-                endpoint, exc, ref.current.source, retry_s,
-            )  # fmt: skip
+            reported = _report_failure(endpoint, exc, ref.current.source, retry_s, reported)
             await trio.sleep(retry_s)
             retry_s = min(retry_s * 2.0, retry_max_s)
             continue
+        if reported is not None:
+            logger.info("model server at %s answers: summaries use it from now on", endpoint)
+            reported = None
         retry_s = retry_min_s
         await trio.sleep(recheck_s)
+
+
+def _report_failure(endpoint: str, exc: LLMError, source: str, retry_s: float, reported: str | None) -> str:
+    """Log one calibration failure; return its kind, which the next call gets as ``reported``.
+
+    No model server at all is the normal state of a first start, not a fault: it gets one
+    line at INFO saying what that means. Other failures get one WARNING. A failure of the
+    kind already reported, or an unavailable endpoint after any reported failure (the
+    breaker that failure opened), is logged at DEBUG only, so retries stay quiet.
+    """
+    kind = "absent" if isinstance(exc, LLMUnavailableError) else "failing"
+    if kind == reported or (reported is not None and kind == "absent"):
+        # Unavailable after a failure is mostly the breaker that failure opened: nothing new.
+        logger.debug("calibration against %s: %s; next try in %g s", endpoint, exc, retry_s)
+        return reported
+    if kind == "absent":
+        logger.info(
+            "no model server answers at %s (%s): summaries are extractive and token counts "
+            "estimated (%s) until one does; checking again quietly in the background "
+            "(--no-llm stops this, --llm-base-url points elsewhere)",
+            endpoint, exc, source,
+        )  # fmt: skip
+    else:
+        logger.warning(
+            "calibration against %s: %s; keeping %s; retrying quietly with backoff", endpoint, exc, source
+        )
+    return kind
 
 
 async def measure_rates(client: LLMClient) -> tuple[Method, dict[ScriptClass, float]]:

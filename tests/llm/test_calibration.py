@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
@@ -303,3 +304,30 @@ def test_samples_differ_in_length_and_share_no_prefix() -> None:
         assert len(long) - len(short) >= 150
         assert short[:5] != long[:5]
 
+
+
+async def test_no_model_server_is_one_info_line_not_repeated_warnings(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Refused for 100 s: one INFO line saying what it means, no WARNING; a recovery is logged once."""
+    refusing = True
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if refusing:
+            raise httpx.ConnectError("connection refused", request=request)
+        return httpx.Response(500, json={"error": "boom"})
+
+    caplog.set_level(logging.DEBUG, logger="ctxtrio.llm.calibration")
+    ref = TokenModelRef(TokenModel.cold())
+    async with open_llm_client(LLMSettings("http://llm/v1"), transport=httpx.MockTransport(handler)) as client:
+        with trio.move_on_after(100.0):
+            await run_calibrator(client, ref, cache_path=tmp_path / "c.json")
+        records = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "ctxtrio.llm.calibration"]
+        assert [level for level, _ in records] == [logging.INFO] + [logging.DEBUG] * 4
+        assert "no model server answers at http://llm/v1" in records[0][1] and "--no-llm" in records[0][1]
+        caplog.clear()
+        refusing = False
+        with trio.move_on_after(400.0):
+            await run_calibrator(client, ref, cache_path=tmp_path / "c.json")
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "retrying quietly" in warnings[0].getMessage()
