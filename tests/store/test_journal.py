@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxtrio._errors import StoreError
-from ctxtrio.store.journal import JournalAppender, read_journal
+from ctxtrio.store.journal import JournalAppender, JournalChangedError, read_journal
 from ctxtrio.store.records import NewRecord
 
 
@@ -132,3 +132,21 @@ def test_non_utf8_and_unicode_text_round_trip(tmp_path: Path) -> None:
     assert [r.data["text"] for r in read_journal(path).records] == texts
     for line in path.read_bytes().splitlines():
         json.loads(line)
+
+
+def test_conditional_append_writes_only_at_the_expected_end(tmp_path: Path) -> None:
+    """append(expect_end=...) writes when the journal still ends there, and refuses (writing
+    nothing) once another appender added a line; a torn fragment past the end does not count."""
+    path = tmp_path / "j.jsonl"
+    mine, other = JournalAppender(lock_timeout_s=1.0), JournalAppender(lock_timeout_s=1.0)
+    end = mine.append(path, [NewRecord("n", {"text": "a"})]).end
+    end = mine.append(path, [NewRecord("n", {"text": "b"})], expect_end=end).end
+    other.append(path, [NewRecord("n", {"text": "c"})])
+    with pytest.raises(JournalChangedError):
+        mine.append(path, [NewRecord("n", {"text": "late"})], expect_end=end)
+    assert [r.data["text"] for r in read_journal(path).records] == ["a", "b", "c"]
+    end = read_journal(path).end
+    with open(path, "ab") as handle:
+        handle.write(b'{"v":1,"kind":"n","te')  # a crash mid-line
+    mine.append(path, [NewRecord("n", {"text": "d"})], expect_end=end)
+    assert [r.data["text"] for r in read_journal(path).records] == ["a", "b", "c", "d"]
