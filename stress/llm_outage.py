@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from ctxtrio.text.chunking import chunk_document  # noqa: E402
 from ctxtrio.text.tokens import TokenModel  # noqa: E402
-from tests.llm.fake_openai import FakeServer, closed_port_url, open_fake_openai  # noqa: E402
+from testkit.fake_openai import FakeServer, closed_port_url, open_fake_openai  # noqa: E402
 
 Mode = Literal["refused", "hanging", "slow"]
 MODES: tuple[Mode, ...] = ("refused", "hanging", "slow")

@@ -10,7 +10,8 @@ from pathlib import Path
 import trio
 from mcp import Client
 
-from ..llm.fake_openai import FakeServer, closed_port_url, open_fake_openai
+from testkit.fake_openai import FakeServer, closed_port_url, open_fake_openai
+
 from .runner import ENV, ROOT, cli, command, server
 
 

@@ -45,7 +45,7 @@ from typing import Final, Literal
 
 import trio
 
-from .fake_openai import true_tokens
+from testkit.fake_openai import true_tokens
 
 __all__ = ["Behaviour", "FakeModel", "Served", "open_fake_model"]
 

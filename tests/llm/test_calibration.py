@@ -19,8 +19,7 @@ from ctxtrio.llm._samples import SAMPLES, WARM_UP
 from ctxtrio.llm.calibration import measure_rates, run_calibrator
 from ctxtrio.llm.client import LLMClient, LLMSettings, open_llm_client
 from ctxtrio.text.tokens import ScriptClass, TokenModel, TokenModelRef, class_counts
-
-from .fake_openai import (
+from testkit.fake_openai import (
     DENSE_RATES,
     TRUE_RATES,
     ContextStyle,

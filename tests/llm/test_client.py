@@ -14,8 +14,7 @@ import trio.testing
 from ctxtrio._errors import LLMResponseError, LLMTimeoutError, LLMUnavailableError
 from ctxtrio.llm.breaker import BreakerState
 from ctxtrio.llm.client import ChatMessage, LLMClient, LLMSettings, open_llm_client
-
-from .fake_openai import (
+from testkit.fake_openai import (
     ContextStyle,
     FakeServer,
     Mode,

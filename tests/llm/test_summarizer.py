@@ -17,8 +17,7 @@ from ctxtrio.llm._slices import slice_text
 from ctxtrio.llm.client import LLMClient, LLMSettings, open_llm_client
 from ctxtrio.llm.summarizer import Summarizer, cache_key
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
-
-from .fake_openai import FakeServer, open_fake_openai
+from testkit.fake_openai import FakeServer, open_fake_openai
 
 MODEL = TokenModel.cold()
 Handler = (

@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent
 from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
 from ctxtrio._context import Context
-from tests.llm.fake_openai import FakeServer, closed_port_url, open_fake_openai
+from testkit.fake_openai import FakeServer, closed_port_url, open_fake_openai
 
 WORDS = "cache cursor deadline journal ledger offset outline page query recall session slice token window".split()
 #: Why a result degraded: the endpoint failed, its breaker is open, or the deadline passed.

@@ -122,7 +122,7 @@ async def test_sigterm_exits_zero(tmp_path: Path) -> None:
 
 async def test_sigterm_lets_the_call_in_flight_finish(tmp_path: Path) -> None:
     """SIGTERM during a slow LLM summary: the call still gets its answer, then exit 0."""
-    from tests.llm.fake_openai import FakeServer, open_fake_openai
+    from testkit.fake_openai import FakeServer, open_fake_openai
 
     async with trio.open_nursery() as nursery:
         # An answer that passes the summarizer's checks (figures kept, shorter than the text).
