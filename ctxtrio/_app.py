@@ -35,6 +35,7 @@ from ._errors import EventLoopError, one_error
 from ._live import Live
 from ._sdk import make_server
 from ._version import __version__
+from .docs.chunks import chunk_rows
 from .docs.pool import ChunkPool
 from .docs.service import DocumentService
 from .llm.calibration import run_calibrator
@@ -85,7 +86,9 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
 
     async def run_writer(*, task_status: trio.TaskStatus[StoreHandle]) -> None:
         try:
-            await run_store_writer(data, lock_timeout_s=config.lock_timeout_s, task_status=task_status)
+            await run_store_writer(
+                data, lock_timeout_s=config.lock_timeout_s, rows_for=chunk_rows, task_status=task_status
+            )
         finally:
             writer_done.set()
 

@@ -23,7 +23,25 @@ from ..text.chunking import Chunk, iter_chunks
 from ..text.terms import index_text
 from ..text.tokens import TokenModel
 
-__all__ = ["Batch", "ChunkBatcher", "LoadedDoc", "StoredChunk", "chunk_record", "load_generation", "summary_record"]
+__all__ = [
+    "Batch",
+    "ChunkBatcher",
+    "LoadedDoc",
+    "StoredChunk",
+    "chunk_record",
+    "chunk_rows",
+    "load_generation",
+    "summary_record",
+]
+
+
+def chunk_rows(record: Record) -> list[IndexRow]:
+    """What a generation-file record contributes to the search index: a chunk's text, keyed
+    by its index; nothing for other kinds. The store indexes with this (see _app.py)."""
+    text = record.get("text")
+    if record.get("kind") != "chunk" or not isinstance(text, str):
+        return []
+    return [IndexRow("chunks", str(record.get("index")), index_text(text))]
 
 
 #: A chunk as kept in memory for reading is the chunker's own value object.

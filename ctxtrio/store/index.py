@@ -17,12 +17,10 @@ later, the store writer calls :meth:`SearchIndex.heal` and re-indexes every docu
 journal, with no restart. A corrupt file is deleted first; a replaced one is reopened
 (another process may already have rebuilt it).
 
-Which records are searchable is a convention of the record shape: kind ``chunk`` (a
-document chunk, its ``text``, keyed by ``index``). The FTS5 tokenizer is given
-:func:`ctxtrio.text.terms.index_text`: ASCII text as it is (the tokenizer does the word
-work in C) plus the identifier terms only the rules add, other text as its terms; either
-way every term of :func:`ctxtrio.text.terms.terms` is one FTS token, so queries (their
-terms, quoted) match. Session entries are
+What a record contributes to the index is decided by the domain that wrote it: the
+index is built with a ``rows_for(record) -> [IndexRow]`` function (documents pass
+:func:`ctxtrio.docs.chunks.chunk_rows`), used for catch-up and healing as well; the store
+knows rows, not record schemas. Session entries are
 not here: each session's recall ranks its own live entries in memory
 (``memory/bm25.py``), which at 10,000 entries is ten times faster than FTS5's
 ``bm25()`` and needs no cross-process index at all.
@@ -37,17 +35,16 @@ import contextlib
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from .._errors import StoreError
-from ..text.terms import index_text
 from .journal import read_journal
 from .records import Record, StoredRecord
 
-__all__ = ["Appended", "Hit", "IndexDamagedError", "IndexRow", "SearchIndex", "Table", "fts_query", "rows_for"]
+__all__ = ["Appended", "Hit", "IndexDamagedError", "IndexRow", "RowsFor", "SearchIndex", "Table", "fts_query", "no_rows"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -105,14 +102,12 @@ class Hit:
     score: float
 
 
-def rows_for(record: Record) -> list[IndexRow]:
-    """The index rows a journal record contributes (none for most kinds)."""
-    kind = record.get("kind")
-    text = record.get("text")
-    if not isinstance(text, str):
-        return []
-    if kind == "chunk":
-        return [IndexRow("chunks", str(record.get("index")), index_text(text))]
+#: What one journal record contributes to the index, decided by the domain that wrote it.
+RowsFor = Callable[[Record], list[IndexRow]]
+
+
+def no_rows(record: Record) -> list[IndexRow]:
+    """Index nothing (a store whose journals hold nothing searchable)."""
     return []
 
 
@@ -128,8 +123,10 @@ class SearchIndex:
     """The FTS5 index file. One writer connection (the store writer thread) plus one
     read connection per worker thread; WAL lets reads run beside the writer."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, rows_for: RowsFor = no_rows) -> None:
         self._path = path
+        #: The rows a record contributes (see the module docstring).
+        self.rows_for = rows_for
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -267,7 +264,7 @@ class SearchIndex:
                     if record.offset < mark:
                         continue  # another process indexed it already
                     found = rows.get(record.offset)
-                    fresh.extend(found if found is not None else rows_for(record.data))
+                    fresh.extend(found if found is not None else self.rows_for(record.data))
                 _insert(conn, journal, fresh)
                 _set_watermark(conn, journal, max(mark, end))
 
@@ -291,7 +288,7 @@ class SearchIndex:
         for record in result.records:
             if record.offset >= stop:
                 break
-            fresh.extend(rows_for(record.data))
+            fresh.extend(self.rows_for(record.data))
             end = record.end
         return max(end, min(result.end, stop)), _insert(conn, journal, fresh)
 

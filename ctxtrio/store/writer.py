@@ -38,7 +38,7 @@ from pathlib import Path
 import trio
 
 from .._errors import CtxError, StoreError
-from .index import Hit, IndexDamagedError, IndexRow, SearchIndex, Table, rows_for
+from .index import Hit, IndexDamagedError, IndexRow, RowsFor, SearchIndex, Table, no_rows
 from .journal import AppendResult, JournalAppender, ReadResult, Rewrite, RewriteResult, read_journal
 from .layout import DataDir
 from .records import NewRecord
@@ -254,6 +254,7 @@ async def run_store_writer(
     data: DataDir,
     *,
     lock_timeout_s: float,
+    rows_for: RowsFor = no_rows,
     capacity: int = DEFAULT_CAPACITY,
     task_status: trio.TaskStatus[StoreHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -262,7 +263,7 @@ async def run_store_writer(
     Opens the index, reports a usable :class:`StoreHandle` through ``task_status``, then
     serves batches until the channel is closed and drained. The index is closed on exit.
     """
-    index = SearchIndex(data.index_path)
+    index = SearchIndex(data.index_path, rows_for)
     if await trio.to_thread.run_sync(index.open):
         await trio.to_thread.run_sync(_reindex, data, index)
     appender = JournalAppender(lock_timeout_s=lock_timeout_s, quarantine_dir=data.quarantine)
@@ -346,15 +347,15 @@ def _process_batch(
             groups.setdefault(op.path, []).append(op)
         elif op.kind == "append":  # a conditional append goes alone, after what precedes it
             group = groups.pop(op.path, [])
-            _flush_appends(data, {op.path: group} if group else {}, appender, pending, stats)
-            _flush_appends(data, {op.path: [op]}, appender, pending, stats)
+            _flush_appends(data, {op.path: group} if group else {}, appender, pending, stats, index.rows_for)
+            _flush_appends(data, {op.path: [op]}, appender, pending, stats, index.rows_for)
         else:
-            _flush_appends(data, groups, appender, pending, stats)
+            _flush_appends(data, groups, appender, pending, stats, index.rows_for)
             groups = {}
             _flush_index(data, index, pending, health)
             pending = []
             _run_maintenance(data, index, appender, op, health)
-    _flush_appends(data, groups, appender, pending, stats)
+    _flush_appends(data, groups, appender, pending, stats, index.rows_for)
     return pending
 
 
@@ -364,6 +365,7 @@ def _flush_appends(
     appender: JournalAppender,
     pending: list[_IndexWork],
     stats: WriterStats,
+    rows_for: RowsFor,
 ) -> None:
     for path, ops in groups.items():
         records = [record for op in ops for record in op.records]

@@ -13,6 +13,7 @@ import trio
 import trio.testing
 
 from ctxtrio._errors import StoreError
+from ctxtrio.docs.chunks import chunk_rows
 from ctxtrio.store import journal as journal_module
 from ctxtrio.store.journal import read_journal
 from ctxtrio.store.layout import DataDir, prepare_data_dir
@@ -28,7 +29,7 @@ def data(tmp_path: Path) -> DataDir:
 @pytest.fixture
 async def store(data: DataDir) -> AsyncIterator[StoreHandle]:
     async with trio.open_nursery() as nursery:
-        handle: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+        handle: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
         yield handle
         await handle.aclose()
 
@@ -95,7 +96,7 @@ async def test_backpressure_when_channel_full(data: DataDir) -> None:
     done = 0
     try:
         async with trio.open_nursery() as nursery:
-            store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=30.0, capacity=2))
+            store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=30.0, rows_for=chunk_rows, capacity=2))
 
             async def producer(number: int) -> None:
                 nonlocal done
@@ -126,7 +127,7 @@ async def test_drain_on_shutdown(data: DataDir) -> None:
     path = data.session_journal("s1")
     acked = 0
     async with trio.open_nursery() as nursery:
-        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
 
         async def producer(number: int) -> None:
             nonlocal acked
@@ -144,7 +145,7 @@ async def test_drain_on_shutdown(data: DataDir) -> None:
 async def test_append_after_close_is_a_clear_error(data: DataDir) -> None:
     """Submitting after shutdown raises StoreError instead of hanging."""
     async with trio.open_nursery() as nursery:
-        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
         await store.aclose()
     with pytest.raises(StoreError, match="shutting down"):
         await store.append(data.session_journal("s1"), [_note("late")])
@@ -178,12 +179,12 @@ async def test_deleted_index_is_rebuilt(data: DataDir) -> None:
     """Deleting the index file loses nothing: catch-up rebuilds it from the journal."""
     path = data.docs / "d.jsonl"
     async with trio.open_nursery() as nursery:
-        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
         await store.append(path, [_chunk(0, "alpha"), _chunk(1, "beta")])
         await store.aclose()
     data.index_path.unlink()
     async with trio.open_nursery() as nursery:
-        store = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+        store = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
         assert await store.catch_up(path) == 2
         hits = await store.search("chunks", ["beta"], journals=None, limit=10)
         assert [h.item for h in hits] == ["1"]
