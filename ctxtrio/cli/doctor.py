@@ -119,7 +119,7 @@ async def _documents(ctx: Context, report: Report) -> dict[str, int]:
 
 
 async def _index(ctx: Context, report: Report, current: dict[str, int], *, repair: bool) -> None:
-    inventory = await trio.to_thread.run_sync(ctx.store.index.inventory)
+    inventory = await ctx.store.inventory()
     behind = [name for name, chunks in current.items() if inventory.get(name, (0, 0))[1] != chunks]
     stale = [name for name in inventory if name not in current and not (ctx.data.root / name).exists()]
     if repair:
@@ -127,7 +127,7 @@ async def _index(ctx: Context, report: Report, current: dict[str, int], *, repai
             await ctx.store.reindex(ctx.data.root / name)
         for name in stale:
             await ctx.store.remove(ctx.data.root / name)  # the file is gone already: drops its rows
-        inventory = await trio.to_thread.run_sync(ctx.store.index.inventory)
+        inventory = await ctx.store.inventory()
         still = [name for name, chunks in current.items() if inventory.get(name, (0, 0))[1] != chunks]
         report.add("index", not still, f"rebuilt {len(current)} document journal(s), dropped {len(stale)} stale; "
                    + (f"{len(still)} still differ" if still else "in step"))

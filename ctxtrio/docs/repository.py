@@ -34,7 +34,7 @@ from pathlib import Path
 import trio
 
 from .._errors import NotFoundError, StoreError
-from ..store.index import IndexDamagedError, SearchIndex
+from ..store.index import IndexDamagedError
 from ..store.layout import DataDir
 from ..store.records import NewRecord
 from ..store.writer import StoreHandle
@@ -162,7 +162,7 @@ class Repository:
     async def _open(self) -> None:
         await self._replay()
         sweep = await trio.to_thread.run_sync(
-            partial(_sweep, self.data, self.store.index, self.state, now=time.time())
+            partial(_sweep, self.data, self.store, self.state, now=time.time())
         )
         if sweep.damaged is not None:
             await self.store.heal(corrupt=sweep.damaged.corrupt)
@@ -288,7 +288,7 @@ def make_doc_dir(directory: Path) -> None:
         raise StoreError(f"cannot create {directory}: {exc.strerror or exc}") from exc
 
 
-def _sweep(data: DataDir, index: SearchIndex, state: CatalogState, *, now: float) -> _Sweep:
+def _sweep(data: DataDir, store: StoreHandle, state: CatalogState, *, now: float) -> _Sweep:
     """Find obsolete generation files, and current ones the index lags behind (blocking)."""
     remove: list[Path] = []
     catch_up: list[Path] = []
@@ -310,7 +310,7 @@ def _sweep(data: DataDir, index: SearchIndex, state: CatalogState, *, now: float
             path = Path(file.path)
             if current is not None and current.gen == gen:
                 try:
-                    if damaged is not None or index.watermark(data.journal_name(path)) < file.stat().st_size:
+                    if damaged is not None or store.watermark(data.journal_name(path)) < file.stat().st_size:
                         catch_up.append(path)
                 except IndexDamagedError as exc:
                     damaged = exc  # the writer heals it; every current generation is caught up

@@ -111,7 +111,7 @@ class StoreHandle:
         giving_up: threading.Event | None = None,
     ) -> None:
         self.data = data
-        self.index = index
+        self._index = index  # private: services reach the index only through the methods below
         self.stats = stats
         self.health = health if health is not None else IndexHealth()
         self._send = send
@@ -221,7 +221,7 @@ class StoreHandle:
                 )
 
         def run() -> list[Hit]:
-            return self.index.search(table, terms, journals=journals, limit=limit)
+            return self._index.search(table, terms, journals=journals, limit=limit)
 
         try:
             return await trio.to_thread.run_sync(run)
@@ -235,6 +235,14 @@ class StoreHandle:
         if not lagging:
             return False
         return journals is None or any(name in lagging for name in journals)
+
+    def watermark(self, journal: str) -> int:
+        """How far into ``journal`` the index has indexed (blocking: call from a worker thread)."""
+        return self._index.watermark(journal)
+
+    async def inventory(self) -> dict[str, tuple[int, int]]:
+        """Journal name -> (indexed offset, rows), for every journal the index knows."""
+        return await trio.to_thread.run_sync(self._index.inventory)
 
     def give_up_waiting(self) -> None:
         """Shutdown is past its deadline: journal lock waits fail at once instead of timing out."""
