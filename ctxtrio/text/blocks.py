@@ -41,7 +41,7 @@ class Block:
 
 # Lines that can change the block structure; every other line continues a block.
 _STRUCTURAL: Final = re.compile(
-    r"^(?:[ \t]*(?:\r?\n|\r?\Z)"  # blank
+    r"^(?:(?P<blank>[ \t]*(?:\r?\n|\r?\Z))"  # blank
     r"| {0,3}(?:#{1,6}(?:[ \t]|\r?$)|`{3,}|~{3,}|[-*+][ \t]|\d{1,9}[.)][ \t]|={3,}[ \t]*\r?$|-{3,}[ \t]*\r?$))",
     re.MULTILINE,
 )
@@ -64,13 +64,17 @@ def iter_blocks(text: str) -> Iterator[Block]:
         line_start = match.start()
         if line_start >= len(text):
             break
-        line_end = _line_end(text, line_start)
-        line = text[line_start:line_end]
         if line_start > struct_end:  # ordinary lines came first: they continue or start a block
             if sealed:
                 cut = _after_leading_space(text, start, struct_end)
                 yield from _cut(start, cut, heading)
                 start, heading, sealed = cut, None, False
+        if match.group("blank") is not None:  # the common case, without slicing the line
+            sealed = True
+            struct_end = scan = match.end()
+            continue
+        line_end = _line_end(text, line_start)
+        line = text[line_start:line_end]
         found = _structure(text, line, line_start, line_end, follows_text=line_start > struct_end)
         if found is None:  # blank, or an ordinary line after all
             if not line.strip():
