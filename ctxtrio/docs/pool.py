@@ -7,7 +7,9 @@ child processes (one per core by default), so concurrent ingests use every core 
 the server's event loop only moves bytes.
 
 Workers start on first use, not with the server (most sessions never ingest), and
-stay for later ingests. Each runs under ``trio.run_process`` in the nursery given to
+stay for later ingests; :meth:`ChunkPool.warm` starts them all in the background (the
+service calls it on the first document call of any kind, so a session that lists or
+searches documents does not pay ~0.1 s of interpreter start-up on its first ingest). Each runs under ``trio.run_process`` in the nursery given to
 the pool (the context's background nursery): cancelling that nursery kills them. A job
 that fails or is cancelled half-way kills its worker (its output would be
 out of step); a later job starts a fresh one. A worker that dies mid-job makes that
@@ -51,8 +53,40 @@ class ChunkPool:
         self.size = size if size is not None else max(1, os.cpu_count() or 1)
         self._slots = trio.CapacityLimiter(self.size)
         self._idle: list[_Worker] = []
+        self._returned = trio.lowlevel.ParkingLot()
+        #: Workers alive or starting; never more than ``size``.
+        self._alive = 0
+        self._warming = False
         #: Workers started so far (for tests and status).
         self.started = 0
+
+    def warm(self) -> None:
+        """Start the missing workers in the background (once; later calls do nothing)."""
+        if not self._warming:
+            self._warming = True
+            for _ in range(self.size - self._alive):
+                self._nursery.start_soon(self._add_idle)
+
+    async def _add_idle(self) -> None:
+        if self._alive < self.size:
+            self._keep(await self._start())
+
+    def _keep(self, worker: _Worker) -> None:
+        self._idle.append(worker)
+        self._returned.unpark()
+
+    def _kill(self, worker: _Worker) -> None:
+        worker.process.kill()  # its task in the nursery reaps it
+        self._alive -= 1
+        self._returned.unpark()  # a waiter may start a fresh one
+
+    async def _take(self) -> _Worker:
+        """An idle worker; a new one if fewer than ``size`` exist; else wait for one."""
+        while not self._idle:
+            if self._alive < self.size:
+                return await self._start()
+            await self._returned.park()
+        return self._idle.pop()
 
     async def produce(
         self,
@@ -76,7 +110,7 @@ class ChunkPool:
             payload, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=batch_size
         )
         async with send, self._slots:
-            worker = self._idle.pop() if self._idle else await self._start()
+            worker = await self._take()
             finished = sending = False
             try:
                 assert worker.process.stdin is not None
@@ -96,12 +130,17 @@ class ChunkPool:
                 raise StoreError(f"the chunking process is gone ({exc}); see the server log") from exc
             finally:
                 if finished:
-                    self._idle.append(worker)
+                    self._keep(worker)
                 else:
-                    worker.process.kill()  # out of step with its protocol; its task reaps it
+                    self._kill(worker)  # out of step with its protocol
 
     async def _start(self) -> _Worker:
-        process: trio.Process = await self._nursery.start(run_worker)
+        self._alive += 1
+        try:
+            process: trio.Process = await self._nursery.start(run_worker)
+        except BaseException:
+            self._alive -= 1
+            raise
         assert process.stdout is not None
         self.started += 1
         return _Worker(process, FrameReader(process.stdout))

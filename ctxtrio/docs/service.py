@@ -113,6 +113,7 @@ class DocumentService:
         ``progress(done_chars, total_chars)`` is awaited after each durable batch.
         """
         started = trio.current_time()
+        self._warm()
         if (text is None) == (file_path is None):
             raise InputError("pass exactly one of text or file_path")
         if doc_id is not None:
@@ -171,6 +172,11 @@ class DocumentService:
             pool=self._pool,
         )
 
+    def _warm(self) -> None:
+        """A session that uses documents will likely ingest: have the chunking processes ready."""
+        if self._pool is not None:
+            self._pool.warm()
+
     def _by_source(self, source: str) -> DocumentInfo | None:
         """The most recently ingested current document read from the file ``source``."""
         found = [entry.info for entry in self._repo.state.docs.values() if entry.info.source == source]
@@ -178,6 +184,7 @@ class DocumentService:
 
     async def list_documents(self) -> list[DocumentInfo]:
         """Every current document, oldest ingest first."""
+        self._warm()
         await self._repo.refresh()
         return sorted((entry.info for entry in self._repo.state.docs.values()), key=lambda info: info.ingested_at)
 

@@ -46,6 +46,7 @@ async def test_a_worker_killed_mid_job_fails_that_ingest_only(tmp_path: Path, mo
     """A worker that dies mid-document fails that ingest cleanly; the next ingest gets a fresh worker."""
     async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
         pool = ChunkPool(nursery, size=1)
+        pool._warming = True  # workers start only for jobs here, so each start is counted
         docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
         real_start = pool._start
 
@@ -61,4 +62,20 @@ async def test_a_worker_killed_mid_job_fails_that_ingest_only(tmp_path: Path, mo
         monkeypatch.setattr(pool, "_start", real_start)
         result = await docs.ingest(text=_long_text(1), doc_id="alive")
         assert result.doc.chunks > 0 and pool.started == 2
+        nursery.cancel_scope.cancel()
+
+
+async def test_listing_documents_warms_the_pool(tmp_path: Path) -> None:
+    """The first document call starts every worker in the background; the first ingest then starts none."""
+    async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
+        pool = ChunkPool(nursery, size=2)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        assert pool.started == 0
+        assert await docs.list_documents() == []
+        with trio.fail_after(30):
+            while len(pool._idle) < 2:
+                await trio.sleep(0.01)
+        await docs.ingest(text=_long_text(0), doc_id="w")
+        await docs.list_documents()
+        assert pool.started == 2 and len(pool._idle) == 2
         nursery.cancel_scope.cancel()
