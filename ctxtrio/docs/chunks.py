@@ -12,13 +12,15 @@ record bodies) so the store writer only writes and the event loop stays free.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from ..store.index import IndexRow
 from ..store.journal import read_journal
-from ..store.records import NewRecord, Record
+from ..store.records import NewRecord, Record, decode_line
 from ..text.chunking import Chunk, iter_chunks
 from ..text.terms import index_text
 from ..text.tokens import TokenModel
@@ -31,6 +33,7 @@ __all__ = [
     "chunk_record",
     "chunk_rows",
     "load_generation",
+    "read_chunk_lines",
     "summary_record",
 ]
 
@@ -127,6 +130,36 @@ def load_generation(path: Path, *, start: int = 0, quarantine_dir: Path | None =
                 summaries[key] = text
     chunks.sort(key=lambda chunk: chunk.index)
     return chunks, summaries, result.end
+
+
+def read_chunk_lines(spans: list[tuple[Path, int, int]]) -> list[StoredChunk | None]:
+    """The chunk record on each (file, line start, line end); None where there is none (blocking).
+
+    Reads only those lines, so a search need not load whole documents.
+    """
+    found: list[StoredChunk | None] = []
+    handles: dict[Path, BinaryIO | None] = {}
+    try:
+        for path, start, end in spans:
+            if path not in handles:
+                try:
+                    handles[path] = open(path, "rb")
+                except OSError:
+                    handles[path] = None
+            handle = handles[path]
+            data = None
+            if handle is not None:
+                try:
+                    data = os.pread(handle.fileno(), end - start, start)
+                except OSError:
+                    data = None
+            record = decode_line(data) if data and data.endswith(b"\n") else None
+            found.append(_chunk(record) if record is not None and record.get("kind") == "chunk" else None)
+    finally:
+        for handle in handles.values():
+            if handle is not None:
+                handle.close()
+    return found
 
 
 def _chunk(data: Record) -> StoredChunk | None:

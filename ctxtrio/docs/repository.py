@@ -39,7 +39,7 @@ from ..store.layout import DataDir
 from ..store.records import NewRecord
 from ..store.writer import StoreHandle
 from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
-from .chunks import LoadedDoc, load_generation, summary_record
+from .chunks import LoadedDoc, StoredChunk, load_generation, read_chunk_lines, summary_record
 from .model import DocumentInfo
 
 __all__ = ["ORPHAN_AGE_S", "GenerationCache", "Repository"]
@@ -205,6 +205,29 @@ class Repository:
                 return entry, await self._load(entry)
             except _GenerationGone as exc:
                 raise StoreError(f"document {doc_id!r} is damaged: its chunks are missing ({exc})") from exc
+
+    async def chunks_at(self, wanted: list[tuple[DocEntry, int, int, int]]) -> dict[int, StoredChunk]:
+        """Chunks by position in ``wanted``: (entry, chunk index, line start, line end) each.
+
+        From a loaded generation when there is one, else by reading that one journal line
+        (a search touches a few chunks of many documents: loading them all would fill the
+        cache and take a file read each). Positions it cannot resolve are left out.
+        """
+        found: dict[int, StoredChunk] = {}
+        reads: list[tuple[int, int, Path, int, int]] = []
+        for position, (entry, index, start, end) in enumerate(wanted):
+            doc = self._loaded.get((entry.doc_id, entry.gen))
+            if doc is not None and index < len(doc.chunks):
+                found[position] = doc.chunks[index]
+            elif end > start:
+                reads.append((position, index, self.gen_path(entry.doc_id, entry.gen), start, end))
+        if reads:
+            spans = [(path, start, end) for _, _, path, start, end in reads]
+            chunks = await trio.to_thread.run_sync(read_chunk_lines, spans)
+            for (position, index, _, _, _), chunk in zip(reads, chunks, strict=True):
+                if chunk is not None and chunk.index == index:
+                    found[position] = chunk
+        return found
 
     async def top_up(self, doc: LoadedDoc) -> None:
         """Pick up summary records appended to ``doc``'s file since it was loaded."""

@@ -232,16 +232,20 @@ class DocumentService:
         hits = await self._hits(query_terms, by_journal, limit + 1, all_docs=doc_id is None)
         more = len(hits) > limit
         hits = hits[:limit]
-        loaded = await self._load_many(sorted({by_journal[hit.journal].doc_id for hit in hits}))
+        hits = [hit for hit in hits if hit.item.isdigit()]
+        wanted = [(by_journal[hit.journal], int(hit.item), hit.line_start, hit.line_end) for hit in hits]
+        found = await self._repo.chunks_at(wanted)
+        missing = sorted({wanted[n][0].doc_id for n in range(len(wanted)) if n not in found})
+        loaded = await self._load_many(missing) if missing else {}
         candidates: list[Candidate] = []
-        for hit in hits:
-            entry = by_journal[hit.journal]
-            doc = loaded.get(entry.doc_id)
-            if doc is None or doc.gen != entry.gen or not hit.item.isdigit():
-                continue  # replaced meanwhile
-            index = int(hit.item)
-            if index < len(doc.chunks):
-                candidates.append(Candidate(entry.doc_id, entry.info.title, doc.chunks[index], hit.score))
+        for position, (entry, index, _, _) in enumerate(wanted):
+            chunk = found.get(position)
+            if chunk is None:
+                doc = loaded.get(entry.doc_id)
+                if doc is None or doc.gen != entry.gen or index >= len(doc.chunks):
+                    continue  # replaced or forgotten meanwhile
+                chunk = doc.chunks[index]
+            candidates.append(Candidate(entry.doc_id, entry.info.title, chunk, hits[position].score))
         packed, omitted, used = pack_hits(candidates, budget, self._live.tokens.current)
         return SearchResult(query, tuple(packed), omitted, more, budget, used)
 

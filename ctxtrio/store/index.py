@@ -54,8 +54,14 @@ _TABLES: tuple[Table, ...] = ("chunks",)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(terms, journal UNINDEXED, item UNINDEXED, tokenize="{_TOKENIZER}");
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(
+    terms, journal UNINDEXED, item UNINDEXED, line_start UNINDEXED, line_end UNINDEXED, tokenize="{_TOKENIZER}"
+);
 """
+#: ``PRAGMA user_version`` of the schema above. An index of another version is emptied
+#: and re-indexed from the journals when opened (it is derived data).
+#: 2: chunk rows carry the byte range of their journal line (``line_start``, ``line_end``).
+SCHEMA_VERSION = 2
 #: How long the writer waits for SQLite's write lock held by another process before it
 #: defers the update (the journals are durable; the gap is filled later), and how long
 #: a reader waits on a lock (rare under WAL).
@@ -100,6 +106,9 @@ class Hit:
     journal: str
     item: str
     score: float
+    #: Byte range of the record's line in the journal (read it alone instead of the file).
+    line_start: int = 0
+    line_end: int = 0
 
 
 #: What one journal record contributes to the index, decided by the domain that wrote it.
@@ -175,9 +184,9 @@ class SearchIndex:
         """Connect the writer and create the schema; True if the file did not exist."""
         created = not self._path.exists()
         self._writer = self._connect(WRITE_BUSY_S)
-        self._writer.executescript(_SCHEMA)
+        upgraded = _ensure_schema(self._writer)
         self._identity = _identity(self._path)
-        return created
+        return created or upgraded
 
     def _delete_files(self) -> None:
         try:
@@ -259,12 +268,13 @@ class SearchIndex:
                 first = records[0].offset if records else end
                 if mark < first:
                     mark, _ = self._index_file_range(conn, journal, path, mark, first)
-                fresh: list[IndexRow] = []
+                fresh: list[tuple[IndexRow, int, int]] = []
                 for record in records:
                     if record.offset < mark:
                         continue  # another process indexed it already
                     found = rows.get(record.offset)
-                    fresh.extend(found if found is not None else self.rows_for(record.data))
+                    for row in found if found is not None else self.rows_for(record.data):
+                        fresh.append((row, record.offset, record.end))
                 _insert(conn, journal, fresh)
                 _set_watermark(conn, journal, max(mark, end))
 
@@ -284,11 +294,11 @@ class SearchIndex:
         """Index complete records in ``[start, stop)``; returns (new watermark, rows added)."""
         result = read_journal(path, start)
         end = start
-        fresh: list[IndexRow] = []
+        fresh: list[tuple[IndexRow, int, int]] = []
         for record in result.records:
             if record.offset >= stop:
                 break
-            fresh.extend(self.rows_for(record.data))
+            fresh.extend((row, record.offset, record.end) for row in self.rows_for(record.data))
             end = record.end
         return max(end, min(result.end, stop)), _insert(conn, journal, fresh)
 
@@ -322,7 +332,7 @@ class SearchIndex:
         expression = fts_query(query_terms)
         if expression is None or limit <= 0:
             return []
-        sql = f"SELECT journal, item, bm25({table}) FROM {table} WHERE {table} MATCH ?"
+        sql = f"SELECT journal, item, bm25({table}), line_start, line_end FROM {table} WHERE {table} MATCH ?"
         params: list[str | int] = [expression]
         if journals is not None:
             if not journals:
@@ -336,7 +346,7 @@ class SearchIndex:
             rows = self._reader().execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise self._error("search failed", exc) from exc
-        return [Hit(str(j), str(i), -float(s)) for j, i, s in rows]
+        return [Hit(str(j), str(i), -float(s), int(a or 0), int(b or 0)) for j, i, s, a, b in rows]
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -360,9 +370,37 @@ def _set_watermark(conn: sqlite3.Connection, journal: str, offset: int) -> None:
     )
 
 
-def _insert(conn: sqlite3.Connection, journal: str, rows: Sequence[IndexRow]) -> int:
+def _insert(conn: sqlite3.Connection, journal: str, rows: Sequence[tuple[IndexRow, int, int]]) -> int:
+    """Insert rows, each with the byte range of the journal line it came from."""
     for table in _TABLES:
-        values = [(row.terms, journal, row.item) for row in rows if row.table == table]
+        values = [(row.terms, journal, row.item, start, end) for row, start, end in rows if row.table == table]
         if values:
-            conn.executemany(f"INSERT INTO {table}(terms, journal, item) VALUES(?, ?, ?)", values)
+            conn.executemany(
+                f"INSERT INTO {table}(terms, journal, item, line_start, line_end) VALUES(?, ?, ?, ?, ?)", values
+            )
     return len(rows)
+
+
+def _ensure_schema(conn: sqlite3.Connection) -> bool:
+    """Create the schema, or replace one of another version; True if rows were dropped.
+
+    Under the write lock, so of several processes opening an old index one upgrades it.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        known = conn.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('chunks', 'journals')").fetchone()[0]
+        dropped = bool(known) and version != SCHEMA_VERSION
+        if dropped:
+            log.info("search index schema %d -> %d: re-indexing from the journals", version, SCHEMA_VERSION)
+            conn.execute("DROP TABLE IF EXISTS chunks")
+            conn.execute("DROP TABLE IF EXISTS journals")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return dropped
