@@ -49,7 +49,7 @@ log = logging.getLogger("ctxtrio.docs")
 #: A never-committed generation file younger than this may still be being written.
 ORPHAN_AGE_S = 3600.0
 #: Characters of loaded chunk text kept in memory across documents.
-DEFAULT_CACHE_CHARS = 64_000_000
+DEFAULT_CACHE_CHARS = 32_000_000
 CATALOG_NAME = "catalog.jsonl"
 
 Key = tuple[str, str]
