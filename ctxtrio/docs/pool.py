@@ -82,11 +82,15 @@ class ChunkPool:
 
     async def _take(self) -> _Worker:
         """An idle worker; a new one if fewer than ``size`` exist; else wait for one."""
-        while not self._idle:
+        while True:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.process.returncode is None:
+                    return worker
+                self._alive -= 1  # died while idle (killed from outside): start another
             if self._alive < self.size:
                 return await self._start()
             await self._returned.park()
-        return self._idle.pop()
 
     async def produce(
         self,

@@ -79,3 +79,18 @@ async def test_listing_documents_warms_the_pool(tmp_path: Path) -> None:
         await docs.list_documents()
         assert pool.started == 2 and len(pool._idle) == 2
         nursery.cancel_scope.cancel()
+
+
+async def test_a_worker_that_died_while_idle_is_replaced(tmp_path: Path) -> None:
+    """An idle worker killed from outside is noticed before use: the next ingest succeeds on a new one."""
+    async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
+        pool = ChunkPool(nursery, size=1)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        await docs.ingest(text=_long_text(0), doc_id="first")
+        (idle,) = pool._idle
+        idle.process.send_signal(signal.SIGKILL)
+        with trio.fail_after(10):
+            await idle.process.wait()
+        result = await docs.ingest(text=_long_text(1), doc_id="second")
+        assert result.doc.chunks > 0 and pool.started == 2
+        nursery.cancel_scope.cancel()
