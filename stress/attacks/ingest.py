@@ -1,0 +1,133 @@
+"""Ingest-path attacks on the real server (issue 12): chunking processes, index schema, re-ingest.
+
+Every attack drives ``python -m ctxtrio`` over stdio with the SDK client, bounded to
+60 s per server. Nothing leaves loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import trio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.types import CallToolResult, TextContent
+
+from . import Row
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Long enough for the pool of chunking processes (more than POOL_MIN_CHARS).
+TEXT = "# Field notes\n\n" + "\n\n".join(f"Paragraph {n}: the numbat digs near burrow {n}." for n in range(2000))
+
+
+def _params(data: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit", *extra],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(data.parent / "cache"), "PATH": os.environ.get("PATH", "")},
+    )
+
+
+@asynccontextmanager
+async def _server(data: Path, *extra: str) -> AsyncIterator[Client]:
+    with trio.fail_after(60):
+        async with Client(_params(data, *extra)) as client:
+            yield client
+
+
+def _text(result: CallToolResult) -> str:
+    return " ".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+def _workers(server_pid: int) -> list[int]:
+    """Process ids of the server's chunking processes."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            name, rest = stat.read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        if int(rest.split()[1]) == server_pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _server_pids(data: Path) -> list[int]:
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"ctxtrio" in args and str(data).encode() in args:
+            pids.append(int(cmdline.parent.name))
+    return pids
+
+
+async def worker_killed(work: Path) -> Row:
+    """Kill every chunking process while the server is up: the next ingest still succeeds."""
+    data = work / "killed"
+    async with _server(data) as client:
+        await client.call_tool("doc_list", {})  # warms the pool
+        await trio.sleep(1.0)
+        killed = 0
+        for server in _server_pids(data):
+            for pid in _workers(server):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        await trio.sleep(0.2)
+        result = await client.call_tool("doc_ingest", {"text": TEXT, "doc_id": "n"})
+        found = await client.call_tool("doc_search", {"query": "burrow 1234", "limit": 3})
+    held = killed > 0 and not result.is_error and "burrow 1234" in _text(found)
+    said = f"{killed} killed; ingest {'ok' if not result.is_error else _text(result)[:120]}; search {'found' if held else _text(found)[:80]}"
+    return Row("chunking processes killed while idle", "replaced; the next ingest and search work", said, held)
+
+
+async def old_index_schema(work: Path) -> Row:
+    """An index of the schema before line offsets: emptied and re-indexed at start."""
+    data = work / "schema"
+    async with _server(data) as client:
+        await client.call_tool("doc_ingest", {"text": TEXT, "doc_id": "n"})
+    index = data / "index.sqlite3"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
+    old = sqlite3.connect(index)
+    old.executescript(
+        "CREATE TABLE journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);"
+        "CREATE VIRTUAL TABLE chunks USING fts5(terms, journal UNINDEXED, item UNINDEXED);"
+    )
+    old.close()
+    async with _server(data) as client:
+        found = await client.call_tool("doc_search", {"query": "numbat burrow 77", "limit": 3})
+    held = not found.is_error and "burrow 77" in _text(found)
+    return Row("index.sqlite3 of the older schema (no line offsets)", "re-indexed at start; search finds the chunk",
+               "found" if held else _text(found)[:120], held)
+
+
+async def reingest_same_file(work: Path) -> Row:
+    """The same file ingested three times without doc_id: one document, later calls skipped."""
+    data, root = work / "again" / "data", work / "again" / "root"
+    root.mkdir(parents=True)
+    (root / "notes.md").write_text(TEXT, encoding="utf-8")
+    async with _server(data, "--ingest-root", str(root)) as client:
+        said = [_text(await client.call_tool("doc_ingest", {"file_path": "notes.md"})) for _ in range(3)]
+        listed = await client.call_tool("doc_list", {})
+    count = sum("notes.md" in line for line in _text(listed).splitlines())
+    held = count == 1 and all(line.startswith("Unchanged") for line in said[1:])
+    return Row("the same file re-ingested 3 times without doc_id", "one document; the repeats say Unchanged",
+               f"{count} listed; {said[-1][:60]}", held)
+
+
+async def _main(work: Path) -> list[Row]:
+    return [await worker_killed(work), await old_index_schema(work), await reingest_same_file(work)]
+
+
+def run(work: Path) -> list[Row]:
+    return trio.run(_main, work)
