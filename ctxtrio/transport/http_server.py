@@ -132,8 +132,25 @@ async def _accept(
 
 
 async def _connection(stream: trio.SocketStream, handler: Handler, slots: trio.CapacityLimiter, token: object) -> None:
+    """Serve one connection; its failure closes it and is logged, it never stops the server.
+
+    hypercorn lets some protocol errors out of a connection (h11's LocalProtocolError
+    when the SDK abandons an SSE stream whose session a DELETE closed meanwhile, and
+    hypercorn then tries to answer 500 inside the open body): in the shared nursery that
+    would cancel every other connection and end the process.
+    """
     try:
         await handler(stream)
+    except Exception as exc:  # the connection boundary: one connection fails, not the server
+        log.warning("HTTP connection failed and was closed: %s", _summary(exc))
+        log.debug("HTTP connection failure", exc_info=exc)
     finally:
         slots.release_on_behalf_of(token)
         await trio.aclose_forcefully(stream)
+
+
+def _summary(exc: BaseException) -> str:
+    """The innermost error of ``exc`` (groups unwrapped), as ``Type: message``."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
