@@ -21,6 +21,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import trio
@@ -37,7 +39,7 @@ from ctxtrio._app import open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
 
-__all__ = ["build_session", "measure_sessions", "rss_mb"]
+__all__ = ["build_session", "measure_sessions", "rss_mb", "serving"]
 
 SESSION = "scale"
 WARM_CALLS = 20
@@ -69,42 +71,49 @@ async def build_session(data_dir: Path, entries: int, session_id: str = SESSION)
         await ctx.sessions.status(session_id)
 
 
+@asynccontextmanager
+async def serving(data_dir: Path) -> AsyncIterator[tuple[trio.Process, Client]]:
+    """A server on ``data_dir`` over HTTP (its stderr drained) and an SDK client of it; stopped after."""
+    process, url = await start_http_server(data_dir)
+    try:
+        async with trio.open_nursery() as nursery:
+            assert process.stderr is not None
+            stderr = process.stderr
+
+            async def drain() -> None:
+                while await stderr.receive_some():
+                    pass
+
+            nursery.start_soon(drain)
+            async with Client(url) as client:
+                yield process, client
+            nursery.cancel_scope.cancel()
+    finally:
+        await stop_process(process)
+
+
 async def _measure_one(entries: int) -> dict[str, float]:
     maker = TextMaker(seed=5)
     queries = [maker.query() for _ in range(WARM_CALLS + 1)]
     with tempfile.TemporaryDirectory(prefix="scale-sessions-") as tmp:
         data_dir = Path(tmp) / "data"
         await build_session(data_dir, entries)
-        process, url = await start_http_server(data_dir)
-        try:
-            async with trio.open_nursery() as nursery:
-                assert process.stderr is not None
-                stderr = process.stderr
-
-                async def drain() -> None:
-                    while await stderr.receive_some():
-                        pass
-
-                nursery.start_soon(drain)
-                async with Client(url) as client:
-                    await client.call_tool("context_guide", {})  # the round trip is warm; the session is not
-                    started = time.perf_counter()
-                    first = await client.call_tool("context_recall", {"session_id": SESSION, "query": queries[0]})
-                    first_ms = (time.perf_counter() - started) * 1000
-                    if first.is_error:
-                        raise RuntimeError(f"context_recall failed: {first.content}")
-                    warm: list[float] = []
-                    for query in queries[1:]:
-                        started = time.perf_counter()
-                        await client.call_tool("context_recall", {"session_id": SESSION, "query": query})
-                        warm.append((time.perf_counter() - started) * 1000)
-                    started = time.perf_counter()
-                    await client.call_tool("context_list_sessions", {})
-                    list_ms = (time.perf_counter() - started) * 1000
-                    rss = rss_mb(process.pid)
-                nursery.cancel_scope.cancel()
-        finally:
-            await stop_process(process)
+        async with serving(data_dir) as (process, client):
+            await client.call_tool("context_guide", {})  # the round trip is warm; the session is not
+            started = time.perf_counter()
+            first = await client.call_tool("context_recall", {"session_id": SESSION, "query": queries[0]})
+            first_ms = (time.perf_counter() - started) * 1000
+            if first.is_error:
+                raise RuntimeError(f"context_recall failed: {first.content}")
+            warm: list[float] = []
+            for query in queries[1:]:
+                started = time.perf_counter()
+                await client.call_tool("context_recall", {"session_id": SESSION, "query": query})
+                warm.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            await client.call_tool("context_list_sessions", {})
+            list_ms = (time.perf_counter() - started) * 1000
+            rss = rss_mb(process.pid)
     return {
         "entries": float(entries),
         "first_recall_ms": first_ms,

@@ -35,10 +35,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_sessions import TextMaker  # noqa: E402
-from harness import start_http_server, stop_process  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.types import TextContent  # noqa: E402
-from scale_sessions import rss_mb  # noqa: E402
+from scale_sessions import rss_mb, serving  # noqa: E402
 
 from ctxtrio._app import build_server, open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
@@ -73,38 +72,24 @@ def _text(result: object) -> str:
 async def _list_pages(data_dir: Path, walk: bool) -> tuple[float, float, float, int, int, int]:
     """(first page ms, RSS before MB, RSS after MB, pages, sessions seen, largest page tokens)."""
     model = TokenModel.cold()
-    process, url = await start_http_server(data_dir)
-    try:
-        async with trio.open_nursery() as nursery:
-            assert process.stderr is not None
-            stderr = process.stderr
-
-            async def drain() -> None:
-                while await stderr.receive_some():
-                    pass
-
-            nursery.start_soon(drain)
-            async with Client(url) as client:
-                await client.call_tool("context_guide", {})
-                before = rss_mb(process.pid)
-                started = time.perf_counter()
-                page = await client.call_tool("context_list_sessions", {})
-                first_ms = (time.perf_counter() - started) * 1000
-                pages, seen, largest = 1, 0, 0
-                while True:
-                    largest = max(largest, model.estimate(_text(page)))
-                    structured = page.structured_content or {}
-                    listed = structured.get("sessions")
-                    seen += len(listed) if isinstance(listed, list) else 0
-                    next_offset = structured.get("next_offset")
-                    if not walk or not isinstance(next_offset, int):
-                        break
-                    page = await client.call_tool("context_list_sessions", {"offset": next_offset})
-                    pages += 1
-                after = rss_mb(process.pid)
-            nursery.cancel_scope.cancel()
-    finally:
-        await stop_process(process)
+    async with serving(data_dir) as (process, client):
+        await client.call_tool("context_guide", {})
+        before = rss_mb(process.pid)
+        started = time.perf_counter()
+        page = await client.call_tool("context_list_sessions", {})
+        first_ms = (time.perf_counter() - started) * 1000
+        pages, seen, largest = 1, 0, 0
+        while True:
+            largest = max(largest, model.estimate(_text(page)))
+            structured = page.structured_content or {}
+            listed = structured.get("sessions")
+            seen += len(listed) if isinstance(listed, list) else 0
+            next_offset = structured.get("next_offset")
+            if not walk or not isinstance(next_offset, int):
+                break
+            page = await client.call_tool("context_list_sessions", {"offset": next_offset})
+            pages += 1
+        after = rss_mb(process.pid)
     return first_ms, before, after, pages, seen, largest
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import mmap
-import os
 import sys
 import zlib
 from array import array
@@ -34,6 +33,7 @@ from typing import Any, Final, TypeVar
 from ..store.records import decode_line
 from ..text.tokens import TokenModel
 from .bm25 import TermIndex
+from .derived import replace_file
 from .state import SessionState
 from .summary import model_key
 
@@ -102,18 +102,7 @@ def write_snapshot(journal: Path, state: SessionState, file_id: tuple[int, int])
     }
     header["crc"] = _checksum(header, sections)
     target = snapshot_path(journal)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n")
-            for section in sections:
-                handle.write(section)
-        os.replace(temporary, target)
-    except OSError:
-        try:
-            temporary.unlink(missing_ok=True)
-        except OSError:
-            pass
+    if not replace_file(target, [json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n", *sections]):
         return False
     mapped = _map(target)
     if mapped is not None and mapped[0] == header:

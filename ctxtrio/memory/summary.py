@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from ..text.tokens import ScriptClass, TokenModel
+from .derived import replace_file
 from .model import SessionInfo
 from .state import SessionState
 
@@ -90,16 +91,7 @@ def summarize_state(state: SessionState, ino: int) -> SessionSummary:
 
 def write_summary(journal: Path, summary: SessionSummary) -> None:
     """Replace the summary file atomically; failing to write it is not an error (it is derived)."""
-    target = summary_path(journal)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(json.dumps({"v": _VERSION, **asdict(summary)}, ensure_ascii=False), encoding="utf-8")
-        os.replace(temporary, target)
-    except OSError:
-        try:
-            temporary.unlink(missing_ok=True)
-        except OSError:
-            pass
+    replace_file(summary_path(journal), [json.dumps({"v": _VERSION, **asdict(summary)}, ensure_ascii=False).encode()])
 
 
 def read_summary(journal: Path, session_id: str) -> SessionSummary | None:

@@ -4,6 +4,7 @@
 
     <data_dir>/                 mode 0700
       sessions/<session_id>.jsonl
+      sessions/<session_id>.summary.json, .snapshot   derived (memory/summary.py, memory/snapshot.py)
       docs/catalog.jsonl        which generation of each document is current
       docs/<doc_id>/<gen>.jsonl one file per ingest generation
       quarantine/               malformed journal lines, copied aside
