@@ -45,11 +45,17 @@ class JournalFile:
 def scan_journals(data: DataDir) -> list[JournalFile]:
     """Every session journal, most recently written first (ties by id; blocking)."""
     found: list[JournalFile] = []
+    derived: list[tuple[str, Path]] = []
     try:
         with os.scandir(data.sessions) as entries:
             for entry in entries:
                 session_id = entry.name.removesuffix(".jsonl")
-                if session_id == entry.name or not ID_PATTERN.fullmatch(session_id):
+                if session_id == entry.name:
+                    for suffix in _DERIVED:
+                        if entry.name.endswith(suffix):
+                            derived.append((entry.name.removesuffix(suffix), Path(entry.path)))
+                    continue
+                if not ID_PATTERN.fullmatch(session_id):
                     continue
                 try:
                     found.append(JournalFile(session_id, entry.stat().st_mtime_ns))
@@ -60,7 +66,22 @@ def scan_journals(data: DataDir) -> list[JournalFile]:
     except OSError as exc:
         raise StoreError(f"cannot list {data.sessions}: {exc.strerror or exc}") from exc
     found.sort(key=lambda journal: (-journal.mtime_ns, journal.session_id))
+    _remove_orphans(derived, {journal.session_id for journal in found})
     return found
+
+
+#: Suffixes of the derived files kept beside a journal.
+_DERIVED: Final = (".summary.json", ".snapshot")
+
+
+def _remove_orphans(derived: list[tuple[str, Path]], journals: set[str]) -> None:
+    """Derived files whose journal is gone (a pruned session) are removed; they are only caches."""
+    for session_id, path in derived:
+        if session_id not in journals and not path.with_name(session_id + ".jsonl").exists():
+            try:
+                path.unlink()
+            except OSError:
+                pass
 
 
 def describe(data: DataDir, session_ids: Sequence[str], model: TokenModel, quarantine: Path | None) -> list[SessionInfo | None]:

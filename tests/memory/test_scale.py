@@ -121,3 +121,17 @@ async def test_status_from_a_summary_equals_the_loaded_status(tmp_path: Path) ->
         from_summary = await ctx.sessions.status("s1")
         assert "s1" not in ctx.sessions._registry
         assert from_summary == loaded
+
+
+async def test_derived_files_of_a_removed_journal_are_removed(ctx: Context) -> None:
+    """A summary or snapshot left by a session whose journal is gone is cleaned up by the next listing."""
+    await ctx.sessions.append("gone", "x")
+    await ctx.sessions.append("kept", "y")
+    await ctx.sessions.list_sessions()
+    journal = ctx.data.session_journal("gone")
+    (journal.with_name("gone.snapshot")).write_bytes(b"stale")
+    assert summary_path(journal).exists()
+    journal.unlink()
+    assert [info.session_id for info in await ctx.sessions.list_sessions()] == ["kept"]
+    assert not summary_path(journal).exists() and not journal.with_name("gone.snapshot").exists()
+    assert summary_path(ctx.data.session_journal("kept")).exists()
