@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import sys
 from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
@@ -42,14 +43,18 @@ class TermIndex:
     Postings loaded from a snapshot stay in its flat arrays (``_base``: one run per term,
     read through zero-copy memoryview slices); postings added since go to per-term
     arrays (``_added``). A term's postings are its base run, then what was added.
+    Likewise the loaded vocabulary stays one UTF-8 buffer searched by bisection
+    (``_vocabulary``); terms seen since are in a dict.
     """
 
-    __slots__ = ("_added", "_base", "_ids", "df", "live_docs", "live_length", "terms")
+    __slots__ = ("_added", "_base", "_ids", "_new_terms", "_vocabulary", "df", "live_docs", "live_length")
 
     def __init__(self) -> None:
-        #: Term id -> term, and back.
-        self.terms: list[str] = []
+        #: (UTF-8 of the loaded terms one after another, where each starts, term ids in term order).
+        self._vocabulary: tuple[memoryview | bytes, array[int], array[int]] = (b"", array("q", [0]), array("i"))
+        #: Terms added or looked up since: term -> id (ids of new terms follow the loaded ones).
         self._ids: dict[str, int] = {}
+        self._new_terms: list[str] = []
         #: Per term id: live entries holding it.
         self.df: array[int] = array("q")
         #: (starts per term id, ordinals, tfs) of the postings loaded from a snapshot.
@@ -59,20 +64,36 @@ class TermIndex:
         self.live_docs = 0
         self.live_length = 0
 
+    def __len__(self) -> int:
+        """How many distinct terms the index knows."""
+        return len(self.df)
+
     def term_id(self, term: str) -> int | None:
-        return self._ids.get(term)
+        found = self._ids.get(term)
+        if found is not None:
+            return found
+        text, starts, order = self._vocabulary
+        if not order:
+            return None
+        key = term.encode("utf-8")
+        position = bisect_left(order, key, key=lambda term_id: bytes(text[starts[term_id]:starts[term_id + 1]]))
+        if position < len(order):
+            term_id = order[position]
+            if text[starts[term_id]:starts[term_id + 1]] == key:
+                self._ids[sys.intern(term)] = term_id  # a term asked for once is often asked again
+                return term_id
+        return None
 
     def add(self, ordinal: int, terms: Iterable[str]) -> tuple[list[int], int]:
         """Index entry ``ordinal`` (not yet live): its distinct term ids and its length in terms."""
         counts = Counter(terms)
-        ids = self._ids
         added = self._added
         distinct: list[int] = []
         for term, tf in counts.items():
-            term_id = ids.get(term)
+            term_id = self.term_id(term)
             if term_id is None:
-                term_id = ids[sys.intern(term)] = len(self.terms)
-                self.terms.append(term)
+                term_id = self._ids[sys.intern(term)] = len(self.df)
+                self._new_terms.append(term)
                 self.df.append(0)
             found = added.get(term_id)
             if found is None:
@@ -111,7 +132,7 @@ class TermIndex:
         acc: dict[int, float] = {}
         get = acc.get
         for term in dict.fromkeys(query_terms):
-            term_id = self._ids.get(term)
+            term_id = self.term_id(term)
             if term_id is None:
                 continue
             df = self.df[term_id]
@@ -126,34 +147,38 @@ class TermIndex:
 
     # -- snapshots ------------------------------------------------------------------
 
-    def dump(self) -> tuple[list[str], array[int], array[int], array[int], array[int]]:
-        """(terms, df, postings per term, all ordinals, all tfs): the flat form a snapshot stores."""
-        starts, base_ordinals, base_tfs = self._base
-        if not self._added:
-            counts = array("q", (starts[n + 1] - starts[n] for n in range(len(starts) - 1)))
-            return self.terms, self.df, counts, array("i", base_ordinals), array("H", base_tfs)
+    def dump(self) -> tuple[bytes, array[int], array[int], array[int], array[int], array[int], array[int]]:
+        """The flat form a snapshot stores: (vocabulary UTF-8, term starts, term order, df, postings
+        per term, all ordinals, all tfs)."""
+        text, starts, _ = self._vocabulary
+        loaded = len(starts) - 1
+        terms = [str(text[starts[n]:starts[n + 1]], "utf-8") for n in range(loaded)] + self._new_terms
+        encoded = [term.encode("utf-8") for term in terms]
+        term_starts = array("q", [0])
+        term_starts.extend(accumulate(len(term) for term in encoded))
+        order = array("i", sorted(range(len(terms)), key=encoded.__getitem__))
+        base_starts, base_ordinals, base_tfs = self._base
         counts = array("q")
         ordinals = array("i")
         tfs = array("H")
-        for term_id in range(len(self.terms)):
+        for term_id in range(len(self.df)):
             before = len(ordinals)
-            if term_id + 1 < len(starts):
-                ordinals.extend(base_ordinals[starts[term_id]:starts[term_id + 1]])
-                tfs.extend(base_tfs[starts[term_id]:starts[term_id + 1]])
+            if term_id + 1 < len(base_starts):
+                ordinals.extend(base_ordinals[base_starts[term_id]:base_starts[term_id + 1]])
+                tfs.extend(base_tfs[base_starts[term_id]:base_starts[term_id + 1]])
             found = self._added.get(term_id)
             if found is not None:
                 ordinals.extend(found[0])
                 tfs.extend(found[1])
             counts.append(len(ordinals) - before)
-        return self.terms, self.df, counts, ordinals, tfs
+        return b"".join(encoded), term_starts, order, self.df, counts, ordinals, tfs
 
     @classmethod
-    def load(cls, terms: list[str], df: array[int], counts: array[int], ordinals: array[int], tfs: array[int],
-             live_docs: int, live_length: int) -> TermIndex:
+    def load(cls, vocabulary: tuple[memoryview, array[int], array[int]], df: array[int], counts: array[int],
+             ordinals: array[int], tfs: array[int], live_docs: int, live_length: int) -> TermIndex:
         """The index :meth:`dump` described (the caller checked the sizes agree)."""
         index = cls()
-        index.terms = terms
-        index._ids = dict(zip(terms, range(len(terms))))
+        index._vocabulary = vocabulary
         index.df = df
         starts = array("q", [0])
         starts.extend(accumulate(counts))

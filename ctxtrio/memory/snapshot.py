@@ -41,7 +41,7 @@ __all__ = ["SNAPSHOT_AFTER_BYTES", "load_snapshot", "snapshot_due", "snapshot_pa
 
 V = TypeVar("V")
 
-_VERSION: Final = 3
+_VERSION: Final = 4
 _SUFFIX: Final = ".snapshot"
 #: A snapshot is (re)written once the journal grew past the last one by an eighth of
 #: its size, at least 64 KB and at most this: a load never replays more than this many
@@ -54,15 +54,15 @@ def snapshot_due(applied_offset: int, snapshot_offset: int, most: int = SNAPSHOT
     """Whether a state at ``applied_offset`` should be saved again (the last snapshot ends at ``snapshot_offset``)."""
     threshold = min(most, max(_SNAPSHOT_MIN_BYTES, applied_offset // 8))
     return applied_offset - snapshot_offset >= threshold
-_SEP: Final = "\x00"
 #: (attribute, array typecode or "bytes"/"bytearray") in file order.
 _COLUMNS: Final = (
     ("seqs", "q"), ("times", "d"), ("tokens", "q"), ("lengths", "q"), ("hashes", "q"),
     ("blob_starts", "q"),
     ("roles", "bytearray"), ("pinned", "bytearray"), ("deleted_flags", "bytearray"), ("live", "bytearray"),
 )
-#: Sections: the columns, texts, terms, df, postings per term, posting ordinals, posting tfs.
-_SECTIONS: Final = len(_COLUMNS) + 6
+#: Sections: the columns, texts, vocabulary (UTF-8, starts, order), df, postings per term,
+#: posting ordinals, posting tfs.
+_SECTIONS: Final = len(_COLUMNS) + 8
 _BLOB: Final = len(_COLUMNS)
 _SCALARS: Final = ("title", "exists", "deleted_at", "created", "last_activity", "live_count", "live_tokens",
                    "pinned_tokens", "superseded", "deleted", "summaries")
@@ -128,10 +128,11 @@ def _pack_texts(state: SessionState) -> None:
 
 
 def _sections(state: SessionState) -> list[bytes | memoryview]:  # in the order of _SECTIONS
-    terms, df, counts, ordinals, tfs = state.index.dump()
+    vocabulary, term_starts, term_order, df, counts, ordinals, tfs = state.index.dump()
     out: list[bytes | memoryview] = [bytes(getattr(state, name)) if kind == "bytearray" else getattr(state, name).tobytes()
             for name, kind in _COLUMNS]
-    out += [state.blob, _SEP.join(terms).encode("utf-8"), df.tobytes(), counts.tobytes(), ordinals.tobytes(),
+    out += [state.blob, vocabulary, term_starts.tobytes(), term_order.tobytes(), df.tobytes(), counts.tobytes(),
+            ordinals.tobytes(),
             tfs.tobytes()]
     return out
 
@@ -236,7 +237,7 @@ def _restore(header: dict[str, Any], parts: list[memoryview], session_id: str, m
             column = array(kind)
             column.frombytes(data)
             setattr(state, name, column)
-    blob, terms, df_bytes, counts_bytes, ordinals_bytes, tfs_bytes = parts[len(_COLUMNS):]
+    blob, vocabulary, starts_bytes, order_bytes, df_bytes, counts_bytes, ordinals_bytes, tfs_bytes = parts[_BLOB:]
     state.blob = blob
     count = header["entries"]
     assert isinstance(count, int)
@@ -246,17 +247,22 @@ def _restore(header: dict[str, Any], parts: list[memoryview], session_id: str, m
         raise ValueError("snapshot offsets disagree")
     if state.blob_starts[-1] != len(blob):
         raise ValueError("snapshot offsets disagree")
+    term_starts, term_order = array("q"), array("i")
+    term_starts.frombytes(starts_bytes)
+    term_order.frombytes(order_bytes)
     df, counts, ordinals, tfs = array("q"), array("q"), array("i"), array("H")
     df.frombytes(df_bytes)
     counts.frombytes(counts_bytes)
     ordinals.frombytes(ordinals_bytes)
     tfs.frombytes(tfs_bytes)
-    term_list = str(terms, "utf-8").split(_SEP) if terms else []
-    if not len(term_list) == len(df) == len(counts) or not sum(counts) == len(ordinals) == len(tfs):
+    if not len(term_starts) - 1 == len(term_order) == len(df) == len(counts) or term_starts[-1] != len(vocabulary):
+        raise ValueError("snapshot vocabulary disagrees")
+    if not sum(counts) == len(ordinals) == len(tfs):
         raise ValueError("snapshot index disagrees")
     live_docs, live_length = header["live_docs"], header["live_length"]
     assert isinstance(live_docs, int) and isinstance(live_length, int)
-    state.index = TermIndex.load(term_list, df, counts, ordinals, tfs, live_docs, live_length)
+    state.index = TermIndex.load((vocabulary, term_starts, term_order), df, counts, ordinals, tfs, live_docs,
+                                 live_length)
     scalars = header["scalars"]
     assert isinstance(scalars, dict)
     for name in _SCALARS:
