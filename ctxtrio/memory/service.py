@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TypeVar
 
 import trio
 
 from .._errors import InputError, NotFoundError
-from .._limits import COMPACT_TARGET, KEEP_RECENT, LIST_LIMIT, LIST_OFFSET, RECALL_LIMIT, check_budget, check_range
+from .._limits import COMPACT_TARGET, KEEP_RECENT, RECALL_LIMIT, check_budget, check_range
 from .._live import Live
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
@@ -37,12 +36,11 @@ from ..store.journal import AppendResult, JournalChangedError
 from ..store.records import JSON, NewRecord, Record
 from ..store.writer import StoreHandle
 from ..text.terms import terms, unique_terms
-from . import admin
+from . import admin, browse
 from .archive import ImportResult
 from .arguments import check_role, check_tags, check_text, check_title
 from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
 from .lifecycle import refuse_deleted, session_info
-from .listing import MAX_PAGE, describe, pack_page, scan_journals
 from .model import (
     Appended,
     CompactResult,
@@ -61,7 +59,7 @@ from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
 from .repository import LoadedSession, journal_stat, refresh
 from .state import Item, SessionState
 from .status import session_status, summary_status
-from .summary import SessionSummary, fresh_summary, write_summary
+from .summary import fresh_summary, write_summaries
 
 __all__ = ["SessionService"]
 
@@ -318,23 +316,11 @@ class SessionService:
         Deleted sessions only if asked. Sessions are described by their summary files;
         none is kept in memory for this.
         """
-        check_range("offset", offset, LIST_OFFSET)
-        check_range("limit", limit, LIST_LIMIT)
-        journals = await trio.to_thread.run_sync(scan_journals, self._store.data)
-        window = journals[offset:] if limit is None else journals[offset:offset + limit]
-        infos = await self._describe([journal.session_id for journal in window])
-        return [info for info in infos if info is not None and (include_deleted or info.deleted_at is None)]
+        return await browse.list_sessions(self, include_deleted=include_deleted, offset=offset, limit=limit)
 
     async def page_sessions(self, *, offset: int = 0, budget_tokens: int | None = None) -> SessionPage:
         """One page of the session list from ``offset``, packed into the budget (see :class:`SessionPage`)."""
-        check_range("offset", offset, LIST_OFFSET)
-        budget = check_budget(budget_tokens, self._live.budget_tokens)
-        journals = await trio.to_thread.run_sync(scan_journals, self._store.data)
-        window = journals[offset:offset + MAX_PAGE]
-        infos = await self._describe([journal.session_id for journal in window])
-        items = [(offset + n, info) for n, info in enumerate(infos) if info is not None and info.deleted_at is None]
-        return pack_page(items, total=len(journals), offset=offset, window_end=offset + len(window),
-                         budget_tokens=budget, model=self._live.tokens.current)
+        return await browse.page_sessions(self, offset=offset, budget_tokens=budget_tokens)
 
     async def delete_session(self, session_id: str) -> SessionInfo:
         """Mark a whole session deleted: it leaves every list and read until restored.
@@ -380,26 +366,6 @@ class SessionService:
                     state = await self._append_locked(session, [record])
                 return session_info(state)
 
-    async def _describe(self, session_ids: list[str]) -> list[SessionInfo | None]:
-        """Listing lines: from memory for sessions held there, else from summary files."""
-        found: dict[str, SessionInfo | None] = {}
-        for session_id in session_ids:
-            if session_id in self._registry:
-                with self._registry.use(session_id) as session:
-                    async with session.lock:
-                        state = await self._sync(session, _same, must_exist=False)
-                        found[session_id] = session_info(state) if state.exists else None
-        rest = [session_id for session_id in session_ids if session_id not in found]
-        pending = self._registry.take_summaries()
-        if pending:
-            await trio.to_thread.run_sync(_write_summaries, pending)
-        if rest:
-            model = self._live.tokens.current
-            described = await trio.to_thread.run_sync(describe, self._store.data, rest, model,
-                                                      self._store.data.quarantine)
-            found.update(zip(rest, described))
-        return [found[session_id] for session_id in session_ids]
-
     async def _unused_id(self) -> str:
         while True:
             session_id = new_id("s")
@@ -428,8 +394,7 @@ class SessionService:
         pending = self._registry.take_summaries()
 
         def run() -> T:
-            for path, summary in pending:
-                write_summary(path, summary)
+            write_summaries(pending)
             refresh(session, model, quarantine)
             state = session.state
             assert state is not None
@@ -489,11 +454,6 @@ def _patch_for(
         back = tuple(folded.id for folded in state.unfoldable(item))
         return ({"restored": True} if back or not item.deleted else {}), back
     return ({"restored": True} if not item.live else {}), ((item.id,) if not item.live else ())
-
-
-def _write_summaries(pending: list[tuple[Path, SessionSummary]]) -> None:
-    for path, summary in pending:
-        write_summary(path, summary)
 
 
 def _same(state: SessionState) -> SessionState:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final
@@ -24,7 +25,7 @@ from .derived import replace_file
 from .model import SessionInfo
 from .state import SessionState
 
-__all__ = ["SessionSummary", "fresh_summary", "model_key", "read_summary", "summarize_state", "summary_path", "write_summary"]
+__all__ = ["SessionSummary", "fresh_summary", "model_key", "read_summary", "summarize_state", "summary_path", "write_summaries", "write_summary"]
 
 _VERSION: Final = 2
 _SUFFIX: Final = ".summary.json"
@@ -92,6 +93,12 @@ def summarize_state(state: SessionState, ino: int) -> SessionSummary:
 def write_summary(journal: Path, summary: SessionSummary) -> None:
     """Replace the summary file atomically; failing to write it is not an error (it is derived)."""
     replace_file(summary_path(journal), [json.dumps({"v": _VERSION, **asdict(summary)}, ensure_ascii=False).encode()])
+
+
+def write_summaries(pending: Iterable[tuple[Path, SessionSummary]]) -> None:
+    """Write each (journal, summary) pair (see :func:`write_summary`)."""
+    for journal, summary in pending:
+        write_summary(journal, summary)
 
 
 def read_summary(journal: Path, session_id: str) -> SessionSummary | None:
