@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -96,8 +96,17 @@ def write_summary(journal: Path, summary: SessionSummary) -> None:
 
 
 def write_summaries(pending: Iterable[tuple[Path, SessionSummary]]) -> None:
-    """Write each (journal, summary) pair (see :func:`write_summary`)."""
+    """Write each (journal, summary) pair (see :func:`write_summary`).
+
+    A summary whose inode was not known when it was made (``ino`` 0: the session's
+    journal was created by its first append) gets the journal's inode now.
+    """
     for journal, summary in pending:
+        if not summary.ino:
+            try:
+                summary = replace(summary, ino=os.stat(journal).st_ino)
+            except OSError:
+                continue
         write_summary(journal, summary)
 
 

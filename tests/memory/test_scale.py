@@ -135,3 +135,16 @@ async def test_derived_files_of_a_removed_journal_are_removed(ctx: Context) -> N
     assert [info.session_id for info in await ctx.sessions.list_sessions()] == ["kept"]
     assert not summary_path(journal).exists() and not journal.with_name("gone.snapshot").exists()
     assert summary_path(ctx.data.session_journal("kept")).exists()
+
+
+async def test_an_evicted_session_leaves_its_summary(ctx: Context) -> None:
+    """A session evicted before any read wrote its summary gets it written, so listing does not replay it."""
+    service = SessionService(ctx.store, ctx.live, max_sessions=1)
+    await service.append("first", "only appended, never read")
+    journal = ctx.data.session_journal("first")
+    assert read_summary(journal, "first") is None
+    await service.append("second", "evicts the first")
+    assert "first" not in service._registry
+    assert [info.session_id for info in await service.list_sessions()] == ["second", "first"]
+    summary = read_summary(journal, "first")
+    assert summary is not None and summary.model != "" and summary.live == 1  # a full summary, not a light replay

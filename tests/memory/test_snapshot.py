@@ -134,3 +134,11 @@ async def test_a_snapshot_from_another_token_model_is_recounted(tmp_path: Path) 
         ctx.live.tokens.current = TokenModel.cold(1.0)
         dense = await ctx.sessions.status("s1")
     assert dense.live_tokens > cold and "1 tokens/char" in dense.token_source
+
+
+def test_snapshots_are_due_after_an_eighth_of_the_journal_within_bounds() -> None:
+    """Rewritten after 64 KB at least, an eighth of the journal, and 512 KB at most."""
+    kb = 1024
+    assert not snapshots.snapshot_due(60 * kb, 0) and snapshots.snapshot_due(64 * kb, 0)
+    assert not snapshots.snapshot_due(1000 * kb, 900 * kb) and snapshots.snapshot_due(1000 * kb, 870 * kb)
+    assert snapshots.snapshot_due(100_000 * kb, 99_488 * kb) and not snapshots.snapshot_due(100_000 * kb, 99_489 * kb)
