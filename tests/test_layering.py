@@ -92,3 +92,18 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
     bad.parent.mkdir(parents=True)
     bad.write_text("def f() -> None:\n    from ..tools import table\n", encoding="utf-8")
     assert _violations(tmp_path / "ctxtrio") == ["ctxtrio/transport/bad.py:2: transport imports ctxtrio.tools"]
+
+
+#: What only the store's handle may use: the journal readers and writer, the index itself.
+STORE_INSIDES = {"read_journal", "read_blocks", "parse_lines", "JournalAppender", "SearchIndex", "run_store_writer"}
+
+
+def test_domains_reach_the_store_only_through_its_handle() -> None:
+    """memory/ and docs/ import no journal reader, appender or index class: they hold a StoreHandle."""
+    found: list[str] = []
+    for domain in ("memory", "docs"):
+        for path in sorted((PACKAGE / domain).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] in ("journal", "index", "writer"):
+                    found += [f"{path.name}: {alias.name}" for alias in node.names if alias.name in STORE_INSIDES]
+    assert found == []

@@ -16,14 +16,16 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from ..store.index import IndexRow
-from ..store.journal import read_journal
 from ..store.records import NewRecord, Record, decode_line
 from ..text.chunking import Chunk, iter_chunks
 from ..text.terms import index_text
 from ..text.tokens import TokenModel
+
+if TYPE_CHECKING:
+    from ..store.writer import StoreHandle
 
 __all__ = [
     "Batch",
@@ -112,9 +114,11 @@ class LoadedDoc:
         return sum(len(chunk.text) for chunk in self.chunks)
 
 
-def load_generation(path: Path, *, start: int = 0, quarantine_dir: Path | None = None) -> tuple[list[StoredChunk], dict[str, str], int]:
+def load_generation(
+    store: StoreHandle, path: Path, *, start: int = 0
+) -> tuple[list[StoredChunk], dict[str, str], int]:
     """Chunks (sorted by index) and summaries of a generation file from ``start``, and its end."""
-    result = read_journal(path, start, quarantine_dir=quarantine_dir)
+    result = store.read_now(path, start)
     chunks: list[StoredChunk] = []
     summaries: dict[str, str] = {}
     for stored in result.records:

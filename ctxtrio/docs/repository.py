@@ -232,7 +232,7 @@ class Repository:
     async def top_up(self, doc: LoadedDoc) -> None:
         """Pick up summary records appended to ``doc``'s file since it was loaded."""
         path = self.gen_path(doc.doc_id, doc.gen)
-        _, summaries, end = await trio.to_thread.run_sync(partial(load_generation, path, start=doc.end))
+        _, summaries, end = await trio.to_thread.run_sync(partial(load_generation, self.store, path, start=doc.end))
         doc.summaries.update(summaries)
         doc.end = max(doc.end, end)
 
@@ -263,7 +263,7 @@ class Repository:
                 doc = self._loaded.get(key)
                 if doc is None:
                     path = self.gen_path(entry.doc_id, entry.gen)
-                    load = partial(load_generation, path, quarantine_dir=self.data.quarantine)
+                    load = partial(load_generation, self.store, path)
                     chunks, summaries, end = await trio.to_thread.run_sync(load)
                     if len(chunks) != entry.info.chunks or any(c.index != i for i, c in enumerate(chunks)):
                         raise _GenerationGone(f"{path} holds {len(chunks)} of {entry.info.chunks} chunks")

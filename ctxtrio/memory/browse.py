@@ -68,7 +68,6 @@ async def describe_sessions(service: SessionService, session_ids: list[str]) -> 
     if pending:
         await trio.to_thread.run_sync(write_summaries, pending)
     if rest:
-        data = service._store.data
-        described = await trio.to_thread.run_sync(describe, data, rest, service._live.tokens.current, data.quarantine)
+        described = await trio.to_thread.run_sync(describe, service._store, rest, service._live.tokens.current)
         found.update(zip(rest, described))
     return [found[session_id] for session_id in session_ids]

@@ -21,6 +21,7 @@ from typing import Final
 from .._errors import StoreError
 from ..store.ids import ID_PATTERN
 from ..store.layout import DataDir
+from ..store.writer import StoreHandle
 from ..text.tokens import TokenModel
 from .model import SessionInfo, SessionPage
 from .render import session_line
@@ -84,7 +85,7 @@ def _remove_orphans(derived: list[tuple[str, Path]], journals: set[str]) -> None
                 pass
 
 
-def describe(data: DataDir, session_ids: Sequence[str], model: TokenModel, quarantine: Path | None) -> list[SessionInfo | None]:
+def describe(store: StoreHandle, session_ids: Sequence[str], model: TokenModel) -> list[SessionInfo | None]:
     """The listing line of each session (None: no such session), from fresh summaries when possible.
 
     A session whose summary is missing or stale is replayed from its journal into a
@@ -94,14 +95,14 @@ def describe(data: DataDir, session_ids: Sequence[str], model: TokenModel, quara
     """
     infos: list[SessionInfo | None] = []
     for session_id in session_ids:
-        path = data.session_journal(session_id)
+        path = store.data.session_journal(session_id)
         ino, size = journal_stat(path)
         summary = read_summary(path, session_id) if size else None
         if summary is not None and summary.fresh(ino, size):
             infos.append(summary.info())
             continue
         state = SessionState(session_id, model, light=True)
-        replay(path, state, quarantine)
+        replay(path, state, store)
         if not state.exists:
             infos.append(None)
             continue

@@ -18,8 +18,8 @@ import trio
 
 from .._errors import StoreError
 from ..store.ids import ID_PATTERN
-from ..store.journal import parse_lines
 from ..store.layout import DataDir
+from ..store.writer import StoreHandle
 from ..text.tokens import TokenModel
 from .snapshot import SNAPSHOT_AFTER_BYTES, load_snapshot, snapshot_due, write_snapshot
 from .state import SessionState
@@ -58,7 +58,7 @@ class LoadedSession:
         return self.users == 0 and not self.lock.locked() and not self.compact_lock.locked()
 
 
-def refresh(session: LoadedSession, model: TokenModel, quarantine: Path | None) -> None:
+def refresh(session: LoadedSession, model: TokenModel, store: StoreHandle) -> None:
     """Bring ``session.state`` up to the end of its journal (blocking; hold the lock).
 
     Loads the journal on first use (or again if the file was replaced: another inode,
@@ -83,7 +83,7 @@ def refresh(session: LoadedSession, model: TokenModel, quarantine: Path | None) 
     session.file_id = file_id
     state.retokenize(model)
     if size > state.applied_offset:
-        replay(session.path, state, quarantine)
+        replay(session.path, state, store)
     if file_id is not None and snapshot_due(state.applied_offset, session.snapshot_offset, SNAPSHOT_AFTER_BYTES):
         if write_snapshot(session.path, state, file_id):
             session.snapshot_offset = state.applied_offset
@@ -96,29 +96,10 @@ def refresh(session: LoadedSession, model: TokenModel, quarantine: Path | None) 
 _REPLAY_CHUNK_BYTES = 4 * 1024 * 1024
 
 
-def replay(path: Path, state: SessionState, quarantine: Path | None) -> None:
+def replay(path: Path, state: SessionState, store: StoreHandle) -> None:
     """Apply the journal's complete lines from ``state.applied_offset``, a few MB at a time."""
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise StoreError(f"cannot read journal {path}: {exc.strerror or exc}") from exc
-    with handle:
-        start = state.applied_offset
-        while True:
-            try:
-                handle.seek(start)
-                data = handle.read(_REPLAY_CHUNK_BYTES)
-                if len(data) == _REPLAY_CHUNK_BYTES and data.rfind(b"\n") < 0:
-                    data += handle.readline()  # one line longer than a chunk
-            except OSError as exc:
-                raise StoreError(f"cannot read journal {path}: {exc.strerror or exc}") from exc
-            read = parse_lines(data, start, path=path, quarantine_dir=quarantine)
-            state.apply(read.records, read.end)
-            if read.end == start or len(data) < _REPLAY_CHUNK_BYTES:
-                return
-            start = read.end
+    for read in store.read_blocks(path, state.applied_offset, block_bytes=_REPLAY_CHUNK_BYTES):
+        state.apply(read.records, read.end)
 
 
 def journal_stat(path: Path) -> tuple[int, int]:

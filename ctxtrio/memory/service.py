@@ -389,13 +389,12 @@ class SessionService:
         is deleted (unless ``deleted_ok``).
         """
         model = self._live.tokens.current
-        quarantine = self._store.data.quarantine
 
         pending = self._registry.take_summaries()
 
         def run() -> T:
             write_summaries(pending)
-            refresh(session, model, quarantine)
+            refresh(session, model, self._store)
             state = session.state
             assert state is not None
             if must_exist and not state.exists:

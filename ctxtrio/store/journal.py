@@ -30,14 +30,14 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import LockTimeoutError, StoreError
 from .records import NewRecord, Record, StoredRecord, decode_line, encode_line, encode_record
 
-__all__ = ["AppendResult", "JournalAppender", "JournalChangedError", "ReadResult", "Rewrite", "RewriteResult", "read_journal"]
+__all__ = ["AppendResult", "JournalAppender", "JournalChangedError", "ReadResult", "Rewrite", "RewriteResult", "read_blocks", "read_journal"]
 
 #: Given every complete record of a journal (under its lock), the records it should hold
 #: instead, or None to leave it as it is. Pure and quick: other appenders wait meanwhile.
@@ -104,6 +104,37 @@ def read_journal(path: Path, start: int = 0, *, quarantine_dir: Path | None = No
     except OSError as exc:
         raise _store_error("read journal", path, exc) from exc
     return parse_lines(data, start, path=path, quarantine_dir=quarantine_dir)
+
+
+def read_blocks(
+    path: Path, start: int = 0, *, block_bytes: int, quarantine_dir: Path | None = None
+) -> Iterator[ReadResult]:
+    """Read complete lines from ``start`` to the end, about ``block_bytes`` at a time.
+
+    Each result holds the complete lines of one block (a line longer than a block is
+    read whole); a caller applies them and drops them, so replaying a long journal holds
+    one block of it in memory. A missing file yields nothing.
+    """
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _store_error("read journal", path, exc) from exc
+    with handle:
+        while True:
+            try:
+                handle.seek(start)
+                data = handle.read(block_bytes)
+                if len(data) == block_bytes and data.rfind(b"\n") < 0:
+                    data += handle.readline()  # one line longer than a block
+            except OSError as exc:
+                raise _store_error("read journal", path, exc) from exc
+            read = parse_lines(data, start, path=path, quarantine_dir=quarantine_dir)
+            yield read
+            if read.end == start or len(data) < block_bytes:
+                return
+            start = read.end
 
 
 def parse_lines(data: bytes, start: int, *, path: Path, quarantine_dir: Path | None) -> ReadResult:

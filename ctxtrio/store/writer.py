@@ -30,7 +30,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -39,7 +39,7 @@ import trio
 
 from .._errors import CtxError, StoreError
 from .index import Hit, IndexDamagedError, IndexRow, RowsFor, SearchIndex, Table, no_rows
-from .journal import AppendResult, JournalAppender, ReadResult, Rewrite, RewriteResult, read_journal
+from .journal import AppendResult, JournalAppender, ReadResult, Rewrite, RewriteResult, read_blocks, read_journal
 from .layout import DataDir
 from .records import NewRecord
 
@@ -235,6 +235,15 @@ class StoreHandle:
         if not lagging:
             return False
         return journals is None or any(name in lagging for name in journals)
+
+    def read_now(self, path: Path, start: int = 0) -> ReadResult:
+        """Complete records of the journal from ``start`` (blocking: call from a worker thread)."""
+        return read_journal(path, start, quarantine_dir=self.data.quarantine)
+
+    def read_blocks(self, path: Path, start: int = 0, *, block_bytes: int = 4 << 20) -> Iterator[ReadResult]:
+        """The journal's complete records from ``start``, a block at a time (blocking: call
+        from a worker thread). Malformed lines go to the data dir's quarantine."""
+        return read_blocks(path, start, block_bytes=block_bytes, quarantine_dir=self.data.quarantine)
 
     def watermark(self, journal: str) -> int:
         """How far into ``journal`` the index has indexed (blocking: call from a worker thread)."""

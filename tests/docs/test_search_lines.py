@@ -20,9 +20,9 @@ async def test_search_does_not_load_whole_documents(tmp_path: Path, monkeypatch:
     loads: list[Path] = []
     real = chunks.load_generation
 
-    def counting(path: Path, **kwargs: Any) -> Any:
+    def counting(store: Any, path: Path, **kwargs: Any) -> Any:
         loads.append(path)
-        return real(path, **kwargs)
+        return real(store, path, **kwargs)
 
     monkeypatch.setattr(repository, "load_generation", counting)
     async with opened(tmp_path) as ctx:
