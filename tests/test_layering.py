@@ -13,7 +13,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "ctxtrio"
 
 #: Modules anyone may import: the error tree, the bounds, the version, the nursery helper.
-BASE = {"_errors", "_limits", "_version", "_nursery"}
+BASE = {"_errors", "_json", "_limits", "_version", "_nursery"}
 
 #: Component -> the components it may import (besides itself and BASE).
 ALLOWED: dict[str, set[str]] = {

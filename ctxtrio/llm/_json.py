@@ -8,15 +8,14 @@ optional endpoints (tokenize, context length) answer ``None`` instead.
 from __future__ import annotations
 
 import json
-from typing import TypeAlias
 
 import httpx
 
 from .._errors import LLMResponseError
+from .._json import JSON
 
 __all__ = ["JSON", "as_int", "as_object", "error_body", "json_object", "parse_json", "snippet"]
 
-JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | None"
 
 
 def snippet(text: str, limit: int = 200) -> str:

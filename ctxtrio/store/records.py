@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TypeAlias, Union
+from typing import TypeAlias
+
+from .._json import JSON
 
 __all__ = ["JSON", "SCHEMA_VERSION", "NewRecord", "Record", "StoredRecord", "decode_line", "encode_line", "encode_record"]
 
-JSON: TypeAlias = Union[None, bool, int, float, str, list["JSON"], dict[str, "JSON"]]
 Record: TypeAlias = dict[str, JSON]
 
 #: Bumped when the meaning of a field changes; readers skip nothing on a newer version
