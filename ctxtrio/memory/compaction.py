@@ -7,14 +7,16 @@ the originals are superseded and come back when the summary is restored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..store.records import JSON, NewRecord
+from ..text.entries import EntryText, summarize_entries
 from ..text.tokens import TokenModel
 from .model import MAX_TAGS
 from .state import SessionState, entry_line
 
-__all__ = ["CompactionPlan", "plan_compaction", "still_foldable", "summary_record", "summary_tokens"]
+__all__ = ["CompactionPlan", "entries_extract", "plan_compaction", "still_foldable", "summary_record", "summary_tokens"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,7 @@ class CompactionPlan:
     tags: tuple[str, ...]
     tokens_before: int
     candidates: int
+    entries: tuple[EntryText, ...] = ()
 
 
 def plan_compaction(state: SessionState, keep_recent: int) -> CompactionPlan:
@@ -44,7 +47,21 @@ def plan_compaction(state: SessionState, keep_recent: int) -> CompactionPlan:
         tags=tuple(tags)[:MAX_TAGS],
         tokens_before=sum(item.tokens for item in chosen),
         candidates=len(foldable),
+        entries=tuple(EntryText(item.role, item.text, tuple(item.tags), item.pinned) for item in chosen),
     )
+
+
+def entries_extract(plan: CompactionPlan, model: TokenModel) -> Callable[[str, int], str]:
+    """The extractive summary of ``plan`` (run it in a thread): decisions first, repeats once.
+
+    Plain sentence scoring favours rare words and kept status lines over decisions
+    (issue 10); :func:`~ctxtrio.text.entries.summarize_entries` ranks entries instead.
+    """
+
+    def extract(text: str, target_tokens: int) -> str:
+        return summarize_entries(plan.entries, target_tokens=target_tokens, model=model)
+
+    return extract
 
 
 def still_foldable(state: SessionState, plan: CompactionPlan) -> bool:

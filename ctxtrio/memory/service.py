@@ -39,7 +39,7 @@ from ..text.terms import terms, unique_terms
 from . import admin, browse
 from .archive import ImportResult
 from .arguments import check_role, check_tags, check_text, check_title
-from .compaction import plan_compaction, still_foldable, summary_record, summary_tokens
+from .compaction import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
 from .lifecycle import refuse_deleted, session_info
 from .model import (
     Appended,
@@ -231,7 +231,12 @@ class SessionService:
                     )
                     return CompactResult(session.session_id, plan.folded, None, plan.tokens_before, 0,
                                          "none", note, why, dry_run, self._status(state))
-            summary = await self._summarizer.summarize(plan.text, target_tokens=target_tokens, stop_at=stop_at)
+            summary = await self._summarizer.summarize(
+                plan.text,
+                target_tokens=target_tokens,
+                stop_at=stop_at,
+                whole_extract=entries_extract(plan, self._live.tokens.current),
+            )
             text = summary.text.strip() or plan.text  # an empty summary would lose everything folded
             async with session.lock:
                 for _ in range(COMPACT_WRITE_TRIES):

@@ -3,10 +3,12 @@
 Sentences are found by :func:`split_sentences`; each is scored by the summed inverse
 sentence frequency of its distinct terms (:func:`ctxtrio.text.terms.terms`, so CJK
 bigrams count) divided by the square root of their number, with a small boost for
-the first three; headings and sentences of fewer than three terms come last. The
-best are taken greedily until the token target is reached (repeats skipped) and
-printed in document order, sentences of one paragraph joined by a space, others
-by a newline. Every sentence in a summary occurs verbatim in the input
+the first three and a larger one for the first sentence of each section (the one
+after a heading: documents say what a section is about first); headings and
+sentences of fewer than three terms come last. The best are taken greedily until the
+token target is reached (repeats skipped), each with the heading of its section when
+both fit, so the extract shows where its sentences come from. All is printed in document order, sentences of one paragraph joined by a
+space, others by a newline. Every sentence in a summary occurs verbatim in the input
 (one cut to fit is a verbatim prefix). Everything is deterministic.
 """
 
@@ -24,6 +26,7 @@ from ctxtrio.text.tokens import TokenModel
 __all__ = ["first_sentence", "split_sentences", "summarize_extractive"]
 
 _LEAD_BOOST: Final = (1.15, 1.10, 1.05)  # multipliers for the first three sentences
+_SECTION_LEAD_BOOST: Final = 1.5  # the first sentence after a heading
 _MIN_TERMS: Final = 3  # headings and shorter sentences are chosen only as a last resort
 
 _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -45,6 +48,8 @@ class _Sentence:
     text: str
     group: int  # sentences of one paragraph (or log line) share a group
     heading: bool
+    section: int = 0  # headings seen before it (a heading opens its own section)
+    lead: bool = False  # the first sentence after a heading
 
 
 def split_sentences(text: str) -> list[str]:
@@ -75,6 +80,7 @@ def summarize_extractive(text: str, *, target_tokens: int, model: TokenModel) ->
     if not sentences:
         return _fit(text.strip(), target_tokens, model)
     ranked, regular = _rank(sentences)
+    heading_at = {s.section: i for i, s in enumerate(sentences) if s.heading}
     chosen: list[int] = []
     seen: set[str] = set()
     used = 0
@@ -83,12 +89,19 @@ def summarize_extractive(text: str, *, target_tokens: int, model: TokenModel) ->
         if sentence in seen or (rank >= regular and chosen):
             continue  # a repeat says nothing new; a last resort is not filler
         cost = model.estimate(sentence) + (1 if chosen else 0)  # + separator
-        if used + cost <= target_tokens:
+        heading = heading_at.get(sentences[index].section, index)
+        with_heading = [] if heading == index or heading in chosen else [heading]
+        extra = sum(model.estimate(sentences[i].text) + 1 for i in with_heading)
+        if used + cost + extra <= target_tokens:  # a sentence comes with its section's heading
+            chosen.extend([index, *with_heading])
+            seen.add(sentence)
+            used += cost + extra
+        elif used + cost <= target_tokens:
             chosen.append(index)
             seen.add(sentence)
             used += cost
-            if used >= target_tokens - 1:
-                break  # nothing but an empty sentence could follow
+        if used >= target_tokens - 1:
+            break  # nothing but an empty sentence could follow
     if not chosen:
         return _fit(sentences[ranked[0]].text, target_tokens, model)
     return _join([sentences[index] for index in sorted(chosen)])
@@ -111,13 +124,18 @@ def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
 
 def _sentences(text: str) -> list[_Sentence]:
     out: list[_Sentence] = []
-    group = 0
+    group = section = 0
+    lead_open = False
     for unit, heading in _units(text):
+        if heading:
+            section += 1
         for sentences in _split_unit(unit):
             group += 1
             for sentence in sentences:
                 if any(char.isalnum() for char in sentence):
-                    out.append(_Sentence(sentence, group, heading))
+                    lead = lead_open and not heading
+                    out.append(_Sentence(sentence, group, heading, section, lead))
+                    lead_open = heading or (lead_open and not lead)
     return out
 
 
@@ -238,6 +256,8 @@ def _rank(sentences: list[_Sentence]) -> tuple[list[int], int]:
         score /= math.sqrt(len(bag)) if bag else 1.0
         if index < len(_LEAD_BOOST):
             score *= _LEAD_BOOST[index]
+        if sentences[index].lead:
+            score *= _SECTION_LEAD_BOOST
         last_resort = len(bag) < _MIN_TERMS or sentences[index].heading
         keys.append((last_resort, -score, index))
     keys.sort()

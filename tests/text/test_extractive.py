@@ -209,3 +209,20 @@ def test_first_sentence_needs_a_positive_budget() -> None:
     """first_sentence with max_tokens below one is a ValueError."""
     with pytest.raises(ValueError):
         first_sentence("Text.", max_tokens=0, model=MODEL)
+
+
+def test_sections_keep_their_heading_and_first_sentence() -> None:
+    """In a sectioned document each section's opening sentence wins, shown under its heading."""
+    filler = " ".join(f"Detail {n} mentions widget{n} and gadget{n} in passing." for n in range(12))
+    text = "\n\n".join(
+        f"## {name}\n\n{lead} {filler}"
+        for name, lead in [
+            ("Install", "Install the package with pip before anything else."),
+            ("Configure", "Configuration lives in one TOML file per project."),
+            ("Deploy", "Deployment copies the wheel to every host over SSH."),
+        ]
+    )
+    summary = summarize_extractive(text, target_tokens=60, model=MODEL)
+    for heading, lead in [("Install", "Install the package"), ("Configure", "Configuration lives"), ("Deploy", "Deployment copies")]:
+        assert lead in summary and f"{heading}\n" in summary
+    assert MODEL.estimate(summary) <= 60

@@ -1,0 +1,142 @@
+"""Extractive summaries of session entries: decisions first, repeats said once. Pure.
+
+Sentence scoring (:mod:`.extractive`) rewards rare words, so a session of thirty
+"Ran npm test" lines and eight decisions kept the status lines (issue 10: 0 of 8
+decisions survived). A session is not prose; its entries are the units:
+
+* **Decision-like entries come first**: pinned, role ``decision``, a tag such as
+  ``decision`` / ``decided`` / ``adr`` / ``constraint``, or phrased as one ("Decision:",
+  "we decided", "agreed", "going with", "settled on", "must not", "won't").
+* **Near-duplicates are said once, with a count**: entries equal once case, digits and
+  punctuation are set aside ("Ran npm test: 3 failing" and "Ran npm test: 0 failing")
+  become one line, the latest wording, followed by ``(×12)``.
+* The rest are ranked by how much they say that no other entry says (the summed
+  rarity of their terms), a repeated group counting once.
+
+Chosen lines keep the entries' order and their ``role: `` prefix (none for notes). If
+the decisions alone do not fit, each is cut to an equal share, so every decision keeps
+its start. Every line is a verbatim entry (or a verbatim prefix of one).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from .terms import terms
+from .tokens import TokenModel
+
+__all__ = ["EntryText", "is_decision", "summarize_entries"]
+
+DECISION_TAGS: Final = frozenset({"decision", "decisions", "decided", "adr", "constraint", "requirement", "agreed"})
+_DECISION: Final = re.compile(
+    r"^\s*(?:decision|decided|resolved|agreed|conclusion)\b"
+    r"|\b(?:we|i|team)\s+(?:decided|agreed|chose|will|'ll|settled)\b"
+    r"|\b(?:decided to|agreed to|going with|settled on|opted for|must not|must never|won't|will not)\b",
+    re.IGNORECASE,
+)
+_SIGNATURE_NOISE: Final = re.compile(r"[\d\W_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class EntryText:
+    """What a summary needs of one session entry."""
+
+    role: str
+    text: str
+    tags: tuple[str, ...] = ()
+    pinned: bool = False
+
+
+def is_decision(entry: EntryText) -> bool:
+    """Pinned, role decision, a decision tag, or phrased as a decision."""
+    if entry.pinned or entry.role == "decision":
+        return True
+    if any(tag.casefold() in DECISION_TAGS for tag in entry.tags):
+        return True
+    return _DECISION.search(entry.text[:200]) is not None
+
+
+@dataclass(slots=True)
+class _Group:
+    first: int  # position of its first entry
+    last: int  # position of its latest entry (its wording is shown)
+    count: int
+    decision: bool
+    score: float = 0.0
+
+
+def _line(entry: EntryText) -> str:
+    text = " ".join(entry.text.split())
+    return text if entry.role == "note" else f"{entry.role}: {text}"
+
+
+def summarize_entries(entries: Sequence[EntryText], *, target_tokens: int, model: TokenModel) -> str:
+    """One line per chosen entry (or group of near-duplicates), in order, within ``target_tokens``."""
+    if target_tokens < 1:
+        raise ValueError(f"target_tokens must be >= 1, got {target_tokens}")
+    groups = _groups(entries)
+    shown = {id(group): _shown(entries, group) for group in groups}
+    decisions = [group for group in groups if group.decision]
+    others = sorted((g for g in groups if not g.decision), key=lambda g: (-g.score, g.first))
+    chosen: dict[int, str] = {}
+    used = 0
+    decision_cost = sum(model.estimate(shown[id(group)]) + 1 for group in decisions)
+    share = target_tokens // max(1, len(decisions)) - 1
+    for group in decisions:
+        line = shown[id(group)]
+        if decision_cost > target_tokens:
+            line = _cut(line, max(1, share), model)
+        chosen[group.first] = line
+        used += model.estimate(line) + 1
+    for group in others:
+        line = shown[id(group)]
+        cost = model.estimate(line) + 1
+        if used + cost <= target_tokens:
+            chosen[group.first] = line
+            used += cost
+    if not chosen and groups:
+        best = others[0] if others else groups[0]
+        chosen[best.first] = _cut(shown[id(best)], target_tokens, model)
+    return "\n".join(chosen[position] for position in sorted(chosen))
+
+
+def _groups(entries: Sequence[EntryText]) -> list[_Group]:
+    by_signature: dict[str, _Group] = {}
+    groups: list[_Group] = []
+    for position, entry in enumerate(entries):
+        signature = entry.role + ":" + _SIGNATURE_NOISE.sub(" ", entry.text.casefold()).strip()
+        group = by_signature.get(signature)
+        decision = is_decision(entry)
+        if group is None or decision:  # a decision is never folded into a count
+            group = _Group(position, position, 0, decision)
+            groups.append(group)
+            if not decision:
+                by_signature[signature] = group
+        group.count += 1
+        group.last = position
+    bags = [set(terms(entries[group.last].text)) for group in groups]
+    frequency: dict[str, int] = {}
+    for bag in bags:
+        for term in bag:
+            frequency[term] = frequency.get(term, 0) + 1
+    for group, bag in zip(groups, bags):
+        rarity = sum(math.log(1.0 + len(groups) / frequency[term]) for term in bag)
+        group.score = rarity / math.sqrt(len(bag)) if bag else 0.0
+    return groups
+
+
+def _shown(entries: Sequence[EntryText], group: _Group) -> str:
+    line = _line(entries[group.last])
+    return f"{line} (×{group.count})" if group.count > 1 else line
+
+
+def _cut(line: str, max_tokens: int, model: TokenModel) -> str:
+    size = model.fitting_prefix(line, max_tokens)
+    if size >= len(line):
+        return line
+    space = line.rfind(" ", 0, size)
+    return (line[:space] if space > size * 0.6 else line[:size]).rstrip() or line[: max(1, size)]
