@@ -121,8 +121,8 @@ def _single(text: str, target_tokens: int, level: int) -> Step:
         instruction = f"Summarize the text below in at most {words_for(target_tokens)} words. {_RULES}"
         return Step("summary/v2", instruction, text, target_tokens)
     instruction = (
-        "Below are summaries of consecutive parts of one text, in order. Combine them into one "
-        f"summary of at most {words_for(target_tokens)} words, keeping their order and dropping "
+        "Below are summaries of consecutive parts of one text, in order. Summarize them as one "
+        f"text of at most {words_for(target_tokens)} words, keeping their order and dropping "
         f"repetition. {_RULES}"
     )
     return Step("merge/v2", instruction, text, target_tokens)

@@ -36,6 +36,7 @@ from ._plan import Final as FinalSummary
 __all__ = ["Job", "SummaryQueue"]
 
 QUEUE_SIZE: Final = 16
+_SHUTDOWN: Final = "the server is shutting down; call again after it restarts"
 
 
 @dataclass(eq=False)
@@ -126,7 +127,7 @@ class SummaryQueue:
         finally:
             self.running = False
             for job in self._jobs.values():
-                job.fail("the server is shutting down; call again after it restarts")
+                job.fail(_SHUTDOWN)
             self._jobs.clear()
 
     async def _work(self, job: Job) -> None:
@@ -140,6 +141,7 @@ class SummaryQueue:
                     job.fail(describe(exc))
         finally:
             self._jobs.pop(job.key, None)
+            job.fail(_SHUTDOWN)  # only if cancelled from outside: a finished job stays finished
 
 
 def describe(exc: LLMError) -> str:

@@ -52,6 +52,8 @@ __all__ = ["Behaviour", "FakeModel", "Served", "open_fake_model"]
 Behaviour = Literal["obey", "echo", "invent", "empty"]
 
 _INSTRUCTION: Final = re.compile(r"\bsummari[sz]e\b", re.IGNORECASE)
+#: Paragraphs that talk about the task rather than the text: an obedient model does not quote them.
+_ABOUT_THE_TASK: Final = re.compile(r"summar|\bwords?\b|answer with", re.IGNORECASE)
 _FIGURE: Final = re.compile(r"[\w./:-]*\d[\w./:-]*|\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]+[A-Z]\w*\b")
 _NUMBER: Final = re.compile(r"\d+")
 _WORDS_PER_POINT: Final = 4
@@ -78,6 +80,7 @@ class FakeModel:
 
     gen_rate: float = 16.0
     prompt_rate: float = 60.0
+    tokens_per_event: int = 1  # more per event: fewer sleeps (tests under a MockClock)
     behaviour: Behaviour = "obey"
     drops_system: bool = True
     n_ctx: int = 8192
@@ -142,10 +145,13 @@ class FakeModel:
         self, stream: trio.SocketStream, served: Served, words: list[str], prompt_tokens: int
     ) -> None:
         try:
-            for index, word in enumerate(words):
-                await trio.sleep(1 / self.gen_rate)
-                self._count(served)
-                piece = word if index == 0 else " " + word
+            step = max(1, self.tokens_per_event)
+            for index in range(0, len(words), step):
+                batch = words[index : index + step]
+                await trio.sleep(len(batch) / self.gen_rate)
+                for _ in batch:
+                    self._count(served)
+                piece = (" " if index else "") + " ".join(batch)
                 await stream.send_all(_event({"choices": [{"index": 0, "delta": {"content": piece}}]}))
             reason = "length" if served.planned == served.max_tokens else "stop"
             last = {
@@ -192,7 +198,7 @@ class FakeModel:
 
 def _summary(prompt: str) -> str:
     """A summary in the fake's own words: a few words per paragraph, then every figure."""
-    paragraphs = [p for p in re.split(r"\n\s*\n", prompt) if p.strip() and not _INSTRUCTION.search(p)]
+    paragraphs = [p for p in re.split(r"\n\s*\n", prompt) if p.strip() and not _ABOUT_THE_TASK.search(p)]
     points = [" ".join(p.split()[:_WORDS_PER_POINT]) for p in paragraphs[:12]]
     figures = list(dict.fromkeys(_FIGURE.findall("\n".join(paragraphs))))[:24]
     text = "In short: " + "; ".join(points) + "."
