@@ -44,6 +44,7 @@ from .llm.summarizer import Summarizer
 from .memory.service import SessionService
 from .store.layout import prepare_data_dir
 from .store.writer import StoreHandle, run_store_writer
+from .tools.compact import COMPACT_TOOLS
 from .tools.runner import ToolRunner
 from .tools.table import INSTRUCTIONS, TOOLS, listing
 from .transport.stdio import CancellableLines, Traffic, claim_stdout, serve_stdio
@@ -184,12 +185,13 @@ async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
 
 def build_server(ctx: Context) -> Server[Any]:
     """The MCP server for ``ctx``: the tool table behind the SDK boundary (imports the SDK)."""
-    runner = ToolRunner(ctx, TOOLS)
+    tools = COMPACT_TOOLS if ctx.config.tools == "compact" else TOOLS
+    runner = ToolRunner(ctx, tools)
     return make_server(
         name="ctxtrio",
         version=__version__,
         instructions=INSTRUCTIONS,
-        tools=[listing(tool) for tool in TOOLS],
+        tools=[listing(tool) for tool in tools],
         call=runner.call,
     )
 

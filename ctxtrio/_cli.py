@@ -75,6 +75,8 @@ def parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     a("--http-token", metavar="TOKEN", help="require 'Authorization: Bearer TOKEN' over HTTP [CTX_HTTP_TOKEN]")
     a("--http-body-timeout", metavar="S", help="seconds an HTTP request body may pause before the request is "
       "refused with 408 [CTX_HTTP_BODY_TIMEOUT_S; 10]")
+    a("--tools", metavar="PROFILE", help="full: every tool; compact: five combined tools for 4k-8k windows, "
+      "tools/list under 3,000 characters [CTX_TOOLS; full]")
     audit = p.add_mutually_exclusive_group()
     audit.add_argument("--audit", dest="audit", action="store_true", default=None,
                        help="one JSON line per tool call on stderr [CTX_AUDIT; on]")
@@ -172,6 +174,8 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         changes["warm_start"] = args.warm_start
     elif (value := env.get("CTX_WARM_START")) not in (None, ""):
         changes["warm_start"] = _boolean(str(value), "CTX_WARM_START")
+    if (value := pick(args.tools, "CTX_TOOLS")) is not None:
+        changes["tools"] = value
     if args.audit is not None:
         changes["audit"] = args.audit
     elif (value := env.get("CTX_AUDIT")) not in (None, ""):

@@ -22,6 +22,7 @@ from ._limits import BUDGET
 __all__ = ["Config", "StrPath", "Transport", "default_data_dir", "is_loopback_host"]
 
 Transport = Literal["stdio", "http"]
+ToolProfile = Literal["full", "compact"]
 #: What a path setting accepts; :class:`Config` stores it as a :class:`~pathlib.Path`.
 StrPath: TypeAlias = "str | os.PathLike[str]"
 
@@ -66,6 +67,8 @@ class Config:
     token_ratio: float = 0.27
     max_ingest_chars: int = 20_000_000
     transport: Transport = "stdio"
+    #: Which tools the server lists: the full table, or five combined ones for 4k-8k windows.
+    tools: ToolProfile = "full"
     http_host: str = "127.0.0.1"
     http_port: int = 3001
     allow_remote: bool = False
@@ -100,6 +103,7 @@ class Config:
             token_ratio: float = 0.27,
             max_ingest_chars: int = 20_000_000,
             transport: Transport = "stdio",
+            tools: ToolProfile = "full",
             http_host: str = "127.0.0.1",
             http_port: int = 3001,
             allow_remote: bool = False,
@@ -118,7 +122,8 @@ class Config:
     @property
     def answer_settings(self) -> str:
         """The settings a protocol answer could depend on (no paths of state, no secrets)."""
-        return repr((self.transport, self.llm_enabled, self.budget_tokens, self.chunk_tokens, self.chunk_overlap_tokens))
+        return repr((self.transport, self.llm_enabled, self.budget_tokens, self.chunk_tokens, self.chunk_overlap_tokens,
+                     self.tools))
 
     @property
     def default_budget_tokens(self) -> int:
@@ -153,6 +158,8 @@ def _paths(roots: object) -> tuple[Path, ...]:
 
 def _problems(config: Config) -> list[str]:
     problems: list[str] = []
+    if config.tools not in ("full", "compact"):
+        problems.append(f"--tools must be full or compact, got {config.tools!r}")
     if config.budget_tokens is not None and config.budget_tokens not in BUDGET:
         problems.append(f"--budget must be between {BUDGET.low} and {BUDGET.high}, got {config.budget_tokens}")
     if not 50 <= config.chunk_tokens <= 20_000:

@@ -43,6 +43,9 @@ def guide_text(ctx: Context) -> str:
         f"summaries: {summarizer}",
         f"file ingest roots: {roots}",
         f"token counts: {live.tokens.current.source}",
+        "tools: " + ("compact profile (--tools compact): memory, context_compact, doc_ingest, doc_read"
+                     if config.tools == "compact" else
+                     "full profile; --tools compact offers five combined tools for 4k-8k windows"),
     ]
     return _WORKFLOW + "\nSettings:\n" + "\n".join(f"- {line}" for line in settings)
 

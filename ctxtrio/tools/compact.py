@@ -1,0 +1,122 @@
+"""The compact tool profile (``--tools compact``): five tools for a model with a 4k-8k window.
+
+The full table (:mod:`.table`) costs a small model about 1.7k tokens of its window just
+to list. This profile keeps what a small model needs, as rows of the same kind, and
+runs the full table's handlers underneath (their arguments parsed by the same
+:func:`~.spec.parse_arguments`, so every bound and default is the full tool's):
+
+* ``context_guide`` — the compact workflow and this instance's settings;
+* ``memory`` — append a note and/or recall, in one call (context_append + context_recall);
+* ``context_compact`` — the full tool, unchanged;
+* ``doc_ingest`` — the full tool, unchanged;
+* ``doc_read`` — search (with ``query``) or read in order (context of doc_search + doc_window).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._limits import BUDGET, CHUNK_INDEX
+from ..store.records import JSON
+from .documents import DOC_TABLE
+from .guide import guide_text
+from .results import ToolResult, text_result
+from .sessions import SESSION_TABLE
+from .spec import Args, Call, Hints, Param, Tool, parse_arguments
+
+if TYPE_CHECKING:
+    from .._context import Context
+
+__all__ = ["COMPACT_TOOLS", "COMPACT_WORKFLOW"]
+
+_FULL = {tool.name: tool for tool in (*SESSION_TABLE, *DOC_TABLE)}
+
+COMPACT_WORKFLOW = """\
+ctxtrio keeps what does not fit in your window. Nothing is automatic: call it.
+1. memory with your session_id: note=... stores a fact or decision (pinned=true for goals and constraints); query=... recalls what matters, pins first. Both at once is fine.
+2. context_compact when memory says to compact.
+3. doc_ingest large text once; then doc_read: query=... finds chunks (doc_id optional), or doc_id alone reads on from your cursor.
+Never paste a whole document into a note: ingest it."""
+
+
+async def _run(name: str, ctx: Context, raw: dict[str, object], call: Call) -> ToolResult:
+    tool = _FULL[name]
+    return await tool.handler(ctx, parse_arguments(tool.params, {k: v for k, v in raw.items() if v is not None}), call)
+
+
+async def compact_guide(ctx: Context, args: Args, call: Call) -> ToolResult:
+    text = guide_text(ctx)
+    settings = text[text.index("\nSettings:") :] if "\nSettings:" in text else ""
+    return text_result(COMPACT_WORKFLOW + settings, {"data_dir": str(ctx.data.root), "budget_tokens": ctx.live.budget_tokens})
+
+
+async def memory(ctx: Context, args: Args, call: Call) -> ToolResult:
+    session_id, note, query = args.text("session_id"), args.opt_text("note"), args.opt_text("query")
+    parts: list[ToolResult] = []
+    if note is not None:
+        parts.append(await _run("context_append", ctx, {"session_id": session_id, "text": note,
+                                                        "pinned": args.flag("pinned")}, call))
+    if query is not None or note is None:
+        parts.append(await _run("context_recall", ctx, {"session_id": session_id, "query": query,
+                                                        "budget_tokens": args.opt_integer("budget_tokens")}, call))
+    structured: dict[str, JSON] = {}
+    for part, key in zip(parts, ("stored", "recalled") if note is not None else ("recalled",)):
+        if part.structured is not None:
+            structured[key] = part.structured
+    return ToolResult("\n".join(part.text for part in parts), structured, any(part.is_error for part in parts))
+
+
+async def doc_read(ctx: Context, args: Args, call: Call) -> ToolResult:
+    query, doc_id, budget = args.opt_text("query"), args.opt_text("doc_id"), args.opt_integer("budget_tokens")
+    if query is not None:
+        return await _run("doc_search", ctx, {"query": query, "doc_id": doc_id, "budget_tokens": budget}, call)
+    return await _run("doc_window", ctx, {"doc_id": doc_id, "from": args.opt_integer("from"), "budget_tokens": budget,
+                                          "session_id": args.opt_text("session_id")}, call)
+
+
+_BUDGET = Param("budget_tokens", "integer", bounds=BUDGET)
+
+COMPACT_TOOLS: tuple[Tool, ...] = (
+    Tool(
+        name="context_guide",
+        title="How to use ctxtrio",
+        description="Read first: the workflow and this server's settings.",
+        params=(),
+        handler=compact_guide,
+        hints=Hints(read_only=True, idempotent=True),
+    ),
+    Tool(
+        name="memory",
+        title="Store and recall",
+        description="Your working memory. note: store it (pinned=true for goals). query: recall the best "
+        "matches, pins first. Neither: recent entries.",
+        params=(
+            Param("session_id", "string", required=True),
+            Param("note", "string"),
+            Param("pinned", "boolean", default=False),
+            Param("query", "string"),
+            _BUDGET,
+        ),
+        handler=memory,
+        hints=Hints(read_only=False, destructive=False, idempotent=False),
+        audit=("session_id",),
+    ),
+    _FULL["context_compact"],
+    _FULL["doc_ingest"],
+    Tool(
+        name="doc_read",
+        title="Search or read a document",
+        description="query: matching chunks (of doc_id, or all). No query: read doc_id in order from your "
+        "cursor (or from), within budget_tokens.",
+        params=(
+            Param("query", "string"),
+            Param("doc_id", "string"),
+            Param("from", "integer", bounds=CHUNK_INDEX),
+            _BUDGET,
+            Param("session_id", "string"),
+        ),
+        handler=doc_read,
+        hints=Hints(read_only=False, destructive=False, idempotent=False),
+        audit=("doc_id",),
+    ),
+)
