@@ -42,7 +42,9 @@ def parser(*, add_help: bool = True) -> argparse.ArgumentParser:
         add_help=add_help,
         prog="ctxtrio",
         description="An MCP server that gives a local model durable session memory and paged documents.",
-        epilog="Every flag has an environment variable; a flag wins over its variable.",
+        epilog="Every flag has an environment variable; a flag wins over its variable. Without a subcommand "
+        "ctxtrio serves; with one it shows and manages the data dir: sessions, show, export, import, delete, "
+        "restore, prune, docs, ingest, search, doctor (ctxtrio COMMAND --help).",
     )
     p.add_argument("--version", action="version", version=f"ctxtrio {__version__}")
     a = p.add_argument
