@@ -18,12 +18,11 @@ import trio
 from .._config import Config
 from .._context import Context
 from .._errors import LLMError
-from ..docs.catalog import CatalogState
 from ..docs.repository import CATALOG_NAME
 from ..llm.client import LLMSettings, open_llm_client
 from ..memory.pruning import replay
 from ..memory.repository import scan_session_ids
-from .library import open_library
+from .library import catalog_state, open_library
 from .output import emit_json, say
 from .run import Command
 
@@ -96,9 +95,7 @@ def _damage(torn: int, malformed: int) -> str:
 async def _documents(ctx: Context, report: Report) -> dict[str, int]:
     """Current generation journal name -> chunks the catalog promises."""
     catalog = await ctx.store.read(ctx.data.docs / CATALOG_NAME)
-    state = CatalogState()
-    for record in catalog.records:
-        state.apply(record.data)
+    state = await catalog_state(ctx)
     current: dict[str, int] = {}
     missing: list[str] = []
     torn = malformed = 0

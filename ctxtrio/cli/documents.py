@@ -15,7 +15,7 @@ from .._config import Config
 from .._errors import IngestError
 from ..docs.model import IngestResult
 from ..docs.sandbox import read_source
-from .library import open_library
+from .library import catalog_state, open_library
 from .output import emit_json, err, say, when
 from .progress import Progress
 from .run import Command
@@ -88,7 +88,9 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         config = config.replace(ingest_roots=tuple(found.roots)).validated()
     try:
         async with open_library(config, stop) as ctx:
-            known = {doc.source: doc for doc in await ctx.documents.list_documents()}
+            # Straight from the catalog journal: list_documents would also warm the chunking
+            # pool (child processes), which a run that finds nothing changed never needs.
+            known = {entry.info.source: entry.info for entry in (await catalog_state(ctx)).docs.values()}
             with Progress("ingest", total=total, unit="B", items=len(found.files)) as progress:
                 batches = iter([found.files[i : i + PRECHECK_FILES] for i in range(0, len(found.files), PRECHECK_FILES)])
 

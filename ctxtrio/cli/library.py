@@ -11,8 +11,10 @@ import ctxtrio
 
 from .._config import Config
 from .._context import Context
+from ..docs.catalog import CatalogState
+from ..docs.repository import CATALOG_NAME
 
-__all__ = ["open_library"]
+__all__ = ["catalog_state", "open_library"]
 
 
 @asynccontextmanager
@@ -27,3 +29,12 @@ async def open_library(config: Config, stop: trio.CancelScope) -> AsyncIterator[
     async with ctxtrio.open_context(config.replace(llm_enabled=False, audit=False)) as ctx:
         with stop:
             yield ctx
+
+
+async def catalog_state(ctx: Context) -> CatalogState:
+    """The document catalog as its journal says now (read-only; the services are not asked)."""
+    catalog = await ctx.store.read(ctx.data.docs / CATALOG_NAME)
+    state = CatalogState()
+    for record in catalog.records:
+        state.apply(record.data)
+    return state
