@@ -40,6 +40,7 @@ from .docs.pool import ChunkPool
 from .docs.service import DocumentService
 from .llm.calibration import run_calibrator
 from .llm.client import LLMClient, LLMSettings, open_llm_client
+from .llm.counting import TokenCounter
 from .llm.summarizer import Summarizer
 from .memory.service import SessionService
 from .store.layout import prepare_data_dir
@@ -98,6 +99,7 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
         try:
             async with _open_llm(config) as llm, trio.open_nursery() as background:
                 if llm is not None:
+                    live.counter = TokenCounter(live.tokens, llm)
                     explicit_budget = config.budget_tokens is not None
                     await background.start(
                         partial(
@@ -106,6 +108,7 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
                             live.tokens,
                             cache_path=data.calibration_path,
                             on_context_length=partial(live.set_context_length, explicit_budget=explicit_budget),
+                            counter=live.counter,
                         )
                     )
                 summarizer = Summarizer(llm, live.tokens, context_tokens=lambda: live.context_length)

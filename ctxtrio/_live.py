@@ -6,22 +6,95 @@ built by ``_app.py`` and passed down. Readers take a fresh look on every call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeVar
 
 from ._config import Config
 from .text.tokens import TokenModel, TokenModelRef
 
-__all__ = ["Live"]
+_T = TypeVar("_T")
+CountKind = Literal["exact", "calibrated", "cold-start"]
+
+
+class TokenCounting(Protocol):
+    """What fits text into a budget or a window needs (``ctxtrio.llm.counting.TokenCounter``).
+
+    ``count``/``counts`` are exact in the loaded model's tokenizer when ``kind`` is
+    ``"exact"``, else estimates; ``fit`` is the final check of a packed answer.
+    """
+
+    @property
+    def kind(self) -> CountKind: ...
+
+    @property
+    def model(self) -> TokenModel: ...
+
+    def describe(self) -> str: ...
+
+    async def count(self, text: str) -> int: ...
+
+    async def counts(self, texts: Sequence[str]) -> list[int]: ...
+
+    async def fit(self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]) -> tuple[_T, int]: ...
+
+
+class EstimateCounter:
+    """Counts by the current estimate only (no LLM configured, or before ``_app`` wires one)."""
+
+    def __init__(self, ref: TokenModelRef) -> None:
+        self._ref = ref
+
+    @property
+    def kind(self) -> CountKind:
+        return "cold-start" if self._ref.current.source.startswith("cold-start") else "calibrated"
+
+    @property
+    def model(self) -> TokenModel:
+        return self._ref.current
+
+    def describe(self) -> str:
+        return f"{self.kind} estimate (leans high; no tokenizer): {self._ref.current.source}"
+
+    async def count(self, text: str) -> int:
+        return self._ref.current.estimate(text)
+
+    async def counts(self, texts: Sequence[str]) -> list[int]:
+        return [self._ref.current.estimate(text) for text in texts]
+
+    async def fit(self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]) -> tuple[_T, int]:
+        """As TokenCounter.fit, by the estimate: the rendered answer fits under the estimate."""
+        effective = budget_tokens
+        result = build(effective)
+        tokens = self._ref.current.estimate(text_of(result))
+        for _ in range(3):
+            if tokens <= budget_tokens or effective <= 1:
+                break
+            effective = max(1, min(effective - 1, effective * budget_tokens // tokens - 1))
+            result = build(effective)
+            tokens = self._ref.current.estimate(text_of(result))
+        return result, tokens
+
+__all__ = ["CountKind", "EstimateCounter", "Live", "TokenCounting"]
 
 
 @dataclass(slots=True)
 class Live:
-    """The current default budget and token model, and where each came from."""
+    """The current default budget and token model, and where each came from.
+
+    ``counter`` counts exactly when the loaded model's server can tokenize (see
+    :mod:`ctxtrio.llm.counting`); ``context_length`` is the detected window (None until
+    a server tells it; llama-cpp-python tells it only through its overflow error).
+    """
 
     tokens: TokenModelRef
     budget_tokens: int
     budget_source: str
     context_length: int | None = None
+    counter: TokenCounting = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.counter = EstimateCounter(self.tokens)
 
     @classmethod
     def from_config(cls, config: Config) -> Live:

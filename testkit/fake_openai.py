@@ -6,14 +6,33 @@ Start it inside the test's nursery::
     settings = LLMSettings(server.base_url, timeout_s=2.0)
     server.model_id = "other-model"      # knobs are plain attributes, changed any time
 
-Token counts follow a linear model that differs per script class, with its own
+Token counts follow a linear model that differs per character class the way Gemma 3's
+tokenizer does (``shared/token-truth/README.md``: one token per digit, about one per
+emoji code point, prose ~0.25 a character, Korean ~0.9, Chinese ~0.45), with its own
 character classifier (independent of ``ctxtrio.text.tokens``) and a fixed chat
-template overhead: ``11 + 0.25·prose + 0.4·code + 0.9·han + 0.8·hangul + 0.7·kana +
-0.5·other``, rounded (``rates`` knob; :data:`DENSE_RATES` is a second profile far
+template overhead of 11 (``rates`` knob; :data:`DENSE_RATES` is a second profile far
 from the cold-start guess). Like some real servers it reports ``usage.prompt_tokens``
 without the part of the prompt its prefix cache already holds (the template's head
 once anything was sent, plus any prefix shared with the previous prompt), which is
 what calibration must be robust against.
+
+Tokenize endpoints (``tokenize`` knob), at the paths the real servers serve:
+
+* ``"extras"`` — llama-cpp-python 0.3.x: ``POST /extras/tokenize {"input"}`` at the
+  server root (not under ``/v1``), ``{"tokens": [...]}`` with BOS prepended
+  (llama_cpp/server/app.py ``tokenize`` calls ``llama.tokenize(..., special=True)``,
+  and the model adds BOS). It also refuses a prompt over ``n_ctx`` with HTTP 400 and
+  "This model's maximum context length is N tokens" (llama_cpp/server/errors.py,
+  ``context_length_exceeded``), and serves no context endpoint.
+* ``"llamacpp"`` — llama.cpp ``llama-server``: ``POST /tokenize {"content"}`` →
+  ``{"tokens": [...]}``, no BOS unless ``add_special`` (tools/server/README.md).
+* ``"vllm"`` — vLLM: ``POST /tokenize {"prompt"}`` → ``{"count", "max_model_len",
+  "tokens"}`` (``TokenizeCompletionRequest`` / ``TokenizeResponse``).
+
+Context styles (``context_style``): ``"lmstudio"`` (``GET /api/v0/models``,
+``loaded_context_length``), ``"llamacpp"`` (``GET /props``), ``"vllm"``
+(``max_model_len`` in ``GET /v1/models``), ``"ollama"`` (``GET /api/ps``, the running
+model's ``context_length``, and ``POST /api/show``), None (tells nothing).
 
 Failure modes (``mode``): ``"ok"``, ``"http500"``, ``"hang"`` (never answers),
 ``"garbage"`` (not JSON), ``"error_body"`` (200 with ``{"error": ...}``),
@@ -42,6 +61,7 @@ from starlette.routing import Route
 
 __all__ = [
     "ContextStyle",
+    "TokenizeStyle",
     "DENSE_RATES",
     "FakeServer",
     "Mode",
@@ -54,42 +74,53 @@ __all__ = [
 Mode = Literal[
     "ok", "http500", "hang", "garbage", "error_body", "zero_usage", "no_usage", "empty_content"
 ]
-ContextStyle = Literal["lmstudio", "llamacpp", "ollama"] | None
+ContextStyle = Literal["lmstudio", "llamacpp", "vllm", "ollama"] | None
+TokenizeStyle = Literal["extras", "llamacpp", "vllm"] | None
 Reply = Callable[[list[dict[str, str]]], str]
 
+#: Gemma-like: one token per digit and per emoji/symbol, prose letters cheap, Hangul dense.
 TRUE_RATES: Final[Mapping[str, float]] = {
-    "prose": 0.25,
-    "code": 0.4,
-    "han": 0.9,
-    "hangul": 0.8,
-    "kana": 0.7,
-    "other": 0.5,
+    "digit": 1.0,
+    "space": 0.12,
+    "letter": 0.22,
+    "punct": 0.6,
+    "han": 0.45,
+    "hangul": 0.9,
+    "kana": 0.5,
+    "letter_other": 0.35,
+    "symbol": 1.0,
 }
 #: A tokenizer far from the cold-start guess (dense for ASCII, cheap for CJK).
 DENSE_RATES: Final[Mapping[str, float]] = {
-    "prose": 0.36,
-    "code": 0.7,
+    "digit": 0.4,
+    "space": 0.3,
+    "letter": 0.36,
+    "punct": 0.7,
     "han": 0.6,
     "hangul": 0.45,
     "kana": 0.5,
-    "other": 0.8,
+    "letter_other": 0.8,
+    "symbol": 0.8,
 }
 TEMPLATE_HEAD_TOKENS: Final = 4
 TEMPLATE_TAIL_TOKENS: Final = 7  # head + tail = the fixed overhead of 11
-_CODE_SYMBOLS: Final = frozenset("{}[]<>=+*/\\|&^%$#@~`_")
 
 
 def _script(char: str) -> str:
     point = ord(char)
     if point < 0x80:
-        return "code" if char in _CODE_SYMBOLS else "prose"
+        if char.isdigit():
+            return "digit"
+        if char.isspace():
+            return "space"
+        return "letter" if char.isalpha() else "punct"
     if 0x4E00 <= point <= 0x9FFF or 0x3400 <= point <= 0x4DBF:
         return "han"
     if 0xAC00 <= point <= 0xD7A3 or 0x1100 <= point <= 0x11FF or 0x3130 <= point <= 0x318F:
         return "hangul"
     if 0x3040 <= point <= 0x30FF:
         return "kana"
-    return "other"
+    return "letter_other" if char.isalpha() else "symbol"
 
 
 def _weight(text: str, rates: Mapping[str, float] = TRUE_RATES) -> float:
@@ -121,7 +152,7 @@ class FakeServer:
 
     mode: Mode = "ok"
     delay_s: float = 0.0
-    tokenize: Literal["llamacpp", "extras"] | None = "llamacpp"
+    tokenize: TokenizeStyle = "llamacpp"
     context_style: ContextStyle = "llamacpp"
     n_ctx: int = 8192
     model_id: str = "fake-model-7b"
@@ -161,14 +192,18 @@ class FakeServer:
         if route == ("POST", "/v1/chat/completions"):
             return self._chat(payload)
         if route == ("GET", "/v1/models"):
-            models = [{"id": self.model_id, "object": "model"}]
+            models: list[dict[str, object]] = [{"id": self.model_id, "object": "model"}]
+            if self.context_style == "vllm":
+                models[0]["max_model_len"] = self.n_ctx
             return JSONResponse({"object": "list", "data": models})
         if route == ("POST", "/tokenize") and self.tokenize == "llamacpp":
             count = true_tokens(payload["content"], self.rates)
             return JSONResponse({"tokens": list(range(count))})
-        if route == ("POST", "/v1/extras/tokenize") and self.tokenize == "extras":
-            # llama-cpp-python adds a BOS token; the slope cancels it.
-            count = 1 + true_tokens(payload["input"], self.rates)
+        if route == ("POST", "/tokenize") and self.tokenize == "vllm":
+            count = true_tokens(payload["prompt"], self.rates)
+            return JSONResponse({"count": count, "max_model_len": self.n_ctx, "tokens": list(range(count))})
+        if route == ("POST", "/extras/tokenize") and self.tokenize == "extras":
+            count = 1 + true_tokens(payload["input"], self.rates)  # BOS included
             return JSONResponse({"tokens": list(range(count))})
         context = self._context(route)
         if context is not None:
@@ -191,6 +226,14 @@ class FakeServer:
             cached = TEMPLATE_HEAD_TOKENS + math.floor(_weight(shared, self.rates))
         self._last_prompt = prompt
         prompt_tokens = round(TEMPLATE_HEAD_TOKENS + TEMPLATE_TAIL_TOKENS + weight) - cached
+        if self.tokenize == "extras" and prompt_tokens + cached >= self.n_ctx:
+            message = (
+                f"This model's maximum context length is {self.n_ctx} tokens. However, you requested "
+                f"{prompt_tokens + cached + 1} tokens ({prompt_tokens + cached} in the messages, 1 in the completion). "
+                "Please reduce the length of the messages or completion."
+            )
+            error = {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}
+            return JSONResponse({"error": error}, status_code=400)
         text = "" if self.mode == "empty_content" else self.reply(messages)
         answer: dict[str, object] = {
             "id": f"chatcmpl-{len(self.chat_bodies)}",
@@ -222,6 +265,9 @@ class FakeServer:
             ]})  # fmt: skip
         if route == ("GET", "/props") and self.context_style == "llamacpp":
             return JSONResponse({"default_generation_settings": {"n_ctx": self.n_ctx}})
+        if route == ("GET", "/api/ps") and self.context_style == "ollama":
+            return JSONResponse({"models": [{"name": self.model_id, "model": self.model_id, "size_vram": 0,
+                                             "context_length": self.n_ctx}]})  # fmt: skip
         if route == ("POST", "/api/show") and self.context_style == "ollama":
             return JSONResponse({
                 "parameters": f'stop "<end>"\nnum_ctx {self.n_ctx}',

@@ -35,6 +35,7 @@ from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry
 from .offload import OFFLOAD_MIN_CHARS
 from .packing import Candidate, contiguous_text, pack_hits, pack_window
 from .pool import POOL_MIN_CHARS, ChunkPool
+from .render import render_search, render_window
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
 
@@ -246,8 +247,15 @@ class DocumentService:
                     continue  # replaced or forgotten meanwhile
                 chunk = doc.chunks[index]
             candidates.append(Candidate(entry.doc_id, entry.info.title, chunk, hits[position].score))
-        packed, omitted, used = pack_hits(candidates, budget, self._live.tokens.current)
-        return SearchResult(query, tuple(packed), omitted, more, budget, used)
+        model = self._live.tokens.current
+
+        def build(room: int) -> SearchResult:
+            packed, omitted, used = pack_hits(candidates, room, model, query_terms)
+            return SearchResult(query, tuple(packed), omitted, more, budget, used)
+
+        # The final check, in the model's own tokens when the server can count.
+        result, _ = await self._live.counter.fit(budget, build, render_search)
+        return result
 
     async def window(
         self,
@@ -280,10 +288,16 @@ class DocumentService:
             if first >= total:
                 return Window(entry.info, session_id, (), first, budget)
             last = min(end, total - 1) if end is not None else total - 1
-            chunks = pack_window(doc.chunks, first, last, budget, self._live.tokens.current)
-            following = chunks[-1].index + 1
-            await self._repo.set_cursor(entry, session, following)
-        return Window(entry.info, session_id, tuple(chunks), following, budget)
+            model = self._live.tokens.current
+
+            def build(room: int) -> Window:
+                chunks = pack_window(doc.chunks, first, last, room, model)
+                return Window(entry.info, session_id, tuple(chunks), chunks[-1].index + 1, budget)
+
+            # The final check, in the model's own tokens when the server can count.
+            window, _ = await self._live.counter.fit(budget, build, render_window)
+            await self._repo.set_cursor(entry, session, window.next_index)
+        return window
 
     async def outline(
         self,

@@ -1,104 +1,101 @@
-"""Solving per-class token rates from measured samples: pure arithmetic, no I/O.
+"""Solving token rates from measured samples: pure arithmetic, no I/O.
 
-Each class has two samples, short and long, with a measured token count each
-(``usage.prompt_tokens`` of a chat with the sample as the only message, or a
-tokenize endpoint's count). A count is ``overhead + Σ rate[c] · chars[c]`` plus
-noise; the difference long − short cancels the overhead (chat template, BOS), which
-leaves one linear equation per class::
+Each sample is a text with a measured token count (``usage.prompt_tokens`` of a chat
+with the sample as the only message, or a tokenize endpoint's count). A count is
+modelled as ``overhead + Σ rate[f] · count[f]`` over the features ``f`` of
+:class:`~ctxtrio.text.tokens.ScriptClass` (character classes and boundaries); the
+overhead (chat template, BOS) is the same for every sample and is fitted too, never
+published.
 
-    Δtokens[k] = Σ_c rate[c] · Δchars[k][c]
-
-Samples are mixed (code has letters, Korean has spaces), so the equations are solved
-together, by Gaussian elimination with partial pivoting. Implausible answers raise
+The system is over-determined (many more samples than rates) and solved by
+non-negative least squares on relative errors (each row divided by its count, so a
+short sample weighs as much as a long one), by cyclic coordinate descent on the
+normal equations. Then the rates are scaled up until no sample is under-counted,
+and by ``margin`` on top. Implausible answers raise
 :class:`~ctxtrio._errors.LLMResponseError` so the caller keeps its previous model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from .._errors import LLMResponseError
 from ..text.tokens import ScriptClass
 
-__all__ = ["MAX_RATE", "MIN_RATE", "Measurement", "fit_rates", "publishable_rates"]
+__all__ = ["MAX_RATE", "Measurement", "fit_rates", "publishable_rates"]
 
-#: Plausible rates, tokens per character; anything outside means the counts are bogus.
-MIN_RATE: Final = 0.01
+#: Plausible rates, tokens per character (or per boundary); above means bogus counts.
 MAX_RATE: Final = 4.0
+_SWEEPS: Final = 3000
 
 
 @dataclass(frozen=True, slots=True)
 class Measurement:
-    """One sample's character counts per class and the token count the server reported."""
+    """One sample's feature counts and the token count the server reported."""
 
     counts: Mapping[ScriptClass, int]
     tokens: int
 
 
-def fit_rates(
-    pairs: Mapping[ScriptClass, tuple[Measurement, Measurement]],
-) -> dict[ScriptClass, float]:
-    """Solve the rate of every class in ``pairs`` from its (short, long) measurements.
+def fit_rates(samples: Sequence[Measurement]) -> tuple[dict[ScriptClass, float], float]:
+    """The non-negative rates and overhead that best explain ``samples``.
 
-    Raise LLMResponseError if a count does not grow with the text, if the system is
-    singular, or if a rate falls outside [MIN_RATE, MAX_RATE].
+    Raise LLMResponseError if there are fewer samples than unknowns, if the counts do
+    not grow with the text (every sample the same count), or a rate is implausible.
     """
-    classes = list(pairs)
-    rows: list[list[float]] = []
-    for cls, (short, long) in pairs.items():
-        delta_tokens = long.tokens - short.tokens
-        if delta_tokens <= 0:
-            raise LLMResponseError(
-                f"calibration: {cls} counts do not grow with the text "
-                f"({short.tokens} → {long.tokens} tokens)"
-            )
-        deltas = {c: long.counts.get(c, 0) - short.counts.get(c, 0) for c in ScriptClass}
-        strays = [c.value for c, d in deltas.items() if d and c not in pairs]
-        if strays:
-            raise ValueError(f"samples of {cls} contain unmeasured classes {strays}")
-        rows.append([float(deltas[c]) for c in classes] + [float(delta_tokens)])
-    solution = _solve(rows)
-    rates = dict(zip(classes, solution, strict=True))
-    bad = {c.value: round(r, 4) for c, r in rates.items() if not MIN_RATE < r <= MAX_RATE}
+    features = list(ScriptClass)
+    if len(samples) <= len(features):
+        raise ValueError(f"need more than {len(features)} samples, got {len(samples)}")
+    if len({sample.tokens for sample in samples}) == 1:
+        raise LLMResponseError(f"calibration: every sample counted {samples[0].tokens} tokens")
+    rows = [[1.0] + [float(sample.counts.get(f, 0)) for f in features] for sample in samples]
+    weights = [max(1, sample.tokens) ** -0.5 for sample in samples]
+    solution = _nnls(rows, [float(sample.tokens) for sample in samples], weights)
+    overhead, rates = solution[0], dict(zip(features, solution[1:], strict=True))
+    bad = {f.value: round(r, 3) for f, r in rates.items() if r > MAX_RATE}
     if bad:
         raise LLMResponseError(f"calibration: implausible rates (tokens/char) {bad}")
-    return rates
+    if sum(rates.values()) <= 0.0:
+        raise LLMResponseError("calibration: the counts do not grow with the text")
+    return rates, overhead
 
 
 def publishable_rates(
-    measured: Mapping[ScriptClass, float], *, margin: float
+    samples: Sequence[Measurement], rates: Mapping[ScriptClass, float], overhead: float, *, margin: float
 ) -> dict[ScriptClass, float]:
-    """Rates for a TokenModel: OTHER lifted to at least PROSE, then every rate raised by ``margin``.
+    """``rates`` scaled so no sample is under-counted (its count minus the overhead), times 1 + margin.
 
-    OTHER lumps very different scripts (Cyrillic, Greek, Arabic, Devanagari, emoji, CJK
-    punctuation); its sample measures a mix of some of them, and no script of it is
-    assumed cheaper than English prose. The margin makes estimates lean high.
+    Unmeasured classes (rate 0 because no sample had them) keep a floor of the
+    smallest non-zero rate: no class is assumed free.
     """
-    rates = dict(measured)
-    if ScriptClass.PROSE in rates and ScriptClass.OTHER in rates:
-        rates[ScriptClass.OTHER] = max(rates[ScriptClass.OTHER], rates[ScriptClass.PROSE])
-    return {cls: rate * (1.0 + margin) for cls, rate in rates.items()}
+    lift = 1.0
+    for sample in samples:
+        estimate = sum(rates[f] * n for f, n in sample.counts.items())
+        if estimate > 0:
+            lift = max(lift, (sample.tokens - overhead) / estimate)
+    return {f: rate * lift * (1.0 + margin) for f, rate in rates.items()}
 
 
-def _solve(rows: list[list[float]]) -> list[float]:
-    """Solve the square system given as augmented ``rows``; raise LLMResponseError if singular."""
-    size = len(rows)
-    matrix = [row[:] for row in rows]
-    scale = max((abs(value) for row in matrix for value in row[:size]), default=0.0)
-    for col in range(size):
-        pivot = max(range(col, size), key=lambda r: abs(matrix[r][col]))
-        if abs(matrix[pivot][col]) <= 1e-9 * max(scale, 1.0):
-            raise LLMResponseError("calibration: the samples do not separate the classes")
-        matrix[col], matrix[pivot] = matrix[pivot], matrix[col]
-        for row in range(col + 1, size):
-            factor = matrix[row][col] / matrix[col][col]
-            if factor:
-                for k in range(col, size + 1):
-                    matrix[row][k] -= factor * matrix[col][k]
-    solution = [0.0] * size
-    for row in reversed(range(size)):
-        known = sum(matrix[row][k] * solution[k] for k in range(row + 1, size))
-        solution[row] = (matrix[row][size] - known) / matrix[row][row]
-    return solution
+def _nnls(rows: list[list[float]], targets: list[float], weights: list[float]) -> list[float]:
+    """argmin Σ (w·(row·x − target))² subject to x ≥ 0, by coordinate descent.
+
+    Columns are scaled to unit norm first (the overhead column is all ones, the
+    others count hundreds), so every coordinate step is well conditioned.
+    """
+    size = len(rows[0])
+    scaled = [[w * v for v in row] for row, w in zip(rows, weights, strict=True)]
+    norms = [max(1e-12, sum(r[i] ** 2 for r in scaled) ** 0.5) for i in range(size)]
+    scaled = [[v / n for v, n in zip(row, norms, strict=True)] for row in scaled]
+    goals = [w * t for t, w in zip(targets, weights, strict=True)]
+    gram = [[sum(r[i] * r[j] for r in scaled) for j in range(size)] for i in range(size)]
+    rhs = [sum(r[i] * g for r, g in zip(scaled, goals, strict=True)) for i in range(size)]
+    x = [0.0] * size
+    for _ in range(_SWEEPS):
+        for i in range(size):
+            if gram[i][i] <= 1e-18:
+                continue
+            others = sum(gram[i][j] * x[j] for j in range(size) if j != i)
+            x[i] = max(0.0, (rhs[i] - others) / gram[i][i])
+    return [value / n for value, n in zip(x, norms, strict=True)]

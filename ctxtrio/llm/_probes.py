@@ -15,6 +15,10 @@ from ._json import as_int, as_object
 
 __all__ = [
     "OLLAMA_DEFAULT_NUM_CTX",
+    "OVERFLOW_PROBE_TOKENS",
+    "context_from_error",
+    "ollama_ps_context",
+    "vllm_context",
     "llamacpp_context",
     "lmstudio_context",
     "ollama_context",
@@ -26,6 +30,10 @@ __all__ = [
 #: ``model_info`` is often 128k and would overstate the real window, so it is capped.
 OLLAMA_DEFAULT_NUM_CTX: Final = 4096
 
+#: A prompt this long (in one-token words) exceeds any window a local server runs.
+OVERFLOW_PROBE_TOKENS: Final = 300_000
+
+_OVERFLOW: Final = re.compile(r"maximum context length is (\d+)")
 _NUM_CTX: Final = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
 
 
@@ -94,3 +102,31 @@ def ollama_context(body: object) -> int | None:
         if trained is not None:
             return min(trained, OLLAMA_DEFAULT_NUM_CTX)
     return None
+
+
+def context_from_error(message: str) -> int | None:
+    """N from an error body saying "maximum context length is N" (llama-cpp-python, vLLM, OpenAI)."""
+    match = _OVERFLOW.search(message)
+    return _positive(int(match.group(1))) if match else None
+
+
+def vllm_context(body: object, model: str | None) -> int | None:
+    """``max_model_len`` of ``model`` (or of the first model) in vLLM's ``GET /v1/models``."""
+    payload = as_object(body)
+    data = payload.get("data") if payload is not None else None
+    if not isinstance(data, list):
+        return None
+    entries = [entry for entry in map(as_object, data) if entry is not None]
+    chosen = [entry for entry in entries if model and entry.get("id") == model] or entries[:1]
+    return _positive(chosen[0].get("max_model_len")) if chosen else None
+
+
+def ollama_ps_context(body: object, model: str | None) -> int | None:
+    """The allocated ``context_length`` of ``model`` (or the first) in Ollama's ``GET /api/ps``."""
+    payload = as_object(body)
+    models = payload.get("models") if payload is not None else None
+    if not isinstance(models, list):
+        return None
+    entries = [entry for entry in map(as_object, models) if entry is not None]
+    chosen = [e for e in entries if model and model in (e.get("name"), e.get("model"))] or entries[:1]
+    return _positive(chosen[0].get("context_length")) if chosen else None

@@ -4,18 +4,23 @@
 the first ``tools/list``. Then, in the background and for as long as it runs:
 
 1. ask which model is loaded (the configured one, else the first of ``GET /models``);
-2. when that changes (and at the start): report the model's context window through
-   ``on_context_length``, then take the rates from the cache file if it holds this
-   (endpoint, model) pair, else measure them and write the cache;
-3. publish ``TokenModel(rates + margin, source=...)`` into ``ref.current``;
+2. when that changes (and at the start): take the rates from the cache file if it
+   holds this (endpoint, model) pair, else measure them and write the cache; learn the
+   model's context window (:meth:`LLMClient.context_length`; for llama-cpp-python,
+   which reports none, from its own overflow error) and report it through
+   ``on_context_length``; tell ``counter`` whether exact counts are available;
+3. publish ``TokenModel(rates, source=...)`` into ``ref.current``;
 4. sleep ``recheck_s`` and go back to 1.
 
-Measuring (see :mod:`._fit`): per script class, a short and a long sample with
-different content, one request at a time. With a tokenize endpoint the counts are
-exact; otherwise each sample is the only message of a chat with ``max_tokens: 1``
-and the count is ``usage.prompt_tokens``, after one warm-up request so the server's
-prefix cache treats every measured prompt alike. The slope between the two samples
-cancels the chat template's overhead.
+Measuring (see :mod:`._fit`): every text of :data:`._samples.SAMPLES` (20 texts, many
+per class, mixed real-world ones among them), one request at a time. With a tokenize
+endpoint the counts are exact; otherwise each sample is the only message of a chat
+with ``max_tokens: 1`` and the count is ``usage.prompt_tokens``, after one warm-up
+request so the server's prefix cache treats every measured prompt alike. The fit is
+over-determined and non-negative, with the fixed overhead (template, BOS) as one more
+unknown; the published rates are lifted until no sample is under-counted, plus
+``margin``. Every calibration request has its own deadline, ``timeout_s`` (not the
+summaries' ``--llm-deadline``: a cold model may take long to load).
 
 An unreachable endpoint, a timeout, zero or missing usage, or implausible rates are
 :class:`~ctxtrio._errors.LLMError`: logged to stderr, the previous model is kept, and
@@ -31,6 +36,7 @@ import json
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -42,13 +48,14 @@ from ._fit import Measurement, fit_rates, publishable_rates
 from ._json import as_object
 from ._samples import SAMPLES, WARM_UP
 from .client import ChatMessage, LLMClient
+from .counting import TokenCounter
 
-__all__ = ["Method", "measure_rates", "run_calibrator"]
+__all__ = ["Calibration", "Method", "measure_rates", "run_calibrator"]
 
 logger = logging.getLogger(__name__)
 
 Method = Literal["tokenize", "usage slope"]
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: twelve features, published rates
 
 
 async def run_calibrator(
@@ -58,6 +65,8 @@ async def run_calibrator(
     cache_path: Path,
     margin: float = 0.03,
     on_context_length: Callable[[int], None] | None = None,
+    counter: TokenCounter | None = None,
+    timeout_s: float = 30.0,
     recheck_s: float = 60.0,
     retry_min_s: float = 5.0,
     retry_max_s: float = 300.0,
@@ -66,28 +75,27 @@ async def run_calibrator(
     """Keep ``ref.current`` calibrated to the loaded model; runs until cancelled.
 
     ``on_context_length`` receives the loaded context window (tokens) once per model,
-    when an endpoint tells it. Never returns; only a bug makes it raise.
+    when the server tells it. Never returns; only a bug makes it raise.
     """
     task_status.started()
     endpoint = client.settings.base_url
     done_for: str | None = None  # the model whose rates are published
-    context_for: str | None = None  # the model whose context length was reported
     retry_s = retry_min_s
     reported: str | None = None  # the kind of failure already logged; repeats go to debug
     while True:
         try:
-            model = await client.loaded_model()
+            model = await client.loaded_model(timeout_s=timeout_s)
             if model is None:
                 raise LLMResponseError("the server lists no loaded model")
             if model != done_for:
-                if model != context_for:
-                    length = await client.context_length(model)
-                    context_for = model
-                    if length is not None and on_context_length is not None:
-                        on_context_length(length)
-                ref.current = await _rates_for(client, endpoint, model, cache_path, margin)
+                method, ref.current = await _rates_for(client, endpoint, model, cache_path, margin, timeout_s)
+                if counter is not None:
+                    counter.set_model(model, exact=method == "tokenize")
+                length = await _context_length(client, model, method, timeout_s)
+                if length is not None and on_context_length is not None:
+                    on_context_length(length)
                 done_for = model
-                logger.info("token rates now %s", ref.current.source)
+                logger.info("token rates now %s; context window %s", ref.current.source, length or "unknown")
         except LLMError as exc:
             reported = _report_failure(endpoint, exc, ref.current.source, retry_s, reported)
             await trio.sleep(retry_s)
@@ -127,34 +135,55 @@ def _report_failure(endpoint: str, exc: LLMError, source: str, retry_s: float, r
     return kind
 
 
-async def measure_rates(client: LLMClient) -> tuple[Method, dict[ScriptClass, float]]:
-    """Measure raw rates (no margin) of the loaded model: tokenize if offered, else usage slope.
+async def _context_length(client: LLMClient, model: str, method: Method, timeout_s: float) -> int | None:
+    """The window from the server's endpoints, else (llama-cpp-python) from its overflow error."""
+    length = await client.context_length(model, timeout_s=timeout_s)
+    if length is None and method == "tokenize" and client.tokenize_style == "llama-cpp-python":
+        length = await client.context_from_overflow(timeout_s=timeout_s)
+    return length
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """What one measurement found: the method, the raw fit and the samples it came from."""
+
+    method: Method
+    rates: dict[ScriptClass, float]
+    overhead: float
+    samples: tuple[Measurement, ...]
+
+    def published(self, margin: float) -> dict[ScriptClass, float]:
+        """Rates lifted so no sample is under-counted, plus ``margin``."""
+        return publishable_rates(self.samples, self.rates, self.overhead, margin=margin)
+
+
+async def measure_rates(
+    client: LLMClient, *, timeout_s: float = 30.0, samples: tuple[str, ...] = SAMPLES, force: Method | None = None
+) -> Calibration:
+    """Measure the loaded model: tokenize if offered, else the usage of one-token chats.
 
     Sends the samples one after the other; raises LLMError on failure or bogus counts.
+    ``force="usage slope"`` skips the tokenizer (to measure what servers without one get).
     """
-    probe_text = SAMPLES[ScriptClass.PROSE][0]
-    probe = await client.tokenize(probe_text)
+    probe = await client.tokenize(samples[0], timeout_s=timeout_s) if force != "usage slope" else None
     method: Method
     measure: Callable[[str], Awaitable[int]]
     if probe is not None:
-        method, measure = "tokenize", _tokenize_counter(client)
+        method, measure = "tokenize", _tokenize_counter(client, timeout_s)
     else:
-        method, measure = "usage slope", _usage_counter(client)
+        method, measure = "usage slope", _usage_counter(client, timeout_s)
         await measure(WARM_UP)
-    pairs: dict[ScriptClass, tuple[Measurement, Measurement]] = {}
-    for cls, (short, long) in SAMPLES.items():
-        short_tokens = probe if probe is not None and short == probe_text else await measure(short)
-        long_tokens = await measure(long)
-        pairs[cls] = (
-            Measurement(class_counts(short), short_tokens),
-            Measurement(class_counts(long), long_tokens),
-        )
-    return method, fit_rates(pairs)
+    measured: list[Measurement] = []
+    for index, text in enumerate(samples):
+        tokens = probe if probe is not None and index == 0 else await measure(text)
+        measured.append(Measurement(class_counts(text), tokens))
+    rates, overhead = fit_rates(measured)
+    return Calibration(method, rates, overhead, tuple(measured))
 
 
-def _tokenize_counter(client: LLMClient) -> Callable[[str], Awaitable[int]]:
+def _tokenize_counter(client: LLMClient, timeout_s: float) -> Callable[[str], Awaitable[int]]:
     async def count(text: str) -> int:
-        tokens = await client.tokenize(text)
+        tokens = await client.tokenize(text, timeout_s=timeout_s)
         if tokens is None:
             raise LLMResponseError("calibration: the tokenize endpoint stopped answering")
         return tokens
@@ -162,9 +191,9 @@ def _tokenize_counter(client: LLMClient) -> Callable[[str], Awaitable[int]]:
     return count
 
 
-def _usage_counter(client: LLMClient) -> Callable[[str], Awaitable[int]]:
+def _usage_counter(client: LLMClient, timeout_s: float) -> Callable[[str], Awaitable[int]]:
     async def count(text: str) -> int:
-        tokens = await client.count_prompt_tokens([ChatMessage("user", text)])
+        tokens = await client.count_prompt_tokens([ChatMessage("user", text)], timeout_s=timeout_s)
         if tokens is None:
             raise LLMResponseError("calibration: the answer carries no usage.prompt_tokens")
         if tokens <= 0:
@@ -175,19 +204,20 @@ def _usage_counter(client: LLMClient) -> Callable[[str], Awaitable[int]]:
 
 
 async def _rates_for(
-    client: LLMClient, endpoint: str, model: str, cache_path: Path, margin: float
-) -> TokenModel:
+    client: LLMClient, endpoint: str, model: str, cache_path: Path, margin: float, timeout_s: float
+) -> tuple[Method, TokenModel]:
     """The published model for (endpoint, model): from the cache, else measured and cached."""
     cached = await trio.to_thread.run_sync(_cache_lookup, cache_path, endpoint, model)
     if cached is not None:
-        method, raw = cached
+        method, rates = cached
         suffix = " (cached)"
     else:
-        method, raw = await measure_rates(client)
-        await trio.to_thread.run_sync(_cache_store, cache_path, endpoint, model, method, raw)
+        calibration = await measure_rates(client, timeout_s=timeout_s)
+        method, rates = calibration.method, calibration.published(margin)
+        await trio.to_thread.run_sync(_cache_store, cache_path, endpoint, model, method, rates)
         suffix = ""
     source = f"calibrated via {method} against {model} at {endpoint}{suffix}"
-    return TokenModel(publishable_rates(raw, margin=margin), source)
+    return method, TokenModel(rates, source)
 
 
 def _cache_key(endpoint: str, model: str) -> str:
@@ -220,7 +250,7 @@ def _cache_lookup(
     parsed: dict[ScriptClass, float] = {}
     for cls in ScriptClass:
         value = rates.get(cls.value)
-        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
             return None
         parsed[cls] = float(value)
     return ("tokenize" if method == "tokenize" else "usage slope"), parsed

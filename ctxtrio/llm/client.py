@@ -47,7 +47,16 @@ import trio
 
 from .._errors import LLMError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
 from ._json import JSON, as_int, as_object, json_object, parse_json
-from ._probes import llamacpp_context, lmstudio_context, ollama_context, token_count
+from ._probes import (
+    OVERFLOW_PROBE_TOKENS,
+    context_from_error,
+    llamacpp_context,
+    lmstudio_context,
+    ollama_context,
+    ollama_ps_context,
+    token_count,
+    vllm_context,
+)
 from ._sse import StreamedAnswer
 from .breaker import Breaker, BreakerState
 
@@ -154,10 +163,13 @@ class LLMClient:
         url = f"{self._settings.base_url}/chat/completions"
         return await self._guarded(lambda: self._stream_chat(url, body, abort_if))
 
-    async def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int | None:
+    async def count_prompt_tokens(
+        self, messages: Sequence[ChatMessage], *, timeout_s: float | None = None
+    ) -> int | None:
         """Send ``messages`` with ``max_tokens: 1``; return ``usage.prompt_tokens`` (None if absent).
 
         The content of the one-token answer does not matter and may be empty.
+        ``timeout_s`` replaces the settings' per-request deadline (calibration has its own).
         """
         body = self._chat_body(messages, max_tokens=1, temperature=0.0, stream=False)
         completion = await self._call(
@@ -165,54 +177,97 @@ class LLMClient:
             f"{self._settings.base_url}/chat/completions",
             body,
             lambda response: _completion(response, require_content=False),
+            timeout_s=timeout_s,
         )
         return completion.prompt_tokens
 
-    async def list_models(self) -> list[str]:
+    async def list_models(self, *, timeout_s: float | None = None) -> list[str]:
         """The model ids of ``GET {base}/models``."""
-        return await self._call("GET", f"{self._settings.base_url}/models", None, _model_ids)
+        return await self._call("GET", f"{self._settings.base_url}/models", None, _model_ids, timeout_s=timeout_s)
 
-    async def loaded_model(self) -> str | None:
+    async def loaded_model(self, *, timeout_s: float | None = None) -> str | None:
         """The configured model, else the first one the server lists (None if it lists none)."""
         if self._settings.model:
             return self._settings.model
-        models = await self.list_models()
+        models = await self.list_models(timeout_s=timeout_s)
         return models[0] if models else None
 
-    async def tokenize(self, text: str) -> int | None:
+    async def tokenize(self, text: str, *, timeout_s: float | None = None) -> int | None:
         """The exact token count of ``text`` from the server's tokenizer, or None if it has none.
 
-        Tries llama.cpp's ``POST {root}/tokenize`` and llama-cpp-python's
-        ``POST {base}/extras/tokenize``, the one that answered last time first.
+        ``{root}`` is the base URL without ``/v1``. Tries, the style that answered last
+        time first:
+
+        * llama-cpp-python: ``POST {root}/extras/tokenize {"input": text}`` →
+          ``{"tokens": [...]}``, BOS included (llama_cpp/server/app.py, ``tokenize``);
+        * llama.cpp ``llama-server`` and vLLM: ``POST {root}/tokenize`` with
+          ``{"content": text}`` (llama.cpp, tools/server/README.md) and ``{"prompt": text}``
+          (vLLM, ``TokenizeCompletionRequest``) in one body → ``{"tokens": [...]}``.
+
+        LM Studio and Ollama have no tokenize endpoint (404, or 200 with an ``error``):
+        None. ``timeout_s`` replaces the settings' per-request deadline.
         """
+        model: dict[str, JSON] = {"model": self._settings.model} if self._settings.model else {}
         styles: dict[str, JSON] = {
-            f"{self._settings.root}/tokenize": {"content": text},
-            f"{self._settings.base_url}/extras/tokenize": {"input": text},
+            f"{self._settings.root}/extras/tokenize": {"input": text, **model},
+            f"{self._settings.root}/tokenize": {"content": text, "prompt": text, **model},
         }
         urls = sorted(styles, key=lambda url: url != self._tokenize_url)
         for url in urls:
-            count = await self._call("POST", url, styles[url], _optional(token_count))
+            count = await self._call("POST", url, styles[url], _optional(token_count), timeout_s=timeout_s)
             if count is not None:
                 self._tokenize_url = url
                 return count
         return None
 
-    async def context_length(self, model: str | None) -> int | None:
+    @property
+    def tokenize_style(self) -> str | None:
+        """``"llama-cpp-python"``, ``"llama.cpp/vLLM"``, or None before a tokenize answered."""
+        if self._tokenize_url is None:
+            return None
+        return "llama-cpp-python" if self._tokenize_url.endswith("/extras/tokenize") else "llama.cpp/vLLM"
+
+    async def context_length(self, model: str | None, *, timeout_s: float | None = None) -> int | None:
         """The loaded context window of ``model`` in tokens, or None if no known endpoint tells.
 
-        Asks LM Studio (``GET {root}/api/v0/models``), llama.cpp (``GET {root}/props``)
-        and Ollama (``POST {root}/api/show``), in that order.
+        Asks, in order: LM Studio (``GET {root}/api/v0/models``: ``loaded_context_length``),
+        llama.cpp (``GET {root}/props``: ``default_generation_settings.n_ctx``), vLLM
+        (``GET {base}/models``: ``max_model_len``), Ollama (``GET {root}/api/ps``: the
+        running model's ``context_length``, then ``POST {root}/api/show``). A
+        llama-cpp-python server tells none of these: see :meth:`context_from_overflow`.
         """
-        root = self._settings.root
+        root, base, t = self._settings.root, self._settings.base_url, timeout_s
         found = await self._call(
-            "GET", f"{root}/api/v0/models", None, _optional(lambda b: lmstudio_context(b, model))
+            "GET", f"{root}/api/v0/models", None, _optional(lambda b: lmstudio_context(b, model)), timeout_s=t
         )
         if found is None:
-            found = await self._call("GET", f"{root}/props", None, _optional(llamacpp_context))
+            found = await self._call("GET", f"{root}/props", None, _optional(llamacpp_context), timeout_s=t)
+        if found is None:
+            found = await self._call("GET", f"{base}/models", None, _optional(lambda b: vllm_context(b, model)), timeout_s=t)
+        if found is None:
+            found = await self._call("GET", f"{root}/api/ps", None, _optional(lambda b: ollama_ps_context(b, model)), timeout_s=t)
         if found is None and model:
             body: JSON = {"model": model, "name": model}
-            found = await self._call("POST", f"{root}/api/show", body, _optional(ollama_context))
+            found = await self._call("POST", f"{root}/api/show", body, _optional(ollama_context), timeout_s=t)
         return found
+
+    async def context_from_overflow(self, *, timeout_s: float | None = None) -> int | None:
+        """Learn the window of a llama-cpp-python server from its own overflow error, or None.
+
+        Sends one chat whose prompt (``OVERFLOW_PROBE_TOKENS`` one-token words) exceeds any
+        window it can run; llama-cpp-python refuses it before evaluating anything, with
+        HTTP 400 "This model's maximum context length is N tokens"
+        (llama_cpp/server/errors.py, ``context_length_exceeded``). Only call this on a
+        server that answered ``/extras/tokenize``: another server might evaluate it.
+        """
+        body = self._chat_body(
+            [ChatMessage("user", " x" * OVERFLOW_PROBE_TOKENS)], max_tokens=1, temperature=0.0, stream=False
+        )
+
+        def judge(response: httpx.Response) -> int | None:
+            return context_from_error(response.text) if response.status_code >= 400 else None
+
+        return await self._call("POST", f"{self._settings.base_url}/chat/completions", body, judge, timeout_s=timeout_s)
 
     def _chat_body(
         self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float, stream: bool
@@ -235,11 +290,13 @@ class LLMClient:
         url: str,
         body: JSON,
         judge: Callable[[httpx.Response], _T],
+        *,
+        timeout_s: float | None = None,
     ) -> _T:
         """One plain request: queue, pass the breaker, send, judge the answer."""
 
         async def exchange() -> _T:
-            return judge(await self._send(method, url, body))
+            return judge(await self._send(method, url, body, timeout_s=timeout_s))
 
         return await self._guarded(exchange)
 
@@ -319,13 +376,15 @@ class LLMClient:
         silent = self._answered_at is None or self._answered_at < sent_at - self.UNANSWERED_FAILURE_S
         return waited >= self.UNANSWERED_FAILURE_S and silent
 
-    async def _send(self, method: str, url: str, body: JSON, *, stream: bool = False) -> httpx.Response:
+    async def _send(
+        self, method: str, url: str, body: JSON, *, stream: bool = False, timeout_s: float | None = None
+    ) -> httpx.Response:
         """One HTTP exchange under the per-request deadline; foreign errors translated here.
 
         With ``stream`` it returns once the headers are in, and the caller's own cancel
         scope is the deadline (the body is read, and closed, by the caller).
         """
-        timeout_s = self._settings.timeout_s
+        timeout_s = timeout_s if timeout_s is not None else self._settings.timeout_s
         try:
             request = self._http.build_request(method, url, json=body)
             request.stream = _OneChunk(request.content)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import TypeVar
 
 import trio
@@ -56,6 +58,7 @@ from .model import (
 from .packing import pack_recall, rank, recent_candidates
 from .pruning import SessionPrune
 from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
+from .render import render_recalled
 from .repository import LoadedSession, journal_stat, refresh
 from .state import Item, SessionState
 from .status import session_status, summary_status
@@ -178,21 +181,27 @@ class SessionService:
         terms = unique_terms(query)[:MAX_QUERY_TERMS] if query else []
         model = self._live.tokens.current
 
-        def work(state: SessionState) -> RecallResult:
+        def work(state: SessionState, room: int) -> RecallResult:
             if terms:
                 ranked, matched = rank(state, terms, wanted)
-                return pack_recall(state, ranked, matched=matched, budget_tokens=budget, limit=limit, tags=wanted,
+                return pack_recall(state, ranked, matched=matched, budget_tokens=room, limit=limit, tags=wanted,
                                    mode="query", model=model)
             if wanted:
                 matched = sum(1 for _ in recent_candidates(state, wanted))
             else:
                 matched = state.live_count - len(state.pins)
-            return pack_recall(state, recent_candidates(state, wanted), matched=matched, budget_tokens=budget,
+            return pack_recall(state, recent_candidates(state, wanted), matched=matched, budget_tokens=room,
                                limit=limit, mode="recent", model=model)
 
         with self._registry.use(session_id) as session:
             async with session.lock:
-                return await self._sync(session, work)
+                state, first = await self._sync(session, lambda state: (state, work(state, budget)))
+                # The final check: the text counted in the model's own tokens when the
+                # server can count (one round trip), repacked smaller only if it is over.
+                result, _ = await self._live.counter.fit(
+                    budget, lambda room: first if room == budget else work(state, room), render_recalled
+                )
+                return replace(result, budget_tokens=budget)
 
     async def compact(
         self,

@@ -50,7 +50,7 @@ def summary_status(summary: SessionSummary, live: Live, token_source: str) -> Se
         superseded=summary.superseded,
         deleted=summary.deleted,
         summaries=summary.summaries,
-        token_source=token_source,
+        token_source=f"{live.counter.kind} ({token_source})",
         last_activity=summary.last_activity,
         advice=advice,
         warnings=tuple(warnings),

@@ -476,7 +476,16 @@ def _run_maintenance(data: DataDir, index: SearchIndex, appender: JournalAppende
             _remove_file(op)
             appender.forget(op.path)
             health.lagging.pop(name, None)
-            index.forget(name)
+            try:
+                index.forget(name)
+            except IndexDamagedError:
+                raise
+            except StoreError as exc:
+                # Deleting rows needs free space (SQLite writes the deletion first): on a
+                # full disk the rows of a removed journal would stay, and hold the space.
+                # The index is derived: drop it and rebuild it from the journals left.
+                log.warning("search index could not forget %s (%s); rebuilding it from the journals", name, exc)
+                _heal(data, index, health, corrupt=True)
         elif op.kind in ("catch_up", "rewrite", "reindex"):
             if op.kind == "rewrite":
                 assert op.transform is not None

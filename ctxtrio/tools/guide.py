@@ -42,7 +42,8 @@ def guide_text(ctx: Context) -> str:
         f"chunks: {config.chunk_tokens} tokens, {config.chunk_overlap_tokens} overlap",
         f"summaries: {summarizer}",
         f"file ingest roots: {roots}",
-        f"token counts: {live.tokens.current.source}",
+        f"token counts: {live.counter.describe()}",
+        f"context window: {_window(ctx)}",
         "tools: " + ("compact profile (--tools compact): memory, context_compact, doc_ingest, doc_read"
                      if config.tools == "compact" else
                      "full profile; --tools compact offers five combined tools for 4k-8k windows"),
@@ -59,6 +60,18 @@ class GuideFacts:
 
 
 _FACTS = Output(GuideFacts, ("data_dir", "budget_tokens"))
+
+
+def _window(ctx: Context) -> str:
+    """The detected window, or why there is none and what to do."""
+    if ctx.live.context_length is not None:
+        return f"{ctx.live.context_length} tokens (detected from the server)"
+    if not ctx.config.llm_enabled:
+        return "unknown (--no-llm); set --budget to fit your model's window"
+    return (
+        "not detected (yet): this server reports no context length (llama-cpp-python tells it only "
+        "when a request overflows; LM Studio, llama.cpp, Ollama and vLLM report it); set --budget to be sure"
+    )
 
 
 async def context_guide(ctx: Context, args: Args, call: Call) -> ToolResult:

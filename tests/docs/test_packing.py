@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from ctxtrio.docs.chunks import StoredChunk
-from ctxtrio.docs.packing import Candidate, contiguous_text, cut_to_fit, fresh_text, pack_hits, pack_window
+from ctxtrio.docs.packing import (
+    CUT_MARK,
+    Candidate,
+    contiguous_text,
+    cut_around,
+    cut_to_fit,
+    fresh_text,
+    pack_hits,
+    pack_window,
+)
 from ctxtrio.text.tokens import TokenModel
 
 MODEL = TokenModel.cold()
@@ -75,3 +84,44 @@ def test_hits_cut_the_best_when_nothing_fits() -> None:
     big = StoredChunk(3, "word " * 400, 0, 2000, (), MODEL.estimate("word " * 400))
     hits, omitted, _ = pack_hits([Candidate("d", "T", big, 2.0), Candidate("d", "T", big, 1.0)], 60, MODEL)
     assert len(hits) == 1 and hits[0].cut and hits[0].score == 2.0 and omitted == 1
+
+
+def _log(lines: int, needle_at: int) -> str:
+    """A build log of about 50 KB with one distinctive failure line."""
+    out = [
+        f"2026-12-0{n % 9 + 1} 10:{n % 60:02d}:{n * 7 % 60:02d} INFO [worker-{n % 4}] step {n} compiled module_{n}.o in {n * 13 % 997} ms"
+        for n in range(lines)
+    ]
+    out[needle_at] = "2026-12-05 10:41:17 ERROR [linker] undefined reference to `frobnicate_widget' in module_77.o"
+    return "\n".join(out) + "\n"
+
+
+def test_a_cut_search_hit_keeps_the_matched_line_and_marks_the_cuts() -> None:
+    """At budgets 100, 300 and 600 a 50 KB chunk cut to fit holds the matched line, centred, marked where cut."""
+    text = _log(680, 400)
+    assert len(text) > 50_000
+    chunk = StoredChunk(0, text, 0, len(text), ("build.log",), MODEL.estimate(text))
+    needle = "undefined reference to `frobnicate_widget' in module_77.o"
+    for budget in (100, 300, 600):
+        hits, omitted, used = pack_hits([Candidate("d1", "build log", chunk, 3.0)], budget, MODEL, ["frobnicate", "widget"])
+        assert len(hits) == 1 and hits[0].cut and omitted == 0
+        shown = hits[0].text
+        assert needle in shown, budget
+        assert shown.startswith(CUT_MARK) and shown.endswith(CUT_MARK)
+        assert used <= budget
+        before, after = shown.split(needle)
+        assert abs(before.count("\n") - after.count("\n")) <= 1  # lines added on both sides in turn
+        assert MODEL.estimate(shown) <= budget
+
+
+def test_cut_around_centres_on_the_term_inside_an_overlong_line() -> None:
+    """A single line longer than the budget is cut by characters around the term."""
+    line = "x" * 3000 + " needle " + "y" * 3000
+    shown = cut_around(line, ["needle"], 40, MODEL)
+    assert "needle" in shown and shown.startswith(CUT_MARK) and shown.endswith(CUT_MARK)
+    assert MODEL.estimate(shown) <= 40
+
+
+def test_cut_around_without_a_match_is_the_prefix_cut() -> None:
+    """No term found: the same prefix cut as before."""
+    assert cut_around(SOURCE, ["absent"], 40, MODEL) == cut_to_fit(SOURCE, 40, MODEL)

@@ -19,6 +19,7 @@ from ctxtrio._errors import InputError
 from ctxtrio.docs.service import DocumentService
 from ctxtrio.llm.client import LLMSettings, open_llm_client
 from ctxtrio.llm.summarizer import Summarizer
+from ctxtrio.text.tokens import TokenModel
 
 from .conftest import opened
 
@@ -117,6 +118,7 @@ async def test_outline_one_liners_are_cached_per_chunk(tmp_path: Path) -> None:
     """Outline summaries by the LLM are asked once per chunk, then served from the document."""
     llm = FakeLLM()
     async with opened(tmp_path) as ctx, service_with_llm(ctx, llm) as docs:
+        ctx.live.tokens.current = TokenModel.flat()  # chunks of the size this test was written for
         info = (await docs.ingest(text=SECTIONS, doc_id="d")).doc
         outline = await docs.outline("d", summarize=True, max_chunks=4)
         assert [entry.summary for entry in outline.entries] == [f"Summary {n}." for n in range(1, 5)]

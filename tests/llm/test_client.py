@@ -18,6 +18,7 @@ from testkit.fake_openai import (
     ContextStyle,
     FakeServer,
     Mode,
+    TokenizeStyle,
     closed_port_url,
     open_fake_openai,
     true_tokens,
@@ -146,11 +147,11 @@ async def test_models_tokenize_and_context_from_the_fake(
     assert await client.tokenize(TEXT) is None
 
 
-@pytest.mark.parametrize("style", ["lmstudio", "llamacpp", "ollama"])
+@pytest.mark.parametrize("style", ["lmstudio", "llamacpp", "vllm", "ollama"])
 async def test_context_length_of_each_server_style(
     nursery: trio.Nursery, style: ContextStyle
 ) -> None:
-    """LM Studio's loaded_context_length, llama.cpp's n_ctx and Ollama's num_ctx are all found."""
+    """LM Studio's loaded_context_length, llama.cpp's n_ctx, vLLM's max_model_len and Ollama's are all found."""
     _, settings = await _served(nursery, FakeServer(context_style=style, n_ctx=12288))
     async with open_llm_client(settings) as client:
         assert await client.context_length("fake-model-7b") == 12288
@@ -164,13 +165,24 @@ async def test_context_length_is_none_when_no_endpoint_tells(nursery: trio.Nurse
 
 
 async def test_extras_tokenize_style(nursery: trio.Nursery) -> None:
-    """llama-cpp-python's /extras/tokenize is used when /tokenize is missing (its BOS included)."""
+    """llama-cpp-python's {root}/extras/tokenize (not under /v1) is asked first and remembered (its BOS included)."""
     server, settings = await _served(nursery, FakeServer(tokenize="extras"))
     async with open_llm_client(settings) as client:
         assert await client.tokenize(TEXT) == 1 + true_tokens(TEXT)
         assert await client.tokenize(TEXT) == 1 + true_tokens(TEXT)
     tokenize_calls = [path for _, path in server.requests if path.endswith("tokenize")]
-    assert tokenize_calls == ["/tokenize", "/v1/extras/tokenize", "/v1/extras/tokenize"]
+    assert tokenize_calls == ["/extras/tokenize", "/extras/tokenize"]
+
+
+@pytest.mark.parametrize("style", ["llamacpp", "vllm"])
+async def test_root_tokenize_style(nursery: trio.Nursery, style: TokenizeStyle) -> None:
+    """llama.cpp's and vLLM's POST {root}/tokenize are used after /extras/tokenize answers 404, then first."""
+    server, settings = await _served(nursery, FakeServer(tokenize=style))
+    async with open_llm_client(settings) as client:
+        assert await client.tokenize(TEXT) == true_tokens(TEXT)
+        assert await client.tokenize(TEXT) == true_tokens(TEXT)
+    tokenize_calls = [path for _, path in server.requests if path.endswith("tokenize")]
+    assert tokenize_calls == ["/extras/tokenize", "/tokenize", "/tokenize"]
 
 
 async def test_open_breaker_fails_fast_without_a_request() -> None:

@@ -15,7 +15,7 @@ from ctxtrio.text.tokens import TokenModel
 
 from .test_state import Journal
 
-MODEL = TokenModel.cold()
+MODEL = TokenModel.flat()
 
 
 def recall(

@@ -204,14 +204,14 @@ async def test_status_advice_and_pin_warnings(ctx: Context) -> None:
         await ctx.sessions.append("s2", f"pin {n} " + "long " * 5, pinned=True)
     warnings = (await ctx.sessions.status("s2")).warnings
     assert any("31 pins" in w for w in warnings) and any("over half" in w for w in warnings)
-    assert (await ctx.sessions.status("s2")).token_source == ctx.live.tokens.current.source
+    assert (await ctx.sessions.status("s2")).token_source == f"cold-start ({ctx.live.tokens.current.source})"
 
 
 async def test_a_new_token_model_recounts(ctx: Context) -> None:
     """When calibration replaces the model, totals are recounted with it."""
     await ctx.sessions.append("s1", "some text to count")
     before = (await ctx.sessions.status("s1")).live_tokens
-    ctx.live.tokens.current = TokenModel.cold(1.0)
+    ctx.live.tokens.current = TokenModel.flat(1.0)
     after = await ctx.sessions.status("s1")
     assert after.live_tokens > before and "1 tokens/char" in after.token_source
 

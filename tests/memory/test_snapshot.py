@@ -131,7 +131,7 @@ async def test_a_snapshot_from_another_token_model_is_recounted(tmp_path: Path) 
         await fill(ctx)
         cold = (await ctx.sessions.status("s1")).live_tokens
     async with ctxtrio.open_context(config(tmp_path)) as ctx:
-        ctx.live.tokens.current = TokenModel.cold(1.0)
+        ctx.live.tokens.current = TokenModel.flat(1.0)
         dense = await ctx.sessions.status("s1")
     assert dense.live_tokens > cold and "1 tokens/char" in dense.token_source
 

@@ -14,7 +14,7 @@ from ctxtrio.text.chunking import Chunk, chunk_document, iter_chunks
 from ctxtrio.text.tokens import ScriptClass, TokenModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
-MODEL = TokenModel.cold()
+MODEL = TokenModel.flat()
 FIXTURE_NAMES = ["manual.md", "app.log", "sample.py.txt", "korean.txt", "chinese.txt"]
 SETTINGS = [(800, 80), (120, 30), (40, 10), (25, 0)]
 

@@ -12,7 +12,7 @@ from ctxtrio.text.extractive import first_sentence, split_sentences, summarize_e
 from ctxtrio.text.tokens import TokenModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
-MODEL = TokenModel.cold()
+MODEL = TokenModel.flat()
 
 
 def fixture(name: str) -> str:

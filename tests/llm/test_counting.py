@@ -1,0 +1,79 @@
+"""TokenCounter: exact counts through the real transport, the final check, the fallback."""
+
+from __future__ import annotations
+
+import trio
+
+from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.counting import TokenCounter
+from ctxtrio.text.tokens import TokenModel, TokenModelRef
+from testkit.fake_openai import FakeServer, open_fake_openai, true_tokens
+
+CSV = "".join(f"{n * 37 % 1000}.{n % 10},-{n * 91 % 1000}.5,{n * 13}\n" for n in range(200))
+
+
+def _lines(room: int, model: TokenModel = TokenModel.flat(0.27)) -> str:
+    """A packed answer that grows with its budget: CSV lines while the estimate fits (flat: too low)."""
+    out: list[str] = []
+    for line in CSV.splitlines(keepends=True):
+        if model.estimate("".join(out) + line) > room:
+            break
+        out.append(line)
+    return "".join(out)
+
+
+async def test_without_exact_counts_the_estimate_is_used(nursery: trio.Nursery) -> None:
+    """Before the calibrator says the model can tokenize, counts are estimates and no request is sent."""
+    server = await open_fake_openai(nursery, FakeServer(tokenize="extras"))
+    async with open_llm_client(LLMSettings(server.base_url)) as client:
+        counter = TokenCounter(TokenModelRef(TokenModel.cold()), client)
+        assert counter.kind == "cold-start"
+        assert await counter.count(CSV) == TokenModel.cold().estimate(CSV)
+    assert not server.requests
+
+
+async def test_exact_counts_are_cached_per_model(nursery: trio.Nursery) -> None:
+    """Exact counts come from /extras/tokenize once per (model, text); a model change recounts."""
+    server = await open_fake_openai(nursery, FakeServer(tokenize="extras"))
+    async with open_llm_client(LLMSettings(server.base_url)) as client:
+        counter = TokenCounter(TokenModelRef(TokenModel.cold()), client)
+        counter.set_model("fake-model-7b", exact=True)
+        assert counter.kind == "exact"
+        assert await counter.count(CSV) == 1 + true_tokens(CSV)  # BOS included: leans high by one
+        assert await counter.count(CSV) == 1 + true_tokens(CSV)
+        assert counter.round_trips == 1
+        counter.set_model("other-model", exact=True)
+        await counter.count(CSV)
+        assert counter.round_trips == 2
+
+
+async def test_fit_repacks_until_the_true_count_fits(nursery: trio.Nursery) -> None:
+    """With an estimate that under-counts digits 3x, the final check repacks to fit the budget in true tokens."""
+    server = await open_fake_openai(nursery, FakeServer(tokenize="llamacpp"))
+    async with open_llm_client(LLMSettings(server.base_url)) as client:
+        counter = TokenCounter(TokenModelRef(TokenModel.flat(0.27)), client)
+        counter.set_model("fake-model-7b", exact=True)
+        for budget in (100, 500, 1000):
+            text, tokens = await counter.fit(budget, _lines, lambda answer: answer)
+            assert tokens == true_tokens(text) <= budget
+            assert true_tokens(_lines(budget)) > budget  # the estimate alone would overflow
+            assert len(text) > 0
+
+
+async def test_fit_costs_one_round_trip_when_the_estimate_leans_high(nursery: trio.Nursery) -> None:
+    """When the packed answer already fits, the check is one tokenize request."""
+    server = await open_fake_openai(nursery, FakeServer(tokenize="llamacpp"))
+    async with open_llm_client(LLMSettings(server.base_url)) as client:
+        counter = TokenCounter(TokenModelRef(TokenModel.flat(2.0)), client)
+        counter.set_model("fake-model-7b", exact=True)
+        text, tokens = await counter.fit(300, lambda room: _lines(room, counter.model), lambda answer: answer)
+        assert tokens <= 300 and counter.round_trips == 1
+
+
+async def test_a_dead_tokenizer_falls_back_to_the_estimate(nursery: trio.Nursery) -> None:
+    """When the tokenize endpoint fails, the estimate is used and the read still answers."""
+    server = await open_fake_openai(nursery, FakeServer(tokenize="llamacpp", mode="http500"))
+    async with open_llm_client(LLMSettings(server.base_url)) as client:
+        counter = TokenCounter(TokenModelRef(TokenModel.cold()), client)
+        counter.set_model("fake-model-7b", exact=True)
+        assert await counter.count(CSV) == TokenModel.cold().estimate(CSV)
