@@ -19,7 +19,7 @@ from ctxtrio.text.tokens import TokenModel, TokenModelRef
 from .fake_stream import FakeModel, open_fake_model
 from .test_summarizer import DictCache, document
 
-MODEL = TokenModel.cold()
+MODEL = TokenModel.flat()  # the slice counts below were worked out with the single-ratio model
 TEXT = document(300)  # about 3,900 tokens: in a 4,096-token window, four slices and a merge
 STEPS = len(slice_text(TEXT, max_tokens=1500, model=MODEL)) + 1
 DEADLINE_S = 45.0

@@ -6,12 +6,14 @@ from pathlib import Path
 
 import ctxtrio
 from ctxtrio._config import Config
+from ctxtrio.text.tokens import TokenModel
 from tests.text.test_entries import DECISIONS, session
 
 
 async def test_extractive_compaction_keeps_all_eight_decisions(tmp_path: Path) -> None:
     """8 decisions among 30 routine lines, compacted with no LLM: the summary entry holds all 8."""
     async with ctxtrio.open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx:
+        ctx.live.tokens.current = TokenModel.flat()  # the target was sized with the single-ratio model
         result = await _compacted(ctx)
     assert result.method == "extractive" and result.summary is not None
     for decision in DECISIONS:
