@@ -136,7 +136,8 @@ async def _connection(stream: trio.SocketStream, handler: Handler, slots: trio.C
 
     hypercorn lets some protocol errors out of a connection (h11's LocalProtocolError
     when the SDK abandons an SSE stream whose session a DELETE closed meanwhile, and
-    hypercorn then tries to answer 500 inside the open body): in the shared nursery that
+    hypercorn then tries to answer 500 inside the open body; trio's BusyResourceError when
+    a peer vanishes while an error answer is sent): in the shared nursery that
     would cancel every other connection and end the process.
     """
     try:

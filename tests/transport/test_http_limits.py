@@ -122,8 +122,10 @@ async def test_half_open_connections_under_a_low_fd_limit(tmp_path: Path) -> Non
             for _ in range(1100):
                 nursery.start_soon(stall)
         assert len(streams) > 700  # more than the cap (1024 less the reserve) got through to the server
-        with trio.fail_after(60):
-            async with httpx.AsyncClient(timeout=60) as http:
+        # A deadlock guard, not a benchmark: a connect whose SYN the full accept queue dropped
+        # is retried with exponential backoff (1, 3, 7, 15, 31 s ...), however soon room frees up.
+        with trio.fail_after(150):
+            async with httpx.AsyncClient(timeout=150) as http:
                 assert (await http.get(base_url + "/health")).status_code == 200
             async with Client(base_url + "/mcp") as client:
                 assert not (await client.call_tool("doc_ingest", {"text": TEXT, "doc_id": "b"})).is_error
