@@ -153,6 +153,10 @@ async def _llm(config: Config, report: Report) -> None:
         try:
             tokens = await llm.tokenize(_SAMPLE)
             length = await llm.context_length(model)
+            if length is None and llm.tokenize_style == "llama-cpp-python":
+                # llama-cpp-python reports no window, but states it when a request overflows
+                # (the same probe calibration makes).
+                length = await llm.context_from_overflow()
         except LLMError as exc:
             report.add("llm", False, f"{config.llm_base_url} answered /models, then failed: {exc}")
             return

@@ -122,6 +122,24 @@ async def test_doctor_reports_the_endpoint_and_a_stopped_one_in_one_line(tmp_pat
     assert stopped.returncode == 1 and len(lines) == 1 and "not reachable" in lines[0]
 
 
+async def test_doctor_learns_a_llama_cpp_python_window_from_its_overflow_error(tmp_path: Path) -> None:
+    """Against a server shaped like llama-cpp-python (extras/tokenize, no context endpoint) doctor reports its window."""
+    data = tmp_path / "data"
+    server = FakeServer(model_id="gemma-3-270m-it", n_ctx=8192, tokenize="extras", context_style=None)
+    async with trio.open_nursery() as nursery:
+        fake = await open_fake_openai(nursery, server)
+        with trio.fail_after(60):
+            done = await trio.run_process(
+                [*command(data, "doctor")[:-1], "--llm-base-url", fake.base_url], capture_stdout=True,
+                capture_stderr=True, check=False, cwd=ROOT, env=ENV,
+            )
+        nursery.cancel_scope.cancel()
+    out = done.stdout.decode()
+    assert done.returncode == 0, out + done.stderr.decode()
+    llm = [line for line in out.splitlines() if line.startswith("ok  llm:")]
+    assert len(llm) == 1 and "tokenize available" in llm[0] and "context length 8192 tokens" in llm[0], llm
+
+
 async def test_doctor_repair_rebuilds_a_deleted_index(tmp_path: Path) -> None:
     """With the index's rows gone, doctor says so and --repair brings search back."""
     data, docs = tmp_path / "data", tmp_path / "docs"
