@@ -22,3 +22,53 @@ class Row:
     expected: str
     result: str
     held: bool
+
+
+# Shared by the area modules: a stdio server on its own data dir, a tool result's text,
+# and a wrapper that turns a crashed or overlong attack into a row that did not hold.
+
+import os  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import AsyncIterator, Awaitable, Callable  # noqa: E402
+from contextlib import asynccontextmanager  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import trio  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.types import CallToolResult, TextContent  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def stdio_params(data: Path, *extra: str) -> StdioServerParameters:
+    """``python -m ctxtrio`` on ``data`` (no LLM, no audit), with its own warm-start cache."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit", *extra],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(data.parent / "cache"), "PATH": os.environ.get("PATH", "")},
+    )
+
+
+@asynccontextmanager
+async def stdio_server(data: Path, *extra: str) -> AsyncIterator[Client]:
+    """A connected client of a fresh stdio server on ``data``; 60 s to start and finish."""
+    with trio.fail_after(60):
+        async with Client(stdio_params(data, *extra)) as client:
+            yield client
+
+
+def result_text(result: CallToolResult) -> str:
+    """The text blocks of a tool result, joined."""
+    return " ".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def guarded(name: str, attack: Callable[[], Awaitable[Row | list[Row]]], limit_s: float) -> list[Row]:
+    """Run one attack; a crash or a run past ``limit_s`` is a row that did not hold."""
+    try:
+        with trio.fail_after(limit_s):
+            found = await attack()
+    except Exception as exc:  # noqa: BLE001  (an attack that crashes is a row that did not hold)
+        return [Row(name, "(attack ran)", f"attack crashed: {type(exc).__name__}: {exc}"[:160], False)]
+    return found if isinstance(found, list) else [found]

@@ -11,7 +11,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import httpx
 import trio
 from mcp import Client
 
-from . import Row
+from . import Row, guarded
 
 ROOT = Path(__file__).resolve().parents[2]
 _READY = re.compile(rb"ready: MCP over HTTP at (http://[^\s,]+)/mcp")
@@ -273,15 +273,6 @@ async def raw_cases(work: Path) -> list[Row]:
     return rows
 
 
-async def _guarded(name: str, attack: Callable[[], Awaitable[Row | list[Row]]]) -> list[Row]:
-    try:
-        with trio.fail_after(240):
-            found = await attack()
-    except Exception as exc:  # noqa: BLE001  (an attack that crashes is a row that did not hold)
-        return [Row(name, "(attack ran)", f"attack crashed: {type(exc).__name__}: {exc}"[:160], False)]
-    return found if isinstance(found, list) else [found]
-
-
 async def _main(work: Path) -> list[Row]:
     rows: list[Row] = []
     for name, attack in (
@@ -292,7 +283,7 @@ async def _main(work: Path) -> list[Row]:
         ("slowloris", lambda: slow_headers(work)),
         ("raw", lambda: raw_cases(work)),
     ):
-        rows.extend(await _guarded(name, attack))
+        rows.extend(await guarded(name, attack, 240))
     return rows
 
 

@@ -9,41 +9,17 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import trio
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-from mcp.types import CallToolResult, TextContent
 
 from . import Row
+from . import result_text as _text
+from . import stdio_server as _server
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Long enough for the pool of chunking processes (more than POOL_MIN_CHARS).
 TEXT = "# Field notes\n\n" + "\n\n".join(f"Paragraph {n}: the numbat digs near burrow {n}." for n in range(2000))
-
-
-def _params(data: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit", *extra],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(data.parent / "cache"), "PATH": os.environ.get("PATH", "")},
-    )
-
-
-@asynccontextmanager
-async def _server(data: Path, *extra: str) -> AsyncIterator[Client]:
-    with trio.fail_after(60):
-        async with Client(_params(data, *extra)) as client:
-            yield client
-
-
-def _text(result: CallToolResult) -> str:
-    return " ".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
 def _workers(server_pid: int) -> list[int]:

@@ -13,41 +13,21 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 import trio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-from mcp.types import CallToolResult, TextContent
 
-from . import Row
+from . import Row, guarded
+from . import result_text as _text
+from . import stdio_server as _server
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "# Notes\n\n" + "\n\n".join(f"Paragraph {n} is about the quoll number {n}." for n in range(600))
 ORPHAN_AGE_S = 3600.0
-
-
-def _params(data: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit", *extra],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(data.parent / "cache"), "PATH": os.environ.get("PATH", "")},
-    )
-
-
-@asynccontextmanager
-async def _server(data: Path, *extra: str) -> AsyncIterator[Client]:
-    with trio.fail_after(60):
-        async with Client(_params(data, *extra)) as client:
-            yield client
-
-
-def _text(result: CallToolResult) -> str:
-    return " ".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
 async def _call(client: Client, tool: str, **arguments: object) -> tuple[bool, str]:
@@ -394,15 +374,6 @@ async def foreign_index_schema(work: Path) -> Row:
     return Row("index's chunks table dropped while stopped", "healed; document found", "found" if found else said, found)
 
 
-async def _guarded(name: str, attack: Callable[[], Awaitable[Row | list[Row]]]) -> list[Row]:
-    try:
-        with trio.fail_after(180):
-            found = await attack()
-    except Exception as exc:  # noqa: BLE001  (an attack that crashes is a row that did not hold)
-        return [Row(name, "(attack ran)", f"attack crashed: {type(exc).__name__}: {exc}"[:160], False)]
-    return found if isinstance(found, list) else [found]
-
-
 async def _main(work: Path) -> list[Row]:
     rows: list[Row] = []
     attacks: list[tuple[str, Callable[[], Awaitable[Row | list[Row]]]]] = [
@@ -423,7 +394,7 @@ async def _main(work: Path) -> list[Row]:
         ("dropped table", lambda: foreign_index_schema(work)),
     ]
     for name, attack in attacks:
-        rows.extend(await _guarded(name, attack))
+        rows.extend(await guarded(name, attack, 180))
     return rows
 
 
