@@ -14,8 +14,8 @@ from .docs.service import DocumentService
 from .llm.client import LLMClient
 from .llm.summarizer import Summarizer
 from .memory.service import SessionService
+from .store.handle import StoreHandle
 from .store.layout import DataDir
-from .store.writer import StoreHandle
 
 __all__ = ["Context"]
 

@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from ..store.index import IndexRow
 from ..store.records import NewRecord, Record, decode_line
+from ..store.rows import IndexRow
 from ..text.chunking import Chunk, iter_chunks
 from ..text.terms import index_text
 from ..text.tokens import TokenModel
 
 if TYPE_CHECKING:
-    from ..store.writer import StoreHandle
+    from ..store.handle import StoreHandle
 
 __all__ = [
     "Batch",

@@ -26,8 +26,8 @@ import trio
 
 from .._errors import StoreError
 from .._nursery import open_nursery
-from ..store.index import IndexRow
 from ..store.records import NewRecord
+from ..store.rows import IndexRow
 from ..text.tokens import TokenModel
 from ._chunk_worker import FRAME_HEADER, PreparedChunk
 from .chunks import Batch, StoredChunk, chunk_record

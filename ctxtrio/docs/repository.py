@@ -34,10 +34,10 @@ from pathlib import Path
 import trio
 
 from .._errors import NotFoundError, StoreError
+from ..store.handle import StoreHandle
 from ..store.index import IndexDamagedError
 from ..store.layout import DataDir
 from ..store.records import NewRecord
-from ..store.writer import StoreHandle
 from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
 from .chunks import LoadedDoc, StoredChunk, load_generation, read_chunk_lines, summary_record
 from .model import DocumentInfo

@@ -22,9 +22,9 @@ from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY
 from .._live import Live
 from .._nursery import open_nursery
 from ..llm.summarizer import Summarizer
+from ..store.handle import StoreHandle
 from ..store.ids import new_id, validate_id
-from ..store.index import Hit
-from ..store.writer import StoreHandle
+from ..store.rows import Hit
 from ..text.extractive import summarize_extractive
 from ..text.terms import unique_terms
 from .arguments import check_start_end, clean_title, first_line, read_file

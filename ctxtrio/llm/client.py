@@ -1,7 +1,8 @@
 """The client of an OpenAI-compatible endpoint (LM Studio, Ollama, llama.cpp, vLLM).
 
-This is the only module of ctxtrio that imports httpx. Every request goes the same
-way::
+This module and its wire helpers (:mod:`._wire`) are the only ones of ctxtrio that import
+httpx; the values it takes and returns are in :mod:`.messages`. Every request goes the
+same way::
 
     breaker.check()            fail fast while the breaker is open (before queueing)
     async with limiter:        one request at a time by default; waiting is a checkpoint,
@@ -38,15 +39,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import TypeVar
 
-import httpcore
 import httpx
 import trio
 
 from .._errors import LLMError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
-from ._json import JSON, as_int, as_object, json_object, parse_json
+from ._json import JSON, json_object
 from ._probes import (
     OVERFLOW_PROBE_TOKENS,
     context_from_error,
@@ -58,56 +57,14 @@ from ._probes import (
     vllm_context,
 )
 from ._sse import StreamedAnswer
+from ._wire import OneChunk, close_stream, completion, model_ids, optional
 from .breaker import Breaker, BreakerState
+from .messages import ChatMessage, Completion, LLMSettings
 
+# ChatMessage, Completion and LLMSettings live in .messages; they are named here too.
 __all__ = ["ChatMessage", "Completion", "LLMClient", "LLMSettings", "open_llm_client"]
 
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True, slots=True)
-class LLMSettings:
-    """Where the endpoint is and how to talk to it; ``_app.py`` builds it from Config.
-
-    ``base_url`` is the OpenAI-compatible base (``http://localhost:1234/v1``); an empty
-    ``model`` means "whatever is loaded" and is left out of request bodies.
-    """
-
-    base_url: str
-    model: str = ""
-    api_key: str | None = None
-    timeout_s: float = 120.0
-    concurrency: int = 1
-    #: A streamed answer silent this long after its first byte is hung, not slow.
-    stall_s: float = 30.0
-
-    def __post_init__(self) -> None:
-        if self.timeout_s <= 0 or self.concurrency < 1 or self.stall_s <= 0:
-            raise ValueError(f"need timeout_s > 0 and concurrency >= 1, got {self!r}")
-        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
-
-    @property
-    def root(self) -> str:
-        """The server root: ``base_url`` without a trailing ``/v1``."""
-        return self.base_url.removesuffix("/v1")
-
-
-@dataclass(frozen=True, slots=True)
-class ChatMessage:
-    """One chat message."""
-
-    role: Literal["system", "user", "assistant"]
-    content: str
-
-
-@dataclass(frozen=True, slots=True)
-class Completion:
-    """A chat answer; token counts are None when the server reports no usage."""
-
-    text: str
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    finish_reason: str | None = None
 
 
 class LLMClient:
@@ -176,14 +133,14 @@ class LLMClient:
             "POST",
             f"{self._settings.base_url}/chat/completions",
             body,
-            lambda response: _completion(response, require_content=False),
+            lambda response: completion(response, require_content=False),
             timeout_s=timeout_s,
         )
         return completion.prompt_tokens
 
     async def list_models(self, *, timeout_s: float | None = None) -> list[str]:
         """The model ids of ``GET {base}/models``."""
-        return await self._call("GET", f"{self._settings.base_url}/models", None, _model_ids, timeout_s=timeout_s)
+        return await self._call("GET", f"{self._settings.base_url}/models", None, model_ids, timeout_s=timeout_s)
 
     async def loaded_model(self, *, timeout_s: float | None = None) -> str | None:
         """The configured model, else the first one the server lists (None if it lists none)."""
@@ -214,7 +171,7 @@ class LLMClient:
         }
         urls = sorted(styles, key=lambda url: url != self._tokenize_url)
         for url in urls:
-            count = await self._call("POST", url, styles[url], _optional(token_count), timeout_s=timeout_s)
+            count = await self._call("POST", url, styles[url], optional(token_count), timeout_s=timeout_s)
             if count is not None:
                 self._tokenize_url = url
                 return count
@@ -238,17 +195,17 @@ class LLMClient:
         """
         root, base, t = self._settings.root, self._settings.base_url, timeout_s
         found = await self._call(
-            "GET", f"{root}/api/v0/models", None, _optional(lambda b: lmstudio_context(b, model)), timeout_s=t
+            "GET", f"{root}/api/v0/models", None, optional(lambda b: lmstudio_context(b, model)), timeout_s=t
         )
         if found is None:
-            found = await self._call("GET", f"{root}/props", None, _optional(llamacpp_context), timeout_s=t)
+            found = await self._call("GET", f"{root}/props", None, optional(llamacpp_context), timeout_s=t)
         if found is None:
-            found = await self._call("GET", f"{base}/models", None, _optional(lambda b: vllm_context(b, model)), timeout_s=t)
+            found = await self._call("GET", f"{base}/models", None, optional(lambda b: vllm_context(b, model)), timeout_s=t)
         if found is None:
-            found = await self._call("GET", f"{root}/api/ps", None, _optional(lambda b: ollama_ps_context(b, model)), timeout_s=t)
+            found = await self._call("GET", f"{root}/api/ps", None, optional(lambda b: ollama_ps_context(b, model)), timeout_s=t)
         if found is None and model:
             body: JSON = {"model": model, "name": model}
-            found = await self._call("POST", f"{root}/api/show", body, _optional(ollama_context), timeout_s=t)
+            found = await self._call("POST", f"{root}/api/show", body, optional(ollama_context), timeout_s=t)
         return found
 
     async def context_from_overflow(self, *, timeout_s: float | None = None) -> int | None:
@@ -344,7 +301,7 @@ class LLMClient:
             try:
                 if "text/event-stream" not in response.headers.get("content-type", ""):
                     await response.aread()  # the server ignored "stream": one JSON body
-                    return _completion(response, require_content=True)
+                    return completion(response, require_content=True)
                 if response.status_code >= 400:
                     await response.aread()
                     json_object(response, "chat completion")  # raises with the server's message
@@ -360,7 +317,7 @@ class LLMClient:
             except httpx.HTTPError as exc:
                 raise LLMUnavailableError(f"POST {url}: stream broke: {type(exc).__name__}: {exc}") from exc
             finally:
-                await _close_stream(response, lines)
+                await close_stream(response, lines)
         if waiting.cancelled_caught:
             if answer.chunks == 0:
                 raise LLMTimeoutError(f"POST {url}: no answer within {timeout_s:g} s")
@@ -387,7 +344,7 @@ class LLMClient:
         timeout_s = timeout_s if timeout_s is not None else self._settings.timeout_s
         try:
             request = self._http.build_request(method, url, json=body)
-            request.stream = _OneChunk(request.content)
+            request.stream = OneChunk(request.content)
             if stream:
                 return await self._http.send(request, stream=True)
             with trio.fail_after(timeout_s):
@@ -430,91 +387,3 @@ async def open_llm_client(
             Breaker(clock if clock is not None else trio.current_time),
             trio.CapacityLimiter(settings.concurrency),
         )
-
-
-class _OneChunk(httpx.AsyncByteStream):
-    """A request body that is an iterator object, not an async generator.
-
-    httpx's own ``ByteStream.__aiter__`` is an async generator; when a request is
-    cancelled while its body is being sent, trio warns that the generator was
-    garbage-collected unexhausted (encode/httpx#3686). This stream has nothing to close.
-    """
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return _Once(self._data)
-
-
-class _Once:
-    """An async iterator over exactly one chunk."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data: bytes | None = data
-
-    def __aiter__(self) -> _Once:
-        return self
-
-    async def __anext__(self) -> bytes:
-        data, self._data = self._data, None
-        if data is None:
-            raise StopAsyncIteration
-        return data
-
-
-async def _close_stream(response: httpx.Response, lines: AsyncIterator[str]) -> None:
-    """Close ``response`` (an unfinished one closes its connection: the server stops).
-
-    httpx reads a stream through a chain of async generators; leaving one suspended
-    would have trio warn when it is collected (encode/httpx#3686), so after the close
-    the chain is run to its end: reading a closed connection ends it at once.
-    """
-    with trio.CancelScope(shield=True) as closing:
-        closing.deadline = trio.current_time() + 2.0
-        await response.aclose()
-        try:
-            async for _ in lines:
-                pass
-        except (httpx.HTTPError, httpcore.ReadError, trio.ClosedResourceError):
-            pass
-
-
-def _optional(parse: Callable[[object], _T | None]) -> Callable[[httpx.Response], _T | None]:
-    """Judge for an endpoint the server may lack: any HTTP answer is fine, odd shapes are None."""
-
-    def judge(response: httpx.Response) -> _T | None:
-        if response.status_code >= 300:
-            return None
-        return parse(parse_json(response))
-
-    return judge
-
-
-def _completion(response: httpx.Response, *, require_content: bool) -> Completion:
-    payload = json_object(response, "chat completion")
-    choices = payload.get("choices")
-    first = as_object(choices[0]) if isinstance(choices, list) and choices else None
-    message = as_object(first.get("message")) if first is not None else None
-    content = message.get("content") if message is not None else None
-    if not isinstance(content, str):
-        content = None
-    if require_content and (content is None or not content.strip()):
-        raise LLMResponseError("chat completion: empty content")
-    if first is None and not require_content:
-        raise LLMResponseError("chat completion: no choices")
-    usage = as_object(payload.get("usage"))
-    return Completion(
-        text=(content or "").strip(),
-        prompt_tokens=as_int(usage.get("prompt_tokens")) if usage is not None else None,
-        completion_tokens=as_int(usage.get("completion_tokens")) if usage is not None else None,
-    )
-
-
-def _model_ids(response: httpx.Response) -> list[str]:
-    payload = json_object(response, "model list")
-    data = payload.get("data")
-    if not isinstance(data, list):
-        raise LLMResponseError("model list: no 'data' array")
-    ids = [entry.get("id") for entry in map(as_object, data) if entry is not None]
-    return [model_id for model_id in ids if isinstance(model_id, str) and model_id]

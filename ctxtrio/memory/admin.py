@@ -1,7 +1,7 @@
 """Whole-session operations of :class:`SessionService` for people and scripts: import and prune.
 
-They use the service's own plumbing (per-session locks, journal sync, durable appends)
-and live here only to keep ``service.py`` readable.
+They use the service's own plumbing, :class:`~.journals.SessionJournals` (per-session
+locks, journal sync, durable appends), and live here only to keep ``service.py`` readable.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import trio
 
@@ -17,24 +17,17 @@ from .._errors import InputError
 from ..store.ids import validate_id
 from ..store.records import NewRecord, Record
 from .archive import ImportResult, candidate_ids, content_key, records_key, remap
+from .journals import SessionJournals, same_state
 from .lifecycle import prune_journal
 from .pruning import SessionPrune, plan_session
 from .repository import scan_session_ids
-from .state import SessionState
-
-if TYPE_CHECKING:
-    from .service import SessionService
 
 __all__ = ["import_session", "prune"]
 
 IdsKept = Literal["preserved", "remapped"]
 
 
-def _same(state: SessionState) -> SessionState:
-    return state
-
-
-async def import_session(service: SessionService, session_id: str, records: Sequence[Record]) -> ImportResult:
+async def import_session(journals: SessionJournals, session_id: str, records: Sequence[Record]) -> ImportResult:
     """Store exported records as a session: under ``session_id`` if it is free, else ``-2``...
 
     Idempotent: where the same content is already stored (deleted or not: a deleted
@@ -42,25 +35,25 @@ async def import_session(service: SessionService, session_id: str, records: Sequ
     """
     key, deleted = await trio.to_thread.run_sync(records_key, validate_id(session_id, "session_id"), records)
     for candidate in candidate_ids(session_id):
-        with service._registry.use(candidate) as session:
+        with journals.registry.use(candidate) as session:
             async with session.lock:
-                state = await service._sync(session, _same, must_exist=False)
+                state = await journals.sync(session, same_state, must_exist=False)
                 if state.exists:
                     if content_key(state) != key:
                         continue
                     same: IdsKept = "preserved" if candidate == session_id else "remapped"
                     if state.deleted_at is not None and not deleted:
-                        await service._append_locked(session, [NewRecord("session", {"deleted": False}, id=candidate)])
+                        await journals.append(session, [NewRecord("session", {"deleted": False}, id=candidate)])
                         return ImportResult(session_id, candidate, "restored", 0, same, 0)
                     return ImportResult(session_id, candidate, "unchanged", 0, same, 0)
                 batch, changed = remap(records, candidate)
-                await service._append_locked(session, batch)
+                await journals.append(session, batch)
                 kept: IdsKept = "preserved" if candidate == session_id and not changed else "remapped"
                 return ImportResult(session_id, candidate, "imported", len(batch), kept, changed)
     raise InputError(f"sessions {session_id!r} to {session_id}-99 all hold other content: import it under another id")
 
 async def prune(
-    service: SessionService, older_than_s: float, *, idle: bool = False, dry_run: bool = False
+    journals: SessionJournals, older_than_s: float, *, idle: bool = False, dry_run: bool = False
 ) -> list[SessionPrune]:
     """Remove for good what was retired (or idle) longer than ``older_than_s`` ago.
 
@@ -74,15 +67,15 @@ async def prune(
         raise InputError(f"older_than_s must be >= 0, got {older_than_s}")
     cutoff = time.time() - older_than_s
     plans: list[SessionPrune] = []
-    for session_id in await trio.to_thread.run_sync(scan_session_ids, service._store.data):
-        with service._registry.use(session_id) as session:
+    for session_id in await trio.to_thread.run_sync(scan_session_ids, journals.store.data):
+        with journals.registry.use(session_id) as session:
             async with session.lock:
-                records = [record.data for record in (await service._store.read(session.path)).records]
+                records = await journals.records(session)
                 plan = await trio.to_thread.run_sync(partial(plan_session, session_id, records, cutoff, idle=idle))
                 if plan is None:
                     continue
                 if not dry_run:
-                    await service._store.rewrite(
+                    await journals.store.rewrite(
                         session.path, partial(prune_journal, session_id, cutoff=cutoff, idle=idle)
                     )
                     session.state = None

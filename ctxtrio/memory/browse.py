@@ -8,66 +8,57 @@ this process just worked on is never replayed for a listing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import trio
 
 from .._limits import LIST_LIMIT, LIST_OFFSET, check_budget, check_range
+from .journals import SessionJournals, same_state
 from .lifecycle import session_info
 from .listing import MAX_PAGE, describe, pack_page, scan_journals
 from .model import SessionInfo, SessionPage
-from .state import SessionState
 from .summary import write_summaries
-
-if TYPE_CHECKING:
-    from .service import SessionService
 
 __all__ = ["describe_sessions", "list_sessions", "page_sessions"]
 
 
-def _same(state: SessionState) -> SessionState:
-    return state
-
-
 async def list_sessions(
-    service: SessionService, *, include_deleted: bool, offset: int, limit: int | None
+    journals: SessionJournals, *, include_deleted: bool, offset: int, limit: int | None
 ) -> list[SessionInfo]:
     """See :meth:`SessionService.list_sessions`."""
     check_range("offset", offset, LIST_OFFSET)
     check_range("limit", limit, LIST_LIMIT)
-    journals = await trio.to_thread.run_sync(scan_journals, service._store.data)
-    window = journals[offset:] if limit is None else journals[offset:offset + limit]
-    infos = await describe_sessions(service, [journal.session_id for journal in window])
+    listed = await trio.to_thread.run_sync(scan_journals, journals.store.data)
+    window = listed[offset:] if limit is None else listed[offset:offset + limit]
+    infos = await describe_sessions(journals, [journal.session_id for journal in window])
     return [info for info in infos if info is not None and (include_deleted or info.deleted_at is None)]
 
 
-async def page_sessions(service: SessionService, *, offset: int, budget_tokens: int | None) -> SessionPage:
+async def page_sessions(journals: SessionJournals, *, offset: int, budget_tokens: int | None) -> SessionPage:
     """See :meth:`SessionService.page_sessions`."""
     check_range("offset", offset, LIST_OFFSET)
-    budget = check_budget(budget_tokens, service._live.budget_tokens)
-    journals = await trio.to_thread.run_sync(scan_journals, service._store.data)
-    window = journals[offset:offset + MAX_PAGE]
-    infos = await describe_sessions(service, [journal.session_id for journal in window])
+    budget = check_budget(budget_tokens, journals.live.budget_tokens)
+    listed = await trio.to_thread.run_sync(scan_journals, journals.store.data)
+    window = listed[offset:offset + MAX_PAGE]
+    infos = await describe_sessions(journals, [journal.session_id for journal in window])
     items = [(offset + n, info) for n, info in enumerate(infos) if info is not None and info.deleted_at is None]
-    return pack_page(items, total=len(journals), offset=offset, window_end=offset + len(window),
-                     budget_tokens=budget, model=service._live.tokens.current)
+    return pack_page(items, total=len(listed), offset=offset, window_end=offset + len(window),
+                     budget_tokens=budget, model=journals.live.tokens.current)
 
 
-async def describe_sessions(service: SessionService, session_ids: list[str]) -> list[SessionInfo | None]:
+async def describe_sessions(journals: SessionJournals, session_ids: list[str]) -> list[SessionInfo | None]:
     """Listing lines (None: no such session): from memory for sessions held there, else summary files."""
-    registry = service._registry
+    registry = journals.registry
     found: dict[str, SessionInfo | None] = {}
     for session_id in session_ids:
         if session_id in registry:
             with registry.use(session_id) as session:
                 async with session.lock:
-                    state = await service._sync(session, _same, must_exist=False)
+                    state = await journals.sync(session, same_state, must_exist=False)
                     found[session_id] = session_info(state) if state.exists else None
     rest = [session_id for session_id in session_ids if session_id not in found]
     pending = registry.take_summaries()
     if pending:
         await trio.to_thread.run_sync(write_summaries, pending)
     if rest:
-        described = await trio.to_thread.run_sync(describe, service._store, rest, service._live.tokens.current)
+        described = await trio.to_thread.run_sync(describe, journals.store, rest, journals.live.tokens.current)
         found.update(zip(rest, described))
     return [found[session_id] for session_id in session_ids]

@@ -1,5 +1,6 @@
 """Entries of a session as views: :class:`Item` (one entry), and the sequence and mapping
-views :class:`~ctxtrio.memory.state.SessionState` offers (``order``, ``items``). Pure.
+views :class:`~ctxtrio.memory.state.SessionState` offers (``order``, ``items``), and the
+patch that pins, deletes or restores one (:func:`patch_for`). Pure.
 
 An :class:`Item` holds only its state and its ordinal; every attribute reads the state's
 columns, so views are made on demand and cost nothing to keep or drop.
@@ -11,12 +12,14 @@ import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from .._errors import InputError
+from ..store.records import JSON
 from .model import ROLES, Entry, EntryStatus, Role
 
 if TYPE_CHECKING:
     from .state import SessionState
 
-__all__ = ["Item", "ItemMap", "ItemSequence", "entry_line", "text_hash"]
+__all__ = ["Item", "ItemMap", "ItemSequence", "entry_line", "patch_for", "text_hash"]
 
 
 def entry_line(item_id: str, role: str, pinned: bool, tags: Iterable[str], text: str) -> str:
@@ -165,3 +168,20 @@ class ItemMap(Mapping[str, Item]):
 
     def __len__(self) -> int:
         return len(self._state.seqs)
+
+
+def patch_for(
+    item: Item, state: SessionState, *, pinned: bool | None, delete: bool | None
+) -> tuple[dict[str, JSON], tuple[str, ...]]:
+    """The patch body that gets ``item`` where asked (empty: it is there already), and what it restores."""
+    if pinned is not None:
+        if not item.live:
+            raise InputError(f"{item.id} is {item.status}: restore it first (restore=true), then pin it")
+        return ({"pinned": pinned} if item.pinned != pinned else {}), ()
+    if delete is True:
+        return ({"deleted": True} if not item.deleted else {}), ()
+    if item.folds:  # restoring a summary undoes its compaction
+        back = tuple(folded.id for folded in state.unfoldable(item))
+        return ({"restored": True} if back or not item.deleted else {}), back
+    return ({"restored": True} if not item.live else {}), ((item.id,) if not item.live else ())
+

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Final
 
 from .._errors import StoreError
+from ..store.handle import StoreHandle
 from ..store.ids import ID_PATTERN
 from ..store.layout import DataDir
-from ..store.writer import StoreHandle
 from ..text.tokens import TokenModel
 from .model import SessionInfo, SessionPage
 from .render import session_line

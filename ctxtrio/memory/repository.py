@@ -17,9 +17,9 @@ from pathlib import Path
 import trio
 
 from .._errors import StoreError
+from ..store.handle import StoreHandle
 from ..store.ids import ID_PATTERN
 from ..store.layout import DataDir
-from ..store.writer import StoreHandle
 from ..text.tokens import TokenModel
 from .snapshot import SNAPSHOT_AFTER_BYTES, load_snapshot, snapshot_due, write_snapshot
 from .state import SessionState

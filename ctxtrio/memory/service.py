@@ -3,7 +3,7 @@
 Each session is one journal (``sessions/<id>.jsonl``, see :mod:`.state` for the records)
 replayed lazily into memory on first touch, so startup reads nothing. Before answering,
 every read looks at the journal's size and applies what other processes appended (one
-worker-thread call that also searches and packs, see :mod:`.loaded`). After its own
+worker-thread call that also searches and packs, see :mod:`.journals`). After its own
 append a call applies its records directly when nothing else was written in between.
 
 Recall searches an in-memory BM25 index per session (:mod:`.bm25`), not the store's
@@ -22,7 +22,7 @@ the same entries.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeVar
 
@@ -32,15 +32,17 @@ from .._errors import InputError, NotFoundError
 from .._limits import COMPACT_TARGET, KEEP_RECENT, RECALL_LIMIT, check_budget, check_range
 from .._live import Live
 from ..llm.summarizer import Summarizer
-from ..store.ids import new_id, validate_id
-from ..store.journal import AppendResult, JournalChangedError
+from ..store.handle import StoreHandle
+from ..store.ids import validate_id
+from ..store.journal import JournalChangedError
 from ..store.records import JSON, NewRecord, Record
-from ..store.writer import StoreHandle
 from ..text.terms import terms, unique_terms
 from . import admin, browse
 from .archive import ImportResult
 from .arguments import check_role, check_tags, check_text, check_title
 from .compaction import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
+from .entries import patch_for
+from .journals import SessionJournals, same_state
 from .lifecycle import refuse_deleted, session_info
 from .model import (
     Appended,
@@ -58,10 +60,10 @@ from .packing import pack_recall, rank, recent_candidates
 from .pruning import SessionPrune
 from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
 from .render import render_recalled
-from .repository import LoadedSession, journal_stat, refresh
-from .state import Item, SessionState
+from .repository import LoadedSession
+from .state import SessionState
 from .status import session_status, summary_status
-from .summary import fresh_summary, write_summaries
+from .summary import fresh_summary
 
 __all__ = ["SessionService"]
 
@@ -94,6 +96,7 @@ class SessionService:
         self._live = live
         self._summarizer = summarizer if summarizer is not None else Summarizer(None, live.tokens)
         self._registry = SessionRegistry(store.data, max_sessions=max_sessions, max_entries=max_entries)
+        self._journals = SessionJournals(store, live, self._registry)
 
     # -- the seven operations ---------------------------------------------------------
 
@@ -101,15 +104,15 @@ class SessionService:
         """Create a session (id generated when absent) or resume one; a new title renames it."""
         title = check_title(title)
         if session_id is None:
-            session_id = await self._unused_id()
+            session_id = await self._journals.unused_id()
         with self._registry.use(session_id) as session:
             async with session.lock:
-                state = await self._sync(session, _same, must_exist=False)
+                state = await self._journals.sync(session, same_state, must_exist=False)
                 refuse_deleted(state)
                 created = not state.exists
                 if created or (title is not None and title != state.title):
                     record = NewRecord("session", {"title": title or session.session_id}, id=session.session_id)
-                    state = await self._append_locked(session, [record])
+                    state = await self._journals.append(session, [record])
                 return OpenResult(self._status(state), created)
 
     async def append(
@@ -141,12 +144,12 @@ class SessionService:
         async with session.lock:
             state = session.state
             if state is None or not state.exists:
-                state = await self._sync(session, _same, must_exist=False)
+                state = await self._journals.sync(session, same_state, must_exist=False)
             refuse_deleted(state)
             existing = state.find_live_text(text)
             if existing is not None:
                 if pinned and not existing.pinned:
-                    state = await self._append_locked(session, [NewRecord("patch", {"pinned": True}, id=existing.id)])
+                    state = await self._journals.append(session, [NewRecord("patch", {"pinned": True}, id=existing.id)])
                 return Appended(existing.snapshot(), True, self._status(state))
             records: list[NewRecord] = []
             if not state.exists:
@@ -154,9 +157,9 @@ class SessionService:
         body: dict[str, JSON] = {"text": text, "role": checked_role, "tags": list(checked_tags), "pinned": pinned}
         records.append(NewRecord("entry", body, id_prefix="e"))
         known = {text: terms(text)}  # computed before the write, while nothing else runs
-        result = await self._write(session, records)
+        result = await self._journals.write(session, records)
         async with session.lock:
-            state = await self._absorb(session, result, known)
+            state = await self._journals.absorb(session, result, known)
             item = state.items[result.records[-1].id]
             return Appended(item.snapshot(), False, self._status(state))
 
@@ -194,7 +197,7 @@ class SessionService:
 
         with self._registry.use(session_id) as session:
             async with session.lock:
-                state, first = await self._sync(session, lambda state: (state, work(state, budget)))
+                state, first = await self._journals.sync(session, lambda state: (state, work(state, budget)))
                 # The final check: the text counted in the model's own tokens when the
                 # server can count (one round trip), repacked smaller only if it is over.
                 result, _ = await self._live.counter.fit(
@@ -228,7 +231,7 @@ class SessionService:
     ) -> CompactResult:
         async with session.compact_lock:
             async with session.lock:
-                state = await self._sync(session, _same)
+                state = await self._journals.sync(session, same_state)
                 plan = plan_compaction(state, keep_recent)
                 why = reason or (
                     f"requested at {state.live_tokens}/{self._live.budget_tokens} tokens, keep_recent={keep_recent}"
@@ -248,7 +251,7 @@ class SessionService:
             text = summary.text.strip() or plan.text  # an empty summary would lose everything folded
             async with session.lock:
                 for _ in range(COMPACT_WRITE_TRIES):
-                    state = await self._sync(session, _same)
+                    state = await self._journals.sync(session, same_state)
                     if not still_foldable(state, plan):
                         raise InputError("the session changed while compacting (an entry was pinned, deleted or "
                                          "folded meanwhile): compact again", hint="retry")
@@ -264,7 +267,7 @@ class SessionService:
                 else:
                     raise InputError("other processes kept writing to this session while compacting: "
                                      "compact again", hint="retry")
-                state = await self._absorb(session, result)
+                state = await self._journals.absorb(session, result)
                 item = state.items[result.records[-1].id]
                 return CompactResult(session.session_id, item.folds, item.snapshot(), plan.tokens_before,
                                      item.tokens, summary.method, summary.note, why, False, self._status(state))
@@ -283,7 +286,7 @@ class SessionService:
                 return summary_status(summary, self._live, self._live.tokens.current.source)
         with self._registry.use(session_id) as session:
             async with session.lock:
-                return await self._sync(session, self._status)
+                return await self._journals.sync(session, self._status)
 
     async def update(
         self,
@@ -311,13 +314,13 @@ class SessionService:
         self, session: LoadedSession, entry_id: str, *, pinned: bool | None, delete: bool | None
     ) -> UpdateResult:
         async with session.lock:
-            state = await self._sync(session, _same)
+            state = await self._journals.sync(session, same_state)
             item = state.items.get(entry_id)
             if item is None:
                 raise NotFoundError(f"session {session.session_id!r} has no entry {entry_id!r}", hint="list_entries")
-            body, restored = _patch_for(item, state, pinned=pinned, delete=delete)
+            body, restored = patch_for(item, state, pinned=pinned, delete=delete)
             if body:
-                state = await self._append_locked(session, [NewRecord("patch", body, id=item.id)])
+                state = await self._journals.append(session, [NewRecord("patch", body, id=item.id)])
                 item = state.items[entry_id]
             return UpdateResult(item.snapshot(), bool(body), restored, self._status(state))
 
@@ -329,11 +332,11 @@ class SessionService:
         Deleted sessions only if asked. Sessions are described by their summary files;
         none is kept in memory for this.
         """
-        return await browse.list_sessions(self, include_deleted=include_deleted, offset=offset, limit=limit)
+        return await browse.list_sessions(self._journals, include_deleted=include_deleted, offset=offset, limit=limit)
 
     async def page_sessions(self, *, offset: int = 0, budget_tokens: int | None = None) -> SessionPage:
         """One page of the session list from ``offset``, packed into the budget (see :class:`SessionPage`)."""
-        return await browse.page_sessions(self, offset=offset, budget_tokens=budget_tokens)
+        return await browse.page_sessions(self._journals, offset=offset, budget_tokens=budget_tokens)
 
     async def delete_session(self, session_id: str) -> SessionInfo:
         """Mark a whole session deleted: it leaves every list and read until restored.
@@ -351,125 +354,36 @@ class SessionService:
         """Every entry of a session in order, whatever its status."""
         with self._registry.use(session_id) as session:
             async with session.lock:
-                return await self._sync(session, _snapshots)
+                return await self._journals.sync(session, _snapshots)
 
     async def records(self, session_id: str) -> list[Record]:
         """Every record of a session's journal as stored, deleted sessions too (for export)."""
         with self._registry.use(session_id) as session:
             async with session.lock:
-                await self._sync(session, _same, deleted_ok=True)
-                return [record.data for record in (await self._store.read(session.path)).records]
+                await self._journals.sync(session, same_state, deleted_ok=True)
+                return await self._journals.records(session)
 
     async def import_session(self, session_id: str, records: Sequence[Record]) -> ImportResult:
         """Store exported records as a session (idempotent; see :func:`.admin.import_session`)."""
-        return await admin.import_session(self, session_id, records)
+        return await admin.import_session(self._journals, session_id, records)
 
     async def prune(self, older_than_s: float, *, idle: bool = False, dry_run: bool = False) -> list[SessionPrune]:
         """Remove for good what was retired (or idle) longer ago than ``older_than_s`` (:func:`.admin.prune`)."""
-        return await admin.prune(self, older_than_s, idle=idle, dry_run=dry_run)
+        return await admin.prune(self._journals, older_than_s, idle=idle, dry_run=dry_run)
 
     # -- plumbing -------------------------------------------------------------------
 
     async def _set_deleted(self, session_id: str, deleted: bool) -> SessionInfo:
         with self._registry.use(session_id) as session:
             async with session.lock:
-                state = await self._sync(session, _same, deleted_ok=True)
+                state = await self._journals.sync(session, same_state, deleted_ok=True)
                 if (state.deleted_at is not None) != deleted:
                     record = NewRecord("session", {"deleted": deleted}, id=session.session_id)
-                    state = await self._append_locked(session, [record])
+                    state = await self._journals.append(session, [record])
                 return session_info(state)
-
-    async def _unused_id(self) -> str:
-        while True:
-            session_id = new_id("s")
-            path = self._store.data.session_journal(session_id)
-            ino, _ = await trio.to_thread.run_sync(journal_stat, path)
-            if not ino and session_id not in self._registry:
-                return session_id
-
-    async def _sync(
-        self,
-        session: LoadedSession,
-        then: Callable[[SessionState], T],
-        *,
-        must_exist: bool = True,
-        deleted_ok: bool = False,
-    ) -> T:
-        """Refresh the state from the journal and run ``then`` on it, in one worker thread.
-
-        The caller holds ``session.lock``. Raises NotFoundError (naming
-        context_list_sessions) when ``must_exist`` and the session has no journal, or
-        is deleted (unless ``deleted_ok``).
-        """
-        model = self._live.tokens.current
-
-        pending = self._registry.take_summaries()
-
-        def run() -> T:
-            write_summaries(pending)
-            refresh(session, model, self._store)
-            state = session.state
-            assert state is not None
-            if must_exist and not state.exists:
-                raise NotFoundError(f"no session {session.session_id!r}", hint="list_sessions")
-            if must_exist and not deleted_ok and state.deleted_at is not None:
-                raise NotFoundError(
-                    f"session {session.session_id!r} was deleted "
-                    f"(its user can bring it back with: ctxtrio restore {session.session_id})",
-                    hint="list_sessions",
-                )
-            return then(state)
-
-        return await trio.to_thread.run_sync(run)
-
-    async def _write(self, session: LoadedSession, records: list[NewRecord]) -> AppendResult:
-        """Append durably (the store does not index session entries; see the module doc)."""
-        return await self._store.append(session.path, records)
-
-    async def _append_locked(self, session: LoadedSession, records: list[NewRecord]) -> SessionState:
-        """Append while holding ``session.lock``; apply the result and return the state."""
-        return await self._absorb(session, await self._write(session, records))
-
-    async def _absorb(
-        self, session: LoadedSession, result: AppendResult, known_terms: dict[str, list[str]] | None = None
-    ) -> SessionState:
-        """Apply our own append (the caller holds ``session.lock``).
-
-        Directly when the state ends where the append began; not at all when a refresh
-        already read it; otherwise through a refresh, which also reads whatever other
-        processes appended in between.
-        """
-        state = session.state
-        assert state is not None
-        if result.end <= state.applied_offset:
-            return state
-        if result.start == state.applied_offset and state.model is self._live.tokens.current:
-            state.apply(result.records, result.end, known_terms=known_terms)
-            return state
-        return await self._sync(session, _same, must_exist=False)
 
     def _status(self, state: SessionState) -> SessionStatus:
         return session_status(state, self._live)
-
-
-def _patch_for(
-    item: Item, state: SessionState, *, pinned: bool | None, delete: bool | None
-) -> tuple[dict[str, JSON], tuple[str, ...]]:
-    """The patch body that gets ``item`` where asked (empty: it is there already), and what it restores."""
-    if pinned is not None:
-        if not item.live:
-            raise InputError(f"{item.id} is {item.status}: restore it first (restore=true), then pin it")
-        return ({"pinned": pinned} if item.pinned != pinned else {}), ()
-    if delete is True:
-        return ({"deleted": True} if not item.deleted else {}), ()
-    if item.folds:  # restoring a summary undoes its compaction
-        back = tuple(folded.id for folded in state.unfoldable(item))
-        return ({"restored": True} if back or not item.deleted else {}), back
-    return ({"restored": True} if not item.live else {}), ((item.id,) if not item.live else ())
-
-
-def _same(state: SessionState) -> SessionState:
-    return state
 
 
 def _snapshots(state: SessionState) -> list[Entry]:

@@ -35,21 +35,20 @@ import contextlib
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Literal
 
 from .._errors import StoreError
-from .journal import read_journal
-from .records import Record, StoredRecord
+from .reading import read_journal
+from .records import StoredRecord
+from .rows import Hit, IndexRow, RowsFor, Table, fts_query, no_rows
 
+# Hit, IndexRow, RowsFor, Table, fts_query and no_rows live in .rows; they are named here too.
 __all__ = ["Appended", "Hit", "IndexDamagedError", "IndexRow", "RowsFor", "SearchIndex", "Table", "fts_query", "no_rows"]
 
 log = logging.getLogger("ctxtrio.store")
 
-Table = Literal["chunks"]
-Appended = tuple[str, Path, Sequence[StoredRecord], int, dict[int, list["IndexRow"]]]
+Appended = tuple[str, Path, Sequence[StoredRecord], int, dict[int, list[IndexRow]]]
 _TABLES: tuple[Table, ...] = ("chunks",)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
 _SCHEMA = f"""
@@ -88,44 +87,6 @@ def _is_damage(exc: sqlite3.Error) -> bool:
     if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
         return True
     return any(word in str(exc).lower() for word in _DAMAGE_WORDS)
-
-
-@dataclass(frozen=True, slots=True)
-class IndexRow:
-    """One searchable item: its table, its key within the journal, and its terms."""
-
-    table: Table
-    item: str
-    terms: str
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A search match. ``score`` is BM25 (k1 1.2, b 0.75), higher is better."""
-
-    journal: str
-    item: str
-    score: float
-    #: Byte range of the record's line in the journal (read it alone instead of the file).
-    line_start: int = 0
-    line_end: int = 0
-
-
-#: What one journal record contributes to the index, decided by the domain that wrote it.
-RowsFor = Callable[[Record], list[IndexRow]]
-
-
-def no_rows(record: Record) -> list[IndexRow]:
-    """Index nothing (a store whose journals hold nothing searchable)."""
-    return []
-
-
-def fts_query(query_terms: Sequence[str]) -> str | None:
-    """An FTS5 MATCH expression that ORs the quoted terms, or None when there are none."""
-    unique = list(dict.fromkeys(t for t in query_terms if t))
-    if not unique:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in unique)
 
 
 class SearchIndex:

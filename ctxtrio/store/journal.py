@@ -1,4 +1,4 @@
-"""Append-only JSONL journal files: reading with recovery, appending under an OS lock.
+"""Append-only JSONL journal files: appending under an OS lock (reading is :mod:`.reading`).
 
 Everything here is blocking file I/O and runs in worker threads (``trio.to_thread``),
 called by the store writer (appends) and by the services (reads). ``OSError`` is
@@ -30,13 +30,15 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .._errors import LockTimeoutError, StoreError
-from .records import NewRecord, Record, StoredRecord, decode_line, encode_line, encode_record
+from .reading import ReadResult, parse_lines, read_blocks, read_journal, store_error
+from .records import NewRecord, Record, StoredRecord, encode_line, encode_record
 
+# ReadResult, read_blocks and read_journal live in .reading; they are named here too.
 __all__ = ["AppendResult", "JournalAppender", "JournalChangedError", "ReadResult", "Rewrite", "RewriteResult", "read_blocks", "read_journal"]
 
 #: Given every complete record of a journal (under its lock), the records it should hold
@@ -44,19 +46,6 @@ __all__ = ["AppendResult", "JournalAppender", "JournalChangedError", "ReadResult
 Rewrite = Callable[[list[Record]], "list[Record] | None"]
 
 log = logging.getLogger("ctxtrio.store")
-
-
-@dataclass(frozen=True, slots=True)
-class ReadResult:
-    """What reading a journal from some offset found."""
-
-    records: list[StoredRecord]
-    #: Offset just past the last complete line: where the next read starts.
-    end: int
-    #: Bytes of an incomplete final line that were skipped (a torn write, or one in progress).
-    torn_tail_bytes: int = 0
-    #: Offsets of malformed complete lines that were skipped (and copied to quarantine).
-    quarantined: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,96 +72,6 @@ class RewriteResult:
     records_after: int
     bytes_before: int
     bytes_after: int
-
-
-def _store_error(action: str, path: Path, exc: OSError) -> StoreError:
-    return StoreError(f"cannot {action} {path}: {exc.strerror or exc}")
-
-
-def read_journal(path: Path, start: int = 0, *, quarantine_dir: Path | None = None) -> ReadResult:
-    """Read complete lines from ``start`` to the end of ``path``.
-
-    A missing file reads as empty. Malformed lines are skipped and, when
-    ``quarantine_dir`` is given, copied there once (named after the journal and offset).
-    """
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            data = handle.read()
-    except FileNotFoundError:
-        return ReadResult([], start)
-    except OSError as exc:
-        raise _store_error("read journal", path, exc) from exc
-    return parse_lines(data, start, path=path, quarantine_dir=quarantine_dir)
-
-
-def read_blocks(
-    path: Path, start: int = 0, *, block_bytes: int, quarantine_dir: Path | None = None
-) -> Iterator[ReadResult]:
-    """Read complete lines from ``start`` to the end, about ``block_bytes`` at a time.
-
-    Each result holds the complete lines of one block (a line longer than a block is
-    read whole); a caller applies them and drops them, so replaying a long journal holds
-    one block of it in memory. A missing file yields nothing.
-    """
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise _store_error("read journal", path, exc) from exc
-    with handle:
-        while True:
-            try:
-                handle.seek(start)
-                data = handle.read(block_bytes)
-                if len(data) == block_bytes and data.rfind(b"\n") < 0:
-                    data += handle.readline()  # one line longer than a block
-            except OSError as exc:
-                raise _store_error("read journal", path, exc) from exc
-            read = parse_lines(data, start, path=path, quarantine_dir=quarantine_dir)
-            yield read
-            if read.end == start or len(data) < block_bytes:
-                return
-            start = read.end
-
-
-def parse_lines(data: bytes, start: int, *, path: Path, quarantine_dir: Path | None) -> ReadResult:
-    """Parse the bytes of a journal that begin at offset ``start``."""
-    records: list[StoredRecord] = []
-    quarantined: list[int] = []
-    position = 0
-    size = len(data)
-    while position < size:
-        newline = data.find(b"\n", position)
-        if newline < 0:
-            break
-        line = data[position:newline]
-        offset = start + position
-        position = newline + 1
-        if not line.strip():
-            continue
-        record = decode_line(line)
-        if record is None:
-            quarantined.append(offset)
-            if quarantine_dir is not None:
-                _quarantine(path, offset, line, quarantine_dir)
-            continue
-        records.append(StoredRecord(offset, start + position, record))
-    torn = size - position
-    if quarantined:
-        log.warning("journal %s: skipped %d malformed line(s) at offsets %s", path, len(quarantined), quarantined[:5])
-    return ReadResult(records, start + position, torn, quarantined)
-
-
-def _quarantine(path: Path, offset: int, line: bytes, quarantine_dir: Path) -> None:
-    target = quarantine_dir / f"{path.parent.name}--{path.name}.{offset}.bad"
-    if target.exists():
-        return
-    try:
-        target.write_bytes(line + b"\n")
-    except OSError as exc:  # quarantine is a courtesy copy; the line stays in the journal
-        log.warning("could not copy malformed line of %s to %s: %s", path, target, exc)
 
 
 @dataclass(slots=True)
@@ -276,7 +175,7 @@ class JournalAppender:
             _fsync_dir(path.parent)
             return RewriteResult(True, len(before), len(after), size, len(payload))
         except OSError as exc:
-            raise _store_error("rewrite journal", path, exc) from exc
+            raise store_error("rewrite journal", path, exc) from exc
         finally:
             self.forget(path)  # closing the old descriptor releases its lock
 
@@ -289,7 +188,7 @@ class JournalAppender:
             try:
                 fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
             except OSError as exc:
-                raise _store_error("open journal", path, exc) from exc
+                raise store_error("open journal", path, exc) from exc
             while len(self._fds) >= self.MAX_OPEN:
                 oldest = next(iter(self._fds))
                 os.close(self._fds.pop(oldest))
@@ -303,7 +202,7 @@ class JournalAppender:
             size = os.fstat(fd).st_size
             past = os.pread(fd, size - expect_end, expect_end) if size > expect_end else b""
         except OSError as exc:
-            raise _store_error("read journal", path, exc) from exc
+            raise store_error("read journal", path, exc) from exc
         if size < expect_end or b"\n" in past:
             raise JournalChangedError(f"journal {path} changed since it was read: read it again")
 
@@ -314,7 +213,7 @@ class JournalAppender:
         except FileNotFoundError:
             return True
         except OSError as exc:
-            raise _store_error("stat journal", path, exc) from exc
+            raise store_error("stat journal", path, exc) from exc
 
     def _lock(self, fd: int, path: Path) -> None:
         # A blocking flock cannot be interrupted from trio, so poll with a short
@@ -330,7 +229,7 @@ class JournalAppender:
                 pass
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise _store_error("lock journal", path, exc) from exc
+                    raise store_error("lock journal", path, exc) from exc
             if self.giving_up.is_set():
                 raise LockTimeoutError(f"journal {path} is locked by another process and the store is shutting down")
             if time.monotonic() >= give_up_at:
@@ -344,7 +243,7 @@ class JournalAppender:
         try:
             size = os.fstat(fd).st_size
         except OSError as exc:
-            raise _store_error("stat journal", path, exc) from exc
+            raise store_error("stat journal", path, exc) from exc
         tail = self._tails.get(path)
         foreign: list[StoredRecord] = []
         prefix = b""
@@ -377,7 +276,7 @@ class JournalAppender:
         try:
             data = os.pread(fd, size - start, start)
         except OSError as exc:
-            raise _store_error("read journal", path, exc) from exc
+            raise store_error("read journal", path, exc) from exc
         result = parse_lines(data, start, path=path, quarantine_dir=self._quarantine_dir)
         for record in result.records:
             last_seq = max(last_seq, record.seq)
@@ -388,7 +287,7 @@ class JournalAppender:
         try:
             return os.pread(fd, 1, size - 1) == b"\n"
         except OSError as exc:
-            raise _store_error("read journal", path, exc) from exc
+            raise store_error("read journal", path, exc) from exc
 
     @staticmethod
     def _write_all(fd: int, path: Path, payload: bytes, size: int) -> None:
@@ -404,7 +303,7 @@ class JournalAppender:
                 os.ftruncate(fd, size)
             except OSError:
                 pass
-            raise _store_error("append to journal", path, exc) from exc
+            raise store_error("append to journal", path, exc) from exc
 
 
 def _fsync_dir(directory: Path) -> None:

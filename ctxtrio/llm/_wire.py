@@ -1,0 +1,110 @@
+"""The HTTP side of :mod:`.client`: request bodies, stream closing, and judging answers.
+
+With :mod:`.client`, the only modules of ctxtrio that import httpx. The judges turn an
+``httpx.Response`` into a value or an :class:`~ctxtrio._errors.LLMResponseError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
+
+import httpcore
+import httpx
+import trio
+
+from .._errors import LLMResponseError
+from ._json import as_int, as_object, json_object, parse_json
+from .messages import Completion
+
+__all__ = ["OneChunk", "close_stream", "completion", "model_ids", "optional"]
+
+_T = TypeVar("_T")
+
+
+class OneChunk(httpx.AsyncByteStream):
+    """A request body that is an iterator object, not an async generator.
+
+    httpx's own ``ByteStream.__aiter__`` is an async generator; when a request is
+    cancelled while its body is being sent, trio warns that the generator was
+    garbage-collected unexhausted (encode/httpx#3686). This stream has nothing to close.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return Once(self._data)
+
+
+class Once:
+    """An async iterator over exactly one chunk."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
+
+    def __aiter__(self) -> Once:
+        return self
+
+    async def __anext__(self) -> bytes:
+        data, self._data = self._data, None
+        if data is None:
+            raise StopAsyncIteration
+        return data
+
+
+async def close_stream(response: httpx.Response, lines: AsyncIterator[str]) -> None:
+    """Close ``response`` (an unfinished one closes its connection: the server stops).
+
+    httpx reads a stream through a chain of async generators; leaving one suspended
+    would have trio warn when it is collected (encode/httpx#3686), so after the close
+    the chain is run to its end: reading a closed connection ends it at once.
+    """
+    with trio.CancelScope(shield=True) as closing:
+        closing.deadline = trio.current_time() + 2.0
+        await response.aclose()
+        try:
+            async for _ in lines:
+                pass
+        except (httpx.HTTPError, httpcore.ReadError, trio.ClosedResourceError):
+            pass
+
+
+def optional(parse: Callable[[object], _T | None]) -> Callable[[httpx.Response], _T | None]:
+    """Judge for an endpoint the server may lack: any HTTP answer is fine, odd shapes are None."""
+
+    def judge(response: httpx.Response) -> _T | None:
+        if response.status_code >= 300:
+            return None
+        return parse(parse_json(response))
+
+    return judge
+
+
+def completion(response: httpx.Response, *, require_content: bool) -> Completion:
+    payload = json_object(response, "chat completion")
+    choices = payload.get("choices")
+    first = as_object(choices[0]) if isinstance(choices, list) and choices else None
+    message = as_object(first.get("message")) if first is not None else None
+    content = message.get("content") if message is not None else None
+    if not isinstance(content, str):
+        content = None
+    if require_content and (content is None or not content.strip()):
+        raise LLMResponseError("chat completion: empty content")
+    if first is None and not require_content:
+        raise LLMResponseError("chat completion: no choices")
+    usage = as_object(payload.get("usage"))
+    return Completion(
+        text=(content or "").strip(),
+        prompt_tokens=as_int(usage.get("prompt_tokens")) if usage is not None else None,
+        completion_tokens=as_int(usage.get("completion_tokens")) if usage is not None else None,
+    )
+
+
+def model_ids(response: httpx.Response) -> list[str]:
+    payload = json_object(response, "model list")
+    data = payload.get("data")
+    if not isinstance(data, list):
+        raise LLMResponseError("model list: no 'data' array")
+    ids = [entry.get("id") for entry in map(as_object, data) if entry is not None]
+    return [model_id for model_id in ids if isinstance(model_id, str) and model_id]

@@ -1,0 +1,219 @@
+"""One group commit of the store writer, run in a worker thread (see :mod:`.writer`).
+
+:func:`process_batch` writes and fsyncs every journal of a batch, one locked write per
+journal, and returns the index work for the appends, which the writer runs after
+acknowledging them (:func:`flush_index`). Removals, moves, catch-ups, rewrites and
+heals run in order, after flushing what precedes them, index included. An index whose
+write lock another process holds is deferred (``IndexHealth.lagging``); a damaged one is
+healed here: reopened or recreated, and every document journal re-indexed.
+
+All of it blocks; ``OSError`` and ``sqlite3.Error`` were already translated to
+``StoreError`` below, and this module translates only its own file operations.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+from .._errors import CtxError, StoreError
+from .handle import IndexHealth, StoreOp, WriterStats
+from .index import IndexDamagedError, SearchIndex
+from .journal import AppendResult, JournalAppender
+from .layout import DataDir
+from .rows import IndexRow, RowsFor
+
+__all__ = ["BUSY_BACKOFF_S", "IndexWork", "flush_index", "process_batch", "reindex_documents"]
+
+log = logging.getLogger("ctxtrio.store")
+
+#: After the index's write lock was found busy, batches defer their index updates for
+#: this long instead of each waiting ``WRITE_BUSY_S`` for it again.
+BUSY_BACKOFF_S = 1.0
+
+#: What an acknowledged append leaves for the index: journal name, path, result, rows by offset.
+IndexWork = tuple[str, Path, AppendResult, dict[int, list[IndexRow]]]
+
+
+def process_batch(
+    data: DataDir, index: SearchIndex, appender: JournalAppender, batch: list[StoreOp], stats: WriterStats,
+    health: IndexHealth,
+) -> list[IndexWork]:
+    """One group commit, in a worker thread: every journal written and fsynced.
+
+    Returns the index work for the appends, which the writer runs after acknowledging
+    them. Removals and catch-ups in the batch run in order, after flushing what
+    precedes them (index included).
+    """
+    stats.batches += 1
+    pending: list[IndexWork] = []
+    groups: dict[Path, list[StoreOp]] = {}
+    for op in batch:
+        if op.kind == "append" and op.expect_end is None:
+            groups.setdefault(op.path, []).append(op)
+        elif op.kind == "append":  # a conditional append goes alone, after what precedes it
+            group = groups.pop(op.path, [])
+            _flush_appends(data, {op.path: group} if group else {}, appender, pending, stats, index.rows_for)
+            _flush_appends(data, {op.path: [op]}, appender, pending, stats, index.rows_for)
+        else:
+            _flush_appends(data, groups, appender, pending, stats, index.rows_for)
+            groups = {}
+            flush_index(data, index, pending, health)
+            pending = []
+            _run_maintenance(data, index, appender, op, health)
+    _flush_appends(data, groups, appender, pending, stats, index.rows_for)
+    return pending
+
+
+def _flush_appends(
+    data: DataDir,
+    groups: dict[Path, list[StoreOp]],
+    appender: JournalAppender,
+    pending: list[IndexWork],
+    stats: WriterStats,
+    rows_for: RowsFor,
+) -> None:
+    for path, ops in groups.items():
+        records = [record for op in ops for record in op.records]
+        try:
+            result = appender.append(path, records, expect_end=ops[0].expect_end if len(ops) == 1 else None)
+        except CtxError as exc:
+            for op in ops:
+                op.error = exc
+            continue
+        stats.fsyncs += 1
+        stats.appends += len(ops)
+        stats.records += len(records)
+        rows: dict[int, list[IndexRow]] = {}
+        position = 0
+        for op in ops:
+            mine = result.records[position : position + len(op.records)]
+            position += len(op.records)
+            start = mine[0].offset if mine else result.end
+            op.result = AppendResult(path, mine, start, mine[-1].end if mine else result.end, result.foreign)
+            for number, stored in enumerate(mine):
+                found = op.rows[number] if op.rows is not None else rows_for(stored.data)
+                if found:
+                    rows[stored.offset] = found
+        if rows:  # journals without searchable records (sessions) skip the index entirely
+            pending.append((data.journal_name(path), path, result, rows))
+
+
+def flush_index(data: DataDir, index: SearchIndex, pending: list[IndexWork], health: IndexHealth) -> None:
+    """Index what a batch appended, and deferred journals too; defer again if the lock is busy."""
+    if not pending:
+        return
+    if health.lagging and time.monotonic() < health.retry_at:
+        # Still backing off from a busy lock: the journals are durable, fill the gap later.
+        health.lagging.update((name, path) for name, path, _, _ in pending)
+        return
+    try:
+        index.index_batch([(name, path, result.records, result.end, rows) for name, path, result, rows in pending])
+        _catch_up_lagging(index, health)
+    except IndexDamagedError as exc:
+        log.warning("%s: healing it", exc)
+        _heal(data, index, health, corrupt=exc.corrupt)
+    except StoreError as exc:
+        # The journals are durable; the watermark did not move, so a later batch or the
+        # next search of these journals re-indexes the gap.
+        health.lagging.update((name, path) for name, path, _, _ in pending)
+        health.retry_at = time.monotonic() + BUSY_BACKOFF_S
+        log.warning("index update deferred for %d journal(s): %s", len(health.lagging), exc)
+
+
+def _catch_up_lagging(index: SearchIndex, health: IndexHealth) -> None:
+    """Fill the index gaps of deferred journals (raises StoreError if the lock is still busy)."""
+    for name, path in list(health.lagging.items()):
+        index.catch_up(name, path, _size(path))
+        health.lagging.pop(name, None)
+
+
+def _heal(data: DataDir, index: SearchIndex, health: IndexHealth, *, corrupt: bool) -> None:
+    """Reopen (or recreate, if ``corrupt``) the index and re-index every document journal."""
+    index.heal(corrupt=corrupt)
+    health.heals += 1
+    reindex_documents(data, index)
+    health.lagging.clear()
+
+
+def reindex_documents(data: DataDir, index: SearchIndex) -> None:
+    """Index every document journal up to its end (only the gaps: watermarks are kept)."""
+    try:
+        folders = [Path(entry.path) for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
+    except OSError as exc:
+        raise StoreError(f"cannot list {data.docs}: {exc.strerror or exc}") from exc
+    added = 0
+    for folder in sorted(folders):
+        for path in sorted(folder.glob("*.jsonl")):
+            added += index.catch_up(data.journal_name(path), path, _size(path))
+    log.info("search index: %d rows re-indexed from the document journals", added)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise StoreError(f"cannot stat {path}: {exc.strerror or exc}") from exc
+
+
+def _run_maintenance(data: DataDir, index: SearchIndex, appender: JournalAppender, op: StoreOp, health: IndexHealth) -> None:
+    name = data.journal_name(op.path)
+    try:
+        if op.kind in ("remove", "move"):
+            _remove_file(op)
+            appender.forget(op.path)
+            health.lagging.pop(name, None)
+            try:
+                index.forget(name)
+            except IndexDamagedError:
+                raise
+            except StoreError as exc:
+                # Deleting rows needs free space (SQLite writes the deletion first): on a
+                # full disk the rows of a removed journal would stay, and hold the space.
+                # The index is derived: drop it and rebuild it from the journals left.
+                log.warning("search index could not forget %s (%s); rebuilding it from the journals", name, exc)
+                _heal(data, index, health, corrupt=True)
+        elif op.kind in ("catch_up", "rewrite", "reindex"):
+            if op.kind == "rewrite":
+                assert op.transform is not None
+                op.rewritten = appender.rewrite(op.path, op.transform)
+                if op.rewritten.changed:
+                    index.forget(name)
+            elif op.kind == "reindex":
+                index.forget(name)
+            op.added = index.catch_up(name, op.path, _size(op.path))
+        elif op.kind == "lagging":
+            try:
+                _catch_up_lagging(index, health)
+            except IndexDamagedError:
+                raise
+            except StoreError as exc:  # still busy: the search that asked reports it
+                health.retry_at = time.monotonic() + BUSY_BACKOFF_S
+                log.warning("deferred index updates still blocked: %s", exc)
+        elif op.kind == "heal":
+            _heal(data, index, health, corrupt=op.corrupt)
+    except IndexDamagedError as exc:
+        try:
+            _heal(data, index, health, corrupt=exc.corrupt)
+        except CtxError as again:
+            op.error = again
+    except CtxError as exc:
+        op.error = exc
+
+
+def _remove_file(op: StoreOp) -> None:
+    try:
+        if op.target is None:
+            op.path.unlink(missing_ok=True)
+        else:
+            op.target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.replace(op.path, op.target)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        action = "remove" if op.target is None else f"move to {op.target}"
+        raise StoreError(f"cannot {action} {op.path}: {exc.strerror or exc}") from exc

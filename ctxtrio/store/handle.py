@@ -1,0 +1,262 @@
+"""The handle services hold to reach the store writer: durable appends, removals, reads.
+
+Every write is an operation queued on one bounded memory channel to
+:func:`~ctxtrio.store.writer.run_store_writer`, the only task that writes; a call returns
+once its operation is durable (and acknowledged). Reads of journals and searches of the
+index run here, off the event loop, and see every acknowledged append. A full channel
+makes producers wait. The handle holds the index privately: services reach it only
+through these methods.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+import trio
+
+from .._errors import CtxError, StoreError
+from .index import IndexDamagedError, SearchIndex
+from .journal import AppendResult, Rewrite, RewriteResult
+from .layout import DataDir
+from .reading import ReadResult, read_blocks, read_journal
+from .records import NewRecord
+from .rows import Hit, IndexRow, Table
+
+__all__ = ["DEFAULT_CAPACITY", "IndexHealth", "StoreHandle", "StoreOp", "WriterStats", "open_store_channel"]
+
+log = logging.getLogger("ctxtrio.store")
+
+#: Queued operations before producers wait.
+DEFAULT_CAPACITY = 1024
+
+
+@dataclass(slots=True)
+class WriterStats:
+    """Counters for benchmarks and status: what the writer has done so far."""
+
+    batches: int = 0
+    appends: int = 0
+    records: int = 0
+    fsyncs: int = 0
+
+
+@dataclass(slots=True)
+class IndexHealth:
+    """Document journals whose index update was deferred, and when to try again.
+
+    Written by the writer's worker thread, read by searches on the event loop (plain
+    dict operations, atomic under the GIL).
+    """
+
+    lagging: dict[str, Path] = field(default_factory=dict)
+    retry_at: float = 0.0
+    #: Times the index was healed (reopened or recreated and re-indexed) by this process.
+    heals: int = 0
+
+
+@dataclass(eq=False, slots=True)
+class StoreOp:
+    """One queued operation for the writer, and what became of it (set before ``done``)."""
+
+    kind: str  # "append" | "remove" | "move" | "catch_up" | "lagging" | "heal" | "rewrite" | "reindex"
+    path: Path
+    records: list[NewRecord] = field(default_factory=list)
+    rows: list[list[IndexRow]] | None = None
+    #: For "append": write only if the journal's complete lines end exactly here.
+    expect_end: int | None = None
+    #: For "move": where the file goes. For "heal": whether the index file is corrupt.
+    target: Path | None = None
+    corrupt: bool = False
+    done: trio.Event = field(default_factory=trio.Event)
+    result: AppendResult | None = None
+    added: int = 0
+    error: CtxError | None = None
+    transform: Rewrite | None = None
+    rewritten: RewriteResult | None = None
+
+
+class StoreHandle:
+    """What services hold: durable appends, removals, and reads of journals and index."""
+
+    def __init__(
+        self,
+        data: DataDir,
+        index: SearchIndex,
+        send: trio.MemorySendChannel[StoreOp],
+        stats: WriterStats,
+        health: IndexHealth | None = None,
+        giving_up: threading.Event | None = None,
+    ) -> None:
+        self.data = data
+        self._index = index  # private: services reach the index only through the methods below
+        self.stats = stats
+        self.health = health if health is not None else IndexHealth()
+        self._send = send
+        self._giving_up = giving_up if giving_up is not None else threading.Event()
+        #: Set while the writer indexes a batch it already acknowledged.
+        self._indexing: trio.Event | None = None
+
+    async def append(
+        self, path: Path, records: Sequence[NewRecord], *, rows: Sequence[list[IndexRow]] | None = None
+    ) -> AppendResult:
+        """Append ``records`` to the journal at ``path``; returns once they are fsynced and indexed.
+
+        ``rows``, when given, holds precomputed index rows, one list per record.
+        If the caller is cancelled after the op was queued, the records may still be
+        written: the journal, not the caller, is the truth.
+        """
+        op = StoreOp("append", path, list(records), list(rows) if rows is not None else None)
+        await self._submit(op)
+        assert op.result is not None
+        return op.result
+
+    async def append_if(self, path: Path, records: Sequence[NewRecord], *, expect_end: int) -> AppendResult:
+        """Append ``records`` only if the journal's complete lines still end at ``expect_end``.
+
+        The check runs under the journal's OS lock, so a decision made on the journal as
+        read up to ``expect_end`` holds across processes: if anyone appended since,
+        nothing is written and :class:`~ctxtrio.store.journal.JournalChangedError` is
+        raised (re-read and decide again).
+        """
+        op = StoreOp("append", path, list(records), expect_end=expect_end)
+        await self._submit(op)
+        assert op.result is not None
+        return op.result
+
+    async def remove(self, path: Path) -> None:
+        """Delete a journal file and its index rows (after anything queued before it)."""
+        await self._submit(StoreOp("remove", path))
+
+    async def move(self, path: Path, target: Path) -> None:
+        """Move a journal file to ``target`` (folders created) and drop its index rows."""
+        await self._submit(StoreOp("move", path, target=target))
+
+    async def heal(self, *, corrupt: bool) -> None:
+        """Reopen (or, if ``corrupt``, recreate) the index and re-index every document journal."""
+        await self._submit(StoreOp("heal", self.data.index_path, corrupt=corrupt))
+
+    async def catch_up(self, path: Path) -> int:
+        """Index what ``path`` holds beyond the index watermark; returns rows added."""
+        op = StoreOp("catch_up", path)
+        await self._submit(op)
+        return op.added
+
+    async def rewrite(self, path: Path, transform: Rewrite) -> RewriteResult:
+        """Replace a journal with what ``transform`` makes of its records (see JournalAppender.rewrite).
+
+        Its index rows are rebuilt from the new file in the same step.
+        """
+        op = StoreOp("rewrite", path, transform=transform)
+        await self._submit(op)
+        assert op.rewritten is not None
+        return op.rewritten
+
+    async def reindex(self, path: Path) -> int:
+        """Drop a journal's index rows and index it again from the file; returns rows added."""
+        op = StoreOp("reindex", path)
+        await self._submit(op)
+        return op.added
+
+    async def _submit(self, op: StoreOp) -> None:
+        try:
+            try:
+                # Queue without a scheduling round trip when there is room; the wait
+                # below is the checkpoint. A full channel makes the producer wait here.
+                self._send.send_nowait(op)
+            except trio.WouldBlock:
+                await self._send.send(op)
+        except (trio.ClosedResourceError, trio.BrokenResourceError) as exc:
+            raise StoreError("the store is shutting down; try again after restart") from exc
+        await op.done.wait()
+        if op.error is not None:
+            raise op.error
+
+    async def read(self, path: Path, start: int = 0) -> ReadResult:
+        """Complete records of the journal from ``start`` (off the event loop)."""
+        return await trio.to_thread.run_sync(partial(read_journal, path, start, quarantine_dir=self.data.quarantine))
+
+    async def index_settled(self) -> None:
+        """Wait until every acknowledged append is in the index (at most one batch away)."""
+        indexing = self._indexing
+        if indexing is not None:
+            await indexing.wait()
+
+    async def search(self, table: Table, terms: Sequence[str], *, journals: Sequence[str] | None, limit: int) -> list[Hit]:
+        """BM25 matches from the index (off the event loop); sees every acknowledged append.
+
+        Deferred index updates of the journals searched are filled first; if another
+        process still holds the index's write lock, StoreError says so (never a silent
+        empty result). A damaged index is healed by the writer and searched again.
+        """
+        await self.index_settled()
+        if self._lags(journals):
+            await self._submit(StoreOp("lagging", self.data.index_path))
+            if self._lags(journals):
+                raise StoreError(
+                    f"the search index is locked by another process; {len(self.health.lagging)} recently "
+                    "written document(s) are not searchable yet: try again in a few seconds"
+                )
+
+        def run() -> list[Hit]:
+            return self._index.search(table, terms, journals=journals, limit=limit)
+
+        try:
+            return await trio.to_thread.run_sync(run)
+        except IndexDamagedError as exc:
+            log.warning("%s: healing it", exc)
+            await self.heal(corrupt=exc.corrupt)
+            return await trio.to_thread.run_sync(run)
+
+    def _lags(self, journals: Sequence[str] | None) -> bool:
+        lagging = self.health.lagging
+        if not lagging:
+            return False
+        return journals is None or any(name in lagging for name in journals)
+
+    def read_now(self, path: Path, start: int = 0) -> ReadResult:
+        """Complete records of the journal from ``start`` (blocking: call from a worker thread)."""
+        return read_journal(path, start, quarantine_dir=self.data.quarantine)
+
+    def read_blocks(self, path: Path, start: int = 0, *, block_bytes: int = 4 << 20) -> Iterator[ReadResult]:
+        """The journal's complete records from ``start``, a block at a time (blocking: call
+        from a worker thread). Malformed lines go to the data dir's quarantine."""
+        return read_blocks(path, start, block_bytes=block_bytes, quarantine_dir=self.data.quarantine)
+
+    def watermark(self, journal: str) -> int:
+        """How far into ``journal`` the index has indexed (blocking: call from a worker thread)."""
+        return self._index.watermark(journal)
+
+    async def inventory(self) -> dict[str, tuple[int, int]]:
+        """Journal name -> (indexed offset, rows), for every journal the index knows."""
+        return await trio.to_thread.run_sync(self._index.inventory)
+
+    def indexing_started(self) -> trio.Event:
+        """The writer acknowledges a batch it has yet to index: searches wait for the event returned."""
+        self._indexing = indexing = trio.Event()
+        return indexing
+
+    def indexing_done(self, indexing: trio.Event) -> None:
+        """The writer indexed the batch of ``indexing``: wake the searches waiting for it."""
+        if self._indexing is indexing:
+            self._indexing = None
+        indexing.set()
+
+    def give_up_waiting(self) -> None:
+        """Shutdown is past its deadline: journal lock waits fail at once instead of timing out."""
+        self._giving_up.set()
+
+    async def aclose(self) -> None:
+        """Stop accepting operations; the writer drains what is queued and exits."""
+        await self._send.aclose()
+
+
+
+def open_store_channel(capacity: int = DEFAULT_CAPACITY) -> tuple[trio.MemorySendChannel[StoreOp], trio.MemoryReceiveChannel[StoreOp]]:
+    """The bounded channel between producers and the writer."""
+    return trio.open_memory_channel[StoreOp](capacity)
+
