@@ -17,27 +17,25 @@ from pathlib import PurePath
 import trio
 
 from .._config import Config
-from .._errors import InputError, InvalidIdError, NotFoundError
+from .._errors import InputError, InvalidIdError
 from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET, check_range
 from .._live import Live
-from .._nursery import open_nursery
 from ..llm.summarizer import Summarizer
 from ..store.handle import StoreHandle
 from ..store.ids import new_id, validate_id
-from ..store.rows import Hit
 from ..text.extractive import summarize_extractive
 from ..text.terms import unique_terms
 from .arguments import check_start_end, clean_title, first_line, read_file
-from .catalog import DocEntry
 from .chunks import LoadedDoc
 from .ingest import CharBudget, Progress, Source, content_hash, write_generation
 from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 from .offload import OFFLOAD_MIN_CHARS
-from .packing import Candidate, contiguous_text, pack_hits, pack_window
+from .packing import contiguous_text, pack_hits, pack_window
 from .pool import POOL_MIN_CHARS, ChunkPool
 from .render import render_search, render_window
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
+from .search import find_candidates
 
 __all__ = ["DocumentService"]
 
@@ -48,8 +46,6 @@ CONDENSE_TO_TOKENS = 12_000
 _METHODS = ("llm", "verbatim", "llm+extractive", "extractive")
 #: Numbers in a note (a breaker's "retry in 1.9 s"): notes that differ only there are said once.
 _NOTE_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
-#: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
-_SLACK = 8
 
 
 class DocumentService:
@@ -230,23 +226,7 @@ class DocumentService:
             by_journal = self._repo.current_journals()
         if not by_journal:
             return SearchResult(query, (), 0, False, budget, 0)
-        hits = await self._hits(query_terms, by_journal, limit + 1, all_docs=doc_id is None)
-        more = len(hits) > limit
-        hits = hits[:limit]
-        hits = [hit for hit in hits if hit.item.isdigit()]
-        wanted = [(by_journal[hit.journal], int(hit.item), hit.line_start, hit.line_end) for hit in hits]
-        found = await self._repo.chunks_at(wanted)
-        missing = sorted({wanted[n][0].doc_id for n in range(len(wanted)) if n not in found})
-        loaded = await self._load_many(missing) if missing else {}
-        candidates: list[Candidate] = []
-        for position, (entry, index, _, _) in enumerate(wanted):
-            chunk = found.get(position)
-            if chunk is None:
-                doc = loaded.get(entry.doc_id)
-                if doc is None or doc.gen != entry.gen or index >= len(doc.chunks):
-                    continue  # replaced or forgotten meanwhile
-                chunk = doc.chunks[index]
-            candidates.append(Candidate(entry.doc_id, entry.info.title, chunk, hits[position].score))
+        candidates, more = await find_candidates(self._repo, query_terms, by_journal, limit, all_docs=doc_id is None)
         model = self._live.tokens.current
 
         def build(room: int) -> SearchResult:
@@ -400,38 +380,6 @@ class DocumentService:
         text = await trio.to_thread.run_sync(condense)
         before, after = sum(c.tokens for c in chunks), model.estimate(text)
         return text, f"the {before}-token range was condensed extractively to {after} tokens first"
-
-    async def _hits(self, query_terms: list[str], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool) -> list[Hit]:
-        """The best ``wanted`` hits within the current generations in ``by_journal``.
-
-        Across all documents the index is asked without a journal filter (checking
-        each match's journal in SQL costs as much as the match itself) and rows of
-        obsolete generations, rare and short-lived, are dropped here; only if that
-        leaves too few is it asked again with the filter.
-        """
-        store = self._repo.store
-        if all_docs:
-            hits = await store.search("chunks", query_terms, journals=None, limit=wanted + _SLACK)
-            kept = [hit for hit in hits if hit.journal in by_journal]
-            if len(kept) == len(hits) or len(kept) >= wanted:
-                return kept[:wanted]
-        hits = await store.search("chunks", query_terms, journals=list(by_journal), limit=wanted)
-        return [hit for hit in hits if hit.journal in by_journal]
-
-    async def _load_many(self, doc_ids: list[str]) -> dict[str, LoadedDoc]:
-        """Load several documents concurrently (most are usually cached already)."""
-        loaded: dict[str, LoadedDoc] = {}
-
-        async def one(doc_id: str) -> None:
-            try:
-                _, loaded[doc_id] = await self._repo.load(doc_id)
-            except NotFoundError:
-                pass  # forgotten by another process since the search: its hits are dropped
-
-        async with open_nursery() as nursery:
-            for doc_id in doc_ids:
-                nursery.start_soon(one, doc_id)
-        return loaded
 
     def _budget(self, budget_tokens: int | None) -> int:
         if budget_tokens is None:
