@@ -17,7 +17,7 @@ from .._errors import LLMResponseError
 from ._json import as_int, as_object, json_object, parse_json
 from .messages import Completion
 
-__all__ = ["OneChunk", "close_stream", "completion", "model_ids", "optional"]
+__all__ = ["OneChunk", "close_stream", "optional", "parse_completion", "parse_model_ids"]
 
 _T = TypeVar("_T")
 
@@ -81,7 +81,7 @@ def optional(parse: Callable[[object], _T | None]) -> Callable[[httpx.Response],
     return judge
 
 
-def completion(response: httpx.Response, *, require_content: bool) -> Completion:
+def parse_completion(response: httpx.Response, *, require_content: bool) -> Completion:
     payload = json_object(response, "chat completion")
     choices = payload.get("choices")
     first = as_object(choices[0]) if isinstance(choices, list) and choices else None
@@ -101,7 +101,7 @@ def completion(response: httpx.Response, *, require_content: bool) -> Completion
     )
 
 
-def model_ids(response: httpx.Response) -> list[str]:
+def parse_model_ids(response: httpx.Response) -> list[str]:
     payload = json_object(response, "model list")
     data = payload.get("data")
     if not isinstance(data, list):

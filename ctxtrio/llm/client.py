@@ -57,7 +57,7 @@ from ._probes import (
     vllm_context,
 )
 from ._sse import StreamedAnswer
-from ._wire import OneChunk, close_stream, completion, model_ids, optional
+from ._wire import OneChunk, close_stream, optional, parse_completion, parse_model_ids
 from .breaker import Breaker, BreakerState
 from .messages import ChatMessage, Completion, LLMSettings
 
@@ -133,14 +133,14 @@ class LLMClient:
             "POST",
             f"{self._settings.base_url}/chat/completions",
             body,
-            lambda response: completion(response, require_content=False),
+            lambda response: parse_completion(response, require_content=False),
             timeout_s=timeout_s,
         )
         return completion.prompt_tokens
 
     async def list_models(self, *, timeout_s: float | None = None) -> list[str]:
         """The model ids of ``GET {base}/models``."""
-        return await self._call("GET", f"{self._settings.base_url}/models", None, model_ids, timeout_s=timeout_s)
+        return await self._call("GET", f"{self._settings.base_url}/models", None, parse_model_ids, timeout_s=timeout_s)
 
     async def loaded_model(self, *, timeout_s: float | None = None) -> str | None:
         """The configured model, else the first one the server lists (None if it lists none)."""
@@ -301,7 +301,7 @@ class LLMClient:
             try:
                 if "text/event-stream" not in response.headers.get("content-type", ""):
                     await response.aread()  # the server ignored "stream": one JSON body
-                    return completion(response, require_content=True)
+                    return parse_completion(response, require_content=True)
                 if response.status_code >= 400:
                     await response.aread()
                     json_object(response, "chat completion")  # raises with the server's message
