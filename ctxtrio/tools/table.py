@@ -13,9 +13,9 @@ from ..store.records import JSON
 from .documents import DOC_TABLE
 from .guide import GUIDE
 from .sessions import SESSION_TABLE
-from .spec import Tool, input_schema
+from .spec import Hints, Tool, input_schema
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "listing", "tool_named"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "listing", "tool_annotations", "tool_named"]
 
 #: What the server tells the host at initialize.
 INSTRUCTIONS = "External memory for long tasks and large documents. Call context_guide first."
@@ -30,20 +30,35 @@ def tool_named(name: str) -> Tool | None:
     return _BY_NAME.get(name)
 
 
+def tool_annotations(hints: Hints) -> dict[str, JSON]:
+    """The MCP tool annotations for ``hints``, each said only where it differs from the protocol's default.
+
+    The defaults (MCP schema, ``ToolAnnotations``): ``readOnlyHint`` false,
+    ``destructiveHint`` true, ``idempotentHint`` false, ``openWorldHint`` true; and
+    ``destructiveHint`` and ``idempotentHint`` are "meaningful only when readOnlyHint ==
+    false", so a read-only tool states neither. A client that applies the defaults reads
+    exactly the hints of the table; nothing is left for it to guess.
+    """
+    listed: dict[str, JSON] = {}
+    if hints.read_only:
+        listed["readOnlyHint"] = True
+    else:
+        if hints.destructive is False:
+            listed["destructiveHint"] = False
+        if hints.idempotent:
+            listed["idempotentHint"] = True
+    listed["openWorldHint"] = False
+    return listed
+
+
 def listing(tool: Tool) -> dict[str, JSON]:
     """``tool`` as the protocol's ``Tool`` object (what tools/list shows the model)."""
-    hints: dict[str, JSON] = {"readOnlyHint": tool.hints.read_only}
-    if tool.hints.destructive is not None:
-        hints["destructiveHint"] = tool.hints.destructive
-    if tool.hints.idempotent is not None:
-        hints["idempotentHint"] = tool.hints.idempotent
-    hints["openWorldHint"] = False
     listed: dict[str, JSON] = {
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
         "inputSchema": input_schema(tool),
-        "annotations": hints,
+        "annotations": tool_annotations(tool.hints),
     }
     if tool.output is not None:
         listed["outputSchema"] = tool.output.schema()
