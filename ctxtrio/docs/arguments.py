@@ -15,11 +15,17 @@ def read_file(file_path: str, config: Config, limit: int) -> tuple[str, str]:
     return check_text(text, max_chars=limit, name=str(resolved)), str(resolved)
 
 
-def check_start_end(start: int | None, end: int | None) -> None:
-    check_range("from", start, CHUNK_INDEX)
-    check_range("to", end, CHUNK_INDEX)
+def check_start_end(start: int | None, end: int | None, names: tuple[str, str] = ("start", "end")) -> None:
+    """Check a chunk range; errors name its ends as the caller calls them.
+
+    The library's methods say ``start``/``end`` (the default); the tools say ``from``/``to``
+    and check with those names before calling the service.
+    """
+    first, last = names
+    check_range(first, start, CHUNK_INDEX)
+    check_range(last, end, CHUNK_INDEX)
     if start is not None and end is not None and end < start:
-        raise InputError(f"to={end} is before from={start}; to is the last chunk to include")
+        raise InputError(f"{last}={end} is before {first}={start}; {last} is the last chunk to include")
 
 
 def first_line(text: str) -> str:

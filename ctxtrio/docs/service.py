@@ -263,7 +263,7 @@ class DocumentService:
             cursor = self._repo.state.cursor(doc_id, session)
             first = start if start is not None else (0 if reset else cursor)
             if end is not None and end < first:
-                raise InputError(f"to={end} is before the cursor at #{first}; pass from=N, or reset=true")
+                raise InputError(f"the last chunk to read, #{end}, is before the cursor at #{first}: say where to start, or reset the cursor")
             total = len(doc.chunks)
             if first >= total:
                 return Window(entry.info, session_id, (), first, budget)
@@ -295,12 +295,12 @@ class DocumentService:
         to call again.
         """
         validate_id(doc_id, "doc_id")
-        check_range("from", start, CHUNK_INDEX)
+        check_range("start", start, CHUNK_INDEX)
         check_range("max_chunks", max_chunks, OUTLINE_CHUNKS)
         await self._repo.refresh()
         entry, doc = await self._repo.load(doc_id)
         if start >= len(doc.chunks):
-            raise InputError(f"from={start} is past the last chunk #{len(doc.chunks) - 1}")
+            raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{len(doc.chunks) - 1}")
         selected = doc.chunks[start : start + max_chunks]
         if not summarize:
             entries = tuple(OutlineEntry(chunk.index, chunk.trail, chunk.tokens) for chunk in selected)
@@ -345,7 +345,7 @@ class DocumentService:
         total = len(doc.chunks)
         first = start if start is not None else 0
         if first >= total:
-            raise InputError(f"from={first} is past the last chunk #{total - 1}")
+            raise InputError(f"the first chunk asked for, #{first}, is past the last chunk #{total - 1}")
         last = min(end, total - 1) if end is not None else total - 1
         whole = first == 0 and last == total - 1
         await self._repo.top_up(doc)

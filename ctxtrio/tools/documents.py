@@ -18,6 +18,7 @@ import trio
 
 from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET
 from ..docs import render
+from ..docs.arguments import check_start_end
 from ..docs.model import DocSummary, DocumentInfo, IngestResult, Outline, SearchHit, SearchResult, Window
 from .output import Output
 from .results import ToolResult, text_result
@@ -97,12 +98,20 @@ async def doc_search(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(render.render_search(result), _FOUND.dump(result))
 
 
+def _chunk_range(args: Args) -> tuple[int | None, int | None]:
+    """``from`` and ``to``, checked under the names the model used (the library says start and end)."""
+    start, end = args.opt_integer("from"), args.opt_integer("to")
+    check_start_end(start, end, names=("from", "to"))
+    return start, end
+
+
 async def doc_window(ctx: Context, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
+    start, end = _chunk_range(args)
     window = await ctx.documents.window(
         doc_id,
-        start=args.opt_integer("from"),
-        end=args.opt_integer("to"),
+        start=start,
+        end=end,
         budget_tokens=args.opt_integer("budget_tokens"),
         reset=args.flag("reset"),
         session_id=args.opt_text("session_id"),
@@ -112,11 +121,12 @@ async def doc_window(ctx: Context, args: Args, call: Call) -> ToolResult:
 
 async def doc_summarize(ctx: Context, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
+    start, end = _chunk_range(args)
     stop_at = trio.current_time() + ctx.config.llm_deadline_s
     summary = await ctx.documents.summarize(
         doc_id,
-        start=args.opt_integer("from"),
-        end=args.opt_integer("to"),
+        start=start,
+        end=end,
         target_tokens=args.integer("target_tokens"),
         refresh=args.flag("refresh"),
         stop_at=stop_at,

@@ -5,7 +5,8 @@ hints, the argument names that go into the audit line, and the type of its struc
 result. The SDK never sees the handler's signature: the input schema is generated here
 from :class:`Param` (bounds come from :mod:`ctxtrio._limits`, the same constants the
 services check), and :func:`parse_arguments` checks the JSON arguments against the same
-parameters before the handler runs.
+parameters (types and bounds) before the handler runs, so an error names an argument as
+the tool calls it (``from``, which the library calls ``start``).
 
 Arguments are taken as the client sent them. A string parameter gets the string, even
 when it looks like JSON (``"null"``, ``"[1]"``, a JSON document to ingest); only a
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from .._errors import InputError
-from .._limits import Bounds
+from .._limits import Bounds, check_range
 from ..store.records import JSON
 from .output import Output
 from .results import ToolResult
@@ -171,7 +172,9 @@ def parse_arguments(params: tuple[Param, ...], raw: Mapping[str, object] | None)
                 raise InputError(f"{param.name} is required")
             values[param.name] = param.default
         else:
-            values[param.name] = _coerce(param, value)
+            values[param.name] = checked = _coerce(param, value)
+            if param.bounds is not None and isinstance(checked, int):
+                check_range(param.name, checked, param.bounds)
     return Args(values)
 
 

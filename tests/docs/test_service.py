@@ -129,13 +129,13 @@ async def test_window_cursor_advances_per_session(tmp_path: Path, root: Path) ->
 
 
 async def test_window_bounds_and_errors(tmp_path: Path, root: Path) -> None:
-    """from/to select chunks; to < from and to before the cursor are errors; past the end says so."""
+    """start/end select chunks; end < start and end before the cursor are errors; past the end says so."""
     async with opened(tmp_path, root) as ctx:
         docs = ctx.documents
         info = (await docs.ingest(file_path="manual.md", doc_id="m")).doc
         window = await docs.window("m", start=2, end=3, budget_tokens=100_000)
         assert [chunk.index for chunk in window.chunks] == [2, 3] and window.next_index == 4
-        with pytest.raises(InputError, match="to=1 is before from=3"):
+        with pytest.raises(InputError, match="end=1 is before start=3"):
             await docs.window("m", start=3, end=1)
         with pytest.raises(InputError, match="before the cursor"):
             await docs.window("m", end=1)

@@ -98,7 +98,7 @@ async def test_timed_out_summary_resumes_where_it_stopped(tmp_path: Path, clock:
 
 
 async def test_range_summary_and_bounds(tmp_path: Path) -> None:
-    """A range is summarized from its own chunks; from past the end and to < from are errors."""
+    """A range is summarized from its own chunks; start past the end and end < start are errors."""
     async with opened(tmp_path) as ctx:
         docs = ctx.documents
         info = (await docs.ingest(text=SECTIONS, doc_id="d")).doc
@@ -108,7 +108,7 @@ async def test_range_summary_and_bounds(tmp_path: Path) -> None:
         assert (whole.start, whole.end) == (0, info.chunks - 1) and not whole.cached
         with pytest.raises(InputError, match="past the last chunk"):
             await docs.summarize("d", start=info.chunks)
-        with pytest.raises(InputError, match="before from"):
+        with pytest.raises(InputError, match="before start"):
             await docs.summarize("d", start=2, end=1)
         with pytest.raises(InputError, match="target_tokens"):
             await docs.summarize("d", target_tokens=10)
