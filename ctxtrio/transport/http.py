@@ -46,6 +46,7 @@ from .._config import Config, is_loopback_host
 from .._sdk import http_app
 from .._version import __version__
 from .http_server import FD_RESERVE, connection_cap, serve_capped
+from .session_race import session_race_logs_quiet
 
 if TYPE_CHECKING:
     from hypercorn.typing import Framework
@@ -301,4 +302,5 @@ async def serve_http(
     framework = cast("Framework", gate)
     cap = connection_cap()
     log.info("serving at most %d HTTP connections at once (fd limit less %d)", cap, FD_RESERVE)
-    await serve_capped(framework, hypercorn_config, shutdown=shutdown, max_connections=cap, task_status=task_status)
+    with session_race_logs_quiet():
+        await serve_capped(framework, hypercorn_config, shutdown=shutdown, max_connections=cap, task_status=task_status)
