@@ -14,8 +14,12 @@ Counting is on every hot path (every entry, every chunk, files of many MB), so i
 runs without a per-character Python loop:
 
 * ASCII characters are counted on ``str.encode("ascii", "ignore")`` bytes with
-  ``bytes.translate`` and ``bytes.count`` (boundaries as two-byte patterns, which
-  cannot overlap themselves, so non-overlapping ``count`` is exact).
+  ``bytes.translate`` and ``bytes.count``; boundaries in one more pass: the class
+  codes become one big integer, OR-ed with itself shifted by five bits, which puts
+  each character's code next to its predecessor's in one byte (a pair code); one
+  ``translate`` maps pair codes to boundary kinds, counted like classes
+  (``stress/bench_tokens.py`` measures the speed and checks the counts against an
+  older revision).
 * Latin-1 letters (U+00C0..U+00FF) are counted on ``str.encode("latin-1", "ignore")``.
 * Han, Hangul, Kana and other letters are counted on the UTF-16 high bytes of the
   text: most 256-code-point blocks belong to one class entirely (``bytes.translate``
@@ -97,14 +101,24 @@ def _ascii_code(b: int) -> int:
 
 
 _ASCII_TABLE: Final = bytes(_ascii_code(b) for b in range(256))
-# Applied to the translated codes: 1 where the code is punctuation (whitespace), else 0.
-_PUNCT_MARK: Final = bytes(1 if code == _A_PUNCT else 0 for code in range(256))
-_SPACE_MARK: Final = bytes(1 if code == _A_SPACE else 0 for code in range(256))
-_RUN_START: Final = b"\x00\x01"
-# Applied to the translated codes: 1 for letters, 2 for digits (letter/digit switches).
-_ALNUM_MARK: Final = bytes(1 if code in (_A_LOWER, _A_UPPER) else 2 if code == _A_DIGIT else 0 for code in range(256))
-_CASE_BREAK: Final = bytes((_A_LOWER, _A_UPPER))
-_ALNUM_BREAKS: Final = (b"\x01\x02", b"\x02\x01")
+
+
+def _pair_code(previous: int, current: int) -> int:
+    """The boundary between two ASCII codes: 1 a punctuation run starts, 2 a whitespace run, 3 a word break."""
+    letters = (_A_LOWER, _A_UPPER)
+    if current == _A_PUNCT != previous:
+        return 1
+    if current == _A_SPACE != previous:
+        return 2
+    if (previous in letters and current == _A_DIGIT) or (previous == _A_DIGIT and current in letters):
+        return 3
+    return 3 if (previous, current) == (_A_LOWER, _A_UPPER) else 0
+
+
+# Indexed by ``8 * previous code + current code`` (codes are below 8; the code before
+# the first character is 0, so a leading run counts as starting).
+_PAIR_TABLE: Final = bytes(_pair_code(pair >> 3, pair & 7) for pair in range(256))
+_PUNCT_START, _SPACE_START, _WORD_BREAK = 1, 2, 3
 # Latin-1 letters À..ÿ except × and ÷.
 _LATIN1_LETTER: Final = bytes(1 if b >= 0xC0 and b not in (0xD7, 0xF7) else 0 for b in range(256))
 
@@ -177,16 +191,19 @@ def _counts(text: str) -> _Counts:
     """Counts in :class:`ScriptClass` order."""
     ascii_bytes = text.encode("ascii", "ignore") if not text.isascii() else text.encode()
     marked = ascii_bytes.translate(_ASCII_TABLE)
-    digit, space = marked.count(_A_DIGIT), marked.count(_A_SPACE)
-    letter = marked.count(_A_LOWER) + marked.count(_A_UPPER)
-    punct = marked.count(_A_PUNCT)
-    control = len(ascii_bytes) - digit - space - letter - punct
-    punct_runs = _runs(marked.translate(_PUNCT_MARK))
-    space_runs = _runs(marked.translate(_SPACE_MARK))
-    # Not subadditive across a join inside a word ("get" + "User"): packing joins its
-    # parts with line breaks, where no break is lost.
-    alnum = marked.translate(_ALNUM_MARK)
-    breaks = marked.count(_CASE_BREAK) + alnum.count(_ALNUM_BREAKS[0]) + alnum.count(_ALNUM_BREAKS[1])
+    # Letters, the most frequent class, are what is left: ``bytes.count`` is slowest on
+    # frequent bytes (a mispredicted branch per hit).
+    digit, space, punct = marked.count(_A_DIGIT), marked.count(_A_SPACE), marked.count(_A_PUNCT)
+    control = marked.count(_A_CONTROL)
+    letter = len(ascii_bytes) - digit - space - punct - control
+    # One pass for every boundary: as a big-endian integer, ``codes >> 5`` moves each
+    # byte's code (3 bits) into bits 3..5 of the next byte, so byte i of the OR is the
+    # pair code ``8 * code[i-1] + code[i]``. Not subadditive across a join inside a
+    # word ("get" + "User"): packing joins its parts with line breaks, where no break is lost.
+    codes = int.from_bytes(marked)
+    pairs = (codes | (codes >> 5)).to_bytes(len(marked)).translate(_PAIR_TABLE)
+    punct_runs, space_runs = pairs.count(_PUNCT_START), pairs.count(_SPACE_START)
+    breaks = pairs.count(_WORD_BREAK)
     if len(ascii_bytes) == len(text):
         return digit, space, letter, punct, 0, 0, 0, 0, control, punct_runs, space_runs, breaks
     latin1 = text.encode("latin-1", "ignore").translate(_LATIN1_LETTER).count(1)
@@ -194,11 +211,6 @@ def _counts(text: str) -> _Counts:
     other += latin1
     symbol = len(text) - len(ascii_bytes) - han - hangul - kana - other + control
     return digit, space, letter, punct, han, hangul, kana, other, symbol, punct_runs, space_runs, breaks
-
-
-def _runs(marks: bytes) -> int:
-    """Runs of 1s in a 0/1 byte string: each starts after a 0, or at the start."""
-    return marks.count(_RUN_START) + marks.startswith(b"\x01")
 
 
 def _cjk_counts(units: bytes) -> tuple[int, int, int, int]:
