@@ -12,13 +12,12 @@ record bodies) so the store writer only writes and the event loop stays free.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
-from ..store.records import NewRecord, Record, decode_line
+from ..store.records import NewRecord, Record
 from ..store.rows import IndexRow
 from ..text.chunking import Chunk, iter_chunks
 from ..text.terms import index_text
@@ -32,10 +31,10 @@ __all__ = [
     "ChunkBatcher",
     "LoadedDoc",
     "StoredChunk",
+    "chunk_on_line",
     "chunk_record",
     "chunk_rows",
     "load_generation",
-    "read_chunk_lines",
     "summary_record",
 ]
 
@@ -136,34 +135,9 @@ def load_generation(
     return chunks, summaries, result.end
 
 
-def read_chunk_lines(spans: list[tuple[Path, int, int]]) -> list[StoredChunk | None]:
-    """The chunk record on each (file, line start, line end); None where there is none (blocking).
-
-    Reads only those lines, so a search need not load whole documents.
-    """
-    found: list[StoredChunk | None] = []
-    handles: dict[Path, BinaryIO | None] = {}
-    try:
-        for path, start, end in spans:
-            if path not in handles:
-                try:
-                    handles[path] = open(path, "rb")
-                except OSError:
-                    handles[path] = None
-            handle = handles[path]
-            data = None
-            if handle is not None:
-                try:
-                    data = os.pread(handle.fileno(), end - start, start)
-                except OSError:
-                    data = None
-            record = decode_line(data) if data and data.endswith(b"\n") else None
-            found.append(_chunk(record) if record is not None and record.get("kind") == "chunk" else None)
-    finally:
-        for handle in handles.values():
-            if handle is not None:
-                handle.close()
-    return found
+def chunk_on_line(record: Record | None) -> StoredChunk | None:
+    """The chunk a journal line holds (from ``StoreHandle.read_lines``), or None if it holds none."""
+    return _chunk(record) if record is not None and record.get("kind") == "chunk" else None
 
 
 def _chunk(data: Record) -> StoredChunk | None:

@@ -39,7 +39,7 @@ from ..store.index import IndexDamagedError
 from ..store.layout import DataDir
 from ..store.records import NewRecord
 from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
-from .chunks import LoadedDoc, StoredChunk, load_generation, read_chunk_lines, summary_record
+from .chunks import LoadedDoc, StoredChunk, chunk_on_line, load_generation, summary_record
 from .model import DocumentInfo
 
 __all__ = ["ORPHAN_AGE_S", "GenerationCache", "Repository"]
@@ -223,8 +223,9 @@ class Repository:
                 reads.append((position, index, self.gen_path(entry.doc_id, entry.gen), start, end))
         if reads:
             spans = [(path, start, end) for _, _, path, start, end in reads]
-            chunks = await trio.to_thread.run_sync(read_chunk_lines, spans)
-            for (position, index, _, _, _), chunk in zip(reads, chunks, strict=True):
+            records = await self.store.read_lines(spans)
+            for (position, index, _, _, _), record in zip(reads, records, strict=True):
+                chunk = chunk_on_line(record)
                 if chunk is not None and chunk.index == index:
                     found[position] = chunk
         return found

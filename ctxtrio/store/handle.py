@@ -23,8 +23,8 @@ from .._errors import CtxError, StoreError
 from .index import IndexDamagedError, SearchIndex
 from .journal import AppendResult, Rewrite, RewriteResult
 from .layout import DataDir
-from .reading import ReadResult, read_blocks, read_journal
-from .records import NewRecord
+from .reading import ReadResult, read_blocks, read_journal, read_lines
+from .records import NewRecord, Record
 from .rows import Hit, IndexRow, Table
 
 __all__ = ["DEFAULT_CAPACITY", "IndexHealth", "StoreHandle", "StoreOp", "WriterStats", "open_store_channel"]
@@ -217,6 +217,14 @@ class StoreHandle:
         if not lagging:
             return False
         return journals is None or any(name in lagging for name in journals)
+
+    async def read_lines(self, spans: Sequence[tuple[Path, int, int]]) -> list[Record | None]:
+        """The record on each (journal, line start, line end), None where there is none (off the event loop).
+
+        Only those lines are read (see :func:`~.reading.read_lines`): a search that knows
+        where its chunks are need not load whole documents.
+        """
+        return await trio.to_thread.run_sync(read_lines, spans)
 
     def read_now(self, path: Path, start: int = 0) -> ReadResult:
         """Complete records of the journal from ``start`` (blocking: call from a worker thread)."""

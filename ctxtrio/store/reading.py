@@ -11,14 +11,16 @@ JSON, not UTF-8, missing envelope) is copied to the quarantine folder once
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from .._errors import StoreError
-from .records import StoredRecord, decode_line
+from .records import Record, StoredRecord, decode_line
 
-__all__ = ["ReadResult", "parse_lines", "read_blocks", "read_journal", "store_error"]
+__all__ = ["ReadResult", "parse_lines", "read_blocks", "read_journal", "read_lines", "store_error"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -86,6 +88,39 @@ def read_blocks(
             if read.end == start or len(data) < block_bytes:
                 return
             start = read.end
+
+
+def read_lines(spans: Sequence[tuple[Path, int, int]]) -> list[Record | None]:
+    """The record on each (file, line start, line end); None where there is none.
+
+    Reads only those byte ranges (each file opened once), so a caller that knows where
+    its records are (the index keeps each row's line) need not read whole journals. A
+    file that is gone or unreadable, a range that is not one complete line, or a
+    malformed line gives None: the caller falls back to reading the journal, whose
+    reader reports such lines.
+    """
+    found: list[Record | None] = []
+    handles: dict[Path, BinaryIO | None] = {}
+    try:
+        for path, start, end in spans:
+            if path not in handles:
+                try:
+                    handles[path] = open(path, "rb")
+                except OSError:
+                    handles[path] = None
+            handle = handles[path]
+            data = None
+            if handle is not None:
+                try:
+                    data = os.pread(handle.fileno(), end - start, start)
+                except OSError:
+                    data = None
+            found.append(decode_line(data) if data and data.endswith(b"\n") else None)
+    finally:
+        for handle in handles.values():
+            if handle is not None:
+                handle.close()
+    return found
 
 
 def parse_lines(data: bytes, start: int, *, path: Path, quarantine_dir: Path | None) -> ReadResult:

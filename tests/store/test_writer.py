@@ -198,3 +198,15 @@ async def test_journal_replaced_by_another_process_is_reopened(store: StoreHandl
     path.unlink()
     await store.append(path, [_chunk(0, "second")])
     assert [r.data["text"] for r in read_journal(path).records] == ["second"]
+
+
+async def test_read_lines_reads_only_the_spans_asked(store: StoreHandle, data: DataDir) -> None:
+    """Each (file, start, end) gives the record on that line; gone files and partial spans give None."""
+    path = data.session_journal("s1")
+    result = await store.append(path, [_note("first"), _note("second")])
+    first, second = result.records
+    gone = data.session_journal("gone")
+    found = await store.read_lines(
+        [(path, second.offset, second.end), (gone, 0, 10), (path, first.offset, first.end - 1), (path, first.offset, first.end)]
+    )
+    assert [record["text"] if record is not None else None for record in found] == ["second", None, None, "first"]
