@@ -132,13 +132,13 @@ async def write_generation(
         info = DocumentInfo(
             source.doc_id, source.title, source.source, len(chunks), len(source.text), tokens, time.time(), source.content_hash
         )
-        await repo.commit(info, gen)
+        commit = await repo.commit(info, gen)
         committed = True
     finally:
         if not committed:
             await _discard(repo, path)
     repo.remember(LoadedDoc(source.doc_id, gen, chunks, {}, end))
-    await repo.refresh()  # applies the commit and removes the generation it replaced
+    await repo.absorb(commit)  # applies the commit and removes the generation it replaced
     current = repo.state.docs.get(source.doc_id)
     return current.info if current is not None and current.gen == gen else info
 

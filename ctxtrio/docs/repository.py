@@ -36,8 +36,9 @@ import trio
 from .._errors import NotFoundError, StoreError
 from ..store.handle import StoreHandle
 from ..store.index import IndexDamagedError
+from ..store.journal import AppendResult
 from ..store.layout import DataDir
-from ..store.records import NewRecord
+from ..store.records import NewRecord, StoredRecord
 from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
 from .chunks import LoadedDoc, StoredChunk, chunk_on_line, load_generation, summary_record
 from .model import DocumentInfo
@@ -127,18 +128,34 @@ class Repository:
         return entry
 
     async def append_catalog(self, records: list[NewRecord]) -> None:
-        """Append to the catalog (durable on return), then replay it."""
-        await self.store.append(self.catalog_path, records)
-        await self.refresh()
+        """Append to the catalog (durable on return), then absorb it."""
+        await self.absorb(await self.store.append(self.catalog_path, records))
 
-    async def commit(self, info: DocumentInfo, gen: str) -> None:
+    async def absorb(self, result: AppendResult) -> None:
+        """Apply our own catalog append, then remove the generations it made obsolete.
+
+        Directly when the state ends where the append began; not at all when a refresh
+        already read it; otherwise through a refresh, which also replays whatever other
+        processes appended in between (``AppendResult.to_absorb``, as sessions do).
+        """
+        async with self._lock:
+            own = result.to_absorb(self.state.offset) if self._opened else None
+            obsolete = self._apply(own, result.end) if own is not None else None
+        if obsolete is None:
+            await self.refresh()
+        else:
+            await self._remove(obsolete)
+
+    async def commit(self, info: DocumentInfo, gen: str) -> AppendResult:
         """Make ``gen`` the current generation of the document: the atomic switch.
 
         Shielded: once queued, the commit may land even if the caller is cancelled, so
-        the caller must not get the chance to delete the generation behind it.
+        the caller must not get the chance to delete the generation behind it. The
+        caller absorbs the result (:meth:`absorb`).
         """
         with trio.CancelScope(shield=True):
-            await self.store.append(self.catalog_path, [commit_record(info, gen)])
+            result = await self.store.append(self.catalog_path, [commit_record(info, gen)])
+        return result
 
     async def forget(self, doc_id: str) -> None:
         """Forget a document, only if its files can be removed: a failure leaves it intact.
@@ -155,8 +172,14 @@ class Repository:
 
     async def _replay(self) -> list[Key]:
         result = await self.store.read(self.catalog_path, self.state.offset)
-        obsolete = [found for record in result.records if (found := self.state.apply(record.data)) is not None]
-        self.state.offset = result.end
+        return self._apply(result.records, result.end)
+
+    def _apply(self, records: list[StoredRecord], end: int) -> list[Key]:
+        """Apply catalog records read up to ``end`` (none: nothing moves); the generations made obsolete."""
+        if not records and end <= self.state.offset:
+            return []
+        obsolete = [found for record in records if (found := self.state.apply(record.data)) is not None]
+        self.state.offset = end
         return obsolete
 
     async def _open(self) -> None:

@@ -99,16 +99,17 @@ class SessionJournals:
 
         Directly when the state ends where the append began; not at all when a refresh
         already read it; otherwise through a refresh, which also reads whatever other
-        processes appended in between.
+        processes appended in between (see ``AppendResult.to_absorb``, which documents
+        also absorb by).
         """
         state = session.state
         assert state is not None
-        if result.end <= state.applied_offset:
-            return state
-        if result.start == state.applied_offset and state.model is self.live.tokens.current:
-            state.apply(result.records, result.end, known_terms=known_terms)
-            return state
-        return await self.sync(session, same_state, must_exist=False)
+        own = result.to_absorb(state.applied_offset)
+        if own is None or (own and state.model is not self.live.tokens.current):
+            return await self.sync(session, same_state, must_exist=False)
+        if own:
+            state.apply(own, result.end, known_terms=known_terms)
+        return state
 
     async def records(self, session: LoadedSession) -> list[Record]:
         """Every record of the session's journal as stored (the caller holds ``session.lock``)."""

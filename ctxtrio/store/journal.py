@@ -58,6 +58,20 @@ class AppendResult:
     end: int
     foreign: list[StoredRecord]
 
+    def to_absorb(self, applied_end: int) -> list[StoredRecord] | None:
+        """What a state replayed from this journal up to ``applied_end`` applies to take in this append.
+
+        The one way both domains absorb their own writes: ``[]`` when the state already
+        read past it (a refresh got there first); the records, when the state ends
+        exactly where the append began; None when other lines may lie in between (any
+        process's): then re-read the journal from ``applied_end`` instead.
+        """
+        if self.end <= applied_end:
+            return []
+        if self.start == applied_end:
+            return self.records
+        return None
+
 
 class JournalChangedError(StoreError):
     """A conditional append found lines appended (by any process) past the expected end."""

@@ -13,6 +13,8 @@ from ctxtrio._errors import NotFoundError
 from ctxtrio.docs.chunks import ChunkBatcher
 from ctxtrio.docs.model import DocumentInfo
 from ctxtrio.docs.repository import ORPHAN_AGE_S, Repository
+from ctxtrio.store.journal import AppendResult
+from ctxtrio.store.reading import ReadResult
 
 from .conftest import opened
 
@@ -29,10 +31,10 @@ async def test_readers_see_old_or_new_never_a_mix(tmp_path: Path, monkeypatch: p
         real_commit = repo.commit
         reached, release = trio.Event(), trio.Event()
 
-        async def held_commit(info: DocumentInfo, gen: str) -> None:
+        async def held_commit(info: DocumentInfo, gen: str) -> AppendResult:
             reached.set()
             await release.wait()
-            await real_commit(info, gen)
+            return await real_commit(info, gen)
 
         monkeypatch.setattr(repo, "commit", held_commit)
         async with trio.open_nursery() as nursery:
@@ -157,3 +159,29 @@ async def test_crash_after_forget_record(tmp_path: Path, monkeypatch: pytest.Mon
         assert await ctx.store.search("chunks", ["aardvark3"], journals=None, limit=5) == []
         await ctx.documents.ingest(text=NEW, doc_id="v")
         assert (await ctx.documents.window("v", budget_tokens=200, session_id="s")).chunks[0].index == 0
+
+
+async def test_own_catalog_lines_are_absorbed_without_reading_them_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ingest's commit and a window's cursor move apply their own catalog lines: each call reads the catalog once, before."""
+    async with opened(tmp_path) as ctx:
+        docs = ctx.documents
+        await docs.ingest(text=OLD, doc_id="a")
+        repo: Repository = docs._repo
+        store = repo.store
+        real_read = store.read
+        reads: list[int] = []
+
+        async def counted(path: Path, start: int = 0) -> ReadResult:
+            if path == repo.catalog_path:
+                reads.append(start)
+            return await real_read(path, start)
+
+        monkeypatch.setattr(store, "read", counted)
+        await docs.ingest(text=NEW, doc_id="b")
+        assert len(reads) == 1
+        await docs.window("b", session_id="s")
+        assert len(reads) == 2
+        assert repo.state.offset == repo.catalog_path.stat().st_size
+        assert set(repo.state.docs) == {"a", "b"} and repo.state.cursor("b", "s") > 0

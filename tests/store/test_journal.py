@@ -150,3 +150,15 @@ def test_conditional_append_writes_only_at_the_expected_end(tmp_path: Path) -> N
         handle.write(b'{"v":1,"kind":"n","te')  # a crash mid-line
     mine.append(path, [NewRecord("n", {"text": "d"})], expect_end=end)
     assert [r.data["text"] for r in read_journal(path).records] == ["a", "b", "c", "d"]
+
+
+def test_an_append_says_what_a_replayed_state_absorbs(tmp_path: Path) -> None:
+    """to_absorb: nothing if already read past it, its records if the state ends where it began, else re-read."""
+    path = tmp_path / "j.jsonl"
+    appender = JournalAppender(lock_timeout_s=1.0)
+    first = appender.append(path, [NewRecord("note", {"text": "a"})])
+    second = appender.append(path, [NewRecord("note", {"text": "b"}), NewRecord("note", {"text": "c"})])
+    assert second.to_absorb(second.end) == []
+    assert second.to_absorb(first.end) == second.records and len(second.records) == 2
+    assert second.to_absorb(first.start) is None  # the first append lies in between: re-read
+    assert second.to_absorb(second.records[1].offset) is None  # part of it read: re-read, never apply twice
