@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from ._platform import require_posix
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -108,6 +109,9 @@ _EXPORTS = {
     "serve": "._app",
 }
 
+#: Modules that import nothing POSIX-only: the config and the errors work everywhere.
+_PORTABLE = {"._config", "._errors"}
+
 __all__ = [
     "Advice",
     "Appended",
@@ -158,6 +162,8 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'ctxtrio' has no attribute {name!r}")
+    if module not in _PORTABLE:
+        require_posix()  # before anything imports the store (fcntl): one clear error on Windows
     value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value

@@ -19,6 +19,7 @@ from typing import NoReturn, TypeVar
 
 from ._config import Config
 from ._errors import ConfigError, StoreError
+from ._platform import require_posix
 from ._version import __version__
 
 __all__ = ["build_config", "config_from_args", "main", "parser"]
@@ -187,6 +188,11 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ctxtrio`` command; returns the process exit code."""
+    try:
+        require_posix()  # before anything imports the store (fcntl) or the transports
+    except ConfigError as exc:
+        sys.stderr.write(f"ctxtrio: error: {exc}\n")
+        return 2
     args = list(sys.argv[1:] if argv is None else argv)
     from .cli.commands import find_subcommand
 

@@ -21,6 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": {"text"},
     "llm": {"text"},
     "_config": set(),
+    "_platform": set(),
     "_live": {"_config", "text"},
     "memory": {"store", "llm", "text", "_live", "_config"},
     "docs": {"store", "llm", "text", "_live", "_config"},
@@ -29,10 +30,10 @@ ALLOWED: dict[str, set[str]] = {
     "_sdk": set(),
     "transport": {"_sdk", "_config"},
     "_app": {"transport", "tools", "_sdk", "memory", "docs", "store", "llm", "text", "_context", "_live", "_config"},
-    "_cli": {"_app", "_sdk", "transport", "store", "_config", "cli"},
+    "_cli": {"_app", "_sdk", "transport", "store", "_config", "_platform", "cli"},
     # The subcommands: the library's services, as a person or a script sees them.
     "cli": {"__init__", "_cli", "_context", "memory", "docs", "store", "llm", "_config"},
-    "__init__": {"_app", "_context", "_config", "memory", "docs", "llm", "store", "text"},
+    "__init__": {"_app", "_context", "_config", "_platform", "memory", "docs", "llm", "store", "text"},
     "__main__": {"_cli"},
 }
 ALLOWED.update({name: set() for name in BASE})
