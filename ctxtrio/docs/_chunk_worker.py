@@ -22,14 +22,14 @@ import sys
 from typing import BinaryIO
 
 from ctxtrio.text.chunking import iter_chunks
-from ctxtrio.text.terms import index_text
+from ctxtrio.text.terms import ascii_index_extras, index_text
 from ctxtrio.text.tokens import ScriptClass, TokenModel
 
 __all__ = ["FRAME_HEADER", "PreparedChunk", "main"]
 
 FRAME_HEADER = struct.Struct(">I")
-#: (index, start, end, trail, tokens, terms) of one chunk, as sent to the parent.
-PreparedChunk = tuple[int, int, int, tuple[str, ...], int, str]
+#: (index, start, end, trail, tokens, whole, terms) of one chunk, as sent to the parent.
+PreparedChunk = tuple[int, int, int, tuple[str, ...], int, bool, str]
 
 
 def main(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
@@ -51,7 +51,10 @@ def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
     chunk_tokens, overlap_tokens = int(str(header["chunk_tokens"])), int(str(header["overlap_tokens"]))
     chunks = iter_chunks(text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model)
     for chunk in chunks:
-        batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, index_text(chunk.text)))
+        extras = ascii_index_extras(chunk.text)
+        whole = extras is not None
+        terms = extras if extras is not None else index_text(chunk.text)
+        batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, whole, terms))
         if len(batch) >= size:
             _send(sink, batch)
             batch = []

@@ -102,8 +102,11 @@ def batch_from_frame(text: str, frame: bytes) -> Batch:
     chunks: list[StoredChunk] = []
     records: list[NewRecord] = []
     rows: list[list[IndexRow]] = []
-    for index, start, end, trail, tokens, terms in prepared:
-        chunk = StoredChunk(index, text[start:end], start, end, tuple(trail), tokens)
+    for index, start, end, trail, tokens, whole, terms in prepared:
+        piece = text[start:end]
+        if whole:
+            terms = f"{piece}\n{terms}" if terms else piece
+        chunk = StoredChunk(index, piece, start, end, tuple(trail), tokens)
         chunks.append(chunk)
         records.append(chunk_record(chunk))
         rows.append([IndexRow("chunks", str(index), terms)])

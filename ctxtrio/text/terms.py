@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from itertools import filterfalse
 from typing import Final
 
-__all__ = ["STOPWORDS", "index_text", "terms", "unique_terms"]
+__all__ = ["STOPWORDS", "ascii_index_extras", "index_text", "terms", "unique_terms"]
 
 STOPWORDS: Final = frozenset(
     """a an and are as at be been but by for from had has have he her his i if in into
@@ -104,6 +104,9 @@ def _features(word: str, non_ascii: str) -> re.Pattern[str]:
 
 _ASCII_FEATURE: Final = _features(_ASCII_W, "")
 _ASCII_RUN: Final = re.compile("[0-9A-Za-z_-]*")
+# The token pattern of _unicode() restricted to ASCII (the only L/N/M characters there
+# are letters and digits), so ASCII text never pays for compiling the Unicode patterns.
+_ASCII_TOKEN: Final = re.compile(f"[{_ASCII_W}]+(?:[-_]+[{_ASCII_W}]+)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +197,20 @@ def index_text(text: str) -> str:
     (``retrypolicy``) and their case-split parts (``get``, ``user``, ``name``), found
     by one regex pass over the text. Other text is given its terms, space-joined.
     """
-    if not text.isascii():
+    extras = ascii_index_extras(text)
+    if extras is None:
         return " ".join(terms(text))
+    return f"{text}\n{extras}" if extras else text
+
+
+def ascii_index_extras(text: str) -> str | None:
+    """Return what :func:`index_text` adds after an ASCII ``text`` (space-joined, maybe
+    ""), or None when ``text`` is not ASCII (then its index text is all its terms).
+
+    The chunking workers send only this back: the server already holds the text.
+    """
+    if not text.isascii():
+        return None
     extras: list[str] = []
     known: dict[str, tuple[str, ...]] = {}
     for start, end in _feature_runs(text, _ASCII_FEATURE, _ASCII_RUN):
@@ -204,7 +219,7 @@ def index_text(text: str) -> str:
         if found is None:
             found = known[piece] = _ascii_extras(piece)
         extras.extend(found)
-    return f"{text}\n{' '.join(extras)}" if extras else text
+    return " ".join(extras)
 
 
 def _ascii_extras(run: str) -> tuple[str, ...]:
@@ -230,7 +245,7 @@ def _run_terms(run: str, known: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     found = known.get(run)
     if found is None:
         out: list[str] = []
-        for token in _unicode().token.findall(run):
+        for token in (_ASCII_TOKEN if run.isascii() else _unicode().token).findall(run):
             _add_token(token, out)
         found = known[run] = tuple(out)
     return found

@@ -10,6 +10,7 @@ from pathlib import Path
 import trio
 
 from ctxtrio.docs._chunk_worker import FRAME_HEADER, main
+from ctxtrio.docs.offload import batch_from_frame
 from ctxtrio.docs.service import DocumentService
 from ctxtrio.text.chunking import chunk_document
 from ctxtrio.text.terms import index_text
@@ -21,7 +22,7 @@ MODEL = TokenModel.cold()
 
 
 def test_worker_protocol_round_trip() -> None:
-    """The worker reads a header and text and writes marshal frames matching chunk_document, then an end frame."""
+    """The worker's frames decode to chunk_document's chunks and their index_text (ASCII and not), then an end frame."""
     text = fixture_text("manual.md") + "\n\n" + fixture_text("korean.txt") + "\ud800 lone surrogate"
     payload = text.encode("utf-8", "surrogatepass")
     rates = {cls.value: rate for cls, rate in MODEL.rates.items()}
@@ -29,20 +30,23 @@ def test_worker_protocol_round_trip() -> None:
     out = io.BytesIO()
     assert main(io.BytesIO(json.dumps(header).encode() + b"\n" + payload), out) == 0
     data = out.getvalue()
-    frames: list[list[tuple[int, int, int, tuple[str, ...], int, str]]] = []
+    frames: list[bytes] = []
     position = 0
     while True:
         (size,) = FRAME_HEADER.unpack_from(data, position)
         position += FRAME_HEADER.size
         if size == 0:
             break
-        frames.append(marshal.loads(data[position : position + size]))
+        frames.append(data[position : position + size])
         position += size
     assert position == len(data)
     expected = chunk_document(text, chunk_tokens=300, overlap_tokens=30, model=MODEL)
-    got = [item for frame in frames for item in frame]
-    assert all(len(frame) <= 7 for frame in frames)
-    assert [(c.index, c.start, c.end, c.trail, c.tokens, index_text(c.text)) for c in expected] == got
+    assert all(len(marshal.loads(frame)) <= 7 for frame in frames)
+    batches = [batch_from_frame(text, frame) for frame in frames]
+    assert [chunk for batch in batches for chunk in batch.chunks] == expected
+    rows = [row for batch in batches for rows in batch.rows for row in rows]
+    assert [(row.item, row.terms) for row in rows] == [(str(c.index), index_text(c.text)) for c in expected]
+    assert any(not c.text.isascii() for c in expected) and any(c.text.isascii() for c in expected)
 
 
 async def test_child_process_ingest_matches_threads(tmp_path: Path) -> None:
