@@ -47,15 +47,14 @@ class Chunk:
     tokens: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Piece:
-    """A packable unit: a whole block, or a part of a block too large for a chunk."""
-
-    start: int
-    end: int
-    tokens: int
-    trail: tuple[str, ...]
-    heading: bool
+#: A packable unit: a whole block, or a part of a block too large for a chunk:
+#: (start, end, tokens, trail, heading). A plain tuple: one is made per block.
+_Piece = tuple[int, int, int, tuple[str, ...], bool]
+_START: Final = 0
+_END: Final = 1
+_TOKENS: Final = 2
+_TRAIL: Final = 3
+_HEADING: Final = 4
 
 
 def chunk_document(
@@ -80,27 +79,35 @@ def iter_chunks(
     if not 0 <= overlap_tokens < chunk_tokens:
         raise ValueError(f"overlap_tokens must be in [0, {chunk_tokens}), got {overlap_tokens}")
     packer = _Packer(text, chunk_tokens, overlap_tokens, model)
+    add = packer.add
     for piece in _pieces(text, chunk_tokens, model):
-        yield from packer.add(piece)
-    yield from packer.finish()
+        chunk = add(piece)
+        if chunk is not None:
+            yield chunk
+    last = packer.finish()
+    if last is not None:
+        yield last
 
 
 def _pieces(text: str, budget: int, model: TokenModel) -> Iterator[_Piece]:
     """Yield the blocks of ``text`` with their trails, oversized ones split."""
     stack: list[tuple[int, str]] = []
+    trail: tuple[str, ...] = ()
+    estimate = model.estimate
     for block in iter_blocks(text):
-        if block.level:
-            while stack and stack[-1][0] >= block.level:
+        start, end, level = block.start, block.end, block.level
+        if level:
+            while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((block.level, block.title))
-        trail = tuple(title for _, title in stack)
-        tokens = model.estimate(text[block.start : block.end])
+            stack.append((level, block.title))
+            trail = tuple(title for _, title in stack)
+        tokens = estimate(text[start:end])
         if tokens <= budget:
-            yield _Piece(block.start, block.end, tokens, trail, block.level > 0)
+            yield start, end, tokens, trail, level > 0
             continue
-        heading = block.level > 0
-        for start, end, piece_tokens in _hard_split(text, block, budget, model):
-            yield _Piece(start, end, piece_tokens, trail, heading)
+        heading = level > 0
+        for piece_start, piece_end, piece_tokens in _hard_split(text, block, budget, model):
+            yield piece_start, piece_end, piece_tokens, trail, heading
             heading = False
 
 
@@ -178,43 +185,48 @@ class _Packer:
         self._tokens = 0  # sum over carried and new pieces (an upper bound of the estimate)
         self._index = 0
 
-    def add(self, piece: _Piece) -> Iterator[Chunk]:
+    def add(self, piece: _Piece) -> Chunk | None:
+        """Take the next piece; return the chunk it completes, if any (at most one)."""
+        chunk = None
         if self._new:
-            full = self._tokens + piece.tokens > self._budget
-            section = piece.heading and self._tokens * 2 >= self._budget
-            if full or section:
-                yield self._emit(piece)
+            tokens = self._tokens
+            full = tokens + piece[_TOKENS] > self._budget
+            if full or (piece[_HEADING] and tokens * 2 >= self._budget):
+                chunk = self._emit(piece)
         self._new.append(piece)
-        self._tokens += piece.tokens
+        self._tokens += piece[_TOKENS]
+        return chunk
 
-    def finish(self) -> Iterator[Chunk]:
-        if self._new:
-            yield self._chunk(self._carried + self._new)
+    def finish(self) -> Chunk | None:
+        return self._chunk(self._carried + self._new) if self._new else None
 
     def _emit(self, following: _Piece) -> Chunk:
         """Emit the current chunk and start the next one, which will hold ``following``."""
         moved: list[_Piece] = []  # trailing headings go on with the text they introduce
-        room = self._budget - following.tokens
-        while len(self._new) > 1 and self._new[-1].heading and self._new[-1].tokens <= room:
-            room -= self._new[-1].tokens
-            moved.insert(0, self._new.pop())
-        pieces = self._carried + self._new
+        room = self._budget - following[_TOKENS]
+        new = self._new
+        while len(new) > 1 and new[-1][_HEADING] and new[-1][_TOKENS] <= room:
+            room -= new[-1][_TOKENS]
+            moved.insert(0, new.pop())
+        pieces = self._carried + new
         chunk = self._chunk(pieces)
         carried: list[_Piece] = []
         carried_tokens = 0
+        limit = min(self._overlap, room)
         for piece in reversed(pieces[1:]):  # never all of it: chunk starts must advance
-            if carried_tokens + piece.tokens > min(self._overlap, room):
+            if carried_tokens + piece[_TOKENS] > limit:
                 break
-            carried.insert(0, piece)
-            carried_tokens += piece.tokens
+            carried.append(piece)
+            carried_tokens += piece[_TOKENS]
+        carried.reverse()
         self._carried, self._new = carried, moved
-        self._tokens = carried_tokens + sum(piece.tokens for piece in moved)
+        self._tokens = carried_tokens + sum(piece[_TOKENS] for piece in moved)
         return chunk
 
     def _chunk(self, pieces: list[_Piece]) -> Chunk:
-        start, end = pieces[0].start, pieces[-1].end
+        start, end = pieces[0][_START], pieces[-1][_END]
         text = self._text[start:end]
         first_new = pieces[len(self._carried)] if len(pieces) > len(self._carried) else pieces[0]
-        chunk = Chunk(self._index, text, start, end, first_new.trail, self._model.estimate(text))
+        chunk = Chunk(self._index, text, start, end, first_new[_TRAIL], self._model.estimate(text))
         self._index += 1
         return chunk
