@@ -15,7 +15,9 @@ loop and the single writer both stay free for other calls during a large ingest.
 
 If anything fails or the call is cancelled before the commit, the new generation
 file is removed (shielded, bounded by :data:`CLEANUP_DEADLINE_S`) and the previous
-version stays current. A crash leaves an uncommitted file that the next startup
+version stays current. A commit the store did not confirm in time
+(:class:`~.repository.CommitTimeoutError`) keeps the file: the commit may still land.
+A crash leaves an uncommitted file that the next startup
 sweep removes (:mod:`.repository`).
 """
 
@@ -40,7 +42,7 @@ from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
 from .model import DocumentInfo
 from .offload import OFFLOAD_MIN_CHARS, produce_in_child
 from .pool import ChunkPool
-from .repository import Repository, make_doc_dir
+from .repository import CommitTimeoutError, Repository, make_doc_dir
 
 __all__ = ["BATCH_CHUNKS", "CLEANUP_DEADLINE_S", "CharBudget", "Progress", "Source", "content_hash", "write_generation"]
 
@@ -89,7 +91,7 @@ async def write_generation(
     await trio.to_thread.run_sync(make_doc_dir, path.parent)
     chunks: list[StoredChunk] = []
     end = 0
-    committed = False
+    keep = False  # the generation file, once the commit is (or may be) in the catalog
     try:
         send, recv = trio.open_memory_channel[Batch](1)
         errors: list[CtxError] = []  # the producer's or the consumer's, raised as they are
@@ -132,10 +134,14 @@ async def write_generation(
         info = DocumentInfo(
             source.doc_id, source.title, source.source, len(chunks), len(source.text), tokens, time.time(), source.content_hash
         )
-        commit = await repo.commit(info, gen)
-        committed = True
+        try:
+            commit = await repo.commit(info, gen)
+        except CommitTimeoutError:
+            keep = True  # it may land yet: the catalog would then point to this file
+            raise
+        keep = True
     finally:
-        if not committed:
+        if not keep:
             await _discard(repo, path)
     repo.remember(LoadedDoc(source.doc_id, gen, chunks, {}, end))
     await repo.absorb(commit)  # applies the commit and removes the generation it replaced

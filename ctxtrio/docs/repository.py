@@ -43,17 +43,24 @@ from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forge
 from .chunks import LoadedDoc, StoredChunk, chunk_on_line, load_generation, summary_record
 from .model import DocumentInfo
 
-__all__ = ["ORPHAN_AGE_S", "GenerationCache", "Repository"]
+__all__ = ["COMMIT_DEADLINE_S", "ORPHAN_AGE_S", "CommitTimeoutError", "GenerationCache", "Repository"]
 
 log = logging.getLogger("ctxtrio.docs")
 
 #: A never-committed generation file younger than this may still be being written.
 ORPHAN_AGE_S = 3600.0
+#: How long a commit waits for the store writer's acknowledgement (a batch of other
+#: large appends and its fsync go first; a healthy disk takes well under a second).
+COMMIT_DEADLINE_S = 120.0
 #: Characters of loaded chunk text kept in memory across documents.
 DEFAULT_CACHE_CHARS = 32_000_000
 CATALOG_NAME = "catalog.jsonl"
 
 Key = tuple[str, str]
+
+
+class CommitTimeoutError(StoreError):
+    """The store writer did not acknowledge a document's commit in time; it may still land."""
 
 
 class _GenerationGone(Exception):
@@ -151,10 +158,22 @@ class Repository:
 
         Shielded: once queued, the commit may land even if the caller is cancelled, so
         the caller must not get the chance to delete the generation behind it. The
-        caller absorbs the result (:meth:`absorb`).
+        caller absorbs the result (:meth:`absorb`). The shield has a deadline,
+        :data:`COMMIT_DEADLINE_S`: a store writer that has not acknowledged the commit by
+        then (a disk stalled in fsync) gives :class:`CommitTimeoutError`. The commit may
+        still land after it, so the caller keeps the generation file; if it never lands,
+        the startup sweep sets the file aside in lost-and-found. Nothing acknowledged is
+        undone either way.
         """
-        with trio.CancelScope(shield=True):
+        result: AppendResult | None = None
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + COMMIT_DEADLINE_S
             result = await self.store.append(self.catalog_path, [commit_record(info, gen)])
+        if result is None:
+            raise CommitTimeoutError(
+                f"the store did not confirm the commit of document {info.doc_id!r} within {COMMIT_DEADLINE_S:g} s "
+                "(is the disk stalled?); it may still land: list the documents to see"
+            )
         return result
 
     async def forget(self, doc_id: str) -> None:

@@ -1,0 +1,96 @@
+"""A document's commit waits for the store writer at most COMMIT_DEADLINE_S, and a late commit still lands.
+
+The stalled writer is modelled by the real :class:`StoreHandle` over a channel the writer
+does not read yet: the real writer serves one batch at a time and queues what comes
+meanwhile in its bounded channel (store/handle.py: "Every write is an operation queued
+on one bounded memory channel ... a call returns once its operation is durable"), so a
+writer stuck in a batch's fsync leaves the next operations exactly there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from ctxtrio.docs.chunks import chunk_rows
+from ctxtrio.docs.ingest import Source, write_generation
+from ctxtrio.docs.model import DocumentInfo
+from ctxtrio.docs.repository import COMMIT_DEADLINE_S, CommitTimeoutError, Repository
+from ctxtrio.store.handle import StoreHandle, StoreOp, open_store_channel
+from ctxtrio.store.layout import prepare_data_dir
+from ctxtrio.store.writer import run_store_writer
+from ctxtrio.text.tokens import TokenModel
+
+TEXT = "# Log\n\n" + "\n\n".join(f"Step {n} wrote block {n * 7} to disk." for n in range(400))
+
+
+@pytest.fixture
+def clock() -> trio.testing.MockClock:
+    """Virtual time; a small threshold lets the writer's worker threads finish first."""
+    return trio.testing.MockClock(autojump_threshold=0.02)
+
+
+@asynccontextmanager
+async def stalled_store(root: Path) -> AsyncIterator[tuple[StoreHandle, StoreHandle, trio.MemoryReceiveChannel[StoreOp]]]:
+    """(the real writer's handle, a handle whose operations wait unserved, the channel they wait in)."""
+    data = prepare_data_dir(root)
+    async with trio.open_nursery() as nursery:
+        real: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
+        send, queued = open_store_channel()
+        stalled = StoreHandle(data, real._index, send, real.stats, real.health)
+        yield real, stalled, queued
+        await real.aclose()
+
+
+async def test_commit_gives_up_at_the_deadline_and_the_queued_commit_lands_later(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """A commit the writer does not serve raises CommitTimeoutError after exactly COMMIT_DEADLINE_S; it stays queued."""
+    async with stalled_store(tmp_path / "data") as (real, stalled, queued):
+        repo = Repository(stalled)
+        info = DocumentInfo("d", "t", "inline", 1, 10, 3, 0.0)
+        started = trio.current_time()
+        with pytest.raises(CommitTimeoutError, match=r"commit of document 'd' within 120 s"):
+            await repo.commit(info, "0123456789abcdef")
+        assert trio.current_time() - started == pytest.approx(COMMIT_DEADLINE_S, abs=1e-6)
+        op = queued.receive_nowait()  # still there: the writer, unstuck, would write it
+        await real.append(op.path, op.records)
+        reader = Repository(real)
+        await reader.refresh()
+        assert reader.state.docs["d"].gen == "0123456789abcdef"
+
+
+async def test_ingest_keeps_its_generation_when_the_commit_times_out(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """A timed-out commit leaves the new chunks on disk, so the commit landing later points at a whole document."""
+    async with stalled_store(tmp_path / "data") as (real, stalled, queued), trio.open_nursery() as nursery:
+        repo = Repository(stalled)
+        held: list[StoreOp] = []
+
+        async def relay() -> None:
+            """Hands every operation to the real writer but the catalog's (the stalled file)."""
+            async for op in queued:
+                if op.path == repo.catalog_path and op.records and op.records[0].kind == "commit":
+                    held.append(op)
+                else:
+                    await real._send.send(op)  # the very op: the writer sets its result and acks it
+
+        nursery.start_soon(relay)
+        with pytest.raises(CommitTimeoutError):
+            await write_generation(
+                repo, Source("d", "log", "inline", TEXT), chunk_tokens=200, overlap_tokens=0, model=TokenModel.flat()
+            )
+        generations = list((repo.data.docs / "d").glob("*.jsonl"))
+        assert len(generations) == 1 and len(held) == 1
+        await real.append(held[0].path, held[0].records)
+        reader = Repository(real)
+        await reader.refresh()
+        entry, doc = await reader.load("d")
+        assert reader.gen_path("d", entry.gen) == generations[0]
+        assert "".join(chunk.text for chunk in doc.chunks).count("Step ") == 400
+        nursery.cancel_scope.cancel()
