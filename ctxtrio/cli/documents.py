@@ -88,8 +88,7 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         config = config.replace(ingest_roots=tuple(found.roots)).validated()
     try:
         async with open_library(config, stop) as ctx:
-            # Straight from the catalog journal: list_documents would also warm the chunking
-            # pool (child processes), which a run that finds nothing changed never needs.
+            # Straight from the catalog journal, read once for the unchanged check of every file.
             known = {entry.info.source: entry.info for entry in (await catalog_state(ctx)).docs.values()}
             with Progress("ingest", total=total, unit="B", items=len(found.files)) as progress:
                 batches = iter([found.files[i : i + PRECHECK_FILES] for i in range(0, len(found.files), PRECHECK_FILES)])

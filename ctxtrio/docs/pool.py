@@ -6,11 +6,12 @@ and use one core however many ingests run. In the pool they run in up to ``size`
 child processes (one per core by default), so concurrent ingests use every core and
 the server's event loop only moves bytes.
 
-Workers start on first use, not with the server (most sessions never ingest), and
-stay for later ingests; :meth:`ChunkPool.warm` starts them all in the background (the
-service calls it on the first document call of any kind, so a session that lists or
-searches documents does not pay ~0.1 s of interpreter start-up on its first ingest). Each runs under ``trio.run_process`` in the nursery given to
-the pool (the context's background nursery): cancelling that nursery kills them. A job
+Workers start on first use, not with the server (most sessions never ingest, and
+reading documents needs none), and stay for later ingests. The first ingest whose text
+is long enough for the pool calls :meth:`ChunkPool.warm`, which starts the remaining
+workers in the background, so concurrent and later ingests find them ready. Each runs
+under ``trio.run_process`` in the nursery given to the pool (the context's background
+nursery): cancelling that nursery kills them. A job
 that fails or is cancelled half-way kills its worker (its output would be
 out of step); a later job starts a fresh one. A worker that dies mid-job makes that
 ingest fail with :class:`~ctxtrio._errors.StoreError`; its uncommitted generation is

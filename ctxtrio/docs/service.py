@@ -110,7 +110,6 @@ class DocumentService:
         ``progress(done_chars, total_chars)`` is awaited after each durable batch.
         """
         started = trio.current_time()
-        self._warm()
         if (text is None) == (file_path is None):
             raise InputError("pass exactly one of text or file_path")
         if doc_id is not None:
@@ -138,6 +137,8 @@ class DocumentService:
             assert text is not None
             body, source = check_text(text, max_chars=limit), "inline"
             default_title = first_line(text) or "inline text"
+        if self._pool is not None and len(body) >= self._offload_min_chars:
+            self._pool.warm()  # a text for the chunking processes: start them all (once) while it is hashed
         digest = await content_hash(body)
         shown_title = clean_title(title) or default_title
         await self._repo.refresh()
@@ -169,11 +170,6 @@ class DocumentService:
             pool=self._pool,
         )
 
-    def _warm(self) -> None:
-        """A session that uses documents will likely ingest: have the chunking processes ready."""
-        if self._pool is not None:
-            self._pool.warm()
-
     def _by_source(self, source: str) -> DocumentInfo | None:
         """The most recently ingested current document read from the file ``source``."""
         found = [entry.info for entry in self._repo.state.docs.values() if entry.info.source == source]
@@ -181,7 +177,6 @@ class DocumentService:
 
     async def list_documents(self) -> list[DocumentInfo]:
         """Every current document, oldest ingest first."""
-        self._warm()
         await self._repo.refresh()
         return sorted((entry.info for entry in self._repo.state.docs.values()), key=lambda info: info.ingested_at)
 

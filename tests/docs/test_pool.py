@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from ctxtrio._errors import StoreError
 from ctxtrio.docs.pool import POOL_MIN_CHARS, ChunkPool
@@ -65,18 +66,22 @@ async def test_a_worker_killed_mid_job_fails_that_ingest_only(tmp_path: Path, mo
         nursery.cancel_scope.cancel()
 
 
-async def test_listing_documents_warms_the_pool(tmp_path: Path) -> None:
-    """The first document call starts every worker in the background; the first ingest then starts none."""
+async def test_reads_and_short_ingests_start_no_worker_and_a_long_ingest_starts_them_all(tmp_path: Path) -> None:
+    """Listing, searching, reading and short ingests start no chunking process; the first long ingest starts all."""
     async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
         pool = ChunkPool(nursery, size=2)
         docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
-        assert pool.started == 0
         assert await docs.list_documents() == []
+        await docs.ingest(text="# Short\n\nA short note about otters.", doc_id="s")
+        assert (await docs.search("otters")).hits and (await docs.window("s")).chunks
+        await docs.outline("s")
+        await trio.testing.wait_all_tasks_blocked()
+        assert pool.started == 0 and not pool._warming
+        await docs.ingest(text=_long_text(0), doc_id="w")
         with trio.fail_after(30):
             while len(pool._idle) < 2:
                 await trio.sleep(0.01)
-        await docs.ingest(text=_long_text(0), doc_id="w")
-        await docs.list_documents()
+        await docs.ingest(text=_long_text(1), doc_id="w2")
         assert pool.started == 2 and len(pool._idle) == 2
         nursery.cancel_scope.cancel()
 
