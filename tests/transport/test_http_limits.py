@@ -111,26 +111,17 @@ async def test_half_open_connections_under_a_low_fd_limit(tmp_path: Path) -> Non
         base_url = (await read_until(process, _READY, seen)).group(1).decode()
         host, port = _address(base_url)
         streams: list[trio.SocketStream] = []
-
-        async def stall() -> None:
-            with trio.move_on_after(5):  # past the cap the kernel queue fills; those connects wait
-                stream = await trio.open_tcp_stream(host, port)
-                streams.append(stream)
-                await stream.send_all(_post_head(host, port, length=1000) + b'{"jsonrpc"')
-
-        async with trio.open_nursery() as nursery:
-            for _ in range(1100):
-                nursery.start_soon(stall)
-        assert len(streams) > 700  # more than the cap (1024 less the reserve) got through to the server
-        # A deadlock guard, not a benchmark: a connect whose SYN the full accept queue dropped
-        # is retried with exponential backoff (1, 3, 7, 15, 31 s ...), however soon room frees up.
-        with trio.fail_after(150):
-            async with httpx.AsyncClient(timeout=150) as http:
-                assert (await http.get(base_url + "/health")).status_code == 200
-            async with Client(base_url + "/mcp") as client:
-                assert not (await client.call_tool("doc_ingest", {"text": TEXT, "doc_id": "b"})).is_error
-                found = await client.call_tool("doc_search", {"query": "bilby"})
-                assert not found.is_error and "bilby" in str(found.content)
+        async with trio.open_nursery() as logs:
+            # Read as it comes: the server logs a line per timed-out body (~75 KB here), more
+            # than a pipe holds (64 KB); unread, its logging and so its event loop would block.
+            logs.start_soon(_drain, process, seen)
+            try:
+                await _stall_and_use(host, port, base_url, streams)
+            except BaseException as exc:
+                log = seen.decode(errors="replace")
+                raise AssertionError(f"{exc!r}; {len(streams)} stalled; server log tail:\n{log[-3000:]}") from exc
+            finally:
+                logs.cancel_scope.cancel()
         for stream in streams:
             await stream.aclose()
         assert process.returncode is None
@@ -142,12 +133,41 @@ async def test_half_open_connections_under_a_low_fd_limit(tmp_path: Path) -> Non
             if process.returncode is None:
                 process.kill()
                 await process.wait()
-        assert process.stderr is not None
         with trio.move_on_after(2):
-            while chunk := await process.stderr.receive_some():
-                seen += chunk
+            await _drain(process, seen)
+        assert process.stderr is not None
         await process.stderr.aclose()
     assert b"EMFILE" not in seen and b"Too many open files" not in seen, seen.decode(errors="replace")[-2000:]
+
+
+async def _stall_and_use(host: str, port: int, base_url: str, streams: list[trio.SocketStream]) -> None:
+    """Open 1,100 connections that stall mid-body, then use the server: health, an ingest, a search."""
+
+    async def stall() -> None:
+        with trio.move_on_after(10):  # past the cap the kernel queue fills; those connects wait
+            stream = await trio.open_tcp_stream(host, port)
+            streams.append(stream)
+            await stream.send_all(_post_head(host, port, length=1000) + b'{"jsonrpc"')
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(1100):
+            nursery.start_soon(stall)
+    assert len(streams) > 700  # more than the cap (1024 less the reserve) got through to the server
+    # A deadlock guard, not a benchmark: a connect whose SYN the full accept queue dropped
+    # is retried with exponential backoff (1, 3, 7, 15, 31 s ...), however soon room frees up.
+    with trio.fail_after(150):
+        async with httpx.AsyncClient(timeout=150) as http:
+            assert (await http.get(base_url + "/health")).status_code == 200
+        async with Client(base_url + "/mcp") as client:
+            assert not (await client.call_tool("doc_ingest", {"text": TEXT, "doc_id": "b"})).is_error
+            found = await client.call_tool("doc_search", {"query": "bilby"})
+            assert not found.is_error and "bilby" in str(found.content)
+
+
+async def _drain(process: trio.Process, seen: bytearray) -> None:
+    assert process.stderr is not None
+    while chunk := await process.stderr.receive_some():
+        seen += chunk
 
 
 def test_connection_cap_follows_the_fd_limit() -> None:
