@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -119,15 +120,28 @@ def test_keys_ignore_who_the_client_is() -> None:
     assert first[0] == second[0] != third[0]
 
 
-async def test_a_fresh_data_dir_starts_warm(tmp_path: Path) -> None:
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    """A private copy of the package to run the servers from.
+
+    The recording is stamped with every source file's size and mtime (answers.fingerprint),
+    so an edit, checkout or rebase of the working tree while a test runs would make a later
+    server of the same test ignore what an earlier one recorded.
+    """
+    copy = tmp_path / "src"
+    shutil.copytree(ROOT / "ctxtrio", copy / "ctxtrio", ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+async def test_a_fresh_data_dir_starts_warm(tmp_path: Path, source: Path) -> None:
     """Answers recorded with one data dir serve the first requests of another, before the SDK loads."""
-    env = {"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {"PYTHONPATH": str(source), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     logs = []
     for data_dir in ("one", "two"):
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "ctxtrio", "--data-dir", str(tmp_path / data_dir), "--no-llm", "--no-audit"],
-            cwd=ROOT,
+            cwd=source,
             env=env,
         )
         log_path = tmp_path / f"{data_dir}.log"
@@ -142,7 +156,7 @@ async def test_a_fresh_data_dir_starts_warm(tmp_path: Path) -> None:
     assert "warm start: answered 2 request(s)" in logs[1]
 
 
-def _run_legacy(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
+def _run_legacy(tmp_path: Path, source: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
     initialize = {
         "jsonrpc": "2.0",
         "id": 0,
@@ -154,16 +168,16 @@ def _run_legacy(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[byte
         [sys.executable, "-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit", *flags],
         input=script,
         capture_output=True,
-        cwd=ROOT,
+        cwd=source,
         timeout=60,
         check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        env={**os.environ, "PYTHONPATH": str(source), "XDG_CACHE_HOME": str(tmp_path / "cache")},
     )
 
 
-def test_a_wrong_recording_is_noticed_and_dropped(tmp_path: Path) -> None:
+def test_a_wrong_recording_is_noticed_and_dropped(tmp_path: Path, source: Path) -> None:
     """An early answer the SDK contradicts is logged, and the recording no longer holds it."""
-    _run_legacy(tmp_path)
+    _run_legacy(tmp_path, source)
     path = tmp_path / "cache" / "ctxtrio" / "warm-start.json"
     data = json.loads(path.read_text())
     list_keys = [key for key in data["answers"] if key.endswith("tools/list {}")]
@@ -172,18 +186,18 @@ def test_a_wrong_recording_is_noticed_and_dropped(tmp_path: Path) -> None:
     wrong["tools"] = wrong["tools"][:3]
     data["answers"][list_keys[0]] = json.dumps(wrong)
     path.write_text(json.dumps(data))
-    run = _run_legacy(tmp_path)
+    run = _run_legacy(tmp_path, source)
     assert b"differs from the SDK's; dropping the recording" in run.stderr
     assert len(json.loads(run.stdout.splitlines()[1])["result"]["tools"]) == 3  # sent once, early
     assert list_keys[0] not in json.loads(path.read_text())["answers"]
-    third = _run_legacy(tmp_path)
+    third = _run_legacy(tmp_path, source)
     assert len(json.loads(third.stdout.splitlines()[1])["result"]["tools"]) == 15
 
 
-def test_switched_off_it_neither_answers_nor_records(tmp_path: Path) -> None:
+def test_switched_off_it_neither_answers_nor_records(tmp_path: Path, source: Path) -> None:
     """--no-warm-start: no recording is written, so nothing can be answered early either."""
     for _ in range(2):
-        run = _run_legacy(tmp_path, "--no-warm-start")
+        run = _run_legacy(tmp_path, source, "--no-warm-start")
         assert b"warm start: answered" not in run.stderr
     assert not (tmp_path / "cache" / "ctxtrio" / "warm-start.json").exists()
 
