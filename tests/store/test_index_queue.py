@@ -1,0 +1,68 @@
+"""The writer's index flushes: appends acknowledged during a flush are indexed together, in order."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from ctxtrio.docs.chunks import chunk_rows
+from ctxtrio.store.index import Appended, SearchIndex
+from ctxtrio.store.layout import prepare_data_dir
+from ctxtrio.store.records import NewRecord
+from ctxtrio.store.writer import StoreHandle, run_store_writer
+
+
+def _chunk(index: int, text: str) -> NewRecord:
+    return NewRecord("chunk", {"index": index, "text": text})
+
+
+async def test_appends_acknowledged_during_a_flush_share_the_next_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While one index flush is held up, later appends are acknowledged at once; the next flush
+    indexes all of them in one transaction, and a search made meanwhile waits for it and finds them."""
+    data = prepare_data_dir(tmp_path / "data")
+    flushes: list[list[str]] = []
+    hold = threading.Event()
+    real_index_batch = SearchIndex.index_batch
+
+    def spying_index_batch(self: SearchIndex, appended: Sequence[Appended]) -> None:
+        flushes.append([journal for journal, *_ in appended])
+        if len(flushes) == 1:
+            hold.wait(10)  # the first flush is slow: the writer must not wait for it
+        real_index_batch(self, appended)
+
+    monkeypatch.setattr(SearchIndex, "index_batch", spying_index_batch)
+    paths = [data.docs / f"d{number}" / "g.jsonl" for number in range(6)]
+    for path in paths:
+        path.parent.mkdir()
+    async with trio.open_nursery() as nursery:
+        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
+        await store.append(paths[0], [_chunk(0, "zebra0 first")])
+        for number, path in enumerate(paths[1:], start=1):
+            await store.append(path, [_chunk(0, f"zebra{number} later")])  # acknowledged though the index is held
+        assert len(flushes) == 1
+        found: list[str] = []
+        searched = trio.Event()
+
+        async def search() -> None:
+            hits = await store.search("chunks", ["zebra5"], journals=None, limit=5)
+            found.extend(hit.journal for hit in hits)
+            searched.set()
+
+        nursery.start_soon(search)
+        await trio.testing.wait_all_tasks_blocked()
+        assert not searched.is_set()  # the search waits for the appends acknowledged before it
+        hold.set()
+        with trio.fail_after(10):
+            await searched.wait()
+        await store.aclose()
+    names = [data.journal_name(path) for path in paths]
+    assert flushes == [names[:1], names[1:]]
+    assert found == [names[5]]
