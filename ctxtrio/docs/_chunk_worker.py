@@ -21,15 +21,16 @@ import struct
 import sys
 from typing import BinaryIO
 
-from ctxtrio.text.chunking import iter_chunks
+from ctxtrio.store.records import Record, encode_members
+from ctxtrio.text.chunking import Chunk, iter_chunks
 from ctxtrio.text.terms import ascii_index_extras, index_text
 from ctxtrio.text.tokens import ScriptClass, TokenModel
 
 __all__ = ["FRAME_HEADER", "PreparedChunk", "main"]
 
 FRAME_HEADER = struct.Struct(">I")
-#: (index, start, end, trail, tokens, whole, terms) of one chunk, as sent to the parent.
-PreparedChunk = tuple[int, int, int, tuple[str, ...], int, bool, str]
+#: (index, start, end, trail, tokens, whole, terms, encoded) of one chunk, as sent to the parent.
+PreparedChunk = tuple[int, int, int, tuple[str, ...], int, bool, str, bytes | None]
 
 
 def main(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
@@ -54,7 +55,7 @@ def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
         extras = ascii_index_extras(chunk.text)
         whole = extras is not None
         terms = extras if extras is not None else index_text(chunk.text)
-        batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, whole, terms))
+        batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, whole, terms, _encoded(chunk)))
         if len(batch) >= size:
             _send(sink, batch)
             batch = []
@@ -62,6 +63,21 @@ def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
         _send(sink, batch)
     sink.write(FRAME_HEADER.pack(0))
     sink.flush()
+
+
+def _encoded(chunk: Chunk) -> bytes | None:
+    body: Record = {
+        "index": chunk.index,
+        "text": chunk.text,
+        "start": chunk.start,
+        "end": chunk.end,
+        "trail": list(chunk.trail),
+        "tokens": chunk.tokens,
+    }
+    try:
+        return encode_members(body)
+    except UnicodeEncodeError:
+        return None
 
 
 def _send(sink: BinaryIO, batch: list[PreparedChunk]) -> None:

@@ -150,8 +150,9 @@ def _chunk(data: Record) -> StoredChunk | None:
     return StoredChunk(index, text, start, end, tuple(str(title) for title in trail), tokens)
 
 
-def chunk_record(chunk: StoredChunk) -> NewRecord:
-    """The journal record of one chunk (the store indexes ``text`` under ``str(index)``)."""
+def chunk_record(chunk: StoredChunk, *, encoded: bytes = b"") -> NewRecord:
+    """The journal record of one chunk (the store indexes ``text`` under ``str(index)``);
+    ``encoded``: its body as the chunking worker encoded it, if it did."""
     body: Record = {
         "index": chunk.index,
         "text": chunk.text,
@@ -160,7 +161,7 @@ def chunk_record(chunk: StoredChunk) -> NewRecord:
         "trail": list(chunk.trail),
         "tokens": chunk.tokens,
     }
-    return NewRecord("chunk", body, id=f"c{chunk.index}")
+    return NewRecord("chunk", body, id=f"c{chunk.index}", encoded=encoded)
 
 
 def summary_record(key: str, text: str) -> NewRecord:

@@ -102,13 +102,13 @@ def batch_from_frame(text: str, frame: bytes) -> Batch:
     chunks: list[StoredChunk] = []
     records: list[NewRecord] = []
     rows: list[list[IndexRow]] = []
-    for index, start, end, trail, tokens, whole, terms in prepared:
+    for index, start, end, trail, tokens, whole, terms, encoded in prepared:
         piece = text[start:end]
         if whole:
             terms = f"{piece}\n{terms}" if terms else piece
         chunk = StoredChunk(index, piece, start, end, tuple(trail), tokens)
         chunks.append(chunk)
-        records.append(chunk_record(chunk))
+        records.append(chunk_record(chunk, encoded=encoded or b""))
         rows.append([IndexRow("chunks", str(index), terms)])
     return Batch(chunks, records, rows, chunks[-1].end)
 

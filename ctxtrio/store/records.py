@@ -8,7 +8,7 @@ from typing import TypeAlias
 
 from .._json import JSON
 
-__all__ = ["JSON", "SCHEMA_VERSION", "NewRecord", "Record", "StoredRecord", "decode_line", "encode_line", "encode_record"]
+__all__ = ["JSON", "SCHEMA_VERSION", "NewRecord", "Record", "StoredRecord", "decode_line", "encode_line", "encode_members", "encode_record"]
 
 Record: TypeAlias = dict[str, JSON]
 
@@ -33,6 +33,10 @@ class NewRecord:
     id: str | None = None
     id_prefix: str = ""
     ts: float | None = None
+    #: ``body`` already encoded by :func:`encode_members` (the chunking workers do it, so
+    #: the writer does not encode megabytes of text holding the GIL): written after the
+    #: envelope as it is. ``body`` must still hold the same members (the result's record).
+    encoded: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +71,21 @@ def encode_record(record: NewRecord, *, seq: int, ts: float) -> tuple[Record, by
         "kind": record.kind,
         "id": record.id if record.id is not None else f"{record.id_prefix}{seq}",
     }
+    if record.encoded:
+        line = b"".join((_ENCODER.encode(data)[:-1].encode(), b",", record.encoded, b"}\n"))
+        data.update(record.body)
+        return data, line
     for key, value in record.body.items():
         if key not in _ENVELOPE:
             data[key] = value
     return data, encode_line(data)
+
+
+def encode_members(body: Record) -> bytes:
+    """The members of ``body`` as they stand in a journal line (no braces), for
+    :attr:`NewRecord.encoded`; the keys must not be envelope names. UnicodeEncodeError
+    for a lone surrogate (the writer then reports it as for any record)."""
+    return _ENCODER.encode(body)[1:-1].encode("utf-8")
 
 
 def encode_line(data: Record) -> bytes:

@@ -10,8 +10,10 @@ from pathlib import Path
 import trio
 
 from ctxtrio.docs._chunk_worker import FRAME_HEADER, main
+from ctxtrio.docs.chunks import chunk_record
 from ctxtrio.docs.offload import batch_from_frame
 from ctxtrio.docs.service import DocumentService
+from ctxtrio.store.records import encode_record
 from ctxtrio.text.chunking import chunk_document
 from ctxtrio.text.terms import index_text
 from ctxtrio.text.tokens import TokenModel
@@ -47,6 +49,12 @@ def test_worker_protocol_round_trip() -> None:
     rows = [row for batch in batches for rows in batch.rows for row in rows]
     assert [(row.item, row.terms) for row in rows] == [(str(c.index), index_text(c.text)) for c in expected]
     assert any(not c.text.isascii() for c in expected) and any(c.text.isascii() for c in expected)
+    records = [record for batch in batches for record in batch.records]
+    encodable = [n for n, chunk in enumerate(expected) if "\ud800" not in chunk.text]
+    lines = [encode_record(records[n], seq=7, ts=1.5) for n in encodable]
+    assert lines == [encode_record(chunk_record(expected[n]), seq=7, ts=1.5) for n in encodable]
+    # Encoded by the worker, except the chunk with a lone surrogate (the writer's error to report).
+    assert [not record.encoded for record in records] == ["\ud800" in chunk.text for chunk in expected]
 
 
 async def test_child_process_ingest_matches_threads(tmp_path: Path) -> None:
