@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -29,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 import sniffio
 import trio
 
-from ._config import Config
 from ._context import Context
 from ._errors import EventLoopError, one_error
 from ._live import Live
@@ -52,7 +50,11 @@ from .transport.stdio import CancellableLines, Traffic, claim_stdout, serve_stdi
 from .transport.warm_start import AnswerRecorder, Handoff, WarmStart, begin_warm_start
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from mcp.server.lowlevel import Server
+
+    from ._config import Config
 
 __all__ = ["build_server", "open_context", "serve"]
 

@@ -12,15 +12,17 @@ import gc
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from ._config import Config
 from ._errors import ConfigError, StoreError
 from ._platform import require_posix
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
 
 __all__ = ["build_config", "config_from_args", "main", "parser"]
 

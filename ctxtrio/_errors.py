@@ -32,9 +32,11 @@ Trio nurseries wrap whatever their tasks raise in an ``ExceptionGroup``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = [
     "ConfigError",

@@ -6,12 +6,15 @@ built by ``_app.py`` and passed down. Readers take a fresh look on every call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
-from ._config import Config
 from .text.tokens import TokenModel, TokenModelRef
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ._config import Config
 
 _T = TypeVar("_T")
 CountKind = Literal["exact", "calibrated", "cold-start"]

@@ -8,12 +8,15 @@ StoreError that says "No space left on device" (see :func:`ctxtrio._errors.one_e
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import trio
 
 from ._errors import one_error
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 __all__ = ["open_nursery"]
 

@@ -19,7 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from attacks import Row
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attacks import Row
 
 
 def _areas(wanted: list[str]) -> list[str]:

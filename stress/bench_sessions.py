@@ -24,7 +24,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import trio
@@ -32,12 +31,17 @@ import trio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from typing import TYPE_CHECKING  # noqa: E402
+
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from ctxtrio._app import open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
 
 _BASE = """auth cookie session token login logout user password hash salt database postgres index
 query migration schema table column row cache redis eviction timeout retry backoff queue worker

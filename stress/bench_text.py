@@ -11,13 +11,16 @@ from __future__ import annotations
 import random
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxtrio.text.chunking import chunk_document
 from ctxtrio.text.extractive import summarize_extractive
 from ctxtrio.text.terms import terms
 from ctxtrio.text.tokens import TokenModel
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "text" / "fixtures"
 MODEL = TokenModel.cold()

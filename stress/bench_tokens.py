@@ -23,14 +23,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from typing import TYPE_CHECKING
+
 from bench_text import _ASCII, _MIXED, FIXTURES, corpus, random_english, random_korean
 
 from ctxtrio.text import tokens
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE_BYTES = 1_500_000

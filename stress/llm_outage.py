@@ -29,11 +29,10 @@ import random
 import re
 import sys
 import tempfile
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import trio
 from mcp import Client
@@ -46,6 +45,9 @@ sys.path.insert(0, str(ROOT))
 from ctxtrio.text.chunking import chunk_document  # noqa: E402
 from ctxtrio.text.tokens import TokenModel  # noqa: E402
 from testkit.fake_openai import FakeServer, closed_port_url, open_fake_openai  # noqa: E402
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 Mode = Literal["refused", "hanging", "slow"]
 MODES: tuple[Mode, ...] = ("refused", "hanging", "slow")

@@ -35,11 +35,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = ["LLAMA_CPP_PYTHON", "RealServer", "ensure_venv", "free_port", "model_path", "running_server"]
 

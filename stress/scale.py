@@ -30,14 +30,17 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 from harness import start_http_server, stop_process
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 HERE = Path(__file__).resolve().parent
 

@@ -21,7 +21,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -31,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from typing import TYPE_CHECKING  # noqa: E402
+
 from bench_sessions import TextMaker  # noqa: E402
 from harness import start_http_server, stop_process  # noqa: E402
 from mcp import Client  # noqa: E402
@@ -38,6 +39,9 @@ from mcp import Client  # noqa: E402
 from ctxtrio._app import open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 __all__ = ["build_session", "measure_sessions", "rss_mb", "serving"]
 

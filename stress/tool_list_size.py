@@ -14,11 +14,14 @@ or the model uses, and the table shows how far they would get toward a whole lis
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ctxtrio.store.records import JSON
 from ctxtrio.tools.compact import COMPACT_TOOLS
 from ctxtrio.tools.table import TOOLS, listing
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 Listed = list[dict[str, JSON]]
 

@@ -48,16 +48,18 @@ import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Final, Literal, cast
+from typing import TYPE_CHECKING, Final, Literal, cast
 
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
-from hypercorn.typing import ASGIFramework
 from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+
+if TYPE_CHECKING:
+    from hypercorn.typing import ASGIFramework
+    from starlette.requests import Request
 
 __all__ = [
     "ContextStyle",

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import fcntl
 from functools import partial
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pytest
 import trio
 from mcp import Client
 
 import ctxtrio
 from ctxtrio import _app
 from ctxtrio._app import build_server
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
 
 
 async def _hang(stream: trio.SocketStream) -> None:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ctxtrio._cli import build_config
 from ctxtrio._config import Config
 from ctxtrio._errors import ConfigError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_defaults_match_the_original(tmp_path: Path) -> None:

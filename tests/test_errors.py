@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
@@ -10,6 +10,9 @@ import trio
 import ctxtrio
 from ctxtrio._errors import NotFoundError, StoreError, lone_error, one_error
 from ctxtrio._nursery import open_nursery
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 async def test_open_context_raises_the_ctx_error_itself(tmp_path: Path) -> None:

@@ -7,8 +7,11 @@ component: transport and tools never import each other, and each is wired by ``_
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ctxtrio"
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxtrio._config import Config
 from ctxtrio._live import Live
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_budget_becomes_half_the_detected_context(tmp_path: Path) -> None:

@@ -7,7 +7,10 @@ where a positional could stand, so ``--data-dir sessions`` is still a data dir.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["SUBCOMMANDS", "find_subcommand"]
 

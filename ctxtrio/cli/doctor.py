@@ -9,14 +9,11 @@ stopped server is one line.
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
-from .._config import Config
-from .._context import Context
 from .._errors import LLMError
 from ..docs.repository import CATALOG_NAME
 from ..llm.client import LLMSettings, open_llm_client
@@ -24,7 +21,14 @@ from ..memory.pruning import replay
 from ..memory.repository import scan_session_ids
 from .library import catalog_state, open_library
 from .output import emit_json, say
-from .run import Command
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
+    from .._config import Config
+    from .._context import Context
+    from .run import Command
 
 __all__ = ["ARGUMENTS", "COMMANDS"]
 

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-from collections.abc import Callable
 from dataclasses import asdict
 from functools import partial
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
-from .._config import Config
 from .._errors import IngestError
 from ..docs.model import IngestResult
 from ..docs.sandbox import read_source
 from .library import catalog_state, open_library
 from .output import emit_json, err, say, when
 from .progress import Progress
-from .run import Command
 from .walk import find_files
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from .._config import Config
+    from .run import Command
 
 __all__ = ["ARGUMENTS", "COMMANDS"]
 

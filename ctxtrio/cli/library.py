@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-
-import trio
+from typing import TYPE_CHECKING
 
 import ctxtrio
 
-from .._config import Config
-from .._context import Context
 from ..docs.catalog import CatalogState
 from ..docs.repository import CATALOG_NAME
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    import trio
+
+    from .._config import Config
+    from .._context import Context
 
 __all__ = ["catalog_state", "open_library"]
 

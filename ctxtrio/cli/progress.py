@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import sys
 import time
-from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import TracebackType
 
 __all__ = ["Progress"]
 

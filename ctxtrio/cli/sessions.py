@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
-import trio
-
-from .._config import Config
-from ..memory.model import Entry
 from ..memory.pruning import replay
 from .library import open_library
 from .output import ask, emit_json, err, parse_duration, say, when
-from .run import Command
 from .transfer import export_args, export_command, import_args, import_command
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
+    import trio
+
+    from .._config import Config
+    from ..memory.model import Entry
+    from .run import Command
 
 __all__ = ["ARGUMENTS", "COMMANDS"]
 

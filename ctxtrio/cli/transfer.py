@@ -12,21 +12,25 @@ same import again stores only what is missing.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
-from .._config import Config
 from .._errors import InputError
-from ..store.records import Record
 from .library import open_library
 from .output import emit_json, err, say
 from .progress import Progress
+
+if TYPE_CHECKING:
+    import argparse
+
+    from .._config import Config
+    from ..store.records import Record
 
 __all__ = ["FORMAT_VERSION", "export_args", "export_command", "import_args", "import_command", "read_export"]
 

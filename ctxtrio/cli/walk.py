@@ -14,9 +14,12 @@ from __future__ import annotations
 import glob
 import os
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["Found", "find_files"]
 

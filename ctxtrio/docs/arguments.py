@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from .._config import Config
+from typing import TYPE_CHECKING
+
 from .._errors import InputError
 from .._limits import CHUNK_INDEX, check_range
 from .sandbox import check_text, read_source
+
+if TYPE_CHECKING:
+    from .._config import Config
 
 __all__ = ["check_start_end", "clean_title", "first_line", "read_file"]
 

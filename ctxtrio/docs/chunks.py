@@ -12,19 +12,20 @@ record bodies) so the store writer only writes and the event loop stays free.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..store.records import NewRecord, Record
 from ..store.rows import IndexRow
 from ..text.chunking import Chunk, iter_chunks
 from ..text.terms import index_text
-from ..text.tokens import TokenModel
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
     from ..store.handle import StoreHandle
+    from ..text.tokens import TokenModel
 
 __all__ = [
     "Batch",

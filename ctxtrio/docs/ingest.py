@@ -31,18 +31,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from .._errors import CtxError, StoreError
 from .._nursery import open_nursery
-from ..text.tokens import TokenModel
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
 from .model import DocumentInfo
 from .offload import OFFLOAD_MIN_CHARS, produce_in_child
-from .pool import ChunkPool
 from .repository import CommitTimeoutError, Repository, make_doc_dir
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..text.tokens import TokenModel
+    from .pool import ChunkPool
 
 __all__ = ["BATCH_CHUNKS", "CLEANUP_DEADLINE_S", "CharBudget", "Progress", "Source", "content_hash", "write_generation"]
 

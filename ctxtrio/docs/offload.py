@@ -18,19 +18,23 @@ import marshal
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from .._errors import StoreError
 from .._nursery import open_nursery
-from ..store.records import NewRecord
 from ..store.rows import IndexRow
-from ..text.tokens import TokenModel
 from ._chunk_worker import FRAME_HEADER, PreparedChunk
 from .chunks import Batch, StoredChunk, chunk_record
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..store.records import NewRecord
+    from ..text.tokens import TokenModel
 
 __all__ = ["OFFLOAD_MIN_CHARS", "FrameReader", "batch_from_frame", "job_header", "produce_in_child", "run_worker", "send_job"]
 

@@ -7,14 +7,17 @@ high, as every estimate here should).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from ..text.tokens import TokenModel
 from .chunks import StoredChunk
 from .model import SearchHit, WindowChunk
 from .render import chunk_header, hit_header
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..text.tokens import TokenModel
 
 __all__ = ["CUT_MARK", "Candidate", "contiguous_text", "cut_around", "cut_to_fit", "fresh_text", "pack_hits", "pack_window"]
 

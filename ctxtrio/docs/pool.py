@@ -23,13 +23,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 import trio
 
 from .._errors import StoreError
-from ..text.tokens import TokenModel
-from .chunks import Batch
 from .offload import FrameReader, batch_from_frame, job_header, run_worker, send_job
+
+if TYPE_CHECKING:
+    from ..text.tokens import TokenModel
+    from .chunks import Batch
 
 __all__ = ["POOL_MIN_CHARS", "ChunkPool"]
 

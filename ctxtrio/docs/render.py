@@ -8,10 +8,13 @@ accounts for exactly what is shown.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..text.tokens import TokenModel
-from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchHit, SearchResult, Window
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..text.tokens import TokenModel
+    from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchHit, SearchResult, Window
 
 __all__ = [
     "chunk_header",

@@ -30,18 +30,21 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from .._errors import NotFoundError, StoreError
-from ..store.handle import StoreHandle
 from ..store.index import IndexDamagedError
-from ..store.journal import AppendResult
-from ..store.layout import DataDir
-from ..store.records import NewRecord, StoredRecord
 from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
 from .chunks import LoadedDoc, StoredChunk, chunk_on_line, load_generation, summary_record
-from .model import DocumentInfo
+
+if TYPE_CHECKING:
+    from ..store.handle import StoreHandle
+    from ..store.journal import AppendResult
+    from ..store.layout import DataDir
+    from ..store.records import NewRecord, StoredRecord
+    from .model import DocumentInfo
 
 __all__ = ["COMMIT_DEADLINE_S", "ORPHAN_AGE_S", "CommitTimeoutError", "GenerationCache", "Repository"]
 

@@ -34,10 +34,13 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._errors import IngestError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["check_text", "decode_text", "read_source", "resolve_in_roots"]
 

@@ -8,13 +8,17 @@ replaced or forgotten meanwhile are dropped.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .._errors import NotFoundError
 from .._nursery import open_nursery
-from ..store.rows import Hit
-from .catalog import DocEntry
-from .chunks import LoadedDoc
 from .packing import Candidate
-from .repository import Repository
+
+if TYPE_CHECKING:
+    from ..store.rows import Hit
+    from .catalog import DocEntry
+    from .chunks import LoadedDoc
+    from .repository import Repository
 
 __all__ = ["find_candidates"]
 

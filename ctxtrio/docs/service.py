@@ -13,20 +13,17 @@ import math
 import re
 from functools import partial
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 import trio
 
-from .._config import Config
 from .._errors import InputError, InvalidIdError
 from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET, check_range
-from .._live import Live
 from ..llm.summarizer import Summarizer
-from ..store.handle import StoreHandle
 from ..store.ids import new_id, validate_id
 from ..text.extractive import summarize_extractive
 from ..text.terms import unique_terms
 from .arguments import check_start_end, clean_title, first_line, read_file
-from .chunks import LoadedDoc
 from .ingest import CharBudget, Progress, Source, content_hash, write_generation
 from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 from .offload import OFFLOAD_MIN_CHARS
@@ -36,6 +33,12 @@ from .render import render_search, render_window
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
 from .search import find_candidates
+
+if TYPE_CHECKING:
+    from .._config import Config
+    from .._live import Live
+    from ..store.handle import StoreHandle
+    from .chunks import LoadedDoc
 
 __all__ = ["DocumentService"]
 

@@ -8,11 +8,13 @@ optional endpoints (tokenize, context length) answer ``None`` instead.
 from __future__ import annotations
 
 import json
-
-import httpx
+from typing import TYPE_CHECKING
 
 from .._errors import LLMResponseError
 from .._json import JSON
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["JSON", "as_int", "as_object", "error_body", "json_object", "parse_json", "snippet"]
 

@@ -26,10 +26,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from typing import Final as _Final
 
-from ..text.tokens import TokenModel
 from ._slices import slice_text
+
+if TYPE_CHECKING:
+    from ..text.tokens import TokenModel
 
 __all__ = ["Answer", "Extract", "Final", "Limits", "Step", "cache_key", "stand_in", "walk"]
 

@@ -9,11 +9,14 @@ again on the next call.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..text.extractive import split_sentences
-from ..text.tokens import TokenModel
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..text.tokens import TokenModel
 
 __all__ = ["slice_text"]
 

@@ -6,8 +6,7 @@ With :mod:`.client`, the only modules of ctxtrio that import httpx. The judges t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import httpcore
 import httpx
@@ -16,6 +15,9 @@ import trio
 from .._errors import LLMResponseError
 from ._json import as_int, as_object, json_object, parse_json
 from .messages import Completion
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
 
 __all__ = ["OneChunk", "close_stream", "optional", "parse_completion", "parse_model_ids"]
 

@@ -33,10 +33,13 @@ if it was the probe, lets the next caller probe instead.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .._errors import LLMUnavailableError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["Breaker", "BreakerState", "Ticket"]
 

@@ -35,10 +35,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import trio
 
@@ -48,7 +46,12 @@ from ._fit import Measurement, fit_rates, publishable_rates
 from ._json import as_object
 from ._samples import SAMPLES, WARM_UP
 from .client import ChatMessage, LLMClient
-from .counting import TokenCounter
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from pathlib import Path
+
+    from .counting import TokenCounter
 
 __all__ = ["Calibration", "Method", "measure_rates", "run_calibrator"]
 

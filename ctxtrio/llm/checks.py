@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from ..text.tokens import TokenModel
+if TYPE_CHECKING:
+    from ..text.tokens import TokenModel
 
 __all__ = ["COPY_RUN_WORDS", "MAX_COPIED_SHARE", "copied_share", "echo_so_far", "figures", "rejection"]
 

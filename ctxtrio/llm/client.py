@@ -37,9 +37,8 @@ connections. It starts no tasks.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 import trio
@@ -60,6 +59,9 @@ from ._sse import StreamedAnswer
 from ._wire import OneChunk, close_stream, optional, parse_completion, parse_model_ids
 from .breaker import Breaker, BreakerState
 from .messages import ChatMessage, Completion, LLMSettings
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 # ChatMessage, Completion and LLMSettings live in .messages; they are named here too.
 __all__ = ["ChatMessage", "Completion", "LLMClient", "LLMSettings", "open_llm_client"]

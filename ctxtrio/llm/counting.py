@@ -29,14 +29,17 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from typing import Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Final, Literal, TypeVar
 
 import trio
 
 from .._errors import LLMError
-from ..text.tokens import TokenModel, TokenModelRef
-from .client import LLMClient
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ..text.tokens import TokenModel, TokenModelRef
+    from .client import LLMClient
 
 __all__ = ["CountKind", "TokenCounter"]
 

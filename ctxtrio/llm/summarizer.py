@@ -34,19 +34,21 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING, Literal, Protocol
 from typing import Final as _Final
-from typing import Literal, Protocol
 
 import trio
 
 from .._errors import LLMError
 from ..text.extractive import first_sentence, summarize_extractive
-from ..text.tokens import TokenModel, TokenModelRef
 from ._plan import Answer, Extract, Final, Limits, Step, cache_key, stand_in, step_count, walk
 from .breaker import BreakerState
 from .checks import echo_so_far, rejection
 from .client import ChatMessage, LLMClient
 from .jobs import Job, SummaryQueue, describe
+
+if TYPE_CHECKING:
+    from ..text.tokens import TokenModel, TokenModelRef
 
 __all__ = ["Method", "Progress", "Summarizer", "Summary", "SummaryCache", "cache_key"]
 

@@ -7,9 +7,8 @@ locks, journal sync, durable appends), and live here only to keep ``service.py``
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from functools import partial
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import trio
 
@@ -21,6 +20,9 @@ from .journals import SessionJournals, same_state
 from .lifecycle import prune_journal
 from .pruning import SessionPrune, plan_session
 from .repository import scan_session_ids
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["import_session", "prune"]
 

@@ -14,14 +14,17 @@ imported is not written again, whatever its ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..store.ids import ID_PATTERN
 from ..store.records import JSON, NewRecord, Record
 from .pruning import replay
-from .state import SessionState
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from .state import SessionState
 
 __all__ = ["ImportResult", "candidate_ids", "content_key", "remap"]
 

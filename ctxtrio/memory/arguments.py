@@ -6,11 +6,13 @@ Every check runs before anything is read or written, so bad input never stores a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .._errors import InputError
 from .model import MAX_ENTRY_CHARS, MAX_TAGS, ROLES, Role
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "check_role",

@@ -24,9 +24,11 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
 
 __all__ = ["B", "K1", "TermIndex"]
 

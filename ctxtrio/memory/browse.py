@@ -8,14 +8,18 @@ this process just worked on is never replayed for a listing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import trio
 
 from .._limits import LIST_LIMIT, LIST_OFFSET, check_budget, check_range
 from .journals import SessionJournals, same_state
 from .lifecycle import session_info
 from .listing import MAX_PAGE, describe, pack_page, scan_journals
-from .model import SessionInfo, SessionPage
 from .summary import write_summaries
+
+if TYPE_CHECKING:
+    from .model import SessionInfo, SessionPage
 
 __all__ = ["describe_sessions", "list_sessions", "page_sessions"]
 

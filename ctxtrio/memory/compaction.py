@@ -7,14 +7,18 @@ the originals are superseded and come back when the summary is restored.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..store.records import JSON, NewRecord
 from ..text.entries import EntryText, summarize_entries
-from ..text.tokens import TokenModel
 from .model import MAX_TAGS
 from .state import SessionState, entry_line
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..text.tokens import TokenModel
 
 __all__ = ["CompactionPlan", "entries_extract", "plan_compaction", "still_foldable", "summary_record", "summary_tokens"]
 

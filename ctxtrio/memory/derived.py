@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
 
 __all__ = ["replace_file"]
 

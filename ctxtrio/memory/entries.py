@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .._errors import InputError
-from ..store.records import JSON
 from .model import ROLES, Entry, EntryStatus, Role
 
 if TYPE_CHECKING:
+    from ..store.records import JSON
     from .state import SessionState
 
 __all__ = ["Item", "ItemMap", "ItemSequence", "entry_line", "patch_for", "text_hash"]

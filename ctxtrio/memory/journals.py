@@ -15,21 +15,24 @@ Every method that takes a ``LoadedSession`` expects its caller to hold ``session
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import trio
 
 from .._errors import NotFoundError
-from .._live import Live
-from ..store.handle import StoreHandle
 from ..store.ids import new_id
-from ..store.journal import AppendResult
-from ..store.records import NewRecord, Record
-from .registry import SessionRegistry
 from .repository import LoadedSession, journal_stat, refresh
-from .state import SessionState
 from .summary import write_summaries
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .._live import Live
+    from ..store.handle import StoreHandle
+    from ..store.journal import AppendResult
+    from ..store.records import NewRecord, Record
+    from .registry import SessionRegistry
+    from .state import SessionState
 
 __all__ = ["SessionJournals", "same_state"]
 

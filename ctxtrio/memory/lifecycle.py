@@ -8,12 +8,15 @@ held; ``prune`` is what removes it for good.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from .._errors import InputError
-from ..store.records import Record
 from .model import SessionInfo
 from .pruning import plan_session, prune_records
-from .state import SessionState
+
+if TYPE_CHECKING:
+    from ..store.records import Record
+    from .state import SessionState
 
 __all__ = ["prune_journal", "refuse_deleted", "session_info"]
 

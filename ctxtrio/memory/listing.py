@@ -13,21 +13,24 @@ token budget and says how to get the next one.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .._errors import StoreError
-from ..store.handle import StoreHandle
 from ..store.ids import ID_PATTERN
-from ..store.layout import DataDir
-from ..text.tokens import TokenModel
 from .model import SessionInfo, SessionPage
 from .render import session_line
 from .repository import journal_stat, replay
 from .state import SessionState
 from .summary import read_summary, summarize_state, write_summary
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..store.handle import StoreHandle
+    from ..store.layout import DataDir
+    from ..text.tokens import TokenModel
 
 __all__ = ["MAX_PAGE", "JournalFile", "describe", "pack_page", "scan_journals"]
 

@@ -18,13 +18,16 @@ entry 0, the latest 1). Packing, in priority order:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Sequence
-from collections.abc import Set as AbstractSet
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-from ..text.tokens import TokenModel
 from .model import RecallResult
 from .state import Item, SessionState
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Set as AbstractSet
+
+    from ..text.tokens import TokenModel
 
 __all__ = ["RECENCY_WEIGHT", "pack_recall", "rank", "recent_candidates"]
 

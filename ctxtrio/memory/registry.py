@@ -19,15 +19,18 @@ Pure bookkeeping on the event loop thread; nothing here blocks.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..store.ids import validate_id
-from ..store.layout import DataDir
 from .repository import LoadedSession
 from .summary import SessionSummary, summarize_state
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from ..store.layout import DataDir
 
 __all__ = ["MAX_ENTRIES", "MAX_SESSIONS", "SessionRegistry"]
 

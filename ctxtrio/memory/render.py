@@ -7,8 +7,10 @@ a result ends with what to do next (compact, recall, undo) when that is not obvi
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-from .model import Appended, CompactResult, OpenResult, RecallResult, SessionInfo, SessionStatus, UpdateResult
+if TYPE_CHECKING:
+    from .model import Appended, CompactResult, OpenResult, RecallResult, SessionInfo, SessionStatus, UpdateResult
 
 __all__ = [
     "render_appended",

@@ -12,18 +12,22 @@ while a thread touches the state.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from .._errors import StoreError
-from ..store.handle import StoreHandle
 from ..store.ids import ID_PATTERN
-from ..store.layout import DataDir
-from ..text.tokens import TokenModel
 from .snapshot import SNAPSHOT_AFTER_BYTES, load_snapshot, snapshot_due, write_snapshot
 from .state import SessionState
 from .summary import summarize_state, write_summary
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..store.handle import StoreHandle
+    from ..store.layout import DataDir
+    from ..text.tokens import TokenModel
 
 __all__ = ["LoadedSession", "journal_stat", "refresh", "replay", "scan_session_ids"]
 

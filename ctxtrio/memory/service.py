@@ -22,23 +22,19 @@ the same entries.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import trio
 
 from .._errors import InputError, NotFoundError
 from .._limits import COMPACT_TARGET, KEEP_RECENT, RECALL_LIMIT, check_budget, check_range
-from .._live import Live
 from ..llm.summarizer import Summarizer
-from ..store.handle import StoreHandle
 from ..store.ids import validate_id
 from ..store.journal import JournalChangedError
 from ..store.records import JSON, NewRecord, Record
 from ..text.terms import terms, unique_terms
 from . import admin, browse
-from .archive import ImportResult
 from .arguments import check_role, check_tags, check_text, check_title
 from .compaction import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
 from .entries import patch_for
@@ -57,13 +53,20 @@ from .model import (
     UpdateResult,
 )
 from .packing import pack_recall, rank, recent_candidates
-from .pruning import SessionPrune
 from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
 from .render import render_recalled
-from .repository import LoadedSession
-from .state import SessionState
 from .status import session_status, summary_status
 from .summary import fresh_summary
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .._live import Live
+    from ..store.handle import StoreHandle
+    from .archive import ImportResult
+    from .pruning import SessionPrune
+    from .repository import LoadedSession
+    from .state import SessionState
 
 __all__ = ["SessionService"]
 

@@ -26,16 +26,19 @@ import mmap
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ..store.records import decode_line
-from ..text.tokens import TokenModel
 from .bm25 import TermIndex
 from .derived import replace_file
 from .state import SessionState
 from .summary import model_key
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
+    from ..text.tokens import TokenModel
 
 __all__ = ["SNAPSHOT_AFTER_BYTES", "load_snapshot", "snapshot_due", "snapshot_path", "write_snapshot"]
 

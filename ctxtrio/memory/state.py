@@ -35,15 +35,18 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from ..store.records import JSON, Record, StoredRecord
 from ..text.terms import terms
-from ..text.tokens import TokenModel
 from .bm25 import TermIndex
 from .entries import Item, ItemMap, ItemSequence, entry_line, text_hash
 from .model import ROLES, Role
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+
+    from ..store.records import JSON, Record, StoredRecord
+    from ..text.tokens import TokenModel
 
 __all__ = ["Item", "SessionState", "entry_line", "text_hash"]
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .._live import Live
 from .model import Advice, SessionStatus
-from .state import SessionState
 from .summary import SessionSummary, summarize_state
+
+if TYPE_CHECKING:
+    from .._live import Live
+    from .state import SessionState
 
 __all__ = ["MAX_PINS", "session_status", "summary_status"]
 

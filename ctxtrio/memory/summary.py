@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..text.tokens import ScriptClass, TokenModel
 from .derived import replace_file
 from .model import SessionInfo
-from .state import SessionState
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from .state import SessionState
 
 __all__ = ["SessionSummary", "fresh_summary", "model_key", "read_summary", "summarize_state", "summary_path", "write_summaries", "write_summary"]
 

@@ -17,13 +17,16 @@ import logging
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._errors import CtxError, StoreError
-from .handle import IndexHealth, StoreOp, WriterStats
 from .index import IndexDamagedError, SearchIndex
 from .journal import AppendResult, GroupItem, JournalAppender
-from .layout import DataDir
 from .rows import IndexRow, RowsFor
+
+if TYPE_CHECKING:
+    from .handle import IndexHealth, StoreOp, WriterStats
+    from .layout import DataDir
 
 __all__ = ["BUSY_BACKOFF_S", "IndexWork", "flush_index", "process_batch", "reindex_documents"]
 

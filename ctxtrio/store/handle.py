@@ -12,20 +12,24 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from .._errors import CtxError, StoreError
 from .index import IndexDamagedError, SearchIndex
 from .journal import AppendResult, Rewrite, RewriteResult
-from .layout import DataDir
 from .reading import ReadResult, read_blocks, read_journal, read_lines
 from .records import NewRecord, Record
 from .rows import Hit, IndexRow, Table
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from .layout import DataDir
 
 __all__ = ["DEFAULT_CAPACITY", "IndexHealth", "StoreHandle", "StoreOp", "WriterStats", "open_store_channel"]
 

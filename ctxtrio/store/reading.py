@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from .._errors import StoreError
 from .records import Record, StoredRecord, decode_line
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
 
 __all__ = ["ReadResult", "parse_lines", "read_blocks", "read_journal", "read_lines", "store_error"]
 

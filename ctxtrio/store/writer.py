@@ -29,6 +29,8 @@ writer, whether a write or a search found the damage.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import trio
 
 from .._errors import StoreError
@@ -36,8 +38,10 @@ from .batch import IndexWork, flush_index, process_batch, reindex_documents
 from .handle import DEFAULT_CAPACITY, IndexHealth, StoreHandle, WriterStats, open_store_channel
 from .index import SearchIndex
 from .journal import JournalAppender
-from .layout import DataDir
 from .rows import RowsFor, no_rows
+
+if TYPE_CHECKING:
+    from .layout import DataDir
 
 # StoreHandle, IndexHealth, WriterStats and open_store_channel live in .handle; they are
 # named here too, where they were first defined.

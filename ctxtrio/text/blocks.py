@@ -20,9 +20,11 @@ lines is one paragraph, which the chunker later splits on line boundaries.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = ["Block", "iter_blocks"]
 

@@ -22,12 +22,15 @@ budget (only possible when a calibrated rate exceeds ``chunk_tokens``).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ctxtrio.text.blocks import Block, iter_blocks
-from ctxtrio.text.tokens import TokenModel
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ctxtrio.text.tokens import TokenModel
 
 __all__ = ["Chunk", "chunk_document", "iter_chunks"]
 

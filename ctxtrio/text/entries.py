@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .terms import terms
-from .tokens import TokenModel
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .tokens import TokenModel
 
 __all__ = ["EntryText", "is_decision", "summarize_entries"]
 

@@ -18,10 +18,12 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ctxtrio.text.terms import terms
-from ctxtrio.text.tokens import TokenModel
+
+if TYPE_CHECKING:
+    from ctxtrio.text.tokens import TokenModel
 
 __all__ = ["first_sentence", "split_sentences", "summarize_extractive"]
 

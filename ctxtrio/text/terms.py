@@ -28,10 +28,12 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import filterfalse
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = ["STOPWORDS", "ascii_index_extras", "index_text", "terms", "unique_terms"]
 

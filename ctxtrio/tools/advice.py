@@ -7,9 +7,10 @@ so a library user never reads "call doc_list" and the model always does.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .._errors import CtxError, Hint
+if TYPE_CHECKING:
+    from .._errors import CtxError, Hint
 
 __all__ = ["advised"]
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._limits import BUDGET, CHUNK_INDEX
-from ..store.records import JSON
 from .documents import DOC_TABLE
 from .guide import guide_text
 from .results import ToolResult, text_result
@@ -26,6 +25,7 @@ from .spec import Args, Call, Hints, Param, Tool, parse_arguments
 
 if TYPE_CHECKING:
     from .._context import Context
+    from ..store.records import JSON
 
 __all__ = ["COMPACT_TOOLS", "COMPACT_WORKFLOW"]
 

@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from ..store.records import JSON
+if typing.TYPE_CHECKING:
+    from ..store.records import JSON
 
 __all__ = ["Output"]
 

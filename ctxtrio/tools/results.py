@@ -6,10 +6,13 @@ A plain value: the SDK boundary (:mod:`ctxtrio._sdk`) turns it into the protocol
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..store.records import JSON
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["ToolResult", "error_result", "text_result"]
 

@@ -17,7 +17,6 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 import trio
@@ -28,6 +27,8 @@ from .results import ToolResult, error_result
 from .spec import Call, Progress, Tool, parse_arguments
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from .._context import Context
 
 __all__ = ["ToolRunner"]

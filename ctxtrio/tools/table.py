@@ -9,11 +9,15 @@ and the SDK boundary (:func:`ctxtrio._sdk.make_server`) advertises and dispatche
 
 from __future__ import annotations
 
-from ..store.records import JSON
+from typing import TYPE_CHECKING
+
 from .documents import DOC_TABLE
 from .guide import GUIDE
 from .sessions import SESSION_TABLE
 from .spec import Hints, Tool, input_schema
+
+if TYPE_CHECKING:
+    from ..store.records import JSON
 
 __all__ = ["INSTRUCTIONS", "TOOLS", "listing", "tool_annotations", "tool_named"]
 

@@ -27,11 +27,14 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 
 from .._version import __version__
-from .messages import Peek
+
+if TYPE_CHECKING:
+    from .messages import Peek
 
 __all__ = [
     "CACHEABLE",

@@ -20,10 +20,13 @@ any other exception from the same places, passes unchanged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import anyio
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = ["SDK_LOGGER", "SessionRaceFilter", "session_race_logs_quiet"]
 

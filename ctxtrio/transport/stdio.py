@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -33,10 +32,13 @@ import trio.lowlevel
 from .._sdk import response_id, serve_lines
 from .inflight import InFlight
 from .messages import cancelled_id, canonical_id, peek
-from .warm_start import AnswerRecorder
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterator
+
     from mcp.server.lowlevel import Server
+
+    from .warm_start import AnswerRecorder
 
 __all__ = ["CancellableLines", "ProtocolWriter", "Traffic", "claim_stdout", "serve_stdio"]
 

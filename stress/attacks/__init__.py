@@ -29,14 +29,17 @@ class Row:
 
 import os  # noqa: E402
 import sys  # noqa: E402
-from collections.abc import AsyncIterator, Awaitable, Callable  # noqa: E402
 from contextlib import asynccontextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
 
 import trio  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.types import CallToolResult, TextContent  # noqa: E402
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 

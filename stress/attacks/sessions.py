@@ -23,16 +23,20 @@ STRESS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(STRESS))
 sys.path.insert(0, str(STRESS.parent))
 
+from typing import TYPE_CHECKING  # noqa: E402
+
 from mcp import Client  # noqa: E402
 from session_limits import _list_pages, rss_mb_self, write_sessions  # noqa: E402
 
 from attacks import Row  # noqa: E402
 from ctxtrio._app import build_server, open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
-from ctxtrio._context import Context  # noqa: E402
 from ctxtrio.memory.snapshot import snapshot_path  # noqa: E402
 from ctxtrio.memory.summary import summary_path  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
+
+if TYPE_CHECKING:
+    from ctxtrio._context import Context
 
 BUDGET_TOKENS = 4000
 

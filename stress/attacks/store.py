@@ -13,17 +13,20 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import trio
-from mcp import Client
 
 from . import Row, guarded
 from . import result_text as _text
 from . import stdio_server as _server
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from mcp import Client
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "# Notes\n\n" + "\n\n".join(f"Paragraph {n} is about the quoll number {n}." for n in range(600))

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 from mcp import Client
@@ -12,6 +11,9 @@ from mcp.types import TextContent
 from ctxtrio.cli.commands import find_subcommand
 
 from .runner import cli, server
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 QUERIES = ("cookie decision", "token rotation", "middleware", "")
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
-from ctxtrio._context import Context
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from ctxtrio._context import Context
 
 FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
 

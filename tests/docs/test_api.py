@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-from typing import assert_type
+from typing import TYPE_CHECKING, assert_type
 
 import ctxtrio
 import ctxtrio.docs as docs
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_all_is_sorted_and_complete() -> None:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from mcp import Client
@@ -14,6 +13,10 @@ from ctxtrio._app import build_server
 from ctxtrio._errors import InputError
 
 from .conftest import opened
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from pathlib import Path
 
 _TOOL_NAMES = re.compile(r"\b(from|to)=|\b(from|to) must\b")
 _LIBRARY_NAMES = re.compile(r"\b(start|end)=|\b(start|end) must\b")

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
 
 from ctxtrio._errors import NotFoundError
 from ctxtrio.docs.chunks import ChunkBatcher
-from ctxtrio.docs.model import DocumentInfo
 from ctxtrio.docs.repository import ORPHAN_AGE_S, Repository
-from ctxtrio.store.journal import AppendResult
-from ctxtrio.store.reading import ReadResult
 
 from .conftest import opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ctxtrio.docs.model import DocumentInfo
+    from ctxtrio.store.journal import AppendResult
+    from ctxtrio.store.reading import ReadResult
 
 OLD = "# Version\n\n" + "\n\n".join(f"Paragraph {n} mentions aardvark{n % 7} and old material." for n in range(300))
 NEW = "# Version\n\n" + "\n\n".join(f"Paragraph {n} mentions zebra{n % 5} and new material." for n in range(200))

@@ -9,10 +9,9 @@ writer stuck in a batch's fsync leaves the next operations exactly there.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
@@ -26,6 +25,10 @@ from ctxtrio.store.handle import StoreHandle, StoreOp, open_store_channel
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.writer import run_store_writer
 from ctxtrio.text.tokens import TokenModel
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
 
 TEXT = "# Log\n\n" + "\n\n".join(f"Step {n} wrote block {n * 7} to disk." for n in range(400))
 

@@ -6,9 +6,8 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -16,6 +15,10 @@ from ctxtrio._errors import StoreError
 from ctxtrio.docs.repository import ORPHAN_AGE_S
 
 from .conftest import opened
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 TEXT = "# Notes\n\n" + "\n\n".join(f"Paragraph {n} is about the numbat {n}." for n in range(200))
 

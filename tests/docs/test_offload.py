@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import marshal
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -19,6 +19,9 @@ from ctxtrio.text.terms import index_text
 from ctxtrio.text.tokens import TokenModel
 
 from .conftest import fixture_text, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MODEL = TokenModel.cold()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 from functools import partial
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
@@ -16,6 +16,9 @@ from ctxtrio.docs.service import DocumentService
 from ctxtrio.text.chunking import chunk_document
 
 from .conftest import fixture_text, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _long_text(number: int) -> str:

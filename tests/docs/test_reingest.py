@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .conftest import fixture_text, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 async def test_unchanged_file_is_skipped(tmp_path: Path, root: Path) -> None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import codecs
 import os
 import socket
-from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ctxtrio._errors import IngestError
 from ctxtrio.docs.sandbox import check_text, decode_text, read_source
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 LIMIT = 10_000
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
-
-import pytest
+from typing import TYPE_CHECKING, Any
 
 from ctxtrio.docs import chunks, repository
 from ctxtrio.docs.service import DocumentService
 from ctxtrio.store.index import _TOKENIZER, SCHEMA_VERSION
 
 from .conftest import opened
+
+if TYPE_CHECKING:
+    import pytest
 
 
 async def test_search_does_not_load_whole_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
@@ -15,6 +14,9 @@ from ctxtrio.docs.packing import contiguous_text
 from ctxtrio.text.chunking import chunk_document
 
 from .conftest import fixture_text, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 async def test_file_ingest_matches_the_chunker(tmp_path: Path, root: Path) -> None:

@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 import trio
 import trio.testing
 
-from ctxtrio._context import Context
 from ctxtrio._errors import InputError
 from ctxtrio.docs.service import DocumentService
 from ctxtrio.llm.client import LLMSettings, open_llm_client
@@ -22,6 +20,12 @@ from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.text.tokens import TokenModel
 
 from .conftest import opened
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from ctxtrio._context import Context
 
 SECTIONS = "\n\n".join(
     f"## Part {n}\n\n" + " ".join(f"Step {n}.{k} configures node-{k} with limit {k * 7}." for k in range(40))

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Literal, assert_type
+from typing import TYPE_CHECKING, Literal, assert_type
 
 import httpx
 import trio
 
 import ctxtrio.llm as llm
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_all_is_sorted_and_complete() -> None:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
 from functools import partial
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 import pytest
@@ -28,6 +26,10 @@ from testkit.fake_openai import (
     open_fake_openai,
     true_tokens,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
 
 # Texts the calibration never sees.
 UNSEEN = {

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from functools import partial
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -23,6 +23,9 @@ from testkit.fake_openai import (
     open_fake_openai,
     true_tokens,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 HELLO = [ChatMessage("user", "hello")]
 TEXT = "Tokenize me: {x} 한국어 中文 テキスト."

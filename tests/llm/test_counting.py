@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import trio
+from typing import TYPE_CHECKING
 
 from ctxtrio.llm.client import LLMSettings, open_llm_client
 from ctxtrio.llm.counting import TokenCounter
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
 from testkit.fake_openai import FakeServer, open_fake_openai, true_tokens
+
+if TYPE_CHECKING:
+    import trio
 
 CSV = "".join(f"{n * 37 % 1000}.{n % 10},-{n * 91 % 1000}.5,{n * 13}\n" for n in range(200))
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
@@ -18,6 +18,9 @@ from ctxtrio.text.tokens import TokenModel, TokenModelRef
 
 from .fake_stream import FakeModel, open_fake_model
 from .test_summarizer import DictCache, document
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 MODEL = TokenModel.flat()  # the slice counts below were worked out with the single-ratio model
 TEXT = document(300)  # about 3,900 tokens: in a 4,096-token window, four slices and a merge

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -16,6 +16,9 @@ from ctxtrio.llm.breaker import BreakerState
 from ctxtrio.llm.client import ChatMessage, LLMSettings, open_llm_client
 
 from .fake_stream import FakeModel, open_fake_model
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 ASK = [ChatMessage("user", "Summarize the text below.\n\nPort 8003 stays open for 9 days.")]
 

@@ -6,7 +6,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Coroutine
-from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -18,6 +18,9 @@ from ctxtrio.llm.client import LLMClient, LLMSettings, open_llm_client
 from ctxtrio.llm.summarizer import Summarizer, cache_key
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
 from testkit.fake_openai import FakeServer, open_fake_openai
+
+if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
 
 MODEL = TokenModel.cold()
 Handler = (

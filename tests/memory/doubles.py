@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from ctxtrio._context import Context
-from ctxtrio.llm._plan import Extract
 from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache
+
+if TYPE_CHECKING:
+    from ctxtrio._context import Context
+    from ctxtrio.llm._plan import Extract
 
 
 class RecordingSummarizer(Summarizer):

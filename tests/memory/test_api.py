@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import assert_type
+from typing import TYPE_CHECKING, assert_type
 
 import ctxtrio
 import ctxtrio.memory as memory
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_all_is_sorted_and_complete() -> None:

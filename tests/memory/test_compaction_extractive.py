@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ctxtrio
 from ctxtrio._config import Config
 from ctxtrio.text.tokens import TokenModel
 from tests.text.test_entries import DECISIONS, session
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 async def test_extractive_compaction_keeps_all_eight_decisions(tmp_path: Path) -> None:

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
-from ctxtrio._context import Context
 from ctxtrio._errors import InputError
-from ctxtrio.llm._plan import Extract
 from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ctxtrio._context import Context
+    from ctxtrio.llm._plan import Extract
 
 
 class _Rendezvous(Summarizer):

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import ctxtrio
 from ctxtrio._config import Config
-from ctxtrio._context import Context
 from ctxtrio._errors import InputError, NotFoundError
 from ctxtrio.store.journal import read_journal
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from ctxtrio._context import Context
 
 
 @pytest.fixture

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
 import pytest
 
-from ctxtrio.memory.model import RecallResult
 from ctxtrio.memory.packing import pack_recall, rank, recent_candidates
-from ctxtrio.memory.state import SessionState
-from ctxtrio.store.records import JSON
 from ctxtrio.text.terms import unique_terms
 from ctxtrio.text.tokens import TokenModel
 
 from .test_state import Journal
+
+if TYPE_CHECKING:
+    from ctxtrio.memory.model import RecallResult
+    from ctxtrio.memory.state import SessionState
+    from ctxtrio.store.records import JSON
 
 MODEL = TokenModel.flat()
 

@@ -3,19 +3,23 @@ from summary files instead of replaying every session (issue 11 rows H4 and H5, 
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
 
 import ctxtrio
-from ctxtrio._context import Context
 from ctxtrio._errors import NotFoundError
 from ctxtrio.memory.service import SessionService
 from ctxtrio.memory.summary import read_summary, summary_path
 from ctxtrio.store.records import NewRecord
 
 from .test_service import config, ctx  # noqa: F401  (ctx is a fixture)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ctxtrio._context import Context
 
 
 async def fill(ctx: Context, sessions: int, entries: int) -> list[str]:

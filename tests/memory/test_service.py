@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
 
 import ctxtrio
 from ctxtrio._config import Config
-from ctxtrio._context import Context
 from ctxtrio._errors import InputError, InvalidIdError, NotFoundError
-from ctxtrio.memory import Entry, RecallResult, SessionStatus
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 from ctxtrio.text.tokens import TokenModel
 
 from .doubles import RecordingSummarizer
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from ctxtrio._context import Context
+    from ctxtrio.memory import Entry, RecallResult, SessionStatus
 
 
 def config(tmp_path: Path) -> Config:

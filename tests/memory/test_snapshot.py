@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import ctxtrio
-from ctxtrio._context import Context
 from ctxtrio.memory import Entry, RecallResult, SessionStatus, repository
 from ctxtrio.memory import snapshot as snapshots
 from ctxtrio.memory.snapshot import snapshot_path
 from ctxtrio.text.tokens import TokenModel
 
 from .test_service import config
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ctxtrio._context import Context
 
 
 @pytest.fixture(autouse=True)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import errno
 import os
-from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 from ctxtrio._errors import StoreError
 from ctxtrio.store.journal import AppendResult, JournalAppender, JournalChangedError, read_journal
 from ctxtrio.store.records import NewRecord
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
 
 
 def _notes(*texts: str) -> list[NewRecord]:

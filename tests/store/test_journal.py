@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ctxtrio._errors import StoreError
 from ctxtrio.store.journal import JournalAppender, JournalChangedError, read_journal
 from ctxtrio.store.records import NewRecord
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _append(path: Path, *texts: str) -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import AsyncIterator
 from functools import partial
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
@@ -19,6 +18,10 @@ from ctxtrio.store.journal import read_journal
 from ctxtrio.store.layout import DataDir, prepare_data_dir
 from ctxtrio.store.records import NewRecord
 from ctxtrio.store.writer import StoreHandle, run_store_writer
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
 
 
 @pytest.fixture

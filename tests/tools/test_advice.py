@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp import Client
 from mcp.types import TextContent
@@ -11,6 +11,9 @@ from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError, NotFoundError
 from ctxtrio.tools.advice import advised
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_hints_become_tool_advice() -> None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
 from mcp.types import TextContent
 
 from ..cli.runner import server
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def listed_chars(tools: list[dict[str, object]]) -> int:

@@ -6,9 +6,9 @@ import json
 import os
 import random
 import time
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
@@ -19,6 +19,9 @@ from ctxtrio._config import Config
 from ctxtrio.text.chunking import chunk_document
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.documents import DOC_TOOLS
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
 

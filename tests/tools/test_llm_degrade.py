@@ -9,9 +9,8 @@ endpoint; it is well below the LLM deadline wherever "fast" is what is pinned do
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
@@ -20,8 +19,13 @@ from mcp.types import CallToolResult, TextContent
 
 from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
-from ctxtrio._context import Context
 from testkit.fake_openai import FakeServer, closed_port_url, open_fake_openai
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from ctxtrio._context import Context
 
 WORDS = "cache cursor deadline journal ledger offset outline page query recall session slice token window".split()
 #: Why a result degraded: the endpoint failed, its breaker is open, or the deadline passed.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jsonschema
 import pytest
@@ -16,6 +16,9 @@ from ctxtrio.docs.model import SearchHit, SearchResult
 from ctxtrio.memory.model import CompactResult
 from ctxtrio.tools.output import Output
 from ctxtrio.tools.table import TOOLS
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)

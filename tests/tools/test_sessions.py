@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
@@ -14,11 +13,16 @@ from mcp.types import CallToolResult, TextContent
 
 from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
-from ctxtrio._context import Context
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 from ctxtrio.tools.sessions import SESSION_TOOLS
 from tests.memory.doubles import RecordingSummarizer
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from ctxtrio._context import Context
 
 
 @asynccontextmanager

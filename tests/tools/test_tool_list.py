@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp import Client
 
@@ -12,6 +12,9 @@ from ctxtrio._app import build_server
 from ctxtrio.tools.documents import DOC_TOOLS
 from ctxtrio.tools.sessions import SESSION_TOOLS
 from ctxtrio.tools.table import tool_named
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: The original's tools/list was 10,430 characters; what a host shows the model of ours
 #: (name, title, description, input schema, annotations) must stay under this.

@@ -6,12 +6,15 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 ROOT = Path(__file__).resolve().parents[2]
 _READY = re.compile(rb"ready: MCP over HTTP at (http://[^\s,]+)/mcp")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import signal
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import httpx2
@@ -13,6 +13,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
 from .serving import http_server, spawn
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TOKEN = "s3cret-token-of-enough-length"
 

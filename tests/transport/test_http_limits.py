@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import trio
 from mcp import Client
 
 from .serving import _READY, ROOT, http_server, read_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TEXT = "\n\n".join(f"Paragraph {n} is about the bilby {n}." for n in range(12_000))  # ~400 KB: a large body
 

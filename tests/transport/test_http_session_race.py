@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import trio
 
 from .serving import http_server
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 _INIT = {

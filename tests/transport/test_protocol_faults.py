@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
@@ -13,6 +13,9 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.types import TextContent
 
 from .serving import ROOT, spawn
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _INIT = {
     "jsonrpc": "2.0",

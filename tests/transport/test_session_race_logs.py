@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import anyio
-import pytest
 from hypercorn.protocol.http_stream import ASGIHTTPState
 from hypercorn.utils import UnexpectedMessageError
 
 from ctxtrio.transport.session_race import HYPERCORN_LOGGER, SDK_LOGGER, session_race_logs_quiet
+
+if TYPE_CHECKING:
+    import pytest
 
 
 async def _closed_stream_error() -> anyio.ClosedResourceError:

@@ -7,8 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
@@ -17,6 +17,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ctxtrio.transport.messages import peek
 from ctxtrio.transport.warm_start import EarlyResponder, Handoff, load_answers, request_key
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 ROOT = Path(__file__).resolve().parents[2]
 
