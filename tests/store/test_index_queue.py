@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from functools import partial
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pytest
 import trio
 import trio.testing
 
@@ -16,6 +14,12 @@ from ctxtrio.store.index import Appended, SearchIndex
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import NewRecord
 from ctxtrio.store.writer import StoreHandle, run_store_writer
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    import pytest
 
 
 def _chunk(index: int, text: str) -> NewRecord:
