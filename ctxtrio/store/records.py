@@ -19,6 +19,7 @@ SCHEMA_VERSION = 1
 _ENVELOPE = ("v", "seq", "ts", "kind", "id")
 # One encoder for every line: json.dumps() with options builds a new encoder per call.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_string = json.encoder.encode_basestring  # what _ENCODER writes a str as (ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,10 @@ def encode_record(record: NewRecord, *, seq: int, ts: float) -> tuple[Record, by
         "id": record.id if record.id is not None else f"{record.id_prefix}{seq}",
     }
     if record.encoded:
-        line = b"".join((_ENCODER.encode(data)[:-1].encode(), b",", record.encoded, b"}\n"))
+        # The envelope as _ENCODER writes it (floats by repr, strings by the same C
+        # escaper), formatted directly: JSONEncoder.encode costs ~5 us for five keys.
+        head = f'{{"v":{SCHEMA_VERSION},"seq":{seq},"ts":{data["ts"]!r},"kind":{_string(record.kind)},"id":{_string(str(data["id"]))},'
+        line = b"".join((head.encode(), record.encoded, b"}\n"))
         data.update(record.body)
         return data, line
     for key, value in record.body.items():
