@@ -126,7 +126,10 @@ def _script(char: str) -> str:
 
 
 def _weight(text: str, rates: Mapping[str, float] = TRUE_RATES) -> float:
-    return sum(rates[_script(char)] for char in text)
+    """At least 1 for any non-empty text: no tokenizer drops a character (SentencePiece's
+    ``--byte_fallback`` turns an unknown one into UTF-8 byte tokens, and byte-level BPE
+    starts from bytes), and Gemma 3 counts "a" as 1 (``/extras/tokenize`` answers 2 with BOS)."""
+    return max(1.0, sum(rates[_script(char)] for char in text)) if text else 0.0
 
 
 def true_tokens(text: str, rates: Mapping[str, float] = TRUE_RATES) -> int:

@@ -12,15 +12,18 @@ the first ``tools/list``. Then, in the background and for as long as it runs:
 3. publish ``TokenModel(rates, source=...)`` into ``ref.current``;
 4. sleep ``recheck_s`` and go back to 1.
 
-Measuring (see :mod:`._fit`): every text of :data:`._samples.SAMPLES` (20 texts, many
-per class, mixed real-world ones among them), one request at a time. With a tokenize
-endpoint the counts are exact; otherwise each sample is the only message of a chat
-with ``max_tokens: 1`` and the count is ``usage.prompt_tokens``, after one warm-up
-request so the server's prefix cache treats every measured prompt alike. The fit is
-over-determined and non-negative, with the fixed overhead (template, BOS) as one more
-unknown; the published rates are lifted until no sample is under-counted, plus
-``margin``. Every calibration request has its own deadline, ``timeout_s`` (not the
-summaries' ``--llm-deadline``: a cold model may take long to load).
+Measuring (see :mod:`._fit`): every text of :data:`._samples.SAMPLES` (30 long texts,
+many per class, mixed real-world ones among them), one request at a time. With a
+tokenize endpoint the counts are exact; otherwise each sample is the only message of a
+chat with ``max_tokens: 1`` and the count is ``usage.prompt_tokens``, after one warm-up
+request so the server's prefix cache treats every measured prompt alike. The fixed
+overhead (chat template, BOS) is measured directly: the smaller count of two
+one-character prompts (:data:`._samples.OVERHEAD_PROBES`), minus one (at least 0). The fit is
+over-determined, non-negative and asymmetric (under-counts weigh more); the published
+rates are lifted until no sample is under-counted (a few percent), plus ``margin``
+(0 by default). The fit runs in a worker thread. Every calibration request has its own
+deadline, ``timeout_s`` (not the summaries' ``--llm-deadline``: a cold model may take
+long to load).
 
 An unreachable endpoint, a timeout, zero or missing usage, or implausible rates are
 :class:`~ctxtrio._errors.LLMError`: logged to stderr, the previous model is kept, and
@@ -36,6 +39,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 
 import trio
@@ -44,7 +48,7 @@ from .._errors import LLMError, LLMResponseError, LLMUnavailableError
 from ..text.tokens import ScriptClass, TokenModel, TokenModelRef, class_counts
 from ._fit import Measurement, fit_rates, publishable_rates
 from ._json import as_object
-from ._samples import SAMPLES, WARM_UP
+from ._samples import OVERHEAD_PROBES, SAMPLES, WARM_UP
 from .client import ChatMessage, LLMClient
 
 if TYPE_CHECKING:
@@ -58,7 +62,7 @@ __all__ = ["Calibration", "Method", "measure_rates", "run_calibrator"]
 logger = logging.getLogger(__name__)
 
 Method = Literal["tokenize", "usage slope"]
-_CACHE_VERSION = 2  # 2: twelve features, published rates
+_CACHE_VERSION = 3  # 2: twelve features, published rates; 3: thirteen (indent), asymmetric fit
 
 
 async def run_calibrator(
@@ -66,7 +70,7 @@ async def run_calibrator(
     ref: TokenModelRef,
     *,
     cache_path: Path,
-    margin: float = 0.03,
+    margin: float = 0.0,
     on_context_length: Callable[[int], None] | None = None,
     counter: TokenCounter | None = None,
     timeout_s: float = 30.0,
@@ -176,11 +180,13 @@ async def measure_rates(
     else:
         method, measure = "usage slope", _usage_counter(client, timeout_s)
         await measure(WARM_UP)
+    # A lower overhead only raises the estimates: a probe counted 0 (no BOS) gives 0.
+    overhead = max(0, min([await measure(text) for text in OVERHEAD_PROBES]) - 1)
     measured: list[Measurement] = []
     for index, text in enumerate(samples):
         tokens = probe if probe is not None and index == 0 else await measure(text)
         measured.append(Measurement(class_counts(text), tokens))
-    rates, overhead = fit_rates(measured)
+    rates, _ = await trio.to_thread.run_sync(partial(fit_rates, measured, overhead=overhead))
     return Calibration(method, rates, overhead, tuple(measured))
 
 

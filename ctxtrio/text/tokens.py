@@ -45,7 +45,7 @@ __all__ = ["CHARACTER_CLASSES", "COLD_RATES", "ScriptClass", "TokenModel", "Toke
 
 
 class ScriptClass(enum.StrEnum):
-    """What a token estimate counts: nine character classes, then three kinds of boundary.
+    """What a token estimate counts: nine character classes, then four kinds of boundary.
 
     The character classes partition every text; the boundaries are counted on top.
     """
@@ -76,13 +76,18 @@ class ScriptClass(enum.StrEnum):
     WORD_BREAK = "word_break"
     """Boundary inside an ASCII word: letter→digit, digit→letter, lower→upper case
     (``a1b2``, ``getUser``: where random ids and base64 split into many tokens)."""
+    INDENT = "indent"
+    """Boundary: a line break followed by other whitespace (the indentation of code,
+    pretty-printed JSON and YAML: the break and the indentation are two tokens where a
+    single space between words is none)."""
 
 
 #: The classes that partition a text: their counts sum to ``len(text)``.
 CHARACTER_CLASSES: Final = tuple(ScriptClass)[:9]
 
 # One ASCII table: the code of every byte (only 0..127 occur).
-_A_DIGIT, _A_SPACE, _A_LOWER, _A_UPPER, _A_PUNCT, _A_CONTROL = 1, 2, 3, 4, 5, 6
+# A line feed has a code of its own (it is whitespace all the same); codes fit in 3 bits.
+_A_DIGIT, _A_SPACE, _A_LOWER, _A_UPPER, _A_PUNCT, _A_CONTROL, _A_NEWLINE = 1, 2, 3, 4, 5, 6, 7
 
 
 def _ascii_code(b: int) -> int:
@@ -91,7 +96,9 @@ def _ascii_code(b: int) -> int:
         return 0
     if char.isdigit():
         return _A_DIGIT
-    if char in " \t\n\r\x0b\x0c":
+    if char == "\n":
+        return _A_NEWLINE
+    if char in " \t\r\x0b\x0c":
         return _A_SPACE
     if char.islower():
         return _A_LOWER
@@ -104,12 +111,15 @@ _ASCII_TABLE: Final = bytes(_ascii_code(b) for b in range(256))
 
 
 def _pair_code(previous: int, current: int) -> int:
-    """The boundary between two ASCII codes: 1 a punctuation run starts, 2 a whitespace run, 3 a word break."""
-    letters = (_A_LOWER, _A_UPPER)
+    """The boundary between two ASCII codes: 1 a punctuation run starts, 2 a whitespace
+    run, 3 a word break, 4 an indentation (whitespace after a line feed)."""
+    letters, spaces = (_A_LOWER, _A_UPPER), (_A_SPACE, _A_NEWLINE)
     if current == _A_PUNCT != previous:
         return 1
-    if current == _A_SPACE != previous:
+    if current in spaces and previous not in spaces:
         return 2
+    if (previous, current) == (_A_NEWLINE, _A_SPACE):
+        return 4
     if (previous in letters and current == _A_DIGIT) or (previous == _A_DIGIT and current in letters):
         return 3
     return 3 if (previous, current) == (_A_LOWER, _A_UPPER) else 0
@@ -118,7 +128,7 @@ def _pair_code(previous: int, current: int) -> int:
 # Indexed by ``8 * previous code + current code`` (codes are below 8; the code before
 # the first character is 0, so a leading run counts as starting).
 _PAIR_TABLE: Final = bytes(_pair_code(pair >> 3, pair & 7) for pair in range(256))
-_PUNCT_START, _SPACE_START, _WORD_BREAK = 1, 2, 3
+_PUNCT_START, _SPACE_START, _WORD_BREAK, _INDENT = 1, 2, 3, 4
 # Latin-1 letters À..ÿ except × and ÷.
 _LATIN1_LETTER: Final = bytes(1 if b >= 0xC0 and b not in (0xD7, 0xF7) else 0 for b in range(256))
 
@@ -184,7 +194,7 @@ def _build_tables() -> tuple[bytes, bytes, bytes, bytes]:
 _PURE_TABLE, _TAG_TABLE, _LOW_TABLE, _BIT_CLASS_TABLE = _build_tables()
 
 
-_Counts = tuple[int, int, int, int, int, int, int, int, int, int, int, int]
+_Counts = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int]
 
 
 def _counts(text: str) -> _Counts:
@@ -193,7 +203,8 @@ def _counts(text: str) -> _Counts:
     marked = ascii_bytes.translate(_ASCII_TABLE)
     # Letters, the most frequent class, are what is left: ``bytes.count`` is slowest on
     # frequent bytes (a mispredicted branch per hit).
-    digit, space, punct = marked.count(_A_DIGIT), marked.count(_A_SPACE), marked.count(_A_PUNCT)
+    digit, punct = marked.count(_A_DIGIT), marked.count(_A_PUNCT)
+    space = marked.count(_A_SPACE) + marked.count(_A_NEWLINE)
     control = marked.count(_A_CONTROL)
     letter = len(ascii_bytes) - digit - space - punct - control
     # One pass for every boundary: as a big-endian integer, ``codes >> 5`` moves each
@@ -203,14 +214,14 @@ def _counts(text: str) -> _Counts:
     codes = int.from_bytes(marked)
     pairs = (codes | (codes >> 5)).to_bytes(len(marked)).translate(_PAIR_TABLE)
     punct_runs, space_runs = pairs.count(_PUNCT_START), pairs.count(_SPACE_START)
-    breaks = pairs.count(_WORD_BREAK)
+    breaks, indents = pairs.count(_WORD_BREAK), pairs.count(_INDENT)
     if len(ascii_bytes) == len(text):
-        return digit, space, letter, punct, 0, 0, 0, 0, control, punct_runs, space_runs, breaks
+        return digit, space, letter, punct, 0, 0, 0, 0, control, punct_runs, space_runs, breaks, indents
     latin1 = text.encode("latin-1", "ignore").translate(_LATIN1_LETTER).count(1)
     han, hangul, kana, other = _cjk_counts(text.encode("utf-16-be", "surrogatepass"))
     other += latin1
     symbol = len(text) - len(ascii_bytes) - han - hangul - kana - other + control
-    return digit, space, letter, punct, han, hangul, kana, other, symbol, punct_runs, space_runs, breaks
+    return digit, space, letter, punct, han, hangul, kana, other, symbol, punct_runs, space_runs, breaks, indents
 
 
 def _cjk_counts(units: bytes) -> tuple[int, int, int, int]:
@@ -260,6 +271,9 @@ COLD_PROSE_RATIO: Final = 0.27
 #:   0.3-0.5, byte-fallback scripts (Devanagari, Thai in small vocabularies) more.
 #: * SYMBOL 1.5 (Gemma: ~1.0, one token per emoji code point): byte-level vocabularies
 #:   (Llama 3, Qwen) split many emoji and flags into 2-4 byte tokens.
+#: * INDENT 0.0: the cold rates above were fitted without it and already lean high on
+#:   indented text (their whitespace and run rates carry it); calibration measures it
+#:   (a usage-slope fit cannot tell JSON's ``"\n  "`` from prose's spaces without it).
 COLD_RATES: Final[Mapping[ScriptClass, float]] = MappingProxyType(
     {
         ScriptClass.DIGIT: 1.0,
@@ -274,6 +288,7 @@ COLD_RATES: Final[Mapping[ScriptClass, float]] = MappingProxyType(
         ScriptClass.PUNCT_RUN: 1.57,
         ScriptClass.SPACE_RUN: 0.01,
         ScriptClass.WORD_BREAK: 0.92,
+        ScriptClass.INDENT: 0.0,
     }
 )
 _ASCII_SCALED: Final = frozenset(
@@ -284,6 +299,7 @@ _ASCII_SCALED: Final = frozenset(
         ScriptClass.PUNCT_RUN,
         ScriptClass.SPACE_RUN,
         ScriptClass.WORD_BREAK,
+        ScriptClass.INDENT,
     }
 )
 
@@ -353,7 +369,7 @@ class TokenModel:
         """
         rates = dict.fromkeys(CHARACTER_CLASSES, ratio)
         rates.update({ScriptClass.HAN: dense, ScriptClass.HANGUL: dense, ScriptClass.KANA: dense})
-        rates.update(dict.fromkeys((ScriptClass.PUNCT_RUN, ScriptClass.SPACE_RUN, ScriptClass.WORD_BREAK), 0.0))
+        rates.update(dict.fromkeys(_CLASS_ORDER[len(CHARACTER_CLASSES) :], 0.0))
         return cls(rates, f"flat: {ratio:g} tokens/char, {dense:g} for CJK/Hangul/Kana")
 
     @classmethod

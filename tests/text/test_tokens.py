@@ -11,7 +11,7 @@ import pytest
 from ctxtrio.text.tokens import CHARACTER_CLASSES, COLD_RATES, ScriptClass, TokenModel, TokenModelRef, class_counts
 
 D, S, L, P, H, G, K, O, Y = CHARACTER_CLASSES  # noqa: E741 - O is "other letters", like the classes beside it
-PR, SR, WB = ScriptClass.PUNCT_RUN, ScriptClass.SPACE_RUN, ScriptClass.WORD_BREAK
+PR, SR, WB, IN = ScriptClass.PUNCT_RUN, ScriptClass.SPACE_RUN, ScriptClass.WORD_BREAK, ScriptClass.INDENT
 
 
 def nonzero(text: str) -> dict[ScriptClass, int]:
@@ -41,6 +41,15 @@ def test_boundaries() -> None:
     assert (counts[PR], counts[SR], counts[WB]) == (2, 3, 1 + 3)  # tU, a1 1B B2
     assert class_counts("==>")[PR] == 1
     assert class_counts("abc")[WB] == 0 and class_counts("a,1")[WB] == 0
+
+
+def test_indentation_is_a_boundary_of_its_own() -> None:
+    """A line feed followed by other whitespace counts one indent; line feeds stay whitespace."""
+    counts = class_counts('{\n  "a": 1,\n\t"b": [\n\n    2]\n}\n \n')
+    assert counts[IN] == 4  # "\n  ", "\n\t", the second "\n" of "\n\n    ", "\n " at the end
+    assert counts[S] == 17 and counts[SR] == 7  # runs: "\n  ", " ", "\n\t", " ", "\n\n    ", "\n", "\n \n"
+    assert class_counts("one\ntwo\n\nthree")[IN] == 0
+    assert class_counts("\r\n  x")[IN] == 1 and class_counts(" \n")[IN] == 0
 
 
 def test_cjk_classes_are_separate() -> None:
