@@ -12,15 +12,22 @@ entry 0, the latest 1). Packing, in priority order:
 3. the text is laid out pins first, then matches, each group oldest first (the most
    recent material last, where models attend most), and ends with one line saying what
    did not fit. Entry lines and that line together stay within the budget by the token
-   estimate: while they do not, the lowest-ranked match (then the latest pin) leaves.
+   estimate: while they do not, the lowest-ranked match (then the latest pin) leaves;
+4. when no match fits whole but one was there (every match larger than what is left),
+   the best one is shown cut to the room left, around its best-matching line, with
+   ``[…]`` where text was left out (:func:`ctxtrio.text.cutting.cut_around`, as
+   ``doc_search`` cuts a chunk). Recent mode never cuts: its window stays whole entries.
 """
 
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
-from .model import RecallResult
+from ..text.cutting import cut_around
+from .entries import entry_line
+from .model import Entry, RecallResult
 from .state import Item, SessionState
 
 if TYPE_CHECKING:
@@ -36,6 +43,8 @@ RECENCY_WEIGHT: Final = 0.25
 #: after this many matches in a row did not fit (long result lists stay cheap).
 _MIN_LINE_TOKENS: Final = 4
 _MAX_MISSES: Final = 16
+#: A cut entry is shown only when at least this much of its text fits.
+_MIN_CUT_TOKENS: Final = 8
 #: How many unshown pins the text names; the structured result names them all.
 _NAMED_PINS: Final = 10
 
@@ -84,10 +93,12 @@ def pack_recall(
     tags: AbstractSet[str] = frozenset(),
     mode: Literal["query", "recent"],
     model: TokenModel,
+    query_terms: Sequence[str] = (),
 ) -> RecallResult:
     """Pack pins and ``candidates`` (best first) into ``budget_tokens``; see the module doc.
 
     Candidates that are pinned or carry none of ``tags`` (when given) are skipped.
+    ``query_terms`` (the terms of the query) place the cut of an entry too large to fit.
     """
     used = 0
     pins: list[Item] = []
@@ -100,6 +111,7 @@ def pack_recall(
             pins_missing.append(pin)
     seen = {pin.text for pin in pins}
     chosen: list[Item] = []
+    too_large: Item | None = None  # the best match that did not fit whole
     repeats = misses = 0
     by_limit = False
     for item in candidates:
@@ -118,7 +130,9 @@ def pack_recall(
             used += item.tokens
             seen.add(item.text)
             misses = 0
-        elif mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
+            continue
+        too_large = too_large or item
+        if mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
             break
     if mode == "recent":
         matched = max(matched, len(chosen) + repeats)
@@ -137,10 +151,20 @@ def pack_recall(
             pins_missing.insert(0, dropped)
             pins_missing.sort(key=_ordinal)
     chosen.sort(key=_ordinal)
-    text = "".join([item.line() for item in pins] + [item.line() for item in chosen]) + trailer
+    lines = [item.line() for item in pins] + [item.line() for item in chosen]
+    entries = [item.snapshot() for item in [*pins, *chosen]]
+    if mode == "query" and not chosen and too_large is not None and not by_limit:
+        cut = _cut_entry(too_large, query_terms, budget_tokens - used, model, not_fit, matched, pins_missing, mode)
+        if cut is not None:
+            line, snapshot, trailer, trailer_tokens = cut
+            lines.append(line)
+            entries.append(snapshot)
+            used += snapshot.tokens
+            not_fit -= 1
+    text = "".join(lines) + trailer
     return RecallResult(
         session_id=state.session_id,
-        entries=tuple(item.snapshot() for item in [*pins, *chosen]),
+        entries=tuple(entries),
         pinned_shown=len(pins),
         matched=matched,
         not_fit=not_fit,
@@ -154,6 +178,31 @@ def pack_recall(
 
 def _ordinal(item: Item) -> int:
     return item.ordinal
+
+
+def _cut_entry(
+    item: Item, query_terms: Sequence[str], room: int, model: TokenModel, not_fit: int, matched: int,
+    pins_missing: Sequence[Item], mode: str,
+) -> tuple[str, Entry, str, int] | None:
+    """``item`` cut to fit ``room`` with the closing line: (line, entry as shown, trailer, its tokens).
+
+    None when less than :data:`_MIN_CUT_TOKENS` of its text would fit. The entry as
+    shown carries the cut text and its estimate.
+    """
+    trailer = _trailer(not_fit - 1, matched, pins_missing, mode, False)
+    head = model.estimate(entry_line(item.id, item.role, item.pinned, item.tags, "")) + 1
+    trailer_tokens = model.estimate(trailer)
+    room_for_text = room - head - trailer_tokens
+    for _ in range(3):  # estimates are not exactly additive: shrink by the overshoot
+        if room_for_text < _MIN_CUT_TOKENS:
+            return None
+        text = cut_around(item.text, query_terms, room_for_text, model)
+        line = entry_line(item.id, item.role, item.pinned, item.tags, text)
+        tokens = model.estimate(line)
+        if tokens + trailer_tokens <= room:
+            return line, replace(item.snapshot(), text=text, tokens=tokens), trailer, trailer_tokens
+        room_for_text -= tokens + trailer_tokens - room
+    return None
 
 
 def _trailer(not_fit: int, matched: int, pins_missing: Sequence[Item], mode: str, by_limit: bool) -> str:

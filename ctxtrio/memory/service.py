@@ -190,7 +190,7 @@ class SessionService:
             if terms:
                 ranked, matched = rank(state, terms, wanted)
                 return pack_recall(state, ranked, matched=matched, budget_tokens=room, limit=limit, tags=wanted,
-                                   mode="query", model=model)
+                                   mode="query", model=model, query_terms=terms)
             if wanted:
                 matched = sum(1 for _ in recent_candidates(state, wanted))
             else:

@@ -28,7 +28,8 @@ def recall(
     if terms:
         ranked, matched = rank(state, terms, tags)
         return pack_recall(
-            state, ranked, matched=matched, budget_tokens=budget, limit=limit, tags=tags, mode="query", model=MODEL
+            state, ranked, matched=matched, budget_tokens=budget, limit=limit, tags=tags, mode="query", model=MODEL,
+            query_terms=terms,
         )
     candidates = list(recent_candidates(state, tags))
     return pack_recall(
@@ -88,6 +89,32 @@ def test_matches_that_do_not_fit_are_counted() -> None:
     assert result.matched == 30
     assert result.not_fit == 30 - len(result.entries)
     assert f"({result.not_fit} more matches not shown: raise budget_tokens)" in result.text
+
+
+def test_an_entry_larger_than_the_budget_is_cut_around_the_match() -> None:
+    """When every match is over budget, the best is shown cut around its matching line, with cut marks."""
+    journal = Journal()
+    filler = "\n".join(f"line {n}: " + "routine status report " * 4 for n in range(40))
+    journal.entry("zebrafish appear once here\n" + filler)
+    best = journal.entry(filler + "\nthe zebrafish tank leaks at valve seven\n" + filler)
+    journal.entry("unrelated " * 200)
+    result = recall(journal.state(), "zebrafish tank valve", 120)
+    assert [e.id for e in result.entries] == [best] and result.matched == 2 and result.not_fit == 1
+    shown = result.entries[0].text
+    assert "zebrafish tank leaks at valve seven" in shown
+    assert shown.startswith("[…] ") and shown.endswith(" […]") and len(shown) < len(filler)
+    assert f"[{best} note] {shown}" in result.text and "(1 more matches not shown" in result.text
+    assert MODEL.estimate(result.text) <= result.used_tokens <= 120
+    assert result.entries[0].tokens == MODEL.estimate(f"[{best} note] {shown}\n")
+
+
+def test_no_cut_below_a_few_tokens_of_room() -> None:
+    """A budget with no room for a useful cut shows no entry, only what did not fit."""
+    journal = Journal()
+    journal.entry("cookie " + "word " * 400)
+    result = recall(journal.state(), "cookie", 10)
+    assert result.entries == () and "1 more matches not shown" in result.text
+    assert recall(journal.state(), "cookie", 14).entries[0].text.startswith("cookie word")
 
 
 def test_recency_breaks_equal_relevance() -> None:
