@@ -113,7 +113,10 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
                             counter=live.counter,
                         )
                     )
-                summarizer = Summarizer(llm, live.tokens, context_tokens=lambda: live.context_length)
+                summarizer = Summarizer(
+                    llm, live.tokens, context_tokens=lambda: live.context_length,
+                    count_tokens=lambda text: live.counter.count(text),
+                )
                 if llm is not None:
                     await background.start(summarizer.run_worker)
                 sessions = SessionService(store, live, summarizer)

@@ -7,13 +7,13 @@ high, as every estimate here should).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
 from .chunks import StoredChunk
-from .model import SearchHit, WindowChunk
-from .render import chunk_header, hit_header
+from .model import Outline, SearchHit, WindowChunk
+from .render import chunk_header, hit_header, render_outline
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from ..text.tokens import TokenModel
 
 # CUT_MARK, cut_around and cut_to_fit live in text/cutting.py (sessions cut entries too); re-exported here.
-__all__ = ["CUT_MARK", "Candidate", "contiguous_text", "cut_around", "cut_to_fit", "fresh_text", "pack_hits", "pack_window"]
+__all__ = [
+    "CUT_MARK", "Candidate", "contiguous_text", "cut_around", "cut_to_fit", "fresh_text", "pack_hits", "pack_outline",
+    "pack_window",
+]  # fmt: skip
 
 #: Tokens a chunk gets at least when it is cut to fit a budget smaller than its header.
 _MIN_TEXT_TOKENS = 8
@@ -120,3 +123,21 @@ _CUT_NOTE_TOKENS: Final = 8
 def _hit(candidate: Candidate, text: str, tokens: int, *, cut: bool) -> SearchHit:
     chunk = candidate.chunk
     return SearchHit(candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, text, tokens, cut)
+
+
+def pack_outline(outline: Outline, budget_tokens: int, model: TokenModel) -> Outline:
+    """``outline`` with as many of its first entries as fit ``budget_tokens`` rendered (at least one).
+
+    The rendering of a shortened outline ends with "... N more chunks: call again with
+    from=...", so nothing is dropped silently. Binary search on the entry count.
+    """
+    if len(outline.entries) <= 1 or model.estimate(render_outline(outline)) <= budget_tokens:
+        return outline
+    low, high = 1, len(outline.entries)  # low entries always kept; high entries do not fit
+    while high - low > 1:
+        middle = (low + high) // 2
+        if model.estimate(render_outline(replace(outline, entries=outline.entries[:middle]))) <= budget_tokens:
+            low = middle
+        else:
+            high = middle
+    return replace(outline, entries=outline.entries[:low])

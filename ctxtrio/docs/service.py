@@ -27,9 +27,9 @@ from .arguments import check_start_end, clean_title, first_line, read_file
 from .ingest import CharBudget, Progress, Source, content_hash, write_generation
 from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
 from .offload import OFFLOAD_MIN_CHARS
-from .packing import contiguous_text, pack_hits, pack_window
+from .packing import contiguous_text, pack_hits, pack_outline, pack_window
 from .pool import POOL_MIN_CHARS, ChunkPool
-from .render import render_search, render_window
+from .render import render_outline, render_search, render_window
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
 from .search import find_candidates
@@ -290,7 +290,8 @@ class DocumentService:
 
         Summaries come from the summarizer's ``one_liner`` (cached in the document when
         an LLM wrote them); after ``stop_at`` the rest are extractive and the note says
-        to call again.
+        to call again. The answer fits the default budget (in the model's own tokens when
+        the server can count): entries past it are left for the next call (``remaining``).
         """
         validate_id(doc_id, "doc_id")
         check_range("start", start, CHUNK_INDEX)
@@ -302,7 +303,7 @@ class DocumentService:
         selected = doc.chunks[start : start + max_chunks]
         if not summarize:
             entries = tuple(OutlineEntry(chunk.index, chunk.trail, chunk.tokens) for chunk in selected)
-            return Outline(entry.info, entries, start)
+            return await self._fit_outline(Outline(entry.info, entries, start))
         await self._repo.top_up(doc)
         cache = GenerationCache(self._repo, doc)
         notes: dict[str, str] = {}  # the first note of each kind, keyed without its numbers
@@ -313,7 +314,15 @@ class DocumentService:
                 notes.setdefault(_NOTE_NUMBERS.sub("#", summary.note), summary.note)
             summarized.append(OutlineEntry(chunk.index, chunk.trail, chunk.tokens, summary.text))
             await trio.lowlevel.checkpoint()
-        return Outline(entry.info, tuple(summarized), start, "; ".join(notes.values()))
+        return await self._fit_outline(Outline(entry.info, tuple(summarized), start, "; ".join(notes.values())))
+
+    async def _fit_outline(self, outline: Outline) -> Outline:
+        """The final check: the first entries that fit the default budget in the model's own tokens."""
+        model = self._live.tokens.current
+        fitted, _ = await self._live.counter.fit(
+            self._live.budget_tokens, lambda room: pack_outline(outline, room, model), render_outline
+        )
+        return fitted
 
     async def summarize(
         self,

@@ -16,7 +16,10 @@
   it is done, so the next call, or a restart, resumes where the work stopped.
 
 Steps and prompts are in :mod:`._plan`; prompts fit the detected context window with
-room for the answer. Every answer is checked (:func:`.checks.rejection`) before it is
+room for the answer. That sizing is by the estimate; before each request the prompt
+is also counted with ``count_tokens`` (exact when the server can tokenize: one
+round trip, cached), and a prompt that would leave less than the answer's room in the
+window is not sent: that step is done extractively, labelled so. Every answer is checked (:func:`.checks.rejection`) before it is
 kept: an echo, a copy, an empty or over-long answer, changed or dropped figures count
 as a failed LLM call for that step, which is then done extractively and labelled so
 (never cached, never ``llm``). Without a running worker (library use that did not
@@ -62,6 +65,8 @@ ONE_LINER_TOKENS: _Final = 48
 #: Assumed context window while none is detected (LM Studio's and Ollama's usual default).
 DEFAULT_CONTEXT_TOKENS: _Final = 4096
 _FALLBACKS_KEPT: _Final = 1024
+#: The chat template around the one user turn (Gemma 3's costs 10 in llama-cpp-python).
+_TEMPLATE_TOKENS: _Final = 16
 _THINK: _Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)  # reasoning models
 
 
@@ -106,6 +111,7 @@ class Summarizer:
         single_pass_tokens: int = 6000,
         slice_tokens: int = 1500,
         context_tokens: Callable[[], int | None] = lambda: None,
+        count_tokens: Callable[[str], Awaitable[int]] | None = None,
         queue: SummaryQueue | None = None,
     ) -> None:
         if not 0 < slice_tokens <= single_pass_tokens:
@@ -115,6 +121,7 @@ class Summarizer:
         self._single_pass_tokens = single_pass_tokens
         self._slice_tokens = slice_tokens
         self._context_tokens = context_tokens
+        self._count_tokens = count_tokens
         self.queue = queue if queue is not None else SummaryQueue()
         #: Extractive answers for steps whose LLM answer was rejected (not retried).
         self._fallbacks: OrderedDict[str, Answer] = OrderedDict()
@@ -237,6 +244,14 @@ class Summarizer:
         """One streamed request for ``step``: the checked answer, or why it was rejected."""
         client = self._client
         assert client is not None
+        window = self._context_tokens()
+        if window is not None and self._count_tokens is not None:
+            prompt_tokens = await self._count_tokens(step.prompt)
+            if prompt_tokens + _TEMPLATE_TOKENS + step.max_tokens > window:
+                return _Rejected(
+                    f"a prompt of {prompt_tokens} tokens leaves no room for a {step.max_tokens}-token answer "
+                    f"in the model's {window}-token window"
+                )
         messages = [ChatMessage("user", step.prompt)]
         completion = await client.complete(
             messages,

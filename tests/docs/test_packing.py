@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ctxtrio.docs.chunks import StoredChunk
+from ctxtrio.docs.model import DocumentInfo, Outline, OutlineEntry
 from ctxtrio.docs.packing import (
     CUT_MARK,
     Candidate,
@@ -11,8 +12,10 @@ from ctxtrio.docs.packing import (
     cut_to_fit,
     fresh_text,
     pack_hits,
+    pack_outline,
     pack_window,
 )
+from ctxtrio.docs.render import render_outline
 from ctxtrio.text.tokens import TokenModel
 
 MODEL = TokenModel.cold()
@@ -125,3 +128,18 @@ def test_cut_around_centres_on_the_term_inside_an_overlong_line() -> None:
 def test_cut_around_without_a_match_is_the_prefix_cut() -> None:
     """No term found: the same prefix cut as before."""
     assert cut_around(SOURCE, ["absent"], 40, MODEL) == cut_to_fit(SOURCE, 40, MODEL)
+
+
+def test_outline_keeps_the_first_entries_that_fit_and_points_to_the_rest() -> None:
+    """A long outline is cut to its first entries within the budget; the rest is one 'call again' line."""
+    info = DocumentInfo("d1", "Guide", "inline", 300, 90000, 30000, 0.0)
+    entries = tuple(OutlineEntry(n, ("Guide", f"Part {n}"), 100, f"Part {n} explains step {n} in detail.") for n in range(300))
+    outline = Outline(info, entries, 0)
+    packed = pack_outline(outline, 200, MODEL)
+    assert 1 < len(packed.entries) < 300 and packed.entries == entries[: len(packed.entries)]
+    assert MODEL.estimate(render_outline(packed)) <= 200
+    longer = Outline(info, entries[: len(packed.entries) + 1], 0)
+    assert MODEL.estimate(render_outline(longer)) > 200
+    assert f"call again with from={len(packed.entries)}" in render_outline(packed)
+    assert pack_outline(outline, 10**6, MODEL) is outline
+    assert len(pack_outline(outline, 1, MODEL).entries) == 1

@@ -11,6 +11,7 @@ import trio
 import ctxtrio
 from ctxtrio._errors import IngestError, InputError, InvalidIdError, NotFoundError
 from ctxtrio.docs.packing import contiguous_text
+from ctxtrio.docs.render import render_outline
 from ctxtrio.text.chunking import chunk_document
 
 from .conftest import fixture_text, opened
@@ -173,6 +174,16 @@ async def test_outline_lists_chunks_and_pages(tmp_path: Path, root: Path) -> Non
         assert all(entry.summary for entry in page.entries) and "extractive" in page.note
         with pytest.raises(InputError, match="past the last chunk"):
             await ctx.documents.outline("m", start=info.chunks)
+
+
+async def test_outline_fits_the_default_budget(tmp_path: Path, root: Path) -> None:
+    """With a small default budget the outline (summaries included) fits it and says where to continue."""
+    async with opened(tmp_path, root) as ctx:
+        await ctx.documents.ingest(file_path="manual.md", doc_id="m")
+        ctx.live.budget_tokens = 120
+        outline = await ctx.documents.outline("m", max_chunks=200, summarize=True)
+        assert outline.remaining > 0 and outline.entries
+        assert ctx.live.tokens.current.estimate(render_outline(outline)) <= 120
 
 
 async def test_forget_removes_everything(tmp_path: Path, root: Path) -> None:

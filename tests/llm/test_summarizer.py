@@ -363,3 +363,24 @@ async def test_a_rejected_step_is_not_asked_again(clock: trio.testing.MockClock)
         second = await summarizer.summarize(document(100), target_tokens=200)
     assert first.method == second.method == "extractive" and len(prompts) == 1
     assert second.note.startswith("LLM answer rejected (it drops the figures")
+
+
+async def test_a_prompt_over_the_window_in_true_tokens_is_not_sent(clock: trio.testing.MockClock) -> None:
+    """Counted over the window minus the answer's room, a step is extractive and never sent; within it, it is sent."""
+    script = Scripted()
+    counted: list[str] = []
+    true_ratio = 3.0  # the model's tokenizer spends 3x the estimate on this text
+
+    async def count_tokens(text: str) -> int:
+        counted.append(text)
+        return math.ceil(MODEL.estimate(text) * true_ratio)
+
+    text = document(100)
+    async with mock_client(script) as client:
+        summarizer = Summarizer(client, TokenModelRef(MODEL), context_tokens=lambda: 4096, count_tokens=count_tokens)
+        summary = await summarizer.summarize(text, target_tokens=200)
+        assert script.prompts == [] and len(counted) == 1
+        assert summary.method == "extractive" and "window" in summary.note
+        true_ratio = 1.0
+        summary = await summarizer.summarize(document(100, start=200), target_tokens=200)
+    assert summary.method == "llm" and len(script.prompts) == 1 and script.prompts[0] == counted[-1]
