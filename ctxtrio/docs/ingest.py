@@ -36,8 +36,10 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import CtxError, StoreError
+from .._live import TokenCounting
 from .._nursery import open_nursery
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
+from .exact import exact_batch, exact_model
 from .model import DocumentInfo
 from .offload import OFFLOAD_MIN_CHARS, produce_in_child
 from .repository import CommitTimeoutError, Repository, make_doc_dir
@@ -83,13 +85,17 @@ async def write_generation(
     cpu: trio.CapacityLimiter | None = None,
     offload_min_chars: int = OFFLOAD_MIN_CHARS,
     pool: ChunkPool | None = None,
+    exact: TokenCounting | None = None,
 ) -> DocumentInfo:
     """Write and commit a new generation of ``source.doc_id``; returns the committed info.
 
     Texts of ``offload_min_chars`` or more are chunked in a child process: one of
     ``pool`` (:mod:`.pool`), or without a pool one of their own (:mod:`.offload`);
-    shorter ones in worker threads (at most ``cpu`` at once).
+    shorter ones in worker threads (at most ``cpu`` at once). ``exact`` (a counter
+    whose counts are exact) sizes and checks the chunks by exact counts (:mod:`.exact`).
     """
+    if exact is not None:
+        model = await exact_model(model, source.text, exact)
     gen = secrets.token_hex(8)
     path = repo.gen_path(source.doc_id, gen)
     await trio.to_thread.run_sync(make_doc_dir, path.parent)
@@ -124,6 +130,8 @@ async def write_generation(
             try:
                 async with recv:
                     async for batch in recv:
+                        if exact is not None:
+                            batch = await exact_batch(batch, source.text, model, exact)
                         result = await repo.store.append(path, batch.records, rows=batch.rows)
                         chunks.extend(batch.chunks)
                         end = result.end

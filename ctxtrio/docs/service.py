@@ -171,6 +171,7 @@ class DocumentService:
             cpu=self._cpu,
             offload_min_chars=self._offload_min_chars,
             pool=self._pool,
+            exact=self._live.counter if self._live.counter.kind == "exact" else None,
         )
 
     def _by_source(self, source: str) -> DocumentInfo | None:
