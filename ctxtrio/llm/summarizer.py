@@ -16,10 +16,10 @@
   it is done, so the next call, or a restart, resumes where the work stopped.
 
 Steps and prompts are in :mod:`._plan`; prompts fit the detected context window with
-room for the answer. That sizing is by the estimate; before each request the prompt
-is also counted with ``count_tokens`` (exact when the server can tokenize: one
-round trip, cached), and a prompt that would leave less than the answer's room in the
-window is not sent: that step is done extractively, labelled so. Every answer is checked (:func:`.checks.rejection`) before it is
+room for the answer. That sizing is by the estimate; a prompt whose estimate comes
+near the limit is also counted with ``count_tokens`` before it is sent (exact when the
+server can tokenize: one round trip, cached), and one that would leave less than the
+answer's room in the window is not sent: that step is done extractively, labelled so. Every answer is checked (:func:`.checks.rejection`) before it is
 kept: an echo, a copy, an empty or over-long answer, changed or dropped figures count
 as a failed LLM call for that step, which is then done extractively and labelled so
 (never cached, never ``llm``). Without a running worker (library use that did not
@@ -67,6 +67,9 @@ DEFAULT_CONTEXT_TOKENS: _Final = 4096
 _FALLBACKS_KEPT: _Final = 1024
 #: The chat template around the one user turn (Gemma 3's costs 10 in llama-cpp-python).
 _TEMPLATE_TOKENS: _Final = 16
+#: A prompt is counted exactly before it is sent when its estimate passes this share of
+#: the room the window leaves (steps are sized to 90% of it by the estimate).
+_COUNT_FROM: _Final = 0.8
 _THINK: _Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)  # reasoning models
 
 
@@ -245,9 +248,11 @@ class Summarizer:
         client = self._client
         assert client is not None
         window = self._context_tokens()
-        if window is not None and self._count_tokens is not None:
+        room = window - _TEMPLATE_TOKENS - step.max_tokens if window is not None else None
+        # Counted only near the limit: far below it the estimate (which leans high) settles it.
+        if room is not None and self._count_tokens is not None and model.estimate(step.prompt) > room * _COUNT_FROM:
             prompt_tokens = await self._count_tokens(step.prompt)
-            if prompt_tokens + _TEMPLATE_TOKENS + step.max_tokens > window:
+            if prompt_tokens > room:
                 return _Rejected(
                     f"a prompt of {prompt_tokens} tokens leaves no room for a {step.max_tokens}-token answer "
                     f"in the model's {window}-token window"

@@ -366,7 +366,7 @@ async def test_a_rejected_step_is_not_asked_again(clock: trio.testing.MockClock)
 
 
 async def test_a_prompt_over_the_window_in_true_tokens_is_not_sent(clock: trio.testing.MockClock) -> None:
-    """Counted over the window minus the answer's room, a step is extractive and never sent; within it, it is sent."""
+    """Near the limit a prompt is counted; over the window minus the answer's room it is never sent (extractive)."""
     script = Scripted()
     counted: list[str] = []
     true_ratio = 3.0  # the model's tokenizer spends 3x the estimate on this text
@@ -375,12 +375,16 @@ async def test_a_prompt_over_the_window_in_true_tokens_is_not_sent(clock: trio.t
         counted.append(text)
         return math.ceil(MODEL.estimate(text) * true_ratio)
 
-    text = document(100)
+    text, second = document(100, start=100), document(100, start=200)
+    largest = max(MODEL.estimate(text), MODEL.estimate(second))
+    window = math.ceil(largest / 0.9) + 430  # one pass each, their prompts near the limit
     async with mock_client(script) as client:
-        summarizer = Summarizer(client, TokenModelRef(MODEL), context_tokens=lambda: 4096, count_tokens=count_tokens)
+        summarizer = Summarizer(client, TokenModelRef(MODEL), context_tokens=lambda: window, count_tokens=count_tokens)
         summary = await summarizer.summarize(text, target_tokens=200)
         assert script.prompts == [] and len(counted) == 1
         assert summary.method == "extractive" and "window" in summary.note
         true_ratio = 1.0
-        summary = await summarizer.summarize(document(100, start=200), target_tokens=200)
-    assert summary.method == "llm" and len(script.prompts) == 1 and script.prompts[0] == counted[-1]
+        summary = await summarizer.summarize(second, target_tokens=200)
+        assert summary.method == "llm" and len(script.prompts) == 1 and script.prompts[0] == counted[-1]
+        await summarizer.summarize(document(20, start=400), target_tokens=200)  # far below: not counted
+    assert len(script.prompts) == 2 and len(counted) == 2
