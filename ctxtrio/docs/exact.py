@@ -23,11 +23,13 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import replace
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .._live import TokenCounting
 from ..text.tokens import TokenModel
 from .chunks import Batch, chunk_record
+
+if TYPE_CHECKING:
+    from .._live import TokenCounting
 
 __all__ = ["SAMPLE_CHARS", "exact_batch", "exact_model"]
 

@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import CtxError, StoreError
-from .._live import TokenCounting
 from .._nursery import open_nursery
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
 from .exact import exact_batch, exact_model
@@ -47,6 +46,7 @@ from .repository import CommitTimeoutError, Repository, make_doc_dir
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from .._live import TokenCounting
     from ..text.tokens import TokenModel
     from .pool import ChunkPool
 

@@ -7,10 +7,12 @@ budget: rather than nothing, the reader gets the part that matters, with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .tokens import TokenModel
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .tokens import TokenModel
 
 __all__ = ["CUT_MARK", "cut_around", "cut_to_fit"]
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxtrio._live import CountKind, EstimateCounter
 from ctxtrio.docs.exact import exact_model
@@ -12,6 +11,10 @@ from ctxtrio.text.tokens import TokenModel, TokenModelRef
 from testkit.fake_openai import true_tokens
 
 from .conftest import opened
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
 
 
 class GemmaCounter(EstimateCounter):
