@@ -19,6 +19,8 @@ import httpx
 import trio
 from mcp import Client
 
+from testkit.raw_http import address, post_head, send_chunked_until_answered, status_line
+
 from . import Row, guarded
 
 if TYPE_CHECKING:
@@ -69,17 +71,6 @@ async def _server(work: Path, name: str, *extra: str, fd_limit: int | None = Non
             await stderr.aclose()
 
 
-def _address(base_url: str) -> tuple[str, int]:
-    host, port = base_url.removeprefix("http://").rsplit(":", 1)
-    return host, int(port)
-
-
-def _head(host: str, port: int, *, length: int | None, extra: str = "") -> bytes:
-    framing = f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"
-    return (f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\n{extra}{framing}\r\n\r\n").encode()
-
-
 async def _alive(base_url: str) -> bool:
     """Health answers and a small ingest is stored and found."""
     async with httpx.AsyncClient(timeout=30) as http:
@@ -93,57 +84,26 @@ async def _alive(base_url: str) -> bool:
         return not found.is_error and "numbat" in str(found.content)
 
 
-async def _status_line(stream: trio.SocketStream) -> bytes:
-    head = bytearray()
-    while b"\r\n" not in head:
-        part = await stream.receive_some()
-        if not part:
-            break
-        head.extend(part)
-    return bytes(head.split(b"\r\n", 1)[0])
-
-
 async def chunked_unbounded(work: Path) -> Row:
     async with _server(work, "h1", "--max-ingest-chars", "10") as (base_url, _):
-        host, port = _address(base_url)
-        sent = [0]
-        answered = trio.Event()
-        status = [b""]
-        chunk = b"x" * 65536
-        framed = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+        host, port = address(base_url)
         async with await trio.open_tcp_stream(host, port) as stream:
-
-            async def feed() -> None:
-                await stream.send_all(_head(host, port, length=None))
-                while not answered.is_set() and sent[0] < 256 << 20:
-                    try:
-                        await stream.send_all(framed)
-                    except (trio.BrokenResourceError, trio.ClosedResourceError):
-                        return
-                    sent[0] += len(chunk)
-
-            async def read() -> None:
-                status[0] = await _status_line(stream)
-                answered.set()
-
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(feed)
-                nursery.start_soon(read)
+            status, sent = await send_chunked_until_answered(stream, host, port, cap_bytes=256 << 20)
         alive = await _alive(base_url)
-    held = status[0].startswith(b"HTTP/1.1 413") and sent[0] < 32 << 20 and alive
+    held = status.startswith(b"HTTP/1.1 413") and sent < 32 << 20 and alive
     return Row("H1 chunked POST without Content-Length, never ending (limit ~1 MB)", "413 at the limit, serves on",
-               f"{status[0].decode(errors='replace')} after {sent[0] >> 20} MB sent; alive {alive}", held)
+               f"{status.decode(errors='replace')} after {sent >> 20} MB sent; alive {alive}", held)
 
 
 async def silent_bodies(work: Path) -> Row:
     async with _server(work, "h2", "--max-ingest-chars", "25000000", "--http-body-timeout", "2") as (base_url, _):
-        host, port = _address(base_url)
+        host, port = address(base_url)
         answers: list[bytes] = []
 
         async def silent() -> None:
             async with await trio.open_tcp_stream(host, port) as stream:
-                await stream.send_all(_head(host, port, length=128 << 20) + b'{"jsonrpc": "2.0", ')
-                answers.append(await _status_line(stream))
+                await stream.send_all(post_head(host, port, length=128 << 20) + b'{"jsonrpc": "2.0", ')
+                answers.append(await status_line(stream))
 
         started = trio.current_time()
         async with trio.open_nursery() as nursery:
@@ -161,14 +121,14 @@ async def silent_bodies(work: Path) -> Row:
 
 async def half_open_flood(work: Path) -> Row:
     async with _server(work, "h3", "--http-body-timeout", "2", fd_limit=1024) as (base_url, seen):
-        host, port = _address(base_url)
+        host, port = address(base_url)
         streams: list[trio.SocketStream] = []
 
         async def stall() -> None:
             with trio.move_on_after(5):
                 stream = await trio.open_tcp_stream(host, port)
                 streams.append(stream)
-                await stream.send_all(_head(host, port, length=1000) + b'{"jsonrpc"')
+                await stream.send_all(post_head(host, port, length=1000) + b'{"jsonrpc"')
 
         async with trio.open_nursery() as nursery:
             for _ in range(1100):
@@ -186,10 +146,10 @@ async def half_open_flood(work: Path) -> Row:
 
 async def trickled_body(work: Path) -> Row:
     async with _server(work, "trickle", "--http-body-timeout", "2") as (base_url, _):
-        host, port = _address(base_url)
+        host, port = address(base_url)
         started = trio.current_time()
         async with await trio.open_tcp_stream(host, port) as stream:
-            await stream.send_all(_head(host, port, length=1 << 20))
+            await stream.send_all(post_head(host, port, length=1 << 20))
 
             async def drip() -> None:
                 for _ in range(200):  # 2 bytes a second: never idle for 2 s, never done
@@ -201,7 +161,7 @@ async def trickled_body(work: Path) -> Row:
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(drip)
-                status = await _status_line(stream)
+                status = await status_line(stream)
                 nursery.cancel_scope.cancel()
         took = trio.current_time() - started
         alive = await _alive(base_url)
@@ -213,7 +173,7 @@ async def trickled_body(work: Path) -> Row:
 
 async def slow_headers(work: Path) -> Row:
     async with _server(work, "slowloris") as (base_url, _):
-        host, port = _address(base_url)
+        host, port = address(base_url)
         started = trio.current_time()
         closed_after = None
         async with await trio.open_tcp_stream(host, port) as stream:
@@ -238,25 +198,25 @@ async def slow_headers(work: Path) -> Row:
 async def raw_cases(work: Path) -> list[Row]:
     rows: list[Row] = []
     async with _server(work, "raw", "--max-ingest-chars", "10") as (base_url, _):
-        host, port = _address(base_url)
+        host, port = address(base_url)
 
         async def exchange(payload: bytes) -> bytes:
             async with await trio.open_tcp_stream(host, port) as stream:
                 await stream.send_all(payload)
                 with trio.move_on_after(15):
-                    return await _status_line(stream)
+                    return await status_line(stream)
             return b"(no answer)"
 
-        status = await exchange(_head(host, port, length=50 << 20))
+        status = await exchange(post_head(host, port, length=50 << 20))
         rows.append(Row("declared Content-Length of 50 MB over a ~1 MB limit", "413 before reading",
                         status.decode(errors="replace"), status.startswith(b"HTTP/1.1 413")))
-        status = await exchange(_head(host, port, length=20) + b"{not json at all!!!}")
+        status = await exchange(post_head(host, port, length=20) + b"{not json at all!!!}")
         rows.append(Row("POST /mcp with a body that is not JSON", "a 4xx answer", status.decode(errors="replace"),
                         status.startswith(b"HTTP/1.1 4")))
         status = await exchange(b"\x16\x03\x01\x02\x00garbage that is not HTTP\r\n\r\n")
         rows.append(Row("bytes that are not HTTP (a TLS hello)", "400 or closed; serves on",
                         status.decode(errors="replace") or "closed", not status.startswith(b"HTTP/1.1 2")))
-        status = await exchange(_head(host, port, length=10, extra="Host: evil.example\r\n").replace(
+        status = await exchange(post_head(host, port, length=10, extra="Host: evil.example\r\n").replace(
             f"Host: {host}:{port}\r\n".encode(), b"", 1) + b"0123456789")
         rows.append(Row("foreign Host header (DNS rebinding)", "403", status.decode(errors="replace"),
                         status.startswith(b"HTTP/1.1 403")))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,8 @@ import trio
 
 import ctxtrio
 from ctxtrio._errors import IngestError, InputError, InvalidIdError, NotFoundError
+from ctxtrio.docs import ingest as ingest_module
+from ctxtrio.docs import service as service_module
 from ctxtrio.docs.packing import contiguous_text
 from ctxtrio.docs.render import render_outline
 from ctxtrio.text.chunking import chunk_document
@@ -215,58 +218,52 @@ async def test_contiguous_text_of_stored_chunks(tmp_path: Path, root: Path) -> N
             assert contiguous_text(doc.chunks) == fixture_text(name)
 
 
-async def test_concurrent_ingests_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """However many ingests arrive at once, at most ingest_slots are past reading at a time."""
-    from ctxtrio.docs import ingest as ingest_module
-    from ctxtrio.docs import service as service_module
+@dataclass
+class _Writes:
+    """How many generation writes run at once, and the most that ever did."""
 
+    running: int = 0
+    peak: int = 0
+
+
+def _count_writes(monkeypatch: pytest.MonkeyPatch) -> _Writes:
+    """Wrap the service's write_generation so each write is counted while it runs (10 ms longer than it would)."""
     real = ingest_module.write_generation
-    running = peak = 0
+    writes = _Writes()
 
     async def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal running, peak
-        running += 1
-        peak = max(peak, running)
+        writes.running += 1
+        writes.peak = max(writes.peak, writes.running)
         try:
             await trio.sleep(0.01)
             return await real(*args, **kwargs)
         finally:
-            running -= 1
+            writes.running -= 1
 
     monkeypatch.setattr(service_module, "write_generation", counting)
+    return writes
+
+
+async def test_concurrent_ingests_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However many ingests arrive at once, at most ingest_slots are past reading at a time."""
+    writes = _count_writes(monkeypatch)
     async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
         async with trio.open_nursery() as nursery:
             for number in range(20):
                 nursery.start_soon(partial(ctx.documents.ingest, text=f"document {number} body", doc_id=f"d{number}"))
         assert len(await ctx.documents.list_documents()) == 20
-    assert peak == 16
+    assert writes.peak == 16
 
 
 async def test_ingests_in_flight_are_bounded_by_characters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ingests past reading hold their length against ingest_chars: large texts wait for each other."""
-    from ctxtrio.docs import ingest as ingest_module
-    from ctxtrio.docs import service as service_module
-
-    real = ingest_module.write_generation
-    running = peak = 0
-
-    async def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal running, peak
-        running += 1
-        peak = max(peak, running)
-        try:
-            await trio.sleep(0.01)
-            return await real(*args, **kwargs)
-        finally:
-            running -= 1
-
-    monkeypatch.setattr(service_module, "write_generation", counting)
+    writes = _count_writes(monkeypatch)
     async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
         for size, expected in ((60, 1), (40, 2)):
             docs = service_module.DocumentService(ctx.store, ctx.live, ctx.config, ingest_chars=100)
-            peak = 0
+            writes.peak = 0
             async with trio.open_nursery() as nursery:
                 for number in range(6):
                     text = f"{number}" + "x" * (size - 1)
                     nursery.start_soon(partial(docs.ingest, text=text, doc_id=f"s{size}-{number}"))
-            assert peak == expected
+            assert writes.peak == expected

@@ -11,6 +11,8 @@ import httpx
 import trio
 from mcp import Client
 
+from testkit.raw_http import address, post_head, send_chunked_until_answered
+
 from .serving import _READY, ROOT, http_server, read_until
 
 if TYPE_CHECKING:
@@ -19,55 +21,16 @@ if TYPE_CHECKING:
 TEXT = "\n\n".join(f"Paragraph {n} is about the bilby {n}." for n in range(12_000))  # ~400 KB: a large body
 
 
-def _address(base_url: str) -> tuple[str, int]:
-    host, port = base_url.removeprefix("http://").rsplit(":", 1)
-    return host, int(port)
-
-
-def _post_head(host: str, port: int, *, length: int | None) -> bytes:
-    framing = f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"
-    return (
-        f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-        f"Accept: application/json, text/event-stream\r\n{framing}\r\n\r\n"
-    ).encode()
-
-
 async def test_chunked_body_without_length_is_cut_at_the_limit(tmp_path: Path) -> None:
     """H1: a chunked POST that never ends gets 413 once it passes the limit, not after it is all buffered."""
     async with http_server(tmp_path / "data", "--max-ingest-chars", "10") as server:  # limit: 1 MiB + 60 bytes
-        host, port = _address(server.base_url)
-        stream = await trio.open_tcp_stream(host, port)
-        sent = [0]
-        answered = trio.Event()
-        head = bytearray()
-        chunk = b"x" * 65536
-        framed = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
-
-        async def feed() -> None:
-            await stream.send_all(_post_head(host, port, length=None))
-            while not answered.is_set() and sent[0] < 64 << 20:
-                try:
-                    await stream.send_all(framed)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    return
-                sent[0] += len(chunk)
-
-        async def read() -> None:
-            while not head.startswith(b"HTTP/1.1 ") or b"\r\n" not in head:
-                part = await stream.receive_some()
-                if not part:
-                    break
-                head.extend(part)
-            answered.set()
-
-        async with stream:
+        host, port = address(server.base_url)
+        async with await trio.open_tcp_stream(host, port) as stream:
             with trio.fail_after(60):
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(feed)
-                    nursery.start_soon(read)
-        assert head.startswith(b"HTTP/1.1 413"), bytes(head[:80])
+                status, sent = await send_chunked_until_answered(stream, host, port, cap_bytes=64 << 20)
+        assert status.startswith(b"HTTP/1.1 413"), status[:80]
         # Socket buffers hold a few MB; the unbounded server read all 64 MB before answering.
-        assert sent[0] < 32 << 20
+        assert sent < 32 << 20
 
 
 async def test_silent_bodies_time_out_and_release_the_buffer(tmp_path: Path) -> None:
@@ -76,12 +39,12 @@ async def test_silent_bodies_time_out_and_release_the_buffer(tmp_path: Path) -> 
     async with http_server(
         tmp_path / "data", "--max-ingest-chars", "25000000", "--http-body-timeout", "1"
     ) as server:
-        host, port = _address(server.base_url)
+        host, port = address(server.base_url)
         answers: list[bytes] = []
 
         async def silent() -> None:
             async with await trio.open_tcp_stream(host, port) as stream:
-                await stream.send_all(_post_head(host, port, length=128 << 20) + b'{"jsonrpc": "2.0", ')
+                await stream.send_all(post_head(host, port, length=128 << 20) + b'{"jsonrpc": "2.0", ')
                 answers.append(await stream.receive_some())
 
         with trio.fail_after(60):
@@ -112,7 +75,7 @@ async def test_half_open_connections_under_a_low_fd_limit(tmp_path: Path) -> Non
     seen = bytearray()
     try:
         base_url = (await read_until(process, _READY, seen)).group(1).decode()
-        host, port = _address(base_url)
+        host, port = address(base_url)
         streams: list[trio.SocketStream] = []
         async with trio.open_nursery() as logs:
             # Read as it comes: the server logs a line per timed-out body (~75 KB here), more
@@ -150,7 +113,7 @@ async def _stall_and_use(host: str, port: int, base_url: str, streams: list[trio
         with trio.move_on_after(10):  # past the cap the kernel queue fills; those connects wait
             stream = await trio.open_tcp_stream(host, port)
             streams.append(stream)
-            await stream.send_all(_post_head(host, port, length=1000) + b'{"jsonrpc"')
+            await stream.send_all(post_head(host, port, length=1000) + b'{"jsonrpc"')
 
     async with trio.open_nursery() as nursery:
         for _ in range(1100):
