@@ -57,19 +57,24 @@ def iter_blocks(text: str) -> Iterator[Block]:
     """Yield the blocks of ``text`` in order; nothing for ``""``."""
     if not text:
         return
+    size = len(text)
+    search = _STRUCTURAL.search
     start = 0  # start of the block being built
     heading: tuple[int, str] | None = None  # its (level, title) when it is a heading
     sealed = False  # the next content line starts a new block (blank line, heading, fence)
     struct_end = 0  # end of the last structural line handled
     scan = 0
-    while (match := _STRUCTURAL.search(text, scan)) is not None:
+    # One pass over the structural lines; a block is yielded inline where it ends (this
+    # loop runs once per blank line, list item and heading of every ingested document).
+    while (match := search(text, scan)) is not None:
         line_start = match.start()
-        if line_start >= len(text):
+        if line_start >= size:
             break
         if line_start > struct_end:  # ordinary lines came first: they continue or start a block
             if sealed:
-                cut = _after_leading_space(text, start, struct_end)
-                yield from _cut(start, cut, heading)
+                cut = struct_end if start else _after_leading_space(text, start, struct_end)
+                if cut > start:
+                    yield Block(start, cut) if heading is None else Block(start, cut, *heading)
                 start, heading, sealed = cut, None, False
         if match.group("blank") is not None:  # the common case, without slicing the line
             sealed = True
@@ -82,21 +87,23 @@ def iter_blocks(text: str) -> Iterator[Block]:
             if not line.strip():
                 sealed = True
             elif sealed:
-                cut = _after_leading_space(text, start, line_start)
-                yield from _cut(start, cut, heading)
+                cut = line_start if start else _after_leading_space(text, start, line_start)
+                if cut > start:
+                    yield Block(start, cut) if heading is None else Block(start, cut, *heading)
                 start, heading, sealed = cut, None, False
             struct_end = scan = line_end
             continue
         new_start, new_end, new_heading = found
-        cut = _after_leading_space(text, start, new_start)
-        yield from _cut(start, cut, heading)
+        cut = new_start if start else _after_leading_space(text, start, new_start)
+        if cut > start:
+            yield Block(start, cut) if heading is None else Block(start, cut, *heading)
         start, heading = cut, new_heading
         sealed = new_heading is not None or new_end > line_end  # headings and fences stand alone
         struct_end = scan = new_end
-    if sealed and struct_end < len(text) and text[struct_end:].strip():
+    if sealed and struct_end < size and text[struct_end:].strip():
         yield from _cut(start, struct_end, heading)
         start, heading = struct_end, None
-    yield from _cut(start, len(text), heading)
+    yield from _cut(start, size, heading)
 
 
 def _structure(
