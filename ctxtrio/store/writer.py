@@ -114,8 +114,9 @@ class _Indexer:
     leaves the journals durable; the index catches up from them at the next start.
     """
 
-    #: Characters of index text queued before the writer waits for the flush in progress.
-    MAX_QUEUED_CHARS = 32_000_000
+    #: Characters of index text queued before the writer waits for the flush in progress
+    #: (bounds memory; transactions of ~10 documents of 100 KB already cost no more per byte).
+    MAX_QUEUED_CHARS = 8_000_000
 
     def __init__(self, handle: StoreHandle, data: DataDir, index: SearchIndex, health: IndexHealth, nursery: trio.Nursery) -> None:
         self._handle = handle
