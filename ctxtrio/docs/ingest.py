@@ -39,9 +39,10 @@ from .._errors import CtxError, StoreError
 from .._nursery import open_nursery
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
 from .exact import exact_batch, exact_model
+from .folders import make_doc_dir
 from .model import DocumentInfo
 from .offload import OFFLOAD_MIN_CHARS, produce_in_child
-from .repository import CommitTimeoutError, Repository, make_doc_dir
+from .repository import CommitTimeoutError, Repository
 
 if TYPE_CHECKING:
     from pathlib import Path

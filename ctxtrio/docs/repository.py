@@ -8,12 +8,12 @@ Several processes may share the data dir. Before every read the service calls
 (under a ``trio.Lock``, so concurrent calls replay once). Superseded and forgotten
 generations found while replaying are removed at once through the store writer
 (file and index rows; removing twice is harmless). The first refresh replays the
-whole catalog and sweeps the folders instead: generations a readable catalog record
+whole catalog and sweeps the folders instead (:mod:`.folders`): generations a readable catalog record
 proves obsolete (committed, then superseded or forgotten) are removed. Data is never
 deleted because metadata is unreadable: a generation no readable record commits (an
 ingest that crashed or was cancelled, or one whose commit line is damaged or was cut
 off) is moved to ``lost-and-found/`` and reported once it is older than
-:data:`ORPHAN_AGE_S` (another process may still be writing a young one). The index is
+:data:`~.folders.ORPHAN_AGE_S` (another process may still be writing a young one). The index is
 caught up for current generations (a crash between a journal fsync and its index
 update).
 
@@ -24,34 +24,32 @@ by another process while it was not loaded is noticed on load and resolved again
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
 
 from .._errors import NotFoundError, StoreError
-from ..store.index import IndexDamagedError
 from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
 from .chunks import LoadedDoc, StoredChunk, chunk_on_line, load_generation, summary_record
+from .folders import ORPHAN_AGE_S, make_doc_dir, probe_writable, remove_empty_dirs, sweep_folders
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..store.handle import StoreHandle
-    from ..store.journal import AppendResult
     from ..store.layout import DataDir
     from ..store.records import NewRecord, StoredRecord
+    from ..store.results import AppendResult
     from .model import DocumentInfo
 
-__all__ = ["COMMIT_DEADLINE_S", "ORPHAN_AGE_S", "CommitTimeoutError", "GenerationCache", "Repository"]
+# ORPHAN_AGE_S and make_doc_dir live in .folders; they are named here too.
+__all__ = ["COMMIT_DEADLINE_S", "ORPHAN_AGE_S", "CommitTimeoutError", "GenerationCache", "Repository", "make_doc_dir"]
 
 log = logging.getLogger("ctxtrio.docs")
 
-#: A never-committed generation file younger than this may still be being written.
-ORPHAN_AGE_S = 3600.0
 #: How long a commit waits for the store writer's acknowledgement (a batch of other
 #: large appends and its fsync go first; a healthy disk takes well under a second).
 COMMIT_DEADLINE_S = 120.0
@@ -68,18 +66,6 @@ class CommitTimeoutError(StoreError):
 
 class _GenerationGone(Exception):
     """A generation file is missing or short: another process replaced the document."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Sweep:
-    """What the startup sweep found: files to remove, to set aside, and to index."""
-
-    remove: list[Path]
-    catch_up: list[Path]
-    #: Generation files no readable catalog record accounts for.
-    lost: list[Path]
-    #: The index was found damaged while reading watermarks.
-    damaged: IndexDamagedError | None = None
 
 
 class Repository:
@@ -186,7 +172,7 @@ class Repository:
         first (a probe file created and removed in it); a read-only data dir refuses
         before anything changes.
         """
-        await trio.to_thread.run_sync(_probe_writable, self.data.docs / doc_id)
+        await trio.to_thread.run_sync(probe_writable, self.data.docs / doc_id)
         await self.append_catalog([forget_record(doc_id)])
 
     async def set_cursor(self, entry: DocEntry, session: str, position: int) -> None:
@@ -207,7 +193,7 @@ class Repository:
     async def _open(self) -> None:
         await self._replay()
         sweep = await trio.to_thread.run_sync(
-            partial(_sweep, self.data, self.store, self.state, now=time.time())
+            partial(sweep_folders, self.data, self.store, self.state, now=time.time())
         )
         if sweep.damaged is not None:
             await self.store.heal(corrupt=sweep.damaged.corrupt)
@@ -226,7 +212,7 @@ class Repository:
             self.lost.append(target)
         for path in sweep.catch_up:
             await self.store.catch_up(path)
-        await trio.to_thread.run_sync(partial(_remove_empty_dirs, self.data.docs, self.state, now=time.time()))
+        await trio.to_thread.run_sync(partial(remove_empty_dirs, self.data.docs, self.state, now=time.time()))
 
     async def _remove(self, obsolete: list[Key]) -> None:
         for doc_id, gen in obsolete:
@@ -342,83 +328,3 @@ class GenerationCache:
         if current is not None and current.gen == doc.gen:
             await self._repo.store.append(self._repo.gen_path(doc.doc_id, doc.gen), [summary_record(key, text)])
         doc.summaries[key] = text
-
-
-def make_doc_dir(directory: Path) -> None:
-    """Create ``docs/<doc>/`` and make its entry durable (blocking)."""
-    try:
-        directory.mkdir(mode=0o700, exist_ok=True)
-        fd = os.open(directory.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise StoreError(f"cannot create {directory}: {exc.strerror or exc}") from exc
-
-
-def _sweep(data: DataDir, store: StoreHandle, state: CatalogState, *, now: float) -> _Sweep:
-    """Find obsolete generation files, and current ones the index lags behind (blocking)."""
-    remove: list[Path] = []
-    catch_up: list[Path] = []
-    lost: list[Path] = []
-    damaged: IndexDamagedError | None = None
-    try:
-        folders = [entry for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
-    except OSError as exc:
-        raise StoreError(f"cannot list {data.docs}: {exc.strerror or exc}") from exc
-    for folder in folders:
-        current = state.docs.get(folder.name)
-        try:
-            files = [entry for entry in os.scandir(folder.path) if entry.name.endswith(".jsonl")]
-        except OSError as exc:
-            log.warning("cannot list %s: %s", folder.path, exc)
-            continue
-        for file in files:
-            gen = file.name.removesuffix(".jsonl")
-            path = Path(file.path)
-            if current is not None and current.gen == gen:
-                try:
-                    if damaged is not None or store.watermark(data.journal_name(path)) < file.stat().st_size:
-                        catch_up.append(path)
-                except IndexDamagedError as exc:
-                    damaged = exc  # the writer heals it; every current generation is caught up
-                    catch_up.append(path)
-            elif (folder.name, gen) in state.committed:
-                remove.append(path)  # a readable record proves it obsolete
-            elif now - file.stat().st_mtime > ORPHAN_AGE_S:
-                lost.append(path)  # no readable record at all: set aside, never delete
-    return _Sweep(remove, catch_up, lost, damaged)
-
-
-def _probe_writable(directory: Path) -> None:
-    """StoreError unless a file can be created and removed in ``directory`` (blocking)."""
-    probe = directory / f".forget-probe-{os.getpid()}"
-    try:
-        probe.write_bytes(b"")
-        probe.unlink()
-    except FileNotFoundError:
-        return  # no folder: nothing to remove
-    except OSError as exc:
-        raise StoreError(
-            f"cannot forget: {directory} is not writable ({exc.strerror or exc}); nothing was changed"
-        ) from exc
-
-
-def _remove_empty_dirs(docs: Path, state: CatalogState, *, now: float) -> None:
-    """Remove old empty folders of documents that no longer exist (blocking).
-
-    Young ones are left alone: an ingest may have just created its folder.
-    """
-    try:
-        folders = [entry for entry in os.scandir(docs) if entry.is_dir(follow_symlinks=False)]
-    except OSError:
-        return
-    for folder in folders:
-        if folder.name in state.docs:
-            continue
-        try:
-            if now - folder.stat().st_mtime > ORPHAN_AGE_S:
-                os.rmdir(folder.path)
-        except OSError:
-            pass  # not empty, or already gone

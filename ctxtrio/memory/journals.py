@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
     from .._live import Live
     from ..store.handle import StoreHandle
-    from ..store.journal import AppendResult
     from ..store.records import NewRecord, Record
+    from ..store.results import AppendResult
     from .registry import SessionRegistry
     from .state import SessionState
 

@@ -31,8 +31,8 @@ from .._errors import InputError, NotFoundError
 from .._limits import COMPACT_TARGET, KEEP_RECENT, RECALL_LIMIT, check_budget, check_range
 from ..llm.summarizer import Summarizer
 from ..store.ids import validate_id
-from ..store.journal import JournalChangedError
 from ..store.records import JSON, NewRecord, Record
+from ..store.results import JournalChangedError
 from ..text.terms import terms, unique_terms
 from . import admin, browse
 from .arguments import check_role, check_tags, check_text, check_title

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING
 
 from .._errors import CtxError, StoreError
 from .index import IndexDamagedError, SearchIndex
-from .journal import AppendResult, GroupItem, JournalAppender
+from .results import AppendResult
 from .rows import IndexRow, RowsFor
 
 if TYPE_CHECKING:
     from .handle import IndexHealth, StoreOp, WriterStats
+    from .journal import GroupItem, JournalAppender
     from .layout import DataDir
 
 __all__ = ["BUSY_BACKOFF_S", "IndexWork", "flush_index", "process_batch", "reindex_documents"]

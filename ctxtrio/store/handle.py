@@ -21,9 +21,9 @@ import trio
 
 from .._errors import CtxError, StoreError
 from .index import IndexDamagedError, SearchIndex
-from .journal import AppendResult, Rewrite, RewriteResult
 from .reading import ReadResult, read_blocks, read_journal, read_lines
 from .records import NewRecord, Record
+from .results import AppendResult, Rewrite, RewriteResult
 from .rows import Hit, IndexRow, Table
 
 if TYPE_CHECKING:

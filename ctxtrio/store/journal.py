@@ -30,64 +30,26 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._errors import LockTimeoutError, StoreError
 from .reading import ReadResult, parse_lines, read_blocks, read_journal, store_error
-from .records import NewRecord, Record, StoredRecord, encode_line, encode_record
+from .records import NewRecord, StoredRecord, encode_line, encode_record
+from .results import AppendResult, JournalChangedError, Rewrite, RewriteResult
 
-# ReadResult, read_blocks and read_journal live in .reading; they are named here too.
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+# ReadResult, read_blocks and read_journal live in .reading, AppendResult, JournalChangedError,
+# Rewrite and RewriteResult in .results; they are named here too.
 __all__ = ["AppendResult", "GroupItem", "JournalAppender", "JournalChangedError", "ReadResult", "Rewrite", "RewriteResult", "read_blocks", "read_journal"]
 
-#: Given every complete record of a journal (under its lock), the records it should hold
-#: instead, or None to leave it as it is. Pure and quick: other appenders wait meanwhile.
-Rewrite = Callable[[list[Record]], "list[Record] | None"]
 
 log = logging.getLogger("ctxtrio.store")
-
-
-@dataclass(frozen=True, slots=True)
-class AppendResult:
-    """Records written by one append, and lines other processes had appended before them."""
-
-    path: Path
-    records: list[StoredRecord]
-    start: int
-    end: int
-    foreign: list[StoredRecord]
-
-    def to_absorb(self, applied_end: int) -> list[StoredRecord] | None:
-        """What a state replayed from this journal up to ``applied_end`` applies to take in this append.
-
-        The one way both domains absorb their own writes: ``[]`` when the state already
-        read past it (a refresh got there first); the records, when the state ends
-        exactly where the append began; None when other lines may lie in between (any
-        process's): then re-read the journal from ``applied_end`` instead.
-        """
-        if self.end <= applied_end:
-            return []
-        if self.start == applied_end:
-            return self.records
-        return None
-
-
-class JournalChangedError(StoreError):
-    """A conditional append found lines appended (by any process) past the expected end."""
-
-
-@dataclass(frozen=True, slots=True)
-class RewriteResult:
-    """A journal rewritten (``changed``) or left alone, with its records and bytes before and after."""
-
-    changed: bool
-    records_before: int
-    records_after: int
-    bytes_before: int
-    bytes_after: int
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ctxtrio._errors import StoreError
-from ctxtrio.docs.repository import ORPHAN_AGE_S
+from ctxtrio.docs.folders import ORPHAN_AGE_S
 
 from .conftest import opened
 

@@ -1,0 +1,126 @@
+"""The document folders on disk, for worker threads: the startup sweep and its helpers.
+
+``docs/<doc>/<gen>.jsonl`` holds one ingest generation. At startup
+:func:`sweep_folders` sorts every generation file: current ones the index lags behind
+are caught up, ones a readable catalog record proves obsolete are removed, and ones no
+readable record commits are set aside in ``lost-and-found/`` once older than
+:data:`ORPHAN_AGE_S` (never deleted; a younger one may still be being written).
+:class:`~.repository.Repository` acts on what it finds through the store's handle.
+
+Everything here blocks; ``OSError`` becomes ``StoreError`` where a caller must know.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._errors import StoreError
+from ..store.index import IndexDamagedError
+
+if TYPE_CHECKING:
+    from ..store.handle import StoreHandle
+    from ..store.layout import DataDir
+    from .catalog import CatalogState
+
+__all__ = ["ORPHAN_AGE_S", "Sweep", "make_doc_dir", "probe_writable", "remove_empty_dirs", "sweep_folders"]
+
+log = logging.getLogger("ctxtrio.docs")
+
+#: A never-committed generation file younger than this may still be being written.
+ORPHAN_AGE_S = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """What the startup sweep found: files to remove, to set aside, and to index."""
+
+    remove: list[Path]
+    catch_up: list[Path]
+    #: Generation files no readable catalog record accounts for.
+    lost: list[Path]
+    #: The index was found damaged while reading watermarks.
+    damaged: IndexDamagedError | None = None
+
+
+def make_doc_dir(directory: Path) -> None:
+    """Create ``docs/<doc>/`` and make its entry durable (blocking)."""
+    try:
+        directory.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(directory.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StoreError(f"cannot create {directory}: {exc.strerror or exc}") from exc
+
+
+def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now: float) -> Sweep:
+    """Find obsolete generation files, and current ones the index lags behind (blocking)."""
+    remove: list[Path] = []
+    catch_up: list[Path] = []
+    lost: list[Path] = []
+    damaged: IndexDamagedError | None = None
+    try:
+        folders = [entry for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
+    except OSError as exc:
+        raise StoreError(f"cannot list {data.docs}: {exc.strerror or exc}") from exc
+    for folder in folders:
+        current = state.docs.get(folder.name)
+        try:
+            files = [entry for entry in os.scandir(folder.path) if entry.name.endswith(".jsonl")]
+        except OSError as exc:
+            log.warning("cannot list %s: %s", folder.path, exc)
+            continue
+        for file in files:
+            gen = file.name.removesuffix(".jsonl")
+            path = Path(file.path)
+            if current is not None and current.gen == gen:
+                try:
+                    if damaged is not None or store.watermark(data.journal_name(path)) < file.stat().st_size:
+                        catch_up.append(path)
+                except IndexDamagedError as exc:
+                    damaged = exc  # the writer heals it; every current generation is caught up
+                    catch_up.append(path)
+            elif (folder.name, gen) in state.committed:
+                remove.append(path)  # a readable record proves it obsolete
+            elif now - file.stat().st_mtime > ORPHAN_AGE_S:
+                lost.append(path)  # no readable record at all: set aside, never delete
+    return Sweep(remove, catch_up, lost, damaged)
+
+
+def probe_writable(directory: Path) -> None:
+    """StoreError unless a file can be created and removed in ``directory`` (blocking)."""
+    probe = directory / f".forget-probe-{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except FileNotFoundError:
+        return  # no folder: nothing to remove
+    except OSError as exc:
+        raise StoreError(
+            f"cannot forget: {directory} is not writable ({exc.strerror or exc}); nothing was changed"
+        ) from exc
+
+
+def remove_empty_dirs(docs: Path, state: CatalogState, *, now: float) -> None:
+    """Remove old empty folders of documents that no longer exist (blocking).
+
+    Young ones are left alone: an ingest may have just created its folder.
+    """
+    try:
+        folders = [entry for entry in os.scandir(docs) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for folder in folders:
+        if folder.name in state.docs:
+            continue
+        try:
+            if now - folder.stat().st_mtime > ORPHAN_AGE_S:
+                os.rmdir(folder.path)
+        except OSError:
+            pass  # not empty, or already gone
