@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import trio
 
-__all__ = ["address", "post_head", "send_chunked_until_answered", "status_line"]
+__all__ = ["address", "post_head", "send_chunked_until_answered", "stall_connections", "status_line"]
 
 _CHUNK = b"x" * 65536
 _FRAMED = f"{len(_CHUNK):x}\r\n".encode() + _CHUNK + b"\r\n"
@@ -72,3 +72,24 @@ async def send_chunked_until_answered(stream: trio.SocketStream, host: str, port
         nursery.start_soon(feed)
         nursery.start_soon(read)
     return status, sent
+
+
+async def stall_connections(host: str, port: int, count: int, *, within_s: float) -> list[trio.SocketStream]:
+    """Open ``count`` connections at once, each sending a POST head and the start of its body, then nothing.
+
+    Connects still waiting after ``within_s`` (past the server's cap its kernel accept
+    queue fills, and a dropped SYN is retried with backoff) are given up. Returns the
+    streams that got through; the caller closes them.
+    """
+    streams: list[trio.SocketStream] = []
+
+    async def stall() -> None:
+        with trio.move_on_after(within_s):
+            stream = await trio.open_tcp_stream(host, port)
+            streams.append(stream)
+            await stream.send_all(post_head(host, port, length=1000) + b'{"jsonrpc"')
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(count):
+            nursery.start_soon(stall)
+    return streams

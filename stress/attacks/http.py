@@ -19,7 +19,7 @@ import httpx
 import trio
 from mcp import Client
 
-from testkit.raw_http import address, post_head, send_chunked_until_answered, status_line
+from testkit.raw_http import address, post_head, send_chunked_until_answered, stall_connections, status_line
 
 from . import Row, guarded
 
@@ -122,17 +122,7 @@ async def silent_bodies(work: Path) -> Row:
 async def half_open_flood(work: Path) -> Row:
     async with _server(work, "h3", "--http-body-timeout", "2", fd_limit=1024) as (base_url, seen):
         host, port = address(base_url)
-        streams: list[trio.SocketStream] = []
-
-        async def stall() -> None:
-            with trio.move_on_after(5):
-                stream = await trio.open_tcp_stream(host, port)
-                streams.append(stream)
-                await stream.send_all(post_head(host, port, length=1000) + b'{"jsonrpc"')
-
-        async with trio.open_nursery() as nursery:
-            for _ in range(1100):
-                nursery.start_soon(stall)
+        streams = await stall_connections(host, port, 1100, within_s=5)
         started = trio.current_time()
         alive = await _alive(base_url)
         waited = trio.current_time() - started

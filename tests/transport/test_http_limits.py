@@ -11,7 +11,7 @@ import httpx
 import trio
 from mcp import Client
 
-from testkit.raw_http import address, post_head, send_chunked_until_answered
+from testkit.raw_http import address, post_head, send_chunked_until_answered, stall_connections
 
 from .serving import _READY, ROOT, http_server, read_until
 
@@ -108,16 +108,7 @@ async def test_half_open_connections_under_a_low_fd_limit(tmp_path: Path) -> Non
 
 async def _stall_and_use(host: str, port: int, base_url: str, streams: list[trio.SocketStream]) -> None:
     """Open 1,100 connections that stall mid-body, then use the server: health, an ingest, a search."""
-
-    async def stall() -> None:
-        with trio.move_on_after(10):  # past the cap the kernel queue fills; those connects wait
-            stream = await trio.open_tcp_stream(host, port)
-            streams.append(stream)
-            await stream.send_all(post_head(host, port, length=1000) + b'{"jsonrpc"')
-
-    async with trio.open_nursery() as nursery:
-        for _ in range(1100):
-            nursery.start_soon(stall)
+    streams += await stall_connections(host, port, 1100, within_s=10)
     assert len(streams) > 700  # more than the cap (1024 less the reserve) got through to the server
     # A deadlock guard, not a benchmark: a connect whose SYN the full accept queue dropped
     # is retried with exponential backoff (1, 3, 7, 15, 31 s ...), however soon room frees up.
