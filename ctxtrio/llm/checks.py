@@ -17,7 +17,15 @@ The thresholds, and why:
 * **figures** — every number in the answer must occur in the input or the instruction
   ("part 3 of 9"; list markers at the start of a line aside), and of the numbers and identifiers the input states the
   answer must keep at least a third, or as many as its length allows (one per
-  :data:`TOKENS_PER_FIGURE` tokens of target), whichever is fewer.
+  :data:`TOKENS_PER_FIGURE` tokens of target), whichever is fewer. A figure counts as
+  kept only where the answer states it as a figure of its own ("1" inside "8011", or a
+  list marker, keeps nothing);
+* **grounding** — of the answer's distinct content words (four letters or more, common
+  function words aside, compared by a crude stem), at least :data:`MIN_GROUNDED_SHARE`
+  must occur in the input or the instruction. Gemma 3 270M, given a session log of test
+  runs, answered with a fluent text about "10-bit integers" and "storage devices" that
+  kept enough small numbers to pass the figure check; a summary, even in its own words,
+  mostly reuses the vocabulary of what it summarizes.
 """
 
 from __future__ import annotations
@@ -29,12 +37,18 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from ..text.tokens import TokenModel
 
-__all__ = ["COPY_RUN_WORDS", "MAX_COPIED_SHARE", "copied_share", "echo_so_far", "figures", "rejection"]
+__all__ = [
+    "COPY_RUN_WORDS", "MAX_COPIED_SHARE", "MIN_GROUNDED_SHARE", "copied_share", "echo_so_far", "figures",
+    "grounded_share", "rejection",
+]  # fmt: skip
 
 COPY_RUN_WORDS: Final = 8
 MAX_COPIED_SHARE: Final = 0.4
 ECHO_RUN_WORDS: Final = 6
 TOKENS_PER_FIGURE: Final = 30
+MIN_GROUNDED_SHARE: Final = 0.5
+#: Below this many content words an answer is too short to judge by its vocabulary.
+GROUNDING_MIN_WORDS: Final = 8
 
 _WORD: Final = re.compile(r"\w+(?:[-'./:]\w+)*")
 _NUMBER: Final = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
@@ -44,6 +58,13 @@ _IDENTIFIER: Final = re.compile(
     r"|\b[a-z]+[A-Z][A-Za-z0-9]*\b"  # camelCase
     r"|[\w.-]*/[\w./-]+"  # paths
     r"|\b[A-Za-z]+[0-9][A-Za-z0-9]*\b"  # e2e, v2, utf8
+)
+_CONTENT: Final = re.compile(r"[^\W\d_]{4,}")
+_SUFFIX: Final = re.compile(r"(?:ing|ies|ied|es|ed|s|y|e)$")
+_FUNCTION_WORDS: Final = frozenset(
+    "that this with from have been were they them their there which what when where then than also into only "
+    "some such each more most other about after before over under both will would could should these those "
+    "does done here very just like make made many much part parts text summary".split()
 )
 _MARKUP: Final = ("<text>", "</text>", "text:\n", "end of text")
 
@@ -72,6 +93,22 @@ def copied_share(answer: str, source: str, *, run: int = COPY_RUN_WORDS) -> floa
     if not prose:
         return 0.0
     return sum(covered[index] for index in prose) / len(prose)
+
+
+def _stem(word: str) -> str:
+    return _SUFFIX.sub("", word.casefold())[:6]
+
+
+def _content(text: str) -> set[str]:
+    return {_stem(word) for word in _CONTENT.findall(text) if word.casefold() not in _FUNCTION_WORDS}
+
+
+def grounded_share(answer: str, source: str) -> float | None:
+    """The share of ``answer``'s distinct content words found in ``source`` (None: too few to judge)."""
+    words = _content(answer)
+    if len(words) < GROUNDING_MIN_WORDS:
+        return None
+    return len(words & _content(source)) / len(words)
 
 
 def _normal_number(number: str) -> str:
@@ -117,7 +154,13 @@ def rejection(
     share = copied_share(answer, source)
     if share > MAX_COPIED_SHARE:
         return f"it repeats the text verbatim ({share:.0%} of its words)"
-    return _figure_fault(answer, source, instruction, target_tokens)
+    fault = _figure_fault(answer, source, instruction, target_tokens)
+    if fault is not None:
+        return fault
+    grounded = grounded_share(answer, f"{source}\n{instruction}")
+    if grounded is not None and grounded < MIN_GROUNDED_SHARE:
+        return f"it is not about the text (only {grounded:.0%} of its words occur in it)"
+    return None
 
 
 def _occurs(number: str, text: str) -> bool:
@@ -134,7 +177,7 @@ def _figure_fault(answer: str, source: str, instruction: str, target_tokens: int
         return f"it states figures the text does not ({', '.join(invented[:4])})"
     if not stated:
         return None
-    kept = {item for item in stated if item in answer}
+    kept = stated & figures(answer)
     needed = min(math.ceil(len(stated) / 3), max(1, target_tokens // TOKENS_PER_FIGURE))
     if len(kept) < needed:
         missing = sorted(stated - kept)[:4]

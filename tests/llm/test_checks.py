@@ -41,6 +41,11 @@ def test_a_faithful_summary_passes() -> None:
         (SOURCE[:260], "verbatim"),
         ("Staging runs on port 8011; retention is 8 days; deploys use scripts/deploy.sh.", "does not (8, 8011)"),
         ("The team talked about servers, deploys and the on-call rotation in general terms.", "drops the figures"),
+        (
+            "Port 8003, 9 days and scripts/deploy.sh: a mountain village where farmers trade wool, honey, "
+            "barley and cheese at every autumn festival near the lake.",
+            "not about the text",
+        ),
     ],
 )
 def test_junk_answers_are_rejected(answer: str, reason: str) -> None:
@@ -76,3 +81,11 @@ def test_an_echo_is_caught_while_streaming() -> None:
     assert echo_so_far("Staging runs on port 8003 and", STEP.instruction, SOURCE) is None
     copy = " ".join(SOURCE.split()[:20])
     assert echo_so_far(copy, STEP.instruction, SOURCE) == "it repeats the text word for word"
+
+
+def test_a_figure_counts_as_kept_only_when_stated_whole() -> None:
+    """Small numbers inside other numbers or list markers keep none of the text's figures."""
+    source = "Run 1 failed, run 2 passed, run 3 failed; worker 12 uses port 9012 and worker 13 uses port 9013."
+    answer = "1. Runs failed twice.\n2. Workers use two ports.\n3. Fine."
+    found = rejection(answer, source=source, instruction="Summarize.", target_tokens=40, model=MODEL)
+    assert found is not None and "drops the figures" in found
