@@ -289,10 +289,12 @@ class DocumentService:
     ) -> Outline:
         """Chunk indices, heading trails and sizes; with ``summarize``, one sentence per chunk.
 
-        Summaries come from the summarizer's ``one_liner`` (cached in the document when
-        an LLM wrote them); after ``stop_at`` the rest are extractive and the note says
-        to call again. The answer fits the default budget (in the model's own tokens when
-        the server can count): entries past it are left for the next call (``remaining``).
+        Summaries come from the summarizer's ``one_liners``: those not cached in the
+        document yet are one background job, waited for until ``stop_at``; past it the
+        rest are the chunks' first sentences, labelled extractive by the note, while the
+        job goes on (each line is kept in the document as it is done): call again.
+        The answer fits the default budget (in the model's own tokens when the server can
+        count): entries past it are left for the next call (``remaining``).
         """
         validate_id(doc_id, "doc_id")
         check_range("start", start, CHUNK_INDEX)
@@ -307,15 +309,15 @@ class DocumentService:
             return await self._fit_outline(Outline(entry.info, entries, start))
         await self._repo.top_up(doc)
         cache = GenerationCache(self._repo, doc)
+        lines = await self._summarizer.one_liners([chunk.text for chunk in selected], stop_at=stop_at, cache=cache)
         notes: dict[str, str] = {}  # the first note of each kind, keyed without its numbers
-        summarized: list[OutlineEntry] = []
-        for chunk in selected:
-            summary = await self._summarizer.one_liner(chunk.text, stop_at=stop_at, cache=cache)
-            if summary.note:
-                notes.setdefault(_NOTE_NUMBERS.sub("#", summary.note), summary.note)
-            summarized.append(OutlineEntry(chunk.index, chunk.trail, chunk.tokens, summary.text))
-            await trio.lowlevel.checkpoint()
-        return await self._fit_outline(Outline(entry.info, tuple(summarized), start, "; ".join(notes.values())))
+        for line in lines:
+            if line.note:
+                notes.setdefault(_NOTE_NUMBERS.sub("#", line.note), line.note)
+        summarized = tuple(
+            OutlineEntry(chunk.index, chunk.trail, chunk.tokens, line.text) for chunk, line in zip(selected, lines, strict=True)
+        )
+        return await self._fit_outline(Outline(entry.info, summarized, start, "; ".join(notes.values())))
 
     async def _fit_outline(self, outline: Outline) -> Outline:
         """The final check: the first entries that fit the default budget in the model's own tokens."""

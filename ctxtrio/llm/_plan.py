@@ -34,7 +34,7 @@ from ._slices import slice_text
 if TYPE_CHECKING:
     from ..text.tokens import TokenModel
 
-__all__ = ["Answer", "Extract", "Final", "Limits", "Step", "cache_key", "stand_in", "walk"]
+__all__ = ["Answer", "Extract", "Final", "Limits", "Step", "cache_key", "one_liner_step", "stand_in", "walk"]
 
 #: Tokens of a prompt besides the text: instructions, reminder, chat template.
 PROMPT_OVERHEAD_TOKENS: _Final = 160
@@ -129,6 +129,12 @@ def _single(text: str, target_tokens: int, level: int) -> Step:
         f"repetition. {_RULES}"
     )
     return Step("merge/v2", instruction, text, target_tokens)
+
+
+def one_liner_step(text: str, target_tokens: int) -> Step:
+    """The request for one sentence about ``text`` (an outline's line for a chunk)."""
+    instruction = "Summarize the text below in one sentence of at most 30 words. Keep names and numbers exactly."
+    return Step("one-liner/v2", instruction, text, target_tokens)
 
 
 _SLICED: OrderedDict[tuple[str, int, tuple[float, ...]], list[str]] = OrderedDict()

@@ -15,8 +15,9 @@ Chat completions are streamed (``"stream": true``): the answer is read token by 
 and the response is closed as soon as nobody waits for it (cancelled, abandoned, or
 cut by ``abort_if``), which makes llama.cpp, LM Studio and Ollama stop generating it —
 a non-streamed request they would finish for nobody. Streaming is also how a slow
-server is told from a hung one: the first token may take up to ``timeout_s`` (prompt
-processing), after that a gap of ``stall_s`` without a byte is a hang. A server that
+server is told from a hung one: the first token may take ``first_token_s`` plus the
+prompt's size at ``prompt_tokens_per_s`` (prompt processing; at most ``timeout_s``),
+after that a gap of ``stall_s`` without a token is a hang. A server that
 ignores ``stream`` and answers with one JSON body is read as before.
 
 Errors, all :class:`~ctxtrio._errors.LLMError`:
@@ -120,7 +121,8 @@ class LLMClient:
         """
         body = self._chat_body(messages, max_tokens=max_tokens, temperature=temperature, stream=True)
         url = f"{self._settings.base_url}/chat/completions"
-        return await self._guarded(lambda: self._stream_chat(url, body, abort_if))
+        first_s = self._settings.first_token_wait_s(sum(len(message.content) for message in messages))
+        return await self._guarded(lambda: self._stream_chat(url, body, abort_if, first_s))
 
     async def count_prompt_tokens(
         self, messages: Sequence[ChatMessage], *, timeout_s: float | None = None
@@ -292,12 +294,16 @@ class LLMClient:
                 self._breaker.release(ticket)
 
     async def _stream_chat(
-        self, url: str, body: JSON, abort_if: Callable[[str], str | None] | None
+        self, url: str, body: JSON, abort_if: Callable[[str], str | None] | None, first_s: float
     ) -> Completion:
-        """One streamed chat exchange; the response is closed however this ends."""
+        """One streamed chat exchange; the response is closed however this ends.
+
+        Until the first token the deadline is ``first_s`` from now (headers, pings and
+        prompt processing included); after each token it is ``stall_s`` from then.
+        """
         timeout_s, stall_s = self._settings.timeout_s, self._settings.stall_s
         answer = StreamedAnswer()
-        with trio.CancelScope(deadline=trio.current_time() + timeout_s) as waiting:
+        with trio.CancelScope(deadline=trio.current_time() + first_s) as waiting:
             response = await self._send("POST", url, body, stream=True)
             lines = response.aiter_lines()
             try:
@@ -321,8 +327,10 @@ class LLMClient:
             finally:
                 await close_stream(response, lines)
         if waiting.cancelled_caught:
-            if answer.chunks == 0:
+            if answer.chunks == 0 and first_s >= timeout_s:
                 raise LLMTimeoutError(f"POST {url}: no answer within {timeout_s:g} s")
+            if answer.chunks == 0:
+                raise LLMTimeoutError(f"POST {url}: no first token within {first_s:g} s")
             raise LLMTimeoutError(f"POST {url}: stream silent for {stall_s:g} s after {answer.chunks} chunks")
         text = answer.text.strip()
         if not text:

@@ -34,7 +34,7 @@ import logging
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -44,7 +44,7 @@ import trio
 
 from .._errors import LLMError
 from ..text.extractive import first_sentence, summarize_extractive
-from ._plan import Answer, Extract, Final, Limits, Step, cache_key, stand_in, step_count, walk
+from ._plan import Answer, Extract, Final, Limits, Step, cache_key, one_liner_step, stand_in, step_count, walk
 from .breaker import BreakerState
 from .checks import echo_so_far, rejection
 from .client import ChatMessage, LLMClient
@@ -182,41 +182,125 @@ class Summarizer:
             return _labelled(job.result)
         return await self._partial(job, text, target_tokens, limits, model, cache, whole)
 
+    async def resume(self, text: str, *, target_tokens: int, cache: SummaryCache) -> Summary | None:
+        """The LLM summary of ``text`` if every step is in ``cache`` already; else None.
+
+        It does not wait: when steps are missing and the worker runs, the job is put
+        back on the queue (or found there) so the work goes on from what ``cache`` keeps
+        — the way a compaction whose summary was not ready in time is finished by a
+        later call, or after a restart. Only a summary wholly by the LLM is returned.
+        """
+        model = self._ref.current
+        if self._client is None or model.estimate(text) <= target_tokens:
+            return None
+        limits = self._limits(target_tokens)
+        found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, self._lookup(cache, None))
+        if isinstance(found, Final):
+            return Summary(found.text, "llm") if found.llm_steps == found.steps else None
+        key = cache_key("job/v2", target_tokens, text)
+        if self.queue.running and self._client.breaker_state is not BreakerState.OPEN and self.queue.find(key) is None:
+            self.queue.submit(Job(key, partial(self._run_job, text, target_tokens, limits, model, cache), durable=True))
+        return None
+
     async def one_liner(
         self, text: str, *, stop_at: float = math.inf, cache: SummaryCache | None = None
     ) -> Summary:
-        """One sentence about ``text`` (a chunk, for outlines), inside the call; never raises LLMError."""
+        """One sentence about ``text``: :meth:`one_liners` of one text."""
+        return (await self.one_liners([text], stop_at=stop_at, cache=cache))[0]
+
+    async def one_liners(
+        self,
+        texts: Sequence[str],
+        *,
+        stop_at: float = math.inf,
+        cache: SummaryCache | None = None,
+        progress: Progress | None = None,
+    ) -> list[Summary]:
+        """One sentence about each of ``texts`` (chunks, for outlines); never raises LLMError.
+
+        The ones not cached yet are one background job (one request per text, each kept
+        in ``cache`` the moment it is checked), waited for until ``stop_at`` like
+        :meth:`summarize`; past it the rest are the texts' first sentences, labelled
+        ``extractive`` with a note, while the job goes on.
+        """
         model = self._ref.current
-        if model.estimate(text) <= ONE_LINER_TOKENS and "\n" not in text.strip():
-            return Summary(text.strip(), "verbatim")
-        fallback = first_sentence(text, max_tokens=ONE_LINER_TOKENS, model=model)
+        fallbacks = [first_sentence(text, max_tokens=ONE_LINER_TOKENS, model=model) for text in texts]
         if self._client is None:
-            return Summary(fallback, "extractive", "no LLM configured; extractive")
+            return [_short(text, model) or Summary(line, "extractive", "no LLM configured; extractive")
+                    for text, line in zip(texts, fallbacks, strict=True)]
+        steps = [await self._one_liner_step(text, model) for text in texts]
+        answers = self._lookup(cache, None)
+        missing = [step for step in steps if step is not None and answers(step.key) is None]
+        job: Job | None = None
+        reason = "deadline passed"
+        if missing and self._client.breaker_state is BreakerState.OPEN:
+            reason = "LLM unavailable (breaker open after a failure)"
+        elif missing:
+            key = cache_key("one-liners/v3", len(missing), "\0".join(step.key for step in missing))
+            job = self.queue.find(key) or Job(key, partial(self._run_one_liners, missing, model, cache),
+                                              durable=cache is not None)
+            if self.queue.running:
+                job = self.queue.submit(job)
+                if job is None:
+                    reason = "the summary queue is full"
+                else:
+                    await _wait(job, stop_at, progress)
+            else:
+                await _run_inline(job, stop_at)
+            if job is not None and job.failure is not None:
+                reason = job.failure
+        later = job is not None and job.result is None and job.failure is None and job.durable and self.queue.running
+        results = []
+        for text, step, line in zip(texts, steps, fallbacks, strict=True):
+            found = answers(step.key) if step is not None else None
+            if step is None:
+                results.append(_short(text, model) or Summary(line, "verbatim"))
+            elif found is not None and found.by_llm:
+                results.append(Summary(found.text, "llm"))
+            elif found is not None:
+                results.append(Summary(line, "extractive", f"LLM answer rejected: {found.why}; extractive"))
+            elif later:
+                done = job.steps_done if job is not None else 0
+                results.append(Summary(line, "extractive", (
+                    f"deadline passed; extractive for now. The LLM one-liners go on in the background "
+                    f"({done} of {len(missing)} done): call again to get them")))
+            elif reason == "deadline passed":
+                results.append(Summary(line, "extractive", f"{reason}; extractive — call again to continue (done one-liners are cached)"))
+            else:
+                results.append(Summary(line, "extractive", f"{reason}; extractive"))
+        return results
+
+    async def _one_liner_step(self, text: str, model: TokenModel) -> Step | None:
+        """The request for ``text``'s one-liner (None: the text is one short line already)."""
+        if _short(text, model) is not None:
+            return None
         limits = self._limits(ONE_LINER_TOKENS)
         if model.estimate(text) > limits.single_pass_tokens:
             text = await trio.to_thread.run_sync(_extract, text, limits.single_pass_tokens, model)
-        instruction = "Summarize the text below in one sentence of at most 30 words. Keep names and numbers exactly."
-        step = Step("one-liner/v2", instruction, text, ONE_LINER_TOKENS)
-        cached = cache.get(step.key) if cache is not None else None
-        if cached is not None:
-            return Summary(cached, "llm")
-        reason = "deadline passed"
-        if trio.current_time() < stop_at:
-            with trio.move_on_at(stop_at):
-                try:
-                    answer = await self._ask(step, model)
-                except LLMError as exc:
-                    answer = _Rejected(describe(exc))
+        return one_liner_step(text, ONE_LINER_TOKENS)
+
+    async def _run_one_liners(
+        self, steps: list[Step], model: TokenModel, cache: SummaryCache | None, job: Job
+    ) -> Final:
+        """Ask for each one-liner still missing, keeping each as soon as it is checked."""
+        job.steps_total = len(steps)
+        answers = self._lookup(cache, None)
+        done = 0
+        for step in steps:
+            started = trio.current_time()
+            if answers(step.key) is None:
+                answer = await self._ask(step, model)
                 if isinstance(answer, str):
                     line = _fit(answer.splitlines()[0], ONE_LINER_TOKENS, model)
                     if cache is not None:
                         await cache.put(step.key, line)
-                    return Summary(line, "llm")
-                reason = answer.reason if answer.reason.startswith("LLM") else f"LLM answer rejected: {answer.reason}"
-        note = f"{reason}; extractive"
-        if reason == "deadline passed":
-            note += " — call again to continue (done one-liners are cached)"
-        return Summary(fallback, "extractive", note)
+                    else:
+                        self._remember(step.key, Answer(line, True))
+                    done += 1
+                else:
+                    self._remember(step.key, Answer("", False, answer.reason))
+            job.step_finished(trio.current_time() - started)
+        return Final("", done, len(steps))
 
     # -- the job ------------------------------------------------------------------------
 
@@ -357,6 +441,13 @@ def _labelled(found: Final) -> Summary:
         note = f"the LLM's answer for {found.steps - found.llm_steps} of {found.steps} steps was rejected ({why}); those are extractive"
         return Summary(found.text, "llm+extractive", note)
     return Summary(found.text, "extractive", f"LLM answer rejected ({why}); extractive")
+
+
+def _short(text: str, model: TokenModel) -> Summary | None:
+    """A text that is one short line already is its own one-liner."""
+    if model.estimate(text) <= ONE_LINER_TOKENS and "\n" not in text.strip():
+        return Summary(text.strip(), "verbatim")
+    return None
 
 
 def _extract(text: str, target_tokens: int, model: TokenModel) -> str:

@@ -28,7 +28,17 @@ client's connection goes away). What it models, and where the behaviour is docum
   and identifiers; otherwise (the instruction was dropped) it continues by repeating
   the text, as the real small model did; ``"echo"`` — repeats the whole prompt,
   instructions included; ``"invent"`` — a summary with every number changed;
-  ``"empty"`` — an empty answer.
+  ``"empty"`` — an empty answer; ``"silent"`` — a generation stuck before its first
+  token: the stream's headers go out and then only ``: ping`` comments every
+  ``ping_s`` (llama-cpp-python answers through sse-starlette's ``EventSourceResponse``,
+  whose ``DEFAULT_PING_INTERVAL`` is 15 s and whose pings come from their own task, so
+  they keep coming while the generation thread is stuck); a non-streamed one never
+  answers.
+* **Dies mid-answer.** With ``drop_after`` set, the connection is closed after that
+  many tokens with no final chunk and no ``[DONE]``, as when the server process
+  crashes or is killed while streaming (abetlen/llama-cpp-python#897: a second
+  concurrent stream broke the first mid-body; ggml-org/llama.cpp#22847: a crashing
+  router server).
 
 ``GET /props`` tells the context (llama.cpp's ``default_generation_settings.n_ctx``),
 ``POST /tokenize`` counts tokens, ``GET /v1/models`` lists one model. Connections are
@@ -38,6 +48,7 @@ closed after each response. Cancelling the nursery stops the server.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from functools import partial
@@ -49,7 +60,7 @@ from testkit.fake_openai import true_tokens
 
 __all__ = ["Behaviour", "FakeModel", "Served", "open_fake_model"]
 
-Behaviour = Literal["obey", "echo", "invent", "empty"]
+Behaviour = Literal["obey", "echo", "invent", "empty", "silent"]
 
 _INSTRUCTION: Final = re.compile(r"\bsummari[sz]e\b", re.IGNORECASE)
 #: Paragraphs that talk about the task rather than the text: an obedient model does not quote them.
@@ -72,6 +83,7 @@ class Served:
     gone_at: float | None = None  # when the client closed its connection
     generated_after_gone: int = 0
     finished_at: float | None = None
+    left: trio.Event = field(default_factory=trio.Event)  # set when the client closed its end
 
 
 @dataclass
@@ -84,6 +96,8 @@ class FakeModel:
     behaviour: Behaviour = "obey"
     drops_system: bool = True
     n_ctx: int = 8192
+    ping_s: float | None = 15.0
+    drop_after: int | None = None
     model_id: str = "gemma-3-270m-fake"
     base_url: str = ""
     served: list[Served] = field(default_factory=list)
@@ -135,7 +149,9 @@ class FakeModel:
                 await stream.send_all(_head("200 OK", "text/event-stream"))
             async with self._slot:
                 await trio.sleep(prompt_tokens / self.prompt_rate)
-                if served.stream:
+                if self.behaviour == "silent":
+                    await self._stuck(stream, served)
+                elif served.stream:
                     await self._stream_tokens(stream, served, words[:planned], prompt_tokens)
                 else:
                     await self._generate_then_send(stream, served, words[:planned], prompt_tokens)
@@ -147,6 +163,9 @@ class FakeModel:
         try:
             step = max(1, self.tokens_per_event)
             for index in range(0, len(words), step):
+                if self.drop_after is not None and index >= self.drop_after:
+                    await stream.aclose()  # the process died: no last chunk, no [DONE]
+                    return
                 batch = words[index : index + step]
                 await trio.sleep(len(batch) / self.gen_rate)
                 for _ in batch:
@@ -161,6 +180,19 @@ class FakeModel:
             await stream.send_all(_event(last) + b"data: [DONE]\n\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass  # llama.cpp: a failed write cancels the task
+        finally:
+            served.finished_at = trio.current_time()
+
+    async def _stuck(self, stream: trio.SocketStream, served: Served) -> None:
+        """Never a token; pings (streamed) until the client goes; then the slot is free again."""
+        try:
+            while not served.left.is_set():
+                with trio.move_on_after(self.ping_s if served.stream and self.ping_s is not None else math.inf):
+                    await served.left.wait()
+                if not served.left.is_set():
+                    await stream.send_all(b": ping\n\n")
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
         finally:
             served.finished_at = trio.current_time()
 
@@ -216,6 +248,7 @@ async def _watch_close(stream: trio.SocketStream, served: Served, scope: trio.Ca
         pass
     if served.finished_at is None:
         served.gone_at = trio.current_time()
+    served.left.set()
 
 
 async def _read_request(stream: trio.SocketStream) -> tuple[str, str, bytes] | None:
