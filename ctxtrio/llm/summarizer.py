@@ -182,13 +182,18 @@ class Summarizer:
             return _labelled(job.result)
         return await self._partial(job, text, target_tokens, limits, model, cache, whole)
 
+    @property
+    def uses_llm(self) -> bool:
+        """Whether summaries are asked of an LLM at all (False with ``--no-llm``)."""
+        return self._client is not None
+
     async def resume(self, text: str, *, target_tokens: int, cache: SummaryCache) -> Summary | None:
-        """The LLM summary of ``text`` if every step is in ``cache`` already; else None.
+        """The summary of ``text`` once every step is done (labelled as :meth:`summarize` does); else None.
 
         It does not wait: when steps are missing and the worker runs, the job is put
         back on the queue (or found there) so the work goes on from what ``cache`` keeps
         — the way a compaction whose summary was not ready in time is finished by a
-        later call, or after a restart. Only a summary wholly by the LLM is returned.
+        later call, or after a restart. A summary is ``llm`` only if every step was.
         """
         model = self._ref.current
         if self._client is None or model.estimate(text) <= target_tokens:
@@ -196,7 +201,7 @@ class Summarizer:
         limits = self._limits(target_tokens)
         found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, self._lookup(cache, None))
         if isinstance(found, Final):
-            return Summary(found.text, "llm") if found.llm_steps == found.steps else None
+            return _labelled(found)
         key = cache_key("job/v2", target_tokens, text)
         if self.queue.running and self._client.breaker_state is not BreakerState.OPEN and self.queue.find(key) is None:
             self.queue.submit(Job(key, partial(self._run_job, text, target_tokens, limits, model, cache), durable=True))

@@ -16,11 +16,15 @@ from .model import MAX_TAGS
 from .state import SessionState, entry_line
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from ..text.tokens import TokenModel
+    from .entries import Item
 
-__all__ = ["CompactionPlan", "entries_extract", "plan_compaction", "still_foldable", "summary_record", "summary_tokens"]
+__all__ = [
+    "CompactionPlan", "entries_extract", "fold_plan", "plan_compaction", "still_foldable", "summary_record",
+    "summary_tokens",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,11 @@ def plan_compaction(state: SessionState, keep_recent: int) -> CompactionPlan:
     chosen = foldable[: max(0, len(foldable) - keep_recent)]
     if len(chosen) < 2:
         return CompactionPlan((), "", (), 0, len(foldable))
+    return fold_plan(chosen, len(foldable))
+
+
+def fold_plan(chosen: Sequence[Item], candidates: int) -> CompactionPlan:
+    """The plan that folds ``chosen`` (in order): the same entries always give the same text."""
     tags: dict[str, None] = {}
     for item in chosen:
         tags.update(dict.fromkeys(item.tags))
@@ -50,7 +59,7 @@ def plan_compaction(state: SessionState, keep_recent: int) -> CompactionPlan:
         text=text,
         tags=tuple(tags)[:MAX_TAGS],
         tokens_before=sum(item.tokens for item in chosen),
-        candidates=len(foldable),
+        candidates=candidates,
         entries=tuple(EntryText(item.role, item.text, tuple(item.tags), item.pinned) for item in chosen),
     )
 

@@ -75,7 +75,7 @@ def scan_journals(data: DataDir) -> list[JournalFile]:
 
 
 #: Suffixes of the derived files kept beside a journal.
-_DERIVED: Final = (".summary.json", ".snapshot")
+_DERIVED: Final = (".summary.json", ".snapshot", ".slices")
 
 
 def _remove_orphans(derived: list[tuple[str, Path]], journals: set[str]) -> None:

@@ -38,6 +38,7 @@ from . import admin, browse
 from .arguments import check_role, check_tags, check_text, check_title
 from .compaction import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
 from .entries import patch_for
+from .finishing import finish_pending
 from .journals import SessionJournals, same_state
 from .lifecycle import refuse_deleted, session_info
 from .model import (
@@ -55,6 +56,7 @@ from .model import (
 from .packing import pack_recall, rank, recent_candidates
 from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
 from .render import render_recalled
+from .slices import SliceFile
 from .status import session_status, summary_status
 from .summary import fresh_summary
 
@@ -233,6 +235,13 @@ class SessionService:
         reason: str | None,
     ) -> CompactResult:
         async with session.compact_lock:
+            slices = SliceFile(session.path)
+            finished = ""
+            if not dry_run and self._summarizer.uses_llm:
+                await slices.load()
+                finished = await finish_pending(
+                    self._journals, self._store, self._summarizer, self._live.tokens.current, session, slices
+                )
             async with session.lock:
                 state = await self._journals.sync(session, same_state)
                 plan = plan_compaction(state, keep_recent)
@@ -243,12 +252,14 @@ class SessionService:
                     note = "" if plan.folded else (
                         f"nothing to fold: {plan.candidates} live unpinned entries, keep_recent={keep_recent}"
                     )
+                    note = "; ".join(part for part in (note, finished) if part)
                     return CompactResult(session.session_id, plan.folded, None, plan.tokens_before, 0,
                                          "none", note, why, dry_run, self._status(state))
             summary = await self._summarizer.summarize(
                 plan.text,
                 target_tokens=target_tokens,
                 stop_at=stop_at,
+                cache=slices if self._summarizer.uses_llm else None,
                 whole_extract=entries_extract(plan, self._live.tokens.current),
             )
             text = summary.text.strip() or plan.text  # an empty summary would lose everything folded
@@ -272,8 +283,13 @@ class SessionService:
                                      "compact again", hint="retry")
                 state = await self._journals.absorb(session, result)
                 item = state.items[result.records[-1].id]
-                return CompactResult(session.session_id, item.folds, item.snapshot(), plan.tokens_before,
-                                     item.tokens, summary.method, summary.note, why, False, self._status(state))
+            if summary.method in ("extractive", "llm+extractive") and self._summarizer.uses_llm:
+                await slices.mark_pending(item.id, target_tokens)  # the next compact swaps in the LLM summary
+            elif not slices.pending:
+                await slices.clear()
+            note = "; ".join(part for part in (summary.note, finished) if part)
+            return CompactResult(session.session_id, item.folds, item.snapshot(), plan.tokens_before,
+                                 item.tokens, summary.method, note, why, False, self._status(state))
 
     async def status(self, session_id: str) -> SessionStatus:
         """Live tokens against the budget, pins, counts, and whether to compact.
