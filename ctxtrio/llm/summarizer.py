@@ -34,34 +34,42 @@ import logging
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING
 from typing import Final as _Final
 
 import trio
 
-from .._errors import LLMError
-from ..text.extractive import first_sentence, summarize_extractive
+from ..text.extractive import first_sentence
+from ._outcome import (
+    ONE_LINER_TOKENS,
+    Method,
+    Progress,
+    Summary,
+    SummaryCache,
+    extract,
+    fit,
+    labelled,
+    run_inline,
+    short,
+    wait_for,
+)
 from ._plan import Answer, Extract, Final, Limits, Step, cache_key, one_liner_step, stand_in, step_count, walk
 from .breaker import BreakerState
 from .checks import echo_so_far, rejection
 from .client import ChatMessage, LLMClient
-from .jobs import Job, SummaryQueue, describe
+from .jobs import Job, SummaryQueue
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Sequence
+
     from ..text.tokens import TokenModel, TokenModelRef
 
 __all__ = ["Method", "Progress", "Summarizer", "Summary", "SummaryCache", "cache_key"]
 
 log = logging.getLogger("ctxtrio.summaries")
 
-Method = Literal["verbatim", "llm", "extractive", "llm+extractive"]
-#: ``progress(done, total)``: an MCP progress notification (a no-op without a progress token).
-Progress = Callable[[float, float], Awaitable[None]]
-
-ONE_LINER_TOKENS: _Final = 48
 #: Assumed context window while none is detected (LM Studio's and Ollama's usual default).
 DEFAULT_CONTEXT_TOKENS: _Final = 4096
 _FALLBACKS_KEPT: _Final = 1024
@@ -71,27 +79,6 @@ _TEMPLATE_TOKENS: _Final = 16
 #: the room the window leaves (steps are sized to 90% of it by the estimate).
 _COUNT_FROM: _Final = 0.8
 _THINK: _Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)  # reasoning models
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """A summary, the method that produced it, and (if it degraded) why and what to do."""
-
-    text: str
-    method: Method
-    note: str = ""
-
-
-class SummaryCache(Protocol):
-    """Where LLM results are kept between calls (the document store, typically)."""
-
-    def get(self, key: str) -> str | None:
-        """The cached text for ``key``, or None."""
-        ...
-
-    async def put(self, key: str, text: str) -> None:
-        """Store ``text`` under ``key`` (durably, before returning)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,8 +139,7 @@ class Summarizer:
         model = self._ref.current
         if model.estimate(text) <= target_tokens:
             return Summary(text, "verbatim")
-        extract: Extract = partial(_extract, model=model)
-        whole: Extract = whole_extract or extract
+        whole: Extract = whole_extract or partial(extract, model=model)
         if self._client is None:
             return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive",
                            "no LLM configured; extractive")
@@ -161,7 +147,7 @@ class Summarizer:
         lookup = self._lookup(cache, None)
         found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, lookup)
         if isinstance(found, Final):
-            return _labelled(found)
+            return labelled(found)
         if self._client.breaker_state is BreakerState.OPEN:
             note = "LLM unavailable (breaker open after a failure); extractive"
             return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
@@ -175,11 +161,11 @@ class Summarizer:
             if job is None:
                 note = "the summary queue is full; extractive — call again later"
                 return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
-            await _wait(job, stop_at, progress)
+            await wait_for(job, stop_at, progress)
         else:
-            await _run_inline(job, stop_at)
+            await run_inline(job, stop_at)
         if job.result is not None:
-            return _labelled(job.result)
+            return labelled(job.result)
         return await self._partial(job, text, target_tokens, limits, model, cache, whole)
 
     @property
@@ -201,7 +187,7 @@ class Summarizer:
         limits = self._limits(target_tokens)
         found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, self._lookup(cache, None))
         if isinstance(found, Final):
-            return _labelled(found)
+            return labelled(found)
         key = cache_key("job/v2", target_tokens, text)
         if self.queue.running and self._client.breaker_state is not BreakerState.OPEN and self.queue.find(key) is None:
             self.queue.submit(Job(key, partial(self._run_job, text, target_tokens, limits, model, cache), durable=True))
@@ -231,7 +217,7 @@ class Summarizer:
         model = self._ref.current
         fallbacks = [first_sentence(text, max_tokens=ONE_LINER_TOKENS, model=model) for text in texts]
         if self._client is None:
-            return [_short(text, model) or Summary(line, "extractive", "no LLM configured; extractive")
+            return [short(text, model) or Summary(line, "extractive", "no LLM configured; extractive")
                     for text, line in zip(texts, fallbacks, strict=True)]
         steps = [await self._one_liner_step(text, model) for text in texts]
         answers = self._lookup(cache, None)
@@ -249,9 +235,9 @@ class Summarizer:
                 if job is None:
                     reason = "the summary queue is full"
                 else:
-                    await _wait(job, stop_at, progress)
+                    await wait_for(job, stop_at, progress)
             else:
-                await _run_inline(job, stop_at)
+                await run_inline(job, stop_at)
             if job is not None and job.failure is not None:
                 reason = job.failure
         later = job is not None and job.result is None and job.failure is None and job.durable and self.queue.running
@@ -259,7 +245,7 @@ class Summarizer:
         for text, step, line in zip(texts, steps, fallbacks, strict=True):
             found = answers(step.key) if step is not None else None
             if step is None:
-                results.append(_short(text, model) or Summary(line, "verbatim"))
+                results.append(short(text, model) or Summary(line, "verbatim"))
             elif found is not None and found.by_llm:
                 results.append(Summary(found.text, "llm"))
             elif found is not None:
@@ -277,11 +263,11 @@ class Summarizer:
 
     async def _one_liner_step(self, text: str, model: TokenModel) -> Step | None:
         """The request for ``text``'s one-liner (None: the text is one short line already)."""
-        if _short(text, model) is not None:
+        if short(text, model) is not None:
             return None
         limits = self._limits(ONE_LINER_TOKENS)
         if model.estimate(text) > limits.single_pass_tokens:
-            text = await trio.to_thread.run_sync(_extract, text, limits.single_pass_tokens, model)
+            text = await trio.to_thread.run_sync(extract, text, limits.single_pass_tokens, model)
         return one_liner_step(text, ONE_LINER_TOKENS)
 
     async def _run_one_liners(
@@ -296,7 +282,7 @@ class Summarizer:
             if answers(step.key) is None:
                 answer = await self._ask(step, model)
                 if isinstance(answer, str):
-                    line = _fit(answer.splitlines()[0], ONE_LINER_TOKENS, model)
+                    line = fit(answer.splitlines()[0], ONE_LINER_TOKENS, model)
                     if cache is not None:
                         await cache.put(step.key, line)
                     else:
@@ -324,7 +310,7 @@ class Summarizer:
             answer = await self._ask(found, model)
             if isinstance(answer, _Rejected):
                 log.info("summary step rejected (%s): extractive for it", answer.reason)
-                stand = await trio.to_thread.run_sync(_extract, found.text, found.target_tokens, model)
+                stand = await trio.to_thread.run_sync(extract, found.text, found.target_tokens, model)
                 answers[found.key] = self._remember(found.key, Answer(stand, False, answer.reason))
             else:
                 answers[found.key] = Answer(answer, True)
@@ -360,7 +346,7 @@ class Summarizer:
         )
         if reason is not None:
             return _Rejected(reason)
-        return await trio.to_thread.run_sync(_fit, answer, step.target_tokens, model)
+        return await trio.to_thread.run_sync(fit, answer, step.target_tokens, model)
 
     async def _partial(
         self,
@@ -374,7 +360,7 @@ class Summarizer:
     ) -> Summary:
         """What the caller gets while the job is unfinished or failed: labelled, with a note."""
         built = await trio.to_thread.run_sync(
-            stand_in, text, target_tokens, limits, model, self._lookup(cache, None), partial(_extract, model=model)
+            stand_in, text, target_tokens, limits, model, self._lookup(cache, None), partial(extract, model=model)
         )
         summary, done, parts = built
         if not done:
@@ -414,55 +400,3 @@ class Summarizer:
     def _limits(self, target_tokens: int) -> Limits:
         context = self._context_tokens() or DEFAULT_CONTEXT_TOKENS
         return Limits.fitting(context, target_tokens, single_pass=self._single_pass_tokens, slice_=self._slice_tokens)
-
-
-async def _wait(job: Job, stop_at: float, progress: Progress | None) -> None:
-    """Wait for ``job`` until ``stop_at``, reporting each finished step to ``progress``."""
-    job.waiters += 1
-    try:
-        with trio.move_on_at(stop_at):
-            while not job.done.is_set():
-                await job.changed()
-                if progress is not None and not job.done.is_set() and job.steps_total:
-                    await progress(job.steps_done, job.steps_total)
-    finally:
-        job.leave()
-
-
-async def _run_inline(job: Job, stop_at: float) -> None:
-    """No worker: do the job inside the call, until ``stop_at``."""
-    with trio.move_on_at(stop_at):
-        try:
-            job.finish(await job.work(job))
-        except LLMError as exc:
-            job.fail(describe(exc))
-
-
-def _labelled(found: Final) -> Summary:
-    if found.llm_steps == found.steps:
-        return Summary(found.text, "llm")
-    why = "; ".join(found.why[:2])
-    if found.llm_steps:
-        note = f"the LLM's answer for {found.steps - found.llm_steps} of {found.steps} steps was rejected ({why}); those are extractive"
-        return Summary(found.text, "llm+extractive", note)
-    return Summary(found.text, "extractive", f"LLM answer rejected ({why}); extractive")
-
-
-def _short(text: str, model: TokenModel) -> Summary | None:
-    """A text that is one short line already is its own one-liner."""
-    if model.estimate(text) <= ONE_LINER_TOKENS and "\n" not in text.strip():
-        return Summary(text.strip(), "verbatim")
-    return None
-
-
-def _extract(text: str, target_tokens: int, model: TokenModel) -> str:
-    """The extractive summary (sentence scoring is CPU work: call it in a worker thread)."""
-    return summarize_extractive(text, target_tokens=target_tokens, model=model)
-
-
-def _fit(text: str, target_tokens: int, model: TokenModel) -> str:
-    """An LLM answer cut to the target by sentences if it ran over (estimates lean high)."""
-    if model.estimate(text) <= target_tokens:
-        return text
-    return summarize_extractive(text, target_tokens=target_tokens, model=model)
-
