@@ -128,8 +128,8 @@ async def test_sigterm_lets_the_call_in_flight_finish(tmp_path: Path) -> None:
     from testkit.fake_openai import FakeServer, open_fake_openai
 
     async with trio.open_nursery() as nursery:
-        # An answer that passes the summarizer's checks (figures kept, shorter than the text).
-        fake = await open_fake_openai(nursery, FakeServer(reply=lambda _: "Sentences 0 to 299 cover the retry policy."))
+        # An answer that passes the summarizer's checks (three of the figures kept whole, shorter than the text).
+        fake = await open_fake_openai(nursery, FakeServer(reply=lambda _: "Sentences 0 to 299 (150 in the middle) cover the retry policy."))
         async with http_server(tmp_path / "data", "--llm-base-url", fake.base_url, llm=True) as server:
             async with Client(server.mcp_url) as client:
                 with trio.fail_after(30):  # calibration first, so the summary does not queue behind it
