@@ -47,13 +47,22 @@ _PIPE_CHUNK = 1 << 20
 async def run_worker(*, task_status: trio.TaskStatus[trio.Process] = trio.TASK_STATUS_IGNORED) -> None:
     """Run the chunking child (for ``nursery.start``, which returns the Process).
 
-    A non-zero exit is not raised here: the reader notices the missing end frame.
+    A non-zero exit is not raised here: the reader notices the missing end frame. The
+    child runs in the folder that holds this ``ctxtrio`` (``-m`` puts its working
+    folder first on ``sys.path``): a server started inside another checkout must not
+    run that checkout's worker, whose frames may not match.
     """
     command: Sequence[str] = [sys.executable, "-m", "ctxtrio.docs._chunk_worker"]
     path = os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": path}
     await trio.run_process(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, check=False, task_status=task_status
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=_PACKAGE_PARENT,
+        check=False,
+        task_status=task_status,
     )
 
 

@@ -102,3 +102,20 @@ async def test_a_worker_that_died_while_idle_is_replaced(tmp_path: Path) -> None
         result = await docs.ingest(text=_long_text(1), doc_id="second")
         assert result.doc.chunks > 0 and pool.started == 2
         nursery.cancel_scope.cancel()
+
+
+async def test_workers_run_the_servers_own_package_whatever_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server whose working folder holds another ctxtrio still gets its own chunking workers."""
+    other = tmp_path / "other-checkout" / "ctxtrio" / "docs"
+    other.mkdir(parents=True)
+    for folder in (other.parent, other):
+        (folder / "__init__.py").write_text("", encoding="utf-8")
+    (other / "_chunk_worker.py").write_text("raise SystemExit(3)\n", encoding="utf-8")
+    monkeypatch.chdir(other.parent.parent)
+    async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=ChunkPool(nursery, size=1))
+        result = await docs.ingest(text=_long_text(0), doc_id="own")
+        assert result.doc.chunks > 1
+        nursery.cancel_scope.cancel()
