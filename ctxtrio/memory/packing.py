@@ -14,9 +14,10 @@ entry 0, the latest 1). Packing, in priority order:
    did not fit. Entry lines and that line together stay within the budget by the token
    estimate: while they do not, the lowest-ranked match (then the latest pin) leaves;
 4. when no match fits whole but one was there (every match larger than what is left),
-   the best one is shown cut to the room left, around its best-matching line, with
-   ``[…]`` where text was left out (:func:`ctxtrio.text.cutting.cut_around`, as
-   ``doc_search`` cuts a chunk). Recent mode never cuts: its window stays whole entries.
+   the best one is shown cut to the room left, around its best-matching line (recent
+   mode: the newest entry, from its start), with ``[…]`` where text was left out
+   (:func:`ctxtrio.text.cutting.cut_around`, as ``doc_search`` cuts a chunk). Recent
+   mode cuts only the newest entry, so its window stays contiguous.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import heapq
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
-from ..text.cutting import cut_around
+from ..text.cutting import CUT_MARK, cut_around
 from .entries import entry_line
 from .model import Entry, RecallResult
 from .state import Item, SessionState
@@ -153,7 +154,7 @@ def pack_recall(
     chosen.sort(key=_ordinal)
     lines = [item.line() for item in pins] + [item.line() for item in chosen]
     entries = [item.snapshot() for item in [*pins, *chosen]]
-    if mode == "query" and not chosen and too_large is not None and not by_limit:
+    if not chosen and too_large is not None and not by_limit:
         cut = _cut_entry(too_large, query_terms, budget_tokens - used, model, not_fit, matched, pins_missing, mode)
         if cut is not None:
             line, snapshot, trailer, trailer_tokens = cut
@@ -197,6 +198,8 @@ def _cut_entry(
         if room_for_text < _MIN_CUT_TOKENS:
             return None
         text = cut_around(item.text, query_terms, room_for_text, model)
+        if text != item.text and not text.endswith(CUT_MARK):  # a prefix cut: mark it too
+            text = f"{text.rstrip()} {CUT_MARK}"
         line = entry_line(item.id, item.role, item.pinned, item.tags, text)
         tokens = model.estimate(line)
         if tokens + trailer_tokens <= room:

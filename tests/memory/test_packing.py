@@ -129,14 +129,15 @@ def test_recency_breaks_equal_relevance() -> None:
 
 
 def test_recent_mode_returns_the_latest_contiguously() -> None:
-    """No usable query: the newest entries, stopping at the first that does not fit."""
+    """No usable query: the newest entries, stopping at the first that does not fit (the newest itself is cut)."""
     journal = Journal()
     ids = [journal.entry(f"entry {n}") for n in range(10)]
-    journal.entry("x " * 200)  # too big for the budget: recent mode stops here
+    newest = journal.entry("x " * 200)  # too big for the budget: shown cut, and recent mode stops here
     state = journal.state()
     result = recall(state, None, 60)
-    assert result.mode == "recent" and result.entries == ()
-    assert result.not_fit == 11
+    assert result.mode == "recent" and [e.id for e in result.entries] == [newest]
+    assert result.entries[0].text.startswith("x x") and result.entries[0].text.endswith(" […]")
+    assert result.not_fit == 10 and MODEL.estimate(result.text) <= 60
     older = recall(state, "the of and", 4000)  # stopwords only: no usable terms
     assert older.mode == "recent" and [e.id for e in older.entries][-1] == state.order[-1].id
     assert ids[0] in [e.id for e in older.entries]
