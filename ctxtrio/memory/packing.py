@@ -13,11 +13,12 @@ entry 0, the latest 1). Packing, in priority order:
    recent material last, where models attend most), and ends with one line saying what
    did not fit. Entry lines and that line together stay within the budget by the token
    estimate: while they do not, the lowest-ranked match (then the latest pin) leaves;
-4. when no match fits whole but one was there (every match larger than what is left),
-   the best one is shown cut to the room left, around its best-matching line (recent
-   mode: the newest entry, from its start), with ``[…]`` where text was left out
-   (:func:`ctxtrio.text.cutting.cut_around`, as ``doc_search`` cuts a chunk). Recent
-   mode cuts only the newest entry, so its window stays contiguous.
+4. the best match that did not fit whole (recent mode: the entry where the window
+   stopped) is shown cut to the room left, around its best-matching line (recent mode:
+   from its start), with ``[…]`` where text was left out
+   (:func:`ctxtrio.text.cutting.cut_around`, as ``doc_search`` cuts a chunk), when
+   nothing else was shown or at least :data:`_MIN_CUT_ROOM` tokens are left. The recent
+   window stays contiguous (the cut entry is the oldest shown).
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ RECENCY_WEIGHT: Final = 0.25
 #: after this many matches in a row did not fit (long result lists stay cheap).
 _MIN_LINE_TOKENS: Final = 4
 _MAX_MISSES: Final = 16
-#: A cut entry is shown only when at least this much of its text fits.
+#: A cut entry is shown only when at least this much of its text fits, and, next to
+#: whole entries, only when this much of the budget is left (a cut is worth it).
 _MIN_CUT_TOKENS: Final = 8
+_MIN_CUT_ROOM: Final = 64
 #: How many unshown pins the text names; the structured result names them all.
 _NAMED_PINS: Final = 10
 
@@ -152,16 +155,18 @@ def pack_recall(
             pins_missing.insert(0, dropped)
             pins_missing.sort(key=_ordinal)
     chosen.sort(key=_ordinal)
-    lines = [item.line() for item in pins] + [item.line() for item in chosen]
-    entries = [item.snapshot() for item in [*pins, *chosen]]
-    if not chosen and too_large is not None and not by_limit:
-        cut = _cut_entry(too_large, query_terms, budget_tokens - used, model, not_fit, matched, pins_missing, mode)
+    shown = [(item.ordinal, item.line(), item.snapshot()) for item in chosen]
+    room = budget_tokens - used
+    if too_large is not None and not by_limit and (not chosen or room >= _MIN_CUT_ROOM):
+        cut = _cut_entry(too_large, query_terms, room, model, not_fit, matched, pins_missing, mode)
         if cut is not None:
             line, snapshot, trailer, trailer_tokens = cut
-            lines.append(line)
-            entries.append(snapshot)
+            shown.append((too_large.ordinal, line, snapshot))
+            shown.sort(key=lambda one: one[0])
             used += snapshot.tokens
             not_fit -= 1
+    lines = [pin.line() for pin in pins] + [line for _, line, _ in shown]
+    entries = [pin.snapshot() for pin in pins] + [snapshot for _, _, snapshot in shown]
     text = "".join(lines) + trailer
     return RecallResult(
         session_id=state.session_id,

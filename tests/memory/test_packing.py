@@ -108,6 +108,20 @@ def test_an_entry_larger_than_the_budget_is_cut_around_the_match() -> None:
     assert result.entries[0].tokens == MODEL.estimate(f"[{best} note] {shown}\n")
 
 
+def test_room_left_after_whole_entries_takes_the_next_one_cut() -> None:
+    """A small newest entry and a huge older one: recent mode shows both, the older cut; a query too."""
+    journal = Journal()
+    older = journal.entry("cookie policy details " + "clause " * 600)
+    newest = journal.entry("short cookie note")
+    result = recall(journal.state(), None, 200)
+    assert [e.id for e in result.entries] == [older, newest] and result.not_fit == 0
+    assert result.entries[0].text.endswith(" […]") and MODEL.estimate(result.text) <= 200
+    assert 150 < result.used_tokens <= 200
+    queried = recall(journal.state(), "cookie policy", 200)
+    assert [e.id for e in queried.entries] == [older, newest] and queried.entries[0].text.startswith("cookie policy")
+    assert len(recall(journal.state(), None, 60).entries) == 1  # under 64 tokens left: no cut
+
+
 def test_no_cut_below_a_few_tokens_of_room() -> None:
     """A budget with no room for a useful cut shows no entry, only what did not fit."""
     journal = Journal()
