@@ -22,7 +22,8 @@ ignores ``stream`` and answers with one JSON body is read as before.
 
 Errors, all :class:`~ctxtrio._errors.LLMError`:
 
-* ``LLMUnavailableError`` — refused, unreachable, connection dropped, or breaker open;
+* ``LLMUnavailableError`` — refused, unreachable, connection dropped (a stream that ends
+  with neither ``[DONE]`` nor a finish reason included), or breaker open;
 * ``LLMTimeoutError`` — no answer within ``timeout_s``, or a stream silent for ``stall_s``;
 * ``LLMResponseError`` — HTTP error status, a body that is not JSON, an ``error`` body,
   a chat answer without content.
@@ -332,6 +333,10 @@ class LLMClient:
             if answer.chunks == 0:
                 raise LLMTimeoutError(f"POST {url}: no first token within {first_s:g} s")
             raise LLMTimeoutError(f"POST {url}: stream silent for {stall_s:g} s after {answer.chunks} chunks")
+        if not answer.done and answer.finish_reason is None:
+            # Neither [DONE] nor a finish reason: the server went away mid-answer (a
+            # close-delimited body ends "cleanly" when its process dies).
+            raise LLMUnavailableError(f"POST {url}: the stream ended mid-answer after {answer.chunks} chunks")
         text = answer.text.strip()
         if not text:
             raise LLMResponseError("chat completion: empty content")

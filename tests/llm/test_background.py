@@ -6,7 +6,7 @@ import pytest
 import trio
 import trio.testing
 
-from ctxtrio._errors import LLMTimeoutError
+from ctxtrio._errors import LLMTimeoutError, LLMUnavailableError
 from ctxtrio.llm.breaker import BreakerState
 from ctxtrio.llm.client import ChatMessage, LLMSettings, open_llm_client
 
@@ -101,3 +101,14 @@ async def test_a_slow_model_that_streams_is_not_cut_by_the_first_token_deadline(
         completion = await client.complete([ChatMessage("user", "word " * 100)], max_tokens=100)
     assert len(completion.text.split()) == 100 and trio.current_time() > 50.0  # 100 tokens at 2 per second
     assert client.breaker_state is BreakerState.CLOSED
+
+
+async def test_a_stream_cut_mid_answer_is_a_failure_not_an_answer(
+    nursery: trio.Nursery, clock: trio.testing.MockClock
+) -> None:
+    """A connection closed after a few tokens (no [DONE], no finish reason): LLMUnavailableError, breaker open."""
+    model = await open_fake_model(nursery, FakeModel(behaviour="echo", drop_after=5))  # 50 words planned
+    async with open_llm_client(LLMSettings(model.base_url)) as client:
+        with pytest.raises(LLMUnavailableError, match="ended mid-answer after 5 chunks"):
+            await client.complete([ChatMessage("user", "word " * 50)], max_tokens=100)
+        assert client.breaker_state is BreakerState.OPEN
