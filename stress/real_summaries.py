@@ -15,6 +15,18 @@ average.
 
 This is a measurement, not a pass/fail check: the exit code is 0 unless the script
 itself failed.
+
+Measured (issue 10; 2 cores shared, load 5.7-8.4): 20 calls of 45.1-45.5 s each, LLM
+share 0.00 throughout; 8 of the job's 9 steps done in the background (the 26,639-token
+range is condensed extractively to 11,284 tokens first, then 8 slices and a merge), all
+8 answers rejected (5 "it echoes the instructions", 3 "it echoes the prompt's
+markup"). Not the prompts' fault as far as could be found: with ``--chat_format gemma``
+the prompt reaches the model in Gemma's own turns, yet this GGUF (``general.name``
+"Gemma 3 270m", no chat template in its metadata) answers "What is the capital of
+France? Answer with one word." by repeating the question and rambling on. It behaves as
+the pretrained checkpoint, not the instruction-tuned one; prompts with the text first,
+a one-shot example, a question form or bullet points all came back as echoes, copies
+or invented text. The checks keep every one of them out.
 """
 
 from __future__ import annotations

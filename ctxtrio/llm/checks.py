@@ -127,6 +127,8 @@ def echo_so_far(answer: str, instruction: str, source: str) -> str | None:
 
     Cheap enough to run on every streamed token: only the answer's opening is read.
     """
+    if any(mark in answer[:400].casefold() for mark in _MARKUP):
+        return "it echoes the prompt's markup"  # Gemma 3 270M: "TEXT:" and the input, to max_tokens
     head = _words(answer[:400])
     if len(head) < ECHO_RUN_WORDS:
         return None

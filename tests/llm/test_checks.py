@@ -89,3 +89,9 @@ def test_a_figure_counts_as_kept_only_when_stated_whole() -> None:
     answer = "1. Runs failed twice.\n2. Workers use two ports.\n3. Fine."
     found = rejection(answer, source=source, instruction="Summarize.", target_tokens=40, model=MODEL)
     assert found is not None and "drops the figures" in found
+
+
+def test_echoed_markup_is_caught_while_streaming() -> None:
+    """An answer that repeats the prompt's TEXT: marker is cut as soon as the marker arrives."""
+    assert echo_so_far("TEXT:\nService svc0-1", STEP.instruction, SOURCE) == "it echoes the prompt's markup"
+    assert echo_so_far("The text: port 8003", STEP.instruction, SOURCE) is None
