@@ -21,7 +21,8 @@ import struct
 import sys
 from typing import BinaryIO
 
-from ctxtrio.store.records import Record, encode_members
+from ctxtrio.docs.chunks import chunk_body
+from ctxtrio.store.records import encode_members
 from ctxtrio.text.chunking import Chunk, iter_chunks
 from ctxtrio.text.terms import ascii_index_extras, index_text
 from ctxtrio.text.tokens import ScriptClass, TokenModel
@@ -66,16 +67,8 @@ def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
 
 
 def _encoded(chunk: Chunk) -> bytes | None:
-    body: Record = {
-        "index": chunk.index,
-        "text": chunk.text,
-        "start": chunk.start,
-        "end": chunk.end,
-        "trail": list(chunk.trail),
-        "tokens": chunk.tokens,
-    }
     try:
-        return encode_members(body)
+        return encode_members(chunk_body(chunk))
     except UnicodeEncodeError:
         return None
 

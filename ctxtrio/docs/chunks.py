@@ -32,6 +32,7 @@ __all__ = [
     "ChunkBatcher",
     "LoadedDoc",
     "StoredChunk",
+    "chunk_body",
     "chunk_on_line",
     "chunk_record",
     "chunk_rows",
@@ -151,10 +152,10 @@ def _chunk(data: Record) -> StoredChunk | None:
     return StoredChunk(index, text, start, end, tuple(str(title) for title in trail), tokens)
 
 
-def chunk_record(chunk: StoredChunk, *, encoded: bytes = b"") -> NewRecord:
-    """The journal record of one chunk (the store indexes ``text`` under ``str(index)``);
-    ``encoded``: its body as the chunking worker encoded it, if it did."""
-    body: Record = {
+def chunk_body(chunk: StoredChunk) -> Record:
+    """The body of a chunk's journal record: what :func:`chunk_record` stores and the
+    chunking worker pre-encodes (one definition, so the two cannot drift apart)."""
+    return {
         "index": chunk.index,
         "text": chunk.text,
         "start": chunk.start,
@@ -162,7 +163,12 @@ def chunk_record(chunk: StoredChunk, *, encoded: bytes = b"") -> NewRecord:
         "trail": list(chunk.trail),
         "tokens": chunk.tokens,
     }
-    return NewRecord("chunk", body, id=f"c{chunk.index}", encoded=encoded)
+
+
+def chunk_record(chunk: StoredChunk, *, encoded: bytes = b"") -> NewRecord:
+    """The journal record of one chunk (the store indexes ``text`` under ``str(index)``);
+    ``encoded``: its body as the chunking worker encoded it, if it did."""
+    return NewRecord("chunk", chunk_body(chunk), id=f"c{chunk.index}", encoded=encoded)
 
 
 def summary_record(key: str, text: str) -> NewRecord:
