@@ -86,6 +86,14 @@ class _Rejected:
     reason: str
 
 
+def _checked(answer: str, step: Step, model: TokenModel) -> str | _Rejected:
+    """``answer`` fitted to the step's target, or why it was rejected (see :func:`rejection`)."""
+    reason = rejection(
+        answer, source=step.text, instruction=step.instruction, target_tokens=step.target_tokens, model=model
+    )
+    return _Rejected(reason) if reason is not None else fit(answer, step.target_tokens, model)
+
+
 class Summarizer:
     """Summarizes with ``client`` (None: extractive only), estimating with ``token_ref.current``.
 
@@ -341,12 +349,8 @@ class Summarizer:
         answer = _THINK.sub("", completion.text).strip()
         if completion.finish_reason == "aborted":
             return _Rejected(echo_so_far(answer, step.instruction, step.text) or "stopped early")
-        reason = rejection(
-            answer, source=step.text, instruction=step.instruction, target_tokens=step.target_tokens, model=model
-        )
-        if reason is not None:
-            return _Rejected(reason)
-        return await trio.to_thread.run_sync(fit, answer, step.target_tokens, model)
+        # The checks stem and scan the whole source: off the event loop, with the fit.
+        return await trio.to_thread.run_sync(_checked, answer, step, model)
 
     async def _partial(
         self,

@@ -100,6 +100,8 @@ async def finish_pending(
     is queued again if none runs, as after a restart). A summary the LLM could not
     write (answers rejected) waits no more: its stand-in stays.
     """
+    if not slices.pending:
+        return ""  # nothing waits (the common case): no journal sync, the compaction does its own
     async with session.lock:
         state = await journals.sync(session, same_state)
         found, gone = pending_summaries(state, slices.pending)
