@@ -27,6 +27,7 @@ import trio
 from .._errors import StoreError
 from .._nursery import open_nursery
 from ..store.rows import IndexRow
+from ..text.terms import ascii_index_text
 from ._chunk_worker import FRAME_HEADER, PreparedChunk
 from .chunks import Batch, StoredChunk, chunk_record
 
@@ -118,7 +119,7 @@ def batch_from_frame(text: str, frame: bytes) -> Batch:
     for index, start, end, trail, tokens, whole, terms, encoded in prepared:
         piece = text[start:end]
         if whole:
-            terms = f"{piece}\n{terms}" if terms else piece
+            terms = ascii_index_text(piece, terms)
         chunk = StoredChunk(index, piece, start, end, tuple(trail), tokens)
         chunks.append(chunk)
         records.append(chunk_record(chunk, encoded=encoded or b""))

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["STOPWORDS", "ascii_index_extras", "index_text", "terms", "unique_terms"]
+__all__ = ["STOPWORDS", "ascii_index_extras", "ascii_index_text", "index_text", "terms", "unique_terms"]
 
 STOPWORDS: Final = frozenset(
     """a an and are as at be been but by for from had has have he her his i if in into
@@ -202,6 +202,12 @@ def index_text(text: str) -> str:
     extras = ascii_index_extras(text)
     if extras is None:
         return " ".join(terms(text))
+    return ascii_index_text(text, extras)
+
+
+def ascii_index_text(text: str, extras: str) -> str:
+    """The index text of ASCII ``text`` given its :func:`ascii_index_extras` (the one
+    join, so rows written at ingest and rows rebuilt later by the store match)."""
     return f"{text}\n{extras}" if extras else text
 
 
