@@ -21,9 +21,8 @@ import struct
 import sys
 from typing import BinaryIO
 
-from ctxtrio.docs.chunks import chunk_body
-from ctxtrio.store.records import encode_members
-from ctxtrio.text.chunking import Chunk, iter_chunks
+from ctxtrio.docs.chunks import encoded_body
+from ctxtrio.text.chunking import iter_chunks
 from ctxtrio.text.terms import ascii_index_extras, index_text
 from ctxtrio.text.tokens import ScriptClass, TokenModel
 
@@ -56,7 +55,7 @@ def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
         extras = ascii_index_extras(chunk.text)
         whole = extras is not None
         terms = extras if extras is not None else index_text(chunk.text)
-        batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, whole, terms, _encoded(chunk)))
+        batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, whole, terms, encoded_body(chunk)))
         if len(batch) >= size:
             _send(sink, batch)
             batch = []
@@ -64,13 +63,6 @@ def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
         _send(sink, batch)
     sink.write(FRAME_HEADER.pack(0))
     sink.flush()
-
-
-def _encoded(chunk: Chunk) -> bytes | None:
-    try:
-        return encode_members(chunk_body(chunk))
-    except UnicodeEncodeError:
-        return None
 
 
 def _send(sink: BinaryIO, batch: list[PreparedChunk]) -> None:

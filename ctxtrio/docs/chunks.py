@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..store.records import NewRecord, Record
+from ..store.records import NewRecord, Record, encode_members
 from ..store.rows import IndexRow
 from ..text.chunking import Chunk, iter_chunks
 from ..text.terms import index_text
@@ -36,6 +36,7 @@ __all__ = [
     "chunk_on_line",
     "chunk_record",
     "chunk_rows",
+    "encoded_body",
     "load_generation",
     "summary_record",
 ]
@@ -163,6 +164,15 @@ def chunk_body(chunk: StoredChunk) -> Record:
         "trail": list(chunk.trail),
         "tokens": chunk.tokens,
     }
+
+
+def encoded_body(chunk: StoredChunk) -> bytes | None:
+    """:func:`chunk_body` encoded as the journal line's members, or None when the text
+    cannot be (a lone surrogate: the writer then encodes, and refuses, the record)."""
+    try:
+        return encode_members(chunk_body(chunk))
+    except UnicodeEncodeError:
+        return None
 
 
 def chunk_record(chunk: StoredChunk, *, encoded: bytes = b"") -> NewRecord:

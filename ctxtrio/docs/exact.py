@@ -25,8 +25,10 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
+import trio
+
 from ..text.tokens import TokenModel
-from .chunks import Batch, chunk_record
+from .chunks import Batch, chunk_record, encoded_body
 
 if TYPE_CHECKING:
     from .._live import TokenCounting
@@ -64,7 +66,7 @@ async def exact_model(model: TokenModel, text: str, counter: TokenCounting) -> T
 async def exact_batch(batch: Batch, text: str, model: TokenModel, counter: TokenCounting) -> Batch:
     """``batch`` with chunk sizes raised to its span's exact count when the estimate fell short."""
     span = text[batch.chunks[0].start : batch.chunks[-1].end]
-    estimate = model.estimate(span)
+    estimate = await trio.to_thread.run_sync(model.estimate, span)  # up to megabytes: off the loop
     exact = await counter.count(span)
     if estimate <= 0 or exact <= estimate:
         return batch
@@ -72,5 +74,12 @@ async def exact_batch(batch: Batch, text: str, model: TokenModel, counter: Token
     if ratio > _WARN_RATIO:
         logger.info("chunks %d-%d: %.3f x their estimate in exact tokens; sizes raised",
                     batch.chunks[0].index, batch.chunks[-1].index, ratio)  # fmt: skip
+    return await trio.to_thread.run_sync(_raised, batch, ratio)
+
+
+def _raised(batch: Batch, ratio: float) -> Batch:
+    """``batch`` with every chunk's size times ``ratio``, its records re-encoded (as the
+    chunking worker does, so the writer keeps its pre-encoded fast path)."""
     chunks = [replace(chunk, tokens=math.ceil(chunk.tokens * ratio)) for chunk in batch.chunks]
-    return replace(batch, chunks=chunks, records=[chunk_record(chunk) for chunk in chunks])
+    records = [chunk_record(chunk, encoded=encoded_body(chunk) or b"") for chunk in chunks]
+    return replace(batch, chunks=chunks, records=records)
