@@ -3,7 +3,7 @@
     python stress/fts_and_or.py                 # 2,000 documents of 100 KB, 60 queries
     python stress/fts_and_or.py --docs 500
 
-``doc_search`` ORs the query's terms (``store.rows.fts_query``), so at 10,000 documents
+``doc_search`` used to OR the query's terms and rank every match (before ``store.rows.fts_levels``), so at 10,000 documents
 most of its time goes to ranking every row that holds any query word (see
 ``stress/scale.py``). This measures, outside ctxtrio, in an in-memory FTS5 table of the
 same documents cut into 2,000-character rows, how many rows OR and AND match and how long

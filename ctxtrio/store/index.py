@@ -41,10 +41,10 @@ from pathlib import Path
 from .._errors import StoreError
 from .reading import read_journal
 from .records import StoredRecord
-from .rows import Hit, IndexRow, RowsFor, Table, fts_query, no_rows
+from .rows import Hit, IndexRow, RowsFor, Table, fts_levels, no_rows
 
-# Hit, IndexRow, RowsFor, Table, fts_query and no_rows live in .rows; they are named here too.
-__all__ = ["Appended", "Hit", "IndexDamagedError", "IndexRow", "RowsFor", "SearchIndex", "Table", "fts_query", "no_rows"]
+# Hit, IndexRow, RowsFor, Table and no_rows live in .rows; they are named here too.
+__all__ = ["Appended", "Hit", "IndexDamagedError", "IndexRow", "RowsFor", "SearchIndex", "Table", "no_rows"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -289,25 +289,32 @@ class SearchIndex:
         return {name: (marks.get(name, 0), rows.get(name, 0)) for name in marks.keys() | rows.keys()}
 
     def search(self, table: Table, query_terms: Sequence[str], *, journals: Sequence[str] | None, limit: int) -> list[Hit]:
-        """Best ``limit`` matches of any of ``query_terms``, optionally within ``journals``."""
-        expression = fts_query(query_terms)
-        if expression is None or limit <= 0:
+        """Best ``limit`` matches of any of ``query_terms``, optionally within ``journals``.
+
+        Rows holding more of the words come first: the levels of :func:`~.rows.fts_levels`
+        are asked in turn, each ranked by BM25, until ``limit`` rows are found. Scores are
+        each row's BM25 for the whole query (see there).
+        """
+        levels = fts_levels(query_terms)
+        if not levels or limit <= 0 or (journals is not None and not journals):
             return []
-        sql = f"SELECT journal, item, bm25({table}), line_start, line_end FROM {table} WHERE {table} MATCH ?"
-        params: list[str | int] = [expression]
+        sql = f"SELECT rowid, journal, item, bm25({table}), line_start, line_end FROM {table} WHERE {table} MATCH ?"
         if journals is not None:
-            if not journals:
-                return []
             sql += f" AND journal IN ({','.join('?' * len(journals))})"
-            params.extend(journals)
         sql += f" ORDER BY bm25({table}) LIMIT ?"
-        params.append(limit)
         self._check_identity()
+        found: dict[int, Hit] = {}
         try:
-            rows = self._reader().execute(sql, params).fetchall()
+            for level in levels:
+                params: list[str | int] = [level.expression, *(journals or ()), limit]
+                for rowid, j, i, s, a, b in self._reader().execute(sql, params).fetchall():
+                    if rowid not in found and len(found) < limit:
+                        found[rowid] = Hit(str(j), str(i), -float(s), int(a or 0), int(b or 0))
+                if len(found) >= limit:
+                    break
         except sqlite3.Error as exc:
             raise self._error("search failed", exc) from exc
-        return [Hit(str(j), str(i), -float(s), int(a or 0), int(b or 0)) for j, i, s, a, b in rows]
+        return list(found.values())
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

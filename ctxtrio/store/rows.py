@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from itertools import combinations
+from math import comb
+from typing import Final, Literal
 
 from .records import Record
 
-__all__ = ["Hit", "IndexRow", "RowsFor", "Table", "fts_query", "no_rows"]
+__all__ = ["MAX_LEVEL_TERMS", "Hit", "IndexRow", "Level", "RowsFor", "Table", "fts_levels", "no_rows"]
 
 Table = Literal["chunks"]
+
+#: A level's MATCH expression names every word C(n-1, k-1) times (see :func:`fts_levels`)
+#: and FTS5 reads a word's row list once per mention: from the first level that would
+#: name more than this many, the search goes straight to any word.
+MAX_LEVEL_TERMS: Final = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +55,39 @@ def no_rows(record: Record) -> list[IndexRow]:
     return []
 
 
-def fts_query(query_terms: Sequence[str]) -> str | None:
-    """An FTS5 MATCH expression that ORs the quoted terms, or None when there are none."""
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One step of a search: rows holding at least ``words`` of the query's words (an FTS5 MATCH ``expression``)."""
+
+    words: int
+    expression: str
+
+
+def fts_levels(query_terms: Sequence[str]) -> list[Level]:
+    """The levels of a search, from every word down to any word (the last; [] for no terms).
+
+    Why levels: a search ORs its words, and FTS5 ranks every row that holds any of them.
+    Common words match tens of thousands of rows in a large store (every one ranked, 20+
+    ms), yet the best hits nearly always hold several of the words. Asking first for rows
+    with all of them, then all but one, and so on, ranks a few hundred rows instead; a
+    level is asked only while the ones before it found too few.
+
+    A level ORs every ``words``-word subset, so a row holding more words than that
+    matches several subsets and FTS5's ``bm25()`` counts its words more than once. No
+    level is skipped (too long a level ends the cascade, see :data:`MAX_LEVEL_TERMS`), so
+    such a row was already found at its own level: every new row of a level holds
+    exactly its ``words`` words, and its ``bm25()`` is the row's BM25 for the whole query.
+    """
     unique = list(dict.fromkeys(t for t in query_terms if t))
-    if not unique:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in unique)
+    quoted = ['"' + t.replace('"', '""') + '"' for t in unique]
+    if not quoted:
+        return []
+    n = len(quoted)
+    levels: list[Level] = []
+    for words in range(n, 1, -1):
+        if n * comb(n - 1, words - 1) > MAX_LEVEL_TERMS:
+            break
+        groups = ("(" + " AND ".join(group) + ")" for group in combinations(quoted, words))
+        levels.append(Level(words, " OR ".join(groups)))
+    levels.append(Level(1, " OR ".join(quoted)))
+    return levels

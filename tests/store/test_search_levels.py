@@ -1,0 +1,101 @@
+"""A search asks for rows holding all its words first, then fewer (``store.rows.fts_levels``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ctxtrio.store.index import SearchIndex
+from ctxtrio.store.records import StoredRecord
+from ctxtrio.store.rows import MAX_LEVEL_TERMS, IndexRow, fts_levels
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[SearchIndex]:
+    opened = SearchIndex(tmp_path / "index.sqlite3")
+    opened.open()
+    yield opened
+    opened.close()
+
+
+def _fill(index: SearchIndex, journal: str, texts: list[str]) -> None:
+    """Index ``texts`` as rows 0.. of ``journal`` (one record per row, fake byte ranges),
+    then 30 rows of other words, so no query word is in half the rows (FTS5 floors the
+    IDF of such words at 1e-6, which would hide every difference)."""
+    texts = texts + [f"unrelated{n} padding" for n in range(30)]
+    records = [StoredRecord(10 * n, 10 * n + 10, {"seq": n}) for n in range(len(texts))]
+    rows = {10 * n: [IndexRow("chunks", str(n), text)] for n, text in enumerate(texts)}
+    index.index_batch([(journal, Path("/nonexistent") / journal, records, 10 * len(texts), rows)])
+
+
+def _plain_bm25(tmp_path: Path, words: list[str]) -> dict[str, float]:
+    """BM25 of every row under a plain OR of ``words``, as FTS5 computes it (higher is better)."""
+    expression = " OR ".join(f'"{word}"' for word in words)
+    with sqlite3.connect(tmp_path / "index.sqlite3") as conn:
+        found = conn.execute("SELECT item, bm25(chunks) FROM chunks WHERE chunks MATCH ?", (expression,)).fetchall()
+    return {str(item): -float(score) for item, score in found}
+
+
+def test_levels_go_from_every_word_down_to_any_word() -> None:
+    levels = fts_levels(["alpha", "beta", "gamma", "beta"])
+    assert [level.words for level in levels] == [3, 2, 1]
+    assert levels[0].expression == '("alpha" AND "beta" AND "gamma")'
+    assert levels[1].expression == '("alpha" AND "beta") OR ("alpha" AND "gamma") OR ("beta" AND "gamma")'
+    assert levels[2].expression == '"alpha" OR "beta" OR "gamma"'
+    assert [level.expression for level in fts_levels(['say"hi'])] == ['"say""hi"']
+    assert fts_levels([]) == fts_levels([""]) == []
+
+
+def test_a_level_too_long_to_ask_ends_the_cascade() -> None:
+    """No level is skipped: one too long goes straight to any word (scores stay BM25)."""
+    assert [level.words for level in fts_levels([f"w{n}" for n in range(5)])] == [5, 4, 3, 2, 1]
+    levels = fts_levels([f"w{n}" for n in range(6)])
+    assert [level.words for level in levels] == [6, 5, 1]  # 4 of 6 would name 60 words
+    for level in levels:
+        assert level.expression.count('"') // 2 <= MAX_LEVEL_TERMS
+    assert [level.words for level in fts_levels([f"w{n}" for n in range(40)])] == [1]
+
+
+def test_rows_with_every_word_come_first(index: SearchIndex, tmp_path: Path) -> None:
+    """A row that repeats one word outranks the row with both words under a plain OR, but not here."""
+    texts = ["quokka " * 30 + "filler", "quokka wombat and more filler text", "wombat alone here", "nothing"]
+    _fill(index, "docs/a.jsonl", texts)
+    plain = _plain_bm25(tmp_path, ["quokka", "wombat"])
+    assert plain["0"] > plain["1"]  # what a plain OR would rank first
+    hits = index.search("chunks", ["quokka", "wombat"], journals=None, limit=3)
+    assert [hit.item for hit in hits] == ["1", "0", "2"]
+
+
+def test_scores_stay_bm25_at_every_level(index: SearchIndex, tmp_path: Path) -> None:
+    texts = ["red green blue", "red green", "green blue yellow", "red", "blue blue blue"]
+    _fill(index, "docs/a.jsonl", texts)
+    plain = _plain_bm25(tmp_path, ["red", "green", "blue"])
+    hits = index.search("chunks", ["red", "green", "blue"], journals=None, limit=10)
+    assert [hit.item for hit in hits][:1] == ["0"]  # the only row with all three
+    assert sorted(hit.item for hit in hits) == sorted(plain)
+    for hit in hits:
+        assert hit.score == pytest.approx(plain[hit.item], rel=1e-9)
+
+
+def test_levels_fill_up_to_the_limit_without_repeats(index: SearchIndex) -> None:
+    texts = ["apple pear", "apple", "pear", "apple pear plum", "plum"]
+    _fill(index, "docs/a.jsonl", texts)
+    hits = index.search("chunks", ["apple", "pear", "plum"], journals=None, limit=4)
+    items = [hit.item for hit in hits]
+    assert len(items) == len(set(items)) == 4
+    assert items[:2] == ["3", "0"]  # all three words, then two
+    assert set(items[2:]) <= {"1", "2", "4"}
+
+
+def test_journal_filter_holds_at_every_level(index: SearchIndex) -> None:
+    _fill(index, "docs/a.jsonl", ["kiwi mango", "kiwi"])
+    _fill(index, "docs/b.jsonl", ["kiwi mango", "mango"])
+    hits = index.search("chunks", ["kiwi", "mango"], journals=["docs/b.jsonl"], limit=5)
+    assert [(hit.journal, hit.item) for hit in hits] == [("docs/b.jsonl", "0"), ("docs/b.jsonl", "1")]
+    assert index.search("chunks", ["kiwi"], journals=[], limit=5) == []
