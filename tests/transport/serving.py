@@ -58,13 +58,21 @@ async def read_until(process: trio.Process, pattern: re.Pattern[bytes], seen: by
 async def http_server(
     data_dir: Path, *extra: str, env: dict[str, str] | None = None, llm: bool = False
 ) -> AsyncIterator[RunningServer]:
-    """A server on 127.0.0.1 with a free port (no LLM unless ``llm``); SIGTERM and wait on exit."""
+    """A server on 127.0.0.1 with a free port (no LLM unless ``llm``); SIGTERM and wait on exit.
+
+    Its stderr is read into ``RunningServer.stderr`` all along: a pipe nobody reads fills
+    at 64 KiB, and the server's next log line then blocks its event loop (a test that
+    provokes hundreds of logged 408s froze the server that way).
+    """
     flags = () if llm else ("--no-llm",)
     process = await spawn("--http", "--port", "0", "--data-dir", str(data_dir), *flags, *extra, env=env)
     seen = bytearray()
     try:
         match = await read_until(process, _READY, seen)
-        yield RunningServer(process, match.group(1).decode(), seen)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(drain_stderr, process, seen)
+            yield RunningServer(process, match.group(1).decode(), seen)
+            nursery.cancel_scope.cancel()
     finally:
         if process.returncode is None:
             process.terminate()
@@ -76,3 +84,10 @@ async def http_server(
         for stream in (process.stdin, process.stdout, process.stderr):
             if stream is not None:
                 await stream.aclose()
+
+
+async def drain_stderr(process: trio.Process, seen: bytearray) -> None:
+    """Read the process's stderr into ``seen`` until it closes."""
+    assert process.stderr is not None
+    while chunk := await process.stderr.receive_some():
+        seen += chunk

@@ -13,7 +13,7 @@ from mcp import Client
 
 from testkit.raw_http import address, post_head, send_chunked_until_answered, stall_connections
 
-from .serving import _READY, ROOT, http_server, read_until
+from .serving import _READY, ROOT, drain_stderr, http_server, read_until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -80,7 +80,7 @@ async def test_half_open_connections_under_a_low_fd_limit(tmp_path: Path) -> Non
         async with trio.open_nursery() as logs:
             # Read as it comes: the server logs a line per timed-out body (~75 KB here), more
             # than a pipe holds (64 KB); unread, its logging and so its event loop would block.
-            logs.start_soon(_drain, process, seen)
+            logs.start_soon(drain_stderr, process, seen)
             try:
                 await _stall_and_use(host, port, base_url, streams)
             except BaseException as exc:
@@ -100,7 +100,7 @@ async def test_half_open_connections_under_a_low_fd_limit(tmp_path: Path) -> Non
                 process.kill()
                 await process.wait()
         with trio.move_on_after(2):
-            await _drain(process, seen)
+            await drain_stderr(process, seen)
         assert process.stderr is not None
         await process.stderr.aclose()
     assert b"EMFILE" not in seen and b"Too many open files" not in seen, seen.decode(errors="replace")[-2000:]
@@ -119,12 +119,6 @@ async def _stall_and_use(host: str, port: int, base_url: str, streams: list[trio
             assert not (await client.call_tool("doc_ingest", {"text": TEXT, "doc_id": "b"})).is_error
             found = await client.call_tool("doc_search", {"query": "bilby"})
             assert not found.is_error and "bilby" in str(found.content)
-
-
-async def _drain(process: trio.Process, seen: bytearray) -> None:
-    assert process.stderr is not None
-    while chunk := await process.stderr.receive_some():
-        seen += chunk
 
 
 def test_connection_cap_follows_the_fd_limit() -> None:
