@@ -1,0 +1,125 @@
+"""Where an ingest's CPU goes: per process and per server thread, during the ingest only.
+
+    python stress/ingest_cpu.py                  # bench_docs.py's load: 50 x 100 KB over stdio
+    python stress/ingest_cpu.py --docs 5 --kb 1000 --runs 3
+
+Spawns ``python -m ctxtrio --no-llm`` as ``stress/bench_docs.py`` does, ingests one
+20 KB document first (it starts the chunking processes), then ingests the documents
+all at once and reads, from ``/proc``, the CPU time (user + system) each process and
+each server thread spent between just before the first call and the last answer: the
+server's event loop (SDK, transport, ingest orchestration, pipes to the chunking
+processes), its worker threads together (FTS5 inserts, journal writes and fsyncs,
+hashing: trio reuses and renames them, so they are not told apart), the chunking
+processes, and this client. Linux only (``/proc``).
+
+The total against the wall time says how busy the machine's cores were; at 2 cores
+and ~1.2 CPU-s per 5 MB, ``bench_docs``' 0.31 s goal needs half the CPU there is now.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+from bench_docs import markdown_document, server_params, vocabulary
+from mcp import Client
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(stat_path: str) -> float:
+    """utime + stime of a ``/proc/.../stat`` file, in seconds (0 if it is gone)."""
+    try:
+        fields = Path(stat_path).read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            found += [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def threads(pid: int) -> dict[str, tuple[str, float]]:
+    """Thread id -> (name, CPU seconds) of every thread of ``pid``."""
+    found: dict[str, tuple[str, float]] = {}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = Path(f"/proc/{pid}/task/{task}/comm").read_text().strip()
+        except FileNotFoundError:
+            continue
+        found[task] = (name, cpu_seconds(f"/proc/{pid}/task/{task}/stat"))
+    return found
+
+
+async def run_once(docs: list[str], data_dir: Path) -> dict[str, float]:
+    """One fresh server: the CPU seconds of each part during the ingest, and its wall time."""
+    async with Client(server_params(data_dir)) as client:
+        await client.list_tools()
+        await client.call_tool("doc_ingest", {"text": docs[0][:20_000] + " warm", "doc_id": "warm-up"})
+        (server,) = children(os.getpid())
+        workers = children(server)
+        threads_before = threads(server)
+        workers_before = {pid: cpu_seconds(f"/proc/{pid}/stat") for pid in workers}
+        client_before = time.process_time()
+        started = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for number, text in enumerate(docs):
+                nursery.start_soon(client.call_tool, "doc_ingest", {"text": text, "doc_id": f"cpu-{number}"})
+        wall = time.perf_counter() - started
+        client_cpu = time.process_time() - client_before
+        parts: dict[str, float] = {"wall": wall, "client (this process)": client_cpu}
+        for task, (name, seconds) in threads(server).items():
+            spent = seconds - threads_before.get(task, (name, 0.0))[1]
+            label = "server event loop" if task == str(server) else "server worker threads"
+            parts[label] = parts.get(label, 0.0) + spent
+        for pid in children(server):
+            parts["chunking processes"] = parts.get("chunking processes", 0.0) + cpu_seconds(f"/proc/{pid}/stat") - workers_before.get(pid, 0.0)
+    return parts
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=50)
+    parser.add_argument("--kb", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if not Path("/proc/self/task").is_dir():
+        print("needs Linux /proc", file=sys.stderr)
+        return 2
+    rng = random.Random(7)
+    words = vocabulary(rng)
+    docs = [markdown_document(rng, words, number, args.kb * 1024) for number in range(args.docs)]
+    megabytes = sum(len(text.encode()) for text in docs) / 1e6
+    runs: list[dict[str, float]] = []
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="ingest-cpu-") as tmp:
+            runs.append(trio.run(run_once, docs, Path(tmp)))
+    labels = sorted({label for run in runs for label in run} - {"wall"}, key=lambda label: -statistics.median(r.get(label, 0.0) for r in runs))
+    print(f"{args.docs} x {args.kb} KB = {megabytes:.2f} MB, median of {args.runs} fresh servers (CPU seconds, user + system)")
+    print(f"  {'wall':<40} {statistics.median(r['wall'] for r in runs):7.3f}")
+    total = 0.0
+    for label in labels:
+        median = statistics.median(r.get(label, 0.0) for r in runs)
+        if median >= 0.005:
+            print(f"  {label:<40} {median:7.3f}")
+        total += median
+    print(f"  {'total CPU':<40} {total:7.3f}  ({total / statistics.median(r['wall'] for r in runs):.2f} cores busy on average)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
