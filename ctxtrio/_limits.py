@@ -23,8 +23,10 @@ __all__ = [
     "LIST_OFFSET",
     "MAX_TAGS",
     "OUTLINE_CHUNKS",
+    "QUERY_CHARS",
     "RECALL_LIMIT",
     "SEARCH_LIMIT",
+    "SEARCH_WORDS",
     "SUMMARY_TARGET",
     "Bounds",
     "check_budget",
@@ -56,6 +58,13 @@ KEEP_RECENT: Final = Bounds(0, 500)
 COMPACT_TARGET: Final = Bounds(50, 20_000)
 #: Chunks doc_search returns.
 SEARCH_LIMIT: Final = Bounds(1, 50)
+#: doc_search uses the first this many distinct words of its query. A pasted passage still
+#: pins its place (chunks holding all of them come first), while every further word
+#: widens the last step, "any word", which ranks every chunk holding one: at 10,000
+#: documents (``stress/scale.py``'s store) 16 common words take ~0.2 s, 2,000 took 45 s.
+SEARCH_WORDS: Final = 16
+#: Only this many characters of a doc_search query are read for its words.
+QUERY_CHARS: Final = 8_000
 #: Chunks doc_outline lists per call.
 OUTLINE_CHUNKS: Final = Bounds(1, 500)
 #: Size of a document summary.

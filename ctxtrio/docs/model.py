@@ -101,7 +101,8 @@ class SearchResult:
     """The best hits that fit the budget, best first.
 
     ``omitted`` hits matched within ``limit`` but did not fit ``budget_tokens``;
-    ``more`` is true when further chunks matched beyond ``limit``.
+    ``more`` is true when further chunks matched beyond ``limit``; ``words_left_out``
+    when the query had more distinct words than a search uses (:data:`~ctxtrio._limits.SEARCH_WORDS`).
     """
 
     query: str
@@ -110,6 +111,7 @@ class SearchResult:
     more: bool
     budget_tokens: int
     used_tokens: int
+    words_left_out: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._limits import SEARCH_WORDS
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -146,12 +148,18 @@ def _grouped(entries: Sequence[OutlineEntry]) -> list[str]:
     return lines
 
 
+#: A query is echoed in full up to this many characters (a pasted passage would eat the budget).
+_ECHO_CHARS = 120
+
+
 def render_search(result: SearchResult) -> str:
+    query = repr(result.query if len(result.query) <= _ECHO_CHARS else result.query[:_ECHO_CHARS] + "…")
+    left_out = f" Only its first {SEARCH_WORDS} distinct words were searched." if result.words_left_out else ""
     if not result.hits:
         if result.omitted:
-            return f"{result.omitted} chunks matched but none fits budget_tokens={result.budget_tokens}; raise it."
-        return f"No chunk matches {result.query!r}. Try other words, or doc_outline to see the structure."
-    head = f"{len(result.hits)} hits for {result.query!r}, best first ({result.used_tokens} tokens)."
+            return f"{result.omitted} chunks matched but none fits budget_tokens={result.budget_tokens}; raise it.{left_out}"
+        return f"No chunk matches {query}.{left_out} Try other words, or doc_outline to see the structure."
+    head = f"{len(result.hits)} hits for {query}, best first ({result.used_tokens} tokens).{left_out}"
     if result.omitted:
         head += f" {result.omitted} more matched but did not fit budget_tokens={result.budget_tokens}."
     if result.more:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._errors import NotFoundError
+from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
+from ..text.terms import unique_terms
 from .packing import Candidate
 
 if TYPE_CHECKING:
@@ -20,10 +22,16 @@ if TYPE_CHECKING:
     from .chunks import LoadedDoc
     from .repository import Repository
 
-__all__ = ["find_candidates"]
+__all__ = ["find_candidates", "search_words"]
 
 #: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
 _SLACK = 8
+
+
+def search_words(query: str) -> tuple[list[str], bool]:
+    """The terms a search of ``query`` uses, and whether words were left out."""
+    found = unique_terms(query[:QUERY_CHARS])
+    return found[:SEARCH_WORDS], len(found) > SEARCH_WORDS or len(query) > QUERY_CHARS
 
 
 async def find_candidates(

@@ -22,7 +22,6 @@ from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.extractive import summarize_extractive
-from ..text.terms import unique_terms
 from .arguments import check_start_end, clean_title, first_line, read_file
 from .ingest import CharBudget, Progress, Source, content_hash, write_generation
 from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
@@ -32,7 +31,7 @@ from .pool import POOL_MIN_CHARS, ChunkPool
 from .render import render_outline, render_search, render_window
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
-from .search import find_candidates
+from .search import find_candidates, search_words
 
 if TYPE_CHECKING:
     from .._config import Config
@@ -214,7 +213,7 @@ class DocumentService:
         check_range("limit", limit, SEARCH_LIMIT)
         if doc_id is not None:
             validate_id(doc_id, "doc_id")
-        query_terms = unique_terms(query)
+        query_terms, left_out = search_words(query)
         if not query_terms:
             raise InputError("query has no searchable words (only punctuation or common stopwords); use distinctive words")
         await self._repo.refresh()
@@ -224,13 +223,13 @@ class DocumentService:
         else:
             by_journal = self._repo.current_journals()
         if not by_journal:
-            return SearchResult(query, (), 0, False, budget, 0)
+            return SearchResult(query, (), 0, False, budget, 0, left_out)
         candidates, more = await find_candidates(self._repo, query_terms, by_journal, limit, all_docs=doc_id is None)
         model = self._live.tokens.current
 
         def build(room: int) -> SearchResult:
             packed, omitted, used = pack_hits(candidates, room, model, query_terms)
-            return SearchResult(query, tuple(packed), omitted, more, budget, used)
+            return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out)
 
         # The final check, in the model's own tokens when the server can count.
         result, _ = await self._live.counter.fit(budget, build, render_search)
