@@ -119,5 +119,26 @@ def json_strings(work: Path) -> Row:
     )
 
 
+def huge_query(work: Path) -> Row:
+    """A 400 KB doc_search query of 60,000 distinct words (tests/docs/test_search_words.py
+    does the same over a stored document: the lines here run concurrently, a search
+    could overtake an ingest sent before it)."""
+    query = " ".join(f"word{n}x" for n in range(60_000))
+    lines = [_call(11, "doc_search", {"query": "fox " + query, "limit": 5})]
+    code, answers, log, seconds = _session(work, "q1", lines)
+    answer = _answer(answers, 11)
+    result = answer.get("result") if answer is not None else None
+    content = result.get("content") if isinstance(result, dict) else None
+    text = str(content[0].get("text", "")) if isinstance(content, list) and content and isinstance(content[0], dict) else ""
+    said = "Only its first 16 distinct words were searched." in text
+    return Row(
+        "doc_search with a 400 KB query of 60,000 distinct words",
+        "answered within seconds from its first words, and says so; the answer does not echo it",
+        f"exit {code} after {seconds:.1f} s, {'answered' if _ok(answer) else 'not answered'}, "
+        f"{'says so' if said else 'silent'}, answer {len(text):,} characters",
+        code == 0 and _ok(answer) and said and len(text) < 50_000 and seconds < 30 and "Traceback" not in log,
+    )
+
+
 def run(work: Path) -> list[Row]:
-    return [hostile_lines(work), late_id(work), cancelled(work), json_strings(work)]
+    return [hostile_lines(work), late_id(work), cancelled(work), json_strings(work), huge_query(work)]
