@@ -10,7 +10,7 @@ import pytest
 
 from ctxtrio.store.index import SearchIndex
 from ctxtrio.store.records import StoredRecord
-from ctxtrio.store.rows import MAX_LEVEL_TERMS, IndexRow, fts_levels
+from ctxtrio.store.rows import MAX_LEVEL_WORDS, IndexRow, fts_levels
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -52,14 +52,13 @@ def test_levels_go_from_every_word_down_to_any_word() -> None:
     assert fts_levels([]) == fts_levels([""]) == []
 
 
-def test_a_level_too_long_to_ask_ends_the_cascade() -> None:
-    """No level is skipped: one too long goes straight to any word (scores stay BM25)."""
-    assert [level.words for level in fts_levels([f"w{n}" for n in range(5)])] == [5, 4, 3, 2, 1]
-    levels = fts_levels([f"w{n}" for n in range(6)])
-    assert [level.words for level in levels] == [6, 5, 1]  # 4 of 6 would name 60 words
-    for level in levels:
-        assert level.expression.count('"') // 2 <= MAX_LEVEL_TERMS
-    assert [level.words for level in fts_levels([f"w{n}" for n in range(40)])] == [1]
+def test_long_queries_ask_for_all_their_words_then_any() -> None:
+    """No level is skipped between two asked: past MAX_LEVEL_WORDS only all and any (scores stay BM25)."""
+    assert [level.words for level in fts_levels([f"w{n}" for n in range(MAX_LEVEL_WORDS)])] == [5, 4, 3, 2, 1]
+    assert [level.words for level in fts_levels([f"w{n}" for n in range(6)])] == [6, 1]
+    levels = fts_levels([f"w{n}" for n in range(40)])
+    assert [level.words for level in levels] == [40, 1]
+    assert levels[0].expression.count(" AND ") == 39 and levels[1].expression.count(" OR ") == 39
 
 
 def test_rows_with_every_word_come_first(index: SearchIndex, tmp_path: Path) -> None:
