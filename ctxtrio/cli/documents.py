@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import IngestError
+from .._limits import SEARCH_WORDS
 from ..docs.model import IngestResult
 from ..docs.sandbox import read_source
 from .library import catalog_state, open_library
@@ -172,6 +173,8 @@ async def search_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         say(hit.text.rstrip() + (" ..." if hit.cut else ""))
     if result.omitted or result.more:
         say(f"({result.omitted} more did not fit the budget{'; more beyond --limit' if result.more else ''})")
+    if result.words_left_out:
+        say(f"(only the first {SEARCH_WORDS} distinct words of the query were searched)")
     return 0
 
 

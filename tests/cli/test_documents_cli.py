@@ -68,6 +68,8 @@ async def test_second_ingest_skips_unchanged_and_replaces_changed(tmp_path: Path
     hits = (await cli(data, "search", "tokens", "--doc", ids["one.md"], "--json")).json()
     assert isinstance(hits, dict) and "second version" in hits["hits"][0]["text"]
     assert "no match" in (await cli(data, "search", "cookies")).out
+    long = await cli(data, "search", "tokens " + " ".join(f"extra{n}" for n in range(40)))
+    assert "second version" in long.out and "only the first 16 distinct words" in long.out
 
 
 async def test_ctrl_c_stops_ingest_with_nothing_half_committed(tmp_path: Path) -> None:
