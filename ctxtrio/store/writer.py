@@ -149,7 +149,8 @@ class _Indexer:
 
     async def idle(self) -> None:
         """Wait until nothing is queued or being indexed."""
-        while (event := self._queued or self._running) is not None:
+        # Not ``self._queued or self._running``: a trio.Event refuses to be tested for truth.
+        while (event := self._queued if self._queued is not None else self._running) is not None:
             await event.wait()
 
     def _start(self) -> None:

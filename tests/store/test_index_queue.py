@@ -70,3 +70,46 @@ async def test_appends_acknowledged_during_a_flush_share_the_next_transaction(
     names = [data.journal_name(path) for path in paths]
     assert flushes == [names[:1], names[1:]]
     assert found == [names[5]]
+
+
+async def test_maintenance_waits_for_index_work_queued_behind_a_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A removal that arrives while one flush runs and more work is queued behind it waits for
+    both (the writer used to test the queued work's trio.Event for truth there, which raises)."""
+    data = prepare_data_dir(tmp_path / "data")
+    flushes: list[list[str]] = []
+    hold, first_started = threading.Event(), threading.Event()
+    real_index_batch = SearchIndex.index_batch
+
+    def spying_index_batch(self: SearchIndex, appended: Sequence[Appended]) -> None:
+        flushes.append([journal for journal, *_ in appended])
+        if len(flushes) == 1:
+            first_started.set()
+            hold.wait(10)
+        real_index_batch(self, appended)
+
+    monkeypatch.setattr(SearchIndex, "index_batch", spying_index_batch)
+    paths = [data.docs / f"d{number}" / "g.jsonl" for number in range(3)]
+    for path in paths:
+        path.parent.mkdir()
+    async with trio.open_nursery() as nursery:
+        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
+        await store.append(paths[0], [_chunk(0, "numbat first")])
+        assert await trio.to_thread.run_sync(first_started.wait, 10)
+        await store.append(paths[1], [_chunk(0, "numbat queued")])  # queued behind the held flush
+        removed = trio.Event()
+
+        async def remove() -> None:
+            await store.remove(paths[2])
+            removed.set()
+
+        nursery.start_soon(remove)
+        await trio.testing.wait_all_tasks_blocked()
+        assert not removed.is_set()  # maintenance waits for the index
+        hold.set()
+        with trio.fail_after(10):
+            await removed.wait()
+        hits = await store.search("chunks", ["numbat"], journals=None, limit=5)
+        assert sorted(hit.journal for hit in hits) == sorted(data.journal_name(path) for path in paths[:2])
+        await store.aclose()
