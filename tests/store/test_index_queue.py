@@ -21,9 +21,36 @@ if TYPE_CHECKING:
 
     import pytest
 
+    from ctxtrio.store.layout import DataDir
+
 
 def _chunk(index: int, text: str) -> NewRecord:
     return NewRecord("chunk", {"index": index, "text": text})
+
+
+def _hold_first_flush(monkeypatch: pytest.MonkeyPatch) -> tuple[list[list[str]], threading.Event, threading.Event]:
+    """Spy on index flushes (the journals of each, in order) and hold the first one in its
+    worker thread until the returned ``hold`` is set; ``started`` is set when it begins."""
+    flushes: list[list[str]] = []
+    hold, started = threading.Event(), threading.Event()
+    real_index_batch = SearchIndex.index_batch
+
+    def spying_index_batch(self: SearchIndex, appended: Sequence[Appended]) -> None:
+        flushes.append([journal for journal, *_ in appended])
+        if len(flushes) == 1:
+            started.set()
+            hold.wait(10)  # the first flush is slow: the writer must not wait for it
+        real_index_batch(self, appended)
+
+    monkeypatch.setattr(SearchIndex, "index_batch", spying_index_batch)
+    return flushes, hold, started
+
+
+def _doc_paths(data: DataDir, count: int) -> list[Path]:
+    paths = [data.docs / f"d{number}" / "g.jsonl" for number in range(count)]
+    for path in paths:
+        path.parent.mkdir()
+    return paths
 
 
 async def test_appends_acknowledged_during_a_flush_share_the_next_transaction(
@@ -32,20 +59,8 @@ async def test_appends_acknowledged_during_a_flush_share_the_next_transaction(
     """While one index flush is held up, later appends are acknowledged at once; the next flush
     indexes all of them in one transaction, and a search made meanwhile waits for it and finds them."""
     data = prepare_data_dir(tmp_path / "data")
-    flushes: list[list[str]] = []
-    hold = threading.Event()
-    real_index_batch = SearchIndex.index_batch
-
-    def spying_index_batch(self: SearchIndex, appended: Sequence[Appended]) -> None:
-        flushes.append([journal for journal, *_ in appended])
-        if len(flushes) == 1:
-            hold.wait(10)  # the first flush is slow: the writer must not wait for it
-        real_index_batch(self, appended)
-
-    monkeypatch.setattr(SearchIndex, "index_batch", spying_index_batch)
-    paths = [data.docs / f"d{number}" / "g.jsonl" for number in range(6)]
-    for path in paths:
-        path.parent.mkdir()
+    flushes, hold, _ = _hold_first_flush(monkeypatch)
+    paths = _doc_paths(data, 6)
     async with trio.open_nursery() as nursery:
         store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
         await store.append(paths[0], [_chunk(0, "zebra0 first")])
@@ -78,21 +93,8 @@ async def test_maintenance_waits_for_index_work_queued_behind_a_flush(
     """A removal that arrives while one flush runs and more work is queued behind it waits for
     both (the writer used to test the queued work's trio.Event for truth there, which raises)."""
     data = prepare_data_dir(tmp_path / "data")
-    flushes: list[list[str]] = []
-    hold, first_started = threading.Event(), threading.Event()
-    real_index_batch = SearchIndex.index_batch
-
-    def spying_index_batch(self: SearchIndex, appended: Sequence[Appended]) -> None:
-        flushes.append([journal for journal, *_ in appended])
-        if len(flushes) == 1:
-            first_started.set()
-            hold.wait(10)
-        real_index_batch(self, appended)
-
-    monkeypatch.setattr(SearchIndex, "index_batch", spying_index_batch)
-    paths = [data.docs / f"d{number}" / "g.jsonl" for number in range(3)]
-    for path in paths:
-        path.parent.mkdir()
+    _, hold, first_started = _hold_first_flush(monkeypatch)
+    paths = _doc_paths(data, 3)
     async with trio.open_nursery() as nursery:
         store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
         await store.append(paths[0], [_chunk(0, "numbat first")])
