@@ -203,7 +203,7 @@ def _cut_entry(
         if room_for_text < _MIN_CUT_TOKENS:
             return None
         text = cut_around(item.text, query_terms, room_for_text, model)
-        if text != item.text and not text.endswith(CUT_MARK):  # a prefix cut: mark it too
+        if text != item.text and item.text.startswith(text):  # a prefix cut: mark its end too
             text = f"{text.rstrip()} {CUT_MARK}"
         line = entry_line(item.id, item.role, item.pinned, item.tags, text)
         tokens = model.estimate(line)

@@ -108,6 +108,18 @@ def test_an_entry_larger_than_the_budget_is_cut_around_the_match() -> None:
     assert result.entries[0].tokens == MODEL.estimate(f"[{best} note] {shown}\n")
 
 
+def test_a_cut_that_reaches_the_end_of_the_entry_has_no_end_mark() -> None:
+    """A match on an entry's last line is shown with the lines before it marked as cut, and
+    nothing after it: no closing mark claims text that is not there."""
+    journal = Journal()
+    filler = "\n".join(f"line {n}: " + "routine status report " * 4 for n in range(40))
+    last = journal.entry(filler + "\nthe zebrafish tank leaks at valve seven")
+    result = recall(journal.state(), "zebrafish tank valve", 120)
+    assert [e.id for e in result.entries] == [last]
+    shown = result.entries[0].text
+    assert shown.startswith("[…] ") and shown.endswith("the zebrafish tank leaks at valve seven")
+
+
 def test_room_left_after_whole_entries_takes_the_next_one_cut() -> None:
     """A small newest entry and a huge older one: recent mode shows both, the older cut; a query too."""
     journal = Journal()
