@@ -12,6 +12,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
+from testkit.raw_http import address, post_head
+
 from .serving import http_server, spawn
 
 if TYPE_CHECKING:
@@ -75,14 +77,10 @@ async def test_token_required_when_set(tmp_path: Path) -> None:
 async def test_body_limit(tmp_path: Path) -> None:
     """A declared body over the limit is refused with 413 before it is read."""
     async with http_server(tmp_path / "data", "--max-ingest-chars", "10") as server:
-        host, port = server.base_url.removeprefix("http://").rsplit(":", 1)
-        stream = await trio.open_tcp_stream(host, int(port))
+        host, port = address(server.base_url)
+        stream = await trio.open_tcp_stream(host, port)
         async with stream:
-            request = (
-                f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {50 << 20}\r\n\r\n"
-            )
-            await stream.send_all(request.encode())
+            await stream.send_all(post_head(host, port, length=50 << 20))
             with trio.fail_after(10):
                 head = await stream.receive_some()
         assert head.startswith(b"HTTP/1.1 413")
