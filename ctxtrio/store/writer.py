@@ -84,8 +84,9 @@ async def run_store_writer(
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
                 if any(op.kind != "append" for op in batch):
-                    await indexer.idle()  # maintenance uses the index connection itself
-                pending: list[IndexWork] = []
+                    # Maintenance uses the index connection itself: wait as a search does, for
+                    # every acknowledged append to be indexed (the latest flush's event).
+                    await handle.index_settled()
                 try:
                     pending = await trio.to_thread.run_sync(process_batch, data, index, appender, batch, stats, health)
                     # Before the acknowledgements: a search that follows them waits for this batch.
@@ -146,12 +147,6 @@ class _Indexer:
         """Wait for the flush in progress while too much is queued behind it (backpressure)."""
         while self._running is not None and self._queued_chars > self.MAX_QUEUED_CHARS:
             await self._running.wait()
-
-    async def idle(self) -> None:
-        """Wait until nothing is queued or being indexed."""
-        # Not ``self._queued or self._running``: a trio.Event refuses to be tested for truth.
-        while (event := self._queued if self._queued is not None else self._running) is not None:
-            await event.wait()
 
     def _start(self) -> None:
         work, event = self._queue, self._queued
