@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import CtxError, StoreError
 from .index import IndexDamagedError, SearchIndex
+from .reading import store_error
 from .results import AppendResult
 from .rows import IndexRow, RowsFor
 
@@ -149,7 +150,7 @@ def reindex_documents(data: DataDir, index: SearchIndex) -> None:
     try:
         folders = [Path(entry.path) for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
     except OSError as exc:
-        raise StoreError(f"cannot list {data.docs}: {exc.strerror or exc}") from exc
+        raise store_error("list", data.docs, exc) from exc
     added = 0
     for folder in sorted(folders):
         for path in sorted(folder.glob("*.jsonl")):
@@ -163,7 +164,7 @@ def _size(path: Path) -> int:
     except FileNotFoundError:
         return 0
     except OSError as exc:
-        raise StoreError(f"cannot stat {path}: {exc.strerror or exc}") from exc
+        raise store_error("stat", path, exc) from exc
 
 
 def _run_maintenance(data: DataDir, index: SearchIndex, appender: JournalAppender, op: StoreOp, health: IndexHealth) -> None:
@@ -222,4 +223,4 @@ def _remove_file(op: StoreOp) -> None:
         pass
     except OSError as exc:
         action = "remove" if op.target is None else f"move to {op.target}"
-        raise StoreError(f"cannot {action} {op.path}: {exc.strerror or exc}") from exc
+        raise store_error(action, op.path, exc) from exc
