@@ -28,7 +28,7 @@ import anyio
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["SDK_LOGGER", "SessionRaceFilter", "session_race_logs_quiet"]
+__all__ = ["SDK_LOGGER", "session_race_logs_quiet"]
 
 SDK_LOGGER = "mcp.server.streamable_http"
 HYPERCORN_LOGGER = "hypercorn.error"
@@ -77,14 +77,14 @@ class SessionRaceFilter(logging.Filter):
 
 
 @contextmanager
-def session_race_logs_quiet() -> Iterator[SessionRaceFilter]:
+def session_race_logs_quiet() -> Iterator[None]:
     """Filter the SDK's and hypercorn's error loggers for the duration (see the module docstring)."""
     race = SessionRaceFilter()
     loggers = [logging.getLogger(SDK_LOGGER), logging.getLogger(HYPERCORN_LOGGER)]
     for logger in loggers:
         logger.addFilter(race)
     try:
-        yield race
+        yield
     finally:
         for logger in loggers:
             logger.removeFilter(race)
