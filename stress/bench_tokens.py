@@ -22,13 +22,12 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from typing import TYPE_CHECKING
 
-from bench_text import _ASCII, _MIXED, FIXTURES, corpus, random_english, random_korean
+from bench_text import _ASCII, _MIXED, FIXTURES, best_rate, corpus, random_english, random_korean
 
 from ctxtrio.text import tokens
 
@@ -61,12 +60,7 @@ def corpora() -> dict[str, str]:
 
 def ms_per_mb(run: Callable[[str], object], text: str, repeat: int = 5) -> float:
     """Best of ``repeat`` runs of ``run(text)``, in milliseconds per MB of UTF-8."""
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.perf_counter()
-        run(text)
-        best = min(best, time.perf_counter() - started)
-    return best * 1e3 / (len(text.encode("utf-8", "surrogatepass")) / 1e6)
+    return 1e3 / best_rate(lambda: run(text), len(text.encode("utf-8", "surrogatepass")), repeat=repeat)
 
 
 def load_revision(revision: str) -> ModuleType:

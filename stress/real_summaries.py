@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import re
 import sys
 import tempfile
@@ -48,7 +47,7 @@ sys.path.insert(0, str(STRESS))
 sys.path.insert(0, str(STRESS.parent))
 
 from real_server import model_path, running_server  # noqa: E402
-from slow_model import document  # noqa: E402
+from slow_model import document, load  # noqa: E402
 
 import ctxtrio  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
@@ -67,10 +66,6 @@ class Rejections(logging.Handler):
         if record.getMessage().startswith("summary step rejected"):
             reason = str(record.args[0]) if isinstance(record.args, tuple) and record.args else "?"
             self.reasons[re.sub(r"\(.*\)|\d+%?", "#", reason)] += 1
-
-
-def load() -> str:
-    return "load %.2f %.2f %.2f" % os.getloadavg()
 
 
 async def measure(base_url: str, args: argparse.Namespace, work: Path) -> None:

@@ -59,8 +59,7 @@ def queries(corpus: Corpus, docs: int, words: int, count: int) -> list[str]:
     return [" ".join(rng.sample(corpus.words, words)) for _ in range(count)]
 
 
-def plain_or_ms(index: Path, query: str) -> float:
-    terms, _ = search_words(query)
+def plain_or_ms(index: Path, terms: list[str]) -> float:
     expression = fts_levels(terms)[-1].expression
     with sqlite3.connect(f"file:{index}?mode=ro", uri=True) as conn:
         started = time.perf_counter()
@@ -83,8 +82,9 @@ async def measure(config: Config, corpus: Corpus, docs: int, count: int) -> None
                 started = time.perf_counter()
                 await ctx.documents.search(query, budget_tokens=2000, limit=10)
                 latencies.append((time.perf_counter() - started) * 1000)
-                plain.append(plain_or_ms(index, query))
-                asked.append(len(fts_levels(search_words(query)[0])))
+                terms, _ = search_words(query)
+                plain.append(plain_or_ms(index, terms))
+                asked.append(len(fts_levels(terms)))
             latencies.sort()
             plain.sort()
             p90 = int(len(latencies) * 0.9)

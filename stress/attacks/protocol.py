@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+from ctxtrio._limits import SEARCH_WORDS
+
 from . import Row
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,7 +132,7 @@ def huge_query(work: Path) -> Row:
     result = answer.get("result") if answer is not None else None
     content = result.get("content") if isinstance(result, dict) else None
     text = str(content[0].get("text", "")) if isinstance(content, list) and content and isinstance(content[0], dict) else ""
-    said = "Only its first 16 distinct words were searched." in text
+    said = f"Only its first {SEARCH_WORDS} distinct words were searched." in text
     return Row(
         "doc_search with a 400 KB query of 60,000 distinct words",
         "answered within seconds from its first words, and says so; the answer does not echo it",
