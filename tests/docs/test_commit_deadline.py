@@ -33,12 +33,6 @@ if TYPE_CHECKING:
 TEXT = "# Log\n\n" + "\n\n".join(f"Step {n} wrote block {n * 7} to disk." for n in range(400))
 
 
-@pytest.fixture
-def clock() -> trio.testing.MockClock:
-    """Virtual time; a small threshold lets the writer's worker threads finish first."""
-    return trio.testing.MockClock(autojump_threshold=0.02)
-
-
 @asynccontextmanager
 async def stalled_store(root: Path) -> AsyncIterator[tuple[StoreHandle, StoreHandle, trio.MemoryReceiveChannel[StoreOp]]]:
     """(the real writer's handle, a handle whose operations wait unserved, the channel they wait in)."""

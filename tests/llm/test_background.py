@@ -17,12 +17,6 @@ from .test_summarizer import DictCache, document
 CHUNKS = [document(10, start=10 * n) for n in range(8)]
 
 
-@pytest.fixture
-def clock() -> trio.testing.MockClock:
-    """Virtual time; a small threshold lets loopback I/O and worker threads finish before it jumps."""
-    return trio.testing.MockClock(autojump_threshold=0.02)
-
-
 async def test_outline_one_liners_go_on_in_the_background(nursery: trio.Nursery, clock: trio.testing.MockClock) -> None:
     """Past the deadline the rest are labelled first sentences; the job goes on and a later call has every line."""
     model = await open_fake_model(nursery, slow())

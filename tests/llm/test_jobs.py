@@ -6,7 +6,6 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING
 
-import pytest
 import trio
 import trio.testing
 
@@ -26,12 +25,6 @@ MODEL = TokenModel.flat()  # the slice counts below were worked out with the sin
 TEXT = document(300)  # about 3,900 tokens: in a 4,096-token window, four slices and a merge
 STEPS = len(slice_text(TEXT, max_tokens=1500, model=MODEL)) + 1
 DEADLINE_S = 45.0
-
-
-@pytest.fixture
-def clock() -> trio.testing.MockClock:
-    """Virtual time; a small threshold lets loopback I/O and worker threads finish before it jumps."""
-    return trio.testing.MockClock(autojump_threshold=0.02)
 
 
 @asynccontextmanager

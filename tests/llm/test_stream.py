@@ -23,12 +23,6 @@ if TYPE_CHECKING:
 ASK = [ChatMessage("user", "Summarize the text below.\n\nPort 8003 stays open for 9 days.")]
 
 
-@pytest.fixture
-def clock() -> trio.testing.MockClock:
-    """Virtual time that jumps when every task waits; a small threshold lets loopback I/O finish."""
-    return trio.testing.MockClock(autojump_threshold=0.02)
-
-
 async def test_stream_is_assembled_and_requested(nursery: trio.Nursery, clock: trio.testing.MockClock) -> None:
     """The body asks for a stream with usage; the answer is the deltas joined, with usage."""
     model = await open_fake_model(nursery, FakeModel())

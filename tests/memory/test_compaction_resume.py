@@ -5,7 +5,6 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-import pytest
 import trio
 import trio.testing
 
@@ -26,12 +25,6 @@ if TYPE_CHECKING:
 
 ENTRIES = 150  # about 6,000 tokens folded: four slices and a merge in a 4,096-token window
 DEADLINE_S = 45.0
-
-
-@pytest.fixture
-def clock() -> trio.testing.MockClock:
-    """Virtual time; a small threshold lets loopback I/O, the store writer and worker threads finish."""
-    return trio.testing.MockClock(autojump_threshold=0.02)
 
 
 @asynccontextmanager
