@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..llm.summarizer import Summarizer
-    from ..store.handle import StoreHandle
-    from ..text.tokens import TokenModel
     from .repository import LoadedSession
     from .slices import SliceFile
     from .state import SessionState
@@ -86,14 +84,7 @@ def replacement_records(pending: PendingSummary, *, text: str, tokens_after: int
     ]
 
 
-async def finish_pending(
-    journals: SessionJournals,
-    store: StoreHandle,
-    summarizer: Summarizer,
-    model: TokenModel,
-    session: LoadedSession,
-    slices: SliceFile,
-) -> str:
+async def finish_pending(journals: SessionJournals, summarizer: Summarizer, session: LoadedSession, slices: SliceFile) -> str:
     """Swap in the LLM summaries finished since their compactions wrote stand-ins; say which.
 
     Never waits for the LLM: a summary still being worked on stays pending (and its job
@@ -102,6 +93,7 @@ async def finish_pending(
     """
     if not slices.pending:
         return ""  # nothing waits (the common case): no journal sync, the compaction does its own
+    store, model = journals.store, journals.live.tokens.current
     async with session.lock:
         state = await journals.sync(session, same_state)
         found, gone = pending_summaries(state, slices.pending)

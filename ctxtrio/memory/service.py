@@ -239,9 +239,7 @@ class SessionService:
             finished = ""
             if not dry_run and self._summarizer.uses_llm:
                 await slices.load()
-                finished = await finish_pending(
-                    self._journals, self._store, self._summarizer, self._live.tokens.current, session, slices
-                )
+                finished = await finish_pending(self._journals, self._summarizer, session, slices)
             async with session.lock:
                 state = await self._journals.sync(session, same_state)
                 plan = plan_compaction(state, keep_recent)
