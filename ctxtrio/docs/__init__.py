@@ -1,7 +1,8 @@
 """Documents: structure-aware chunks in a persistent index, read by search, window and outline.
 
 Names are imported on first use (PEP 562): the chunking child process
-(``python -m ctxtrio.docs._chunk_worker``) then loads only ``ctxtrio.text``.
+(``python -m ctxtrio.docs._chunk_worker``) then loads only ``ctxtrio.text`` and
+``docs.chunks`` (for the record body it pre-encodes), not the service, the store writer or trio.
 """
 
 from __future__ import annotations
