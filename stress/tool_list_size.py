@@ -13,21 +13,21 @@ or the model uses, and the table shows how far they would get toward a whole lis
 
 from __future__ import annotations
 
-import json
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # testkit/
 
 from ctxtrio.store.records import JSON
 from ctxtrio.tools.compact import COMPACT_TOOLS
 from ctxtrio.tools.table import TOOLS, listing
+from testkit.tool_list import listed_chars
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 Listed = list[dict[str, JSON]]
-
-
-def chars(tools: Listed) -> int:
-    return len(json.dumps({"tools": tools}, separators=(",", ":")))
 
 
 def without(value: JSON, keys: set[str]) -> JSON:
@@ -66,13 +66,13 @@ def main() -> None:
     full = [listing(tool) for tool in TOOLS]
     compact = [listing(tool) for tool in COMPACT_TOOLS]
     model = [{key: value for key, value in tool.items() if key != "outputSchema"} for tool in full]
-    print(f"full profile ({len(full)} tools): {chars(full):,} characters; without outputSchema {chars(model):,}")
+    print(f"full profile ({len(full)} tools): {listed_chars(full):,} characters; without outputSchema {listed_chars(model):,}")
     small = [{key: value for key, value in tool.items() if key != "outputSchema"} for tool in compact]
-    print(f"compact profile ({len(compact)} tools): {chars(compact):,} characters; without outputSchema {chars(small):,}")
+    print(f"compact profile ({len(compact)} tools): {listed_chars(compact):,} characters; without outputSchema {listed_chars(small):,}")
     print("full profile after each cut, on top of the ones above it:")
     for label, cut in CUTS:
         full = [cut(tool) for tool in full]
-        print(f"  {chars(full):6,}  {label}")
+        print(f"  {listed_chars(full):6,}  {label}")
 
 
 if __name__ == "__main__":

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
 from mcp.types import TextContent
 
+from testkit.tool_list import listed_chars
+
 from ..cli.runner import server
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-
-def listed_chars(tools: list[dict[str, object]]) -> int:
-    return len(json.dumps({"tools": tools}, separators=(",", ":"), ensure_ascii=False))
 
 
 async def test_compact_profile_lists_five_tools_within_3000_chars_and_works(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from mcp import Client
@@ -12,6 +11,7 @@ from ctxtrio._app import build_server
 from ctxtrio.tools.documents import DOC_TOOLS
 from ctxtrio.tools.sessions import SESSION_TOOLS
 from ctxtrio.tools.table import tool_named
+from testkit.tool_list import listed_chars
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,11 +24,6 @@ MAX_TOOLS_LIST_CHARS = 7000
 #: and input schema: anthropics/claude-code#54197) and use it to validate
 #: structuredContent. stress/tool_list_size.py prints what further cuts would cost.
 MAX_FULL_TOOLS_LIST_CHARS = 9800
-
-
-def listed_chars(tools: list[dict[str, object]]) -> int:
-    """The size of the tools/list result ``{"tools": [...]}`` as compact JSON (the compact profile's measure too)."""
-    return len(json.dumps({"tools": tools}, separators=(",", ":")))
 
 
 async def test_fifteen_tools_under_the_size_budget(tmp_path: Path) -> None:
