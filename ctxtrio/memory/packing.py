@@ -199,18 +199,33 @@ def _cut_entry(
     head = model.estimate(entry_line(item.id, item.role, item.pinned, item.tags, "")) + 1
     trailer_tokens = model.estimate(trailer)
     room_for_text = room - head - trailer_tokens
-    for _ in range(3):  # estimates are not exactly additive: shrink by the overshoot
-        if room_for_text < _MIN_CUT_TOKENS:
-            return None
-        text = cut_around(item.text, query_terms, room_for_text, model)
+
+    def attempt(text_room: int) -> tuple[str, str, int] | None:
+        text = cut_around(item.text, query_terms, text_room, model)
         if text != item.text and item.text.startswith(text):  # a prefix cut: mark its end too
             text = f"{text.rstrip()} {CUT_MARK}"
         line = entry_line(item.id, item.role, item.pinned, item.tags, text)
         tokens = model.estimate(line)
-        if tokens + trailer_tokens <= room:
-            return line, replace(item.snapshot(), text=text, tokens=tokens), trailer, trailer_tokens
-        room_for_text -= tokens + trailer_tokens - room
-    return None
+        return (line, text, tokens) if tokens + trailer_tokens <= room else None
+
+    # Estimates are not additive (a cut mark, a line head, boundaries at the joins), so
+    # the text room that fits is searched for: the largest that does, in log2(room) cuts.
+    if room_for_text < _MIN_CUT_TOKENS:
+        return None
+    best = attempt(room_for_text)
+    if best is None:  # the largest text room in [low, high] that fits
+        low, high = _MIN_CUT_TOKENS, room_for_text - 1
+        while low <= high:
+            middle = (low + high) // 2
+            got = attempt(middle)
+            if got is None:
+                high = middle - 1
+            else:
+                best, low = got, middle + 1
+    if best is None:
+        return None
+    line, text, tokens = best
+    return line, replace(item.snapshot(), text=text, tokens=tokens), trailer, trailer_tokens
 
 
 def _trailer(not_fit: int, matched: int, pins_missing: Sequence[Item], mode: str, by_limit: bool) -> str:
