@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING
@@ -115,11 +117,19 @@ async def test_shutdown_closes_the_stream_and_fails_the_waiters(
 async def test_a_full_queue_answers_extractively_at_once(nursery: trio.Nursery, clock: trio.testing.MockClock) -> None:
     """The queue is bounded: a job beyond it is refused and the call says so, without waiting."""
     model = await open_fake_model(nursery, slow(prompt_rate=0.01))  # the first job never ends here
-    async with worker(model, SummaryQueue(size=1)) as (summarizer, _):
+    # Virtual time stands still in this test: with autojump on, a loopback round trip
+    # slower than the threshold (a busy CI core) let time jump to the first job's
+    # first-token deadline, which opened the breaker, and the call was refused for that.
+    clock.autojump_threshold = math.inf
+    queue = SummaryQueue(size=1)
+    async with worker(model, queue) as (summarizer, _):
         async with trio.open_nursery() as calls:
-            for start in (0, 400):  # one running, one queued
-                calls.start_soon(partial(summarizer.summarize, document(300, start=start), target_tokens=150))
-            await trio.sleep(1.0)
+            calls.start_soon(partial(summarizer.summarize, document(300), target_tokens=150))
+            while not model.served:  # the first job is running; real time passes in a thread, virtual time does not
+                await trio.to_thread.run_sync(time.sleep, 0.01)
+            calls.start_soon(partial(summarizer.summarize, document(300, start=400), target_tokens=150))
+            while len(queue._jobs) < 2:  # and the second one is queued
+                await trio.to_thread.run_sync(time.sleep, 0.01)
             stop_at = trio.current_time() + 45.0
             refused = await summarizer.summarize(document(300, start=800), target_tokens=150, stop_at=stop_at)
             calls.cancel_scope.cancel()
