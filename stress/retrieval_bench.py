@@ -1,0 +1,202 @@
+"""Does the answer land inside the budget? doc_search over a real manual, 60 fixed questions.
+
+Run as ``python stress/retrieval_bench.py`` from the repository root, after
+``apt-get install postgresql-doc-15``. Every HTML page of
+``/usr/share/doc/postgresql-doc-15/html`` (1,169 pages, 18 MB of HTML) is converted to
+text by :mod:`stress.html_text` (6.9 MB of markdown-headed text), ingested by
+``file_path`` into a fresh data dir through the real server (``open_context`` and the
+official SDK's in-memory client, no LLM), then each question of
+``stress/retrieval_questions.json`` (20 exact identifiers, 20 natural questions, 20
+paraphrases; each names the file and a short answer string found verbatim in it; the
+set was written before any tuning and is never edited) is asked of ``doc_search``:
+
+- once with ``budget_tokens=100000, limit=10``, for the ranking: the right file among
+  the first 3 hits, and MRR@10 (1/rank of the first hit from the right file);
+- once per budget (500, 1,000, 2,000 tokens; ``limit`` 10): is the answer inside the
+  text returned? (whitespace runs compared as one space, case-insensitive.)
+
+It prints the answer-in-text rate per kind and budget, top-3 and MRR@10, the search
+latency p50/p95 at the 1,000-token budget (wall, in-process; and CPU ms per search),
+and the ingest time (wall and this process's CPU; the chunking processes' CPU is added
+at the end). ``--json FILE`` writes every question's outcome, ``--show KIND`` prints the
+1,000-token answers of that kind's misses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from html_text import convert_dir
+
+from ctxtrio._app import build_server, open_context
+from ctxtrio._config import Config
+
+HERE = Path(__file__).resolve().parent
+HTML = Path("/usr/share/doc/postgresql-doc-15/html")
+BUDGETS = (500, 1000, 2000)
+KINDS = ("exact", "natural", "paraphrase")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    kind: str
+    query: str
+    file: str
+    answer: str
+
+
+@dataclass(slots=True)
+class Outcome:
+    question: Question
+    rank: int | None = None  # 1-based rank of the first hit from the right file, within 10
+    found: dict[int, bool] = field(default_factory=dict)  # budget -> answer inside the text
+    texts: dict[int, str] = field(default_factory=dict)
+
+
+def normalized(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def load_questions(path: Path) -> list[Question]:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return [Question(q["kind"], q["query"], q["file"], q["answer"]) for q in raw["questions"]]
+
+
+def _text(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    if result.is_error:
+        raise SystemExit(f"tool error: {block.text}")
+    return block.text
+
+
+def _hit_docs(result: CallToolResult) -> list[str]:
+    structured = result.structured_content or {}
+    hits = structured.get("hits", [])
+    assert isinstance(hits, list)
+    return [str(hit["doc_id"]) for hit in hits if isinstance(hit, dict)]
+
+
+async def ingest_all(client: Client, files: list[Path], concurrency: int) -> None:
+    limiter = trio.CapacityLimiter(concurrency)
+
+    async def one(path: Path) -> None:
+        async with limiter:
+            result = await client.call_tool("doc_ingest", {"file_path": str(path), "doc_id": path.stem})
+        _text(result)
+
+    async with trio.open_nursery() as nursery:
+        for path in files:
+            nursery.start_soon(one, path)
+
+
+async def ask(client: Client, question: Question, outcome: Outcome, latencies: list[float], cpu: list[float]) -> None:
+    ranking = await client.call_tool("doc_search", {"query": question.query, "budget_tokens": 100_000, "limit": 10})
+    _text(ranking)
+    wanted = question.file.removesuffix(".md")
+    docs = _hit_docs(ranking)
+    outcome.rank = docs.index(wanted) + 1 if wanted in docs else None
+    answer = normalized(question.answer)
+    for budget in BUDGETS:
+        began, began_cpu = time.perf_counter(), time.process_time()
+        result = await client.call_tool("doc_search", {"query": question.query, "budget_tokens": budget})
+        if budget == 1000:
+            latencies.append(time.perf_counter() - began)
+            cpu.append(time.process_time() - began_cpu)
+        text = _text(result)
+        outcome.texts[budget] = text
+        outcome.found[budget] = answer in normalized(text)
+
+
+async def run(args: argparse.Namespace) -> list[Outcome]:
+    questions = load_questions(args.questions)
+    with tempfile.TemporaryDirectory(prefix="retrieval-bench-") as tmp:
+        corpus = Path(tmp) / "corpus"
+        files = convert_dir(args.html, corpus)
+        missing = [q for q in questions if normalized(q.answer) not in normalized((corpus / q.file).read_text())]
+        if missing:
+            raise SystemExit(f"answers not in their files: {missing}")
+        mb = sum(path.stat().st_size for path in files) / 1e6
+        config = Config(data_dir=Path(tmp) / "data", llm_enabled=False, audit=False, ingest_roots=[corpus])
+        async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+            began, began_cpu = time.perf_counter(), time.process_time()
+            await ingest_all(client, files, args.concurrency)
+            ingest_s, ingest_cpu = time.perf_counter() - began, time.process_time() - began_cpu
+            print(f"ingest: {len(files)} files, {mb:.1f} MB in {ingest_s:.1f} s wall, {ingest_cpu:.1f} s CPU in this process")
+            outcomes = [Outcome(q) for q in questions]
+            latencies: list[float] = []
+            cpu: list[float] = []
+            for outcome in outcomes:
+                await ask(client, outcome.question, outcome, latencies, cpu)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"chunking processes: {children.ru_utime + children.ru_stime:.1f} s CPU")
+    report(outcomes, latencies, cpu)
+    return outcomes
+
+
+def report(outcomes: list[Outcome], latencies: list[float], cpu: list[float]) -> None:
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    header = f"{'budget':>7} | " + " | ".join(f"{kind:>10}" for kind in KINDS) + " |  all"
+    print("answer inside the doc_search text:")
+    print(header)
+    for budget in BUDGETS:
+        cells = []
+        for kind in KINDS:
+            mine = [o for o in outcomes if o.question.kind == kind]
+            cells.append(f"{sum(o.found[budget] for o in mine):>4}/{len(mine):<5}")
+        total = sum(o.found[budget] for o in outcomes)
+        print(f"{budget:>7} | " + " | ".join(f"{cell:>10}" for cell in cells) + f" | {total}/{len(outcomes)}")
+    top3 = sum(1 for o in outcomes if o.rank is not None and o.rank <= 3)
+    mrr = sum(1 / o.rank for o in outcomes if o.rank is not None) / len(outcomes)
+    by_kind = ", ".join(
+        f"{kind} {sum(1 for o in outcomes if o.question.kind == kind and o.rank is not None and o.rank <= 3)}" for kind in KINDS
+    )
+    print(f"right file in top 3: {top3}/{len(outcomes)} ({by_kind}); MRR@10 {mrr:.3f}")
+    ordered = sorted(latencies)
+    p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+    print(
+        f"doc_search at 1000 tokens: p50 {statistics.median(ordered) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms wall; "
+        f"{statistics.mean(cpu) * 1000:.1f} ms CPU per search"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--html", type=Path, default=HTML, help="the HTML pages (default: postgresql-doc-15's)")
+    parser.add_argument("--questions", type=Path, default=HERE / "retrieval_questions.json")
+    parser.add_argument("--concurrency", type=int, default=8, help="doc_ingest calls in flight")
+    parser.add_argument("--json", type=Path, help="write each question's outcome here")
+    parser.add_argument("--show", choices=KINDS, help="print the 1000-token answers of this kind's misses")
+    args = parser.parse_args()
+    if not args.html.is_dir():
+        raise SystemExit(f"{args.html} not found: apt-get install postgresql-doc-15")
+    outcomes = trio.run(run, args)
+    if args.json:
+        rows = [
+            {"query": o.question.query, "kind": o.question.kind, "rank": o.rank, "found": {str(b): o.found[b] for b in BUDGETS}}
+            for o in outcomes
+        ]
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    if args.show:
+        for o in outcomes:
+            if o.question.kind == args.show and not o.found[1000]:
+                print(f"\n=== {o.question.query!r} ({o.question.file}; rank {o.rank}) wants {o.question.answer!r}\n{o.texts[1000]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
