@@ -3,23 +3,49 @@ views :class:`~ctxtrio.memory.state.SessionState` offers (``order``, ``items``),
 patch that pins, deletes or restores one (:func:`patch_for`). Pure.
 
 An :class:`Item` holds only its state and its ordinal; every attribute reads the state's
-columns, so views are made on demand and cost nothing to keep or drop.
+columns, so views are made on demand and cost nothing to keep or drop. The columns are
+named by :class:`Columns`, a protocol :class:`SessionState` meets, so this module does
+not import the state module that imports it (no import cycle, TYPE_CHECKING included).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .._errors import InputError
 from .model import ROLES, Entry, EntryStatus, Role
 
 if TYPE_CHECKING:
-    from ..store.records import JSON
-    from .state import SessionState
+    from array import array
 
-__all__ = ["Item", "ItemMap", "ItemSequence", "entry_line", "patch_for", "text_hash"]
+    from ..store.records import JSON
+
+__all__ = ["Columns", "Item", "ItemMap", "ItemSequence", "entry_line", "patch_for", "text_hash"]
+
+
+class Columns(Protocol):
+    """The columns of a session's state that the views read (:class:`~ctxtrio.memory.state.SessionState`)."""
+
+    seqs: array[int]
+    times: array[float]
+    tokens: array[int]
+    roles: bytearray
+    pinned: bytearray
+    deleted_flags: bytearray
+    live: bytearray
+    tags: dict[int, tuple[str, ...]]
+    folds: dict[int, tuple[str, ...]]
+    superseded_by: dict[int, int]
+
+    def id_of(self, ordinal: int) -> str: ...
+
+    def ordinal_of(self, item_id: str) -> int | None: ...
+
+    def text(self, ordinal: int) -> str: ...
+
+    def unfoldable(self, summary: Item) -> list[Item]: ...
 
 
 def entry_line(item_id: str, role: str, pinned: bool, tags: Iterable[str], text: str) -> str:
@@ -37,11 +63,11 @@ def text_hash(text: str) -> int:
 
 
 class Item:
-    """A view of one entry of a :class:`SessionState` (made on demand; equal by position)."""
+    """A view of one entry of a session's state (made on demand; equal by position)."""
 
     __slots__ = ("_state", "ordinal")
 
-    def __init__(self, state: SessionState, ordinal: int) -> None:
+    def __init__(self, state: Columns, ordinal: int) -> None:
         self._state = state
         self.ordinal = ordinal
 
@@ -122,7 +148,7 @@ class ItemSequence(Sequence[Item]):
 
     __slots__ = ("_state",)
 
-    def __init__(self, state: SessionState) -> None:
+    def __init__(self, state: Columns) -> None:
         self._state = state
 
     def __len__(self) -> int:
@@ -150,7 +176,7 @@ class ItemMap(Mapping[str, Item]):
 
     __slots__ = ("_state",)
 
-    def __init__(self, state: SessionState) -> None:
+    def __init__(self, state: Columns) -> None:
         self._state = state
 
     def __getitem__(self, key: str) -> Item:
@@ -171,7 +197,7 @@ class ItemMap(Mapping[str, Item]):
 
 
 def patch_for(
-    item: Item, state: SessionState, *, pinned: bool | None, delete: bool | None
+    item: Item, state: Columns, *, pinned: bool | None, delete: bool | None
 ) -> tuple[dict[str, JSON], tuple[str, ...]]:
     """The patch body that gets ``item`` where asked (empty: it is there already), and what it restores."""
     if pinned is not None:
