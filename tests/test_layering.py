@@ -2,6 +2,8 @@
 
 transport -> tools -> memory/docs -> store/llm -> text, and only ``_app.py`` knows every
 component: transport and tools never import each other, and each is wired by ``_app``.
+No two modules import each other, directly or around a longer loop (TYPE_CHECKING
+imports count: a cycle there is still two modules that cannot be read apart).
 """
 
 from __future__ import annotations
@@ -78,6 +80,54 @@ def _violations(package_dir: Path = PACKAGE) -> list[str]:
     return found
 
 
+def _module_name(path: Path, package_dir: Path) -> str:
+    parts = path.relative_to(package_dir.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _cycles(package_dir: Path = PACKAGE) -> list[list[str]]:
+    """The import cycles among ctxtrio's modules: strongly connected groups of two or more (Tarjan, iterative)."""
+    imports = {_module_name(path, package_dir): [target for target, _ in _imports(path, package_dir)]
+               for path in sorted(package_dir.rglob("*.py"))}
+
+    def module(target: str) -> str | None:  # ``from .x import name`` names a module or something inside one
+        while target not in imports and "." in target:
+            target = target.rsplit(".", 1)[0]
+        return target if target in imports else None
+
+    graph = {name: sorted({hit for target in targets if (hit := module(target)) is not None and hit != name})
+             for name, targets in imports.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, edges = work[-1]
+            step = next((edge for edge in edges if edge not in index or edge in stack), None)
+            if step is not None and step not in index:
+                index[step] = low[step] = len(index)
+                stack.append(step)
+                work.append((step, iter(graph[step])))
+            elif step is not None:
+                low[node] = min(low[node], index[step])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = stack[stack.index(node):]
+                    del stack[stack.index(node):]
+                    if len(group) > 1:
+                        found.append(sorted(group))
+    return sorted(found)
+
+
 def test_imports_flow_downward_only() -> None:
     """No module imports a component above it; transport and tools are wired only by _app."""
     assert _violations() == []
@@ -88,6 +138,27 @@ def test_transport_and_tools_do_not_know_each_other() -> None:
     assert "tools" not in ALLOWED["transport"] and "transport" not in ALLOWED["tools"]
     assert all("_app" not in allowed for name, allowed in ALLOWED.items() if name not in ("_cli", "__init__"))
     assert ALLOWED["text"] == set() and ALLOWED["_sdk"] == set()
+
+
+#: The one cycle left: ``_cli`` builds the parser the ``cli/`` subcommands import, and they
+#: import it back. The settings table (issue 24) ends it, and this exception with it.
+_CLI_CYCLE = "ctxtrio._cli"
+
+
+def test_no_module_imports_itself_around_a_loop() -> None:
+    """No import cycle anywhere in ctxtrio/, however long, TYPE_CHECKING imports included (but the _cli one)."""
+    assert [group for group in _cycles() if _CLI_CYCLE not in group] == []
+
+
+def test_the_cycle_check_sees_a_loop_of_three(tmp_path: Path) -> None:
+    """a -> b -> c -> a is one cycle, reported once with its three modules, and d beside it is not in it."""
+    package = tmp_path / "ctxtrio"
+    (package / "text").mkdir(parents=True)
+    (package / "text" / "a.py").write_text("from . import b\n", encoding="utf-8")
+    (package / "text" / "b.py").write_text("from .c import thing\n", encoding="utf-8")
+    (package / "text" / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import x\n", encoding="utf-8")
+    (package / "text" / "d.py").write_text("from . import a\n", encoding="utf-8")
+    assert _cycles(package) == [["ctxtrio.text.a", "ctxtrio.text.b", "ctxtrio.text.c"]]
 
 
 def test_the_check_sees_a_violation(tmp_path: Path) -> None:
