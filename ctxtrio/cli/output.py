@@ -42,7 +42,10 @@ def when(ts: float | None) -> str:
     """A Unix time as local ``YYYY-MM-DD HH:MM`` (``-`` when unknown)."""
     if not ts:
         return "-"
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+    except (OverflowError, ValueError, OSError):  # NaN, 1e308: not a time
+        return "-"
 
 
 def parse_duration(text: str) -> float:

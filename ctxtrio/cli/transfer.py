@@ -3,11 +3,14 @@
 The file's first line is a header, ``{"ctxtrio_export": 1, "exported_at": ..., "sessions": N}``;
 every other line is ``{"session": ID, "record": {...}}``, one journal record as stored,
 in journal order, so nothing is lost (see :mod:`ctxtrio.memory.archive`). Written to
-a temporary file and renamed, so an interrupted export leaves no half file.
+a temporary file and renamed, so an interrupted export leaves no half file. Only ``\n``
+ends a line: the other characters some readers take for line ends (U+0085, U+2028,
+U+2029) are written escaped, and the reader splits on ``\n`` alone.
 
-An import stores each session with one durable append (a session is imported whole
-or not at all), so Ctrl-C between sessions leaves whole sessions, and running the
-same import again stores only what is missing.
+An import stores each session whole or not at all, even across ``kill -9`` (see
+:meth:`ctxtrio.store.handle.StoreHandle.install`), so running the same import again
+stores only what is missing, and never writes over a session that holds other content:
+it says which ids it passed over and why.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ if TYPE_CHECKING:
     import argparse
 
     from .._config import Config
+    from ..memory.archive import ImportResult
     from ..store.records import Record
 
-__all__ = ["FORMAT_VERSION", "export_args", "export_command", "import_args", "import_command", "read_export"]
+__all__ = ["FORMAT_VERSION", "export_args", "export_line", "export_command", "import_args", "import_command", "read_export"]
 
 FORMAT_VERSION = 1
 
@@ -60,7 +64,7 @@ async def export_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         exported = [(session_id, await ctx.sessions.records(session_id)) for session_id in ids]
     lines = [json.dumps({"ctxtrio_export": FORMAT_VERSION, "exported_at": round(time.time(), 3), "sessions": len(ids)})]
     for session_id, records in exported:
-        lines.extend(json.dumps({"session": session_id, "record": record}, ensure_ascii=False) for record in records)
+        lines.extend(export_line(session_id, record) for record in records)
     payload = "\n".join(lines) + "\n"
     count = sum(len(records) for _, records in exported)
     if args.output == "-":
@@ -70,6 +74,19 @@ async def export_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         await trio.to_thread.run_sync(_write_atomically, Path(args.output), payload)
     err(f"exported {len(ids)} session(s), {count} records" + ("" if args.output == "-" else f" to {args.output}"))
     return 0
+
+
+#: Characters str.splitlines() and some editors end lines at, which JSON leaves raw.
+_LINE_ENDS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def export_line(session_id: str, record: Record) -> str:
+    """One line of an export (no newline): JSON whose only line end can be the one after it.
+
+    The escapes are JSON's own, and these characters can only stand inside JSON strings,
+    so the line still parses to the same record.
+    """
+    return json.dumps({"session": session_id, "record": record}, ensure_ascii=False).translate(_LINE_ENDS)
 
 
 def _write_atomically(path: Path, payload: str) -> None:
@@ -88,7 +105,7 @@ def _write_atomically(path: Path, payload: str) -> None:
 def read_export(text: str, name: str) -> dict[str, list[Record]]:
     """Records by session, in file order; InputError naming the line when the file is not an export."""
     sessions: dict[str, list[Record]] = {}
-    lines = text.splitlines()
+    lines = text.split("\n")  # only \n ends a line (see export_line)
     try:
         header = json.loads(lines[0]) if lines else None
     except ValueError:
@@ -113,33 +130,36 @@ def read_export(text: str, name: str) -> dict[str, list[Record]]:
 async def import_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     name = "stdin" if args.file == "-" else args.file
     try:
-        text = sys.stdin.read() if args.file == "-" else await trio.to_thread.run_sync(Path(args.file).read_text)
+        raw = sys.stdin.buffer.read() if args.file == "-" else await trio.to_thread.run_sync(Path(args.file).read_bytes)
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {name}: {exc}") from exc
     sessions = read_export(text, name)
     total = sum(len(records) for records in sessions.values())
-    results: list[dict[str, object]] = []
+    results: list[ImportResult] = []
     async with open_library(config, stop) as ctx:
         with Progress("import", total=total, unit="records", items=len(sessions)) as progress:
             for session_id, records in sessions.items():
                 result = await ctx.sessions.import_session(session_id, records)
-                results.append({
-                    "source_id": result.source_id, "session_id": result.session_id, "outcome": result.outcome,
-                    "records": result.records, "ids": result.ids, "remapped_entries": result.remapped_entries,
-                })
+                results.append(result)
                 progress.advance(len(records), f"{session_id}: {result.outcome}")
     if args.json:
-        emit_json(results)
+        emit_json([{
+            "source_id": r.source_id, "session_id": r.session_id, "outcome": r.outcome, "records": r.records,
+            "ids": r.ids, "remapped_entries": r.remapped_entries, "skipped": list(r.skipped),
+        } for r in results])
         return 0
-    for item in results:
-        where = "" if item["session_id"] == item["source_id"] else f" as {item['session_id']}"
-        if item["outcome"] == "imported":
-            detail = f"{item['records']} records, ids {item['ids']}"
-            if item["remapped_entries"]:
-                detail += f" ({item['remapped_entries']} entry ids changed)"
-            say(f"{item['source_id']}: imported{where} ({detail})")
-        elif item["outcome"] == "restored":
-            say(f"{item['source_id']}: already stored{where} but deleted: restored")
+    for r in results:
+        where = "" if r.session_id == r.source_id else f" as {r.session_id}"
+        for note in r.skipped:
+            say(f"{r.source_id}: passed over {note}")
+        if r.outcome == "imported":
+            detail = f"{r.records} records, ids {r.ids}"
+            if r.remapped_entries:
+                detail += f" ({r.remapped_entries} entry ids changed)"
+            say(f"{r.source_id}: imported{where} ({detail})")
+        elif r.outcome == "restored":
+            say(f"{r.source_id}: already stored{where} but deleted: restored")
         else:
-            say(f"{item['source_id']}: unchanged (already stored{where})")
+            say(f"{r.source_id}: unchanged (already stored{where})")
     return 0

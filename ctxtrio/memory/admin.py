@@ -15,7 +15,8 @@ import trio
 from .._errors import InputError
 from ..store.ids import validate_id
 from ..store.records import NewRecord, Record
-from .archive import ImportResult, candidate_ids, content_key, records_key, remap
+from ..store.results import JournalExistsError
+from .archive import ImportResult, candidate_ids, check_records, content_key, records_key, remap
 from .journals import SessionJournals, same_state
 from .lifecycle import prune_journal
 from .pruning import SessionPrune, plan_session
@@ -33,26 +34,40 @@ async def import_session(journals: SessionJournals, session_id: str, records: Se
     """Store exported records as a session: under ``session_id`` if it is free, else ``-2``...
 
     Idempotent: where the same content is already stored (deleted or not: a deleted
-    one is restored), nothing is written. See :mod:`.archive`.
+    one is restored), nothing is written. A session is written whole or not at all
+    (:meth:`~ctxtrio.store.handle.StoreHandle.install`), under its lock, and never onto
+    a journal that holds records, even one another process created meanwhile: that id
+    is passed over and the result says so. See :mod:`.archive`.
     """
-    key, deleted = await trio.to_thread.run_sync(records_key, validate_id(session_id, "session_id"), records)
+    validate_id(session_id, "session_id")
+    await trio.to_thread.run_sync(check_records, session_id, records)
+    key, deleted = await trio.to_thread.run_sync(records_key, session_id, records)
+    skipped: list[str] = []
     for candidate in candidate_ids(session_id):
         with journals.registry.use(candidate) as session:
             async with session.lock:
-                state = await journals.sync(session, same_state, must_exist=False)
-                if state.exists:
-                    if content_key(state) != key:
-                        continue
-                    same: IdsKept = "preserved" if candidate == session_id else "remapped"
-                    if state.deleted_at is not None and not deleted:
-                        await journals.append(session, [NewRecord("session", {"deleted": False}, id=candidate)])
-                        return ImportResult(session_id, candidate, "restored", 0, same, 0)
-                    return ImportResult(session_id, candidate, "unchanged", 0, same, 0)
-                batch, changed = remap(records, candidate)
-                await journals.append(session, batch)
-                kept: IdsKept = "preserved" if candidate == session_id and not changed else "remapped"
-                return ImportResult(session_id, candidate, "imported", len(batch), kept, changed)
+                while True:
+                    state = await journals.sync(session, same_state, must_exist=False)
+                    if state.exists:
+                        break
+                    batch, changed = remap(records, candidate)
+                    try:
+                        result = await journals.store.install(session.path, batch)
+                    except JournalExistsError:
+                        continue  # another process created it meanwhile: look at what it holds
+                    await journals.absorb(session, result)
+                    kept: IdsKept = "preserved" if candidate == session_id and not changed else "remapped"
+                    return ImportResult(session_id, candidate, "imported", len(batch), kept, changed, tuple(skipped))
+                if content_key(state) != key:
+                    skipped.append(f"{candidate}: holds other content, left as it was")
+                    continue
+                same: IdsKept = "preserved" if candidate == session_id else "remapped"
+                if state.deleted_at is not None and not deleted:
+                    await journals.append(session, [NewRecord("session", {"deleted": False}, id=candidate)])
+                    return ImportResult(session_id, candidate, "restored", 0, same, 0, tuple(skipped))
+                return ImportResult(session_id, candidate, "unchanged", 0, same, 0, tuple(skipped))
     raise InputError(f"sessions {session_id!r} to {session_id}-99 all hold other content: import it under another id")
+
 
 async def prune(
     journals: SessionJournals, older_than_s: float, *, idle: bool = False, dry_run: bool = False

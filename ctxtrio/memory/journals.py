@@ -107,6 +107,12 @@ class SessionJournals:
         """
         state = session.state
         assert state is not None
+        if result.file_id is not None and result.file_id != session.file_id:
+            if session.file_id is not None or state.applied_offset:
+                # Written to another file than the state was read from (a prune replaced
+                # the journal meanwhile): offsets of the two do not compare.
+                return await self.sync(session, same_state, must_exist=False)
+            session.file_id = result.file_id  # the journal's first write
         own = result.to_absorb(state.applied_offset)
         if own is None or (own and state.model is not self.live.tokens.current):
             return await self.sync(session, same_state, must_exist=False)

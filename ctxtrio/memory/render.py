@@ -24,7 +24,10 @@ __all__ = [
 
 
 def _when(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%MZ", time.gmtime(ts))
+    try:
+        return time.strftime("%Y-%m-%d %H:%MZ", time.gmtime(ts))
+    except (OverflowError, ValueError, OSError):  # not a time (state.py keeps such values out)
+        return "unknown time"
 
 
 def _usage(status: SessionStatus) -> str:

@@ -185,8 +185,8 @@ class SessionState:
 
     def apply_record(self, data: Record) -> None:
         kind = data.get("kind")
-        ts = data.get("ts")
-        if isinstance(ts, (int, float)):
+        ts = _timestamp(data.get("ts"))
+        if ts is not None:
             if not self.exists:
                 self.created = float(ts)
             self.last_activity = max(self.last_activity, float(ts))
@@ -203,7 +203,7 @@ class SessionState:
                 self.title = title
             deleted = data.get("deleted")
             if deleted is True:
-                self.deleted_at = float(ts) if isinstance(ts, (int, float)) else 0.0
+                self.deleted_at = ts if ts is not None else 0.0
             elif deleted is False:
                 self.deleted_at = None
 
@@ -215,7 +215,7 @@ class SessionState:
         text = text.strip()  # the service stores texts stripped; anything else is shown stripped
         role = data.get("role")
         seq = data.get("seq")
-        ts = data.get("ts")
+        ts = _timestamp(data.get("ts"))
         tags = _strings(data.get("tags"))
         pinned = data.get("pinned") is True
         role_name: Role = role if isinstance(role, str) and role in _ROLE_CODE else "note"
@@ -231,7 +231,7 @@ class SessionState:
             self.odd_ordinals[item_id] = ordinal
         if self._all is not None:
             self._all[item_id] = ordinal
-        self.times.append(float(ts) if isinstance(ts, (int, float)) else 0.0)
+        self.times.append(ts if ts is not None else 0.0)
         self.tokens.append(0 if self.light else self.model.estimate(entry_line(item_id, role_name, pinned, tags, text)))
         self.roles.append(_ROLE_CODE[role_name])
         self.pinned.append(pinned)
@@ -369,3 +369,15 @@ def _strings(value: JSON) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
     return tuple(item for item in value if isinstance(item, str))
+
+
+#: Latest timestamp a state takes as it is (the end of year 9999, what datetime and gmtime render).
+LATEST_TS = 253_402_300_799.0
+
+
+def _timestamp(value: object) -> float | None:
+    """A record's timestamp as seconds, or None when it is missing or not a time
+    (NaN, infinite, negative, past year 9999: written before imports were checked)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    return float(value) if 0 <= value <= LATEST_TS else None

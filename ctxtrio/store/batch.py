@@ -99,7 +99,7 @@ def _flush_appends(
             mine = result.records[position : position + len(op.records)]
             position += len(op.records)
             start = mine[0].offset if mine else result.end
-            op.result = AppendResult(path, mine, start, mine[-1].end if mine else result.end, result.foreign)
+            op.result = AppendResult(path, mine, start, mine[-1].end if mine else result.end, result.foreign, result.file_id)
             for number, stored in enumerate(mine):
                 found = op.rows[number] if op.rows is not None else rows_for(stored.data)
                 if found:
@@ -184,6 +184,8 @@ def _run_maintenance(data: DataDir, index: SearchIndex, appender: JournalAppende
                 # The index is derived: drop it and rebuild it from the journals left.
                 log.warning("search index could not forget %s (%s); rebuilding it from the journals", name, exc)
                 _heal(data, index, health, corrupt=True)
+        elif op.kind == "install":
+            op.result = appender.install(op.path, op.records)
         elif op.kind in ("catch_up", "rewrite", "reindex"):
             if op.kind == "rewrite":
                 assert op.transform is not None

@@ -67,7 +67,7 @@ class IndexHealth:
 class StoreOp:
     """One queued operation for the writer, and what became of it (set before ``done``)."""
 
-    kind: str  # "append" | "remove" | "move" | "catch_up" | "lagging" | "heal" | "rewrite" | "reindex"
+    kind: str  # "append" | "install" | "remove" | "move" | "catch_up" | "lagging" | "heal" | "rewrite" | "reindex"
     path: Path
     records: list[NewRecord] = field(default_factory=list)
     rows: list[list[IndexRow]] | None = None
@@ -128,6 +128,19 @@ class StoreHandle:
         raised (re-read and decide again).
         """
         op = StoreOp("append", path, list(records), expect_end=expect_end)
+        await self._submit(op)
+        assert op.result is not None
+        return op.result
+
+    async def install(self, path: Path, records: Sequence[NewRecord]) -> AppendResult:
+        """Write ``records`` as the whole new journal ``path``: all of them durably, or none.
+
+        Never over a journal holding records, whoever created it:
+        :class:`~ctxtrio.store.results.JournalExistsError` then, and nothing is written
+        (see :mod:`~ctxtrio.store.install`). For journals without searchable records
+        (sessions): nothing is indexed.
+        """
+        op = StoreOp("install", path, list(records))
         await self._submit(op)
         assert op.result is not None
         return op.result

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import LockTimeoutError, StoreError
+from .install import install_journal
 from .reading import ReadResult, parse_lines, read_blocks, read_journal, store_error
 from .records import NewRecord, StoredRecord, encode_line, encode_record
 from .results import AppendResult, JournalChangedError, Rewrite, RewriteResult
@@ -206,6 +207,11 @@ class JournalAppender:
                 future.result()
         return failures
 
+    def install(self, path: Path, new: list[NewRecord]) -> AppendResult:
+        """Write ``new`` as the whole new journal ``path``, all or nothing (see :mod:`.install`)."""
+        self.forget(path)
+        return install_journal(path, new, self._lock)
+
     def rewrite(self, path: Path, transform: Rewrite) -> RewriteResult:
         """Replace ``path`` with the records ``transform`` returns, under the journal's lock.
 
@@ -311,7 +317,8 @@ class JournalAppender:
 
     def _write_locked(self, fd: int, path: Path, new: list[NewRecord], created: bool) -> _Written:
         try:
-            size = os.fstat(fd).st_size
+            info = os.fstat(fd)
+            size = info.st_size
         except OSError as exc:
             raise store_error("stat journal", path, exc) from exc
         tail = self._tails.get(path)
@@ -335,7 +342,7 @@ class JournalAppender:
             chunks.append(line)
             offset += len(line)
         self._write_all(fd, path, b"".join(chunks), size)
-        result = AppendResult(path, stored, size + len(prefix), offset, foreign)
+        result = AppendResult(path, stored, size + len(prefix), offset, foreign, (info.st_dev, info.st_ino))
         return _Written(path, fd, size, created, result, _Tail(offset, seq))
 
     def _catch_up(self, fd: int, path: Path, tail: _Tail | None, size: int) -> tuple[_Tail, list[StoredRecord]]:

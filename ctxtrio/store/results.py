@@ -13,7 +13,7 @@ from pathlib import Path
 from .._errors import StoreError
 from .records import Record, StoredRecord
 
-__all__ = ["AppendResult", "JournalChangedError", "Rewrite", "RewriteResult"]
+__all__ = ["AppendResult", "JournalChangedError", "JournalExistsError", "Rewrite", "RewriteResult"]
 
 #: Given every complete record of a journal (under its lock), the records it should hold
 #: instead, or None to leave it as it is. Pure and quick: other appenders wait meanwhile.
@@ -29,6 +29,8 @@ class AppendResult:
     start: int
     end: int
     foreign: list[StoredRecord]
+    #: (device, inode) of the file written: a journal replaced by a prune is another file.
+    file_id: tuple[int, int] | None = None
 
     def to_absorb(self, applied_end: int) -> list[StoredRecord] | None:
         """What a state replayed from this journal up to ``applied_end`` applies to take in this append.
@@ -47,6 +49,10 @@ class AppendResult:
 
 class JournalChangedError(StoreError):
     """A conditional append found lines appended (by any process) past the expected end."""
+
+
+class JournalExistsError(StoreError):
+    """An install found the journal already holding records (see :mod:`.install`)."""
 
 
 @dataclass(frozen=True, slots=True)
