@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,7 +111,7 @@ def flush_index(data: DataDir, index: SearchIndex, pending: list[IndexWork], hea
     """Index what a batch appended, and deferred journals too; defer again if the lock is busy."""
     if not pending:
         return
-    if health.lagging and time.monotonic() < health.retry_at:
+    if health.lagging and health.clock.now() < health.retry_at:
         # Still backing off from a busy lock: the journals are durable, fill the gap later.
         health.lagging.update((name, path) for name, path, _, _ in pending)
         return
@@ -126,7 +125,7 @@ def flush_index(data: DataDir, index: SearchIndex, pending: list[IndexWork], hea
         # The journals are durable; the watermark did not move, so a later batch or the
         # next search of these journals re-indexes the gap.
         health.lagging.update((name, path) for name, path, _, _ in pending)
-        health.retry_at = time.monotonic() + BUSY_BACKOFF_S
+        health.retry_at = health.clock.now() + BUSY_BACKOFF_S
         log.warning("index update deferred for %d journal(s): %s", len(health.lagging), exc)
 
 
@@ -201,7 +200,7 @@ def _run_maintenance(data: DataDir, index: SearchIndex, appender: JournalAppende
             except IndexDamagedError:
                 raise
             except StoreError as exc:  # still busy: the search that asked reports it
-                health.retry_at = time.monotonic() + BUSY_BACKOFF_S
+                health.retry_at = health.clock.now() + BUSY_BACKOFF_S
                 log.warning("deferred index updates still blocked: %s", exc)
         elif op.kind == "heal":
             _heal(data, index, health, corrupt=op.corrupt)

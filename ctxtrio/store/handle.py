@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from .._clock import SYSTEM_CLOCK, ThreadClock
 from .._errors import CtxError, StoreError
 from .index import IndexDamagedError, SearchIndex
 from .reading import ReadResult, read_blocks, read_journal, read_lines
@@ -58,7 +59,9 @@ class IndexHealth:
     """
 
     lagging: dict[str, Path] = field(default_factory=dict)
+    #: When to try a deferred update again, on ``clock`` (the writer's thread has no trio clock).
     retry_at: float = 0.0
+    clock: ThreadClock = SYSTEM_CLOCK
     #: Times the index was healed (reopened or recreated and re-indexed) by this process.
     heals: int = 0
 

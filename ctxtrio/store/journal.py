@@ -36,6 +36,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._clock import SYSTEM_CLOCK, ThreadClock
 from .._errors import LockTimeoutError, StoreError
 from .install import install_journal
 from .reading import ReadResult, parse_lines, read_blocks, read_journal, store_error
@@ -88,8 +89,11 @@ class JournalAppender:
     #: Journals kept open between batches (least recently used closed first).
     MAX_OPEN = 128
 
-    def __init__(self, *, lock_timeout_s: float, quarantine_dir: Path | None = None) -> None:
+    def __init__(
+        self, *, lock_timeout_s: float, quarantine_dir: Path | None = None, clock: ThreadClock = SYSTEM_CLOCK
+    ) -> None:
         self._lock_timeout_s = lock_timeout_s
+        self._clock = clock
         self._quarantine_dir = quarantine_dir
         #: Set at shutdown once the drain deadline passed: lock waits give up at once.
         self.giving_up = threading.Event()
@@ -294,8 +298,8 @@ class JournalAppender:
     def _lock(self, fd: int, path: Path) -> None:
         # A blocking flock cannot be interrupted from trio, so poll with a short
         # backoff, bounded by the lock timeout. This runs in a worker thread, where
-        # trio's clock is not available.
-        give_up_at = time.monotonic() + self._lock_timeout_s
+        # trio's clock is not available: the injected one serves.
+        give_up_at = self._clock.now() + self._lock_timeout_s
         pause = 0.0005
         while True:
             try:
@@ -308,11 +312,11 @@ class JournalAppender:
                     raise store_error("lock journal", path, exc) from exc
             if self.giving_up.is_set():
                 raise LockTimeoutError(f"journal {path} is locked by another process and the store is shutting down")
-            if time.monotonic() >= give_up_at:
+            if self._clock.now() >= give_up_at:
                 raise LockTimeoutError(
                     f"journal {path} stayed locked by another process for {self._lock_timeout_s:g} s"
                 )
-            time.sleep(pause)
+            self._clock.sleep(pause)
             pause = min(pause * 2, 0.05)
 
     def _write_locked(self, fd: int, path: Path, new: list[NewRecord], created: bool) -> _Written:

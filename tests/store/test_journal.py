@@ -106,6 +106,40 @@ def test_lock_held_by_other_process_times_out(tmp_path: Path) -> None:
     assert read_journal(path).records == []
 
 
+class StepClock:
+    """A thread clock whose sleeps advance it at once (no real waiting), and that records them."""
+
+    def __init__(self) -> None:
+        self.time = 100.0
+        self.sleeps: list[float] = []
+
+    def now(self) -> float:
+        return self.time
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.time += seconds
+
+
+def test_lock_wait_runs_on_the_injected_clock(tmp_path: Path) -> None:
+    """The lock wait backs off on the appender's clock: doubling pauses capped at 50 ms, giving up at the timeout."""
+    import fcntl
+
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"")
+    fd = os.open(path, os.O_RDWR)
+    clock = StepClock()
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        appender = JournalAppender(lock_timeout_s=30.0, clock=clock)
+        with pytest.raises(StoreError, match="stayed locked by another process for 30 s"):
+            appender.append(path, [NewRecord("n", {"text": "x"})])
+    finally:
+        os.close(fd)
+    assert clock.sleeps[:3] == [0.0005, 0.001, 0.002] and max(clock.sleeps) == 0.05
+    assert 30.0 <= sum(clock.sleeps) < 30.05 and clock.time == pytest.approx(100.0 + sum(clock.sleeps))
+
+
 def test_unreadable_journal_is_a_clear_error(tmp_path: Path) -> None:
     """A journal that cannot be read raises StoreError naming the file."""
     if os.geteuid() == 0:
