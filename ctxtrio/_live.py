@@ -33,6 +33,11 @@ class TokenCounting(Protocol):
     @property
     def model(self) -> TokenModel: ...
 
+    @property
+    def estimating_now(self) -> str | None:
+        """Why counts are estimates right now although the server can count (None: exact, or never exact)."""
+        ...
+
     def describe(self) -> str: ...
 
     async def count(self, text: str) -> int: ...
@@ -55,6 +60,10 @@ class EstimateCounter:
     @property
     def model(self) -> TokenModel:
         return self._ref.current
+
+    @property
+    def estimating_now(self) -> str | None:
+        return None
 
     def describe(self) -> str:
         return f"{self.kind} estimate (leans high; no tokenizer): {self._ref.current.source}"

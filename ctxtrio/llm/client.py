@@ -93,6 +93,12 @@ class LLMClient:
         self._limiter = limiter
         self._tokenize_url: str | None = None  # the style that answered last time
         self._answered_at: float | None = None  # when the endpoint last answered usably
+        self._streams = 0  # chat streams queued or in flight
+
+    @property
+    def streaming(self) -> int:
+        """Chat completions of ours queued or streaming right now (counting does not wait behind them)."""
+        return self._streams
 
     @property
     def settings(self) -> LLMSettings:
@@ -123,7 +129,11 @@ class LLMClient:
         body = self._chat_body(messages, max_tokens=max_tokens, temperature=temperature, stream=True)
         url = f"{self._settings.base_url}/chat/completions"
         first_s = self._settings.first_token_wait_s(sum(len(message.content) for message in messages))
-        return await self._guarded(lambda: self._stream_chat(url, body, abort_if, first_s))
+        self._streams += 1
+        try:
+            return await self._guarded(lambda: self._stream_chat(url, body, abort_if, first_s))
+        finally:
+            self._streams -= 1
 
     async def count_prompt_tokens(
         self, messages: Sequence[ChatMessage], *, timeout_s: float | None = None

@@ -19,15 +19,30 @@ tokenize endpoint for the loaded model), ``"calibrated"`` (rates measured by usa
 slope: estimates), ``"cold-start"`` (nothing measured yet). Counts are cached per
 (model, text): a model change means recounting, lazily.
 
-A tokenize request that fails or takes longer than ``read_timeout_s`` falls back to the
-estimate for that call (a read never waits on a hung server); the failure is logged.
-Cancellation propagates.
+Counting never waits behind generation. All the counting of one answer (one ``fit``:
+up to :data:`_MAX_PACKS` counts) shares one deadline, ``read_timeout_s`` from its
+start, so a tool call's counting costs at most that much on top of its packing. And
+while one of our own chat streams is in flight or queued (a background summary), no
+tokenize is sent at all: llama-cpp-python serves ``/extras/tokenize`` under the same
+lock as generation (llama_cpp/server/app.py: ``tokenize`` depends on
+``get_llama_proxy``), so the request would either wait for the whole generation
+(``--interrupt_requests false``) or cut it off (the default, ``True``: the streaming
+loop ends a stream as soon as another request holds ``llama_outer_lock``); llama.cpp's
+``llama-server`` tokenizes beside a running slot, but our own limiter would still queue
+the request behind the stream. The estimate then stands in: calibrated rates lifted
+over every calibration sample plus the margin, or the cold rates, which lean high for
+every tokenizer family measured. After a tokenize that fails or times out, counting
+estimates for :data:`_COOL_OFF_S` before it asks the server again (a slow server is
+not asked once per answer). Each fallback is logged, and :meth:`TokenCounter.describe`
+(``context_guide``, ``context_status``) says "estimated" with the reason until the next
+exact count. Cancellation propagates.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Final, Literal, TypeVar
 
@@ -49,6 +64,8 @@ CountKind = Literal["exact", "calibrated", "cold-start"]
 _T = TypeVar("_T")
 _MAX_PACKS: Final = 4
 _CACHE_ENTRIES: Final = 4096
+#: After a failed or timed-out tokenize, estimate for this long before asking again.
+_COOL_OFF_S: Final = 30.0
 
 
 class TokenCounter:
@@ -61,7 +78,10 @@ class TokenCounter:
         self._model_id: str | None = None
         self._exact = False
         self._cache: OrderedDict[tuple[str, bytes], int] = OrderedDict()
+        self._estimated: str | None = None  # why the latest count was an estimate (None: exact)
+        self._quiet_until = -math.inf  # no tokenize before this time (after a failure)
         self.round_trips = 0  # tokenize requests sent for counting (not calibration)
+        self.estimated = 0  # counts that fell back to the estimate although exact counting is on
 
     @property
     def model(self) -> TokenModel:
@@ -75,8 +95,18 @@ class TokenCounter:
             return "exact"
         return "cold-start" if self._model_id is None else "calibrated"
 
+    @property
+    def estimating_now(self) -> str | None:
+        """Why the latest count fell back to the estimate although the server can count; None if it was exact."""
+        return self._estimated if self.kind == "exact" else None
+
     def describe(self) -> str:
         """One line for context_status and context_guide."""
+        if self.kind == "exact" and self._estimated is not None:
+            return (
+                f"estimated (leans high) for the latest answer: {self._estimated}; exact again when the "
+                f"server's tokenizer ({self._model_id}) is free; {self.model.source}"
+            )
         if self.kind == "exact":
             return f"exact: the server's tokenizer counts every answer ({self._model_id}); {self.model.source}"
         if self.kind == "calibrated":
@@ -92,18 +122,23 @@ class TokenCounter:
         """The exact count of ``text`` when available (cached), else its estimate."""
         return (await self.counts([text]))[0]
 
-    async def counts(self, texts: Sequence[str]) -> list[int]:
-        """Counts of ``texts``: one tokenize request per text not yet cached, else estimates."""
+    async def counts(self, texts: Sequence[str], *, deadline: float | None = None) -> list[int]:
+        """Counts of ``texts``: one tokenize request per text not yet cached, else estimates.
+
+        Tokenize requests stop at ``deadline`` (a ``trio.current_time()``; default
+        ``read_timeout_s`` from now); texts not counted by then are estimated.
+        """
         model = self._ref.current
         client, model_id = self._client, self._model_id
         if not self._exact or client is None or model_id is None:
             return [model.estimate(text) for text in texts]
+        deadline = trio.current_time() + self._read_timeout_s if deadline is None else deadline
         out: list[int] = []
         for text in texts:
             key = (model_id, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
             cached = self._cache.get(key)
             if cached is None:
-                cached = await self._tokenize(client, text)
+                cached = await self._tokenize(client, text, deadline)
                 if cached is None:
                     out.append(model.estimate(text))
                     continue
@@ -112,20 +147,39 @@ class TokenCounter:
                     self._cache.popitem(last=False)
             else:
                 self._cache.move_to_end(key)
+            self._estimated = None
             out.append(cached)
         return out
 
-    async def _tokenize(self, client: LLMClient, text: str) -> int | None:
+    def _fall_back(self, reason: str) -> None:
+        if self._estimated != reason:
+            logger.warning("token count estimated: %s", reason)
+        self._estimated = reason
+        self.estimated += 1
+
+    async def _tokenize(self, client: LLMClient, text: str, deadline: float) -> int | None:
         if not text:
             return 0
+        now = trio.current_time()
+        if client.streaming:
+            self._fall_back("a summary is streaming from the same server, and a tokenize would wait for it or cut it off")
+            return None
+        if now < self._quiet_until:  # the reason given at the failure still stands
+            self.estimated += 1
+            return None
+        if now >= deadline:
+            self._fall_back(f"counting this answer took over {self._read_timeout_s:g} s")
+            return None
         self.round_trips += 1
         try:
-            with trio.move_on_after(self._read_timeout_s):
-                return await client.tokenize(text, timeout_s=self._read_timeout_s)
+            with trio.move_on_at(deadline):
+                return await client.tokenize(text, timeout_s=deadline - now)
         except LLMError as exc:
-            logger.warning("exact token count failed (%s); using the estimate", exc)
+            self._quiet_until = trio.current_time() + _COOL_OFF_S
+            self._fall_back(f"the tokenize request failed ({type(exc).__name__})")
             return None
-        logger.warning("exact token count took over %g s; using the estimate", self._read_timeout_s)
+        self._quiet_until = trio.current_time() + _COOL_OFF_S
+        self._fall_back(f"the tokenizer did not answer within {self._read_timeout_s:g} s")
         return None
 
     async def fit(self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]) -> tuple[_T, int]:
@@ -134,13 +188,14 @@ class TokenCounter:
         ``build`` must return smaller answers for smaller budgets. If even the smallest
         answer it can give is over (one chunk cut to its minimum), that one is returned.
         """
+        deadline = trio.current_time() + self._read_timeout_s  # all the counting of one answer
         effective = budget_tokens
         result = build(effective)
-        tokens = await self.count(text_of(result))
+        tokens = (await self.counts([text_of(result)], deadline=deadline))[0]
         for _ in range(_MAX_PACKS - 1):
             if tokens <= budget_tokens or effective <= 1:
                 break
             effective = max(1, min(effective - 1, effective * budget_tokens // tokens - 1))
             result = build(effective)
-            tokens = await self.count(text_of(result))
+            tokens = (await self.counts([text_of(result)], deadline=deadline))[0]
         return result, tokens

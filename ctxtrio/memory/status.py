@@ -52,7 +52,7 @@ def summary_status(summary: SessionSummary, live: Live, token_source: str) -> Se
         superseded=summary.superseded,
         deleted=summary.deleted,
         summaries=summary.summaries,
-        token_source=f"{live.counter.kind} ({token_source})",
+        token_source=f"{'estimated' if live.counter.estimating_now else live.counter.kind} ({token_source})",
         last_activity=summary.last_activity,
         advice=advice,
         warnings=tuple(warnings),

@@ -15,7 +15,7 @@ import trio.testing
 from ctxtrio._errors import LLMResponseError
 from ctxtrio.llm._fit import Measurement, fit_rates, publishable_rates
 from ctxtrio.llm._samples import OVERHEAD_PROBES, SAMPLES, WARM_UP
-from ctxtrio.llm.calibration import measure_rates, run_calibrator
+from ctxtrio.llm.calibration import MARGIN, measure_rates, run_calibrator
 from ctxtrio.llm.client import LLMClient, LLMSettings, open_llm_client
 from ctxtrio.text.tokens import CHARACTER_CLASSES, ScriptClass, TokenModel, TokenModelRef, class_counts
 from testkit.fake_openai import (
@@ -161,6 +161,20 @@ async def test_measured_rates_match_the_true_rates(
     for cls in CHARACTER_CLASSES:
         assert calibration.rates[cls] == pytest.approx(DENSE_RATES[cls.value], rel=0.03, abs=0.01), cls
     assert len(calibration.samples) == len(SAMPLES) > len(ScriptClass) + 1  # over-determined
+
+
+async def test_published_rates_carry_the_three_percent_margin(nursery: trio.Nursery, tmp_path: Path) -> None:
+    """The calibrator publishes the lifted rates times 1.03 (the README's margin), not the lift alone."""
+    server = FakeServer(tokenize="llamacpp")
+    ref, _ = await _calibrate(nursery, server, tmp_path / "c.json")
+    await wait_for(_calibrated(ref))
+    served = await open_fake_openai(nursery, FakeServer(tokenize="llamacpp"))
+    async with open_llm_client(LLMSettings(served.base_url, timeout_s=5.0)) as client:
+        calibration = await measure_rates(client)
+    lifted = calibration.published(0.0)
+    for cls in ScriptClass:
+        assert ref.current.rates[cls] == pytest.approx(lifted[cls] * (1 + MARGIN)), cls
+    assert MARGIN == 0.03
 
 
 async def test_gemma_like_rates_never_undercount_digits_and_emoji(nursery: trio.Nursery, tmp_path: Path) -> None:

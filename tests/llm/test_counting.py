@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ctxtrio.llm.client import LLMSettings, open_llm_client
+import trio
+
+from ctxtrio.llm.client import ChatMessage, LLMSettings, open_llm_client
 from ctxtrio.llm.counting import TokenCounter
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
 from testkit.fake_openai import FakeServer, open_fake_openai, true_tokens
 
+from .fake_stream import FakeModel, open_fake_model
+
 if TYPE_CHECKING:
-    import trio
+    import trio.testing
 
 CSV = "".join(f"{n * 37 % 1000}.{n % 10},-{n * 91 % 1000}.5,{n * 13}\n" for n in range(200))
 
@@ -80,3 +84,49 @@ async def test_a_dead_tokenizer_falls_back_to_the_estimate(nursery: trio.Nursery
         counter = TokenCounter(TokenModelRef(TokenModel.cold()), client)
         counter.set_model("fake-model-7b", exact=True)
         assert await counter.count(CSV) == TokenModel.cold().estimate(CSV)
+
+
+async def test_counting_does_not_wait_behind_our_own_stream(nursery: trio.Nursery, clock: trio.testing.MockClock) -> None:
+    """While a summary streams, counts are estimates at once (no tokenize sent) and the counter says
+    "estimated"; once the stream is over, counts are exact again."""
+    model = await open_fake_model(nursery, FakeModel(behaviour="echo", gen_rate=4.0))
+    async with open_llm_client(LLMSettings(model.base_url)) as client:
+        counter = TokenCounter(TokenModelRef(TokenModel.cold()), client)
+        counter.set_model(model.model_id, exact=True)
+        finished = trio.Event()
+
+        async def summarize() -> None:
+            await client.complete([ChatMessage("user", "word " * 100)], max_tokens=100)
+            finished.set()
+
+        nursery.start_soon(summarize)
+        await trio.sleep(1.0)
+        assert client.streaming == 1
+        started = trio.current_time()
+        assert await counter.count(CSV) == TokenModel.cold().estimate(CSV)
+        assert trio.current_time() == started and counter.round_trips == 0
+        assert counter.estimating_now is not None and counter.describe().startswith("estimated")
+        await finished.wait()
+        assert client.streaming == 0
+        assert await counter.count(CSV) == true_tokens(CSV) and counter.round_trips == 1
+        assert counter.estimating_now is None and counter.describe().startswith("exact")
+
+
+async def test_all_the_counting_of_one_answer_shares_one_deadline(
+    nursery: trio.Nursery, clock: trio.testing.MockClock
+) -> None:
+    """A tokenizer that takes 2 s per count: the final check of one answer counts for at most
+    read_timeout_s in all (it used to wait that long per repack), then the estimate stands in,
+    and the next answers do not ask again during the cool-off."""
+    server = await open_fake_openai(nursery, FakeServer(tokenize="llamacpp", delay_s=2.0))
+    async with open_llm_client(LLMSettings(server.base_url)) as client:
+        counter = TokenCounter(TokenModelRef(TokenModel.flat(0.27)), client, read_timeout_s=3.0)
+        counter.set_model("fake-model-7b", exact=True)
+        started = trio.current_time()
+        text, tokens = await counter.fit(500, _lines, lambda answer: answer)
+        assert trio.current_time() - started <= 3.0 + 1e-6
+        assert tokens <= 500 and counter.estimating_now is not None
+        asked = counter.round_trips
+        started = trio.current_time()
+        await counter.fit(400, _lines, lambda answer: answer)
+        assert trio.current_time() == started and counter.round_trips == asked
