@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import trio
+import trio.testing
 
 from ctxtrio.llm.client import ChatMessage, LLMSettings, open_llm_client
 from ctxtrio.llm.counting import TokenCounter
@@ -12,9 +11,6 @@ from ctxtrio.text.tokens import TokenModel, TokenModelRef
 from testkit.fake_openai import FakeServer, open_fake_openai, true_tokens
 
 from .fake_stream import FakeModel, open_fake_model
-
-if TYPE_CHECKING:
-    import trio.testing
 
 CSV = "".join(f"{n * 37 % 1000}.{n % 10},-{n * 91 % 1000}.5,{n * 13}\n" for n in range(200))
 
@@ -104,12 +100,11 @@ async def test_counting_does_not_wait_behind_our_own_stream(nursery: trio.Nurser
         assert client.streaming == 1
         started = trio.current_time()
         assert await counter.count(CSV) == TokenModel.cold().estimate(CSV)
-        assert trio.current_time() == started and counter.round_trips == 0
-        assert counter.estimating_now is not None and counter.describe().startswith("estimated")
+        assert (trio.current_time(), counter.round_trips) == (started, 0)
+        assert counter.describe().startswith("estimated") and counter.estimating_now
         await finished.wait()
-        assert client.streaming == 0
         assert await counter.count(CSV) == true_tokens(CSV) and counter.round_trips == 1
-        assert counter.estimating_now is None and counter.describe().startswith("exact")
+        assert counter.describe().startswith("exact") and not counter.estimating_now
 
 
 async def test_all_the_counting_of_one_answer_shares_one_deadline(
