@@ -1,6 +1,8 @@
 """The exception tree of ctxtrio.
 
-Every error the package raises on purpose derives from :class:`CtxError`::
+Every error the package raises on purpose derives from :class:`CtxError`, and every one
+is drawn here, with its home where that is not this module (``tests/test_errors.py``
+checks the drawing against the classes)::
 
     CtxError
     ├── ConfigError          a flag, environment variable or config value is invalid
@@ -10,7 +12,11 @@ Every error the package raises on purpose derives from :class:`CtxError`::
     │   ├── NotFoundError        no such session, entry or document
     │   └── IngestError          a file cannot be ingested (outside the roots, binary, too big, ...)
     ├── StoreError           the data dir, a journal or the index cannot be read or written
-    │   └── LockTimeoutError     another process held a journal lock past the wait limit
+    │   ├── LockTimeoutError     another process held a journal lock past the wait limit
+    │   ├── JournalChangedError  (store/results.py) a conditional append found lines past the expected end
+    │   ├── JournalExistsError   (store/results.py) an install found the journal already holding records
+    │   ├── IndexDamagedError    (store/index.py) the index file is corrupt or replaced: heal it
+    │   └── CommitTimeoutError   (docs/repository.py) the writer did not acknowledge a commit in time
     └── LLMError             the summarizer endpoint failed; callers fall back
         ├── LLMUnavailableError  refused, unreachable, or the breaker is open
         ├── LLMTimeoutError      no answer within the deadline

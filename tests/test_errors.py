@@ -70,3 +70,30 @@ async def test_search_while_another_process_forgets_a_document(tmp_path: Path, m
             monkeypatch.setattr(ctx.store, "search", search_then_forget)
             result = await ctx.documents.search("kiwi")
             assert {hit.doc_id for hit in result.hits} == {"kept"}
+
+
+def test_the_drawn_tree_names_every_error_class_of_the_package() -> None:
+    """Each CtxError subclass defined anywhere in ctxtrio/ appears in _errors.py's drawing under its parent."""
+    import importlib
+    import pkgutil
+    import re
+
+    import ctxtrio
+    from ctxtrio import _errors
+
+    for module in pkgutil.walk_packages(ctxtrio.__path__, "ctxtrio."):
+        if module.name.rsplit(".", 1)[-1] not in ("__main__", "_chunk_worker"):
+            importlib.import_module(module.name)
+    pending: list[type[BaseException]] = [_errors.CtxError]
+    classes: list[type[BaseException]] = []
+    while pending:
+        cls = pending.pop()
+        classes.append(cls)
+        pending += [sub for sub in cls.__subclasses__() if sub.__module__.startswith("ctxtrio.")]
+    drawing = (_errors.__doc__ or "").split("::", 1)[1].split("\n\n", 2)[1]
+    lines = re.finditer(r"^[ │├└─]*(\w+Error)\b", drawing, re.M)
+    depth = {line[1]: line.start(1) - line.start(0) for line in lines}  # the column a name starts at
+    assert {cls.__name__ for cls in classes} <= depth.keys(), sorted({cls.__name__ for cls in classes} - depth.keys())
+    for cls in classes[1:]:
+        parent = cls.__mro__[1].__name__
+        assert depth[cls.__name__] == depth[parent] + 4, (cls.__name__, parent)
