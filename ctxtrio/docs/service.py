@@ -3,7 +3,7 @@
 :class:`DocumentService` is the library face of the ``doc_*`` tools: it checks its
 arguments (``InputError`` subclasses with messages written for the model), keeps the
 catalog in step with other processes (:mod:`.repository`) and returns the frozen
-results of :mod:`.types`. Search is served by the store's persistent FTS5 index,
+results of :mod:`.model`. Search is served by the store's persistent FTS5 index,
 filtered to the current generation of each document; nothing is rebuilt per query.
 """
 

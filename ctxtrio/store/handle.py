@@ -111,7 +111,10 @@ class StoreHandle:
     async def append(
         self, path: Path, records: Sequence[NewRecord], *, rows: Sequence[list[IndexRow]] | None = None
     ) -> AppendResult:
-        """Append ``records`` to the journal at ``path``; returns once they are fsynced and indexed.
+        """Append ``records`` to the journal at ``path``; returns once they are fsynced.
+
+        The writer indexes ``rows`` after it acknowledges the batch; a search waits for
+        that (:meth:`index_settled`), so nothing acknowledged is missed by a later search.
 
         ``rows``, when given, holds precomputed index rows, one list per record.
         If the caller is cancelled after the op was queued, the records may still be
