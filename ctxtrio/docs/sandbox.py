@@ -4,6 +4,10 @@ The order of checks is the security argument; nothing is opened before the path 
 known to be inside a root:
 
 1. No roots configured → refused (inline text only). A NUL byte in the path → refused.
+   A path that is not UTF-8 (a lone surrogate sent by a client, or a file name with a
+   byte that is not UTF-8, also one reached through a symlink) → refused, naming the
+   path with its bytes escaped (``bad\xff.txt``): journals and answers are UTF-8, and
+   such a name could be neither stored nor shown.
 2. A relative path is taken against the first root. It is resolved with every
    symlink that exists followed, and without asking whether the rest exists
    (``os.path.realpath``), and so are the roots; the result must lie inside a root by
@@ -42,7 +46,7 @@ from .._errors import IngestError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["check_text", "decode_text", "read_source", "resolve_in_roots"]
+__all__ = ["check_text", "decode_text", "escaped_path", "read_source", "resolve_in_roots"]
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -68,6 +72,7 @@ def resolve_in_roots(file_path: str, roots: Sequence[Path]) -> tuple[Path, Path]
         raise IngestError("file_path contains a NUL byte")
     if not file_path.strip():
         raise IngestError("file_path is empty")
+    _refuse_non_utf8(file_path)
     real_roots = [_resolve_root(root) for root in roots]
     candidate = Path(file_path)
     if not candidate.is_absolute():
@@ -82,7 +87,37 @@ def resolve_in_roots(file_path: str, roots: Sequence[Path]) -> tuple[Path, Path]
         raise IngestError(f"cannot resolve {file_path}: symlink loop") from exc
     except OSError as exc:
         raise IngestError(f"cannot resolve {file_path}: {exc.strerror or exc}") from exc
-    return resolved, _root_of(resolved, real_roots, file_path)  # a symlink may have changed meanwhile
+    root = _root_of(resolved, real_roots, file_path)  # a symlink may have changed meanwhile
+    _refuse_non_utf8(str(resolved), file_path)
+    return resolved, root
+
+
+def escaped_path(path: str) -> str:
+    """``path`` as UTF-8 text: bytes that are not UTF-8 (surrogate escapes) shown as ``\xff``."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace") if _escapable(path) else path.encode(
+            "utf-8", "backslashreplace").decode("utf-8")
+
+
+def _escapable(path: str) -> bool:
+    try:
+        os.fsencode(path)
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _refuse_non_utf8(path: str, named: str | None = None) -> None:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        via = f" (reached from {escaped_path(named)})" if named is not None and named != path else ""
+        raise IngestError(
+            f"file path {escaped_path(path)}{via} is not UTF-8: rename the file, or pass its content as text"
+        ) from None
 
 
 def _root_of(resolved: Path, real_roots: list[Path], file_path: str) -> Path:

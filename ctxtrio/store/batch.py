@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import CtxError, StoreError
 from .index import IndexDamagedError, SearchIndex
+from .journal import UnstorableError
 from .reading import store_error
 from .results import AppendResult
 from .rows import IndexRow, RowsFor
@@ -85,6 +86,11 @@ def _flush_appends(
     ]
     outcomes = appender.append_group(items)  # every journal written, then all fsynced at once
     for (path, records, _), ops, result in zip(items, groups.values(), outcomes, strict=True):
+        if isinstance(result, UnstorableError) and len(ops) > 1:
+            # Nothing of the group was written: write each append alone, so only the bad one fails.
+            for op in ops:
+                _flush_appends(data, {path: [op]}, appender, pending, stats, rows_for)
+            continue
         if isinstance(result, CtxError):
             for op in ops:
                 op.error = result

@@ -48,10 +48,14 @@ if TYPE_CHECKING:
 
 # ReadResult, read_blocks and read_journal live in .reading, AppendResult, JournalChangedError,
 # Rewrite and RewriteResult in .results; they are named here too.
-__all__ = ["AppendResult", "GroupItem", "JournalAppender", "JournalChangedError", "ReadResult", "Rewrite", "RewriteResult", "read_blocks", "read_journal"]
+__all__ = ["AppendResult", "GroupItem", "JournalAppender", "JournalChangedError", "ReadResult", "Rewrite", "RewriteResult", "UnstorableError", "read_blocks", "read_journal"]
 
 
 log = logging.getLogger("ctxtrio.store")
+
+
+class UnstorableError(StoreError):
+    """Records that could not be encoded or written for a reason no check foresaw; nothing was written."""
 
 
 @dataclass(slots=True)
@@ -147,6 +151,9 @@ class JournalAppender:
                     written.append((number, self._write(path, new, expect_end)))
                 except StoreError as exc:
                     outcomes[number] = exc
+                except Exception as exc:  # (a record no check foresaw fails alone: nothing was written)
+                    log.exception("append to %s failed before writing", path)
+                    outcomes[number] = UnstorableError(f"cannot store these records in {path.name}: {type(exc).__name__}: {exc}")
             failures = self._sync([done for _, done in written])
             for number, done in written:
                 error = failures.get(done.fd)

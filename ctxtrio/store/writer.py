@@ -29,13 +29,14 @@ writer, whether a write or a search found the damage.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 import trio
 
 from .._errors import StoreError
 from .batch import IndexWork, flush_index, process_batch, reindex_documents
-from .handle import DEFAULT_CAPACITY, IndexHealth, StoreHandle, WriterStats, open_store_channel
+from .handle import DEFAULT_CAPACITY, IndexHealth, StoreHandle, StoreOp, WriterStats, open_store_channel
 from .index import SearchIndex
 from .journal import JournalAppender
 from .rows import RowsFor, no_rows
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 # StoreHandle, IndexHealth, WriterStats and open_store_channel live in .handle; they are
 # named here too, where they were first defined.
 __all__ = ["IndexHealth", "StoreHandle", "WriterStats", "open_store_channel", "run_store_writer"]
+
+log = logging.getLogger("ctxtrio.store")
 
 #: The most operations one batch takes.
 MAX_BATCH = 4096
@@ -88,7 +91,12 @@ async def run_store_writer(
                     # every acknowledged append to be indexed (the latest flush's event).
                     await handle.index_settled()
                 try:
-                    pending = await trio.to_thread.run_sync(process_batch, data, index, appender, batch, stats, health)
+                    try:
+                        pending = await trio.to_thread.run_sync(process_batch, data, index, appender, batch, stats, health)
+                    except Exception as exc:  # (one bad operation must not stop every later write)
+                        log.exception("store writer: a batch of %d operation(s) failed; it goes on", len(batch))
+                        _fail_unfinished(batch, exc)
+                        pending = []
                     # Before the acknowledgements: a search that follows them waits for this batch.
                     indexer.add(pending)
                 finally:
@@ -158,8 +166,21 @@ class _Indexer:
     async def _flush(self, work: list[IndexWork], event: trio.Event) -> None:
         try:
             await trio.to_thread.run_sync(flush_index, self._data, self._index, work, self._health)
+        except Exception:  # (the journals are durable: their index catches up later)
+            log.exception("store writer: indexing %d journal(s) failed; searches catch them up", len(work))
+            self._health.lagging.update((name, path) for name, path, _, _ in work)
         finally:
             self._running = None
             self._handle.indexing_done(event)
             if self._queue:
                 self._start()
+
+
+def _fail_unfinished(batch: list[StoreOp], exc: Exception) -> None:
+    """Give every operation of a failed batch that has no outcome yet an error saying so."""
+    for op in batch:
+        if op.result is None and op.error is None and op.rewritten is None:
+            op.error = StoreError(
+                f"internal store error ({type(exc).__name__}) during this batch: this {op.kind} of "
+                f"{op.path.name} may not have been done; the store goes on"
+            )

@@ -234,3 +234,18 @@ def test_existence_outside_the_roots_cannot_be_probed(root: Path, tmp_path: Path
         shown = (refusal(existing, [root]), refusal(missing, [root]))
         assert shown[0].replace(existing, "P") == shown[1].replace(missing, "P"), shown
         assert "outside the ingest roots" in shown[0]
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_naming_it_with_escapes(root: Path) -> None:
+    """A name with byte 0xff, named directly, through an in-root symlink, or as a lone surrogate: a clear refusal, UTF-8 only."""
+    bad = os.path.join(os.fsencode(root), b"bad\xff.txt")
+    with open(bad, "wb") as handle:
+        handle.write(b"text\n")
+    os.symlink(bad, os.fsencode(root / "link.txt"))
+    direct = refusal(os.fsdecode(bad), [root])
+    assert direct == f"file path {root}/bad\\xff.txt is not UTF-8: rename the file, or pass its content as text"
+    linked = refusal(str(root / "link.txt"), [root])
+    assert f"bad\\xff.txt (reached from {root}/link.txt) is not UTF-8" in linked
+    assert "is not UTF-8" in refusal("odd\udc80.md", [root])
+    for message in (direct, linked):
+        message.encode("utf-8")  # can be stored and sent

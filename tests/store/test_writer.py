@@ -213,3 +213,50 @@ async def test_read_lines_reads_only_the_spans_asked(store: StoreHandle, data: D
         [(path, second.offset, second.end), (gone, 0, 10), (path, first.offset, first.end - 1), (path, first.offset, first.end)]
     )
     assert [record["text"] if record is not None else None for record in found] == ["second", None, None, "first"]
+
+
+async def test_a_record_that_cannot_be_stored_fails_alone_and_the_writer_goes_on(store: StoreHandle, data: DataDir) -> None:
+    """A lone surrogate (a non-UTF-8 file name) in one append: that append fails clearly; the rest of its batch and later appends are stored."""
+    path = data.session_journal("s1")
+    outcomes: dict[str, str] = {}
+
+    async def append(text: str) -> None:
+        try:
+            await store.append(path, [_note(text)])
+            outcomes[text] = "ok"
+        except StoreError as exc:
+            outcomes[text] = str(exc)
+
+    async with trio.open_nursery() as nursery:
+        for text in ("before", "bad \udcff name", "after"):
+            nursery.start_soon(append, text)
+    assert outcomes["before"] == outcomes["after"] == "ok"
+    assert "UnicodeEncodeError" in outcomes["bad \udcff name"]
+    await store.append(path, [_note("later")])
+    assert [r.data["text"] for r in read_journal(path).records] == ["before", "after", "later"]
+
+
+async def test_a_batch_that_fails_unexpectedly_is_answered_and_the_writer_goes_on(
+    data: DataDir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug raising inside one batch: its appends get a clear StoreError, and the next batch is stored."""
+    from ctxtrio.store import writer as writer_module
+    from ctxtrio.store.batch import process_batch
+
+    real = process_batch
+    calls: list[int] = []
+
+    def once_broken(*args: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a bug")
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer_module, "process_batch", once_broken)
+    async with trio.open_nursery() as nursery:
+        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0))
+        with pytest.raises(StoreError, match="internal store error \\(RuntimeError\\)"):
+            await store.append(data.session_journal("s1"), [_note("lost to the bug")])
+        await store.append(data.session_journal("s1"), [_note("stored")])
+        await store.aclose()
+    assert [r.data["text"] for r in read_journal(data.session_journal("s1")).records] == ["stored"]
