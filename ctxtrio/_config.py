@@ -9,22 +9,72 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast, overload
 
 import platformdirs
 
 from ._errors import ConfigError
 from ._limits import BUDGET
 
-__all__ = ["Config", "StrPath", "Transport", "default_data_dir", "is_loopback_host"]
+__all__ = ["Config", "Setting", "StrPath", "Transport", "default_data_dir", "is_loopback_host", "settings"]
 
 Transport = Literal["stdio", "http"]
 ToolProfile = Literal["full", "compact"]
 #: What a path setting accepts; :class:`Config` stores it as a :class:`~pathlib.Path`.
 StrPath: TypeAlias = "str | os.PathLike[str]"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One row of the settings table: how a :class:`Config` field is set from outside.
+
+    The field gives the name, the type and the default; this row gives the rest. The
+    command line (:mod:`ctxtrio.cli.settings`), the environment mapping and the README's
+    configuration table are all generated from these rows, so adding a setting is adding
+    one field with one ``setting(...)``.
+    """
+
+    name: str
+    #: ``--data-dir``; for a bool ``--audit`` also makes ``--no-audit``; None: environment only.
+    flag: str | None
+    env: str
+    #: What the value is called in help (``DIR``, ``S``); empty for a switch.
+    metavar: str
+    help: str
+    #: The default as a person reads it, when the value alone does not say it.
+    shown: str = ""
+    #: A flag or variable value times ``unit`` is the field's value (0.001: given in ms, kept in s).
+    unit: float = 1.0
+    #: A Literal setting given as one switch per value (flag ``--stdio/--http``), not ``--flag VALUE``.
+    choices_as_flags: bool = False
+
+
+@overload
+def setting(default: Callable[[], T], flag: str | None, env: str, metavar: str, help: str, *,
+            factory: Literal[True], shown: str = ..., unit: float = ..., choices_as_flags: bool = ...) -> T: ...
+@overload
+def setting(default: T, flag: str | None, env: str, metavar: str, help: str, *, factory: Literal[False] = ...,
+            shown: str = ..., unit: float = ..., choices_as_flags: bool = ...) -> T: ...
+def setting(default: Any, flag: str | None, env: str, metavar: str, help: str, *, factory: bool = False,
+            shown: str = "", unit: float = 1.0, choices_as_flags: bool = False) -> Any:
+    """A dataclass field carrying its :class:`Setting` row (typed as its default, so the field keeps its type)."""
+    row = Setting("", flag, env, metavar, help, shown, unit, choices_as_flags)
+    if factory:
+        return field(default_factory=default, metadata={"setting": row})
+    return field(default=default, metadata={"setting": row})
+
+
+def settings() -> tuple[Setting, ...]:
+    """The settings table: every :class:`Config` field that a flag or variable sets, in field order."""
+    return tuple(
+        dataclasses.replace(cast(Setting, f.metadata["setting"]), name=f.name)
+        for f in dataclasses.fields(Config)
+        if "setting" in f.metadata
+    )
 
 
 
@@ -51,36 +101,62 @@ class Config:
     stored as :class:`~pathlib.Path` (``Config(data_dir="state").data_dir`` is a Path).
     """
 
-    data_dir: Path = field(default_factory=default_data_dir)
-    ingest_roots: tuple[Path, ...] = ()
-    llm_enabled: bool = True
-    llm_base_url: str = "http://localhost:1234/v1"
-    llm_model: str = ""
-    llm_api_key: str | None = None
-    llm_timeout_s: float = 120.0
-    llm_deadline_s: float = 45.0
-    llm_concurrency: int = 1
+    data_dir: Path = setting(
+        default_data_dir, "--data-dir", "CTX_DATA_DIR", "DIR", "Where state lives (created mode 0700)",
+        shown="platform user data dir (`~/.local/share/ctxtrio`)", factory=True)
+    ingest_roots: tuple[Path, ...] = setting(
+        (), "--ingest-root", "CTX_INGEST_ROOTS", "DIR", "Let `doc_ingest` read files under DIR; repeatable "
+        "(the variable is a `:`-separated list)", shown="none: inline text only")
+    llm_enabled: bool = setting(True, "--llm", "CTX_LLM_ENABLED", "", "Summaries and token calibration through "
+                                "the LLM endpoint; `--no-llm`: extractive summaries only, no calibration")
+    llm_base_url: str = setting("http://localhost:1234/v1", "--llm-base-url", "CTX_LLM_BASE_URL", "URL",
+                                "OpenAI-compatible endpoint")
+    llm_model: str = setting("", "--llm-model", "CTX_LLM_MODEL", "ID", "Model id sent to the endpoint",
+                             shown="empty: the loaded model")
+    llm_api_key: str | None = setting(None, None, "CTX_LLM_API_KEY", "KEY",
+                                      "Sent as `Authorization: Bearer` to the endpoint")
+    llm_timeout_s: float = setting(120.0, "--llm-timeout", "CTX_LLM_TIMEOUT_MS", "MS",
+                                   "Per-request LLM timeout in ms (never longer than the deadline)", unit=0.001)
+    llm_deadline_s: float = setting(45.0, "--llm-deadline", "CTX_LLM_DEADLINE_S", "S", "Seconds one summarizing "
+                                    "tool call may spend on the LLM; the rest is done extractively")
+    llm_concurrency: int = setting(1, "--llm-concurrency", "CTX_LLM_CONCURRENCY", "N",
+                                   "LLM requests at once (a local server runs one generation at a time)")
     #: None means "not given": the default budget then follows the loaded model's context.
-    budget_tokens: int | None = None
-    chunk_tokens: int = 800
-    chunk_overlap_tokens: int = 80
-    token_ratio: float = 0.27
-    max_ingest_chars: int = 20_000_000
-    transport: Transport = "stdio"
+    budget_tokens: int | None = setting(None, "--budget", "CTX_BUDGET", "TOKENS",
+                                        "Default recall/window/search budget in tokens",
+                                        shown="half the loaded model's context, else `4000`")
+    chunk_tokens: int = setting(800, "--chunk-tokens", "CTX_CHUNK_TOKENS", "TOKENS", "Target chunk size")
+    chunk_overlap_tokens: int = setting(80, "--chunk-overlap", "CTX_CHUNK_OVERLAP", "TOKENS",
+                                        "Overlap between chunks (whole trailing blocks)")
+    token_ratio: float = setting(0.27, "--token-ratio", "CTX_TOKEN_RATIO", "R",
+                                 "Cold-start tokens per character for Latin and other scripts")
+    max_ingest_chars: int = setting(20_000_000, "--max-ingest-chars", "CTX_MAX_INGEST_CHARS", "N",
+                                    "Largest document (characters; a file's bytes are checked before reading)")
+    transport: Transport = setting("stdio", "--stdio/--http", "CTX_TRANSPORT", "", "Transport: `--stdio` or `--http` "
+                                   "(Streamable HTTP)", choices_as_flags=True)
     #: Which tools the server lists: the full table, or five combined ones for 4k-8k windows.
-    tools: ToolProfile = "full"
-    http_host: str = "127.0.0.1"
-    http_port: int = 3001
-    allow_remote: bool = False
-    http_token: str | None = None
+    tools: ToolProfile = setting("full", "--tools", "CTX_TOOLS", "PROFILE", "`full`: every tool; `compact`: five "
+                                 "combined tools for 4k-8k windows, tools/list under 3,000 characters")
+    http_host: str = setting("127.0.0.1", "--host", "CTX_HTTP_HOST", "HOST", "HTTP bind address")
+    http_port: int = setting(3001, "--port", "CTX_HTTP_PORT", "PORT", "HTTP port; `0`: any free port")
+    allow_remote: bool = setting(False, "--allow-remote", "CTX_ALLOW_REMOTE", "",
+                                 "Allow a non-loopback `--host`; requires a token")
+    http_token: str | None = setting(None, "--http-token", "CTX_HTTP_TOKEN", "TOKEN", "Require "
+                                     "`Authorization: Bearer TOKEN` on every HTTP request (16+ characters)")
     #: Longest wait for the next part of an HTTP request body before answering 408.
-    http_body_timeout_s: float = 10.0
-    audit: bool = True
+    http_body_timeout_s: float = setting(10.0, "--http-body-timeout", "CTX_HTTP_BODY_TIMEOUT_S", "S",
+                                         "Seconds an HTTP request body may pause before the request is refused "
+                                         "with 408")
+    audit: bool = setting(True, "--audit", "CTX_AUDIT", "", "One JSON line per tool call on stderr: time, tool, "
+                          "outcome, duration, ids; never the text")
     #: Answer a host's first requests from answers recorded by an earlier start (stdio).
-    warm_start: bool = True
-    #: Grace period for in-flight calls at shutdown, and how long an append waits for
-    #: another process's journal lock before it fails with LockTimeoutError.
-    shutdown_grace_s: float = 1.0
+    warm_start: bool = setting(True, "--warm-start", "CTX_WARM_START", "", "Answer a host's first requests from "
+                               "answers an earlier start recorded (stdio), and record them")
+    #: How long calls in flight at shutdown (stdin EOF, SIGTERM, SIGINT) may take to finish.
+    shutdown_grace_s: float = setting(5.0, "--shutdown-grace", "CTX_SHUTDOWN_GRACE_S", "S", "Seconds calls in "
+                                      "flight at shutdown (stdin closed, SIGTERM) may take to finish and be "
+                                      "answered before they are cancelled")
+    #: How long an append waits for another process's journal lock before LockTimeoutError.
     lock_timeout_s: float = 10.0
 
     if TYPE_CHECKING:
@@ -111,7 +187,7 @@ class Config:
             http_body_timeout_s: float = 10.0,
             audit: bool = True,
             warm_start: bool = True,
-            shutdown_grace_s: float = 1.0,
+            shutdown_grace_s: float = 5.0,
             lock_timeout_s: float = 10.0,
         ) -> None: ...
 
@@ -195,8 +271,10 @@ def _problems(config: Config) -> list[str]:
         problems.append(f"--http-body-timeout must be > 0 s, got {config.http_body_timeout_s:g}")
     if config.http_token is not None and len(config.http_token) < 16:
         problems.append("--http-token must be at least 16 characters")
-    if config.shutdown_grace_s < 0 or config.lock_timeout_s <= 0:
-        problems.append("grace and lock timeouts must be positive")
+    if config.shutdown_grace_s < 0:
+        problems.append(f"--shutdown-grace must be >= 0 s, got {config.shutdown_grace_s:g}")
+    if config.lock_timeout_s <= 0:
+        problems.append(f"lock_timeout_s must be > 0 s, got {config.lock_timeout_s:g}")
     for root in config.ingest_roots:
         if not root.expanduser().is_dir():
             problems.append(f"--ingest-root {root} is not a directory")

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ctxtrio._cli import build_config
 from ctxtrio._config import Config
 from ctxtrio._errors import ConfigError
+from ctxtrio.cli.settings import build_config
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -91,6 +91,8 @@ def test_ingest_roots_repeatable_and_path_list(tmp_path: Path) -> None:
         ([], {"CTX_LLM_ENABLED": "maybe"}, "must be true or false"),
         ([], {"CTX_TRANSPORT": "carrier-pigeon"}, "must be stdio or http"),
         (["--ingest-root", "/definitely/not/here"], {}, "is not a directory"),
+        (["--shutdown-grace", "-1"], {}, "--shutdown-grace must be >= 0"),
+        ([], {"CTX_TOOLS": "tiny"}, "CTX_TOOLS must be full or compact"),
     ],
 )
 def test_bad_values_are_config_errors(argv: list[str], env: dict[str, str], message: str) -> None:

@@ -1,13 +1,13 @@
-"""The ``ctxtrio`` subcommands: a person's (and a script's) view of the data dir.
+"""The ``ctxtrio`` command line: the subcommands (a person's and a script's view of the data dir) and the settings.
 
-``ctxtrio.cli.run(name, argv)`` is what ``_cli.main`` calls when argv names a
-subcommand (:mod:`.commands`). Every subcommand opens the data dir through the library
+``ctxtrio._cli.main`` finds a subcommand in argv (:mod:`.commands`) and runs it
+(:func:`.run.run`), or builds the serving Config from the settings table
+(:mod:`.settings`). Every subcommand opens the data dir through the library
 (``open_context``), so it is safe beside running servers on the same data dir: writes
 go through the store writer, under the journals' locks, and servers replay them.
+Nothing is imported here, so serving does not pay for the subcommands.
 """
 
 from __future__ import annotations
 
-from .run import run
-
-__all__ = ["run"]
+__all__: list[str] = []

@@ -32,14 +32,9 @@ SUBCOMMANDS: dict[str, str] = {
 
 def find_subcommand(argv: Sequence[str]) -> tuple[str, list[str]] | None:
     """``(name, the other arguments)`` when argv names a subcommand, else None (serve)."""
-    from .._cli import parser
+    from .settings import value_flags
 
-    takes_value = {
-        option
-        for action in parser(add_help=False)._actions  # argparse keeps no public list of them
-        if action.nargs != 0
-        for option in action.option_strings
-    }
+    takes_value = value_flags()
     skip = False
     for position, word in enumerate(argv):
         if skip:

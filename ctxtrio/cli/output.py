@@ -8,6 +8,7 @@ progress and questions go to stderr, so ``ctxtrio export --all > file`` and
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 import time
@@ -15,10 +16,20 @@ from typing import TextIO
 
 from .._errors import InputError
 
-__all__ = ["ask", "emit_json", "err", "parse_duration", "say", "when"]
+__all__ = ["ask", "emit_json", "err", "parse_duration", "say", "setup_logging", "when"]
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def setup_logging(*, serving: bool) -> None:
+    """The one logging setup of the command: INFO and up when serving, WARNING and up for a subcommand, on stderr."""
+    logging.basicConfig(
+        level=logging.INFO if serving else logging.WARNING,
+        stream=sys.stderr,
+        format="ctxtrio %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per LLM request is noise
 
 
 def emit_json(value: object, out: TextIO | None = None) -> None:

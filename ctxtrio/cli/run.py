@@ -10,22 +10,19 @@ writes half a session), and the store writer drains what was acknowledged.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
-import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
 
 import trio
 
-from .._cli import config_from_args
-from .._cli import parser as serve_parser
 from .._config import Config
 from .._errors import ConfigError, CtxError, InputError, StoreError
 from ..store.layout import prepare_data_dir
 from .commands import SUBCOMMANDS
-from .output import err
+from .output import err, setup_logging
+from .settings import ArgParser, add_settings, config_from_args
 
 __all__ = ["Command", "run"]
 
@@ -34,19 +31,15 @@ Command = Callable[[Config, argparse.Namespace, trio.CancelScope], Awaitable[int
 INTERRUPTED = 130
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]  # exits like the serving parser
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
 def build_parser(name: str) -> argparse.ArgumentParser:
-    """The parser of one subcommand: its own arguments plus every serving flag (data dir, LLM, ...)."""
+    """The parser of one subcommand: its own arguments first, then the settings (data dir, LLM, ...) as a group."""
     from . import doctor, documents, sessions
 
-    p = _Parser(prog=f"ctxtrio {name}", description=SUBCOMMANDS[name], parents=[serve_parser(add_help=False)])
+    p = ArgParser(prog=f"ctxtrio {name}", description=SUBCOMMANDS[name])
     adders = {**sessions.ARGUMENTS, **documents.ARGUMENTS, **doctor.ARGUMENTS}
     if name in adders:
         adders[name](p)
+    add_settings(p)
     return p
 
 
@@ -66,8 +59,7 @@ def run(name: str, argv: list[str]) -> int:
     except (ConfigError, StoreError) as exc:
         err(f"ctxtrio: error: {exc}")
         return 2
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="ctxtrio %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    setup_logging(serving=False)
     return trio.run(partial(_main, _command(name), config, args))
 
 
