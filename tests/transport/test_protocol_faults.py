@@ -106,45 +106,45 @@ async def test_hostile_lines_do_not_crash_the_server(tmp_path: Path) -> None:
     assert b"Traceback" not in session.stderr
 
 
-async def test_large_request_with_id_at_the_end_is_waited_for(tmp_path: Path) -> None:
-    """W5: a 2 MB doc_ingest whose id comes last is in flight at EOF and is answered before exit (within the grace)."""
-    text = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog. " * 4 for i in range(6000))
-    # The grace is the setting under test, set far beyond what the ingest takes on a busy
-    # core, so the answer never depends on the machine's speed; fail_after only stops a hang.
-    with trio.fail_after(300):
-        session = await _start(tmp_path / "data", "--shutdown-grace", "290")
-        await session.send(_ingest(5, text, id_last=True))
+_BIG = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog. " * 4 for i in range(6000))
+
+
+async def _ingest_at_eof(data: Path, grace_s: str) -> tuple[str, list[dict[str, object]]]:
+    """Send a 2 MB doc_ingest (id last, id 5), close stdin at once; the log (exit 0 checked) and the answers."""
+    with trio.fail_after(300):  # only stops a hang: nothing below waits for a time
+        session = await _start(data, "--shutdown-grace", grace_s)
+        await session.send(_ingest(5, _BIG, id_last=True))
         code = await session.finish()
         answers = await session.rest_of_stdout()
     log = session.stderr.decode(errors="replace")
     assert code == 0, log[-2000:]
     assert "stdin closed: 1 request(s) in flight" in log
-    answer = next(message for message in answers if message.get("id") == 5)
+    assert "Traceback" not in log
+    return log, answers
+
+
+async def test_large_request_with_id_at_the_end_is_waited_for(tmp_path: Path) -> None:
+    """W5: a 2 MB doc_ingest whose id comes last is in flight at EOF and is answered before exit (within the grace)."""
+    # The grace is the setting under test, set far beyond what the ingest takes on a busy
+    # core, so the answer never depends on the machine's speed.
+    _, answers = await _ingest_at_eof(tmp_path / "data", "290")
+    answer = next((message for message in answers if message.get("id") == 5), None)
+    assert answer is not None, answers
     result = answer["result"]
     assert isinstance(result, dict) and not result.get("isError"), answer
 
 
 async def test_request_beyond_the_grace_is_cancelled_and_logged(tmp_path: Path) -> None:
-    """With --shutdown-grace 0 the 2 MB doc_ingest in flight at EOF is cancelled, logged as such; exit 0."""
-    text = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog. " * 4 for i in range(6000))
-    with trio.fail_after(120):
-        session = await _start(tmp_path / "data", "--shutdown-grace", "0")
-        await session.send(_ingest(5, text, id_last=True))
-        code = await session.finish()
-        await session.rest_of_stdout()
-    log = session.stderr.decode(errors="replace")
-    assert code == 0, log[-2000:]
-    assert "stdin closed: 1 request(s) in flight" in log
+    """With --shutdown-grace 0 the 2 MB doc_ingest in flight at EOF is cancelled and logged as such; exit 0."""
+    log, _ = await _ingest_at_eof(tmp_path / "data", "0")
     assert "1 request(s) still in flight after 0 s: cancelling them" in log
-    assert b"Traceback" not in session.stderr
 
 
 async def test_cancelled_request_leaves_the_in_flight_set(tmp_path: Path) -> None:
     """W6: after notifications/cancelled, EOF finds nothing in flight and the cancelled call is never answered."""
-    text = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog. " * 4 for i in range(6000))
     with trio.fail_after(60):
         session = await _start(tmp_path / "data")
-        await session.send(_ingest(6, text, id_last=False))
+        await session.send(_ingest(6, _BIG, id_last=False))
         await session.send(_line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}}))
         code = await session.finish()
         answers = await session.rest_of_stdout()
