@@ -34,9 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     from .cli.commands import find_subcommand
     from .cli.output import setup_logging
-    from .cli.settings import build_config
+    from .cli.settings import build_config, value_flags
 
-    if (found := find_subcommand(args)) is not None:  # a subcommand; serving is the default
+    if (found := find_subcommand(args, value_flags())) is not None:  # a subcommand; serving is the default
         from .cli.run import run
 
         return run(*found)

@@ -140,14 +140,9 @@ def test_transport_and_tools_do_not_know_each_other() -> None:
     assert ALLOWED["text"] == set() and ALLOWED["_sdk"] == set()
 
 
-#: The one cycle left: ``_cli`` builds the parser the ``cli/`` subcommands import, and they
-#: import it back. The settings table (issue 24) ends it, and this exception with it.
-_CLI_CYCLE = "ctxtrio._cli"
-
-
 def test_no_module_imports_itself_around_a_loop() -> None:
-    """No import cycle anywhere in ctxtrio/, however long, TYPE_CHECKING imports included (but the _cli one)."""
-    assert [group for group in _cycles() if _CLI_CYCLE not in group] == []
+    """No import cycle anywhere in ctxtrio/, however long, TYPE_CHECKING imports included."""
+    assert _cycles() == []
 
 
 def test_the_cycle_check_sees_a_loop_of_three(tmp_path: Path) -> None:

@@ -7,12 +7,20 @@ where a positional could stand, so ``--data-dir sessions`` is still a data dir.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    import argparse
+    from collections.abc import Awaitable, Callable, Sequence
 
-__all__ = ["SUBCOMMANDS", "find_subcommand"]
+    import trio
+
+    from .._config import Config
+
+__all__ = ["SUBCOMMANDS", "Command", "find_subcommand"]
+
+#: A subcommand: the config, its arguments, and the scope a signal cancels (see open_library).
+Command: TypeAlias = "Callable[[Config, argparse.Namespace, trio.CancelScope], Awaitable[int]]"
 
 #: name -> one-line help, in the order ``ctxtrio --help`` lists them.
 SUBCOMMANDS: dict[str, str] = {
@@ -30,11 +38,11 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
-def find_subcommand(argv: Sequence[str]) -> tuple[str, list[str]] | None:
-    """``(name, the other arguments)`` when argv names a subcommand, else None (serve)."""
-    from .settings import value_flags
+def find_subcommand(argv: Sequence[str], takes_value: set[str]) -> tuple[str, list[str]] | None:
+    """``(name, the other arguments)`` when argv names a subcommand, else None (serve).
 
-    takes_value = value_flags()
+    ``takes_value``: the flags whose next word is their value (``settings.value_flags()``).
+    """
     skip = False
     for position, word in enumerate(argv):
         if skip:

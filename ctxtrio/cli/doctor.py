@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from .._config import Config
     from .._context import Context
-    from .run import Command
+    from .commands import Command
 
 __all__ = ["ARGUMENTS", "COMMANDS"]
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .._config import Config
-    from .run import Command
+    from .commands import Command
 
 __all__ = ["ARGUMENTS", "COMMANDS"]
 

@@ -9,25 +9,25 @@ writes half a session), and the store writer drains what was acknowledged.
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
-from collections.abc import Awaitable, Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 import trio
 
-from .._config import Config
 from .._errors import ConfigError, CtxError, InputError, StoreError
 from ..store.layout import prepare_data_dir
-from .commands import SUBCOMMANDS
+from .commands import SUBCOMMANDS, Command
 from .output import err, setup_logging
 from .settings import ArgParser, add_settings, config_from_args
 
-__all__ = ["Command", "run"]
+if TYPE_CHECKING:
+    import argparse
 
-#: A subcommand: the config, its arguments, and the scope a signal cancels (see open_library).
-Command = Callable[[Config, argparse.Namespace, trio.CancelScope], Awaitable[int]]
+    from .._config import Config
+
+__all__ = ["run"]
 INTERRUPTED = 130
 
 

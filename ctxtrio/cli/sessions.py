@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from .._config import Config
     from ..memory.model import Entry
-    from .run import Command
+    from .commands import Command
 
 __all__ = ["ARGUMENTS", "COMMANDS"]
 

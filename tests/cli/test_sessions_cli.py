@@ -9,6 +9,7 @@ from mcp import Client
 from mcp.types import TextContent
 
 from ctxtrio.cli.commands import find_subcommand
+from ctxtrio.cli.settings import value_flags
 
 from .runner import cli, server
 
@@ -20,11 +21,11 @@ QUERIES = ("cookie decision", "token rotation", "middleware", "")
 
 def test_flags_alone_still_serve() -> None:
     """Only a word where a positional could stand is a subcommand; flag values never are."""
-    assert find_subcommand(["--ingest-root", "./"]) is None
-    assert find_subcommand(["--data-dir", "sessions", "--http"]) is None
-    assert find_subcommand(["--data-dir=x", "--no-llm"]) is None
-    assert find_subcommand(["--data-dir", "d", "show", "s1"]) == ("show", ["--data-dir", "d", "s1"])
-    assert find_subcommand(["sessions", "--json"]) == ("sessions", ["--json"])
+    assert find_subcommand(["--ingest-root", "./"], value_flags()) is None
+    assert find_subcommand(["--data-dir", "sessions", "--http"], value_flags()) is None
+    assert find_subcommand(["--data-dir=x", "--no-llm"], value_flags()) is None
+    assert find_subcommand(["--data-dir", "d", "show", "s1"], value_flags()) == ("show", ["--data-dir", "d", "s1"])
+    assert find_subcommand(["sessions", "--json"], value_flags()) == ("sessions", ["--json"])
 
 
 def text(result: Any) -> str:
