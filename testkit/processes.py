@@ -1,0 +1,38 @@
+"""Stopping a server process the one way tests and stress scripts agree on.
+
+SIGTERM first (the server's graceful path: answer what is in flight, drain the store),
+then SIGKILL once ``grace_s`` has passed. :func:`stop_process` is for ``trio.Process``
+(shielded, so a test that is being cancelled still reaps its child), :func:`stop_popen`
+for ``subprocess.Popen`` in plain blocking scripts.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import trio
+
+__all__ = ["stop_popen", "stop_process"]
+
+
+async def stop_process(process: trio.Process, *, grace_s: float = 10.0) -> None:
+    """SIGTERM, up to ``grace_s`` to exit, then SIGKILL; wait for it. Shielded from outside cancellation."""
+    with trio.CancelScope(shield=True):
+        if process.returncode is None:
+            process.terminate()
+            with trio.move_on_after(grace_s):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+def stop_popen(process: subprocess.Popen[bytes] | subprocess.Popen[str], *, grace_s: float = 10.0) -> None:
+    """The blocking twin of :func:`stop_process`."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
