@@ -15,6 +15,7 @@ checks the drawing against the classes)::
     │   ├── LockTimeoutError     another process held a journal lock past the wait limit
     │   ├── JournalChangedError  (store/results.py) a conditional append found lines past the expected end
     │   ├── JournalExistsError   (store/results.py) an install found the journal already holding records
+    │   ├── UnstorableError      (store/journal.py) records no check foresaw could not be encoded; nothing written
     │   ├── IndexDamagedError    (store/index.py) the index file is corrupt or replaced: heal it
     │   └── CommitTimeoutError   (docs/repository.py) the writer did not acknowledge a commit in time
     └── LLMError             the summarizer endpoint failed; callers fall back
