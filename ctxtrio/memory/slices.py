@@ -16,7 +16,9 @@ Each step is one ``write`` of one line with ``O_APPEND``, then fsynced, so a cra
 tear at most the last line and processes sharing the data dir never interleave
 inside a line; a torn, foreign or malformed line is skipped on load. The file is
 removed once every summary that needed it is in the journal (:meth:`SliceFile.clear`),
-and started afresh past :data:`MAX_BYTES`, so it stays small.
+and started afresh past :data:`MAX_BYTES`, so it stays small. It is opened without
+following a symlink and only as a regular file, and read only up to twice
+:data:`MAX_BYTES` (see :mod:`.derived`).
 
 ``load``, ``put`` and ``clear`` run their file I/O in a worker thread.
 """
@@ -29,6 +31,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Final
 
 import trio
+
+from .derived import open_derived, read_derived
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -93,9 +97,8 @@ class SliceFile:
 
 
 def _read(path: Path) -> tuple[dict[str, str], dict[str, int]]:
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = read_derived(path, 2 * MAX_BYTES)
+    if data is None:
         return {}, {}
     entries: dict[str, str] = {}
     pending: dict[str, int] = {}
@@ -118,8 +121,7 @@ def _read(path: Path) -> tuple[dict[str, str], dict[str, int]]:
 
 def _append(path: Path, line: bytes) -> None:
     try:
-        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(path, flags, 0o600)
+        fd = open_derived(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         try:
             size = os.fstat(fd).st_size
             if size > MAX_BYTES:

@@ -10,6 +10,11 @@ exactly as the search index catches up. A snapshot is derived, never the truth:
   an offset not past the journal's end, and the record it ends with is really there
   (same seq at the same offset); a checksum covers every section. Anything else
   (corrupt, stale, another format, a replaced journal) is ignored and rebuilt;
+* it is read into memory, not mapped (a snapshot cut short under a mapping would
+  fault), through :func:`~.derived.read_derived` (no symlink, a regular file, at most
+  :func:`snapshot_limit` bytes for its journal's size), so what was checked is what
+  is used, and damage to the file after loading cannot reach the state or the next
+  snapshot written from it;
 * it is written atomically (temporary file, rename; no fsync), by whichever process
   brought the session far enough past its last snapshot, so several processes may
   share the data dir: each snapshot is consistent with the journal prefix it names;
@@ -22,7 +27,6 @@ rest. Blocking file I/O: call from a worker thread.
 from __future__ import annotations
 
 import json
-import mmap
 import sys
 import zlib
 from array import array
@@ -30,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ..store.records import decode_line
 from .bm25 import TermIndex
-from .derived import replace_file
+from .derived import read_derived, replace_file
 from .state import SessionState
 from .summary import model_key
 
@@ -40,7 +44,7 @@ if TYPE_CHECKING:
 
     from ..text.tokens import TokenModel
 
-__all__ = ["SNAPSHOT_AFTER_BYTES", "load_snapshot", "snapshot_due", "snapshot_path", "write_snapshot"]
+__all__ = ["SNAPSHOT_AFTER_BYTES", "load_snapshot", "snapshot_due", "snapshot_limit", "snapshot_path", "write_snapshot"]
 
 V = TypeVar("V")
 
@@ -77,11 +81,7 @@ def snapshot_path(journal: Path) -> Path:
 
 
 def write_snapshot(journal: Path, state: SessionState, file_id: tuple[int, int]) -> bool:
-    """Save ``state`` (which ends at ``state.applied_offset`` of ``journal``); False if not written.
-
-    Afterwards the state reads its texts from the file written (a read-only mapping the
-    kernel may page out), not from strings kept in memory.
-    """
+    """Save ``state`` (which ends at ``state.applied_offset`` of ``journal``); False if not written."""
     _pack_texts(state)
     sections = _sections(state)
     header: dict[str, Any] = {
@@ -104,14 +104,16 @@ def write_snapshot(journal: Path, state: SessionState, file_id: tuple[int, int])
         "little": sys.byteorder == "little",
     }
     header["crc"] = _checksum(header, sections)
-    target = snapshot_path(journal)
-    if not replace_file(target, [json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n", *sections]):
-        return False
-    mapped = _map(target)
-    if mapped is not None and mapped[0] == header:
-        state.blob = mapped[1][_BLOB]
-        _forget_pages(state.blob)
-    return True
+    return replace_file(snapshot_path(journal), [json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n", *sections])
+
+
+def snapshot_limit(journal_size: int) -> int:
+    """The most bytes a snapshot of a journal of ``journal_size`` bytes can hold.
+
+    Texts are at most the journal's bytes; columns and the term index cost a few dozen
+    bytes per entry, and every entry line costs more than that in the journal.
+    """
+    return 4 * journal_size + (1 << 20)
 
 
 def _pack_texts(state: SessionState) -> None:
@@ -144,54 +146,36 @@ def load_snapshot(journal: Path, session_id: str, model: TokenModel, file_id: tu
                   ) -> SessionState | None:
     """The state saved beside ``journal`` if it describes the journal as it is now, else None."""
     try:
-        mapped = _map(snapshot_path(journal))
-        if mapped is None:
+        found = _read(snapshot_path(journal), snapshot_limit(size))
+        if found is None:
             return None
-        header, parts = mapped
+        header, parts = found
         if not _matches(header, session_id, file_id, size, parts) or not _journal_agrees(journal, header):
             return None
-        state = _restore(header, parts, session_id, model)
-        _forget_pages(parts[_BLOB])
-        return state
+        return _restore(header, parts, session_id, model)
     except (OSError, ValueError, TypeError, KeyError, IndexError, OverflowError, AssertionError):
         return None
 
 
-def _map(path: Path) -> tuple[dict[str, Any], list[memoryview]] | None:
-    """A snapshot file's header and its sections, mapped read-only (None: not a snapshot file).
-
-    Only the texts section stays referenced by a loaded state; the kernel pages the
-    mapping in as texts are read and may drop those pages again at will.
-    """
-    try:
-        with open(path, "rb") as handle:
-            mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
+def _read(path: Path, limit: int) -> tuple[dict[str, Any], list[memoryview]] | None:
+    """A snapshot file's header and its sections (None: not a snapshot file, or too large for its journal)."""
+    data = read_derived(path, limit)
+    if data is None:
         return None
-    newline = mapping.find(b"\n")
-    header = json.loads(mapping[:newline]) if newline > 0 else None
+    newline = data.find(b"\n")
+    header = json.loads(data[:newline]) if newline > 0 else None
     sizes = header.get("sections") if isinstance(header, dict) else None
-    if not isinstance(header, dict) or not isinstance(sizes, list) or not all(isinstance(n, int) for n in sizes):
+    if not isinstance(header, dict) or not isinstance(sizes, list) or not all(isinstance(n, int) and n >= 0 for n in sizes):
         return None
-    view = memoryview(mapping)
+    view = memoryview(data)
     parts: list[memoryview] = []
     position = newline + 1
     for length in sizes:
         parts.append(view[position:position + length])
         position += length
-    if position != len(mapping) or len(parts) != _SECTIONS:
+    if position != len(data) or len(parts) != _SECTIONS:
         return None
     return header, parts
-
-
-def _forget_pages(view: memoryview) -> None:
-    """Let the kernel drop the mapping's pages the checksum touched (texts fault back in as read)."""
-    mapping = view.obj
-    if isinstance(mapping, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-        try:
-            mapping.madvise(mmap.MADV_DONTNEED)
-        except OSError:
-            pass
 
 
 def _matches(header: dict[str, Any], session_id: str, file_id: tuple[int, int], size: int,
@@ -241,7 +225,7 @@ def _restore(header: dict[str, Any], parts: list[memoryview], session_id: str, m
             column.frombytes(data)
             setattr(state, name, column)
     blob, vocabulary, starts_bytes, order_bytes, df_bytes, counts_bytes, ordinals_bytes, tfs_bytes = parts[_BLOB:]
-    state.blob = blob
+    state.blob = bytes(blob)  # a copy: the rest of the file read can be freed
     count = header["entries"]
     assert isinstance(count, int)
     if not all(len(getattr(state, name)) == count for name, _ in _COLUMNS if name not in _STARTS):

@@ -5,8 +5,11 @@
 offset, plus the journal's inode and the token model the totals were counted with. It
 is derived: written atomically (temporary file, rename) whenever a process has brought
 the session's state forward, never fsynced, and trusted only while it is *fresh*: same
-inode, same offset as the journal's size, same token model. A stale, corrupt or missing
-summary is ignored and rebuilt from the journal; delete them all and nothing is lost.
+inode, same offset as the journal's size, same token model, and a CRC-32 of its
+fields that matches. It is read as untrusted bytes (:func:`~.derived.read_derived`: no
+symlink followed, a regular file, at most :data:`MAX_BYTES`), and its numbers must be
+finite and not negative. A stale, corrupt or missing summary is ignored and rebuilt
+from the journal; delete them all and nothing is lost.
 
 Everything here is blocking file I/O (call it from a worker thread) or pure.
 """
@@ -14,12 +17,14 @@ Everything here is blocking file I/O (call it from a worker thread) or pure.
 from __future__ import annotations
 
 import json
+import math
 import os
+import zlib
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from ..text.tokens import ScriptClass, TokenModel
-from .derived import replace_file
+from .derived import read_derived, replace_file
 from .model import SessionInfo
 
 if TYPE_CHECKING:
@@ -30,7 +35,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SessionSummary", "fresh_summary", "model_key", "read_summary", "summarize_state", "summary_path", "write_summaries", "write_summary"]
 
-_VERSION: Final = 2
+_VERSION: Final = 3
+#: A summary file is a few hundred bytes; one larger than this is not one.
+MAX_BYTES: Final = 64 * 1024
 _SUFFIX: Final = ".summary.json"
 
 
@@ -95,7 +102,13 @@ def summarize_state(state: SessionState, ino: int) -> SessionSummary:
 
 def write_summary(journal: Path, summary: SessionSummary) -> None:
     """Replace the summary file atomically; failing to write it is not an error (it is derived)."""
-    replace_file(summary_path(journal), [json.dumps({"v": _VERSION, **asdict(summary)}, ensure_ascii=False).encode()])
+    fields = {"v": _VERSION, **asdict(summary)}
+    fields["crc"] = _checksum(fields)
+    replace_file(summary_path(journal), [json.dumps(fields, ensure_ascii=False).encode()])
+
+
+def _checksum(fields: dict[str, object]) -> int:
+    return zlib.crc32(json.dumps({k: v for k, v in fields.items() if k != "crc"}, sort_keys=True).encode())
 
 
 def write_summaries(pending: Iterable[tuple[Path, SessionSummary]]) -> None:
@@ -115,11 +128,14 @@ def write_summaries(pending: Iterable[tuple[Path, SessionSummary]]) -> None:
 
 def read_summary(journal: Path, session_id: str) -> SessionSummary | None:
     """The summary file of ``journal``, or None when it is missing, unreadable or malformed."""
+    raw = read_derived(summary_path(journal), MAX_BYTES)
     try:
-        data = json.loads(summary_path(journal).read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(raw) if raw is not None else None
+    except ValueError:
         return None
     if not isinstance(data, dict) or data.get("v") != _VERSION or data.get("session_id") != session_id:
+        return None
+    if data.get("crc") != _checksum(data):
         return None
     try:
         summary = SessionSummary(**{key: data[key] for key in SessionSummary.__slots__})
@@ -146,7 +162,8 @@ def _well_typed(summary: SessionSummary) -> bool:
     floats = (summary.created, summary.last_activity, 0.0 if summary.deleted_at is None else summary.deleted_at)
     return (
         all(isinstance(value, int) and not isinstance(value, bool) and value >= 0 for value in ints)
-        and all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in floats)
+        and all(isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                and value >= 0 for value in floats)
         and isinstance(summary.title, str)
         and isinstance(summary.model, str)
     )

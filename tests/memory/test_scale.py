@@ -3,6 +3,7 @@ from summary files instead of replaying every session (issue 11 rows H4 and H5, 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
@@ -11,7 +12,7 @@ import trio
 import ctxtrio
 from ctxtrio._errors import NotFoundError
 from ctxtrio.memory.service import SessionService
-from ctxtrio.memory.summary import read_summary, summary_path
+from ctxtrio.memory.summary import read_summary, summary_path, write_summary
 from ctxtrio.store.records import NewRecord
 
 from .test_service import config, ctx  # noqa: F401  (ctx is a fixture)
@@ -95,10 +96,13 @@ async def test_listing_reads_fresh_summaries_without_the_journal(ctx: Context) -
     await fill(ctx, 1, 3)
     path = ctx.data.session_journal("s000")
     await ctx.sessions.list_sessions()
-    summary = summary_path(path)
-    doctored = summary.read_text().replace('"live": 3', '"live": 99')
-    summary.write_text(doctored)
+    summary = read_summary(path, "s000")
+    assert summary is not None
+    write_summary(path, replace(summary, live=99))  # well-formed and checksummed, but not what the journal says
     assert [info.live_entries for info in await ctx.sessions.list_sessions()] == [99]
+    doctored = summary_path(path).read_text().replace('"live": 99', '"live": 98')
+    summary_path(path).write_text(doctored)  # changed without its checksum: rebuilt from the journal
+    assert [info.live_entries for info in await ctx.sessions.list_sessions()] == [3]
 
 
 async def test_stale_or_corrupt_summaries_are_rebuilt(tmp_path: Path) -> None:

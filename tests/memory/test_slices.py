@@ -39,3 +39,16 @@ async def test_a_torn_or_foreign_line_is_skipped(tmp_path: Path) -> None:
     reloaded = SliceFile(journal)
     await reloaded.load()
     assert reloaded.get("k3") == "after the tear" and len(reloaded) == 2
+
+
+async def test_a_slice_file_that_is_a_symlink_is_neither_read_nor_written_through(tmp_path: Path) -> None:
+    """sessions/<id>.slices made a symlink to another file: load sees nothing, put does not write to the target."""
+    target = tmp_path / "elsewhere.txt"
+    target.write_bytes(b'{"key": "k", "text": "planted"}\n')
+    journal = tmp_path / "s.jsonl"
+    slices_path(journal).symlink_to(target)
+    cache = SliceFile(journal)
+    await cache.load()
+    assert cache.get("k") is None
+    await cache.put("k2", "kept in memory only")
+    assert target.read_bytes() == b'{"key": "k", "text": "planted"}\n'

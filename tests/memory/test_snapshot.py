@@ -146,3 +146,44 @@ def test_snapshots_are_due_after_an_eighth_of_the_journal_within_bounds() -> Non
     assert not snapshots.snapshot_due(60 * kb, 0) and snapshots.snapshot_due(64 * kb, 0)
     assert not snapshots.snapshot_due(1000 * kb, 900 * kb) and snapshots.snapshot_due(1000 * kb, 870 * kb)
     assert snapshots.snapshot_due(100_000 * kb, 99_488 * kb) and not snapshots.snapshot_due(100_000 * kb, 99_489 * kb)
+
+
+async def test_a_snapshot_overwritten_under_a_running_server_changes_no_answer_and_no_later_snapshot(tmp_path: Path) -> None:
+    """Bytes of a loaded snapshot overwritten in place: answers stay the journal's, and the next snapshot written carries no damage."""
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        await fill(ctx)
+    journal = tmp_path / "data" / "sessions" / "s1.jsonl"
+    path = snapshot_path(journal)
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        before = await view(ctx)  # loaded from the snapshot
+        size = path.stat().st_size
+        with open(path, "r+b") as handle:  # the same file, damaged in place (texts are near the middle)
+            handle.seek(size // 3)
+            handle.write(b"X" * (size // 3))
+        assert await view(ctx) == before
+        await ctx.sessions.append("s1", "one more fact: value cookie")
+        after = await view(ctx)
+    path.unlink()
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        assert await view(ctx) == after  # replayed from the journal alone
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        assert await view(ctx) == after  # through the snapshot the replay wrote
+
+
+@pytest.mark.parametrize("name", ["snapshot", "summary"])
+async def test_a_side_file_that_is_a_symlink_to_dev_zero_is_not_read(tmp_path: Path, name: str) -> None:
+    """A side file made a symlink (to /dev/zero) is not followed: answers come from the journal and the file is replaced."""
+    from ctxtrio.memory.summary import summary_path
+
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        await fill(ctx)
+        before = await view(ctx)
+    journal = tmp_path / "data" / "sessions" / "s1.jsonl"
+    path = {"snapshot": snapshot_path, "summary": summary_path}[name](journal)
+    path.unlink(missing_ok=True)
+    os.symlink("/dev/zero", path)
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        assert [info.live_entries for info in await ctx.sessions.list_sessions()] == [before[1].live_entries]
+        assert await view(ctx) == before
+        await ctx.sessions.compact("s1", keep_recent=1)
+    assert not path.is_symlink() and path.stat().st_size < 1 << 20
