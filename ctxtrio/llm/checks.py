@@ -20,6 +20,11 @@ The thresholds, and why:
   :data:`TOKENS_PER_FIGURE` tokens of target), whichever is fewer. A figure counts as
   kept only where the answer states it as a figure of its own ("1" inside "8011", or a
   list marker, keeps nothing);
+* **names** — an identifier, path or URL in the answer must occur in the input or the
+  instruction, like a number (a small model invents ``/api/v2/users`` as readily as 8011).
+  What must be kept is counted without the markup's metadata (HTML comments, YAML front
+  matter, link targets: :func:`without_markup`), and a figure the answer writes in words
+  counts as kept where the same word follows it ("three times" keeps "3 times");
 * **grounding** — of the answer's distinct content words (four letters or more, common
   function words aside, compared by a crude stem), at least :data:`MIN_GROUNDED_SHARE`
   must occur in the input or the instruction. Gemma 3 270M, given a session log of test
@@ -39,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COPY_RUN_WORDS", "MAX_COPIED_SHARE", "MIN_GROUNDED_SHARE", "copied_share", "echo_so_far", "figures",
-    "grounded_share", "rejection",
+    "grounded_share", "rejection", "without_markup",
 ]  # fmt: skip
 
 COPY_RUN_WORDS: Final = 8
@@ -59,6 +64,22 @@ _IDENTIFIER: Final = re.compile(
     r"|[\w.-]*/[\w./-]+"  # paths
     r"|\b[A-Za-z]+[0-9][A-Za-z0-9]*\b"  # e2e, v2, utf8
 )
+_URL: Final = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s<>()\[\]\"'`]+", re.IGNORECASE)
+_WORD_PAIR: Final = re.compile(r"[A-Za-z]+/[A-Za-z]+")  # and/or, read/write: no path
+_COMMENT: Final = re.compile(r"<!--.*?-->", re.DOTALL)
+_FRONT_MATTER: Final = re.compile(r"\A\ufeff?---[ \t]*\n.*?\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+_LINK_TARGET: Final = re.compile(r"\]\([^)\n]*\)")
+_REFERENCE: Final = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\S+.*$", re.MULTILINE)
+_ATTRIBUTE: Final = re.compile(r"\b(?:href|src)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)", re.IGNORECASE)
+_NUMBER_WORDS: Final = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {word: 10 * tens for tens, word in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), start=3)}
+_WORD_THEN_WORD: Final = re.compile(r"\b([A-Za-z]+)(?=[ \t-]+([^\W\d_]+))")
+_NUMBER_THEN_WORD: Final = re.compile(r"(?<![\w.])(\d+(?:,\d{3})*)[ \t-]*([^\W\d_]+)")
 _CONTENT: Final = re.compile(r"[^\W\d_]{4,}")
 _SUFFIX: Final = re.compile(r"(?:ing|ies|ied|es|ed|s|y|e)$")
 _FUNCTION_WORDS: Final = frozenset(
@@ -151,6 +172,8 @@ def rejection(
         return "it echoes the prompt's markup"
     if _runs(_words(answer), ECHO_RUN_WORDS) & _runs(_words(instruction), ECHO_RUN_WORDS):
         return "it echoes the instructions"
+    if answer.rstrip().endswith(":"):
+        return "it announces an answer instead of giving one"
     if model.estimate(answer) >= model.estimate(source):
         return "it is not shorter than the text"
     share = copied_share(answer, source)
@@ -170,16 +193,49 @@ def _occurs(number: str, text: str) -> bool:
     return re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d]|[.,]\d)", text) is not None
 
 
+def without_markup(text: str) -> str:
+    """``text`` without the metadata of its markup: HTML comments, YAML front matter, link
+    targets (Markdown ``](...)``, reference definitions, ``href``/``src`` values).
+
+    Their numbers and paths are no figures a summary must keep (an invented one is still
+    caught: the answer is checked against the whole text).
+    """
+    text = _FRONT_MATTER.sub("", _COMMENT.sub(" ", text))
+    text = _LINK_TARGET.sub("]", _REFERENCE.sub("", text))
+    return _ATTRIBUTE.sub("", text)
+
+
+def _identifiers(text: str) -> set[str]:
+    """The identifiers, paths and URLs ``text`` states (plain ``word/word`` pairs aside)."""
+    found = set(_URL.findall(text))
+    found.update(m.group() for m in _IDENTIFIER.finditer(_URL.sub(" ", text)) if not _WORD_PAIR.fullmatch(m.group()))
+    return {name.rstrip(".,;:!?") for name in found} - {""}
+
+
+def _in_words(answer: str, source: str) -> set[str]:
+    """The source's numbers the answer writes in words, each with the same following word
+    ("three times" for "3 times", "ten minutes" for "10 minutes")."""
+    said = {(str(_NUMBER_WORDS[word.casefold()]), _stem(after)) for word, after in _WORD_THEN_WORD.findall(answer)
+            if word.casefold() in _NUMBER_WORDS}
+    if not said:
+        return set()
+    stated = {(_normal_number(number), _stem(after)) for number, after in _NUMBER_THEN_WORD.findall(source)}
+    return {number for number, after in said & stated}
+
+
 def _figure_fault(answer: str, source: str, instruction: str, target_tokens: int) -> str | None:
-    stated = figures(source)
+    stated = figures(without_markup(source))
     numbers = {_normal_number(n) for n in _NUMBER.findall(_LIST_MARKER.sub(" ", answer))}
-    given = stated | figures(instruction)  # "part 3 of 9" is the prompt's own figure
+    given = figures(source) | figures(instruction)  # "part 3 of 9" is the prompt's own figure
     invented = sorted(n for n in numbers if n not in given and not _occurs(n, source))
     if invented:
         return f"it states figures the text does not ({', '.join(invented[:4])})"
+    named = sorted(n for n in _identifiers(answer) if n not in source and n not in instruction)
+    if named:
+        return f"it states identifiers the text does not ({', '.join(named[:4])})"
     if not stated:
         return None
-    kept = stated & figures(answer)
+    kept = stated & (figures(answer) | _in_words(answer, source))
     needed = min(math.ceil(len(stated) / 3), max(1, target_tokens // TOKENS_PER_FIGURE))
     if len(kept) < needed:
         missing = sorted(stated - kept)[:4]

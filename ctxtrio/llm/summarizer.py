@@ -86,12 +86,40 @@ class _Rejected:
     reason: str
 
 
-def _checked(answer: str, step: Step, model: TokenModel) -> str | _Rejected:
-    """``answer`` fitted to the step's target, or why it was rejected (see :func:`rejection`)."""
-    reason = rejection(
-        answer, source=step.text, instruction=step.instruction, target_tokens=step.target_tokens, model=model
-    )
-    return _Rejected(reason) if reason is not None else fit(answer, step.target_tokens, model)
+def _checked(answer: str, step: Step, model: TokenModel, *, one_line: bool = False) -> str | _Rejected:
+    """The text to keep for ``step`` (``answer`` fitted to the target; with ``one_line``, its
+    first line that says something), or why it was rejected (see :func:`rejection`).
+
+    Both the whole answer and the text kept are checked: a cut can drop the faithful
+    sentence and keep an invented one, and a first line can be "The text is:".
+    """
+    def why(text: str) -> str | None:
+        return rejection(
+            text, source=step.text, instruction=step.instruction, target_tokens=step.target_tokens, model=model
+        )
+
+    reason = why(answer)
+    if reason is not None:
+        return _Rejected(reason)
+    if one_line:
+        lines = [line.strip() for line in answer.splitlines() if line.strip()]
+        answer = next((line for line in lines if not line.endswith(":")), lines[0])
+    kept = fit(answer, step.target_tokens, model)
+    if kept != answer:
+        reason = why(kept)
+        if reason is not None:
+            return _Rejected(f"{reason}, once cut to {step.target_tokens} tokens")
+    return kept
+
+
+async def _as_good_as_extractive(found: Final, text: str, target_tokens: int, whole: Extract) -> Summary:
+    """``found`` labelled; when the LLM did none of its steps (every answer rejected), the
+    caller's own extractive summary of the whole text instead (sessions rank decisions
+    first), never the generic stand-ins of the rejected steps: as good as ``--no-llm``."""
+    if found.llm_steps:
+        return labelled(found)
+    summary = labelled(found)
+    return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), summary.method, summary.note)
 
 
 class Summarizer:
@@ -155,7 +183,7 @@ class Summarizer:
         lookup = self._lookup(cache, None)
         found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, lookup)
         if isinstance(found, Final):
-            return labelled(found)
+            return await _as_good_as_extractive(found, text, target_tokens, whole)
         if self._client.breaker_state is BreakerState.OPEN:
             note = "LLM unavailable (breaker open after a failure); extractive"
             return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
@@ -173,7 +201,7 @@ class Summarizer:
         else:
             await run_inline(job, stop_at)
         if job.result is not None:
-            return labelled(job.result)
+            return await _as_good_as_extractive(job.result, text, target_tokens, whole)
         return await self._partial(job, text, target_tokens, limits, model, cache, whole)
 
     @property
@@ -288,9 +316,9 @@ class Summarizer:
         for step in steps:
             started = trio.current_time()
             if answers(step.key) is None:
-                answer = await self._ask(step, model)
+                answer = await self._ask(step, model, one_line=True)
                 if isinstance(answer, str):
-                    line = fit(answer.splitlines()[0], ONE_LINER_TOKENS, model)
+                    line = answer  # exactly the text the checks passed
                     if cache is not None:
                         await cache.put(step.key, line)
                     else:
@@ -326,8 +354,8 @@ class Summarizer:
                     await cache.put(found.key, answer)
             job.step_finished(trio.current_time() - started)
 
-    async def _ask(self, step: Step, model: TokenModel) -> str | _Rejected:
-        """One streamed request for ``step``: the checked answer, or why it was rejected."""
+    async def _ask(self, step: Step, model: TokenModel, *, one_line: bool = False) -> str | _Rejected:
+        """One streamed request for ``step``: the text to keep, checked, or why it was rejected."""
         client = self._client
         assert client is not None
         window = self._context_tokens()
@@ -350,7 +378,7 @@ class Summarizer:
         if completion.finish_reason == "aborted":
             return _Rejected(echo_so_far(answer, step.instruction, step.text) or "stopped early")
         # The checks stem and scan the whole source: off the event loop, with the fit.
-        return await trio.to_thread.run_sync(_checked, answer, step, model)
+        return await trio.to_thread.run_sync(partial(_checked, answer, step, model, one_line=one_line))
 
     async def _partial(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxtrio.llm._plan import Step
-from ctxtrio.llm.checks import copied_share, echo_so_far, figures, rejection
+from ctxtrio.llm.checks import copied_share, echo_so_far, figures, rejection, without_markup
 from ctxtrio.text.tokens import TokenModel
 
 MODEL = TokenModel.cold()
@@ -95,3 +95,46 @@ def test_echoed_markup_is_caught_while_streaming() -> None:
     """An answer that repeats the prompt's TEXT: marker is cut as soon as the marker arrives."""
     assert echo_so_far("TEXT:\nService svc0-1", STEP.instruction, SOURCE) == "it echoes the prompt's markup"
     assert echo_so_far("The text: port 8003", STEP.instruction, SOURCE) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "named"),
+    [
+        ("Staging on port 8003 for 9 days; deploys use scripts/release.sh.", "scripts/release.sh"),
+        ("Staging on port 8003 for 9 days; see https://wiki.example.org/staging.", "https://wiki.example.org/staging"),
+        ("Staging on port 8003 for 9 days; rollbacks go through rollbackRelease.", "rollbackRelease"),
+    ],
+)
+def test_invented_identifiers_paths_and_urls_are_rejected(answer: str, named: str) -> None:
+    """A path, URL or identifier the text does not state is invented, like a changed number."""
+    found = check(answer)
+    assert found is not None and "identifiers the text does not" in found and named in found
+
+
+def test_markup_metadata_is_no_figure_to_keep() -> None:
+    """Front matter, HTML comments and link targets hold no figures a summary must keep."""
+    source = (
+        "---\nid: 4411\ndate: 2024-05-06\nslug: post-77\n---\n<!-- build 9921, rev abc_123 -->\n"
+        "The cache keeps entries for 30 minutes; see [the notes](https://x.org/n/88?page=2) and [ref].\n"
+        "[ref]: https://x.org/r/55\n"
+    )
+    assert figures(without_markup(source)) == {"30"}
+    answer = "Cache entries expire after 30 minutes."
+    assert rejection(answer, source=source, instruction="Summarize.", target_tokens=40, model=MODEL) is None
+
+
+def test_a_figure_written_in_words_is_kept() -> None:
+    """"three times every ten minutes" keeps "3 times" and "10 minutes": a faithful one-liner passes."""
+    source = "The uploader retries 3 times every 10 minutes, then gives up and pages the on-call engineer."
+    answer = "The uploader retries three times every ten minutes before paging someone."
+    assert rejection(answer, source=source, instruction="Summarize.", target_tokens=48, model=MODEL) is None
+    wrong = "The uploader retries twice, for a while, before paging someone."
+    found = rejection(wrong, source=source, instruction="Summarize.", target_tokens=48, model=MODEL)
+    assert found is not None and "drops the figures" in found
+
+
+def test_an_announcement_is_no_answer() -> None:
+    """"The text is:" says nothing about the text, whatever figures the text has."""
+    found = rejection("The text is:", source="Cats sleep a lot and purr.", instruction="Summarize.",
+                      target_tokens=48, model=MODEL)
+    assert found is not None and "announces" in found

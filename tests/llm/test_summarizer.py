@@ -388,3 +388,32 @@ async def test_a_prompt_over_the_window_in_true_tokens_is_not_sent(clock: trio.t
         assert summary.method == "llm" and len(script.prompts) == 1 and script.prompts[0] == counted[-1]
         await summarizer.summarize(document(20, start=400), target_tokens=200)  # far below: not counted
     assert len(script.prompts) == 2 and len(counted) == 2
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        (lambda figures: f"The text is:\nNodes {figures} are configured.", "Nodes {} are configured."),
+        (lambda figures: f"Nodes {figures} are configured.\nIt also sets node-9999 to limit 4242.", None),
+    ],
+    ids=["announcement-first", "invented-second-line"],
+)
+async def test_a_one_liner_caches_exactly_the_line_that_passed_the_checks(
+    clock: trio.testing.MockClock, reply: Callable[[str], str], kept: str | None
+) -> None:
+    """The line kept is the first that says something, checked on its own; an answer that
+    invents anywhere is rejected, even when its first line is faithful (nothing cached)."""
+    chunk = document(3)
+    figures = ", ".join(re.findall(r"node-\d+", chunk))
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"choices": [{"message": {"content": reply(figures)}}]})
+
+    cache = DictCache()
+    async with mock_client(handler) as client:
+        line = await summarizer_for(client).one_liner(chunk, cache=cache)
+    if kept is None:
+        assert line.method == "extractive" and "does not" in line.note and cache.entries == {}
+    else:
+        assert (line.text, line.method) == (kept.format(figures), "llm")
+        assert list(cache.entries.values()) == [line.text]
