@@ -32,6 +32,8 @@ from ._context import Context
 from ._errors import EventLoopError, one_error
 from ._live import Live
 from ._sdk import make_server
+from ._sdk.events import Hub
+from ._sdk.surface import install
 from ._version import __version__
 from .docs.chunks import chunk_rows
 from .docs.pool import ChunkPool
@@ -43,6 +45,8 @@ from .llm.summarizer import Summarizer
 from .memory.service import SessionService
 from .store.layout import prepare_data_dir
 from .store.writer import StoreHandle, run_store_writer
+from .surface.served import ServedSurface
+from .surface.watch import watch
 from .tools.compact import COMPACT_TOOLS
 from .tools.runner import ToolRunner
 from .tools.table import INSTRUCTIONS, TOOLS, listing
@@ -56,7 +60,7 @@ if TYPE_CHECKING:
 
     from ._config import Config
 
-__all__ = ["build_server", "open_context", "serve"]
+__all__ = ["build_server", "open_context", "running_server", "serve"]
 
 log = logging.getLogger("ctxtrio")
 
@@ -192,16 +196,41 @@ async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
 
 
 def build_server(ctx: Context) -> Server[Any]:
-    """The MCP server for ``ctx``: the tool table behind the SDK boundary (imports the SDK)."""
+    """The MCP server for ``ctx`` (imports the SDK): tools, resources, prompts, completion.
+
+    Subscriptions and warnings are only delivered while :func:`running_server` runs.
+    """
+    return _build(ctx)[0]
+
+
+def _build(ctx: Context) -> tuple[Server[Any], Hub]:
     tools = COMPACT_TOOLS if ctx.config.tools == "compact" else TOOLS
     runner = ToolRunner(ctx, tools)
-    return make_server(
+    server = make_server(
         name="ctxtrio",
         version=__version__,
         instructions=INSTRUCTIONS,
         tools=[listing(tool) for tool in tools],
         call=runner.call,
     )
+    hub = Hub(secrets=[secret for secret in (ctx.config.llm_api_key, ctx.config.http_token) if secret])
+    install(server, ServedSurface(ctx), hub)
+    return server, hub
+
+
+@asynccontextmanager
+async def running_server(ctx: Context) -> AsyncIterator[Server[Any]]:
+    """:func:`build_server`, with the tasks that deliver its notifications running.
+
+    The data-dir watcher (resource updates and list changes, from any process sharing
+    the data dir) and the warning forwarder (``logging/setLevel``) stop on exit.
+    """
+    server, hub = _build(ctx)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run_logs)
+        await nursery.start(partial(watch, ctx, hub))
+        yield server
+        nursery.cancel_scope.cancel()
 
 
 async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = None) -> None:
@@ -216,8 +245,7 @@ async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = N
 
 async def _serve(config: Config, *, stdin_fd: int, warm: WarmStart | None) -> None:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with open_context(config) as ctx:
-            server = build_server(ctx)
+        async with open_context(config) as ctx, running_server(ctx) as server:
             if ctx.config.transport == "http":
                 await _serve_http(ctx, server, signals)
             else:

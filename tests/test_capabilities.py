@@ -1,4 +1,4 @@
-"""Honest capabilities: only tools are advertised; unknown names are protocol errors, never tracebacks."""
+"""Honest capabilities: what is advertised is served; unknown names are protocol errors, never tracebacks."""
 
 from __future__ import annotations
 
@@ -16,20 +16,30 @@ from ctxtrio._app import build_server
 
 ROOT = Path(__file__).resolve().parents[1]
 INVALID_PARAMS = -32602
-METHOD_NOT_FOUND = -32601
 
 
-async def test_only_tools_are_advertised(tmp_path: Path) -> None:
-    """initialize advertises tools and nothing else: no empty prompts or resources capability."""
+async def test_capabilities_are_what_is_served(tmp_path: Path) -> None:
+    """Handshake and 2026-07-28 clients see tools, resources (subscribe, list changes), prompts, completions;
+    logging only where logging/setLevel exists (the handshake revisions)."""
     config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
-    async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx)) as client:
-        capabilities = client.server_capabilities
-    assert capabilities.tools is not None
-    assert capabilities.prompts is None and capabilities.resources is None
+    async with ctxtrio.open_context(config) as ctx:
+        server = build_server(ctx)
+        async with Client(server, mode="legacy") as legacy:
+            handshake = legacy.server_capabilities
+        async with Client(server) as modern:
+            assert modern.protocol_version == "2026-07-28"
+            discovered = modern.server_capabilities
+    for capabilities in (handshake, discovered):
+        assert capabilities.tools is not None and not capabilities.tools.list_changed
+        assert capabilities.prompts is not None and not capabilities.prompts.list_changed
+        assert capabilities.resources is not None
+        assert capabilities.resources.subscribe and capabilities.resources.list_changed
+        assert capabilities.completions is not None
+    assert handshake.logging is not None and discovered.logging is None
 
 
 async def test_unknown_names_get_protocol_errors_without_tracebacks(tmp_path: Path) -> None:
-    """Over stdio: an unknown tool is -32602 naming it, prompts and resources -32601; stderr has no traceback."""
+    """Over stdio: an unknown tool, prompt or resource is -32602 naming it; stderr has no traceback."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit"],
@@ -48,7 +58,8 @@ async def test_unknown_names_get_protocol_errors_without_tracebacks(tmp_path: Pa
             assert not (await client.call_tool("context_guide", {})).is_error  # still serving
     assert unknown_tool.value.code == INVALID_PARAMS
     assert "Unknown tool: 'doc_serch'" in unknown_tool.value.message
-    assert unknown_prompt.value.code == METHOD_NOT_FOUND
-    assert unknown_resource.value.code == METHOD_NOT_FOUND
+    assert unknown_prompt.value.code == INVALID_PARAMS and "'nope'" in unknown_prompt.value.message
+    assert unknown_resource.value.code == INVALID_PARAMS
+    assert unknown_resource.value.error.data == {"uri": "ctxtrio://doc/nope"}
     log = log_path.read_text()
     assert "Traceback" not in log and "ERROR" not in log, log

@@ -32,9 +32,11 @@ ALLOWED: dict[str, set[str]] = {
     "docs": {"store", "llm", "text", "_live", "_config"},
     "_context": {"memory", "docs", "store", "llm", "_live", "_config"},
     "tools": {"memory", "docs", "store", "text", "_context", "_live", "_config"},
+    # Resources, prompts, completion: the MCP surface beyond tools (reads the guide's text).
+    "surface": {"tools", "memory", "docs", "store", "text", "_context", "_live", "_config"},
     "_sdk": set(),
     "transport": {"_sdk", "_config"},
-    "_app": {"transport", "tools", "_sdk", "memory", "docs", "store", "llm", "text", "_context", "_live", "_config"},
+    "_app": {"transport", "tools", "surface", "_sdk", "memory", "docs", "store", "llm", "text", "_context", "_live", "_config"},
     "_cli": {"_app", "_sdk", "transport", "store", "_config", "_platform", "cli"},
     # The subcommands: the library's services, as a person or a script sees them.
     "cli": {"__init__", "_context", "memory", "docs", "store", "llm", "_config"},

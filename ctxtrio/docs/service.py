@@ -277,6 +277,28 @@ class DocumentService:
             await self._repo.set_cursor(entry, session, window.next_index)
         return window
 
+    async def read(self, doc_id: str, start: int, end: int, *, budget_tokens: int | None = None) -> Window:
+        """Chunks ``start`` .. ``end`` (inclusive) packed into the budget, like :meth:`window`,
+        but no cursor is read or moved (a resource read by the person, not the model's reading).
+        """
+        validate_id(doc_id, "doc_id")
+        budget = self._budget(budget_tokens)
+        check_start_end(start, end)
+        await self._repo.refresh()
+        entry, doc = await self._repo.load(doc_id)
+        total = len(doc.chunks)
+        if start >= total:
+            raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{total - 1}")
+        last = min(end, total - 1)
+        model = self._live.tokens.current
+
+        def build(room: int) -> Window:
+            chunks = pack_window(doc.chunks, start, last, room, model)
+            return Window(entry.info, None, tuple(chunks), chunks[-1].index + 1, budget)
+
+        window, _ = await self._live.counter.fit(budget, build, render_window)
+        return window
+
     async def outline(
         self,
         doc_id: str,

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     import anyio
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
+    from mcp.server.models import InitializationOptions
     from mcp.types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
     from starlette.applications import Starlette
 
@@ -96,7 +97,6 @@ def make_server(
     validated here, once, against the SDK's model.
     """
     from mcp import types
-    from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
     listed = types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tools])
@@ -121,7 +121,7 @@ def make_server(
             is_error=outcome.is_error,
         )
 
-    return Server(
+    return _server_class()(
         name,
         version=version,
         instructions=instructions,
@@ -129,6 +129,30 @@ def make_server(
         on_call_tool=call_tool,
         get_tool_input_schema=schemas.get,
     )
+
+
+def _server_class() -> type[Server[Any]]:
+    """The SDK's ``Server``, advertising ``resources.listChanged`` once resources are served.
+
+    Both transports ask the server for its initialization options without arguments
+    (the Streamable HTTP session manager cannot be told otherwise), so the default
+    is set here; ``ctxtrio._sdk.surface`` announces list changes to handshake clients.
+    """
+    from mcp.server.lowlevel import NotificationOptions, Server
+
+    class CtxServer(Server[Any]):
+        def create_initialization_options(
+            self,
+            notification_options: NotificationOptions | None = None,
+            experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+            extensions: dict[str, dict[str, Any]] | None = None,
+        ) -> InitializationOptions:
+            if notification_options is None:
+                serves = self.get_request_handler("resources/list") is not None
+                notification_options = NotificationOptions(resources_changed=serves)
+            return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
+
+    return CtxServer
 
 
 async def serve_lines(server: Server[Any], lines: AsyncIterable[str], writer: LineWriter) -> None:

@@ -1,0 +1,121 @@
+"""Change notifications from the data dir: which resources changed, and when the list did.
+
+One task polls the data dir every :data:`INTERVAL_S` with a few ``stat`` calls (in a
+worker thread): the document catalog, the sessions folder, and the journal of each
+subscribed session. Because it reads the files, not this process's own calls, it sees
+the changes of every process sharing the data dir (another server, the ``ctxtrio`` CLI)
+the same way as its own, within one interval:
+
+* a document re-ingested (new generation) or forgotten: ``updated`` for its subscribed
+  URIs (``ctxtrio://docs/{id}`` and its chunk ranges);
+* a subscribed session's journal grew or was replaced (append, pin, compact, delete):
+  ``updated`` for ``ctxtrio://sessions/{id}``;
+* a document or session journal appeared or went away: ``list_changed``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import trio
+
+from ..docs.repository import CATALOG_NAME
+from .complete import session_ids
+from .resources import parse_uri
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from .._context import Context
+
+__all__ = ["INTERVAL_S", "Subscribers", "watch"]
+
+#: How often the data dir is looked at: a change is announced within about this long.
+INTERVAL_S = 0.25
+
+_Stamp = tuple[int, int, int] | None  # (inode, size, mtime_ns) or missing
+
+
+class Subscribers(Protocol):
+    """Who is told (implemented at the SDK boundary)."""
+
+    def watched(self) -> frozenset[str]:
+        """The URIs some client subscribed to."""
+        ...
+
+    async def updated(self, uri: str) -> None: ...
+    async def list_changed(self) -> None: ...
+
+
+@dataclass
+class _Seen:
+    catalog: _Stamp = None
+    docs: dict[str, tuple[float, str, int]] | None = None
+    folder: _Stamp = None
+    sessions: frozenset[str] | None = None
+    journals: dict[str, _Stamp] | None = None
+
+
+def _stamp(path: Path) -> _Stamp:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _stamps(catalog: Path, folder: Path, journals: Iterable[tuple[str, Path]]) -> tuple[_Stamp, _Stamp, dict[str, _Stamp]]:
+    return _stamp(catalog), _stamp(folder), {ident: _stamp(path) for ident, path in journals}
+
+
+async def watch(
+    ctx: Context, subscribers: Subscribers, *, interval_s: float = INTERVAL_S,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Announce changes to ``subscribers`` until cancelled (started once the first look is taken)."""
+    seen = _Seen()
+    await _look(ctx, subscribers, seen, announce=False)
+    task_status.started()
+    while True:
+        await trio.sleep(interval_s)
+        await _look(ctx, subscribers, seen, announce=True)
+
+
+async def _look(ctx: Context, subscribers: Subscribers, seen: _Seen, *, announce: bool) -> None:
+    watched = {uri: ref for uri in subscribers.watched() if (ref := parse_uri(uri)) is not None}
+    refs = list(watched.values())
+    watched_sessions = {ref.ident for ref in refs if ref.kind == "session"}
+    journals = [(ident, ctx.data.session_journal(ident)) for ident in sorted(watched_sessions)]
+    catalog, folder, stamps = await trio.to_thread.run_sync(
+        _stamps, ctx.data.docs / CATALOG_NAME, ctx.data.sessions, journals
+    )
+    listing = False
+    changed_docs: set[str] = set()
+    if catalog != seen.catalog or seen.docs is None:
+        seen.catalog = catalog
+        docs = {info.doc_id: (info.ingested_at, info.content_hash, info.chunks)
+                for info in await ctx.documents.list_documents()}
+        if seen.docs is not None:
+            changed_docs = {ident for ident in seen.docs.keys() | docs.keys() if seen.docs.get(ident) != docs.get(ident)}
+            listing = seen.docs.keys() != docs.keys()
+        seen.docs = docs
+    if folder != seen.folder or seen.sessions is None:
+        seen.folder = folder
+        sessions = frozenset(await trio.to_thread.run_sync(session_ids, ctx.data.sessions))
+        listing = listing or (seen.sessions is not None and sessions != seen.sessions)
+        seen.sessions = sessions
+    before = seen.journals or {}
+    changed_sessions = {ident for ident, stamp in stamps.items() if ident in before and before[ident] != stamp}
+    seen.journals = stamps
+    if not announce:
+        return
+    for uri, ref in sorted(watched.items(), key=lambda item: item[0]):
+        if (ref.kind in ("doc", "chunks") and ref.ident in changed_docs) or (
+            ref.kind == "session" and ref.ident in changed_sessions
+        ):
+            await subscribers.updated(uri)
+    if listing:
+        await subscribers.list_changed()

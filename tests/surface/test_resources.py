@@ -1,0 +1,115 @@
+"""Resources through a real MCP client (in-process): list pages, templates, reads packed into the budget."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp.types import TextResourceContents
+
+import ctxtrio
+from ctxtrio._app import build_server
+from ctxtrio.surface.resources import PAGE_SIZE
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ctxtrio.text.tokens import TokenModel
+
+INVALID_PARAMS = -32602
+
+
+def _config(tmp_path: Path, **changes: object) -> ctxtrio.Config:
+    return ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False, **changes)  # type: ignore[arg-type]
+
+
+async def _text(client: Client, uri: str) -> str:
+    result = await client.read_resource(uri)
+    (content,) = result.contents
+    assert isinstance(content, TextResourceContents) and content.mime_type == "text/plain" and content.uri == uri
+    return content.text
+
+
+async def test_documents_sessions_and_guide_read_as_resources(tmp_path: Path) -> None:
+    """A document's outline, a chunk range, a session's status with pins and summary, and the guide are readable."""
+    async with ctxtrio.open_context(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+        text = "# Setup\n\nInstall it.\n\n# Usage\n\n" + "Run the tool with care. " * 400
+        await ctx.documents.ingest(text=text, title="Manual", doc_id="man")
+        await ctx.sessions.open("work", "refactor")
+        await ctx.sessions.append("work", "Goal: keep cookies", pinned=True)
+        await ctx.sessions.append("work", "Looked at the login form")
+        templates = await client.list_resource_templates()
+        assert [t.uri_template for t in templates.resource_templates] == [
+            "ctxtrio://docs/{doc_id}", "ctxtrio://docs/{doc_id}/chunks/{from}-{to}", "ctxtrio://sessions/{session_id}"]
+        assert all(t.mime_type == "text/plain" for t in templates.resource_templates)
+        listed = await client.list_resources()
+        assert [r.uri for r in listed.resources] == ["ctxtrio://guide", "ctxtrio://docs/man", "ctxtrio://sessions/work"]
+        assert listed.next_cursor is None
+        outline = await _text(client, "ctxtrio://docs/man")
+        assert outline.startswith("source: inline;") and 'man "Manual":' in outline and "Usage" in outline
+        chunks = await _text(client, "ctxtrio://docs/man/chunks/0-0")
+        assert chunks.startswith('man "Manual" chunks #0-0 of ') and "Install it." in chunks
+        session = await _text(client, "ctxtrio://sessions/work")
+        assert "Pinned (1):" in session and "Goal: keep cookies" in session and "Looked at" not in session
+        assert "No summary yet" in session
+        guide = await _text(client, "ctxtrio://guide")
+        assert guide.startswith("ctxtrio keeps what does not fit")
+
+
+async def test_reading_chunks_moves_no_cursor(tmp_path: Path) -> None:
+    """A resource read is the person's, not the model's: doc_window's cursor stays where it was."""
+    async with ctxtrio.open_context(_config(tmp_path, chunk_tokens=100, chunk_overlap_tokens=0)) as ctx:
+        await ctx.documents.ingest(text="\n\n".join(f"Paragraph {i} " + "word " * 80 for i in range(20)), doc_id="d")
+        async with Client(build_server(ctx)) as client:
+            await _text(client, "ctxtrio://docs/d/chunks/3-5")
+        window = await ctx.documents.window("d", budget_tokens=100)
+        assert window.chunks[0].index == 0
+
+
+async def test_list_pages_by_cursor(tmp_path: Path) -> None:
+    """resources/list returns bounded pages whose cursors visit every document and session once."""
+    async with ctxtrio.open_context(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+        for i in range(70):
+            await ctx.documents.ingest(text=f"document number {i}", doc_id=f"doc-{i:03d}")
+        for i in range(40):
+            await ctx.sessions.open(f"s-{i:03d}")
+        uris: list[str] = []
+        cursor: str | None = None
+        pages = 0
+        while True:
+            page = await client.list_resources(cursor=cursor)
+            assert len(page.resources) <= PAGE_SIZE
+            uris += [r.uri for r in page.resources]
+            pages += 1
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert pages == 3 and len(uris) == 111 == len(set(uris))
+        with pytest.raises(MCPError) as bad:
+            await client.list_resources(cursor="not-a-cursor")
+        assert bad.value.code == INVALID_PARAMS
+
+
+async def test_unknown_resources_are_invalid_params_naming_the_uri(tmp_path: Path) -> None:
+    """An unknown URI, document or session is -32602 with the URI in data (SEP-2164), never empty contents."""
+    async with ctxtrio.open_context(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+        for uri in ("test://nothing", "ctxtrio://docs/nope", "ctxtrio://sessions/nope", "ctxtrio://docs/x/chunks/5-1"):
+            with pytest.raises(MCPError) as missing:
+                await client.read_resource(uri)
+            assert missing.value.code == INVALID_PARAMS
+            assert missing.value.error.data == {"uri": uri}
+
+
+async def test_a_large_read_stays_within_the_budget(tmp_path: Path) -> None:
+    """Reading every chunk of a 3 MB document returns one budget's worth, and says where to go on."""
+    text = "\n\n".join(f"## Part {i}\n\n" + f"Line {i} of the log, nothing unusual here. " * 30 for i in range(2500))
+    config = _config(tmp_path, budget_tokens=2000, max_ingest_chars=len(text) + 1)
+    async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx)) as client:
+        await ctx.documents.ingest(text=text, doc_id="big")
+        model: TokenModel = ctx.live.tokens.current
+        for uri in ("ctxtrio://docs/big", "ctxtrio://docs/big/chunks/0-999999"):
+            read = await _text(client, uri)
+            assert model.estimate(read) <= 2000, uri
+        assert "(ctxtrio://docs/big/chunks/" in read
