@@ -87,7 +87,7 @@ async def get_prompt(ctx: Context, name: str, arguments: Mapping[str, str]) -> d
         doc_id = validate_id(_text(arguments, "doc_id") or "", "doc_id")
         question = _text(arguments, "question") or ""
         info = await ctx.documents.get(doc_id)
-        steps = (_answer_compact if compact else _answer)(doc_id, info.title, question)
+        steps = _answer(doc_id, info.title, question, compact=compact)
         return _result(f"Answer from {doc_id}", steps)
     if name == "compact_session":
         session_id = validate_id(_text(arguments, "session_id") or "", "session_id")
@@ -129,24 +129,14 @@ def _resume_compact(session_id: str) -> str:
     )
 
 
-def _answer(doc_id: str, title: str, question: str) -> str:
+def _answer(doc_id: str, title: str, question: str, *, compact: bool) -> str:
+    search, read = ("doc_read", "doc_read") if compact else ("doc_search", "doc_window")
+    query = "query= " if compact else ""
     return (
         f'Answer this question from the document "{title}" (doc_id "{doc_id}"):\n{question}\n'
         "Do this:\n"
-        f'1. Call doc_search with doc_id="{doc_id}" and 2 to 4 distinctive words from the question.\n'
-        f'2. If that is not enough, call doc_window with doc_id="{doc_id}" and from=N, '
-        "where N is a chunk number (#N) from a hit, to read around it.\n"
-        "3. Answer in a few sentences and name the chunks (#N) you used. "
-        "If the document does not say, say so. Do not guess."
-    )
-
-
-def _answer_compact(doc_id: str, title: str, question: str) -> str:
-    return (
-        f'Answer this question from the document "{title}" (doc_id "{doc_id}"):\n{question}\n'
-        "Do this:\n"
-        f'1. Call doc_read with doc_id="{doc_id}" and query= 2 to 4 distinctive words from the question.\n'
-        f'2. If that is not enough, call doc_read with doc_id="{doc_id}" and from=N, '
+        f'1. Call {search} with doc_id="{doc_id}" and {query}2 to 4 distinctive words from the question.\n'
+        f'2. If that is not enough, call {read} with doc_id="{doc_id}" and from=N, '
         "where N is a chunk number (#N) from a hit, to read around it.\n"
         "3. Answer in a few sentences and name the chunks (#N) you used. "
         "If the document does not say, say so. Do not guess."

@@ -1,0 +1,209 @@
+"""Change notifications and warnings through real MCP clients: in-process on virtual time, stdio and HTTP."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import trio
+from mcp import Client, StdioServerParameters
+from mcp.types import (
+    EmptyResult,
+    LoggingMessageNotification,
+    ResourceListChangedNotification,
+    ResourceUpdatedNotification,
+    SetLevelRequest,
+    SetLevelRequestParams,
+    SubscribeRequest,
+    SubscribeRequestParams,
+    UnsubscribeRequest,
+    UnsubscribeRequestParams,
+)
+
+import ctxtrio
+from ctxtrio._app import running_server
+from ctxtrio._sdk.events import LOG_BURST
+from tests.transport.serving import http_server
+
+if TYPE_CHECKING:
+    from mcp.client.session import IncomingMessage
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Inbox:
+    """The notifications a client received, with a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.received: list[Any] = []
+        self._arrived = trio.Event()
+
+    async def __call__(self, message: IncomingMessage) -> None:
+        self.received.append(message)
+        self._arrived.set()
+        self._arrived = trio.Event()
+
+    async def wait_for(self, kind: type[Any], *, uri: str | None = None) -> Any:
+        while True:
+            for message in self.received:
+                if isinstance(message, kind) and (uri is None or getattr(message.params, "uri", None) == uri):
+                    self.received.remove(message)
+                    return message
+            await self._arrived.wait()
+
+    def updated(self) -> list[str]:
+        return [m.params.uri for m in self.received if isinstance(m, ResourceUpdatedNotification)]
+
+
+async def _subscribe(client: Client, uri: str, *, stop: bool = False) -> None:
+    """resources/subscribe (or unsubscribe) as a handshake client sends it (the SDK's helpers warn of 2026-07-28)."""
+    if stop:
+        await client.session.send_request(UnsubscribeRequest(params=UnsubscribeRequestParams(uri=uri)), EmptyResult)
+    else:
+        await client.session.send_request(SubscribeRequest(params=SubscribeRequestParams(uri=uri)), EmptyResult)
+
+
+def _config(tmp_path: Path) -> ctxtrio.Config:
+    return ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+
+
+async def test_subscribers_hear_of_replaced_documents_and_changed_sessions(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """Handshake client: re-ingest, forget, append each announce their URI within 1 s; others stay quiet."""
+    inbox = Inbox()
+    async with (
+        ctxtrio.open_context(_config(tmp_path)) as ctx,
+        running_server(ctx) as server,
+        Client(server, mode="legacy", message_handler=inbox) as client,
+    ):
+        await ctx.documents.ingest(text="version one", doc_id="spec")
+        await ctx.documents.ingest(text="other", doc_id="other")
+        await ctx.sessions.append("work", "first")
+        await client.list_resources()
+        for uri in ("ctxtrio://docs/spec", "ctxtrio://docs/spec/chunks/0-3", "ctxtrio://sessions/work"):
+            await _subscribe(client, uri)
+        await trio.sleep(1)
+        inbox.received.clear()
+        await ctx.documents.ingest(text="version two", doc_id="spec")
+        with trio.fail_after(1):
+            await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://docs/spec")
+            await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://docs/spec/chunks/0-3")
+        await ctx.documents.ingest(text="changed", doc_id="other")  # not subscribed
+        await ctx.sessions.append("work", "second")
+        with trio.fail_after(1):
+            await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://sessions/work")
+        await _subscribe(client, "ctxtrio://docs/spec/chunks/0-3", stop=True)
+        await ctx.documents.forget("spec")
+        with trio.fail_after(1):
+            await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://docs/spec")
+            await inbox.wait_for(ResourceListChangedNotification)
+        await trio.sleep(1)
+        assert inbox.updated() == []  # nothing for "other", nor for the unsubscribed range
+
+
+async def test_list_changes_reach_handshake_and_listen_clients(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """A new document or session: list_changed to a handshake client and on a 2026-07-28 listen stream."""
+    inbox = Inbox()
+    async with (
+        ctxtrio.open_context(_config(tmp_path)) as ctx,
+        running_server(ctx) as server,
+        Client(server, mode="legacy", message_handler=inbox) as legacy,
+        Client(server) as modern,
+    ):
+        assert modern.protocol_version == "2026-07-28"
+        await legacy.list_resources()
+        async with modern.listen(resources_list_changed=True, resource_subscriptions=["ctxtrio://docs/d"]) as stream:
+            await ctx.documents.ingest(text="new", doc_id="d")  # comes into being: updated, and the list changed
+            with trio.fail_after(1):
+                await inbox.wait_for(ResourceListChangedNotification)
+                first = {type(await stream.__anext__()).__name__ for _ in range(2)}
+            await ctx.documents.ingest(text="newer", doc_id="d")
+            await ctx.sessions.open("fresh")
+            with trio.fail_after(1):
+                events = {type(await stream.__anext__()).__name__ for _ in range(2)}
+                await inbox.wait_for(ResourceListChangedNotification)
+        assert first == {"ResourceUpdated", "ResourcesListChanged"}
+        assert events == {"ResourceUpdated", "ResourcesListChanged"}
+
+
+async def test_warnings_reach_clients_that_asked_masked_and_rate_limited(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """After logging/setLevel, warnings arrive as notifications/message without secrets; a burst is cut to LOG_BURST."""
+    inbox, quiet = Inbox(), Inbox()
+    config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False, llm_api_key="sk-very-secret")
+    async with (
+        ctxtrio.open_context(config) as ctx,
+        running_server(ctx) as server,
+        Client(server, mode="legacy", message_handler=inbox) as client,
+        Client(server, mode="legacy", message_handler=quiet) as other,
+    ):
+        await other.list_resources()
+        await client.session.send_request(SetLevelRequest(params=SetLevelRequestParams(level="warning")), EmptyResult)
+        log = logging.getLogger("ctxtrio.llm.client")
+        log.info("an info line is not sent")
+        log.warning("LLM down: key sk-very-secret, header Bearer abc123 rejected")
+        with trio.fail_after(1):
+            message = await inbox.wait_for(LoggingMessageNotification)
+        assert message.params.level == "warning" and message.params.logger == "ctxtrio.llm.client"
+        assert "sk-very-secret" not in message.params.data and "abc123" not in message.params.data
+        for i in range(50):
+            log.error("burst %d", i)
+        await trio.sleep(0.1)
+        burst = [m for m in inbox.received if isinstance(m, LoggingMessageNotification)]
+        assert len(burst) == LOG_BURST - 1 and burst[0].params.level == "error"
+        await trio.sleep(5)
+        log.warning("after the burst")
+        with trio.fail_after(1):
+            later = await inbox.wait_for(LoggingMessageNotification)
+            while "after the burst" not in later.params.data:
+                later = await inbox.wait_for(LoggingMessageNotification)
+        assert "not sent: rate limit" in later.params.data
+    assert not [m for m in quiet.received if isinstance(m, LoggingMessageNotification)]
+
+
+async def _replace_and_wait(client: Client, inbox: Inbox) -> float:
+    """Subscribe to a document, replace it with doc_ingest; seconds until the update arrived."""
+    assert not (await client.call_tool("doc_ingest", {"text": "one", "doc_id": "spec"})).is_error
+    await _subscribe(client, "ctxtrio://docs/spec")
+    started = trio.current_time()
+    assert not (await client.call_tool("doc_ingest", {"text": "two", "doc_id": "spec"})).is_error
+    with trio.fail_after(20):
+        await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://docs/spec")
+    return trio.current_time() - started
+
+
+async def test_stdio_subscriber_hears_of_a_replaced_document(tmp_path: Path) -> None:
+    """Over stdio (a real subprocess), doc_ingest replacing a subscribed document sends resources/updated."""
+    inbox = Inbox()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit"],
+        cwd=ROOT, env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
+    with trio.fail_after(60):
+        async with Client(params, mode="legacy", message_handler=inbox) as client:
+            print(f"stdio: updated after {await _replace_and_wait(client, inbox):.3f} s")
+
+
+# The SDK client leaves its SSE response generators (GET stream, listen stream) to the
+# garbage collector when it closes; those ResourceWarnings are the client's, not the server's.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_http_subscriber_hears_of_a_replaced_document(tmp_path: Path) -> None:
+    """Over Streamable HTTP: a handshake client (its GET stream) and a 2026-07-28 listen stream both hear it."""
+    inbox = Inbox()
+    async with http_server(tmp_path / "data") as running:
+        with trio.fail_after(60):
+            async with Client(running.mcp_url, mode="legacy", message_handler=inbox) as client:
+                print(f"http: updated after {await _replace_and_wait(client, inbox):.3f} s")
+            async with Client(running.mcp_url) as modern:
+                assert modern.protocol_version == "2026-07-28"
+                async with modern.listen(resource_subscriptions=["ctxtrio://docs/spec"]) as stream:
+                    assert not (await modern.call_tool("doc_ingest", {"text": "three", "doc_id": "spec"})).is_error
+                    with trio.fail_after(20):
+                        event = await stream.__anext__()
+                    assert type(event).__name__ == "ResourceUpdated"
