@@ -121,6 +121,12 @@ class Config:
                                     "tool call may spend on the LLM; the rest is done extractively")
     llm_concurrency: int = setting(1, "--llm-concurrency", "CTX_LLM_CONCURRENCY", "N",
                                    "LLM requests at once (a local server runs one generation at a time)")
+    #: Opt-in hybrid search: the embedding model asked at ``{embed_url}/embeddings``.
+    embed_model: str = setting("", "--embed-model", "CTX_EMBED_MODEL", "ID", "Embedding model for hybrid search "
+                               "(keyword + meaning), asked in the background at `{embed base URL}/embeddings`",
+                               shown="none: keyword search only")
+    embed_base_url: str = setting("", "--embed-base-url", "CTX_EMBED_BASE_URL", "URL",
+                                  "OpenAI-compatible endpoint serving `--embed-model`", shown="the `--llm-base-url`")
     #: None means "not given": the default budget then follows the loaded model's context.
     budget_tokens: int | None = setting(None, "--budget", "CTX_BUDGET", "TOKENS",
                                         "Default recall/window/search budget in tokens",
@@ -173,6 +179,8 @@ class Config:
             llm_timeout_s: float = 120.0,
             llm_deadline_s: float = 45.0,
             llm_concurrency: int = 1,
+            embed_model: str = "",
+            embed_base_url: str = "",
             budget_tokens: int | None = None,
             chunk_tokens: int = 800,
             chunk_overlap_tokens: int = 80,
@@ -202,6 +210,11 @@ class Config:
                      self.tools))
 
     @property
+    def embed_url(self) -> str:
+        """Where embeddings are asked for: ``embed_base_url``, else the LLM base URL."""
+        return (self.embed_base_url or self.llm_base_url).rstrip("/")
+
+    @property
     def default_budget_tokens(self) -> int:
         """The budget used when a tool call gives none and no model context is known."""
         return self.budget_tokens if self.budget_tokens is not None else 4000
@@ -220,6 +233,8 @@ class Config:
             data_dir=Path(self.data_dir).expanduser().absolute(),
             ingest_roots=tuple(Path(root).expanduser().absolute() for root in self.ingest_roots),
             llm_base_url=self.llm_base_url.rstrip("/"),
+            embed_model=self.embed_model.strip(),
+            embed_base_url=self.embed_base_url.rstrip("/"),
         )
 
 
@@ -256,6 +271,8 @@ def _problems(config: Config) -> list[str]:
         problems.append(f"--llm-concurrency must be >= 1, got {config.llm_concurrency}")
     if not config.llm_base_url.startswith(("http://", "https://")):
         problems.append(f"--llm-base-url must start with http:// or https://, got {config.llm_base_url!r}")
+    if config.embed_base_url and not config.embed_base_url.startswith(("http://", "https://")):
+        problems.append(f"--embed-base-url must start with http:// or https://, got {config.embed_base_url!r}")
     if config.max_ingest_chars < 1:
         problems.append(f"--max-ingest-chars must be >= 1, got {config.max_ingest_chars}")
     if not 0 <= config.http_port <= 65535:

@@ -85,6 +85,7 @@ def test_ingest_roots_repeatable_and_path_list(tmp_path: Path) -> None:
         (["--llm-timeout", "0"], {}, "--llm-timeout must be > 0"),
         (["--llm-deadline", "-1"], {}, "--llm-deadline must be > 0"),
         (["--llm-base-url", "ftp://x"], {}, "must start with http"),
+        (["--embed-base-url", "ftp://x"], {}, "--embed-base-url must start with http"),
         (["--host", "0.0.0.0"], {}, "is not loopback"),
         (["--host", "0.0.0.0", "--allow-remote"], {}, "needs --http-token"),
         (["--http-token", "short"], {}, "at least 16 characters"),
@@ -99,6 +100,15 @@ def test_bad_values_are_config_errors(argv: list[str], env: dict[str, str], mess
     """Every invalid value is rejected with a message naming it."""
     with pytest.raises(ConfigError, match=message):
         build_config(argv, env)
+
+
+def test_embeddings_are_off_unless_a_model_is_named() -> None:
+    """No embedding model by default; CTX_EMBED_MODEL or --embed-model names one, served at the LLM URL unless told."""
+    assert build_config([], {}).embed_model == ""
+    config = build_config(["--llm-base-url", "http://127.0.0.1:9/v1/"], {"CTX_EMBED_MODEL": "all-minilm"})
+    assert (config.embed_model, config.embed_url) == ("all-minilm", "http://127.0.0.1:9/v1")
+    config = build_config(["--embed-model", "nomic", "--embed-base-url", "http://e:1/v1/"], {"CTX_EMBED_MODEL": "x"})
+    assert (config.embed_model, config.embed_url) == ("nomic", "http://e:1/v1")
 
 
 def test_remote_bind_allowed_with_token() -> None:
@@ -154,7 +164,8 @@ def test_help_lists_every_flag_and_variable() -> None:
         "--budget", "CTX_BUDGET", "--chunk-tokens", "CTX_CHUNK_TOKENS", "--chunk-overlap", "CTX_CHUNK_OVERLAP",
         "--token-ratio", "CTX_TOKEN_RATIO", "--stdio", "--http", "CTX_TRANSPORT", "--host", "CTX_HTTP_HOST",
         "--port", "CTX_HTTP_PORT", "--audit", "--no-audit", "CTX_AUDIT", "--llm-deadline", "CTX_LLM_DEADLINE_S",
-        "--http-token", "CTX_HTTP_TOKEN", "--allow-remote",
+        "--http-token", "CTX_HTTP_TOKEN", "--allow-remote", "--embed-model", "CTX_EMBED_MODEL", "--embed-base-url",
+        "CTX_EMBED_BASE_URL",
     ):
         assert word in result.stdout, word
 
