@@ -8,6 +8,7 @@
        ├─ LLM client             httpx + circuit breaker (absent with --no-llm)
        ├─ calibrator task        background; publishes TokenModels; never blocks startup
        ├─ summary worker         background; LLM summaries one request at a time, outliving calls
+       ├─ embedder               (--embed-model) background; chunk vectors for hybrid search
        └─ transport, started last: stdio, or HTTP on hypercorn's trio worker
 
 Startup follows dependency order and ``task_status.started()`` is reported only when a
@@ -36,14 +37,17 @@ from ._sdk.events import Hub
 from ._sdk.surface import install
 from ._version import __version__
 from .docs.chunks import chunk_rows
+from .docs.embedding import SemanticIndex
 from .docs.pool import ChunkPool
 from .docs.service import DocumentService
 from .llm.calibration import run_calibrator
 from .llm.client import LLMClient, LLMSettings, open_llm_client
 from .llm.counting import TokenCounter
+from .llm.embeddings import Embedder
 from .llm.summarizer import Summarizer
 from .memory.service import SessionService
 from .store.layout import prepare_data_dir
+from .store.vectors import VectorStore
 from .store.writer import StoreHandle, run_store_writer
 from .surface.served import ServedSurface
 from .surface.watch import watch
@@ -103,7 +107,7 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
     async with trio.open_nursery() as nursery:
         store: StoreHandle = await nursery.start(run_writer)
         try:
-            async with _open_llm(config) as llm, trio.open_nursery() as background:
+            async with _open_llm(config) as llm, _open_embedder(config) as embedder, trio.open_nursery() as background:
                 if llm is not None:
                     live.counter = TokenCounter(live.tokens, llm)
                     explicit_budget = config.budget_tokens is not None
@@ -125,6 +129,10 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
                     await background.start(summarizer.run_worker)
                 sessions = SessionService(store, live, summarizer)
                 documents = DocumentService(store, live, config, summarizer, pool=ChunkPool(background))
+                if embedder is not None:
+                    semantic = SemanticIndex(documents.repository, embedder, VectorStore(data.vectors_path))
+                    await background.start(semantic.run)
+                    documents.semantic = semantic
                 try:
                     yield Context(
                         config=config,
@@ -193,6 +201,25 @@ async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
     )
     async with open_llm_client(settings) as client:
         yield client
+
+
+@asynccontextmanager
+async def _open_embedder(config: Config) -> AsyncIterator[Embedder | None]:
+    """The embedding endpoint's client when ``--embed-model`` is set, else None.
+
+    Its own client and breaker: an embedding endpoint that is down must not stop
+    summaries. Two requests at once: the background embedder sends one at a time, and a
+    search's query need not queue behind it here.
+    """
+    if not config.embed_model:
+        yield None
+        return
+    settings = LLMSettings(
+        base_url=config.embed_url, model=config.embed_model, api_key=config.llm_api_key,
+        timeout_s=config.llm_timeout_s, concurrency=2,
+    )
+    async with open_llm_client(settings) as client:
+        yield Embedder(client, config.embed_model)
 
 
 def build_server(ctx: Context) -> Server[Any]:

@@ -94,6 +94,9 @@ class SearchHit:
     text: str
     tokens: int
     cut: bool = False
+    #: Found by semantic recall (``--embed-model``) and not by keyword search; ``score``
+    #: is then the cosine similarity, not BM25.
+    by_meaning: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +115,8 @@ class SearchResult:
     budget_tokens: int
     used_tokens: int
     words_left_out: bool = False
+    #: Why semantic recall did not take part in this search, when it is on and could not.
+    semantic_skipped: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

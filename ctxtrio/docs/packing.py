@@ -40,6 +40,8 @@ class Candidate:
     title: str
     chunk: StoredChunk
     score: float
+    #: Found by semantic recall and not by keyword search.
+    by_meaning: bool = False
 
 
 def fresh_text(previous: StoredChunk | None, chunk: StoredChunk) -> str:
@@ -94,7 +96,9 @@ def pack_hits(
     omitted = 0
     for candidate in candidates:
         chunk = candidate.chunk
-        header = hit_header(candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score)
+        header = hit_header(
+            candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, by_meaning=candidate.by_meaning
+        )
         header_tokens = model.estimate(header) + _GAP_TOKENS
         text_tokens = model.estimate(chunk.text)
         if used + header_tokens + text_tokens > budget_tokens:
@@ -105,7 +109,7 @@ def pack_hits(
     if not hits and candidates:
         best = candidates[0]
         chunk = best.chunk
-        header = hit_header(best.doc_id, best.title, chunk.index, chunk.trail, best.score)
+        header = hit_header(best.doc_id, best.title, chunk.index, chunk.trail, best.score, by_meaning=best.by_meaning)
         header_tokens = model.estimate(header) + _GAP_TOKENS + _CUT_NOTE_TOKENS
         room = max(_MIN_TEXT_TOKENS, budget_tokens - header_tokens)
         text = cut_around(chunk.text, query_terms, room, model)
@@ -122,7 +126,10 @@ _CUT_NOTE_TOKENS: Final = 8
 
 def _hit(candidate: Candidate, text: str, tokens: int, *, cut: bool) -> SearchHit:
     chunk = candidate.chunk
-    return SearchHit(candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, text, tokens, cut)
+    return SearchHit(
+        candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, text, tokens, cut,
+        by_meaning=candidate.by_meaning,
+    )
 
 
 def pack_outline(outline: Outline, budget_tokens: int, model: TokenModel) -> Outline:

@@ -42,9 +42,10 @@ def trail_text(trail: Sequence[str]) -> str:
     return text if len(text) <= _MAX_TRAIL_CHARS else "..." + text[3 - _MAX_TRAIL_CHARS :]
 
 
-def hit_header(doc_id: str, title: str, index: int, trail: Sequence[str], score: float) -> str:
+def hit_header(doc_id: str, title: str, index: int, trail: Sequence[str], score: float, *, by_meaning: bool = False) -> str:
     where = f" · {trail_text(trail)}" if trail else ""
-    return f'[{doc_id} "{title}" #{index}{where} · score {score:.2f}]'
+    how = " · found by meaning, not by its words · similarity" if by_meaning else " · score"
+    return f'[{doc_id} "{title}" #{index}{where}{how} {score:.2f}]'
 
 
 def chunk_header(index: int, trail: Sequence[str]) -> str:
@@ -155,11 +156,13 @@ _ECHO_CHARS = 120
 def render_search(result: SearchResult) -> str:
     query = repr(result.query if len(result.query) <= _ECHO_CHARS else result.query[:_ECHO_CHARS] + "…")
     left_out = f" Only its first {SEARCH_WORDS} distinct words were searched." if result.words_left_out else ""
+    skipped = f" Keyword search only: {result.semantic_skipped}." if result.semantic_skipped else ""
+    left_out += skipped if not result.hits else ""
     if not result.hits:
         if result.omitted:
             return f"{result.omitted} chunks matched but none fits budget_tokens={result.budget_tokens}; raise it.{left_out}"
         return f"No chunk matches {query}.{left_out} Try other words, or doc_outline to see the structure."
-    head = f"{len(result.hits)} hits for {query}, best first ({result.used_tokens} tokens).{left_out}"
+    head = f"{len(result.hits)} hits for {query}, best first ({result.used_tokens} tokens).{left_out}{skipped}"
     if result.omitted:
         head += f" {result.omitted} more matched but did not fit budget_tokens={result.budget_tokens}."
     if result.more:
@@ -172,7 +175,7 @@ def render_search(result: SearchResult) -> str:
 
 def _hit(hit: SearchHit) -> str:
     text = hit.text + (" [cut to fit the budget]" if hit.cut else "")
-    return f"{hit_header(hit.doc_id, hit.title, hit.index, hit.trail, hit.score)}\n{text}"
+    return f"{hit_header(hit.doc_id, hit.title, hit.index, hit.trail, hit.score, by_meaning=hit.by_meaning)}\n{text}"
 
 
 def render_window(window: Window) -> str:

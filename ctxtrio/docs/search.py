@@ -4,28 +4,75 @@ The store's FTS5 index is asked for the best hits within the current generation 
 each document; each hit's chunk is read alone from its journal line where the index
 knows it, else from the loaded document (loaded concurrently). Hits of a document
 replaced or forgotten meanwhile are dropped.
+
+With semantic recall (``--embed-model``), the vector ranking is asked at the same time
+as BM25 and the two are fused by reciprocal rank fusion (Cormack, Clarke & Büttcher,
+SIGIR 2009: each list adds ``1 / (RRF_K + rank)``), at the level of hits: what is packed
+from the fused hits is decided by packing as for keyword search alone. A hit that is
+not among the keyword hits is marked ``by_meaning``; chunks not embedded yet still
+compete through BM25.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
+from ..store.rows import Hit
 from ..text.terms import unique_terms
 from .packing import Candidate
 
 if TYPE_CHECKING:
-    from ..store.rows import Hit
+    from collections.abc import Awaitable, Callable, Sequence
+
+    from ..store.vectors import VectorHit
     from .catalog import DocEntry
     from .chunks import LoadedDoc
+    from .embedding import SemanticHits
     from .repository import Repository
 
-__all__ = ["find_candidates", "search_words"]
+__all__ = ["Found", "find_candidates", "fuse", "search_words"]
 
 #: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
 _SLACK = 8
+#: Reciprocal rank fusion's constant (the paper's k = 60), and how deep each ranking is read.
+RRF_K = 60
+FUSE_DEPTH = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What a search found before packing."""
+
+    candidates: list[Candidate]
+    #: More chunks matched beyond the limit.
+    more: bool
+    #: Why semantic recall did not take part, when it was asked and could not.
+    semantic_skipped: str | None = None
+
+
+def fuse(keyword: Sequence[Hit], meaning: Sequence[VectorHit], limit: int) -> list[tuple[Hit, bool]]:
+    """The best ``limit`` (hit, found by meaning only) of both rankings, by reciprocal rank fusion.
+
+    A hit keeps its BM25 score when keyword search found it, else its cosine similarity.
+    Ties keep keyword order first. Pure.
+    """
+    scores: dict[tuple[str, str], float] = {}
+    hits: dict[tuple[str, str], Hit] = {}
+    for rank, hit in enumerate(keyword[:FUSE_DEPTH]):
+        key = (hit.journal, hit.item)
+        scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
+        hits.setdefault(key, hit)
+    keyword_keys = set(hits)
+    for rank, near in enumerate(meaning[:FUSE_DEPTH]):
+        key = (near.journal, near.item)
+        scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
+        hits.setdefault(key, Hit(near.journal, near.item, near.score, near.line_start, near.line_end))
+    order = sorted(scores, key=lambda key: -scores[key])  # stable: keyword hits were added first
+    return [(hits[key], key not in keyword_keys) for key in order[:limit]]
 
 
 def search_words(query: str) -> tuple[list[str], bool]:
@@ -35,17 +82,38 @@ def search_words(query: str) -> tuple[list[str], bool]:
 
 
 async def find_candidates(
-    repo: Repository, query_terms: list[str], by_journal: dict[str, DocEntry], limit: int, *, all_docs: bool
-) -> tuple[list[Candidate], bool]:
+    repo: Repository,
+    query_terms: list[str],
+    by_journal: dict[str, DocEntry],
+    limit: int,
+    *,
+    all_docs: bool,
+    meaning: Callable[[], Awaitable[SemanticHits]] | None = None,
+) -> Found:
     """The chunks of the best ``limit`` hits in ``by_journal`` (journal -> current entry), and whether there were more.
 
     ``all_docs``: ``by_journal`` holds every current document (see :func:`_hits`).
+    ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
     """
-    hits = await _hits(repo, query_terms, by_journal, limit + 1, all_docs=all_docs)
-    more = len(hits) > limit
-    hits = hits[:limit]
-    hits = [hit for hit in hits if hit.item.isdigit()]
-    wanted = [(by_journal[hit.journal], int(hit.item), hit.line_start, hit.line_end) for hit in hits]
+    skipped: str | None = None
+    if meaning is None:
+        hits = await _hits(repo, query_terms, by_journal, limit + 1, all_docs=all_docs)
+        ranked = [(hit, False) for hit in hits]
+    else:
+        asked: list[SemanticHits] = []
+
+        async def ask() -> None:
+            asked.append(await meaning())
+
+        async with open_nursery() as nursery:
+            nursery.start_soon(ask)
+            keyword = await _hits(repo, query_terms, by_journal, max(limit + 1, FUSE_DEPTH), all_docs=all_docs)
+        near = [hit for hit in asked[0].hits if hit.journal in by_journal]
+        skipped = asked[0].skipped
+        ranked = fuse(keyword, near, limit + 1)
+    more = len(ranked) > limit
+    ranked = [(hit, by_meaning) for hit, by_meaning in ranked[:limit] if hit.item.isdigit()]
+    wanted = [(by_journal[hit.journal], int(hit.item), hit.line_start, hit.line_end) for hit, _ in ranked]
     found = await repo.chunks_at(wanted)
     missing = sorted({wanted[n][0].doc_id for n in range(len(wanted)) if n not in found})
     loaded = await _load_many(repo, missing) if missing else {}
@@ -57,8 +125,10 @@ async def find_candidates(
             if doc is None or doc.gen != entry.gen or index >= len(doc.chunks):
                 continue  # replaced or forgotten meanwhile
             chunk = doc.chunks[index]
-        candidates.append(Candidate(entry.doc_id, entry.info.title, chunk, hits[position].score))
-    return candidates, more
+        hit, by_meaning = ranked[position]
+        candidate = Candidate(entry.doc_id, entry.info.title, chunk, hit.score)
+        candidates.append(replace(candidate, by_meaning=True) if by_meaning else candidate)
+    return Found(candidates, more, skipped)
 
 
 async def _hits(repo: Repository, query_terms: list[str], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool) -> list[Hit]:

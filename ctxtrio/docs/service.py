@@ -31,13 +31,14 @@ from .pool import POOL_MIN_CHARS, ChunkPool
 from .render import render_outline, render_search, render_window
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
-from .search import find_candidates, search_words
+from .search import FUSE_DEPTH, find_candidates, search_words
 
 if TYPE_CHECKING:
     from .._config import Config
     from .._live import Live
     from ..store.handle import StoreHandle
     from .chunks import LoadedDoc
+    from .embedding import SemanticIndex
 
 __all__ = ["DocumentService"]
 
@@ -91,6 +92,13 @@ class DocumentService:
         #: concurrent ingests, while many small ones still overlap their round trips.
         self._ingest_slots = trio.CapacityLimiter(ingest_slots)
         self._ingest_chars = CharBudget(ingest_chars)
+        #: Semantic recall (``--embed-model``), set by ``_app.py`` once its task runs.
+        self.semantic: SemanticIndex | None = None
+
+    @property
+    def repository(self) -> Repository:
+        """The documents' state in this process (the semantic index shares it)."""
+        return self._repo
 
     # -- ingest, list, forget -------------------------------------------------------
 
@@ -157,6 +165,8 @@ class DocumentService:
         replaced = doc_id in self._repo.state.docs
         async with self._ingest_chars.hold(len(body)):
             info = await self._write(Source(doc_id, shown_title, source, body, digest), progress)
+        if self.semantic is not None:
+            self.semantic.wake()  # embedding happens afterwards; the acknowledgement never waits for it
         return IngestResult(info, replaced, trio.current_time() - started)
 
     async def _write(self, source: Source, progress: Progress | None) -> DocumentInfo:
@@ -199,6 +209,8 @@ class DocumentService:
         await self._repo.refresh()
         info = self._repo.entry(doc_id).info
         await self._repo.forget(doc_id)
+        if self.semantic is not None:
+            self.semantic.wake()  # its vectors go with it
         for key in [key for key in self._cursor_locks if key[0] == doc_id]:
             del self._cursor_locks[key]
         return info
@@ -224,12 +236,20 @@ class DocumentService:
             by_journal = self._repo.current_journals()
         if not by_journal:
             return SearchResult(query, (), 0, False, budget, 0, left_out)
-        candidates, more = await find_candidates(self._repo, query_terms, by_journal, limit, all_docs=doc_id is None)
+        semantic = self.semantic
+        meaning = None
+        if semantic is not None:
+            journals = None if doc_id is None else list(by_journal)
+            meaning = partial(semantic.nearest, query, journals, max(limit + 1, FUSE_DEPTH))
+        found = await find_candidates(
+            self._repo, query_terms, by_journal, limit, all_docs=doc_id is None, meaning=meaning
+        )
+        candidates, more, skipped = found.candidates, found.more, found.semantic_skipped
         model = self._live.tokens.current
 
         def build(room: int) -> SearchResult:
             packed, omitted, used = pack_hits(candidates, room, model, query_terms)
-            return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out)
+            return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out, skipped)
 
         # The final check, in the model's own tokens when the server can count.
         result, _ = await self._live.counter.fit(budget, build, render_search)

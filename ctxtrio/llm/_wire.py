@@ -19,7 +19,7 @@ from .messages import Completion
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
-__all__ = ["OneChunk", "close_stream", "optional", "parse_completion", "parse_model_ids"]
+__all__ = ["OneChunk", "close_stream", "optional", "parse_completion", "parse_embeddings", "parse_model_ids"]
 
 _T = TypeVar("_T")
 
@@ -110,3 +110,32 @@ def parse_model_ids(response: httpx.Response) -> list[str]:
         raise LLMResponseError("model list: no 'data' array")
     ids = [entry.get("id") for entry in map(as_object, data) if entry is not None]
     return [model_id for model_id in ids if isinstance(model_id, str) and model_id]
+
+
+def parse_embeddings(response: httpx.Response, count: int) -> list[list[float]]:
+    """The vectors of a ``POST /embeddings`` answer, in input order.
+
+    The shape is OpenAI's (API reference, "Create embeddings": ``{"object": "list",
+    "data": [{"object": "embedding", "index": i, "embedding": [floats]}], "model",
+    "usage"}``), which llama.cpp's ``llama-server --embeddings`` (tools/server/README.md,
+    ``POST /v1/embeddings``) and llama-cpp-python's server (``create_embedding``) follow.
+    Items are put in order by ``index`` where given. Anything else (a count that differs
+    from ``count``, vectors of different lengths, non-numbers) is LLMResponseError.
+    """
+    payload = json_object(response, "embeddings")
+    data = payload.get("data")
+    if not isinstance(data, list) or len(data) != count:
+        raise LLMResponseError(f"embeddings: expected {count} vectors, got {len(data) if isinstance(data, list) else 'none'}")
+    vectors: list[list[float] | None] = [None] * count
+    for position, raw in enumerate(data):
+        item = as_object(raw)
+        vector = item.get("embedding") if item is not None else None
+        index = as_int(item.get("index")) if item is not None else None
+        slot = index if index is not None and 0 <= index < count else position
+        if not isinstance(vector, list) or not vector or not all(isinstance(x, (int, float)) for x in vector):
+            raise LLMResponseError("embeddings: an item has no list of numbers as 'embedding'")
+        vectors[slot] = [float(x) for x in vector]
+    found = [vector for vector in vectors if vector is not None]
+    if len(found) != count or len({len(vector) for vector in found}) != 1:
+        raise LLMResponseError("embeddings: indices repeat or vectors differ in length")
+    return found

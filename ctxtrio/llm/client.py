@@ -58,7 +58,7 @@ from ._probes import (
     vllm_context,
 )
 from ._sse import StreamedAnswer
-from ._wire import OneChunk, close_stream, optional, parse_completion, parse_model_ids
+from ._wire import OneChunk, close_stream, optional, parse_completion, parse_embeddings, parse_model_ids
 from .breaker import Breaker, BreakerState
 from .messages import ChatMessage, Completion, LLMSettings
 
@@ -152,6 +152,16 @@ class LLMClient:
             timeout_s=timeout_s,
         )
         return completion.prompt_tokens
+
+    async def embed(self, texts: Sequence[str], *, timeout_s: float | None = None) -> list[list[float]]:
+        """One ``POST {base}/embeddings`` for ``texts`` (a batch): their vectors, in order.
+
+        Through the breaker and the queue like every request; ``timeout_s`` replaces the
+        settings' per-request deadline. See :func:`._wire.parse_embeddings` for the shape.
+        """
+        body: JSON = {"input": list(texts), "encoding_format": "float", "model": self._settings.model}
+        url = f"{self._settings.base_url}/embeddings"
+        return await self._call("POST", url, body, lambda r: parse_embeddings(r, len(texts)), timeout_s=timeout_s)
 
     async def list_models(self, *, timeout_s: float | None = None) -> list[str]:
         """The model ids of ``GET {base}/models``."""

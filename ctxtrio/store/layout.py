@@ -12,6 +12,7 @@
                                 generation files no readable catalog record accounts for
                                 (set aside at startup, never deleted)
       index.sqlite3             derived search index (delete it to rebuild)
+      vectors.sqlite3           derived chunk vectors of --embed-model (delete it to re-embed)
       calibration.json          token calibration cache
 """
 
@@ -51,6 +52,10 @@ class DataDir:
     @property
     def index_path(self) -> Path:
         return self.root / "index.sqlite3"
+
+    @property
+    def vectors_path(self) -> Path:
+        return self.root / "vectors.sqlite3"
 
     @property
     def calibration_path(self) -> Path:

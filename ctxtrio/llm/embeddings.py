@@ -1,0 +1,131 @@
+"""Embeddings from the user's own model server, for hybrid search (``--embed-model``).
+
+An :class:`Embedder` wraps an :class:`~.client.LLMClient` opened on the embedding
+endpoint (its own breaker: a missing embedding model must not stop summaries). It adds
+what the model family asks of its inputs, and a short-lived cache of query vectors.
+
+Prefixes, where the model family documents them (matched on the model name, lower case):
+
+* nomic-embed-text: ``search_query: `` / ``search_document: `` (model card of
+  nomic-ai/nomic-embed-text-v1.5, "Usage": task instruction prefixes are required);
+* e5 (intfloat/e5-*, multilingual-e5-*): ``query: `` / ``passage: `` (model card, "FAQ");
+* bge-*-en-v1.5, mxbai-embed-large and snowflake-arctic-embed: the query instruction
+  ``Represent this sentence for searching relevant passages: `` and no document prefix
+  (their model cards).
+
+Others (all-MiniLM, gte, ...) take text as is.
+
+Vectors are returned L2-normalised, so a dot product is the cosine similarity.
+Deadlines are the caller's: the background embedder passes ``timeout_s`` per batch,
+a search wraps :meth:`Embedder.query` in its own ``move_on_after``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import trio
+
+from .._errors import LLMError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .breaker import BreakerState
+    from .client import LLMClient
+
+__all__ = ["Embedder", "Prefixes", "normalized", "prefixes_for"]
+
+_BGE_QUERY = "Represent this sentence for searching relevant passages: "
+
+
+@dataclass(frozen=True, slots=True)
+class Prefixes:
+    """What goes before a query and before a document text for one model family."""
+
+    query: str = ""
+    document: str = ""
+
+
+_FAMILIES: tuple[tuple[tuple[str, ...], Prefixes], ...] = (
+    (("nomic-embed",), Prefixes("search_query: ", "search_document: ")),
+    (("e5-", "e5_"), Prefixes("query: ", "passage: ")),
+    (("bge-", "mxbai-embed", "snowflake-arctic-embed", "arctic-embed"), Prefixes(_BGE_QUERY, "")),
+)
+
+
+def prefixes_for(model: str) -> Prefixes:
+    """The documented prefixes of ``model``'s family, or none."""
+    name = model.lower()
+    for needles, prefixes in _FAMILIES:
+        if any(needle in name for needle in needles):
+            return prefixes
+    return Prefixes()
+
+
+def normalized(vector: Sequence[float]) -> list[float]:
+    """``vector`` scaled to length 1 (a zero vector stays zero)."""
+    norm = math.sqrt(math.fsum(x * x for x in vector))
+    return [x / norm for x in vector] if norm > 0 else [0.0 for _ in vector]
+
+
+class Embedder:
+    """Documents and queries to vectors through one embedding endpoint.
+
+    ``query_ttl_s``: how long a query's vector is reused (a model repeating a search,
+    or paging through its hits, asks once); at most ``query_cache`` queries are kept.
+    """
+
+    def __init__(self, client: LLMClient, model: str, *, query_ttl_s: float = 300.0, query_cache: int = 256) -> None:
+        self._client = client
+        self.model = model
+        self.prefixes = prefixes_for(model)
+        self._ttl_s = query_ttl_s
+        self._capacity = query_cache
+        self._queries: OrderedDict[str, tuple[float, list[float]]] = OrderedDict()
+        #: Vector length, learned from the first answer (None until then).
+        self.dimension: int | None = None
+        #: The last failure's message, None after a success.
+        self.last_error: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self._client.settings.base_url
+
+    @property
+    def breaker_state(self) -> BreakerState:
+        return self._client.breaker_state
+
+    async def documents(self, texts: Sequence[str], *, timeout_s: float | None = None) -> list[list[float]]:
+        """One request embedding ``texts`` (with the family's document prefix); LLMError on failure."""
+        return await self._embed([self.prefixes.document + text for text in texts], timeout_s)
+
+    async def query(self, text: str) -> list[float]:
+        """The vector of a search query (cached for ``query_ttl_s``); LLMError on failure.
+
+        No deadline of its own: the search that asks sets one around it.
+        """
+        now = trio.current_time()
+        cached = self._queries.get(text)
+        if cached is not None and now - cached[0] < self._ttl_s:
+            self._queries.move_to_end(text)
+            return cached[1]
+        (vector,) = await self._embed([self.prefixes.query + text], None)
+        self._queries[text] = (trio.current_time(), vector)
+        self._queries.move_to_end(text)
+        while len(self._queries) > self._capacity:
+            self._queries.popitem(last=False)
+        return vector
+
+    async def _embed(self, texts: list[str], timeout_s: float | None) -> list[list[float]]:
+        try:
+            raw = await self._client.embed(texts, timeout_s=timeout_s)
+        except LLMError as exc:
+            self.last_error = str(exc)
+            raise
+        self.last_error = None
+        self.dimension = len(raw[0])
+        return [normalized(vector) for vector in raw]

@@ -1,0 +1,117 @@
+"""A fake ``POST /v1/embeddings`` endpoint for tests, as an ``httpx.MockTransport``.
+
+The request and answer follow the documented shape: OpenAI's API reference, "Create
+embeddings" (request ``{"model", "input": [str], "encoding_format": "float"}``; answer
+``{"object": "list", "data": [{"object": "embedding", "index": i, "embedding": [float]}],
+"model", "usage": {"prompt_tokens", "total_tokens"}}``), which llama.cpp's
+``llama-server --embeddings`` (tools/server/README.md, ``POST /v1/embeddings``) and
+llama-cpp-python's server (``create_embedding``) also serve. An unknown model gets HTTP
+404 with an ``{"error": {"message"}}`` body, as OpenAI answers.
+
+Meaning is imitated: a text's vector is the normalised sum of one pseudo-random vector
+per word, where the words of a ``synonyms`` group share one vector, so a paraphrase
+made of synonyms lands near its original while sharing no word with it.
+
+Knobs are plain attributes: ``down`` (every request fails to connect, like a killed
+server), ``down_after`` (goes down by itself once it has answered that many requests),
+``delay_s`` (a slow answer, in trio time), ``dimension``. ``requests`` keeps
+each request's inputs, so a test can tell what was embedded, and how often.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+import httpx
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve
+from starlette.applications import Starlette
+from starlette.responses import Response
+from starlette.routing import Route
+
+if TYPE_CHECKING:
+    from hypercorn.typing import ASGIFramework
+    from starlette.requests import Request
+
+__all__ = ["FakeEmbeddings", "serve_fake_embeddings"]
+
+_WORD = re.compile(r"\w+")
+
+
+@dataclass
+class FakeEmbeddings:
+    """The fake endpoint; :meth:`transport` is what ``open_llm_client`` takes."""
+
+    model: str = "fake-embed"
+    dimension: int = 64
+    synonyms: list[set[str]] = field(default_factory=list)
+    down: bool = False
+    down_after: int | None = None
+    delay_s: float = 0.0
+    requests: list[list[str]] = field(default_factory=list)
+
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self._handle)
+
+    @property
+    def embedded(self) -> list[str]:
+        """Every input text embedded so far, in order (repeats included)."""
+        return [text for batch in self.requests for text in batch]
+
+    def vector(self, text: str) -> list[float]:
+        """The (unnormalised) vector this fake gives ``text``."""
+        total = [0.0] * self.dimension
+        for word in _WORD.findall(text.lower()):
+            key = next((min(group) for group in self.synonyms if word in group), word)
+            seed = hashlib.sha256(key.encode()).digest()
+            for i in range(self.dimension):
+                byte = seed[i % len(seed)] ^ (i * 37 % 256)
+                total[i] += (byte / 255.0) - 0.5
+        return total
+
+    async def _handle(self, request: httpx.Request) -> httpx.Response:
+        if self.down_after is not None and len(self.requests) >= self.down_after:
+            self.down, self.down_after = True, None
+        if self.down:
+            raise httpx.ConnectError("connection refused (fake endpoint down)", request=request)
+        if self.delay_s:
+            await trio.sleep(self.delay_s)
+        if request.method != "POST" or not request.url.path.endswith("/embeddings"):
+            return httpx.Response(404, json={"error": {"message": f"no route {request.url.path}"}})
+        body = json.loads(request.content)
+        if body.get("model") not in ("", None, self.model):
+            return httpx.Response(404, json={"error": {"message": f"model {body.get('model')!r} not found"}})
+        inputs = body["input"]
+        texts = [inputs] if isinstance(inputs, str) else list(inputs)
+        self.requests.append(texts)
+        data = [{"object": "embedding", "index": i, "embedding": self.vector(t)} for i, t in enumerate(texts)]
+        tokens = sum(max(1, math.ceil(len(t) / 4)) for t in texts)
+        return httpx.Response(
+            200,
+            json={"object": "list", "data": data, "model": self.model,
+                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}},
+        )
+
+
+async def serve_fake_embeddings(nursery: trio.Nursery, fake: FakeEmbeddings) -> str:
+    """Serve ``fake`` over HTTP on ``127.0.0.1:<free port>`` in ``nursery``; returns its ``/v1`` base URL."""
+
+    async def endpoint(request: Request) -> Response:
+        forwarded = httpx.Request(request.method, str(request.url), content=await request.body())
+        answer = await fake._handle(forwarded)
+        return Response(answer.content, answer.status_code, media_type="application/json")
+
+    config = HypercornConfig()
+    config.bind = ["127.0.0.1:0"]
+    config.loglevel = "WARNING"
+    config.graceful_timeout = 0.1
+    app = cast("ASGIFramework", Starlette(routes=[Route("/{path:path}", endpoint, methods=["GET", "POST"])]))
+    binds: list[str] = await nursery.start(partial(serve, app, config, mode="asgi"))
+    return binds[0] + "/v1"

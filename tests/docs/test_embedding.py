@@ -1,0 +1,201 @@
+"""Semantic recall: background embedding, fusion with BM25, and what happens when the endpoint is down."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import trio
+import trio.testing
+
+from ctxtrio._app import open_context
+from ctxtrio._config import Config
+from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
+from ctxtrio.docs.render import render_search
+from ctxtrio.docs.search import fuse
+from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.embeddings import Embedder
+from ctxtrio.store.rows import Hit
+from ctxtrio.store.vectors import VectorHit, VectorStore
+from ctxtrio.text.chunking import Chunk
+from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
+
+from .conftest import opened
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from ctxtrio._context import Context
+
+BASE = "http://embed.test/v1"
+SYNONYMS = [{"leaderboard", "ranking"}, {"ordered", "sorted"}, {"scores", "values"}, {"arrive", "inserted"}]
+BISECT = "# bisect\n\nKeep a list sorted as new values are inserted, without sorting it again each time.\n"
+OTHER = "# shutil\n\nCopy whole directory trees and remove them; archives are made and unpacked here.\n"
+QUERY = "leaderboard ordered when scores arrive"
+
+
+def _paragraphs(n: int) -> str:
+    """A document of ``n`` short sections, each with words of its own."""
+    return "\n\n".join(f"## Part {i}\n\nSection {i} explains topic{i} with example{i} and detail{i}." for i in range(n))
+
+
+@asynccontextmanager
+async def semantic(ctx: Context, fake: FakeEmbeddings) -> AsyncIterator[SemanticIndex]:
+    """``ctx``'s documents with semantic recall on ``fake``, wired as ``_app.py`` does."""
+    settings = LLMSettings(BASE, model=fake.model, concurrency=2)
+    async with open_llm_client(settings, transport=fake.transport()) as client, trio.open_nursery() as nursery:
+        index = SemanticIndex(ctx.documents.repository, Embedder(client, fake.model), VectorStore(ctx.data.vectors_path))
+        await nursery.start(index.run)
+        ctx.documents.semantic = index
+        try:
+            yield index
+        finally:
+            ctx.documents.semantic = None
+            nursery.cancel_scope.cancel()
+
+
+async def caught_up(index: SemanticIndex) -> None:
+    """Wait until every chunk of the documents there are is embedded."""
+    while not (
+        index.status().state == "caught up" and index.status().chunks_embedded == index.status().chunks_total > 0
+    ):
+        index.wake()
+        await trio.sleep(0.1)
+
+
+async def test_a_paraphrase_is_found_by_meaning_and_says_so(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """A query sharing no word with the passage finds it only with embeddings, marked as found by meaning."""
+    fake = FakeEmbeddings(synonyms=SYNONYMS)
+    async with opened(tmp_path) as ctx:
+        await ctx.documents.ingest(text=OTHER, title="shutil")
+        bisect = await ctx.documents.ingest(text=BISECT, title="bisect")
+        assert (await ctx.documents.search(QUERY)).hits == ()
+        async with semantic(ctx, fake) as index:
+            await caught_up(index)
+            result = await ctx.documents.search(QUERY, limit=1)
+    assert [(hit.doc_id, hit.by_meaning) for hit in result.hits] == [(bisect.doc.doc_id, True)]
+    assert result.semantic_skipped is None
+    assert "found by meaning, not by its words" in render_search(result)
+
+
+async def test_keyword_hits_stay_and_are_not_marked(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """A query whose words match ranks that chunk first, not marked as found by meaning."""
+    async with opened(tmp_path) as ctx:
+        await ctx.documents.ingest(text=OTHER, title="shutil")
+        await ctx.documents.ingest(text=BISECT, title="bisect")
+        async with semantic(ctx, FakeEmbeddings(synonyms=SYNONYMS)) as index:
+            await caught_up(index)
+            result = await ctx.documents.search("directory trees")
+    assert result.hits[0].title == "shutil" and not result.hits[0].by_meaning
+
+
+async def test_ingest_never_waits_and_search_falls_back(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """With a hung endpoint, ingest acknowledges at once and search answers from BM25 within QUERY_S, saying so."""
+    fake = FakeEmbeddings(delay_s=10_000)
+    async with opened(tmp_path) as ctx:
+        await ctx.documents.ingest(text=BISECT, title="bisect")
+        async with semantic(ctx, fake) as index:
+            await trio.sleep(1)  # the first batch is now stuck at the endpoint
+            started = trio.current_time()
+            await ctx.documents.ingest(text=OTHER, title="shutil")
+            ingested_s = trio.current_time() - started
+            started = trio.current_time()
+            result = await ctx.documents.search("sorted values")
+            searched_s = trio.current_time() - started
+            assert index.status().chunks_embedded == 0
+    assert ingested_s < 0.1 and searched_s < 0.6
+    assert result.hits and result.hits[0].title == "bisect"
+    assert result.semantic_skipped is not None and "skipped" in result.semantic_skipped
+    assert "Keyword search only" in render_search(result)
+
+
+async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """Killed after 3 batches: BM25 answers meanwhile; restarted: the backfill finishes and no text is embedded twice."""
+    fake = FakeEmbeddings(down_after=3)
+    async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+        doc = await ctx.documents.ingest(text=_paragraphs(120), title="parts")
+        assert doc.doc.chunks > 3 * 16
+        async with semantic(ctx, fake) as index:
+            while not fake.down:
+                await trio.sleep(0.1)
+            await trio.sleep(5)
+            status = index.status()
+            assert status.state == "endpoint unreachable" and 0 < status.chunks_embedded < doc.doc.chunks
+            result = await ctx.documents.search("topic77 example77")
+            assert result.hits[0].index == 77 or "topic77" in result.hits[0].text
+            assert result.semantic_skipped is not None
+            fake.down = False
+            await caught_up(index)
+    assert len(fake.embedded) == len(set(fake.embedded)) == doc.doc.chunks
+
+
+async def test_restart_resumes_from_the_vectors_file(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """Stopped mid-backfill and started again, the embedder asks only for what was not stored yet."""
+    first = FakeEmbeddings(down_after=2)
+    async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+        doc = await ctx.documents.ingest(text=_paragraphs(80), title="parts")
+        async with semantic(ctx, first):
+            while not first.down:
+                await trio.sleep(0.1)
+    second = FakeEmbeddings()
+    async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx, semantic(ctx, second) as index:
+        await caught_up(index)
+    assert not set(first.embedded) & set(second.embedded)
+    assert len(set(first.embedded) | set(second.embedded)) == doc.doc.chunks
+
+
+async def test_documents_ingested_before_are_caught_up_and_forget_drops(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """Documents present before the flag was set are embedded; a forgotten document's vectors are dropped."""
+    async with opened(tmp_path) as ctx:
+        a = await ctx.documents.ingest(text=BISECT, title="bisect")
+        b = await ctx.documents.ingest(text=OTHER, title="shutil")
+        async with semantic(ctx, FakeEmbeddings()) as index:
+            await caught_up(index)
+            assert index.status().chunks_embedded == 2
+            await ctx.documents.forget(a.doc.doc_id)
+            while index.status().vectors != 1:
+                await trio.sleep(0.1)
+            store = VectorStore(ctx.data.vectors_path)
+            store.open()
+            dim = index.status().dimension
+            assert dim is not None
+            assert [journal.split("/")[1] for journal in store.done("fake-embed", dim)] == [b.doc.doc_id]
+            store.close()
+
+
+async def test_through_open_context_and_loopback_http(tmp_path: Path) -> None:
+    """--embed-model and --embed-base-url wire the embedder: a served fake embeds, and a paraphrase is found."""
+    fake = FakeEmbeddings(synonyms=SYNONYMS)
+    async with trio.open_nursery() as nursery:
+        url = await serve_fake_embeddings(nursery, fake)
+        config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, embed_model=fake.model,
+                        embed_base_url=url)
+        async with open_context(config) as ctx:
+            await ctx.documents.ingest(text=BISECT, title="bisect")
+            index = ctx.documents.semantic
+            assert index is not None
+            with trio.fail_after(30):
+                await caught_up(index)
+            result = await ctx.documents.search(QUERY)
+            assert index.status().dimension == fake.dimension
+        nursery.cancel_scope.cancel()
+    assert result.hits and result.hits[0].by_meaning
+
+
+def test_fusion_rewards_agreement_and_keeps_keyword_order() -> None:
+    """Reciprocal rank fusion: a hit in both lists rises; equal ranks keep keyword first; meaning-only is flagged."""
+    keyword = [Hit("j", "1", 9.0), Hit("j", "2", 8.0), Hit("j", "3", 7.0)]
+    meaning = [VectorHit("j", "3", 0.9, 0, 0), VectorHit("j", "4", 0.8, 0, 0)]
+    fused = fuse(keyword, meaning, 4)
+    assert [(hit.item, by_meaning) for hit, by_meaning in fused] == [("3", False), ("1", False), ("2", False), ("4", True)]
+    assert fused[0][0].score == 7.0 and fused[3][0].score == 0.8 and len(fuse(keyword, meaning, 2)) == 2
+
+
+def test_long_chunks_are_embedded_in_parts_with_their_trail() -> None:
+    """A chunk longer than PART_CHARS becomes several parts cut at line ends, each led by the heading trail."""
+    text = "\n".join(f"line {i} " + "x" * 60 for i in range(40))
+    parts = chunk_parts(Chunk(0, text, 0, len(text), ("Guide", "Install"), 600))
+    assert len(parts) >= 3 and all(part.startswith("Guide › Install\n") for part in parts)
+    assert all(len(part) <= PART_CHARS + len("Guide › Install\n") for part in parts)
+    assert "".join(part.removeprefix("Guide › Install\n") for part in parts).replace("\n", "") == text.replace("\n", "")

@@ -1,0 +1,96 @@
+"""Embeddings: the documented request and answer, prefixes per model family, the query cache, the breaker."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import httpx
+import pytest
+import trio
+import trio.testing
+
+from ctxtrio._errors import LLMResponseError, LLMUnavailableError
+from ctxtrio.llm.breaker import BreakerState
+from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.embeddings import Embedder, prefixes_for
+from testkit.fake_embeddings import FakeEmbeddings
+
+BASE = "http://embed.test/v1"
+
+
+async def test_request_shape_and_answer_order() -> None:
+    """One POST {base}/embeddings with model, input list and float encoding; vectors come back by index, normalised."""
+    seen: list[dict[str, object]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append({"url": str(request.url), **json.loads(request.content)})
+        data = [{"object": "embedding", "index": 1, "embedding": [0, 2]}, {"object": "embedding", "index": 0, "embedding": [3, 4]}]
+        return httpx.Response(200, json={"object": "list", "data": data, "model": "m", "usage": {"prompt_tokens": 2}})
+
+    async with open_llm_client(LLMSettings(BASE, model="m"), transport=httpx.MockTransport(handler)) as client:
+        embedder = Embedder(client, "m")
+        vectors = await embedder.documents(["first", "second"])
+    assert seen == [{"url": f"{BASE}/embeddings", "input": ["first", "second"], "encoding_format": "float", "model": "m"}]
+    assert vectors == [[0.6, 0.8], [0.0, 1.0]]
+    assert embedder.dimension == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"data": [{"embedding": [1.0]}]}, "expected 2 vectors"),
+        ({"data": [{"embedding": [1.0]}, {"embedding": [1.0, 2.0]}]}, "differ in length"),
+        ({"data": [{"embedding": "AAAA"}, {"embedding": [1.0]}]}, "no list of numbers"),
+        ({"error": {"message": "model not loaded"}}, "model not loaded"),
+    ],
+)
+async def test_odd_answers_are_response_errors(body: object, message: str) -> None:
+    """A count, length or type the request did not ask for is an LLMResponseError naming it."""
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=body))
+    async with open_llm_client(LLMSettings(BASE), transport=transport) as client:
+        with pytest.raises(LLMResponseError, match=message):
+            await client.embed(["a", "b"])
+
+
+def test_prefixes_follow_the_model_family() -> None:
+    """nomic, e5 and bge-style models get their documented prefixes; MiniLM gets none."""
+    assert prefixes_for("nomic-embed-text:latest").query == "search_query: "
+    assert prefixes_for("nomic-embed-text-v1.5").document == "search_document: "
+    assert (prefixes_for("intfloat/multilingual-e5-small").query, prefixes_for("e5-base-v2").document) == (
+        "query: ", "passage: ")
+    assert prefixes_for("bge-small-en-v1.5").query.startswith("Represent this sentence")
+    assert prefixes_for("all-MiniLM-L6-v2").query == prefixes_for("all-minilm").document == ""
+
+
+async def test_queries_are_prefixed_and_cached_briefly(autojump_clock: trio.testing.MockClock) -> None:
+    """A query is embedded once with its prefix, reused within the TTL, and asked again after it."""
+    fake = FakeEmbeddings(model="nomic-embed-text")
+    async with open_llm_client(LLMSettings(BASE, model=fake.model), transport=fake.transport()) as client:
+        embedder = Embedder(client, fake.model, query_ttl_s=60.0)
+        first = await embedder.query("sorted insert")
+        await trio.sleep(59)
+        assert await embedder.query("sorted insert") == first
+        assert fake.embedded == ["search_query: sorted insert"]
+        await trio.sleep(2)
+        await embedder.query("sorted insert")
+        await embedder.documents(["text"])
+    assert fake.embedded == ["search_query: sorted insert"] * 2 + ["search_document: text"]
+    assert math.isclose(sum(x * x for x in first), 1.0)
+
+
+async def test_a_dead_endpoint_opens_the_breaker(autojump_clock: trio.testing.MockClock) -> None:
+    """Refused: LLMUnavailableError, the breaker opens, and the next call fails at once without a request."""
+    fake = FakeEmbeddings(down=True)
+    async with open_llm_client(LLMSettings(BASE), transport=fake.transport()) as client:
+        embedder = Embedder(client, fake.model)
+        with pytest.raises(LLMUnavailableError, match="cannot connect"):
+            await embedder.documents(["a"])
+        assert embedder.breaker_state is BreakerState.OPEN and "cannot connect" in str(embedder.last_error)
+        fake.down = False
+        with pytest.raises(LLMUnavailableError, match="breaker open"):
+            await embedder.query("a")
+        assert fake.requests == []
+        await trio.sleep(2)
+        await embedder.query("a")
+        assert (str(embedder.breaker_state), embedder.last_error) == ("closed", None)

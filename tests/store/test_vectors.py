@@ -1,0 +1,52 @@
+"""The vectors file: derived, keyed by (model, dimension), pruned with its journals, and healed when damaged."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ctxtrio.store.vectors import VectorRow, VectorStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _row(journal: str, item: str, vector: list[float] | None, part: int = 0) -> VectorRow:
+    return VectorRow(journal, item, part if vector is not None else -1, 10, 20, vector)
+
+
+def test_nearest_takes_each_chunk_by_its_best_part_within_journals(tmp_path: Path) -> None:
+    """Best part per chunk, best first, optionally only within the journals named; refused chunks never match."""
+    store = VectorStore(tmp_path / "v.sqlite3")
+    store.open()
+    store.add("m", 2, [_row("a", "0", [1.0, 0.0]), _row("a", "0", [0.0, 1.0], part=1), _row("b", "0", [0.6, 0.8]),
+                       _row("b", "1", None)])
+    hits = store.nearest("m", [0.0, 1.0], journals=None, limit=5)
+    assert [(h.journal, h.item, round(h.score, 2)) for h in hits] == [("a", "0", 1.0), ("b", "0", 0.8)]
+    assert [h.journal for h in store.nearest("m", [0.0, 1.0], journals=["b"], limit=5)] == ["b"]
+    store.add("m", 2, [_row("c", "0", [0.0, 1.0])])  # grows the matrix already in memory
+    assert {h.journal for h in store.nearest("m", [0.0, 1.0], journals=None, limit=5)} == {"a", "b", "c"}
+    assert store.counts("m", 2) == (3, 1, 4)
+    assert store.nearest("other", [0.0, 1.0], journals=None, limit=5) == []
+    store.close()
+
+
+def test_prune_keeps_only_current_journals_of_the_model(tmp_path: Path) -> None:
+    """drop_except removes journals gone and vectors of another model or dimension."""
+    store = VectorStore(tmp_path / "v.sqlite3")
+    store.open()
+    store.add("m", 2, [_row("a", "0", [1.0, 0.0]), _row("gone", "0", [1.0, 0.0])])
+    store.add("m", 3, [_row("a", "0", [1.0, 0.0, 0.0])])
+    store.add("old", 2, [_row("a", "0", [1.0, 0.0])])
+    assert store.drop_except("m", 2, {"a"}) == 3
+    assert store.done("m", 2) == {"a": {"0"}} and store.dimensions("m") == [2]
+    store.close()
+
+
+def test_a_damaged_file_is_started_afresh(tmp_path: Path) -> None:
+    """A file that is not a database is deleted and created anew (the journals are the truth)."""
+    path = tmp_path / "v.sqlite3"
+    path.write_bytes(b"not a database at all" * 100)
+    store = VectorStore(path)
+    store.open()
+    assert store.dimensions("m") == []
+    store.close()
