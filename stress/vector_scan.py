@@ -22,12 +22,15 @@ import os
 import resource
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ctxtrio.store.vectors import VectorRow, VectorStore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def _cpu() -> float:
