@@ -5,11 +5,12 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
+import pytest
 import trio
-import trio.testing
 
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
+from ctxtrio.docs import embedding
 from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
 from ctxtrio.docs.render import render_search
 from ctxtrio.docs.search import fuse
@@ -35,6 +36,15 @@ OTHER = "# shutil\n\nCopy whole directory trees and remove them; archives are ma
 QUERY = "leaderboard ordered when scores arrive"
 
 
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real time here (the store's worker threads and a virtual clock race on a loaded machine),
+    so the embedder retries and polls quickly."""
+    monkeypatch.setattr(embedding, "RETRY_S", 0.05)
+    monkeypatch.setattr(embedding, "RETRY_MAX_S", 0.2)
+    monkeypatch.setattr(embedding, "POLL_S", 0.5)
+
+
 def _paragraphs(n: int) -> str:
     """A document of ``n`` short sections, each with words of its own."""
     return "\n\n".join(f"## Part {i}\n\nSection {i} explains topic{i} with example{i} and detail{i}." for i in range(n))
@@ -56,7 +66,12 @@ async def semantic(ctx: Context, fake: FakeEmbeddings) -> AsyncIterator[Semantic
 
 
 async def caught_up(index: SemanticIndex) -> None:
-    """Wait until every chunk of the documents there are is embedded."""
+    """Wait until every chunk of the documents there are is embedded (30 s at most)."""
+    with trio.fail_after(30):
+        await _caught_up(index)
+
+
+async def _caught_up(index: SemanticIndex) -> None:
     while not (
         index.status().state == "caught up" and index.status().chunks_embedded == index.status().chunks_total > 0
     ):
@@ -64,7 +79,7 @@ async def caught_up(index: SemanticIndex) -> None:
         await trio.sleep(0.1)
 
 
-async def test_a_paraphrase_is_found_by_meaning_and_says_so(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+async def test_a_paraphrase_is_found_by_meaning_and_says_so(tmp_path: Path) -> None:
     """A query sharing no word with the passage finds it only with embeddings, marked as found by meaning."""
     fake = FakeEmbeddings(synonyms=SYNONYMS)
     async with opened(tmp_path) as ctx:
@@ -79,7 +94,7 @@ async def test_a_paraphrase_is_found_by_meaning_and_says_so(tmp_path: Path, cloc
     assert "found by meaning, not by its words" in render_search(result)
 
 
-async def test_keyword_hits_stay_and_are_not_marked(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+async def test_keyword_hits_stay_and_are_not_marked(tmp_path: Path) -> None:
     """A query whose words match ranks that chunk first, not marked as found by meaning."""
     async with opened(tmp_path) as ctx:
         await ctx.documents.ingest(text=OTHER, title="shutil")
@@ -90,7 +105,7 @@ async def test_keyword_hits_stay_and_are_not_marked(tmp_path: Path, clock: trio.
     assert result.hits[0].title == "shutil" and not result.hits[0].by_meaning
 
 
-async def test_ingest_never_waits_and_search_falls_back(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+async def test_ingest_never_waits_and_search_falls_back(tmp_path: Path) -> None:
     """With a hung endpoint, ingest is acknowledged though nothing is embedded, and search answers from BM25, saying so."""
     fake = FakeEmbeddings()
     async with opened(tmp_path) as ctx:
@@ -107,16 +122,16 @@ async def test_ingest_never_waits_and_search_falls_back(tmp_path: Path, clock: t
     assert "Keyword search only" in render_search(result)
 
 
-async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Path) -> None:
     """Killed after 3 batches: BM25 answers meanwhile; restarted: the backfill finishes and no text is embedded twice."""
     fake = FakeEmbeddings(down_after=3)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
         doc = await ctx.documents.ingest(text=_paragraphs(120), title="parts")
         assert doc.doc.chunks > 3 * 16
         async with semantic(ctx, fake) as index:
-            while not fake.down:
-                await trio.sleep(0.1)
-            await trio.sleep(5)
+            with trio.fail_after(30):
+                while index.status().state != "endpoint unreachable":
+                    await trio.sleep(0.05)
             status = index.status()
             assert status.state == "endpoint unreachable" and 0 < status.chunks_embedded < doc.doc.chunks
             result = await ctx.documents.search("topic77 example77")
@@ -127,14 +142,15 @@ async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Pa
     assert len(fake.embedded) == len(set(fake.embedded)) == doc.doc.chunks
 
 
-async def test_restart_resumes_from_the_vectors_file(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+async def test_restart_resumes_from_the_vectors_file(tmp_path: Path) -> None:
     """Stopped mid-backfill and started again, the embedder asks only for what was not stored yet."""
     first = FakeEmbeddings(down_after=2)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
         doc = await ctx.documents.ingest(text=_paragraphs(80), title="parts")
         async with semantic(ctx, first):
-            while not first.down:
-                await trio.sleep(0.1)
+            with trio.fail_after(30):
+                while not first.down:
+                    await trio.sleep(0.05)
     second = FakeEmbeddings()
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx, semantic(ctx, second) as index:
         await caught_up(index)
@@ -142,7 +158,7 @@ async def test_restart_resumes_from_the_vectors_file(tmp_path: Path, clock: trio
     assert len(set(first.embedded) | set(second.embedded)) == doc.doc.chunks
 
 
-async def test_documents_ingested_before_are_caught_up_and_forget_drops(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+async def test_documents_ingested_before_are_caught_up_and_forget_drops(tmp_path: Path) -> None:
     """Documents present before the flag was set are embedded; a forgotten document's vectors are dropped."""
     async with opened(tmp_path) as ctx:
         a = await ctx.documents.ingest(text=BISECT, title="bisect")
@@ -151,8 +167,9 @@ async def test_documents_ingested_before_are_caught_up_and_forget_drops(tmp_path
             await caught_up(index)
             assert index.status().chunks_embedded == 2
             await ctx.documents.forget(a.doc.doc_id)
-            while index.status().vectors != 1:
-                await trio.sleep(0.1)
+            with trio.fail_after(30):
+                while index.status().vectors != 1:
+                    await trio.sleep(0.05)
             store = VectorStore(ctx.data.vectors_path)
             store.open()
             dim = index.status().dimension
@@ -172,8 +189,7 @@ async def test_through_open_context_and_loopback_http(tmp_path: Path) -> None:
             await ctx.documents.ingest(text=BISECT, title="bisect")
             index = ctx.documents.semantic
             assert index is not None
-            with trio.fail_after(30):
-                await caught_up(index)
+            await caught_up(index)
             result = await ctx.documents.search(QUERY)
             assert index.status().dimension == fake.dimension
         nursery.cancel_scope.cancel()
