@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .._errors import LLMError
+from .._errors import LLMError, StoreError
 from ..docs.repository import CATALOG_NAME
 from ..llm.client import LLMSettings, open_llm_client
 from ..memory.pruning import replay
 from ..memory.repository import scan_session_ids
+from .aside import free_space, set_aside
 from .library import catalog_state, open_library
 from .output import emit_json, say
 
@@ -43,9 +44,13 @@ class Report:
 
     lines: list[tuple[str, bool, str]] = field(default_factory=list)
     facts: dict[str, object] = field(default_factory=dict)
+    #: Areas whose line is a warning: shown as ``warn``, not failing the exit code.
+    warned: set[str] = field(default_factory=set)
 
-    def add(self, area: str, ok: bool, line: str) -> None:
+    def add(self, area: str, ok: bool, line: str, *, warn: bool = False) -> None:
         self.lines.append((area, ok, line))
+        if warn:
+            self.warned.add(area)
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -56,20 +61,30 @@ def _args(p: argparse.ArgumentParser) -> None:
 async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     report = Report()
     async with open_library(config, stop) as ctx:
-        report.add("data dir", True, f"{ctx.data.root}: writable")
+        report.add("data dir", *await trio.to_thread.run_sync(free_space, ctx.data))
         await _sessions(ctx, report)
         current = await _documents(ctx, report)
-        await _index(ctx, report, current, repair=args.repair)
+        try:
+            await _index(ctx, report, current, repair=args.repair)
+        except StoreError as exc:
+            report.add("index", False, str(exc))
+        aside = await trio.to_thread.run_sync(set_aside, ctx.data)
+        for found in aside:
+            report.add(found.area, True, "; ".join([found.summary, *found.details]), warn=True)
+        report.facts["set_aside"] = {found.area: {"files": found.files, "summary": found.summary,
+                                                  "shown": list(found.details)} for found in aside}
     if config.llm_enabled:
         await _llm(config, report)
     else:
         report.add("llm", True, "off (--no-llm): summaries are extractive")
     if args.json:
         emit_json({"ok": all(ok for _, ok, _ in report.lines), **report.facts,
-                   "checks": [{"area": a, "ok": ok, "detail": line} for a, ok, line in report.lines]})
+                   "warnings": sorted(report.warned),
+                   "checks": [{"area": a, "ok": ok, "warn": a in report.warned, "detail": line}
+                              for a, ok, line in report.lines]})
     else:
         for area, ok, line in report.lines:
-            say(f"{'ok ' if ok else 'BAD'} {area}: {line}")
+            say(f"{'warn' if area in report.warned else 'ok ' if ok else 'BAD'} {area}: {line}")
     return 0 if all(ok for _, ok, _ in report.lines) else 1
 
 

@@ -101,6 +101,8 @@ class SearchIndex:
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
+        #: Why the index could not be opened ("" when it is open or was never tried).
+        self.unavailable = ""
         #: (device, inode) of the file opened: a different one means deleted or replaced.
         self._identity: tuple[int, int] | None = None
 
@@ -111,12 +113,21 @@ class SearchIndex:
 
         Returns True when the file was created afresh, so the caller re-indexes the journals.
         """
+        self.unavailable = ""
         try:
             return self._open_file()
         except sqlite3.Error as exc:
             if not _is_damage(exc):
+                # A full disk (no room for the WAL), a read-only or failing file system:
+                # the journals are still readable, so everything but document search and
+                # ingest goes on. Searches say why; a restart tries again.
                 self.close()
-                raise StoreError(f"cannot open search index {self._path}: {exc}") from exc
+                self.unavailable = (
+                    f"the search index {self._path} cannot be opened ({exc}): documents cannot be searched "
+                    "or ingested until a restart after the cause (a full disk?) is fixed; sessions work"
+                )
+                log.warning("%s", self.unavailable)
+                return False
             log.warning("search index %s is unusable (%s); rebuilding it from the journals", self._path, exc)
         self.close()
         self._delete_files()
@@ -182,6 +193,8 @@ class SearchIndex:
         return StoreError(f"{action}: {exc}")
 
     def _reader(self) -> sqlite3.Connection:
+        if self.unavailable:
+            raise StoreError(self.unavailable)
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._connect(READ_BUSY_S)
@@ -201,7 +214,7 @@ class SearchIndex:
     def _write_txn(self) -> Iterator[sqlite3.Connection]:
         conn = self._writer
         if conn is None:
-            raise StoreError("search index is closed")
+            raise StoreError(self.unavailable or "search index is closed")
         self._check_identity()
         try:
             conn.execute("BEGIN IMMEDIATE")

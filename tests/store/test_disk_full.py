@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -14,6 +15,9 @@ import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import TextContent
+
+import ctxtrio
+from ctxtrio._config import Config
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -72,3 +76,41 @@ async def test_disk_full_during_doc_ingest_is_reported_as_such(tmp_path: Path) -
                 assert not small.is_error, _text(small)
                 found = await client.call_tool("doc_search", {"query": "echidna"})
                 assert not found.is_error and "echidna" in _text(found)
+
+
+async def test_a_full_disk_at_startup_leaves_every_read_working(tmp_path: Path) -> None:
+    """Data dir on a disk filled to the last byte: sessions, show, export and doctor answer, a server
+    serves reads, and an append says "No space left on device" (before: every command failed opening the index)."""
+    from tests.cli.runner import cli
+
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        data = mount / "data"
+        async with ctxtrio.open_context(Config(data_dir=data, llm_enabled=False, audit=False)) as ctx:
+            for number in range(5):
+                await ctx.sessions.append("s", f"kept entry {number}")
+            await ctx.documents.ingest(text="# Doc\n\nabout the echidna\n", title="d")
+        with open(mount / "filler", "wb") as filler:
+            with contextlib.suppress(OSError):
+                while True:
+                    filler.write(b"\0" * 65536)
+        listed = await cli(data, "sessions")
+        assert listed.code == 0 and "5 live" in listed.out, listed.err
+        shown = await cli(data, "show", "s")
+        assert shown.code == 0 and "kept entry 4" in shown.out, shown.err
+        exported = await cli(data, "export", "s")
+        assert exported.code == 0 and exported.out.count("\n") == 7, exported.err
+        doctor = await cli(data, "doctor")
+        assert doctor.code == 1 and "BAD data dir" in doctor.out and "the disk is full" in doctor.out, doctor.out
+        assert "ok  sessions: 1 (0 deleted), 6 records" in doctor.out, doctor.out
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit"],
+            cwd=ROOT, env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        )
+        with trio.fail_after(60):
+            async with Client(params) as client:
+                recalled = await client.call_tool("context_recall", {"session_id": "s", "query": "kept entry"})
+                assert not recalled.is_error and "kept entry 4" in _text(recalled)
+                appended = await client.call_tool("context_append", {"session_id": "s", "text": "x " * 5000})
+                assert appended.is_error and "No space left on device" in _text(appended)
+                searched = await client.call_tool("doc_search", {"query": "echidna"})
+                assert searched.is_error and "search index" in _text(searched)
