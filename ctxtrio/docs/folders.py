@@ -86,6 +86,8 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
                 except IndexDamagedError as exc:
                     damaged = exc  # the writer heals it; every current generation is caught up
                     catch_up.append(path)
+                except StoreError as exc:  # the index cannot be opened (a full disk): a later start catches up
+                    log.warning("document %s is not caught up in the search index: %s", folder.name, exc)
             elif (folder.name, gen) in state.committed:
                 remove.append(path)  # a readable record proves it obsolete
             elif now - file.stat().st_mtime > ORPHAN_AGE_S:
