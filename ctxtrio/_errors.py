@@ -21,7 +21,8 @@ checks the drawing against the classes)::
     └── LLMError             the summarizer endpoint failed; callers fall back
         ├── LLMUnavailableError  refused, unreachable, or the breaker is open
         ├── LLMTimeoutError      no answer within the deadline
-        └── LLMResponseError     an answer that is not usable (5xx, not JSON, error body, empty)
+        ├── LLMResponseError     an answer that is not usable (5xx, not JSON, error body, empty)
+        └── LLMInterruptedError  a stream cut off by the server for another request: retry, no failure
 
 Messages describe the problem in the library's own terms. Where a next step exists, the
 error carries a :data:`Hint` (``exc.hint``) naming it; the MCP tool layer turns a hint
@@ -54,6 +55,7 @@ __all__ = [
     "InputError",
     "InvalidIdError",
     "LLMError",
+    "LLMInterruptedError",
     "LLMResponseError",
     "LLMTimeoutError",
     "LLMUnavailableError",
@@ -123,6 +125,13 @@ class LLMTimeoutError(LLMError):
 
 class LLMResponseError(LLMError):
     """The endpoint answered with something unusable: 5xx, not JSON, an error body, empty content."""
+
+
+class LLMInterruptedError(LLMError):
+    """A streamed answer ended without a finish reason: the server cut it off, mid-answer or
+    before its first token, to serve another request (llama-cpp-python's default
+    ``interrupt_requests``). The server works: the circuit breaker does not count it, and
+    the step is asked again later; the truncated text is never kept."""
 
 
 def lone_error(group: BaseExceptionGroup[BaseException]) -> CtxError | None:

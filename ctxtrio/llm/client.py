@@ -26,9 +26,16 @@ Errors, all :class:`~ctxtrio._errors.LLMError`:
   with neither ``[DONE]`` nor a finish reason included), or breaker open;
 * ``LLMTimeoutError`` — no answer within ``timeout_s``, or a stream silent for ``stall_s``;
 * ``LLMResponseError`` — HTTP error status, a body that is not JSON, an ``error`` body,
-  a chat answer without content.
+  a chat answer without content;
+* ``LLMInterruptedError`` — a stream that ends with ``[DONE]`` but no finish reason: the
+  server cut it off to serve another request (llama-cpp-python with its default
+  ``interrupt_requests=True`` sends ``[DONE]`` and stops as soon as another request waits
+  for the model, any request: another client's chat, a tokenize; llama_cpp/server/app.py,
+  ``get_event_publisher``). Before the first token that is a role chunk and ``[DONE]``
+  (no content at all); later, a truncated answer. Neither is complete.
 
-Each of them counts as a failure for the breaker. A call cancelled by its caller (a
+Each of them but the last counts as a failure for the breaker: an interrupted stream
+came from a server that works, and counts as an answer. A call cancelled by its caller (a
 ``move_on_at`` around it) gives no verdict: the breaker stays as it was. The optional
 endpoints (tokenize, context length) answer ``None`` for "this server has no such
 endpoint" and only fail on transport errors.
@@ -45,7 +52,7 @@ from typing import TYPE_CHECKING, TypeVar
 import httpx
 import trio
 
-from .._errors import LLMError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
+from .._errors import LLMError, LLMInterruptedError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
 from ._json import JSON, json_object
 from ._probes import (
     OVERFLOW_PROBE_TOKENS,
@@ -300,6 +307,11 @@ class LLMClient:
             judged = False
             try:
                 result = await exchange()
+            except LLMInterruptedError:
+                judged = True
+                self._answered_at = trio.current_time()
+                self._breaker.succeeded(ticket)
+                raise
             except LLMError:
                 judged = True
                 self._breaker.failed(ticket)
@@ -357,6 +369,12 @@ class LLMClient:
             # Neither [DONE] nor a finish reason: the server went away mid-answer (a
             # close-delimited body ends "cleanly" when its process dies).
             raise LLMUnavailableError(f"POST {url}: the stream ended mid-answer after {answer.chunks} chunks")
+        if answer.finish_reason is None:
+            # [DONE] without a finish reason: cut off for another request (see the module docstring).
+            raise LLMInterruptedError(
+                f"POST {url}: the server ended the stream without a finish reason after {answer.chunks} chunks "
+                f"({len(answer.text)} characters): interrupted by another request"
+            )
         text = answer.text.strip()
         if not text:
             raise LLMResponseError("chat completion: empty content")

@@ -34,14 +34,15 @@ import logging
 import math
 import re
 from collections import OrderedDict
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 from typing import Final as _Final
 
 import trio
 
+from .._errors import LLMInterruptedError
 from ..text.extractive import first_sentence
+from ._keeping import Rejected, as_good_as_extractive, checked
 from ._outcome import (
     ONE_LINER_TOKENS,
     Method,
@@ -49,7 +50,6 @@ from ._outcome import (
     Summary,
     SummaryCache,
     extract,
-    fit,
     labelled,
     run_inline,
     short,
@@ -57,7 +57,7 @@ from ._outcome import (
 )
 from ._plan import Answer, Extract, Final, Limits, Step, cache_key, one_liner_step, stand_in, step_count, walk
 from .breaker import BreakerState
-from .checks import echo_so_far, rejection
+from .checks import echo_so_far
 from .client import ChatMessage, LLMClient
 from .jobs import Job, SummaryQueue
 
@@ -78,48 +78,10 @@ _TEMPLATE_TOKENS: _Final = 16
 #: A prompt is counted exactly before it is sent when its estimate passes this share of
 #: the room the window leaves (steps are sized to 90% of it by the estimate).
 _COUNT_FROM: _Final = 0.8
+#: A stream the server cuts off for another request is asked again this many times, after
+#: 1 s, 2 s, 4 s; then the step is done extractively for this job only (a later call asks again).
+_INTERRUPTED_TRIES: _Final = 4
 _THINK: _Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)  # reasoning models
-
-
-@dataclass(frozen=True, slots=True)
-class _Rejected:
-    reason: str
-
-
-def _checked(answer: str, step: Step, model: TokenModel, *, one_line: bool = False) -> str | _Rejected:
-    """The text to keep for ``step`` (``answer`` fitted to the target; with ``one_line``, its
-    first line that says something), or why it was rejected (see :func:`rejection`).
-
-    Both the whole answer and the text kept are checked: a cut can drop the faithful
-    sentence and keep an invented one, and a first line can be "The text is:".
-    """
-    def why(text: str) -> str | None:
-        return rejection(
-            text, source=step.text, instruction=step.instruction, target_tokens=step.target_tokens, model=model
-        )
-
-    reason = why(answer)
-    if reason is not None:
-        return _Rejected(reason)
-    if one_line:
-        lines = [line.strip() for line in answer.splitlines() if line.strip()]
-        answer = next((line for line in lines if not line.endswith(":")), lines[0])
-    kept = fit(answer, step.target_tokens, model)
-    if kept != answer:
-        reason = why(kept)
-        if reason is not None:
-            return _Rejected(f"{reason}, once cut to {step.target_tokens} tokens")
-    return kept
-
-
-async def _as_good_as_extractive(found: Final, text: str, target_tokens: int, whole: Extract) -> Summary:
-    """``found`` labelled; when the LLM did none of its steps (every answer rejected), the
-    caller's own extractive summary of the whole text instead (sessions rank decisions
-    first), never the generic stand-ins of the rejected steps: as good as ``--no-llm``."""
-    if found.llm_steps:
-        return labelled(found)
-    summary = labelled(found)
-    return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), summary.method, summary.note)
 
 
 class Summarizer:
@@ -183,7 +145,7 @@ class Summarizer:
         lookup = self._lookup(cache, None)
         found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, lookup)
         if isinstance(found, Final):
-            return await _as_good_as_extractive(found, text, target_tokens, whole)
+            return await as_good_as_extractive(found, text, target_tokens, whole)
         if self._client.breaker_state is BreakerState.OPEN:
             note = "LLM unavailable (breaker open after a failure); extractive"
             return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
@@ -201,7 +163,7 @@ class Summarizer:
         else:
             await run_inline(job, stop_at)
         if job.result is not None:
-            return await _as_good_as_extractive(job.result, text, target_tokens, whole)
+            return await as_good_as_extractive(job.result, text, target_tokens, whole)
         return await self._partial(job, text, target_tokens, limits, model, cache, whole)
 
     @property
@@ -324,7 +286,7 @@ class Summarizer:
                     else:
                         self._remember(step.key, Answer(line, True))
                     done += 1
-                else:
+                elif not answer.retry:
                     self._remember(step.key, Answer("", False, answer.reason))
             job.step_finished(trio.current_time() - started)
         return Final("", done, len(steps))
@@ -344,17 +306,19 @@ class Summarizer:
                 return found
             started = trio.current_time()
             answer = await self._ask(found, model)
-            if isinstance(answer, _Rejected):
+            if isinstance(answer, Rejected):
                 log.info("summary step rejected (%s): extractive for it", answer.reason)
                 stand = await trio.to_thread.run_sync(extract, found.text, found.target_tokens, model)
-                answers[found.key] = self._remember(found.key, Answer(stand, False, answer.reason))
+                answers[found.key] = Answer(stand, False, answer.reason)
+                if not answer.retry:  # an interrupted step is asked again by the next job
+                    self._remember(found.key, answers[found.key])
             else:
                 answers[found.key] = Answer(answer, True)
                 if cache is not None:
                     await cache.put(found.key, answer)
             job.step_finished(trio.current_time() - started)
 
-    async def _ask(self, step: Step, model: TokenModel, *, one_line: bool = False) -> str | _Rejected:
+    async def _ask(self, step: Step, model: TokenModel, *, one_line: bool = False) -> str | Rejected:
         """One streamed request for ``step``: the text to keep, checked, or why it was rejected."""
         client = self._client
         assert client is not None
@@ -364,21 +328,30 @@ class Summarizer:
         if room is not None and self._count_tokens is not None and model.estimate(step.prompt) > room * _COUNT_FROM:
             prompt_tokens = await self._count_tokens(step.prompt)
             if prompt_tokens > room:
-                return _Rejected(
+                return Rejected(
                     f"a prompt of {prompt_tokens} tokens leaves no room for a {step.max_tokens}-token answer "
                     f"in the model's {window}-token window"
                 )
         messages = [ChatMessage("user", step.prompt)]
-        completion = await client.complete(
-            messages,
-            max_tokens=step.max_tokens,
-            abort_if=lambda so_far: echo_so_far(so_far, step.instruction, step.text),
-        )
+        for attempt in range(_INTERRUPTED_TRIES):
+            try:
+                completion = await client.complete(
+                    messages,
+                    max_tokens=step.max_tokens,
+                    abort_if=lambda so_far: echo_so_far(so_far, step.instruction, step.text),
+                )
+                break
+            except LLMInterruptedError as exc:
+                log.info("summary step cut off by the server (%s); try %d of %d", exc, attempt + 1, _INTERRUPTED_TRIES)
+                if attempt + 1 == _INTERRUPTED_TRIES:
+                    return Rejected(f"the server cut the answer off {_INTERRUPTED_TRIES} times to serve other "
+                                     "requests", retry=True)
+                await trio.sleep(2.0**attempt)
         answer = _THINK.sub("", completion.text).strip()
         if completion.finish_reason == "aborted":
-            return _Rejected(echo_so_far(answer, step.instruction, step.text) or "stopped early")
+            return Rejected(echo_so_far(answer, step.instruction, step.text) or "stopped early")
         # The checks stem and scan the whole source: off the event loop, with the fit.
-        return await trio.to_thread.run_sync(partial(_checked, answer, step, model, one_line=one_line))
+        return await trio.to_thread.run_sync(partial(checked, answer, step, model, one_line=one_line))
 
     async def _partial(
         self,

@@ -40,6 +40,18 @@ client's connection goes away). What it models, and where the behaviour is docum
   concurrent stream broke the first mid-body; ggml-org/llama.cpp#22847: a crashing
   router server).
 
+* **Interrupts a stream for any other request** (``interrupt_requests``, llama-cpp-python's
+  server default). Every request waits for the one model lock (llama_cpp/server/app.py:
+  ``get_llama_proxy``, a double lock, is a dependency of the chat *and* the
+  ``/extras/tokenize`` routes); the streaming loop, after sending each chunk, ends the
+  stream with ``data: [DONE]`` and no final chunk when another request is waiting for
+  the lock (``get_event_publisher``: ``if interrupt_requests and
+  llama_outer_lock.locked()``). Its first chunk is the role delta
+  (``{"delta": {"role": "assistant"}}``, llama_chat_format.py,
+  ``_convert_text_completion_chunks_to_chat``), sent once the prompt is evaluated and the
+  first token is out: interrupted during prompt evaluation, a stream carries no content.
+  In this mode ``POST /extras/tokenize`` answers (BOS included), also under the lock.
+
 ``GET /props`` tells the context (llama.cpp's ``default_generation_settings.n_ctx``),
 ``POST /tokenize`` counts tokens, ``GET /v1/models`` lists one model. Connections are
 closed after each response. Cancelling the nursery stops the server.
@@ -50,13 +62,17 @@ from __future__ import annotations
 import json
 import math
 import re
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import trio
 
 from testkit.fake_openai import true_tokens
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 __all__ = ["Behaviour", "FakeModel", "Served", "open_fake_model"]
 
@@ -98,10 +114,13 @@ class FakeModel:
     n_ctx: int = 8192
     ping_s: float | None = 15.0
     drop_after: int | None = None
+    interrupt_requests: bool = False
     model_id: str = "gemma-3-270m-fake"
     base_url: str = ""
     served: list[Served] = field(default_factory=list)
+    interrupted: int = 0  # streams ended for another request
     _slot: trio.Lock = field(default_factory=trio.Lock)
+    _waiting: int = 0  # requests waiting for the slot (llama-cpp-python's outer lock held)
 
     @property
     def generating(self) -> int:
@@ -123,6 +142,10 @@ class FakeModel:
                 await _send_json(stream, {"object": "list", "data": [{"id": self.model_id}]})
             elif (method, path) == ("POST", "/tokenize"):
                 count = true_tokens(json.loads(body)["content"])
+                await _send_json(stream, {"tokens": list(range(count))})
+            elif (method, path) == ("POST", "/extras/tokenize") and self.interrupt_requests:
+                async with self._model_lock():
+                    count = 1 + true_tokens(json.loads(body)["input"])
                 await _send_json(stream, {"tokens": list(range(count))})
             else:
                 await _send_json(stream, {"error": {"message": "not found"}}, status="404 Not Found")
@@ -147,7 +170,7 @@ class FakeModel:
             nursery.start_soon(_watch_close, stream, served, nursery.cancel_scope)
             if served.stream:
                 await stream.send_all(_head("200 OK", "text/event-stream"))
-            async with self._slot:
+            async with self._model_lock():
                 await trio.sleep(prompt_tokens / self.prompt_rate)
                 if self.behaviour == "silent":
                     await self._stuck(stream, served)
@@ -157,11 +180,36 @@ class FakeModel:
                     await self._generate_then_send(stream, served, words[:planned], prompt_tokens)
             nursery.cancel_scope.cancel()
 
+    @asynccontextmanager
+    async def _model_lock(self) -> AsyncIterator[None]:
+        """The slot; while waiting for it, a request counts as waiting (and interrupts a stream)."""
+        self._waiting += 1
+        try:
+            await self._slot.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            yield
+        finally:
+            self._slot.release()
+
+    async def _cut_off(self, stream: trio.SocketStream) -> bool:
+        """llama-cpp-python after each chunk: another request waits, so ``[DONE]`` and stop."""
+        if not (self.interrupt_requests and self._waiting):
+            return False
+        self.interrupted += 1
+        await stream.send_all(b"data: [DONE]\n\n")
+        return True
+
     async def _stream_tokens(
         self, stream: trio.SocketStream, served: Served, words: list[str], prompt_tokens: int
     ) -> None:
         try:
             step = max(1, self.tokens_per_event)
+            if self.interrupt_requests:
+                await stream.send_all(_event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}))
+                if await self._cut_off(stream):
+                    return
             for index in range(0, len(words), step):
                 if self.drop_after is not None and index >= self.drop_after:
                     await stream.aclose()  # the process died: no last chunk, no [DONE]
@@ -172,6 +220,8 @@ class FakeModel:
                     self._count(served)
                 piece = (" " if index else "") + " ".join(batch)
                 await stream.send_all(_event({"choices": [{"index": 0, "delta": {"content": piece}}]}))
+                if await self._cut_off(stream):
+                    return
             reason = "length" if served.planned == served.max_tokens else "stop"
             last = {
                 "choices": [{"index": 0, "delta": {}, "finish_reason": reason}],

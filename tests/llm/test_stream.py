@@ -133,9 +133,10 @@ async def test_a_stream_that_stalls_times_out_after_stall_s(autojump_clock: trio
 
 
 async def test_error_chunk_and_empty_stream_are_response_errors(autojump_clock: trio.testing.MockClock) -> None:
-    """A mid-stream error object, or a stream with no content, raise LLMResponseError."""
+    """A mid-stream error object, or a finished stream with no content, raise LLMResponseError."""
     error = 'data: {"error": {"message": "context exceeded"}}'
-    for lines, message in (([_delta("a"), error], "context exceeded"), (["data: [DONE]"], "empty content")):
+    stopped = 'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}'
+    for lines, message in (([_delta("a"), error], "context exceeded"), ([stopped, "data: [DONE]"], "empty content")):
         async with open_llm_client(LLMSettings("http://llm/v1"), transport=_sse_transport(lines, then_hang=False)) as c:
             with pytest.raises(LLMResponseError, match=message):
                 await c.complete(ASK, max_tokens=5)
