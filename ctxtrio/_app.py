@@ -54,7 +54,7 @@ from .surface.watch import watch
 from .tools.compact import COMPACT_TOOLS
 from .tools.runner import ToolRunner
 from .tools.table import INSTRUCTIONS, TOOLS, listing
-from .transport.stdio import CancellableLines, Traffic, claim_stdout, serve_stdio
+from .transport.stdio import MAX_UNANSWERED, CancellableLines, Traffic, claim_stdout, serve_stdio
 from .transport.warm_start import AnswerRecorder, Handoff, WarmStart, begin_warm_start
 
 if TYPE_CHECKING:
@@ -304,7 +304,10 @@ async def _serve_stdio(
             log.warning("%d request(s) still in flight after %g s: cancelling them", len(traffic.inflight), grace_s)
 
     preload = b"".join(handoff.lines) + handoff.rest
-    lines = CancellableLines(stdin_fd, preload=preload, on_line=traffic.incoming, drain=drain)
+    lines = CancellableLines(
+        stdin_fd, preload=preload, on_line=traffic.incoming, drain=drain,
+        room=partial(traffic.inflight.wait_below, MAX_UNANSWERED),
+    )
     transport = trio.CancelScope()
 
     async def stop_on_signal() -> None:

@@ -1,4 +1,5 @@
-"""Which requests are in flight on a line-based transport, so shutdown can wait for them.
+"""Which requests are in flight on a line-based transport, so shutdown can wait for them,
+and so the reader can stop reading while too many answers are still owed.
 
 The SDK cancels what it is serving when its read stream ends. "Stop accepting, give
 in-flight calls a bounded grace period" therefore happens here: the line source asks
@@ -19,6 +20,8 @@ class InFlight:
         self._ids: set[str] = set()
         self._idle = trio.Event()
         self._idle.set()
+        #: Set (and replaced) whenever a request finishes.
+        self._finished = trio.Event()
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -30,8 +33,15 @@ class InFlight:
 
     def finished(self, token: str) -> None:
         self._ids.discard(token)
+        self._finished.set()
+        self._finished = trio.Event()
         if not self._ids:
             self._idle.set()
+
+    async def wait_below(self, limit: int) -> None:
+        """Return once fewer than ``limit`` requests are in flight."""
+        while len(self._ids) >= limit:
+            await self._finished.wait()
 
     async def wait_idle(self) -> None:
         """Return once nothing is in flight."""

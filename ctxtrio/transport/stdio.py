@@ -13,6 +13,12 @@ stdout gets the same treatment: protocol lines go to a private duplicate of fd 1
 an ``FdStream``, while fd 1 itself points at stderr for as long as we serve, so stray
 output from anything else cannot corrupt the protocol stream.
 
+Backpressure: a client that sends requests but does not read the answers would make
+the server hold every answer (and the task that made it) in memory: 20,000 unread
+answers grew one to 1.1 GB. So the reader stops reading while :data:`MAX_UNANSWERED`
+requests are still unanswered (an answer counts once the writer takes it), and reads
+on as answers leave; the client's own pipe then fills, and it is the one that waits.
+
 Why not the SDK's ``anyio.wrap_file`` streams: they cost two worker-thread round trips
 per message (write, flush) plus one per line read, which on a loaded two-core machine
 was most of a 5 ms tool call (see stress/bench_sessions.py).
@@ -45,6 +51,8 @@ __all__ = ["CancellableLines", "ProtocolWriter", "Traffic", "claim_stdout", "ser
 log = logging.getLogger("ctxtrio.transport")
 
 _READ_SIZE = 1 << 16
+#: Requests read but not yet answered before the reader waits (see the module docstring).
+MAX_UNANSWERED = 64
 
 
 def _pollable(fd: int) -> bool:
@@ -69,6 +77,7 @@ class CancellableLines:
         preload: bytes = b"",
         on_line: Callable[[str], None] | None = None,
         drain: Callable[[], Awaitable[None]] | None = None,
+        room: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._fd = os.dup(fd)
         self._stream: trio.lowlevel.FdStream | None = None
@@ -77,6 +86,7 @@ class CancellableLines:
         self._buffer = bytearray(preload)  # bytes a warm start already read from the fd
         self._on_line = on_line
         self._drain = drain  # awaited before EOF is reported: lets in-flight calls finish
+        self._room = room  # awaited before each line is read: backpressure
         self._eof = False
         self._closed = False
         self._scope: trio.CancelScope | None = None
@@ -104,6 +114,8 @@ class CancellableLines:
         line = b""
         with trio.CancelScope() as scope:
             self._scope = scope
+            if self._room is not None:
+                await self._room()
             line = await self._next_line()
         self._scope = None
         if scope.cancelled_caught or self._closed or not line:
