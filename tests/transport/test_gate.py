@@ -57,15 +57,45 @@ async def test_silent_body_times_out_and_releases_the_budget(autojump_clock: tri
     assert gate._buffer._used == 0
 
 
-async def test_trickled_body_hits_the_whole_body_deadline(autojump_clock: trio.testing.MockClock) -> None:
-    """One byte every 2 s never trips the 3 s per-read timeout, but the whole-body deadline answers 408."""
+async def test_trickled_body_is_cut_once_it_falls_below_the_minimum_rate(autojump_clock: trio.testing.MockClock) -> None:
+    """100 bytes every 2 s under a declared 10 MB never trips the 3 s per-read timeout, but falls
+    behind the minimum rate: 408 within the grace plus one part (before: after 3 s + 10 MB at the rate, 43 s)."""
     gate = Gate(_never_called, host="127.0.0.1", token=None, max_body_bytes=10 << 20, body_timeout_s=3.0)
-    size = 1 << 20
-    client = _Client([(2.0, b" ")] * 10_000)
+    client = _Client([(2.0, b" " * 100)] * 10_000)
     started = trio.current_time()
-    await gate(_scope(size), client.receive, client.send)
+    await gate(_scope(10 << 20), client.receive, client.send)
     assert client.sent[0]["status"] == 408
-    assert trio.current_time() - started == 3.0 + size / MIN_BODY_BYTES_PER_S
+    assert trio.current_time() - started <= 3.0 + 100 / MIN_BODY_BYTES_PER_S
+    assert gate._buffer._used == 0
+
+
+async def test_a_body_at_the_minimum_rate_is_read_whole(autojump_clock: trio.testing.MockClock) -> None:
+    """A slow but steady body (the minimum rate, in 1 s parts, 20 s in all) is never cut: the app gets all of it."""
+    received: list[int] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            received.append(len(message["body"]))
+            if not message["more_body"]:
+                return
+
+    left = 20
+
+    async def receive() -> Message:
+        nonlocal left
+        await trio.sleep(1.0)
+        left -= 1
+        return {"type": "http.request", "body": b" " * MIN_BODY_BYTES_PER_S, "more_body": left > 0}
+
+    gate = Gate(app, host="127.0.0.1", token=None, max_body_bytes=10 << 20, body_timeout_s=3.0)
+    sent: list[Message] = []
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    await gate(_scope(20 * MIN_BODY_BYTES_PER_S), receive, send)
+    assert not sent and received == [MIN_BODY_BYTES_PER_S] * 20
 
 
 async def test_chunked_body_is_cut_at_the_limit(autojump_clock: trio.testing.MockClock) -> None:
