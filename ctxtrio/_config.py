@@ -152,7 +152,7 @@ class Config:
     #: Longest wait for the next part of an HTTP request body before answering 408.
     http_body_timeout_s: float = setting(10.0, "--http-body-timeout", "CTX_HTTP_BODY_TIMEOUT_S", "S",
                                          "Seconds an HTTP request body may pause before the request is refused "
-                                         "with 408")
+                                         "with 408; after them it must keep arriving at 256 KB/s on average")
     audit: bool = setting(True, "--audit", "CTX_AUDIT", "", "One JSON line per tool call on stderr: time, tool, "
                           "outcome, duration, ids; never the text")
     #: Answer a host's first requests from answers recorded by an earlier start (stdio).
