@@ -84,7 +84,9 @@ class Outline:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """A matching chunk, verbatim (a prefix when ``cut``), with where it came from."""
+    """A matching chunk, verbatim: whole, or when ``cut`` its best passage with ``[…]``
+    where text was left out; ``lines`` is then (first, last, of) the chunk's lines,
+    1-based and inclusive (None when the passage is not whole lines: a long line cut by characters)."""
 
     doc_id: str
     title: str
@@ -97,6 +99,7 @@ class SearchHit:
     #: Found by semantic recall (``--embed-model``) and not by keyword search; ``score``
     #: is then the cosine similarity, not BM25.
     by_meaning: bool = False
+    lines: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
+from ..text.passages import best_passage, marked_text
 from .chunks import StoredChunk
 from .model import Outline, SearchHit, WindowChunk
 from .render import chunk_header, hit_header, render_outline
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 # CUT_MARK, cut_around and cut_to_fit live in text/cutting.py (sessions cut entries too); re-exported here.
 __all__ = [
     "CUT_MARK", "Candidate", "contiguous_text", "cut_around", "cut_to_fit", "fresh_text", "pack_hits", "pack_outline",
-    "pack_window",
+    "pack_window", "tokens_per_char",
 ]  # fmt: skip
 
 #: Tokens a chunk gets at least when it is cut to fit a budget smaller than its header.
@@ -85,51 +86,98 @@ def pack_window(
     return out
 
 
+#: Tokens a hit gets at least (header included) when it is not the first; less is not shown.
+_MIN_SHARE: Final = 100
+#: Share of what is left of the budget each hit may take (the last one shown takes the rest).
+_SHARE: Final = 0.5
+
+
 def pack_hits(
     candidates: Sequence[Candidate], budget_tokens: int, model: TokenModel, query_terms: Sequence[str] = ()
 ) -> tuple[list[SearchHit], int, int]:
-    """Hits in the given (score) order that fit, skipping any that do not; returns
-    (hits, omitted, tokens used). When none fits, the best one is cut to fit around
-    its best match of ``query_terms`` (see :func:`cut_around`)."""
+    """The best passages of the hits, in the given (rank) order; returns (hits, omitted, tokens used).
+
+    Several hits share the budget, the first the most: each may take :data:`_SHARE` of
+    what is left (the last one that can, all of it), and at least :data:`_MIN_SHARE`.
+    A hit whose whole chunk fits its share is shown whole; a larger one shows the
+    window of its lines densest in ``query_terms`` (:func:`~ctxtrio.text.passages.best_passage`),
+    with cut marks where text was left out and its line range in the header. Ranking
+    is the caller's: any ordered candidates (BM25, fused) are packed the same way.
+    Hits after the last that fits are counted in ``omitted``. When not even a
+    minimal passage of the first hit fits, it is cut by characters around its match.
+    """
     hits: list[SearchHit] = []
     used = 0
-    omitted = 0
-    for candidate in candidates:
-        chunk = candidate.chunk
-        header = hit_header(
-            candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, by_meaning=candidate.by_meaning
-        )
-        header_tokens = model.estimate(header) + _GAP_TOKENS
-        text_tokens = model.estimate(chunk.text)
-        if used + header_tokens + text_tokens > budget_tokens:
-            omitted += 1
-            continue
-        hits.append(_hit(candidate, chunk.text, text_tokens, cut=False))
-        used += header_tokens + text_tokens
+    for position, candidate in enumerate(candidates):
+        remaining = budget_tokens - used
+        share = int(remaining * _SHARE)
+        if share < _MIN_SHARE or position + 1 == len(candidates):
+            share = remaining
+        if hits and share < _MIN_SHARE:
+            break
+        hit = _passage_hit(candidate, share, model, query_terms)
+        if hit is None:
+            break
+        cost = model.estimate(_header(hit)) + _GAP_TOKENS
+        hits.append(hit)
+        used += cost + hit.tokens
     if not hits and candidates:
-        best = candidates[0]
-        chunk = best.chunk
-        header = hit_header(best.doc_id, best.title, chunk.index, chunk.trail, best.score, by_meaning=best.by_meaning)
-        header_tokens = model.estimate(header) + _GAP_TOKENS + _CUT_NOTE_TOKENS
-        room = max(_MIN_TEXT_TOKENS, budget_tokens - header_tokens)
+        hit = _cut_hit(candidates[0], budget_tokens, model, query_terms)
+        hits.append(hit)
+        used = model.estimate(_header(hit)) + _GAP_TOKENS + hit.tokens
+    return hits, len(candidates) - len(hits), used
+
+
+def _passage_hit(candidate: Candidate, share: int, model: TokenModel, query_terms: Sequence[str]) -> SearchHit | None:
+    """``candidate`` whole when it fits ``share`` tokens with its header, else its best passage; None if none fits."""
+    chunk = candidate.chunk
+    whole_header = model.estimate(
+        hit_header(candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, by_meaning=candidate.by_meaning)
+    )
+    text_tokens = model.estimate(chunk.text)
+    if whole_header + _GAP_TOKENS + text_tokens <= share:
+        return _hit(candidate, chunk.text, text_tokens)
+    widest = chunk.text.count("\n") + 1
+    header = hit_header(
+        candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, (widest, widest, widest),
+        by_meaning=candidate.by_meaning,
+    )  # fmt: skip
+    room = share - model.estimate(header) - _GAP_TOKENS
+    if room < _MIN_TEXT_TOKENS:
+        return None
+    passage = best_passage(chunk.text, query_terms, room, model, tokens_per_char(chunk))
+    if passage is None:  # not even one line fits: characters around the match
         text = cut_around(chunk.text, query_terms, room, model)
-        tokens = model.estimate(text)
-        hits.append(_hit(best, text, tokens, cut=True))
-        omitted -= 1
-        used = header_tokens + tokens
-    return hits, omitted, used
+        return _hit(candidate, text, model.estimate(text), cut=True)
+    text = marked_text(chunk.text, passage)
+    lines = (passage.first_line, passage.last_line, passage.lines) if passage.cut else None
+    return _hit(candidate, text, model.estimate(text), lines)
 
 
-#: Tokens of the " [cut to fit the budget]" note the rendering adds to a cut hit.
-_CUT_NOTE_TOKENS: Final = 8
+def tokens_per_char(chunk: StoredChunk) -> float:
+    """The chunk's recorded size per character: the rate its lines are sized at, for ranking and packing alike."""
+    return chunk.tokens / max(1, len(chunk.text))
 
 
-def _hit(candidate: Candidate, text: str, tokens: int, *, cut: bool) -> SearchHit:
+def _cut_hit(candidate: Candidate, budget_tokens: int, model: TokenModel, query_terms: Sequence[str]) -> SearchHit:
+    """``candidate`` cut by characters around its best match to whatever the budget leaves (at least a few tokens)."""
+    chunk = candidate.chunk
+    header = hit_header(candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, by_meaning=candidate.by_meaning)
+    room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - _GAP_TOKENS)
+    text = cut_around(chunk.text, query_terms, room, model)
+    return _hit(candidate, text, model.estimate(text), cut=True)
+
+
+def _hit(candidate: Candidate, text: str, tokens: int, lines: tuple[int, int, int] | None = None, *, cut: bool = False) -> SearchHit:
     chunk = candidate.chunk
     return SearchHit(
-        candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, text, tokens, cut,
-        by_meaning=candidate.by_meaning,
-    )
+        candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, text, tokens,
+        cut or lines is not None, by_meaning=candidate.by_meaning, lines=lines,
+    )  # fmt: skip
+
+
+def _header(hit: SearchHit) -> str:
+    return hit_header(hit.doc_id, hit.title, hit.index, hit.trail, hit.score, hit.lines, by_meaning=hit.by_meaning)
 
 
 def pack_outline(outline: Outline, budget_tokens: int, model: TokenModel) -> Outline:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._limits import SEARCH_WORDS
+from ..text.cutting import CUT_MARK
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -29,6 +30,7 @@ __all__ = [
     "render_search",
     "render_summary",
     "render_window",
+    "search_head",
     "trail_text",
 ]
 
@@ -42,10 +44,14 @@ def trail_text(trail: Sequence[str]) -> str:
     return text if len(text) <= _MAX_TRAIL_CHARS else "..." + text[3 - _MAX_TRAIL_CHARS :]
 
 
-def hit_header(doc_id: str, title: str, index: int, trail: Sequence[str], score: float, *, by_meaning: bool = False) -> str:
+def hit_header(
+    doc_id: str, title: str, index: int, trail: Sequence[str], score: float, lines: tuple[int, int, int] | None = None,
+    *, by_meaning: bool = False,
+) -> str:
     where = f" · {trail_text(trail)}" if trail else ""
+    part = f" lines {lines[0]}-{lines[1]} of {lines[2]}" if lines is not None else ""
     how = " · found by meaning, not by its words · similarity" if by_meaning else " · score"
-    return f'[{doc_id} "{title}" #{index}{where}{how} {score:.2f}]'
+    return f'[{doc_id} "{title}" #{index}{part}{where}{how} {score:.2f}]'
 
 
 def chunk_header(index: int, trail: Sequence[str]) -> str:
@@ -154,28 +160,37 @@ _ECHO_CHARS = 120
 
 
 def render_search(result: SearchResult) -> str:
-    query = repr(result.query if len(result.query) <= _ECHO_CHARS else result.query[:_ECHO_CHARS] + "…")
-    left_out = f" Only its first {SEARCH_WORDS} distinct words were searched." if result.words_left_out else ""
-    skipped = f" Keyword search only: {result.semantic_skipped}." if result.semantic_skipped else ""
-    left_out += skipped if not result.hits else ""
     if not result.hits:
+        left_out = _left_out(result)
         if result.omitted:
             return f"{result.omitted} chunks matched but none fits budget_tokens={result.budget_tokens}; raise it.{left_out}"
-        return f"No chunk matches {query}.{left_out} Try other words, or doc_outline to see the structure."
-    head = f"{len(result.hits)} hits for {query}, best first ({result.used_tokens} tokens).{left_out}{skipped}"
+        return f"No chunk matches {_echo(result.query)}.{left_out} Try other words, or doc_outline to see the structure."
+    return "\n\n".join([search_head(result), *(_hit(hit) for hit in result.hits)])
+
+
+def search_head(result: SearchResult) -> str:
+    """The first line of a search answer with hits: counts, what was left out, how to read on."""
+    skipped = f" Keyword search only: {result.semantic_skipped}." if result.semantic_skipped else ""
+    head = f"{len(result.hits)} hits for {_echo(result.query)}, best first ({result.used_tokens} tokens).{_left_out(result)}{skipped}"
     if result.omitted:
         head += f" {result.omitted} more matched but did not fit budget_tokens={result.budget_tokens}."
     if result.more:
         head += " Further chunks match beyond limit."
-    blocks = [head]
-    for hit in result.hits:
-        blocks.append(_hit(hit))
-    return "\n\n".join(blocks)
+    if any(hit.cut for hit in result.hits):
+        head += f" {CUT_MARK} marks text left out of a chunk: doc_window doc_id=... from=# to=# reads it whole."
+    return head
+
+
+def _echo(query: str) -> str:
+    return repr(query if len(query) <= _ECHO_CHARS else query[:_ECHO_CHARS] + "…")
+
+
+def _left_out(result: SearchResult) -> str:
+    return f" Only its first {SEARCH_WORDS} distinct words were searched." if result.words_left_out else ""
 
 
 def _hit(hit: SearchHit) -> str:
-    text = hit.text + (" [cut to fit the budget]" if hit.cut else "")
-    return f"{hit_header(hit.doc_id, hit.title, hit.index, hit.trail, hit.score, by_meaning=hit.by_meaning)}\n{text}"
+    return f"{hit_header(hit.doc_id, hit.title, hit.index, hit.trail, hit.score, hit.lines, by_meaning=hit.by_meaning)}\n{hit.text}"
 
 
 def render_window(window: Window) -> str:

@@ -22,7 +22,7 @@ from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import Hit
-from ..text.terms import unique_terms
+from ..text.query import query_terms
 from .packing import Candidate
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def fuse(keyword: Sequence[Hit], meaning: Sequence[VectorHit], limit: int) -> li
 
 def search_words(query: str) -> tuple[list[str], bool]:
     """The terms a search of ``query`` uses, and whether words were left out."""
-    found = unique_terms(query[:QUERY_CHARS])
+    found = query_terms(query[:QUERY_CHARS])
     return found[:SEARCH_WORDS], len(found) > SEARCH_WORDS or len(query) > QUERY_CHARS
 
 

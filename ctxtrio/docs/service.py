@@ -24,11 +24,12 @@ from ..store.ids import new_id, validate_id
 from ..text.extractive import summarize_extractive
 from .arguments import check_start_end, clean_title, first_line, read_file
 from .ingest import CharBudget, Progress, Source, content_hash, write_generation
-from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchResult, Window
+from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchHit, SearchResult, Window
 from .offload import OFFLOAD_MIN_CHARS
 from .packing import contiguous_text, pack_hits, pack_outline, pack_window
 from .pool import POOL_MIN_CHARS, ChunkPool
-from .render import render_outline, render_search, render_window
+from .ranking import rerank
+from .render import render_outline, render_search, render_window, search_head
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
 from .search import FUSE_DEPTH, find_candidates, search_words
@@ -220,7 +221,8 @@ class DocumentService:
     async def search(
         self, query: str, *, doc_id: str | None = None, budget_tokens: int | None = None, limit: int = 10
     ) -> SearchResult:
-        """The best-matching chunks, verbatim, of one document or all, packed into the budget."""
+        """The best-matching chunks of one document or all, re-ranked by their best passage
+        (:func:`~.ranking.rerank`), packed into the budget as passages (:func:`~.packing.pack_hits`)."""
         budget = self._budget(budget_tokens)
         check_range("limit", limit, SEARCH_LIMIT)
         if doc_id is not None:
@@ -244,11 +246,17 @@ class DocumentService:
         found = await find_candidates(
             self._repo, query_terms, by_journal, limit, all_docs=doc_id is None, meaning=meaning
         )
-        candidates, more, skipped = found.candidates, found.more, found.semantic_skipped
+        more, skipped = found.more, found.semantic_skipped
+        candidates = await trio.to_thread.run_sync(partial(rerank, found.candidates, query_terms))
         model = self._live.tokens.current
+        # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.
+        widest = SearchResult(
+            query, (SearchHit("", "", 0, (), 0.0, "", 0, cut=True),), 99, more, budget, budget, left_out, skipped
+        )
+        head_tokens = model.estimate(search_head(widest)) + 1
 
         def build(room: int) -> SearchResult:
-            packed, omitted, used = pack_hits(candidates, room, model, query_terms)
+            packed, omitted, used = pack_hits(candidates, max(1, room - head_tokens), model, query_terms)
             return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out, skipped)
 
         # The final check, in the model's own tokens when the server can count.

@@ -33,7 +33,8 @@ from ..llm.summarizer import Summarizer
 from ..store.ids import validate_id
 from ..store.records import JSON, NewRecord, Record
 from ..store.results import JournalChangedError
-from ..text.terms import terms, unique_terms
+from ..text.query import query_terms
+from ..text.terms import terms
 from . import admin, browse
 from .arguments import check_role, check_tags, check_text, check_title
 from .compaction import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
@@ -185,7 +186,7 @@ class SessionService:
         budget = check_budget(budget_tokens, self._live.budget_tokens)
         check_range("limit", limit, RECALL_LIMIT)
         wanted = frozenset(check_tags(tags))
-        terms = unique_terms(query)[:MAX_QUERY_TERMS] if query else []
+        terms = query_terms(query)[:MAX_QUERY_TERMS] if query else []
         model = self._live.tokens.current
 
         def work(state: SessionState, room: int) -> RecallResult:

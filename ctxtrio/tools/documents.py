@@ -186,7 +186,7 @@ DOC_TABLE: tuple[Tool, ...] = (
     Tool(
         name="doc_search",
         title="Search documents",
-        description="Keyword search in one document (doc_id) or all; returns verbatim chunks, best first, "
+        description="Keyword search in one document (doc_id) or all; returns the best passages, best first, "
         "within budget_tokens.",
         params=(
             Param("query", "string", required=True),

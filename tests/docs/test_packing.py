@@ -1,4 +1,4 @@
-"""Packing chunks into budgets: overlap skipped in windows, at least one chunk, hits skipped when too big."""
+"""Packing chunks into budgets: overlap skipped in windows, at least one chunk, hits shown as passages when too big."""
 
 from __future__ import annotations
 
@@ -74,12 +74,13 @@ def test_window_respects_the_last_index() -> None:
     assert [chunk.index for chunk in pack_window(chunks, 0, 1, 100_000, MODEL)] == [0, 1]
 
 
-def test_hits_skip_ones_that_do_not_fit_and_count_them() -> None:
-    """A big hit that does not fit is skipped and counted; later smaller hits still fit."""
-    big = StoredChunk(0, "word " * 400, 0, 2000, (), MODEL.estimate("word " * 400))
+def test_a_big_hit_shows_a_passage_and_leaves_room_for_the_next() -> None:
+    """A hit too big for its share shows a cut passage; a later small hit still fits whole."""
+    big = StoredChunk(0, "word\n" * 400, 0, 2000, (), MODEL.estimate("word\n" * 400))
     small = StoredChunk(1, "tiny text", 0, 9, ("H",), MODEL.estimate("tiny text"))
-    hits, omitted, used = pack_hits([Candidate("d", "T", big, 9.0), Candidate("d", "T", small, 1.0)], 100, MODEL)
-    assert [hit.index for hit in hits] == [1] and omitted == 1 and 0 < used <= 100
+    hits, omitted, used = pack_hits([Candidate("d", "T", big, 9.0), Candidate("d", "T", small, 1.0)], 200, MODEL, ["word"])
+    assert [hit.index for hit in hits] == [0, 1] and omitted == 0 and 0 < used <= 200
+    assert hits[0].cut and hits[0].text.endswith(CUT_MARK) and not hits[1].cut and hits[1].text == "tiny text"
 
 
 def test_hits_cut_the_best_when_nothing_fits() -> None:
@@ -100,7 +101,7 @@ def _log(lines: int, needle_at: int) -> str:
 
 
 def test_a_cut_search_hit_keeps_the_matched_line_and_marks_the_cuts() -> None:
-    """At budgets 100, 300 and 600 a 50 KB chunk cut to fit holds the matched line, centred, marked where cut."""
+    """At budgets 100, 300 and 600 a 50 KB chunk cut to fit holds the matched line, lines on both sides, marked where cut."""
     text = _log(680, 400)
     assert len(text) > 50_000
     chunk = StoredChunk(0, text, 0, len(text), ("build.log",), MODEL.estimate(text))
@@ -113,7 +114,8 @@ def test_a_cut_search_hit_keeps_the_matched_line_and_marks_the_cuts() -> None:
         assert shown.startswith(CUT_MARK) and shown.endswith(CUT_MARK)
         assert used <= budget
         before, after = shown.split(needle)
-        assert abs(before.count("\n") - after.count("\n")) <= 1  # lines added on both sides in turn
+        lines_before, lines_after = before.count("\n"), after.count("\n")
+        assert lines_before <= lines_after <= 2 * lines_before + 2  # two lines after for each one before
         assert MODEL.estimate(shown) <= budget
 
 

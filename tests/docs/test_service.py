@@ -13,7 +13,7 @@ import ctxtrio
 from ctxtrio._errors import IngestError, InputError, InvalidIdError, NotFoundError
 from ctxtrio.docs import ingest as ingest_module
 from ctxtrio.docs import service as service_module
-from ctxtrio.docs.packing import contiguous_text
+from ctxtrio.docs.packing import CUT_MARK, contiguous_text
 from ctxtrio.docs.render import render_outline
 from ctxtrio.text.chunking import chunk_document
 
@@ -97,7 +97,7 @@ async def test_search_across_scripts(tmp_path: Path, root: Path, fixture: str, q
 
 
 async def test_search_packs_into_budget_and_counts_the_rest(tmp_path: Path, root: Path) -> None:
-    """Hits are verbatim chunks within the budget; those that did not fit are counted."""
+    """Hits are verbatim chunks (or passages of them) within the budget; those that did not fit are counted."""
     async with opened(tmp_path, root) as ctx:
         await ctx.documents.ingest(file_path="manual.md", doc_id="m")
         wide = await ctx.documents.search("token budget chunks", budget_tokens=100_000, limit=10)
@@ -106,8 +106,10 @@ async def test_search_packs_into_budget_and_counts_the_rest(tmp_path: Path, root
         assert 1 <= len(narrow.hits) < 10 and narrow.used_tokens <= 600
         assert len(narrow.hits) + narrow.omitted == 10
         text = fixture_text("manual.md")
-        assert all(hit.text in text for hit in wide.hits)
-        assert [hit.score for hit in wide.hits] == sorted((hit.score for hit in wide.hits), reverse=True)
+        assert all(hit.text in text and not hit.cut for hit in wide.hits)
+        assert len({hit.index for hit in wide.hits}) == 10  # re-ranked by passage: each chunk once, in any order
+        passages = [hit.text.removeprefix(CUT_MARK + " ").removesuffix(" " + CUT_MARK) for hit in narrow.hits]
+        assert all(passage in text for passage in passages)
 
 
 async def test_window_reads_the_whole_document_in_order(tmp_path: Path, root: Path) -> None:

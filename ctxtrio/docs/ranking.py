@@ -1,0 +1,49 @@
+"""Re-ranking search candidates by their best passage, not their whole chunk. Pure.
+
+BM25 scores a chunk as a bag of words: a chunk that names a function ten times in
+passing outranks the one that defines it, and a chunk holding the query's words far
+apart ranks like one holding them side by side. :func:`rerank` scores each candidate
+also by its best window of about :data:`PASSAGE_TOKENS` tokens
+(:func:`~ctxtrio.text.passages.passage_score`: distinct query terms, proximity, phrases,
+a definition line) and orders by the sum of both, each relative to its best among
+the candidates. Chunks stay the unit of reading; only the order changes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from ..text.passages import passage_score
+from .packing import tokens_per_char
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .packing import Candidate
+
+__all__ = ["PASSAGE_TOKENS", "PASSAGE_WEIGHT", "rerank"]
+
+#: The retrieval unit: the size of the window a candidate is scored by.
+PASSAGE_TOKENS: Final = 120
+#: Weight of the passage score against BM25 (each relative to the best candidate's).
+PASSAGE_WEIGHT: Final = 1.0
+
+
+def rerank(
+    candidates: Sequence[Candidate], query_terms: Sequence[str], *, passage_tokens: int = PASSAGE_TOKENS,
+    weight: float = PASSAGE_WEIGHT,
+) -> list[Candidate]:
+    """``candidates`` best first by BM25 plus ``weight`` times their best passage's score
+    (ties keep the given order); each keeps its BM25 ``score``. A ranking fused with
+    semantic recall (a candidate ``by_meaning``: its score is a similarity, not BM25)
+    is returned as it is."""
+    if len(candidates) < 2 or weight <= 0 or any(c.by_meaning for c in candidates):
+        return list(candidates)  # a fused ranking (scores of two kinds) keeps its order
+    passages = [passage_score(c.chunk.text, query_terms, passage_tokens, tokens_per_char(c.chunk)) for c in candidates]
+    top_bm25 = max(c.score for c in candidates) or 1.0
+    top_passage = max(passages) or 1.0
+    keyed = sorted(
+        range(len(candidates)),
+        key=lambda n: (-(candidates[n].score / top_bm25 + weight * passages[n] / top_passage), n),
+    )
+    return [candidates[n] for n in keyed]

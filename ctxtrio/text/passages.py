@@ -1,0 +1,295 @@
+"""The passage of a text that answers a query: whole lines, densest in the query's terms. Pure.
+
+A search hit or a recalled entry is often larger than the share of the budget it can
+have. Rather than its first lines, the reader gets the window of whole lines that holds
+the most of the query: :func:`best_passage` scores every run of lines that fits the
+room by
+
+* the distinct query terms it holds (each once, whatever its count),
+* proximity: the most distinct terms any one of its lines holds, and query terms that
+  stand next to each other in the text as they do in the query (a phrase),
+
+takes the best-scoring run that is shortest (then earliest), and grows it by whole
+lines, two after for each one before (an answer tends to follow the words that name
+it), while they fit. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
+function the index and the query use. Deterministic; nothing here knows tokens beyond
+``model.estimate``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from .cutting import CUT_MARK
+from .terms import terms
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .tokens import TokenModel
+
+__all__ = ["Passage", "best_passage", "marked_text", "passage_score"]
+
+#: Score of each further distinct query term on one line (proximity), per term.
+_LINE_BONUS: Final = 0.5
+#: Score of each pair of query terms that stand next to each other in the text.
+_PHRASE_BONUS: Final = 0.5
+#: Score of a window holding a line that starts with a name the query asks for (a definition).
+_DEFINES_BONUS: Final = 1.0
+#: The name a line starts with, after keywords of code that introduce one and list or option marks.
+_LEADING_NAME: Final = re.compile(
+    r"\s*(?:[-*+]\s+|#+\s+)?(?:(?:async|def|class|function|func|fn|impl|export|default|public|private|protected|static|"
+    r"const|let|var|type|interface|struct|enum|pub|final|abstract|override|virtual)\s+)*[\\-]*([\w.-]+)"
+)
+#: Lines added after the window for each line added before it while growing.
+_AFTER_PER_BEFORE: Final = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """Lines ``first_line`` .. ``last_line`` (1-based, inclusive) of a text of ``lines`` lines,
+    characters ``start`` .. ``end``; ``cut_before``/``cut_after`` when text (not only
+    blank lines) was left out there."""
+
+    start: int
+    end: int
+    first_line: int
+    last_line: int
+    lines: int
+    cut_before: bool
+    cut_after: bool
+
+    @property
+    def cut(self) -> bool:
+        return self.cut_before or self.cut_after
+
+
+def marked_text(text: str, passage: Passage) -> str:
+    """The passage's text with :data:`CUT_MARK` where text was left out."""
+    body = text[passage.start : passage.end]
+    return (CUT_MARK + " " if passage.cut_before else "") + body + (" " + CUT_MARK if passage.cut_after else "")
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    start: int
+    end: int  # excluding the line break
+    cost: int
+    found: frozenset[str]
+    phrases: frozenset[tuple[str, str]]
+    defines: float
+
+
+def best_passage(
+    text: str, query_terms: Sequence[str], budget_tokens: int, model: TokenModel, tokens_per_char: float | None = None
+) -> Passage | None:
+    """The best window of whole lines of ``text`` within ``budget_tokens`` (cut marks counted).
+
+    None when not even the best single line fits (the caller cuts by characters then).
+    Without any query term in ``text`` the window starts at the first line. Lines are
+    sized at ``tokens_per_char`` (default: the text's average); the chosen window is
+    then estimated as a whole, and lines grown around the core are dropped again while
+    it is over.
+    """
+    rate = tokens_per_char if tokens_per_char is not None else model.estimate(text) / max(1, len(text))
+    lines = _lines(text, tuple(query_terms), rate)
+    room = budget_tokens - 2 * model.estimate(CUT_MARK + " ")
+    core_first, core_last = _core(lines, room)
+    if core_first < 0:
+        return None
+    first, last = _grow(lines, core_first, core_last, room)
+    while True:
+        passage = _passage(text, lines, first, last)
+        over = model.estimate(marked_text(text, passage)) - budget_tokens
+        if over <= 0:
+            return passage
+        while over > 0:  # drop grown lines (the last ones added first), else the core's ends
+            if last > core_last:
+                over, last = over - lines[last].cost, last - 1
+            elif first < core_first:
+                over, first = over - lines[first].cost, first + 1
+            elif last > first:
+                over, last = over - lines[last].cost, last - 1
+            else:
+                return None
+
+
+def _passage(text: str, lines: Sequence[_Line], first: int, last: int) -> Passage:
+    """Lines ``first`` .. ``last`` (0-based) without blank lines at either end."""
+    while first < last and not text[lines[first].start : lines[first].end].strip():
+        first += 1
+    while last > first and not text[lines[last].start : lines[last].end].strip():
+        last -= 1
+    start, end = lines[first].start, lines[last].end
+    return Passage(
+        start, end, first + 1, last + 1, len(lines),
+        cut_before=bool(text[:start].strip()), cut_after=bool(text[end:].strip()),
+    )  # fmt: skip
+
+
+def passage_score(text: str, query_terms: Sequence[str], budget_tokens: int, tokens_per_char: float) -> float:
+    """The score of the best window of ``text`` within ``budget_tokens`` (0 without a query term in it):
+    what :func:`best_passage` maximizes, for ranking texts by their best passage. Lines are
+    sized at ``tokens_per_char`` (a ranking needs no exact size)."""
+    lines = _lines(text, tuple(query_terms), tokens_per_char)
+    first, last = _core(lines, budget_tokens, long_lines=True)
+    if first < 0 or not lines[first].found:
+        return 0.0
+    return _run_score(lines, first, last)
+
+
+def _run_score(lines: Sequence[_Line], first: int, last: int) -> float:
+    found: set[str] = set()
+    phrases: set[tuple[str, str]] = set()
+    run = lines[first : last + 1]
+    for line in run:
+        found |= line.found
+        phrases |= line.phrases
+    densest = max(len(line.found) for line in run)
+    return _score(found, phrases, densest, max(line.defines for line in run))
+
+
+@functools.lru_cache(maxsize=64)
+def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float) -> tuple[_Line, ...]:
+    """Each line of ``text``: where it is, its size, the query terms it holds. Cached: a
+    search scores its candidates for ranking, then packs the best of them (same arguments)."""
+    wanted = set(query_terms)
+    order = {term: position for position, term in enumerate(dict.fromkeys(query_terms))}
+    raws = text.split("\n")
+    per_line = _line_terms(text, raws, wanted)
+    out: list[_Line] = []
+    start = 0
+    for raw, line_terms in zip(raws, per_line, strict=True):
+        end = start + len(raw)
+        cost = math.ceil((len(raw) + 1) * tokens_per_char)
+        found: set[str] = set()
+        phrases: set[tuple[str, str]] = set()
+        previous: str | None = None
+        for term in line_terms:
+            if term in wanted:
+                found.add(term)
+                if previous is not None and previous != term and order[term] == order[previous] + 1:
+                    phrases.add((previous, term))
+                previous = term
+            else:
+                previous = None
+        if found:
+            out.append(_Line(start, end, cost, frozenset(found), frozenset(phrases), _defines(raw, wanted)))
+        else:
+            out.append(_Line(start, end, cost, _NONE, _NO_PHRASES, 0.0))
+        start = end + 1
+    return tuple(out)
+
+
+#: Stands for a line break in one :func:`terms` call over a whole text (a term of its own).
+_BREAK: Final = "qqzxlinebreakxzqq"
+
+
+def _line_terms(text: str, raws: Sequence[str], wanted: set[str]) -> list[list[str]]:
+    """The terms of each line of ``text`` (``raws``), those of lines that cannot hold a
+    query term left empty: in one :func:`terms` call over the candidate lines joined by
+    :data:`_BREAK` (far cheaper than a call per line), else line by line."""
+    candidates = [raw if _may_hold(raw, wanted) else "" for raw in raws]
+    if _BREAK in text:
+        return [terms(raw) if raw else [] for raw in candidates]
+    out: list[list[str]] = [[]]
+    for term in terms(f" {_BREAK} ".join(candidates)):
+        if term == _BREAK:
+            out.append([])
+        else:
+            out[-1].append(term)
+    return out
+
+
+_NONE: Final[frozenset[str]] = frozenset()
+_NO_PHRASES: Final[frozenset[tuple[str, str]]] = frozenset()
+
+
+def _may_hold(line: str, wanted: set[str]) -> bool:
+    """False only when no term of ``wanted`` can be among the terms of ``line`` (a cheap
+    test before :func:`terms`): every term of an ASCII line is a substring of the line
+    lowercased, or of it without connectors (``work_mem`` gives ``workmem``)."""
+    if not line.isascii():
+        return bool(line.strip())
+    lower = line.lower()
+    squashed = lower.replace("_", "").replace("-", "")
+    return any(term in lower or term in squashed for term in wanted)
+
+
+def _defines(line: str, wanted: set[str]) -> float:
+    """How much of the query the name ``line`` starts with holds (the share of its distinct
+    terms), after keywords that introduce one (``def``, ``class``, ...): a definition, a
+    parameter's entry, an option's term. 0.0 when it holds none."""
+    match = _LEADING_NAME.match(line)
+    if match is None or not wanted or not _may_hold(match.group(1), wanted):
+        return 0.0
+    return len(wanted.intersection(terms(match.group(1)))) / len(wanted)
+
+
+def _score(found: set[str], phrases: set[tuple[str, str]], densest: int, defines: float) -> float:
+    return len(found) + _LINE_BONUS * max(0, densest - 1) + _PHRASE_BONUS * len(phrases) + _DEFINES_BONUS * defines
+
+
+def _core(lines: Sequence[_Line], room: int, *, long_lines: bool = False) -> tuple[int, int]:
+    """The best-scoring, then cheapest, then earliest run of lines within ``room`` that starts
+    and ends on a line holding a query term; the first line that fits when none holds one;
+    (-1, -1) when every line holding one is longer than ``room``. With ``long_lines`` a
+    single line counts as a run whatever its size (for scoring: an unwrapped paragraph
+    is one line)."""
+    matching = [n for n, line in enumerate(lines) if line.found]
+    if not long_lines and any(lines[n].cost > room for n in matching):
+        matching = [n for n in matching if lines[n].cost <= room]
+        if not matching:
+            return -1, -1  # the matches lie on lines longer than the room: the caller cuts by characters
+    best: tuple[float, int, int] | None = None  # (-score, cost, first)
+    found_at = (-1, -1)
+    for position, first in enumerate(matching):
+        cost, densest, defines = 0, 0, 0.0
+        found: set[str] = set()
+        phrases: set[tuple[str, str]] = set()
+        following = first  # the next line not yet in the run
+        for last in matching[position:]:
+            for line in lines[following : last + 1]:
+                cost += line.cost
+                found |= line.found
+                phrases |= line.phrases
+                densest = max(densest, len(line.found))
+                defines = max(defines, line.defines)
+            following = last + 1
+            if cost > room and (last != first or not long_lines):
+                break
+            key = (-_score(found, phrases, densest, defines), cost, first)
+            if best is None or key < best:
+                best, found_at = key, (first, last)
+    if best is not None:
+        return found_at
+    for n, line in enumerate(lines):
+        if line.cost <= room:
+            return n, n
+    return -1, -1
+
+
+def _grow(lines: Sequence[_Line], first: int, last: int, room: int) -> tuple[int, int]:
+    """Add whole lines around ``first`` .. ``last`` while they fit: two after for each one before."""
+    used = sum(line.cost for line in lines[first : last + 1])
+    step = 0
+    while True:
+        before_turn = step % (_AFTER_PER_BEFORE + 1) == _AFTER_PER_BEFORE
+        grown = False
+        for take_before in (before_turn, not before_turn):
+            candidate = first - 1 if take_before else last + 1
+            if 0 <= candidate < len(lines) and used + lines[candidate].cost <= room:
+                used += lines[candidate].cost
+                if take_before:
+                    first = candidate
+                else:
+                    last = candidate
+                grown = True
+                break
+        if not grown:
+            return first, last
+        step += 1

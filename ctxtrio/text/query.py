@@ -1,0 +1,36 @@
+"""The terms of a query: a question's function words left out. Pure.
+
+A model asks "What does the -X importtime option do?". Indexed text and queries share
+:func:`~ctxtrio.text.terms.terms` (so ``-X`` gives ``x``, ``--if-exists`` gives
+``ifexists`` and ``exists``, ``snake_case`` gives ``snakecase``, ``snake``, ``case``,
+``a.b`` gives ``a`` and ``b``: each stays searchable), but words like ``what``,
+``does`` and ``do`` would weigh as much as content in BM25 and in the choice of a
+passage. :func:`query_terms` drops them, unless nothing else is left (a query of only
+such words still searches for them). Words that are also SQL or shell keywords
+(``not``, ``all``, ``any``, ``before``, ``only``) are kept.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .terms import unique_terms
+
+__all__ = ["QUESTION_WORDS", "query_terms"]
+
+#: Words that shape a question rather than say what it is about (beyond terms.STOPWORDS).
+QUESTION_WORDS: Final = frozenset(
+    """what whats which who whom whose when where why how
+    do does did doing done can could should would may might must shall
+    am me my mine myself us ours yours him hers theirs i
+    here get gets got happen happens happened way ways please tell explain
+    actually really want wants need needs let lets someone something anything
+    vs versus""".split()
+)
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct terms of ``query`` in order, without :data:`QUESTION_WORDS` (unless only those)."""
+    found = unique_terms(query)
+    kept = [term for term in found if term not in QUESTION_WORDS]
+    return kept or found

@@ -1,0 +1,45 @@
+"""doc_search answers with passages: the definition asked for comes first; hits share the budget."""
+
+from __future__ import annotations
+
+import json.decoder
+from pathlib import Path
+
+from ctxtrio.docs.render import render_search
+
+from .conftest import opened
+
+#: A real module of the standard library (its text is whatever this Python ships).
+DECODER = Path(json.decoder.__file__)
+
+
+async def test_a_class_asked_for_by_its_words_comes_first(tmp_path: Path) -> None:
+    """'json decode error' brings `class JSONDecodeError` in the first hit, within 1,500 tokens."""
+    async with opened(tmp_path, DECODER.parent) as ctx:
+        await ctx.documents.ingest(file_path=str(DECODER), doc_id="decoder")
+        found = await ctx.documents.search("json decode error", budget_tokens=1500)
+    assert "class JSONDecodeError" in found.hits[0].text
+
+
+async def test_a_function_asked_for_by_its_words_comes_first(tmp_path: Path) -> None:
+    """'py scanstring' brings `def py_scanstring` in the first hit, within 1,500 tokens."""
+    async with opened(tmp_path, DECODER.parent) as ctx:
+        await ctx.documents.ingest(file_path=str(DECODER), doc_id="decoder")
+        found = await ctx.documents.search("py scanstring", budget_tokens=1500)
+    assert "def py_scanstring" in found.hits[0].text
+
+
+async def test_hits_share_the_budget_and_say_where_they_are(tmp_path: Path) -> None:
+    """At 1,000 tokens several hits are shown, the first the largest; cut ones give their line range."""
+    async with opened(tmp_path, DECODER.parent) as ctx:
+        await ctx.documents.ingest(file_path=str(DECODER), doc_id="decoder")
+        found = await ctx.documents.search("JSONDecodeError raise", budget_tokens=1000)
+    assert len(found.hits) >= 3
+    assert found.hits[0].tokens >= max(hit.tokens for hit in found.hits[1:])
+    text = render_search(found)
+    for hit in found.hits:
+        if hit.cut and hit.lines is not None:
+            first, last, total = hit.lines
+            assert 1 <= first <= last <= total
+            assert f"#{hit.index} lines {first}-{last} of {total}" in text
+    assert any(hit.cut for hit in found.hits) and "doc_window doc_id=... from=# to=# reads it whole" in text

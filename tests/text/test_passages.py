@@ -1,0 +1,88 @@
+"""Passages: the window of whole lines densest in the query's terms, within the budget, marked where cut."""
+
+from __future__ import annotations
+
+from ctxtrio.text.cutting import CUT_MARK
+from ctxtrio.text.passages import best_passage, marked_text, passage_score
+from ctxtrio.text.query import query_terms
+from ctxtrio.text.tokens import TokenModel
+
+MODEL = TokenModel.cold()
+FILLER = [f"Line {n} says nothing in particular about anything here." for n in range(60)]
+
+
+def _text(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n"
+
+
+def _shown(text: str, query: str, budget: int) -> str:
+    passage = best_passage(text, query_terms(query), budget, MODEL)
+    assert passage is not None
+    return marked_text(text, passage)
+
+
+def test_the_window_holding_all_the_words_close_together_wins() -> None:
+    """Terms scattered over the text lose to the few lines that hold them all."""
+    lines = list(FILLER)
+    lines[5] = "The checkpoint happens often."
+    lines[20] = "A timeout is set elsewhere."
+    lines[40] = "The checkpoint timeout defaults to five minutes."
+    shown = _shown(_text(lines), "checkpoint timeout", 60)
+    assert "defaults to five minutes" in shown and "happens often" not in shown
+
+
+def test_words_side_by_side_as_in_the_query_beat_words_apart() -> None:
+    """Two lines hold both words; the one where they stand together, in query order, is chosen."""
+    lines = list(FILLER)
+    lines[10] = "Cache sizes: the lru module keeps a small cache."
+    lines[45] = "Call lru_cache with maxsize=None for an unbounded cache."
+    shown = _shown(_text(lines), "lru_cache maxsize", 40)
+    assert "maxsize=None" in shown and "small cache" not in shown
+
+
+def test_a_definition_beats_a_mention() -> None:
+    """A line that defines the name asked for is preferred to one that only uses it."""
+    lines = list(FILLER)
+    lines[8] = "    result = py_scanstring(text, 0)"
+    lines[50] = "def py_scanstring(s, end, strict=True):"
+    shown = _shown(_text(lines), "py scanstring", 40)
+    assert "def py_scanstring" in shown
+
+
+def test_cut_marks_only_where_text_was_left_out() -> None:
+    """A window at the start has no leading mark; blank lines left out are not marked; inner ones are."""
+    text = "alpha beta gamma\nsecond line\n\n\n"
+    assert _shown(text, "alpha", 200) == "alpha beta gamma\nsecond line"
+    lines = list(FILLER)
+    lines[30] = "The needle is here."
+    shown = _shown(_text(lines), "needle", 30)
+    assert shown.startswith(CUT_MARK + " ") and shown.endswith(" " + CUT_MARK)
+
+
+def test_passages_are_whole_lines_within_every_budget() -> None:
+    """At budgets from 25 to 400 tokens the passage is whole lines, holds the match and fits."""
+    lines = list(FILLER)
+    lines[33] = "Only this line mentions the frobnicator setting."
+    text = _text(lines)
+    for budget in (25, 40, 80, 150, 400):
+        passage = best_passage(text, query_terms("frobnicator"), budget, MODEL)
+        assert passage is not None
+        shown = marked_text(text, passage)
+        assert MODEL.estimate(shown) <= budget, budget
+        assert "frobnicator" in shown
+        assert passage.start == 0 or text[passage.start - 1] == "\n"
+        assert text[passage.end] == "\n"
+        assert passage.first_line <= 34 <= passage.last_line and passage.lines == len(lines) + 1
+
+
+def test_a_line_too_long_for_the_budget_gives_no_passage() -> None:
+    """When the only matching line is longer than the budget, the caller must cut by characters."""
+    text = "short\n" + "word " * 400 + "needle " + "word " * 400 + "\nshort\n"
+    assert best_passage(text, ["needle"], 40, MODEL) is None
+
+
+def test_a_long_line_still_scores_for_ranking() -> None:
+    """An unwrapped paragraph longer than the scoring unit is scored as one line, not as nothing."""
+    paragraph = " ".join(f"word{n}" for n in range(120))
+    assert passage_score(paragraph, ["word1", "word2", "word3"], 50, 0.3) >= 3
+    assert passage_score("nothing to see", ["word1"], 50, 0.3) == 0.0

@@ -1,0 +1,28 @@
+"""Query terms: question words do not dilute a query; flags, dotted and snake_case names stay searchable."""
+
+from __future__ import annotations
+
+from ctxtrio.text.query import query_terms
+
+
+def test_question_words_are_left_out() -> None:
+    """'What does ... do?' keeps only what the question is about."""
+    assert query_terms("What does the -X importtime option do?") == ["x", "importtime", "option"]
+    assert query_terms("How can I see why my query is slow?") == ["see", "query", "slow"]
+
+
+def test_flags_dotted_names_and_identifiers_stay_searchable() -> None:
+    """--flag, a.b and snake_case give the same terms the index holds for them."""
+    assert query_terms("pg_dump --if-exists") == ["pgdump", "pg", "dump", "ifexists", "exists"]
+    assert query_terms("os.path.join") == ["os", "path", "join"]
+    assert query_terms("return_exceptions") == ["returnexceptions", "return", "exceptions"]
+
+
+def test_a_query_of_only_question_words_still_searches_them() -> None:
+    """Nothing else left: the words are kept rather than searching for nothing."""
+    assert query_terms("what does it do") == ["what", "does", "do"]
+
+
+def test_keywords_that_are_also_question_shaped_are_kept() -> None:
+    """not, all, before and only are SQL and shell words: they stay."""
+    assert query_terms("Can SET NOT NULL run before all rows?") == ["set", "not", "null", "run", "before", "all", "rows"]
