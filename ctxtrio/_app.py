@@ -294,10 +294,12 @@ async def _serve_stdio(
         log.info("warm start: answered %d request(s) from recorded answers", len(handoff.answered))
     traffic = Traffic(recorder)
     grace_s = ctx.config.shutdown_grace_s
+    signalled: list[str] = []
 
     async def drain() -> None:
         # EOF or a signal: accept nothing more, but let calls in flight finish.
-        log.info("stdin closed: %d request(s) in flight", len(traffic.inflight))
+        cause = f"stopping on {signalled[0]}" if signalled else "stdin closed"
+        log.info("%s: %d request(s) in flight", cause, len(traffic.inflight))
         with trio.move_on_after(grace_s) as grace:
             await traffic.inflight.wait_idle()
         if grace.cancelled_caught:
@@ -312,7 +314,7 @@ async def _serve_stdio(
 
     async def stop_on_signal() -> None:
         async for signum in signals:
-            log.info("received %s: stopping", signal.Signals(signum).name)
+            signalled.append(signal.Signals(signum).name)  # drain() says why it drains
             lines.close()  # stop accepting
             transport.deadline = trio.current_time() + grace_s + 0.5  # backstop behind drain()
             return

@@ -32,14 +32,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"ctxtrio: error: {exc}\n")
         return 2
     args = list(sys.argv[1:] if argv is None else argv)
-    from .cli.commands import find_subcommand
-    from .cli.output import setup_logging
+    from .cli.commands import find_subcommand, unknown_command
+    from .cli.output import listen_error, probe_listen, setup_logging
     from .cli.settings import build_config, value_flags
 
     if (found := find_subcommand(args, value_flags())) is not None:  # a subcommand; serving is the default
         from .cli.run import run
 
         return run(*found)
+    if (line := unknown_command(args, value_flags())) is not None:
+        sys.stderr.write(f"ctxtrio: error: {line}\n")
+        return 2
     try:
         config = build_config(args, os.environ)
         from .store.layout import prepare_data_dir
@@ -47,6 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prepare_data_dir(config.data_dir)
     except (ConfigError, StoreError) as exc:
         sys.stderr.write(f"ctxtrio: error: {exc}\n")
+        return 2
+    if config.transport == "http" and (line := probe_listen(config.http_host, config.http_port)) is not None:
+        sys.stderr.write(f"ctxtrio: error: {line}\n")
         return 2
     from .transport.warm_start import WarmStart, begin_warm_start
 
@@ -78,4 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, StoreError) as exc:  # the data dir or its index is unusable
         sys.stderr.write(f"ctxtrio: error: {exc}\n")
         return 2
+    except BaseException as exc:
+        if (line := listen_error(exc, config.http_host, config.http_port)) is not None:
+            sys.stderr.write(f"ctxtrio: error: {line}\n")
+            return 2
+        raise
     return 0

@@ -11,6 +11,7 @@ checks the drawing against the classes)::
     │   ├── InvalidIdError       an id does not match the id pattern
     │   ├── NotFoundError        no such session, entry or document
     │   └── IngestError          a file cannot be ingested (outside the roots, binary, too big, ...)
+    │       └── NotTextError         (docs/sandbox.py) its content is binary, not UTF-8 or empty (``.reason``)
     ├── StoreError           the data dir, a journal or the index cannot be read or written
     │   ├── LockTimeoutError     another process held a journal lock past the wait limit
     │   ├── JournalChangedError  (store/results.py) a conditional append found lines past the expected end

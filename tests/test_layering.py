@@ -39,7 +39,7 @@ ALLOWED: dict[str, set[str]] = {
     "_app": {"transport", "tools", "surface", "_sdk", "memory", "docs", "store", "llm", "text", "_context", "_live", "_config"},
     "_cli": {"_app", "_sdk", "transport", "store", "_config", "_platform", "cli"},
     # The subcommands: the library's services, as a person or a script sees them.
-    "cli": {"__init__", "_context", "memory", "docs", "store", "llm", "_config"},
+    "cli": {"__init__", "_context", "memory", "docs", "store", "llm", "text", "_config"},
     "__init__": {"_app", "_context", "_config", "_platform", "memory", "docs", "llm", "store", "text"},
     "__main__": {"_cli"},
 }

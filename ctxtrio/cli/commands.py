@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from .._config import Config
 
-__all__ = ["SUBCOMMANDS", "Command", "find_subcommand"]
+__all__ = ["SUBCOMMANDS", "Command", "find_subcommand", "unknown_command"]
 
 #: A subcommand: the config, its arguments, and the scope a signal cancels (see open_library).
 Command: TypeAlias = "Callable[[Config, argparse.Namespace, trio.CancelScope], Awaitable[int]]"
@@ -32,8 +32,9 @@ SUBCOMMANDS: dict[str, str] = {
     "restore": "bring deleted sessions back",
     "prune": "remove deleted sessions and retired entries for good (--dry-run shows what)",
     "docs": "list documents",
-    "ingest": "ingest files, directories and globs (unchanged files are skipped)",
-    "search": "search the documents",
+    "ingest": "ingest files, folders and globs (.gitignore honoured; binary and unchanged files skipped)",
+    "search": "search the documents: matching lines with their file (--full: whole chunks)",
+    "forget": "remove documents from the store for good (asks unless --yes; the files stay)",
     "doctor": "check the data dir, the search index and the LLM endpoint (--repair rebuilds the index)",
 }
 
@@ -43,6 +44,28 @@ def find_subcommand(argv: Sequence[str], takes_value: set[str]) -> tuple[str, li
 
     ``takes_value``: the flags whose next word is their value (``settings.value_flags()``).
     """
+    found = _first_word(argv, takes_value)
+    if found is None or found[1] not in SUBCOMMANDS:
+        return None
+    position, word = found
+    return word, [*argv[:position], *argv[position + 1 :]]
+
+
+def unknown_command(argv: Sequence[str], takes_value: set[str]) -> str | None:
+    """The one-line error for a word where a subcommand could stand that is none (with the nearest one), else None."""
+    import difflib
+
+    found = _first_word(argv, takes_value)
+    if found is None or found[1] in SUBCOMMANDS:
+        return None
+    word = found[1]
+    near = difflib.get_close_matches(word, list(SUBCOMMANDS), n=1, cutoff=0.6)
+    hint = f"did you mean {near[0]}?" if near else f"the commands are {', '.join(SUBCOMMANDS)}"
+    return f"unknown command {word!r}: {hint} (ctxtrio --help says what each does)"
+
+
+def _first_word(argv: Sequence[str], takes_value: set[str]) -> tuple[int, str] | None:
+    """Where the first word that is neither a flag nor a flag's value stands, and the word."""
     skip = False
     for position, word in enumerate(argv):
         if skip:
@@ -53,7 +76,5 @@ def find_subcommand(argv: Sequence[str], takes_value: set[str]) -> tuple[str, li
         if word.startswith("-"):
             skip = word in takes_value  # "--data-dir DIR"; "--data-dir=DIR" is one word
             continue
-        if word in SUBCOMMANDS:
-            return word, [*argv[:position], *argv[position + 1 :]]
-        return None
+        return position, word
     return None

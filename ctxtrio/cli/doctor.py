@@ -4,7 +4,8 @@ Read-only unless ``--repair``, which rebuilds the index rows of every current do
 from its journal (through the store writer, one journal at a time, so servers on the
 same data dir keep searching) and drops rows of journals that no longer exist.
 The LLM checks use the client's own probes (models, tokenize, context length); a
-stopped server is one line.
+stopped server is one line, and a warning: the model server is optional (summaries are
+then extractive). Exit 0 when nothing is BAD; ``--strict`` makes a warning fail too.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class Report:
 
 def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repair", action="store_true", help="rebuild the search index from the journals")
+    p.add_argument("--strict", action="store_true", help="exit 1 on warnings too (a model server that is not there)")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
@@ -77,15 +79,16 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         await _llm(config, report)
     else:
         report.add("llm", True, "off (--no-llm): summaries are extractive")
+    healthy = all(ok for _, ok, _ in report.lines) and not (args.strict and report.warned)
     if args.json:
-        emit_json({"ok": all(ok for _, ok, _ in report.lines), **report.facts,
+        emit_json({"ok": healthy, **report.facts,
                    "warnings": sorted(report.warned),
                    "checks": [{"area": a, "ok": ok, "warn": a in report.warned, "detail": line}
                               for a, ok, line in report.lines]})
     else:
         for area, ok, line in report.lines:
             say(f"{'warn' if area in report.warned else 'ok ' if ok else 'BAD'} {area}: {line}")
-    return 0 if all(ok for _, ok, _ in report.lines) else 1
+    return 0 if healthy else 1
 
 
 async def _sessions(ctx: Context, report: Report) -> None:
@@ -165,8 +168,8 @@ async def _llm(config: Config, report: Report) -> None:
             models = await llm.list_models()
         except LLMError as exc:
             report.facts["llm"] = {"url": config.llm_base_url, "reachable": False, "error": str(exc)}
-            report.add("llm", False, f"{config.llm_base_url} is not reachable ({exc}): start the server, "
-                       "fix --llm-base-url, or pass --no-llm")
+            report.add("llm", True, f"{config.llm_base_url} is not reachable ({exc}); summaries are extractive "
+                       "until it is: start the model server, fix --llm-base-url, or pass --no-llm", warn=True)
             return
         model = config.llm_model or (models[0] if models else None)
         try:

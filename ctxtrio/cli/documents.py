@@ -1,71 +1,44 @@
-"""``docs``, ``ingest`` and ``search``: documents as a person sees them."""
+"""``docs``, ``ingest`` (:mod:`.ingest`), ``search`` and ``forget``: documents as a person sees them."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict
-from functools import partial
 from typing import TYPE_CHECKING
 
-import trio
-
-from .._errors import IngestError
 from .._limits import SEARCH_WORDS
-from ..docs.model import IngestResult
-from ..docs.sandbox import read_source
-from .library import catalog_state, open_library
-from .output import emit_json, err, say, when
-from .progress import Progress
-from .walk import find_files
+from ..docs.sandbox import escaped_path
+from ..text.terms import terms, unique_terms
+from .ingest import add_arguments, ingest_command
+from .library import open_library
+from .output import ask, emit_json, err, say, when
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
-    from pathlib import Path
+
+    import trio
 
     from .._config import Config
     from .commands import Command
 
 __all__ = ["ARGUMENTS", "COMMANDS"]
 
-#: Files ingested at once (the document service admits four past reading and chunking).
-PARALLEL_FILES = 4
-#: Files read and hashed per worker-thread call when looking for unchanged ones.
-PRECHECK_FILES = 32
-
-
-def precheck(
-    batch: list[tuple[Path, int]], roots: tuple[Path, ...], max_bytes: int
-) -> list[tuple[Path, int, str | None, str | None]]:
-    """(path, size, resolved source, SHA-256 of its text) per file, read under the sandbox's rules (blocking).
-
-    Only decides what is unchanged (same source, hash and title as the catalog says):
-    anything unreadable gets None and goes to the service, which refuses it by name.
-    """
-    checked: list[tuple[Path, int, str | None, str | None]] = []
-    for path, size in batch:
-        try:
-            text, resolved = read_source(str(path), roots, max_bytes=max_bytes)
-        except IngestError:
-            checked.append((path, size, None, None))
-            continue
-        checked.append((path, size, str(resolved), hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()))
-    return checked
-
 
 def _docs_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
-def _ingest_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", metavar="PATH", nargs="+", help="files, directories (walked) or globs ('docs/**/*.md')")
-    p.add_argument("--json", action="store_true", help="print JSON for scripts")
-
-
 def _search_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("query", metavar="QUERY")
+    p.add_argument("query", metavar="WORD", nargs="+", help="the query: every word up to the options (no quotes needed)")
     p.add_argument("--doc", metavar="ID", help="search one document only")
     p.add_argument("--limit", metavar="N", type=int, default=10, help="most hits (default 10)")
+    p.add_argument("--full", action="store_true", help="print each matching chunk whole, not only its matching lines")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts (the library's SearchResult, as ever)")
+
+
+def _forget_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("docs", metavar="DOC", nargs="+", help="document ids (ctxtrio docs lists them)")
+    p.add_argument("--yes", action="store_true", help="do not ask")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
@@ -78,109 +51,96 @@ async def docs_command(config: Config, args: argparse.Namespace, stop: trio.Canc
     if not docs:
         say("no documents")
     for doc in docs:
-        say(f"{doc.doc_id}  {doc.chunks} chunks  {doc.tokens} tokens  {doc.chars} chars  "
+        say(f"{doc.doc_id}  {plural(doc.chunks, 'chunk')}  {doc.tokens} tokens  {doc.chars} chars  "
               f"{when(doc.ingested_at)}  \"{doc.title}\"  {doc.source}")
     return 0
 
 
-async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
-    found = await trio.to_thread.run_sync(find_files, list(args.paths), config.ingest_roots)
-    refused: list[tuple[str, str]] = list(found.refused)
-    done: list[tuple[Path, IngestResult]] = []
-    total = sum(size for _, size in found.files)
-    started = trio.current_time()
-    if found.roots:
-        config = config.replace(ingest_roots=tuple(found.roots)).validated()
-    try:
-        async with open_library(config, stop) as ctx:
-            # Straight from the catalog journal, read once for the unchanged check of every file.
-            known = {entry.info.source: entry.info for entry in (await catalog_state(ctx)).docs.values()}
-            with Progress("ingest", total=total, unit="B", items=len(found.files)) as progress:
-                batches = iter([found.files[i : i + PRECHECK_FILES] for i in range(0, len(found.files), PRECHECK_FILES)])
-
-                async def ingest_one(path: Path, size: int) -> None:
-                    try:
-                        result = await ctx.documents.ingest(file_path=str(path))
-                    except IngestError as exc:
-                        refused.append((str(path), str(exc)))
-                        progress.advance(size, f"refused {path}: {exc}")
-                        return
-                    done.append((path, result))
-                    what = "unchanged" if result.unchanged else "replaced" if result.replaced else "ingested"
-                    progress.advance(size, f"{what} {path} -> {result.doc.doc_id}")
-
-                async def worker() -> None:
-                    for batch in batches:
-                        checked = await trio.to_thread.run_sync(
-                            partial(precheck, batch, config.ingest_roots, config.max_ingest_chars)
-                        )
-                        for path, size, source, digest in checked:
-                            earlier = known.get(source) if source is not None else None
-                            if earlier is not None and earlier.content_hash == digest and earlier.title == path.name:
-                                done.append((path, IngestResult(earlier, False, 0.0, unchanged=True)))
-                                progress.advance(size, f"unchanged {path} -> {earlier.doc_id}")
-                            else:
-                                await ingest_one(path, size)
-
-                async with trio.open_nursery() as nursery:
-                    for _ in range(PARALLEL_FILES):
-                        nursery.start_soon(worker)
-    finally:
-        _report_ingest(args, done, refused, total, trio.current_time() - started, stop.cancel_called)
-    return 1 if refused else 0
-
-
-def _report_ingest(
-    args: argparse.Namespace,
-    done: list[tuple[Path, IngestResult]],
-    refused: list[tuple[str, str]],
-    total: int,
-    elapsed_s: float,
-    interrupted: bool,
-) -> None:
-    unchanged = [(path, r) for path, r in done if r.unchanged]
-    replaced = [(path, r) for path, r in done if r.replaced and not r.unchanged]
-    new = [(path, r) for path, r in done if not r.replaced and not r.unchanged]
-    if args.json:
-        def files(items: list[tuple[Path, IngestResult]]) -> list[dict[str, object]]:
-            return [{"path": str(path), "doc_id": r.doc.doc_id, "chunks": r.doc.chunks} for path, r in items]
-
-        emit_json({
-            "ingested": files(new), "replaced": files(replaced), "unchanged": files(unchanged),
-            "refused": [{"path": path, "reason": reason} for path, reason in refused],
-            "bytes": total, "elapsed_s": round(elapsed_s, 3), "interrupted": interrupted,
-        })
-        return
-    for path, reason in refused:
-        err(f"refused {path}: {reason}")
-    rate = total / elapsed_s / (1 << 20) if elapsed_s > 0 else 0.0
-    head = "interrupted after" if interrupted else "done:"
-    say(f"{head} {len(new)} ingested, {len(replaced)} replaced, {len(unchanged)} unchanged, "
-          f"{len(refused)} refused; {total / (1 << 20):.1f} MB in {elapsed_s:.2f} s ({rate:.1f} MB/s)")
-
-
 async def search_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
+    query = " ".join(args.query)
     async with open_library(config, stop) as ctx:
-        result = await ctx.documents.search(args.query, doc_id=args.doc, limit=args.limit)
+        result = await ctx.documents.search(query, doc_id=args.doc, limit=args.limit)
+        sources = {doc.doc_id: doc.source for doc in await ctx.documents.list_documents()} if result.hits else {}
     if args.json:
         emit_json(asdict(result))
         return 0
     if not result.hits:
-        say(f"no match for {args.query!r}")
+        say(f"no match for {query!r}")
+    wanted = set(unique_terms(query))
     for hit in result.hits:
         trail = " > ".join(hit.trail)
-        say(f"== {hit.doc_id} \"{hit.title}\" #{hit.index}{' · ' + trail if trail else ''} · score {hit.score:.2f}")
-        say(hit.text.rstrip() + (" ..." if hit.cut else ""))
+        source = sources.get(hit.doc_id, "")
+        where = escaped_path(source) if source and source != "inline" else f'"{hit.title}" (inline text)'
+        say(f"{where}  [{hit.doc_id} #{hit.index}{' · ' + trail if trail else ''} · score {hit.score:.2f}]")
+        if args.full:
+            say(hit.text.rstrip() + (" ..." if hit.cut else ""))
+        else:
+            for line in matching_lines(hit.text, wanted):
+                say(line)
+        say("")
     if result.omitted or result.more:
-        say(f"({result.omitted} more did not fit the budget{'; more beyond --limit' if result.more else ''})")
+        say(f"({plural(result.omitted, 'more hit')} did not fit the budget{'; more beyond --limit' if result.more else ''})")
     if result.words_left_out:
         say(f"(only the first {SEARCH_WORDS} distinct words of the query were searched)")
     return 0
 
 
-COMMANDS: dict[str, Command] = {"docs": docs_command, "ingest": ingest_command, "search": search_command}
+def matching_lines(text: str, wanted: set[str], *, context: int = 1, most: int = 6) -> list[str]:
+    """The lines of ``text`` holding a query term, ``context`` lines around each, ``>`` marking the matches.
+
+    Groups that do not touch are separated by ``--`` (as grep does); after ``most``
+    matching lines the rest is counted, and ``--full`` shows the whole chunk.
+    """
+    lines = text.rstrip().splitlines()
+    hits = [n for n, line in enumerate(lines) if wanted & set(terms(line))]
+    if not hits:  # matched through a term split across lines or the title: show the start
+        hits = [0] if lines else []
+    shown = hits[:most]
+    keep = sorted({k for n in shown for k in range(max(0, n - context), min(len(lines), n + context + 1))})
+    out: list[str] = []
+    for previous, n in zip([None, *keep], keep):
+        if previous is not None and n != previous + 1:
+            out.append("  --")
+        out.append(f"{'>' if n in shown else ' '} {lines[n]}")
+    if len(hits) > most:
+        out.append(f"  ({plural(len(hits) - most, 'more matching line')} in this chunk; --full shows it)")
+    return out
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 chunk``, ``2 chunks``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+async def forget_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
+    async with open_library(config, stop) as ctx:
+        known = {doc.doc_id: doc for doc in await ctx.documents.list_documents()}
+        missing = [doc_id for doc_id in args.docs if doc_id not in known]
+        if missing:
+            err(f"ctxtrio: error: no document {', '.join(missing)} (ctxtrio docs lists them)")
+            return 2
+        shown = ", ".join(f'{doc_id} ("{known[doc_id].title}", {plural(known[doc_id].chunks, "chunk")})'
+                          for doc_id in args.docs)
+        if not ask(f"Forget {shown}? This cannot be undone; the files themselves stay.", yes=args.yes):
+            err("nothing forgotten")
+            return 1
+        done = []
+        for doc_id in dict.fromkeys(args.docs):
+            info = await ctx.documents.forget(doc_id)
+            done.append(asdict(info))
+            if not args.json:
+                say(f"forgot {doc_id} \"{info.title}\" ({plural(info.chunks, 'chunk')})")
+    if args.json:
+        emit_json(done)
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    "docs": docs_command, "ingest": ingest_command, "search": search_command, "forget": forget_command,
+}
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "docs": _docs_args,
-    "ingest": _ingest_args,
+    "ingest": add_arguments,
     "search": _search_args,
+    "forget": _forget_args,
 }

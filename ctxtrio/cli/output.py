@@ -7,8 +7,10 @@ progress and questions go to stderr, so ``ctxtrio export --all > file`` and
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -16,10 +18,72 @@ from typing import TextIO
 
 from .._errors import InputError
 
-__all__ = ["ask", "emit_json", "err", "parse_duration", "say", "setup_logging", "when"]
+__all__ = [
+    "CLOSED_PIPE", "ask", "closed_pipe", "emit_json", "err", "leaves", "listen_error", "parse_duration",
+    "probe_listen", "say",
+    "setup_logging", "when",
+]
+
+#: The exit code of a command whose reader went away (``ctxtrio sessions | head -1``): 128 + SIGPIPE, as git's.
+CLOSED_PIPE = 141
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside ``error``'s (nested) exception groups, or ``[error]``."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
+    return [error]
+
+
+def closed_pipe(error: BaseException) -> bool:
+    """True when ``error`` is only the reader of stdout going away; stdout is then pointed at /dev/null.
+
+    Python flushes stdout once more at exit, which would fail again and print "Exception
+    ignored"; with /dev/null behind the descriptor that last flush succeeds quietly.
+    """
+    if not all(isinstance(leaf, BrokenPipeError) for leaf in leaves(error)):
+        return False
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return True
+
+
+def listen_error(error: BaseException, host: str, port: int) -> str | None:
+    """One line for a listening socket that could not be had (port in use, not allowed), else None."""
+    for leaf in leaves(error):
+        if isinstance(leaf, OSError) and leaf.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
+            what = {errno.EADDRINUSE: "the port is in use (another ctxtrio?)",
+                    errno.EACCES: "not allowed (ports below 1024 need privileges)",
+                    errno.EADDRNOTAVAIL: "no such local address"}[leaf.errno]
+            return f"cannot listen on {host}:{port}: {what}; pick another with --port, or --port 0 for any free one"
+    return None
+
+
+def probe_listen(host: str, port: int) -> str | None:
+    """Bind ``host:port`` once (as the server will, SO_REUSEADDR) and let go: :func:`listen_error`'s line, or None.
+
+    Run before serving starts, so a port clash is one line, not a line after the startup log.
+    """
+    import socket
+
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError:
+        return None  # the server says what is wrong with the host
+    for family, kind, proto, _, address in infos[:1]:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                return listen_error(exc, host, port)
+    return None
 
 
 def setup_logging(*, serving: bool) -> None:

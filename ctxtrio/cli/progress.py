@@ -29,10 +29,16 @@ def _size(count: float, unit: str) -> str:
 
 
 class Progress:
-    """Advance by ``amount`` of ``total`` (bytes when ``unit`` is ``"B"``) per finished item."""
+    """Advance by ``amount`` of ``total`` (bytes when ``unit`` is ``"B"``) per finished item.
 
-    def __init__(self, description: str, *, total: float, unit: str, items: int, bar: bool | None = None) -> None:
+    ``quiet``: without a terminal, no line per item (the caller says what matters once).
+    """
+
+    def __init__(
+        self, description: str, *, total: float, unit: str, items: int, bar: bool | None = None, quiet: bool = False
+    ) -> None:
         self._description = description
+        self._quiet = quiet
         self._total = total
         self._unit = unit
         self._items = items
@@ -64,6 +70,8 @@ class Progress:
             self._bar.set_postfix_str(f"{self._count}/{self._items}", refresh=False)
             self._bar.update(amount)
             return
+        if self._quiet or not note:
+            return
         elapsed = max(time.monotonic() - self._started, 1e-6)
         rate = self._done / elapsed
         left = (self._total - self._done) / rate if rate > 0 else 0.0
@@ -72,6 +80,14 @@ class Progress:
             f"{_size(self._total, self._unit)}, {_size(rate, self._unit)}/s, ETA {left:.0f} s: {note}\n"
         )
         sys.stderr.flush()
+
+    def write(self, line: str) -> None:
+        """One line on stderr that the bar (if any) redraws below instead of overwriting."""
+        if self._bar is not None:
+            self._bar.write(line, file=sys.stderr)
+        else:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
 
     def close(self) -> None:
         if self._bar is not None:

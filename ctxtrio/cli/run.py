@@ -19,7 +19,7 @@ import trio
 from .._errors import ConfigError, CtxError, InputError, StoreError
 from ..store.layout import prepare_data_dir
 from .commands import SUBCOMMANDS, Command
-from .output import err, setup_logging
+from .output import CLOSED_PIPE, closed_pipe, err, leaves, setup_logging
 from .settings import ArgParser, add_settings, config_from_args
 
 if TYPE_CHECKING:
@@ -60,7 +60,12 @@ def run(name: str, argv: list[str]) -> int:
         err(f"ctxtrio: error: {exc}")
         return 2
     setup_logging(serving=False)
-    return trio.run(partial(_main, _command(name), config, args))
+    try:
+        return trio.run(partial(_main, _command(name), config, args))
+    except BaseException as exc:
+        if closed_pipe(exc):  # ctxtrio sessions | head -1: the reader has what it wanted
+            return CLOSED_PIPE
+        raise
 
 
 async def _main(command: Command, config: Config, args: argparse.Namespace) -> int:
@@ -94,11 +99,5 @@ async def _main(command: Command, config: Config, args: argparse.Namespace) -> i
 
 def _say(group: BaseExceptionGroup[CtxError]) -> None:
     """One line per error (the library's messages say what to do); no traceback."""
-    for exc in _leaves(group):
+    for exc in leaves(group):
         err(f"ctxtrio: error: {exc}")
-
-
-def _leaves(error: BaseException) -> list[BaseException]:
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
-    return [error]

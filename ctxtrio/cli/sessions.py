@@ -61,6 +61,8 @@ def _prune_args(p: argparse.ArgumentParser) -> None:
 async def sessions_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     async with open_library(config, stop) as ctx:
         infos = await ctx.sessions.list_sessions(include_deleted=args.deleted)
+    # Newest last record first: the library lists by journal mtime, which an import sets to the import's time.
+    infos.sort(key=lambda info: info.last_activity or 0.0, reverse=True)
     if args.json:
         emit_json([asdict(info) for info in infos])
         return 0

@@ -1,38 +1,60 @@
 """Turning ``ingest PATH...`` into files to ingest and the roots that sandbox them (blocking).
 
-Each argument is a file, a directory (walked, symlinks not followed) or a glob
-(``docs/**/*.md``). Unless ``--ingest-root`` (or ``CTX_INGEST_ROOTS``) names the roots,
-each argument's own directory is its root: a directory is the root of what is under
-it, a glob's fixed part is, a file's parent is. Nothing is read here: every candidate
-goes through the same checks as ``doc_ingest`` (:mod:`ctxtrio.docs.sandbox`), so a
-symlink out of its root, a FIFO or a binary file is refused there, by name.
-Names starting with ``.`` (``.git``, ``.venv``) are skipped inside directories.
+Each argument is a file, a directory (walked) or a glob (``docs/**/*.md``, matched while
+walking its fixed part). Walks follow no directory symlink (counted, not followed: a
+link to ``.`` cannot loop), skip names starting with ``.`` (``.git``, ``.venv``), honour
+``.gitignore`` files as git does and ``--exclude``/``--include`` globs (:mod:`.patterns`);
+a file named as an argument is always taken. A symlink to a file that is also listed is
+taken once. Unless ``--ingest-root`` (or ``CTX_INGEST_ROOTS``) names the roots, each
+argument's own directory is its root: a directory is the root of what is under it, a
+glob's fixed part is, a file's parent is. Nothing is read here: every candidate goes
+through the same checks as ``doc_ingest`` (:mod:`ctxtrio.docs.sandbox`), so a symlink
+out of its root, a FIFO or an oversized file is refused there, by name.
 """
 
 from __future__ import annotations
 
-import glob
 import os
+import re
 import stat
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .patterns import Rule, glob_regex, ignored, parse_rules, read_gitignore
+
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
+
 
 __all__ = ["Found", "find_files"]
 
 _MAGIC = set("*?[")
+#: Why a walk left something out without naming it (counted in the summary; listed with --verbose).
+LINKED_DIRECTORY = "symlinked directory"
+DUPLICATE_LINK = "symlink to a file already listed"
 
 
 @dataclass(slots=True)
 class Found:
-    """Candidates in order (with sizes for progress), roots, and what was refused before reading."""
+    """Candidates in order (with sizes for progress), roots, what was refused and what was skipped."""
 
     files: list[tuple[Path, int]] = field(default_factory=list)
     roots: list[Path] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    skipped_paths: list[tuple[Path, str]] = field(default_factory=list)
+
+    def skip(self, path: Path, reason: str) -> None:
+        self.skipped[reason] += 1
+        self.skipped_paths.append((path, reason))
+
+
+@dataclass(frozen=True, slots=True)
+class _Filters:
+    exclude: list[Rule]
+    include: list[Rule]
 
 
 def _size(path: Path) -> int:
@@ -44,25 +66,34 @@ def _size(path: Path) -> int:
     return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
-def _root_of_glob(pattern: str) -> Path:
-    parts: list[str] = []
-    for part in Path(pattern).parts:
+def _split_glob(pattern: str) -> tuple[Path, str]:
+    """``docs/**/*.md`` -> (``docs``, ``**/*.md``): the fixed directory and the pattern under it."""
+    parts = pattern.split("/")
+    fixed: list[str] = []
+    for part in parts:
         if _MAGIC & set(part):
             break
-        parts.append(part)
-    return Path(*parts) if parts else Path(".")
+        fixed.append(part)
+    rest = "/".join(parts[len(fixed) :])
+    if not fixed:
+        return Path("."), rest
+    return Path("/".join(fixed) or "/"), rest
 
 
-def find_files(arguments: list[str], roots: tuple[Path, ...]) -> Found:
+def find_files(
+    arguments: list[str], roots: tuple[Path, ...], *, exclude: Sequence[str] = (), include: Sequence[str] = ()
+) -> Found:
     """Every candidate file named by ``arguments``; ``roots`` empty means "derive them"."""
     found = Found(roots=list(roots))
+    filters = _Filters(parse_rules(exclude), parse_rules(include))
+    candidates: list[Path] = []
     seen: set[Path] = set()
 
     def add(path: Path) -> None:
         absolute = Path(os.path.abspath(path))
         if absolute not in seen:
             seen.add(absolute)
-            found.files.append((absolute, _size(absolute)))
+            candidates.append(absolute)
 
     def add_root(root: Path) -> None:
         if not roots and root.is_dir() and Path(os.path.abspath(root)) not in found.roots:
@@ -71,31 +102,74 @@ def find_files(arguments: list[str], roots: tuple[Path, ...]) -> Found:
     for argument in arguments:
         path = Path(argument)
         if _MAGIC & set(argument) and not os.path.lexists(argument):
-            matches = sorted(glob.glob(argument, recursive=True))
-            add_root(_root_of_glob(argument))
-            if not matches:
+            top, rest = _split_glob(argument)
+            before = len(candidates)
+            if top.is_dir() and not top.is_symlink():
+                add_root(top)
+                depth = None if "**" in rest.split("/") else rest.count("/") + 1
+                _walk(top, add, found, filters, match=re.compile(glob_regex(rest) + r"\Z", re.S), depth=depth)
+            if len(candidates) == before:
                 found.refused.append((argument, "no file matches this pattern"))
-            for match in matches:
-                if not Path(match).is_dir() or Path(match).is_symlink():
-                    add(Path(match))
         elif path.is_dir() and not path.is_symlink():
             add_root(path)
-            _walk(path, add, found)
+            _walk(path, add, found, filters)
         elif os.path.lexists(path):
             add_root(path.parent)
             add(path)
         else:
             found.refused.append((argument, "no such file or directory"))
+    _once(candidates, found)
     return found
 
 
-def _walk(top: Path, add: Callable[[Path], None], found: Found) -> None:
+def _once(candidates: list[Path], found: Found) -> None:
+    """Candidates into ``found.files``, a symlink whose file is already listed (or linked before) left out."""
+    links = {path: os.path.realpath(path) for path in candidates if os.path.islink(path)}
+    listed = {str(path) for path in candidates if path not in links}
+    for path in candidates:
+        target = links.get(path)
+        if target is not None:
+            if target in listed:
+                found.skip(path, DUPLICATE_LINK)
+                continue
+            listed.add(target)
+        found.files.append((path, _size(path)))
+
+
+def _walk(
+    top: Path, add: Callable[[Path], None], found: Found, filters: _Filters, *,
+    match: re.Pattern[str] | None = None, depth: int | None = None,
+) -> None:
+    """Add the files under ``top`` that no rule leaves out (and that ``match``, if given, matches)."""
+    rules: dict[str, list[Rule]] = {}
     for directory, dirnames, filenames in os.walk(top, followlinks=False):
         base = Path(directory)
+        relative = os.path.relpath(directory, top)
+        relative = "" if relative == "." else relative
+        parent = relative.rpartition("/")[0] if "/" in relative else ""
+        here = rules[relative] = [*(rules.get(parent, []) if relative else []), *read_gitignore(base, relative)]
+        level = relative.count("/") + 1 if relative else 0
+
+        def path_of(name: str) -> str:
+            return f"{relative}/{name}" if relative else name
+
+        kept: list[str] = []
         for name in sorted(dirnames):
+            if name.startswith(".") or ignored(here, path_of(name), is_dir=True):
+                continue
+            if ignored(filters.exclude, path_of(name), is_dir=True):
+                continue
             if (base / name).is_symlink():
-                found.refused.append((str(base / name), "a symlinked directory: not followed"))
-        dirnames[:] = sorted(name for name in dirnames if not name.startswith(".") and not (base / name).is_symlink())
+                found.skip(base / name, LINKED_DIRECTORY)
+                continue
+            if depth is None or level + 1 < depth:
+                kept.append(name)
+        dirnames[:] = kept
         for name in sorted(filenames):
-            if not name.startswith("."):
+            rel = path_of(name)
+            if name.startswith(".") or ignored(here, rel, is_dir=False) or ignored(filters.exclude, rel, is_dir=False):
+                continue
+            if filters.include and not ignored(filters.include, rel, is_dir=False):
+                continue
+            if match is None or match.match(rel):
                 add(base / name)

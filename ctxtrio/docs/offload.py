@@ -51,7 +51,9 @@ async def run_worker(*, task_status: trio.TaskStatus[trio.Process] = trio.TASK_S
     A non-zero exit is not raised here: the reader notices the missing end frame. The
     child runs in the folder that holds this ``ctxtrio`` (``-m`` puts its working
     folder first on ``sys.path``): a server started inside another checkout must not
-    run that checkout's worker, whose frames may not match.
+    run that checkout's worker, whose frames may not match. It runs in a process group of
+    its own, so Ctrl-C at a terminal (SIGINT to the foreground group) reaches only the
+    parent, which owns cancellation and ends the child; the child also ends at stdin EOF.
     """
     command: Sequence[str] = [sys.executable, "-m", "ctxtrio.docs._chunk_worker"]
     path = os.pathsep.join(filter(None, [_PACKAGE_PARENT, os.environ.get("PYTHONPATH")]))
@@ -63,6 +65,7 @@ async def run_worker(*, task_status: trio.TaskStatus[trio.Process] = trio.TASK_S
         env=env,
         cwd=_PACKAGE_PARENT,
         check=False,
+        process_group=0,
         task_status=task_status,
     )
 

@@ -46,7 +46,7 @@ from .._errors import IngestError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["check_text", "decode_text", "escaped_path", "read_source", "resolve_in_roots"]
+__all__ = ["NotTextError", "check_text", "decode_text", "escaped_path", "read_source", "resolve_in_roots"]
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -56,6 +56,19 @@ _KINDS = (
     (stat.S_ISBLK, "a block device"),
 )
 _BINARY = "is binary or not UTF-8 text (accepted: UTF-8 with or without BOM, UTF-16 with BOM)"
+#: Bytes looked at to tell binary data (NUL bytes) from text in another encoding.
+_SNIFF_BYTES = 8192
+
+
+class NotTextError(IngestError):
+    """The content is not text to ingest: ``reason`` is ``"binary"``, ``"not UTF-8"`` or ``"empty"``.
+
+    Nothing is wrong with the path: a folder walk counts these instead of naming each.
+    """
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def read_source(file_path: str, roots: Sequence[Path], *, max_bytes: int) -> tuple[str, Path]:
@@ -208,9 +221,9 @@ def decode_text(data: bytes, name: str) -> str:
         else:
             text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise IngestError(f"{name} {_BINARY}") from exc
+        raise NotTextError(f"{name} {_BINARY}", "binary" if b"\0" in data[:_SNIFF_BYTES] else "not UTF-8") from exc
     if "\0" in text:
-        raise IngestError(f"{name} {_BINARY}: it contains NUL characters")
+        raise NotTextError(f"{name} {_BINARY}: it contains NUL characters", "binary")
     return text
 
 
@@ -219,7 +232,7 @@ def check_text(text: str, *, max_chars: int, name: str = "text") -> str:
     if len(text) > max_chars:
         raise IngestError(f"{name} is {len(text):,} characters; the limit is {max_chars:,} (--max-ingest-chars)")
     if not text or text.isspace():
-        raise IngestError(f"{name} is empty: nothing to ingest")
+        raise NotTextError(f"{name} is empty: nothing to ingest", "empty")
     if "\0" in text:
-        raise IngestError(f"{name} contains NUL characters: binary data cannot be ingested")
+        raise NotTextError(f"{name} contains NUL characters: binary data cannot be ingested", "binary")
     return text

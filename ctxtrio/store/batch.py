@@ -160,7 +160,8 @@ def reindex_documents(data: DataDir, index: SearchIndex) -> None:
     for folder in sorted(folders):
         for path in sorted(folder.glob("*.jsonl")):
             added += index.catch_up(data.journal_name(path), path, _size(path))
-    log.info("search index: %d rows re-indexed from the document journals", added)
+    if added:  # nothing to say on a store whose index was up to date (or empty)
+        log.info("search index: %d rows re-indexed from the document journals", added)
 
 
 def _size(path: Path) -> int:

@@ -263,13 +263,10 @@ def _hostname(authority: str) -> str:
 
 async def _respond(send: Send, status: int, body: dict[str, str]) -> None:
     payload = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
-        }
-    )
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    if status == 401:  # RFC 6750, section 3: a 401 names the scheme a client must use
+        headers.append((b"www-authenticate", b'Bearer realm="ctxtrio"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
 

@@ -26,6 +26,7 @@ was most of a 5 ms tool call (see stress/bench_sessions.py).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -40,13 +41,16 @@ from .inflight import InFlight
 from .messages import cancelled_id, canonical_id, peek
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
     from mcp.server.lowlevel import Server
 
     from .warm_start import AnswerRecorder
 
-__all__ = ["CancellableLines", "ProtocolWriter", "Traffic", "claim_stdout", "serve_stdio"]
+__all__ = ["CancellableLines", "JsonLines", "ProtocolWriter", "Traffic", "claim_stdout", "not_json", "serve_stdio"]
+
+#: Lines up to this long are parsed to tell JSON from not; longer ones only by their first character.
+_CHECK_CHARS = 1 << 16
 
 log = logging.getLogger("ctxtrio.transport")
 
@@ -188,6 +192,54 @@ class Traffic:
         return keep
 
 
+def not_json(line: str) -> str | None:
+    """Why ``line`` is not JSON text (for the -32700 answer), or None when it is (or is blank).
+
+    Short lines are parsed; a longer one (a large ``doc_ingest``) is not parsed twice:
+    if it starts like an object or array it is the SDK's to parse.
+    """
+    stripped = line.strip()
+    if not stripped:
+        return None
+    if len(stripped) > _CHECK_CHARS:
+        return None if stripped[0] in "{[" else "it does not start with { or ["
+    try:
+        json.loads(stripped)
+    except RecursionError:
+        return None  # nested too deep for this check; the SDK answers it
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+class JsonLines:
+    """The lines of ``lines`` that are JSON; each other one is answered -32700 Parse error and logged.
+
+    JSON-RPC 2.0, section 5.1: "Invalid JSON was received by the server" is -32700, with
+    ``id`` null because none could be read. The SDK would drop such a line silently.
+    """
+
+    def __init__(self, lines: AsyncIterator[str], writer: ProtocolWriter) -> None:
+        self._lines = lines
+        self._writer = writer
+        self._count = 0
+
+    def __aiter__(self) -> JsonLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            line = await self._lines.__anext__()
+            self._count += 1
+            problem = not_json(line)
+            if problem is None:
+                return line
+            log.warning("stdin line %d is not JSON (%s): answered -32700 Parse error", self._count, problem)
+            error = {"code": -32700, "message": f"Parse error: {problem}"}
+            answer = {"jsonrpc": "2.0", "id": None, "error": error}
+            await self._writer.write(json.dumps(answer, separators=(",", ":")) + "\n")
+
+
 class ProtocolWriter:
     """Writes protocol lines to a descriptor: non-blocking through epoll when it can.
 
@@ -251,7 +303,7 @@ async def serve_stdio(server: Server[Any], lines: CancellableLines, out_fd: int,
     """
     writer = ProtocolWriter(out_fd, traffic)
     try:
-        await serve_lines(server, lines, writer)
+        await serve_lines(server, JsonLines(lines, writer), writer)
     finally:
         with trio.CancelScope(shield=True):
             await writer.aclose()

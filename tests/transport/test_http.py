@@ -61,10 +61,12 @@ async def test_foreign_host_and_origin_rejected(tmp_path: Path) -> None:
 
 
 async def test_token_required_when_set(tmp_path: Path) -> None:
-    """With a token, requests without the right bearer get 401; the SDK client with it works."""
+    """With a token, requests without the right bearer get 401 naming the Bearer scheme; the SDK client with it works."""
     async with http_server(tmp_path / "data", env={"CTX_HTTP_TOKEN": TOKEN}) as server:
         async with httpx.AsyncClient() as http:
-            assert (await http.get(server.base_url + "/health")).status_code == 401
+            refused = await http.get(server.base_url + "/health")
+            assert refused.status_code == 401
+            assert refused.headers["www-authenticate"].startswith("Bearer ")
             wrong = {"Authorization": "Bearer nope"}
             assert (await http.post(server.mcp_url, headers=wrong, json={})).status_code == 401
             good = {"Authorization": f"Bearer {TOKEN}"}

@@ -45,6 +45,7 @@ class _Session:
         self.process = process
         self.stderr = bytearray()
         self._out = bytearray()
+        self.passed: list[dict[str, object]] = []  # messages response() read past
 
     async def send(self, data: bytes) -> None:
         assert self.process.stdin is not None
@@ -63,6 +64,7 @@ class _Session:
             message = json.loads(line)
             if message.get("id") == request_id:
                 return dict(message)
+            self.passed.append(dict(message))
 
     async def rest_of_stdout(self) -> list[dict[str, object]]:
         assert self.process.stdout is not None
@@ -104,6 +106,22 @@ async def test_hostile_lines_do_not_crash_the_server(tmp_path: Path) -> None:
         assert isinstance(result, dict) and len(result["tools"]) == 15
         assert await session.finish() == 0, session.stderr.decode(errors="replace")[-2000:]
     assert b"Traceback" not in session.stderr
+
+
+async def test_a_line_that_is_not_json_gets_parse_error(tmp_path: Path) -> None:
+    """A typed non-JSON line is answered -32700 Parse error (id null) and logged; the session serves on."""
+    with trio.fail_after(60):
+        session = await _start(tmp_path / "data")
+        await session.send(b"hello, is this thing on?\n")
+        await session.send(_line({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+        await session.response(2)
+        code = await session.finish()
+        answers = await session.rest_of_stdout()
+    log = session.stderr.decode(errors="replace")
+    assert code == 0, log[-2000:]
+    assert "stdin line 3 is not JSON" in log and "-32700" in log
+    errors = [message["error"] for message in [*session.passed, *answers] if message.get("id") is None]
+    assert len(errors) == 1 and isinstance(errors[0], dict) and errors[0]["code"] == -32700, errors
 
 
 _BIG = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog. " * 4 for i in range(6000))

@@ -1,0 +1,210 @@
+"""``ctxtrio ingest PATH...``: files, folders and globs into the document store, the way a person expects.
+
+A real folder holds more than text: compiled files, libraries, empty ``__init__.py``.
+Those are *skipped* and counted by reason (binary, not UTF-8, empty, symlinked
+directory, symlink to a file already listed) in the one summary line; ``--verbose``
+lists them. What is *refused* for safety or because it cannot be read (a symlink out of
+the root, a FIFO or device, a file over the limit, a name that is not UTF-8) is named,
+one line each on stderr, as it happens. Exit 0 unless an argument itself found nothing
+or a file failed to store (then 1); 130 when interrupted, with the true counts so far.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import trio
+
+from .._errors import IngestError, StoreError
+from ..docs.model import IngestResult
+from ..docs.sandbox import NotTextError, escaped_path, read_source
+from .library import catalog_state, open_library
+from .output import emit_json, err, say
+from .progress import Progress
+from .walk import find_files
+
+if TYPE_CHECKING:
+    import argparse
+
+    from .._config import Config
+
+__all__ = ["add_arguments", "ingest_command"]
+
+#: Files ingested at once (the document service admits four past reading and chunking).
+PARALLEL_FILES = 4
+#: Files read and hashed per worker-thread call when looking for unchanged ones.
+PRECHECK_FILES = 32
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", metavar="PATH", nargs="+", help="files, directories (walked) or globs ('docs/**/*.md')")
+    p.add_argument("--exclude", metavar="GLOB", action="append", default=[],
+                   help="leave out what matches, like a .gitignore line ('tests/', '*.min.js'); repeatable")
+    p.add_argument("--include", metavar="GLOB", action="append", default=[],
+                   help="in walked folders take only files that match ('*.md'); repeatable")
+    p.add_argument("-v", "--verbose", action="store_true", help="one line per file, skipped ones too")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A file after reading: its resolved source and text hash, or why it is skipped or refused."""
+
+    path: Path
+    size: int
+    source: str | None = None
+    digest: str | None = None
+    skip: str | None = None
+    refusal: str | None = None
+
+
+def precheck(batch: list[tuple[Path, int]], roots: tuple[Path, ...], max_bytes: int) -> list[Checked]:
+    """Each file read under the sandbox's rules (blocking): what it is, before the service sees it."""
+    checked: list[Checked] = []
+    for path, size in batch:
+        try:
+            text, resolved = read_source(str(path), roots, max_bytes=max_bytes)
+        except NotTextError as exc:
+            checked.append(Checked(path, size, skip=exc.reason))
+            continue
+        except IngestError as exc:
+            checked.append(Checked(path, size, refusal=str(exc)))
+            continue
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        if not text.strip():
+            checked.append(Checked(path, size, skip="empty"))
+        else:
+            checked.append(Checked(path, size, str(resolved), digest))
+    return checked
+
+
+@dataclass(slots=True)
+class Tally:
+    """What happened so far: the summary line is built from this, also after Ctrl-C."""
+
+    done: list[tuple[Path, IngestResult]] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    failed: bool = False
+    processed_bytes: int = 0
+
+
+async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
+    found = await trio.to_thread.run_sync(
+        partial(find_files, list(args.paths), config.ingest_roots, exclude=args.exclude, include=args.include)
+    )
+    tally = Tally(skipped=Counter(found.skipped))
+    for path, reason in found.refused:
+        _refuse(tally, path, reason, args)
+    failed_argument = bool(found.refused)
+    if args.verbose:
+        for path_, reason in found.skipped_paths:
+            err(f"skipped {escaped_path(str(path_))}: {reason}")
+    total = sum(size for _, size in found.files)
+    started = trio.current_time()
+    if found.roots:
+        config = config.replace(ingest_roots=tuple(found.roots)).validated()
+    try:
+        async with open_library(config, stop) as ctx:
+            # Straight from the catalog journal, read once for the unchanged check of every file.
+            known = {entry.info.source: entry.info for entry in (await catalog_state(ctx)).docs.values()}
+            with Progress("ingest", total=total, unit="B", items=len(found.files), quiet=not args.verbose) as progress:
+                batches = iter([found.files[i : i + PRECHECK_FILES] for i in range(0, len(found.files), PRECHECK_FILES)])
+
+                def finish(item: Checked, note: str) -> None:
+                    tally.processed_bytes += item.size
+                    progress.advance(item.size, note)
+
+                async def ingest_one(item: Checked) -> None:
+                    shown = escaped_path(str(item.path))
+                    try:
+                        result = await ctx.documents.ingest(file_path=str(item.path))
+                    except NotTextError as exc:
+                        tally.skipped[exc.reason] += 1
+                        finish(item, f"skipped {shown}: {exc.reason}")
+                        return
+                    except IngestError as exc:
+                        _refuse(tally, str(item.path), str(exc), args, progress)
+                        finish(item, "")
+                        return
+                    except StoreError as exc:  # this file could not be stored; the others still can
+                        tally.failed = True
+                        _refuse(tally, str(item.path), f"not stored: {exc}", args, progress)
+                        finish(item, "")
+                        return
+                    tally.done.append((item.path, result))
+                    what = "unchanged" if result.unchanged else "replaced" if result.replaced else "ingested"
+                    finish(item, f"{what} {shown} -> {result.doc.doc_id}")
+
+                async def worker() -> None:
+                    for batch in batches:
+                        checked = await trio.to_thread.run_sync(
+                            partial(precheck, batch, config.ingest_roots, config.max_ingest_chars)
+                        )
+                        for item in checked:
+                            shown = escaped_path(str(item.path))
+                            earlier = known.get(item.source) if item.source is not None else None
+                            if item.skip is not None:
+                                tally.skipped[item.skip] += 1
+                                finish(item, f"skipped {shown}: {item.skip}")
+                            elif item.refusal is not None:
+                                _refuse(tally, str(item.path), item.refusal, args, progress)
+                                finish(item, "")
+                            elif earlier is not None and earlier.content_hash == item.digest \
+                                    and earlier.title == item.path.name:
+                                tally.done.append((item.path, IngestResult(earlier, False, 0.0, unchanged=True)))
+                                finish(item, f"unchanged {shown} -> {earlier.doc_id}")
+                            else:
+                                await ingest_one(item)
+
+                async with trio.open_nursery() as nursery:
+                    for _ in range(PARALLEL_FILES):
+                        nursery.start_soon(worker)
+    finally:
+        _report(args, tally, trio.current_time() - started, stop.cancel_called)
+    return 1 if failed_argument or tally.failed else 0
+
+
+def _refuse(tally: Tally, path: str, reason: str, args: argparse.Namespace, progress: Progress | None = None) -> None:
+    """One line naming what was refused, said once, as it happens (the JSON report lists them instead)."""
+    tally.refused.append((path, reason))
+    if args.json:
+        return
+    shown, said = escaped_path(path), escaped_path(reason)
+    line = f"refused: {said}" if shown in said else f"refused {shown}: {said}"
+    if progress is not None:
+        progress.write(line)
+    else:
+        err(line)
+
+
+def _report(args: argparse.Namespace, tally: Tally, elapsed_s: float, interrupted: bool) -> None:
+    done = tally.done
+    unchanged = [(path, r) for path, r in done if r.unchanged]
+    replaced = [(path, r) for path, r in done if r.replaced and not r.unchanged]
+    new = [(path, r) for path, r in done if not r.replaced and not r.unchanged]
+    if args.json:
+        def files(items: list[tuple[Path, IngestResult]]) -> list[dict[str, object]]:
+            return [{"path": escaped_path(str(path)), "doc_id": r.doc.doc_id, "chunks": r.doc.chunks}
+                    for path, r in items]
+
+        emit_json({
+            "ingested": files(new), "replaced": files(replaced), "unchanged": files(unchanged),
+            "refused": [{"path": escaped_path(path), "reason": reason} for path, reason in tally.refused],
+            "skipped": dict(sorted(tally.skipped.items())),
+            "bytes": tally.processed_bytes, "elapsed_s": round(elapsed_s, 3), "interrupted": interrupted,
+        })
+        return
+    megabytes = tally.processed_bytes / (1 << 20)
+    rate = megabytes / elapsed_s if elapsed_s > 0 else 0.0
+    skipped = sum(tally.skipped.values())
+    reasons = ", ".join(f"{count} {reason}" for reason, count in tally.skipped.most_common())
+    head = "interrupted after" if interrupted else "done:"
+    say(f"{head} {len(new)} ingested, {len(replaced)} replaced, {len(unchanged)} unchanged, "
+        f"{skipped} skipped{f' ({reasons})' if reasons else ''}, {len(tally.refused)} refused; "
+        f"{megabytes:.1f} MB in {elapsed_s:.2f} s ({rate:.1f} MB/s)")
