@@ -39,7 +39,6 @@ from .._errors import CtxError, StoreError
 from .._nursery import open_nursery
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
 from .exact import exact_batch, exact_model
-from .folders import make_doc_dir
 from .model import DocumentInfo
 from .offload import OFFLOAD_MIN_CHARS, produce_in_child
 from .repository import CommitTimeoutError, Repository
@@ -98,8 +97,7 @@ async def write_generation(
     if exact is not None:
         model = await exact_model(model, source.text, exact)
     gen = secrets.token_hex(8)
-    path = repo.gen_path(source.doc_id, gen)
-    await trio.to_thread.run_sync(make_doc_dir, path.parent)
+    path = repo.gen_path(source.doc_id, gen)  # the store makes the folder with the first append
     chunks: list[StoredChunk] = []
     end = 0
     keep = False  # the generation file, once the commit is (or may be) in the catalog
@@ -212,6 +210,8 @@ async def _produce(batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch], c
     async with send:
         while (batch := await trio.to_thread.run_sync(batcher.next_batch, limiter=cpu)) is not None:
             await send.send(batch)
+            if len(batch.chunks) < BATCH_CHUNKS:
+                break  # a short batch is the last: no worker-thread call to learn that
 
 
 async def _discard(repo: Repository, path: Path) -> None:

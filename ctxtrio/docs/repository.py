@@ -24,6 +24,7 @@ by another process while it was not loaded is noticed on load and resolved again
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import OrderedDict
 from functools import partial
@@ -179,6 +180,8 @@ class Repository:
         await self.append_catalog([cursor_record(entry.doc_id, entry.gen, session, position)])
 
     async def _replay(self) -> list[Key]:
+        if self._opened and _size(self.catalog_path) == self.state.offset:
+            return []  # nothing appended since (one stat, not a worker-thread read per call)
         result = await self.store.read(self.catalog_path, self.state.offset)
         return self._apply(result.records, result.end)
 
@@ -328,3 +331,11 @@ class GenerationCache:
         if current is not None and current.gen == doc.gen:
             await self._repo.store.append(self._repo.gen_path(doc.doc_id, doc.gen), [summary_record(key, text)])
         doc.summaries[key] = text
+
+
+def _size(path: Path) -> int:
+    """The size of ``path`` in bytes (-1 if it cannot be read: then the caller reads it)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1

@@ -44,7 +44,7 @@ from .records import NewRecord, StoredRecord, encode_line, encode_record
 from .results import AppendResult, JournalChangedError, Rewrite, RewriteResult
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Collection, Sequence
 
 # ReadResult, read_blocks and read_journal live in .reading, AppendResult, JournalChangedError,
 # Rewrite and RewriteResult in .results; they are named here too.
@@ -94,10 +94,18 @@ class JournalAppender:
     MAX_OPEN = 128
 
     def __init__(
-        self, *, lock_timeout_s: float, quarantine_dir: Path | None = None, clock: ThreadClock = SYSTEM_CLOCK
+        self,
+        *,
+        lock_timeout_s: float,
+        quarantine_dir: Path | None = None,
+        clock: ThreadClock = SYSTEM_CLOCK,
+        folders_in: Collection[Path] = (),
     ) -> None:
+        """``folders_in``: folders in which a journal's missing folder is made on its first
+        append (``docs/``: a new document's ``docs/<doc>/``); elsewhere a missing folder fails."""
         self._lock_timeout_s = lock_timeout_s
         self._clock = clock
+        self._folders_in = frozenset(folders_in)
         self._quarantine_dir = quarantine_dir
         #: Set at shutdown once the drain deadline passed: lock waits give up at once.
         self.giving_up = threading.Event()
@@ -105,6 +113,8 @@ class JournalAppender:
         self._fds: dict[Path, int] = {}
         #: Threads that fsync a group's journals at once (started on the first group of several).
         self._syncer: ThreadPoolExecutor | None = None
+        #: Folders made by :meth:`_open` whose own entry the next group fsyncs (their parent).
+        self._new_folders: set[Path] = set()
 
     def forget(self, path: Path) -> None:
         """Drop what is known about ``path`` (after the file was removed)."""
@@ -198,7 +208,8 @@ class JournalAppender:
             raise
 
     def _sync(self, written: list[_Written]) -> dict[int, OSError]:
-        """fsync every written journal, and the folder of each new one; the errors by descriptor."""
+        """fsync every written journal, the folder of each new one and the parent of each new
+        folder; the errors by descriptor."""
         failures: dict[int, OSError] = {}
 
         def sync(fd: int) -> None:
@@ -208,7 +219,10 @@ class JournalAppender:
                 failures[fd] = exc
 
         jobs: list[Callable[[], None]] = [partial(sync, done.fd) for done in written]
-        jobs += [partial(_fsync_dir, folder) for folder in {done.path.parent for done in written if done.created}]
+        folders = {done.path.parent for done in written if done.created}
+        folders |= {folder.parent for folder in self._new_folders}
+        self._new_folders.clear()
+        jobs += [partial(_fsync_dir, folder) for folder in folders]
         if len(jobs) == 1:
             jobs[0]()
         elif jobs:
@@ -272,8 +286,18 @@ class JournalAppender:
         created = False
         if fd is None:
             created = not path.exists()
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
             try:
-                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                try:
+                    fd = os.open(path, flags, 0o600)
+                except FileNotFoundError:
+                    if path.parent.parent not in self._folders_in:
+                        raise
+                    # A new document's folder: made here, so an ingest needs no call of
+                    # its own for it; its entry is fsynced with the group (see _sync).
+                    path.parent.mkdir(mode=0o700, exist_ok=True)
+                    self._new_folders.add(path.parent)
+                    fd = os.open(path, flags, 0o600)
             except OSError as exc:
                 raise store_error("open journal", path, exc) from exc
             while len(self._fds) >= self.MAX_OPEN:

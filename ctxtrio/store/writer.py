@@ -70,7 +70,7 @@ async def run_store_writer(
     index = SearchIndex(data.index_path, rows_for)
     if await trio.to_thread.run_sync(index.open):
         await trio.to_thread.run_sync(reindex_documents, data, index)
-    appender = JournalAppender(lock_timeout_s=lock_timeout_s, quarantine_dir=data.quarantine)
+    appender = JournalAppender(lock_timeout_s=lock_timeout_s, quarantine_dir=data.quarantine, folders_in=[data.docs])
     send, recv = open_store_channel(capacity)
     stats = WriterStats()
     health = IndexHealth()

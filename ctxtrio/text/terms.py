@@ -219,24 +219,27 @@ def ascii_index_extras(text: str) -> str | None:
     """
     if not text.isascii():
         return None
-    extras: list[str] = []
-    known: dict[str, tuple[str, ...]] = {}
-    for start, end in _feature_runs(text, _ASCII_FEATURE, _ASCII_RUN):
-        piece = text[start:end]
-        found = known.get(piece)
-        if found is None:
-            found = known[piece] = _ascii_extras(piece)
-        extras.extend(found)
-    return " ".join(extras)
+    return " ".join(filter(None, map(_ascii_extras, _ASCII_FEATURE_RUN.findall(text))))
 
 
-def _ascii_extras(run: str) -> tuple[str, ...]:
-    """The terms of an ASCII run that the tokenizer does not produce from the run itself."""
+# Every maximal run of word and connector characters holding an upper-case letter or a
+# connector: a superset of the runs with a feature (``aB``, ``XYz`` or ``_Xy``, ``a_b``,
+# which _ASCII_FEATURE flags); the others have no extras. One pass over the whole text, in
+# C: the lookbehind starts a match only at a run's first character, and the possessive
+# quantifiers never backtrack (~3x faster on code than finding features and their runs).
+_ASCII_FEATURE_RUN: Final = re.compile(r"(?<![0-9A-Za-z_\-])[0-9a-z]*+[A-Z_\-][0-9A-Za-z_\-]*+")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _ascii_extras(run: str) -> str:
+    """The terms of an ASCII run that the tokenizer does not produce from the run itself,
+    space-joined; "" for a run without a feature (cached: code repeats its identifiers
+    and capitalized words across chunks and files)."""
     wanted = list(_run_terms(run, {}))
     for token in run.translate(_PLAIN).split():
         if token in wanted:
             wanted.remove(token)
-    return tuple(wanted)
+    return " ".join(wanted)
 
 
 def _by_runs(text: str) -> list[str]:

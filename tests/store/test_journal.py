@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ctxtrio._errors import StoreError
+from ctxtrio.store import journal as journal_module
 from ctxtrio.store.journal import JournalAppender, JournalChangedError, read_journal
 from ctxtrio.store.records import NewRecord
 
@@ -159,6 +160,21 @@ def test_read_only_dir_append_fails_without_loss(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open journal"):
         _append(path, "x")
     assert not path.exists()
+
+
+def test_missing_folder_is_made_under_folders_in_and_its_entry_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal's missing folder directly under ``folders_in`` is made; that folder and its parent are fsynced."""
+    synced: list[Path] = []
+    monkeypatch.setattr(journal_module, "_fsync_dir", synced.append)
+    path = tmp_path / "doc-a" / "gen.jsonl"
+    JournalAppender(lock_timeout_s=1.0, folders_in=[tmp_path]).append(path, [NewRecord("note", {"text": "x"})])
+    assert [r.data["text"] for r in read_journal(path).records] == ["x"]
+    assert sorted(synced) == sorted([tmp_path, tmp_path / "doc-a"])
+    deeper = tmp_path / "doc-b" / "sub" / "gen.jsonl"  # only one level, only under folders_in
+    with pytest.raises(StoreError, match="cannot open journal"):
+        JournalAppender(lock_timeout_s=1.0, folders_in=[tmp_path]).append(deeper, [NewRecord("note", {"text": "x"})])
 
 
 def test_non_utf8_and_unicode_text_round_trip(tmp_path: Path) -> None:

@@ -1,0 +1,152 @@
+"""Ingest side by side with another MCP server (the original TypeScript one), same client, same sitting.
+
+    python stress/peer_ingest.py --peer "node /path/to/original/dist/index.js" --corpus stdlib
+    python stress/peer_ingest.py --peer "node ..." --synthetic --rounds 3
+
+Starts each server over stdio on a fresh data dir (ctxtrio: ``python -m ctxtrio
+--no-llm --no-audit``; the peer: its command plus ``--data-dir DIR --no-llm
+--no-audit``), with the official Python SDK client, and ingests:
+
+* ``--corpus NAME`` (:mod:`real_text`): one ``doc_ingest`` per file, one call at a
+  time, as a client walking a tree does; then ``--queries`` identifier searches
+  (``doc_search`` over all documents: names of functions and classes defined in the
+  corpus, chosen with a fixed seed) and their p50.
+* ``--synthetic``: ``bench_docs``' 50 markdown documents of 100 KB, all calls at once.
+
+For each server: wall time of the ingest, MB/s, and the CPU seconds (user + system,
+from ``/proc``) of the server and every process under it during the ingest, per MB.
+Rounds alternate between the servers (``--rounds``, median reported), so load on a
+shared machine hits both alike. Linux only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+from bench_docs import ROOT, markdown_document, vocabulary
+from ingest_cpu import children, cpu_seconds, ingest_all
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from real_text import CORPORA, load
+
+_DEFINED = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]{5,})", re.MULTILINE)
+
+
+class TreeMeter:
+    """CPU of a process tree; children that exit between samples are caught by sampling often."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.seen: dict[int, float] = {}
+
+    def sample(self) -> None:
+        self._walk(self.pid)
+
+    def _walk(self, pid: int) -> None:
+        spent = cpu_seconds(f"/proc/{pid}/stat")
+        if spent:
+            self.seen[pid] = max(spent, self.seen.get(pid, 0.0))
+        for child in children(pid) if Path(f"/proc/{pid}").exists() else []:
+            self._walk(child)
+
+    def total(self) -> float:
+        return sum(self.seen.values())
+
+
+def params(command: list[str], data_dir: Path) -> StdioServerParameters:
+    args = [*command[1:], "--data-dir", str(data_dir), "--no-llm", "--no-audit"]
+    return StdioServerParameters(command=command[0], args=args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+async def run_server(command: list[str], docs: list[str], sequential: bool, queries: list[str]) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="peer-ingest-") as tmp:
+        async with Client(params(command, Path(tmp))) as client:
+            await client.list_tools()
+            (server,) = children(os.getpid())
+            meter = TreeMeter(server)
+            meter.sample()
+            before = dict(meter.seen)
+            started = time.perf_counter()
+            async with trio.open_nursery() as nursery:
+
+                async def sampler() -> None:
+                    while True:
+                        meter.sample()
+                        await trio.sleep(0.05)
+
+                nursery.start_soon(sampler)
+                await ingest_all(client, docs, sequential=sequential, prefix="peer")
+                meter.sample()
+                nursery.cancel_scope.cancel()
+            wall = time.perf_counter() - started
+            cpu = meter.total() - sum(before.values())
+            search_ms: list[float] = []
+            for query in queries:
+                asked = time.perf_counter()
+                await client.call_tool("doc_search", {"query": query})
+                search_ms.append((time.perf_counter() - asked) * 1000)
+    result = {"wall": wall, "cpu": cpu}
+    if search_ms:
+        result["search_p50_ms"] = statistics.median(search_ms)
+    return result
+
+
+def pick_queries(texts: list[str], count: int) -> list[str]:
+    names = sorted({name for text in texts for name in _DEFINED.findall(text)})
+    return random.Random(7).sample(names, min(count, len(names)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--peer", help="command that starts the other server over stdio (split like a shell)")
+    parser.add_argument("--corpus", choices=sorted(CORPORA))
+    parser.add_argument("--synthetic", action="store_true", help="bench_docs' 50 x 100 KB markdown, all at once")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--queries", type=int, default=100, help="identifier searches after a corpus ingest")
+    parser.add_argument("--only", choices=["ctxtrio", "peer"], help="run one of the two servers only")
+    args = parser.parse_args()
+    if args.synthetic == (args.corpus is not None):
+        parser.error("pass exactly one of --corpus and --synthetic")
+    if args.corpus:
+        docs = [doc.text for doc in load(args.corpus)]
+        queries = pick_queries(docs, args.queries)
+        what = f"{args.corpus}: {len(docs)} files, one doc_ingest at a time"
+    else:
+        rng = random.Random(7)
+        words = vocabulary(rng)
+        docs = [markdown_document(rng, words, number, 100 * 1024) for number in range(50)]
+        queries = []
+        what = "50 x 100 KB synthetic markdown, all calls at once"
+    megabytes = sum(len(text.encode("utf-8", "surrogatepass")) for text in docs) / 1e6
+    servers: dict[str, list[str]] = {"ctxtrio": [sys.executable, "-m", "ctxtrio"]}
+    if args.peer:
+        servers["peer"] = shlex.split(args.peer)
+    if args.only:
+        servers = {args.only: servers[args.only]}
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
+    for _ in range(args.rounds):
+        for name, command in servers.items():
+            results[name].append(trio.run(run_server, command, docs, args.corpus is not None, queries))
+    print(f"{what}: {megabytes:.2f} MB; median of {args.rounds} alternating round(s); load {os.getloadavg()[0]:.1f}")
+    for name, runs in results.items():
+        wall = statistics.median(run["wall"] for run in runs)
+        cpu = statistics.median(run["cpu"] for run in runs)
+        line = f"  {name:<8} wall {wall:7.2f} s  {megabytes / wall:5.2f} MB/s  server CPU {cpu:6.2f} s = {cpu / megabytes:.3f} CPU-s/MB"
+        if queries:
+            line += f"  search p50 {statistics.median(run['search_p50_ms'] for run in runs):8.1f} ms"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
