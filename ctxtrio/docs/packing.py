@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
-from ..text.passages import best_passage, marked_text
+from ..text.passages import best_passage, cut_to_passage, marked_text
 from .chunks import StoredChunk
 from .model import Outline, SearchHit, WindowChunk
 from .render import chunk_header, hit_header, render_outline
@@ -164,7 +164,7 @@ def _cut_hit(candidate: Candidate, budget_tokens: int, model: TokenModel, query_
     chunk = candidate.chunk
     header = hit_header(candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, by_meaning=candidate.by_meaning)
     room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - _GAP_TOKENS)
-    text = cut_around(chunk.text, query_terms, room, model)
+    text = cut_to_passage(chunk.text, query_terms, room, model)
     return _hit(candidate, text, model.estimate(text), cut=True)
 
 

@@ -27,7 +27,8 @@ import heapq
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
-from ..text.cutting import CUT_MARK, cut_around
+from ..text.cutting import CUT_MARK
+from ..text.passages import cut_to_passage
 from .entries import entry_line
 from .model import Entry, RecallResult
 from .state import Item, SessionState
@@ -201,7 +202,7 @@ def _cut_entry(
     room_for_text = room - head - trailer_tokens
 
     def attempt(text_room: int) -> tuple[str, str, int] | None:
-        text = cut_around(item.text, query_terms, text_room, model)
+        text = cut_to_passage(item.text, query_terms, text_room, model)
         if text != item.text and item.text.startswith(text):  # a prefix cut: mark its end too
             text = f"{text.rstrip()} {CUT_MARK}"
         line = entry_line(item.id, item.role, item.pinned, item.tags, text)

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from .cutting import CUT_MARK
+from .cutting import CUT_MARK, cut_around
 from .terms import terms
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from .tokens import TokenModel
 
-__all__ = ["Passage", "best_passage", "marked_text", "passage_score"]
+__all__ = ["Passage", "best_passage", "cut_to_passage", "marked_text", "passage_score"]
 
 #: Score of each further distinct query term on one line (proximity), per term.
 _LINE_BONUS: Final = 0.5
@@ -66,6 +66,21 @@ class Passage:
     @property
     def cut(self) -> bool:
         return self.cut_before or self.cut_after
+
+
+def cut_to_passage(text: str, query_terms: Sequence[str], budget_tokens: int, model: TokenModel) -> str:
+    """``text`` whole when it fits, else its best passage (:func:`best_passage`), marked; when
+    the best line alone is too long, the characters around the match
+    (:func:`~ctxtrio.text.cutting.cut_around`); without a match, the prefix that fits."""
+    if model.estimate(text) <= budget_tokens:
+        return text
+    if query_terms:
+        lines = _lines(text, tuple(query_terms), model.estimate(text) / max(1, len(text)))
+        if any(line.found for line in lines):
+            passage = best_passage(text, query_terms, budget_tokens, model)
+            if passage is not None:
+                return marked_text(text, passage)
+    return cut_around(text, query_terms, budget_tokens, model)
 
 
 def marked_text(text: str, passage: Passage) -> str:

@@ -250,3 +250,16 @@ def test_identifier_parts_find_camel_case() -> None:
     journal.entry("username column is unique")
     result = recall(journal.state(), "user name", 4000)
     assert [e.id for e in result.entries] == [target]
+
+
+def test_a_cut_entry_shows_its_densest_passage() -> None:
+    """Of two places in a long entry, the cut shows the lines that hold all the query's words,
+    not the first line holding as many as any one line does."""
+    journal = Journal()
+    filler = "\n".join(f"line {n}: " + "routine status report " * 4 for n in range(40))
+    text = "the zebrafish tank was cleaned\n" + filler + "\nthe zebrafish tank leaks\nat valve seven\n" + filler + "\n"
+    entry = journal.entry(text)
+    result = recall(journal.state(), "zebrafish tank valve", 120)
+    assert [e.id for e in result.entries] == [entry]
+    shown = result.entries[0].text
+    assert "zebrafish tank leaks\nat valve seven" in shown and "tank was cleaned" not in shown
