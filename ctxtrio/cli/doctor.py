@@ -1,8 +1,9 @@
-"""``doctor``: is the data dir healthy, is the search index in step, is the LLM endpoint there?
+"""``doctor``: is the data dir healthy, is the search index in step, are the LLM and embedding endpoints there?
 
 Read-only unless ``--repair``, which rebuilds the index rows of every current document
 from its journal (through the store writer, one journal at a time, so servers on the
-same data dir keep searching) and drops rows of journals that no longer exist.
+same data dir keep searching) and drops rows of journals that no longer exist, and
+drops vectors of such journals or of another embedding model (``cli/embeddings.py``).
 The LLM checks use the client's own probes (models, tokenize, context length); a
 stopped server is one line, and a warning: the model server is optional (summaries are
 then extractive). Exit 0 when nothing is BAD; ``--strict`` makes a warning fail too.
@@ -21,6 +22,7 @@ from ..llm.client import LLMSettings, open_llm_client
 from ..memory.pruning import replay
 from ..memory.repository import scan_session_ids
 from .aside import free_space, set_aside
+from .embeddings import check_embeddings
 from .library import catalog_state, open_library
 from .output import emit_json, say
 
@@ -70,6 +72,10 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             await _index(ctx, report, current, repair=args.repair)
         except StoreError as exc:
             report.add("index", False, str(exc))
+        ok, line, facts = await check_embeddings(config, ctx, current, repair=args.repair)
+        report.add("embeddings", ok, line)
+        if facts is not None:
+            report.facts["embeddings"] = facts
         aside = await trio.to_thread.run_sync(set_aside, ctx.data)
         for found in aside:
             report.add(found.area, True, "; ".join([found.summary, *found.details]), warn=True)

@@ -27,10 +27,10 @@ async def open_library(config: Config, stop: trio.CancelScope) -> AsyncIterator[
 
     The body runs inside ``stop``, which Ctrl-C cancels: the work unwinds (an ingest
     discards its uncommitted generation through the still-running store writer), then
-    the store drains and closes as usual. The LLM stays off (nothing here summarizes;
-    ``doctor`` talks to the endpoint itself), so no calibration task starts.
+    the store drains and closes as usual. The LLM and the embedder stay off (nothing here
+    summarizes or embeds; ``doctor`` talks to the endpoints itself), so no background task starts.
     """
-    async with ctxtrio.open_context(config.replace(llm_enabled=False, audit=False)) as ctx:
+    async with ctxtrio.open_context(config.replace(llm_enabled=False, audit=False, embed_model="")) as ctx:
         with stop:
             yield ctx
 

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .chunks import StoredChunk
     from .repository import Repository
 
-__all__ = ["EmbeddingStatus", "SemanticIndex", "chunk_parts"]
+__all__ = ["EmbeddingStatus", "SemanticIndex", "chunk_parts", "describe_semantic"]
 
 log = logging.getLogger("ctxtrio.embeddings")
 
@@ -102,6 +102,20 @@ class EmbeddingStatus:
     @property
     def working(self) -> bool:
         return self.state in ("embedding", "caught up")
+
+
+def describe_semantic(status: EmbeddingStatus | None) -> str:
+    """One line for context_guide and context_status: whether semantic recall works, and how far it got."""
+    if status is None:
+        return "semantic recall: off (keyword search only; --embed-model ID adds search by meaning)"
+    dim = f"{status.dimension} dimensions" if status.dimension is not None else "dimension not known yet"
+    done = f"{status.chunks_embedded} of {status.chunks_total} chunks embedded"
+    if status.chunks_refused:
+        done += f", {status.chunks_refused} refused by the endpoint"
+    state = status.state
+    if status.last_error and not status.working:
+        state += f" ({status.last_error})"
+    return f"semantic recall: {status.model} at {status.base_url}, {dim}; {done}; {state}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..docs.embedding import describe_semantic
 from .output import Output
 from .results import ToolResult, text_result
 from .spec import Args, Call, Hints, Tool
@@ -43,6 +44,7 @@ def guide_text(ctx: Context) -> str:
         f"summaries: {summarizer}",
         f"file ingest roots: {roots}",
         f"token counts: {live.counter.describe()}",
+        describe_semantic(ctx.documents.semantic.status() if ctx.documents.semantic is not None else None),
         f"context window: {_window(ctx)}",
         "tools: " + ("compact profile (--tools compact): memory, context_compact, doc_ingest, doc_read"
                      if config.tools == "compact" else

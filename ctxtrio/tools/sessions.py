@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._limits import BUDGET, COMPACT_TARGET, KEEP_RECENT, MAX_TAGS, RECALL_LIMIT
+from ..docs.embedding import describe_semantic
 from ..memory import render
 from ..memory.arguments import check_role
 from ..memory.model import (
@@ -100,7 +101,10 @@ async def context_compact(ctx: Context, args: Args, call: Call) -> ToolResult:
 
 async def context_status(ctx: Context, args: Args, call: Call) -> ToolResult:
     status = await ctx.sessions.status(args.text("session_id"))
-    return text_result(render.render_status(status), _STATUS.dump(status))
+    text = render.render_status(status)
+    if ctx.documents.semantic is not None:  # said only when on: a status is read often
+        text += "\n" + describe_semantic(ctx.documents.semantic.status())
+    return text_result(text, _STATUS.dump(status))
 
 
 async def context_update(ctx: Context, args: Args, call: Call) -> ToolResult:

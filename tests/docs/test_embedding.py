@@ -19,6 +19,7 @@ from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.store.rows import Hit
 from ctxtrio.store.vectors import VectorHit, VectorStore
 from ctxtrio.text.chunking import Chunk
+from ctxtrio.tools.guide import guide_text
 from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 
 from .conftest import opened
@@ -89,7 +90,9 @@ async def test_a_paraphrase_is_found_by_meaning_and_says_so(tmp_path: Path) -> N
         async with semantic(ctx, fake) as index:
             await caught_up(index)
             result = await ctx.documents.search(QUERY, limit=1)
+            said = guide_text(ctx)
     assert [(hit.doc_id, hit.by_meaning) for hit in result.hits] == [(bisect.doc.doc_id, True)]
+    assert f"semantic recall: fake-embed at {BASE}, 64 dimensions; 2 of 2 chunks embedded; caught up" in said
     assert result.semantic_skipped is None
     assert "found by meaning, not by its words" in render_search(result)
 
