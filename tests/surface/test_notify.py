@@ -66,6 +66,13 @@ async def _subscribe(client: Client, uri: str, *, stop: bool = False) -> None:
         await client.session.send_request(SubscribeRequest(params=SubscribeRequestParams(uri=uri)), EmptyResult)
 
 
+@pytest.fixture
+def clock() -> trio.testing.MockClock:
+    """Virtual time that waits longer (0.1 s real) before jumping: the watcher and the stores work in threads,
+    which a loaded machine slows, and a 1 s deadline must count the watcher's looks, not thread latency."""
+    return trio.testing.MockClock(autojump_threshold=0.1)
+
+
 def _config(tmp_path: Path) -> ctxtrio.Config:
     return ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
 
@@ -207,3 +214,21 @@ async def test_http_subscriber_hears_of_a_replaced_document(tmp_path: Path) -> N
                     with trio.fail_after(20):
                         event = await stream.__anext__()
                     assert type(event).__name__ == "ResourceUpdated"
+
+
+async def test_changes_by_another_process_are_announced(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """A second context on the same data dir (as another server process would) re-ingests and appends: both announced."""
+    inbox = Inbox()
+    async with ctxtrio.open_context(_config(tmp_path)) as ctx, running_server(ctx) as server:
+        await ctx.documents.ingest(text="one", doc_id="shared")
+        await ctx.sessions.append("team", "first")
+        async with Client(server, mode="legacy", message_handler=inbox) as client:
+            await _subscribe(client, "ctxtrio://docs/shared")
+            await _subscribe(client, "ctxtrio://sessions/team")
+            await trio.sleep(1)
+            async with ctxtrio.open_context(_config(tmp_path)) as other:
+                await other.documents.ingest(text="two", doc_id="shared")
+                await other.sessions.append("team", "second")
+                with trio.fail_after(1):
+                    await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://docs/shared")
+                    await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://sessions/team")
