@@ -36,6 +36,7 @@ from .._errors import NotFoundError, StoreError
 from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
 from .chunks import LoadedDoc, StoredChunk, chunk_on_line, load_generation, summary_record
 from .folders import ORPHAN_AGE_S, make_doc_dir, probe_writable, remove_empty_dirs, sweep_folders
+from .ranges import RANGE_MIN_BYTES, chunk_spans
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -263,6 +264,30 @@ class Repository:
                 if chunk is not None and chunk.index == index:
                     found[position] = chunk
         return found
+
+    async def chunk_range(self, entry: DocEntry, first: int, last: int) -> list[StoredChunk]:
+        """Chunks ``first`` .. ``last`` of the current generation, in order.
+
+        From the loaded generation when there is one; from their lines alone when the
+        file is large (see :mod:`.ranges`), so reading a few chunks of a 50 MB document
+        does not load it; else (or if those lines are not exactly the chunks asked for)
+        by loading the document.
+        """
+        doc = self._loaded.get((entry.doc_id, entry.gen))
+        if doc is None:
+            path = self.gen_path(entry.doc_id, entry.gen)
+            try:
+                large = (await trio.to_thread.run_sync(path.stat)).st_size >= RANGE_MIN_BYTES
+            except OSError:
+                large = False
+            if large:
+                spans = await trio.to_thread.run_sync(partial(chunk_spans, path, first, last - first + 1))
+                records = await self.store.read_lines([(path, start, end) for start, end in spans])
+                chunks = [chunk_on_line(record) for record in records]
+                if [chunk.index if chunk else None for chunk in chunks] == list(range(first, last + 1)):
+                    return [chunk for chunk in chunks if chunk is not None]
+            entry, doc = await self.load(entry.doc_id)
+        return doc.chunks[first : last + 1]
 
     async def top_up(self, doc: LoadedDoc) -> None:
         """Pick up summary records appended to ``doc``'s file since it was loaded."""

@@ -313,16 +313,19 @@ class DocumentService:
         budget = self._budget(budget_tokens)
         check_start_end(start, end)
         await self._repo.refresh()
-        entry, doc = await self._repo.load(doc_id)
-        total = len(doc.chunks)
+        entry = self._repo.entry(doc_id)
+        total = entry.info.chunks
         if start >= total:
             raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{total - 1}")
-        last = min(end, total - 1)
+        # No more chunks than the budget could hold (a chunk and its header cost over 16
+        # tokens), so a large document is not loaded to show a few of them.
+        last = min(end, total - 1, start + budget // 16 + 8)
+        chunks = await self._repo.chunk_range(entry, start, last)
         model = self._live.tokens.current
 
         def build(room: int) -> Window:
-            chunks = pack_window(doc.chunks, start, last, room, model)
-            return Window(entry.info, None, tuple(chunks), chunks[-1].index + 1, budget)
+            packed = pack_window(chunks, 0, len(chunks) - 1, room, model)
+            return Window(entry.info, None, tuple(packed), packed[-1].index + 1, budget)
 
         window, _ = await self._live.counter.fit(budget, build, render_window)
         return window
@@ -349,13 +352,17 @@ class DocumentService:
         check_range("start", start, CHUNK_INDEX)
         check_range("max_chunks", max_chunks, OUTLINE_CHUNKS)
         await self._repo.refresh()
+        if not summarize:  # the chunks shown only, not the whole document (see Repository.chunk_range)
+            info = self._repo.entry(doc_id).info
+            if start >= info.chunks:
+                raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{info.chunks - 1}")
+            shown = await self._repo.chunk_range(self._repo.entry(doc_id), start, min(start + max_chunks, info.chunks) - 1)
+            entries = tuple(OutlineEntry(chunk.index, chunk.trail, chunk.tokens) for chunk in shown)
+            return await self._fit_outline(Outline(info, entries, start))
         entry, doc = await self._repo.load(doc_id)
         if start >= len(doc.chunks):
             raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{len(doc.chunks) - 1}")
         selected = doc.chunks[start : start + max_chunks]
-        if not summarize:
-            entries = tuple(OutlineEntry(chunk.index, chunk.trail, chunk.tokens) for chunk in selected)
-            return await self._fit_outline(Outline(entry.info, entries, start))
         await self._repo.top_up(doc)
         cache = GenerationCache(self._repo, doc)
         lines = await self._summarizer.one_liners([chunk.text for chunk in selected], stop_at=stop_at, cache=cache)
