@@ -2,6 +2,7 @@
 
     npm ci --prefix stress/mcp-clients        # once: pinned versions from package-lock.json
     python stress/mcp_clients.py              # both; --only ts / --only conformance
+    python stress/mcp_clients.py --only conformance --requirements 2026-07-28
 
 The TypeScript part (Node 20+) calls all 15 tools over stdio and validates every
 ``structuredContent`` against its ``outputSchema`` (the v2 client does, and Ajv again).
@@ -10,7 +11,8 @@ on a free loopback port, runs ``conformance server`` and classifies every failin
 
 * ``optional``: a feature ctxtrio does not offer and does not advertise (the suite asks
   anyway and gets -32601 Method not found, which is the right answer);
-* ``fixture``: the scenario calls the reference server's own fixtures (``test_*`` tools);
+* ``fixture``: the scenario calls the reference server's own fixtures (``test_*`` tools,
+  prompts and ``test://`` resources), which ctxtrio answers as unknown names;
 * ``draft``: a requirement of the in-progress draft that the SDK's dispatcher decides;
 * ``ours``: anything else. Exits 1 when a failure is ours or a TypeScript check failed.
 
@@ -36,28 +38,26 @@ CLIENTS = ROOT / "stress" / "mcp-clients"
 
 #: Scenario name prefixes -> (class, why), first match wins. Everything else is "ours".
 #: The default ("active") suite needs only the first six; the rest come with --suite all
-#: (pending scenarios and the in-progress 2026-07-28 draft).
+#: or --requirements 2026-07-28.
 CLASSES: dict[str, tuple[str, str]] = {
-    "tools-call-with-logging": ("optional", "sets a log level first (logging not offered), then calls a test_* tool"),
-    "logging-": ("optional", "logging capability not offered (logs go to stderr)"),
-    "completion-": ("optional", "completions capability not offered"),
-    "resources-": ("optional", "resources capability not offered (not advertised)"),
-    "prompts-": ("optional", "prompts capability not offered (not advertised)"),
     "tools-call-": ("fixture", "calls the reference server's test_* tools"),
     "elicitation-": ("fixture", "calls the reference server's test_elicitation_* tools"),
-    "caching": ("optional", "caching hints of prompts/resources lists, which are not offered"),
-    "sep-2164-resource-not-found": ("optional", "resources not offered: -32601 for resources/read is right"),
+    "completion-complete": (
+        "fixture", "completes an argument of the reference server's test_prompt_with_arguments (unknown here: -32602)"),
+    "resources-read-": ("fixture", "reads the reference server's test:// resources (unknown here: -32602)"),
+    "resources-templates-read": ("fixture", "reads the reference server's test://template/{id}/data"),
+    "prompts-get-": ("fixture", "gets the reference server's test_* prompts (unknown here: -32602)"),
     "server-sse-polling": ("optional", "SSE resumability (priming event, retry) needs an event store: not offered"),
     "http-custom-header-": ("fixture", "needs a tool with x-mcp-header annotations"),
     "json-schema-2020-12": ("fixture", "calls the suite's json_schema_2020_12_tool"),
     "server-stateless": ("fixture", "needs the suite's diagnostic test_* tools"),
-    "input-required-result-": ("fixture", "draft SEP-2322: calls test_input_required_* tools (or prompts)"),
+    "input-required-result-": ("fixture", "SEP-2322: calls test_input_required_* tools (or prompts)"),
     "tasks-capability-negotiation": (
         "draft",
         "tasks extension not offered; the draft wants -32021 for tasks/* from a non-declaring server, "
         "the SDK's dispatcher answers -32601",
     ),
-    "tasks-": ("optional", "draft tasks extension not offered (calls its greet/slow_compute fixtures)"),
+    "tasks-": ("optional", "tasks extension not offered (calls its greet/slow_compute fixtures)"),
 }
 
 
@@ -91,7 +91,7 @@ def classify(scenario: str) -> tuple[str, str]:
     return ("ours", "not explained by a missing optional feature or a fixture")
 
 
-def run_conformance(node: str, suite: str, keep: str | None = None) -> bool:
+def run_conformance(node: str, suite: str, keep: str | None = None, requirements: str | None = None) -> bool:
     """Serve ctxtrio over HTTP, run the suite, classify failures; True when none is ours."""
     port = _free_port()
     with tempfile.TemporaryDirectory() as tmp:
@@ -109,8 +109,8 @@ def run_conformance(node: str, suite: str, keep: str | None = None) -> bool:
             conformance = CLIENTS / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
             started = time.monotonic()
             subprocess.run(
-                [node, str(conformance), "server", "--url", f"http://127.0.0.1:{port}/mcp", "--suite", suite,
-                 "-o", f"{tmp}/results"],
+                [node, str(conformance), "server", "--url", f"http://127.0.0.1:{port}/mcp",
+                 *(["--requirements", requirements] if requirements else ["--suite", suite]), "-o", f"{tmp}/results"],
                 cwd=CLIENTS, capture_output=True, text=True, timeout=900,
             )  # fmt: skip
             elapsed = time.monotonic() - started
@@ -122,7 +122,7 @@ def run_conformance(node: str, suite: str, keep: str | None = None) -> bool:
             print("server stderr:\n" + stderr[stderr.index("Traceback") - 300 :][:3000])
         if keep is not None:
             shutil.copytree(f"{tmp}/results", keep, dirs_exist_ok=True)
-        return _report(Path(f"{tmp}/results"), suite, elapsed, "Traceback" in stderr)
+        return _report(Path(f"{tmp}/results"), requirements or suite, elapsed, "Traceback" in stderr)
 
 
 def _report(results: Path, suite: str, elapsed: float, traceback: bool) -> bool:
@@ -150,6 +150,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=("ts", "conformance"))
     parser.add_argument("--suite", default="active", help="conformance suite: active (default), all, draft")
+    parser.add_argument("--requirements", help="run exactly what a revision requires instead (e.g. 2026-07-28)")
     parser.add_argument("--keep", metavar="DIR", help="copy the suite's results (checks.json per scenario) here")
     parser.add_argument("--node", default=shutil.which("node") or "node", help="the node binary")
     args = parser.parse_args()
@@ -163,7 +164,7 @@ def main() -> int:
         if _node_major(args.node) < 22:
             print(f"conformance suite skipped: it needs Node 22+ (fs.globSync); {args.node} is older (--node)")
         else:
-            ok = run_conformance(args.node, args.suite, args.keep) and ok
+            ok = run_conformance(args.node, args.suite, args.keep, args.requirements) and ok
     return 0 if ok else 1
 
 

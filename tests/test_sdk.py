@@ -1,4 +1,4 @@
-"""Contract tests for ctxtrio/_sdk.py: each thing the boundary relies on in the SDK, on the real SDK.
+"""Contract tests for ctxtrio/_sdk/: each thing the boundary relies on in the SDK, on the real SDK.
 
 pyproject.toml pins ``mcp`` to the minor versions these pass on; a new SDK minor release
 is taken only after they pass on it.

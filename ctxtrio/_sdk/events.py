@@ -46,6 +46,8 @@ MAX_SUBSCRIPTIONS = 1_000
 MAX_LOG_CHARS = 300
 LOG_BURST = 10
 LOG_PER_S = 2.0
+#: How long one notification may wait on one connection's channel before it is dropped.
+SEND_TIMEOUT_S = 1.0
 _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _QUEUE = 64
 #: Credentials as they appear in URLs, headers and exception texts.
@@ -58,7 +60,7 @@ def _mcp_level(levelno: int) -> str:
 
 def connection_of(session: ServerSession) -> Connection:
     """The connection a request arrived on (the SDK keeps it on the per-request session)."""
-    return session._connection
+    return session._connection  # private in the SDK; tests/surface/test_notify.py fails if it moves
 
 
 class Hub:
@@ -133,14 +135,16 @@ class Hub:
         for key, uris in list(self._subscriptions.items()):
             connection = self._connections.get(key)
             if connection is not None and uri in uris:
-                await connection.send_resource_updated(uri)
+                with trio.move_on_after(SEND_TIMEOUT_S):  # a client that stopped reading holds up no one else
+                    await connection.send_resource_updated(uri)
         await self._bus.publish(ResourceUpdated(uri=uri))
 
     async def list_changed(self) -> None:
         from mcp.server.subscriptions import ResourcesListChanged
 
         for connection in list(self._connections.values()):
-            await connection.send_resource_list_changed()
+            with trio.move_on_after(SEND_TIMEOUT_S):
+                await connection.send_resource_list_changed()
         await self._bus.publish(ResourcesListChanged())
 
     def _listen_handler(self) -> Callable[[ServerRequestContext[Any], SubscriptionsListenRequestParams], Any]:
@@ -228,7 +232,8 @@ class Hub:
         for key, wanted in list(self._levels.items()):
             connection = self._connections.get(key)
             if connection is not None and rank >= wanted:
-                await connection.notify("notifications/message", {"level": level, "logger": name, "data": message})
+                with trio.move_on_after(SEND_TIMEOUT_S):
+                    await connection.notify("notifications/message", {"level": level, "logger": name, "data": message})
 
 
 class _Forward(logging.Handler):
