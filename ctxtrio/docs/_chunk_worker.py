@@ -5,7 +5,8 @@ server's event loop does not fight a busy thread for the GIL, and its garbage
 collector does not walk the chunker's objects (both stall other tool calls).
 
 Protocol, per job, on stdin: one JSON line ``{"bytes", "chunk_tokens",
-"overlap_tokens", "rates", "batch"}`` then ``bytes`` bytes of the text (UTF-8,
+"overlap_tokens", "rates", "batch", "kind"}`` (``kind``: a
+:class:`~ctxtrio.text.kinds.Kind` value, markdown when absent) then ``bytes`` bytes of the text (UTF-8,
 ``surrogatepass``). On stdout: frames of a 4-byte big-endian length and a
 :mod:`marshal` payload, each a list of up to ``batch`` tuples ``(index, start, end,
 trail, tokens, terms)`` with ``terms`` space-joined; a frame of length 0 ends the
@@ -23,6 +24,7 @@ from typing import BinaryIO
 
 from ctxtrio.docs.chunks import encoded_body
 from ctxtrio.text.chunking import iter_chunks
+from ctxtrio.text.kinds import Kind
 from ctxtrio.text.terms import ascii_index_extras, index_text
 from ctxtrio.text.tokens import ScriptClass, TokenModel
 
@@ -50,7 +52,8 @@ def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
     size = int(str(header["batch"]))
     batch: list[PreparedChunk] = []
     chunk_tokens, overlap_tokens = int(str(header["chunk_tokens"])), int(str(header["overlap_tokens"]))
-    chunks = iter_chunks(text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model)
+    kind = Kind(str(header.get("kind", Kind.MARKDOWN)))
+    chunks = iter_chunks(text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, kind=kind)
     for chunk in chunks:
         extras = ascii_index_extras(chunk.text)
         whole = extras is not None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..store.records import NewRecord, Record, encode_members
 from ..store.rows import IndexRow
 from ..text.chunking import Chunk, iter_chunks
+from ..text.kinds import Kind
 from ..text.terms import index_text
 
 if TYPE_CHECKING:
@@ -73,9 +74,18 @@ class ChunkBatcher:
     worker thread at a time.
     """
 
-    def __init__(self, text: str, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel, batch_size: int) -> None:
+    def __init__(
+        self,
+        text: str,
+        *,
+        chunk_tokens: int,
+        overlap_tokens: int,
+        model: TokenModel,
+        batch_size: int,
+        kind: Kind = Kind.MARKDOWN,
+    ) -> None:
         self._chunks: Iterator[Chunk] = iter_chunks(
-            text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model
+            text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, kind=kind
         )
         self._batch_size = batch_size
 

@@ -37,6 +37,7 @@ import trio
 
 from .._errors import CtxError, StoreError
 from .._nursery import open_nursery
+from ..text.kinds import Kind
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
 from .exact import exact_batch, exact_model
 from .model import DocumentInfo
@@ -72,6 +73,8 @@ class Source:
     source: str
     text: str
     content_hash: str = ""
+    #: How the text is split (from its file's or title's extension, else its content).
+    kind: Kind = Kind.MARKDOWN
 
 
 async def write_generation(
@@ -115,6 +118,7 @@ async def write_generation(
                     overlap_tokens=overlap_tokens,
                     model=model,
                     batch_size=BATCH_CHUNKS,
+                    kind=source.kind,
                 )
             else:
                 batcher = ChunkBatcher(
@@ -123,6 +127,7 @@ async def write_generation(
                     overlap_tokens=overlap_tokens,
                     model=model,
                     batch_size=BATCH_CHUNKS,
+                    kind=source.kind,
                 )
                 produce = partial(_produce, batcher, send, cpu)
             nursery.start_soon(_guarded, produce, errors)

@@ -27,6 +27,7 @@ import trio
 from .._errors import StoreError
 from .._nursery import open_nursery
 from ..store.rows import IndexRow
+from ..text.kinds import Kind
 from ..text.terms import ascii_index_text
 from ._chunk_worker import FRAME_HEADER, PreparedChunk
 from .chunks import Batch, StoredChunk, chunk_record
@@ -70,14 +71,23 @@ async def run_worker(*, task_status: trio.TaskStatus[trio.Process] = trio.TASK_S
     )
 
 
-def job_header(payload: bytes, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel, batch_size: int) -> bytes:
-    """The JSON line that starts a job of ``len(payload)`` bytes."""
+def job_header(
+    payload: bytes,
+    *,
+    chunk_tokens: int,
+    overlap_tokens: int,
+    model: TokenModel,
+    batch_size: int,
+    kind: Kind = Kind.MARKDOWN,
+) -> bytes:
+    """The JSON line that starts a job of ``len(payload)`` bytes of a text of ``kind``."""
     header = {
         "bytes": len(payload),
         "chunk_tokens": chunk_tokens,
         "overlap_tokens": overlap_tokens,
         "rates": {cls.value: rate for cls, rate in model.rates.items()},
         "batch": batch_size,
+        "kind": kind.value,
     }
     return json.dumps(header).encode() + b"\n"
 
@@ -138,11 +148,12 @@ async def produce_in_child(
     overlap_tokens: int,
     model: TokenModel,
     batch_size: int,
+    kind: Kind = Kind.MARKDOWN,
 ) -> None:
     """Send the batches of ``text`` to ``send`` (closed at the end), chunked by a child of its own."""
     payload = await trio.to_thread.run_sync(partial(text.encode, "utf-8", "surrogatepass"))
     header = job_header(
-        payload, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=batch_size
+        payload, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=batch_size, kind=kind
     )
     async with send, open_nursery() as nursery:
         process: trio.Process = await nursery.start(run_worker)

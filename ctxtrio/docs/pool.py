@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import StoreError
+from ..text.kinds import Kind
 from .offload import FrameReader, batch_from_frame, job_header, run_worker, send_job
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ class ChunkPool:
         overlap_tokens: int,
         model: TokenModel,
         batch_size: int,
+        kind: Kind = Kind.MARKDOWN,
     ) -> None:
         """Send the batches of ``text`` to ``send`` (closed at the end), chunked by a pooled worker.
 
@@ -115,7 +117,7 @@ class ChunkPool:
         else:
             payload = text.encode("utf-8", "surrogatepass")
         header = job_header(
-            payload, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=batch_size
+            payload, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=batch_size, kind=kind
         )
         async with send, self._slots:
             worker = await self._take()

@@ -11,6 +11,11 @@ SIGIR 2009: each list adds ``1 / (RRF_K + rank)``), at the level of hits: what i
 from the fused hits is decided by packing as for keyword search alone. A hit that is
 not among the keyword hits is marked ``by_meaning``; chunks not embedded yet still
 compete through BM25.
+
+A query of a few words that spell an identifier (``json decode error``) also asks the
+index for the identifier whole (``jsondecodeerror``); chunks that *define* it
+(:func:`~ctxtrio.text.definitions.defines`) come first, so a function or class asked
+for by its words brings its definition before the chunks that use it most.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import Hit
+from ..text.definitions import defines, spelled_identifier
 from ..text.query import query_terms
 from .packing import Candidate
 
@@ -41,6 +47,8 @@ _SLACK = 8
 #: Reciprocal rank fusion's constant (the paper's k = 60), and how deep each ranking is read.
 RRF_K = 60
 FUSE_DEPTH = 30
+#: Rows holding a spelled identifier whole that are checked for its definition.
+_DEFINITION_HITS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +120,13 @@ async def find_candidates(
         skipped = asked[0].skipped
         ranked = fuse(keyword, near, limit + 1)
     more = len(ranked) > limit
-    ranked = [(hit, by_meaning) for hit, by_meaning in ranked[:limit] if hit.item.isdigit()]
+    ranked = ranked[:limit]
+    identifier = spelled_identifier(query_terms)
+    if identifier is not None:
+        seen = {(hit.journal, hit.item) for hit, _ in ranked}
+        named = await _hits(repo, [identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
+        ranked += [(hit, False) for hit in named if (hit.journal, hit.item) not in seen]
+    ranked = [(hit, by_meaning) for hit, by_meaning in ranked if hit.item.isdigit()]
     wanted = [(by_journal[hit.journal], int(hit.item), hit.line_start, hit.line_end) for hit, _ in ranked]
     found = await repo.chunks_at(wanted)
     missing = sorted({wanted[n][0].doc_id for n in range(len(wanted)) if n not in found})
@@ -128,6 +142,9 @@ async def find_candidates(
         hit, by_meaning = ranked[position]
         candidate = Candidate(entry.doc_id, entry.info.title, chunk, hit.score)
         candidates.append(replace(candidate, by_meaning=True) if by_meaning else candidate)
+    if identifier is not None:
+        first = [candidate for candidate in candidates if defines(candidate.chunk.text, identifier)]
+        candidates = (first + [candidate for candidate in candidates[:limit] if candidate not in first])[:limit]
     return Found(candidates, more, skipped)
 
 

@@ -22,6 +22,7 @@ from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.extractive import summarize_extractive
+from ..text.kinds import kind_for
 from .arguments import check_start_end, clean_title, first_line, read_file
 from .ingest import CharBudget, Progress, Source, content_hash, write_generation
 from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchHit, SearchResult, Window
@@ -165,7 +166,8 @@ class DocumentService:
                 doc_id = new_id("doc")
         replaced = doc_id in self._repo.state.docs
         async with self._ingest_chars.hold(len(body)):
-            info = await self._write(Source(doc_id, shown_title, source, body, digest), progress)
+            kind = kind_for(body, file_path, title)
+            info = await self._write(Source(doc_id, shown_title, source, body, digest, kind), progress)
         if self.semantic is not None:
             self.semantic.wake()  # embedding happens afterwards; the acknowledgement never waits for it
         return IngestResult(info, replaced, trio.current_time() - started)

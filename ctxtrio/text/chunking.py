@@ -1,7 +1,8 @@
 """Structure-aware chunking: whole blocks packed into a token budget, with overlap.
 
-The document is split into blocks (:mod:`ctxtrio.text.blocks`: headings, fenced code,
-list items, paragraphs). Whole blocks are packed greedily up to ``chunk_tokens``. A
+The document is split into blocks by its kind (:mod:`ctxtrio.text.parts`: markdown
+headings, fenced code, list items and paragraphs; reST and AsciiDoc titles; source
+code at its definitions; plain paragraphs), each with its heading trail. Whole blocks are packed greedily up to ``chunk_tokens``. A
 new chunk starts early at a heading once the current one is at least half full, and
 a heading that would end a chunk moves to the next one with the text it introduces.
 Trailing whole blocks of up to ``overlap_tokens`` are carried into the next chunk,
@@ -25,7 +26,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from ctxtrio.text.blocks import Block, iter_blocks
+from ctxtrio.text.kinds import CODE_KINDS, Kind
+from ctxtrio.text.parts import iter_parts
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -52,27 +54,31 @@ class Chunk:
 
 #: A packable unit: a whole block, or a part of a block too large for a chunk:
 #: (start, end, tokens, trail, heading). A plain tuple: one is made per block.
-_Piece = tuple[int, int, int, tuple[str, ...], bool]
+#: ``heading``: 0, :data:`_TITLE` (a title's lines alone: it moves on with the text it
+#: introduces) or :data:`_DEFINITION` (a code definition with the start of its body).
+_Piece = tuple[int, int, int, tuple[str, ...], int]
 _START: Final = 0
 _END: Final = 1
 _TOKENS: Final = 2
 _TRAIL: Final = 3
 _HEADING: Final = 4
+_TITLE: Final = 1
+_DEFINITION: Final = 2
 
 
 def chunk_document(
-    text: str, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel
+    text: str, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel, kind: Kind = Kind.MARKDOWN
 ) -> list[Chunk]:
     """Return all chunks of ``text`` (see :func:`iter_chunks`)."""
     return list(
-        iter_chunks(text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model)
+        iter_chunks(text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, kind=kind)
     )
 
 
 def iter_chunks(
-    text: str, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel
+    text: str, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel, kind: Kind = Kind.MARKDOWN
 ) -> Iterator[Chunk]:
-    """Yield the chunks of ``text`` in order, each as soon as it is complete.
+    """Yield the chunks of ``text`` read as ``kind`` in order, each as soon as it is complete.
 
     ``chunk_tokens`` must be at least 1 and ``overlap_tokens`` in
     ``[0, chunk_tokens)``; otherwise ``ValueError``. ``""`` yields nothing.
@@ -83,46 +89,41 @@ def iter_chunks(
         raise ValueError(f"overlap_tokens must be in [0, {chunk_tokens}), got {overlap_tokens}")
     packer = _Packer(text, chunk_tokens, overlap_tokens, model)
     add = packer.add
-    for piece in _pieces(text, chunk_tokens, model):
-        chunk = add(piece)
-        if chunk is not None:
+    held: _Piece | None = None  # each piece is added once the next one is known
+    for piece in _pieces(text, chunk_tokens, model, kind):
+        if held is not None and (chunk := add(held, piece[_TOKENS])) is not None:
             yield chunk
+        held = piece
+    if held is not None and (chunk := add(held, 0)) is not None:
+        yield chunk
     last = packer.finish()
     if last is not None:
         yield last
 
 
-def _pieces(text: str, budget: int, model: TokenModel) -> Iterator[_Piece]:
+def _pieces(text: str, budget: int, model: TokenModel, kind: Kind) -> Iterator[_Piece]:
     """Yield the blocks of ``text`` with their trails, oversized ones split."""
-    stack: list[tuple[int, str]] = []
-    trail: tuple[str, ...] = ()
     estimate = model.estimate
-    for block in iter_blocks(text):
-        start, end, level = block.start, block.end, block.level
-        if level:
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, block.title))
-            trail = tuple(title for _, title in stack)
+    marked = _DEFINITION if kind in CODE_KINDS else _TITLE
+    for start, end, trail, heading in iter_parts(text, kind):
         tokens = estimate(text[start:end])
+        mark = marked if heading else 0
         if tokens <= budget:
-            yield start, end, tokens, trail, level > 0
+            yield start, end, tokens, trail, mark
             continue
-        heading = level > 0
-        for piece_start, piece_end, piece_tokens in _hard_split(text, block, budget, model):
-            yield piece_start, piece_end, piece_tokens, trail, heading
-            heading = False
+        for piece_start, piece_end, piece_tokens in _hard_split(text, start, end, budget, model):
+            yield piece_start, piece_end, piece_tokens, trail, mark
+            mark = 0
 
 
 def _hard_split(
-    text: str, block: Block, budget: int, model: TokenModel
+    text: str, position: int, end: int, budget: int, model: TokenModel
 ) -> Iterator[tuple[int, int, int]]:
     """Split an oversized block into (start, end, tokens) pieces within ``budget``.
 
     Each piece is the longest run of whole lines that fits, found from a proportional
     guess; a line that does not fit alone is cut on characters.
     """
-    position, end = block.start, block.end
     while position < end:
         limit = min(end, position + budget * _PROBE_CHARS_PER_TOKEN)
         tokens = model.estimate(text[position:limit])
@@ -188,13 +189,18 @@ class _Packer:
         self._tokens = 0  # sum over carried and new pieces (an upper bound of the estimate)
         self._index = 0
 
-    def add(self, piece: _Piece) -> Chunk | None:
-        """Take the next piece; return the chunk it completes, if any (at most one)."""
+    def add(self, piece: _Piece, following_tokens: int) -> Chunk | None:
+        """Take the next piece; return the chunk it completes, if any (at most one).
+
+        ``following_tokens``: the size of the piece after it (0 at the end). A heading
+        starts a new chunk when the current one is half full, or when the text it
+        introduces would not fit after it.
+        """
         chunk = None
         if self._new:
-            tokens = self._tokens
-            full = tokens + piece[_TOKENS] > self._budget
-            if full or (piece[_HEADING] and tokens * 2 >= self._budget):
+            tokens = self._tokens + piece[_TOKENS]
+            full = tokens > self._budget
+            if full or (piece[_HEADING] and (self._tokens * 2 >= self._budget or tokens + following_tokens > self._budget)):
                 chunk = self._emit(piece)
         self._new.append(piece)
         self._tokens += piece[_TOKENS]
@@ -208,7 +214,7 @@ class _Packer:
         moved: list[_Piece] = []  # trailing headings go on with the text they introduce
         room = self._budget - following[_TOKENS]
         new = self._new
-        while len(new) > 1 and new[-1][_HEADING] and new[-1][_TOKENS] <= room:
+        while len(new) > 1 and new[-1][_HEADING] == _TITLE and new[-1][_TOKENS] <= room:
             room -= new[-1][_TOKENS]
             moved.insert(0, new.pop())
         pieces = self._carried + new

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json.decoder
 import signal
 from functools import partial
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 import trio
@@ -14,11 +15,9 @@ from ctxtrio._errors import StoreError
 from ctxtrio.docs.pool import POOL_MIN_CHARS, ChunkPool
 from ctxtrio.docs.service import DocumentService
 from ctxtrio.text.chunking import chunk_document
+from ctxtrio.text.kinds import Kind
 
 from .conftest import fixture_text, opened
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 def _long_text(number: int) -> str:
@@ -118,4 +117,21 @@ async def test_workers_run_the_servers_own_package_whatever_the_working_folder(
         docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=ChunkPool(nursery, size=1))
         result = await docs.ingest(text=_long_text(0), doc_id="own")
         assert result.doc.chunks > 1
+        nursery.cancel_scope.cancel()
+
+
+async def test_pooled_code_is_split_by_its_kind(tmp_path: Path) -> None:
+    """A long Python file titled ``*.py`` is chunked in a worker exactly as the chunker reads Python."""
+    text = Path(json.decoder.__file__).read_text(encoding="utf-8")
+    while len(text) < POOL_MIN_CHARS:
+        text += "\n\n" + text
+    async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
+        pool = ChunkPool(nursery, size=1)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        await docs.ingest(text=text, title="decoder.py", doc_id="code")
+        assert pool.started == 1
+        _, loaded = await docs._repo.load("code")
+        model = ctx.live.tokens.current
+        assert loaded.chunks == chunk_document(text, chunk_tokens=800, overlap_tokens=80, model=model, kind=Kind.PYTHON)
+        assert ("def py_scanstring",) in {chunk.trail for chunk in loaded.chunks}
         nursery.cancel_scope.cancel()

@@ -1,0 +1,103 @@
+"""What kind of text a document is, so chunking can follow its structure.
+
+The kind comes from the name's extension (the ingested file's path, or a ``title``
+such as ``decoder.py``); a name without a known extension (inline text, ``.txt``,
+``README``) is sniffed from its first :data:`SNIFF_CHARS` characters, by counting the
+lines each kind would treat as structure. ``.log`` files are plain text.
+
+Kinds: ``markdown`` (ATX and setext headings, fences), ``rst`` (underlined and
+overlined titles), ``asciidoc`` (``=``-prefixed titles), ``text`` (paragraphs and
+lines only), and source code split at definitions: ``python``, ``javascript``
+(JS and TS), ``go``, ``rust``, ``java`` (Java, C#, Kotlin, Scala, Swift).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Final
+
+__all__ = ["CODE_KINDS", "SNIFF_CHARS", "Kind", "kind_for"]
+
+
+class Kind(enum.StrEnum):
+    """How a text is split into blocks (see :mod:`ctxtrio.text.parts`)."""
+
+    MARKDOWN = "markdown"
+    RST = "rst"
+    ASCIIDOC = "asciidoc"
+    TEXT = "text"
+    PYTHON = "python"
+    JAVASCRIPT = "javascript"
+    GO = "go"
+    RUST = "rust"
+    JAVA = "java"
+
+
+CODE_KINDS: Final = frozenset({Kind.PYTHON, Kind.JAVASCRIPT, Kind.GO, Kind.RUST, Kind.JAVA})
+
+#: Characters of a text looked at when its name does not say its kind.
+SNIFF_CHARS: Final = 16_000
+
+_EXTENSIONS: Final[dict[str, Kind]] = {
+    **dict.fromkeys(["md", "markdown", "mdown", "mkd", "mdx"], Kind.MARKDOWN),
+    **dict.fromkeys(["rst", "rest"], Kind.RST),
+    **dict.fromkeys(["adoc", "asciidoc", "asc"], Kind.ASCIIDOC),
+    **dict.fromkeys(["log"], Kind.TEXT),
+    **dict.fromkeys(["py", "pyi", "pyw"], Kind.PYTHON),
+    **dict.fromkeys(["js", "mjs", "cjs", "jsx", "ts", "tsx", "mts", "cts"], Kind.JAVASCRIPT),
+    **dict.fromkeys(["go"], Kind.GO),
+    **dict.fromkeys(["rs"], Kind.RUST),
+    **dict.fromkeys(["java", "cs", "kt", "kts", "scala", "swift"], Kind.JAVA),
+}
+
+# Lines that speak for one kind, counted over the first SNIFF_CHARS characters.
+_SIGNS: Final[dict[Kind, re.Pattern[str]]] = {
+    Kind.MARKDOWN: re.compile(r"^(?:#{1,6}[ \t]+\w|```|~~~|\[[^\]\n]+\]\([^)\n]+\))", re.MULTILINE),
+    Kind.RST: re.compile(
+        r"^(?:\.\. [\w:-]+::|\.\. _[^:\n]+:|[^\s\n][^\n]*\r?\n([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*\r?$)", re.MULTILINE
+    ),
+    Kind.ASCIIDOC: re.compile(r"^(?:={1,5}[ \t]+\w|:[\w-]+:[ \t]|\[(?:source|NOTE|TIP|WARNING|IMPORTANT)\b[^\n]*\]\r?$)",
+                              re.MULTILINE),  # fmt: skip
+    Kind.PYTHON: re.compile(r"^(?:[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[:(]|import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b)",
+                            re.MULTILINE),  # fmt: skip
+    Kind.JAVASCRIPT: re.compile(
+        r"^[ \t]*(?:export[ \t]|import[ \t][^\n]*from[ \t]|(?:const|let|var)[ \t]+[\w$]+[ \t]*=|function[ \t*]|module\.exports)",
+        re.MULTILINE,
+    ),
+    Kind.GO: re.compile(r"^(?:package[ \t]+\w+\r?$|func[ \t]|import[ \t]+\()", re.MULTILINE),
+    Kind.RUST: re.compile(r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:fn[ \t]+\w|impl\b|use[ \t]+\w+::|mod[ \t]+\w|#\[)", re.MULTILINE),
+    Kind.JAVA: re.compile(
+        r"^[ \t]*(?:(?:public|private|protected|internal)[ \t]+[\w<>\[\], \t]*\(|package[ \t]+[\w.]+;|using[ \t]+[\w.]+;|import[ \t]+[\w.*]+;)",
+        re.MULTILINE,
+    ),
+}
+#: A kind needs at least this many signs to be chosen over plain markdown.
+_MIN_SIGNS: Final = 2
+_SHEBANG: Final = re.compile(r"#![^\n]*\b(?:python[\d.]*|node|deno)\b")
+
+
+def kind_for(text: str, *names: str | None) -> Kind:
+    """The kind of ``text``: from the first of ``names`` with a known extension, else from its content."""
+    for name in names:
+        if name:
+            base = name.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+            if "." in base:
+                found = _EXTENSIONS.get(base.rsplit(".", 1)[1].lower())
+                if found is not None:
+                    return found
+    return sniff(text)
+
+
+def sniff(text: str) -> Kind:
+    """The kind ``text`` looks like; markdown (which reads prose as paragraphs) when unsure."""
+    head = text[:SNIFF_CHARS]
+    if (shebang := _SHEBANG.match(head)) is not None:
+        return Kind.PYTHON if "python" in shebang.group() else Kind.JAVASCRIPT
+    counts = {kind: len(pattern.findall(head)) for kind, pattern in _SIGNS.items()}
+    if counts[Kind.MARKDOWN] >= _MIN_SIGNS and "\n```" in head:
+        return Kind.MARKDOWN  # fenced code in prose: the code's signs do not count
+    best = max(counts, key=lambda kind: counts[kind])
+    if counts[best] < _MIN_SIGNS or counts[best] <= counts[Kind.MARKDOWN]:
+        return Kind.MARKDOWN  # ties go to markdown: prose with a few code-like lines stays prose
+    return best

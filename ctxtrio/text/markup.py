@@ -1,0 +1,184 @@
+"""Blocks of reStructuredText and AsciiDoc, and of plain paragraphs (see :mod:`.blocks` for markdown).
+
+Like :func:`ctxtrio.text.blocks.iter_blocks`, every function here yields
+:class:`~ctxtrio.text.blocks.Block` s that tile the text (blank lines belong to the
+block before them, leading ones to the first block); a heading is a block of its own.
+
+* **reST** (docutils' rules): a title is one unindented line underlined by a line of
+  one repeated punctuation character (three or more, and at least as long as the title
+  unless four or more), optionally also overlined by the same line. Levels follow the
+  order in which each style (character, overlined or not) first appears. A title must
+  follow a blank line, the start, or another title; a lone adornment line is a
+  transition, not a title.
+* **AsciiDoc**: ``= Title`` (level 1) to ``====== Title`` (level 6); lines inside
+  listing, literal, passthrough and comment blocks (``----``, ``....``, ``++++``,
+  ``////``, four or more) and fences are not titles.
+* **Paragraphs**: runs of non-blank lines separated by blank lines (plain text, logs,
+  and the text between titles).
+
+Compiled regexes find the few structural lines; Python code runs once per title and
+per paragraph, never per character.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final
+
+from ctxtrio.text.blocks import Block
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+__all__ = ["asciidoc_blocks", "paragraph_spans", "plain_blocks", "rst_blocks", "tile"]
+
+_MAX_TITLE_CHARS: Final = 200
+#: A blank run between paragraphs: its end is where the next paragraph starts.
+_GAP: Final = re.compile(r"\n(?:[ \t\r\f\v]*\n)+(?=[ \t\r\f\v]*[^ \t\r\f\v\n])")
+#: Blank lines (and trailing blanks at the very end) that follow a heading.
+_BLANKS: Final = re.compile(r"(?:[ \t\r\f\v]*\n)*(?:[ \t\r\f\v]+\Z)?")
+_ADORNMENT: Final = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?$", re.MULTILINE)
+_ADORNMENT_LINE: Final = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?\Z")
+_ADOC: Final = re.compile(
+    r"^(?:(?P<marks>={1,6})[ \t]+(?P<title>[^\s][^\n]*?)[ \t]*\r?$"
+    r"|(?P<delim>-{4,}|\.{4,}|\+{4,}|/{4,}|`{3,})[ \t]*\r?$)",
+    re.MULTILINE,
+)
+
+#: (start, end, level, title) of a heading's lines.
+Heading = tuple[int, int, int, str]
+
+
+def plain_blocks(text: str) -> Iterator[Block]:
+    """Paragraph blocks only: no line is a heading (plain text, logs)."""
+    return tile(text, ())
+
+
+def rst_blocks(text: str) -> Iterator[Block]:
+    """The blocks of a reStructuredText document."""
+    return tile(text, _rst_headings(text))
+
+
+def asciidoc_blocks(text: str) -> Iterator[Block]:
+    """The blocks of an AsciiDoc document."""
+    return tile(text, _asciidoc_headings(text))
+
+
+def tile(text: str, headings: Iterable[Heading]) -> Iterator[Block]:
+    """Blocks of ``text``: each heading alone (with the blank lines after it), paragraphs between."""
+    position = 0
+    for start, end, level, title in headings:
+        if start < position:
+            continue
+        if start > position:
+            if position == 0 and text[:start].isspace():
+                start = 0  # leading blank lines join the first block
+            else:
+                for piece_start, piece_end in paragraph_spans(text, position, start):
+                    yield Block(piece_start, piece_end)
+        blanks = _BLANKS.match(text, end)
+        end = blanks.end() if blanks is not None else end  # it always matches, maybe empty
+        yield Block(start, end, level, title)
+        position = end
+    for piece_start, piece_end in paragraph_spans(text, position, len(text)):
+        yield Block(piece_start, piece_end)
+
+
+def paragraph_spans(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of the paragraphs of ``text[start:end]``, tiling it; none when it is empty."""
+    position = start
+    for gap in _GAP.finditer(text, start, end):
+        cut = gap.end()
+        if cut >= end:
+            break
+        if position == 0 and text[:cut].isspace():
+            continue  # leading blank lines join the first paragraph
+        yield position, cut
+        position = cut
+    if position < end:
+        yield position, end
+
+
+def _line_end(text: str, start: int) -> int:
+    newline = text.find("\n", start)
+    return len(text) if newline < 0 else newline + 1
+
+
+def _title(raw: str) -> str:
+    return " ".join(raw.split())[:_MAX_TITLE_CHARS]
+
+
+def _rst_headings(text: str) -> Iterator[Heading]:
+    styles: dict[tuple[str, bool], int] = {}
+    skip_until = 0
+    for match in _ADORNMENT.finditer(text):
+        line_start = match.start()
+        if line_start < skip_until:
+            continue
+        line = match.group().rstrip()
+        line_end = _line_end(text, line_start)
+        heading = _underlined(text, line, line_start, line_end)
+        overlined = heading is None
+        if heading is None:
+            heading = _overlined(text, line, line_start, line_end)
+        if heading is None:
+            continue
+        start, end, title = heading
+        level = styles.setdefault((line[0], overlined), len(styles) + 1)
+        skip_until = end
+        yield start, end, level, title
+
+
+def _overlined(text: str, line: str, line_start: int, line_end: int) -> tuple[int, int, str] | None:
+    """The title this adornment line overlines (same line below the title), if any."""
+    title_end = _line_end(text, line_end)
+    raw = text[line_end:title_end]
+    if not raw.strip() or _ADORNMENT_LINE.match(raw) is not None:
+        return None
+    under_end = _line_end(text, title_end)
+    if text[title_end:under_end].rstrip() != line or not _follows_break(text, line_start):
+        return None
+    title = _title(raw)
+    return (line_start, under_end, title) if title and len(title) <= len(line) else None
+
+
+def _underlined(text: str, line: str, line_start: int, line_end: int) -> tuple[int, int, str] | None:
+    """The title this adornment line underlines, if any."""
+    if line_start == 0:
+        return None
+    title_start = text.rfind("\n", 0, line_start - 1) + 1
+    raw = text[title_start:line_start]
+    if not raw.strip() or raw[0] in " \t" or _ADORNMENT_LINE.match(raw) is not None:
+        return None
+    title = _title(raw)
+    if len(line) < 4 and len(line) < len(title):
+        return None
+    if not _follows_break(text, title_start):
+        return None
+    return title_start, line_end, title
+
+
+def _follows_break(text: str, line_start: int) -> bool:
+    """Whether the line at ``line_start`` follows the start, a blank line or an adornment line."""
+    if line_start == 0:
+        return True
+    before_start = text.rfind("\n", 0, line_start - 1) + 1
+    before = text[before_start:line_start]
+    return not before.strip() or _ADORNMENT_LINE.match(before) is not None
+
+
+def _asciidoc_headings(text: str) -> Iterator[Heading]:
+    inside = ""  # the delimiter of the block being skipped
+    for match in _ADOC.finditer(text):
+        delimiter = match.group("delim")
+        if delimiter is not None:
+            if not inside:
+                inside = delimiter
+            elif delimiter == inside:
+                inside = ""
+            continue
+        if inside:
+            continue
+        title = _title(match.group("title"))
+        if any(char.isalnum() for char in title):
+            yield match.start(), _line_end(text, match.start()), len(match.group("marks")), title

@@ -1,0 +1,65 @@
+"""doc_search over real Python modules: a function or class asked for by its words brings its definition first.
+
+The stdlib's ``json/decoder.py`` and ``json/scanner.py`` (read from the installed
+Python) are ingested as files, with the rest of the ``json`` package beside them as
+competition; the first hit of a 1,500-token answer must hold the definition.
+"""
+
+from __future__ import annotations
+
+import json.decoder
+import re
+from pathlib import Path
+
+import pytest
+
+from ctxtrio.text.definitions import defines, spelled_identifier
+
+from .conftest import opened
+
+JSON = Path(json.decoder.__file__).parent
+
+
+@pytest.mark.parametrize(
+    ("query", "definition", "trail"),
+    [
+        ("json decode error", "class JSONDecodeError(ValueError):", None),
+        ("py scanstring", "def py_scanstring(", ("def py_scanstring",)),
+        ("py make scanner", "def py_make_scanner(", None),
+        ("JSONDecoder raw_decode", "def raw_decode(", ("class JSONDecoder", "def raw_decode")),
+    ],
+)
+async def test_definition_comes_first(tmp_path: Path, query: str, definition: str, trail: tuple[str, ...] | None) -> None:
+    """The first hit holds the definition (and, where it starts the chunk, carries its trail)."""
+    async with opened(tmp_path, JSON) as ctx:
+        for name in ["decoder.py", "scanner.py", "encoder.py", "__init__.py", "tool.py"]:
+            await ctx.documents.ingest(file_path=str(JSON / name))
+        result = await ctx.documents.search(query, budget_tokens=1500)
+        first = result.hits[0]
+        assert definition in first.text, [hit.trail for hit in result.hits]
+        if trail is not None:
+            assert first.trail == trail
+
+
+async def test_inline_code_with_a_title_is_split_at_definitions(tmp_path: Path) -> None:
+    """Inline text titled ``decoder.py`` is read as Python: its chunks carry definition trails."""
+    text = (JSON / "decoder.py").read_text(encoding="utf-8")
+    async with opened(tmp_path) as ctx:
+        doc = (await ctx.documents.ingest(text=text, title="decoder.py")).doc
+        outline = await ctx.documents.outline(doc.doc_id)
+        trails = {entry.trail for entry in outline.entries}
+        assert ("def py_scanstring",) in trails
+        assert not any("Use speedup" in title for trail in trails for title in trail)
+
+
+def test_defines_recognises_definitions_only() -> None:
+    """A definition line of the spelled name counts; a use of it does not."""
+    name = spelled_identifier(["json", "decode", "error"])
+    assert name == "jsondecodeerror"
+    assert defines("x = 1\nclass JSONDecodeError(ValueError):\n", name)
+    assert not defines("raise JSONDecodeError('Expecting value', s, err.value)\n", name)
+    assert defines(".. exception:: json.JSONDecodeError(msg, doc, pos)\n", name)
+    assert defines("### `JSONDecodeError`\n\nRaised when...\n", name)
+    assert spelled_identifier(["one"]) is None
+    assert spelled_identifier(["a", "b", "c", "d", "e"]) is None
+    assert re.fullmatch(r"[a-z]+", spelled_identifier(["py", "scanstring"]) or "")

@@ -1,0 +1,90 @@
+"""Tests for ctxtrio.text.code: source split at definitions, with enclosing definitions as trails."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ctxtrio.text.code import code_parts
+from ctxtrio.text.kinds import CODE_KINDS, Kind
+
+
+def trails(text: str, kind: Kind) -> list[tuple[str, tuple[str, ...], bool]]:
+    """(first line, trail, heading) of every part."""
+    return [(text[start:end].strip().split("\n")[0], trail, heading) for start, end, trail, heading in code_parts(text, kind)]
+
+
+@pytest.mark.parametrize("kind", sorted(CODE_KINDS))
+def test_parts_tile_random_code(kind: Kind) -> None:
+    """Parts are contiguous, non-empty and cover the whole text, for any input."""
+    rng = random.Random(9)
+    pieces = ["def f():\n", "    def g(self):\n", "class A:\n", "    x = 1\n", "\n", "# c\n", "@dec\n",
+              "func (r *R) Read() {\n", "}\n", "fn main() {\n", "impl A for B {\n", "  public void run() {\n",
+              "export function h() {\n", "    m(a) {\n", "x", "\r\n", "\t\n"]  # fmt: skip
+    for _ in range(300):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 30)))
+        parts = list(code_parts(text, kind))
+        assert parts[0][0] == 0 and parts[-1][1] == len(text)
+        assert all(start < end for start, end, _, _ in parts)
+        assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
+
+
+def test_python_methods_nest_and_dedent_closes() -> None:
+    """Methods carry their class; top-level code after a definition leaves it."""
+    text = ('"""Doc."""\nimport re\n\n\n# Use speedup if available\nclass A(B):\n    """A."""\n\n'
+            "    @property\n    def x(self):\n        return 1\n\n        # inside\n        y = 2\n\n"
+            "    async def y(self):\n        pass\n\n\nspeed = 1\n\ndef f():\n    pass\n")  # fmt: skip
+    assert trails(text, Kind.PYTHON) == [
+        ('"""Doc."""', (), False),
+        ("# Use speedup if available", ("class A",), True),  # the comment above joins the definition
+        ("@property", ("class A", "def x"), True),
+        ("# inside", ("class A", "def x"), False),  # a comment is never a heading
+        ("async def y(self):", ("class A", "async def y"), True),
+        ("speed = 1", (), False),
+        ("def f():", ("def f",), True),
+    ]
+
+
+def test_comment_lines_are_not_headings() -> None:
+    """`#` comments at any indentation leave the trail alone."""
+    text = "x = 1\n\n# Section one\ny = 2\n\n## Section two\nz = 3\n"
+    assert {trail for _, trail, _ in trails(text, Kind.PYTHON)} == {()}
+
+
+def test_javascript_functions_classes_and_methods() -> None:
+    """JS/TS: exported functions, classes with methods, arrow functions and prototype assignments."""
+    text = ("import x from 'y';\n\nexport async function load(url) {\n  return 1;\n}\n\n"
+            "export default class Store extends Base {\n  constructor(a) {\n    super();\n  }\n\n"
+            "  async get(key) {\n    if (key) {\n      return 2;\n    }\n  }\n}\n\n"
+            "const add = (a, b) => a + b;\n\nmpl.figure.prototype.resize = function (fig) {\n};\n")  # fmt: skip
+    found = [(line, trail) for line, trail, heading in trails(text, Kind.JAVASCRIPT) if heading]
+    assert found == [
+        ("export async function load(url) {", ("export async function load",)),
+        ("export default class Store extends Base {", ("export default class Store",)),
+        ("constructor(a) {", ("export default class Store", "constructor")),
+        ("async get(key) {", ("export default class Store", "async get")),
+        ("const add = (a, b) => a + b;", ("const add",)),
+        ("mpl.figure.prototype.resize = function (fig) {", ("mpl.figure.prototype.resize",)),
+    ]
+
+
+def test_go_rust_java_definitions() -> None:
+    """Go funcs and methods, Rust fn/impl with methods, Java classes with methods."""
+    go = "package p\n\n// Run runs.\nfunc (c *Client) Run() error {\n\treturn nil\n}\n\ntype Client struct {\n}\n"
+    assert [t for _, t, h in trails(go, Kind.GO) if h] == [("func (c *Client) Run",), ("type Client struct",)]
+    rust = ("use std::fmt;\n\n#[derive(Debug)]\npub struct Point {\n    x: i32,\n}\n\n"
+            "impl fmt::Display for Point {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
+            "        Ok(())\n    }\n}\n\nmod tests;\n")  # fmt: skip
+    assert [t for _, t, h in trails(rust, Kind.RUST) if h] == [
+        ("pub struct Point",), ("impl fmt::Display for Point",), ("impl fmt::Display for Point", "fn fmt")
+    ]
+    java = ("package a.b;\n\n/**\n * Greets.\n */\npublic class Greeter {\n    private int n;\n\n"
+            "    @Override\n    public String toString() {\n        return foo(n);\n    }\n\n"
+            "    static <T> List<T> of(T item) {\n        if (item == null) {\n            throw new X();\n"
+            "        }\n        return null;\n    }\n}\n")  # fmt: skip
+    assert [t for _, t, h in trails(java, Kind.JAVA) if h] == [
+        ("public class Greeter",),
+        ("public class Greeter", "public String toString"),
+        ("public class Greeter", "static <T> List<T> of"),
+    ]
