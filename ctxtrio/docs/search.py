@@ -14,8 +14,9 @@ compete through BM25.
 
 A query of a few words that spell an identifier (``json decode error``) also asks the
 index for the identifier whole (``jsondecodeerror``); chunks that *define* it
-(:func:`~ctxtrio.text.definitions.defines`) come first, so a function or class asked
-for by its words brings its definition before the chunks that use it most.
+(:func:`~ctxtrio.text.definitions.defines`) come first (:func:`definitions_first`, also
+after any re-ranking), so a function or class asked for by its words brings its
+definition before the chunks that use it most.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from .embedding import SemanticHits
     from .repository import Repository
 
-__all__ = ["Found", "find_candidates", "fuse", "search_words"]
+__all__ = ["Found", "definitions_first", "find_candidates", "fuse", "search_words"]
 
 #: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
 _SLACK = 8
@@ -122,7 +123,7 @@ async def find_candidates(
     more = len(ranked) > limit
     ranked = ranked[:limit]
     identifier = spelled_identifier(query_terms)
-    if identifier is not None:
+    if identifier is not None and identifier not in query_terms:
         seen = {(hit.journal, hit.item) for hit, _ in ranked}
         named = await _hits(repo, [identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
         ranked += [(hit, False) for hit in named if (hit.journal, hit.item) not in seen]
@@ -143,9 +144,18 @@ async def find_candidates(
         candidate = Candidate(entry.doc_id, entry.info.title, chunk, hit.score)
         candidates.append(replace(candidate, by_meaning=True) if by_meaning else candidate)
     if identifier is not None:
-        first = [candidate for candidate in candidates if defines(candidate.chunk.text, identifier)]
-        candidates = (first + [candidate for candidate in candidates[:limit] if candidate not in first])[:limit]
+        candidates = definitions_first(candidates, query_terms)[:limit]
     return Found(candidates, more, skipped)
+
+
+def definitions_first(candidates: Sequence[Candidate], query_terms: list[str]) -> list[Candidate]:
+    """``candidates`` with those that define the identifier the query spells first, each
+    group in its given order (all of them as given when the query spells none)."""
+    identifier = spelled_identifier(query_terms)
+    if identifier is None:
+        return list(candidates)
+    first = [candidate for candidate in candidates if defines(candidate.chunk.text, identifier)]
+    return first + [candidate for candidate in candidates if candidate not in first]
 
 
 async def _hits(repo: Repository, query_terms: list[str], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool) -> list[Hit]:

@@ -33,7 +33,7 @@ from .ranking import rerank
 from .render import render_outline, render_search, render_window, search_head
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
-from .search import FUSE_DEPTH, find_candidates, search_words
+from .search import FUSE_DEPTH, definitions_first, find_candidates, search_words
 
 if TYPE_CHECKING:
     from .._config import Config
@@ -250,6 +250,7 @@ class DocumentService:
         )
         more, skipped = found.more, found.semantic_skipped
         candidates = await trio.to_thread.run_sync(partial(rerank, found.candidates, query_terms))
+        candidates = definitions_first(candidates, query_terms)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.
         widest = SearchResult(

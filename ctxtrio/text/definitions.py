@@ -2,8 +2,10 @@
 
 A search for a function or class by its words should bring its definition first, not
 the chunks that merely use it most. :func:`spelled_identifier` joins a short query's
-terms (``py scanstring`` → ``pyscanstring``), the form the index holds for
-``py_scanstring`` and ``PyScanString`` alike; :func:`defines` says whether a text holds
+words (``py scanstring`` → ``pyscanstring``), the form the index holds for
+``py_scanstring`` and ``PyScanString`` alike (an identifier in the query, followed by
+its parts among the terms, counts once: ``JSONDecodeError`` stays ``jsondecodeerror``);
+:func:`defines` says whether a text holds
 a definition of an identifier of that spelling: a ``def``/``class``/``function``/
 ``func``/``fn``/``struct``/... line, a reST or Sphinx API entry (``.. function:: name``)
 or a markdown heading that starts with the name.
@@ -33,10 +35,20 @@ _SEPARATORS: Final = str.maketrans("", "", "_$")
 
 
 def spelled_identifier(query_terms: Sequence[str]) -> str | None:
-    """The identifier a query of 2 to 4 terms spells, joined; None for other queries."""
-    if not 2 <= len(query_terms) <= _MAX_NAME_TERMS:
+    """The identifier a query of 1 to 4 words spells, joined; None for longer queries."""
+    words: list[str] = []
+    position, count = 0, len(query_terms)
+    while position < count:
+        whole = query_terms[position]
+        words.append(whole)
+        joined, end = "", position + 1
+        while end < count and len(joined) < len(whole):
+            joined += query_terms[end]
+            end += 1
+        position = end if joined == whole else position + 1  # skip an identifier's parts
+    if not 1 <= len(words) <= _MAX_NAME_TERMS:
         return None
-    return "".join(query_terms)
+    return "".join(words)
 
 
 def defines(text: str, identifier: str) -> bool:

@@ -27,6 +27,8 @@ JSON = Path(json.decoder.__file__).parent
         ("py scanstring", "def py_scanstring(", ("def py_scanstring",)),
         ("py make scanner", "def py_make_scanner(", None),
         ("JSONDecoder raw_decode", "def raw_decode(", ("class JSONDecoder", "def raw_decode")),
+        ("JSONDecodeError", "class JSONDecodeError(ValueError):", None),
+        ("what is a json decode error", "class JSONDecodeError(ValueError):", None),
     ],
 )
 async def test_definition_comes_first(tmp_path: Path, query: str, definition: str, trail: tuple[str, ...] | None) -> None:
@@ -60,6 +62,7 @@ def test_defines_recognises_definitions_only() -> None:
     assert not defines("raise JSONDecodeError('Expecting value', s, err.value)\n", name)
     assert defines(".. exception:: json.JSONDecodeError(msg, doc, pos)\n", name)
     assert defines("### `JSONDecodeError`\n\nRaised when...\n", name)
-    assert spelled_identifier(["one"]) is None
+    assert spelled_identifier(["jsondecodeerror", "json", "decode", "error"]) == "jsondecodeerror"
+    assert spelled_identifier(["jsondecoder", "json", "decoder", "rawdecode", "raw", "decode"]) == "jsondecoderrawdecode"
     assert spelled_identifier(["a", "b", "c", "d", "e"]) is None
     assert re.fullmatch(r"[a-z]+", spelled_identifier(["py", "scanstring"]) or "")
