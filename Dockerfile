@@ -2,9 +2,12 @@
 # HTTP with `--http --host 0.0.0.0 --allow-remote` and CTX_HTTP_TOKEN set.
 FROM python:3.12-slim
 
+# The warm-start answers (platformdirs' cache dir) live in the data volume too, so a
+# `docker run --rm` spawn answers the host's first requests from them (~0.2 s, not ~4 s).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     CTX_DATA_DIR=/data \
+    XDG_CACHE_HOME=/data/.cache \
     CTX_LLM_BASE_URL=http://host.docker.internal:1234/v1
 
 RUN useradd --create-home --uid 10001 ctxtrio \
@@ -20,14 +23,9 @@ USER ctxtrio
 VOLUME ["/data"]
 EXPOSE 3001
 
-# Meaningful in HTTP mode only; in stdio mode there is no socket to ask, so it reports healthy.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD python -c "\
-import os, sys, urllib.request; \
-sys.exit(0) if os.environ.get('CTX_TRANSPORT') != 'http' else None; \
-req = urllib.request.Request('http://127.0.0.1:%s/health' % os.environ.get('CTX_HTTP_PORT', '3001')); \
-tok = os.environ.get('CTX_HTTP_TOKEN'); \
-tok and req.add_header('Authorization', 'Bearer ' + tok); \
-urllib.request.urlopen(req, timeout=4)"
+# Reads the server's own flags and environment (/proc), so `--http --port N --http-token T`
+# given as flags is checked as well as CTX_* variables; a stdio server is healthy while it runs.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD ["python", "-m", "ctxtrio.cli.healthcheck"]
 
 ENTRYPOINT ["ctxtrio"]
 CMD ["--stdio"]

@@ -1,0 +1,93 @@
+"""``python -m ctxtrio.cli.healthcheck [PID]``: the container's HEALTHCHECK, asking the server it runs.
+
+The server's settings may come from flags (``docker run ... ctxtrio:latest --http
+--port 8000 --http-token ...``) or from variables (``-e CTX_TRANSPORT=http``), so the
+check reads them where the server got them: its command line and environment in
+``/proc/PID`` (PID: the oldest ``ctxtrio`` process in the container unless given), put
+through the same settings table (:func:`.settings.build_config`). A stdio server has no
+socket to ask and is healthy while it runs; an HTTP one must answer ``GET /health``
+(with its bearer token, when it has one) within 4 s. Exit 0 healthy, 1 not.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import urllib.request
+from pathlib import Path
+
+from .._errors import ConfigError
+from .commands import find_subcommand
+from .settings import build_config, value_flags
+
+__all__ = ["main", "server_process"]
+
+_TIMEOUT_S = 4.0
+
+
+def _argv(pid: int, proc: Path) -> list[str] | None:
+    """The server's arguments after ``ctxtrio`` / ``-m ctxtrio``, or None when ``pid`` is no ctxtrio server."""
+    try:
+        words = [os.fsdecode(word) for word in (proc / str(pid) / "cmdline").read_bytes().split(b"\0") if word]
+    except OSError:
+        return None
+    for position, word in enumerate(words):
+        if word == "-m" and words[position + 1 : position + 2] == ["ctxtrio"]:
+            return words[position + 2 :]
+        if Path(word).name == "ctxtrio" and (position == 0 or words[position - 1] != "-m"):
+            return words[position + 1 :]
+    return None
+
+
+def server_process(proc: Path = Path("/proc")) -> int | None:
+    """The lowest-numbered process running ctxtrio without a subcommand (the container's server)."""
+    for pid in sorted(int(name) for name in os.listdir(proc) if name.isdigit()):
+        argv = _argv(pid, proc) if pid != os.getpid() else None
+        if argv is not None and find_subcommand(argv, value_flags()) is None:
+            return pid
+    return None
+
+
+def _environment(pid: int, proc: Path) -> dict[str, str]:
+    pairs = (proc / str(pid) / "environ").read_bytes().split(b"\0")
+    return dict(os.fsdecode(pair).split("=", 1) for pair in pairs if b"=" in pair)
+
+
+def check(pid: int, proc: Path = Path("/proc")) -> str | None:
+    """None when the server ``pid`` is healthy, else what is wrong (one line)."""
+    argv = _argv(pid, proc)
+    if argv is None:
+        return f"process {pid} is not a ctxtrio server"
+    try:
+        config = build_config(argv, _environment(pid, proc))
+    except (ConfigError, OSError) as exc:
+        return f"cannot read the server's settings: {exc}"
+    except SystemExit:  # argparse refused a flag (the server would not have started either)
+        return "the server's flags do not parse"
+    if config.transport != "http":
+        return None  # stdio: running is all there is to know
+    host = "127.0.0.1" if config.http_host in ("0.0.0.0", "::", "localhost") else config.http_host
+    request = urllib.request.Request(f"http://{host}:{config.http_port}/health")
+    if config.http_token:
+        request.add_header("Authorization", f"Bearer {config.http_token}")
+    try:
+        with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as answer:
+            return None if answer.status == 200 else f"/health answered {answer.status}"
+    except OSError as exc:
+        return f"/health on {host}:{config.http_port} did not answer: {exc}"
+
+
+def main(argv: list[str]) -> int:
+    pid = int(argv[0]) if argv else server_process()
+    if pid is None:
+        sys.stderr.write("unhealthy: no ctxtrio server process found\n")
+        return 1
+    problem = check(pid)
+    if problem is not None:
+        sys.stderr.write(f"unhealthy: {problem}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

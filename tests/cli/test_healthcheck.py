@@ -1,0 +1,81 @@
+"""The container's healthcheck reads the server's flags or variables and its token from /proc, then asks /health."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from typing import TYPE_CHECKING
+
+import trio
+
+from ctxtrio.cli.healthcheck import server_process
+from tests.transport.serving import read_until, spawn
+
+from .runner import ENV, ROOT
+
+if TYPE_CHECKING:
+    import subprocess
+    from pathlib import Path
+
+TOKEN = "a-token-of-sixteen-plus"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def _healthcheck(pid: int) -> subprocess.CompletedProcess[bytes]:
+    return await trio.run_process([sys.executable, "-m", "ctxtrio.cli.healthcheck", str(pid)], capture_stdout=True,
+                                  capture_stderr=True, check=False, cwd=ROOT, env=ENV)
+
+
+async def _serving(data: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[trio.Process, bytearray]:
+    import re
+
+    process = await spawn("--data-dir", str(data), "--no-llm", *flags, env=env)
+    seen = bytearray()
+    await read_until(process, re.compile(rb"ready: MCP over"), seen)
+    return process, seen
+
+
+async def _stop(process: trio.Process) -> None:
+    process.terminate()
+    with trio.fail_after(30):
+        await process.wait()
+
+
+async def test_http_settings_given_as_flags_with_a_token(tmp_path: Path) -> None:
+    """--http --port N --http-token T as flags: healthy; the same server stopped: unhealthy, one line."""
+    port = _free_port()
+    process, _ = await _serving(tmp_path / "data", "--http", "--port", str(port), "--http-token", TOKEN)
+    try:
+        healthy = await _healthcheck(process.pid)
+        assert healthy.returncode == 0, healthy.stderr.decode()
+    finally:
+        await _stop(process)
+    gone = await _healthcheck(process.pid)
+    assert gone.returncode == 1 and gone.stderr.decode().startswith("unhealthy: ")
+
+
+async def test_http_settings_given_as_variables(tmp_path: Path) -> None:
+    """CTX_TRANSPORT=http, CTX_HTTP_PORT and CTX_HTTP_TOKEN in the server's environment: healthy."""
+    port = _free_port()
+    env = {"CTX_TRANSPORT": "http", "CTX_HTTP_PORT": str(port), "CTX_HTTP_TOKEN": TOKEN}
+    process, _ = await _serving(tmp_path / "data", env=env)
+    try:
+        healthy = await _healthcheck(process.pid)
+        assert healthy.returncode == 0, healthy.stderr.decode()
+    finally:
+        await _stop(process)
+
+
+def test_the_server_is_the_oldest_ctxtrio_without_a_command(tmp_path: Path) -> None:
+    """In a /proc with an init, a `ctxtrio ingest` and the server, the server's pid is found."""
+    for pid, words in ((1, [b"/sbin/docker-init", b"--", b"sh"]), (7, [b"/usr/bin/python", b"/usr/bin/ctxtrio",
+                       b"ingest", b"/x"]), (9, [b"python", b"-m", b"ctxtrio", b"--http"]), (12, [b"python", b"-m",
+                       b"ctxtrio", b"--stdio"])):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(words) + b"\0")
+    assert server_process(tmp_path) == 9
