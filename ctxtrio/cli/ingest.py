@@ -12,6 +12,8 @@ or a file failed to store (then 1); 130 when interrupted, with the true counts s
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
@@ -107,6 +109,7 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             err(f"skipped {escaped_path(str(path_))}: {reason}")
     total = sum(size for _, size in found.files)
     started = trio.current_time()
+    started_wall = time.time()
     if found.roots:
         config = config.replace(ingest_roots=tuple(found.roots)).validated()
     try:
@@ -166,8 +169,32 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
                     for _ in range(PARALLEL_FILES):
                         nursery.start_soon(worker)
     finally:
-        _report(args, tally, trio.current_time() - started, stop.cancel_called)
+        elapsed_s = trio.current_time() - started
+        if stop.cancel_called:
+            await _committed_meanwhile(config, found.files, tally, started_wall)
+        _report(args, tally, elapsed_s, stop.cancel_called)
     return 1 if failed_argument or tally.failed else 0
+
+
+async def _committed_meanwhile(
+    config: Config, files: list[tuple[Path, int]], tally: Tally, since: float
+) -> None:
+    """Count the ingests that committed as Ctrl-C arrived (their answers were cancelled, not their commits).
+
+    The catalog is the truth: a file this run did not count whose source the catalog
+    lists as ingested since the run began was committed by it.
+    """
+    counted = {path for path, _ in tally.done}
+    left = [(path, size) for path, size in files if path not in counted]
+    sources = await trio.to_thread.run_sync(lambda: [os.path.realpath(path) for path, _ in left])
+    with trio.CancelScope(shield=True):
+        async with open_library(config, trio.CancelScope()) as ctx:
+            catalog = {entry.info.source: entry.info for entry in (await catalog_state(ctx)).docs.values()}
+    for (path, size), source in zip(left, sources):
+        info = catalog.get(source)
+        if info is not None and info.ingested_at >= since:
+            tally.done.append((path, IngestResult(info, False, 0.0)))
+            tally.processed_bytes += size
 
 
 def _refuse(tally: Tally, path: str, reason: str, args: argparse.Namespace, progress: Progress | None = None) -> None:
