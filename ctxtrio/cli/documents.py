@@ -78,8 +78,10 @@ async def search_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             for line in matching_lines(hit.text, wanted):
                 say(line)
         say("")
-    if result.omitted or result.more:
-        say(f"({plural(result.omitted, 'more hit')} did not fit the budget{'; more beyond --limit' if result.more else ''})")
+    notes = [f"{plural(result.omitted, 'more hit')} did not fit the budget"] if result.omitted else []
+    notes += ["more match beyond --limit"] if result.more else []
+    if notes:
+        say(f"({'; '.join(notes)})")
     if result.words_left_out:
         say(f"(only the first {SEARCH_WORDS} distinct words of the query were searched)")
     return 0
