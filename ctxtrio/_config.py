@@ -153,6 +153,14 @@ class Config:
     http_body_timeout_s: float = setting(10.0, "--http-body-timeout", "CTX_HTTP_BODY_TIMEOUT_S", "S",
                                          "Seconds an HTTP request body may pause before the request is refused "
                                          "with 408; after them it must keep arriving at 256 KB/s on average")
+    #: HTTP sessions open at once; at the cap a new one closes the session idle longest.
+    http_max_sessions: int = setting(1000, "--http-max-sessions", "CTX_HTTP_MAX_SESSIONS", "N",
+                                     "HTTP sessions kept at once (~40 KB each); at the cap a new session closes the "
+                                     "one idle longest (logged)")
+    #: Seconds an HTTP session may go without a request before it is closed.
+    http_session_idle_s: float = setting(1800.0, "--http-session-idle", "CTX_HTTP_SESSION_IDLE_S", "S",
+                                         "Seconds an HTTP session may go without a request before it is closed "
+                                         "(its client then initializes again)")
     audit: bool = setting(True, "--audit", "CTX_AUDIT", "", "One JSON line per tool call on stderr: time, tool, "
                           "outcome, duration, ids; never the text")
     #: Answer a host's first requests from answers recorded by an earlier start (stdio).
@@ -193,6 +201,8 @@ class Config:
             allow_remote: bool = False,
             http_token: str | None = None,
             http_body_timeout_s: float = 10.0,
+            http_max_sessions: int = 1000,
+            http_session_idle_s: float = 1800.0,
             audit: bool = True,
             warm_start: bool = True,
             shutdown_grace_s: float = 5.0,
@@ -286,6 +296,10 @@ def _problems(config: Config) -> list[str]:
             problems.append("--allow-remote needs --http-token (or CTX_HTTP_TOKEN): a remote bind must authenticate")
     if config.http_body_timeout_s <= 0:
         problems.append(f"--http-body-timeout must be > 0 s, got {config.http_body_timeout_s:g}")
+    if config.http_max_sessions < 1:
+        problems.append(f"--http-max-sessions must be >= 1, got {config.http_max_sessions}")
+    if not 0 < config.http_session_idle_s < float("inf"):
+        problems.append(f"--http-session-idle must be > 0 s, got {config.http_session_idle_s:g}")
     if config.http_token is not None and len(config.http_token) < 16:
         problems.append("--http-token must be at least 16 characters")
     if config.shutdown_grace_s < 0:

@@ -108,9 +108,28 @@ def test_http_app_is_an_asgi_app_with_a_session_manager() -> None:
         return _Result("")
 
     server = make_server(name="t", version="0", instructions="i", tools=[_TOOL], call=call)
-    app = http_app(server, host="127.0.0.1", max_body_bytes=1 << 20)
+    app = http_app(server, host="127.0.0.1", max_body_bytes=1 << 20, max_sessions=7, session_idle_s=60.0)
     assert callable(app) and [getattr(route, "path", None) for route in app.routes] == ["/mcp"]
-    assert server.session_manager is not None
+    manager = server.session_manager
+    assert (manager.max_sessions, manager.session_idle_timeout) == (7, 60.0)
+
+
+def test_the_sdk_internals_the_session_cap_reads_are_there() -> None:
+    """ctxtrio._sdk.sessions reads the manager's _admit_session, _server_instances and _session_owners,
+    and a transport's idle_scope and _requests_in_flight: each still exists in this SDK."""
+    from mcp.server.streamable_http import StreamableHTTPServerTransport
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    server = make_server(name="t", version="0", instructions="i", tools=[_TOOL], call=_no_call)
+    manager = StreamableHTTPSessionManager(server)
+    assert callable(manager._admit_session)
+    assert manager._server_instances == {} and manager._session_owners == {}
+    transport = StreamableHTTPServerTransport(mcp_session_id="abc", idle_timeout=5.0)
+    assert transport.idle_scope is None and transport._requests_in_flight == 0  # the scope is made by connect()
+
+
+async def _no_call(name: str, arguments: Mapping[str, Any] | None, progress: Progress) -> _Result:
+    return _Result("")
 
 
 def test_response_id_ignores_what_is_not_an_sdk_response() -> None:

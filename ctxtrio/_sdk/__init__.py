@@ -169,18 +169,27 @@ async def serve_lines(server: Server[Any], lines: AsyncIterable[str], writer: Li
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def http_app(server: Server[Any], *, host: str, max_body_bytes: int) -> Starlette:
+def http_app(
+    server: Server[Any], *, host: str, max_body_bytes: int, max_sessions: int = 1000, session_idle_s: float = 1800.0
+) -> Starlette:
     """The SDK's Streamable HTTP app for ``server`` at ``/mcp``.
 
     Its own DNS-rebinding check is off: the transport's gate checks Host and Origin for
     every path, and the SDK's would reject the names an ``--allow-remote`` bind serves.
+    Sessions close after ``session_idle_s`` without a request; at ``max_sessions`` a new
+    one closes the session idle longest (:mod:`.sessions`).
     """
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from .sessions import evict_idle_at_cap
+
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return server.streamable_http_app(
-        streamable_http_path="/mcp", transport_security=security, host=host, max_request_body_size=max_body_bytes
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp", transport_security=security, host=host, max_request_body_size=max_body_bytes,
+        session_idle_timeout=session_idle_s, max_sessions=max_sessions,
     )
+    evict_idle_at_cap(server.session_manager, max_sessions, session_idle_s)
+    return app
 
 
 def response_id(line: str) -> str | None:

@@ -285,7 +285,8 @@ async def serve_http(
     from hypercorn.config import Config as HypercornConfig
 
     limit = body_limit_bytes(config)
-    app = http_app(server, host=config.http_host, max_body_bytes=limit)
+    app = http_app(server, host=config.http_host, max_body_bytes=limit, max_sessions=config.http_max_sessions,
+                   session_idle_s=config.http_session_idle_s)
     hypercorn_config = HypercornConfig()
     host = f"[{config.http_host}]" if ":" in config.http_host else config.http_host
     hypercorn_config.bind = [f"{host}:{config.http_port}"]
