@@ -5,9 +5,12 @@ have. Rather than its first lines, the reader gets the window of whole lines tha
 the most of the query: :func:`best_passage` scores every run of lines that fits the
 room by
 
-* the distinct query terms it holds (each once, whatever its count),
-* proximity: the most distinct terms any one of its lines holds, and query terms that
-  stand next to each other in the text as they do in the query (a phrase),
+* the distinct words of the query it holds (each once, whatever its count; an
+  identifier and its parts, ``pg_hba`` giving ``pghba``, ``pg``, ``hba``, are one word),
+* proximity: the most words any one of its lines holds, and words that stand next to
+  each other in the text as they do in the query (a phrase),
+* a definition: a line that starts with a name the query asks for, followed by what
+  follows a defined name (``def py_scanstring(``, ``work_mem (integer)``, ``-k``),
 
 takes the best-scoring run that is shortest (then earliest), and grows it by whole
 lines, two after for each one before (an answer tends to follow the words that name
@@ -28,7 +31,7 @@ from .cutting import CUT_MARK, cut_around
 from .terms import terms
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from .tokens import TokenModel
 
@@ -42,9 +45,11 @@ _PHRASE_BONUS: Final = 0.5
 _DEFINES_BONUS: Final = 1.0
 #: The name a line starts with, after keywords of code that introduce one and list or option marks.
 _LEADING_NAME: Final = re.compile(
-    r"\s*(?:[-*+]\s+|#+\s+)?(?:(?:async|def|class|function|func|fn|impl|export|default|public|private|protected|static|"
-    r"const|let|var|type|interface|struct|enum|pub|final|abstract|override|virtual)\s+)*[\\-]*([\w.-]+)"
+    r"\s*(?:[-*+]\s+|#+\s+)?((?:(?:async|def|class|function|func|fn|impl|export|default|public|private|protected|static|"
+    r"const|let|var|type|interface|struct|enum|pub|final|abstract|override|virtual)\s+)*)[\\-]*([\w.-]*\w)(.*)"
 )
+#: What may follow a name where it is defined.
+_AFTER_NAME: Final = "([{<:=|,→"
 #: Lines added after the window for each line added before it while growing.
 _AFTER_PER_BEFORE: Final = 2
 
@@ -94,8 +99,8 @@ class _Line:
     start: int
     end: int  # excluding the line break
     cost: int
-    found: frozenset[str]
-    phrases: frozenset[tuple[str, str]]
+    found: frozenset[int]  # the query's words (see _groups) it holds
+    phrases: frozenset[tuple[int, int]]
     defines: float
 
 
@@ -158,8 +163,8 @@ def passage_score(text: str, query_terms: Sequence[str], budget_tokens: int, tok
 
 
 def _run_score(lines: Sequence[_Line], first: int, last: int) -> float:
-    found: set[str] = set()
-    phrases: set[tuple[str, str]] = set()
+    found: set[int] = set()
+    phrases: set[tuple[int, int]] = set()
     run = lines[first : last + 1]
     for line in run:
         found |= line.found
@@ -170,34 +175,51 @@ def _run_score(lines: Sequence[_Line], first: int, last: int) -> float:
 
 @functools.lru_cache(maxsize=64)
 def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float) -> tuple[_Line, ...]:
-    """Each line of ``text``: where it is, its size, the query terms it holds. Cached: a
+    """Each line of ``text``: where it is, its size, the query's words it holds. Cached: a
     search scores its candidates for ranking, then packs the best of them (same arguments)."""
-    wanted = set(query_terms)
-    order = {term: position for position, term in enumerate(dict.fromkeys(query_terms))}
+    group = _groups(query_terms)
+    words = max(group.values(), default=-1) + 1
     raws = text.split("\n")
-    per_line = _line_terms(text, raws, wanted)
+    per_line = _line_terms(text, raws, set(group))
     out: list[_Line] = []
     start = 0
     for raw, line_terms in zip(raws, per_line, strict=True):
         end = start + len(raw)
         cost = math.ceil((len(raw) + 1) * tokens_per_char)
-        found: set[str] = set()
-        phrases: set[tuple[str, str]] = set()
-        previous: str | None = None
+        found: set[int] = set()
+        phrases: set[tuple[int, int]] = set()
+        previous = -1
         for term in line_terms:
-            if term in wanted:
-                found.add(term)
-                if previous is not None and previous != term and order[term] == order[previous] + 1:
-                    phrases.add((previous, term))
-                previous = term
-            else:
-                previous = None
+            word = group.get(term, -1)
+            if word < 0:
+                previous = -1
+                continue
+            found.add(word)
+            if word == previous + 1 and previous >= 0:
+                phrases.add((previous, word))
+            previous = word
         if found:
-            out.append(_Line(start, end, cost, frozenset(found), frozenset(phrases), _defines(raw, wanted)))
+            out.append(_Line(start, end, cost, frozenset(found), frozenset(phrases), _defines(raw, group, words)))
         else:
             out.append(_Line(start, end, cost, _NONE, _NO_PHRASES, 0.0))
         start = end + 1
     return tuple(out)
+
+
+def _groups(query_terms: Sequence[str]) -> dict[str, int]:
+    """Each query term's word: an identifier's parts follow it in the query's terms
+    (``pghba``, ``pg``, ``hba``) and count as that one word, so ``pg_hba`` weighs as
+    much as ``record``, and its parts side by side are not a phrase."""
+    group: dict[str, int] = {}
+    word, whole, at = -1, "", 0
+    for term in dict.fromkeys(query_terms):
+        found = whole.find(term, at) if len(term) < len(whole) else -1
+        if found >= 0:
+            at = found + len(term)
+        else:
+            word, whole, at = word + 1, term, 0
+        group[term] = word
+    return group
 
 
 #: Stands for a line break in one :func:`terms` call over a whole text (a term of its own).
@@ -220,11 +242,11 @@ def _line_terms(text: str, raws: Sequence[str], wanted: set[str]) -> list[list[s
     return out
 
 
-_NONE: Final[frozenset[str]] = frozenset()
-_NO_PHRASES: Final[frozenset[tuple[str, str]]] = frozenset()
+_NONE: Final[frozenset[int]] = frozenset()
+_NO_PHRASES: Final[frozenset[tuple[int, int]]] = frozenset()
 
 
-def _may_hold(line: str, wanted: set[str]) -> bool:
+def _may_hold(line: str, wanted: Iterable[str]) -> bool:
     """False only when no term of ``wanted`` can be among the terms of ``line`` (a cheap
     test before :func:`terms`): every term of an ASCII line is a substring of the line
     lowercased, or of it without connectors (``work_mem`` gives ``workmem``)."""
@@ -235,17 +257,23 @@ def _may_hold(line: str, wanted: set[str]) -> bool:
     return any(term in lower or term in squashed for term in wanted)
 
 
-def _defines(line: str, wanted: set[str]) -> float:
-    """How much of the query the name ``line`` starts with holds (the share of its distinct
-    terms), after keywords that introduce one (``def``, ``class``, ...): a definition, a
-    parameter's entry, an option's term. 0.0 when it holds none."""
+def _defines(line: str, group: dict[str, int], words: int) -> float:
+    """How much of the query the name ``line`` defines holds (the share of its words): a
+    line that starts with a name, after keywords that introduce one (``def``, ``class``,
+    ...), followed by nothing or by what follows a defined name (``(``, ``[``, ``:``,
+    ``=``, ``|``, ...): a definition, a parameter's entry, an option's term, a table row.
+    0.0 for none (``deadlock_timeout.`` ending a sentence defines nothing)."""
     match = _LEADING_NAME.match(line)
-    if match is None or not wanted or not _may_hold(match.group(1), wanted):
+    if match is None or not words or not _may_hold(match.group(2), group.keys()):
         return 0.0
-    return len(wanted.intersection(terms(match.group(1)))) / len(wanted)
+    rest = match.group(3).lstrip()
+    if not match.group(1) and rest and rest[0] not in _AFTER_NAME:
+        return 0.0
+    held = {group[term] for term in terms(match.group(2)) if term in group}
+    return len(held) / words
 
 
-def _score(found: set[str], phrases: set[tuple[str, str]], densest: int, defines: float) -> float:
+def _score(found: set[int], phrases: set[tuple[int, int]], densest: int, defines: float) -> float:
     return len(found) + _LINE_BONUS * max(0, densest - 1) + _PHRASE_BONUS * len(phrases) + _DEFINES_BONUS * defines
 
 
@@ -264,8 +292,8 @@ def _core(lines: Sequence[_Line], room: int, *, long_lines: bool = False) -> tup
     found_at = (-1, -1)
     for position, first in enumerate(matching):
         cost, densest, defines = 0, 0, 0.0
-        found: set[str] = set()
-        phrases: set[tuple[str, str]] = set()
+        found: set[int] = set()
+        phrases: set[tuple[int, int]] = set()
         following = first  # the next line not yet in the run
         for last in matching[position:]:
             for line in lines[following : last + 1]:

@@ -86,3 +86,22 @@ def test_a_long_line_still_scores_for_ranking() -> None:
     paragraph = " ".join(f"word{n}" for n in range(120))
     assert passage_score(paragraph, ["word1", "word2", "word3"], 50, 0.3) >= 3
     assert passage_score("nothing to see", ["word1"], 50, 0.3) == 0.0
+
+
+def test_a_name_ending_a_sentence_is_not_a_definition() -> None:
+    """'deadlock_timeout.' closing a sentence loses to 'deadlock_timeout (integer)' heading its entry."""
+    lines = list(FILLER)
+    lines[5] = "deadlock_timeout (integer)"
+    lines[6] = "The default is one second (1s)."
+    lines[40] = "deadlock_timeout."
+    shown = _shown(_text(lines), "deadlock_timeout", 40)
+    assert "deadlock_timeout (integer)" in shown and "one second" in shown
+
+
+def test_an_identifier_counts_as_one_word_of_the_query() -> None:
+    """pg_hba's three terms do not outweigh two other words of the query held together elsewhere."""
+    lines = list(FILLER)
+    lines[3] = "The pg_hba file is read at start."
+    lines[45] = "If one record is chosen and the authentication fails, later records are not considered."
+    shown = _shown(_text(lines), "pg_hba record authentication", 40)
+    assert "authentication fails" in shown
