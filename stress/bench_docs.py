@@ -7,6 +7,11 @@ sequential ``doc_search`` calls of 2-3 words across all documents. Prints the to
 ingest time, MB/s and the search round-trip p50/p95 (client side: request to parsed
 result). Add ``--runs 3`` for best and median over several fresh servers.
 
+``--corpus stdlib`` (or ``docs``, ``log``, ``cjk``: :mod:`real_text`) ingests real
+text instead, one document per file, and searches for names of functions and classes
+defined in it. Every run also prints the CPU seconds (user + system, from ``/proc``)
+the server and its chunking processes spent on the ingest, per MB.
+
 ``--stall-mb 20`` instead writes one markdown file of that many MB under an ingest
 root, ingests it by ``file_path``, and meanwhile calls ``context_status`` (or
 ``context_guide`` where the server has no context_status) every 20 ms; it prints the
@@ -16,6 +21,7 @@ ingest time and the latency of those calls (they must stay under 100 ms).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -28,6 +34,8 @@ import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import TextContent
+from proc_cpu import TreeMeter, children
+from real_text import CORPORA, identifier_queries, load
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,6 +47,7 @@ class RunResult:
     search_p50_ms: float
     search_p95_ms: float
     empty_searches: int
+    server_cpu_s: float = 0.0
 
 
 def vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
@@ -90,11 +99,17 @@ async def run_once(docs: list[str], queries: list[str], concurrency: int, data_d
             if result.is_error:
                 failures.append(_text(result.content))
 
+        (server,) = children(os.getpid())
+        meter = TreeMeter(server)
         started = time.perf_counter()
         async with trio.open_nursery() as nursery:
-            for number, text in enumerate(docs):
-                nursery.start_soon(ingest, number, text)
+            nursery.start_soon(meter.run)
+            async with trio.open_nursery() as calls:
+                for number, text in enumerate(docs):
+                    calls.start_soon(ingest, number, text)
+            nursery.cancel_scope.cancel()
         ingest_s = time.perf_counter() - started
+        meter.sample()
         if failures:
             raise SystemExit(f"ingest failed: {failures[0]}")
         latencies: list[float] = []
@@ -107,9 +122,9 @@ async def run_once(docs: list[str], queries: list[str], concurrency: int, data_d
                 raise SystemExit(f"search failed: {_text(result.content)}")
             empty += _text(result.content).startswith("No chunk")
     latencies.sort()
-    mb = sum(len(text.encode()) for text in docs) / 1e6
+    mb = sum(len(text.encode("utf-8", "surrogatepass")) for text in docs) / 1e6
     p95 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))]
-    return RunResult(ingest_s, mb, statistics.median(latencies) * 1000, p95 * 1000, empty)
+    return RunResult(ingest_s, mb, statistics.median(latencies) * 1000, p95 * 1000, empty, meter.spent())
 
 
 def _text(content: object) -> str:
@@ -170,16 +185,23 @@ async def main_async(args: argparse.Namespace) -> list[RunResult]:
         with tempfile.TemporaryDirectory(prefix="bench-docs-") as tmp:
             await stall_once(big, Path(tmp))
         return []
-    docs = [markdown_document(rng, words, number, args.kb * 1024) for number in range(args.docs)]
-    queries = [" ".join(rng.choices(words, k=rng.randint(2, 3))) for _ in range(args.searches)]
+    if args.corpus:
+        docs = [doc.text for doc in load(args.corpus)]
+        queries = identifier_queries(docs, args.searches)
+        what = f"{args.corpus}: {len(docs)} files"
+    else:
+        docs = [markdown_document(rng, words, number, args.kb * 1024) for number in range(args.docs)]
+        queries = [" ".join(rng.choices(words, k=rng.randint(2, 3))) for _ in range(args.searches)]
+        what = f"{args.docs} x {args.kb} KB"
     results: list[RunResult] = []
     for run in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="bench-docs-") as tmp:
             result = await run_once(docs, queries, args.concurrency, Path(tmp) / "data")
         results.append(result)
         print(
-            f"run {run + 1}: ingest {args.docs} x {args.kb} KB = {result.mb:.2f} MB in {result.ingest_s:.3f} s "
-            f"({result.mb / result.ingest_s:.1f} MB/s); doc_search p50 {result.search_p50_ms:.2f} ms, "
+            f"run {run + 1}: ingest {what} = {result.mb:.2f} MB in {result.ingest_s:.3f} s "
+            f"({result.mb / result.ingest_s:.1f} MB/s; server + chunking CPU {result.server_cpu_s:.2f} s = "
+            f"{result.server_cpu_s / result.mb:.3f} CPU-s/MB; load {os.getloadavg()[0]:.1f}); doc_search p50 {result.search_p50_ms:.2f} ms, "
             f"p95 {result.search_p95_ms:.2f} ms ({args.searches} calls, {result.empty_searches} without hits)"
         )
     return results
@@ -192,6 +214,7 @@ def main() -> int:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=50, help="ingest calls in flight")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--corpus", choices=sorted(CORPORA), help="real text (stress/real_text.py) instead of markdown")
     parser.add_argument("--stall-mb", type=float, default=0.0, help="ingest one file of this many MB while probing")
     args = parser.parse_args()
     results = trio.run(main_async, args)

@@ -11,6 +11,10 @@ progress comes as plain lines). It prints:
 * second run (nothing changed): wall time, which must be <= 2 s (exit 1 otherwise),
   and that every file was reported unchanged.
 
+``--corpus stdlib`` (or ``docs``, ``log``, ``cjk``: :mod:`real_text`) copies real text
+instead, one file per corpus file under its own name; the first run then also prints the
+CPU seconds (user + system) of the command and its chunking processes per MB.
+
 ``--tty`` runs the first ingest under a pseudo-terminal instead, to show the tqdm bar
 redrawing (it counts the carriage-return redraws). ``--folder PATH`` ingests a real
 folder instead of the synthetic one (``--folder /usr/lib/python3.11``: source files
@@ -32,6 +36,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from real_text import CORPORA, load
 
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = ("cookie session token rotation middleware header parser cache index journal writer "
@@ -65,6 +71,19 @@ def write_tree(folder: Path, files: int, total_mb: float, seed: int = 7) -> int:
 
 def command(folder: Path, data: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "ctxtrio", "ingest", str(folder), "--data-dir", str(data), "--no-llm", *extra]
+
+
+def write_corpus(folder: Path, corpus: str) -> tuple[int, int]:
+    """The files of ``corpus`` under their own names; returns (files, bytes)."""
+    written = 0
+    docs = load(corpus)
+    for doc in docs:
+        target = folder / doc.name.removesuffix(".gz").lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = doc.text.encode("utf-8", "surrogatepass")
+        target.write_bytes(data)
+        written += len(data)
+    return len(docs), written
 
 
 def _cpu_s() -> float:
@@ -114,15 +133,20 @@ def main() -> int:
     p.add_argument("--total-mb", type=float, default=100.0)
     p.add_argument("--tty", action="store_true", help="first run under a pseudo-terminal (tqdm bar)")
     p.add_argument("--folder", type=Path, help="ingest this real folder instead of writing synthetic files")
+    p.add_argument("--corpus", choices=sorted(CORPORA), help="real text (stress/real_text.py) instead of markdown")
     args = p.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     with tempfile.TemporaryDirectory(prefix="ctxtrio-cli-ingest-") as tmp:
         folder, data = Path(tmp) / "docs", Path(tmp) / "data"
         if args.folder is not None:
             return real_folder(args.folder, data)
-        size = write_tree(folder, args.files, args.total_mb)
+        if args.corpus:
+            args.files, size = write_corpus(folder, args.corpus)
+        else:
+            size = write_tree(folder, args.files, args.total_mb)
         mb = size / (1 << 20)
         print(f"wrote {args.files} files, {mb:.1f} MB")
+        cpu = _cpu_s()
         if args.tty:
             wall, redraws = run_tty(folder, data)
             print(f"first run (terminal): {wall:.2f} s, {mb / wall:.1f} MB/s, {redraws} bar redraws")
@@ -131,6 +155,9 @@ def main() -> int:
             print(f"first run: {wall:.2f} s, {mb / wall:.1f} MB/s, exit {code}; {out.strip()}")
             if arrivals:
                 print(f"  progress: {len(arrivals)} lines, first at {arrivals[0]:.2f} s, last at {arrivals[-1]:.2f} s")
+        cpu = _cpu_s() - cpu
+        print(f"  command + chunking processes: {cpu:.2f} CPU-s = {cpu / (size / 1e6):.3f} CPU-s per MB (10^6 bytes); "
+              f"load {os.getloadavg()[0]:.1f}")
         again, _, out, code = run_plain(folder, data, "--json")
         report = json.loads(out)
         unchanged = len(report["unchanged"])

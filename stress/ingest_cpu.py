@@ -36,40 +36,8 @@ from pathlib import Path
 import trio
 from bench_docs import markdown_document, server_params, vocabulary
 from mcp import Client
+from proc_cpu import children, cpu_seconds, threads
 from real_text import CORPORA, load
-
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(stat_path: str) -> float:
-    """utime + stime of a ``/proc/.../stat`` file, in seconds (0 if it is gone)."""
-    try:
-        fields = Path(stat_path).read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICK
-
-
-def children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            found += [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-        except FileNotFoundError:
-            pass
-    return found
-
-
-def threads(pid: int) -> dict[str, tuple[str, float]]:
-    """Thread id -> (name, CPU seconds) of every thread of ``pid``."""
-    found: dict[str, tuple[str, float]] = {}
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            name = Path(f"/proc/{pid}/task/{task}/comm").read_text().strip()
-        except FileNotFoundError:
-            continue
-        found[task] = (name, cpu_seconds(f"/proc/{pid}/task/{task}/stat"))
-    return found
 
 
 async def ingest_all(client: Client, docs: list[str], *, sequential: bool, prefix: str) -> None:

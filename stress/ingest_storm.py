@@ -9,6 +9,12 @@ chunk count its ingest reported and that a phrase unique to each is found by
 
     python stress/ingest_storm.py --clients 100 --docs 100 --size-kb 1024   # the must-show
     python stress/ingest_storm.py                                          # mixed sizes
+    python stress/ingest_storm.py --clients 50 --docs 50 --size-kb 1024 --corpus stdlib   # real text
+
+``--corpus`` (:mod:`real_text`) cuts the documents from real text instead (the stdlib
+sources joined in order; each gets its unique marker line first). Every run prints the
+CPU seconds (user + system, ``/proc``) of the server and its chunking processes during
+the storm, per MB.
 
 Exits 1 on any loss.
 """
@@ -31,6 +37,8 @@ import trio
 from harness import start_http_server, stop_process
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
+from proc_cpu import TreeMeter
+from real_text import CORPORA, concatenated, load
 
 _WORDS = (
     "cache shard replica index journal budget window cursor outline summary token stream "
@@ -149,12 +157,17 @@ async def run(clients: int, docs: list[Doc]) -> int:
 
                 nursery.start_soon(run_status_loop)
                 await trio.sleep(1.0)  # the poller is connected and polling
+                meter = TreeMeter(process.pid)
                 started = time.time()
                 storm_started = started  # read by status_loop once the storm is done
                 async with trio.open_nursery() as storm:
-                    for _ in range(clients):
-                        storm.start_soon(ingester)
+                    storm.start_soon(meter.run)
+                    async with trio.open_nursery() as ingesters:
+                        for _ in range(clients):
+                            ingesters.start_soon(ingester)
+                    storm.cancel_scope.cancel()
                 elapsed = time.time() - started
+                meter.sample()
                 storm_done.set()
                 await status_done.wait()
                 receive.close()
@@ -166,7 +179,8 @@ async def run(clients: int, docs: list[Doc]) -> int:
     total_mb = sum(len(doc.text.encode()) for doc in docs) / 1e6
     ingest = [doc.latency_s for doc in docs if doc.chunks >= 0]
     print(f"clients={clients} documents={len(docs)} total={total_mb:.1f} MB in {elapsed:.2f} s")
-    print(f"throughput: {total_mb / elapsed:.2f} MB/s, {len(docs) / elapsed:.1f} documents/s")
+    print(f"throughput: {total_mb / elapsed:.2f} MB/s, {len(docs) / elapsed:.1f} documents/s; load {os.getloadavg()[0]:.1f}")
+    print(f"server + chunking processes: {meter.spent():.2f} CPU-s = {meter.spent() / total_mb:.3f} CPU-s per MB")
     print(f"ingest latency p50: {statistics.median(ingest):.2f} s  p99: {percentile(ingest, 0.99):.2f} s")
     print(
         f"context_status during the storm: {len(status_latencies)} calls, "
@@ -237,12 +251,17 @@ def main() -> int:
     parser.add_argument("--docs", "-d", type=int, default=60)
     parser.add_argument("--size-kb", type=int, default=0, help="every document this size; default: mixed up to 1 MB")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--corpus", choices=sorted(CORPORA), help="documents cut from real text (stress/real_text.py)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    docs = []
-    for number in range(args.docs):
-        size = args.size_kb * 1024 if args.size_kb else rng.choice([2, 16, 64, 256, 1024]) * 1024
-        docs.append(make_doc(number, size, rng))
+    sizes = [args.size_kb * 1024 if args.size_kb else rng.choice([2, 16, 64, 256, 1024]) * 1024 for _ in range(args.docs)]
+    if args.corpus:
+        docs = []
+        for number, text in enumerate(concatenated(load(args.corpus), sizes)):
+            marker = f"stormmarker{number:04d}q{rng.randrange(10**6):06d}"
+            docs.append(Doc(f"storm-{number:04d}", f"# {marker}\n\n{text}", marker))
+    else:
+        docs = [make_doc(number, size, rng) for number, size in enumerate(sizes)]
     return trio.run(run, args.clients, docs)
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import shlex
 import statistics
 import sys
@@ -34,33 +33,11 @@ from pathlib import Path
 
 import trio
 from bench_docs import ROOT, markdown_document, vocabulary
-from ingest_cpu import children, cpu_seconds, ingest_all
+from ingest_cpu import ingest_all
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from real_text import CORPORA, load
-
-_DEFINED = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]{5,})", re.MULTILINE)
-
-
-class TreeMeter:
-    """CPU of a process tree; children that exit between samples are caught by sampling often."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.seen: dict[int, float] = {}
-
-    def sample(self) -> None:
-        self._walk(self.pid)
-
-    def _walk(self, pid: int) -> None:
-        spent = cpu_seconds(f"/proc/{pid}/stat")
-        if spent:
-            self.seen[pid] = max(spent, self.seen.get(pid, 0.0))
-        for child in children(pid) if Path(f"/proc/{pid}").exists() else []:
-            self._walk(child)
-
-    def total(self) -> float:
-        return sum(self.seen.values())
+from proc_cpu import TreeMeter, children
+from real_text import CORPORA, identifier_queries, load
 
 
 def params(command: list[str], data_dir: Path) -> StdioServerParameters:
@@ -74,22 +51,14 @@ async def run_server(command: list[str], docs: list[str], sequential: bool, quer
             await client.list_tools()
             (server,) = children(os.getpid())
             meter = TreeMeter(server)
-            meter.sample()
-            before = dict(meter.seen)
             started = time.perf_counter()
             async with trio.open_nursery() as nursery:
-
-                async def sampler() -> None:
-                    while True:
-                        meter.sample()
-                        await trio.sleep(0.05)
-
-                nursery.start_soon(sampler)
+                nursery.start_soon(meter.run)
                 await ingest_all(client, docs, sequential=sequential, prefix="peer")
-                meter.sample()
                 nursery.cancel_scope.cancel()
+            meter.sample()
             wall = time.perf_counter() - started
-            cpu = meter.total() - sum(before.values())
+            cpu = meter.spent()
             search_ms: list[float] = []
             for query in queries:
                 asked = time.perf_counter()
@@ -99,11 +68,6 @@ async def run_server(command: list[str], docs: list[str], sequential: bool, quer
     if search_ms:
         result["search_p50_ms"] = statistics.median(search_ms)
     return result
-
-
-def pick_queries(texts: list[str], count: int) -> list[str]:
-    names = sorted({name for text in texts for name in _DEFINED.findall(text)})
-    return random.Random(7).sample(names, min(count, len(names)))
 
 
 def main() -> int:
@@ -119,7 +83,7 @@ def main() -> int:
         parser.error("pass exactly one of --corpus and --synthetic")
     if args.corpus:
         docs = [doc.text for doc in load(args.corpus)]
-        queries = pick_queries(docs, args.queries)
+        queries = identifier_queries(docs, args.queries)
         what = f"{args.corpus}: {len(docs)} files, one doc_ingest at a time"
     else:
         rng = random.Random(7)

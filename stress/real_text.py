@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +32,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["CORPORA", "Doc", "load", "megabytes"]
+__all__ = ["CORPORA", "Doc", "concatenated", "identifier_queries", "load", "megabytes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +64,7 @@ def _docs() -> list[Doc]:
 
 def _log() -> list[Doc]:
     names = ["/var/log/dpkg.log", "/var/log/apt/term.log", "/var/log/apt/history.log", "/var/log/alternatives.log"]
-    docs = [Doc(name, Path(name).read_text(encoding="utf-8", errors="replace")) for name in names if Path(name).is_file()]
+    docs = [Doc(name.lstrip("/"), Path(name).read_text(encoding="utf-8", errors="replace")) for name in names if Path(name).is_file()]
     if not docs:
         raise SystemExit("corpus 'log' found no package logs under /var/log")
     return docs
@@ -92,6 +94,37 @@ def load(name: str) -> list[Doc]:
 def megabytes(docs: list[Doc]) -> float:
     """UTF-8 size of ``docs`` in MB (10^6 bytes)."""
     return sum(len(doc.text.encode("utf-8", "surrogatepass")) for doc in docs) / 1e6
+
+
+_DEFINED = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]{5,})", re.MULTILINE)
+
+
+_WORD = re.compile(r"\b[A-Za-z][A-Za-z0-9_]{5,}\b")
+
+
+def identifier_queries(texts: list[str], count: int, seed: int = 7) -> list[str]:
+    """``count`` names of functions and classes defined in ``texts`` (6+ characters), chosen
+    with ``seed``; words of 6+ characters instead where the texts define fewer (logs, prose)."""
+    names = sorted({name for text in texts for name in _DEFINED.findall(text)})
+    if len(names) < count:
+        names = sorted({word for text in texts for word in _WORD.findall(text)})
+    return random.Random(seed).sample(names, min(count, len(names)))
+
+
+def concatenated(docs: list[Doc], sizes: list[int]) -> list[str]:
+    """Texts of about ``sizes`` bytes each, cut from the corpus files joined in order (wrapping
+    round when used up), each cut at a line break; every text a different stretch while the
+    corpus lasts."""
+    joined = "".join(doc.text if doc.text.endswith("\n") else doc.text + "\n" for doc in docs)
+    texts: list[str] = []
+    position = 0
+    for size in sizes:
+        if position >= len(joined):
+            position = 0
+        end = joined.find("\n", min(len(joined), position + size)) + 1 or len(joined)
+        texts.append(joined[position:end])
+        position = end
+    return texts
 
 
 if __name__ == "__main__":

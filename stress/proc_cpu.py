@@ -1,0 +1,79 @@
+"""CPU seconds of processes and threads from ``/proc`` (Linux), for the ingest benchmarks.
+
+``TreeMeter`` follows a server and every process under it (chunking processes come and
+go), sampled often enough that a child's last reading is kept after it exits.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import trio
+
+__all__ = ["TreeMeter", "children", "cpu_seconds", "threads"]
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(stat_path: str) -> float:
+    """utime + stime of a ``/proc/.../stat`` file, in seconds (0 if it is gone)."""
+    try:
+        fields = Path(stat_path).read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            found += [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def threads(pid: int) -> dict[str, tuple[str, float]]:
+    """Thread id -> (name, CPU seconds) of every thread of ``pid``."""
+    found: dict[str, tuple[str, float]] = {}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = Path(f"/proc/{pid}/task/{task}/comm").read_text().strip()
+        except FileNotFoundError:
+            continue
+        found[task] = (name, cpu_seconds(f"/proc/{pid}/task/{task}/stat"))
+    return found
+
+
+class TreeMeter:
+    """CPU seconds a process and every process below it spent since the meter started."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._seen: dict[int, float] = {}
+        self._walk(pid)
+        self._start = dict(self._seen)
+
+    def sample(self) -> None:
+        """Read every process of the tree now (a child that exits is kept at its last reading)."""
+        self._walk(self.pid)
+
+    def _walk(self, pid: int) -> None:
+        spent = cpu_seconds(f"/proc/{pid}/stat")
+        if spent:
+            self._seen[pid] = max(spent, self._seen.get(pid, 0.0))
+        if Path(f"/proc/{pid}").exists():
+            for child in children(pid):
+                self._walk(child)
+
+    def spent(self) -> float:
+        """CPU seconds since the meter started, as of the last sample."""
+        return sum(seconds - self._start.get(pid, 0.0) for pid, seconds in self._seen.items())
+
+    async def run(self, interval_s: float = 0.05) -> None:
+        """Sample until cancelled (start it in a nursery; sample once more after cancelling)."""
+        while True:
+            self.sample()
+            await trio.sleep(interval_s)
