@@ -20,6 +20,16 @@ latency p50/p95 at the 1,000-token budget (wall, in-process; and CPU ms per sear
 and the ingest time (wall and this process's CPU; the chunking processes' CPU is added
 at the end). ``--json FILE`` writes every question's outcome, ``--show KIND`` prints the
 1,000-token answers of that kind's misses.
+
+Semantic recall: ``--real-embeddings`` serves all-MiniLM-L6-v2 with llama-cpp-python
+(``stress/real_embeddings.py``) and runs with ``--embed-model`` on it (or name your own
+with ``--embed-model``/``--embed-base-url``). Before the questions it waits until every
+chunk is embedded and prints how long that took, the vectors, the process's peak RSS
+and the store's files. ``--query-wait S`` replaces how long a search waits for its
+query's vector (``docs/embedding.py`` QUERY_S) on a machine too loaded for 0.5 s; each
+search that skipped semantic recall is counted. ``--files N`` keeps the questions'
+files plus the first N others (sorted), for a run that embeds in minutes: compare it
+with the same ``--files`` without embeddings.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
@@ -41,9 +52,14 @@ from mcp.types import CallToolResult, TextContent
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from html_text import convert_dir
+from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
 
 from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
+from ctxtrio.docs import embedding
+
+if TYPE_CHECKING:
+    from ctxtrio._context import Context
 
 HERE = Path(__file__).resolve().parent
 HTML = Path("/usr/share/doc/postgresql-doc-15/html")
@@ -65,6 +81,7 @@ class Outcome:
     rank: int | None = None  # 1-based rank of the first hit from the right file, within 10
     found: dict[int, bool] = field(default_factory=dict)  # budget -> answer inside the text
     texts: dict[int, str] = field(default_factory=dict)
+    skipped: int = 0  # searches that said semantic recall was skipped
 
 
 def normalized(text: str) -> str:
@@ -104,6 +121,9 @@ async def ingest_all(client: Client, files: list[Path], concurrency: int) -> Non
             nursery.start_soon(one, path)
 
 
+SKIPPED = "Keyword search only:"
+
+
 async def ask(client: Client, question: Question, outcome: Outcome, latencies: list[float], cpu: list[float]) -> None:
     ranking = await client.call_tool("doc_search", {"query": question.query, "budget_tokens": 100_000, "limit": 10})
     _text(ranking)
@@ -118,6 +138,7 @@ async def ask(client: Client, question: Question, outcome: Outcome, latencies: l
             latencies.append(time.perf_counter() - began)
             cpu.append(time.process_time() - began_cpu)
         text = _text(result)
+        outcome.skipped += SKIPPED in text
         outcome.texts[budget] = text
         outcome.found[budget] = answer in normalized(text)
 
@@ -127,25 +148,48 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
     with tempfile.TemporaryDirectory(prefix="retrieval-bench-") as tmp:
         corpus = Path(tmp) / "corpus"
         files = convert_dir(args.html, corpus)
+        if args.files is not None:
+            asked = {q.file for q in questions}
+            others = [path for path in sorted(files) if path.name not in asked][: args.files]
+            files = [path for path in files if path.name in asked] + others
         missing = [q for q in questions if normalized(q.answer) not in normalized((corpus / q.file).read_text())]
         if missing:
             raise SystemExit(f"answers not in their files: {missing}")
         mb = sum(path.stat().st_size for path in files) / 1e6
-        config = Config(data_dir=Path(tmp) / "data", llm_enabled=False, audit=False, ingest_roots=[corpus])
+        config = Config(data_dir=Path(tmp) / "data", llm_enabled=False, audit=False, ingest_roots=[corpus],
+                        embed_model=args.embed_model or "", embed_base_url=args.embed_base_url or "")
         async with open_context(config) as ctx, Client(build_server(ctx)) as client:
             began, began_cpu = time.perf_counter(), time.process_time()
             await ingest_all(client, files, args.concurrency)
             ingest_s, ingest_cpu = time.perf_counter() - began, time.process_time() - began_cpu
             print(f"ingest: {len(files)} files, {mb:.1f} MB in {ingest_s:.1f} s wall, {ingest_cpu:.1f} s CPU in this process")
+            if ctx.documents.semantic is not None:
+                await embedded(ctx, began, Path(tmp) / "data")
             outcomes = [Outcome(q) for q in questions]
             latencies: list[float] = []
             cpu: list[float] = []
             for outcome in outcomes:
                 await ask(client, outcome.question, outcome, latencies, cpu)
+    skipped = sum(o.skipped for o in outcomes)
+    if args.embed_model:
+        print(f"searches that skipped semantic recall: {skipped} of {len(outcomes) * len(BUDGETS)}")
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(f"chunking processes: {children.ru_utime + children.ru_stime:.1f} s CPU")
     report(outcomes, latencies, cpu)
     return outcomes
+
+
+async def embedded(ctx: Context, began: float, data: Path) -> None:
+    """Wait until every chunk is embedded; print how long since the ingest began, and what it holds."""
+    semantic = ctx.documents.semantic
+    assert semantic is not None
+    while (status := semantic.status()).state != "caught up" or status.chunks_embedded < status.chunks_total:
+        await trio.sleep(1)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"fully embedded {time.perf_counter() - began:.0f} s after the ingest began: {status.chunks_embedded} chunks, "
+          f"{status.vectors} vectors of {status.dimension} dims ({status.chunks_refused} refused); peak RSS "
+          f"{rss_mb:.0f} MB; vectors file {(data / 'vectors.sqlite3').stat().st_size / 1e6:.1f} MB, index "
+          f"{(data / 'index.sqlite3').stat().st_size / 1e6:.1f} MB")
 
 
 def report(outcomes: list[Outcome], latencies: list[float], cpu: list[float]) -> None:
@@ -181,10 +225,27 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=8, help="doc_ingest calls in flight")
     parser.add_argument("--json", type=Path, help="write each question's outcome here")
     parser.add_argument("--show", choices=KINDS, help="print the 1000-token answers of this kind's misses")
+    parser.add_argument("--files", type=int, help="keep the questions' files and this many others")
+    parser.add_argument("--embed-model", help="semantic recall with this embedding model")
+    parser.add_argument("--embed-base-url", help="where --embed-model is served")
+    parser.add_argument("--real-embeddings", action="store_true", help="serve all-MiniLM-L6-v2 (real_embeddings.py)")
+    parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the real-model venv, for --real-embeddings")
+    parser.add_argument("--query-wait", type=float, help="seconds a search waits for its query's vector")
     args = parser.parse_args()
     if not args.html.is_dir():
         raise SystemExit(f"{args.html} not found: apt-get install postgresql-doc-15")
-    outcomes = trio.run(run, args)
+    if args.query_wait is not None:
+        embedding.QUERY_S = args.query_wait
+    if not args.real_embeddings:
+        outcomes = trio.run(run, args)
+    else:
+        server = EmbedServer(args.venv, ensure_gguf(args.venv, args.venv.parent / "embed"))
+        server.start()
+        args.embed_model, args.embed_base_url = MODEL_ALIAS, server.base_url
+        try:
+            outcomes = trio.run(run, args)
+        finally:
+            server.stop()
     if args.json:
         rows = [
             {"query": o.question.query, "kind": o.question.kind, "rank": o.rank, "found": {str(b): o.found[b] for b in BUDGETS}}
