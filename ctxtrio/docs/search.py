@@ -31,6 +31,7 @@ from ..store.rows import Hit
 from ..text.definitions import defines, spelled_identifier
 from ..text.query import query_terms
 from .packing import Candidate
+from .ranking import rerank
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from .embedding import SemanticHits
     from .repository import Repository
 
-__all__ = ["Found", "definitions_first", "find_candidates", "fuse", "search_words"]
+__all__ = ["Found", "definitions_first", "find_candidates", "fuse", "rerank_fused", "search_words"]
 
 #: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
 _SLACK = 8
@@ -82,6 +83,14 @@ def fuse(keyword: Sequence[Hit], meaning: Sequence[VectorHit], limit: int) -> li
         hits.setdefault(key, Hit(near.journal, near.item, near.score, near.line_start, near.line_end))
     order = sorted(scores, key=lambda key: -scores[key])  # stable: keyword hits were added first
     return [(hits[key], key not in keyword_keys) for key in order[:limit]]
+
+
+def rerank_fused(candidates: Sequence[Candidate], query_terms: Sequence[str]) -> list[Candidate]:
+    """Keyword hits re-ranked by their best passage (:func:`~.ranking.rerank`) within the
+    places fusion gave them; hits found by meaning keep theirs (their score is a
+    similarity, which does not add to BM25). Without semantic recall, :func:`rerank` itself."""
+    keyword = iter(rerank([c for c in candidates if not c.by_meaning], query_terms))
+    return [c if c.by_meaning else next(keyword) for c in candidates]
 
 
 def search_words(query: str) -> tuple[list[str], bool]:

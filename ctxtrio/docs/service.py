@@ -29,11 +29,10 @@ from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry
 from .offload import OFFLOAD_MIN_CHARS
 from .packing import contiguous_text, pack_hits, pack_outline, pack_window
 from .pool import POOL_MIN_CHARS, ChunkPool
-from .ranking import rerank
 from .render import render_outline, render_search, render_window, search_head
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, GenerationCache, Repository
 from .sandbox import check_text
-from .search import FUSE_DEPTH, definitions_first, find_candidates, search_words
+from .search import FUSE_DEPTH, definitions_first, find_candidates, rerank_fused, search_words
 
 if TYPE_CHECKING:
     from .._config import Config
@@ -249,7 +248,7 @@ class DocumentService:
             self._repo, query_terms, by_journal, limit, all_docs=doc_id is None, meaning=meaning
         )
         more, skipped = found.more, found.semantic_skipped
-        candidates = await trio.to_thread.run_sync(partial(rerank, found.candidates, query_terms))
+        candidates = await trio.to_thread.run_sync(partial(rerank_fused, found.candidates, query_terms))
         candidates = definitions_first(candidates, query_terms)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.

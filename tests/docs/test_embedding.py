@@ -12,8 +12,9 @@ from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio.docs import embedding
 from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
+from ctxtrio.docs.packing import Candidate
 from ctxtrio.docs.render import render_search
-from ctxtrio.docs.search import fuse
+from ctxtrio.docs.search import fuse, rerank_fused
 from ctxtrio.llm.client import LLMSettings, open_llm_client
 from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.store.rows import Hit
@@ -215,3 +216,12 @@ def test_long_chunks_are_embedded_in_parts_with_their_trail() -> None:
     assert len(parts) >= 3 and all(part.startswith("Guide › Install\n") for part in parts)
     assert all(len(part) <= PART_CHARS + len("Guide › Install\n") for part in parts)
     assert "".join(part.removeprefix("Guide › Install\n") for part in parts).replace("\n", "") == text.replace("\n", "")
+
+
+def test_keyword_hits_are_reranked_by_passage_within_their_places() -> None:
+    """After fusion, keyword hits swap places by their best passage; a hit found by meaning keeps its place."""
+    weak = Candidate("a", "a", Chunk(0, "lru cache is mentioned. " + "filler words here. " * 30 + "maxsize", 0, 1, (), 10), 5.2)
+    strong = Candidate("b", "b", Chunk(1, "lru cache maxsize sets how many calls are kept", 0, 1, (), 10), 5.0)
+    meaning = Candidate("c", "c", Chunk(2, "remember results of earlier calls", 0, 1, (), 10), 0.7, by_meaning=True)
+    ordered = rerank_fused([weak, meaning, strong], ["lru", "cache", "maxsize"])
+    assert [c.doc_id for c in ordered] == ["b", "c", "a"]
