@@ -33,12 +33,17 @@ _MAX_TITLE_CHARS: Final = 200
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """One structural block: ``text[start:end]``; ``level`` > 0 for a heading."""
+    """One structural block: ``text[start:end]``; ``level`` > 0 for a heading.
+
+    ``closes`` > 0 (not a heading): the block ends the headings of that level and
+    deeper (text after a reST API entry's indented body).
+    """
 
     start: int
     end: int
     level: int = 0
     title: str = ""
+    closes: int = 0
 
 
 # Lines that can change the block structure; every other line continues a block.

@@ -37,7 +37,7 @@ class Kind(enum.StrEnum):
 CODE_KINDS: Final = frozenset({Kind.PYTHON, Kind.JAVASCRIPT, Kind.GO, Kind.RUST, Kind.JAVA})
 
 #: Characters of a text looked at when its name does not say its kind.
-SNIFF_CHARS: Final = 16_000
+SNIFF_CHARS: Final = 8_000
 
 _EXTENSIONS: Final[dict[str, Kind]] = {
     **dict.fromkeys(["md", "markdown", "mdown", "mkd", "mdx"], Kind.MARKDOWN),
@@ -55,7 +55,8 @@ _EXTENSIONS: Final[dict[str, Kind]] = {
 _SIGNS: Final[dict[Kind, re.Pattern[str]]] = {
     Kind.MARKDOWN: re.compile(r"^(?:#{1,6}[ \t]+\w|```|~~~|\[[^\]\n]+\]\([^)\n]+\))", re.MULTILINE),
     Kind.RST: re.compile(
-        r"^(?:\.\. [\w:-]+::|\.\. _[^:\n]+:|[^\s\n][^\n]*\r?\n([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*\r?$)", re.MULTILINE
+        r"^(?:\.\. [\w:-]+::|\.\. _[^:\n]+:|[^\s\n][^\n]*\r?\n(?P<underline>[=\-~^\"'`#*+:.<>_])(?P=underline){2,}[ \t]*\r?$)",
+        re.MULTILINE,
     ),
     Kind.ASCIIDOC: re.compile(r"^(?:={1,5}[ \t]+\w|:[\w-]+:[ \t]|\[(?:source|NOTE|TIP|WARNING|IMPORTANT)\b[^\n]*\]\r?$)",
                               re.MULTILINE),  # fmt: skip
@@ -72,6 +73,11 @@ _SIGNS: Final[dict[Kind, re.Pattern[str]]] = {
         re.MULTILINE,
     ),
 }
+#: All signs in one pattern (one scan of the text), each kind a named group.
+_ANY_SIGN: Final = re.compile(
+    "^(?:" + "|".join(f"(?P<{kind.value}>{pattern.pattern.removeprefix('^')})" for kind, pattern in _SIGNS.items()) + ")",
+    re.MULTILINE,
+)
 #: A kind needs at least this many signs to be chosen over plain markdown.
 _MIN_SIGNS: Final = 2
 _SHEBANG: Final = re.compile(r"#![^\n]*\b(?:python[\d.]*|node|deno)\b")
@@ -81,9 +87,11 @@ def kind_for(text: str, *names: str | None) -> Kind:
     """The kind of ``text``: from the first of ``names`` with a known extension, else from its content."""
     for name in names:
         if name:
-            base = name.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+            base = name.rsplit("/", 1)[-1].rsplit("\\", 1)[-1].lower()
+            if base.endswith(".txt"):
+                base = base[:-4]  # Sphinx's _sources/page.rst.txt: the extension inside counts
             if "." in base:
-                found = _EXTENSIONS.get(base.rsplit(".", 1)[1].lower())
+                found = _EXTENSIONS.get(base.rsplit(".", 1)[1])
                 if found is not None:
                     return found
     return sniff(text)
@@ -94,7 +102,9 @@ def sniff(text: str) -> Kind:
     head = text[:SNIFF_CHARS]
     if (shebang := _SHEBANG.match(head)) is not None:
         return Kind.PYTHON if "python" in shebang.group() else Kind.JAVASCRIPT
-    counts = {kind: len(pattern.findall(head)) for kind, pattern in _SIGNS.items()}
+    counts = dict.fromkeys(_SIGNS, 0)
+    for match in _ANY_SIGN.finditer(head):
+        counts[Kind(match.lastgroup or Kind.MARKDOWN)] += 1
     if counts[Kind.MARKDOWN] >= _MIN_SIGNS and "\n```" in head:
         return Kind.MARKDOWN  # fenced code in prose: the code's signs do not count
     best = max(counts, key=lambda kind: counts[kind])

@@ -10,6 +10,10 @@ block before them, leading ones to the first block); a heading is a block of its
   order in which each style (character, overlined or not) first appears. A title must
   follow a blank line, the start, or another title; a lone adornment line is a
   transition, not a title.
+* **reST API entries**: a Sphinx/docutils description directive (``.. function::
+  json.dumps(obj)``, ``.. class::``, ``.. method::``, ``.. option::``, ...) is a heading
+  titled by its kind and name (``function json.dumps``), below every section and
+  nested by its indentation (a ``method`` indented under its ``class``).
 * **AsciiDoc**: ``= Title`` (level 1) to ``====== Title`` (level 6); lines inside
   listing, literal, passthrough and comment blocks (``----``, ``....``, ``++++``,
   ``////``, four or more) and fences are not titles.
@@ -37,7 +41,16 @@ _MAX_TITLE_CHARS: Final = 200
 _GAP: Final = re.compile(r"\n(?:[ \t\r\f\v]*\n)+(?=[ \t\r\f\v]*[^ \t\r\f\v\n])")
 #: Blank lines (and trailing blanks at the very end) that follow a heading.
 _BLANKS: Final = re.compile(r"(?:[ \t\r\f\v]*\n)*(?:[ \t\r\f\v]+\Z)?")
-_ADORNMENT: Final = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?$", re.MULTILINE)
+#: An adornment line, or an API description directive (Sphinx and docutils domains).
+_RST: Final = re.compile(
+    r"^(?:(?P<adorn>(?P<char>[!-/:-@\[-`{-~])(?P=char){2,})[ \t]*\r?$"
+    r"|(?P<indent>[ \t]*)\.\.[ \t]+(?:[\w-]+:)?(?P<api>function|class|method|classmethod|staticmethod|attribute"
+    r"|property|exception|data|decorator|decoratormethod|option|cmdoption|envvar|describe|object|macro"
+    r"|type|member|struct|enum|command|variable|opcode)::[ \t]+(?P<name>[^\s(]+))",
+    re.MULTILINE,
+)
+#: Levels of API directives: deeper than any section, nested by indentation.
+_API_LEVEL: Final = 100
 _ADORNMENT_LINE: Final = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?\Z")
 _ADOC: Final = re.compile(
     r"^(?:(?P<marks>={1,6})[ \t]+(?P<title>[^\s][^\n]*?)[ \t]*\r?$"
@@ -55,8 +68,12 @@ def plain_blocks(text: str) -> Iterator[Block]:
 
 
 def rst_blocks(text: str) -> Iterator[Block]:
-    """The blocks of a reStructuredText document."""
-    return tile(text, _rst_headings(text))
+    """The blocks of a reStructuredText document; an unindented paragraph closes API entries."""
+    for block in tile(text, _rst_headings(text)):
+        if not block.level and text[block.start] not in " \t\r\n":
+            yield Block(block.start, block.end, closes=_API_LEVEL)
+        else:
+            yield block
 
 
 def asciidoc_blocks(text: str) -> Iterator[Block]:
@@ -111,12 +128,16 @@ def _title(raw: str) -> str:
 def _rst_headings(text: str) -> Iterator[Heading]:
     styles: dict[tuple[str, bool], int] = {}
     skip_until = 0
-    for match in _ADORNMENT.finditer(text):
+    for match in _RST.finditer(text):
         line_start = match.start()
         if line_start < skip_until:
             continue
-        line = match.group().rstrip()
         line_end = _line_end(text, line_start)
+        line = match.group("adorn")
+        if line is None:  # an API entry: ``.. function:: name(args)`` titled "function name"
+            level = _API_LEVEL + len(match.group("indent"))
+            yield line_start, line_end, level, f"{match.group('api')} {match.group('name')}"[:_MAX_TITLE_CHARS]
+            continue
         heading = _underlined(text, line, line_start, line_end)
         overlined = heading is None
         if heading is None:

@@ -41,6 +41,10 @@ def trailed(blocks: Iterable[Block]) -> Iterator[Part]:
     trail: tuple[str, ...] = ()
     for block in blocks:
         level = block.level
+        if block.closes and stack and stack[-1][0] >= block.closes:
+            while stack and stack[-1][0] >= block.closes:
+                stack.pop()
+            trail = tuple(title for _, title in stack)
         if level:
             while stack and stack[-1][0] >= level:
                 stack.pop()

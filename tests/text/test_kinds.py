@@ -25,6 +25,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
         ("lib.rs", Kind.RUST),
         ("Program.cs", Kind.JAVA),
         ("Main.java", Kind.JAVA),
+        ("_sources/library/json.rst.txt", Kind.RST),
     ],
 )
 def test_extension_decides(name: str, kind: Kind) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ctxtrio.text.markup import asciidoc_blocks, plain_blocks, rst_blocks
+from ctxtrio.text.parts import trailed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -57,6 +58,23 @@ def test_rst_title_needs_a_break_before_it() -> None:
     """A line that continues a paragraph is not a title."""
     text = "first line\nsecond line\n===========\n\nTitle\n=====\n"
     assert headings(rst_blocks(text)) == [(1, "Title")]
+
+
+def test_rst_api_entries_nest_by_indentation_and_close_at_unindented_text() -> None:
+    """`.. class::` and an indented `.. method::` nest under the section; unindented text leaves them."""
+    text = ("API\n===\n\n.. class:: Store(path)\n\n   A store.\n\n   .. method:: get(key)\n\n      Get it.\n\n"
+            "Plain section text.\n\n.. function:: py:open(path)\n\n   Opens.\n")  # fmt: skip
+    parts = [(text[start:end].split("\n")[0], trail) for start, end, trail, _ in trailed(rst_blocks(text))]
+    assert parts == [
+        ("API", ("API",)),
+        (".. class:: Store(path)", ("API", "class Store")),
+        ("   A store.", ("API", "class Store")),
+        ("   .. method:: get(key)", ("API", "class Store", "method get")),
+        ("      Get it.", ("API", "class Store", "method get")),
+        ("Plain section text.", ("API",)),
+        (".. function:: py:open(path)", ("API", "function py:open")),
+        ("   Opens.", ("API", "function py:open")),
+    ]
 
 
 def test_asciidoc_titles_skip_delimited_blocks() -> None:

@@ -49,6 +49,16 @@ def test_rst_levels_by_first_appearance_with_overline() -> None:
     assert text.rfind("AUTOMOC\n^^^^^^^", 0, automoc.start + 20) >= 0
 
 
+def test_rst_api_reference_trails() -> None:
+    """The Python docs' json.rst: API entries sit under their section, methods under their class."""
+    _, found = chunked(FIXTURES / "python_json.rst.txt", 300)
+    trails = {chunk.trail[1:] for chunk in found}
+    assert ("Basic Usage", "function dumps") in trails
+    assert ("Encoders and Decoders", "class JSONEncoder", "method default") in trails
+    assert ("Exceptions", "exception JSONDecodeError", "attribute msg") in trails
+    assert all(chunk.trail[0] == ":mod:`json` --- JSON encoder and decoder" for chunk in found)
+
+
 def test_setext_markdown_trails() -> None:
     """libffi's README: its === headings become one-level trails; text before them has none."""
     text, found = chunked(FIXTURES / "libffi_README.md", 300)
