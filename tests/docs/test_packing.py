@@ -44,8 +44,8 @@ def test_fresh_text_skips_the_overlap_of_the_predecessor() -> None:
 
 def test_cut_to_fit_returns_a_prefix_within_budget() -> None:
     """The cut is a prefix, within the budget, ending at a line break when one is near."""
-    cut = cut_to_fit(SOURCE, 40, MODEL)
-    assert SOURCE.startswith(cut) and MODEL.estimate(cut) <= 40
+    cut = cut_to_fit(SOURCE, 80, MODEL)
+    assert SOURCE.startswith(cut) and MODEL.estimate(cut) <= 80
     assert SOURCE[len(cut)] == "\n"
     assert cut_to_fit("short", 40, MODEL) == "short"
 
@@ -53,7 +53,7 @@ def test_cut_to_fit_returns_a_prefix_within_budget() -> None:
 def test_window_packs_in_order_until_the_budget() -> None:
     """A window stops before the first chunk that does not fit, and never skips one."""
     chunks = chunks_of(SOURCE, 200, 50)
-    window = pack_window(chunks, 1, len(chunks) - 1, 150, MODEL)
+    window = pack_window(chunks, 1, len(chunks) - 1, 220, MODEL)
     assert [chunk.index for chunk in window] == list(range(1, 1 + len(window)))
     assert 1 <= len(window) < len(chunks) - 1
     assert not any(chunk.cut for chunk in window)
