@@ -212,11 +212,35 @@ def not_json(line: str) -> str | None:
     return None
 
 
-class JsonLines:
-    """The lines of ``lines`` that are JSON; each other one is answered -32700 Parse error and logged.
+def not_message(line: str) -> str | None:
+    """Why a JSON ``line`` is no JSON-RPC message (for the -32600 answer), or None when it may be one.
 
-    JSON-RPC 2.0, section 5.1: "Invalid JSON was received by the server" is -32700, with
-    ``id`` null because none could be read. The SDK would drop such a line silently.
+    ``null``, a number, a string, an object with neither ``method`` nor ``result``/``error``,
+    and an array: a batch, which MCP 2025-06-18 removed. Long lines are the SDK's (see
+    :func:`not_json`).
+    """
+    stripped = line.strip()
+    if not stripped or len(stripped) > _CHECK_CHARS:
+        return None
+    try:
+        message = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(message, list):
+        return "a batch (an array): MCP does not take batches since 2025-06-18; send one message a line"
+    if not isinstance(message, dict):
+        return f"{type(message).__name__ if message is not None else 'null'} is not a request or notification"
+    if "method" not in message and "result" not in message and "error" not in message:
+        return "an object with no method (nor result or error)"
+    return None
+
+
+class JsonLines:
+    """The lines of ``lines`` that may be messages; the others are answered and logged.
+
+    JSON-RPC 2.0, section 5.1: "Invalid JSON was received by the server" is -32700, and
+    "The JSON sent is not a valid Request object" is -32600, each with ``id`` null
+    because none could be read. The SDK would drop such lines silently.
     """
 
     def __init__(self, lines: AsyncIterator[str], writer: ProtocolWriter) -> None:
@@ -232,10 +256,14 @@ class JsonLines:
             line = await self._lines.__anext__()
             self._count += 1
             problem = not_json(line)
-            if problem is None:
+            if problem is not None:
+                log.warning("stdin line %d is not JSON (%s): answered -32700 Parse error", self._count, problem)
+                error = {"code": -32700, "message": f"Parse error: {problem}"}
+            elif (wrong := not_message(line)) is not None:
+                log.warning("stdin line %d is not a JSON-RPC message (%s): answered -32600", self._count, wrong)
+                error = {"code": -32600, "message": f"Invalid Request: {wrong}"}
+            else:
                 return line
-            log.warning("stdin line %d is not JSON (%s): answered -32700 Parse error", self._count, problem)
-            error = {"code": -32700, "message": f"Parse error: {problem}"}
             answer = {"jsonrpc": "2.0", "id": None, "error": error}
             await self._writer.write(json.dumps(answer, separators=(",", ":")) + "\n")
 

@@ -124,6 +124,22 @@ async def test_a_line_that_is_not_json_gets_parse_error(tmp_path: Path) -> None:
     assert len(errors) == 1 and isinstance(errors[0], dict) and errors[0]["code"] == -32700, errors
 
 
+async def test_json_that_is_no_message_gets_invalid_request(tmp_path: Path) -> None:
+    """null, [], a batch, a number and an object with no method each get -32600 (id null); before: no answer at all."""
+    with trio.fail_after(60):
+        session = await _start(tmp_path / "data")
+        for raw in (b"null", b"[]", b'[{"jsonrpc":"2.0","id":5,"method":"ping"}]', b"42", b'{"foo":1}'):
+            await session.send(raw + b"\n")
+        await session.send(_line({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+        await session.response(2)
+        code = await session.finish()
+        answers = await session.rest_of_stdout()
+    assert code == 0
+    errors = [message["error"] for message in [*session.passed, *answers] if message.get("id") is None]
+    assert [error["code"] for error in errors if isinstance(error, dict)] == [-32600] * 5, errors
+    assert "batch" in str(errors[1]) and "stdin line 3 is not a JSON-RPC message" in session.stderr.decode()
+
+
 _BIG = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog. " * 4 for i in range(6000))
 
 
