@@ -43,10 +43,12 @@ _LINE_BONUS: Final = 0.5
 _PHRASE_BONUS: Final = 0.5
 #: Score of a window holding a line that starts with a name the query asks for (a definition).
 _DEFINES_BONUS: Final = 1.0
-#: The name a line starts with, after keywords of code that introduce one and list or option marks.
+#: The name a line starts with, after a reST directive (``.. function::``), keywords of code that
+#: introduce one, and list, option and markup marks.
 _LEADING_NAME: Final = re.compile(
-    r"\s*(?:[-*+]\s+|#+\s+)?((?:(?:async|def|class|function|func|fn|impl|export|default|public|private|protected|static|"
-    r"const|let|var|type|interface|struct|enum|pub|final|abstract|override|virtual)\s+)*)[\\-]*([\w.-]*\w)(.*)"
+    r"\s*(?:[-*+]\s+|#+\s+)?((?:\.\.\s+(?:[\w-]+:)?[\w-]+::\s+)?(?:(?:async|def|class|function|func|fn|impl|export|"
+    r"default|public|private|protected|static|const|let|var|type|interface|struct|enum|pub|final|abstract|override|"
+    r"virtual)\s+)*)[\\`*-]*([\w.-]*\w)(.*)"
 )
 #: What may follow a name where it is defined.
 _AFTER_NAME: Final = "([{<:=|,→"
@@ -266,7 +268,7 @@ def _defines(line: str, group: dict[str, int], words: int) -> float:
     match = _LEADING_NAME.match(line)
     if match is None or not words or not _may_hold(match.group(2), group.keys()):
         return 0.0
-    rest = match.group(3).lstrip()
+    rest = match.group(3).lstrip("`*").lstrip()  # past the markup closing the name
     if not match.group(1) and rest and rest[0] not in _AFTER_NAME:
         return 0.0
     held = {group[term] for term in terms(match.group(2)) if term in group}

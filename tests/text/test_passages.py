@@ -105,3 +105,15 @@ def test_an_identifier_counts_as_one_word_of_the_query() -> None:
     lines[45] = "If one record is chosen and the authentication fails, later records are not considered."
     shown = _shown(_text(lines), "pg_hba record authentication", 40)
     assert "authentication fails" in shown
+
+
+def test_rest_directives_and_marked_up_names_are_definitions() -> None:
+    """'.. function:: asyncio.gather(...)' and '``work_mem`` (integer)' define what they name."""
+    lines = list(FILLER)
+    lines[4] = "Call asyncio.gather to gather them."
+    lines[50] = ".. function:: asyncio.gather(*aws, return_exceptions=False)"
+    assert ".. function:: asyncio.gather" in _shown(_text(lines), "asyncio gather", 40)
+    lines = list(FILLER)
+    lines[4] = "Raise work_mem when sorts spill."
+    lines[50] = "``work_mem`` (integer)"
+    assert "``work_mem`` (integer)" in _shown(_text(lines), "work_mem", 40)
