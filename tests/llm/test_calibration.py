@@ -75,8 +75,12 @@ def ratios(model: TokenModel, rates: Mapping[str, float] = TRUE_RATES) -> dict[s
     }
 
 
-async def wait_for(predicate: Callable[[], bool], timeout_s: float = 5.0) -> None:
-    """Poll ``predicate`` until it holds (fails the test after ``timeout_s``)."""
+async def wait_for(predicate: Callable[[], bool], timeout_s: float = 120.0) -> None:
+    """Poll ``predicate`` until it holds (fails the test after ``timeout_s``: a hang guard, not a speed check).
+
+    These tests run in real time (real loopback HTTP, worker threads); a calibration
+    took more than 5 s on a 2-core machine at load 13, which failed the test.
+    """
     with trio.fail_after(timeout_s):
         while not predicate():
             await trio.sleep(0.01)
