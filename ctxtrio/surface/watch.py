@@ -15,12 +15,14 @@ the same way as its own, within one interval:
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import trio
 
+from .._errors import CtxError
 from ..docs.repository import CATALOG_NAME
 from .complete import session_ids
 from .resources import parse_uri
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from .._context import Context
 
 __all__ = ["INTERVAL_S", "Subscribers", "watch"]
+
+log = logging.getLogger("ctxtrio.surface")
 
 #: How often the data dir is looked at: a change is announced within about this long.
 INTERVAL_S = 0.25
@@ -77,11 +81,25 @@ async def watch(
 ) -> None:
     """Announce changes to ``subscribers`` until cancelled (started once the first look is taken)."""
     seen = _Seen()
-    await _look(ctx, subscribers, seen, announce=False)
+    failing = await _safe_look(ctx, subscribers, seen, announce=False, failing=False)
     task_status.started()
     while True:
         await trio.sleep(interval_s)
-        await _look(ctx, subscribers, seen, announce=True)
+        failing = await _safe_look(ctx, subscribers, seen, announce=True, failing=failing)
+
+
+async def _safe_look(ctx: Context, subscribers: Subscribers, seen: _Seen, *, announce: bool, failing: bool) -> bool:
+    """One look; a store that cannot be read now (damaged catalog, locked index) is said once
+    and looked at again next time: notifications pause, the server serves on. True while failing."""
+    try:
+        await _look(ctx, subscribers, seen, announce=announce)
+    except CtxError as exc:
+        if not failing:
+            log.warning("change notifications paused: %s", exc)
+        return True
+    if failing:
+        log.info("change notifications resumed")
+    return False
 
 
 async def _look(ctx: Context, subscribers: Subscribers, seen: _Seen, *, announce: bool) -> None:
@@ -95,16 +113,16 @@ async def _look(ctx: Context, subscribers: Subscribers, seen: _Seen, *, announce
     listing = False
     changed_docs: set[str] = set()
     if catalog != seen.catalog or seen.docs is None:
-        seen.catalog = catalog
         docs = {info.doc_id: (info.ingested_at, info.content_hash, info.chunks)
                 for info in await ctx.documents.list_documents()}
+        seen.catalog = catalog  # only once read: a failed read is tried again next time
         if seen.docs is not None:
             changed_docs = {ident for ident in seen.docs.keys() | docs.keys() if seen.docs.get(ident) != docs.get(ident)}
             listing = seen.docs.keys() != docs.keys()
         seen.docs = docs
     if folder != seen.folder or seen.sessions is None:
-        seen.folder = folder
         sessions = frozenset(await trio.to_thread.run_sync(session_ids, ctx.data.sessions))
+        seen.folder = folder
         listing = listing or (seen.sessions is not None and sessions != seen.sessions)
         seen.sessions = sessions
     before = seen.journals or {}

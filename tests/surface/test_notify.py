@@ -25,11 +25,14 @@ from mcp.types import (
 
 import ctxtrio
 from ctxtrio._app import running_server
+from ctxtrio._errors import StoreError
 from ctxtrio._sdk.events import LOG_BURST
 from tests.transport.serving import http_server
 
 if TYPE_CHECKING:
     from mcp.client.session import IncomingMessage
+
+    from ctxtrio.docs.model import DocumentInfo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -232,3 +235,30 @@ async def test_changes_by_another_process_are_announced(tmp_path: Path, clock: t
                 with trio.fail_after(1):
                     await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://docs/shared")
                     await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://sessions/team")
+
+
+async def test_an_unreadable_store_pauses_notifications_not_the_server(
+    tmp_path: Path, clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A catalog that cannot be read is one warning; the watcher and the server go on and announce once it reads again."""
+    inbox = Inbox()
+    async with ctxtrio.open_context(_config(tmp_path)) as ctx, running_server(ctx) as server:
+        await ctx.documents.ingest(text="one", doc_id="d")
+        real = ctx.documents.list_documents
+        broken = True
+
+        async def flaky() -> list[DocumentInfo]:
+            if broken:
+                raise StoreError("catalog unreadable (test)")
+            return await real()
+
+        monkeypatch.setattr(ctx.documents, "list_documents", flaky)
+        async with Client(server, mode="legacy", message_handler=inbox) as client:
+            await _subscribe(client, "ctxtrio://docs/d")
+            await ctx.documents.ingest(text="two", doc_id="d")
+            await trio.sleep(2)
+            assert [r.message for r in caplog.records].count("change notifications paused: catalog unreadable (test)") == 1
+            assert not (await client.call_tool("context_guide", {})).is_error
+            broken = False
+            with trio.fail_after(1):
+                await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://docs/d")
