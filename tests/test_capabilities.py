@@ -63,3 +63,19 @@ async def test_unknown_names_get_protocol_errors_without_tracebacks(tmp_path: Pa
     assert unknown_resource.value.error.data == {"uri": "ctxtrio://doc/nope"}
     log = log_path.read_text()
     assert "Traceback" not in log and "ERROR" not in log, log
+
+
+async def test_2026_results_carry_caching_hints(tmp_path: Path) -> None:
+    """2026-07-28 lists that never change may be reused for 5 minutes; what reads the store is stale at once."""
+    from ctxtrio._sdk.surface import LIST_TTL_MS
+
+    config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx), cache=None) as client:
+        tools = await client.list_tools()
+        prompts = await client.list_prompts()
+        templates = await client.list_resource_templates()
+        resources = await client.list_resources()
+        guide = await client.read_resource("ctxtrio://guide")
+    assert [r.ttl_ms for r in (tools, prompts, templates)] == [LIST_TTL_MS] * 3
+    assert [r.ttl_ms for r in (resources, guide)] == [0, 0]
+    assert {r.cache_scope for r in (tools, prompts, templates, resources, guide)} == {"private"}
