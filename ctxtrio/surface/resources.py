@@ -166,7 +166,11 @@ async def read(ctx: Context, uri: str) -> str:
         text = _doc_meta(outline.doc) + "\n" + render_outline(outline)
     elif ref.kind == "chunks":
         window = await ctx.documents.read(ref.ident, ref.start, ref.end)
-        text = render_window(window).replace(" (call doc_window again).", f" ({doc_uri(ref.ident)}/chunks/{window.next_index}-{ref.end}).")
+        text = (
+            render_window(window)
+            .replace(" (call doc_window again).", f" ({doc_uri(ref.ident)}/chunks/{window.next_index}-{ref.end}).", 1)
+            .replace(" End of document (reset=true starts over).", " End of document.", 1)
+        )
     else:
         status = await ctx.sessions.status(ref.ident)
         entries = await ctx.sessions.export(ref.ident)
