@@ -34,18 +34,18 @@ def _sessions_args(p: argparse.ArgumentParser) -> None:
 
 def _show_args(p: argparse.ArgumentParser) -> None:
     _json_flag(p)
-    p.add_argument("session", metavar="SESSION")
+    p.add_argument("session", metavar="SESSION", help="a session id (ctxtrio sessions lists them)")
 
 
 def _delete_args(p: argparse.ArgumentParser) -> None:
     _json_flag(p)
-    p.add_argument("sessions", metavar="SESSION", nargs="+")
+    p.add_argument("sessions", metavar="SESSION", nargs="+", help="session ids to delete (ctxtrio sessions lists them)")
     p.add_argument("--yes", action="store_true", help="do not ask")
 
 
 def _restore_args(p: argparse.ArgumentParser) -> None:
     _json_flag(p)
-    p.add_argument("sessions", metavar="SESSION", nargs="+")
+    p.add_argument("sessions", metavar="SESSION", nargs="+", help="deleted session ids to bring back (ctxtrio sessions --deleted lists them)")
 
 
 def _prune_args(p: argparse.ArgumentParser) -> None:

@@ -42,7 +42,7 @@ FORMAT_VERSION = 1
 
 
 def export_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("sessions", metavar="SESSION", nargs="*")
+    p.add_argument("sessions", metavar="SESSION", nargs="*", help="session ids to export (or --all)")
     p.add_argument("--all", action="store_true", help="every session (not deleted ones unless --deleted)")
     p.add_argument("--deleted", action="store_true", help="with --all: deleted sessions too")
     p.add_argument("-o", "--output", metavar="FILE", default="-", help="where to write (default: stdout)")

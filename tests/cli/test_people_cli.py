@@ -123,3 +123,13 @@ def test_help_puts_a_command_s_own_options_first() -> None:
     assert text.index("--full") < text.index("settings (") < text.index("--data-dir")
     usage = " ".join(line.strip() for line in text.split("\n\n", 1)[0].splitlines())
     assert usage == "usage: ctxtrio search [-h] [--doc ID] [--limit N] [--full] [--json] WORD [WORD ...] [settings]"
+
+
+def test_every_argument_of_every_command_says_what_it_is() -> None:
+    """Each subcommand's positionals and options carry a help line (``ctxtrio COMMAND --help`` explains them all)."""
+    from ctxtrio.cli.commands import SUBCOMMANDS
+    from ctxtrio.cli.run import build_parser
+
+    silent = [(name, action.dest) for name in SUBCOMMANDS for action in build_parser(name)._actions
+              if not action.help and action.option_strings != ["--http"]]  # --http shares --stdio's line
+    assert silent == []
