@@ -72,9 +72,18 @@ class NotTextError(IngestError):
 
 
 def read_source(file_path: str, roots: Sequence[Path], *, max_bytes: int) -> tuple[str, Path]:
-    """Return the decoded text of ``file_path`` and its resolved path, or raise IngestError."""
-    resolved, root = resolve_in_roots(file_path, roots)
-    return _read_checked(resolved, root, max_bytes), resolved
+    """Return the decoded text of ``file_path`` and its resolved path, or raise IngestError.
+
+    A file system changing under the checks (a path swapped between two of them) can
+    make any step fail in a way no check names: that is an IngestError too, never an
+    internal error.
+    """
+    try:
+        resolved, root = resolve_in_roots(file_path, roots)
+        return _read_checked(resolved, root, max_bytes), resolved
+    except OSError as exc:
+        raise IngestError(f"cannot read {escaped_path(file_path)}: it changed while it was checked "
+                          f"({exc.strerror or exc}); try again") from exc
 
 
 def resolve_in_roots(file_path: str, roots: Sequence[Path]) -> tuple[Path, Path]:

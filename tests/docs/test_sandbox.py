@@ -249,3 +249,14 @@ def test_a_file_name_that_is_not_utf8_is_refused_naming_it_with_escapes(root: Pa
     assert "is not UTF-8" in refusal("odd\udc80.md", [root])
     for message in (direct, linked):
         message.encode("utf-8")  # can be stored and sent
+
+
+def test_an_os_error_no_check_names_is_an_ingest_error(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path swapped mid-check can fail a call no check wraps: a clear IngestError, not an internal error."""
+    from ctxtrio.docs import sandbox
+
+    def gone(fd: int, resolved: Path, root: Path) -> None:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(sandbox, "_check_opened", gone)
+    assert "changed while it was checked (No such file or directory)" in refusal(str(root / "ok.md"), [root])
