@@ -367,7 +367,9 @@ class DocumentService:
         selected = doc.chunks[start : start + max_chunks]
         await self._repo.top_up(doc)
         cache = GenerationCache(self._repo, doc)
-        lines = await self._summarizer.one_liners([chunk.text for chunk in selected], stop_at=stop_at, cache=cache)
+        lines = await self._summarizer.one_liners(
+            [chunk.text for chunk in selected], stop_at=stop_at, cache=cache, job_key=f"outline/{doc.doc_id}/{doc.gen}"
+        )
         notes: dict[str, str] = {}  # the first note of each kind, keyed without its numbers
         for line in lines:
             if line.note:

@@ -204,13 +204,17 @@ class Summarizer:
         stop_at: float = math.inf,
         cache: SummaryCache | None = None,
         progress: Progress | None = None,
+        job_key: str | None = None,
     ) -> list[Summary]:
         """One sentence about each of ``texts`` (chunks, for outlines); never raises LLMError.
 
         The ones not cached yet are one background job (one request per text, each kept
         in ``cache`` the moment it is checked), waited for until ``stop_at`` like
         :meth:`summarize`; past it the rest are the texts' first sentences, labelled
-        ``extractive`` with a note, while the job goes on.
+        ``extractive`` with a note, while the job goes on. With ``job_key`` (a document's
+        outline) there is one such job per key at a time: a call while it runs joins it,
+        whatever it was asked for, instead of queueing one more for what is still missing
+        (16 repeated calls filled the queue); what it did not cover comes with the next call.
         """
         model = self._ref.current
         fallbacks = [first_sentence(text, max_tokens=ONE_LINER_TOKENS, model=model) for text in texts]
@@ -225,7 +229,7 @@ class Summarizer:
         if missing and self._client.breaker_state is BreakerState.OPEN:
             reason = "LLM unavailable (breaker open after a failure)"
         elif missing:
-            key = cache_key("one-liners/v3", len(missing), "\0".join(step.key for step in missing))
+            key = job_key or cache_key("one-liners/v3", len(missing), "\0".join(step.key for step in missing))
             job = self.queue.find(key) or Job(key, partial(self._run_one_liners, missing, model, cache),
                                               durable=cache is not None)
             if self.queue.running:

@@ -129,3 +129,23 @@ async def test_outline_one_liners_are_cached_per_chunk(tmp_path: Path) -> None:
         assert outline.note == "" and llm.calls == 4 and info.chunks > 4
         again = await docs.outline("d", summarize=True, max_chunks=4)
         assert again.entries == outline.entries and llm.calls == 4
+
+
+async def test_repeated_outline_calls_join_one_job_per_document(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """Twenty doc_outline summarize=true calls while the one-liners are being written (a step
+    finishes between calls) join one job: the queue keeps room, and a doc_summarize is not
+    refused as "the summary queue is full" (each call used to queue a job of its own)."""
+    llm = FakeLLM(delay_s=10.0)
+    async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
+        async with open_llm_client(LLMSettings("http://llm/v1"), transport=httpx.MockTransport(llm)) as client:
+            summarizer = Summarizer(client, ctx.live.tokens)
+            await nursery.start(summarizer.run_worker)
+            docs = DocumentService(ctx.store, ctx.live, ctx.config, summarizer)
+            await docs.ingest(text=SECTIONS, doc_id="d")
+            for _ in range(20):
+                outline = await docs.outline("d", summarize=True, stop_at=trio.current_time() + 0.5)
+                assert "queue is full" not in outline.note
+                await trio.sleep(11.0)
+            summary = await docs.summarize("d", target_tokens=200, stop_at=trio.current_time() + 0.5)
+            assert "queue is full" not in summary.note, summary.note
+            nursery.cancel_scope.cancel()
