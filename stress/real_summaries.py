@@ -1,8 +1,11 @@
-"""Summaries against the real small model: llama-cpp-python 0.3.36 serving Gemma 3 270M (Q4_K_M).
+"""Summaries against a real small model: llama-cpp-python 0.3.36 serving Gemma 3 270M or SmolLM2-135M.
 
 Run from the repository root (a venv as ``stress/real_model.py`` builds it)::
 
-    python stress/real_summaries.py --venv /work/realmodel/venv [--chunks 50] [--max-calls 20]
+    python stress/real_summaries.py --venv /work/realmodel/venv [--model smollm2] [--chunks 50] [--max-calls 20]
+
+``--model gemma`` (the default: the base model, which does not follow instructions) or
+``smollm2`` (SmolLM2-135M-Instruct, ChatML from its GGUF; :func:`real_server.gguf_for`).
 
 It starts the server with ``--chat_format gemma`` (:mod:`real_server`), opens the
 library against it with a data dir of its own, ingests the 50-chunk document of
@@ -46,7 +49,7 @@ STRESS = Path(__file__).resolve().parent
 sys.path.insert(0, str(STRESS))
 sys.path.insert(0, str(STRESS.parent))
 
-from real_server import model_path, running_server  # noqa: E402
+from real_server import gguf_for, running_server  # noqa: E402
 from slow_model import document, load  # noqa: E402
 
 import ctxtrio  # noqa: E402
@@ -94,17 +97,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--venv", type=Path, required=True)
     parser.add_argument("--cache", type=Path, help="where the assembled GGUF is (default: beside the venv)")
+    parser.add_argument("--model", default="gemma", help="gemma or smollm2")
     parser.add_argument("--chunks", type=int, default=50)
     parser.add_argument("--deadline", type=float, default=45.0)
     parser.add_argument("--max-calls", type=int, default=20)
     args = parser.parse_args()
-    gguf = model_path(args.venv, args.cache or args.venv.parent)
+    gguf = gguf_for(args.model, args.venv, args.cache or args.venv.parent)
     rejections = Rejections()
     logging.getLogger("ctxtrio.summaries").addHandler(rejections)
     logging.getLogger("ctxtrio.summaries").setLevel(logging.INFO)
     print(f"start: {load()}", flush=True)
     with running_server(args.venv, gguf, n_ctx=8192) as server, tempfile.TemporaryDirectory() as tmp:
-        print(f"llama-cpp-python serving {server.model} at {server.base_url} (chat format gemma)", flush=True)
+        print(f"llama-cpp-python serving {server.model} at {server.base_url}", flush=True)
         trio.run(measure, server.base_url, args, Path(tmp))
     total = sum(rejections.reasons.values())
     print(f"LLM answers rejected: {total}")
