@@ -46,6 +46,12 @@ class TokenCounting(Protocol):
 
     async def fit(self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]) -> tuple[_T, int]: ...
 
+    async def fit_counted(
+        self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
+    ) -> tuple[_T, int, bool]:
+        """As ``fit``, and whether the final count was exact."""
+        ...
+
 
 class EstimateCounter:
     """Counts by the current estimate only (no LLM configured, or before ``_app`` wires one)."""
@@ -73,6 +79,13 @@ class EstimateCounter:
 
     async def counts(self, texts: Sequence[str]) -> list[int]:
         return [self._ref.current.estimate(text) for text in texts]
+
+    async def fit_counted(
+        self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
+    ) -> tuple[_T, int, bool]:
+        """As ``fit``; never exact."""
+        result, tokens = await self.fit(budget_tokens, build, text_of)
+        return result, tokens, False
 
     async def fit(self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]) -> tuple[_T, int]:
         """As TokenCounter.fit, by the estimate: the rendered answer fits under the estimate."""

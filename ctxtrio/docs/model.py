@@ -109,6 +109,8 @@ class SearchResult:
     ``omitted`` hits matched within ``limit`` but did not fit ``budget_tokens``;
     ``more`` is true when further chunks matched beyond ``limit``; ``words_left_out``
     when the query had more distinct words than a search uses (:data:`~ctxtrio._limits.SEARCH_WORDS`).
+    ``estimated`` when the answer was checked against the budget by an estimate, not by
+    the server's tokenizer (none, or not in time: a summary was streaming).
     """
 
     query: str
@@ -120,6 +122,7 @@ class SearchResult:
     words_left_out: bool = False
     #: Why semantic recall did not take part in this search, when it is on and could not.
     semantic_skipped: str | None = None
+    estimated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -171,7 +171,9 @@ def render_search(result: SearchResult) -> str:
 def search_head(result: SearchResult) -> str:
     """The first line of a search answer with hits: counts, what was left out, how to read on."""
     skipped = f" Keyword search only: {result.semantic_skipped}." if result.semantic_skipped else ""
-    head = f"{len(result.hits)} hits for {_echo(result.query)}, best first ({result.used_tokens} tokens).{_left_out(result)}{skipped}"
+    counted = ", estimated" if result.estimated else ""
+    head = (f"{len(result.hits)} hits for {_echo(result.query)}, best first ({result.used_tokens} tokens{counted})."
+            f"{_left_out(result)}{skipped}")
     if result.omitted:
         head += f" {result.omitted} more matched but did not fit budget_tokens={result.budget_tokens}."
     if result.more:

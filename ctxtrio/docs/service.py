@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from functools import partial
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -262,8 +263,8 @@ class DocumentService:
             return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out, skipped)
 
         # The final check, in the model's own tokens when the server can count.
-        result, _ = await self._live.counter.fit(budget, build, render_search)
-        return result
+        result, _, exact = await self._live.counter.fit_counted(budget, build, render_search)
+        return replace(result, estimated=not exact) if result.hits else result
 
     async def window(
         self,

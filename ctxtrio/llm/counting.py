@@ -128,19 +128,23 @@ class TokenCounter:
         Tokenize requests stop at ``deadline`` (a ``trio.current_time()``; default
         ``read_timeout_s`` from now); texts not counted by then are estimated.
         """
+        return [tokens for tokens, _ in await self._counted(texts, deadline)]
+
+    async def _counted(self, texts: Sequence[str], deadline: float | None) -> list[tuple[int, bool]]:
+        """(count, whether it is exact) for each of ``texts``."""
         model = self._ref.current
         client, model_id = self._client, self._model_id
         if not self._exact or client is None or model_id is None:
-            return [model.estimate(text) for text in texts]
+            return [(model.estimate(text), False) for text in texts]
         deadline = trio.current_time() + self._read_timeout_s if deadline is None else deadline
-        out: list[int] = []
+        out: list[tuple[int, bool]] = []
         for text in texts:
             key = (model_id, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
             cached = self._cache.get(key)
             if cached is None:
                 cached = await self._tokenize(client, text, deadline)
                 if cached is None:
-                    out.append(model.estimate(text))
+                    out.append((model.estimate(text), False))
                     continue
                 self._cache[key] = cached
                 if len(self._cache) > _CACHE_ENTRIES:
@@ -148,7 +152,7 @@ class TokenCounter:
             else:
                 self._cache.move_to_end(key)
             self._estimated = None
-            out.append(cached)
+            out.append((cached, True))
         return out
 
     def _fall_back(self, reason: str) -> None:
@@ -188,14 +192,21 @@ class TokenCounter:
         ``build`` must return smaller answers for smaller budgets. If even the smallest
         answer it can give is over (one chunk cut to its minimum), that one is returned.
         """
+        result, tokens, _ = await self.fit_counted(budget_tokens, build, text_of)
+        return result, tokens
+
+    async def fit_counted(
+        self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
+    ) -> tuple[_T, int, bool]:
+        """As :meth:`fit`, and whether the final count was exact (False: an estimate stood in)."""
         deadline = trio.current_time() + self._read_timeout_s  # all the counting of one answer
         effective = budget_tokens
         result = build(effective)
-        tokens = (await self.counts([text_of(result)], deadline=deadline))[0]
+        tokens, exact = (await self._counted([text_of(result)], deadline))[0]
         for _ in range(_MAX_PACKS - 1):
             if tokens <= budget_tokens or effective <= 1:
                 break
             effective = max(1, min(effective - 1, effective * budget_tokens // tokens - 1))
             result = build(effective)
-            tokens = (await self.counts([text_of(result)], deadline=deadline))[0]
-        return result, tokens
+            tokens, exact = (await self._counted([text_of(result)], deadline))[0]
+        return result, tokens, exact

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ctxtrio.docs.model import DocumentInfo, Outline, OutlineEntry, SearchHit, SearchResult, Window, WindowChunk
 from ctxtrio.docs.render import render_outline, render_search, render_window, trail_text
 
@@ -46,6 +48,8 @@ def test_search_reports_what_did_not_fit() -> None:
     result = SearchResult("faq", (hit,), 2, True, 500, 40)
     text = render_search(result)
     assert text.startswith("1 hits for 'faq', best first (40 tokens). 2 more matched but did not fit budget_tokens=500.")
+    estimated = render_search(replace(result, estimated=True))  # checked by an estimate, not the tokenizer
+    assert estimated.startswith("1 hits for 'faq', best first (40 tokens, estimated).")
     assert '[d1 "Guide" #4 · Guide > FAQ · score 3.14]\nanswer text' in text
     nothing = render_search(SearchResult("faq", (), 0, False, 500, 0))
     assert nothing.startswith("No chunk matches 'faq'")
