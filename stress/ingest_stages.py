@@ -9,8 +9,9 @@ each: what ``stress/ingest_cpu.py`` measures per process, split by what the work
 
 * ``receive``: the SDK's parse and validation of the ``tools/call`` line carrying the text;
 * ``hash``: the content hash of the text;
-* ``blocks``: the structural split (:func:`ctxtrio.text.blocks.iter_blocks`);
-* ``chunking``: :func:`ctxtrio.text.chunking.iter_chunks` whole (blocks and estimates included);
+* ``blocks``: the markdown structural split (:func:`ctxtrio.text.blocks.iter_blocks`);
+* ``kind``: sniffing the text's kind (markdown, reST, Python, ...) as an inline ingest does;
+* ``chunking``: :func:`ctxtrio.text.chunking.iter_chunks` of that kind, whole (structure and estimates included);
 * ``terms``: what the index is given for each chunk (the chunking workers' call);
 * ``encode``: each chunk's journal line (body and envelope);
 * ``journal``: writing those lines to a fresh generation file, fsync included;
@@ -46,6 +47,7 @@ from ctxtrio.store.index import _SCHEMA
 from ctxtrio.store.records import NewRecord, encode_members, encode_record
 from ctxtrio.text.blocks import iter_blocks
 from ctxtrio.text.chunking import Chunk, iter_chunks
+from ctxtrio.text.kinds import kind_for
 from ctxtrio.text.terms import index_text
 from ctxtrio.text.tokens import TokenModel
 
@@ -120,7 +122,10 @@ def run(docs: list[Doc], folder: Path) -> dict[str, float]:
         timed("receive", partial(validate, line, by_name=False))
         timed("hash", partial(_sha256, doc.text))
         timed("blocks", partial(lambda text: sum(1 for _ in iter_blocks(text)), doc.text))
-        chunking = partial(iter_chunks, doc.text, chunk_tokens=CHUNK_TOKENS, overlap_tokens=OVERLAP_TOKENS, model=model)
+        kind = timed("kind", partial(kind_for, doc.text, None, None))  # inline text: sniffed, as doc_ingest does
+        chunking = partial(
+            iter_chunks, doc.text, chunk_tokens=CHUNK_TOKENS, overlap_tokens=OVERLAP_TOKENS, model=model, kind=kind
+        )
         chunks = timed("chunking", lambda: list(chunking()))
         terms = timed("terms", partial(lambda found: [index_terms(chunk) for chunk in found], chunks))
         encoded = timed("encode", partial(chunk_lines, chunks))
