@@ -122,7 +122,9 @@ async def _open_context(config: Config) -> AsyncIterator[Context]:
                         )
                     )
                 summarizer = Summarizer(
-                    llm, live.tokens, context_tokens=lambda: live.context_length,
+                    llm,
+                    live.tokens,
+                    context_tokens=lambda: live.context_length,
                     count_tokens=lambda text: live.counter.count(text),
                 )
                 if llm is not None:
@@ -177,7 +179,7 @@ def _require_trio() -> None:
     if library != "trio":
         raise EventLoopError(
             f"ctxtrio runs on trio, but this was called from {library}: start your program with "
-            "trio.run(main), or anyio.run(main, backend=\"trio\")"
+            'trio.run(main), or anyio.run(main, backend="trio")'
         )
 
 
@@ -215,8 +217,11 @@ async def _open_embedder(config: Config) -> AsyncIterator[Embedder | None]:
         yield None
         return
     settings = LLMSettings(
-        base_url=config.embed_url, model=config.embed_model, api_key=config.llm_api_key,
-        timeout_s=config.llm_timeout_s, concurrency=2,
+        base_url=config.embed_url,
+        model=config.embed_model,
+        api_key=config.llm_api_key,
+        timeout_s=config.llm_timeout_s,
+        concurrency=2,
     )
     async with open_llm_client(settings) as client:
         yield Embedder(client, config.embed_model)
@@ -307,7 +312,10 @@ async def _serve_stdio(
 
     preload = b"".join(handoff.lines) + handoff.rest
     lines = CancellableLines(
-        stdin_fd, preload=preload, on_line=traffic.incoming, drain=drain,
+        stdin_fd,
+        preload=preload,
+        on_line=traffic.incoming,
+        drain=drain,
         room=partial(traffic.inflight.wait_below, MAX_UNANSWERED),
     )
     transport = trio.CancelScope()

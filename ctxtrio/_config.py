@@ -54,13 +54,43 @@ class Setting:
 
 
 @overload
-def setting(default: Callable[[], T], flag: str | None, env: str, metavar: str, help: str, *,
-            factory: Literal[True], shown: str = ..., unit: float = ..., choices_as_flags: bool = ...) -> T: ...
+def setting(
+    default: Callable[[], T],
+    flag: str | None,
+    env: str,
+    metavar: str,
+    help: str,
+    *,
+    factory: Literal[True],
+    shown: str = ...,
+    unit: float = ...,
+    choices_as_flags: bool = ...,
+) -> T: ...
 @overload
-def setting(default: T, flag: str | None, env: str, metavar: str, help: str, *, factory: Literal[False] = ...,
-            shown: str = ..., unit: float = ..., choices_as_flags: bool = ...) -> T: ...
-def setting(default: Any, flag: str | None, env: str, metavar: str, help: str, *, factory: bool = False,
-            shown: str = "", unit: float = 1.0, choices_as_flags: bool = False) -> Any:
+def setting(
+    default: T,
+    flag: str | None,
+    env: str,
+    metavar: str,
+    help: str,
+    *,
+    factory: Literal[False] = ...,
+    shown: str = ...,
+    unit: float = ...,
+    choices_as_flags: bool = ...,
+) -> T: ...
+def setting(
+    default: Any,
+    flag: str | None,
+    env: str,
+    metavar: str,
+    help: str,
+    *,
+    factory: bool = False,
+    shown: str = "",
+    unit: float = 1.0,
+    choices_as_flags: bool = False,
+) -> Any:
     """A dataclass field carrying its :class:`Setting` row (typed as its default, so the field keeps its type)."""
     row = Setting("", flag, env, metavar, help, shown, unit, choices_as_flags)
     if factory:
@@ -75,7 +105,6 @@ def settings() -> tuple[Setting, ...]:
         for f in dataclasses.fields(Config)
         if "setting" in f.metadata
     )
-
 
 
 def default_data_dir() -> Path:
@@ -102,74 +131,180 @@ class Config:
     """
 
     data_dir: Path = setting(
-        default_data_dir, "--data-dir", "CTX_DATA_DIR", "DIR", "Where state lives (created mode 0700)",
-        shown="platform user data dir (`~/.local/share/ctxtrio`)", factory=True)
+        default_data_dir,
+        "--data-dir",
+        "CTX_DATA_DIR",
+        "DIR",
+        "Where state lives (created mode 0700)",
+        shown="platform user data dir (`~/.local/share/ctxtrio`)",
+        factory=True,
+    )
     ingest_roots: tuple[Path, ...] = setting(
-        (), "--ingest-root", "CTX_INGEST_ROOTS", "DIR", "Let `doc_ingest` read files under DIR; repeatable "
-        "(the variable is a `:`-separated list)", shown="none: inline text only")
-    llm_enabled: bool = setting(True, "--llm", "CTX_LLM_ENABLED", "", "Summaries and token calibration through "
-                                "the LLM endpoint; `--no-llm`: extractive summaries only, no calibration")
-    llm_base_url: str = setting("http://localhost:1234/v1", "--llm-base-url", "CTX_LLM_BASE_URL", "URL",
-                                "OpenAI-compatible endpoint")
-    llm_model: str = setting("", "--llm-model", "CTX_LLM_MODEL", "ID", "Model id sent to the endpoint",
-                             shown="empty: the loaded model")
-    llm_api_key: str | None = setting(None, None, "CTX_LLM_API_KEY", "KEY",
-                                      "Sent as `Authorization: Bearer` to the endpoint")
-    llm_timeout_s: float = setting(120.0, "--llm-timeout", "CTX_LLM_TIMEOUT_MS", "MS",
-                                   "Per-request LLM timeout in ms (never longer than the deadline)", unit=0.001)
-    llm_deadline_s: float = setting(45.0, "--llm-deadline", "CTX_LLM_DEADLINE_S", "S", "Seconds one summarizing "
-                                    "tool call may spend on the LLM; the rest is done extractively")
-    llm_concurrency: int = setting(1, "--llm-concurrency", "CTX_LLM_CONCURRENCY", "N",
-                                   "LLM requests at once (a local server runs one generation at a time)")
+        (),
+        "--ingest-root",
+        "CTX_INGEST_ROOTS",
+        "DIR",
+        "Let `doc_ingest` read files under DIR; repeatable (the variable is a `:`-separated list)",
+        shown="none: inline text only",
+    )
+    llm_enabled: bool = setting(
+        True,
+        "--llm",
+        "CTX_LLM_ENABLED",
+        "",
+        "Summaries and token calibration through "
+        "the LLM endpoint; `--no-llm`: extractive summaries only, no calibration",
+    )
+    llm_base_url: str = setting(
+        "http://localhost:1234/v1", "--llm-base-url", "CTX_LLM_BASE_URL", "URL", "OpenAI-compatible endpoint"
+    )
+    llm_model: str = setting(
+        "", "--llm-model", "CTX_LLM_MODEL", "ID", "Model id sent to the endpoint", shown="empty: the loaded model"
+    )
+    llm_api_key: str | None = setting(
+        None, None, "CTX_LLM_API_KEY", "KEY", "Sent as `Authorization: Bearer` to the endpoint"
+    )
+    llm_timeout_s: float = setting(
+        120.0,
+        "--llm-timeout",
+        "CTX_LLM_TIMEOUT_MS",
+        "MS",
+        "Per-request LLM timeout in ms (never longer than the deadline)",
+        unit=0.001,
+    )
+    llm_deadline_s: float = setting(
+        45.0,
+        "--llm-deadline",
+        "CTX_LLM_DEADLINE_S",
+        "S",
+        "Seconds one summarizing tool call may spend on the LLM; the rest is done extractively",
+    )
+    llm_concurrency: int = setting(
+        1,
+        "--llm-concurrency",
+        "CTX_LLM_CONCURRENCY",
+        "N",
+        "LLM requests at once (a local server runs one generation at a time)",
+    )
     #: Opt-in hybrid search: the embedding model asked at ``{embed_url}/embeddings``.
-    embed_model: str = setting("", "--embed-model", "CTX_EMBED_MODEL", "ID", "Embedding model for hybrid search "
-                               "(keyword + meaning), asked in the background at `{embed base URL}/embeddings`",
-                               shown="none: keyword search only")
-    embed_base_url: str = setting("", "--embed-base-url", "CTX_EMBED_BASE_URL", "URL",
-                                  "OpenAI-compatible endpoint serving `--embed-model`", shown="the `--llm-base-url`")
+    embed_model: str = setting(
+        "",
+        "--embed-model",
+        "CTX_EMBED_MODEL",
+        "ID",
+        "Embedding model for hybrid search "
+        "(keyword + meaning), asked in the background at `{embed base URL}/embeddings`",
+        shown="none: keyword search only",
+    )
+    embed_base_url: str = setting(
+        "",
+        "--embed-base-url",
+        "CTX_EMBED_BASE_URL",
+        "URL",
+        "OpenAI-compatible endpoint serving `--embed-model`",
+        shown="the `--llm-base-url`",
+    )
     #: None means "not given": the default budget then follows the loaded model's context.
-    budget_tokens: int | None = setting(None, "--budget", "CTX_BUDGET", "TOKENS",
-                                        "Default recall/window/search budget in tokens",
-                                        shown="half the loaded model's context, else `4000`")
+    budget_tokens: int | None = setting(
+        None,
+        "--budget",
+        "CTX_BUDGET",
+        "TOKENS",
+        "Default recall/window/search budget in tokens",
+        shown="half the loaded model's context, else `4000`",
+    )
     chunk_tokens: int = setting(800, "--chunk-tokens", "CTX_CHUNK_TOKENS", "TOKENS", "Target chunk size")
-    chunk_overlap_tokens: int = setting(80, "--chunk-overlap", "CTX_CHUNK_OVERLAP", "TOKENS",
-                                        "Overlap between chunks (whole trailing blocks)")
-    token_ratio: float = setting(0.27, "--token-ratio", "CTX_TOKEN_RATIO", "R",
-                                 "Cold-start tokens per character for Latin and other scripts")
-    max_ingest_chars: int = setting(20_000_000, "--max-ingest-chars", "CTX_MAX_INGEST_CHARS", "N",
-                                    "Largest document (characters; a file's bytes are checked before reading)")
-    transport: Transport = setting("stdio", "--stdio/--http", "CTX_TRANSPORT", "", "Transport: `--stdio` or `--http` "
-                                   "(Streamable HTTP)", choices_as_flags=True)
+    chunk_overlap_tokens: int = setting(
+        80, "--chunk-overlap", "CTX_CHUNK_OVERLAP", "TOKENS", "Overlap between chunks (whole trailing blocks)"
+    )
+    token_ratio: float = setting(
+        0.27, "--token-ratio", "CTX_TOKEN_RATIO", "R", "Cold-start tokens per character for Latin and other scripts"
+    )
+    max_ingest_chars: int = setting(
+        20_000_000,
+        "--max-ingest-chars",
+        "CTX_MAX_INGEST_CHARS",
+        "N",
+        "Largest document (characters; a file's bytes are checked before reading)",
+    )
+    transport: Transport = setting(
+        "stdio",
+        "--stdio/--http",
+        "CTX_TRANSPORT",
+        "",
+        "Transport: `--stdio` or `--http` (Streamable HTTP)",
+        choices_as_flags=True,
+    )
     #: Which tools the server lists: the full table, or five combined ones for 4k-8k windows.
-    tools: ToolProfile = setting("full", "--tools", "CTX_TOOLS", "PROFILE", "`full`: every tool; `compact`: five "
-                                 "combined tools for 4k-8k windows, tools/list under 3,000 characters")
+    tools: ToolProfile = setting(
+        "full",
+        "--tools",
+        "CTX_TOOLS",
+        "PROFILE",
+        "`full`: every tool; `compact`: five combined tools for 4k-8k windows, tools/list under 3,000 characters",
+    )
     http_host: str = setting("127.0.0.1", "--host", "CTX_HTTP_HOST", "HOST", "HTTP bind address")
     http_port: int = setting(3001, "--port", "CTX_HTTP_PORT", "PORT", "HTTP port; `0`: any free port")
-    allow_remote: bool = setting(False, "--allow-remote", "CTX_ALLOW_REMOTE", "",
-                                 "Allow a non-loopback `--host`; requires a token")
-    http_token: str | None = setting(None, "--http-token", "CTX_HTTP_TOKEN", "TOKEN", "Require "
-                                     "`Authorization: Bearer TOKEN` on every HTTP request (16+ characters)")
+    allow_remote: bool = setting(
+        False, "--allow-remote", "CTX_ALLOW_REMOTE", "", "Allow a non-loopback `--host`; requires a token"
+    )
+    http_token: str | None = setting(
+        None,
+        "--http-token",
+        "CTX_HTTP_TOKEN",
+        "TOKEN",
+        "Require `Authorization: Bearer TOKEN` on every HTTP request (16+ characters)",
+    )
     #: Longest wait for the next part of an HTTP request body before answering 408.
-    http_body_timeout_s: float = setting(10.0, "--http-body-timeout", "CTX_HTTP_BODY_TIMEOUT_S", "S",
-                                         "Seconds an HTTP request body may pause before the request is refused "
-                                         "with 408; after them it must keep arriving at 256 KB/s on average")
+    http_body_timeout_s: float = setting(
+        10.0,
+        "--http-body-timeout",
+        "CTX_HTTP_BODY_TIMEOUT_S",
+        "S",
+        "Seconds an HTTP request body may pause before the request is refused "
+        "with 408; after them it must keep arriving at 256 KB/s on average",
+    )
     #: HTTP sessions open at once; at the cap a new one closes the session idle longest.
-    http_max_sessions: int = setting(1000, "--http-max-sessions", "CTX_HTTP_MAX_SESSIONS", "N",
-                                     "HTTP sessions kept at once (~40 KB each); at the cap a new session closes the "
-                                     "one idle longest (logged)")
+    http_max_sessions: int = setting(
+        1000,
+        "--http-max-sessions",
+        "CTX_HTTP_MAX_SESSIONS",
+        "N",
+        "HTTP sessions kept at once (~40 KB each); at the cap a new session closes the one idle longest (logged)",
+    )
     #: Seconds an HTTP session may go without a request before it is closed.
-    http_session_idle_s: float = setting(1800.0, "--http-session-idle", "CTX_HTTP_SESSION_IDLE_S", "S",
-                                         "Seconds an HTTP session may go without a request before it is closed "
-                                         "(its client then initializes again)")
-    audit: bool = setting(True, "--audit", "CTX_AUDIT", "", "One JSON line per tool call on stderr: time, tool, "
-                          "outcome, duration, ids; never the text")
+    http_session_idle_s: float = setting(
+        1800.0,
+        "--http-session-idle",
+        "CTX_HTTP_SESSION_IDLE_S",
+        "S",
+        "Seconds an HTTP session may go without a request before it is closed (its client then initializes again)",
+    )
+    audit: bool = setting(
+        True,
+        "--audit",
+        "CTX_AUDIT",
+        "",
+        "One JSON line per tool call on stderr: time, tool, outcome, duration, ids; never the text",
+    )
     #: Answer a host's first requests from answers recorded by an earlier start (stdio).
-    warm_start: bool = setting(True, "--warm-start", "CTX_WARM_START", "", "Answer a host's first requests from "
-                               "answers an earlier start recorded (stdio), and record them")
+    warm_start: bool = setting(
+        True,
+        "--warm-start",
+        "CTX_WARM_START",
+        "",
+        "Answer a host's first requests from answers an earlier start recorded (stdio), and record them",
+    )
     #: How long calls in flight at shutdown (stdin EOF, SIGTERM, SIGINT) may take to finish.
-    shutdown_grace_s: float = setting(5.0, "--shutdown-grace", "CTX_SHUTDOWN_GRACE_S", "S", "Seconds calls in "
-                                      "flight at shutdown (stdin closed, SIGTERM) may take to finish and be "
-                                      "answered before they are cancelled")
+    shutdown_grace_s: float = setting(
+        5.0,
+        "--shutdown-grace",
+        "CTX_SHUTDOWN_GRACE_S",
+        "S",
+        "Seconds calls in "
+        "flight at shutdown (stdin closed, SIGTERM) may take to finish and be "
+        "answered before they are cancelled",
+    )
     #: How long an append waits for another process's journal lock before LockTimeoutError.
     lock_timeout_s: float = 10.0
 
@@ -216,8 +351,16 @@ class Config:
     @property
     def answer_settings(self) -> str:
         """The settings a protocol answer could depend on (no paths of state, no secrets)."""
-        return repr((self.transport, self.llm_enabled, self.budget_tokens, self.chunk_tokens, self.chunk_overlap_tokens,
-                     self.tools))
+        return repr(
+            (
+                self.transport,
+                self.llm_enabled,
+                self.budget_tokens,
+                self.chunk_tokens,
+                self.chunk_overlap_tokens,
+                self.tools,
+            )
+        )
 
     @property
     def embed_url(self) -> str:

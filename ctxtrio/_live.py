@@ -44,7 +44,9 @@ class TokenCounting(Protocol):
 
     async def counts(self, texts: Sequence[str]) -> list[int]: ...
 
-    async def fit(self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]) -> tuple[_T, int]: ...
+    async def fit(
+        self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
+    ) -> tuple[_T, int]: ...
 
     async def fit_counted(
         self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
@@ -99,6 +101,7 @@ class EstimateCounter:
             result = build(effective)
             tokens = self._ref.current.estimate(text_of(result))
         return result, tokens
+
 
 __all__ = ["CountKind", "EstimateCounter", "Live", "TokenCounting"]
 

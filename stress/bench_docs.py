@@ -64,11 +64,15 @@ def markdown_document(rng: random.Random, words: list[str], number: int, size_by
         section += 1
         block = [f"## {' '.join(rng.choices(words, k=3)).title()} {section}\n\n"]
         for _ in range(rng.randint(2, 4)):
-            sentences = (" ".join(rng.choices(words, k=rng.randint(8, 18))).capitalize() + "." for _ in range(rng.randint(3, 6)))
+            sentences = (
+                " ".join(rng.choices(words, k=rng.randint(8, 18))).capitalize() + "." for _ in range(rng.randint(3, 6))
+            )
             block.append(" ".join(sentences) + "\n\n")
         if section % 3 == 0:
             name = "_".join(rng.choices(words, k=2))
-            block.append(f"```python\ndef {name}(value):\n    return {rng.choice(words)}(value, retries={section})\n```\n\n")
+            block.append(
+                f"```python\ndef {name}(value):\n    return {rng.choice(words)}(value, retries={section})\n```\n\n"
+            )
         if section % 4 == 0:
             block.append("".join(f"- {' '.join(rng.choices(words, k=5))}\n" for _ in range(4)) + "\n")
         text = "".join(block)

@@ -86,7 +86,10 @@ def differences(then: ModuleType, texts: dict[str, str]) -> list[str]:
     for name, text in [*texts.items(), *((f"fuzz {t!r}", t) for t in fuzz)]:
         old = {cls.value: n for cls, n in then.class_counts(text).items()}
         now = {cls.value: n for cls, n in tokens.class_counts(text).items() if cls.value in old}
-        now["estimate"], old["estimate"] = tokens.TokenModel.cold().estimate(text), then.TokenModel.cold().estimate(text)
+        now["estimate"], old["estimate"] = (
+            tokens.TokenModel.cold().estimate(text),
+            then.TokenModel.cold().estimate(text),
+        )
         if now != old:
             out.append(f"{name[:60]}: {old} -> {now}")
     return out

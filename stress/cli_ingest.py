@@ -40,8 +40,10 @@ from pathlib import Path
 from real_text import CORPORA, load
 
 ROOT = Path(__file__).resolve().parent.parent
-WORDS = ("cookie session token rotation middleware header parser cache index journal writer "
-         "budget window outline summary chunk heading paragraph fence query").split()
+WORDS = (
+    "cookie session token rotation middleware header parser cache index journal writer "
+    "budget window outline summary chunk heading paragraph fence query"
+).split()
 
 
 def write_tree(folder: Path, files: int, total_mb: float, seed: int = 7) -> int:
@@ -96,8 +98,9 @@ def run_plain(folder: Path, data: Path, *extra: str) -> tuple[float, list[float]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryFile("w+") as out:  # a file: a full stdout pipe would stall the command
         started = time.monotonic()
-        process = subprocess.Popen(command(folder, data, *extra), stdout=out, stderr=subprocess.PIPE,
-                                   cwd=ROOT, env=env, text=True)
+        process = subprocess.Popen(
+            command(folder, data, *extra), stdout=out, stderr=subprocess.PIPE, cwd=ROOT, env=env, text=True
+        )
         assert process.stderr is not None
         arrivals = [time.monotonic() - started for line in process.stderr if line.startswith("ingest ")]
         code = process.wait()
@@ -156,8 +159,10 @@ def main() -> int:
             if arrivals:
                 print(f"  progress: {len(arrivals)} lines, first at {arrivals[0]:.2f} s, last at {arrivals[-1]:.2f} s")
         cpu = _cpu_s() - cpu
-        print(f"  command + chunking processes: {cpu:.2f} CPU-s = {cpu / (size / 1e6):.3f} CPU-s per MB (10^6 bytes); "
-              f"load {os.getloadavg()[0]:.1f}")
+        print(
+            f"  command + chunking processes: {cpu:.2f} CPU-s = {cpu / (size / 1e6):.3f} CPU-s per MB (10^6 bytes); "
+            f"load {os.getloadavg()[0]:.1f}"
+        )
         again, _, out, code = run_plain(folder, data, "--json")
         report = json.loads(out)
         unchanged = len(report["unchanged"])
@@ -176,15 +181,19 @@ def real_folder(folder: Path, data: Path) -> int:
     report = json.loads(out)
     mb = report["bytes"] / (1 << 20)
     text_mb = sum(os.path.getsize(item["path"]) for item in report["ingested"]) / (1 << 20)
-    print(f"first run: exit {code}, {len(report['ingested'])} ingested, skipped {report['skipped']}, "
-          f"{len(report['refused'])} refused; {mb:.1f} MB processed in {wall:.2f} s ({mb / wall:.2f} MB/s), "
-          f"CPU {cpu:.1f} s; of it {text_mb:.1f} MB of text ingested ({text_mb / wall:.2f} MB/s, "
-          f"{text_mb / cpu:.2f} MB per CPU-second)")
+    print(
+        f"first run: exit {code}, {len(report['ingested'])} ingested, skipped {report['skipped']}, "
+        f"{len(report['refused'])} refused; {mb:.1f} MB processed in {wall:.2f} s ({mb / wall:.2f} MB/s), "
+        f"CPU {cpu:.1f} s; of it {text_mb:.1f} MB of text ingested ({text_mb / wall:.2f} MB/s, "
+        f"{text_mb / cpu:.2f} MB per CPU-second)"
+    )
     for item in report["refused"]:
         print(f"  refused {item['path']}: {item['reason']}")
     again, _, out, code = run_plain(folder, data, "--json")
     unchanged = len(json.loads(out)["unchanged"])
-    print(f"second run, nothing changed: {again:.2f} s, exit {code}, {unchanged} of {len(report['ingested'])} unchanged")
+    print(
+        f"second run, nothing changed: {again:.2f} s, exit {code}, {unchanged} of {len(report['ingested'])} unchanged"
+    )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0 if code == 0 and unchanged == len(report["ingested"]) else 1
 

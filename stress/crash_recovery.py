@@ -31,9 +31,7 @@ sys.path.insert(0, str(ROOT))
 from ctxtrio.store.journal import read_journal  # noqa: E402
 
 
-async def hammer(
-    url: str, session: str, client_no: int, acked: list[str], stop: trio.Event, first: trio.Event
-) -> None:
+async def hammer(url: str, session: str, client_no: int, acked: list[str], stop: trio.Event, first: trio.Event) -> None:
     """Append until the server dies; record each text the server acknowledged."""
     number = 0
     try:

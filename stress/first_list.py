@@ -90,7 +90,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cold", action="store_true", help="no bytecode cache (compile everything)")
-    parser.add_argument("--warm", action="store_true", help="share one cache dir: spawns after the first may start warm")
+    parser.add_argument(
+        "--warm", action="store_true", help="share one cache dir: spawns after the first may start warm"
+    )
     parser.add_argument("--python", default=sys.executable, help="interpreter of the install to measure")
     parser.add_argument("--no-path", dest="path", action="store_false", help="do not put this checkout on PYTHONPATH")
     args = parser.parse_args(argv)
@@ -105,7 +107,9 @@ def main(argv: list[str]) -> int:
         times.append(elapsed)
     mode = "cold (no bytecode)" if args.cold else "bytecode cached"
     mode += ", cache dir shared (warm start possible)" if args.warm else ", fresh cache dir each spawn"
-    sys.stdout.write(f"median {statistics.median(times):.3f} s, max {max(times):.3f} s over {len(times)} spawns, {mode}\n")
+    sys.stdout.write(
+        f"median {statistics.median(times):.3f} s, max {max(times):.3f} s over {len(times)} spawns, {mode}\n"
+    )
     return 0
 
 

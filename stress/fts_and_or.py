@@ -35,7 +35,7 @@ def build(docs: int) -> sqlite3.Connection:
             text = corpus.document(number)
             db.executemany(
                 "INSERT INTO chunks VALUES (?, ?, ?)",
-                ((text[at:at + ROW_CHARS], f"d{number}", str(at)) for at in range(0, len(text), ROW_CHARS)),
+                ((text[at : at + ROW_CHARS], f"d{number}", str(at)) for at in range(0, len(text), ROW_CHARS)),
             )
     return db
 
@@ -69,7 +69,9 @@ def main() -> None:
     began = time.perf_counter()
     db = build(args.docs)
     rows = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    print(f"{args.docs:,} documents, {rows:,} rows of {ROW_CHARS} characters, built in {time.perf_counter() - began:.1f} s")
+    print(
+        f"{args.docs:,} documents, {rows:,} rows of {ROW_CHARS} characters, built in {time.perf_counter() - began:.1f} s"
+    )
     rng = random.Random(3)
     words = Corpus(100 * 1024).words
     queries = [rng.sample(words, rng.choice([2, 3])) for _ in range(args.queries)]

@@ -20,7 +20,19 @@ async def start_http_server(data_dir: Path, *extra: str) -> tuple[trio.Process, 
     The caller owns the process (and its stderr pipe, which it must drain or close).
     """
     process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "ctxtrio", "--http", "--port", "0", "--data-dir", str(data_dir), "--no-llm", "--no-audit", *extra],
+        [
+            sys.executable,
+            "-m",
+            "ctxtrio",
+            "--http",
+            "--port",
+            "0",
+            "--data-dir",
+            str(data_dir),
+            "--no-llm",
+            "--no-audit",
+            *extra,
+        ],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -49,10 +49,21 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 def write_export(path: Path, session_id: str, entries: int, *, start_ts: float = 1.7e9) -> None:
     """An export file of one session holding ``entries`` entries (and its session record)."""
-    records: list[Record] = [{"v": 1, "seq": 1, "ts": start_ts, "kind": "session", "id": session_id, "title": session_id}]
+    records: list[Record] = [
+        {"v": 1, "seq": 1, "ts": start_ts, "kind": "session", "id": session_id, "title": session_id}
+    ]
     records += [
-        {"v": 1, "seq": n, "ts": start_ts + n / 1000, "kind": "entry", "id": f"e{n}", "text": f"entry {n} {ODD} about item {n % 97}",
-         "role": "note", "tags": [], "pinned": n % 1000 == 0}
+        {
+            "v": 1,
+            "seq": n,
+            "ts": start_ts + n / 1000,
+            "kind": "entry",
+            "id": f"e{n}",
+            "text": f"entry {n} {ODD} about item {n % 97}",
+            "role": "note",
+            "tags": [],
+            "pinned": n % 1000 == 0,
+        }
         for n in range(2, entries + 2)
     ]
     header = json.dumps({"ctxtrio_export": FORMAT_VERSION, "exported_at": time.time(), "sessions": 1})
@@ -79,14 +90,17 @@ def kill_rounds(work: Path, entries: int, kills: int, seed: int = 27) -> tuple[b
     export, data = work / "big.jsonl", work / "kill-data"
     write_export(export, "big", entries)
     started = time.perf_counter()
-    full = subprocess.run(_import_command(work / "timing-data", export), env=ENV, cwd=ROOT, capture_output=True, check=False)
+    full = subprocess.run(
+        _import_command(work / "timing-data", export), env=ENV, cwd=ROOT, capture_output=True, check=False
+    )
     whole_s = time.perf_counter() - started
     if full.returncode:
         return False, f"a plain import failed: {full.stderr.decode()[-200:]}"
     partial: list[int] = []
     for _ in range(kills):
-        process = subprocess.Popen(_import_command(data, export), env=ENV, cwd=ROOT,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            _import_command(data, export), env=ENV, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         time.sleep(rng.uniform(0.05, 0.9) * whole_s)
         process.send_signal(signal.SIGKILL)
         process.wait()
@@ -97,9 +111,11 @@ def kill_rounds(work: Path, entries: int, kills: int, seed: int = 27) -> tuple[b
     ids = sorted(p.name for p in (data / "sessions").glob("big*.jsonl"))
     count = journal_state(data, "big")
     held = not partial and again.returncode == 0 and ids == ["big.jsonl"] and count == entries + 1
-    return held, (f"{entries:,} entries, import {whole_s:.1f} s whole; {kills} kills: {len(partial)} partial journals "
-                  f"{partial[:3]}; then {json.loads(again.stdout)[0]['outcome'] if again.returncode == 0 else 'failed'}: "
-                  f"journals {ids}, {count} records")
+    return held, (
+        f"{entries:,} entries, import {whole_s:.1f} s whole; {kills} kills: {len(partial)} partial journals "
+        f"{partial[:3]}; then {json.loads(again.stdout)[0]['outcome'] if again.returncode == 0 else 'failed'}: "
+        f"journals {ids}, {count} records"
+    )
 
 
 async def race_rounds(work: Path, rounds: int, seed: int = 27) -> tuple[bool, str]:
@@ -107,8 +123,12 @@ async def race_rounds(work: Path, rounds: int, seed: int = 27) -> tuple[bool, st
     rng = random.Random(seed)
     work.mkdir(parents=True, exist_ok=True)
     data = work / "race-data"
-    params = StdioServerParameters(command=sys.executable, args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit"],
-                                   cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")})
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit"],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")},
+    )
     lost = untrue = 0
     outcomes: dict[str, int] = {}
     async with Client(params) as client:
@@ -122,15 +142,25 @@ async def race_rounds(work: Path, rounds: int, seed: int = 27) -> tuple[bool, st
                 await trio.sleep(delay)
                 for n in range(20):
                     text = f"server note {n} of {session_id}"
-                    result = await client.call_tool("context_append", {"session_id": session_id, "text": text, "pinned": n == 0})
+                    result = await client.call_tool(
+                        "context_append", {"session_id": session_id, "text": text, "pinned": n == 0}
+                    )
                     if not result.is_error:
                         acked.append(text)
 
             ran: list[subprocess.CompletedProcess[bytes]] = []
 
             async def run_import(export: Path = export, ran: list[subprocess.CompletedProcess[bytes]] = ran) -> None:
-                ran.append(await trio.run_process(_import_command(data, export, "--json"), capture_stdout=True,
-                                                  capture_stderr=True, check=False, env=ENV, cwd=ROOT))
+                ran.append(
+                    await trio.run_process(
+                        _import_command(data, export, "--json"),
+                        capture_stdout=True,
+                        capture_stderr=True,
+                        check=False,
+                        env=ENV,
+                        cwd=ROOT,
+                    )
+                )
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(append, rng.uniform(0.0, 5.0))  # the import's own start takes 1-3 s
@@ -140,8 +170,14 @@ async def race_rounds(work: Path, rounds: int, seed: int = 27) -> tuple[bool, st
             lost += sum(1 for text in acked if text not in texts)
             report = json.loads(ran[0].stdout)[0] if ran[0].returncode == 0 else {}
             where = str(report.get("session_id", ""))
-            outcomes[f"{report.get('outcome')} as {'ID' if where == session_id else where.replace(session_id, 'ID')}"] = (
-                outcomes.get(f"{report.get('outcome')} as {'ID' if where == session_id else where.replace(session_id, 'ID')}", 0) + 1)
+            outcomes[
+                f"{report.get('outcome')} as {'ID' if where == session_id else where.replace(session_id, 'ID')}"
+            ] = (
+                outcomes.get(
+                    f"{report.get('outcome')} as {'ID' if where == session_id else where.replace(session_id, 'ID')}", 0
+                )
+                + 1
+            )
             first_entry = next((str(r.get("text")) for r in stored if r.get("kind") == "entry"), "")
             if where == session_id:
                 untrue += not first_entry.startswith("entry 2 ")
@@ -152,7 +188,10 @@ async def race_rounds(work: Path, rounds: int, seed: int = 27) -> tuple[bool, st
             else:
                 untrue += 1
     held = lost == 0 and untrue == 0
-    return held, f"{rounds} rounds: {lost} acknowledged appends lost, {untrue} untrue import reports; outcomes {outcomes}"
+    return (
+        held,
+        f"{rounds} rounds: {lost} acknowledged appends lost, {untrue} untrue import reports; outcomes {outcomes}",
+    )
 
 
 def main() -> int:

@@ -71,7 +71,9 @@ async def run_once(docs: list[str], data_dir: Path, sequential: bool = False) ->
             label = "server event loop" if task == str(server) else "server worker threads"
             parts[label] = parts.get(label, 0.0) + spent
         for pid in children(server):
-            parts["chunking processes"] = parts.get("chunking processes", 0.0) + cpu_seconds(f"/proc/{pid}/stat") - workers_before.get(pid, 0.0)
+            parts["chunking processes"] = (
+                parts.get("chunking processes", 0.0) + cpu_seconds(f"/proc/{pid}/stat") - workers_before.get(pid, 0.0)
+            )
     return parts
 
 
@@ -99,7 +101,10 @@ def main() -> int:
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="ingest-cpu-") as tmp:
             runs.append(trio.run(run_once, docs, Path(tmp), args.sequential))
-    labels = sorted({label for run in runs for label in run} - {"wall"}, key=lambda label: -statistics.median(r.get(label, 0.0) for r in runs))
+    labels = sorted(
+        {label for run in runs for label in run} - {"wall"},
+        key=lambda label: -statistics.median(r.get(label, 0.0) for r in runs),
+    )
     mode = "one call at a time" if args.sequential else "all calls at once"
     print(f"{what} = {megabytes:.2f} MB, {mode}, median of {args.runs} fresh servers (CPU seconds, user + system)")
     print(f"  {'wall':<40} {statistics.median(r['wall'] for r in runs):7.3f}")
@@ -109,9 +114,15 @@ def main() -> int:
         if median >= 0.005:
             print(f"  {label:<40} {median:7.3f}")
         total += median
-    print(f"  {'total CPU':<40} {total:7.3f}  ({total / statistics.median(r['wall'] for r in runs):.2f} cores busy on average)")
-    server = sum(statistics.median(r.get(label, 0.0) for r in runs) for label in labels if label != "client (this process)")
-    print(f"  server + chunking processes: {server:.2f} CPU-s = {server / megabytes:.3f} CPU-s per MB; {megabytes / statistics.median(r['wall'] for r in runs):.2f} MB/s; load {os.getloadavg()[0]:.1f}")
+    print(
+        f"  {'total CPU':<40} {total:7.3f}  ({total / statistics.median(r['wall'] for r in runs):.2f} cores busy on average)"
+    )
+    server = sum(
+        statistics.median(r.get(label, 0.0) for r in runs) for label in labels if label != "client (this process)"
+    )
+    print(
+        f"  server + chunking processes: {server:.2f} CPU-s = {server / megabytes:.3f} CPU-s per MB; {megabytes / statistics.median(r['wall'] for r in runs):.2f} MB/s; load {os.getloadavg()[0]:.1f}"
+    )
     return 0
 
 

@@ -68,13 +68,24 @@ T = TypeVar("T")
 def jsonrpc_line(number: int, doc: Doc) -> str:
     """The ``tools/call`` line a client sends for ``doc``."""
     arguments = {"text": doc.text, "doc_id": f"d{number}"}
-    return json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "doc_ingest", "arguments": arguments}})
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": number,
+            "method": "tools/call",
+            "params": {"name": "doc_ingest", "arguments": arguments},
+        }
+    )
 
 
 def chunk_lines(chunks: list[Chunk]) -> list[bytes]:
     """The journal lines of ``chunks`` (body encoded as the chunking workers do, then the envelope)."""
     return [
-        encode_record(NewRecord("chunk", chunk_body(c), id=f"c{c.index}", encoded=encode_members(chunk_body(c))), seq=i + 1, ts=time.time())[1]
+        encode_record(
+            NewRecord("chunk", chunk_body(c), id=f"c{c.index}", encoded=encode_members(chunk_body(c))),
+            seq=i + 1,
+            ts=time.time(),
+        )[1]
         for i, c in enumerate(chunks)
     ]
 
@@ -96,7 +107,9 @@ def insert_rows(index: sqlite3.Connection, journal: str, terms: list[str]) -> No
 
 
 def append_commit(catalog: int, number: int, doc: Doc, chunks: list[Chunk]) -> None:
-    info = DocumentInfo(f"d{number}", doc.name, "inline", len(chunks), len(doc.text), sum(c.tokens for c in chunks), time.time(), "")
+    info = DocumentInfo(
+        f"d{number}", doc.name, "inline", len(chunks), len(doc.text), sum(c.tokens for c in chunks), time.time(), ""
+    )
     os.write(catalog, encode_record(commit_record(info, f"g{number}"), seq=number + 1, ts=time.time())[1])
     os.fsync(catalog)
 
@@ -149,7 +162,9 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="ingest-stages-") as tmp:
             for stage, seconds in run(docs, Path(tmp)).items():
                 best[stage] = min(seconds, best.get(stage, seconds))
-    print(f"{args.corpus}: {len(docs)} files, {size:.2f} MB; CPU-s per MB (best of {args.repeat}); load {os.getloadavg()[0]:.1f}")
+    print(
+        f"{args.corpus}: {len(docs)} files, {size:.2f} MB; CPU-s per MB (best of {args.repeat}); load {os.getloadavg()[0]:.1f}"
+    )
     for stage, seconds in best.items():
         print(f"  {stage:<10} {seconds / size:7.4f}   ({seconds:6.2f} s)")
     total = sum(seconds for stage, seconds in best.items() if stage != "blocks")

@@ -179,7 +179,9 @@ async def run(clients: int, docs: list[Doc]) -> int:
     total_mb = sum(len(doc.text.encode()) for doc in docs) / 1e6
     ingest = [doc.latency_s for doc in docs if doc.chunks >= 0]
     print(f"clients={clients} documents={len(docs)} total={total_mb:.1f} MB in {elapsed:.2f} s")
-    print(f"throughput: {total_mb / elapsed:.2f} MB/s, {len(docs) / elapsed:.1f} documents/s; load {os.getloadavg()[0]:.1f}")
+    print(
+        f"throughput: {total_mb / elapsed:.2f} MB/s, {len(docs) / elapsed:.1f} documents/s; load {os.getloadavg()[0]:.1f}"
+    )
     print(f"server + chunking processes: {meter.spent():.2f} CPU-s = {meter.spent() / total_mb:.3f} CPU-s per MB")
     print(f"ingest latency p50: {statistics.median(ingest):.2f} s  p99: {percentile(ingest, 0.99):.2f} s")
     print(
@@ -254,7 +256,9 @@ def main() -> int:
     parser.add_argument("--corpus", choices=sorted(CORPORA), help="documents cut from real text (stress/real_text.py)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    sizes = [args.size_kb * 1024 if args.size_kb else rng.choice([2, 16, 64, 256, 1024]) * 1024 for _ in range(args.docs)]
+    sizes = [
+        args.size_kb * 1024 if args.size_kb else rng.choice([2, 16, 64, 256, 1024]) * 1024 for _ in range(args.docs)
+    ]
     if args.corpus:
         docs = []
         for number, text in enumerate(concatenated(load(args.corpus), sizes)):

@@ -101,7 +101,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="journal-storm-", dir=os.environ.get("STORM_DIR")) as tmp:
         data_dir = Path(tmp) / "data"
         baseline = fsync_per_append_rate(Path(tmp))
-        command = [sys.executable, __file__, "-c", str(args.concurrency), "-n", str(args.records), "-j", str(args.journals)]
+        command = [
+            sys.executable,
+            __file__,
+            "-c",
+            str(args.concurrency),
+            "-n",
+            str(args.records),
+            "-j",
+            str(args.journals),
+        ]
         started = time.perf_counter()
         procs = [
             subprocess.Popen([*command, "--worker", str(data_dir), f"p{index}"], stdout=subprocess.PIPE, text=True)
@@ -136,11 +145,17 @@ def main() -> int:
         duplicated = [key for key, count in seen.items() if count > 1]
 
     total = len(acked)
-    print(f"processes={args.processes} appenders/process={args.concurrency} records/appender={args.records} journals={args.journals}")
+    print(
+        f"processes={args.processes} appenders/process={args.concurrency} records/appender={args.records} journals={args.journals}"
+    )
     print(f"acknowledged appends: {total} in {busy:.3f} s (wall incl. process start {wall:.2f} s)")
     print(f"acknowledged appends/s: {total / busy:,.0f}")
-    print(f"ack latency p50: {statistics.median(latencies) * 1000:.2f} ms  p99: {percentile(latencies, 0.99) * 1000:.2f} ms")
-    print(f"fsyncs: {fsyncs} ({fsyncs / busy:,.0f}/s) in {batches} batches; {total / max(fsyncs, 1):.1f} appends per fsync")
+    print(
+        f"ack latency p50: {statistics.median(latencies) * 1000:.2f} ms  p99: {percentile(latencies, 0.99) * 1000:.2f} ms"
+    )
+    print(
+        f"fsyncs: {fsyncs} ({fsyncs / busy:,.0f}/s) in {batches} batches; {total / max(fsyncs, 1):.1f} appends per fsync"
+    )
     print(f"baseline fsync-per-append on this machine: {baseline:,.0f} appends/s")
     print(f"verified: {total - len(missing)} of {total} present, {len(missing)} missing, {len(duplicated)} duplicated")
     return 1 if missing or duplicated or len(seen) != total else 0

@@ -100,7 +100,9 @@ def document_with_chunks(wanted: int, chunk_tokens: int) -> tuple[str, int]:
     sections = wanted
     while True:
         text = build_document(sections)
-        count = len(chunk_document(text, chunk_tokens=chunk_tokens, overlap_tokens=OVERLAP_TOKENS, model=TokenModel.cold()))
+        count = len(
+            chunk_document(text, chunk_tokens=chunk_tokens, overlap_tokens=OVERLAP_TOKENS, model=TokenModel.cold())
+        )
         if count >= wanted:
             return text, count
         sections += max(1, (wanted - count) * sections // max(count, 1))
@@ -161,7 +163,9 @@ async def endpoint(mode: Mode, delay_s: float) -> AsyncIterator[str]:
             await nursery.start(trio.serve_listeners, swallow, listeners)
             yield f"http://127.0.0.1:{port}/v1"
         else:
-            fake = FakeServer(delay_s=delay_s, reply=lambda messages: f"{FAKE_MARK} of {len(messages[-1]['content'])} characters.")
+            fake = FakeServer(
+                delay_s=delay_s, reply=lambda messages: f"{FAKE_MARK} of {len(messages[-1]['content'])} characters."
+            )
             await open_fake_openai(nursery, fake)
             yield fake.base_url
         nursery.cancel_scope.cancel()
@@ -182,9 +186,19 @@ async def run_mode(mode: Mode, args: argparse.Namespace, text: str, chunks: int,
         params = StdioServerParameters(
             command=sys.executable,
             args=[
-                "-m", "ctxtrio", "--data-dir", str(workdir / f"data-{mode}"), "--no-audit",
-                "--llm-base-url", base_url, "--llm-deadline", f"{args.deadline:g}",
-                "--chunk-tokens", str(args.chunk_tokens), "--chunk-overlap", str(OVERLAP_TOKENS),
+                "-m",
+                "ctxtrio",
+                "--data-dir",
+                str(workdir / f"data-{mode}"),
+                "--no-audit",
+                "--llm-base-url",
+                base_url,
+                "--llm-deadline",
+                f"{args.deadline:g}",
+                "--chunk-tokens",
+                str(args.chunk_tokens),
+                "--chunk-overlap",
+                str(OVERLAP_TOKENS),
             ],
             cwd=ROOT,
             env={"PYTHONPATH": str(ROOT)},
@@ -238,14 +252,18 @@ def failures(mode: Mode, calls: list[Call], deadline_s: float, chunks: int) -> l
             problems.append(f"slow: first summary is {first.method!r}, note {first.note!r}")
         outlines = [call for call in tool_calls if call.label.startswith("outline")]
         if not (outlines[1].llm_lines > outlines[0].llm_lines or outlines[1].llm_lines == chunks):
-            problems.append(f"slow: the second outline did not resume ({outlines[0].llm_lines} -> {outlines[1].llm_lines})")
+            problems.append(
+                f"slow: the second outline did not resume ({outlines[0].llm_lines} -> {outlines[1].llm_lines})"
+            )
     return problems
 
 
 async def main(args: argparse.Namespace) -> int:
     text, chunks = await trio.to_thread.run_sync(document_with_chunks, args.chunks, args.chunk_tokens)
-    print(f"document: {len(text):,} chars, {chunks} chunks of <= {args.chunk_tokens} tokens; "
-          f"--llm-deadline {args.deadline:g} s, slow fake {args.slow_delay:g} s per answer")
+    print(
+        f"document: {len(text):,} chars, {chunks} chunks of <= {args.chunk_tokens} tokens; "
+        f"--llm-deadline {args.deadline:g} s, slow fake {args.slow_delay:g} s per answer"
+    )
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="llm-outage-") as tmp:
         for mode in args.modes:
@@ -257,7 +275,10 @@ async def main(args: argparse.Namespace) -> int:
             for problem in broken:
                 print(f"  MUST-SHOW FAILED: {problem}")
             if broken:
-                print(f"  server log tail ({mode}):\n" + "".join((Path(tmp) / f"server-{mode}.log").read_text().splitlines(True)[-10:]))
+                print(
+                    f"  server log tail ({mode}):\n"
+                    + "".join((Path(tmp) / f"server-{mode}.log").read_text().splitlines(True)[-10:])
+                )
             problems += broken
     print("must-show: " + ("FAILED" if problems else "ok"))
     return 1 if problems else 0
@@ -268,11 +289,19 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--deadline", type=float, default=10.0, help="--llm-deadline of the server, seconds [10]")
     p.add_argument("--chunks", type=int, default=200, help="chunks of the document, at least [200]")
     p.add_argument("--chunk-tokens", type=int, default=800, help="--chunk-tokens of the server [800]")
-    p.add_argument("--cooldown-wait", type=float, default=3.0,
-                   help="hanging: seconds to wait before calling again, past the breaker's cooldown [3]")
+    p.add_argument(
+        "--cooldown-wait",
+        type=float,
+        default=3.0,
+        help="hanging: seconds to wait before calling again, past the breaker's cooldown [3]",
+    )
     p.add_argument("--slow-delay", type=float, default=0.1, help="seconds the slow fake takes per answer [0.1]")
-    p.add_argument("--modes", type=lambda s: [m for m in s.split(",") if m], default=list(MODES),
-                   help="comma-separated subset of refused,hanging,slow [all]")
+    p.add_argument(
+        "--modes",
+        type=lambda s: [m for m in s.split(",") if m],
+        default=list(MODES),
+        help="comma-separated subset of refused,hanging,slow [all]",
+    )
     args = p.parse_args()
     for mode in args.modes:
         if mode not in MODES:

@@ -43,7 +43,9 @@ CLASSES: dict[str, tuple[str, str]] = {
     "tools-call-": ("fixture", "calls the reference server's test_* tools"),
     "elicitation-": ("fixture", "calls the reference server's test_elicitation_* tools"),
     "completion-complete": (
-        "fixture", "completes an argument of the reference server's test_prompt_with_arguments (unknown here: -32602)"),
+        "fixture",
+        "completes an argument of the reference server's test_prompt_with_arguments (unknown here: -32602)",
+    ),
     "resources-read-": ("fixture", "reads the reference server's test:// resources (unknown here: -32602)"),
     "resources-templates-read": ("fixture", "reads the reference server's test://template/{id}/data"),
     "prompts-get-": ("fixture", "gets the reference server's test_* prompts (unknown here: -32602)"),

@@ -75,12 +75,18 @@ def ensure_gguf(venv: Path, directory: Path) -> Path:
     python = venv / "bin" / "python"
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", SDIST,
-                        "-d", str(tmp)], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", SDIST, "-d", str(tmp)],
+            check=True,
+        )
         (sdist,) = tmp.glob("llama_cpp_python-*.tar.gz")
         with tarfile.open(sdist) as archive:
-            members = [m for m in archive.getmembers() if _VENDOR in m.name and (
-                m.name.endswith("convert_hf_to_gguf.py") or "/gguf-py/" in m.name or "/conversion/" in m.name)]
+            members = [
+                m
+                for m in archive.getmembers()
+                if _VENDOR in m.name
+                and (m.name.endswith("convert_hf_to_gguf.py") or "/gguf-py/" in m.name or "/conversion/" in m.name)
+            ]
             archive.extractall(tmp, members=members, filter="data")
         (converter,) = tmp.glob(f"*/{_VENDOR}convert_hf_to_gguf.py")
         model = tmp / "model"
@@ -88,8 +94,13 @@ def ensure_gguf(venv: Path, directory: Path) -> Path:
         subprocess.run([str(python), "-c", unzip, str(model)], check=True)
         env = {**os.environ, "PYTHONPATH": str(converter.parent / "gguf-py")}
         partial_file = directory / "minilm.gguf.part"
-        done = subprocess.run([str(python), str(converter), str(model), "--outfile", str(partial_file), "--outtype",
-                               "f32"], env=env, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [str(python), str(converter), str(model), "--outfile", str(partial_file), "--outtype", "f32"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:  # e.g. no torch in the venv: the converter needs it (see the module docstring)
             raise RuntimeError(f"convert_hf_to_gguf.py failed:\n{done.stderr[-3000:]}")
         partial_file.rename(target)
@@ -124,7 +135,9 @@ class EmbedServer:
             except httpx.HTTPError:
                 pass
             if self._process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"embedding server did not start: {self.log_path.read_text(errors='replace')[-2000:]}")
+                raise RuntimeError(
+                    f"embedding server did not start: {self.log_path.read_text(errors='replace')[-2000:]}"
+                )
             time.sleep(0.25)
 
     def kill(self) -> None:
@@ -198,8 +211,14 @@ def _ms(values: list[float]) -> str:
 
 async def drill(server: EmbedServer, data_dir: Path, chars: int, kill_at: float) -> bool:
     """The outage drill (see the module docstring); True when every check held."""
-    queries = ["parse command line options", "copy a directory tree", "read a configuration file",
-               "format a date as text", "split a path into parts", "compare two sequences of lines"]
+    queries = [
+        "parse command line options",
+        "copy a directory tree",
+        "read a configuration file",
+        "format a date as text",
+        "split a path into parts",
+        "compare two sequences of lines",
+    ]
     recording = Recording()
     settings = LLMSettings(server.base_url, model=MODEL_ALIAS, concurrency=2)
     config = Config(data_dir=data_dir, llm_enabled=False, audit=False)
@@ -210,8 +229,9 @@ async def drill(server: EmbedServer, data_dir: Path, chars: int, kill_at: float)
             await ctx.documents.ingest(text=text, title=title)
         ingest_s = time.perf_counter() - started
         async with open_llm_client(settings, transport=recording) as client, trio.open_nursery() as nursery:
-            index = SemanticIndex(ctx.documents.repository, Embedder(client, MODEL_ALIAS),
-                                  VectorStore(ctx.data.vectors_path))
+            index = SemanticIndex(
+                ctx.documents.repository, Embedder(client, MODEL_ALIAS), VectorStore(ctx.data.vectors_path)
+            )
             embed_started = time.perf_counter()
             await nursery.start(index.run)
             ctx.documents.semantic = index
@@ -221,11 +241,15 @@ async def drill(server: EmbedServer, data_dir: Path, chars: int, kill_at: float)
                 await trio.sleep(0.5)
             before = index.status().chunks_embedded
             await trio.to_thread.run_sync(server.kill)
-            print(f"killed the server at {before} of {total} chunks embedded "
-                  f"({time.perf_counter() - embed_started:.0f} s after embedding began)")
+            print(
+                f"killed the server at {before} of {total} chunks embedded "
+                f"({time.perf_counter() - embed_started:.0f} s after embedding began)"
+            )
             down_ms, answered, skipped = await _search_ms(ctx, queries * 3)
-            print(f"while down: {answered}/{len(down_ms)} searches answered, {skipped} said semantic recall was "
-                  f"skipped; {_ms(down_ms)}; state {index.status().state!r}")
+            print(
+                f"while down: {answered}/{len(down_ms)} searches answered, {skipped} said semantic recall was "
+                f"skipped; {_ms(down_ms)}; state {index.status().state!r}"
+            )
             ok &= answered == len(down_ms) == skipped
             await trio.sleep(3)
             await trio.to_thread.run_sync(server.start)
@@ -234,10 +258,14 @@ async def drill(server: EmbedServer, data_dir: Path, chars: int, kill_at: float)
             embed_s = time.perf_counter() - embed_started
             up_ms, answered, skipped = await _search_ms(ctx, queries * 3)
             vectors = index.status().vectors
-            print(f"after restart: all {total} chunks embedded ({vectors} vectors) {embed_s:.0f} s after embedding "
-                  f"began, kill and 3 s pause included; {total / embed_s:.2f} chunks/s")
-            print(f"searches with vectors: {answered}/{len(up_ms)} answered, {skipped} skipped semantic recall "
-                  f"(query vector later than {embedding.QUERY_S:g} s); {_ms(up_ms)}")
+            print(
+                f"after restart: all {total} chunks embedded ({vectors} vectors) {embed_s:.0f} s after embedding "
+                f"began, kill and 3 s pause included; {total / embed_s:.2f} chunks/s"
+            )
+            print(
+                f"searches with vectors: {answered}/{len(up_ms)} answered, {skipped} skipped semantic recall "
+                f"(query vector later than {embedding.QUERY_S:g} s); {_ms(up_ms)}"
+            )
             sent = [text for text in recording.inputs if text not in queries]  # the rest are query vectors
             print(f"document texts sent {len(sent)}, distinct {len(set(sent))}, vectors stored {vectors}")
             ok &= len(sent) == len(set(sent)) == vectors

@@ -181,8 +181,12 @@ async def budgets(
         (work / state).mkdir(parents=True, exist_ok=True)
         rows: list[tuple[str, str, int, int]] = []
         started = trio.current_time()
-        words = {"exact": "token counts: exact", "streaming": "token counts: exact",
-                 "calibrated": "token counts: calibrated", "cold": "token counts: cold-start"}[state]
+        words = {
+            "exact": "token counts: exact",
+            "streaming": "token counts: exact",
+            "calibrated": "token counts: calibrated",
+            "cold": "token counts: cold-start",
+        }[state]
         with (work / state / "ctxtrio.log").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client, trio.open_nursery() as nursery:
                 calibrated_s = await _wait_for(client, started, words, 900.0 if state == "calibrated" else 120.0)
@@ -197,7 +201,10 @@ async def budgets(
                     for budget in BUDGETS:
                         calls = {
                             "doc_window": ("doc_window", {"doc_id": name, "reset": True, "budget_tokens": budget}),
-                            "doc_search": ("doc_search", {"query": f"{NEEDLE} line", "doc_id": name, "budget_tokens": budget}),
+                            "doc_search": (
+                                "doc_search",
+                                {"query": f"{NEEDLE} line", "doc_id": name, "budget_tokens": budget},
+                            ),
                             "context_recall": ("context_recall", {"session_id": f"s-{name}", "budget_tokens": budget}),
                         }
                         for label, (tool, arguments) in calls.items():
@@ -214,7 +221,8 @@ async def _start_streaming(client: Client, nursery: trio.Nursery) -> None:
     """Ingest a long document and keep asking for its summary in the background (the job streams)."""
     long_text = "\n\n".join(
         f"Section {n}. The survey team walked the northern ridge on day {n} and noted {n * 3} dry springs; "
-        f"the maps of {1900 + n} were wrong about the river." for n in range(400)
+        f"the maps of {1900 + n} were wrong about the river."
+        for n in range(400)
     )
     await client.call_tool("doc_ingest", {"text": long_text, "title": "survey", "doc_id": "survey"})
 
@@ -234,7 +242,9 @@ async def estimates(server: RealServer) -> dict[str, TokenModel]:
         for label, force in (("usage slope", "usage slope"), ("tokenize", None)):
             began = time.monotonic()
             calibration = await measure_rates(client, timeout_s=180.0, force="usage slope" if force else None)
-            print(f"calibration by {calibration.method}: {time.monotonic() - began:.1f} s, overhead {calibration.overhead:.1f}")
+            print(
+                f"calibration by {calibration.method}: {time.monotonic() - began:.1f} s, overhead {calibration.overhead:.1f}"
+            )
             models[f"calibrated/{label}"] = TokenModel(calibration.published(0.0), label)
     return models
 
@@ -289,7 +299,9 @@ def _estimates_verdict(table: dict[str, dict[str, list[float]]]) -> int:
     usage = table["calibrated/usage slope"]
     usage_lo, usage_hi = min(min(r) for r in usage.values()), max(max(r) for r in usage.values())
     prose_code = [r for cls in ("prose", "code") for r in table["cold-start"][cls]]
-    print(f"cold-start worst estimate/true: {cold_worst:.3f} (>= 0.95); median prose+code {statistics.median(prose_code):.3f}")
+    print(
+        f"cold-start worst estimate/true: {cold_worst:.3f} (>= 0.95); median prose+code {statistics.median(prose_code):.3f}"
+    )
     print(f"usage-slope estimate/true: {usage_lo:.3f}..{usage_hi:.3f} (within [0.97, 1.20])")
     print(f"load average: {os.getloadavg()}")
     return 0 if cold_worst >= 0.95 and usage_lo >= 0.97 and usage_hi <= 1.20 else 1

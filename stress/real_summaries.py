@@ -81,7 +81,9 @@ async def measure(base_url: str, args: argparse.Namespace, work: Path) -> None:
         print(f"document: {info.chunks} chunks, context {ctx.live.context_length} tokens ({load()})", flush=True)
         for call in range(1, args.max_calls + 1):
             started = time.monotonic()
-            summary = await ctx.documents.summarize("big", target_tokens=500, stop_at=trio.current_time() + args.deadline)
+            summary = await ctx.documents.summarize(
+                "big", target_tokens=500, stop_at=trio.current_time() + args.deadline
+            )
             wall = time.monotonic() - started
             found = _SHARE.search(summary.note)
             share = "1.00" if summary.method == "llm" else (f"{int(found[1]) / int(found[2]):.2f}" if found else "0.00")

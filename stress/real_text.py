@@ -64,7 +64,11 @@ def _docs() -> list[Doc]:
 
 def _log() -> list[Doc]:
     names = ["/var/log/dpkg.log", "/var/log/apt/term.log", "/var/log/apt/history.log", "/var/log/alternatives.log"]
-    docs = [Doc(name.lstrip("/"), Path(name).read_text(encoding="utf-8", errors="replace")) for name in names if Path(name).is_file()]
+    docs = [
+        Doc(name.lstrip("/"), Path(name).read_text(encoding="utf-8", errors="replace"))
+        for name in names
+        if Path(name).is_file()
+    ]
     if not docs:
         raise SystemExit("corpus 'log' found no package logs under /var/log")
     return docs

@@ -62,31 +62,50 @@ async def timed_reads(client: Client, uri: str, repeat: int) -> tuple[list[float
 
 
 def line(label: str, walls: list[float], cpus: list[float], tokens: int) -> str:
-    return (f"{label:34s} wall p50 {statistics.median(walls):7.1f} ms max {max(walls):7.1f} | "
-            f"cpu p50 {statistics.median(cpus):7.1f} ms max {max(cpus):7.1f} | {tokens} tokens (budget {BUDGET})")
+    return (
+        f"{label:34s} wall p50 {statistics.median(walls):7.1f} ms max {max(walls):7.1f} | "
+        f"cpu p50 {statistics.median(cpus):7.1f} ms max {max(cpus):7.1f} | {tokens} tokens (budget {BUDGET})"
+    )
 
 
 async def main(megabytes: int, repeat: int) -> None:
     text = make_text(megabytes)
     with tempfile.TemporaryDirectory() as tmp:
-        config = ctxtrio.Config(data_dir=Path(tmp), llm_enabled=False, audit=False, budget_tokens=BUDGET,
-                                max_ingest_chars=len(text) + 1)
+        config = ctxtrio.Config(
+            data_dir=Path(tmp), llm_enabled=False, audit=False, budget_tokens=BUDGET, max_ingest_chars=len(text) + 1
+        )
         uris = ("ctxtrio://docs/big", "ctxtrio://docs/big/chunks/0-999999", "ctxtrio://docs/big/chunks/5000-5003")
         async with ctxtrio.open_context(config) as ctx:
             started = time.perf_counter()
             result = await ctx.documents.ingest(text=text, doc_id="big", title="big log")
-            print(f"ingested {len(text) / 1e6:.1f} MB: {result.doc.chunks} chunks in {time.perf_counter() - started:.1f} s")
+            print(
+                f"ingested {len(text) / 1e6:.1f} MB: {result.doc.chunks} chunks in {time.perf_counter() - started:.1f} s"
+            )
             del text
             model = ctx.live.tokens.current
             async with Client(build_server(ctx)) as client:
                 for uri in uris:
                     walls, cpus, read = await timed_reads(client, uri, repeat)
-                    print(line(f"warm {uri.removeprefix('ctxtrio://docs/big')or '(outline)'}", walls, cpus, model.estimate(read)))
+                    print(
+                        line(
+                            f"warm {uri.removeprefix('ctxtrio://docs/big') or '(outline)'}",
+                            walls,
+                            cpus,
+                            model.estimate(read),
+                        )
+                    )
         async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx)) as client:
             model = ctx.live.tokens.current
             for uri in uris:
                 walls, cpus, read = await timed_reads(client, uri, 1)
-                print(line(f"cold {uri.removeprefix('ctxtrio://docs/big') or '(outline)'}", walls, cpus, model.estimate(read)))
+                print(
+                    line(
+                        f"cold {uri.removeprefix('ctxtrio://docs/big') or '(outline)'}",
+                        walls,
+                        cpus,
+                        model.estimate(read),
+                    )
+                )
 
 
 if __name__ == "__main__":

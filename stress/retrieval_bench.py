@@ -156,13 +156,21 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
         if missing:
             raise SystemExit(f"answers not in their files: {missing}")
         mb = sum(path.stat().st_size for path in files) / 1e6
-        config = Config(data_dir=Path(tmp) / "data", llm_enabled=False, audit=False, ingest_roots=[corpus],
-                        embed_model=args.embed_model or "", embed_base_url=args.embed_base_url or "")
+        config = Config(
+            data_dir=Path(tmp) / "data",
+            llm_enabled=False,
+            audit=False,
+            ingest_roots=[corpus],
+            embed_model=args.embed_model or "",
+            embed_base_url=args.embed_base_url or "",
+        )
         async with open_context(config) as ctx, Client(build_server(ctx)) as client:
             began, began_cpu = time.perf_counter(), time.process_time()
             await ingest_all(client, files, args.concurrency)
             ingest_s, ingest_cpu = time.perf_counter() - began, time.process_time() - began_cpu
-            print(f"ingest: {len(files)} files, {mb:.1f} MB in {ingest_s:.1f} s wall, {ingest_cpu:.1f} s CPU in this process")
+            print(
+                f"ingest: {len(files)} files, {mb:.1f} MB in {ingest_s:.1f} s wall, {ingest_cpu:.1f} s CPU in this process"
+            )
             if ctx.documents.semantic is not None:
                 await embedded(ctx, began, Path(tmp) / "data")
             outcomes = [Outcome(q) for q in questions]
@@ -186,10 +194,12 @@ async def embedded(ctx: Context, began: float, data: Path) -> None:
     while (status := semantic.status()).state != "caught up" or status.chunks_embedded < status.chunks_total:
         await trio.sleep(1)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"fully embedded {time.perf_counter() - began:.0f} s after the ingest began: {status.chunks_embedded} chunks, "
-          f"{status.vectors} vectors of {status.dimension} dims ({status.chunks_refused} refused); peak RSS "
-          f"{rss_mb:.0f} MB; vectors file {(data / 'vectors.sqlite3').stat().st_size / 1e6:.1f} MB, index "
-          f"{(data / 'index.sqlite3').stat().st_size / 1e6:.1f} MB")
+    print(
+        f"fully embedded {time.perf_counter() - began:.0f} s after the ingest began: {status.chunks_embedded} chunks, "
+        f"{status.vectors} vectors of {status.dimension} dims ({status.chunks_refused} refused); peak RSS "
+        f"{rss_mb:.0f} MB; vectors file {(data / 'vectors.sqlite3').stat().st_size / 1e6:.1f} MB, index "
+        f"{(data / 'index.sqlite3').stat().st_size / 1e6:.1f} MB"
+    )
 
 
 def report(outcomes: list[Outcome], latencies: list[float], cpu: list[float]) -> None:
@@ -207,7 +217,8 @@ def report(outcomes: list[Outcome], latencies: list[float], cpu: list[float]) ->
     top3 = sum(1 for o in outcomes if o.rank is not None and o.rank <= 3)
     mrr = sum(1 / o.rank for o in outcomes if o.rank is not None) / len(outcomes)
     by_kind = ", ".join(
-        f"{kind} {sum(1 for o in outcomes if o.question.kind == kind and o.rank is not None and o.rank <= 3)}" for kind in KINDS
+        f"{kind} {sum(1 for o in outcomes if o.question.kind == kind and o.rank is not None and o.rank <= 3)}"
+        for kind in KINDS
     )
     print(f"right file in top 3: {top3}/{len(outcomes)} ({by_kind}); MRR@10 {mrr:.3f}")
     ordered = sorted(latencies)
@@ -248,14 +259,21 @@ def main() -> int:
             server.stop()
     if args.json:
         rows = [
-            {"query": o.question.query, "kind": o.question.kind, "rank": o.rank, "found": {str(b): o.found[b] for b in BUDGETS}}
+            {
+                "query": o.question.query,
+                "kind": o.question.kind,
+                "rank": o.rank,
+                "found": {str(b): o.found[b] for b in BUDGETS},
+            }
             for o in outcomes
         ]
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
     if args.show:
         for o in outcomes:
             if o.question.kind == args.show and not o.found[1000]:
-                print(f"\n=== {o.question.query!r} ({o.question.file}; rank {o.rank}) wants {o.question.answer!r}\n{o.texts[1000]}")
+                print(
+                    f"\n=== {o.question.query!r} ({o.question.file}; rank {o.rank}) wants {o.question.answer!r}\n{o.texts[1000]}"
+                )
     return 0
 
 

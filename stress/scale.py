@@ -72,7 +72,9 @@ class Corpus:
         if roll < 0.15:
             name = "_".join(rng.choices(self.words, k=2))
             return f"```python\ndef {name}(value):\n    return {rng.choice(self.words)}(value)\n```\n\n"
-        sentences = (" ".join(rng.choices(self.words, k=rng.randint(8, 18))).capitalize() + "." for _ in range(rng.randint(3, 6)))
+        sentences = (
+            " ".join(rng.choices(self.words, k=rng.randint(8, 18))).capitalize() + "." for _ in range(rng.randint(3, 6))
+        )
         return " ".join(sentences) + "\n\n"
 
     @staticmethod
@@ -276,7 +278,10 @@ def main() -> int:
         print_slopes(
             "entries",
             [found["entries"] for found in results],
-            {key: [found[key] for found in results] for key in ("first_recall_ms", "warm_recall_ms", "list_sessions_ms", "rss_mb")},
+            {
+                key: [found[key] for found in results]
+                for key in ("first_recall_ms", "warm_recall_ms", "list_sessions_ms", "rss_mb")
+            },
         )
     elif not args.no_sessions:
         print("\nsessions: stress/scale_sessions.py not found; skipped")

@@ -147,8 +147,10 @@ def main(argv: list[str]) -> int:
     rows = measure_sessions(sizes)
     print(f"{'entries':>8} {'first recall ms':>16} {'warm recall ms':>15} {'list ms':>8} {'server RSS MB':>14}")
     for row in rows:
-        print(f"{row['entries']:8.0f} {row['first_recall_ms']:16.1f} {row['warm_recall_ms']:15.2f} "
-              f"{row['list_sessions_ms']:8.1f} {row['rss_mb']:14.1f}")
+        print(
+            f"{row['entries']:8.0f} {row['first_recall_ms']:16.1f} {row['warm_recall_ms']:15.2f} "
+            f"{row['list_sessions_ms']:8.1f} {row['rss_mb']:14.1f}"
+        )
     print(f"load average after: {_load()}")
     return 0
 

@@ -64,7 +64,8 @@ def plain_or_ms(index: Path, terms: list[str]) -> float:
     with sqlite3.connect(f"file:{index}?mode=ro", uri=True) as conn:
         started = time.perf_counter()
         conn.execute(
-            "SELECT journal, item, bm25(chunks) FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT 19", (expression,)
+            "SELECT journal, item, bm25(chunks) FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT 19",
+            (expression,),
         ).fetchall()
         return (time.perf_counter() - started) * 1000
 
@@ -93,7 +94,9 @@ async def measure(config: Config, corpus: Corpus, docs: int, count: int) -> None
                 f"{statistics.median(plain):>16.2f} {plain[p90]:>8.2f}",
                 flush=True,
             )
-    print(f"(levels: how many the search may ask; it stops at the first that fills the limit. Words past {SEARCH_WORDS} are not searched.)")
+    print(
+        f"(levels: how many the search may ask; it stops at the first that fills the limit. Words past {SEARCH_WORDS} are not searched.)"
+    )
 
 
 def main() -> int:

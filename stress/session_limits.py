@@ -59,8 +59,9 @@ async def write_sessions(data_dir: Path, sessions: int, entries: int) -> None:
         for number in range(sessions):
             session_id = f"s{number:05d}"
             records = [NewRecord("session", {"title": f"task {number}"}, id=session_id)]
-            records += [NewRecord("entry", {"text": maker.entry(n), "role": "note"}, id_prefix="e")
-                        for n in range(entries)]
+            records += [
+                NewRecord("entry", {"text": maker.entry(n), "role": "note"}, id_prefix="e") for n in range(entries)
+            ]
             await ctx.store.append(ctx.data.session_journal(session_id), records)
 
 
@@ -102,9 +103,11 @@ async def listing(sessions: int, entries: int) -> list[str]:
         print(f"wrote {sessions} sessions x {entries} entries in {time.perf_counter() - started:.1f} s")
         for label, walk in (("cold (no summaries)", True), ("restarted (summaries)", False)):
             first_ms, before, after, pages, seen, largest = await _list_pages(data_dir, walk)
-            print(f"{label:24s} first page {first_ms:7.1f} ms  server RSS {before:.1f} -> {after:.1f} MB "
-                  f"(+{after - before:.1f})  pages {pages}  sessions seen {seen}  largest page {largest} tokens "
-                  f"(budget {BUDGET_TOKENS})  load {_load()}")
+            print(
+                f"{label:24s} first page {first_ms:7.1f} ms  server RSS {before:.1f} -> {after:.1f} MB "
+                f"(+{after - before:.1f})  pages {pages}  sessions seen {seen}  largest page {largest} tokens "
+                f"(budget {BUDGET_TOKENS})  load {_load()}"
+            )
             if first_ms > 1000:
                 failures.append(f"{label}: first page took {first_ms:.0f} ms (> 1 s)")
             if after - before > 100:
@@ -127,8 +130,12 @@ async def unknown_ids(calls: int) -> list[str]:
                 async with receive.clone() as mine:
                     async for number in mine:
                         tool = "context_status" if number % 2 else "context_recall"
-                        result = await client.call_tool(tool, {"session_id": f"made-up-{number}", "query": "x"}
-                                                        if tool == "context_recall" else {"session_id": f"made-up-{number}"})
+                        result = await client.call_tool(
+                            tool,
+                            {"session_id": f"made-up-{number}", "query": "x"}
+                            if tool == "context_recall"
+                            else {"session_id": f"made-up-{number}"},
+                        )
                         if not result.is_error:
                             raise RuntimeError(f"{tool} on a made-up id did not fail")
 
@@ -153,8 +160,10 @@ async def unknown_ids(calls: int) -> list[str]:
             gc.collect()
             after = rss_mb_self()
             held = len(ctx.sessions._registry)
-    print(f"unknown ids: {calls} calls in {elapsed:.1f} s, RSS {before:.1f} -> {after:.1f} MB "
-          f"({after - before:+.1f}), sessions held {held}  load {_load()}")
+    print(
+        f"unknown ids: {calls} calls in {elapsed:.1f} s, RSS {before:.1f} -> {after:.1f} MB "
+        f"({after - before:+.1f}), sessions held {held}  load {_load()}"
+    )
     failures = []
     if after - before > 10:
         failures.append(f"unknown ids: memory grew {after - before:.1f} MB (> 10 MB)")

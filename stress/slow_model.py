@@ -61,7 +61,9 @@ async def summaries(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
     print(f"document: {info.chunks} chunks; summarizing chunks 0..{end} ({load()})")
     for call in range(1, args.max_calls + 1):
         started = trio.current_time()
-        summary = await ctx.documents.summarize("big", start=0, end=end, target_tokens=500, stop_at=started + deadline_s)
+        summary = await ctx.documents.summarize(
+            "big", start=0, end=end, target_tokens=500, stop_at=started + deadline_s
+        )
         wall = trio.current_time() - started
         found = _SHARE.search(summary.note)
         share = "1.00" if summary.method == "llm" else (f"{int(found[1]) / int(found[2]):.2f}" if found else "0.00")
@@ -77,13 +79,21 @@ async def summaries(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
 
 async def session(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
     for n in range(60):
-        text = f"Decision: use port {9000 + n} for worker {n}." if n % 8 == 0 else f"Ran the test suite, run {n}: {n % 3} failing."
+        text = (
+            f"Decision: use port {9000 + n} for worker {n}."
+            if n % 8 == 0
+            else f"Ran the test suite, run {n}: {n % 3} failing."
+        )
         await ctx.sessions.append("work", text)
     started = trio.current_time()
-    result = await ctx.sessions.compact("work", keep_recent=5, target_tokens=200, stop_at=started + args.deadline / args.speedup)
+    result = await ctx.sessions.compact(
+        "work", keep_recent=5, target_tokens=200, stop_at=started + args.deadline / args.speedup
+    )
     wall = trio.current_time() - started
-    print(f"session compact (60 entries): wall {wall:.2f} s (= {wall * args.speedup:.1f} s at speed 1), "
-          f"method {result.method}; note: {result.note or '-'}; {load()}")
+    print(
+        f"session compact (60 entries): wall {wall:.2f} s (= {wall * args.speedup:.1f} s at speed 1), "
+        f"method {result.method}; note: {result.note or '-'}; {load()}"
+    )
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -93,8 +103,11 @@ async def main(args: argparse.Namespace) -> None:
         )
         with tempfile.TemporaryDirectory() as tmp:
             config = Config(
-                data_dir=Path(tmp) / "data", llm_base_url=model.base_url, llm_deadline_s=args.deadline / args.speedup,
-                llm_timeout_s=120.0 / args.speedup, audit=False,
+                data_dir=Path(tmp) / "data",
+                llm_base_url=model.base_url,
+                llm_deadline_s=args.deadline / args.speedup,
+                llm_timeout_s=120.0 / args.speedup,
+                audit=False,
             )
             async with ctxtrio.open_context(config) as ctx:
                 with trio.fail_after(30):

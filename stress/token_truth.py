@@ -39,7 +39,11 @@ from ctxtrio.text.tokens import ScriptClass, TokenModel, class_counts
 
 #: shared/ beside the repository (a worktree one level deeper finds it one more level up).
 GEMMA = next(
-    (p for p in (Path("../shared/token-truth/gemma3-270m.jsonl"), Path("../../shared/token-truth/gemma3-270m.jsonl")) if p.exists()),
+    (
+        p
+        for p in (Path("../shared/token-truth/gemma3-270m.jsonl"), Path("../../shared/token-truth/gemma3-270m.jsonl"))
+        if p.exists()
+    ),
     Path("../shared/token-truth/gemma3-270m.jsonl"),
 )
 SMOLLM2 = Path("stress/token_truth/smollm2-135m.jsonl")
@@ -51,7 +55,10 @@ MARGIN = 0.04
 #: merge 16; 1,000 digits are 1,000 tokens for Gemma, Qwen and Llama 2 (one per digit);
 #: Cyrillic, Greek, Devanagari, Thai: too few samples to fit.
 FLOORS = {
-    ScriptClass.DIGIT: 1.0, ScriptClass.PUNCT: 0.0625, ScriptClass.SPACE: 0.0625, ScriptClass.LETTER_OTHER: 1.0,
+    ScriptClass.DIGIT: 1.0,
+    ScriptClass.PUNCT: 0.0625,
+    ScriptClass.SPACE: 0.0625,
+    ScriptClass.LETTER_OTHER: 1.0,
 }
 
 Row = tuple[str, str, int]  # class, text, true tokens
@@ -91,7 +98,9 @@ def derive(every: dict[str, list[Row]]) -> dict[ScriptClass, float]:
     """Cold rates from the fit halves: one asymmetric non-negative fit over every family's
     texts (``ctxtrio.llm._fit``), lifted until no fitted text is under-counted, times
     1 + :data:`MARGIN`, with :data:`FLOORS`."""
-    samples = [Measurement(class_counts(text), tokens) for rows in every.values() for _, text, tokens in halves(rows)[0]]
+    samples = [
+        Measurement(class_counts(text), tokens) for rows in every.values() for _, text, tokens in halves(rows)[0]
+    ]
     rates, _ = fit_rates(samples, overhead=0.0)
     lifted = publishable_rates(samples, rates, 0.0, margin=MARGIN)
     return {cls: math.ceil(1000 * max(rate, FLOORS.get(cls, 0.0))) / 1000 for cls, rate in lifted.items()}
@@ -119,8 +128,10 @@ def report(name: str, rows: list[Row], model: TokenModel) -> float:
     estimated, true = sum(model.estimate(row[1]) for row in rows), sum(row[2] for row in rows)
     worst = min(ratios)
     under = sum(1 for r in ratios if r < 1.0)
-    print(f"worst {worst:.3f}, {under} of {len(rows)} under-counted; median {statistics.median(ratios):.3f}; "
-          f"all texts {estimated} estimated / {true} true = {estimated / true:.3f}")
+    print(
+        f"worst {worst:.3f}, {under} of {len(rows)} under-counted; median {statistics.median(ratios):.3f}; "
+        f"all texts {estimated} estimated / {true} true = {estimated / true:.3f}"
+    )
     return worst
 
 

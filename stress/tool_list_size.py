@@ -66,9 +66,13 @@ def main() -> None:
     full = [listing(tool) for tool in TOOLS]
     compact = [listing(tool) for tool in COMPACT_TOOLS]
     model = [{key: value for key, value in tool.items() if key != "outputSchema"} for tool in full]
-    print(f"full profile ({len(full)} tools): {listed_chars(full):,} characters; without outputSchema {listed_chars(model):,}")
+    print(
+        f"full profile ({len(full)} tools): {listed_chars(full):,} characters; without outputSchema {listed_chars(model):,}"
+    )
     small = [{key: value for key, value in tool.items() if key != "outputSchema"} for tool in compact]
-    print(f"compact profile ({len(compact)} tools): {listed_chars(compact):,} characters; without outputSchema {listed_chars(small):,}")
+    print(
+        f"compact profile ({len(compact)} tools): {listed_chars(compact):,} characters; without outputSchema {listed_chars(small):,}"
+    )
     print("full profile after each cut, on top of the ones above it:")
     for label, cut in CUTS:
         full = [cut(tool) for tool in full]

@@ -36,8 +36,12 @@ import httpx  # noqa: E402
 from harness import start_http_server, stop_process  # noqa: E402
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-INIT = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stress", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stress", "version": "1"}},
+}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -52,24 +56,41 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
 def stdio_unread(work: Path, requests: int, quiet_s: float = 5.0) -> tuple[int, float, float, float, int]:
     """(requests taken while unread, RSS after start MB, peak RSS MB, RSS when stalled MB, answers read after)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "ctxtrio", "--data-dir", str(work / "stdio-data"), "--no-llm", "--no-audit", "--no-warm-start"],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV,
+        [
+            sys.executable,
+            "-m",
+            "ctxtrio",
+            "--data-dir",
+            str(work / "stdio-data"),
+            "--no-llm",
+            "--no-audit",
+            "--no-warm-start",
+        ],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
     )
     assert process.stdin is not None and process.stdout is not None
     try:
-        process.stdin.write((json.dumps(INIT) + "\n").encode() + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        process.stdin.write(
+            (json.dumps(INIT) + "\n").encode() + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        )
         process.stdin.flush()
         process.stdout.readline()
         started = rss_mb(process.pid)
         fd = process.stdin.fileno()
         os.set_blocking(fd, False)
-        line = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": "context_guide", "arguments": {}}})
+        line = json.dumps(
+            {"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": "context_guide", "arguments": {}}}
+        )
         payload = b"".join((line.replace('"id": 0', f'"id": {n}') + "\n").encode() for n in range(requests))
         sent, quiet_since = 0, time.monotonic()
         while sent < len(payload) and time.monotonic() - quiet_since < quiet_s:
             select.select([], [fd], [], 0.2)
             try:
-                sent += os.write(fd, payload[sent:sent + 65536])
+                sent += os.write(fd, payload[sent : sent + 65536])
                 quiet_since = time.monotonic()
             except BlockingIOError:
                 continue
@@ -113,14 +134,20 @@ async def http_idle(work: Path, sessions: int, cap: int) -> tuple[float, float, 
                     refused += 1
                     continue
                 session = answer.headers["mcp-session-id"]
-                await http.post(url, headers={**HEADERS, "mcp-session-id": session},
-                                content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                await http.post(
+                    url,
+                    headers={**HEADERS, "mcp-session-id": session},
+                    content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                )
                 opened.append(session)
             after = rss_mb(process.pid)
             alive = 0
             for session in opened[-100:]:
-                ping = await http.post(url, headers={**HEADERS, "mcp-session-id": session},
-                                       content=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+                ping = await http.post(
+                    url,
+                    headers={**HEADERS, "mcp-session-id": session},
+                    content=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+                )
                 alive += ping.status_code == 200
             nursery.cancel_scope.cancel()
         return before, after, alive, refused
@@ -139,12 +166,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ctxtrio-unread-") as work:
         if args.what == "stdio":
             taken, started, peak, stalled, answered = stdio_unread(Path(work), args.requests)
-            print(f"stdio: {args.requests:,} requests offered unread: server took {taken:,}; RSS {started:.0f} MB after start, "
-                  f"{stalled:.0f} MB stalled, peak {peak:.0f} MB; then {answered:,} answers read (load {load:.1f})")
+            print(
+                f"stdio: {args.requests:,} requests offered unread: server took {taken:,}; RSS {started:.0f} MB after start, "
+                f"{stalled:.0f} MB stalled, peak {peak:.0f} MB; then {answered:,} answers read (load {load:.1f})"
+            )
             return 0 if answered == args.requests else 1
         before, after, alive, refused = trio.run(http_idle, Path(work), args.sessions, args.cap)
-        print(f"http: {args.sessions:,} idle sessions, cap {args.cap:,}: RSS {before:.0f} -> {after:.0f} MB; "
-              f"{alive} of the newest 100 answer; {refused} refused (load {load:.1f})")
+        print(
+            f"http: {args.sessions:,} idle sessions, cap {args.cap:,}: RSS {before:.0f} -> {after:.0f} MB; "
+            f"{alive} of the newest 100 answer; {refused} refused (load {load:.1f})"
+        )
         return 0
 
 

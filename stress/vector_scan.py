@@ -43,7 +43,9 @@ def _time(name: str, run: Callable[[], object], reps: int) -> None:
     cpu, wall = _cpu(), time.perf_counter()
     for _ in range(reps):
         run()
-    print(f"{name:<42} {(_cpu() - cpu) / reps * 1000:8.2f} ms CPU {(time.perf_counter() - wall) / reps * 1000:8.2f} ms wall")
+    print(
+        f"{name:<42} {(_cpu() - cpu) / reps * 1000:8.2f} ms CPU {(time.perf_counter() - wall) / reps * 1000:8.2f} ms wall"
+    )
 
 
 def main() -> None:
@@ -62,7 +64,11 @@ def main() -> None:
         path = Path(tmp) / "vectors.sqlite3"
         store = VectorStore(path)
         store.open()
-        store.add("m", dim, [VectorRow(f"docs/d{i // 10}/g.jsonl", str(i % 10), 0, 0, 0, matrix[i].tolist()) for i in range(n)])
+        store.add(
+            "m",
+            dim,
+            [VectorRow(f"docs/d{i // 10}/g.jsonl", str(i % 10), 0, 0, 0, matrix[i].tolist()) for i in range(n)],
+        )
         qlist = query.tolist()
         started = _cpu()
         store.nearest("m", qlist, journals=None, limit=10)

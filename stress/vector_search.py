@@ -48,7 +48,7 @@ def _rss_mb() -> float:
 
 def _texts(count: int, size: int) -> list[str]:
     source = "".join(p.read_text(errors="replace") for p in sorted(Path(os.__file__).parent.glob("*.py")))
-    return [source[(i * size) % (len(source) - size):][:size] for i in range(count)]
+    return [source[(i * size) % (len(source) - size) :][:size] for i in range(count)]
 
 
 async def _time(ctx: Context, queries: list[str]) -> tuple[list[float], list[float], int]:
@@ -66,8 +66,10 @@ async def _time(ctx: Context, queries: list[str]) -> tuple[list[float], list[flo
 
 def _line(name: str, wall: list[float], cpu: list[float]) -> str:
     ordered = sorted(wall)
-    return (f"{name:<26} p50 {statistics.median(ordered):6.1f} ms, p95 {ordered[int(0.95 * (len(ordered) - 1))]:6.1f} ms "
-            f"wall; {statistics.mean(cpu):5.1f} ms CPU per search")
+    return (
+        f"{name:<26} p50 {statistics.median(ordered):6.1f} ms, p95 {ordered[int(0.95 * (len(ordered) - 1))]:6.1f} ms "
+        f"wall; {statistics.mean(cpu):5.1f} ms CPU per search"
+    )
 
 
 async def run(args: argparse.Namespace, data: Path) -> None:
@@ -92,7 +94,9 @@ async def run(args: argparse.Namespace, data: Path) -> None:
                 if record.data.get("kind") == "chunk" and isinstance(position, int):
                     vector = [rng.gauss(0, 1) for _ in range(args.dim)]
                     norm = sum(x * x for x in vector) ** 0.5
-                    rows.append(VectorRow(journal, str(position), 0, record.offset, record.end, [x / norm for x in vector]))
+                    rows.append(
+                        VectorRow(journal, str(position), 0, record.offset, record.end, [x / norm for x in vector])
+                    )
             vectors.add(fake.model, args.dim, rows)
         vectors.close()
         words = sorted({w for text in texts[:50] for w in search_words(text[:400])[0]})
@@ -103,20 +107,26 @@ async def run(args: argparse.Namespace, data: Path) -> None:
         rss_before = _rss_mb()
         settings = LLMSettings("http://bench.invalid/v1", model=fake.model, concurrency=2)
         async with open_llm_client(settings, transport=fake.transport()) as client, trio.open_nursery() as nursery:
-            index = SemanticIndex(ctx.documents.repository, Embedder(client, fake.model), VectorStore(ctx.data.vectors_path))
+            index = SemanticIndex(
+                ctx.documents.repository, Embedder(client, fake.model), VectorStore(ctx.data.vectors_path)
+            )
             await nursery.start(index.run)
             ctx.documents.semantic = index
             while index.status().state != "caught up":
                 await trio.sleep(0.1)
             status = index.status()
-            print(f"vectors: {status.vectors} of {status.dimension} dims for {status.chunks_embedded} of "
-                  f"{status.chunks_total} chunks")
+            print(
+                f"vectors: {status.vectors} of {status.dimension} dims for {status.chunks_embedded} of "
+                f"{status.chunks_total} chunks"
+            )
             wall, cpu, skipped = await _time(ctx, [q + " x" for q in queries])  # not the cached query vectors
             print(_line("with semantic recall", wall, cpu) + f"; {skipped} skipped")
-            print(f"RSS {rss_before:.0f} MB before the vectors, {_rss_mb():.0f} MB after "
-                  f"(matrix {index.status().memory_bytes / 1e6:.1f} MB); vectors file "
-                  f"{ctx.data.vectors_path.stat().st_size / 1e6:.1f} MB, index "
-                  f"{ctx.data.index_path.stat().st_size / 1e6:.1f} MB; load average {os.getloadavg()[0]:.2f}")
+            print(
+                f"RSS {rss_before:.0f} MB before the vectors, {_rss_mb():.0f} MB after "
+                f"(matrix {index.status().memory_bytes / 1e6:.1f} MB); vectors file "
+                f"{ctx.data.vectors_path.stat().st_size / 1e6:.1f} MB, index "
+                f"{ctx.data.index_path.stat().st_size / 1e6:.1f} MB; load average {os.getloadavg()[0]:.2f}"
+            )
             ctx.documents.semantic = None
             nursery.cancel_scope.cancel()
 

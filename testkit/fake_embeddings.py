@@ -95,8 +95,12 @@ class FakeEmbeddings:
         tokens = sum(max(1, math.ceil(len(t) / 4)) for t in texts)
         return httpx.Response(
             200,
-            json={"object": "list", "data": data, "model": self.model,
-                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}},
+            json={
+                "object": "list",
+                "data": data,
+                "model": self.model,
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
         )
 
 

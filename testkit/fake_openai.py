@@ -73,9 +73,7 @@ __all__ = [
     "true_tokens",
 ]
 
-Mode = Literal[
-    "ok", "http500", "hang", "garbage", "error_body", "zero_usage", "no_usage", "empty_content"
-]
+Mode = Literal["ok", "http500", "hang", "garbage", "error_body", "zero_usage", "no_usage", "empty_content"]
 ContextStyle = Literal["lmstudio", "llamacpp", "vllm", "ollama"] | None
 TokenizeStyle = Literal["extras", "llamacpp", "vllm"] | None
 Reply = Callable[[list[dict[str, str]]], str]
@@ -244,11 +242,13 @@ class FakeServer:
             "id": f"chatcmpl-{len(self.chat_bodies)}",
             "object": "chat.completion",
             "model": self.model_id,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
-            }],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
         }
         if self.mode == "zero_usage":
             answer["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}

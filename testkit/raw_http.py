@@ -42,7 +42,9 @@ async def status_line(stream: trio.SocketStream) -> bytes:
     return bytes(head.split(b"\r\n", 1)[0])
 
 
-async def send_chunked_until_answered(stream: trio.SocketStream, host: str, port: int, *, cap_bytes: int) -> tuple[bytes, int]:
+async def send_chunked_until_answered(
+    stream: trio.SocketStream, host: str, port: int, *, cap_bytes: int
+) -> tuple[bytes, int]:
     """POST a chunked body of 64 KiB chunks that stops only when the server answers (or at ``cap_bytes``).
 
     Returns the status line and the bytes of body sent. A server that reads the whole

@@ -67,7 +67,9 @@ def test_ingest_roots_repeatable_and_path_list(tmp_path: Path) -> None:
     one.mkdir()
     two.mkdir()
     assert build_config([], {"CTX_INGEST_ROOTS": f"{one}:{two}"}).ingest_roots == (one, two)
-    assert build_config(["--ingest-root", str(two), "--ingest-root", str(one)], {"CTX_INGEST_ROOTS": str(one)}).ingest_roots == (two, one)
+    assert build_config(
+        ["--ingest-root", str(two), "--ingest-root", str(one)], {"CTX_INGEST_ROOTS": str(one)}
+    ).ingest_roots == (two, one)
 
 
 @pytest.mark.parametrize(
@@ -159,12 +161,44 @@ def test_help_lists_every_flag_and_variable() -> None:
     result = _run_cli("--help")
     assert result.returncode == 0
     for word in (
-        "--data-dir", "CTX_DATA_DIR", "--ingest-root", "CTX_INGEST_ROOTS", "--llm-base-url", "CTX_LLM_BASE_URL",
-        "--llm-model", "CTX_LLM_MODEL", "--llm-timeout", "CTX_LLM_TIMEOUT_MS", "--no-llm", "CTX_LLM_ENABLED",
-        "--budget", "CTX_BUDGET", "--chunk-tokens", "CTX_CHUNK_TOKENS", "--chunk-overlap", "CTX_CHUNK_OVERLAP",
-        "--token-ratio", "CTX_TOKEN_RATIO", "--stdio", "--http", "CTX_TRANSPORT", "--host", "CTX_HTTP_HOST",
-        "--port", "CTX_HTTP_PORT", "--audit", "--no-audit", "CTX_AUDIT", "--llm-deadline", "CTX_LLM_DEADLINE_S",
-        "--http-token", "CTX_HTTP_TOKEN", "--allow-remote", "--embed-model", "CTX_EMBED_MODEL", "--embed-base-url",
+        "--data-dir",
+        "CTX_DATA_DIR",
+        "--ingest-root",
+        "CTX_INGEST_ROOTS",
+        "--llm-base-url",
+        "CTX_LLM_BASE_URL",
+        "--llm-model",
+        "CTX_LLM_MODEL",
+        "--llm-timeout",
+        "CTX_LLM_TIMEOUT_MS",
+        "--no-llm",
+        "CTX_LLM_ENABLED",
+        "--budget",
+        "CTX_BUDGET",
+        "--chunk-tokens",
+        "CTX_CHUNK_TOKENS",
+        "--chunk-overlap",
+        "CTX_CHUNK_OVERLAP",
+        "--token-ratio",
+        "CTX_TOKEN_RATIO",
+        "--stdio",
+        "--http",
+        "CTX_TRANSPORT",
+        "--host",
+        "CTX_HTTP_HOST",
+        "--port",
+        "CTX_HTTP_PORT",
+        "--audit",
+        "--no-audit",
+        "CTX_AUDIT",
+        "--llm-deadline",
+        "CTX_LLM_DEADLINE_S",
+        "--http-token",
+        "CTX_HTTP_TOKEN",
+        "--allow-remote",
+        "--embed-model",
+        "CTX_EMBED_MODEL",
+        "--embed-base-url",
         "CTX_EMBED_BASE_URL",
     ):
         assert word in result.stdout, word

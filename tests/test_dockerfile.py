@@ -38,8 +38,10 @@ async def test_a_cache_in_the_data_dir_is_written_and_harmless(tmp_path: Path) -
     with trio.fail_after(120):
         process = await spawn("--data-dir", str(data), "--no-llm", env={"XDG_CACHE_HOME": str(data / ".cache")})
         assert process.stdin is not None and process.stdout is not None
-        hello = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
-                 '"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n')
+        hello = (
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+            '"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n'
+        )
         await process.stdin.send_all(hello.encode())
         await process.stdout.receive_some()
         await process.stdin.aclose()

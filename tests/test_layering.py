@@ -36,7 +36,20 @@ ALLOWED: dict[str, set[str]] = {
     "surface": {"tools", "memory", "docs", "store", "text", "_context", "_live", "_config"},
     "_sdk": set(),
     "transport": {"_sdk", "_config"},
-    "_app": {"transport", "tools", "surface", "_sdk", "memory", "docs", "store", "llm", "text", "_context", "_live", "_config"},
+    "_app": {
+        "transport",
+        "tools",
+        "surface",
+        "_sdk",
+        "memory",
+        "docs",
+        "store",
+        "llm",
+        "text",
+        "_context",
+        "_live",
+        "_config",
+    },
     "_cli": {"_app", "_sdk", "transport", "store", "_config", "_platform", "cli"},
     # The subcommands: the library's services, as a person or a script sees them.
     "cli": {"__init__", "_context", "memory", "docs", "store", "llm", "text", "_config"},
@@ -89,16 +102,20 @@ def _module_name(path: Path, package_dir: Path) -> str:
 
 def _cycles(package_dir: Path = PACKAGE) -> list[list[str]]:
     """The import cycles among ctxtrio's modules: strongly connected groups of two or more (Tarjan, iterative)."""
-    imports = {_module_name(path, package_dir): [target for target, _ in _imports(path, package_dir)]
-               for path in sorted(package_dir.rglob("*.py"))}
+    imports = {
+        _module_name(path, package_dir): [target for target, _ in _imports(path, package_dir)]
+        for path in sorted(package_dir.rglob("*.py"))
+    }
 
     def module(target: str) -> str | None:  # ``from .x import name`` names a module or something inside one
         while target not in imports and "." in target:
             target = target.rsplit(".", 1)[0]
         return target if target in imports else None
 
-    graph = {name: sorted({hit for target in targets if (hit := module(target)) is not None and hit != name})
-             for name, targets in imports.items()}
+    graph = {
+        name: sorted({hit for target in targets if (hit := module(target)) is not None and hit != name})
+        for name, targets in imports.items()
+    }
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -123,8 +140,8 @@ def _cycles(package_dir: Path = PACKAGE) -> list[list[str]]:
                 if work:
                     low[work[-1][0]] = min(low[work[-1][0]], low[node])
                 if low[node] == index[node]:
-                    group = stack[stack.index(node):]
-                    del stack[stack.index(node):]
+                    group = stack[stack.index(node) :]
+                    del stack[stack.index(node) :]
                     if len(group) > 1:
                         found.append(sorted(group))
     return sorted(found)
@@ -153,7 +170,9 @@ def test_the_cycle_check_sees_a_loop_of_three(tmp_path: Path) -> None:
     (package / "text").mkdir(parents=True)
     (package / "text" / "a.py").write_text("from . import b\n", encoding="utf-8")
     (package / "text" / "b.py").write_text("from .c import thing\n", encoding="utf-8")
-    (package / "text" / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import x\n", encoding="utf-8")
+    (package / "text" / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import x\n", encoding="utf-8"
+    )
     (package / "text" / "d.py").write_text("from . import a\n", encoding="utf-8")
     assert _cycles(package) == [["ctxtrio.text.a", "ctxtrio.text.b", "ctxtrio.text.c"]]
 
@@ -167,7 +186,16 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
 
 
 #: What only the store's handle may use: the journal readers and writer, the index itself.
-STORE_INSIDES = {"read_journal", "read_blocks", "parse_lines", "JournalAppender", "SearchIndex", "run_store_writer", "process_batch", "read_lines"}
+STORE_INSIDES = {
+    "read_journal",
+    "read_blocks",
+    "parse_lines",
+    "JournalAppender",
+    "SearchIndex",
+    "run_store_writer",
+    "process_batch",
+    "read_lines",
+}
 
 
 def test_domains_reach_the_store_only_through_its_handle() -> None:
@@ -176,6 +204,12 @@ def test_domains_reach_the_store_only_through_its_handle() -> None:
     for domain in ("memory", "docs"):
         for path in sorted((PACKAGE / domain).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] in ("journal", "reading", "index", "writer", "batch"):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] in (
+                    "journal",
+                    "reading",
+                    "index",
+                    "writer",
+                    "batch",
+                ):
                     found += [f"{path.name}: {alias.name}" for alias in node.names if alias.name in STORE_INSIDES]
     assert found == []

@@ -83,9 +83,7 @@ def test_config_init_stub_matches_the_fields() -> None:
     """The typed __init__ that mypy sees names every field, in order, with its default."""
     source = Path(ctxtrio_config.__file__).read_text(encoding="utf-8")
     stub = next(
-        node
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+        node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef) and node.name == "__init__"
     )
     names = [arg.arg for arg in stub.args.args[1:]]
     assert names == [f.name for f in dataclasses.fields(ctxtrio.Config)]
@@ -115,7 +113,11 @@ async def test_library_errors_name_no_tools(tmp_path: Path) -> None:
             await ctx.sessions.status("nope")
         with pytest.raises(ctxtrio.InputError) as too_long:
             await ctx.sessions.append("s", "x" * 1_000_000)
-    for caught, hint in ((missing_doc, "list_documents"), (missing_session, "list_sessions"), (too_long, "store_as_document")):
+    for caught, hint in (
+        (missing_doc, "list_documents"),
+        (missing_session, "list_sessions"),
+        (too_long, "store_as_document"),
+    ):
         assert_type(caught.value.hint, ctxtrio.Hint | None)
         assert caught.value.hint == hint
         assert re.search(r"\b(doc|context)_[a-z]+", str(caught.value)) is None, str(caught.value)
@@ -125,7 +127,9 @@ def test_readme_library_example_is_the_tested_one() -> None:
     """The README's library example is tests/readme_library.py, character for character."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## As a library") :]
-    block = section[section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python"))]
+    block = section[
+        section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python"))
+    ]
     example = (ROOT / "tests" / "readme_library.py").read_text(encoding="utf-8")
     assert example.split("\n", 2)[2].lstrip("\n") == block
 

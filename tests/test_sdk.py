@@ -104,6 +104,7 @@ async def test_stdio_exchange_through_the_boundary() -> None:
 
 def test_http_app_is_an_asgi_app_with_a_session_manager() -> None:
     """http_app returns the SDK's Starlette app for /mcp; the server then has its session manager."""
+
     async def call(name: str, arguments: Mapping[str, Any] | None, progress: Progress) -> _Result:
         return _Result("")
 

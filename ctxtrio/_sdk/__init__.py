@@ -185,8 +185,12 @@ def http_app(
 
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(
-        streamable_http_path="/mcp", transport_security=security, host=host, max_request_body_size=max_body_bytes,
-        session_idle_timeout=session_idle_s, max_sessions=max_sessions,
+        streamable_http_path="/mcp",
+        transport_security=security,
+        host=host,
+        max_request_body_size=max_body_bytes,
+        session_idle_timeout=session_idle_s,
+        max_sessions=max_sessions,
     )
     evict_idle_at_cap(server.session_manager, max_sessions, session_idle_s)
     return app

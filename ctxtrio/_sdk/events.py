@@ -51,7 +51,9 @@ SEND_TIMEOUT_S = 1.0
 _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _QUEUE = 64
 #: Credentials as they appear in URLs, headers and exception texts.
-_SECRETISH = re.compile(r"(?i)(bearer\s+|authorization[:=]\s*|api[_-]?key[\"']?\s*[:=]\s*[\"']?|token[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]+")
+_SECRETISH = re.compile(
+    r"(?i)(bearer\s+|authorization[:=]\s*|api[_-]?key[\"']?\s*[:=]\s*[\"']?|token[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]+"
+)
 
 
 def _mcp_level(levelno: int) -> str:

@@ -39,7 +39,8 @@ def evict_idle_at_cap(manager: StreamableHTTPSessionManager, cap: int, idle_s: f
             idle = [
                 (transport.idle_scope.deadline, session_id)
                 for session_id, transport in sessions.items()
-                if transport.idle_scope is not None and math.isfinite(transport.idle_scope.deadline)
+                if transport.idle_scope is not None
+                and math.isfinite(transport.idle_scope.deadline)
                 and not getattr(transport, "_requests_in_flight", 0)
             ]
             if idle:
@@ -50,8 +51,12 @@ def evict_idle_at_cap(manager: StreamableHTTPSessionManager, cap: int, idle_s: f
                 import anyio
 
                 idle_for = max(0.0, idle_s - (deadline - anyio.current_time()))
-                log.info("HTTP session cap (%d) reached: closed session %s, idle %.0f s, the longest", cap,
-                         session_id[:12], idle_for)
+                log.info(
+                    "HTTP session cap (%d) reached: closed session %s, idle %.0f s, the longest",
+                    cap,
+                    session_id[:12],
+                    idle_for,
+                )
         return admit(requestor)
 
     manager._admit_session = admit_evicting  # type: ignore[method-assign]

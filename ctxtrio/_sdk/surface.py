@@ -95,11 +95,11 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:
             page, cursor = await surface.list_resources(params.cursor)
         except CtxError as exc:
             raise _invalid(exc) from None
-        return types.ListResourcesResult(
-            resources=[types.Resource.model_validate(r) for r in page], next_cursor=cursor
-        )
+        return types.ListResourcesResult(resources=[types.Resource.model_validate(r) for r in page], next_cursor=cursor)
 
-    async def list_templates(ctx: ServerRequestContext[Any], params: PaginatedRequestParams) -> ListResourceTemplatesResult:
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams
+    ) -> ListResourceTemplatesResult:
         return templates
 
     async def read_resource(ctx: ServerRequestContext[Any], params: ReadResourceRequestParams) -> ReadResourceResult:
@@ -172,7 +172,12 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
     server.add_request_handler("server/discover", types.RequestParams, discover)
     fixed, fresh = CacheHint(ttl_ms=LIST_TTL_MS), CacheHint(ttl_ms=0)
-    server.cache_hints = validate_cache_hints({
-        "tools/list": fixed, "prompts/list": fixed, "resources/templates/list": fixed,
-        "resources/list": fresh, "resources/read": fresh,
-    })
+    server.cache_hints = validate_cache_hints(
+        {
+            "tools/list": fixed,
+            "prompts/list": fixed,
+            "resources/templates/list": fixed,
+            "resources/list": fresh,
+            "resources/read": fresh,
+        }
+    )

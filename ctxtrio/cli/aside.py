@@ -49,8 +49,10 @@ def free_space(data: DataDir) -> tuple[bool, str]:
         return False, f"{data.root}: cannot tell the free space ({exc.strerror or exc})"
     free = info.f_bavail * info.f_frsize
     if free < LOW_SPACE_BYTES:
-        return False, (f"{data.root}: the disk is full ({free:,} bytes free): appends, ingests and imports fail; "
-                       "reads, show, export and sessions still work. Free some space")
+        return False, (
+            f"{data.root}: the disk is full ({free:,} bytes free): appends, ingests and imports fail; "
+            "reads, show, export and sessions still work. Free some space"
+        )
     return True, f"{data.root}: writable, {free / (1 << 20):,.0f} MB free"
 
 
@@ -60,19 +62,35 @@ def set_aside(data: DataDir) -> list[Aside]:
     lost = _files(data.lost_found)
     if lost:
         details = tuple(
-            f"{path.relative_to(data.root)}: {size:,} bytes, set aside {_when(mtime)}; its text is the \"text\" of "
+            f'{path.relative_to(data.root)}: {size:,} bytes, set aside {_when(mtime)}; its text is the "text" of '
             f"its chunk records in order (e.g. jq -r .text {path} > doc.md), then ctxtrio ingest doc.md"
             for path, size, mtime in lost[:SHOWN]
         )
-        found.append(Aside("lost-and-found", len(lost), f"{len(lost)} document generation(s) no catalog record "
-                           "commits (a damaged catalog line, see quarantine/) were moved here, not deleted", details))
+        found.append(
+            Aside(
+                "lost-and-found",
+                len(lost),
+                f"{len(lost)} document generation(s) no catalog record "
+                "commits (a damaged catalog line, see quarantine/) were moved here, not deleted",
+                details,
+            )
+        )
     bad = _files(data.quarantine)
     if bad:
         newest = max(mtime for _, _, mtime in bad)
-        details = tuple(f"{path.relative_to(data.root)}: {size:,} bytes, {_when(mtime)}" for path, size, mtime in bad[:SHOWN])
-        found.append(Aside("quarantine", len(bad), f"{len(bad)} malformed journal line(s) were copied here and "
-                           f"skipped (newest {_when(newest)}); the journals work without them: read them to "
-                           "recover anything by hand, then delete them", details))
+        details = tuple(
+            f"{path.relative_to(data.root)}: {size:,} bytes, {_when(mtime)}" for path, size, mtime in bad[:SHOWN]
+        )
+        found.append(
+            Aside(
+                "quarantine",
+                len(bad),
+                f"{len(bad)} malformed journal line(s) were copied here and "
+                f"skipped (newest {_when(newest)}); the journals work without them: read them to "
+                "recover anything by hand, then delete them",
+                details,
+            )
+        )
     return found
 
 

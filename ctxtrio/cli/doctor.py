@@ -79,18 +79,26 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         aside = await trio.to_thread.run_sync(set_aside, ctx.data)
         for found in aside:
             report.add(found.area, True, "; ".join([found.summary, *found.details]), warn=True)
-        report.facts["set_aside"] = {found.area: {"files": found.files, "summary": found.summary,
-                                                  "shown": list(found.details)} for found in aside}
+        report.facts["set_aside"] = {
+            found.area: {"files": found.files, "summary": found.summary, "shown": list(found.details)}
+            for found in aside
+        }
     if config.llm_enabled:
         await _llm(config, report)
     else:
         report.add("llm", True, "off (--no-llm): summaries are extractive")
     healthy = all(ok for _, ok, _ in report.lines) and not (args.strict and report.warned)
     if args.json:
-        emit_json({"ok": healthy, **report.facts,
-                   "warnings": sorted(report.warned),
-                   "checks": [{"area": a, "ok": ok, "warn": a in report.warned, "detail": line}
-                              for a, ok, line in report.lines]})
+        emit_json(
+            {
+                "ok": healthy,
+                **report.facts,
+                "warnings": sorted(report.warned),
+                "checks": [
+                    {"area": a, "ok": ok, "warn": a in report.warned, "detail": line} for a, ok, line in report.lines
+                ],
+            }
+        )
     else:
         for area, ok, line in report.lines:
             say(f"{'warn' if area in report.warned else 'ok ' if ok else 'BAD'} {area}: {line}")
@@ -139,7 +147,11 @@ async def _documents(ctx: Context, report: Report) -> dict[str, int]:
     damage = "; ".join([_damage(torn + bool(catalog.torn_tail_bytes), malformed + len(catalog.quarantined)), *missing])
     chunks_total = sum(current.values())
     report.facts["documents"] = {"count": len(current), "chunks": chunks_total}
-    report.add("documents", not damage.strip("; "), f"{len(current)}, {chunks_total} chunks; journals {damage.strip('; ') or 'ok'}")
+    report.add(
+        "documents",
+        not damage.strip("; "),
+        f"{len(current)}, {chunks_total} chunks; journals {damage.strip('; ') or 'ok'}",
+    )
     return current
 
 
@@ -154,28 +166,44 @@ async def _index(ctx: Context, report: Report, current: dict[str, int], *, repai
             await ctx.store.remove(ctx.data.root / name)  # the file is gone already: drops its rows
         inventory = await ctx.store.inventory()
         still = [name for name, chunks in current.items() if inventory.get(name, (0, 0))[1] != chunks]
-        report.add("index", not still, f"rebuilt {len(current)} document journal(s), dropped {len(stale)} stale; "
-                   + (f"{len(still)} still differ" if still else "in step"))
+        report.add(
+            "index",
+            not still,
+            f"rebuilt {len(current)} document journal(s), dropped {len(stale)} stale; "
+            + (f"{len(still)} still differ" if still else "in step"),
+        )
         return
     rows = sum(inventory.get(name, (0, 0))[1] for name in current)
     report.facts["index"] = {"journals": len(inventory), "rows": rows, "behind": behind, "stale": stale}
     if behind or stale:
-        report.add("index", False, f"{len(behind)} document(s) not fully indexed, {len(stale)} stale journal(s): "
-                   "run ctxtrio doctor --repair")
+        report.add(
+            "index",
+            False,
+            f"{len(behind)} document(s) not fully indexed, {len(stale)} stale journal(s): run ctxtrio doctor --repair",
+        )
     else:
         report.add("index", True, f"in step: {rows} rows for {len(current)} documents")
 
 
 async def _llm(config: Config, report: Report) -> None:
-    settings = LLMSettings(base_url=config.llm_base_url, model=config.llm_model, api_key=config.llm_api_key,
-                           timeout_s=min(config.llm_timeout_s, LLM_CHECK_TIMEOUT_S))
+    settings = LLMSettings(
+        base_url=config.llm_base_url,
+        model=config.llm_model,
+        api_key=config.llm_api_key,
+        timeout_s=min(config.llm_timeout_s, LLM_CHECK_TIMEOUT_S),
+    )
     async with open_llm_client(settings) as llm:
         try:
             models = await llm.list_models()
         except LLMError as exc:
             report.facts["llm"] = {"url": config.llm_base_url, "reachable": False, "error": str(exc)}
-            report.add("llm", True, f"{config.llm_base_url} is not reachable ({exc}); summaries are extractive "
-                       "until it is: start the model server, fix --llm-base-url, or pass --no-llm", warn=True)
+            report.add(
+                "llm",
+                True,
+                f"{config.llm_base_url} is not reachable ({exc}); summaries are extractive "
+                "until it is: start the model server, fix --llm-base-url, or pass --no-llm",
+                warn=True,
+            )
             return
         model = config.llm_model or (models[0] if models else None)
         try:
@@ -188,12 +216,27 @@ async def _llm(config: Config, report: Report) -> None:
         except LLMError as exc:
             report.add("llm", False, f"{config.llm_base_url} answered /models, then failed: {exc}")
             return
-    report.facts["llm"] = {"url": config.llm_base_url, "reachable": True, "model": model, "models": models,
-                           "tokenize": tokens is not None, "tokenize_sample": tokens, "context_length": length}
-    tokenize = f"available ({tokens} tokens for {_SAMPLE!r})" if tokens is not None else "not offered (counts are calibrated estimates)"
+    report.facts["llm"] = {
+        "url": config.llm_base_url,
+        "reachable": True,
+        "model": model,
+        "models": models,
+        "tokenize": tokens is not None,
+        "tokenize_sample": tokens,
+        "context_length": length,
+    }
+    tokenize = (
+        f"available ({tokens} tokens for {_SAMPLE!r})"
+        if tokens is not None
+        else "not offered (counts are calibrated estimates)"
+    )
     context = f"{length} tokens" if length is not None else "not reported by this server (set --budget)"
-    report.add("llm", model is not None, f"{config.llm_base_url} reachable; model {model or 'none loaded'}; "
-               f"tokenize {tokenize}; context length {context}")
+    report.add(
+        "llm",
+        model is not None,
+        f"{config.llm_base_url} reachable; model {model or 'none loaded'}; "
+        f"tokenize {tokenize}; context length {context}",
+    )
 
 
 COMMANDS: dict[str, Command] = {"doctor": doctor_command}

@@ -29,7 +29,9 @@ def _docs_args(p: argparse.ArgumentParser) -> None:
 
 
 def _search_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("query", metavar="WORD", nargs="+", help="the query: every word up to the options (no quotes needed)")
+    p.add_argument(
+        "query", metavar="WORD", nargs="+", help="the query: every word up to the options (no quotes needed)"
+    )
     p.add_argument("--doc", metavar="ID", help="search one document only")
     p.add_argument("--limit", metavar="N", type=int, default=10, help="most hits (default 10)")
     p.add_argument("--full", action="store_true", help="print each matching chunk whole, not only its matching lines")
@@ -51,8 +53,10 @@ async def docs_command(config: Config, args: argparse.Namespace, stop: trio.Canc
     if not docs:
         say("no documents")
     for doc in docs:
-        say(f"{doc.doc_id}  {plural(doc.chunks, 'chunk')}  {doc.tokens} tokens  {doc.chars} chars  "
-              f"{when(doc.ingested_at)}  \"{doc.title}\"  {doc.source}")
+        say(
+            f"{doc.doc_id}  {plural(doc.chunks, 'chunk')}  {doc.tokens} tokens  {doc.chars} chars  "
+            f'{when(doc.ingested_at)}  "{doc.title}"  {doc.source}'
+        )
     return 0
 
 
@@ -121,8 +125,9 @@ async def forget_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         if missing:
             err(f"ctxtrio: error: no document {', '.join(missing)} (ctxtrio docs lists them)")
             return 2
-        shown = ", ".join(f'{doc_id} ("{known[doc_id].title}", {plural(known[doc_id].chunks, "chunk")})'
-                          for doc_id in args.docs)
+        shown = ", ".join(
+            f'{doc_id} ("{known[doc_id].title}", {plural(known[doc_id].chunks, "chunk")})' for doc_id in args.docs
+        )
         if not ask(f"Forget {shown}? This cannot be undone; the files themselves stay.", yes=args.yes):
             err("nothing forgotten")
             return 1
@@ -131,14 +136,17 @@ async def forget_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             info = await ctx.documents.forget(doc_id)
             done.append(asdict(info))
             if not args.json:
-                say(f"forgot {doc_id} \"{info.title}\" ({plural(info.chunks, 'chunk')})")
+                say(f'forgot {doc_id} "{info.title}" ({plural(info.chunks, "chunk")})')
     if args.json:
         emit_json(done)
     return 0
 
 
 COMMANDS: dict[str, Command] = {
-    "docs": docs_command, "ingest": ingest_command, "search": search_command, "forget": forget_command,
+    "docs": docs_command,
+    "ingest": ingest_command,
+    "search": search_command,
+    "forget": forget_command,
 }
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "docs": _docs_args,

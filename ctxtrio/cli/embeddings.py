@@ -54,11 +54,24 @@ async def check_embeddings(
         await trio.to_thread.run_sync(vectors.close)
     total = sum(current.values())
     embedded = sum(min(len(done.get(journal, ())), chunks) for journal, chunks in current.items())
-    facts: dict[str, object] = {"url": url, "model": model, "reachable": error is None, "dimension": key,
-                                  "chunks": total, "embedded": embedded, "error": error}
+    facts: dict[str, object] = {
+        "url": url,
+        "model": model,
+        "reachable": error is None,
+        "dimension": key,
+        "chunks": total,
+        "embedded": embedded,
+        "error": error,
+    }
     repaired = f"; dropped {dropped} vectors of documents gone or of another model" if repair else ""
     progress = f"{embedded} of {total} chunks embedded{repaired}"
     if error is not None:
-        return False, (f"{model} at {url} does not embed ({error}): load an embedding model there, "
-                       f"or fix --embed-model/--embed-base-url; {progress}"), facts
+        return (
+            False,
+            (
+                f"{model} at {url} does not embed ({error}): load an embedding model there, "
+                f"or fix --embed-model/--embed-base-url; {progress}"
+            ),
+            facts,
+        )
     return True, f"{model} at {url} works, {dim} dimensions; {progress}", facts

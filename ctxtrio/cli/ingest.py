@@ -45,10 +45,20 @@ PRECHECK_FILES = 32
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", metavar="PATH", nargs="+", help="files, directories (walked) or globs ('docs/**/*.md')")
-    p.add_argument("--exclude", metavar="GLOB", action="append", default=[],
-                   help="leave out what matches, like a .gitignore line ('tests/', '*.min.js'); repeatable")
-    p.add_argument("--include", metavar="GLOB", action="append", default=[],
-                   help="in walked folders take only files that match ('*.md'); repeatable")
+    p.add_argument(
+        "--exclude",
+        metavar="GLOB",
+        action="append",
+        default=[],
+        help="leave out what matches, like a .gitignore line ('tests/', '*.min.js'); repeatable",
+    )
+    p.add_argument(
+        "--include",
+        metavar="GLOB",
+        action="append",
+        default=[],
+        help="in walked folders take only files that match ('*.md'); repeatable",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="one line per file, skipped ones too")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
@@ -117,7 +127,9 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             # Straight from the catalog journal, read once for the unchanged check of every file.
             known = {entry.info.source: entry.info for entry in (await catalog_state(ctx)).docs.values()}
             with Progress("ingest", total=total, unit="B", items=len(found.files), quiet=not args.verbose) as progress:
-                batches = iter([found.files[i : i + PRECHECK_FILES] for i in range(0, len(found.files), PRECHECK_FILES)])
+                batches = iter(
+                    [found.files[i : i + PRECHECK_FILES] for i in range(0, len(found.files), PRECHECK_FILES)]
+                )
 
                 def finish(item: Checked, note: str) -> None:
                     tally.processed_bytes += item.size
@@ -158,8 +170,11 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
                             elif item.refusal is not None:
                                 _refuse(tally, str(item.path), item.refusal, args, progress)
                                 finish(item, "")
-                            elif earlier is not None and earlier.content_hash == item.digest \
-                                    and earlier.title == item.path.name:
+                            elif (
+                                earlier is not None
+                                and earlier.content_hash == item.digest
+                                and earlier.title == item.path.name
+                            ):
                                 tally.done.append((item.path, IngestResult(earlier, False, 0.0, unchanged=True)))
                                 finish(item, f"unchanged {shown} -> {earlier.doc_id}")
                             else:
@@ -176,9 +191,7 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     return 1 if failed_argument or tally.failed else 0
 
 
-async def _committed_meanwhile(
-    config: Config, files: list[tuple[Path, int]], tally: Tally, since: float
-) -> None:
+async def _committed_meanwhile(config: Config, files: list[tuple[Path, int]], tally: Tally, since: float) -> None:
     """Count the ingests that committed as Ctrl-C arrived (their answers were cancelled, not their commits).
 
     The catalog is the truth: a file this run did not count whose source the catalog
@@ -216,22 +229,32 @@ def _report(args: argparse.Namespace, tally: Tally, elapsed_s: float, interrupte
     replaced = [(path, r) for path, r in done if r.replaced and not r.unchanged]
     new = [(path, r) for path, r in done if not r.replaced and not r.unchanged]
     if args.json:
-        def files(items: list[tuple[Path, IngestResult]]) -> list[dict[str, object]]:
-            return [{"path": escaped_path(str(path)), "doc_id": r.doc.doc_id, "chunks": r.doc.chunks}
-                    for path, r in items]
 
-        emit_json({
-            "ingested": files(new), "replaced": files(replaced), "unchanged": files(unchanged),
-            "refused": [{"path": escaped_path(path), "reason": reason} for path, reason in tally.refused],
-            "skipped": dict(sorted(tally.skipped.items())),
-            "bytes": tally.processed_bytes, "elapsed_s": round(elapsed_s, 3), "interrupted": interrupted,
-        })
+        def files(items: list[tuple[Path, IngestResult]]) -> list[dict[str, object]]:
+            return [
+                {"path": escaped_path(str(path)), "doc_id": r.doc.doc_id, "chunks": r.doc.chunks} for path, r in items
+            ]
+
+        emit_json(
+            {
+                "ingested": files(new),
+                "replaced": files(replaced),
+                "unchanged": files(unchanged),
+                "refused": [{"path": escaped_path(path), "reason": reason} for path, reason in tally.refused],
+                "skipped": dict(sorted(tally.skipped.items())),
+                "bytes": tally.processed_bytes,
+                "elapsed_s": round(elapsed_s, 3),
+                "interrupted": interrupted,
+            }
+        )
         return
     megabytes = tally.processed_bytes / (1 << 20)
     rate = megabytes / elapsed_s if elapsed_s > 0 else 0.0
     skipped = sum(tally.skipped.values())
     reasons = ", ".join(f"{count} {reason}" for reason, count in tally.skipped.most_common())
     head = "interrupted after" if interrupted else "done:"
-    say(f"{head} {len(new)} ingested, {len(replaced)} replaced, {len(unchanged)} unchanged, "
+    say(
+        f"{head} {len(new)} ingested, {len(replaced)} replaced, {len(unchanged)} unchanged, "
         f"{skipped} skipped{f' ({reasons})' if reasons else ''}, {len(tally.refused)} refused; "
-        f"{megabytes:.1f} MB in {elapsed_s:.2f} s ({rate:.1f} MB/s)")
+        f"{megabytes:.1f} MB in {elapsed_s:.2f} s ({rate:.1f} MB/s)"
+    )

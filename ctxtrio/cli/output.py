@@ -19,9 +19,18 @@ from typing import TextIO
 from .._errors import InputError
 
 __all__ = [
-    "CLOSED_PIPE", "ask", "closed_pipe", "emit_json", "err", "leaves", "listen_error", "parse_duration",
-    "probe_listen", "say",
-    "setup_logging", "when",
+    "CLOSED_PIPE",
+    "ask",
+    "closed_pipe",
+    "emit_json",
+    "err",
+    "leaves",
+    "listen_error",
+    "parse_duration",
+    "probe_listen",
+    "say",
+    "setup_logging",
+    "when",
 ]
 
 #: The exit code of a command whose reader went away (``ctxtrio sessions | head -1``): 128 + SIGPIPE, as git's.
@@ -56,9 +65,11 @@ def listen_error(error: BaseException, host: str, port: int) -> str | None:
     """One line for a listening socket that could not be had (port in use, not allowed), else None."""
     for leaf in leaves(error):
         if isinstance(leaf, OSError) and leaf.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
-            what = {errno.EADDRINUSE: "the port is in use (another ctxtrio?)",
-                    errno.EACCES: "not allowed (ports below 1024 need privileges)",
-                    errno.EADDRNOTAVAIL: "no such local address"}[leaf.errno]
+            what = {
+                errno.EADDRINUSE: "the port is in use (another ctxtrio?)",
+                errno.EACCES: "not allowed (ports below 1024 need privileges)",
+                errno.EADDRNOTAVAIL: "no such local address",
+            }[leaf.errno]
             return f"cannot listen on {host}:{port}: {what}; pick another with --port, or --port 0 for any free one"
     return None
 

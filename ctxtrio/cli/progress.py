@@ -52,8 +52,13 @@ class Progress:
             from tqdm import tqdm
 
             self._bar = tqdm(
-                total=total, desc=description, unit=unit, unit_scale=unit == "B", unit_divisor=1024,
-                dynamic_ncols=True, file=sys.stderr,
+                total=total,
+                desc=description,
+                unit=unit,
+                unit_scale=unit == "B",
+                unit_divisor=1024,
+                dynamic_ncols=True,
+                file=sys.stderr,
             )
 
     def __enter__(self) -> Progress:

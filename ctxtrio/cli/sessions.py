@@ -45,15 +45,23 @@ def _delete_args(p: argparse.ArgumentParser) -> None:
 
 def _restore_args(p: argparse.ArgumentParser) -> None:
     _json_flag(p)
-    p.add_argument("sessions", metavar="SESSION", nargs="+", help="deleted session ids to bring back (ctxtrio sessions --deleted lists them)")
+    p.add_argument(
+        "sessions",
+        metavar="SESSION",
+        nargs="+",
+        help="deleted session ids to bring back (ctxtrio sessions --deleted lists them)",
+    )
 
 
 def _prune_args(p: argparse.ArgumentParser) -> None:
     _json_flag(p)
-    p.add_argument("--older-than", metavar="DURATION", required=True,
-                   help="how long ago something must have been deleted or superseded (30d, 12h, 0 for all)")
-    p.add_argument("--idle", action="store_true",
-                   help="also remove live sessions with no activity within DURATION")
+    p.add_argument(
+        "--older-than",
+        metavar="DURATION",
+        required=True,
+        help="how long ago something must have been deleted or superseded (30d, 12h, 0 for all)",
+    )
+    p.add_argument("--idle", action="store_true", help="also remove live sessions with no activity within DURATION")
     p.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
     p.add_argument("--yes", action="store_true", help="do not ask")
 
@@ -70,7 +78,7 @@ async def sessions_command(config: Config, args: argparse.Namespace, stop: trio.
         say("no sessions" + ("" if args.deleted else " (--deleted shows deleted ones)"))
     for info in infos:
         deleted = f"  DELETED {when(info.deleted_at)}" if info.deleted_at is not None else ""
-        say(f"{info.session_id}  {info.live_entries} live  last {when(info.last_activity)}  \"{info.title}\"{deleted}")
+        say(f'{info.session_id}  {info.live_entries} live  last {when(info.last_activity)}  "{info.title}"{deleted}')
     return 0
 
 
@@ -96,12 +104,20 @@ async def show_command(config: Config, args: argparse.Namespace, stop: trio.Canc
     state = replay(args.session, records)
     entries = [item.snapshot() for item in state.order]
     if args.json:
-        emit_json({"session_id": state.session_id, "title": state.title, "deleted_at": state.deleted_at,
-                   "entries": [asdict(entry) for entry in entries]})
+        emit_json(
+            {
+                "session_id": state.session_id,
+                "title": state.title,
+                "deleted_at": state.deleted_at,
+                "entries": [asdict(entry) for entry in entries],
+            }
+        )
         return 0
     deleted = f", DELETED {when(state.deleted_at)} (ctxtrio restore {state.session_id})" if state.deleted_at else ""
-    say(f"{state.session_id} \"{state.title}\": {state.live_count} live, {state.superseded} superseded, "
-          f"{state.deleted} deleted{deleted}")
+    say(
+        f'{state.session_id} "{state.title}": {state.live_count} live, {state.superseded} superseded, '
+        f"{state.deleted} deleted{deleted}"
+    )
     for entry in entries:
         say(_entry_line(entry))
     return 0

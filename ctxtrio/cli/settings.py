@@ -25,7 +25,15 @@ from .commands import SUBCOMMANDS
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["ArgParser", "add_settings", "build_config", "config_from_args", "readme_table", "serving_parser", "value_flags"]
+__all__ = [
+    "ArgParser",
+    "add_settings",
+    "build_config",
+    "config_from_args",
+    "readme_table",
+    "serving_parser",
+    "value_flags",
+]
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}

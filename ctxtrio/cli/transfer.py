@@ -36,7 +36,15 @@ if TYPE_CHECKING:
     from ..memory.archive import ImportResult
     from ..store.records import Record
 
-__all__ = ["FORMAT_VERSION", "export_args", "export_line", "export_command", "import_args", "import_command", "read_export"]
+__all__ = [
+    "FORMAT_VERSION",
+    "export_args",
+    "export_line",
+    "export_command",
+    "import_args",
+    "import_command",
+    "read_export",
+]
 
 FORMAT_VERSION = 1
 
@@ -144,10 +152,20 @@ async def import_command(config: Config, args: argparse.Namespace, stop: trio.Ca
                 results.append(result)
                 progress.advance(len(records), f"{session_id}: {result.outcome}")
     if args.json:
-        emit_json([{
-            "source_id": r.source_id, "session_id": r.session_id, "outcome": r.outcome, "records": r.records,
-            "ids": r.ids, "remapped_entries": r.remapped_entries, "skipped": list(r.skipped),
-        } for r in results])
+        emit_json(
+            [
+                {
+                    "source_id": r.source_id,
+                    "session_id": r.session_id,
+                    "outcome": r.outcome,
+                    "records": r.records,
+                    "ids": r.ids,
+                    "remapped_entries": r.remapped_entries,
+                    "skipped": list(r.skipped),
+                }
+                for r in results
+            ]
+        )
         return 0
     for r in results:
         where = "" if r.session_id == r.source_id else f" as {r.session_id}"

@@ -137,8 +137,13 @@ def _once(candidates: list[Path], found: Found) -> None:
 
 
 def _walk(
-    top: Path, add: Callable[[Path], None], found: Found, filters: _Filters, *,
-    match: re.Pattern[str] | None = None, depth: int | None = None,
+    top: Path,
+    add: Callable[[Path], None],
+    found: Found,
+    filters: _Filters,
+    *,
+    match: re.Pattern[str] | None = None,
+    depth: int | None = None,
 ) -> None:
     """Add the files under ``top`` that no rule leaves out (and that ``match``, if given, matches)."""
     rules: dict[str, list[Rule]] = {}

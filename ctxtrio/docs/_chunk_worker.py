@@ -58,7 +58,9 @@ def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
         extras = ascii_index_extras(chunk.text)
         whole = extras is not None
         terms = extras if extras is not None else index_text(chunk.text)
-        batch.append((chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, whole, terms, encoded_body(chunk)))
+        batch.append(
+            (chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, whole, terms, encoded_body(chunk))
+        )
         if len(batch) >= size:
             _send(sink, batch)
             batch = []

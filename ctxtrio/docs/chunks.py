@@ -126,9 +126,7 @@ class LoadedDoc:
         return sum(len(chunk.text) for chunk in self.chunks)
 
 
-def load_generation(
-    store: StoreHandle, path: Path, *, start: int = 0
-) -> tuple[list[StoredChunk], dict[str, str], int]:
+def load_generation(store: StoreHandle, path: Path, *, start: int = 0) -> tuple[list[StoredChunk], dict[str, str], int]:
     """Chunks (sorted by index) and summaries of a generation file from ``start``, and its end."""
     result = store.read_now(path, start)
     chunks: list[StoredChunk] = []

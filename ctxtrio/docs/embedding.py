@@ -161,8 +161,16 @@ class SemanticIndex:
     def status(self) -> EmbeddingStatus:
         p = self._progress
         return EmbeddingStatus(
-            self.model, self._embedder.base_url, self._dim, p.state, p.total, p.embedded, p.refused, p.vectors,
-            self._embedder.last_error, self._vectors.memory_bytes(),
+            self.model,
+            self._embedder.base_url,
+            self._dim,
+            p.state,
+            p.total,
+            p.embedded,
+            p.refused,
+            p.vectors,
+            self._embedder.last_error,
+            self._vectors.memory_bytes(),
         )
 
     # -- the search side ---------------------------------------------------------------
@@ -244,7 +252,9 @@ class SemanticIndex:
         p = self._progress
         p.total = sum(entry.info.chunks for entry in journals.values())
         if self._dim is not None:
-            p.embedded, p.refused, p.vectors = await trio.to_thread.run_sync(self._vectors.counts, self.model, self._dim)
+            p.embedded, p.refused, p.vectors = await trio.to_thread.run_sync(
+                self._vectors.counts, self.model, self._dim
+            )
         else:
             p.embedded = p.refused = p.vectors = 0
 
@@ -294,7 +304,9 @@ class SemanticIndex:
         dim = len(vectors[0])
         if dim != self._dim:
             if self._dim is not None:  # the pass restarts once this document is done
-                log.warning("embedding model %s now answers %d dimensions, not %d: re-embedding", self.model, dim, self._dim)
+                log.warning(
+                    "embedding model %s now answers %d dimensions, not %d: re-embedding", self.model, dim, self._dim
+                )
             self._dim = dim
         rows: list[VectorRow] = []
         position = 0

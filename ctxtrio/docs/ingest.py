@@ -148,7 +148,14 @@ async def write_generation(
             raise errors[0]
         tokens = sum(chunk.tokens for chunk in chunks)
         info = DocumentInfo(
-            source.doc_id, source.title, source.source, len(chunks), len(source.text), tokens, time.time(), source.content_hash
+            source.doc_id,
+            source.title,
+            source.source,
+            len(chunks),
+            len(source.text),
+            tokens,
+            time.time(),
+            source.content_hash,
         )
         try:
             commit = await repo.commit(info, gen)
@@ -211,7 +218,9 @@ async def _guarded(produce: Callable[[], Awaitable[None]], errors: list[CtxError
         pass  # the consumer stopped first; it raises its own error
 
 
-async def _produce(batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch], cpu: trio.CapacityLimiter | None) -> None:
+async def _produce(
+    batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch], cpu: trio.CapacityLimiter | None
+) -> None:
     async with send:
         while (batch := await trio.to_thread.run_sync(batcher.next_batch, limiter=cpu)) is not None:
             await send.send(batch)

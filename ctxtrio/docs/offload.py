@@ -38,7 +38,15 @@ if TYPE_CHECKING:
     from ..store.records import NewRecord
     from ..text.tokens import TokenModel
 
-__all__ = ["OFFLOAD_MIN_CHARS", "FrameReader", "batch_from_frame", "job_header", "produce_in_child", "run_worker", "send_job"]
+__all__ = [
+    "OFFLOAD_MIN_CHARS",
+    "FrameReader",
+    "batch_from_frame",
+    "job_header",
+    "produce_in_child",
+    "run_worker",
+    "send_job",
+]
 
 #: Documents at least this long get a child process of their own (its start costs ~0.1 s).
 OFFLOAD_MIN_CHARS = 2_000_000

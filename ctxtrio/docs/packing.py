@@ -132,7 +132,14 @@ def _passage_hit(candidate: Candidate, share: int, model: TokenModel, query_term
     """``candidate`` whole when it fits ``share`` tokens with its header, else its best passage; None if none fits."""
     chunk = candidate.chunk
     whole_header = model.estimate(
-        hit_header(candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, by_meaning=candidate.by_meaning)
+        hit_header(
+            candidate.doc_id,
+            candidate.title,
+            chunk.index,
+            chunk.trail,
+            candidate.score,
+            by_meaning=candidate.by_meaning,
+        )
     )
     text_tokens = model.estimate(chunk.text)
     if whole_header + _GAP_TOKENS + text_tokens <= share:
@@ -162,13 +169,17 @@ def tokens_per_char(chunk: StoredChunk) -> float:
 def _cut_hit(candidate: Candidate, budget_tokens: int, model: TokenModel, query_terms: Sequence[str]) -> SearchHit:
     """``candidate`` cut by characters around its best match to whatever the budget leaves (at least a few tokens)."""
     chunk = candidate.chunk
-    header = hit_header(candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, by_meaning=candidate.by_meaning)
+    header = hit_header(
+        candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, by_meaning=candidate.by_meaning
+    )
     room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - _GAP_TOKENS)
     text = cut_to_passage(chunk.text, query_terms, room, model)
     return _hit(candidate, text, model.estimate(text), cut=True)
 
 
-def _hit(candidate: Candidate, text: str, tokens: int, lines: tuple[int, int, int] | None = None, *, cut: bool = False) -> SearchHit:
+def _hit(
+    candidate: Candidate, text: str, tokens: int, lines: tuple[int, int, int] | None = None, *, cut: bool = False
+) -> SearchHit:
     chunk = candidate.chunk
     return SearchHit(
         candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, text, tokens,

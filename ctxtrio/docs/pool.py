@@ -118,7 +118,12 @@ class ChunkPool:
         else:
             payload = text.encode("utf-8", "surrogatepass")
         header = job_header(
-            payload, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, batch_size=batch_size, kind=kind
+            payload,
+            chunk_tokens=chunk_tokens,
+            overlap_tokens=overlap_tokens,
+            model=model,
+            batch_size=batch_size,
+            kind=kind,
         )
         async with send, self._slots:
             worker = await self._take()

@@ -30,7 +30,10 @@ PASSAGE_WEIGHT: Final = 1.0
 
 
 def rerank(
-    candidates: Sequence[Candidate], query_terms: Sequence[str], *, passage_tokens: int = PASSAGE_TOKENS,
+    candidates: Sequence[Candidate],
+    query_terms: Sequence[str],
+    *,
+    passage_tokens: int = PASSAGE_TOKENS,
     weight: float = PASSAGE_WEIGHT,
 ) -> list[Candidate]:
     """``candidates`` best first by BM25 plus ``weight`` times their best passage's score

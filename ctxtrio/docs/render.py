@@ -45,8 +45,14 @@ def trail_text(trail: Sequence[str]) -> str:
 
 
 def hit_header(
-    doc_id: str, title: str, index: int, trail: Sequence[str], score: float, lines: tuple[int, int, int] | None = None,
-    *, by_meaning: bool = False,
+    doc_id: str,
+    title: str,
+    index: int,
+    trail: Sequence[str],
+    score: float,
+    lines: tuple[int, int, int] | None = None,
+    *,
+    by_meaning: bool = False,
 ) -> str:
     where = f" · {trail_text(trail)}" if trail else ""
     part = f" lines {lines[0]}-{lines[1]} of {lines[2]}" if lines is not None else ""
@@ -164,7 +170,9 @@ def render_search(result: SearchResult) -> str:
         left_out = _left_out(result)
         if result.omitted:
             return f"{result.omitted} chunks matched but none fits budget_tokens={result.budget_tokens}; raise it.{left_out}"
-        return f"No chunk matches {_echo(result.query)}.{left_out} Try other words, or doc_outline to see the structure."
+        return (
+            f"No chunk matches {_echo(result.query)}.{left_out} Try other words, or doc_outline to see the structure."
+        )
     return "\n\n".join([search_head(result), *(_hit(hit) for hit in result.hits)])
 
 
@@ -172,8 +180,10 @@ def search_head(result: SearchResult) -> str:
     """The first line of a search answer with hits: counts, what was left out, how to read on."""
     skipped = f" Keyword search only: {result.semantic_skipped}." if result.semantic_skipped else ""
     counted = ", estimated" if result.estimated else ""
-    head = (f"{len(result.hits)} hits for {_echo(result.query)}, best first ({result.used_tokens} tokens{counted})."
-            f"{_left_out(result)}{skipped}")
+    head = (
+        f"{len(result.hits)} hits for {_echo(result.query)}, best first ({result.used_tokens} tokens{counted})."
+        f"{_left_out(result)}{skipped}"
+    )
     if result.omitted:
         head += f" {result.omitted} more matched but did not fit budget_tokens={result.budget_tokens}."
     if result.more:

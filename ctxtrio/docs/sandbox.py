@@ -82,8 +82,9 @@ def read_source(file_path: str, roots: Sequence[Path], *, max_bytes: int) -> tup
         resolved, root = resolve_in_roots(file_path, roots)
         return _read_checked(resolved, root, max_bytes), resolved
     except OSError as exc:
-        raise IngestError(f"cannot read {escaped_path(file_path)}: it changed while it was checked "
-                          f"({exc.strerror or exc}); try again") from exc
+        raise IngestError(
+            f"cannot read {escaped_path(file_path)}: it changed while it was checked ({exc.strerror or exc}); try again"
+        ) from exc
 
 
 def resolve_in_roots(file_path: str, roots: Sequence[Path]) -> tuple[Path, Path]:
@@ -120,8 +121,11 @@ def escaped_path(path: str) -> str:
         path.encode("utf-8")
         return path
     except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "backslashreplace") if _escapable(path) else path.encode(
-            "utf-8", "backslashreplace").decode("utf-8")
+        return (
+            os.fsencode(path).decode("utf-8", "backslashreplace")
+            if _escapable(path)
+            else path.encode("utf-8", "backslashreplace").decode("utf-8")
+        )
 
 
 def _escapable(path: str) -> bool:

@@ -167,7 +167,9 @@ def definitions_first(candidates: Sequence[Candidate], query_terms: list[str]) -
     return first + [candidate for candidate in candidates if candidate not in first]
 
 
-async def _hits(repo: Repository, query_terms: list[str], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool) -> list[Hit]:
+async def _hits(
+    repo: Repository, query_terms: list[str], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool
+) -> list[Hit]:
     """The best ``wanted`` hits within the current generations in ``by_journal``.
 
     Across all documents the index is asked without a journal filter (checking

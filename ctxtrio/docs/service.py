@@ -231,7 +231,9 @@ class DocumentService:
             validate_id(doc_id, "doc_id")
         query_terms, left_out = search_words(query)
         if not query_terms:
-            raise InputError("query has no searchable words (only punctuation or common stopwords); use distinctive words")
+            raise InputError(
+                "query has no searchable words (only punctuation or common stopwords); use distinctive words"
+            )
         await self._repo.refresh()
         if doc_id is not None:
             entry = self._repo.entry(doc_id)
@@ -292,7 +294,9 @@ class DocumentService:
             cursor = self._repo.state.cursor(doc_id, session)
             first = start if start is not None else (0 if reset else cursor)
             if end is not None and end < first:
-                raise InputError(f"the last chunk to read, #{end}, is before the cursor at #{first}: say where to start, or reset the cursor")
+                raise InputError(
+                    f"the last chunk to read, #{end}, is before the cursor at #{first}: say where to start, or reset the cursor"
+                )
             total = len(doc.chunks)
             if first >= total:
                 return Window(entry.info, session_id, (), first, budget)
@@ -359,7 +363,9 @@ class DocumentService:
             info = self._repo.entry(doc_id).info
             if start >= info.chunks:
                 raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{info.chunks - 1}")
-            shown = await self._repo.chunk_range(self._repo.entry(doc_id), start, min(start + max_chunks, info.chunks) - 1)
+            shown = await self._repo.chunk_range(
+                self._repo.entry(doc_id), start, min(start + max_chunks, info.chunks) - 1
+            )
             entries = tuple(OutlineEntry(chunk.index, chunk.trail, chunk.tokens) for chunk in shown)
             return await self._fit_outline(Outline(info, entries, start))
         entry, doc = await self._repo.load(doc_id)
@@ -376,7 +382,8 @@ class DocumentService:
             if line.note:
                 notes.setdefault(_NOTE_NUMBERS.sub("#", line.note), line.note)
         summarized = tuple(
-            OutlineEntry(chunk.index, chunk.trail, chunk.tokens, line.text) for chunk, line in zip(selected, lines, strict=True)
+            OutlineEntry(chunk.index, chunk.trail, chunk.tokens, line.text)
+            for chunk, line in zip(selected, lines, strict=True)
         )
         return await self._fit_outline(Outline(entry.info, summarized, start, "; ".join(notes.values())))
 

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["JSON", "as_int", "as_object", "error_body", "json_object", "parse_json", "snippet"]
 
 
-
 def snippet(text: str, limit: int = 200) -> str:
     """``text`` on one line, cut to ``limit`` characters."""
     flat = " ".join(text.split())
@@ -65,9 +64,7 @@ def json_object(response: httpx.Response, what: str) -> dict[str, object]:
     payload = as_object(parse_json(response))
     if response.status_code >= 400:
         message = error_body(payload) if payload is not None else None
-        raise LLMResponseError(
-            f"{what}: HTTP {response.status_code}: {snippet(message or response.text)}"
-        )
+        raise LLMResponseError(f"{what}: HTTP {response.status_code}: {snippet(message or response.text)}")
     if payload is None:
         raise LLMResponseError(f"{what}: answer is not a JSON object: {snippet(response.text)!r}")
     message = error_body(payload)

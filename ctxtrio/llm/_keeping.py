@@ -40,6 +40,7 @@ def checked(answer: str, step: Step, model: TokenModel, *, one_line: bool = Fals
     Both the whole answer and the text kept are checked: a cut can drop the faithful
     sentence and keep an invented one, and a first line can be "The text is:".
     """
+
     def why(text: str) -> str | None:
         return rejection(
             text, source=step.text, instruction=step.instruction, target_tokens=step.target_tokens, model=model

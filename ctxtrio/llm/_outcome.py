@@ -104,4 +104,3 @@ def fit(text: str, target_tokens: int, model: TokenModel) -> str:
     if model.estimate(text) <= target_tokens:
         return text
     return summarize_extractive(text, target_tokens=target_tokens, model=model)
-

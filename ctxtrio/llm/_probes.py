@@ -65,9 +65,7 @@ def lmstudio_context(body: object, model: str | None) -> int | None:
     if not chosen:
         chosen = [entry for entry in entries if entry.get("state") == "loaded"]
     for entry in chosen:
-        found = _positive(entry.get("loaded_context_length")) or _positive(
-            entry.get("max_context_length")
-        )
+        found = _positive(entry.get("loaded_context_length")) or _positive(entry.get("max_context_length"))
         if found is not None:
             return found
     return None

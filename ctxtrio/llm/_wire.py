@@ -125,7 +125,9 @@ def parse_embeddings(response: httpx.Response, count: int) -> list[list[float]]:
     payload = json_object(response, "embeddings")
     data = payload.get("data")
     if not isinstance(data, list) or len(data) != count:
-        raise LLMResponseError(f"embeddings: expected {count} vectors, got {len(data) if isinstance(data, list) else 'none'}")
+        raise LLMResponseError(
+            f"embeddings: expected {count} vectors, got {len(data) if isinstance(data, list) else 'none'}"
+        )
     vectors: list[list[float] | None] = [None] * count
     for position, raw in enumerate(data):
         item = as_object(raw)

@@ -64,9 +64,7 @@ class Ticket:
 class Breaker:
     """Closed → open on a failure → half-open after a growing cooldown → one probe."""
 
-    def __init__(
-        self, clock: Callable[[], float], *, base_s: float = 2.0, max_s: float = 60.0
-    ) -> None:
+    def __init__(self, clock: Callable[[], float], *, base_s: float = 2.0, max_s: float = 60.0) -> None:
         if base_s <= 0 or max_s < base_s:
             raise ValueError(f"need 0 < base_s <= max_s, got {base_s}, {max_s}")
         self._clock = clock

@@ -139,9 +139,7 @@ def _report_failure(endpoint: str, exc: LLMError, source: str, retry_s: float, r
             endpoint, exc, source,
         )  # fmt: skip
     else:
-        logger.warning(
-            "calibration against %s: %s; keeping %s; retrying quietly with backoff", endpoint, exc, source
-        )
+        logger.warning("calibration against %s: %s; keeping %s; retrying quietly with backoff", endpoint, exc, source)
     return kind
 
 
@@ -250,9 +248,7 @@ def _cache_read(path: Path) -> dict[str, object]:
     return as_object(payload.get("entries")) or {}
 
 
-def _cache_lookup(
-    path: Path, endpoint: str, model: str
-) -> tuple[Method, dict[ScriptClass, float]] | None:
+def _cache_lookup(path: Path, endpoint: str, model: str) -> tuple[Method, dict[ScriptClass, float]] | None:
     """Blocking: the cached (method, raw rates) of (endpoint, model), or None."""
     entry = as_object(_cache_read(path).get(_cache_key(endpoint, model)))
     rates = as_object(entry.get("rates")) if entry is not None else None
@@ -268,9 +264,7 @@ def _cache_lookup(
     return ("tokenize" if method == "tokenize" else "usage slope"), parsed
 
 
-def _cache_store(
-    path: Path, endpoint: str, model: str, method: Method, rates: dict[ScriptClass, float]
-) -> None:
+def _cache_store(path: Path, endpoint: str, model: str, method: Method, rates: dict[ScriptClass, float]) -> None:
     """Blocking: add or replace one entry; write a temporary file, then ``os.replace``."""
     entries = _cache_read(path)
     entries[_cache_key(endpoint, model)] = {

@@ -161,9 +161,7 @@ def echo_so_far(answer: str, instruction: str, source: str) -> str | None:
     return None
 
 
-def rejection(
-    answer: str, *, source: str, instruction: str, target_tokens: int, model: TokenModel
-) -> str | None:
+def rejection(answer: str, *, source: str, instruction: str, target_tokens: int, model: TokenModel) -> str | None:
     """Why ``answer`` is no summary of ``source`` (asked for with ``instruction``), or None."""
     if not answer.strip():
         return "empty answer"
@@ -215,8 +213,11 @@ def _identifiers(text: str) -> set[str]:
 def _in_words(answer: str, source: str) -> set[str]:
     """The source's numbers the answer writes in words, each with the same following word
     ("three times" for "3 times", "ten minutes" for "10 minutes")."""
-    said = {(str(_NUMBER_WORDS[word.casefold()]), _stem(after)) for word, after in _WORD_THEN_WORD.findall(answer)
-            if word.casefold() in _NUMBER_WORDS}
+    said = {
+        (str(_NUMBER_WORDS[word.casefold()]), _stem(after))
+        for word, after in _WORD_THEN_WORD.findall(answer)
+        if word.casefold() in _NUMBER_WORDS
+    }
     if not said:
         return set()
     stated = {(_normal_number(number), _stem(after)) for number, after in _NUMBER_THEN_WORD.findall(source)}

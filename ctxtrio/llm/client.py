@@ -232,9 +232,13 @@ class LLMClient:
         if found is None:
             found = await self._call("GET", f"{root}/props", None, optional(llamacpp_context), timeout_s=t)
         if found is None:
-            found = await self._call("GET", f"{base}/models", None, optional(lambda b: vllm_context(b, model)), timeout_s=t)
+            found = await self._call(
+                "GET", f"{base}/models", None, optional(lambda b: vllm_context(b, model)), timeout_s=t
+            )
         if found is None:
-            found = await self._call("GET", f"{root}/api/ps", None, optional(lambda b: ollama_ps_context(b, model)), timeout_s=t)
+            found = await self._call(
+                "GET", f"{root}/api/ps", None, optional(lambda b: ollama_ps_context(b, model)), timeout_s=t
+            )
         if found is None and model:
             body: JSON = {"model": model, "name": model}
             found = await self._call("POST", f"{root}/api/show", body, optional(ollama_context), timeout_s=t)
@@ -258,9 +262,7 @@ class LLMClient:
 
         return await self._call("POST", f"{self._settings.base_url}/chat/completions", body, judge, timeout_s=timeout_s)
 
-    def _chat_body(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float, stream: bool
-    ) -> JSON:
+    def _chat_body(self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float, stream: bool) -> JSON:
         body: dict[str, JSON] = {
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "max_tokens": max_tokens,
@@ -431,9 +433,7 @@ async def open_llm_client(
     environment are ignored, since the endpoint is normally on this machine.
     """
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
-    async with httpx.AsyncClient(
-        transport=transport, timeout=None, headers=headers, trust_env=False
-    ) as http:
+    async with httpx.AsyncClient(transport=transport, timeout=None, headers=headers, trust_env=False) as http:
         yield LLMClient(
             http,
             settings,

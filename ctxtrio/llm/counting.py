@@ -166,7 +166,9 @@ class TokenCounter:
             return 0
         now = trio.current_time()
         if client.streaming:
-            self._fall_back("a summary is streaming from the same server, and a tokenize would wait for it or cut it off")
+            self._fall_back(
+                "a summary is streaming from the same server, and a tokenize would wait for it or cut it off"
+            )
             return None
         if now < self._quiet_until:  # the reason given at the failure still stands
             self.estimated += 1

@@ -34,8 +34,13 @@ class LLMSettings:
     prompt_tokens_per_s: float = 25.0
 
     def __post_init__(self) -> None:
-        if (self.timeout_s <= 0 or self.concurrency < 1 or self.stall_s <= 0 or self.first_token_s <= 0
-                or self.prompt_tokens_per_s <= 0):
+        if (
+            self.timeout_s <= 0
+            or self.concurrency < 1
+            or self.stall_s <= 0
+            or self.first_token_s <= 0
+            or self.prompt_tokens_per_s <= 0
+        ):
             raise ValueError(f"need timeout_s > 0 and concurrency >= 1, got {self!r}")
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
 

@@ -139,8 +139,9 @@ class Summarizer:
             return Summary(text, "verbatim")
         whole: Extract = whole_extract or partial(extract, model=model)
         if self._client is None:
-            return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive",
-                           "no LLM configured; extractive")
+            return Summary(
+                await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", "no LLM configured; extractive"
+            )
         limits = self._limits(target_tokens)
         lookup = self._lookup(cache, None)
         found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, lookup)
@@ -191,9 +192,7 @@ class Summarizer:
             self.queue.submit(Job(key, partial(self._run_job, text, target_tokens, limits, model, cache), durable=True))
         return None
 
-    async def one_liner(
-        self, text: str, *, stop_at: float = math.inf, cache: SummaryCache | None = None
-    ) -> Summary:
+    async def one_liner(self, text: str, *, stop_at: float = math.inf, cache: SummaryCache | None = None) -> Summary:
         """One sentence about ``text``: :meth:`one_liners` of one text."""
         return (await self.one_liners([text], stop_at=stop_at, cache=cache))[0]
 
@@ -219,8 +218,10 @@ class Summarizer:
         model = self._ref.current
         fallbacks = [first_sentence(text, max_tokens=ONE_LINER_TOKENS, model=model) for text in texts]
         if self._client is None:
-            return [short(text, model) or Summary(line, "extractive", "no LLM configured; extractive")
-                    for text, line in zip(texts, fallbacks, strict=True)]
+            return [
+                short(text, model) or Summary(line, "extractive", "no LLM configured; extractive")
+                for text, line in zip(texts, fallbacks, strict=True)
+            ]
         steps = [await self._one_liner_step(text, model) for text in texts]
         answers = self._lookup(cache, None)
         missing = [step for step in steps if step is not None and answers(step.key) is None]
@@ -230,8 +231,9 @@ class Summarizer:
             reason = "LLM unavailable (breaker open after a failure)"
         elif missing:
             key = job_key or cache_key("one-liners/v3", len(missing), "\0".join(step.key for step in missing))
-            job = self.queue.find(key) or Job(key, partial(self._run_one_liners, missing, model, cache),
-                                              durable=cache is not None)
+            job = self.queue.find(key) or Job(
+                key, partial(self._run_one_liners, missing, model, cache), durable=cache is not None
+            )
             if self.queue.running:
                 job = self.queue.submit(job)
                 if job is None:
@@ -254,11 +256,24 @@ class Summarizer:
                 results.append(Summary(line, "extractive", f"LLM answer rejected: {found.why}; extractive"))
             elif later:
                 done = job.steps_done if job is not None else 0
-                results.append(Summary(line, "extractive", (
-                    f"deadline passed; extractive for now. The LLM one-liners go on in the background "
-                    f"({done} of {len(missing)} done): call again to get them")))
+                results.append(
+                    Summary(
+                        line,
+                        "extractive",
+                        (
+                            f"deadline passed; extractive for now. The LLM one-liners go on in the background "
+                            f"({done} of {len(missing)} done): call again to get them"
+                        ),
+                    )
+                )
             elif reason == "deadline passed":
-                results.append(Summary(line, "extractive", f"{reason}; extractive — call again to continue (done one-liners are cached)"))
+                results.append(
+                    Summary(
+                        line,
+                        "extractive",
+                        f"{reason}; extractive — call again to continue (done one-liners are cached)",
+                    )
+                )
             else:
                 results.append(Summary(line, "extractive", f"{reason}; extractive"))
         return results
@@ -348,8 +363,9 @@ class Summarizer:
             except LLMInterruptedError as exc:
                 log.info("summary step cut off by the server (%s); try %d of %d", exc, attempt + 1, _INTERRUPTED_TRIES)
                 if attempt + 1 == _INTERRUPTED_TRIES:
-                    return Rejected(f"the server cut the answer off {_INTERRUPTED_TRIES} times to serve other "
-                                     "requests", retry=True)
+                    return Rejected(
+                        f"the server cut the answer off {_INTERRUPTED_TRIES} times to serve other requests", retry=True
+                    )
                 await trio.sleep(2.0**attempt)
         answer = _THINK.sub("", completion.text).strip()
         if completion.finish_reason == "aborted":

@@ -70,8 +70,14 @@ def content_key(state: SessionState) -> ContentKey:
     """What a session holds, without ids, sequence numbers or deletion of the whole session."""
     ordinal = {item.id: item.ordinal for item in state.order}
     return state.title, tuple(
-        (item.role, item.text, item.tags, item.pinned, item.status,
-         ordinal.get(item.superseded_by, -1) if item.superseded_by is not None else -1)
+        (
+            item.role,
+            item.text,
+            item.tags,
+            item.pinned,
+            item.status,
+            ordinal.get(item.superseded_by, -1) if item.superseded_by is not None else -1,
+        )
         for item in state.order
     )
 

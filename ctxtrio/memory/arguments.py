@@ -51,14 +51,12 @@ def check_tags(tags: Sequence[str] | None) -> tuple[str, ...]:
     if not tags:
         return ()
     if isinstance(tags, str):
-        raise InputError("tags must be a list of strings, e.g. [\"auth\", \"bug\"]")
+        raise InputError('tags must be a list of strings, e.g. ["auth", "bug"]')
     cleaned: dict[str, None] = {}
     for tag in tags:
         value = tag.strip().lstrip("#").casefold() if isinstance(tag, str) else ""
         if _TAG.fullmatch(value) is None:
-            raise InputError(
-                f"tag {tag!r} is invalid: use 1-32 letters, digits or . _ : / + - (no spaces)"
-            )
+            raise InputError(f"tag {tag!r} is invalid: use 1-32 letters, digits or . _ : / + - (no spaces)")
         cleaned[value] = None
     if len(cleaned) > MAX_TAGS:
         raise InputError(f"{len(cleaned)} tags given: at most {MAX_TAGS} are allowed")
@@ -74,4 +72,3 @@ def check_title(title: str | None) -> str | None:
     if len(value) > MAX_TITLE_CHARS:
         raise InputError(f"title has {len(value)} characters: keep it under {MAX_TITLE_CHARS}")
     return value
-

@@ -78,10 +78,10 @@ class TermIndex:
         if not order:
             return None
         key = term.encode("utf-8")
-        position = bisect_left(order, key, key=lambda term_id: bytes(text[starts[term_id]:starts[term_id + 1]]))
+        position = bisect_left(order, key, key=lambda term_id: bytes(text[starts[term_id] : starts[term_id + 1]]))
         if position < len(order):
             term_id = order[position]
-            if text[starts[term_id]:starts[term_id + 1]] == key:
+            if text[starts[term_id] : starts[term_id + 1]] == key:
                 self._ids[sys.intern(term)] = term_id  # a term asked for once is often asked again
                 return term_id
         return None
@@ -154,7 +154,7 @@ class TermIndex:
         per term, all ordinals, all tfs)."""
         text, starts, _ = self._vocabulary
         loaded = len(starts) - 1
-        terms = [str(text[starts[n]:starts[n + 1]], "utf-8") for n in range(loaded)] + self._new_terms
+        terms = [str(text[starts[n] : starts[n + 1]], "utf-8") for n in range(loaded)] + self._new_terms
         encoded = [term.encode("utf-8") for term in terms]
         term_starts = array("q", [0])
         term_starts.extend(accumulate(len(term) for term in encoded))
@@ -166,8 +166,8 @@ class TermIndex:
         for term_id in range(len(self.df)):
             before = len(ordinals)
             if term_id + 1 < len(base_starts):
-                ordinals.extend(base_ordinals[base_starts[term_id]:base_starts[term_id + 1]])
-                tfs.extend(base_tfs[base_starts[term_id]:base_starts[term_id + 1]])
+                ordinals.extend(base_ordinals[base_starts[term_id] : base_starts[term_id + 1]])
+                tfs.extend(base_tfs[base_starts[term_id] : base_starts[term_id + 1]])
             found = self._added.get(term_id)
             if found is not None:
                 ordinals.extend(found[0])
@@ -176,8 +176,16 @@ class TermIndex:
         return b"".join(encoded), term_starts, order, self.df, counts, ordinals, tfs
 
     @classmethod
-    def load(cls, vocabulary: tuple[memoryview, array[int], array[int]], df: array[int], counts: array[int],
-             ordinals: array[int], tfs: array[int], live_docs: int, live_length: int) -> TermIndex:
+    def load(
+        cls,
+        vocabulary: tuple[memoryview, array[int], array[int]],
+        df: array[int],
+        counts: array[int],
+        ordinals: array[int],
+        tfs: array[int],
+        live_docs: int,
+        live_length: int,
+    ) -> TermIndex:
         """The index :meth:`dump` described (the caller checked the sizes agree)."""
         index = cls()
         index._vocabulary = vocabulary

@@ -31,7 +31,7 @@ async def list_sessions(
     check_range("offset", offset, LIST_OFFSET)
     check_range("limit", limit, LIST_LIMIT)
     listed = await trio.to_thread.run_sync(scan_journals, journals.store.data)
-    window = listed[offset:] if limit is None else listed[offset:offset + limit]
+    window = listed[offset:] if limit is None else listed[offset : offset + limit]
     infos = await describe_sessions(journals, [journal.session_id for journal in window])
     return [info for info in infos if info is not None and (include_deleted or info.deleted_at is None)]
 
@@ -41,11 +41,17 @@ async def page_sessions(journals: SessionJournals, *, offset: int, budget_tokens
     check_range("offset", offset, LIST_OFFSET)
     budget = check_budget(budget_tokens, journals.live.budget_tokens)
     listed = await trio.to_thread.run_sync(scan_journals, journals.store.data)
-    window = listed[offset:offset + MAX_PAGE]
+    window = listed[offset : offset + MAX_PAGE]
     infos = await describe_sessions(journals, [journal.session_id for journal in window])
     items = [(offset + n, info) for n, info in enumerate(infos) if info is not None and info.deleted_at is None]
-    return pack_page(items, total=len(listed), offset=offset, window_end=offset + len(window),
-                     budget_tokens=budget, model=journals.live.tokens.current)
+    return pack_page(
+        items,
+        total=len(listed),
+        offset=offset,
+        window_end=offset + len(window),
+        budget_tokens=budget,
+        model=journals.live.tokens.current,
+    )
 
 
 async def describe_sessions(journals: SessionJournals, session_ids: list[str]) -> list[SessionInfo | None]:

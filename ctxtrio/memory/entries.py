@@ -58,8 +58,9 @@ def entry_line(item_id: str, role: str, pinned: bool, tags: Iterable[str], text:
 
 def text_hash(text: str) -> int:
     """A stable 64-bit hash of an entry text (stored in snapshots; Python's hash() is per process)."""
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little",
-                          signed=True)
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True
+    )
 
 
 class Item:
@@ -139,8 +140,19 @@ class Item:
         return entry_line(self.id, self.role, self.pinned, self.tags, self.text)
 
     def snapshot(self) -> Entry:
-        return Entry(self.id, self.seq, self.role, self.text, self.tags, self.pinned, self.status,
-                     self.ts, self.tokens, self.superseded_by, self.folds)
+        return Entry(
+            self.id,
+            self.seq,
+            self.role,
+            self.text,
+            self.tags,
+            self.pinned,
+            self.status,
+            self.ts,
+            self.tokens,
+            self.superseded_by,
+            self.folds,
+        )
 
 
 class ItemSequence(Sequence[Item]):
@@ -210,4 +222,3 @@ def patch_for(
         back = tuple(folded.id for folded in state.unfoldable(item))
         return ({"restored": True} if back or not item.deleted else {}), back
     return ({"restored": True} if not item.live else {}), ((item.id,) if not item.live else ())
-

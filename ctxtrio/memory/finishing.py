@@ -84,7 +84,9 @@ def replacement_records(pending: PendingSummary, *, text: str, tokens_after: int
     ]
 
 
-async def finish_pending(journals: SessionJournals, summarizer: Summarizer, session: LoadedSession, slices: SliceFile) -> str:
+async def finish_pending(
+    journals: SessionJournals, summarizer: Summarizer, session: LoadedSession, slices: SliceFile
+) -> str:
     """Swap in the LLM summaries finished since their compactions wrote stand-ins; say which.
 
     Never waits for the LLM: a summary still being worked on stays pending (and its job
@@ -115,6 +117,8 @@ async def finish_pending(journals: SessionJournals, summarizer: Summarizer, sess
                     except JournalChangedError:
                         continue  # another process wrote meanwhile: the next compact tries again
                     await journals.absorb(session, result)
-                    said.append(f"the LLM summary of {pending.summary_id} is done and replaced it as {result.records[-1].id}")
+                    said.append(
+                        f"the LLM summary of {pending.summary_id} is done and replaced it as {result.records[-1].id}"
+                    )
         await slices.mark_done(pending.summary_id)
     return "; ".join(said)

@@ -115,8 +115,15 @@ def describe(store: StoreHandle, session_ids: Sequence[str], model: TokenModel) 
     return infos
 
 
-def pack_page(items: Sequence[tuple[int, SessionInfo]], *, total: int, offset: int, window_end: int,
-              budget_tokens: int, model: TokenModel) -> SessionPage:
+def pack_page(
+    items: Sequence[tuple[int, SessionInfo]],
+    *,
+    total: int,
+    offset: int,
+    window_end: int,
+    budget_tokens: int,
+    model: TokenModel,
+) -> SessionPage:
     """As many of ``items`` (position in the listing, session) as fit, and how to get the rest.
 
     ``items`` describe the journals from ``offset`` to ``window_end`` (journals that hold
@@ -138,7 +145,9 @@ def pack_page(items: Sequence[tuple[int, SessionInfo]], *, total: int, offset: i
         shown.append(info)
         used += cost
     next_offset = end if end < total else None
-    return SessionPage(tuple(shown), total, offset, next_offset, "".join(lines) + _trailer(offset, end, total, next_offset))
+    return SessionPage(
+        tuple(shown), total, offset, next_offset, "".join(lines) + _trailer(offset, end, total, next_offset)
+    )
 
 
 def _trailer(offset: int, end: int, total: int, next_offset: int | None) -> str:

@@ -188,8 +188,14 @@ def _ordinal(item: Item) -> int:
 
 
 def _cut_entry(
-    item: Item, query_terms: Sequence[str], room: int, model: TokenModel, not_fit: int, matched: int,
-    pins_missing: Sequence[Item], mode: str,
+    item: Item,
+    query_terms: Sequence[str],
+    room: int,
+    model: TokenModel,
+    not_fit: int,
+    matched: int,
+    pins_missing: Sequence[Item],
+    mode: str,
 ) -> tuple[str, Entry, str, int] | None:
     """``item`` cut to fit ``room`` with the closing line: (line, entry as shown, trailer, its tokens).
 

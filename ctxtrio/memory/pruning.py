@@ -80,8 +80,17 @@ def prune_records(session_id: str, records: list[Record], cutoff: float, *, now:
         kept.append(record)
     last_seq = max((seq for r in records if isinstance(seq := r.get("seq"), int)), default=0)
     gone: list[JSON] = [item.id for item in before.order if item.id in removed]
-    kept.append({"v": SCHEMA_VERSION, "seq": last_seq + 1, "ts": round(now, 3), "kind": "prune",
-                 "id": f"p{last_seq + 1}", "entries": gone, "cutoff": round(cutoff, 3)})
+    kept.append(
+        {
+            "v": SCHEMA_VERSION,
+            "seq": last_seq + 1,
+            "ts": round(now, 3),
+            "kind": "prune",
+            "id": f"p{last_seq + 1}",
+            "entries": gone,
+            "cutoff": round(cutoff, 3),
+        }
+    )
     after = replay(session_id, kept)
     if _live_view(after) != _live_view(before):
         return None  # a case this plan does not understand: leave the journal alone
@@ -100,9 +109,7 @@ def _retired_before(state: SessionState, records: list[Record], cutoff: float) -
             for folded in folds:
                 if isinstance(folded, str):
                     retired_at[folded] = max(retired_at.get(folded, 0.0), when)
-    removed = {
-        item.id for item in state.order if not item.live and retired_at.get(item.id, item.ts) <= cutoff
-    }
+    removed = {item.id for item in state.order if not item.live and retired_at.get(item.id, item.ts) <= cutoff}
     # A summary that still supersedes an entry which stays must stay too.
     for item in state.order:
         if item.superseded_by is not None and item.id not in removed:

@@ -56,7 +56,7 @@ def _span(ids: tuple[str, ...]) -> str:
 
 def render_status(status: SessionStatus) -> str:
     lines = [
-        f"{status.session_id} \"{status.title}\": {_usage(status)}, advice: {status.advice}",
+        f'{status.session_id} "{status.title}": {_usage(status)}, advice: {status.advice}',
         f"{status.live_entries} live ({status.pinned} pinned, {status.pinned_tokens} tokens; "
         f"{status.summaries} summaries), {status.superseded} superseded, {status.deleted} deleted",
         f"budget: {status.budget_source}; token counts: {status.token_source}",
@@ -68,12 +68,11 @@ def render_opened(result: OpenResult) -> str:
     status = result.status
     if result.created:
         text = (
-            f"Opened new session {status.session_id} (\"{status.title}\"). "
-            "Use this session_id in every context_* call."
+            f'Opened new session {status.session_id} ("{status.title}"). Use this session_id in every context_* call.'
         )
     else:
         text = (
-            f"Resumed {status.session_id} \"{status.title}\": {status.live_entries} live entries "
+            f'Resumed {status.session_id} "{status.title}": {status.live_entries} live entries '
             f"({status.pinned} pinned), {_usage(status)}. context_recall before acting on earlier work."
         )
     return _with_advice(text, status)
@@ -130,4 +129,4 @@ def render_updated(result: UpdateResult) -> str:
 
 def session_line(info: SessionInfo) -> str:
     """One session in the list: ``id "title": 12 live, 2026-01-02 10:00Z`` and a newline."""
-    return f"{info.session_id} \"{info.title}\": {info.live_entries} live, {_when(info.last_activity)}\n"
+    return f'{info.session_id} "{info.title}": {info.live_entries} live, {_when(info.last_activity)}\n'

@@ -35,8 +35,18 @@ __all__ = ["LoadedSession", "journal_stat", "refresh", "replay", "scan_session_i
 class LoadedSession:
     """One session: its journal, its replayed state (None until first touched), its locks."""
 
-    __slots__ = ("compact_lock", "file_id", "journal", "lock", "path", "session_id", "snapshot_offset", "state", "summary_offset",
-                 "users")
+    __slots__ = (
+        "compact_lock",
+        "file_id",
+        "journal",
+        "lock",
+        "path",
+        "session_id",
+        "snapshot_offset",
+        "state",
+        "summary_offset",
+        "users",
+    )
 
     def __init__(self, session_id: str, data: DataDir) -> None:
         self.session_id = session_id

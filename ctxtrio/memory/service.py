@@ -192,14 +192,30 @@ class SessionService:
         def work(state: SessionState, room: int) -> RecallResult:
             if terms:
                 ranked, matched = rank(state, terms, wanted)
-                return pack_recall(state, ranked, matched=matched, budget_tokens=room, limit=limit, tags=wanted,
-                                   mode="query", model=model, query_terms=terms)
+                return pack_recall(
+                    state,
+                    ranked,
+                    matched=matched,
+                    budget_tokens=room,
+                    limit=limit,
+                    tags=wanted,
+                    mode="query",
+                    model=model,
+                    query_terms=terms,
+                )
             if wanted:
                 matched = sum(1 for _ in recent_candidates(state, wanted))
             else:
                 matched = state.live_count - len(state.pins)
-            return pack_recall(state, recent_candidates(state, wanted), matched=matched, budget_tokens=room,
-                               limit=limit, mode="recent", model=model)
+            return pack_recall(
+                state,
+                recent_candidates(state, wanted),
+                matched=matched,
+                budget_tokens=room,
+                limit=limit,
+                mode="recent",
+                model=model,
+            )
 
         with self._registry.use(session_id) as session:
             async with session.lock:
@@ -232,7 +248,12 @@ class SessionService:
             return await self._compact(session, keep_recent, target_tokens, dry_run, stop_at, reason)
 
     async def _compact(
-        self, session: LoadedSession, keep_recent: int, target_tokens: int, dry_run: bool, stop_at: float,
+        self,
+        session: LoadedSession,
+        keep_recent: int,
+        target_tokens: int,
+        dry_run: bool,
+        stop_at: float,
         reason: str | None,
     ) -> CompactResult:
         async with session.compact_lock:
@@ -248,12 +269,24 @@ class SessionService:
                     f"requested at {state.live_tokens}/{self._live.budget_tokens} tokens, keep_recent={keep_recent}"
                 )
                 if dry_run or not plan.folded:
-                    note = "" if plan.folded else (
-                        f"nothing to fold: {plan.candidates} live unpinned entries, keep_recent={keep_recent}"
+                    note = (
+                        ""
+                        if plan.folded
+                        else (f"nothing to fold: {plan.candidates} live unpinned entries, keep_recent={keep_recent}")
                     )
                     note = "; ".join(part for part in (note, finished) if part)
-                    return CompactResult(session.session_id, plan.folded, None, plan.tokens_before, 0,
-                                         "none", note, why, dry_run, self._status(state))
+                    return CompactResult(
+                        session.session_id,
+                        plan.folded,
+                        None,
+                        plan.tokens_before,
+                        0,
+                        "none",
+                        note,
+                        why,
+                        dry_run,
+                        self._status(state),
+                    )
             summary = await self._summarizer.summarize(
                 plan.text,
                 target_tokens=target_tokens,
@@ -266,10 +299,15 @@ class SessionService:
                 for _ in range(COMPACT_WRITE_TRIES):
                     state = await self._journals.sync(session, same_state)
                     if not still_foldable(state, plan):
-                        raise InputError("the session changed while compacting (an entry was pinned, deleted or "
-                                         "folded meanwhile): compact again", hint="retry")
+                        raise InputError(
+                            "the session changed while compacting (an entry was pinned, deleted or "
+                            "folded meanwhile): compact again",
+                            hint="retry",
+                        )
                     tokens_after = summary_tokens(state, plan, text, self._live.tokens.current)
-                    record = summary_record(plan, text=text, method=summary.method, reason=why, tokens_after=tokens_after)
+                    record = summary_record(
+                        plan, text=text, method=summary.method, reason=why, tokens_after=tokens_after
+                    )
                     try:
                         # Decided on the journal as read up to applied_offset; the store
                         # writes only if no process appended since (checked under its lock).
@@ -278,8 +316,9 @@ class SessionService:
                         continue  # re-read what another process wrote, and decide again
                     break
                 else:
-                    raise InputError("other processes kept writing to this session while compacting: "
-                                     "compact again", hint="retry")
+                    raise InputError(
+                        "other processes kept writing to this session while compacting: compact again", hint="retry"
+                    )
                 state = await self._journals.absorb(session, result)
                 item = state.items[result.records[-1].id]
             if summary.method in ("extractive", "llm+extractive") and self._summarizer.uses_llm:
@@ -287,8 +326,18 @@ class SessionService:
             elif not slices.pending:
                 await slices.clear()
             note = "; ".join(part for part in (summary.note, finished) if part)
-            return CompactResult(session.session_id, item.folds, item.snapshot(), plan.tokens_before,
-                                 item.tokens, summary.method, note, why, False, self._status(state))
+            return CompactResult(
+                session.session_id,
+                item.folds,
+                item.snapshot(),
+                plan.tokens_before,
+                item.tokens,
+                summary.method,
+                note,
+                why,
+                False,
+                self._status(state),
+            )
 
     async def status(self, session_id: str) -> SessionStatus:
         """Live tokens against the budget, pins, counts, and whether to compact.

@@ -61,18 +61,38 @@ def snapshot_due(applied_offset: int, snapshot_offset: int, most: int = SNAPSHOT
     """Whether a state at ``applied_offset`` should be saved again (the last snapshot ends at ``snapshot_offset``)."""
     threshold = min(most, max(_SNAPSHOT_MIN_BYTES, applied_offset // 8))
     return applied_offset - snapshot_offset >= threshold
+
+
 #: (attribute, array typecode or "bytes"/"bytearray") in file order.
 _COLUMNS: Final = (
-    ("seqs", "q"), ("times", "d"), ("tokens", "q"), ("lengths", "q"), ("hashes", "q"),
+    ("seqs", "q"),
+    ("times", "d"),
+    ("tokens", "q"),
+    ("lengths", "q"),
+    ("hashes", "q"),
     ("blob_starts", "q"),
-    ("roles", "bytearray"), ("pinned", "bytearray"), ("deleted_flags", "bytearray"), ("live", "bytearray"),
+    ("roles", "bytearray"),
+    ("pinned", "bytearray"),
+    ("deleted_flags", "bytearray"),
+    ("live", "bytearray"),
 )
 #: Sections: the columns, texts, vocabulary (UTF-8, starts, order), df, postings per term,
 #: posting ordinals, posting tfs.
 _SECTIONS: Final = len(_COLUMNS) + 8
 _BLOB: Final = len(_COLUMNS)
-_SCALARS: Final = ("title", "exists", "deleted_at", "created", "last_activity", "live_count", "live_tokens",
-                   "pinned_tokens", "superseded", "deleted", "summaries")
+_SCALARS: Final = (
+    "title",
+    "exists",
+    "deleted_at",
+    "created",
+    "last_activity",
+    "live_count",
+    "live_tokens",
+    "pinned_tokens",
+    "superseded",
+    "deleted",
+    "summaries",
+)
 
 
 def snapshot_path(journal: Path) -> Path:
@@ -104,7 +124,9 @@ def write_snapshot(journal: Path, state: SessionState, file_id: tuple[int, int])
         "little": sys.byteorder == "little",
     }
     header["crc"] = _checksum(header, sections)
-    return replace_file(snapshot_path(journal), [json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n", *sections])
+    return replace_file(
+        snapshot_path(journal), [json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n", *sections]
+    )
 
 
 def snapshot_limit(journal_size: int) -> int:
@@ -134,16 +156,26 @@ def _pack_texts(state: SessionState) -> None:
 
 def _sections(state: SessionState) -> list[bytes | memoryview]:  # in the order of _SECTIONS
     vocabulary, term_starts, term_order, df, counts, ordinals, tfs = state.index.dump()
-    out: list[bytes | memoryview] = [bytes(getattr(state, name)) if kind == "bytearray" else getattr(state, name).tobytes()
-            for name, kind in _COLUMNS]
-    out += [state.blob, vocabulary, term_starts.tobytes(), term_order.tobytes(), df.tobytes(), counts.tobytes(),
-            ordinals.tobytes(),
-            tfs.tobytes()]
+    out: list[bytes | memoryview] = [
+        bytes(getattr(state, name)) if kind == "bytearray" else getattr(state, name).tobytes()
+        for name, kind in _COLUMNS
+    ]
+    out += [
+        state.blob,
+        vocabulary,
+        term_starts.tobytes(),
+        term_order.tobytes(),
+        df.tobytes(),
+        counts.tobytes(),
+        ordinals.tobytes(),
+        tfs.tobytes(),
+    ]
     return out
 
 
-def load_snapshot(journal: Path, session_id: str, model: TokenModel, file_id: tuple[int, int], size: int
-                  ) -> SessionState | None:
+def load_snapshot(
+    journal: Path, session_id: str, model: TokenModel, file_id: tuple[int, int], size: int
+) -> SessionState | None:
     """The state saved beside ``journal`` if it describes the journal as it is now, else None."""
     try:
         found = _read(snapshot_path(journal), snapshot_limit(size))
@@ -165,21 +197,26 @@ def _read(path: Path, limit: int) -> tuple[dict[str, Any], list[memoryview]] | N
     newline = data.find(b"\n")
     header = json.loads(data[:newline]) if newline > 0 else None
     sizes = header.get("sections") if isinstance(header, dict) else None
-    if not isinstance(header, dict) or not isinstance(sizes, list) or not all(isinstance(n, int) and n >= 0 for n in sizes):
+    if (
+        not isinstance(header, dict)
+        or not isinstance(sizes, list)
+        or not all(isinstance(n, int) and n >= 0 for n in sizes)
+    ):
         return None
     view = memoryview(data)
     parts: list[memoryview] = []
     position = newline + 1
     for length in sizes:
-        parts.append(view[position:position + length])
+        parts.append(view[position : position + length])
         position += length
     if position != len(data) or len(parts) != _SECTIONS:
         return None
     return header, parts
 
 
-def _matches(header: dict[str, Any], session_id: str, file_id: tuple[int, int], size: int,
-             parts: list[memoryview]) -> bool:
+def _matches(
+    header: dict[str, Any], session_id: str, file_id: tuple[int, int], size: int, parts: list[memoryview]
+) -> bool:
     return (
         header.get("v") == _VERSION
         and header.get("session_id") == session_id
@@ -248,8 +285,9 @@ def _restore(header: dict[str, Any], parts: list[memoryview], session_id: str, m
         raise ValueError("snapshot index disagrees")
     live_docs, live_length = header["live_docs"], header["live_length"]
     assert isinstance(live_docs, int) and isinstance(live_length, int)
-    state.index = TermIndex.load((vocabulary, term_starts, term_order), df, counts, ordinals, tfs, live_docs,
-                                 live_length)
+    state.index = TermIndex.load(
+        (vocabulary, term_starts, term_order), df, counts, ordinals, tfs, live_docs, live_length
+    )
     scalars = header["scalars"]
     assert isinstance(scalars, dict)
     for name in _SCALARS:

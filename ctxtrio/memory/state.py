@@ -153,7 +153,7 @@ class SessionState:
         count = len(self.blob_starts) - 1
         if ordinal < count:
             starts = self.blob_starts
-            return str(self.blob[starts[ordinal]:starts[ordinal + 1]], "utf-8", "surrogatepass")
+            return str(self.blob[starts[ordinal] : starts[ordinal + 1]], "utf-8", "surrogatepass")
         return self.tail_texts[ordinal - count]
 
     def entry_terms(self, ordinal: int) -> list[int]:
@@ -298,8 +298,9 @@ class SessionState:
         else:
             self.live[ordinal] = sign > 0
             if not self.light:
-                self.index.account(self.entry_terms(ordinal) if term_ids is None else term_ids, self.lengths[ordinal],
-                                   sign)
+                self.index.account(
+                    self.entry_terms(ordinal) if term_ids is None else term_ids, self.lengths[ordinal], sign
+                )
             tokens = self.tokens[ordinal]
             self.live_count += sign
             self.live_tokens += sign * tokens

@@ -37,9 +37,7 @@ def summary_status(summary: SessionSummary, live: Live, token_source: str) -> Se
     if pins > MAX_PINS:
         warnings.append(f"{pins} pins (over {MAX_PINS}): unpin what is no longer a constraint")
     if 2 * summary.pinned_tokens > budget:
-        warnings.append(
-            f"pins use {summary.pinned_tokens} of {budget} tokens (over half): unpin or shorten some"
-        )
+        warnings.append(f"pins use {summary.pinned_tokens} of {budget} tokens (over half): unpin or shorten some")
     return SessionStatus(
         session_id=summary.session_id,
         title=summary.title,

@@ -33,7 +33,16 @@ if TYPE_CHECKING:
 
     from .state import SessionState
 
-__all__ = ["SessionSummary", "fresh_summary", "model_key", "read_summary", "summarize_state", "summary_path", "write_summaries", "write_summary"]
+__all__ = [
+    "SessionSummary",
+    "fresh_summary",
+    "model_key",
+    "read_summary",
+    "summarize_state",
+    "summary_path",
+    "write_summaries",
+    "write_summary",
+]
 
 _VERSION: Final = 3
 #: A summary file is a few hundred bytes; one larger than this is not one.
@@ -157,13 +166,24 @@ def fresh_summary(journal: Path, session_id: str, model: TokenModel) -> SessionS
 
 
 def _well_typed(summary: SessionSummary) -> bool:
-    ints = (summary.ino, summary.size, summary.live, summary.live_tokens, summary.pins, summary.pinned_tokens,
-            summary.superseded, summary.deleted, summary.summaries)
+    ints = (
+        summary.ino,
+        summary.size,
+        summary.live,
+        summary.live_tokens,
+        summary.pins,
+        summary.pinned_tokens,
+        summary.superseded,
+        summary.deleted,
+        summary.summaries,
+    )
     floats = (summary.created, summary.last_activity, 0.0 if summary.deleted_at is None else summary.deleted_at)
     return (
         all(isinstance(value, int) and not isinstance(value, bool) and value >= 0 for value in ints)
-        and all(isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-                and value >= 0 for value in floats)
+        and all(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+            for value in floats
+        )
         and isinstance(summary.title, str)
         and isinstance(summary.model, str)
     )

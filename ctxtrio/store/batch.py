@@ -43,7 +43,11 @@ IndexWork = tuple[str, Path, AppendResult, dict[int, list[IndexRow]]]
 
 
 def process_batch(
-    data: DataDir, index: SearchIndex, appender: JournalAppender, batch: list[StoreOp], stats: WriterStats,
+    data: DataDir,
+    index: SearchIndex,
+    appender: JournalAppender,
+    batch: list[StoreOp],
+    stats: WriterStats,
     health: IndexHealth,
 ) -> list[IndexWork]:
     """One group commit, in a worker thread: every journal written and fsynced.
@@ -104,7 +108,9 @@ def _flush_appends(
             mine = result.records[position : position + len(op.records)]
             position += len(op.records)
             start = mine[0].offset if mine else result.end
-            op.result = AppendResult(path, mine, start, mine[-1].end if mine else result.end, result.foreign, result.file_id)
+            op.result = AppendResult(
+                path, mine, start, mine[-1].end if mine else result.end, result.foreign, result.file_id
+            )
             for number, stored in enumerate(mine):
                 found = op.rows[number] if op.rows is not None else rows_for(stored.data)
                 if found:
@@ -173,7 +179,9 @@ def _size(path: Path) -> int:
         raise store_error("stat", path, exc) from exc
 
 
-def _run_maintenance(data: DataDir, index: SearchIndex, appender: JournalAppender, op: StoreOp, health: IndexHealth) -> None:
+def _run_maintenance(
+    data: DataDir, index: SearchIndex, appender: JournalAppender, op: StoreOp, health: IndexHealth
+) -> None:
     name = data.journal_name(op.path)
     try:
         if op.kind in ("remove", "move"):

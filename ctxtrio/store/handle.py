@@ -209,7 +209,9 @@ class StoreHandle:
         if indexing is not None:
             await indexing.wait()
 
-    async def search(self, table: Table, terms: Sequence[str], *, journals: Sequence[str] | None, limit: int) -> list[Hit]:
+    async def search(
+        self, table: Table, terms: Sequence[str], *, journals: Sequence[str] | None, limit: int
+    ) -> list[Hit]:
         """BM25 matches from the index (off the event loop); sees every acknowledged append.
 
         Deferred index updates of the journals searched are filled first; if another
@@ -286,8 +288,8 @@ class StoreHandle:
         await self._send.aclose()
 
 
-
-def open_store_channel(capacity: int = DEFAULT_CAPACITY) -> tuple[trio.MemorySendChannel[StoreOp], trio.MemoryReceiveChannel[StoreOp]]:
+def open_store_channel(
+    capacity: int = DEFAULT_CAPACITY,
+) -> tuple[trio.MemorySendChannel[StoreOp], trio.MemoryReceiveChannel[StoreOp]]:
     """The bounded channel between producers and the writer."""
     return trio.open_memory_channel[StoreOp](capacity)
-

@@ -148,8 +148,11 @@ class SearchIndex:
         self.close()
         if corrupt and seen is not None and _identity(self._path) == seen:
             self._delete_files()
-        log.warning("search index %s healed (%s); re-indexing from the journals",
-                    self._path, "corrupt file replaced" if corrupt else "file was deleted or replaced")
+        log.warning(
+            "search index %s healed (%s); re-indexing from the journals",
+            self._path,
+            "corrupt file replaced" if corrupt else "file was deleted or replaced",
+        )
         self.open()
 
     def _open_file(self) -> bool:
@@ -165,7 +168,9 @@ class SearchIndex:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self._path}{suffix}").unlink(missing_ok=True)
         except OSError as exc:
-            raise StoreError(f"search index {self._path} is damaged and cannot be removed: {exc.strerror or exc}") from exc
+            raise StoreError(
+                f"search index {self._path} is damaged and cannot be removed: {exc.strerror or exc}"
+            ) from exc
 
     def _connect(self, busy_s: float) -> sqlite3.Connection:
         """A connection in WAL mode; raises ``sqlite3.Error`` (callers translate it)."""
@@ -301,7 +306,9 @@ class SearchIndex:
             raise self._error("search index read failed", exc) from exc
         return {name: (marks.get(name, 0), rows.get(name, 0)) for name in marks.keys() | rows.keys()}
 
-    def search(self, table: Table, query_terms: Sequence[str], *, journals: Sequence[str] | None, limit: int) -> list[Hit]:
+    def search(
+        self, table: Table, query_terms: Sequence[str], *, journals: Sequence[str] | None, limit: int
+    ) -> list[Hit]:
         """Best ``limit`` matches of any of ``query_terms``, optionally within ``journals``.
 
         Rows holding more of the words come first: the levels of :func:`~.rows.fts_levels`

@@ -59,7 +59,7 @@ def install_journal(path: Path, new: Sequence[NewRecord], lock: Callable[[int, P
         try:
             view = memoryview(b"".join(chunks))
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
             file_id = (os.fstat(fd).st_dev, os.fstat(fd).st_ino)
         finally:
@@ -111,7 +111,7 @@ def _remove_abandoned(path: Path) -> None:
     except OSError:
         return
     for name in names:
-        pid_text = name[len(prefix):].split("-", 1)[0]
+        pid_text = name[len(prefix) :].split("-", 1)[0]
         if pid_text.isdigit() and int(pid_text) != os.getpid() and not _alive(int(pid_text)):
             with contextlib.suppress(OSError):
                 os.unlink(path.parent / name)

@@ -48,7 +48,18 @@ if TYPE_CHECKING:
 
 # ReadResult, read_blocks and read_journal live in .reading, AppendResult, JournalChangedError,
 # Rewrite and RewriteResult in .results; they are named here too.
-__all__ = ["AppendResult", "GroupItem", "JournalAppender", "JournalChangedError", "ReadResult", "Rewrite", "RewriteResult", "UnstorableError", "read_blocks", "read_journal"]
+__all__ = [
+    "AppendResult",
+    "GroupItem",
+    "JournalAppender",
+    "JournalChangedError",
+    "ReadResult",
+    "Rewrite",
+    "RewriteResult",
+    "UnstorableError",
+    "read_blocks",
+    "read_journal",
+]
 
 
 log = logging.getLogger("ctxtrio.store")
@@ -163,7 +174,9 @@ class JournalAppender:
                     outcomes[number] = exc
                 except Exception as exc:  # (a record no check foresaw fails alone: nothing was written)
                     log.exception("append to %s failed before writing", path)
-                    outcomes[number] = UnstorableError(f"cannot store these records in {path.name}: {type(exc).__name__}: {exc}")
+                    outcomes[number] = UnstorableError(
+                        f"cannot store these records in {path.name}: {type(exc).__name__}: {exc}"
+                    )
             failures = self._sync([done for _, done in written])
             for number, done in written:
                 error = failures.get(done.fd)

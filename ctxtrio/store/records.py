@@ -8,7 +8,17 @@ from typing import TypeAlias
 
 from .._json import JSON
 
-__all__ = ["JSON", "SCHEMA_VERSION", "NewRecord", "Record", "StoredRecord", "decode_line", "encode_line", "encode_members", "encode_record"]
+__all__ = [
+    "JSON",
+    "SCHEMA_VERSION",
+    "NewRecord",
+    "Record",
+    "StoredRecord",
+    "decode_line",
+    "encode_line",
+    "encode_members",
+    "encode_record",
+]
 
 Record: TypeAlias = dict[str, JSON]
 

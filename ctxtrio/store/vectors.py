@@ -246,7 +246,8 @@ class VectorStore:
             chunks, refused, vectors = conn.execute(
                 "SELECT count(DISTINCT journal || char(0) || item), "
                 "count(DISTINCT CASE WHEN part < 0 THEN journal || char(0) || item END), sum(part >= 0) "
-                "FROM vectors WHERE model=? AND dim=?", (model, dim)
+                "FROM vectors WHERE model=? AND dim=?",
+                (model, dim),
             ).fetchone()
             return int(chunks or 0) - int(refused or 0), int(refused or 0), int(vectors or 0)
 

@@ -92,7 +92,9 @@ async def run_store_writer(
                     await handle.index_settled()
                 try:
                     try:
-                        pending = await trio.to_thread.run_sync(process_batch, data, index, appender, batch, stats, health)
+                        pending = await trio.to_thread.run_sync(
+                            process_batch, data, index, appender, batch, stats, health
+                        )
                     except Exception as exc:  # (one bad operation must not stop every later write)
                         log.exception("store writer: a batch of %d operation(s) failed; it goes on", len(batch))
                         _fail_unfinished(batch, exc)
@@ -127,7 +129,9 @@ class _Indexer:
     #: (bounds memory; transactions of ~10 documents of 100 KB already cost no more per byte).
     MAX_QUEUED_CHARS = 8_000_000
 
-    def __init__(self, handle: StoreHandle, data: DataDir, index: SearchIndex, health: IndexHealth, nursery: trio.Nursery) -> None:
+    def __init__(
+        self, handle: StoreHandle, data: DataDir, index: SearchIndex, health: IndexHealth, nursery: trio.Nursery
+    ) -> None:
         self._handle = handle
         self._data = data
         self._index = index

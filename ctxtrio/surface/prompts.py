@@ -53,8 +53,11 @@ PROMPTS: tuple[dict[str, Any], ...] = (
         "description": "Open a session for a new task and pin its goal, so later turns can recall it.",
         "arguments": [
             {"name": "task", "description": "The task, in a sentence or two.", "required": True},
-            {"name": "session_id", "description": "A session to use (default: one named for the task).",
-             "required": False},
+            {
+                "name": "session_id",
+                "description": "A session to use (default: one named for the task).",
+                "required": False,
+            },
         ],
     },
 )
@@ -152,7 +155,9 @@ def _compact(session_id: str, *, compact: bool) -> str:
         pin = "2. Pin entries that must survive: context_update with their entry_id and pinned=true.\n"
     return (
         f'Free up session "{session_id}".\n'
-        "Do this:\n" + first + pin
+        "Do this:\n"
+        + first
+        + pin
         + f'3. Call context_compact with session_id="{session_id}". Old entries become one summary; '
         "nothing is lost (a summary can be restored).\n"
         "4. Say in one sentence what was compacted."

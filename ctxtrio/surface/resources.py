@@ -111,20 +111,33 @@ def parse_uri(uri: str) -> ResourceRef | None:
 
 
 def _guide_resource() -> dict[str, Any]:
-    return {"uri": GUIDE_URI, "name": "guide", "title": "How to use ctxtrio",
-            "description": "The workflow for sessions and documents, and this server's settings.", "mimeType": MIME}
+    return {
+        "uri": GUIDE_URI,
+        "name": "guide",
+        "title": "How to use ctxtrio",
+        "description": "The workflow for sessions and documents, and this server's settings.",
+        "mimeType": MIME,
+    }
 
 
 def _doc_resource(info: DocumentInfo) -> dict[str, Any]:
-    return {"uri": doc_uri(info.doc_id), "name": info.doc_id, "title": info.title,
-            "description": f"Document: {info.chunks} chunks, {info.tokens} tokens (outline and metadata).",
-            "mimeType": MIME}
+    return {
+        "uri": doc_uri(info.doc_id),
+        "name": info.doc_id,
+        "title": info.title,
+        "description": f"Document: {info.chunks} chunks, {info.tokens} tokens (outline and metadata).",
+        "mimeType": MIME,
+    }
 
 
 def _session_resource(info: SessionInfo) -> dict[str, Any]:
-    return {"uri": session_uri(info.session_id), "name": info.session_id, "title": info.title or info.session_id,
-            "description": f"Session: {info.live_entries} live entries (status, pins, latest summary).",
-            "mimeType": MIME}
+    return {
+        "uri": session_uri(info.session_id),
+        "name": info.session_id,
+        "title": info.title or info.session_id,
+        "description": f"Session: {info.live_entries} live entries (status, pins, latest summary).",
+        "mimeType": MIME,
+    }
 
 
 async def list_page(ctx: Context, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:

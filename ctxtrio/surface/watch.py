@@ -71,12 +71,17 @@ def _stamp(path: Path) -> _Stamp:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _stamps(catalog: Path, folder: Path, journals: Iterable[tuple[str, Path]]) -> tuple[_Stamp, _Stamp, dict[str, _Stamp]]:
+def _stamps(
+    catalog: Path, folder: Path, journals: Iterable[tuple[str, Path]]
+) -> tuple[_Stamp, _Stamp, dict[str, _Stamp]]:
     return _stamp(catalog), _stamp(folder), {ident: _stamp(path) for ident, path in journals}
 
 
 async def watch(
-    ctx: Context, subscribers: Subscribers, *, interval_s: float = INTERVAL_S,
+    ctx: Context,
+    subscribers: Subscribers,
+    *,
+    interval_s: float = INTERVAL_S,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Announce changes to ``subscribers`` until cancelled (started once the first look is taken)."""
@@ -113,11 +118,15 @@ async def _look(ctx: Context, subscribers: Subscribers, seen: _Seen, *, announce
     listing = False
     changed_docs: set[str] = set()
     if catalog != seen.catalog or seen.docs is None:
-        docs = {info.doc_id: (info.ingested_at, info.content_hash, info.chunks)
-                for info in await ctx.documents.list_documents()}
+        docs = {
+            info.doc_id: (info.ingested_at, info.content_hash, info.chunks)
+            for info in await ctx.documents.list_documents()
+        }
         seen.catalog = catalog  # only once read: a failed read is tried again next time
         if seen.docs is not None:
-            changed_docs = {ident for ident in seen.docs.keys() | docs.keys() if seen.docs.get(ident) != docs.get(ident)}
+            changed_docs = {
+                ident for ident in seen.docs.keys() | docs.keys() if seen.docs.get(ident) != docs.get(ident)
+            }
             listing = seen.docs.keys() != docs.keys()
         seen.docs = docs
     if folder != seen.folder or seen.sessions is None:

@@ -160,9 +160,7 @@ def _line_end(text: str, start: int) -> int:
 
 def _fence_end(text: str, after_open: int, fence: str) -> int:
     """Return the end of the closing fence's line, or ``len(text)`` when unclosed."""
-    closing = re.compile(
-        f"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \\t]*\\r?$", re.MULTILINE
-    )
+    closing = re.compile(f"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \\t]*\\r?$", re.MULTILINE)
     match = closing.search(text, after_open)
     return len(text) if match is None else _line_end(text, match.start())
 

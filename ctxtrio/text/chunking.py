@@ -70,9 +70,7 @@ def chunk_document(
     text: str, *, chunk_tokens: int, overlap_tokens: int, model: TokenModel, kind: Kind = Kind.MARKDOWN
 ) -> list[Chunk]:
     """Return all chunks of ``text`` (see :func:`iter_chunks`)."""
-    return list(
-        iter_chunks(text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, kind=kind)
-    )
+    return list(iter_chunks(text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, model=model, kind=kind))
 
 
 def iter_chunks(
@@ -116,9 +114,7 @@ def _pieces(text: str, budget: int, model: TokenModel, kind: Kind) -> Iterator[_
             mark = 0
 
 
-def _hard_split(
-    text: str, position: int, end: int, budget: int, model: TokenModel
-) -> Iterator[tuple[int, int, int]]:
+def _hard_split(text: str, position: int, end: int, budget: int, model: TokenModel) -> Iterator[tuple[int, int, int]]:
     """Split an oversized block into (start, end, tokens) pieces within ``budget``.
 
     Each piece is the longest run of whole lines that fits, found from a proportional
@@ -200,7 +196,9 @@ class _Packer:
         if self._new:
             tokens = self._tokens + piece[_TOKENS]
             full = tokens > self._budget
-            if full or (piece[_HEADING] and (self._tokens * 2 >= self._budget or tokens + following_tokens > self._budget)):
+            if full or (
+                piece[_HEADING] and (self._tokens * 2 >= self._budget or tokens + following_tokens > self._budget)
+            ):
                 chunk = self._emit(piece)
         self._new.append(piece)
         self._tokens += piece[_TOKENS]

@@ -19,6 +19,7 @@ __all__ = ["CUT_MARK", "cut_around", "cut_to_fit"]
 #: Marks where a text was cut (before and after the part shown).
 CUT_MARK: Final = "[…]"
 
+
 def cut_to_fit(text: str, budget_tokens: int, model: TokenModel) -> str:
     """The longest prefix of ``text`` within ``budget_tokens``, ending at a line break or
     space when one lies in its last fifth."""
@@ -81,9 +82,7 @@ def _cost(text: str, start: int, end: int, model: TokenModel) -> int:
     return model.estimate(_marked(text, start, end))
 
 
-def _centre_chars(
-    text: str, spot: int, low: int, high: int, budget_tokens: int, model: TokenModel
-) -> tuple[int, int]:
+def _centre_chars(text: str, spot: int, low: int, high: int, budget_tokens: int, model: TokenModel) -> tuple[int, int]:
     """The widest [start, end) within [low, high) centred on ``spot`` that fits (binary search on the half-width)."""
     best = (spot, min(high, spot + 1))
     lo, hi = 0, high - low

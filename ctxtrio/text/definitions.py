@@ -55,6 +55,4 @@ def defines(text: str, identifier: str) -> bool:
     """Whether ``text`` defines a name spelled ``identifier`` (case and ``_`` ignored)."""
     if identifier not in text.lower().translate(_SEPARATORS):
         return False  # the common case, without the regex
-    return any(
-        match.group(1).lower().translate(_SEPARATORS) == identifier for match in _DEFINED.finditer(text)
-    )
+    return any(match.group(1).lower().translate(_SEPARATORS) == identifier for match in _DEFINED.finditer(text))

@@ -36,9 +36,7 @@ _HEADING: Final = re.compile(r" {0,3}#{1,6}[ \t]+")
 _LIST_ITEM: Final = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _UNDERLINE: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 _CLOSERS: Final = "\"'”’)\\]}」』）》"  # a regex class body: the bracket is escaped
-_ENDS: Final = re.compile(
-    f"[.!?]+[{_CLOSERS}]*(?=\\s|\\Z)|[。！？．｡]+[{_CLOSERS}]*"
-)
+_ENDS: Final = re.compile(f"[.!?]+[{_CLOSERS}]*(?=\\s|\\Z)|[。！？．｡]+[{_CLOSERS}]*")
 _ABBREVIATIONS: Final = frozenset(
     "e.g i.e etc vs cf al approx ca fig figs eq no nos vol pp p mr mrs ms dr prof st jr sr "
     "inc ltd co corp dept est jan feb mar apr jun jul aug sep sept oct nov dec".split()

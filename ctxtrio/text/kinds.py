@@ -58,16 +58,21 @@ _SIGNS: Final[dict[Kind, re.Pattern[str]]] = {
         r"^(?:\.\. [\w:-]+::|\.\. _[^:\n]+:|[^\s\n][^\n]*\r?\n(?P<underline>[=\-~^\"'`#*+:.<>_])(?P=underline){2,}[ \t]*\r?$)",
         re.MULTILINE,
     ),
-    Kind.ASCIIDOC: re.compile(r"^(?:={1,5}[ \t]+\w|:[\w-]+:[ \t]|\[(?:source|NOTE|TIP|WARNING|IMPORTANT)\b[^\n]*\]\r?$)",
-                              re.MULTILINE),  # fmt: skip
-    Kind.PYTHON: re.compile(r"^(?:[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[:(]|import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b)",
-                            re.MULTILINE),  # fmt: skip
+    Kind.ASCIIDOC: re.compile(
+        r"^(?:={1,5}[ \t]+\w|:[\w-]+:[ \t]|\[(?:source|NOTE|TIP|WARNING|IMPORTANT)\b[^\n]*\]\r?$)", re.MULTILINE
+    ),  # fmt: skip
+    Kind.PYTHON: re.compile(
+        r"^(?:[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[:(]|import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b)",
+        re.MULTILINE,
+    ),  # fmt: skip
     Kind.JAVASCRIPT: re.compile(
         r"^[ \t]*(?:export[ \t]|import[ \t][^\n]*from[ \t]|(?:const|let|var)[ \t]+[\w$]+[ \t]*=|function[ \t*]|module\.exports)",
         re.MULTILINE,
     ),
     Kind.GO: re.compile(r"^(?:package[ \t]+\w+\r?$|func[ \t]|import[ \t]+\()", re.MULTILINE),
-    Kind.RUST: re.compile(r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:fn[ \t]+\w|impl\b|use[ \t]+\w+::|mod[ \t]+\w|#\[)", re.MULTILINE),
+    Kind.RUST: re.compile(
+        r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:fn[ \t]+\w|impl\b|use[ \t]+\w+::|mod[ \t]+\w|#\[)", re.MULTILINE
+    ),
     Kind.JAVA: re.compile(
         r"^[ \t]*(?:(?:public|private|protected|internal)[ \t]+[\w<>\[\], \t]*\(|package[ \t]+[\w.]+;|using[ \t]+[\w.]+;|import[ \t]+[\w.*]+;)",
         re.MULTILINE,
@@ -75,7 +80,9 @@ _SIGNS: Final[dict[Kind, re.Pattern[str]]] = {
 }
 #: All signs in one pattern (one scan of the text), each kind a named group.
 _ANY_SIGN: Final = re.compile(
-    "^(?:" + "|".join(f"(?P<{kind.value}>{pattern.pattern.removeprefix('^')})" for kind, pattern in _SIGNS.items()) + ")",
+    "^(?:"
+    + "|".join(f"(?P<{kind.value}>{pattern.pattern.removeprefix('^')})" for kind, pattern in _SIGNS.items())
+    + ")",
     re.MULTILINE,
 )
 #: A kind needs at least this many signs to be chosen over plain markdown.

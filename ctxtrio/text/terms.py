@@ -130,10 +130,10 @@ def _unicode() -> _UnicodePatterns:
         run=re.compile(f"[{word}_-]*"),
         runs=re.compile(f"[{word}_-]+"),
     )
+
+
 # ASCII letters and digits to lowercase, every other ASCII character to a space.
-_PLAIN: Final = str.maketrans(
-    {chr(c): chr(c).lower() if chr(c).isalnum() else " " for c in range(0x80)}
-)
+_PLAIN: Final = str.maketrans({chr(c): chr(c).lower() if chr(c).isalnum() else " " for c in range(0x80)})
 # Above this share of non-ASCII characters, most words need the token rules anyway.
 _DENSE_NON_ASCII: Final = 0.1
 
@@ -289,9 +289,7 @@ def _add_token(token: str, out: list[str]) -> None:
 
 
 def _add_ascii(token: str, out: list[str]) -> None:
-    if token.isalnum() and (
-        token.islower() or token.isupper() or token[1:].islower() or token.isdigit()
-    ):
+    if token.isalnum() and (token.islower() or token.isupper() or token[1:].islower() or token.isdigit()):
         word = token.lower()
         if word not in STOPWORDS:
             out.append(word)
@@ -330,10 +328,7 @@ def _add_identifier(token: str, shape: str, out: list[str]) -> None:
 
 
 def _shape(token: str) -> str:
-    return "".join(
-        "A" if ch.isupper() else "0" if ch.isdigit() else ch if ch in "-_" else "a"
-        for ch in token
-    )
+    return "".join("A" if ch.isupper() else "0" if ch.isdigit() else ch if ch in "-_" else "a" for ch in token)
 
 
 def _bigrams(run: str) -> list[str]:
@@ -344,7 +339,4 @@ def _bigrams(run: str) -> list[str]:
 
 def _blank_astral_non_words(token: str) -> str:
     """Replace astral characters that are not letters, digits or marks with spaces."""
-    return "".join(
-        " " if ch > "\uffff" and unicodedata.category(ch)[0] not in "LNM" else ch
-        for ch in token
-    )
+    return "".join(" " if ch > "\uffff" and unicodedata.category(ch)[0] not in "LNM" else ch for ch in token)

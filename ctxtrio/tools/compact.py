@@ -47,18 +47,29 @@ async def _run(name: str, ctx: Context, raw: dict[str, object], call: Call) -> T
 async def compact_guide(ctx: Context, args: Args, call: Call) -> ToolResult:
     text = guide_text(ctx)
     settings = text[text.index("\nSettings:") :] if "\nSettings:" in text else ""
-    return text_result(COMPACT_WORKFLOW + settings, {"data_dir": str(ctx.data.root), "budget_tokens": ctx.live.budget_tokens})
+    return text_result(
+        COMPACT_WORKFLOW + settings, {"data_dir": str(ctx.data.root), "budget_tokens": ctx.live.budget_tokens}
+    )
 
 
 async def memory(ctx: Context, args: Args, call: Call) -> ToolResult:
     session_id, note, query = args.text("session_id"), args.opt_text("note"), args.opt_text("query")
     parts: list[ToolResult] = []
     if note is not None:
-        parts.append(await _run("context_append", ctx, {"session_id": session_id, "text": note,
-                                                        "pinned": args.flag("pinned")}, call))
+        parts.append(
+            await _run(
+                "context_append", ctx, {"session_id": session_id, "text": note, "pinned": args.flag("pinned")}, call
+            )
+        )
     if query is not None or note is None:
-        parts.append(await _run("context_recall", ctx, {"session_id": session_id, "query": query,
-                                                        "budget_tokens": args.opt_integer("budget_tokens")}, call))
+        parts.append(
+            await _run(
+                "context_recall",
+                ctx,
+                {"session_id": session_id, "query": query, "budget_tokens": args.opt_integer("budget_tokens")},
+                call,
+            )
+        )
     structured: dict[str, JSON] = {}
     for part, key in zip(parts, ("stored", "recalled") if note is not None else ("recalled",)):
         if part.structured is not None:
@@ -70,8 +81,17 @@ async def doc_read(ctx: Context, args: Args, call: Call) -> ToolResult:
     query, doc_id, budget = args.opt_text("query"), args.opt_text("doc_id"), args.opt_integer("budget_tokens")
     if query is not None:
         return await _run("doc_search", ctx, {"query": query, "doc_id": doc_id, "budget_tokens": budget}, call)
-    return await _run("doc_window", ctx, {"doc_id": doc_id, "from": args.opt_integer("from"), "budget_tokens": budget,
-                                          "session_id": args.opt_text("session_id")}, call)
+    return await _run(
+        "doc_window",
+        ctx,
+        {
+            "doc_id": doc_id,
+            "from": args.opt_integer("from"),
+            "budget_tokens": budget,
+            "session_id": args.opt_text("session_id"),
+        },
+        call,
+    )
 
 
 _BUDGET = Param("budget_tokens", "integer", bounds=BUDGET)

@@ -141,7 +141,7 @@ async def doc_list(ctx: Context, args: Args, call: Call) -> ToolResult:
     text, shown, next_offset = render.render_list_page(
         infos, offset=start, budget_tokens=ctx.live.budget_tokens, model=ctx.live.tokens.current
     )
-    page = DocPage(tuple(infos[start:start + shown]), len(infos), next_offset)
+    page = DocPage(tuple(infos[start : start + shown]), len(infos), next_offset)
     return text_result(text, _DOCS.dump(page))
 
 

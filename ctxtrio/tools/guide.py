@@ -46,9 +46,12 @@ def guide_text(ctx: Context) -> str:
         f"token counts: {live.counter.describe()}",
         describe_semantic(ctx.documents.semantic.status() if ctx.documents.semantic is not None else None),
         f"context window: {_window(ctx)}",
-        "tools: " + ("compact profile (--tools compact): memory, context_compact, doc_ingest, doc_read"
-                     if config.tools == "compact" else
-                     "full profile; --tools compact offers five combined tools for 4k-8k windows"),
+        "tools: "
+        + (
+            "compact profile (--tools compact): memory, context_compact, doc_ingest, doc_read"
+            if config.tools == "compact"
+            else "full profile; --tools compact offers five combined tools for 4k-8k windows"
+        ),
     ]
     return _WORKFLOW + "\nSettings:\n" + "\n".join(f"- {line}" for line in settings)
 

@@ -47,14 +47,18 @@ class ToolRunner:
         self._audit = ctx.config.audit if audit is None else audit
         self._stream = stream
 
-    async def call(self, name: str, arguments: Mapping[str, object] | None, progress: Progress | None = None) -> ToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, object] | None, progress: Progress | None = None
+    ) -> ToolResult:
         """Run the tool called ``name`` (an error result when there is none)."""
         tool = self._tools.get(name)
         if tool is None:
             return error_result(f"there is no tool {name!r}: tools/list names them, context_guide explains them")
         return await self.run(tool, arguments, progress)
 
-    async def run(self, tool: Tool, arguments: Mapping[str, object] | None, progress: Progress | None = None) -> ToolResult:
+    async def run(
+        self, tool: Tool, arguments: Mapping[str, object] | None, progress: Progress | None = None
+    ) -> ToolResult:
         """Check ``arguments``, run ``tool``'s handler, and return its result or an error result."""
         raw = arguments or {}
         call = Call(progress=progress)

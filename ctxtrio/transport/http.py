@@ -164,8 +164,10 @@ class Gate:
         messages: list[Message] = []
         total = 0
         while True:
-            due = min(trio.current_time() + self._body_timeout_s,
-                      started + self._body_timeout_s + total / MIN_BODY_BYTES_PER_S)
+            due = min(
+                trio.current_time() + self._body_timeout_s,
+                started + self._body_timeout_s + total / MIN_BODY_BYTES_PER_S,
+            )
             with trio.move_on_at(due) as late:
                 message = await receive()
             if late.cancelled_caught:
@@ -179,9 +181,17 @@ class Gate:
                 return None
             if not message.get("more_body", False):
                 return messages
-        log.info("request body stalled or too slow: %d bytes in %.1f s, answered 408", total, trio.current_time() - started)
-        await _respond(send, 408, {"error": f"request body not received in time (after {self._body_timeout_s:g} s, "
-                                            f"at least {MIN_BODY_BYTES_PER_S // 1024} KB/s)"})
+        log.info(
+            "request body stalled or too slow: %d bytes in %.1f s, answered 408", total, trio.current_time() - started
+        )
+        await _respond(
+            send,
+            408,
+            {
+                "error": f"request body not received in time (after {self._body_timeout_s:g} s, "
+                f"at least {MIN_BODY_BYTES_PER_S // 1024} KB/s)"
+            },
+        )
         return None
 
     def _check(self, headers: dict[str, str]) -> tuple[int, str] | None:
@@ -285,8 +295,13 @@ async def serve_http(
     from hypercorn.config import Config as HypercornConfig
 
     limit = body_limit_bytes(config)
-    app = http_app(server, host=config.http_host, max_body_bytes=limit, max_sessions=config.http_max_sessions,
-                   session_idle_s=config.http_session_idle_s)
+    app = http_app(
+        server,
+        host=config.http_host,
+        max_body_bytes=limit,
+        max_sessions=config.http_max_sessions,
+        session_idle_s=config.http_session_idle_s,
+    )
     hypercorn_config = HypercornConfig()
     host = f"[{config.http_host}]" if ":" in config.http_host else config.http_host
     hypercorn_config.bind = [f"{host}:{config.http_port}"]

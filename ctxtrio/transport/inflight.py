@@ -13,6 +13,7 @@ import trio
 
 __all__ = ["InFlight"]
 
+
 class InFlight:
     """Request ids read but not yet answered."""
 

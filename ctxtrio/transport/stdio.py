@@ -323,7 +323,9 @@ def claim_stdout() -> Iterator[int]:
         os.close(saved)
 
 
-async def serve_stdio(server: Server[Any], lines: CancellableLines, out_fd: int, traffic: Traffic | None = None) -> None:
+async def serve_stdio(
+    server: Server[Any], lines: CancellableLines, out_fd: int, traffic: Traffic | None = None
+) -> None:
     """Serve one MCP connection: requests from ``lines``, responses to ``out_fd``.
 
     Returns when stdin reaches EOF or ``lines`` is closed and in-flight calls finished.

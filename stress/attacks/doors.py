@@ -39,8 +39,15 @@ from ctxtrio.memory.summary import summary_path  # noqa: E402
 
 
 def _cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ctxtrio", *args, "--data-dir", str(data), "--no-llm"], cwd=ROOT,
-                          env=ENV, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "ctxtrio", *args, "--data-dir", str(data), "--no-llm"],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _config(data: Path) -> Config:
@@ -59,21 +66,30 @@ async def _round_trip(work: Path) -> Row:
     imported = _cli(other, "import", str(dump))
     before, after = _cli(data, "show", "odd", "--json"), _cli(other, "show", "odd", "--json")
     same = before.returncode == 0 and before.stdout == after.stdout
-    return Row("1 export/import of a session with U+2028/U+2029/U+0085, a pin, a compaction, a delete",
-               "imported whole; ctxtrio show --json identical",
-               f"export {exported.returncode}, import {imported.returncode}: {imported.stdout.strip()[:70]}; "
-               f"show --json {'identical' if same else 'DIFFERENT'}", exported.returncode == imported.returncode == 0 and same)
+    return Row(
+        "1 export/import of a session with U+2028/U+2029/U+0085, a pin, a compaction, a delete",
+        "imported whole; ctxtrio show --json identical",
+        f"export {exported.returncode}, import {imported.returncode}: {imported.stdout.strip()[:70]}; "
+        f"show --json {'identical' if same else 'DIFFERENT'}",
+        exported.returncode == imported.returncode == 0 and same,
+    )
 
 
 async def _race(work: Path) -> Row:
     held, line = await race_rounds(work / "race", 5)
-    return Row("2 import racing a server appending to the same session id (5 rounds)",
-               "every acknowledged append kept; the import's report true", line, held)
+    return Row(
+        "2 import racing a server appending to the same session id (5 rounds)",
+        "every acknowledged append kept; the import's report true",
+        line,
+        held,
+    )
 
 
 async def _kill(work: Path) -> Row:
     held, line = await trio.to_thread.run_sync(kill_rounds, work / "kill", 5000, 3)
-    return Row("3 kill -9 at 3 random points of an import, then import again", "no half session; exactly one copy", line, held)
+    return Row(
+        "3 kill -9 at 3 random points of an import, then import again", "no half session; exactly one copy", line, held
+    )
 
 
 async def _odd_path(work: Path) -> Row:
@@ -88,8 +104,12 @@ async def _odd_path(work: Path) -> Row:
         after = await client.call_tool("context_append", {"session_id": "s", "text": "still serving"})
     text = result_text(refused)
     held = refused.is_error and "not UTF-8" in text and "\\xff" in text and not after.is_error
-    return Row("4 doc_ingest of a path with byte 0xff, through an in-root symlink (stdio server)",
-               "a clear refusal naming the path escaped; the server serves on", f"{text[:90]}; next call ok: {not after.is_error}", held)
+    return Row(
+        "4 doc_ingest of a path with byte 0xff, through an in-root symlink (stdio server)",
+        "a clear refusal naming the path escaped; the server serves on",
+        f"{text[:90]}; next call ok: {not after.is_error}",
+        held,
+    )
 
 
 async def _side_files(work: Path) -> Row:
@@ -110,10 +130,13 @@ async def _side_files(work: Path) -> Row:
         os.symlink("/dev/zero", summary)
         listed = await client.call_tool("context_list_sessions", {})
     held = size > 0 and first == again and not listed.is_error and "big" in result_text(listed)
-    return Row("5 snapshot cut short in place under a server; summary made a symlink to /dev/zero",
-               "no SIGBUS, the same answer, listing works without reading /dev/zero",
-               f"snapshot {size:,} -> {size // 2:,} bytes: answer {'same' if first == again else 'DIFFERENT'}; "
-               f"listing {'ok' if not listed.is_error else 'error'}", held)
+    return Row(
+        "5 snapshot cut short in place under a server; summary made a symlink to /dev/zero",
+        "no SIGBUS, the same answer, listing works without reading /dev/zero",
+        f"snapshot {size:,} -> {size // 2:,} bytes: answer {'same' if first == again else 'DIFFERENT'}; "
+        f"listing {'ok' if not listed.is_error else 'error'}",
+        held,
+    )
 
 
 def _mount(mount: Path, *, umount: bool = False) -> bool:
@@ -122,8 +145,12 @@ def _mount(mount: Path, *, umount: bool = False) -> bool:
         return subprocess.run(["umount", "-l", str(mount)], check=False).returncode == 0
     if os.geteuid() != 0:
         return False
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True,
-                          check=False).returncode == 0
+    return (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
 
 
 async def _full_disk(work: Path) -> Row:
@@ -141,14 +168,24 @@ async def _full_disk(work: Path) -> Row:
         with open(mount / "filler", "wb") as filler, contextlib.suppress(OSError):
             while True:
                 filler.write(b"\0" * 65536)
-        codes = {command: _cli(data, *command.split()).returncode for command in ("sessions", "show s", "export s", "doctor")}
+        codes = {
+            command: _cli(data, *command.split()).returncode for command in ("sessions", "show s", "export s", "doctor")
+        }
         async with stdio_server(data) as client:
             recalled = await client.call_tool("context_recall", {"session_id": "s", "query": "kept"})
             appended = await client.call_tool("context_append", {"session_id": "s", "text": "x " * 3000})
-        held = codes == {"sessions": 0, "show s": 0, "export s": 0, "doctor": 1} and not recalled.is_error \
-            and appended.is_error and "No space left" in result_text(appended)
-        return Row(name, "sessions/show/export 0, doctor names the full disk (1); reads served, appends refused clearly",
-                   f"exit codes {codes}; recall ok: {not recalled.is_error}; append: {result_text(appended)[:60]}", held)
+        held = (
+            codes == {"sessions": 0, "show s": 0, "export s": 0, "doctor": 1}
+            and not recalled.is_error
+            and appended.is_error
+            and "No space left" in result_text(appended)
+        )
+        return Row(
+            name,
+            "sessions/show/export 0, doctor names the full disk (1); reads served, appends refused clearly",
+            f"exit codes {codes}; recall ok: {not recalled.is_error}; append: {result_text(appended)[:60]}",
+            held,
+        )
     finally:
         _mount(mount, umount=True)
 
@@ -166,23 +203,31 @@ async def _prune_and_odd_times(work: Path) -> Row:
             answer = await client.call_tool("context_append", {"session_id": session, "text": "after the prune"})
             wrong += pruned.returncode != 0 or answer.is_error
     odd = data / "sessions" / "odd.jsonl"
-    odd.write_text('{"v":1,"seq":1,"ts":1e308,"kind":"session","id":"odd","title":"odd"}\n'
-                   '{"v":1,"seq":2,"ts":NaN,"kind":"entry","id":"e2","text":"t","role":"note","tags":[],"pinned":false}\n')
+    odd.write_text(
+        '{"v":1,"seq":1,"ts":1e308,"kind":"session","id":"odd","title":"odd"}\n'
+        '{"v":1,"seq":2,"ts":NaN,"kind":"entry","id":"e2","text":"t","role":"note","tags":[],"pinned":false}\n'
+    )
     listed = _cli(data, "sessions")
     held = wrong == 0 and listed.returncode == 0 and "odd" in listed.stdout
-    return Row("7 append right after another process pruned the journal (3 rounds); a journal with ts 1e308/NaN",
-               "every append answered truthfully; ctxtrio sessions lists every session",
-               f"{wrong} wrong answers; sessions exit {listed.returncode}, lists odd: {'odd' in listed.stdout}", held)
+    return Row(
+        "7 append right after another process pruned the journal (3 rounds); a journal with ts 1e308/NaN",
+        "every append answered truthfully; ctxtrio sessions lists every session",
+        f"{wrong} wrong answers; sessions exit {listed.returncode}, lists odd: {'odd' in listed.stdout}",
+        held,
+    )
 
 
 async def _unread(work: Path) -> Row:
     taken, started, peak, _, answered = await trio.to_thread.run_sync(stdio_unread, work / "unread", 3000)
     before, after, alive, refused = await http_idle(work / "idle", 300, 100)
     held = taken < 2000 and answered == 3000 and peak - started < 50 and alive == 100 and after - before < 30
-    return Row("8 stdio: 3,000 calls with answers unread; HTTP: 300 idle sessions at cap 100",
-               "stdio stops reading (< 2,000 taken), RSS +< 50 MB; HTTP RSS +< 30 MB, newest sessions answer",
-               f"stdio took {taken:,}, RSS {started:.0f} -> peak {peak:.0f} MB, {answered:,} answered; "
-               f"HTTP RSS {before:.0f} -> {after:.0f} MB, {alive}/100 newest answer, {refused} refused", held)
+    return Row(
+        "8 stdio: 3,000 calls with answers unread; HTTP: 300 idle sessions at cap 100",
+        "stdio stops reading (< 2,000 taken), RSS +< 50 MB; HTTP RSS +< 30 MB, newest sessions answer",
+        f"stdio took {taken:,}, RSS {started:.0f} -> peak {peak:.0f} MB, {answered:,} answered; "
+        f"HTTP RSS {before:.0f} -> {after:.0f} MB, {alive}/100 newest answer, {refused} refused",
+        held,
+    )
 
 
 async def _trickle_and_doctor(work: Path) -> Row:
@@ -195,8 +240,10 @@ async def _trickle_and_doctor(work: Path) -> Row:
         def trickle() -> tuple[str, float]:
             started = time.monotonic()
             with socket.create_connection((host, int(port)), timeout=60) as sock:
-                sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-                             f"Content-Length: 5000000\r\n\r\n".encode())
+                sock.sendall(
+                    f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: 5000000\r\n\r\n".encode()
+                )
                 sock.settimeout(2.0)
                 while time.monotonic() - started < 60:
                     try:
@@ -218,19 +265,26 @@ async def _trickle_and_doctor(work: Path) -> Row:
     lost.write_text('{"v":1,"seq":1,"ts":1,"kind":"chunk","id":"c0","index":0,"text":"lost"}\n')
     doctor = _cli(data, "doctor")
     held = "408" in status and took < 15 and "warn lost-and-found" in doctor.stdout
-    return Row("9 a body trickled 100 bytes every 2 s under a declared 5 MB; a file in lost-and-found",
-               "408 within the grace; doctor warns about lost-and-found, with how to restore",
-               f"{status} after {took:.1f} s; doctor: {'warns' if 'warn lost-and-found' in doctor.stdout else 'silent'}", held)
+    return Row(
+        "9 a body trickled 100 bytes every 2 s under a declared 5 MB; a file in lost-and-found",
+        "408 within the grace; doctor warns about lost-and-found, with how to restore",
+        f"{status} after {took:.1f} s; doctor: {'warns' if 'warn lost-and-found' in doctor.stdout else 'silent'}",
+        held,
+    )
 
 
 def run(work: Path) -> list[Row]:
     async def main() -> list[Row]:
         rows: list[Row] = []
         for name, attack, limit in (
-            ("1 export/import round trip", _round_trip, 120), ("2 import race", _race, 240),
-            ("3 kill -9 mid-import", _kill, 300), ("4 non-UTF-8 path", _odd_path, 90),
-            ("5 side files", _side_files, 180), ("6 full disk", _full_disk, 180),
-            ("7 prune beside a server", _prune_and_odd_times, 180), ("8 unread answers", _unread, 300),
+            ("1 export/import round trip", _round_trip, 120),
+            ("2 import race", _race, 240),
+            ("3 kill -9 mid-import", _kill, 300),
+            ("4 non-UTF-8 path", _odd_path, 90),
+            ("5 side files", _side_files, 180),
+            ("6 full disk", _full_disk, 180),
+            ("7 prune beside a server", _prune_and_odd_times, 180),
+            ("8 unread answers", _unread, 300),
             ("9 trickled body, doctor", _trickle_and_doctor, 120),
         ):
             rows += await guarded(name, lambda attack=attack: attack(work), limit)  # type: ignore[misc]

@@ -32,14 +32,28 @@ TEXT = "\n\n".join(f"Paragraph {n} is about the bilby {n}." for n in range(12_00
 
 
 @asynccontextmanager
-async def _server(work: Path, name: str, *extra: str, fd_limit: int | None = None) -> AsyncIterator[tuple[str, bytearray]]:
+async def _server(
+    work: Path, name: str, *extra: str, fd_limit: int | None = None
+) -> AsyncIterator[tuple[str, bytearray]]:
     """The server's base URL and its stderr so far (drained meanwhile); SIGTERM on exit."""
-    command = [sys.executable, "-m", "ctxtrio", "--http", "--port", "0", "--no-llm", "--no-audit",
-               "--data-dir", str(work / name), *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "ctxtrio",
+        "--http",
+        "--port",
+        "0",
+        "--no-llm",
+        "--no-audit",
+        "--data-dir",
+        str(work / name),
+        *extra,
+    ]
     if fd_limit is not None:
         command = ["sh", "-c", f"ulimit -n {fd_limit} && exec " + " ".join(command)]
-    process = await trio.lowlevel.open_process(command, cwd=ROOT, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    process = await trio.lowlevel.open_process(
+        command, cwd=ROOT, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     assert process.stderr is not None
     stderr = process.stderr
     seen = bytearray()
@@ -91,8 +105,12 @@ async def chunked_unbounded(work: Path) -> Row:
             status, sent = await send_chunked_until_answered(stream, host, port, cap_bytes=256 << 20)
         alive = await _alive(base_url)
     held = status.startswith(b"HTTP/1.1 413") and sent < 32 << 20 and alive
-    return Row("H1 chunked POST without Content-Length, never ending (limit ~1 MB)", "413 at the limit, serves on",
-               f"{status.decode(errors='replace')} after {sent >> 20} MB sent; alive {alive}", held)
+    return Row(
+        "H1 chunked POST without Content-Length, never ending (limit ~1 MB)",
+        "413 at the limit, serves on",
+        f"{status.decode(errors='replace')} after {sent >> 20} MB sent; alive {alive}",
+        held,
+    )
 
 
 async def silent_bodies(work: Path) -> Row:
@@ -114,9 +132,12 @@ async def silent_bodies(work: Path) -> Row:
                 ok = not (await client.call_tool("doc_ingest", {"text": TEXT, "doc_id": "bilby"})).is_error
             waited = trio.current_time() - started
     timed_out = sum(answer.startswith(b"HTTP/1.1 408") for answer in answers)
-    return Row("H2 five connections declare 128 MiB bodies (the whole buffer budget), then go silent",
-               "408 after the body timeout (2 s); a large doc_ingest then completes",
-               f"{timed_out} of 5 got 408; ingest {'ok' if ok else 'failed'} after {waited:.1f} s", timed_out == 5 and ok)
+    return Row(
+        "H2 five connections declare 128 MiB bodies (the whole buffer budget), then go silent",
+        "408 after the body timeout (2 s); a large doc_ingest then completes",
+        f"{timed_out} of 5 got 408; ingest {'ok' if ok else 'failed'} after {waited:.1f} s",
+        timed_out == 5 and ok,
+    )
 
 
 async def half_open_flood(work: Path) -> Row:
@@ -129,9 +150,12 @@ async def half_open_flood(work: Path) -> Row:
         for stream in streams:
             await stream.aclose()
         exhausted = b"EMFILE" in seen or b"Too many open files" in seen
-    return Row("H3 1,100 connections stalled mid-body under ulimit -n 1024", "service continues; no EMFILE",
-               f"{len(streams)} connected; served again after {waited:.1f} s; fd exhaustion {exhausted}",
-               alive and not exhausted)
+    return Row(
+        "H3 1,100 connections stalled mid-body under ulimit -n 1024",
+        "service continues; no EMFILE",
+        f"{len(streams)} connected; served again after {waited:.1f} s; fd exhaustion {exhausted}",
+        alive and not exhausted,
+    )
 
 
 async def trickled_body(work: Path) -> Row:
@@ -156,9 +180,12 @@ async def trickled_body(work: Path) -> Row:
         took = trio.current_time() - started
         alive = await _alive(base_url)
     held = status.startswith(b"HTTP/1.1 408") and took < 30 and alive
-    return Row("1 MB body trickled at 2 bytes/s (never idle long enough for the per-read timeout)",
-               "408 at the whole-body deadline (2 s + 1 MB at 256 KB/s)",
-               f"{status.decode(errors='replace')} after {took:.1f} s; alive {alive}", held)
+    return Row(
+        "1 MB body trickled at 2 bytes/s (never idle long enough for the per-read timeout)",
+        "408 at the whole-body deadline (2 s + 1 MB at 256 KB/s)",
+        f"{status.decode(errors='replace')} after {took:.1f} s; alive {alive}",
+        held,
+    )
 
 
 async def slow_headers(work: Path) -> Row:
@@ -180,9 +207,12 @@ async def slow_headers(work: Path) -> Row:
                             closed_after = trio.current_time() - started
                             break
         alive = await _alive(base_url)
-    return Row("headers trickled one line a second (slowloris)", "connection closed by the header timeout",
-               f"closed after {closed_after:.1f} s" if closed_after is not None else "still open after 60 s",
-               closed_after is not None and alive)
+    return Row(
+        "headers trickled one line a second (slowloris)",
+        "connection closed by the header timeout",
+        f"closed after {closed_after:.1f} s" if closed_after is not None else "still open after 60 s",
+        closed_after is not None and alive,
+    )
 
 
 async def raw_cases(work: Path) -> list[Row]:
@@ -198,18 +228,46 @@ async def raw_cases(work: Path) -> list[Row]:
             return b"(no answer)"
 
         status = await exchange(post_head(host, port, length=50 << 20))
-        rows.append(Row("declared Content-Length of 50 MB over a ~1 MB limit", "413 before reading",
-                        status.decode(errors="replace"), status.startswith(b"HTTP/1.1 413")))
+        rows.append(
+            Row(
+                "declared Content-Length of 50 MB over a ~1 MB limit",
+                "413 before reading",
+                status.decode(errors="replace"),
+                status.startswith(b"HTTP/1.1 413"),
+            )
+        )
         status = await exchange(post_head(host, port, length=20) + b"{not json at all!!!}")
-        rows.append(Row("POST /mcp with a body that is not JSON", "a 4xx answer", status.decode(errors="replace"),
-                        status.startswith(b"HTTP/1.1 4")))
+        rows.append(
+            Row(
+                "POST /mcp with a body that is not JSON",
+                "a 4xx answer",
+                status.decode(errors="replace"),
+                status.startswith(b"HTTP/1.1 4"),
+            )
+        )
         status = await exchange(b"\x16\x03\x01\x02\x00garbage that is not HTTP\r\n\r\n")
-        rows.append(Row("bytes that are not HTTP (a TLS hello)", "400 or closed; serves on",
-                        status.decode(errors="replace") or "closed", not status.startswith(b"HTTP/1.1 2")))
-        status = await exchange(post_head(host, port, length=10, extra="Host: evil.example\r\n").replace(
-            f"Host: {host}:{port}\r\n".encode(), b"", 1) + b"0123456789")
-        rows.append(Row("foreign Host header (DNS rebinding)", "403", status.decode(errors="replace"),
-                        status.startswith(b"HTTP/1.1 403")))
+        rows.append(
+            Row(
+                "bytes that are not HTTP (a TLS hello)",
+                "400 or closed; serves on",
+                status.decode(errors="replace") or "closed",
+                not status.startswith(b"HTTP/1.1 2"),
+            )
+        )
+        status = await exchange(
+            post_head(host, port, length=10, extra="Host: evil.example\r\n").replace(
+                f"Host: {host}:{port}\r\n".encode(), b"", 1
+            )
+            + b"0123456789"
+        )
+        rows.append(
+            Row(
+                "foreign Host header (DNS rebinding)",
+                "403",
+                status.decode(errors="replace"),
+                status.startswith(b"HTTP/1.1 403"),
+            )
+        )
         async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=300)) as http:
             codes: list[int] = []
 
@@ -219,8 +277,9 @@ async def raw_cases(work: Path) -> list[Row]:
             async with trio.open_nursery() as nursery:
                 for _ in range(300):
                     nursery.start_soon(health)
-        rows.append(Row("300 concurrent /health requests", "all 200", f"{codes.count(200)} of 300",
-                        codes.count(200) == 300))
+        rows.append(
+            Row("300 concurrent /health requests", "all 200", f"{codes.count(200)} of 300", codes.count(200) == 300)
+        )
         alive = await _alive(base_url)
         rows.append(Row("after all the above", "health and ingest/search still work", f"alive {alive}", alive))
     return rows

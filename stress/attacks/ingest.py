@@ -85,8 +85,12 @@ async def old_index_schema(work: Path) -> Row:
     async with _server(data) as client:
         found = await client.call_tool("doc_search", {"query": "numbat burrow 77", "limit": 3})
     held = not found.is_error and "burrow 77" in _text(found)
-    return Row("index.sqlite3 of the older schema (no line offsets)", "re-indexed at start; search finds the chunk",
-               "found" if held else _text(found)[:120], held)
+    return Row(
+        "index.sqlite3 of the older schema (no line offsets)",
+        "re-indexed at start; search finds the chunk",
+        "found" if held else _text(found)[:120],
+        held,
+    )
 
 
 async def reingest_same_file(work: Path) -> Row:
@@ -99,8 +103,12 @@ async def reingest_same_file(work: Path) -> Row:
         listed = await client.call_tool("doc_list", {})
     count = sum("notes.md" in line for line in _text(listed).splitlines())
     held = count == 1 and all(line.startswith("Unchanged") for line in said[1:])
-    return Row("the same file re-ingested 3 times without doc_id", "one document; the repeats say Unchanged",
-               f"{count} listed; {said[-1][:60]}", held)
+    return Row(
+        "the same file re-ingested 3 times without doc_id",
+        "one document; the repeats say Unchanged",
+        f"{count} listed; {said[-1][:60]}",
+        held,
+    )
 
 
 async def _main(work: Path) -> list[Row]:

@@ -131,7 +131,11 @@ def huge_query(work: Path) -> Row:
     answer = _answer(answers, 11)
     result = answer.get("result") if answer is not None else None
     content = result.get("content") if isinstance(result, dict) else None
-    text = str(content[0].get("text", "")) if isinstance(content, list) and content and isinstance(content[0], dict) else ""
+    text = (
+        str(content[0].get("text", ""))
+        if isinstance(content, list) and content and isinstance(content[0], dict)
+        else ""
+    )
     said = f"Only its first {SEARCH_WORDS} distinct words were searched." in text
     return Row(
         "doc_search with a 400 KB query of 60,000 distinct words",

@@ -85,16 +85,24 @@ async def _unknown_ids(work: Path, calls: int = 10_000) -> Row:
 async def _answers(ctx: Context) -> tuple[object, ...]:
     status = await ctx.sessions.status("s1")
     recalled = await ctx.sessions.recall("s1", "cookie value")
-    return (await ctx.sessions.export("s1"), status.live_entries, status.live_tokens,
-            [entry.id for entry in recalled.entries])
+    return (
+        await ctx.sessions.export("s1"),
+        status.live_entries,
+        status.live_tokens,
+        [entry.id for entry in recalled.entries],
+    )
 
 
 async def _filled(data_dir: Path) -> tuple[object, ...]:
     """A session past the snapshot threshold (64 KB): pins, a delete and a compaction on top."""
     async with open_context(_config(data_dir)) as ctx:
         await ctx.sessions.open("s1", "attack")
-        records = [NewRecord("entry", {"text": f"fact {n}: cookie value {n * 7} " + "word " * 20, "role": "note"},
-                             id_prefix="e") for n in range(800)]
+        records = [
+            NewRecord(
+                "entry", {"text": f"fact {n}: cookie value {n * 7} " + "word " * 20, "role": "note"}, id_prefix="e"
+            )
+            for n in range(800)
+        ]
         await ctx.store.append(ctx.data.session_journal("s1"), records)
         await ctx.sessions.update("s1", "e5", pinned=True)
         await ctx.sessions.update("s1", "e9", delete=True)
@@ -117,16 +125,19 @@ async def _damaged_snapshot(work: Path, damage: str) -> Row:
             data[len(data) // 2] ^= 0x40
             fault = "snapshot with one bit flipped mid-file"
         else:
-            del data[len(data) // 3:]
+            del data[len(data) // 3 :]
             fault = "snapshot cut to a third"
         snapshot.write_bytes(bytes(data))
     damaged = snapshot.read_bytes() if snapshot.exists() else b"(none)"
     async with open_context(_config(data_dir)) as ctx:
         got = await _answers(ctx)
     rebuilt = snapshot.read_bytes() != damaged
-    return Row(fault, "ignored, rebuilt from the journal; answers unchanged",
-               f"answers {'equal' if got == expected else 'DIFFER'}, snapshot {'rebuilt' if rebuilt else 'kept'}",
-               got == expected and rebuilt)
+    return Row(
+        fault,
+        "ignored, rebuilt from the journal; answers unchanged",
+        f"answers {'equal' if got == expected else 'DIFFER'}, snapshot {'rebuilt' if rebuilt else 'kept'}",
+        got == expected and rebuilt,
+    )
 
 
 async def _summary_fault(work: Path, kind: str) -> Row:
@@ -149,9 +160,12 @@ async def _summary_fault(work: Path, kind: str) -> Row:
         listed = [(i.session_id, i.live_entries) for i in await ctx.sessions.list_sessions()]
         now = await ctx.sessions.status("s1")
     expected_live = status.live_entries + (kind == "behind")
-    return Row(fault, "ignored: list and status follow the journal",
-               f"list {listed} (journal says {truth}), status live {now.live_entries}",
-               listed == truth and now.live_entries == expected_live)
+    return Row(
+        fault,
+        "ignored: list and status follow the journal",
+        f"list {listed} (journal says {truth}), status live {now.live_entries}",
+        listed == truth and now.live_entries == expected_live,
+    )
 
 
 async def _all(work: Path) -> list[Row]:

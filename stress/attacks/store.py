@@ -56,7 +56,9 @@ async def catalog_damaged(work: Path, how: str) -> Row:
         catalog.write_bytes(b"")
     else:
         lines = catalog.read_bytes().splitlines(keepends=True)
-        catalog.write_bytes(b"".join(b'{"v":1,"kind":"commit" damaged\n' if b'"commit"' in line else line for line in lines))
+        catalog.write_bytes(
+            b"".join(b'{"v":1,"kind":"commit" damaged\n' if b'"commit"' in line else line for line in lines)
+        )
     async with _server(data) as client:
         await _call(client, "doc_list")
     kept = data / "lost-and-found" / "docs" / "q" / gen.name
@@ -80,8 +82,12 @@ async def index_header(work: Path) -> Row:
         handle.write(b"\xff" * 100)
     async with _server(data) as client:
         found, said = await _searchable(client)
-    return Row("C2 index.sqlite3 header overwritten while stopped", "rebuilt at start; search finds the document",
-               "found" if found else f"not found: {said}", found)
+    return Row(
+        "C2 index.sqlite3 header overwritten while stopped",
+        "rebuilt at start; search finds the document",
+        "found" if found else f"not found: {said}",
+        found,
+    )
 
 
 async def index_deep(work: Path) -> Row:
@@ -96,8 +102,12 @@ async def index_deep(work: Path) -> Row:
         ok, _ = await _call(client, "doc_ingest", text="The dunnart is small.", doc_id="d")
         again, _ = await _searchable(client, "dunnart")
     held = found and ok and again
-    return Row("W1 index corrupt past its first page while stopped", "healed on first search; old and new found",
-               f"old {'found' if found else 'missing'}, new {'found' if again else 'missing'}", held)
+    return Row(
+        "W1 index corrupt past its first page while stopped",
+        "healed on first search; old and new found",
+        f"old {'found' if found else 'missing'}, new {'found' if again else 'missing'}",
+        held,
+    )
 
 
 async def index_deleted(work: Path) -> Row:
@@ -109,9 +119,12 @@ async def index_deleted(work: Path) -> Row:
         ok, said = await _call(client, "doc_ingest", text="The dunnart is small.", doc_id="d")
         new, _ = await _searchable(client, "dunnart")
         old, _ = await _searchable(client)
-    return Row("W1 index.sqlite3 deleted while the server runs", "recreated; old and new documents found",
-               f"ingest {'ok' if ok else said[:60]}, new {'found' if new else 'missing'}, old {'found' if old else 'missing'}",
-               ok and new and old)
+    return Row(
+        "W1 index.sqlite3 deleted while the server runs",
+        "recreated; old and new documents found",
+        f"ingest {'ok' if ok else said[:60]}, new {'found' if new else 'missing'}, old {'found' if old else 'missing'}",
+        ok and new and old,
+    )
 
 
 _HOLDER = """
@@ -184,16 +197,23 @@ async def compact_race(work: Path) -> Row:
     summaries = 0
     for journal in (data / "sessions").glob("*.jsonl"):
         summaries += journal.read_text().count('"role":"summary"')
-    return Row(f"W2 two processes compact one session at once, {rounds} rounds", "one compaction per round",
-               f"both succeeded in {overlaps} of {rounds}; {summaries} summaries written",
-               overlaps == 0 and summaries == rounds)
+    return Row(
+        f"W2 two processes compact one session at once, {rounds} rounds",
+        "one compaction per round",
+        f"both succeeded in {overlaps} of {rounds}; {summaries} summaries written",
+        overlaps == 0 and summaries == rounds,
+    )
 
 
 @contextmanager
 def _tmpfs(where: Path, size: str) -> Iterator[bool]:
     where.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                                           capture_output=True, check=False).returncode:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, check=False
+        ).returncode
+    ):
         yield False
         return
     try:
@@ -205,14 +225,23 @@ def _tmpfs(where: Path, size: str) -> Iterator[bool]:
 async def disk_full(work: Path) -> Row:
     with _tmpfs(work / "w3-mnt", "4m") as mounted:
         if not mounted:
-            return Row("W3 disk full during doc_ingest", '"No space left on device"', "not run: needs root to mount a tmpfs", False)
+            return Row(
+                "W3 disk full during doc_ingest",
+                '"No space left on device"',
+                "not run: needs root to mount a tmpfs",
+                False,
+            )
         big = "\n\n".join(f"Paragraph {n}: the platypus count was {n} on that day." for n in range(110_000))
         async with _server(work / "w3-mnt" / "data") as client:
             ok, said = await _call(client, "doc_ingest", text=big, title="big")
             after, _ = await _call(client, "doc_ingest", text="The echidna lays eggs.", doc_id="e")
     clear = not ok and "No space left on device" in said
-    return Row("W3 disk full during doc_ingest (6 MB onto a 4 MB tmpfs)", '"No space left on device"; serves on',
-               f"...{said[-60:]!r}; small ingest after: {'ok' if after else 'failed'}", clear and after)
+    return Row(
+        "W3 disk full during doc_ingest (6 MB onto a 4 MB tmpfs)",
+        '"No space left on device"; serves on',
+        f"...{said[-60:]!r}; small ingest after: {'ok' if after else 'failed'}",
+        clear and after,
+    )
 
 
 async def forget_during_search(work: Path) -> Row:
@@ -236,8 +265,12 @@ async def forget_during_search(work: Path) -> Row:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(searcher)
             nursery.start_soon(forgetter)
-    return Row("W3 documents forgotten and re-ingested by another process during 40 searches",
-               "no internal error", f"{internal} internal errors", internal == 0)
+    return Row(
+        "W3 documents forgotten and re-ingested by another process during 40 searches",
+        "no internal error",
+        f"{internal} internal errors",
+        internal == 0,
+    )
 
 
 def library_not_found(work: Path) -> Row:
@@ -249,17 +282,35 @@ def library_not_found(work: Path) -> Row:
         "try:\n    trio.run(main)\n"
         "except BaseException as exc:\n    print(type(exc).__name__)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
     raised = done.stdout.strip()
-    return Row("W3 library: open_context body raises NotFoundError", "NotFoundError, not ExceptionGroup",
-               raised or done.stderr[-80:], raised == "NotFoundError")
+    return Row(
+        "W3 library: open_context body raises NotFoundError",
+        "NotFoundError, not ExceptionGroup",
+        raised or done.stderr[-80:],
+        raised == "NotFoundError",
+    )
 
 
 def _cli(data: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ctxtrio", "--data-dir", str(data), "--no-llm"], capture_output=True,
-                          text=True, cwd=ROOT, timeout=60, stdin=subprocess.DEVNULL, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(data.parent / "cache")})
+    return subprocess.run(
+        [sys.executable, "-m", "ctxtrio", "--data-dir", str(data), "--no-llm"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(data.parent / "cache")},
+    )
 
 
 def unusable_index(work: Path) -> Row:
@@ -270,9 +321,12 @@ def unusable_index(work: Path) -> Row:
     said = len(warnings) == 1 and "search index" in warnings[0] and "cannot be opened" in warnings[0]
     # Since issue 27 (a full disk degrades to read-only) an index that cannot be opened only
     # turns document search off, saying why once; sessions need no index, so the server serves.
-    return Row("W3 index.sqlite3 is a directory (unusable index)", "one warning naming the index; serves on, exit 0 at EOF",
-               f"exit {done.returncode}, {len(warnings)} warning(s), names the index: {said}",
-               done.returncode == 0 and said and "Traceback" not in done.stderr)
+    return Row(
+        "W3 index.sqlite3 is a directory (unusable index)",
+        "one warning naming the index; serves on, exit 0 at EOF",
+        f"exit {done.returncode}, {len(warnings)} warning(s), names the index: {said}",
+        done.returncode == 0 and said and "Traceback" not in done.stderr,
+    )
 
 
 def data_dir_is_file(work: Path) -> Row:
@@ -280,8 +334,12 @@ def data_dir_is_file(work: Path) -> Row:
     blocker.write_text("")
     done = _cli(blocker / "data")
     lines = done.stderr.strip().count("\n") + 1
-    return Row("data dir below a regular file", "one line on stderr, exit 2",
-               f"exit {done.returncode}, {lines} line(s)", done.returncode == 2 and lines == 1)
+    return Row(
+        "data dir below a regular file",
+        "one line on stderr, exit 2",
+        f"exit {done.returncode}, {lines} line(s)",
+        done.returncode == 2 and lines == 1,
+    )
 
 
 async def forget_read_only(work: Path) -> Row:
@@ -302,8 +360,12 @@ async def forget_read_only(work: Path) -> Row:
         finally:
             await trio.run_process(unlock)
     intact = not ok and "q" in listing and found
-    return Row("W4 doc_forget with the document's folder read-only", "refused before the forget record; document intact",
-               f"forget {'ok' if ok else 'refused'}; still listed and searchable: {intact}", intact)
+    return Row(
+        "W4 doc_forget with the document's folder read-only",
+        "refused before the forget record; document intact",
+        f"forget {'ok' if ok else 'refused'}; still listed and searchable: {intact}",
+        intact,
+    )
 
 
 async def sandbox(work: Path) -> list[Row]:
@@ -316,14 +378,26 @@ async def sandbox(work: Path) -> list[Row]:
     rows: list[Row] = []
     async with _server(work / "sandbox", "--ingest-root", str(root)) as client:
         ok, said = await _call(client, "doc_ingest", file_path="linked.txt")
-        rows.append(Row("S1 hard link inside the ingest root to a file outside", "refused",
-                        "ingested" if ok else said[:80], not ok and "kangaroo" not in said))
+        rows.append(
+            Row(
+                "S1 hard link inside the ingest root to a file outside",
+                "refused",
+                "ingested" if ok else said[:80],
+                not ok and "kangaroo" not in said,
+            )
+        )
         answers = []
         for path in ("/etc/shadow", "/etc/nonexistent"):
             _, said = await _call(client, "doc_ingest", file_path=path)
             answers.append(said.replace(path, "PATH"))
-        rows.append(Row("S2 doc_ingest /etc/shadow vs /etc/nonexistent", "the same refusal",
-                        "same" if answers[0] == answers[1] else f"differ: {answers}", answers[0] == answers[1]))
+        rows.append(
+            Row(
+                "S2 doc_ingest /etc/shadow vs /etc/nonexistent",
+                "the same refusal",
+                "same" if answers[0] == answers[1] else f"differ: {answers}",
+                answers[0] == answers[1],
+            )
+        )
         with trio.fail_after(10):
             ok, said = await _call(client, "doc_ingest", file_path="pipe")
         rows.append(Row("FIFO inside the ingest root", "refused at once, never blocks", said[:70], not ok))
@@ -342,9 +416,12 @@ async def damaged_session(work: Path) -> Row:
         ok, said = await _call(client, "context_status", session_id="s")
         appended, _ = await _call(client, "context_append", session_id="s", text="after damage")
     quarantined = any((data / "quarantine").iterdir())
-    return Row("session journal: a garbage line in the middle and a torn final line", "loads; line quarantined; appends",
-               f"status {'ok' if ok else said[:60]}, append {'ok' if appended else 'failed'}, quarantined {quarantined}",
-               ok and appended and quarantined)
+    return Row(
+        "session journal: a garbage line in the middle and a torn final line",
+        "loads; line quarantined; appends",
+        f"status {'ok' if ok else said[:60]}, append {'ok' if appended else 'failed'}, quarantined {quarantined}",
+        ok and appended and quarantined,
+    )
 
 
 async def truncated_generation(work: Path) -> Row:
@@ -354,8 +431,12 @@ async def truncated_generation(work: Path) -> Row:
         ok, said = await _call(client, "doc_window", doc_id="q")
         listed, _ = await _call(client, "doc_list")
     clear = not ok and "internal error" not in said
-    return Row("current generation file cut in half while stopped", "a clear error naming the damage; server serves on",
-               said[:90], clear and listed)
+    return Row(
+        "current generation file cut in half while stopped",
+        "a clear error naming the damage; server serves on",
+        said[:90],
+        clear and listed,
+    )
 
 
 async def empty_index_file(work: Path) -> Row:
@@ -365,8 +446,12 @@ async def empty_index_file(work: Path) -> Row:
         Path(f"{data / 'index.sqlite3'}{suffix}").unlink(missing_ok=True)
     async with _server(data) as client:
         found, said = await _searchable(client)
-    return Row("index.sqlite3 emptied (0 bytes) while stopped", "index rebuilt; document found",
-               "found" if found else said, found)
+    return Row(
+        "index.sqlite3 emptied (0 bytes) while stopped",
+        "index rebuilt; document found",
+        "found" if found else said,
+        found,
+    )
 
 
 async def foreign_index_schema(work: Path) -> Row:
@@ -378,7 +463,9 @@ async def foreign_index_schema(work: Path) -> Row:
     conn.close()
     async with _server(data) as client:
         found, said = await _searchable(client)
-    return Row("index's chunks table dropped while stopped", "healed; document found", "found" if found else said, found)
+    return Row(
+        "index's chunks table dropped while stopped", "healed; document found", "found" if found else said, found
+    )
 
 
 async def _main(work: Path) -> list[Row]:

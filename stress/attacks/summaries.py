@@ -187,8 +187,9 @@ async def _killed(work: Path) -> Row:
             summary = None
             with trio.move_on_after(300):
                 while summary is None or summary.method != "llm":
-                    summary = await ctx.documents.summarize("d", target_tokens=200,
-                                                            stop_at=trio.current_time() + DEADLINE_S)
+                    summary = await ctx.documents.summarize(
+                        "d", target_tokens=200, stop_at=trio.current_time() + DEADLINE_S
+                    )
         resumed = model.served[asked_before:]
         nursery.cancel_scope.cancel()
     again = len(answered_before & {s.prompt for s in resumed})
@@ -211,16 +212,18 @@ async def _session_restart(work: Path) -> Row:
             await _calibrated(ctx)
             for n in range(150):
                 await ctx.sessions.append("s", f"Step {n} moved node-{n} to rack {n % 7}; its limit is {n * 13}.")
-            first = await ctx.sessions.compact("s", keep_recent=5, target_tokens=200,
-                                               stop_at=trio.current_time() + 2.0)
+            first = await ctx.sessions.compact("s", keep_recent=5, target_tokens=200, stop_at=trio.current_time() + 2.0)
         started = time.monotonic()
         note = ""
         async with open_context(_config(data, model)) as ctx:  # a restart
             await _calibrated(ctx)
             with trio.move_on_after(300):
                 while "replaced it as" not in note:
-                    note = (await ctx.sessions.compact("s", keep_recent=5, target_tokens=200,
-                                                       stop_at=trio.current_time() + DEADLINE_S)).note
+                    note = (
+                        await ctx.sessions.compact(
+                            "s", keep_recent=5, target_tokens=200, stop_at=trio.current_time() + DEADLINE_S
+                        )
+                    ).note
                     await trio.sleep(1.0)
         nursery.cancel_scope.cancel()
     held = first.method != "llm" and "replaced it as" in note

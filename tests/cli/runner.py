@@ -44,7 +44,9 @@ async def cli(data: Path, *args: str, stdin: bytes = b"", timeout_s: float = 60.
 
 def cli_sync(data: Path, *args: str) -> Ran:
     """The blocking form of :func:`cli`, for tests without a trio loop."""
-    done = subprocess.run(command(data, *args), capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=60, check=False)
+    done = subprocess.run(
+        command(data, *args), capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=60, check=False
+    )
     return Ran(done.returncode, done.stdout, done.stderr)
 
 

@@ -50,8 +50,11 @@ async def test_ingest_refuses_and_names_symlink_and_fifo_and_counts_binary(tmp_p
             assert len(said) == 2 and all(line.startswith("refused") for line in said), said
             for name in ("escape.md", "pipe.md"):
                 assert sum(str(docs / name) in line for line in said) == 1
-            assert human.out == "done: 0 ingested, 0 replaced, 2 unchanged, 1 skipped (1 binary), 2 refused; " \
+            assert (
+                human.out
+                == "done: 0 ingested, 0 replaced, 2 unchanged, 1 skipped (1 binary), 2 refused; "
                 + human.out.split("refused; ", 1)[1]
+            )
 
 
 async def test_second_ingest_skips_unchanged_and_replaces_changed(tmp_path: Path) -> None:
@@ -87,8 +90,12 @@ async def test_ctrl_c_stops_ingest_with_nothing_half_committed(tmp_path: Path) -
         (docs / f"f{number:02}.md").write_text(f"# File {number}\n\n" + paragraph * 150)
     with trio.fail_after(120):
         process = await trio.lowlevel.open_process(
-            command(data, "ingest", str(docs), "--verbose", "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=ROOT, env=ENV, start_new_session=True,
+            command(data, "ingest", str(docs), "--verbose", "--json"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=ENV,
+            start_new_session=True,
         )
         assert process.stderr is not None and process.stdout is not None
         seen = b""
@@ -126,8 +133,12 @@ async def test_doctor_reports_the_endpoint_and_a_stopped_one_in_one_line(tmp_pat
         fake = await open_fake_openai(nursery, FakeServer(model_id="gemma-3-270m-it", n_ctx=8192))
         with trio.fail_after(60):
             done = await trio.run_process(
-                [*command(data, "doctor")[:-1], "--llm-base-url", fake.base_url], capture_stdout=True,
-                capture_stderr=True, check=False, cwd=ROOT, env=ENV,
+                [*command(data, "doctor")[:-1], "--llm-base-url", fake.base_url],
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+                cwd=ROOT,
+                env=ENV,
             )
         nursery.cancel_scope.cancel()
     out = done.stdout.decode()
@@ -136,14 +147,24 @@ async def test_doctor_reports_the_endpoint_and_a_stopped_one_in_one_line(tmp_pat
     assert len(llm) == 1
     assert "model gemma-3-270m-it" in llm[0] and "tokenize available" in llm[0] and "context length 8192" in llm[0]
     stopped = await trio.run_process(
-        [*command(data, "doctor")[:-1], "--llm-base-url", closed_port_url()], capture_stdout=True,
-        capture_stderr=True, check=False, cwd=ROOT, env=ENV,
+        [*command(data, "doctor")[:-1], "--llm-base-url", closed_port_url()],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+        cwd=ROOT,
+        env=ENV,
     )
     lines = [line for line in stopped.stdout.decode().splitlines() if "llm" in line]
-    assert stopped.returncode == 0 and len(lines) == 1 and lines[0].startswith("warn llm:") and "not reachable" in lines[0]
+    assert (
+        stopped.returncode == 0 and len(lines) == 1 and lines[0].startswith("warn llm:") and "not reachable" in lines[0]
+    )
     strict = await trio.run_process(
-        [*command(data, "doctor")[:-1], "--llm-base-url", closed_port_url(), "--strict"], capture_stdout=True,
-        capture_stderr=True, check=False, cwd=ROOT, env=ENV,
+        [*command(data, "doctor")[:-1], "--llm-base-url", closed_port_url(), "--strict"],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+        cwd=ROOT,
+        env=ENV,
     )
     assert strict.returncode == 1
 
@@ -156,8 +177,12 @@ async def test_doctor_learns_a_llama_cpp_python_window_from_its_overflow_error(t
         fake = await open_fake_openai(nursery, server)
         with trio.fail_after(60):
             done = await trio.run_process(
-                [*command(data, "doctor")[:-1], "--llm-base-url", fake.base_url], capture_stdout=True,
-                capture_stderr=True, check=False, cwd=ROOT, env=ENV,
+                [*command(data, "doctor")[:-1], "--llm-base-url", fake.base_url],
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+                cwd=ROOT,
+                env=ENV,
             )
         nursery.cancel_scope.cancel()
     out = done.stdout.decode()

@@ -21,7 +21,9 @@ async def test_doctor_says_whether_embeddings_work(tmp_path: Path) -> None:
     (tmp_path / "t.md").write_text("# T\n\nSome words here.\n")
     assert (await cli(data, "ingest", str(tmp_path / "t.md"))).code == 0
     off = (await cli(data, "doctor", "--json")).json()
-    assert off["ok"] and "off (no --embed-model)" in [c for c in off["checks"] if c["area"] == "embeddings"][0]["detail"]
+    assert (
+        off["ok"] and "off (no --embed-model)" in [c for c in off["checks"] if c["area"] == "embeddings"][0]["detail"]
+    )
     fake = FakeEmbeddings(dimension=24)
     async with trio.open_nursery() as nursery:
         url = await serve_fake_embeddings(nursery, fake)

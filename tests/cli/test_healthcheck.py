@@ -27,8 +27,14 @@ def _free_port() -> int:
 
 
 async def _healthcheck(pid: int) -> subprocess.CompletedProcess[bytes]:
-    return await trio.run_process([sys.executable, "-m", "ctxtrio.cli.healthcheck", str(pid)], capture_stdout=True,
-                                  capture_stderr=True, check=False, cwd=ROOT, env=ENV)
+    return await trio.run_process(
+        [sys.executable, "-m", "ctxtrio.cli.healthcheck", str(pid)],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+        cwd=ROOT,
+        env=ENV,
+    )
 
 
 async def _serving(data: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[trio.Process, bytearray]:
@@ -73,9 +79,12 @@ async def test_http_settings_given_as_variables(tmp_path: Path) -> None:
 
 def test_the_server_is_the_oldest_ctxtrio_without_a_command(tmp_path: Path) -> None:
     """In a /proc with an init, a `ctxtrio ingest` and the server, the server's pid is found."""
-    for pid, words in ((1, [b"/sbin/docker-init", b"--", b"sh"]), (7, [b"/usr/bin/python", b"/usr/bin/ctxtrio",
-                       b"ingest", b"/x"]), (9, [b"python", b"-m", b"ctxtrio", b"--http"]), (12, [b"python", b"-m",
-                       b"ctxtrio", b"--stdio"])):
+    for pid, words in (
+        (1, [b"/sbin/docker-init", b"--", b"sh"]),
+        (7, [b"/usr/bin/python", b"/usr/bin/ctxtrio", b"ingest", b"/x"]),
+        (9, [b"python", b"-m", b"ctxtrio", b"--http"]),
+        (12, [b"python", b"-m", b"ctxtrio", b"--stdio"]),
+    ):
         (tmp_path / str(pid)).mkdir()
         (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(words) + b"\0")
     assert server_process(tmp_path) == 9

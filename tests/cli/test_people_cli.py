@@ -26,7 +26,7 @@ async def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     for number in range(300):
         (docs / f"{number:03}.md").write_text(f"document number {number}\n")
     assert (await cli(data, "ingest", str(docs))).code == 0
-    shell = f"{' '.join(command(data, 'docs'))} | head -1; echo \"rc=${{PIPESTATUS[0]}}\" >&2"
+    shell = f'{" ".join(command(data, "docs"))} | head -1; echo "rc=${{PIPESTATUS[0]}}" >&2'
     done = await trio.run_process(["bash", "-c", shell], capture_stdout=True, capture_stderr=True, cwd=ROOT, env=ENV)
     assert done.stdout.decode().count("\n") == 1
     assert done.stderr.decode().strip() in ("rc=141", "rc=0"), done.stderr.decode()  # 0 if it all fit the pipe
@@ -48,8 +48,22 @@ async def test_a_port_in_use_is_one_line_naming_it(tmp_path: Path) -> None:
         port = taken.getsockname()[1]
         with trio.fail_after(60):
             done = await trio.run_process(
-                [sys.executable, "-m", "ctxtrio", "--http", "--port", str(port), "--no-llm", "--data-dir",
-                 str(tmp_path / "data")], capture_stdout=True, capture_stderr=True, check=False, cwd=ROOT, env=ENV,
+                [
+                    sys.executable,
+                    "-m",
+                    "ctxtrio",
+                    "--http",
+                    "--port",
+                    str(port),
+                    "--no-llm",
+                    "--data-dir",
+                    str(tmp_path / "data"),
+                ],
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+                cwd=ROOT,
+                env=ENV,
             )
     said = done.stderr.decode()
     assert done.returncode == 2 and said.count("\n") == 1, said
@@ -81,8 +95,11 @@ async def test_search_shows_matching_lines_and_the_file(tmp_path: Path) -> None:
     assert (await cli(data, "ingest", str(docs))).code == 0
     found = (await cli(data, "search", "rotation")).out.splitlines()
     assert found[0].startswith(f"{docs / 'ops.md'}  [doc-")
-    assert found[1:4] == ["  line 29 says nothing much", "> the token rotation happens every fifteen minutes",
-                          "  line 31 says nothing much"]
+    assert found[1:4] == [
+        "  line 29 says nothing much",
+        "> the token rotation happens every fifteen minutes",
+        "  line 31 says nothing much",
+    ]
     full = (await cli(data, "search", "rotation", "--full")).out
     assert "line 0 says nothing much" in full and "line 59 says nothing much" in full
 
@@ -117,8 +134,15 @@ async def test_sessions_newest_last_record_first(tmp_path: Path) -> None:
 
 def test_help_puts_a_command_s_own_options_first() -> None:
     """``ctxtrio search --help``: its own options, then the settings group; the usage line is short."""
-    done = subprocess.run([sys.executable, "-m", "ctxtrio", "search", "--help"], capture_output=True, text=True,
-                          cwd=ROOT, env=ENV, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxtrio", "search", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=ENV,
+        timeout=60,
+        check=True,
+    )
     text = done.stdout
     assert text.index("--full") < text.index("settings (") < text.index("--data-dir")
     usage = " ".join(line.strip() for line in text.split("\n\n", 1)[0].splitlines())
@@ -130,6 +154,10 @@ def test_every_argument_of_every_command_says_what_it_is() -> None:
     from ctxtrio.cli.commands import SUBCOMMANDS
     from ctxtrio.cli.run import build_parser
 
-    silent = [(name, action.dest) for name in SUBCOMMANDS for action in build_parser(name)._actions
-              if not action.help and action.option_strings != ["--http"]]  # --http shares --stdio's line
+    silent = [
+        (name, action.dest)
+        for name in SUBCOMMANDS
+        for action in build_parser(name)._actions
+        if not action.help and action.option_strings != ["--http"]
+    ]  # --http shares --stdio's line
     assert silent == []

@@ -35,11 +35,18 @@ def text(result: Any) -> str:
 
 
 async def fill(client: Client) -> None:
-    await client.call_tool("context_append", {"session_id": "auth", "text": "Goal: JWT, keep the API", "pinned": True,
-                                              "role": "decision"})
+    await client.call_tool(
+        "context_append", {"session_id": "auth", "text": "Goal: JWT, keep the API", "pinned": True, "role": "decision"}
+    )
     for number in range(8):
-        await client.call_tool("context_append", {"session_id": "auth", "text": f"finding {number}: middleware "
-                                                  f"expects a cookie at line {40 + number}", "tags": ["finding"]})
+        await client.call_tool(
+            "context_append",
+            {
+                "session_id": "auth",
+                "text": f"finding {number}: middleware expects a cookie at line {40 + number}",
+                "tags": ["finding"],
+            },
+        )
     await client.call_tool("context_append", {"session_id": "auth", "text": "Decision: cookie flag for one release"})
     await client.call_tool("context_compact", {"session_id": "auth", "keep_recent": 3})
     await client.call_tool("context_append", {"session_id": "ops", "text": "token rotation every 15 minutes"})

@@ -91,7 +91,9 @@ async def test_crash_before_commit_and_after_it(tmp_path: Path, monkeypatch: pyt
         assert len(superseded) == 2
         # Crashes in the middle of ingests: chunk records, no commit.
         for gen, age in (("a1d0", ORPHAN_AGE_S + 60), ("b2e0", 0.0)):
-            batch = ChunkBatcher(OLD, chunk_tokens=800, overlap_tokens=80, model=ctx.live.tokens.current, batch_size=10).next_batch()
+            batch = ChunkBatcher(
+                OLD, chunk_tokens=800, overlap_tokens=80, model=ctx.live.tokens.current, batch_size=10
+            ).next_batch()
             assert batch is not None
             path = ctx.data.docs / "v" / f"{gen}.jsonl"
             await ctx.store.append(path, batch.records, rows=batch.rows)
@@ -137,6 +139,7 @@ async def test_two_processes_share_documents_and_cursors(tmp_path: Path) -> None
 async def test_concurrent_reingests_of_one_id_keep_one_generation(tmp_path: Path) -> None:
     """Several re-ingests of one doc_id at once end with exactly one current, complete generation."""
     async with opened(tmp_path) as ctx:
+
         async def ingest(text: str) -> None:
             await ctx.documents.ingest(text=text, doc_id="v")
 

@@ -34,11 +34,15 @@ TEXT = "# Log\n\n" + "\n\n".join(f"Step {n} wrote block {n * 7} to disk." for n 
 
 
 @asynccontextmanager
-async def stalled_store(root: Path) -> AsyncIterator[tuple[StoreHandle, StoreHandle, trio.MemoryReceiveChannel[StoreOp]]]:
+async def stalled_store(
+    root: Path,
+) -> AsyncIterator[tuple[StoreHandle, StoreHandle, trio.MemoryReceiveChannel[StoreOp]]]:
     """(the real writer's handle, a handle whose operations wait unserved, the channel they wait in)."""
     data = prepare_data_dir(root)
     async with trio.open_nursery() as nursery:
-        real: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
+        real: StoreHandle = await nursery.start(
+            partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows)
+        )
         send, queued = open_store_channel()
         stalled = StoreHandle(data, real._index, send, real.stats, real.health)
         yield real, stalled, queued
@@ -63,7 +67,9 @@ async def test_commit_gives_up_at_the_deadline_and_the_queued_commit_lands_later
         assert reader.state.docs["d"].gen == "0123456789abcdef"
 
 
-async def test_ingest_keeps_its_generation_when_the_commit_times_out(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+async def test_ingest_keeps_its_generation_when_the_commit_times_out(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
     """A timed-out commit leaves the new chunks on disk, so the commit landing later points at a whole document."""
     async with stalled_store(tmp_path / "data") as (real, stalled, queued), trio.open_nursery() as nursery:
         repo = Repository(stalled)

@@ -57,7 +57,9 @@ async def semantic(ctx: Context, fake: FakeEmbeddings) -> AsyncIterator[Semantic
     """``ctx``'s documents with semantic recall on ``fake``, wired as ``_app.py`` does."""
     settings = LLMSettings(BASE, model=fake.model, concurrency=2)
     async with open_llm_client(settings, transport=fake.transport()) as client, trio.open_nursery() as nursery:
-        index = SemanticIndex(ctx.documents.repository, Embedder(client, fake.model), VectorStore(ctx.data.vectors_path))
+        index = SemanticIndex(
+            ctx.documents.repository, Embedder(client, fake.model), VectorStore(ctx.data.vectors_path)
+        )
         await nursery.start(index.run)
         ctx.documents.semantic = index
         try:
@@ -187,8 +189,9 @@ async def test_through_open_context_and_loopback_http(tmp_path: Path) -> None:
     fake = FakeEmbeddings(synonyms=SYNONYMS)
     async with trio.open_nursery() as nursery:
         url = await serve_fake_embeddings(nursery, fake)
-        config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, embed_model=fake.model,
-                        embed_base_url=url)
+        config = Config(
+            data_dir=tmp_path / "data", llm_enabled=False, audit=False, embed_model=fake.model, embed_base_url=url
+        )
         async with open_context(config) as ctx:
             await ctx.documents.ingest(text=BISECT, title="bisect")
             index = ctx.documents.semantic
@@ -205,7 +208,12 @@ def test_fusion_rewards_agreement_and_keeps_keyword_order() -> None:
     keyword = [Hit("j", "1", 9.0), Hit("j", "2", 8.0), Hit("j", "3", 7.0)]
     meaning = [VectorHit("j", "3", 0.9, 0, 0), VectorHit("j", "4", 0.8, 0, 0)]
     fused = fuse(keyword, meaning, 4)
-    assert [(hit.item, by_meaning) for hit, by_meaning in fused] == [("3", False), ("1", False), ("2", False), ("4", True)]
+    assert [(hit.item, by_meaning) for hit, by_meaning in fused] == [
+        ("3", False),
+        ("1", False),
+        ("2", False),
+        ("4", True),
+    ]
     assert fused[0][0].score == 7.0 and fused[3][0].score == 0.8 and len(fuse(keyword, meaning, 2)) == 2
 
 
@@ -220,7 +228,9 @@ def test_long_chunks_are_embedded_in_parts_with_their_trail() -> None:
 
 def test_keyword_hits_are_reranked_by_passage_within_their_places() -> None:
     """After fusion, keyword hits swap places by their best passage; a hit found by meaning keeps its place."""
-    weak = Candidate("a", "a", Chunk(0, "lru cache is mentioned. " + "filler words here. " * 30 + "maxsize", 0, 1, (), 10), 5.2)
+    weak = Candidate(
+        "a", "a", Chunk(0, "lru cache is mentioned. " + "filler words here. " * 30 + "maxsize", 0, 1, (), 10), 5.2
+    )
     strong = Candidate("b", "b", Chunk(1, "lru cache maxsize sets how many calls are kept", 0, 1, (), 10), 5.0)
     meaning = Candidate("c", "c", Chunk(2, "remember results of earlier calls", 0, 1, (), 10), 0.7, by_meaning=True)
     ordered = rerank_fused([weak, meaning, strong], ["lru", "cache", "maxsize"])

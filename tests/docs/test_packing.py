@@ -78,7 +78,9 @@ def test_a_big_hit_shows_a_passage_and_leaves_room_for_the_next() -> None:
     """A hit too big for its share shows a cut passage; a later small hit still fits whole."""
     big = StoredChunk(0, "word\n" * 400, 0, 2000, (), MODEL.estimate("word\n" * 400))
     small = StoredChunk(1, "tiny text", 0, 9, ("H",), MODEL.estimate("tiny text"))
-    hits, omitted, used = pack_hits([Candidate("d", "T", big, 9.0), Candidate("d", "T", small, 1.0)], 200, MODEL, ["word"])
+    hits, omitted, used = pack_hits(
+        [Candidate("d", "T", big, 9.0), Candidate("d", "T", small, 1.0)], 200, MODEL, ["word"]
+    )
     assert [hit.index for hit in hits] == [0, 1] and omitted == 0 and 0 < used <= 200
     assert hits[0].cut and hits[0].text.endswith(CUT_MARK) and not hits[1].cut and hits[1].text == "tiny text"
 
@@ -107,7 +109,9 @@ def test_a_cut_search_hit_keeps_the_matched_line_and_marks_the_cuts() -> None:
     chunk = StoredChunk(0, text, 0, len(text), ("build.log",), MODEL.estimate(text))
     needle = "undefined reference to `frobnicate_widget' in module_77.o"
     for budget in (100, 300, 600):
-        hits, omitted, used = pack_hits([Candidate("d1", "build log", chunk, 3.0)], budget, MODEL, ["frobnicate", "widget"])
+        hits, omitted, used = pack_hits(
+            [Candidate("d1", "build log", chunk, 3.0)], budget, MODEL, ["frobnicate", "widget"]
+        )
         assert len(hits) == 1 and hits[0].cut and omitted == 0
         shown = hits[0].text
         assert needle in shown, budget
@@ -135,7 +139,9 @@ def test_cut_around_without_a_match_is_the_prefix_cut() -> None:
 def test_outline_keeps_the_first_entries_that_fit_and_points_to_the_rest() -> None:
     """A long outline is cut to its first entries within the budget; the rest is one 'call again' line."""
     info = DocumentInfo("d1", "Guide", "inline", 300, 90000, 30000, 0.0)
-    entries = tuple(OutlineEntry(n, ("Guide", f"Part {n}"), 100, f"Part {n} explains step {n} in detail.") for n in range(300))
+    entries = tuple(
+        OutlineEntry(n, ("Guide", f"Part {n}"), 100, f"Part {n} explains step {n} in detail.") for n in range(300)
+    )
     outline = Outline(info, entries, 0)
     packed = pack_outline(outline, 200, MODEL)
     assert 1 < len(packed.entries) < 300 and packed.entries == entries[: len(packed.entries)]

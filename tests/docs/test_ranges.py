@@ -13,7 +13,10 @@ if TYPE_CHECKING:
 
 
 def _text() -> str:
-    parts = [f"## Part {i}\n\n" + f"Entry {i}: the service answered in {i % 97} ms and nothing failed. " * 25 for i in range(3000)]
+    parts = [
+        f"## Part {i}\n\n" + f"Entry {i}: the service answered in {i % 97} ms and nothing failed. " * 25
+        for i in range(3000)
+    ]
     return "\n\n".join(parts)
 
 

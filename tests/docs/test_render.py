@@ -47,7 +47,9 @@ def test_search_reports_what_did_not_fit() -> None:
     hit = SearchHit("d1", "Guide", 4, ("Guide", "FAQ"), 3.14159, "answer text", 3)
     result = SearchResult("faq", (hit,), 2, True, 500, 40)
     text = render_search(result)
-    assert text.startswith("1 hits for 'faq', best first (40 tokens). 2 more matched but did not fit budget_tokens=500.")
+    assert text.startswith(
+        "1 hits for 'faq', best first (40 tokens). 2 more matched but did not fit budget_tokens=500."
+    )
     estimated = render_search(replace(result, estimated=True))  # checked by an estimate, not the tokenizer
     assert estimated.startswith("1 hits for 'faq', best first (40 tokens, estimated).")
     assert '[d1 "Guide" #4 · Guide > FAQ · score 3.14]\nanswer text' in text

@@ -229,7 +229,10 @@ def test_existence_outside_the_roots_cannot_be_probed(root: Path, tmp_path: Path
         (str(canary), str(tmp_path / "nonexistent.txt")),
         ("/etc/passwd", "/etc/nonexistent"),
         ("out/secret.txt", "out/nonexistent.txt"),
-        (str(tmp_path / "nonexistent-dir" / ".." / "secret.txt"), str(tmp_path / "nonexistent-dir" / ".." / "nope.txt")),
+        (
+            str(tmp_path / "nonexistent-dir" / ".." / "secret.txt"),
+            str(tmp_path / "nonexistent-dir" / ".." / "nope.txt"),
+        ),
     ):
         shown = (refusal(existing, [root]), refusal(missing, [root]))
         assert shown[0].replace(existing, "P") == shown[1].replace(missing, "P"), shown

@@ -31,7 +31,9 @@ JSON = Path(json.decoder.__file__).parent
         ("what is a json decode error", "class JSONDecodeError(ValueError):", None),
     ],
 )
-async def test_definition_comes_first(tmp_path: Path, query: str, definition: str, trail: tuple[str, ...] | None) -> None:
+async def test_definition_comes_first(
+    tmp_path: Path, query: str, definition: str, trail: tuple[str, ...] | None
+) -> None:
     """The first hit holds the definition (and, where it starts the chunk, carries its trail)."""
     async with opened(tmp_path, JSON) as ctx:
         for name in ["decoder.py", "scanner.py", "encoder.py", "__init__.py", "tool.py"]:
@@ -63,6 +65,8 @@ def test_defines_recognises_definitions_only() -> None:
     assert defines(".. exception:: json.JSONDecodeError(msg, doc, pos)\n", name)
     assert defines("### `JSONDecodeError`\n\nRaised when...\n", name)
     assert spelled_identifier(["jsondecodeerror", "json", "decode", "error"]) == "jsondecodeerror"
-    assert spelled_identifier(["jsondecoder", "json", "decoder", "rawdecode", "raw", "decode"]) == "jsondecoderrawdecode"
+    assert (
+        spelled_identifier(["jsondecoder", "json", "decoder", "rawdecode", "raw", "decode"]) == "jsondecoderrawdecode"
+    )
     assert spelled_identifier(["a", "b", "c", "d", "e"]) is None
     assert re.fullmatch(r"[a-z]+", spelled_identifier(["py", "scanstring"]) or "")

@@ -28,7 +28,10 @@ async def test_search_does_not_load_whole_documents(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(repository, "load_generation", counting)
     async with opened(tmp_path) as ctx:
         docs = DocumentService(ctx.store, ctx.live, ctx.config, cache_chars=1)
-        texts = {f"d{n}": f"# Part {n}\n\nThe zebra number {n} grazes here.\n\n" + "filler words here. " * 400 for n in range(3)}
+        texts = {
+            f"d{n}": f"# Part {n}\n\nThe zebra number {n} grazes here.\n\n" + "filler words here. " * 400
+            for n in range(3)
+        }
         for doc_id, text in texts.items():
             await docs.ingest(text=text, doc_id=doc_id)
         assert len(docs._repo._loaded) == 1  # the cache keeps one document
@@ -50,7 +53,7 @@ async def test_index_of_an_older_schema_is_rebuilt_from_the_journals(tmp_path: P
     old = sqlite3.connect(path)
     old.executescript(
         "CREATE TABLE journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);"
-        f"CREATE VIRTUAL TABLE chunks USING fts5(terms, journal UNINDEXED, item UNINDEXED, tokenize=\"{_TOKENIZER}\");"
+        f'CREATE VIRTUAL TABLE chunks USING fts5(terms, journal UNINDEXED, item UNINDEXED, tokenize="{_TOKENIZER}");'
         "INSERT INTO journals VALUES ('docs/q/x.jsonl', 999999);"
     )
     old.close()

@@ -35,7 +35,9 @@ async def test_outline_one_liners_go_on_in_the_background(nursery: trio.Nursery,
     assert len(model.served) == len(CHUNKS)  # each chunk asked once, across both calls
 
 
-async def test_one_liners_of_an_echoing_model_are_never_kept(nursery: trio.Nursery, clock: trio.testing.MockClock) -> None:
+async def test_one_liners_of_an_echoing_model_are_never_kept(
+    nursery: trio.Nursery, clock: trio.testing.MockClock
+) -> None:
     """Echoed one-liners are rejected: nothing cached, every line extractive with the reason."""
     model = await open_fake_model(nursery, slow(behaviour="echo"))
     cache = DictCache()

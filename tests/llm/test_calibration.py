@@ -70,9 +70,7 @@ PROFILES = pytest.mark.parametrize("rates", [TRUE_RATES, DENSE_RATES], ids=["def
 
 def ratios(model: TokenModel, rates: Mapping[str, float] = TRUE_RATES) -> dict[str, float]:
     """Estimate / true count of every unseen text."""
-    return {
-        name: model.estimate(text) / true_tokens(text, rates) for name, text in UNSEEN.items()
-    }
+    return {name: model.estimate(text) / true_tokens(text, rates) for name, text in UNSEEN.items()}
 
 
 async def wait_for(predicate: Callable[[], bool], timeout_s: float = 120.0) -> None:
@@ -96,9 +94,7 @@ async def _calibrate(
     return ref, client
 
 
-async def _start_calibrator(
-    nursery: trio.Nursery, base_url: str, ref: TokenModelRef, **options: Any
-) -> LLMClient:
+async def _start_calibrator(nursery: trio.Nursery, base_url: str, ref: TokenModelRef, **options: Any) -> LLMClient:
     """A client and a calibrator on it, in one task of ``nursery``; returns the client.
 
     The calibrator runs in a nursery inside the client's ``async with``, as in
@@ -154,9 +150,7 @@ async def test_usage_slope_calibration_estimates_unseen_text_within_ten_percent(
 
 
 @pytest.mark.parametrize("tokenize", ["llamacpp", None], ids=["tokenize", "usage"])
-async def test_measured_rates_match_the_true_rates(
-    nursery: trio.Nursery, tokenize: Literal["llamacpp"] | None
-) -> None:
+async def test_measured_rates_match_the_true_rates(nursery: trio.Nursery, tokenize: Literal["llamacpp"] | None) -> None:
     """Raw measured rates of the character classes are within 3% of the fake's true ones (prefix cache included)."""
     server = await open_fake_openai(nursery, FakeServer(tokenize=tokenize, rates=DENSE_RATES))
     async with open_llm_client(LLMSettings(server.base_url, timeout_s=5.0)) as client:
@@ -185,14 +179,16 @@ async def test_gemma_like_rates_never_undercount_digits_and_emoji(nursery: trio.
     """With one token per digit and per emoji (as Gemma), calibrated estimates of CSV, hex and emoji are >= true."""
     ref, _ = await _calibrate(nursery, FakeServer(tokenize=None), tmp_path / "c.json")
     await wait_for(_calibrated(ref))
-    texts = ["-214.0,560.3,-940.248,99.0\n" * 20, "8267c7e8521758cd3b0b4d897c2d2cbe340d6239\n" * 10, "ship 🚀🎉 done ✅🙏 " * 20]
+    texts = [
+        "-214.0,560.3,-940.248,99.0\n" * 20,
+        "8267c7e8521758cd3b0b4d897c2d2cbe340d6239\n" * 10,
+        "ship 🚀🎉 done ✅🙏 " * 20,
+    ]
     for text in texts:
         assert 1.0 <= ref.current.estimate(text) / true_tokens(text) <= 1.25, text[:20]
 
 
-async def test_extras_tokenize_calibration_cancels_the_bos_token(
-    nursery: trio.Nursery, tmp_path: Path
-) -> None:
+async def test_extras_tokenize_calibration_cancels_the_bos_token(nursery: trio.Nursery, tmp_path: Path) -> None:
     """llama-cpp-python's {root}/extras/tokenize (BOS included) calibrates as well as /tokenize."""
     server = FakeServer(tokenize="extras", context_style=None)
     ref, _ = await _calibrate(nursery, server, tmp_path / "c.json")
@@ -216,9 +212,7 @@ async def test_zero_usage_is_rejected_and_the_cold_model_kept(
     assert not cache_path.exists()
 
 
-async def test_cache_is_reused_without_calibration_requests(
-    nursery: trio.Nursery, tmp_path: Path
-) -> None:
+async def test_cache_is_reused_without_calibration_requests(nursery: trio.Nursery, tmp_path: Path) -> None:
     """A second calibrator for the same (endpoint, model) publishes the cached rates, sending no samples."""
     server = FakeServer(tokenize=None)
     cache_path = tmp_path / "calibration.json"
@@ -233,9 +227,7 @@ async def test_cache_is_reused_without_calibration_requests(
     assert server.chat_count == chats
     assert all("tokenize" not in path for _, path in server.requests[paths:])
     entries = json.loads(cache_path.read_text())["entries"]
-    assert [(e["endpoint"], e["model"]) for e in entries.values()] == [
-        (server.base_url, "fake-model-7b")
-    ]
+    assert [(e["endpoint"], e["model"]) for e in entries.values()] == [(server.base_url, "fake-model-7b")]
 
 
 async def test_model_change_triggers_recalibration(nursery: trio.Nursery, tmp_path: Path) -> None:
@@ -244,7 +236,9 @@ async def test_model_change_triggers_recalibration(nursery: trio.Nursery, tmp_pa
     lengths: list[int] = []
     ref = TokenModelRef(TokenModel.cold())
     await open_fake_openai(nursery, server)
-    await _start_calibrator(nursery, server.base_url, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append, recheck_s=0.05)
+    await _start_calibrator(
+        nursery, server.base_url, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append, recheck_s=0.05
+    )
     await wait_for(lambda: "fake-model-7b" in ref.current.source and bool(lengths))
     server.model_id, server.n_ctx = "other-model-3b", 16384
     await wait_for(lambda: "other-model-3b" in ref.current.source and len(lengths) == 2)
@@ -253,15 +247,15 @@ async def test_model_change_triggers_recalibration(nursery: trio.Nursery, tmp_pa
 
 
 @pytest.mark.parametrize("style", ["lmstudio", "llamacpp", "vllm", "ollama"])
-async def test_context_length_is_reported(
-    nursery: trio.Nursery, tmp_path: Path, style: ContextStyle
-) -> None:
+async def test_context_length_is_reported(nursery: trio.Nursery, tmp_path: Path, style: ContextStyle) -> None:
     """on_context_length receives the loaded window from each server style."""
     server = FakeServer(context_style=style, n_ctx=32768)
     lengths: list[int] = []
     ref = TokenModelRef(TokenModel.cold())
     await open_fake_openai(nursery, server)
-    await _start_calibrator(nursery, server.base_url, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append)
+    await _start_calibrator(
+        nursery, server.base_url, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append
+    )
     await wait_for(lambda: bool(lengths))
     assert lengths == [32768]
 
@@ -344,13 +338,17 @@ async def test_llama_cpp_python_window_comes_from_its_overflow_error(nursery: tr
     lengths: list[int] = []
     ref = TokenModelRef(TokenModel.cold())
     await open_fake_openai(nursery, server)
-    await _start_calibrator(nursery, server.base_url, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append)
+    await _start_calibrator(
+        nursery, server.base_url, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append
+    )
     await wait_for(lambda: bool(lengths))
     assert lengths == [8192]
     assert server.chat_count == 1  # the one overflow probe; counts came from /extras/tokenize
 
 
-async def test_calibration_requests_have_their_own_timeout(autojump_clock: trio.testing.MockClock, tmp_path: Path) -> None:
+async def test_calibration_requests_have_their_own_timeout(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path
+) -> None:
     """A tokenize answer slower than the client's 5 s deadline but within timeout_s=30 still calibrates."""
     autojump_clock.autojump_threshold = 0.05  # the cache is read in a worker thread
 

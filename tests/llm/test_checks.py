@@ -124,7 +124,7 @@ def test_markup_metadata_is_no_figure_to_keep() -> None:
 
 
 def test_a_figure_written_in_words_is_kept() -> None:
-    """"three times every ten minutes" keeps "3 times" and "10 minutes": a faithful one-liner passes."""
+    """ "three times every ten minutes" keeps "3 times" and "10 minutes": a faithful one-liner passes."""
     source = "The uploader retries 3 times every 10 minutes, then gives up and pages the on-call engineer."
     answer = "The uploader retries three times every ten minutes before paging someone."
     assert rejection(answer, source=source, instruction="Summarize.", target_tokens=48, model=MODEL) is None
@@ -134,7 +134,8 @@ def test_a_figure_written_in_words_is_kept() -> None:
 
 
 def test_an_announcement_is_no_answer() -> None:
-    """"The text is:" says nothing about the text, whatever figures the text has."""
-    found = rejection("The text is:", source="Cats sleep a lot and purr.", instruction="Summarize.",
-                      target_tokens=48, model=MODEL)
+    """ "The text is:" says nothing about the text, whatever figures the text has."""
+    found = rejection(
+        "The text is:", source="Cats sleep a lot and purr.", instruction="Summarize.", target_tokens=48, model=MODEL
+    )
     assert found is not None and "announces" in found

@@ -44,9 +44,7 @@ async def fake(nursery: trio.Nursery) -> AsyncIterator[tuple[FakeServer, LLMClie
         yield server, client
 
 
-def _recording(
-    body: object = OK_BODY, status: int = 200
-) -> tuple[httpx.MockTransport, list[httpx.Request]]:
+def _recording(body: object = OK_BODY, status: int = 200) -> tuple[httpx.MockTransport, list[httpx.Request]]:
     seen: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -96,9 +94,7 @@ async def test_refused_connection_is_unavailable() -> None:
         ("empty_content", "empty content"),
     ],
 )
-async def test_unusable_answers_are_response_errors(
-    nursery: trio.Nursery, mode: Mode, message: str
-) -> None:
+async def test_unusable_answers_are_response_errors(nursery: trio.Nursery, mode: Mode, message: str) -> None:
     """5xx, non-JSON, an {"error": ...} body and empty content each raise LLMResponseError."""
     _, settings = await _served(nursery, FakeServer(mode=mode))
     async with open_llm_client(settings) as client:
@@ -151,9 +147,7 @@ async def test_models_tokenize_and_context_from_the_fake(
 
 
 @pytest.mark.parametrize("style", ["lmstudio", "llamacpp", "vllm", "ollama"])
-async def test_context_length_of_each_server_style(
-    nursery: trio.Nursery, style: ContextStyle
-) -> None:
+async def test_context_length_of_each_server_style(nursery: trio.Nursery, style: ContextStyle) -> None:
     """LM Studio's loaded_context_length, llama.cpp's n_ctx, vLLM's max_model_len and Ollama's are all found."""
     _, settings = await _served(nursery, FakeServer(context_style=style, n_ctx=12288))
     async with open_llm_client(settings) as client:

@@ -82,7 +82,9 @@ async def test_a_dead_tokenizer_falls_back_to_the_estimate(nursery: trio.Nursery
         assert await counter.count(CSV) == TokenModel.cold().estimate(CSV)
 
 
-async def test_counting_does_not_wait_behind_our_own_stream(nursery: trio.Nursery, clock: trio.testing.MockClock) -> None:
+async def test_counting_does_not_wait_behind_our_own_stream(
+    nursery: trio.Nursery, clock: trio.testing.MockClock
+) -> None:
     """While a summary streams, counts are estimates at once (no tokenize sent) and the counter says
     "estimated"; once the stream is over, counts are exact again."""
     model = await open_fake_model(nursery, FakeModel(behaviour="echo", gen_rate=4.0))

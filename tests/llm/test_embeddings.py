@@ -25,13 +25,18 @@ async def test_request_shape_and_answer_order() -> None:
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append({"url": str(request.url), **json.loads(request.content)})
-        data = [{"object": "embedding", "index": 1, "embedding": [0, 2]}, {"object": "embedding", "index": 0, "embedding": [3, 4]}]
+        data = [
+            {"object": "embedding", "index": 1, "embedding": [0, 2]},
+            {"object": "embedding", "index": 0, "embedding": [3, 4]},
+        ]
         return httpx.Response(200, json={"object": "list", "data": data, "model": "m", "usage": {"prompt_tokens": 2}})
 
     async with open_llm_client(LLMSettings(BASE, model="m"), transport=httpx.MockTransport(handler)) as client:
         embedder = Embedder(client, "m")
         vectors = await embedder.documents(["first", "second"])
-    assert seen == [{"url": f"{BASE}/embeddings", "input": ["first", "second"], "encoding_format": "float", "model": "m"}]
+    assert seen == [
+        {"url": f"{BASE}/embeddings", "input": ["first", "second"], "encoding_format": "float", "model": "m"}
+    ]
     assert vectors == [[0.6, 0.8], [0.0, 1.0]]
     assert embedder.dimension == 2
 
@@ -58,7 +63,9 @@ def test_prefixes_follow_the_model_family() -> None:
     assert prefixes_for("nomic-embed-text:latest").query == "search_query: "
     assert prefixes_for("nomic-embed-text-v1.5").document == "search_document: "
     assert (prefixes_for("intfloat/multilingual-e5-small").query, prefixes_for("e5-base-v2").document) == (
-        "query: ", "passage: ")
+        "query: ",
+        "passage: ",
+    )
     assert prefixes_for("bge-small-en-v1.5").query.startswith("Represent this sentence")
     assert prefixes_for("all-MiniLM-L6-v2").query == prefixes_for("all-minilm").document == ""
 

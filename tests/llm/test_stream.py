@@ -145,9 +145,15 @@ async def test_error_chunk_and_empty_stream_are_response_errors(autojump_clock: 
 def test_sse_lines_keep_text_usage_and_reason() -> None:
     """Comments and blank lines carry nothing; deltas join; usage and finish_reason are kept."""
     answer = StreamedAnswer()
-    lines = [": ping", "", _delta("Hello"), _delta(" world"),
-             'data: {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 2}}',
-             'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}', "data: [DONE]"]
+    lines = [
+        ": ping",
+        "",
+        _delta("Hello"),
+        _delta(" world"),
+        'data: {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 2}}',
+        'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}',
+        "data: [DONE]",
+    ]
     tokens = [answer.feed(line) for line in lines]
     assert tokens == [False, False, True, True, False, False, False]
     assert (answer.text, answer.prompt_tokens, answer.completion_tokens) == ("Hello world", 12, 2)

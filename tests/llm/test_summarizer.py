@@ -23,10 +23,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
 MODEL = TokenModel.cold()
-Handler = (
-    Callable[[httpx.Request], httpx.Response]
-    | Callable[[httpx.Request], Coroutine[None, None, httpx.Response]]
-)
+Handler = Callable[[httpx.Request], httpx.Response] | Callable[[httpx.Request], Coroutine[None, None, httpx.Response]]
 
 
 def document(sentences: int, start: int = 0) -> str:
@@ -199,7 +196,9 @@ async def test_hanging_single_pass_returns_at_stop_at(clock: trio.testing.MockCl
     assert trio.current_time() == 30.0
     assert (summary.method, summary.note) == ("extractive", "deadline passed; extractive")
     async with mock_client(Scripted(answers=0)) as client:  # a fresh breaker
-        cached = await summarizer_for(client).summarize(document(100), target_tokens=200, stop_at=60.0, cache=DictCache())
+        cached = await summarizer_for(client).summarize(
+            document(100), target_tokens=200, stop_at=60.0, cache=DictCache()
+        )
     assert cached.note == "deadline passed; extractive — call again to continue (finished parts are kept)"
 
 
@@ -212,9 +211,7 @@ async def test_deadline_mid_slices_then_resume_from_cache(
     cache = DictCache()
     hanging = Scripted(delay_s=5.0, answers=3)
     async with mock_client(hanging) as client:
-        partial = await summarizer_for(client).summarize(
-            text, target_tokens=400, stop_at=40.0, cache=cache
-        )
+        partial = await summarizer_for(client).summarize(text, target_tokens=400, stop_at=40.0, cache=cache)
     assert trio.current_time() == 40.0
     assert partial.method == "llm+extractive"
     assert partial.note == (
@@ -259,9 +256,7 @@ async def test_deadline_before_the_merge(clock: trio.testing.MockClock) -> None:
     count = len(slice_text(text, max_tokens=1500, model=MODEL))
     script = Scripted(delay_s=1.0, answers=count)
     async with mock_client(script) as client:  # stop_at comes before the merge's first-token deadline (~89 s)
-        summary = await summarizer_for(client).summarize(
-            text, target_tokens=400, stop_at=60.0, cache=DictCache()
-        )
+        summary = await summarizer_for(client).summarize(text, target_tokens=400, stop_at=60.0, cache=DictCache())
     assert trio.current_time() == 60.0
     assert summary.method == "llm+extractive"
     assert summary.note == (
@@ -287,9 +282,7 @@ async def test_one_liner_is_cached_and_degrades_after_the_deadline(
     assert (again.text, again.method) == (first.text, "llm")
     assert len(script.prompts) == 1
     assert late.method == "extractive" and late.text.startswith("Step 50 configures")
-    assert late.note == (
-        "deadline passed; extractive — call again to continue (done one-liners are cached)"
-    )
+    assert late.note == ("deadline passed; extractive — call again to continue (done one-liners are cached)")
 
 
 async def test_hanging_real_server_returns_by_stop_at(nursery: trio.Nursery) -> None:

@@ -31,5 +31,10 @@ class RecordingSummarizer(Summarizer):
     ) -> Summary:
         self.stop_at.append(stop_at)
         return await super().summarize(
-            text, target_tokens=target_tokens, stop_at=stop_at, cache=cache, whole_extract=whole_extract, progress=progress
+            text,
+            target_tokens=target_tokens,
+            stop_at=stop_at,
+            cache=cache,
+            whole_extract=whole_extract,
+            progress=progress,
         )

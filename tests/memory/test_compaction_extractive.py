@@ -37,12 +37,15 @@ async def _compacted(ctx: ctxtrio.Context) -> ctxtrio.CompactResult:
     return await ctx.sessions.compact("work", keep_recent=0, target_tokens=160)
 
 
-async def test_a_rejected_llm_compaction_keeps_all_eight_decisions(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+async def test_a_rejected_llm_compaction_keeps_all_eight_decisions(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
     """The model's answer invents figures and is rejected: the compaction falls back to the
     decisions-first extractor, as --no-llm does (it fell back to the generic one: 5 of 6 kept)."""
-    async with trio.open_nursery() as nursery, ctxtrio.open_context(
-        Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
-    ) as ctx:
+    async with (
+        trio.open_nursery() as nursery,
+        ctxtrio.open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+    ):
         ctx.live.tokens.current = TokenModel.flat()
         model = await open_fake_model(nursery, FakeModel(behaviour="invent", tokens_per_event=8))
         async with sessions(ctx, model) as service:

@@ -47,23 +47,33 @@ async def test_a_compaction_cut_by_its_deadline_is_finished_after_a_restart(
     tmp_path: Path, clock: trio.testing.MockClock
 ) -> None:
     """The stand-in folds the entries at once; after a restart a later compact swaps in the LLM summary, resuming."""
-    async with trio.open_nursery() as nursery, ctxtrio.open_context(
-        Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
-    ) as ctx:
+    async with (
+        trio.open_nursery() as nursery,
+        ctxtrio.open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+    ):
         model = await open_fake_model(nursery, FakeModel(tokens_per_event=8))
         async with sessions(ctx, model) as service:
             for n in range(ENTRIES):
-                await service.append("s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13} requests.")
-            first = await service.compact("s", keep_recent=5, target_tokens=300, stop_at=trio.current_time() + DEADLINE_S)
+                await service.append(
+                    "s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13} requests."
+                )
+            first = await service.compact(
+                "s", keep_recent=5, target_tokens=300, stop_at=trio.current_time() + DEADLINE_S
+            )
         assert first.method in ("extractive", "llm+extractive") and len(first.folded) == ENTRIES - 5
         assert "goes on in the background" in first.note
         assert slices_path(ctx.data.session_journal("s")).exists()
         asked_before_restart = len(model.served)
         async with sessions(ctx, model) as service:  # a restart: new worker, nothing in memory but the files
             with trio.fail_after(3600.0):
-                while "replaced it as" not in (again := await service.compact(
-                    "s", keep_recent=5, target_tokens=300, stop_at=trio.current_time() + DEADLINE_S
-                )).note:
+                while (
+                    "replaced it as"
+                    not in (
+                        again := await service.compact(
+                            "s", keep_recent=5, target_tokens=300, stop_at=trio.current_time() + DEADLINE_S
+                        )
+                    ).note
+                ):
                     await trio.sleep(30.0)
             entries = {entry.id: entry for entry in await service.export("s")}
         nursery.cancel_scope.cancel()

@@ -44,7 +44,12 @@ class _Rendezvous(Summarizer):
             self._both.set()
         await self._both.wait()
         return await super().summarize(
-            text, target_tokens=target_tokens, stop_at=stop_at, cache=cache, whole_extract=whole_extract, progress=progress
+            text,
+            target_tokens=target_tokens,
+            stop_at=stop_at,
+            cache=cache,
+            whole_extract=whole_extract,
+            progress=progress,
         )
 
 

@@ -61,8 +61,10 @@ async def test_import_never_lands_on_a_session_created_meanwhile(
     await ctx.sessions.append("s", "exported entry")
     records = await ctx.sessions.records("s")
     real_install = StoreHandle.install
-    async with ctxtrio.open_context(_config(tmp_path / "other")) as target, \
-            ctxtrio.open_context(_config(tmp_path / "other")) as rival:
+    async with (
+        ctxtrio.open_context(_config(tmp_path / "other")) as target,
+        ctxtrio.open_context(_config(tmp_path / "other")) as rival,
+    ):
         raced: list[object] = []
 
         async def racing(self: StoreHandle, path: Path, batch: Sequence[NewRecord]) -> AppendResult:

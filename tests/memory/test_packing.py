@@ -28,12 +28,25 @@ def recall(
     if terms:
         ranked, matched = rank(state, terms, tags)
         return pack_recall(
-            state, ranked, matched=matched, budget_tokens=budget, limit=limit, tags=tags, mode="query", model=MODEL,
+            state,
+            ranked,
+            matched=matched,
+            budget_tokens=budget,
+            limit=limit,
+            tags=tags,
+            mode="query",
+            model=MODEL,
             query_terms=terms,
         )
     candidates = list(recent_candidates(state, tags))
     return pack_recall(
-        state, iter(candidates), matched=len(candidates), budget_tokens=budget, limit=limit, tags=tags, mode="recent",
+        state,
+        iter(candidates),
+        matched=len(candidates),
+        budget_tokens=budget,
+        limit=limit,
+        tags=tags,
+        mode="recent",
         model=MODEL,
     )
 
@@ -146,8 +159,14 @@ def test_a_csv_entry_over_budget_is_cut_to_fill_the_budget() -> None:
         for budget in (300, 1000, 1500):
             candidates = list(recent_candidates(state, frozenset()))
             result = pack_recall(
-                state, iter(candidates), matched=1, budget_tokens=budget, limit=None, tags=frozenset(),
-                mode="recent", model=cold,
+                state,
+                iter(candidates),
+                matched=1,
+                budget_tokens=budget,
+                limit=None,
+                tags=frozenset(),
+                mode="recent",
+                model=cold,
             )
             assert 0.85 * budget <= result.used_tokens <= budget, (budget, result.used_tokens)
             assert cold.estimate(result.text) <= budget

@@ -28,10 +28,14 @@ async def fill(ctx: Context, sessions: int, entries: int) -> list[str]:
     ids = [f"s{n:03d}" for n in range(sessions)]
     for session_id in ids:
         records = [NewRecord("session", {"title": f"title {session_id}"}, id=session_id)]
-        records += [NewRecord("entry", {"text": f"{session_id} fact {n}", "role": "note"}, id_prefix="e")
-                    for n in range(entries)]
+        records += [
+            NewRecord("entry", {"text": f"{session_id} fact {n}", "role": "note"}, id_prefix="e")
+            for n in range(entries)
+        ]
         await ctx.store.append(ctx.data.session_journal(session_id), records)
-        await trio.sleep(0.011)  # distinct modification times (kernel timestamps are coarse): the listing is latest first
+        await trio.sleep(
+            0.011
+        )  # distinct modification times (kernel timestamps are coarse): the listing is latest first
     return ids
 
 

@@ -168,7 +168,10 @@ async def test_compaction_round_trip_and_restore(ctx: Context) -> None:
     assert undone.restored == tuple(ids[:8]) and undone.entry.status == "deleted"
     after = await ctx.sessions.status("s1")
     assert (after.live_entries, after.live_tokens, after.superseded, after.summaries) == (
-        before.live_entries, before.live_tokens, 0, 0,
+        before.live_entries,
+        before.live_tokens,
+        0,
+        0,
     )
 
 
@@ -181,8 +184,6 @@ async def test_second_compaction_never_folds_summaries_or_pins(ctx: Context) -> 
     await ctx.sessions.append("s1", "pinned", pinned=True)
     second = await ctx.sessions.compact("s1", keep_recent=0)
     assert second.folded == () and second.summary is None and "nothing to fold" in second.note
-
-
 
 
 async def test_compaction_passes_the_deadline_to_the_summarizer(ctx: Context) -> None:

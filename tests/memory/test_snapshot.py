@@ -30,8 +30,11 @@ def snapshot_often(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def view(ctx: Context, session_id: str = "s1") -> tuple[list[Entry], SessionStatus, RecallResult]:
     sessions = ctx.sessions
-    return (await sessions.export(session_id), await sessions.status(session_id),
-            await sessions.recall(session_id, "fact value cookie"))
+    return (
+        await sessions.export(session_id),
+        await sessions.status(session_id),
+        await sessions.recall(session_id, "fact value cookie"),
+    )
 
 
 async def fill(ctx: Context, count: int = 12, session_id: str = "s1") -> None:
@@ -91,7 +94,7 @@ async def test_a_damaged_snapshot_is_ignored_and_rebuilt(tmp_path: Path, damage:
     if damage == "flip":
         data[-3] ^= 0x55
     elif damage == "truncate":
-        del data[len(data) // 2:]
+        del data[len(data) // 2 :]
     elif damage == "header":
         data[:1] = b"["
     else:
@@ -148,7 +151,9 @@ def test_snapshots_are_due_after_an_eighth_of_the_journal_within_bounds() -> Non
     assert snapshots.snapshot_due(100_000 * kb, 99_488 * kb) and not snapshots.snapshot_due(100_000 * kb, 99_489 * kb)
 
 
-async def test_a_snapshot_overwritten_under_a_running_server_changes_no_answer_and_no_later_snapshot(tmp_path: Path) -> None:
+async def test_a_snapshot_overwritten_under_a_running_server_changes_no_answer_and_no_later_snapshot(
+    tmp_path: Path,
+) -> None:
     """Bytes of a loaded snapshot overwritten in place: answers stay the journal's, and the next snapshot written carries no damage."""
     async with ctxtrio.open_context(config(tmp_path)) as ctx:
         await fill(ctx)

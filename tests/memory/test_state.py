@@ -110,7 +110,10 @@ def test_restoring_a_summary_undoes_its_compaction() -> None:
     assert [after.items[i].status for i in ids] == ["live"] * 4
     assert after.items[summary].status == "deleted"
     assert (after.live_count, after.live_tokens, after.superseded, after.summaries) == (
-        before.live_count, before.live_tokens, 0, 0,
+        before.live_count,
+        before.live_tokens,
+        0,
+        0,
     )
 
 

@@ -36,7 +36,9 @@ def small_tmpfs(where: Path, size: str) -> Iterator[Path]:
     where.mkdir()
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, check=False)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, check=False
+    )
     if mounted.returncode:
         pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode(errors='replace').strip()}")
     try:
@@ -103,8 +105,10 @@ async def test_a_full_disk_at_startup_leaves_every_read_working(tmp_path: Path) 
         assert doctor.code == 1 and "BAD data dir" in doctor.out and "the disk is full" in doctor.out, doctor.out
         assert "ok  sessions: 1 (0 deleted), 6 records" in doctor.out, doctor.out
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit"],
-            cwd=ROOT, env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+            command=sys.executable,
+            args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit"],
+            cwd=ROOT,
+            env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
         )
         with trio.fail_after(60):
             async with Client(params) as client:

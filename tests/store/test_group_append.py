@@ -31,8 +31,9 @@ def test_a_group_writes_each_journal_and_answers_in_item_order(tmp_path: Path) -
     appender = JournalAppender(lock_timeout_s=1.0)
     try:
         appender.append(paths[0], _notes("old"))
-        outcomes = appender.append_group([(paths[0], _notes("b1"), None), (paths[1], _notes("a1", "a2"), None),
-                                          (paths[2], _notes("c1"), None)])
+        outcomes = appender.append_group(
+            [(paths[0], _notes("b1"), None), (paths[1], _notes("a1", "a2"), None), (paths[2], _notes("c1"), None)]
+        )
     finally:
         appender.close()
     assert all(isinstance(outcome, AppendResult) for outcome in outcomes)

@@ -62,7 +62,9 @@ async def test_appends_acknowledged_during_a_flush_share_the_next_transaction(
     flushes, hold, _ = _hold_first_flush(monkeypatch)
     paths = _doc_paths(data, 6)
     async with trio.open_nursery() as nursery:
-        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
+        store: StoreHandle = await nursery.start(
+            partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows)
+        )
         await store.append(paths[0], [_chunk(0, "zebra0 first")])
         for number, path in enumerate(paths[1:], start=1):
             await store.append(path, [_chunk(0, f"zebra{number} later")])  # acknowledged though the index is held
@@ -96,7 +98,9 @@ async def test_maintenance_waits_for_index_work_queued_behind_a_flush(
     _, hold, first_started = _hold_first_flush(monkeypatch)
     paths = _doc_paths(data, 3)
     async with trio.open_nursery() as nursery:
-        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
+        store: StoreHandle = await nursery.start(
+            partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows)
+        )
         await store.append(paths[0], [_chunk(0, "numbat first")])
         assert await trio.to_thread.run_sync(first_started.wait, 10)
         await store.append(paths[1], [_chunk(0, "numbat queued")])  # queued behind the held flush

@@ -6,8 +6,14 @@ import pytest
 
 from ctxtrio.store.records import NewRecord, Record, decode_line, encode_members, encode_record
 
-BODY: Record = {"index": 5, "text": 'quote " backslash \\ newline \n 数据库 \u2028 é', "start": 0, "end": 42,
-        "trail": ["Title", "Sub \"part\""], "tokens": 17}
+BODY: Record = {
+    "index": 5,
+    "text": 'quote " backslash \\ newline \n 数据库 \u2028 é',
+    "start": 0,
+    "end": 42,
+    "trail": ["Title", 'Sub "part"'],
+    "tokens": 17,
+}
 
 
 @pytest.mark.parametrize("ts", [None, 1.0, 1733240000.1234567, 0.1 + 0.2, 1e-7, 123456789012.5])

@@ -18,8 +18,16 @@ def test_nearest_takes_each_chunk_by_its_best_part_within_journals(tmp_path: Pat
     """Best part per chunk, best first, optionally only within the journals named; refused chunks never match."""
     store = VectorStore(tmp_path / "v.sqlite3")
     store.open()
-    store.add("m", 2, [_row("a", "0", [1.0, 0.0]), _row("a", "0", [0.0, 1.0], part=1), _row("b", "0", [0.6, 0.8]),
-                       _row("b", "1", None)])
+    store.add(
+        "m",
+        2,
+        [
+            _row("a", "0", [1.0, 0.0]),
+            _row("a", "0", [0.0, 1.0], part=1),
+            _row("b", "0", [0.6, 0.8]),
+            _row("b", "1", None),
+        ],
+    )
     hits = store.nearest("m", [0.0, 1.0], journals=None, limit=5)
     assert [(h.journal, h.item, round(h.score, 2)) for h in hits] == [("a", "0", 1.0), ("b", "0", 0.8)]
     assert [h.journal for h in store.nearest("m", [0.0, 1.0], journals=["b"], limit=5)] == ["b"]

@@ -32,7 +32,9 @@ def data(tmp_path: Path) -> DataDir:
 @pytest.fixture
 async def store(data: DataDir) -> AsyncIterator[StoreHandle]:
     async with trio.open_nursery() as nursery:
-        handle: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
+        handle: StoreHandle = await nursery.start(
+            partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows)
+        )
         yield handle
         await handle.aclose()
 
@@ -99,7 +101,9 @@ async def test_backpressure_when_channel_full(data: DataDir) -> None:
     done = 0
     try:
         async with trio.open_nursery() as nursery:
-            store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=30.0, rows_for=chunk_rows, capacity=2))
+            store: StoreHandle = await nursery.start(
+                partial(run_store_writer, data, lock_timeout_s=30.0, rows_for=chunk_rows, capacity=2)
+            )
 
             async def producer(number: int) -> None:
                 nonlocal done
@@ -130,7 +134,9 @@ async def test_drain_on_shutdown(data: DataDir) -> None:
     path = data.session_journal("s1")
     acked = 0
     async with trio.open_nursery() as nursery:
-        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
+        store: StoreHandle = await nursery.start(
+            partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows)
+        )
 
         async def producer(number: int) -> None:
             nonlocal acked
@@ -148,7 +154,9 @@ async def test_drain_on_shutdown(data: DataDir) -> None:
 async def test_append_after_close_is_a_clear_error(data: DataDir) -> None:
     """Submitting after shutdown raises StoreError instead of hanging."""
     async with trio.open_nursery() as nursery:
-        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
+        store: StoreHandle = await nursery.start(
+            partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows)
+        )
         await store.aclose()
     with pytest.raises(StoreError, match="shutting down"):
         await store.append(data.session_journal("s1"), [_note("late")])
@@ -182,7 +190,9 @@ async def test_deleted_index_is_rebuilt(data: DataDir) -> None:
     """Deleting the index file loses nothing: catch-up rebuilds it from the journal."""
     path = data.docs / "d.jsonl"
     async with trio.open_nursery() as nursery:
-        store: StoreHandle = await nursery.start(partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows))
+        store: StoreHandle = await nursery.start(
+            partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows)
+        )
         await store.append(path, [_chunk(0, "alpha"), _chunk(1, "beta")])
         await store.aclose()
     data.index_path.unlink()
@@ -210,12 +220,19 @@ async def test_read_lines_reads_only_the_spans_asked(store: StoreHandle, data: D
     first, second = result.records
     gone = data.session_journal("gone")
     found = await store.read_lines(
-        [(path, second.offset, second.end), (gone, 0, 10), (path, first.offset, first.end - 1), (path, first.offset, first.end)]
+        [
+            (path, second.offset, second.end),
+            (gone, 0, 10),
+            (path, first.offset, first.end - 1),
+            (path, first.offset, first.end),
+        ]
     )
     assert [record["text"] if record is not None else None for record in found] == ["second", None, None, "first"]
 
 
-async def test_a_record_that_cannot_be_stored_fails_alone_and_the_writer_goes_on(store: StoreHandle, data: DataDir) -> None:
+async def test_a_record_that_cannot_be_stored_fails_alone_and_the_writer_goes_on(
+    store: StoreHandle, data: DataDir
+) -> None:
     """A lone surrogate (a non-UTF-8 file name) in one append: that append fails clearly; the rest of its batch and later appends are stored."""
     path = data.session_journal("s1")
     outcomes: dict[str, str] = {}

@@ -193,7 +193,8 @@ async def test_stdio_subscriber_hears_of_a_replaced_document(tmp_path: Path) -> 
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit"],
-        cwd=ROOT, env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
     )
     with trio.fail_after(60):
         async with Client(params, mode="legacy", message_handler=inbox) as client:
@@ -257,7 +258,9 @@ async def test_an_unreadable_store_pauses_notifications_not_the_server(
             await _subscribe(client, "ctxtrio://docs/d")
             await ctx.documents.ingest(text="two", doc_id="d")
             await trio.sleep(2)
-            assert [r.message for r in caplog.records].count("change notifications paused: catalog unreadable (test)") == 1
+            assert [r.message for r in caplog.records].count(
+                "change notifications paused: catalog unreadable (test)"
+            ) == 1
             assert not (await client.call_tool("context_guide", {})).is_error
             broken = False
             with trio.fail_after(1):

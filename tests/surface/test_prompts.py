@@ -28,7 +28,12 @@ async def test_the_workflows_are_prompts_with_ids_filled_in(tmp_path: Path) -> N
         await ctx.sessions.append("work", "Goal: ship it", pinned=True)
         await ctx.documents.ingest(text="The port is 8080.", title="Config", doc_id="conf")
         listed = await client.list_prompts()
-        assert [p.name for p in listed.prompts] == ["resume_session", "answer_from_document", "compact_session", "start_task"]
+        assert [p.name for p in listed.prompts] == [
+            "resume_session",
+            "answer_from_document",
+            "compact_session",
+            "start_task",
+        ]
         assert all(p.description for p in listed.prompts)
         resume = await client.get_prompt("resume_session", {"session_id": "work"})
         first, attached = resume.messages
@@ -64,8 +69,12 @@ async def test_compact_profile_prompts_name_its_tools(tmp_path: Path) -> None:
 async def test_bad_prompt_requests_are_invalid_params(tmp_path: Path) -> None:
     """An unknown prompt, a missing argument, a bad id or an unknown document is -32602 with a clear message."""
     async with ctxtrio.open_context(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
-        cases = [("nope", {}), ("resume_session", {}), ("resume_session", {"session_id": "../etc"}),
-                 ("answer_from_document", {"doc_id": "missing", "question": "q"})]
+        cases = [
+            ("nope", {}),
+            ("resume_session", {}),
+            ("resume_session", {"session_id": "../etc"}),
+            ("answer_from_document", {"doc_id": "missing", "question": "q"}),
+        ]
         for name, arguments in cases:
             with pytest.raises(MCPError) as bad:
                 await client.get_prompt(name, arguments)
@@ -80,7 +89,9 @@ async def test_ids_complete_by_prefix_bounded(tmp_path: Path) -> None:
         await ctx.documents.ingest(text="other", doc_id="notes")
         await ctx.sessions.open("Refactor-auth")
         await ctx.sessions.open("release")
-        docs = await client.complete(ResourceTemplateReference(uri="ctxtrio://docs/{doc_id}"), {"name": "doc_id", "value": "log-"})
+        docs = await client.complete(
+            ResourceTemplateReference(uri="ctxtrio://docs/{doc_id}"), {"name": "doc_id", "value": "log-"}
+        )
         assert len(docs.completion.values) == 100 and docs.completion.total == 120 and docs.completion.has_more
         assert docs.completion.values[0] == "log-000"
         one = await client.complete(PromptReference(name="answer_from_document"), {"name": "doc_id", "value": "no"})
@@ -88,9 +99,13 @@ async def test_ids_complete_by_prefix_bounded(tmp_path: Path) -> None:
         sessions = await client.complete(PromptReference(name="resume_session"), {"name": "session_id", "value": "re"})
         assert sessions.completion.values == ["Refactor-auth", "release"]
         chunk_doc = await client.complete(
-            ResourceTemplateReference(uri="ctxtrio://docs/{doc_id}/chunks/{from}-{to}"), {"name": "doc_id", "value": "notes"})
+            ResourceTemplateReference(uri="ctxtrio://docs/{doc_id}/chunks/{from}-{to}"),
+            {"name": "doc_id", "value": "notes"},
+        )
         assert chunk_doc.completion.values == ["notes"]
-        free_text = await client.complete(PromptReference(name="answer_from_document"), {"name": "question", "value": "w"})
+        free_text = await client.complete(
+            PromptReference(name="answer_from_document"), {"name": "question", "value": "w"}
+        )
         assert free_text.completion.values == []
         with pytest.raises(MCPError) as unknown:
             await client.complete(PromptReference(name="test_prompt_with_arguments"), {"name": "arg1", "value": "x"})

@@ -42,7 +42,10 @@ async def test_documents_sessions_and_guide_read_as_resources(tmp_path: Path) ->
         await ctx.sessions.append("work", "Looked at the login form")
         templates = await client.list_resource_templates()
         assert [t.uri_template for t in templates.resource_templates] == [
-            "ctxtrio://docs/{doc_id}", "ctxtrio://docs/{doc_id}/chunks/{from}-{to}", "ctxtrio://sessions/{session_id}"]
+            "ctxtrio://docs/{doc_id}",
+            "ctxtrio://docs/{doc_id}/chunks/{from}-{to}",
+            "ctxtrio://sessions/{session_id}",
+        ]
         assert all(t.mime_type == "text/plain" for t in templates.resource_templates)
         listed = await client.list_resources()
         assert [r.uri for r in listed.resources] == ["ctxtrio://guide", "ctxtrio://docs/man", "ctxtrio://sessions/work"]

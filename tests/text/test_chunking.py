@@ -42,11 +42,7 @@ def assert_valid(text: str, found: list[Chunk], size: int, model: TokenModel = M
 
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
 @pytest.mark.parametrize(("size", "overlap"), SETTINGS)
-
-
-def test_fixture_chunks_cover_source_in_order_within_budget(
-    name: str, size: int, overlap: int
-) -> None:
+def test_fixture_chunks_cover_source_in_order_within_budget(name: str, size: int, overlap: int) -> None:
     """Every fixture chunks into ordered, verbatim, gap-free chunks within the budget."""
     text = fixture(name)
     assert_valid(text, chunks(text, size, overlap), size)
@@ -55,10 +51,29 @@ def test_fixture_chunks_cover_source_in_order_within_budget(
 def test_random_documents_hold_the_invariants() -> None:
     """Random markdown-ish documents keep coverage, order, verbatim text and budget."""
     rng = random.Random(1234)
-    parts = ["# Title\n", "## Sub\n", "### Deep\n", "para text here. " * 3 + "\n", "\n", "\n\n",
-             "- item\n", "1. first\n", "```\ncode\n", "```\n", "~~~\n", "Setext\n===\n",
-             "x" * 300 + "\n", "数据库连接失败。\n", "회의에서 결정했다.\n", "e\u0301" * 40,
-             "----\n", "| a | b |\n", "    indented\n", "\r\n", "word " * 120]
+    parts = [
+        "# Title\n",
+        "## Sub\n",
+        "### Deep\n",
+        "para text here. " * 3 + "\n",
+        "\n",
+        "\n\n",
+        "- item\n",
+        "1. first\n",
+        "```\ncode\n",
+        "```\n",
+        "~~~\n",
+        "Setext\n===\n",
+        "x" * 300 + "\n",
+        "数据库连接失败。\n",
+        "회의에서 결정했다.\n",
+        "e\u0301" * 40,
+        "----\n",
+        "| a | b |\n",
+        "    indented\n",
+        "\r\n",
+        "word " * 120,
+    ]
     for _ in range(150):
         text = "".join(rng.choice(parts) for _ in range(rng.randrange(1, 40)))
         size = rng.choice([5, 12, 30, 100])
@@ -67,7 +82,7 @@ def test_random_documents_hold_the_invariants() -> None:
 
 
 def test_empty_text_has_no_chunks_and_blank_text_one() -> None:
-    """"" yields no chunks; whitespace-only text is one chunk."""
+    """ "" yields no chunks; whitespace-only text is one chunk."""
     assert chunks("", 100) == []
     [only] = chunks("  \n\n", 100)
     assert (only.start, only.end, only.trail) == (0, 4, ())
@@ -93,8 +108,11 @@ def test_iter_chunks_yields_lazily() -> None:
 
 
 def fenced_blocks(text: str) -> list[tuple[int, int]]:
-    return [(block.start, block.end) for block in iter_blocks(text)
-            if text[block.start:block.end].lstrip(" ").startswith(("```", "~~~"))]
+    return [
+        (block.start, block.end)
+        for block in iter_blocks(text)
+        if text[block.start : block.end].lstrip(" ").startswith(("```", "~~~"))
+    ]
 
 
 def test_fenced_blocks_never_split_when_they_fit() -> None:
@@ -113,8 +131,14 @@ def test_trails_across_skipped_levels() -> None:
     """`#` then `###` gives (A, C); a following `##` gives (A, B)."""
     text = "# A\n\nalpha\n\n### C\n\ngamma\n\n## B\n\nbeta\n"
     trails = {c.text.strip().splitlines()[-1]: c.trail for c in chunks(text, 3)}
-    assert trails == {"# A": ("A",), "alpha": ("A",), "### C": ("A", "C"),
-                      "gamma": ("A", "C"), "## B": ("A", "B"), "beta": ("A", "B")}
+    assert trails == {
+        "# A": ("A",),
+        "alpha": ("A",),
+        "### C": ("A", "C"),
+        "gamma": ("A", "C"),
+        "## B": ("A", "B"),
+        "beta": ("A", "B"),
+    }
 
 
 def test_setext_headings_and_thematic_breaks() -> None:
@@ -139,7 +163,7 @@ def test_overlap_carries_whole_blocks_and_trail_follows_new_block() -> None:
         assert chunk.start <= first_new.start
         expected = ("A", "B") if new_start >= text.index("## B") else ("A",)
         assert chunk.trail == expected
-        overlap = text[chunk.start:new_start]
+        overlap = text[chunk.start : new_start]
         if overlap:
             assert MODEL.estimate(overlap) <= 5
 

@@ -12,7 +12,10 @@ from ctxtrio.text.kinds import CODE_KINDS, Kind
 
 def trails(text: str, kind: Kind) -> list[tuple[str, tuple[str, ...], bool]]:
     """(first line, trail, heading) of every part."""
-    return [(text[start:end].strip().split("\n")[0], trail, heading) for start, end, trail, heading in code_parts(text, kind)]
+    return [
+        (text[start:end].strip().split("\n")[0], trail, heading)
+        for start, end, trail, heading in code_parts(text, kind)
+    ]
 
 
 @pytest.mark.parametrize("kind", sorted(CODE_KINDS))
@@ -77,7 +80,9 @@ def test_go_rust_java_definitions() -> None:
             "impl fmt::Display for Point {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
             "        Ok(())\n    }\n}\n\nmod tests;\n")  # fmt: skip
     assert [t for _, t, h in trails(rust, Kind.RUST) if h] == [
-        ("pub struct Point",), ("impl fmt::Display for Point",), ("impl fmt::Display for Point", "fn fmt")
+        ("pub struct Point",),
+        ("impl fmt::Display for Point",),
+        ("impl fmt::Display for Point", "fn fmt"),
     ]
     java = ("package a.b;\n\n/**\n * Greets.\n */\npublic class Greeter {\n    private int n;\n\n"
             "    @Override\n    public String toString() {\n        return foo(n);\n    }\n\n"

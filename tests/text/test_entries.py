@@ -20,10 +20,16 @@ DECISIONS = [
 
 def session() -> list[EntryText]:
     """8 decisions spread among 30 routine status lines (repetitive test runs and builds)."""
-    routine = [EntryText("assistant", f"Ran npm test (run {n}): {n % 4} failing, {40 - n % 4} passing.") for n in range(18)]
+    routine = [
+        EntryText("assistant", f"Ran npm test (run {n}): {n % 4} failing, {40 - n % 4} passing.") for n in range(18)
+    ]
     routine += [EntryText("assistant", f"Rebuilt the bundle in {n + 3}.2 s.") for n in range(8)]
-    routine += [EntryText("user", "ok"), EntryText("user", "continue"), EntryText("user", "OK!"),
-                EntryText("note", "Looked at the flaky upload test again; it passes locally.")]
+    routine += [
+        EntryText("user", "ok"),
+        EntryText("user", "continue"),
+        EntryText("user", "OK!"),
+        EntryText("note", "Looked at the flaky upload test again; it passes locally."),
+    ]
     entries: list[EntryText] = []
     for index, entry in enumerate(routine):
         entries.append(entry)

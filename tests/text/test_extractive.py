@@ -41,8 +41,7 @@ def composed_of(summary: str, text: str) -> bool:
 def test_english_sentences_split_at_terminal_punctuation() -> None:
     """Sentences end at . ! ? followed by whitespace or the end, closers included."""
     text = 'It works. Does it? Yes! (He said "fine.") Done [1].'
-    assert split_sentences(text) == ["It works.", "Does it?", "Yes!", '(He said "fine.")',
-                                     "Done [1]."]
+    assert split_sentences(text) == ["It works.", "Does it?", "Yes!", '(He said "fine.")', "Done [1]."]
 
 
 def test_abbreviations_initials_and_numbers_do_not_split() -> None:
@@ -64,15 +63,26 @@ def test_chinese_splits_without_spaces() -> None:
 def test_japanese_splits_on_fullwidth_terminators() -> None:
     """Japanese text splits at 。！？ and the fullwidth full stop ．."""
     text = "東京の天気は晴れです。明日は雨でしょう！傘は要りますか？はい．以上"
-    assert split_sentences(text) == ["東京の天気は晴れです。", "明日は雨でしょう！",
-                                     "傘は要りますか？", "はい．", "以上"]
+    assert split_sentences(text) == [
+        "東京の天気は晴れです。",
+        "明日は雨でしょう！",
+        "傘は要りますか？",
+        "はい．",
+        "以上",
+    ]
 
 
 def test_lines_of_lists_and_headings_are_breaks() -> None:
     """List items and headings are separate sentences even without punctuation."""
     text = "# Setup\nInstall it\n- first step\n- second step\n1. numbered\n\nPlain line\nwraps here"
-    assert split_sentences(text) == ["Setup", "Install it", "first step", "second step",
-                                     "numbered", "Plain line\nwraps here"]
+    assert split_sentences(text) == [
+        "Setup",
+        "Install it",
+        "first step",
+        "second step",
+        "numbered",
+        "Plain line\nwraps here",
+    ]
 
 
 def test_code_tables_and_underlines_are_not_sentences() -> None:
@@ -121,8 +131,7 @@ def test_summary_is_deterministic() -> None:
     """The same input gives the same summary."""
     text = fixture("manual.md")
     first = summarize_extractive(text, target_tokens=120, model=MODEL)
-    assert all(summarize_extractive(text, target_tokens=120, model=MODEL) == first
-               for _ in range(3))
+    assert all(summarize_extractive(text, target_tokens=120, model=MODEL) == first for _ in range(3))
 
 
 def test_rare_terms_win_over_common_ones() -> None:
@@ -183,8 +192,20 @@ def test_first_sentence_skips_headings_and_fits() -> None:
 def test_random_texts_always_give_a_fitting_verbatim_summary() -> None:
     """Random mixed-script texts give a non-empty verbatim summary within the target."""
     rng = random.Random(21)
-    pieces = ["Alpha beta gamma.", "数据库连接失败。", "회의에서 결정했다.", "e.g. this", "!",
-              "\n\n", "- item\n", "# Head\n", "word " * 30, "x" * 200, "？", "Done."]
+    pieces = [
+        "Alpha beta gamma.",
+        "数据库连接失败。",
+        "회의에서 결정했다.",
+        "e.g. this",
+        "!",
+        "\n\n",
+        "- item\n",
+        "# Head\n",
+        "word " * 30,
+        "x" * 200,
+        "？",
+        "Done.",
+    ]
     for _ in range(200):
         text = " ".join(rng.choice(pieces) for _ in range(rng.randrange(1, 30)))
         target = rng.choice([1, 3, 10, 40])
@@ -199,8 +220,11 @@ def test_random_texts_always_give_a_fitting_verbatim_summary() -> None:
 def test_log_lines_are_sentences_but_wrapped_prose_is_not() -> None:
     """Each line of a log is a sentence; prose wrapped over lines stays one sentence."""
     log = "2026-01-01 INFO started\n2026-01-01 WARN slow disk\nTraceback (most recent call last)"
-    assert split_sentences(log) == ["2026-01-01 INFO started", "2026-01-01 WARN slow disk",
-                                    "Traceback (most recent call last)"]
+    assert split_sentences(log) == [
+        "2026-01-01 INFO started",
+        "2026-01-01 WARN slow disk",
+        "Traceback (most recent call last)",
+    ]
     prose = "The server keeps a journal\nof every change and replays it\nafter a crash."
     assert split_sentences(prose) == [prose]
 
@@ -223,6 +247,10 @@ def test_sections_keep_their_heading_and_first_sentence() -> None:
         ]
     )
     summary = summarize_extractive(text, target_tokens=60, model=MODEL)
-    for heading, lead in [("Install", "Install the package"), ("Configure", "Configuration lives"), ("Deploy", "Deployment copies")]:
+    for heading, lead in [
+        ("Install", "Install the package"),
+        ("Configure", "Configuration lives"),
+        ("Deploy", "Deployment copies"),
+    ]:
         assert lead in summary and f"{heading}\n" in summary
     assert MODEL.estimate(summary) <= 60

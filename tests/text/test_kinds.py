@@ -52,7 +52,7 @@ def test_content_sniffed_for_real_files() -> None:
 def test_sniffing_other_kinds() -> None:
     """AsciiDoc titles, Go and a shebang are recognised; prose stays markdown."""
     assert kind_for("= Guide\n:toc: left\n\n== Install\n\nRun it.\n") is Kind.ASCIIDOC
-    assert kind_for("package main\n\nimport (\n\t\"fmt\"\n)\n\nfunc main() {\n}\n") is Kind.GO
+    assert kind_for('package main\n\nimport (\n\t"fmt"\n)\n\nfunc main() {\n}\n') is Kind.GO
     assert kind_for("#!/usr/bin/env python3\nprint(1)\n") is Kind.PYTHON
     assert kind_for("Just some words.\n\nAnd more words, def not code.\n") is Kind.MARKDOWN
 

@@ -7,7 +7,9 @@ from ctxtrio.text.passages import best_passage, marked_text, passage_score
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.tokens import TokenModel
 
-MODEL = TokenModel.flat()  # fixed rates: the budgets below are sized in them (cold rates change with the families covered)
+MODEL = (
+    TokenModel.flat()
+)  # fixed rates: the budgets below are sized in them (cold rates change with the families covered)
 FILLER = [f"Line {n} says nothing in particular about anything here." for n in range(60)]
 
 

@@ -25,4 +25,12 @@ def test_a_query_of_only_question_words_still_searches_them() -> None:
 
 def test_keywords_that_are_also_question_shaped_are_kept() -> None:
     """not, all, before and only are SQL and shell words: they stay."""
-    assert query_terms("Can SET NOT NULL run before all rows?") == ["set", "not", "null", "run", "before", "all", "rows"]
+    assert query_terms("Can SET NOT NULL run before all rows?") == [
+        "set",
+        "not",
+        "null",
+        "run",
+        "before",
+        "all",
+        "rows",
+    ]

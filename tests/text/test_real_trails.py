@@ -25,7 +25,9 @@ MODEL = TokenModel.flat()
 
 def chunked(path: Path, size: int, overlap: int = 0) -> tuple[str, list[Chunk]]:
     text = path.read_text(encoding="utf-8")
-    return text, chunk_document(text, chunk_tokens=size, overlap_tokens=overlap, model=MODEL, kind=kind_for(text, path.name))
+    return text, chunk_document(
+        text, chunk_tokens=size, overlap_tokens=overlap, model=MODEL, kind=kind_for(text, path.name)
+    )
 
 
 def test_rst_architecture_trails() -> None:
@@ -64,7 +66,12 @@ def test_setext_markdown_trails() -> None:
     text, found = chunked(FIXTURES / "libffi_README.md", 300)
     assert found[0].trail == ()
     assert {chunk.trail for chunk in found} == {
-        (), ("What is libffi?",), ("Supported Platforms",), ("Installing libffi",), ("History",), ("Authors & Credits",)
+        (),
+        ("What is libffi?",),
+        ("Supported Platforms",),
+        ("Installing libffi",),
+        ("History",),
+        ("Authors & Credits",),
     }
     history = next(chunk for chunk in found if chunk.trail == ("History",))
     assert text.rfind("History\n=======", 0, history.start + 1) >= 0

@@ -17,7 +17,14 @@ def test_korean_stem_finds_inflected_word() -> None:
     """A Korean stem finds the space-separated inflected word it starts."""
     assert found_by("결정", "회의에서 결정했다")
     assert terms("회의에서 결정했다") == [
-        "회의에서", "회의", "의에", "에서", "결정했다", "결정", "정했", "했다",
+        "회의에서",
+        "회의",
+        "의에",
+        "에서",
+        "결정했다",
+        "결정",
+        "정했",
+        "했다",
     ]
 
 
@@ -154,9 +161,31 @@ def test_query_and_text_agree_whatever_the_surroundings() -> None:
 def test_terms_compose_over_whitespace_on_random_text() -> None:
     """terms of space-joined words equals the concatenation of each word's terms."""
     rng = random.Random(11)
-    pool = ["getUserName", "retry_policy", "load-balancer", "HTTPServer", "the", "Café",
-            "数据库", "결정했다", "カタカナ", "Привет", "x86_64", "ＡＢＣ", "a🎉b", "--", "é_x",
-            "iPhone", "MAX_SIZE", "2024年", "हिन्दी", "...", "fooBAR", "_x_", "ǅemal"]
+    pool = [
+        "getUserName",
+        "retry_policy",
+        "load-balancer",
+        "HTTPServer",
+        "the",
+        "Café",
+        "数据库",
+        "결정했다",
+        "カタカナ",
+        "Привет",
+        "x86_64",
+        "ＡＢＣ",
+        "a🎉b",
+        "--",
+        "é_x",
+        "iPhone",
+        "MAX_SIZE",
+        "2024年",
+        "हिन्दी",
+        "...",
+        "fooBAR",
+        "_x_",
+        "ǅemal",
+    ]
     for _ in range(300):
         words = [rng.choice(pool) for _ in range(rng.randrange(1, 8))]
         expected = [term for word in words for term in terms(word)]
@@ -167,9 +196,21 @@ def test_terms_compose_over_whitespace_on_random_text() -> None:
 def test_terms_are_single_fts_tokens_on_random_text() -> None:
     """Every term is letters, digits and marks only: one FTS5 unicode61 token."""
     rng = random.Random(5)
-    blocks = [(0x20, 0x7E), (0xA0, 0x24F), (0x300, 0x36F), (0x400, 0x4FF), (0x900, 0x97F),
-              (0x2000, 0x206F), (0x3000, 0x30FF), (0x4E00, 0x4E80), (0xAC00, 0xAC80),
-              (0xFF00, 0xFFEF), (0x1D400, 0x1D4FF), (0x1F300, 0x1F3FF), (0x20000, 0x20080)]
+    blocks = [
+        (0x20, 0x7E),
+        (0xA0, 0x24F),
+        (0x300, 0x36F),
+        (0x400, 0x4FF),
+        (0x900, 0x97F),
+        (0x2000, 0x206F),
+        (0x3000, 0x30FF),
+        (0x4E00, 0x4E80),
+        (0xAC00, 0xAC80),
+        (0xFF00, 0xFFEF),
+        (0x1D400, 0x1D4FF),
+        (0x1F300, 0x1F3FF),
+        (0x20000, 0x20080),
+    ]
     for _ in range(300):
         chars = []
         for _ in range(rng.randrange(1, 80)):
@@ -184,8 +225,21 @@ def test_terms_are_single_fts_tokens_on_random_text() -> None:
 def test_dense_and_sparse_non_ascii_paths_agree() -> None:
     """Text mostly ASCII and text mostly non-ASCII tokenize each word the same way."""
     rng = random.Random(17)
-    ascii_words = ["getUserName", "retry_policy", "the", "HTTPServer", "plain", "x86_64",
-                   "2026-03-01T00", "668Z", "--flag", "MAX_SIZE", "a-b-c", "Hello", "iPhone"]
+    ascii_words = [
+        "getUserName",
+        "retry_policy",
+        "the",
+        "HTTPServer",
+        "plain",
+        "x86_64",
+        "2026-03-01T00",
+        "668Z",
+        "--flag",
+        "MAX_SIZE",
+        "a-b-c",
+        "Hello",
+        "iPhone",
+    ]
     other_words = ["Café", "数据库连接", "결정했다", "Привет", "ｶﾀｶﾅ", "é_x", "🎉", "MüllerStraße"]
     for _ in range(200):
         words = [rng.choice(ascii_words) for _ in range(rng.randrange(1, 12))]

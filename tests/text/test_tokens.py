@@ -76,8 +76,16 @@ def test_other_letters_and_emoji() -> None:
 def test_counts_sum_to_length_on_random_text() -> None:
     """Character counts sum to len(text) for random text, lone surrogates included."""
     rng = random.Random(7)
-    pools = [(0, 0x7F), (0x80, 0x2FFF), (0x3000, 0x33FF), (0x4D00, 0x4E10), (0xA900, 0xAD00),
-             (0xD700, 0xDFFF), (0xF800, 0xFFFF), (0x10000, 0x3FFFF)]
+    pools = [
+        (0, 0x7F),
+        (0x80, 0x2FFF),
+        (0x3000, 0x33FF),
+        (0x4D00, 0x4E10),
+        (0xA900, 0xAD00),
+        (0xD700, 0xDFFF),
+        (0xF800, 0xFFFF),
+        (0x10000, 0x3FFFF),
+    ]
     for _ in range(200):
         picked = []
         for _ in range(rng.randrange(0, 60)):
@@ -89,6 +97,7 @@ def test_counts_sum_to_length_on_random_text() -> None:
 
 def test_counts_match_a_reference_classifier() -> None:
     """The byte-table counts agree with a per-character reference over whole blocks."""
+
     def reference(ch: str) -> ScriptClass:
         cp = ord(ch)
         if cp < 0x80:
@@ -99,12 +108,23 @@ def test_counts_match_a_reference_classifier() -> None:
             if ch.isalpha():
                 return L
             return P if ch.isprintable() else Y
-        if (0x3400 <= cp <= 0x4DFF or 0x4E00 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF
-                or 0x20000 <= cp <= 0x3FFFF or cp in (0x3005, 0x3006, 0x3007)
-                or 0x3021 <= cp <= 0x3029 or 0x3038 <= cp <= 0x303B):
+        if (
+            0x3400 <= cp <= 0x4DFF
+            or 0x4E00 <= cp <= 0x9FFF
+            or 0xF900 <= cp <= 0xFAFF
+            or 0x20000 <= cp <= 0x3FFFF
+            or cp in (0x3005, 0x3006, 0x3007)
+            or 0x3021 <= cp <= 0x3029
+            or 0x3038 <= cp <= 0x303B
+        ):
             return H
-        if (0x1100 <= cp <= 0x11FF or 0x3130 <= cp <= 0x318F or 0xA960 <= cp <= 0xA97F
-                or 0xAC00 <= cp <= 0xD7FF or 0xFFA0 <= cp <= 0xFFDC):
+        if (
+            0x1100 <= cp <= 0x11FF
+            or 0x3130 <= cp <= 0x318F
+            or 0xA960 <= cp <= 0xA97F
+            or 0xAC00 <= cp <= 0xD7FF
+            or 0xFFA0 <= cp <= 0xFFDC
+        ):
             return G
         if 0x3040 <= cp <= 0x30FF or 0x31F0 <= cp <= 0x31FF or 0xFF65 <= cp <= 0xFF9F:
             return K

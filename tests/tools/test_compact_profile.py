@@ -21,11 +21,18 @@ async def test_compact_profile_lists_five_tools_within_3000_chars_and_works(tmp_
     with trio.fail_after(90):
         async with Client(server(tmp_path / "data", "--tools", "compact")) as client:
             tools = (await client.list_tools()).tools
-            assert [tool.name for tool in tools] == ["context_guide", "memory", "context_compact", "doc_ingest", "doc_read"]
+            assert [tool.name for tool in tools] == [
+                "context_guide",
+                "memory",
+                "context_compact",
+                "doc_ingest",
+                "doc_read",
+            ]
             size = listed_chars([tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools])
             assert size <= 3000, size
-            stored = await client.call_tool("memory", {"session_id": "s", "note": "Goal: JWT", "pinned": True,
-                                                       "query": "JWT"})
+            stored = await client.call_tool(
+                "memory", {"session_id": "s", "note": "Goal: JWT", "pinned": True, "query": "JWT"}
+            )
             block = stored.content[0]
             assert isinstance(block, TextContent) and not stored.is_error
             assert block.text.startswith("Stored e2") and "[e2 note pinned] Goal: JWT" in block.text

@@ -58,7 +58,14 @@ async def test_tool_list_is_small_and_annotated(tmp_path: Path) -> None:
             assert tool.output_schema is not None and tool.output_schema["type"] == "object"
             assert "title" not in tool.input_schema
         window = next(tool for tool in tools if tool.name == "doc_window")
-        assert set(window.input_schema["properties"]) == {"doc_id", "from", "to", "budget_tokens", "reset", "session_id"}
+        assert set(window.input_schema["properties"]) == {
+            "doc_id",
+            "from",
+            "to",
+            "budget_tokens",
+            "reset",
+            "session_id",
+        }
 
 
 async def test_from_and_to_through_the_client(tmp_path: Path) -> None:

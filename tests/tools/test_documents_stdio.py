@@ -22,7 +22,16 @@ async def test_file_ingest_search_and_window_over_stdio(tmp_path: Path) -> None:
     (root / "manual.md").write_bytes((FIXTURES / "manual.md").read_bytes())
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit", "--ingest-root", str(root)],
+        args=[
+            "-m",
+            "ctxtrio",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--no-llm",
+            "--no-audit",
+            "--ingest-root",
+            str(root),
+        ],
         cwd=ROOT,
         env={"PYTHONPATH": str(ROOT)},
     )
@@ -34,7 +43,9 @@ async def test_file_ingest_search_and_window_over_stdio(tmp_path: Path) -> None:
             found = await client.call_tool("doc_search", {"query": "데이터베이스", "limit": 2})
             assert found.structured_content is not None
             assert found.structured_content["hits"][0]["doc_id"] == "ko"
-            window = await client.call_tool("doc_window", {"doc_id": "man", "from": 3, "to": 4, "budget_tokens": 100000})
+            window = await client.call_tool(
+                "doc_window", {"doc_id": "man", "from": 3, "to": 4, "budget_tokens": 100000}
+            )
             assert window.structured_content == {"doc_id": "man", "chunks": [3, 4], "next": 5, "at_end": False}
             block = window.content[0]
             assert isinstance(block, TextContent) and block.text.startswith('man "manual.md" chunks #3-4 of ')

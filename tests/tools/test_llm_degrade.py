@@ -131,7 +131,10 @@ async def test_a_chat_that_hangs_is_cut_at_the_deadline(tmp_path: Path) -> None:
         "method": "extractive",
         "cached": False,
     }
-    assert "(extractive). Note: deadline passed; extractive for now. The LLM summary goes on in the background" in text_of(summary)
+    assert (
+        "(extractive). Note: deadline passed; extractive for now. The LLM summary goes on in the background"
+        in text_of(summary)
+    )
     assert fake.requests[-1] == ("POST", "/v1/chat/completions")
 
 
@@ -190,7 +193,9 @@ async def test_a_slow_summary_does_not_block_other_calls(tmp_path: Path) -> None
                 await trio.sleep(0.5)  # the summary is now waiting on the endpoint
                 with trio.fail_after(5):  # well under the 20 s the summary may take
                     for number in range(5):
-                        appended = await client.call_tool("context_append", {"session_id": "busy", "text": f"note {number}"})
+                        appended = await client.call_tool(
+                            "context_append", {"session_id": "busy", "text": f"note {number}"}
+                        )
                         assert not appended.is_error
                     recalled = await client.call_tool("context_recall", {"session_id": "busy", "query": "note"})
                     assert "note 4" in text_of(recalled)

@@ -71,7 +71,12 @@ async def test_the_workflow_through_the_client(tmp_path: Path) -> None:
         assert created.structured_content is not None and created.structured_content["created"] is True
         session_id = str(created.structured_content["session_id"])
         pin = await call(
-            client, "context_append", session_id=session_id, text="Keep cookies", role="decision", pinned=True,
+            client,
+            "context_append",
+            session_id=session_id,
+            text="Keep cookies",
+            role="decision",
+            pinned=True,
             tags=["auth"],
         )
         assert text_of(pin).startswith("Stored e2 (1 live")
@@ -145,8 +150,6 @@ async def test_unicode_recall_through_the_client(tmp_path: Path) -> None:
             result = await call(client, "context_recall", session_id="u", query=word)
             assert result.structured_content is not None
             assert result.structured_content["ids"] == [ids[word]], word
-
-
 
 
 async def test_compact_tool_sets_the_llm_deadline(tmp_path: Path) -> None:

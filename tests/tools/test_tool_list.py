@@ -33,7 +33,9 @@ async def test_fifteen_tools_under_the_size_budget(tmp_path: Path) -> None:
         tools = (await client.list_tools()).tools
     names = sorted(tool.name for tool in tools)
     assert names == sorted([*SESSION_TOOLS, *DOC_TOOLS, "context_guide"])
-    shown = [tool.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"output_schema"}) for tool in tools]
+    shown = [
+        tool.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"output_schema"}) for tool in tools
+    ]
     size = listed_chars(shown)
     assert size < MAX_TOOLS_LIST_CHARS, size
     full = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools]
@@ -61,7 +63,9 @@ async def test_annotations_read_with_the_protocol_defaults_give_the_table_hints(
             assert (hints.idempotent_hint or False) is bool(row.hints.idempotent), tool.name
         dumped = hints.model_dump(by_alias=True, exclude_none=True)
         assert True not in {dumped.get("destructiveHint")} and False not in {
-            dumped.get("readOnlyHint"), dumped.get("idempotentHint")}, (tool.name, dumped)
+            dumped.get("readOnlyHint"),
+            dumped.get("idempotentHint"),
+        }, (tool.name, dumped)
 
 
 async def test_every_tool_has_title_and_hints(tmp_path: Path) -> None:

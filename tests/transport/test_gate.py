@@ -57,7 +57,9 @@ async def test_silent_body_times_out_and_releases_the_budget(autojump_clock: tri
     assert gate._buffer._used == 0
 
 
-async def test_trickled_body_is_cut_once_it_falls_below_the_minimum_rate(autojump_clock: trio.testing.MockClock) -> None:
+async def test_trickled_body_is_cut_once_it_falls_below_the_minimum_rate(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     """100 bytes every 2 s under a declared 10 MB never trips the 3 s per-read timeout, but falls
     behind the minimum rate: 408 within the grace plus one part (before: after 3 s + 10 MB at the rate, 43 s)."""
     gate = Gate(_never_called, host="127.0.0.1", token=None, max_body_bytes=10 << 20, body_timeout_s=3.0)

@@ -129,7 +129,9 @@ async def test_sigterm_lets_the_call_in_flight_finish(tmp_path: Path) -> None:
 
     async with trio.open_nursery() as nursery:
         # An answer that passes the summarizer's checks (three of the figures kept whole, shorter than the text).
-        fake = await open_fake_openai(nursery, FakeServer(reply=lambda _: "Sentences 0 to 299 (150 in the middle) cover the retry policy."))
+        fake = await open_fake_openai(
+            nursery, FakeServer(reply=lambda _: "Sentences 0 to 299 (150 in the middle) cover the retry policy.")
+        )
         async with http_server(tmp_path / "data", "--llm-base-url", fake.base_url, llm=True) as server:
             async with Client(server.mcp_url) as client:
                 with trio.fail_after(30):  # calibration first, so the summary does not queue behind it
@@ -156,7 +158,6 @@ async def test_sigterm_lets_the_call_in_flight_finish(tmp_path: Path) -> None:
             with trio.fail_after(10):
                 assert await server.process.wait() == 0
         nursery.cancel_scope.cancel()
-
 
 
 async def test_client_gone_mid_ingest_cancels_it_cleanly(tmp_path: Path) -> None:

@@ -36,9 +36,7 @@ async def test_chunked_body_without_length_is_cut_at_the_limit(tmp_path: Path) -
 async def test_silent_bodies_time_out_and_release_the_buffer(tmp_path: Path) -> None:
     """H2: five clients declare 128 MiB bodies (the whole buffer budget) and go silent; they get 408
     after the body timeout, and a large doc_ingest that waited for the budget then completes."""
-    async with http_server(
-        tmp_path / "data", "--max-ingest-chars", "25000000", "--http-body-timeout", "1"
-    ) as server:
+    async with http_server(tmp_path / "data", "--max-ingest-chars", "25000000", "--http-body-timeout", "1") as server:
         host, port = address(server.base_url)
         answers: list[bytes] = []
 

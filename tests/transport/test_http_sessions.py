@@ -13,23 +13,33 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 
 
 async def _open(http: httpx.AsyncClient, url: str) -> str:
     answer = await http.post(url, headers=HEADERS, content=json.dumps(INIT))
     assert answer.status_code == 200, answer.text
     session = answer.headers["mcp-session-id"]
-    done = await http.post(url, headers={**HEADERS, "mcp-session-id": session},
-                           content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    done = await http.post(
+        url,
+        headers={**HEADERS, "mcp-session-id": session},
+        content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
     assert done.status_code == 202
     return session
 
 
 async def _ping(http: httpx.AsyncClient, url: str, session: str) -> int:
-    answer = await http.post(url, headers={**HEADERS, "mcp-session-id": session},
-                             content=json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
+    answer = await http.post(
+        url,
+        headers={**HEADERS, "mcp-session-id": session},
+        content=json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
+    )
     return answer.status_code
 
 

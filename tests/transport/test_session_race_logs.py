@@ -38,7 +38,9 @@ async def test_closed_session_errors_become_one_info_line(caplog: pytest.LogCapt
         try:
             raise closed
         except anyio.ClosedResourceError:
-            raise UnexpectedMessageError(ASGIHTTPState.CLOSED, "http.response.start")  # implicitly chained, as hypercorn raises it
+            raise UnexpectedMessageError(
+                ASGIHTTPState.CLOSED, "http.response.start"
+            )  # implicitly chained, as hypercorn raises it
     except UnexpectedMessageError as exc:
         echo = exc
     caplog.set_level(logging.INFO)
@@ -59,7 +61,11 @@ async def test_other_errors_keep_their_traceback(caplog: pytest.LogCaptureFixtur
     with session_race_logs_quiet():
         _log(SDK_LOGGER, "Error handling POST request", ValueError("bad"))
         _log(SDK_LOGGER, "SSE response error", BaseExceptionGroup("nursery", [closed, ValueError("bad")]))
-        _log(HYPERCORN_LOGGER, "Error in ASGI Framework", UnexpectedMessageError(ASGIHTTPState.CLOSED, "http.response.start"))
+        _log(
+            HYPERCORN_LOGGER,
+            "Error in ASGI Framework",
+            UnexpectedMessageError(ASGIHTTPState.CLOSED, "http.response.start"),
+        )
     _log(SDK_LOGGER, "Error handling POST request", closed)
     assert [r.levelname for r in caplog.records] == ["ERROR"] * 4
     assert all(r.exc_info is not None for r in caplog.records)

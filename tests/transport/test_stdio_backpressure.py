@@ -16,8 +16,17 @@ OFFERED = 3000
 
 
 def _request(number: int) -> bytes:
-    return (json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call",
-                        "params": {"name": "context_guide", "arguments": {}}}) + "\n").encode()
+    return (
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": number,
+                "method": "tools/call",
+                "params": {"name": "context_guide", "arguments": {}},
+            }
+        )
+        + "\n"
+    ).encode()
 
 
 def test_a_client_that_does_not_read_answers_is_not_read_from_past_a_bound(tmp_path: Path) -> None:
@@ -25,15 +34,34 @@ def test_a_client_that_does_not_read_answers_is_not_read_from_past_a_bound(tmp_p
     unanswered limit plus the pipe and its read buffer (~1,200 here; before: all 3,000, every answer
     held in memory), and answers every request once the client reads."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit",
-         "--no-warm-start"],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "ctxtrio",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--no-llm",
+            "--no-audit",
+            "--no-warm-start",
+        ],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert process.stdin is not None and process.stdout is not None
     try:
-        init = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": "init",
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
         process.stdin.write((json.dumps(init) + "\n").encode())
         process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         process.stdin.flush()
@@ -46,7 +74,7 @@ def test_a_client_that_does_not_read_answers_is_not_read_from_past_a_bound(tmp_p
         while sent < len(payload) and time.monotonic() - quiet_since < 3.0:
             select.select([], [fd], [], 0.2)
             try:
-                written = os.write(fd, payload[sent:sent + 4096])
+                written = os.write(fd, payload[sent : sent + 4096])
             except BlockingIOError:
                 continue
             sent += written

@@ -115,9 +115,34 @@ def test_legacy_handshake_survives_handoff(tmp_path: Path) -> None:
 
 def test_keys_ignore_who_the_client_is() -> None:
     """Two hosts that differ only in their clientInfo share one recorded answer."""
-    lm_studio = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/clientInfo": {"name": "LM Studio"}, "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}
-    claude = {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/clientInfo": {"name": "Claude"}, "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}
-    older = {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}}}
+    lm_studio = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/clientInfo": {"name": "LM Studio"},
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            }
+        },
+    }
+    claude = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/list",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/clientInfo": {"name": "Claude"},
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            }
+        },
+    }
+    older = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/list",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}},
+    }
     first, second, third = request_key(lm_studio), request_key(claude), request_key(older)
     assert first is not None and second is not None and third is not None
     assert first[0] == second[0] != third[0]
@@ -166,7 +191,9 @@ def _run_legacy(tmp_path: Path, source: Path, *flags: str) -> subprocess.Complet
         "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
-    script = _line(initialize) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"}) + _line(LIST) + _line(CALL)
+    script = (
+        _line(initialize) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"}) + _line(LIST) + _line(CALL)
+    )
     return subprocess.run(
         [sys.executable, "-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit", *flags],
         input=script,
@@ -235,5 +262,5 @@ def test_fingerprint_follows_the_schema_generator(monkeypatch: pytest.MonkeyPatc
 
 def test_tools_list_is_keyed_by_its_initialize() -> None:
     """The same tools/list after two different initialize requests has two keys."""
-    first, second = request_key(LIST, "initialize {\"protocolVersion\":\"2025-06-18\"}"), request_key(LIST, "initialize {}")
+    first, second = request_key(LIST, 'initialize {"protocolVersion":"2025-06-18"}'), request_key(LIST, "initialize {}")
     assert first is not None and second is not None and first[0] != second[0]
