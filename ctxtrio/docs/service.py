@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import InputError, InvalidIdError
-from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET, check_range
+from .._limits import CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET, check_budget, check_range
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.extractive import summarize_extractive
@@ -225,7 +225,7 @@ class DocumentService:
     ) -> SearchResult:
         """The best-matching chunks of one document or all, re-ranked by their best passage
         (:func:`~.ranking.rerank`), packed into the budget as passages (:func:`~.packing.pack_hits`)."""
-        budget = self._budget(budget_tokens)
+        budget = check_budget(budget_tokens, self._live.budget_tokens)
         check_range("limit", limit, SEARCH_LIMIT)
         if doc_id is not None:
             validate_id(doc_id, "doc_id")
@@ -285,7 +285,7 @@ class DocumentService:
         """
         validate_id(doc_id, "doc_id")
         session = validate_id(session_id, "session_id") if session_id is not None else ""
-        budget = self._budget(budget_tokens)
+        budget = check_budget(budget_tokens, self._live.budget_tokens)
         check_start_end(start, end)
         await self._repo.refresh()
         entry, doc = await self._repo.load(doc_id)
@@ -317,7 +317,7 @@ class DocumentService:
         but no cursor is read or moved (a resource read by the person, not the model's reading).
         """
         validate_id(doc_id, "doc_id")
-        budget = self._budget(budget_tokens)
+        budget = check_budget(budget_tokens, self._live.budget_tokens)
         check_start_end(start, end)
         await self._repo.refresh()
         entry = self._repo.entry(doc_id)
@@ -458,9 +458,3 @@ class DocumentService:
         text = await trio.to_thread.run_sync(condense)
         before, after = sum(c.tokens for c in chunks), model.estimate(text)
         return text, f"the {before}-token range was condensed extractively to {after} tokens first"
-
-    def _budget(self, budget_tokens: int | None) -> int:
-        if budget_tokens is None:
-            return self._live.budget_tokens
-        check_range("budget_tokens", budget_tokens, BUDGET)
-        return budget_tokens

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._limits import BUDGET, CHUNK_INDEX
+from .._limits import CHUNK_INDEX
 from .documents import DOC_TABLE
 from .guide import guide_text
 from .results import ToolResult, text_result
 from .sessions import SESSION_TABLE
-from .spec import Args, Call, Hints, Param, Tool, parse_arguments
+from .spec import BUDGET_PARAM, Args, Call, Hints, Param, Tool, parse_arguments
 
 if TYPE_CHECKING:
     from .._context import Context
@@ -94,8 +94,6 @@ async def doc_read(ctx: Context, args: Args, call: Call) -> ToolResult:
     )
 
 
-_BUDGET = Param("budget_tokens", "integer", bounds=BUDGET)
-
 COMPACT_TOOLS: tuple[Tool, ...] = (
     Tool(
         name="context_guide",
@@ -115,7 +113,7 @@ COMPACT_TOOLS: tuple[Tool, ...] = (
             Param("note", "string"),
             Param("pinned", "boolean", default=False),
             Param("query", "string"),
-            _BUDGET,
+            BUDGET_PARAM,
         ),
         handler=memory,
         hints=Hints(read_only=False, destructive=False, idempotent=False),
@@ -132,7 +130,7 @@ COMPACT_TOOLS: tuple[Tool, ...] = (
             Param("query", "string"),
             Param("doc_id", "string"),
             Param("from", "integer", bounds=CHUNK_INDEX),
-            _BUDGET,
+            BUDGET_PARAM,
             Param("session_id", "string"),
         ),
         handler=doc_read,

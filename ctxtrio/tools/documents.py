@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .._limits import BUDGET, CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET
+from .._limits import CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET
 from ..docs import render
 from ..docs.arguments import check_start_end
 from ..docs.model import DocSummary, DocumentInfo, IngestResult, Outline, SearchHit, SearchResult, Window
 from .output import Output
 from .results import ToolResult, text_result
-from .spec import Args, Call, Hints, Param, Tool
+from .spec import BUDGET_PARAM, Args, Call, Hints, Param, Tool
 
 if TYPE_CHECKING:
     from .._context import Context
@@ -32,7 +32,6 @@ __all__ = ["DOC_TABLE", "DOC_TOOLS"]
 _DOC = Param("doc_id", "string", required=True)
 _FROM = Param("from", "integer", bounds=CHUNK_INDEX)
 _TO = Param("to", "integer", bounds=CHUNK_INDEX)
-_BUDGET = Param("budget_tokens", "integer", bounds=BUDGET)
 _READ = Hints(read_only=True, idempotent=True)
 _AUDIT = ("doc_id",)
 
@@ -191,7 +190,7 @@ DOC_TABLE: tuple[Tool, ...] = (
         params=(
             Param("query", "string", required=True),
             Param("doc_id", "string"),
-            _BUDGET,
+            BUDGET_PARAM,
             Param("limit", "integer", default=10, bounds=SEARCH_LIMIT),
         ),
         handler=doc_search,
@@ -204,7 +203,14 @@ DOC_TABLE: tuple[Tool, ...] = (
         title="Read document",
         description="Read a document in order from your cursor (or from..to) within budget_tokens; the cursor "
         "advances. Use your session_id for your own cursor; reset=true restarts.",
-        params=(_DOC, _FROM, _TO, _BUDGET, Param("reset", "boolean", default=False), Param("session_id", "string")),
+        params=(
+            _DOC,
+            _FROM,
+            _TO,
+            BUDGET_PARAM,
+            Param("reset", "boolean", default=False),
+            Param("session_id", "string"),
+        ),
         handler=doc_window,
         output=_WINDOW,
         hints=_write(destructive=False, idempotent=False),

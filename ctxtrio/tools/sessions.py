@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .._limits import BUDGET, COMPACT_TARGET, KEEP_RECENT, MAX_TAGS, RECALL_LIMIT
+from .._limits import COMPACT_TARGET, KEEP_RECENT, MAX_TAGS, RECALL_LIMIT
 from ..docs.embedding import describe_semantic
 from ..memory import render
 from ..memory.arguments import check_role
@@ -29,7 +29,7 @@ from ..memory.model import (
 )
 from .output import Output
 from .results import ToolResult, text_result
-from .spec import Args, Call, Hints, Param, Tool
+from .spec import BUDGET_PARAM, Args, Call, Hints, Param, Tool
 
 if TYPE_CHECKING:
     from .._context import Context
@@ -160,7 +160,7 @@ SESSION_TABLE: tuple[Tool, ...] = (
         params=(
             _SID,
             Param("query", "string"),
-            Param("budget_tokens", "integer", bounds=BUDGET),
+            BUDGET_PARAM,
             Param("limit", "integer", bounds=RECALL_LIMIT),
             Param("tags", "array", description="any of"),
         ),

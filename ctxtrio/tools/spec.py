@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from .._errors import InputError
-from .._limits import Bounds, check_range
+from .._limits import BUDGET, Bounds, check_range
 from ..store.records import JSON
 from .output import Output
 from .results import ToolResult
@@ -32,7 +32,19 @@ from .results import ToolResult
 if TYPE_CHECKING:
     from .._context import Context
 
-__all__ = ["Args", "Call", "Handler", "Hints", "Kind", "Param", "Progress", "Tool", "input_schema", "parse_arguments"]
+__all__ = [
+    "BUDGET_PARAM",
+    "Args",
+    "Call",
+    "Handler",
+    "Hints",
+    "Kind",
+    "Param",
+    "Progress",
+    "Tool",
+    "input_schema",
+    "parse_arguments",
+]
 
 Kind = Literal["string", "integer", "boolean", "array"]
 #: ``progress(done, total)``; a no-op when the client asked for no progress.
@@ -67,6 +79,10 @@ class Param:
             if self.bounds.high is not None:
                 out["maximum"] = self.bounds.high
         return out
+
+
+#: ``budget_tokens`` of every reading tool: the bounds the services check with :func:`~ctxtrio._limits.check_budget`.
+BUDGET_PARAM = Param("budget_tokens", "integer", bounds=BUDGET)
 
 
 @dataclass(frozen=True, slots=True)
