@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
+from .text.fitting import fit_by
 from .text.tokens import TokenModel, TokenModelRef
 
 if TYPE_CHECKING:
@@ -91,16 +92,7 @@ class EstimateCounter:
 
     async def fit(self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]) -> tuple[_T, int]:
         """As TokenCounter.fit, by the estimate: the rendered answer fits under the estimate."""
-        effective = budget_tokens
-        result = build(effective)
-        tokens = self._ref.current.estimate(text_of(result))
-        for _ in range(3):
-            if tokens <= budget_tokens or effective <= 1:
-                break
-            effective = max(1, min(effective - 1, effective * budget_tokens // tokens - 1))
-            result = build(effective)
-            tokens = self._ref.current.estimate(text_of(result))
-        return result, tokens
+        return fit_by(self._ref.current.estimate, budget_tokens, build, text_of)
 
 
 __all__ = ["CountKind", "EstimateCounter", "Live", "TokenCounting"]

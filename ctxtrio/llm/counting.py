@@ -10,7 +10,7 @@ window (packing, ingest chunk sizes, the summarizer's prompts):
 * ``await counter.fit(budget, build, text_of)``: the final check of a packed answer.
   ``build(effective_budget)`` packs by the estimate (pure, cheap); its text is counted
   once; when it is over ``budget`` (the estimate was low), it is packed again with a
-  budget shrunk by the overshoot, and counted again, at most :data:`_MAX_PACKS` times.
+  budget shrunk by the overshoot, and counted again, at most :data:`~ctxtrio.text.fitting.MAX_PACKS` times.
   Without a tokenizer the count is the estimate, so the answer fits under the estimate
   (what the model sees, headers and notes included, not only the packed parts).
 
@@ -20,7 +20,7 @@ slope: estimates), ``"cold-start"`` (nothing measured yet). Counts are cached pe
 (model, text): a model change means recounting, lazily.
 
 Counting never waits behind generation. All the counting of one answer (one ``fit``:
-up to :data:`_MAX_PACKS` counts) shares one deadline, ``read_timeout_s`` from its
+up to :data:`~ctxtrio.text.fitting.MAX_PACKS` counts) shares one deadline, ``read_timeout_s`` from its
 start, so a tool call's counting costs at most that much on top of its packing. And
 while one of our own chat streams is in flight or queued (a background summary), no
 tokenize is sent at all: llama-cpp-python serves ``/extras/tokenize`` under the same
@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Final, Literal, TypeVar
 import trio
 
 from .._errors import LLMError
+from ..text.fitting import fitting
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -62,7 +63,6 @@ logger = logging.getLogger(__name__)
 
 CountKind = Literal["exact", "calibrated", "cold-start"]
 _T = TypeVar("_T")
-_MAX_PACKS: Final = 4
 _CACHE_ENTRIES: Final = 4096
 #: After a failed or timed-out tokenize, estimate for this long before asking again.
 _COOL_OFF_S: Final = 30.0
@@ -202,13 +202,12 @@ class TokenCounter:
     ) -> tuple[_T, int, bool]:
         """As :meth:`fit`, and whether the final count was exact (False: an estimate stood in)."""
         deadline = trio.current_time() + self._read_timeout_s  # all the counting of one answer
-        effective = budget_tokens
-        result = build(effective)
-        tokens, exact = (await self._counted([text_of(result)], deadline))[0]
-        for _ in range(_MAX_PACKS - 1):
-            if tokens <= budget_tokens or effective <= 1:
-                break
-            effective = max(1, min(effective - 1, effective * budget_tokens // tokens - 1))
-            result = build(effective)
-            tokens, exact = (await self._counted([text_of(result)], deadline))[0]
-        return result, tokens, exact
+        loop = fitting(budget_tokens, build, text_of)
+        text = next(loop)
+        while True:
+            tokens, exact = (await self._counted([text], deadline))[0]
+            try:
+                text = loop.send(tokens)
+            except StopIteration as done:
+                fitted: tuple[_T, int] = done.value  # the loop's return value
+                return *fitted, exact
