@@ -33,11 +33,13 @@ from pathlib import Path
 import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.types import TextContent
 from proc_cpu import TreeMeter, children
 from real_text import CORPORA, identifier_queries, load
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(1, str(ROOT))  # testkit/
+
+from testkit.results import text_of  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +103,7 @@ async def run_once(docs: list[str], queries: list[str], concurrency: int, data_d
             async with limiter:
                 result = await client.call_tool("doc_ingest", {"text": text, "doc_id": f"bench-{number}"})
             if result.is_error:
-                failures.append(_text(result.content))
+                failures.append(text_of(result))
 
         (server,) = children(os.getpid())
         meter = TreeMeter(server)
@@ -123,17 +125,12 @@ async def run_once(docs: list[str], queries: list[str], concurrency: int, data_d
             result = await client.call_tool("doc_search", {"query": query, "budget_tokens": 2000, "limit": 5})
             latencies.append(time.perf_counter() - began)
             if result.is_error:
-                raise SystemExit(f"search failed: {_text(result.content)}")
-            empty += _text(result.content).startswith("No chunk")
+                raise SystemExit(f"search failed: {text_of(result)}")
+            empty += text_of(result).startswith("No chunk")
     latencies.sort()
     mb = sum(len(text.encode("utf-8", "surrogatepass")) for text in docs) / 1e6
     p95 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))]
     return RunResult(ingest_s, mb, statistics.median(latencies) * 1000, p95 * 1000, empty, meter.spent())
-
-
-def _text(content: object) -> str:
-    assert isinstance(content, list) and content and isinstance(content[0], TextContent)
-    return content[0].text
 
 
 async def stall_once(text: str, tmp: Path) -> None:
@@ -147,7 +144,7 @@ async def stall_once(text: str, tmp: Path) -> None:
         probe, arguments = "context_guide", {}
         if "context_status" in names:
             opened = await client.call_tool("context_open", {"session_id": "probe"})
-            assert not opened.is_error, _text(opened.content)
+            assert not opened.is_error, text_of(opened)
             probe, arguments = "context_status", {"session_id": "probe"}
         await client.call_tool(probe, arguments)
         latencies: list[float] = []
@@ -161,7 +158,7 @@ async def stall_once(text: str, tmp: Path) -> None:
             ingest_s = time.perf_counter() - began
             finished.set()
             if result.is_error:
-                raise SystemExit(f"ingest failed: {_text(result.content)}")
+                raise SystemExit(f"ingest failed: {text_of(result)}")
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ingest)
@@ -170,7 +167,7 @@ async def stall_once(text: str, tmp: Path) -> None:
                 result = await client.call_tool(probe, arguments)
                 latencies.append(time.perf_counter() - began)
                 if result.is_error:
-                    raise SystemExit(f"{probe} failed: {_text(result.content)}")
+                    raise SystemExit(f"{probe} failed: {text_of(result)}")
                 await trio.sleep(0.02)
     latencies.sort()
     mb = len(text.encode()) / 1e6

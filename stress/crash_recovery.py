@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import trio
-from harness import start_http_server, stop_process
+from harness import start_http_server, stop_server
 from mcp import Client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,7 +96,7 @@ async def one_round(data_dir: Path, round_no: int, clients: int, rng: random.Ran
                     print(f"round {round_no}: {probe!r} not recalled after restart")
                     missing = missing or [probe]
     finally:
-        await stop_process(process)
+        await stop_server(process)
     torn = f", torn tail {loaded.torn_tail_bytes} B skipped" if loaded.torn_tail_bytes else ""
     print(f"round {round_no:2d}: acknowledged {len(acked):5d}, on disk {len(on_disk):5d}, missing {len(missing)}{torn}")
     return len(acked), len(missing), len(duplicated)

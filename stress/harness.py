@@ -11,6 +11,10 @@ from pathlib import Path
 import trio
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(1, str(ROOT))  # testkit/
+
+from testkit.processes import stop_process  # noqa: E402
+
 _READY = re.compile(rb"ready: MCP over HTTP at (http://[^\s,]+)/mcp")
 
 
@@ -49,14 +53,8 @@ async def start_http_server(data_dir: Path, *extra: str) -> tuple[trio.Process, 
     return process, match.group(1).decode() + "/mcp"
 
 
-async def stop_process(process: trio.Process) -> None:
-    """SIGTERM, up to 10 s to exit cleanly, then SIGKILL; close its stderr pipe."""
-    if process.returncode is None:
-        process.terminate()
-        with trio.move_on_after(10):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
+async def stop_server(process: trio.Process) -> None:
+    """Stop it as tests do (:func:`testkit.processes.stop_process`: SIGTERM, 10 s, SIGKILL); close its stderr pipe."""
+    await stop_process(process)
     if process.stderr is not None:
         await process.stderr.aclose()

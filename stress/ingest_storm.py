@@ -34,11 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import trio
-from harness import start_http_server, stop_process
+from harness import start_http_server, stop_server
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
 from proc_cpu import TreeMeter
 from real_text import CORPORA, concatenated, load
+
+from testkit.results import text_of  # on sys.path through harness
 
 _WORDS = (
     "cache shard replica index journal budget window cursor outline summary token stream "
@@ -75,10 +76,6 @@ def make_doc(number: int, size_bytes: int, rng: random.Random) -> Doc:
     middle = len(parts) // 2
     parts.insert(middle, f"The marker of this document is {marker}.\n\n")
     return Doc(f"storm-{number:04d}", "".join(parts), marker)
-
-
-def text_of(result: CallToolResult) -> str:
-    return "".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -175,7 +172,7 @@ async def run(clients: int, docs: list[Doc]) -> int:
                 lost = await verify(url, docs, failures)
                 nursery.cancel_scope.cancel()
         finally:
-            await stop_process(process)
+            await stop_server(process)
     total_mb = sum(len(doc.text.encode()) for doc in docs) / 1e6
     ingest = [doc.latency_s for doc in docs if doc.chunks >= 0]
     print(f"clients={clients} documents={len(docs)} total={total_mb:.1f} MB in {elapsed:.2f} s")

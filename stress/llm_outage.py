@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Literal
 import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.types import CallToolResult, TextContent
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -45,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from ctxtrio.text.chunking import chunk_document  # noqa: E402
 from ctxtrio.text.tokens import TokenModel  # noqa: E402
 from testkit.fake_openai import FakeServer, closed_port_url, open_fake_openai  # noqa: E402
+from testkit.results import text_of  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -106,12 +106,6 @@ def document_with_chunks(wanted: int, chunk_tokens: int) -> tuple[str, int]:
         if count >= wanted:
             return text, count
         sections += max(1, (wanted - count) * sections // max(count, 1))
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 def note_of(text: str) -> str:

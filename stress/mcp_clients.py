@@ -34,6 +34,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(1, str(ROOT))  # testkit/
+
+from testkit.processes import stop_popen  # noqa: E402
+
 CLIENTS = ROOT / "stress" / "mcp-clients"
 
 #: Scenario name prefixes -> (class, why), first match wins. Everything else is "ours".
@@ -117,8 +121,7 @@ def run_conformance(node: str, suite: str, keep: str | None = None, requirements
             )  # fmt: skip
             elapsed = time.monotonic() - started
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            stop_popen(server, grace_s=30)
         stderr = Path(f"{tmp}/server.log").read_text()
         if "Traceback" in stderr:
             print("server stderr:\n" + stderr[stderr.index("Traceback") - 300 :][:3000])

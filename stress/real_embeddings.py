@@ -56,6 +56,7 @@ from ctxtrio.docs.embedding import SemanticIndex
 from ctxtrio.llm.client import LLMSettings, open_llm_client
 from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.store.vectors import VectorStore
+from testkit.processes import stop_popen  # on sys.path through real_server
 
 if TYPE_CHECKING:
     from ctxtrio._context import Context
@@ -149,11 +150,7 @@ class EmbedServer:
 
     def stop(self) -> None:
         if self._process is not None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+            stop_popen(self._process, grace_s=10)
             self._process = None
 
 

@@ -51,14 +51,15 @@ from pathlib import Path
 import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.types import CallToolResult, TextContent
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # testkit/
 from real_server import RealServer, ensure_venv, gguf_for, running_server, without_tokenize
 
 from ctxtrio.llm.calibration import measure_rates
 from ctxtrio.llm.client import LLMSettings, open_llm_client
 from ctxtrio.text.tokens import TokenModel
+from testkit.results import text_of
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = (500, 1000, 4000)
@@ -142,17 +143,11 @@ def ratio_table(server: RealServer, models: dict[str, TokenModel]) -> dict[str, 
     return result
 
 
-def _text(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
 async def _wait_for(client: Client, started: float, words: str, limit_s: float = 120.0) -> float:
     """Seconds from ``started`` until context_guide says ``words`` (inf if never)."""
     guide = ""
     while trio.current_time() - started < limit_s:
-        guide = _text(await client.call_tool("context_guide", {}))
+        guide = text_of(await client.call_tool("context_guide", {}))
         if words in guide:
             return trio.current_time() - started
         await trio.sleep(0.1)
@@ -192,10 +187,10 @@ async def budgets(
                 calibrated_s = await _wait_for(client, started, words, 900.0 if state == "calibrated" else 120.0)
                 if state == "streaming":
                     await _start_streaming(client, nursery)
-                guide = _text(await client.call_tool("context_guide", {}))
+                guide = text_of(await client.call_tool("context_guide", {}))
                 for name, text in documents().items():
                     ingested = await client.call_tool("doc_ingest", {"text": text, "title": name, "doc_id": name})
-                    assert not ingested.is_error, _text(ingested)
+                    assert not ingested.is_error, text_of(ingested)
                     for entry in text.split("\n\n")[:60]:
                         await client.call_tool("context_append", {"session_id": f"s-{name}", "text": entry})
                     for budget in BUDGETS:
@@ -209,10 +204,10 @@ async def budgets(
                         }
                         for label, (tool, arguments) in calls.items():
                             answer = await client.call_tool(tool, arguments)
-                            assert not answer.is_error, _text(answer)
-                            rows.append((name, label, budget, true_tokens(server, _text(answer))))
+                            assert not answer.is_error, text_of(answer)
+                            rows.append((name, label, budget, true_tokens(server, text_of(answer))))
                 if state == "streaming":
-                    guide = _text(await client.call_tool("context_guide", {}))
+                    guide = text_of(await client.call_tool("context_guide", {}))
                 nursery.cancel_scope.cancel()
     return calibrated_s, rows, guide
 

@@ -48,6 +48,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # testkit/
+
+from testkit.processes import stop_popen
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -218,12 +222,7 @@ def running_server(
                 time.sleep(0.25)
             yield RealServer(root=root, model=alias, n_ctx=n_ctx, log_path=log_path)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=stop_grace_s)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_popen(process, grace_s=stop_grace_s)
 
 
 def _main() -> None:

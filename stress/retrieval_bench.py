@@ -48,17 +48,20 @@ from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # testkit/
 from html_text import convert_dir
 from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
 
 from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
 from ctxtrio.docs import embedding
+from testkit.results import text_of
 
 if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+
     from ctxtrio._context import Context
 
 HERE = Path(__file__).resolve().parent
@@ -94,11 +97,10 @@ def load_questions(path: Path) -> list[Question]:
 
 
 def _text(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
+    """The result's text; a tool error ends the run."""
     if result.is_error:
-        raise SystemExit(f"tool error: {block.text}")
-    return block.text
+        raise SystemExit(f"tool error: {text_of(result)}")
+    return text_of(result)
 
 
 def _hit_docs(result: CallToolResult) -> list[str]:

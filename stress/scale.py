@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
-from harness import start_http_server, stop_process
+from harness import start_http_server, stop_server
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
+
+from testkit.results import text_of  # on sys.path through harness
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -90,10 +91,6 @@ class Corpus:
             parts.append(paragraph)
             size += len(paragraph)
         return "".join(parts)
-
-
-def text_of(result: CallToolResult) -> str:
-    return "".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
 def rss_mb(pid: int) -> float:
@@ -198,7 +195,7 @@ async def grow(sizes: list[int], kb: int, clients: int, searches: int) -> tuple[
                     print_row(rows[-1], flush=True)
                 nursery.cancel_scope.cancel()
         finally:
-            await stop_process(process)
+            await stop_server(process)
     return rows, failures
 
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from typing import TYPE_CHECKING  # noqa: E402
 
 from bench_sessions import TextMaker  # noqa: E402
-from harness import start_http_server, stop_process  # noqa: E402
+from harness import start_http_server, stop_server  # noqa: E402
 from mcp import Client  # noqa: E402
 
 from ctxtrio._app import open_context  # noqa: E402
@@ -93,7 +93,7 @@ async def serving(data_dir: Path) -> AsyncIterator[tuple[trio.Process, Client]]:
                 yield process, client
             nursery.cancel_scope.cancel()
     finally:
-        await stop_process(process)
+        await stop_server(process)
 
 
 async def _measure_one(entries: int) -> dict[str, float]:

@@ -36,13 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_sessions import TextMaker  # noqa: E402
 from mcp import Client  # noqa: E402
-from mcp.types import TextContent  # noqa: E402
 from scale_sessions import rss_mb, serving  # noqa: E402
 
 from ctxtrio._app import build_server, open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
 from ctxtrio.text.tokens import TokenModel  # noqa: E402
+from testkit.results import text_of  # noqa: E402
 
 BUDGET_TOKENS = 4000  # the server's default budget without a detected model context
 
@@ -65,11 +65,6 @@ async def write_sessions(data_dir: Path, sessions: int, entries: int) -> None:
             await ctx.store.append(ctx.data.session_journal(session_id), records)
 
 
-def _text(result: object) -> str:
-    content = getattr(result, "content", [])
-    return "".join(block.text for block in content if isinstance(block, TextContent))
-
-
 async def _list_pages(data_dir: Path, walk: bool) -> tuple[float, float, float, int, int, int]:
     """(first page ms, RSS before MB, RSS after MB, pages, sessions seen, largest page tokens)."""
     model = TokenModel.cold()
@@ -81,7 +76,7 @@ async def _list_pages(data_dir: Path, walk: bool) -> tuple[float, float, float, 
         first_ms = (time.perf_counter() - started) * 1000
         pages, seen, largest = 1, 0, 0
         while True:
-            largest = max(largest, model.estimate(_text(page)))
+            largest = max(largest, model.estimate(text_of(page)))
             structured = page.structured_content or {}
             listed = structured.get("sessions")
             seen += len(listed) if isinstance(listed, list) else 0

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import httpx  # noqa: E402
-from harness import start_http_server, stop_process  # noqa: E402
+from harness import start_http_server, stop_server  # noqa: E402
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 INIT = {
@@ -152,7 +152,7 @@ async def http_idle(work: Path, sessions: int, cap: int) -> tuple[float, float, 
             nursery.cancel_scope.cancel()
         return before, after, alive, refused
     finally:
-        await stop_process(process)
+        await stop_server(process)
 
 
 def main() -> int:

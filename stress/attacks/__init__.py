@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING  # noqa: E402
 import trio  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
-from mcp.types import CallToolResult, TextContent  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -60,11 +59,6 @@ async def stdio_server(data: Path, *extra: str) -> AsyncIterator[Client]:
     with trio.fail_after(60):
         async with Client(stdio_params(data, *extra)) as client:
             yield client
-
-
-def result_text(result: CallToolResult) -> str:
-    """The text blocks of a tool result, joined."""
-    return " ".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
 async def guarded(name: str, attack: Callable[[], Awaitable[Row | list[Row]]], limit_s: float) -> list[Row]:

@@ -32,10 +32,11 @@ sys.path.insert(0, str(STRESS))
 from import_safety import ENV, ODD, kill_rounds, race_rounds  # noqa: E402
 from unread_memory import http_idle, stdio_unread  # noqa: E402
 
-from attacks import ROOT, Row, guarded, result_text, stdio_server  # noqa: E402
+from attacks import ROOT, Row, guarded, stdio_server  # noqa: E402
 from ctxtrio._app import open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
 from ctxtrio.memory.summary import summary_path  # noqa: E402
+from testkit.results import text_of  # noqa: E402
 
 
 def _cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -102,7 +103,7 @@ async def _odd_path(work: Path) -> Row:
     async with stdio_server(work / "odd-data", "--ingest-root", str(root)) as client:
         refused = await client.call_tool("doc_ingest", {"file_path": str(root / "link.md")})
         after = await client.call_tool("context_append", {"session_id": "s", "text": "still serving"})
-    text = result_text(refused)
+    text = text_of(refused)
     held = refused.is_error and "not UTF-8" in text and "\\xff" in text and not after.is_error
     return Row(
         "4 doc_ingest of a path with byte 0xff, through an in-root symlink (stdio server)",
@@ -119,17 +120,17 @@ async def _side_files(work: Path) -> Row:
             await ctx.sessions.append("big", f"entry {n}: a note long enough to grow the journal past a snapshot " * 2)
     journal = data / "sessions" / "big.jsonl"
     async with stdio_server(data) as client:
-        first = result_text(await client.call_tool("context_recall", {"session_id": "big", "query": "entry 77"}))
+        first = text_of(await client.call_tool("context_recall", {"session_id": "big", "query": "entry 77"}))
         snapshot = journal.with_name("big.snapshot")
         size = snapshot.stat().st_size if snapshot.exists() else 0
         if size:
             os.truncate(snapshot, size // 2)  # in place: the same inode, cut short
-        again = result_text(await client.call_tool("context_recall", {"session_id": "big", "query": "entry 77"}))
+        again = text_of(await client.call_tool("context_recall", {"session_id": "big", "query": "entry 77"}))
         summary = summary_path(journal)
         summary.unlink(missing_ok=True)
         os.symlink("/dev/zero", summary)
         listed = await client.call_tool("context_list_sessions", {})
-    held = size > 0 and first == again and not listed.is_error and "big" in result_text(listed)
+    held = size > 0 and first == again and not listed.is_error and "big" in text_of(listed)
     return Row(
         "5 snapshot cut short in place under a server; summary made a symlink to /dev/zero",
         "no SIGBUS, the same answer, listing works without reading /dev/zero",
@@ -178,12 +179,12 @@ async def _full_disk(work: Path) -> Row:
             codes == {"sessions": 0, "show s": 0, "export s": 0, "doctor": 1}
             and not recalled.is_error
             and appended.is_error
-            and "No space left" in result_text(appended)
+            and "No space left" in text_of(appended)
         )
         return Row(
             name,
             "sessions/show/export 0, doctor names the full disk (1); reads served, appends refused clearly",
-            f"exit codes {codes}; recall ok: {not recalled.is_error}; append: {result_text(appended)[:60]}",
+            f"exit codes {codes}; recall ok: {not recalled.is_error}; append: {text_of(appended)[:60]}",
             held,
         )
     finally:
@@ -231,7 +232,7 @@ async def _unread(work: Path) -> Row:
 
 
 async def _trickle_and_doctor(work: Path) -> Row:
-    from harness import start_http_server, stop_process
+    from harness import start_http_server, stop_server
 
     process, url = await start_http_server(work / "trickle-data", "--http-body-timeout", "3")
     try:
@@ -258,7 +259,7 @@ async def _trickle_and_doctor(work: Path) -> Row:
 
         status, took = await trio.to_thread.run_sync(trickle)
     finally:
-        await stop_process(process)
+        await stop_server(process)
     data = work / "doctor-data"
     lost = data / "lost-and-found" / "docs" / "doc-1" / "g.jsonl"
     lost.parent.mkdir(parents=True)

@@ -19,6 +19,7 @@ import httpx
 import trio
 from mcp import Client
 
+from testkit.processes import stop_process
 from testkit.raw_http import address, post_head, send_chunked_until_answered, stall_connections, status_line
 
 from . import Row, guarded
@@ -74,14 +75,8 @@ async def _server(
             yield match.group(1).decode(), seen
             nursery.cancel_scope.cancel()
     finally:
+        await stop_process(process)
         with trio.CancelScope(shield=True):
-            if process.returncode is None:
-                process.terminate()
-                with trio.move_on_after(10):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
-                    await process.wait()
             await stderr.aclose()
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import trio
 
+from testkit.results import text_of
+
 from . import Row
-from . import result_text as _text
 from . import stdio_server as _server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,8 +64,8 @@ async def worker_killed(work: Path) -> Row:
         await trio.sleep(0.2)
         result = await client.call_tool("doc_ingest", {"text": TEXT, "doc_id": "n"})
         found = await client.call_tool("doc_search", {"query": "burrow 1234", "doc_id": "n", "limit": 3})
-    held = killed > 0 and not result.is_error and "burrow 1234" in _text(found)
-    said = f"{killed} killed; ingest {'ok' if not result.is_error else _text(result)[:120]}; search {'found' if held else _text(found)[:80]}"
+    held = killed > 0 and not result.is_error and "burrow 1234" in text_of(found)
+    said = f"{killed} killed; ingest {'ok' if not result.is_error else text_of(result)[:120]}; search {'found' if held else text_of(found)[:80]}"
     return Row("chunking processes killed while idle", "replaced; the next ingest and search work", said, held)
 
 
@@ -84,11 +85,11 @@ async def old_index_schema(work: Path) -> Row:
     old.close()
     async with _server(data) as client:
         found = await client.call_tool("doc_search", {"query": "numbat burrow 77", "limit": 3})
-    held = not found.is_error and "burrow 77" in _text(found)
+    held = not found.is_error and "burrow 77" in text_of(found)
     return Row(
         "index.sqlite3 of the older schema (no line offsets)",
         "re-indexed at start; search finds the chunk",
-        "found" if held else _text(found)[:120],
+        "found" if held else text_of(found)[:120],
         held,
     )
 
@@ -99,9 +100,9 @@ async def reingest_same_file(work: Path) -> Row:
     root.mkdir(parents=True)
     (root / "notes.md").write_text(TEXT, encoding="utf-8")
     async with _server(data, "--ingest-root", str(root)) as client:
-        said = [_text(await client.call_tool("doc_ingest", {"file_path": "notes.md"})) for _ in range(3)]
+        said = [text_of(await client.call_tool("doc_ingest", {"file_path": "notes.md"})) for _ in range(3)]
         listed = await client.call_tool("doc_list", {})
-    count = sum("notes.md" in line for line in _text(listed).splitlines())
+    count = sum("notes.md" in line for line in text_of(listed).splitlines())
     held = count == 1 and all(line.startswith("Unchanged") for line in said[1:])
     return Row(
         "the same file re-ingested 3 times without doc_id",

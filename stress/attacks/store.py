@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Iterator
 
 import trio
 
+from testkit.results import text_of
+
 from . import Row, guarded
-from . import result_text as _text
 from . import stdio_server as _server
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ ORPHAN_AGE_S = 3600.0
 
 async def _call(client: Client, tool: str, **arguments: object) -> tuple[bool, str]:
     result = await client.call_tool(tool, arguments)
-    return not result.is_error, _text(result)
+    return not result.is_error, text_of(result)
 
 
 async def _ingest_stop_age(work: Path, name: str) -> tuple[Path, Path, bytes]:

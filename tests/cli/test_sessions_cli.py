@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
-from mcp.types import TextContent
 
 from ctxtrio.cli.commands import find_subcommand
 from ctxtrio.cli.settings import value_flags
+from testkit.results import text_of
 
 from .runner import cli, server
 
@@ -26,12 +26,6 @@ def test_flags_alone_still_serve() -> None:
     assert find_subcommand(["--data-dir=x", "--no-llm"], value_flags()) is None
     assert find_subcommand(["--data-dir", "d", "show", "s1"], value_flags()) == ("show", ["--data-dir", "d", "s1"])
     assert find_subcommand(["sessions", "--json"], value_flags()) == ("sessions", ["--json"])
-
-
-def text(result: Any) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 async def fill(client: Client) -> None:
@@ -57,7 +51,7 @@ async def answers(client: Client) -> list[str]:
     found = []
     for session_id in ("auth", "ops"):
         for query in QUERIES:
-            found.append(text(await client.call_tool("context_recall", {"session_id": session_id, "query": query})))
+            found.append(text_of(await client.call_tool("context_recall", {"session_id": session_id, "query": query})))
     return found
 
 
@@ -74,7 +68,7 @@ async def test_export_delete_import_gives_the_same_recall(tmp_path: Path) -> Non
             deleted = await cli(data, "delete", "auth", "ops", "--yes")
             assert deleted.code == 0, deleted.err
             gone = await client.call_tool("context_recall", {"session_id": "auth", "query": "cookie"})
-            assert gone.is_error and "was deleted" in text(gone)
+            assert gone.is_error and "was deleted" in text_of(gone)
             imported = await cli(data, "import", str(dump), "--json")
             assert imported.code == 0, imported.err
             report = imported.json()

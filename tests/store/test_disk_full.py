@@ -14,10 +14,10 @@ import pytest
 import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.types import TextContent
 
 import ctxtrio
 from ctxtrio._config import Config
+from testkit.results import text_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -47,15 +47,6 @@ def small_tmpfs(where: Path, size: str) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
-def _text(result: object) -> str:
-    from mcp.types import CallToolResult
-
-    assert isinstance(result, CallToolResult)
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
 async def test_disk_full_during_doc_ingest_is_reported_as_such(tmp_path: Path) -> None:
     """doc_ingest of 6 MB onto a 4 MB disk says "No space left on device" (not an internal
     ExceptionGroup error); a small ingest afterwards succeeds and is searchable."""
@@ -72,12 +63,12 @@ async def test_disk_full_during_doc_ingest_is_reported_as_such(tmp_path: Path) -
             async with Client(params) as client:
                 failed = await client.call_tool("doc_ingest", {"text": big, "title": "big"})
                 assert failed.is_error
-                assert "No space left on device" in _text(failed)
-                assert "internal error" not in _text(failed)
+                assert "No space left on device" in text_of(failed)
+                assert "internal error" not in text_of(failed)
                 small = await client.call_tool("doc_ingest", {"text": "The echidna lays eggs.", "doc_id": "e"})
-                assert not small.is_error, _text(small)
+                assert not small.is_error, text_of(small)
                 found = await client.call_tool("doc_search", {"query": "echidna"})
-                assert not found.is_error and "echidna" in _text(found)
+                assert not found.is_error and "echidna" in text_of(found)
 
 
 async def test_a_full_disk_at_startup_leaves_every_read_working(tmp_path: Path) -> None:
@@ -113,8 +104,8 @@ async def test_a_full_disk_at_startup_leaves_every_read_working(tmp_path: Path) 
         with trio.fail_after(60):
             async with Client(params) as client:
                 recalled = await client.call_tool("context_recall", {"session_id": "s", "query": "kept entry"})
-                assert not recalled.is_error and "kept entry 4" in _text(recalled)
+                assert not recalled.is_error and "kept entry 4" in text_of(recalled)
                 appended = await client.call_tool("context_append", {"session_id": "s", "text": "x " * 5000})
-                assert appended.is_error and "No space left on device" in _text(appended)
+                assert appended.is_error and "No space left on device" in text_of(appended)
                 searched = await client.call_tool("doc_search", {"query": "echidna"})
-                assert searched.is_error and "search index" in _text(searched)
+                assert searched.is_error and "search index" in text_of(searched)

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
 
 from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
 from ctxtrio.text.chunking import chunk_document
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.documents import DOC_TOOLS
+from testkit.results import text_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -32,12 +32,6 @@ async def client_for(tmp_path: Path, root: Path | None = None) -> AsyncIterator[
     config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, ingest_roots=roots)
     async with open_context(config) as ctx, Client(build_server(ctx)) as client:
         yield client
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 async def test_tool_list_is_small_and_annotated(tmp_path: Path) -> None:

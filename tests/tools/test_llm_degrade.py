@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
 
 from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
 from testkit.fake_openai import FakeServer, closed_port_url, open_fake_openai
+from testkit.results import text_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -56,12 +56,6 @@ async def client_for(
     )
     async with open_context(config) as ctx, Client(build_server(ctx)) as client:
         yield ctx, client
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 async def ingest(client: Client) -> int:

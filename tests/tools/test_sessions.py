@@ -9,18 +9,20 @@ from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
 
 from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 from ctxtrio.tools.sessions import SESSION_TOOLS
+from testkit.results import text_of
 from tests.memory.doubles import RecordingSummarizer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
+
+    from mcp.types import CallToolResult
 
     from ctxtrio._context import Context
 
@@ -30,12 +32,6 @@ async def opened(tmp_path: Path) -> AsyncIterator[tuple[Context, Client]]:
     config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
     async with open_context(config) as ctx, Client(build_server(ctx)) as client:
         yield ctx, client
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 async def call(client: Client, tool: str, **arguments: object) -> CallToolResult:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from testkit.processes import stop_process
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
@@ -74,13 +76,7 @@ async def http_server(
             yield RunningServer(process, match.group(1).decode(), seen)
             nursery.cancel_scope.cancel()
     finally:
-        if process.returncode is None:
-            process.terminate()
-            with trio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        await stop_process(process)
         for stream in (process.stdin, process.stdout, process.stderr):
             if stream is not None:
                 await stream.aclose()

@@ -11,6 +11,7 @@ import httpx
 import trio
 from mcp import Client
 
+from testkit.processes import stop_process
 from testkit.raw_http import address, post_head, send_chunked_until_answered, stall_connections
 
 from .serving import _READY, ROOT, drain_stderr, http_server, read_until
@@ -90,13 +91,7 @@ async def test_half_open_connections_under_a_low_fd_limit(tmp_path: Path) -> Non
             await stream.aclose()
         assert process.returncode is None
     finally:
-        if process.returncode is None:
-            process.terminate()
-            with trio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        await stop_process(process)
         with trio.move_on_after(2):
             await drain_stderr(process, seen)
         assert process.stderr is not None

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.types import TextContent
+
+from testkit.results import text_of
 
 from .serving import ROOT, spawn
 
@@ -189,13 +190,6 @@ async def test_cancelled_request_leaves_the_in_flight_set(tmp_path: Path) -> Non
     assert all(message.get("id") != 6 for message in answers)
 
 
-def _text(result: object) -> str:
-    content = getattr(result, "content")
-    block = content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
 async def test_string_arguments_that_look_like_json_stay_strings(tmp_path: Path) -> None:
     """W7: a JSON document, "null" and "123" pass as text, title and doc_id; query "[1]" is a query."""
     params = StdioServerParameters(
@@ -208,17 +202,17 @@ async def test_string_arguments_that_look_like_json_stay_strings(tmp_path: Path)
     with trio.fail_after(60):
         async with Client(params) as client:
             ingested = await client.call_tool("doc_ingest", {"text": document, "title": "null", "doc_id": "123"})
-            assert not ingested.is_error, _text(ingested)
+            assert not ingested.is_error, text_of(ingested)
             assert ingested.structured_content is not None and ingested.structured_content["doc_id"] == "123"
             plain_null = await client.call_tool("doc_ingest", {"text": "null", "title": '["a"]'})
-            assert not plain_null.is_error, _text(plain_null)
+            assert not plain_null.is_error, text_of(plain_null)
             listed = await client.call_tool("doc_list", {})
-            assert '"null"' in _text(listed) and '["a"]' in _text(listed)
+            assert '"null"' in text_of(listed) and '["a"]' in text_of(listed)
             found = await client.call_tool("doc_search", {"query": '{"retries"}', "doc_id": "123"})
-            assert not found.is_error and "cookie rotation" in _text(found), _text(found)
+            assert not found.is_error and "cookie rotation" in text_of(found), text_of(found)
             odd = await client.call_tool("doc_search", {"query": "[1]"})
-            assert not odd.is_error, _text(odd)
+            assert not odd.is_error, text_of(odd)
             path = await client.call_tool("doc_ingest", {"file_path": "null"})
-            assert path.is_error and "exactly one" not in _text(path), _text(path)
+            assert path.is_error and "exactly one" not in text_of(path), text_of(path)
             tags = await client.call_tool("context_append", {"session_id": "s", "text": "[1, 2]", "tags": '["a", "b"]'})
-            assert not tags.is_error, _text(tags)
+            assert not tags.is_error, text_of(tags)
