@@ -54,10 +54,34 @@ def hit_header(
     *,
     by_meaning: bool = False,
 ) -> str:
-    where = f" · {trail_text(trail)}" if trail else ""
-    part = f" lines {lines[0]}-{lines[1]} of {lines[2]}" if lines is not None else ""
-    how = " · found by meaning, not by its words · similarity" if by_meaning else " · score"
-    return f'[{doc_id} "{title}" #{index}{part}{where}{how} {score:.2f}]'
+    """A hit's first line, short (it is paid for by every hit of every answer): the document,
+    its title only where the id does not already say it, the chunk, the lines shown of a
+    cut chunk, and the end of its heading trail. The score is in the structured result."""
+    named = f' "{title}"' if _title_adds(doc_id, title) else ""
+    part = f" lines {lines[0]}-{lines[1]}" if lines is not None else ""
+    where = f" | {_hit_trail(trail)}" if trail else ""
+    how = " | found by meaning, not by its words" if by_meaning else ""
+    return f"[{doc_id}{named} #{index}{part}{where}{how}]"
+
+
+#: A hit's heading trail is shown by its end, at most this many characters.
+_HIT_TRAIL_CHARS = 60
+
+
+def _hit_trail(trail: Sequence[str]) -> str:
+    """The most specific headings of ``trail`` that fit :data:`_HIT_TRAIL_CHARS` (at least the last, cut)."""
+    shown = trail[-1]
+    for heading in reversed(trail[:-1]):
+        if len(heading) + 3 + len(shown) > _HIT_TRAIL_CHARS:
+            break
+        shown = f"{heading} > {shown}"
+    return shown if len(shown) <= _HIT_TRAIL_CHARS else shown[: _HIT_TRAIL_CHARS - 3] + "..."
+
+
+def _title_adds(doc_id: str, title: str) -> bool:
+    """Whether ``title`` says more than ``doc_id``: not when its name (up to the first dot) is in the id."""
+    stem = title.split(".", 1)[0].strip().casefold()
+    return bool(stem) and stem not in doc_id.casefold()
 
 
 def chunk_header(index: int, trail: Sequence[str]) -> str:
@@ -177,19 +201,17 @@ def render_search(result: SearchResult) -> str:
 
 
 def search_head(result: SearchResult) -> str:
-    """The first line of a search answer with hits: counts, what was left out, how to read on."""
+    """The first line of a search answer with hits: counts, what was left out, how to read on (short:
+    every token of it is taken from the hits)."""
     skipped = f" Keyword search only: {result.semantic_skipped}." if result.semantic_skipped else ""
     counted = ", estimated" if result.estimated else ""
-    head = (
-        f"{len(result.hits)} hits for {_echo(result.query)}, best first ({result.used_tokens} tokens{counted})."
-        f"{_left_out(result)}{skipped}"
-    )
+    head = f"{len(result.hits)} hits for {_echo(result.query)} ({result.used_tokens} tokens{counted}).{_left_out(result)}{skipped}"
     if result.omitted:
-        head += f" {result.omitted} more matched but did not fit budget_tokens={result.budget_tokens}."
+        head += f" {result.omitted} more did not fit budget_tokens={result.budget_tokens}."
     if result.more:
-        head += " Further chunks match beyond limit."
+        head += " More match beyond limit."
     if any(hit.cut for hit in result.hits):
-        head += f" {CUT_MARK} marks text left out of a chunk: doc_window doc_id=... from=# to=# reads it whole."
+        head += f" {CUT_MARK} = text left out: doc_window doc_id= from=# to=# reads a chunk whole."
     return head
 
 

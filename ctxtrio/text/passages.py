@@ -180,6 +180,7 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float) -> t
     """Each line of ``text``: where it is, its size, the query's words it holds. Cached: a
     search scores its candidates for ranking, then packs the best of them (same arguments)."""
     group = _groups(query_terms)
+    parts = _parts(group)
     words = max(group.values(), default=-1) + 1
     raws = text.split("\n")
     per_line = _line_terms(text, raws, set(group))
@@ -188,20 +189,21 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float) -> t
     for raw, line_terms in zip(raws, per_line, strict=True):
         end = start + len(raw)
         cost = math.ceil((len(raw) + 1) * tokens_per_char)
-        found: set[int] = set()
+        found = _held(line_terms, group, parts)
         phrases: set[tuple[int, int]] = set()
         previous = -1
         for term in line_terms:
             word = group.get(term, -1)
-            if word < 0:
+            if word < 0 or word not in found:
                 previous = -1
                 continue
-            found.add(word)
             if word == previous + 1 and previous >= 0:
                 phrases.add((previous, word))
             previous = word
         if found:
-            out.append(_Line(start, end, cost, frozenset(found), frozenset(phrases), _defines(raw, group, words)))
+            out.append(
+                _Line(start, end, cost, frozenset(found), frozenset(phrases), _defines(raw, group, parts, words))
+            )
         else:
             out.append(_Line(start, end, cost, _NONE, _NO_PHRASES, 0.0))
         start = end + 1
@@ -222,6 +224,33 @@ def _groups(query_terms: Sequence[str]) -> dict[str, int]:
             word, whole, at = word + 1, term, 0
         group[term] = word
     return group
+
+
+def _parts(group: dict[str, int]) -> dict[int, frozenset[str]]:
+    """The parts of each word of the query that is an identifier with parts (``pghba``: ``pg``, ``hba``)."""
+    terms_of: dict[int, list[str]] = {}
+    for term, word in group.items():
+        terms_of.setdefault(word, []).append(term)
+    return {word: frozenset(found[1:]) for word, found in terms_of.items() if len(found) > 1}
+
+
+def _held(line_terms: Iterable[str], group: dict[str, int], parts: dict[int, frozenset[str]]) -> set[int]:
+    """The query's words among ``line_terms``: an identifier with parts is held by its whole
+    (``hash_mem_multiplier``) or by all its parts, not by one part (``work_mem`` holds no
+    ``mem`` of ``hash_mem_multiplier``)."""
+    held: set[int] = set()
+    seen: dict[int, set[str]] = {}
+    for term in line_terms:
+        word = group.get(term, -1)
+        if word < 0:
+            continue
+        wanted = parts.get(word)
+        if wanted is None or term not in wanted:
+            held.add(word)  # a single-term word, or the identifier whole
+        else:
+            seen.setdefault(word, set()).add(term)
+    held.update(word for word, found in seen.items() if len(found) == len(parts[word]))
+    return held
 
 
 #: Stands for a line break in one :func:`terms` call over a whole text (a term of its own).
@@ -259,7 +288,7 @@ def _may_hold(line: str, wanted: Iterable[str]) -> bool:
     return any(term in lower or term in squashed for term in wanted)
 
 
-def _defines(line: str, group: dict[str, int], words: int) -> float:
+def _defines(line: str, group: dict[str, int], parts: dict[int, frozenset[str]], words: int) -> float:
     """How much of the query the name ``line`` defines holds (the share of its words): a
     line that starts with a name, after keywords that introduce one (``def``, ``class``,
     ...), followed by nothing or by what follows a defined name (``(``, ``[``, ``:``,
@@ -271,8 +300,7 @@ def _defines(line: str, group: dict[str, int], words: int) -> float:
     rest = match.group(3).lstrip("`*").lstrip()  # past the markup closing the name
     if not match.group(1) and rest and rest[0] not in _AFTER_NAME:
         return 0.0
-    held = {group[term] for term in terms(match.group(2)) if term in group}
-    return len(held) / words
+    return len(_held(terms(match.group(2)), group, parts)) / words
 
 
 def _score(found: set[int], phrases: set[tuple[int, int]], densest: int, defines: float) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ctxtrio.docs.model import DocumentInfo, Outline, OutlineEntry, SearchHit, SearchResult, Window, WindowChunk
-from ctxtrio.docs.render import render_outline, render_search, render_window, trail_text
+from ctxtrio.docs.render import hit_header, render_outline, render_search, render_window, trail_text
 
 INFO = DocumentInfo("d1", "Guide", "inline", 5, 9000, 2500, 0.0)
 
@@ -48,11 +48,11 @@ def test_search_reports_what_did_not_fit() -> None:
     result = SearchResult("faq", (hit,), 2, True, 500, 40)
     text = render_search(result)
     assert text.startswith(
-        "1 hits for 'faq', best first (40 tokens). 2 more matched but did not fit budget_tokens=500."
+        "1 hits for 'faq' (40 tokens). 2 more did not fit budget_tokens=500. More match beyond limit."
     )
     estimated = render_search(replace(result, estimated=True))  # checked by an estimate, not the tokenizer
-    assert estimated.startswith("1 hits for 'faq', best first (40 tokens, estimated).")
-    assert '[d1 "Guide" #4 · Guide > FAQ · score 3.14]\nanswer text' in text
+    assert estimated.startswith("1 hits for 'faq' (40 tokens, estimated).")
+    assert '[d1 "Guide" #4 | Guide > FAQ]\nanswer text' in text
     nothing = render_search(SearchResult("faq", (), 0, False, 500, 0))
     assert nothing.startswith("No chunk matches 'faq'")
 
@@ -62,3 +62,13 @@ def test_long_trails_keep_their_end() -> None:
     trail = tuple(f"Heading number {n}" for n in range(20))
     text = trail_text(trail)
     assert len(text) == 160 and text.startswith("...") and text.endswith("Heading number 19")
+
+
+def test_hit_headers_are_short() -> None:
+    """A hit's header names its title only where the id does not, and shows the end of a long trail."""
+    trail = (":mod:`os` --- Miscellaneous operating system interfaces", "Files and Directories", "function makedirs")
+    header = hit_header("library.os", "os.rst.txt", 58, trail, 40.47, (26, 48, 53))
+    assert header == "[library.os #58 lines 26-48 | Files and Directories > function makedirs]"
+    assert hit_header("build-log", "build-failure.log", 3, (), 1.0) == '[build-log "build-failure.log" #3]'
+    long = hit_header("d", "d", 0, ("x" * 100,), 1.0)
+    assert long == f"[d #0 | {'x' * 57}...]"

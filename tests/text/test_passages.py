@@ -119,3 +119,17 @@ def test_rest_directives_and_marked_up_names_are_definitions() -> None:
     lines[4] = "Raise work_mem when sorts spill."
     lines[50] = "``work_mem`` (integer)"
     assert "``work_mem`` (integer)" in _shown(_text(lines), "work_mem", 40)
+
+
+def test_one_part_of_an_identifier_does_not_stand_for_it() -> None:
+    """``work_mem (integer)`` neither holds nor defines ``hash_mem_multiplier``; its own entry wins."""
+    lines = list(FILLER)
+    lines[3] = "work_mem (integer)"
+    lines[4] = "Sets the memory of a sort."
+    lines[40] = "hash_mem_multiplier (floating point)"
+    lines[41] = "The default value is 2.0."
+    shown = _shown(_text(lines), "hash_mem_multiplier", 30)
+    assert "The default value is 2.0." in shown and "work_mem" not in shown
+    spelled = list(FILLER)
+    spelled[20] = "The hash mem multiplier scales the memory limit."
+    assert "scales the memory" in _shown(_text(spelled), "hash_mem_multiplier", 30)
