@@ -19,8 +19,8 @@ import trio
 from .._errors import LLMError, StoreError
 from ..docs.repository import CATALOG_NAME
 from ..llm.client import LLMSettings, open_llm_client
-from ..memory.pruning import replay
-from ..memory.repository import scan_session_ids
+from ..memory.admin.pruning import replay
+from ..memory.sessions.repository import scan_session_ids
 from .aside import free_space, set_aside
 from .embeddings import check_embeddings
 from .library import catalog_state, open_library

@@ -2,7 +2,7 @@
 
 The file's first line is a header, ``{"ctxtrio_export": 1, "exported_at": ..., "sessions": N}``;
 every other line is ``{"session": ID, "record": {...}}``, one journal record as stored,
-in journal order, so nothing is lost (see :mod:`ctxtrio.memory.archive`). Written to
+in journal order, so nothing is lost (see :mod:`ctxtrio.memory.admin.archive`). Written to
 a temporary file and renamed, so an interrupted export leaves no half file. Only ``\n``
 ends a line: the other characters some readers take for line ends (U+0085, U+2028,
 U+2029) are written escaped, and the reader splits on ``\n`` alone.
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     import argparse
 
     from .._config import Config
-    from ..memory.archive import ImportResult
+    from ..memory.admin.archive import ImportResult
     from ..store.records import Record
 
 __all__ = [

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from ..text.cutting import CUT_MARK
 from ..text.passages import cut_to_passage
-from .entries import entry_line
 from .model import Entry, RecallResult
-from .state import Item, SessionState
+from .state.base import entry_line
+from .state.columns import Item, SessionState
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence

@@ -1,12 +1,12 @@
 """Sessions: durable working memory. :class:`SessionService` is the library face of context_*.
 
-Each session is one journal (``sessions/<id>.jsonl``, see :mod:`.state` for the records)
+Each session is one journal (``sessions/<id>.jsonl``, see :mod:`.state.columns` for the records)
 replayed lazily into memory on first touch, so startup reads nothing. Before answering,
 every read looks at the journal's size and applies what other processes appended (one
-worker-thread call that also searches and packs, see :mod:`.journals`). After its own
+worker-thread call that also searches and packs, see :mod:`.sessions.journals`). After its own
 append a call applies its records directly when nothing else was written in between.
 
-Recall searches an in-memory BM25 index per session (:mod:`.bm25`), not the store's
+Recall searches an in-memory BM25 index per session (:mod:`.state.bm25`), not the store's
 FTS5 table, which cost ~5 µs per matching row; the store indexes only document chunks,
 so a session append costs one group-committed write and nothing else.
 
@@ -35,13 +35,12 @@ from ..store.records import JSON, NewRecord, Record
 from ..store.results import JournalChangedError
 from ..text.query import query_terms
 from ..text.terms import terms
-from . import admin, browse
+from .admin import browse, imports
+from .admin.lifecycle import refuse_deleted, session_info
 from .arguments import check_role, check_tags, check_text, check_title
-from .compaction import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
-from .entries import patch_for
-from .finishing import finish_pending
-from .journals import SessionJournals, same_state
-from .lifecycle import refuse_deleted, session_info
+from .compaction.finishing import finish_pending
+from .compaction.plan import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
+from .compaction.slices import SliceFile
 from .model import (
     Appended,
     CompactResult,
@@ -55,21 +54,22 @@ from .model import (
     UpdateResult,
 )
 from .packing import pack_recall, rank, recent_candidates
-from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
 from .render import render_recalled
-from .slices import SliceFile
+from .sessions.journals import SessionJournals, same_state
+from .sessions.registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
+from .sessions.summary import fresh_summary
+from .state.patches import patch_for
 from .status import session_status, summary_status
-from .summary import fresh_summary
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .._live import Live
     from ..store.handle import StoreHandle
-    from .archive import ImportResult
-    from .pruning import SessionPrune
-    from .repository import LoadedSession
-    from .state import SessionState
+    from .admin.archive import ImportResult
+    from .admin.pruning import SessionPrune
+    from .sessions.repository import LoadedSession
+    from .state.columns import SessionState
 
 __all__ = ["SessionService"]
 
@@ -86,7 +86,7 @@ class SessionService:
 
     ``summarizer`` writes compaction summaries; without one, summaries are extractive.
     At most ``max_sessions`` idle sessions, holding ``max_entries`` entries in all, stay
-    in memory (see :mod:`.registry`).
+    in memory (see :mod:`.sessions.registry`).
     """
 
     def __init__(
@@ -431,12 +431,12 @@ class SessionService:
                 return await self._journals.records(session)
 
     async def import_session(self, session_id: str, records: Sequence[Record]) -> ImportResult:
-        """Store exported records as a session (idempotent; see :func:`.admin.import_session`)."""
-        return await admin.import_session(self._journals, session_id, records)
+        """Store exported records as a session (idempotent; see :func:`.admin.imports.import_session`)."""
+        return await imports.import_session(self._journals, session_id, records)
 
     async def prune(self, older_than_s: float, *, idle: bool = False, dry_run: bool = False) -> list[SessionPrune]:
-        """Remove for good what was retired (or idle) longer ago than ``older_than_s`` (:func:`.admin.prune`)."""
-        return await admin.prune(self._journals, older_than_s, idle=idle, dry_run=dry_run)
+        """Remove for good what was retired (or idle) longer ago than ``older_than_s`` (:func:`.admin.imports.prune`)."""
+        return await imports.prune(self._journals, older_than_s, idle=idle, dry_run=dry_run)
 
     # -- plumbing -------------------------------------------------------------------
 

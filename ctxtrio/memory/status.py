@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from .model import Advice, SessionStatus
-from .summary import SessionSummary, summarize_state
+from .sessions.summary import SessionSummary, summarize_state
 
 if TYPE_CHECKING:
     from .._live import Live
-    from .state import SessionState
+    from .state.columns import SessionState
 
 __all__ = ["MAX_PINS", "session_status", "summary_status"]
 

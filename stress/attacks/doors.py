@@ -35,7 +35,7 @@ from unread_memory import http_idle, stdio_unread  # noqa: E402
 from attacks import ROOT, Row, guarded, stdio_server  # noqa: E402
 from ctxtrio._app import open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
-from ctxtrio.memory.summary import summary_path  # noqa: E402
+from ctxtrio.memory.sessions.summary import summary_path  # noqa: E402
 from testkit.results import text_of  # noqa: E402
 
 

@@ -31,8 +31,8 @@ from session_limits import _list_pages, rss_mb_self, write_sessions  # noqa: E40
 from attacks import Row  # noqa: E402
 from ctxtrio._app import build_server, open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
-from ctxtrio.memory.snapshot import snapshot_path  # noqa: E402
-from ctxtrio.memory.summary import summary_path  # noqa: E402
+from ctxtrio.memory.sessions.summary import summary_path  # noqa: E402
+from ctxtrio.memory.state.snapshot import snapshot_path  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
 
 if TYPE_CHECKING:

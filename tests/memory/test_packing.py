@@ -11,11 +11,11 @@ from ctxtrio.memory.packing import pack_recall, rank, recent_candidates
 from ctxtrio.text.terms import unique_terms
 from ctxtrio.text.tokens import TokenModel
 
-from .test_state import Journal
+from .state.test_state import Journal
 
 if TYPE_CHECKING:
     from ctxtrio.memory.model import RecallResult
-    from ctxtrio.memory.state import SessionState
+    from ctxtrio.memory.state.columns import SessionState
     from ctxtrio.store.records import JSON
 
 MODEL = TokenModel.flat()

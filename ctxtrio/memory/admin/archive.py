@@ -1,0 +1,171 @@
+"""Moving sessions between data dirs: raw journal records out, the same session back in (pure).
+
+An export holds each session's journal records as they are (envelope included), so
+nothing is lost: entries of every status, pins, tags, summaries with what they fold,
+patches, and timestamps. An import appends them to a session that has no journal yet,
+in the same order and with their original timestamps. Entry ids are ``e<seq>``; the
+import gives each entry the id that its sequence number in the new journal makes
+(:func:`remap`), so a session exported whole and imported into a fresh id keeps every id,
+and otherwise the ids are remapped consistently (patches and folds follow).
+
+Importing is idempotent: a session whose content (:func:`content_key`) equals what is
+imported is not written again, whatever its ids. Imported records are checked like tool
+input first (:func:`check_records`): a file that a person edited or another program
+wrote cannot store what an append could not (a timestamp of ``NaN`` or ``1e308``, an
+unknown role, an id that is not an id).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from ..._errors import InputError
+from ...store.ids import ID_PATTERN
+from ...store.records import JSON, NewRecord, Record
+from ..model import MAX_ENTRY_CHARS, ROLES
+from .pruning import replay
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from ..state.columns import SessionState
+
+__all__ = ["ImportResult", "candidate_ids", "check_records", "content_key", "remap"]
+
+_ENVELOPE = ("v", "seq", "ts", "kind", "id")
+#: Session ids tried when the imported one holds something else: ``id``, ``id-2``, ... ``id-99``.
+MAX_CANDIDATES = 99
+
+#: Record kinds a session journal holds.
+KINDS = frozenset({"session", "entry", "patch", "prune"})
+#: Latest timestamp accepted, past the importing machine's clock (clocks differ a little).
+CLOCK_SKEW_S = 86_400.0
+
+ContentKey = tuple[str, tuple[tuple[str, str, tuple[str, ...], bool, str, int], ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """One session imported (or found already there).
+
+    ``outcome``: ``imported`` (written now), ``unchanged`` (the same content was there),
+    ``restored`` (it was there but deleted, and is restored). ``ids`` says whether the
+    session id and every entry id are as in the export (``preserved``) or not (``remapped``).
+    """
+
+    source_id: str
+    session_id: str
+    outcome: Literal["imported", "unchanged", "restored"]
+    records: int
+    ids: Literal["preserved", "remapped"]
+    remapped_entries: int
+    #: Ids passed over, each with why (``"s: holds other content, left as it was"``).
+    skipped: tuple[str, ...] = ()
+
+
+def content_key(state: SessionState) -> ContentKey:
+    """What a session holds, without ids, sequence numbers or deletion of the whole session."""
+    ordinal = {item.id: item.ordinal for item in state.order}
+    return state.title, tuple(
+        (
+            item.role,
+            item.text,
+            item.tags,
+            item.pinned,
+            item.status,
+            ordinal.get(item.superseded_by, -1) if item.superseded_by is not None else -1,
+        )
+        for item in state.order
+    )
+
+
+def records_key(session_id: str, records: Sequence[Record]) -> tuple[ContentKey, bool]:
+    """The content key of imported records, and whether they leave the session deleted."""
+    state = replay(session_id, list(records))
+    return content_key(state), state.deleted_at is not None
+
+
+def candidate_ids(session_id: str) -> Iterator[str]:
+    """``session_id``, then ``session_id-2`` .. ``-99`` (each a valid id)."""
+    yield session_id
+    for number in range(2, MAX_CANDIDATES + 1):
+        suffix = f"-{number}"
+        candidate = session_id[: 64 - len(suffix)] + suffix
+        if ID_PATTERN.fullmatch(candidate):
+            yield candidate
+
+
+def remap(records: Sequence[Record], session_id: str) -> tuple[list[NewRecord], int]:
+    """Records to append to an empty journal of ``session_id``, and how many entry ids changed.
+
+    Entry ``n`` of the batch gets id ``e<its sequence number>``; patches and folds are
+    rewritten to follow; ``session`` records take the new session id; timestamps are kept.
+    """
+    ids: dict[str, str] = {}
+    for seq, record in enumerate(records, start=1):
+        if record.get("kind") == "entry":
+            ids[str(record.get("id"))] = f"e{seq}"
+    out: list[NewRecord] = []
+    for record in records:
+        kind = str(record.get("kind"))
+        old_id = str(record.get("id"))
+        body: Record = {key: value for key, value in record.items() if key not in _ENVELOPE}
+        folds = body.get("folds")
+        if isinstance(folds, list):
+            mapped: list[JSON] = [ids.get(f, f) if isinstance(f, str) else f for f in folds]
+            body["folds"] = mapped
+        if kind == "session":
+            new_id = session_id
+        else:
+            new_id = ids.get(old_id, old_id)
+        ts = record.get("ts")
+        out.append(NewRecord(kind, body, id=new_id, ts=float(ts) if isinstance(ts, (int, float)) else None))
+    changed = sum(1 for old, new in ids.items() if old != new)
+    return out, changed
+
+
+def check_records(session_id: str, records: Sequence[Record], *, now: float | None = None) -> None:
+    """InputError naming the session and record when a record is not one a journal could hold.
+
+    Timestamps are finite seconds from 1970 to a day past ``now``; kinds, ids, roles,
+    texts, tags and flags are what appends write.
+    """
+    latest = (time.time() if now is None else now) + CLOCK_SKEW_S
+    for number, record in enumerate(records, start=1):
+        problem = _record_problem(record, latest)
+        if problem:
+            raise InputError(f"session {session_id!r} record {number}: {problem}; nothing of it was imported")
+
+
+def _record_problem(record: Record, latest: float) -> str:
+    kind, ts, record_id = record.get("kind"), record.get("ts"), record.get("id")
+    if kind not in KINDS:
+        return f"kind {str(kind)[:40]!r} is not one of {', '.join(sorted(KINDS))}"
+    if not isinstance(ts, (int, float)) or isinstance(ts, bool) or not math.isfinite(ts) or not 0 <= ts <= latest:
+        return f"timestamp {str(ts)[:40]} is not a time between 1970 and now"
+    seq = record.get("seq", 0)
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        return f"seq {str(seq)[:40]} is not a whole number"
+    if not isinstance(record_id, str) or ID_PATTERN.fullmatch(record_id) is None:
+        return f"id {str(record_id)[:80]!r} is not an id"
+    if kind == "entry":
+        text, role, tags = record.get("text"), record.get("role"), record.get("tags", [])
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_ENTRY_CHARS:
+            return f"entry {record_id} has no text, or more than {MAX_ENTRY_CHARS} characters"
+        if role not in ROLES:
+            return f"entry {record_id} has role {str(role)[:40]!r}, not one of {', '.join(ROLES)}"
+        if not isinstance(tags, list) or not all(isinstance(tag, str) and 0 < len(tag) <= 32 for tag in tags):
+            return f"entry {record_id} has tags that are not a list of short words"
+        folds = record.get("folds", [])
+        if not isinstance(folds, list) or not all(isinstance(f, str) and ID_PATTERN.fullmatch(f) for f in folds):
+            return f"entry {record_id} folds something that is not a list of entry ids"
+    for flag in ("pinned", "deleted", "restored"):
+        if flag in record and not isinstance(record[flag], bool):
+            return f"{kind} {record_id} has {flag} = {str(record[flag])[:40]}, not true or false"
+    title = record.get("title")
+    if title is not None and not isinstance(title, str):
+        return f"session record {record_id} has a title that is not text"
+    return ""

@@ -1,0 +1,121 @@
+"""What ``prune`` removes for good from one session journal (pure, no trio).
+
+A session goes whole when it was deleted before the cutoff (or, only when asked for
+with ``idle``, when it was last active before it). Otherwise
+its retired entries go: superseded or deleted entries whose retirement (the summary
+that folded them, the patch that deleted them) is older than the cutoff. Every record
+about a removed entry goes with it (its ``entry`` line and the patches naming it), and
+summaries forget that they folded it. A summary that still supersedes an entry which
+stays is kept, so replaying what remains gives exactly the live entries there were.
+The rewritten journal ends with one ``prune`` record naming what went, whose sequence
+number follows the last one, so sequence numbers (and ids made of them) never repeat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ...store.records import JSON, SCHEMA_VERSION, Record
+from ...text.tokens import TokenModel
+from ..state.columns import SessionState
+
+__all__ = ["SessionPrune", "plan_session", "prune_records", "replay"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPrune:
+    """What prune does (or, with ``dry_run``, would do) to one session."""
+
+    session_id: str
+    action: Literal["remove session", "remove entries"]
+    reason: str
+    #: Entries removed: all of them when the session goes, else the retired ones.
+    entries: tuple[str, ...]
+
+
+def replay(session_id: str, records: list[Record]) -> SessionState:
+    """A session state replayed from raw records (cold token model: counts do not matter here)."""
+    state = SessionState(session_id, TokenModel.cold())
+    for record in records:
+        state.apply_record(record)
+    return state
+
+
+def plan_session(session_id: str, records: list[Record], cutoff: float, *, idle: bool = False) -> SessionPrune | None:
+    """What prune does to a session with these records; None when nothing is old enough."""
+    state = replay(session_id, records)
+    if not state.exists:
+        return None
+    every = tuple(item.id for item in state.order)
+    if state.deleted_at is not None and state.deleted_at <= cutoff:
+        return SessionPrune(session_id, "remove session", "deleted before the cutoff", every)
+    if idle and state.deleted_at is None and state.last_activity <= cutoff:
+        return SessionPrune(session_id, "remove session", "no activity since before the cutoff", every)
+    removed = _retired_before(state, records, cutoff)
+    if not removed:
+        return None
+    ordered = tuple(item.id for item in state.order if item.id in removed)
+    return SessionPrune(session_id, "remove entries", "superseded or deleted before the cutoff", ordered)
+
+
+def prune_records(session_id: str, records: list[Record], cutoff: float, *, now: float) -> list[Record] | None:
+    """The records the journal keeps after pruning retired entries; None when nothing goes.
+
+    Checked before it is returned: replaying the result gives the same live entries
+    (ids, texts, pins, tags, folding) as replaying the input, else nothing is changed.
+    """
+    before = replay(session_id, records)
+    removed = _retired_before(before, records, cutoff)
+    if not removed:
+        return None
+    kept: list[Record] = []
+    for record in records:
+        kind, record_id = record.get("kind"), str(record.get("id"))
+        if kind in ("entry", "patch") and record_id in removed:
+            continue
+        folds = record.get("folds")
+        if kind == "entry" and isinstance(folds, list) and any(f in removed for f in folds):
+            record = {**record, "folds": [f for f in folds if f not in removed]}
+        kept.append(record)
+    last_seq = max((seq for r in records if isinstance(seq := r.get("seq"), int)), default=0)
+    gone: list[JSON] = [item.id for item in before.order if item.id in removed]
+    kept.append(
+        {
+            "v": SCHEMA_VERSION,
+            "seq": last_seq + 1,
+            "ts": round(now, 3),
+            "kind": "prune",
+            "id": f"p{last_seq + 1}",
+            "entries": gone,
+            "cutoff": round(cutoff, 3),
+        }
+    )
+    after = replay(session_id, kept)
+    if _live_view(after) != _live_view(before):
+        return None  # a case this plan does not understand: leave the journal alone
+    return kept
+
+
+def _retired_before(state: SessionState, records: list[Record], cutoff: float) -> set[str]:
+    retired_at: dict[str, float] = {}
+    for record in records:
+        ts = record.get("ts")
+        when = float(ts) if isinstance(ts, (int, float)) else 0.0
+        kind = record.get("kind")
+        if kind == "patch":
+            retired_at[str(record.get("id"))] = when
+        elif kind == "entry" and isinstance(folds := record.get("folds"), list):
+            for folded in folds:
+                if isinstance(folded, str):
+                    retired_at[folded] = max(retired_at.get(folded, 0.0), when)
+    removed = {item.id for item in state.order if not item.live and retired_at.get(item.id, item.ts) <= cutoff}
+    # A summary that still supersedes an entry which stays must stay too.
+    for item in state.order:
+        if item.superseded_by is not None and item.id not in removed:
+            removed.discard(item.superseded_by)
+    return removed
+
+
+def _live_view(state: SessionState) -> list[tuple[str, str, str, bool, tuple[str, ...]]]:
+    return [(item.id, item.text, item.role, item.pinned, item.tags) for item in state.order if item.live]

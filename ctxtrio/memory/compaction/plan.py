@@ -1,0 +1,109 @@
+"""Compaction plans and the summary record (pure, no trio).
+
+A compaction folds the oldest live, unpinned, non-summary entries (all but the
+``keep_recent`` most recent of them) into one ``summary`` entry. Nothing is deleted:
+the originals are superseded and come back when the summary is restored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ...store.records import JSON, NewRecord
+from ...text.entries import EntryText, summarize_entries
+from ..model import MAX_TAGS
+from ..state.base import entry_line
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ...text.tokens import TokenModel
+    from ..state.columns import SessionState
+    from ..state.entries import Item
+
+__all__ = [
+    "CompactionPlan", "entries_extract", "fold_plan", "plan_compaction", "still_foldable", "summary_record",
+    "summary_tokens",
+]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """Which entries to fold, the text to summarize, and their tokens now."""
+
+    folded: tuple[str, ...]
+    text: str
+    tags: tuple[str, ...]
+    tokens_before: int
+    candidates: int
+    entries: tuple[EntryText, ...] = ()
+
+
+def plan_compaction(state: SessionState, keep_recent: int) -> CompactionPlan:
+    """Fold every foldable entry but the ``keep_recent`` newest; nothing if fewer than two."""
+    foldable = state.foldable()
+    chosen = foldable[: max(0, len(foldable) - keep_recent)]
+    if len(chosen) < 2:
+        return CompactionPlan((), "", (), 0, len(foldable))
+    return fold_plan(chosen, len(foldable))
+
+
+def fold_plan(chosen: Sequence[Item], candidates: int) -> CompactionPlan:
+    """The plan that folds ``chosen`` (in order): the same entries always give the same text."""
+    tags: dict[str, None] = {}
+    for item in chosen:
+        tags.update(dict.fromkeys(item.tags))
+    text = "\n".join(item.text if item.role == "note" else f"{item.role}: {item.text}" for item in chosen)
+    return CompactionPlan(
+        folded=tuple(item.id for item in chosen),
+        text=text,
+        tags=tuple(tags)[:MAX_TAGS],
+        tokens_before=sum(item.tokens for item in chosen),
+        candidates=candidates,
+        entries=tuple(EntryText(item.role, item.text, tuple(item.tags), item.pinned) for item in chosen),
+    )
+
+
+def entries_extract(plan: CompactionPlan, model: TokenModel) -> Callable[[str, int], str]:
+    """The extractive summary of ``plan`` (run it in a thread): decisions first, repeats once.
+
+    Plain sentence scoring favours rare words and kept status lines over decisions
+    (issue 10); :func:`~ctxtrio.text.entries.summarize_entries` ranks entries instead.
+    """
+
+    def extract(text: str, target_tokens: int) -> str:
+        return summarize_entries(plan.entries, target_tokens=target_tokens, model=model)
+
+    return extract
+
+
+def still_foldable(state: SessionState, plan: CompactionPlan) -> bool:
+    """Whether every planned entry is still live, unpinned and not a summary."""
+    for folded_id in plan.folded:
+        item = state.items.get(folded_id)
+        if item is None or not item.live or item.pinned or item.role == "summary":
+            return False
+    return True
+
+
+def summary_tokens(state: SessionState, plan: CompactionPlan, text: str, model: TokenModel) -> int:
+    """The summary's line tokens, with a provisional id one past the newest entry."""
+    provisional = f"e{(state.order[-1].seq if state.order else 0) + 1}"
+    return model.estimate(entry_line(provisional, "summary", False, plan.tags, text))
+
+
+def summary_record(plan: CompactionPlan, *, text: str, method: str, reason: str, tokens_after: int) -> NewRecord:
+    """The one journal line of a compaction: the summary entry that folds ``plan.folded``."""
+    body: dict[str, JSON] = {
+        "text": text,
+        "role": "summary",
+        "tags": list(plan.tags),
+        "pinned": False,
+        "folds": list(plan.folded),
+        "tokens_before": plan.tokens_before,
+        "tokens_after": tokens_after,
+        "method": method,
+        "reason": reason,
+    }
+    return NewRecord("entry", body, id_prefix="e")

@@ -1,0 +1,134 @@
+"""The sessions' plumbing: per-session locks, journal sync, durable appends.
+
+:class:`SessionJournals` is what :class:`~.service.SessionService` and the whole-session
+helpers (:mod:`~ctxtrio.memory.admin.browse`, :mod:`~ctxtrio.memory.admin.imports`) share: the store's handle, the live settings,
+the registry of sessions held in memory, and the two steps every operation is made of.
+
+* :meth:`SessionJournals.sync` brings a session's state up to its journal (applying
+  what other processes appended) and runs a function on it, in one worker thread.
+* :meth:`SessionJournals.append` writes records durably and absorbs them: our own
+  append is applied from the store's result when nothing else was written in between,
+  else through a sync (see :meth:`SessionJournals.absorb`).
+
+Every method that takes a ``LoadedSession`` expects its caller to hold ``session.lock``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeVar
+
+import trio
+
+from ..._errors import NotFoundError
+from ...store.ids import new_id
+from .repository import LoadedSession, journal_stat, refresh
+from .summary import write_summaries
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..._live import Live
+    from ...store.handle import StoreHandle
+    from ...store.records import NewRecord, Record
+    from ...store.results import AppendResult
+    from ..state.columns import SessionState
+    from .registry import SessionRegistry
+
+__all__ = ["SessionJournals", "same_state"]
+
+T = TypeVar("T")
+
+
+def same_state(state: SessionState) -> SessionState:
+    """The state itself (a ``then`` for :meth:`SessionJournals.sync` that only refreshes)."""
+    return state
+
+
+class SessionJournals:
+    """The store, the live settings and the sessions held in memory, and how to keep them in step."""
+
+    def __init__(self, store: StoreHandle, live: Live, registry: SessionRegistry) -> None:
+        self.store = store
+        self.live = live
+        self.registry = registry
+
+    async def sync(
+        self,
+        session: LoadedSession,
+        then: Callable[[SessionState], T],
+        *,
+        must_exist: bool = True,
+        deleted_ok: bool = False,
+    ) -> T:
+        """Refresh the state from the journal and run ``then`` on it, in one worker thread.
+
+        The caller holds ``session.lock``. Raises NotFoundError (naming
+        context_list_sessions) when ``must_exist`` and the session has no journal, or
+        is deleted (unless ``deleted_ok``).
+        """
+        model = self.live.tokens.current
+
+        pending = self.registry.take_summaries()
+
+        def run() -> T:
+            write_summaries(pending)
+            refresh(session, model, self.store)
+            state = session.state
+            assert state is not None
+            if must_exist and not state.exists:
+                raise NotFoundError(f"no session {session.session_id!r}", hint="list_sessions")
+            if must_exist and not deleted_ok and state.deleted_at is not None:
+                raise NotFoundError(
+                    f"session {session.session_id!r} was deleted "
+                    f"(its user can bring it back with: ctxtrio restore {session.session_id})",
+                    hint="list_sessions",
+                )
+            return then(state)
+
+        return await trio.to_thread.run_sync(run)
+
+    async def write(self, session: LoadedSession, records: list[NewRecord]) -> AppendResult:
+        """Append durably (the store does not index session entries; see :mod:`.service`)."""
+        return await self.store.append(session.path, records)
+
+    async def append(self, session: LoadedSession, records: list[NewRecord]) -> SessionState:
+        """Append while holding ``session.lock``; apply the result and return the state."""
+        return await self.absorb(session, await self.write(session, records))
+
+    async def absorb(
+        self, session: LoadedSession, result: AppendResult, known_terms: dict[str, list[str]] | None = None
+    ) -> SessionState:
+        """Apply our own append (the caller holds ``session.lock``).
+
+        Directly when the state ends where the append began; not at all when a refresh
+        already read it; otherwise through a refresh, which also reads whatever other
+        processes appended in between (see ``AppendResult.to_absorb``, which documents
+        also absorb by).
+        """
+        state = session.state
+        assert state is not None
+        if result.file_id is not None and result.file_id != session.file_id:
+            if session.file_id is not None or state.applied_offset:
+                # Written to another file than the state was read from (a prune replaced
+                # the journal meanwhile): offsets of the two do not compare.
+                return await self.sync(session, same_state, must_exist=False)
+            session.file_id = result.file_id  # the journal's first write
+        own = result.to_absorb(state.applied_offset)
+        if own is None or (own and state.model is not self.live.tokens.current):
+            return await self.sync(session, same_state, must_exist=False)
+        if own:
+            state.apply(own, result.end, known_terms=known_terms)
+        return state
+
+    async def records(self, session: LoadedSession) -> list[Record]:
+        """Every record of the session's journal as stored (the caller holds ``session.lock``)."""
+        return [record.data for record in (await self.store.read(session.path)).records]
+
+    async def unused_id(self) -> str:
+        """A new session id with no journal and no session in memory."""
+        while True:
+            session_id = new_id("s")
+            path = self.store.data.session_journal(session_id)
+            ino, _ = await trio.to_thread.run_sync(journal_stat, path)
+            if not ino and session_id not in self.registry:
+                return session_id

@@ -1,0 +1,60 @@
+"""Extractive compaction through the session service keeps every decision (issue 10's Must show)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import trio
+import trio.testing
+
+import ctxtrio
+from ctxtrio._config import Config
+from ctxtrio.text.tokens import TokenModel
+from tests.llm.fake_stream import FakeModel, open_fake_model
+from tests.memory.compaction.test_compaction_resume import sessions
+from tests.text.test_entries import DECISIONS, session
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+async def test_extractive_compaction_keeps_all_eight_decisions(tmp_path: Path) -> None:
+    """8 decisions among 30 routine lines, compacted with no LLM: the summary entry holds all 8."""
+    async with ctxtrio.open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx:
+        ctx.live.tokens.current = TokenModel.flat()  # the target was sized with the single-ratio model
+        result = await _compacted(ctx)
+    assert result.method == "extractive" and result.summary is not None
+    for decision in DECISIONS:
+        if decision.pinned:
+            continue  # pinned entries are never folded: they stay live as they are
+        assert decision.text in result.summary.text, decision.text
+    assert "(×18)" in result.summary.text
+
+
+async def _compacted(ctx: ctxtrio.Context) -> ctxtrio.CompactResult:
+    for entry in session():
+        await ctx.sessions.append("work", entry.text, role=entry.role, tags=list(entry.tags), pinned=entry.pinned)  # type: ignore[arg-type]  # roles of the fixture are valid Role values
+    return await ctx.sessions.compact("work", keep_recent=0, target_tokens=160)
+
+
+async def test_a_rejected_llm_compaction_keeps_all_eight_decisions(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """The model's answer invents figures and is rejected: the compaction falls back to the
+    decisions-first extractor, as --no-llm does (it fell back to the generic one: 5 of 6 kept)."""
+    async with (
+        trio.open_nursery() as nursery,
+        ctxtrio.open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+    ):
+        ctx.live.tokens.current = TokenModel.flat()
+        model = await open_fake_model(nursery, FakeModel(behaviour="invent", tokens_per_event=8))
+        async with sessions(ctx, model) as service:
+            for entry in session():
+                await service.append("work", entry.text, role=entry.role, tags=list(entry.tags), pinned=entry.pinned)  # type: ignore[arg-type]  # roles of the fixture are valid Role values
+            result = await service.compact("work", keep_recent=0, target_tokens=160)
+        nursery.cancel_scope.cancel()
+    assert model.served and result.method == "extractive" and "rejected" in result.note
+    assert result.summary is not None
+    for decision in DECISIONS:
+        if not decision.pinned:
+            assert decision.text in result.summary.text, decision.text

@@ -1,0 +1,89 @@
+"""Compaction against a slow model: the stand-in is written now, the LLM summary replaces it later, across restarts."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import trio
+import trio.testing
+
+import ctxtrio
+from ctxtrio._config import Config
+from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.summarizer import Summarizer
+from ctxtrio.memory.compaction.slices import slices_path
+from ctxtrio.memory.service import SessionService
+from ctxtrio.store.journal import read_journal
+from tests.llm.fake_stream import FakeModel, open_fake_model
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from ctxtrio._context import Context
+
+ENTRIES = 150  # about 6,000 tokens folded: four slices and a merge in a 4,096-token window
+DEADLINE_S = 45.0
+
+
+@asynccontextmanager
+async def sessions(ctx: Context, model: FakeModel) -> AsyncIterator[SessionService]:
+    """A session service whose summarizer talks to ``model`` through a running background worker."""
+    async with open_llm_client(LLMSettings(model.base_url, timeout_s=120.0)) as client, trio.open_nursery() as nursery:
+        summarizer = Summarizer(client, ctx.live.tokens, context_tokens=lambda: 4096)
+        await nursery.start(summarizer.run_worker)
+        yield SessionService(ctx.store, ctx.live, summarizer)
+        nursery.cancel_scope.cancel()
+
+
+def summaries(ctx: Context) -> list[dict[str, object]]:
+    """The summary entries of session "s" in journal order (their bodies)."""
+    records = read_journal(ctx.data.session_journal("s")).records
+    return [dict(r.data) for r in records if r.kind == "entry" and r.data.get("role") == "summary"]
+
+
+async def test_a_compaction_cut_by_its_deadline_is_finished_after_a_restart(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """The stand-in folds the entries at once; after a restart a later compact swaps in the LLM summary, resuming."""
+    async with (
+        trio.open_nursery() as nursery,
+        ctxtrio.open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+    ):
+        model = await open_fake_model(nursery, FakeModel(tokens_per_event=8))
+        async with sessions(ctx, model) as service:
+            for n in range(ENTRIES):
+                await service.append(
+                    "s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13} requests."
+                )
+            first = await service.compact(
+                "s", keep_recent=5, target_tokens=300, stop_at=trio.current_time() + DEADLINE_S
+            )
+        assert first.method in ("extractive", "llm+extractive") and len(first.folded) == ENTRIES - 5
+        assert "goes on in the background" in first.note
+        assert slices_path(ctx.data.session_journal("s")).exists()
+        asked_before_restart = len(model.served)
+        async with sessions(ctx, model) as service:  # a restart: new worker, nothing in memory but the files
+            with trio.fail_after(3600.0):
+                while (
+                    "replaced it as"
+                    not in (
+                        again := await service.compact(
+                            "s", keep_recent=5, target_tokens=300, stop_at=trio.current_time() + DEADLINE_S
+                        )
+                    ).note
+                ):
+                    await trio.sleep(30.0)
+            entries = {entry.id: entry for entry in await service.export("s")}
+        nursery.cancel_scope.cancel()
+    stand_in, final = summaries(ctx)
+    assert stand_in["method"] == first.method and final["method"] == "llm"
+    assert final["folds"] == stand_in["folds"] == list(first.folded)
+    assert "replaced it as" in again.note and first.summary is not None and first.summary.id in again.note
+    assert entries[first.summary.id].status == "deleted"  # the stand-in is retired, its entries folded anew
+    assert all(entries[folded].status == "superseded" for folded in first.folded)
+    resumed = model.served[asked_before_restart:]
+    steps = 5  # four slices and the merge
+    assert len(resumed) <= steps - 1 and len(model.served) <= steps + 1  # the kept steps are not asked again
+    assert not slices_path(ctx.data.session_journal("s")).exists()  # nothing pending: the cache is gone
