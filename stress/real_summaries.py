@@ -54,6 +54,7 @@ from slow_model import document, load  # noqa: E402
 
 import ctxtrio  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
+from testkit.deadlines import until  # noqa: E402
 
 _SHARE = re.compile(r"(\d+) of (\d+) parts")
 
@@ -82,7 +83,7 @@ async def measure(base_url: str, args: argparse.Namespace, work: Path) -> None:
         for call in range(1, args.max_calls + 1):
             started = time.monotonic()
             summary = await ctx.documents.summarize(
-                "big", target_tokens=500, stop_at=trio.current_time() + args.deadline
+                "big", target_tokens=500, wait=until(trio.current_time() + args.deadline)
             )
             wall = time.monotonic() - started
             found = _SHARE.search(summary.note)

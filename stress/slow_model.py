@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import ctxtrio
 from ctxtrio._config import Config
+from testkit.deadlines import until
 from tests.llm.fake_stream import FakeModel, open_fake_model
 
 _SHARE = re.compile(r"(\d+) of (\d+) parts")
@@ -62,7 +63,7 @@ async def summaries(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
     for call in range(1, args.max_calls + 1):
         started = trio.current_time()
         summary = await ctx.documents.summarize(
-            "big", start=0, end=end, target_tokens=500, stop_at=started + deadline_s
+            "big", start=0, end=end, target_tokens=500, wait=until(started + deadline_s)
         )
         wall = trio.current_time() - started
         found = _SHARE.search(summary.note)
@@ -87,7 +88,7 @@ async def session(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
         await ctx.sessions.append("work", text)
     started = trio.current_time()
     result = await ctx.sessions.compact(
-        "work", keep_recent=5, target_tokens=200, stop_at=started + args.deadline / args.speedup
+        "work", keep_recent=5, target_tokens=200, wait=until(started + args.deadline / args.speedup)
     )
     wall = trio.current_time() - started
     print(

@@ -9,7 +9,6 @@ filtered to the current generation of each document; nothing is rebuilt per quer
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import replace
 from functools import partial
@@ -20,7 +19,7 @@ import trio
 
 from .._errors import InputError, InvalidIdError
 from .._limits import CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET, check_budget, check_range
-from ..llm.summarizer import Summarizer
+from ..llm.summarizer import Summarizer, Wait, to_the_end
 from ..store.ids import new_id, validate_id
 from ..text.extractive import summarize_extractive
 from ..text.kinds import kind_for
@@ -344,12 +343,13 @@ class DocumentService:
         summarize: bool = False,
         start: int = 0,
         max_chunks: int = 200,
-        stop_at: float = math.inf,
+        wait: Wait = to_the_end,
     ) -> Outline:
         """Chunk indices, heading trails and sizes; with ``summarize``, one sentence per chunk.
 
         Summaries come from the summarizer's ``one_liners``: those not cached in the
-        document yet are one background job, waited for until ``stop_at``; past it the
+        document yet are one background job, waited for by ``wait`` (the caller's cancel
+        scope; default: until done); past its deadline the
         rest are the chunks' first sentences, labelled extractive by the note, while the
         job goes on (each line is kept in the document as it is done): call again.
         The answer fits the default budget (in the model's own tokens when the server can
@@ -375,7 +375,7 @@ class DocumentService:
         await self._repo.top_up(doc)
         cache = GenerationCache(self._repo, doc)
         lines = await self._summarizer.one_liners(
-            [chunk.text for chunk in selected], stop_at=stop_at, cache=cache, job_key=f"outline/{doc.doc_id}/{doc.gen}"
+            [chunk.text for chunk in selected], cache=cache, job_key=f"outline/{doc.doc_id}/{doc.gen}", wait=wait
         )
         notes: dict[str, str] = {}  # the first note of each kind, keyed without its numbers
         for line in lines:
@@ -403,14 +403,14 @@ class DocumentService:
         end: int | None = None,
         target_tokens: int = 500,
         refresh: bool = False,
-        stop_at: float = math.inf,
         progress: Progress | None = None,
+        wait: Wait = to_the_end,
     ) -> DocSummary:
         """Summarize chunks ``start`` .. ``end`` (inclusive; default the whole document).
 
         A whole-document summary written by the LLM is stored with the document and
         returned from there until ``refresh``. LLM work goes on in the background past
-        ``stop_at`` and each finished part is kept in the document's journal at once, so
+        the deadline of ``wait`` (the caller's cancel scope around the wait) and each finished part is kept in the document's journal at once, so
         the next call (or one after a restart) resumes where it stopped; until it is
         done the answer is partly or wholly extractive, and says so. ``progress(done,
         total)`` hears of each part finished while the call waits.
@@ -436,7 +436,7 @@ class DocumentService:
         text, condensed = await self._condensed(doc, first, last)
         cache = GenerationCache(self._repo, doc, read=not refresh)
         summary = await self._summarizer.summarize(
-            text, target_tokens=target_tokens, stop_at=stop_at, cache=cache, progress=progress
+            text, target_tokens=target_tokens, cache=cache, progress=progress, wait=wait
         )
         note = "; ".join(part for part in (condensed, summary.note) if part)
         if whole and summary.method in ("llm", "verbatim"):

@@ -1,8 +1,8 @@
 """What a summary call gives back, and the small helpers :mod:`.summarizer` shares with its callers.
 
 :class:`Summary` (text, method, note), the :class:`SummaryCache` seam, how a call waits
-for a background :class:`~ctxtrio.llm.jobs.Job` (:func:`wait_for`, or :func:`run_inline`
-without a worker), and how a finished plan is labelled. Sentence scoring is CPU work:
+for a background :class:`~ctxtrio.llm.jobs.Job` (:class:`Pending`, under the caller's
+cancel scope), and how a finished plan is labelled. Sentence scoring is CPU work:
 :func:`extract` and :func:`fit` are meant for a worker thread.
 """
 
@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, Protocol
-
-import trio
 
 from .._errors import LLMError
 from ..text.extractive import summarize_extractive
@@ -23,8 +21,8 @@ if TYPE_CHECKING:
     from ._plan import Final as FinalSummary
 
 __all__ = [
-    "ONE_LINER_TOKENS", "Method", "Progress", "Summary", "SummaryCache", "extract", "fit", "labelled", "run_inline",
-    "short", "wait_for",
+    "ONE_LINER_TOKENS", "Method", "Pending", "Progress", "Summary", "SummaryCache", "Wait", "extract", "fit", "labelled",
+    "short", "to_the_end",
 ]  # fmt: skip
 
 Method = Literal["verbatim", "llm", "extractive", "llm+extractive"]
@@ -55,26 +53,56 @@ class SummaryCache(Protocol):
         ...
 
 
-async def wait_for(job: Job, stop_at: float, progress: Progress | None) -> None:
-    """Wait for ``job`` until ``stop_at``, reporting each finished step to ``progress``."""
+class Pending:
+    """LLM work a call waits for: :meth:`wait` runs under the caller's cancel scope.
+
+    The caller sets its deadline as a cancel scope around ``wait`` (see :data:`Wait`):
+    cancelled there, the wait just ends, and the summarizer answers with what is ready
+    (a stand-in for the rest) while a queued job goes on in the background worker.
+    """
+
+    def __init__(self, job: Job, *, queued: bool, progress: Progress | None) -> None:
+        self.job = job
+        self._queued = queued
+        self._progress = progress
+
+    async def wait(self) -> None:
+        """Until the job is done: waiting for the worker, or without one doing the job here."""
+        if self._queued:
+            await _wait_for(self.job, self._progress)
+        else:
+            await _run_inline(self.job)
+
+
+#: How a summary call waits for its :class:`Pending` work: the caller's cancel scope
+#: around ``await pending.wait()`` (the tool layer's is ``--llm-deadline`` from the call's
+#: start); :func:`to_the_end` sets none.
+Wait = Callable[[Pending], Awaitable[None]]
+
+
+async def to_the_end(pending: Pending) -> None:
+    """Wait for ``pending`` without a deadline (library use that sets none)."""
+    await pending.wait()
+
+
+async def _wait_for(job: Job, progress: Progress | None) -> None:
+    """Wait for ``job``, reporting each finished step to ``progress``; cancelling leaves the job queued."""
     job.waiters += 1
     try:
-        with trio.move_on_at(stop_at):
-            while not job.done.is_set():
-                await job.changed()
-                if progress is not None and not job.done.is_set() and job.steps_total:
-                    await progress(job.steps_done, job.steps_total)
+        while not job.done.is_set():
+            await job.changed()
+            if progress is not None and not job.done.is_set() and job.steps_total:
+                await progress(job.steps_done, job.steps_total)
     finally:
         job.leave()
 
 
-async def run_inline(job: Job, stop_at: float) -> None:
-    """No worker: do the job inside the call, until ``stop_at``."""
-    with trio.move_on_at(stop_at):
-        try:
-            job.finish(await job.work(job))
-        except LLMError as exc:
-            job.fail(describe(exc))
+async def _run_inline(job: Job) -> None:
+    """No worker: do the job inside the call (cancelling stops it where it is)."""
+    try:
+        job.finish(await job.work(job))
+    except LLMError as exc:
+        job.fail(describe(exc))
 
 
 def labelled(found: FinalSummary) -> Summary:

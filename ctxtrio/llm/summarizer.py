@@ -7,8 +7,9 @@
 * every LLM step already finished (cache) → the LLM summary at once;
 * otherwise a :class:`~ctxtrio.llm.jobs.Job` goes to the background worker
   (:class:`~ctxtrio.llm.jobs.SummaryQueue`, one request at a time) and the call waits
-  for it until ``stop_at`` (an absolute ``trio.current_time()`` the tool layer sets:
-  hosts kill tool calls after 30–60 s). If it is not done by then, the call answers
+  for it as its ``wait`` says: the caller's cancel scope around :meth:`Pending.wait
+  <._outcome.Pending.wait>` (the tool layer sets ``--llm-deadline``: hosts kill tool
+  calls after 30–60 s). If it is not done by then, the call answers
   with what is ready — slice summaries the LLM finished, an extractive stand-in for
   the rest, labelled ``llm+extractive`` or ``extractive`` with a note saying how far
   the work got and to call again — while the job goes on. Each finished step is put
@@ -23,7 +24,7 @@ answer's room in the window is not sent: that step is done extractively, labelle
 kept: an echo, a copy, an empty or over-long answer, changed or dropped figures count
 as a failed LLM call for that step, which is then done extractively and labelled so
 (never cached, never ``llm``). Without a running worker (library use that did not
-start one) the job runs inside the call, bounded by ``stop_at``.
+start one) the job runs inside the call, under the same scope.
 
 An :class:`~ctxtrio._errors.LLMError` never escapes; errors of ``cache.put`` do.
 """
@@ -31,7 +32,6 @@ An :class:`~ctxtrio._errors.LLMError` never escapes; errors of ``cache.put`` do.
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections import OrderedDict
 from functools import partial
@@ -46,14 +46,15 @@ from ._keeping import Rejected, as_good_as_extractive, checked
 from ._outcome import (
     ONE_LINER_TOKENS,
     Method,
+    Pending,
     Progress,
     Summary,
     SummaryCache,
+    Wait,
     extract,
     labelled,
-    run_inline,
     short,
-    wait_for,
+    to_the_end,
 )
 from ._plan import Answer, Extract, Final, Limits, Step, cache_key, one_liner_step, stand_in, step_count, walk
 from .breaker import BreakerState
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
 
     from ..text.tokens import TokenModel, TokenModelRef
 
-__all__ = ["Method", "Progress", "Summarizer", "Summary", "SummaryCache", "cache_key"]
+__all__ = ["Method", "Pending", "Progress", "Summarizer", "Summary", "SummaryCache", "Wait", "cache_key", "to_the_end"]
 
 log = logging.getLogger("ctxtrio.summaries")
 
@@ -123,16 +124,17 @@ class Summarizer:
         text: str,
         *,
         target_tokens: int,
-        stop_at: float = math.inf,
         cache: SummaryCache | None = None,
         whole_extract: Extract | None = None,
         progress: Progress | None = None,
+        wait: Wait = to_the_end,
     ) -> Summary:
         """Summarize ``text`` to about ``target_tokens``; never raises LLMError.
 
         ``whole_extract(text, target)`` replaces the plain extractive summary when no LLM
         part is ready (sessions rank decisions first). ``progress`` hears of each step
-        finished while the call waits.
+        finished while the call waits; ``wait`` is how it waits (the caller's cancel scope
+        around the job; default: until it is done).
         """
         model = self._ref.current
         if model.estimate(text) <= target_tokens:
@@ -155,14 +157,12 @@ class Summarizer:
             key, partial(self._run_job, text, target_tokens, limits, model, cache), durable=cache is not None
         )
         assert job is not None
-        if self.queue.running:
-            job = self.queue.submit(job)
-            if job is None:
-                note = "the summary queue is full; extractive — call again later"
-                return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
-            await wait_for(job, stop_at, progress)
-        else:
-            await run_inline(job, stop_at)
+        pending = self._submit(job, progress)
+        if pending is None:
+            note = "the summary queue is full; extractive — call again later"
+            return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
+        await wait(pending)
+        job = pending.job
         if job.result is not None:
             return await as_good_as_extractive(job.result, text, target_tokens, whole)
         return await self._partial(job, text, target_tokens, limits, model, cache, whole)
@@ -192,24 +192,24 @@ class Summarizer:
             self.queue.submit(Job(key, partial(self._run_job, text, target_tokens, limits, model, cache), durable=True))
         return None
 
-    async def one_liner(self, text: str, *, stop_at: float = math.inf, cache: SummaryCache | None = None) -> Summary:
+    async def one_liner(self, text: str, *, cache: SummaryCache | None = None, wait: Wait = to_the_end) -> Summary:
         """One sentence about ``text``: :meth:`one_liners` of one text."""
-        return (await self.one_liners([text], stop_at=stop_at, cache=cache))[0]
+        return (await self.one_liners([text], cache=cache, wait=wait))[0]
 
     async def one_liners(
         self,
         texts: Sequence[str],
         *,
-        stop_at: float = math.inf,
         cache: SummaryCache | None = None,
         progress: Progress | None = None,
         job_key: str | None = None,
+        wait: Wait = to_the_end,
     ) -> list[Summary]:
         """One sentence about each of ``texts`` (chunks, for outlines); never raises LLMError.
 
         The ones not cached yet are one background job (one request per text, each kept
-        in ``cache`` the moment it is checked), waited for until ``stop_at`` like
-        :meth:`summarize`; past it the rest are the texts' first sentences, labelled
+        in ``cache`` the moment it is checked), waited for by ``wait`` like
+        :meth:`summarize`; past its deadline the rest are the texts' first sentences, labelled
         ``extractive`` with a note, while the job goes on. With ``job_key`` (a document's
         outline) there is one such job per key at a time: a call while it runs joins it,
         whatever it was asked for, instead of queueing one more for what is still missing
@@ -234,14 +234,12 @@ class Summarizer:
             job = self.queue.find(key) or Job(
                 key, partial(self._run_one_liners, missing, model, cache), durable=cache is not None
             )
-            if self.queue.running:
-                job = self.queue.submit(job)
-                if job is None:
-                    reason = "the summary queue is full"
-                else:
-                    await wait_for(job, stop_at, progress)
+            pending = self._submit(job, progress)
+            if pending is None:
+                job, reason = None, "the summary queue is full"
             else:
-                await run_inline(job, stop_at)
+                await wait(pending)
+                job = pending.job
             if job is not None and job.failure is not None:
                 reason = job.failure
         later = job is not None and job.result is None and job.failure is None and job.durable and self.queue.running
@@ -277,6 +275,13 @@ class Summarizer:
             else:
                 results.append(Summary(line, "extractive", f"{reason}; extractive"))
         return results
+
+    def _submit(self, job: Job, progress: Progress | None) -> Pending | None:
+        """``job`` for the worker (None: the queue is full), or, with no worker running, to do in the call."""
+        if not self.queue.running:
+            return Pending(job, queued=False, progress=progress)
+        queued = self.queue.submit(job)
+        return Pending(queued, queued=True, progress=progress) if queued is not None else None
 
     async def _one_liner_step(self, text: str, model: TokenModel) -> Step | None:
         """The request for ``text``'s one-liner (None: the text is one short line already)."""

@@ -21,7 +21,6 @@ the same entries.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
@@ -29,7 +28,7 @@ import trio
 
 from .._errors import InputError, NotFoundError
 from .._limits import COMPACT_TARGET, KEEP_RECENT, RECALL_LIMIT, check_budget, check_range
-from ..llm.summarizer import Summarizer
+from ..llm.summarizer import Summarizer, Wait, to_the_end
 from ..store.ids import validate_id
 from ..store.records import JSON, NewRecord, Record
 from ..store.results import JournalChangedError
@@ -234,18 +233,19 @@ class SessionService:
         keep_recent: int = 10,
         target_tokens: int = 400,
         dry_run: bool = False,
-        stop_at: float = math.inf,
         reason: str | None = None,
+        wait: Wait = to_the_end,
     ) -> CompactResult:
         """Fold old live entries into one summary entry (the originals are superseded, not deleted).
 
-        ``stop_at`` (a ``trio.current_time()``) bounds the summarizer: past it the
-        summary is extractive. ``dry_run`` only reports what would be folded.
+        ``wait`` is how the summarizer's work is waited for (the caller's cancel scope
+        around it; default: until done): past its deadline the summary is extractive.
+        ``dry_run`` only reports what would be folded.
         """
         check_range("keep_recent", keep_recent, KEEP_RECENT)
         check_range("target_tokens", target_tokens, COMPACT_TARGET)
         with self._registry.use(session_id) as session:
-            return await self._compact(session, keep_recent, target_tokens, dry_run, stop_at, reason)
+            return await self._compact(session, keep_recent, target_tokens, dry_run, reason, wait)
 
     async def _compact(
         self,
@@ -253,8 +253,8 @@ class SessionService:
         keep_recent: int,
         target_tokens: int,
         dry_run: bool,
-        stop_at: float,
         reason: str | None,
+        wait: Wait,
     ) -> CompactResult:
         async with session.compact_lock:
             slices = SliceFile(session.path)
@@ -290,9 +290,9 @@ class SessionService:
             summary = await self._summarizer.summarize(
                 plan.text,
                 target_tokens=target_tokens,
-                stop_at=stop_at,
                 cache=slices if self._summarizer.uses_llm else None,
                 whole_extract=entries_extract(plan, self._live.tokens.current),
+                wait=wait,
             )
             text = summary.text.strip() or plan.text  # an empty summary would lose everything folded
             async with session.lock:

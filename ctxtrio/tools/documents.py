@@ -14,12 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import trio
-
 from .._limits import CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET
 from ..docs import render
 from ..docs.arguments import check_start_end
 from ..docs.model import DocSummary, DocumentInfo, IngestResult, Outline, SearchHit, SearchResult, Window
+from .deadline import llm_deadline
 from .output import Output
 from .results import ToolResult, text_result
 from .spec import BUDGET_PARAM, Args, Call, Hints, Param, Tool
@@ -76,13 +75,12 @@ async def doc_ingest(ctx: Context, args: Args, call: Call) -> ToolResult:
 
 async def doc_outline(ctx: Context, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
-    stop_at = trio.current_time() + ctx.config.llm_deadline_s
     outline = await ctx.documents.outline(
         doc_id,
         summarize=args.flag("summarize"),
         start=args.opt_integer("from") or 0,
         max_chunks=args.integer("max_chunks"),
-        stop_at=stop_at,
+        wait=llm_deadline(ctx),
     )
     return text_result(render.render_outline(outline), _OUTLINE.dump(outline))
 
@@ -121,15 +119,14 @@ async def doc_window(ctx: Context, args: Args, call: Call) -> ToolResult:
 async def doc_summarize(ctx: Context, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
     start, end = _chunk_range(args)
-    stop_at = trio.current_time() + ctx.config.llm_deadline_s
     summary = await ctx.documents.summarize(
         doc_id,
         start=start,
         end=end,
         target_tokens=args.integer("target_tokens"),
         refresh=args.flag("refresh"),
-        stop_at=stop_at,
         progress=call.progress,
+        wait=llm_deadline(ctx),
     )
     return text_result(render.render_summary(summary), _SUMMARY.dump(summary))
 

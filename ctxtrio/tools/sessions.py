@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import trio
-
 from .._limits import COMPACT_TARGET, KEEP_RECENT, MAX_TAGS, RECALL_LIMIT
 from ..docs.embedding import describe_semantic
 from ..memory import render
@@ -27,6 +25,7 @@ from ..memory.model import (
     SessionStatus,
     UpdateResult,
 )
+from .deadline import llm_deadline
 from .output import Output
 from .results import ToolResult, text_result
 from .spec import BUDGET_PARAM, Args, Call, Hints, Param, Tool
@@ -88,13 +87,12 @@ async def context_recall(ctx: Context, args: Args, call: Call) -> ToolResult:
 
 
 async def context_compact(ctx: Context, args: Args, call: Call) -> ToolResult:
-    stop_at = trio.current_time() + ctx.config.llm_deadline_s
     result = await ctx.sessions.compact(
         args.text("session_id"),
         keep_recent=args.integer("keep_recent"),
         target_tokens=args.integer("target_tokens"),
         dry_run=args.flag("dry_run"),
-        stop_at=stop_at,
+        wait=llm_deadline(ctx),
     )
     return text_result(render.render_compacted(result), _COMPACTED.dump(result))
 

@@ -37,6 +37,7 @@ from attacks import ROOT, Row, guarded  # noqa: E402
 from ctxtrio._app import open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
 from ctxtrio.llm.breaker import BreakerState  # noqa: E402
+from testkit.deadlines import until  # noqa: E402
 from tests.llm.fake_stream import FakeModel, open_fake_model  # noqa: E402
 
 if TYPE_CHECKING:
@@ -88,8 +89,8 @@ async def _echo(work: Path) -> Row:
         async with open_context(_config(data, model)) as ctx:
             await _calibrated(ctx)
             await ctx.documents.ingest(text=_document(6), doc_id="d")
-            summary = await ctx.documents.summarize("d", target_tokens=200, stop_at=trio.current_time() + 30)
-            outline = await ctx.documents.outline("d", summarize=True, stop_at=trio.current_time() + 30)
+            summary = await ctx.documents.summarize("d", target_tokens=200, wait=until(trio.current_time() + 30))
+            outline = await ctx.documents.outline("d", summarize=True, wait=until(trio.current_time() + 30))
         nursery.cancel_scope.cancel()
     kept = _summary_lines(data)
     labels = {line.summary for line in outline.entries} if outline.entries else set()
@@ -111,7 +112,7 @@ async def _dropped(work: Path) -> Row:
             await _calibrated(ctx)
             await ctx.documents.ingest(text=_document(6), doc_id="d")
             started = trio.current_time()
-            summary = await ctx.documents.summarize("d", target_tokens=200, stop_at=started + DEADLINE_S)
+            summary = await ctx.documents.summarize("d", target_tokens=200, wait=until(started + DEADLINE_S))
             took = trio.current_time() - started
             breaker = ctx.llm.breaker_state if ctx.llm is not None else None
         nursery.cancel_scope.cancel()
@@ -132,7 +133,7 @@ async def _silent(work: Path) -> Row:
             await _calibrated(ctx)
             await ctx.documents.ingest(text=_document(1), doc_id="d")
             started = trio.current_time()
-            summary = await ctx.documents.summarize("d", target_tokens=60, stop_at=started + DEADLINE_S)
+            summary = await ctx.documents.summarize("d", target_tokens=60, wait=until(started + DEADLINE_S))
             took = trio.current_time() - started
             opened_after = None
             with trio.move_on_after(120):
@@ -188,7 +189,7 @@ async def _killed(work: Path) -> Row:
             with trio.move_on_after(300):
                 while summary is None or summary.method != "llm":
                     summary = await ctx.documents.summarize(
-                        "d", target_tokens=200, stop_at=trio.current_time() + DEADLINE_S
+                        "d", target_tokens=200, wait=until(trio.current_time() + DEADLINE_S)
                     )
         resumed = model.served[asked_before:]
         nursery.cancel_scope.cancel()
@@ -212,7 +213,9 @@ async def _session_restart(work: Path) -> Row:
             await _calibrated(ctx)
             for n in range(150):
                 await ctx.sessions.append("s", f"Step {n} moved node-{n} to rack {n % 7}; its limit is {n * 13}.")
-            first = await ctx.sessions.compact("s", keep_recent=5, target_tokens=200, stop_at=trio.current_time() + 2.0)
+            first = await ctx.sessions.compact(
+                "s", keep_recent=5, target_tokens=200, wait=until(trio.current_time() + 2.0)
+            )
         started = time.monotonic()
         note = ""
         async with open_context(_config(data, model)) as ctx:  # a restart
@@ -221,7 +224,7 @@ async def _session_restart(work: Path) -> Row:
                 while "replaced it as" not in note:
                     note = (
                         await ctx.sessions.compact(
-                            "s", keep_recent=5, target_tokens=200, stop_at=trio.current_time() + DEADLINE_S
+                            "s", keep_recent=5, target_tokens=200, wait=until(trio.current_time() + DEADLINE_S)
                         )
                     ).note
                     await trio.sleep(1.0)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, assert_type
 
 import ctxtrio
 import ctxtrio.docs as docs
+from testkit.deadlines import until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,7 +34,7 @@ async def test_public_signatures(tmp_path: Path) -> None:
         assert_type(ingested.doc, docs.DocumentInfo)
         assert_type(await service.list_documents(), list[docs.DocumentInfo])
         assert_type(await service.get("d"), docs.DocumentInfo)
-        outline = await service.outline("d", summarize=True, start=0, max_chunks=10, stop_at=1e9)
+        outline = await service.outline("d", summarize=True, start=0, max_chunks=10, wait=until(1e9))
         assert_type(outline, docs.Outline)
         assert_type(outline.entries, tuple[docs.OutlineEntry, ...])
         found = await service.search("zebras", doc_id="d", budget_tokens=500, limit=5)
@@ -42,7 +43,7 @@ async def test_public_signatures(tmp_path: Path) -> None:
         window = await service.window("d", start=0, end=0, budget_tokens=500, reset=False, session_id="s")
         assert_type(window, docs.Window)
         assert_type(window.chunks, tuple[docs.WindowChunk, ...])
-        summary = await service.summarize("d", start=0, end=0, target_tokens=100, refresh=False, stop_at=1e9)
+        summary = await service.summarize("d", start=0, end=0, target_tokens=100, refresh=False, wait=until(1e9))
         assert_type(summary, docs.DocSummary)
         assert_type(await service.forget("d"), docs.DocumentInfo)
         assert found.hits[0].doc_id == "d" and window.at_end and summary.method == "verbatim"

@@ -18,6 +18,7 @@ from ctxtrio.docs.service import DocumentService
 from ctxtrio.llm.client import LLMSettings, open_llm_client
 from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.text.tokens import TokenModel
+from testkit.deadlines import until
 
 from .conftest import opened
 
@@ -89,11 +90,11 @@ async def test_timed_out_summary_resumes_where_it_stopped(tmp_path: Path, clock:
     llm = FakeLLM(delay_s=10.0)
     async with opened(tmp_path) as ctx, service_with_llm(ctx, llm) as docs:
         await docs.ingest(text=SECTIONS, doc_id="d")
-        short = await docs.summarize("d", target_tokens=200, stop_at=trio.current_time() + 25.0)
+        short = await docs.summarize("d", target_tokens=200, wait=until(trio.current_time() + 25.0))
         assert short.method != "llm" and "call again" in short.note
         done_before = llm.calls
         assert done_before == 2
-        full = await docs.summarize("d", target_tokens=200, stop_at=math.inf)
+        full = await docs.summarize("d", target_tokens=200, wait=until(math.inf))
         assert full.method == "llm"
         total_without_cache = llm.calls - done_before
         llm.calls = 0
@@ -143,9 +144,9 @@ async def test_repeated_outline_calls_join_one_job_per_document(tmp_path: Path, 
             docs = DocumentService(ctx.store, ctx.live, ctx.config, summarizer)
             await docs.ingest(text=SECTIONS, doc_id="d")
             for _ in range(20):
-                outline = await docs.outline("d", summarize=True, stop_at=trio.current_time() + 0.5)
+                outline = await docs.outline("d", summarize=True, wait=until(trio.current_time() + 0.5))
                 assert "queue is full" not in outline.note
                 await trio.sleep(11.0)
-            summary = await docs.summarize("d", target_tokens=200, stop_at=trio.current_time() + 0.5)
+            summary = await docs.summarize("d", target_tokens=200, wait=until(trio.current_time() + 0.5))
             assert "queue is full" not in summary.note, summary.note
             nursery.cancel_scope.cancel()

@@ -9,6 +9,7 @@ import trio
 
 import ctxtrio.llm as llm
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
+from testkit.deadlines import until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -68,9 +69,9 @@ async def test_summarizer_signatures() -> None:
     """Summarizer(client | None, ref) and its two calls type-check and return Summary."""
     cache: llm.SummaryCache = _Cache()
     summarizer = llm.Summarizer(None, TokenModelRef(TokenModel.cold()))
-    summary = await summarizer.summarize("Text. " * 400, target_tokens=60, stop_at=1e9, cache=cache)
+    summary = await summarizer.summarize("Text. " * 400, target_tokens=60, wait=until(1e9), cache=cache)
     assert_type(summary, llm.Summary)
     assert_type(summary.method, Literal["verbatim", "llm", "extractive", "llm+extractive"])
-    line = await summarizer.one_liner("# Title\n\nFirst sentence.", stop_at=1e9, cache=cache)
+    line = await summarizer.one_liner("# Title\n\nFirst sentence.", wait=until(1e9), cache=cache)
     assert_type(line, llm.Summary)
     assert (summary.method, line.method) == ("extractive", "extractive")

@@ -9,6 +9,7 @@ import trio.testing
 from ctxtrio._errors import LLMTimeoutError, LLMUnavailableError
 from ctxtrio.llm.breaker import BreakerState
 from ctxtrio.llm.client import ChatMessage, LLMSettings, open_llm_client
+from testkit.deadlines import until
 
 from .fake_stream import FakeModel, open_fake_model
 from .test_jobs import TEXT, slow, worker
@@ -22,7 +23,7 @@ async def test_outline_one_liners_go_on_in_the_background(nursery: trio.Nursery,
     model = await open_fake_model(nursery, slow())
     cache = DictCache()
     async with worker(model) as (summarizer, _):
-        first = await summarizer.one_liners(CHUNKS, stop_at=trio.current_time() + 12.0, cache=cache)
+        first = await summarizer.one_liners(CHUNKS, wait=until(trio.current_time() + 12.0), cache=cache)
         pending = [line for line in first if line.method != "llm"]
         assert pending  # eight requests of ~5 s each cannot all be done in 12 s
         assert all(line.method == "extractive" and "go on in the background" in line.note for line in pending)
@@ -30,7 +31,7 @@ async def test_outline_one_liners_go_on_in_the_background(nursery: trio.Nursery,
         with trio.fail_after(300.0):  # nobody waits; the worker carries on (polled: its threads need real time)
             while len(cache.entries) < len(CHUNKS):
                 await trio.sleep(1.0)
-        again = await summarizer.one_liners(CHUNKS, stop_at=trio.current_time() + 12.0, cache=cache)
+        again = await summarizer.one_liners(CHUNKS, wait=until(trio.current_time() + 12.0), cache=cache)
     assert [line.method for line in again] == ["llm"] * len(CHUNKS)
     assert len(model.served) == len(CHUNKS)  # each chunk asked once, across both calls
 
@@ -42,7 +43,7 @@ async def test_one_liners_of_an_echoing_model_are_never_kept(
     model = await open_fake_model(nursery, slow(behaviour="echo"))
     cache = DictCache()
     async with worker(model) as (summarizer, _):
-        lines = await summarizer.one_liners(CHUNKS[:3], stop_at=trio.current_time() + 60.0, cache=cache)
+        lines = await summarizer.one_liners(CHUNKS[:3], wait=until(trio.current_time() + 60.0), cache=cache)
     assert cache.entries == {}
     assert all(line.method == "extractive" and "LLM answer rejected" in line.note for line in lines)
 
@@ -54,7 +55,7 @@ async def test_resume_hands_back_a_finished_job_and_restarts_a_missing_one(
     model = await open_fake_model(nursery, slow())
     cache = DictCache()
     async with worker(model) as (summarizer, _):
-        await summarizer.summarize(TEXT, target_tokens=150, stop_at=trio.current_time() + 70.0, cache=cache)
+        await summarizer.summarize(TEXT, target_tokens=150, wait=until(trio.current_time() + 70.0), cache=cache)
     kept = len(cache.entries)
     assert kept >= 1
     async with worker(model) as (summarizer, _):  # a restart: no job is running

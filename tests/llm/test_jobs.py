@@ -16,6 +16,7 @@ from ctxtrio.llm.client import ChatMessage, LLMClient, LLMSettings, open_llm_cli
 from ctxtrio.llm.jobs import SummaryQueue
 from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
+from testkit.deadlines import until
 
 from .fake_stream import FakeModel, open_fake_model
 from .test_summarizer import DictCache, document
@@ -59,7 +60,7 @@ async def test_work_goes_on_between_calls_and_a_later_call_gets_the_llm_summary(
     async with worker(model) as (summarizer, _):
         while not calls or calls[-1][1] != "llm":
             started = trio.current_time()
-            summary = await summarizer.summarize(TEXT, target_tokens=150, stop_at=started + DEADLINE_S, cache=cache)
+            summary = await summarizer.summarize(TEXT, target_tokens=150, wait=until(started + DEADLINE_S), cache=cache)
             calls.append((trio.current_time() - started, summary.method, len(cache.entries)))
             if summary.method != "llm":
                 assert "goes on in the background" in summary.note and "call again" in summary.note
@@ -77,7 +78,7 @@ async def test_a_restart_resumes_from_the_durable_steps(nursery: trio.Nursery, c
     model = await open_fake_model(nursery, slow())
     cache = DictCache()
     async with worker(model) as (summarizer, _):
-        await summarizer.summarize(TEXT, target_tokens=150, stop_at=trio.current_time() + 70.0, cache=cache)
+        await summarizer.summarize(TEXT, target_tokens=150, wait=until(trio.current_time() + 70.0), cache=cache)
     kept = dict(cache.entries)
     asked_before = len(model.served)
     assert 1 <= len(kept) < STEPS
@@ -131,7 +132,7 @@ async def test_a_full_queue_answers_extractively_at_once(nursery: trio.Nursery, 
             while len(queue._jobs) < 2:  # and the second one is queued
                 await trio.to_thread.run_sync(time.sleep, 0.01)
             stop_at = trio.current_time() + 45.0
-            refused = await summarizer.summarize(document(300, start=800), target_tokens=150, stop_at=stop_at)
+            refused = await summarizer.summarize(document(300, start=800), target_tokens=150, wait=until(stop_at))
             calls.cancel_scope.cancel()
     assert refused.method == "extractive" and refused.note.startswith("the summary queue is full")
     assert not any("Step 800 " in served.prompt for served in model.served)  # never sent

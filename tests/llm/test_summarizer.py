@@ -17,6 +17,7 @@ from ctxtrio.llm._slices import slice_text
 from ctxtrio.llm.client import LLMClient, LLMSettings, open_llm_client
 from ctxtrio.llm.summarizer import Summarizer, cache_key
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
+from testkit.deadlines import until
 from testkit.fake_openai import FakeServer, open_fake_openai
 
 if TYPE_CHECKING:
@@ -192,12 +193,12 @@ async def test_hanging_single_pass_returns_at_stop_at(clock: trio.testing.MockCl
     script = Scripted(answers=0)
     async with mock_client(script) as client:
         summarizer = summarizer_for(client)
-        summary = await summarizer.summarize(document(100), target_tokens=200, stop_at=30.0)
+        summary = await summarizer.summarize(document(100), target_tokens=200, wait=until(30.0))
     assert trio.current_time() == 30.0
     assert (summary.method, summary.note) == ("extractive", "deadline passed; extractive")
     async with mock_client(Scripted(answers=0)) as client:  # a fresh breaker
         cached = await summarizer_for(client).summarize(
-            document(100), target_tokens=200, stop_at=60.0, cache=DictCache()
+            document(100), target_tokens=200, wait=until(60.0), cache=DictCache()
         )
     assert cached.note == "deadline passed; extractive — call again to continue (finished parts are kept)"
 
@@ -211,7 +212,7 @@ async def test_deadline_mid_slices_then_resume_from_cache(
     cache = DictCache()
     hanging = Scripted(delay_s=5.0, answers=3)
     async with mock_client(hanging) as client:
-        partial = await summarizer_for(client).summarize(text, target_tokens=400, stop_at=40.0, cache=cache)
+        partial = await summarizer_for(client).summarize(text, target_tokens=400, wait=until(40.0), cache=cache)
     assert trio.current_time() == 40.0
     assert partial.method == "llm+extractive"
     assert partial.note == (
@@ -256,7 +257,7 @@ async def test_deadline_before_the_merge(clock: trio.testing.MockClock) -> None:
     count = len(slice_text(text, max_tokens=1500, model=MODEL))
     script = Scripted(delay_s=1.0, answers=count)
     async with mock_client(script) as client:  # stop_at comes before the merge's first-token deadline (~89 s)
-        summary = await summarizer_for(client).summarize(text, target_tokens=400, stop_at=60.0, cache=DictCache())
+        summary = await summarizer_for(client).summarize(text, target_tokens=400, wait=until(60.0), cache=DictCache())
     assert trio.current_time() == 60.0
     assert summary.method == "llm+extractive"
     assert summary.note == (
@@ -276,8 +277,8 @@ async def test_one_liner_is_cached_and_degrades_after_the_deadline(
     async with mock_client(script) as client:
         summarizer = summarizer_for(client)
         first = await summarizer.one_liner(chunk, cache=cache)
-        again = await summarizer.one_liner(chunk, stop_at=0.0, cache=cache)
-        late = await summarizer.one_liner(document(10, start=50), stop_at=0.0, cache=cache)
+        again = await summarizer.one_liner(chunk, wait=until(0.0), cache=cache)
+        late = await summarizer.one_liner(document(10, start=50), wait=until(0.0), cache=cache)
     assert first.text.startswith("Single summary: node-9") and first.method == "llm"
     assert (again.text, again.method) == (first.text, "llm")
     assert len(script.prompts) == 1
@@ -291,7 +292,7 @@ async def test_hanging_real_server_returns_by_stop_at(nursery: trio.Nursery) -> 
     async with open_llm_client(LLMSettings(server.base_url, timeout_s=60.0)) as client:
         stop_at = trio.current_time() + 0.3
         summarizer = summarizer_for(client)
-        summary = await summarizer.summarize(document(100), target_tokens=200, stop_at=stop_at)
+        summary = await summarizer.summarize(document(100), target_tokens=200, wait=until(stop_at))
     assert stop_at <= trio.current_time() < stop_at + 1.0
     assert summary.method == "extractive" and summary.note == "deadline passed; extractive"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
-from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache
+from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache, Wait, to_the_end
+from testkit.deadlines import deadline_of
 
 if TYPE_CHECKING:
     from ctxtrio._context import Context
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class RecordingSummarizer(Summarizer):
-    """Extractive, but remembers the deadline it was given."""
+    """Extractive, but remembers the deadline its ``wait`` sets."""
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(None, ctx.live.tokens)
@@ -24,17 +24,17 @@ class RecordingSummarizer(Summarizer):
         text: str,
         *,
         target_tokens: int,
-        stop_at: float = math.inf,
         cache: SummaryCache | None = None,
         whole_extract: Extract | None = None,
         progress: Progress | None = None,
+        wait: Wait = to_the_end,
     ) -> Summary:
-        self.stop_at.append(stop_at)
+        self.stop_at.append(await deadline_of(wait))
         return await super().summarize(
             text,
             target_tokens=target_tokens,
-            stop_at=stop_at,
             cache=cache,
             whole_extract=whole_extract,
             progress=progress,
+            wait=wait,
         )

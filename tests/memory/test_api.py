@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, assert_type
 
 import ctxtrio
 import ctxtrio.memory as memory
+from testkit.deadlines import until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,7 +39,7 @@ async def test_public_signatures(tmp_path: Path) -> None:
         status = await sessions.status("s1")
         assert_type(status, memory.SessionStatus)
         assert_type(status.advice, memory.Advice)
-        compacted = await sessions.compact("s1", keep_recent=0, target_tokens=50, dry_run=True, stop_at=1e9)
+        compacted = await sessions.compact("s1", keep_recent=0, target_tokens=50, dry_run=True, wait=until(1e9))
         assert_type(compacted, memory.CompactResult)
         updated = await sessions.update("s1", appended.entry.id, pinned=False)
         assert_type(updated, memory.UpdateResult)

@@ -13,6 +13,7 @@ from ctxtrio._errors import InputError, InvalidIdError, NotFoundError
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 from ctxtrio.text.tokens import TokenModel
+from testkit.deadlines import until
 
 from .doubles import RecordingSummarizer
 
@@ -187,13 +188,13 @@ async def test_second_compaction_never_folds_summaries_or_pins(ctx: Context) -> 
 
 
 async def test_compaction_passes_the_deadline_to_the_summarizer(ctx: Context) -> None:
-    """compact(stop_at=...) hands the absolute deadline to the summarizer."""
+    """compact(wait=until(...)) hands the absolute deadline to the summarizer."""
     summarizer = RecordingSummarizer(ctx)
     service = SessionService(ctx.store, ctx.live, summarizer)
     for n in range(5):
         await service.append("s1", f"note number {n} with some words")
     deadline = trio.current_time() + 45
-    await service.compact("s1", keep_recent=1, stop_at=deadline)
+    await service.compact("s1", keep_recent=1, wait=until(deadline))
     assert summarizer.stop_at == [deadline]
 
 

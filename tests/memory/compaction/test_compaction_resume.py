@@ -15,6 +15,7 @@ from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.memory.compaction.slices import slices_path
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
+from testkit.deadlines import until
 from tests.llm.fake_stream import FakeModel, open_fake_model
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ async def test_a_compaction_cut_by_its_deadline_is_finished_after_a_restart(
                     "s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13} requests."
                 )
             first = await service.compact(
-                "s", keep_recent=5, target_tokens=300, stop_at=trio.current_time() + DEADLINE_S
+                "s", keep_recent=5, target_tokens=300, wait=until(trio.current_time() + DEADLINE_S)
             )
         assert first.method in ("extractive", "llm+extractive") and len(first.folded) == ENTRIES - 5
         assert "goes on in the background" in first.note
@@ -70,7 +71,7 @@ async def test_a_compaction_cut_by_its_deadline_is_finished_after_a_restart(
                     "replaced it as"
                     not in (
                         again := await service.compact(
-                            "s", keep_recent=5, target_tokens=300, stop_at=trio.current_time() + DEADLINE_S
+                            "s", keep_recent=5, target_tokens=300, wait=until(trio.current_time() + DEADLINE_S)
                         )
                     ).note
                 ):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import trio
@@ -10,7 +9,7 @@ import trio
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError
-from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache
+from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache, Wait, to_the_end
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.journal import read_journal
 
@@ -34,10 +33,10 @@ class _Rendezvous(Summarizer):
         text: str,
         *,
         target_tokens: int,
-        stop_at: float = math.inf,
         cache: SummaryCache | None = None,
         whole_extract: Extract | None = None,
         progress: Progress | None = None,
+        wait: Wait = to_the_end,
     ) -> Summary:
         self._arrived[0] += 1
         if self._arrived[0] == 2:
@@ -46,10 +45,10 @@ class _Rendezvous(Summarizer):
         return await super().summarize(
             text,
             target_tokens=target_tokens,
-            stop_at=stop_at,
             cache=cache,
             whole_extract=whole_extract,
             progress=progress,
+            wait=wait,
         )
 
 
