@@ -41,14 +41,15 @@ from .docs.embedding import SemanticIndex
 from .docs.pool import ChunkPool
 from .docs.service import DocumentService
 from .llm.calibration import run_calibrator
-from .llm.client import LLMClient, LLMSettings, open_llm_client
+from .llm.client import LLMClient, open_llm_client
 from .llm.counting import TokenCounter
 from .llm.embeddings import Embedder
+from .llm.messages import LLMSettings
 from .llm.summarizer import Summarizer
 from .memory.service import SessionService
 from .store.layout import prepare_data_dir
 from .store.vectors import VectorStore
-from .store.writer import StoreHandle, run_store_writer
+from .store.writer import run_store_writer
 from .surface.served import ServedSurface
 from .surface.watch import watch
 from .tools.compact import COMPACT_TOOLS
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from ._config import Config
+    from .store.handle import StoreHandle
 
 __all__ = ["build_server", "open_context", "running_server", "serve"]
 

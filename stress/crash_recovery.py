@@ -28,7 +28,7 @@ from mcp import Client
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ctxtrio.store.journal import read_journal  # noqa: E402
+from ctxtrio.store.reading import read_journal  # noqa: E402
 
 
 async def hammer(url: str, session: str, client_no: int, acked: list[str], stop: trio.Event, first: trio.Event) -> None:

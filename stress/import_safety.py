@@ -38,7 +38,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from ctxtrio.cli.transfer import FORMAT_VERSION, export_line  # noqa: E402
-from ctxtrio.store.journal import read_journal  # noqa: E402
+from ctxtrio.store.reading import read_journal  # noqa: E402
 
 if TYPE_CHECKING:
     from ctxtrio.store.records import Record

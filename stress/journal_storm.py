@@ -23,16 +23,20 @@ import tempfile
 import time
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ctxtrio.store.journal import read_journal  # noqa: E402
 from ctxtrio.store.layout import prepare_data_dir  # noqa: E402
+from ctxtrio.store.reading import read_journal  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
-from ctxtrio.store.writer import StoreHandle, run_store_writer  # noqa: E402
+from ctxtrio.store.writer import run_store_writer  # noqa: E402
+
+if TYPE_CHECKING:
+    from ctxtrio.store.handle import StoreHandle
 
 
 async def worker(data_dir: Path, name: str, concurrency: int, records: int, journals: int) -> dict[str, object]:

@@ -53,8 +53,9 @@ from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio.docs import embedding
 from ctxtrio.docs.embedding import SemanticIndex
-from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
+from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.store.vectors import VectorStore
 from testkit.processes import stop_popen  # on sys.path through real_server
 

@@ -57,7 +57,8 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # testkit/
 from real_server import RealServer, ensure_venv, gguf_for, running_server, without_tokenize
 
 from ctxtrio.llm.calibration import measure_rates
-from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
+from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.text.tokens import TokenModel
 from testkit.results import text_of
 

@@ -30,8 +30,9 @@ from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio.docs.embedding import SemanticIndex
 from ctxtrio.docs.search import search_words
-from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
+from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.store.vectors import VectorRow, VectorStore
 from testkit.fake_embeddings import FakeEmbeddings
 

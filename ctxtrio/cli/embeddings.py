@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import LLMError, StoreError
-from ..llm.client import LLMSettings, open_llm_client
+from ..llm.client import open_llm_client
 from ..llm.embeddings import Embedder
+from ..llm.messages import LLMSettings
 from ..store.vectors import VectorStore
 
 if TYPE_CHECKING:

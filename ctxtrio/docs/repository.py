@@ -35,7 +35,7 @@ import trio
 from .._errors import NotFoundError, StoreError
 from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
 from .chunks import LoadedDoc, StoredChunk, chunk_on_line, load_generation, summary_record
-from .folders import ORPHAN_AGE_S, make_doc_dir, probe_writable, remove_empty_dirs, sweep_folders
+from .folders import probe_writable, remove_empty_dirs, sweep_folders
 from .ranges import RANGE_MIN_BYTES, chunk_spans
 
 if TYPE_CHECKING:
@@ -47,8 +47,7 @@ if TYPE_CHECKING:
     from ..store.results import AppendResult
     from .model import DocumentInfo
 
-# ORPHAN_AGE_S and make_doc_dir live in .folders; they are named here too.
-__all__ = ["COMMIT_DEADLINE_S", "ORPHAN_AGE_S", "CommitTimeoutError", "GenerationCache", "Repository", "make_doc_dir"]
+__all__ = ["COMMIT_DEADLINE_S", "CommitTimeoutError", "GenerationCache", "Repository"]
 
 log = logging.getLogger("ctxtrio.docs")
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .breaker import Breaker, BreakerState
 from .calibration import run_calibrator
-from .client import ChatMessage, Completion, LLMClient, LLMSettings, open_llm_client
+from .client import LLMClient, open_llm_client
+from .messages import ChatMessage, Completion, LLMSettings
 from .summarizer import Summarizer, Summary, SummaryCache
 
 __all__ = [

@@ -49,12 +49,13 @@ from ..text.tokens import ScriptClass, TokenModel, TokenModelRef, class_counts
 from ._fit import Measurement, fit_rates, publishable_rates
 from ._json import as_object
 from ._samples import OVERHEAD_PROBES, SAMPLES, WARM_UP
-from .client import ChatMessage, LLMClient
+from .messages import ChatMessage
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from pathlib import Path
 
+    from .client import LLMClient
     from .counting import TokenCounter
 
 __all__ = ["MARGIN", "Calibration", "Method", "measure_rates", "run_calibrator"]

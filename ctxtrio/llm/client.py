@@ -72,8 +72,7 @@ from .messages import ChatMessage, Completion, LLMSettings
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-# ChatMessage, Completion and LLMSettings live in .messages; they are named here too.
-__all__ = ["ChatMessage", "Completion", "LLMClient", "LLMSettings", "open_llm_client"]
+__all__ = ["LLMClient", "open_llm_client"]
 
 _T = TypeVar("_T")
 

@@ -59,13 +59,14 @@ from ._outcome import (
 from ._plan import Answer, Extract, Final, Limits, Step, cache_key, one_liner_step, stand_in, step_count, walk
 from .breaker import BreakerState
 from .checks import echo_so_far
-from .client import ChatMessage, LLMClient
 from .jobs import Job, SummaryQueue
+from .messages import ChatMessage
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from ..text.tokens import TokenModel, TokenModelRef
+    from .client import LLMClient
 
 __all__ = ["Method", "Pending", "Progress", "Summarizer", "Summary", "SummaryCache", "Wait", "cache_key", "to_the_end"]
 

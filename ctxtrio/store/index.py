@@ -43,8 +43,7 @@ from .reading import read_journal
 from .records import StoredRecord
 from .rows import Hit, IndexRow, RowsFor, Table, fts_levels, no_rows
 
-# Hit, IndexRow, RowsFor, Table and no_rows live in .rows; they are named here too.
-__all__ = ["Appended", "Hit", "IndexDamagedError", "IndexRow", "RowsFor", "SearchIndex", "Table", "no_rows"]
+__all__ = ["Appended", "IndexDamagedError", "SearchIndex"]
 
 log = logging.getLogger("ctxtrio.store")
 

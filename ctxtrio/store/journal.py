@@ -39,27 +39,14 @@ from typing import TYPE_CHECKING
 from .._clock import SYSTEM_CLOCK, ThreadClock
 from .._errors import LockTimeoutError, StoreError
 from .install import install_journal
-from .reading import ReadResult, parse_lines, read_blocks, read_journal, store_error
+from .reading import parse_lines, store_error
 from .records import NewRecord, StoredRecord, encode_line, encode_record
 from .results import AppendResult, JournalChangedError, Rewrite, RewriteResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
 
-# ReadResult, read_blocks and read_journal live in .reading, AppendResult, JournalChangedError,
-# Rewrite and RewriteResult in .results; they are named here too.
-__all__ = [
-    "AppendResult",
-    "GroupItem",
-    "JournalAppender",
-    "JournalChangedError",
-    "ReadResult",
-    "Rewrite",
-    "RewriteResult",
-    "UnstorableError",
-    "read_blocks",
-    "read_journal",
-]
+__all__ = ["GroupItem", "JournalAppender", "UnstorableError"]
 
 
 log = logging.getLogger("ctxtrio.store")

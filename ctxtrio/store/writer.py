@@ -44,9 +44,7 @@ from .rows import RowsFor, no_rows
 if TYPE_CHECKING:
     from .layout import DataDir
 
-# StoreHandle, IndexHealth, WriterStats and open_store_channel live in .handle; they are
-# named here too, where they were first defined.
-__all__ = ["IndexHealth", "StoreHandle", "WriterStats", "open_store_channel", "run_store_writer"]
+__all__ = ["run_store_writer"]
 
 log = logging.getLogger("ctxtrio.store")
 

@@ -11,7 +11,8 @@ import trio
 
 from ctxtrio._errors import NotFoundError
 from ctxtrio.docs.chunks import ChunkBatcher
-from ctxtrio.docs.repository import ORPHAN_AGE_S, Repository
+from ctxtrio.docs.folders import ORPHAN_AGE_S
+from ctxtrio.docs.repository import Repository
 
 from .conftest import opened
 
@@ -19,8 +20,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxtrio.docs.model import DocumentInfo
-    from ctxtrio.store.journal import AppendResult
     from ctxtrio.store.reading import ReadResult
+    from ctxtrio.store.results import AppendResult
 
 OLD = "# Version\n\n" + "\n\n".join(f"Paragraph {n} mentions aardvark{n % 7} and old material." for n in range(300))
 NEW = "# Version\n\n" + "\n\n".join(f"Paragraph {n} mentions zebra{n % 5} and new material." for n in range(200))

@@ -15,8 +15,9 @@ from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
 from ctxtrio.docs.packing import Candidate
 from ctxtrio.docs.render import render_search
 from ctxtrio.docs.search import fuse, rerank_fused
-from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
+from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.store.rows import Hit
 from ctxtrio.store.vectors import VectorHit, VectorStore
 from ctxtrio.text.chunking import Chunk

@@ -15,7 +15,8 @@ import trio.testing
 
 from ctxtrio._errors import InputError
 from ctxtrio.docs.service import DocumentService
-from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
+from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.text.tokens import TokenModel
 from testkit.deadlines import until

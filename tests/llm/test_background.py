@@ -8,7 +8,8 @@ import trio.testing
 
 from ctxtrio._errors import LLMTimeoutError, LLMUnavailableError
 from ctxtrio.llm.breaker import BreakerState
-from ctxtrio.llm.client import ChatMessage, LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
+from ctxtrio.llm.messages import ChatMessage, LLMSettings
 from testkit.deadlines import until
 
 from .fake_stream import FakeModel, open_fake_model

@@ -9,7 +9,8 @@ import trio.testing
 
 from ctxtrio._errors import LLMResponseError, LLMUnavailableError
 from ctxtrio.llm.breaker import Breaker, BreakerState
-from ctxtrio.llm.client import ChatMessage, LLMClient, LLMSettings, open_llm_client
+from ctxtrio.llm.client import LLMClient, open_llm_client
+from ctxtrio.llm.messages import ChatMessage, LLMSettings
 
 
 def state(breaker: Breaker) -> BreakerState:

@@ -16,7 +16,8 @@ from ctxtrio._errors import LLMResponseError
 from ctxtrio.llm._fit import Measurement, fit_rates, publishable_rates
 from ctxtrio.llm._samples import OVERHEAD_PROBES, SAMPLES, WARM_UP
 from ctxtrio.llm.calibration import MARGIN, measure_rates, run_calibrator
-from ctxtrio.llm.client import LLMClient, LLMSettings, open_llm_client
+from ctxtrio.llm.client import LLMClient, open_llm_client
+from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.text.tokens import CHARACTER_CLASSES, ScriptClass, TokenModel, TokenModelRef, class_counts
 from testkit.fake_openai import (
     DENSE_RATES,

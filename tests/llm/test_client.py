@@ -13,7 +13,8 @@ import trio.testing
 
 from ctxtrio._errors import LLMResponseError, LLMTimeoutError, LLMUnavailableError
 from ctxtrio.llm.breaker import BreakerState
-from ctxtrio.llm.client import ChatMessage, LLMClient, LLMSettings, open_llm_client
+from ctxtrio.llm.client import LLMClient, open_llm_client
+from ctxtrio.llm.messages import ChatMessage, LLMSettings
 from testkit.fake_openai import (
     ContextStyle,
     FakeServer,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from ctxtrio.llm.client import ChatMessage, LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.counting import TokenCounter
+from ctxtrio.llm.messages import ChatMessage, LLMSettings
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
 from testkit.fake_openai import FakeServer, open_fake_openai, true_tokens
 

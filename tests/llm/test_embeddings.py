@@ -12,8 +12,9 @@ import trio.testing
 
 from ctxtrio._errors import LLMResponseError, LLMUnavailableError
 from ctxtrio.llm.breaker import BreakerState
-from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder, prefixes_for
+from ctxtrio.llm.messages import LLMSettings
 from testkit.fake_embeddings import FakeEmbeddings
 
 BASE = "http://embed.test/v1"

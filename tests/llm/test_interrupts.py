@@ -9,7 +9,8 @@ import trio.testing
 
 from ctxtrio._errors import LLMInterruptedError
 from ctxtrio.llm.breaker import BreakerState
-from ctxtrio.llm.client import ChatMessage, LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
+from ctxtrio.llm.messages import ChatMessage, LLMSettings
 from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
 

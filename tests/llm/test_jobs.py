@@ -12,8 +12,9 @@ import trio
 import trio.testing
 
 from ctxtrio.llm._slices import slice_text
-from ctxtrio.llm.client import ChatMessage, LLMClient, LLMSettings, open_llm_client
+from ctxtrio.llm.client import LLMClient, open_llm_client
 from ctxtrio.llm.jobs import SummaryQueue
+from ctxtrio.llm.messages import ChatMessage, LLMSettings
 from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
 from testkit.deadlines import until

@@ -13,7 +13,8 @@ import trio.testing
 from ctxtrio._errors import LLMResponseError, LLMTimeoutError
 from ctxtrio.llm._sse import StreamedAnswer
 from ctxtrio.llm.breaker import BreakerState
-from ctxtrio.llm.client import ChatMessage, LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
+from ctxtrio.llm.messages import ChatMessage, LLMSettings
 
 from .fake_stream import FakeModel, open_fake_model
 

@@ -14,7 +14,8 @@ import trio
 import trio.testing
 
 from ctxtrio.llm._slices import slice_text
-from ctxtrio.llm.client import LLMClient, LLMSettings, open_llm_client
+from ctxtrio.llm.client import LLMClient, open_llm_client
+from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.llm.summarizer import Summarizer, cache_key
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
 from testkit.deadlines import until

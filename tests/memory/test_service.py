@@ -11,7 +11,7 @@ import ctxtrio
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError, InvalidIdError, NotFoundError
 from ctxtrio.memory.service import SessionService
-from ctxtrio.store.journal import read_journal
+from ctxtrio.store.reading import read_journal
 from ctxtrio.text.tokens import TokenModel
 from testkit.deadlines import until
 

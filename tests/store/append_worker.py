@@ -9,12 +9,16 @@ from __future__ import annotations
 import sys
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import NewRecord
-from ctxtrio.store.writer import StoreHandle, run_store_writer
+from ctxtrio.store.writer import run_store_writer
+
+if TYPE_CHECKING:
+    from ctxtrio.store.handle import StoreHandle
 
 
 async def main(data_dir: Path, session: str, name: str, count: int, concurrency: int) -> None:

@@ -7,8 +7,10 @@ import os
 from typing import TYPE_CHECKING
 
 from ctxtrio._errors import StoreError
-from ctxtrio.store.journal import AppendResult, JournalAppender, JournalChangedError, read_journal
+from ctxtrio.store.journal import JournalAppender
+from ctxtrio.store.reading import read_journal
 from ctxtrio.store.records import NewRecord
+from ctxtrio.store.results import AppendResult, JournalChangedError
 
 if TYPE_CHECKING:
     from pathlib import Path

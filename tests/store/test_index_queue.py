@@ -13,7 +13,7 @@ from ctxtrio.docs.chunks import chunk_rows
 from ctxtrio.store.index import Appended, SearchIndex
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import NewRecord
-from ctxtrio.store.writer import StoreHandle, run_store_writer
+from ctxtrio.store.writer import run_store_writer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     import pytest
 
+    from ctxtrio.store.handle import StoreHandle
     from ctxtrio.store.layout import DataDir
 
 

@@ -10,8 +10,10 @@ import pytest
 
 from ctxtrio._errors import StoreError
 from ctxtrio.store import journal as journal_module
-from ctxtrio.store.journal import JournalAppender, JournalChangedError, read_journal
+from ctxtrio.store.journal import JournalAppender
+from ctxtrio.store.reading import read_journal
 from ctxtrio.store.records import NewRecord
+from ctxtrio.store.results import JournalChangedError
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import trio
 
-from ctxtrio.store.journal import read_journal
+from ctxtrio.store.reading import read_journal
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,14 +14,16 @@ import trio.testing
 from ctxtrio._errors import StoreError
 from ctxtrio.docs.chunks import chunk_rows
 from ctxtrio.store import journal as journal_module
-from ctxtrio.store.journal import read_journal
 from ctxtrio.store.layout import DataDir, prepare_data_dir
+from ctxtrio.store.reading import read_journal
 from ctxtrio.store.records import NewRecord
-from ctxtrio.store.writer import StoreHandle, run_store_writer
+from ctxtrio.store.writer import run_store_writer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
+
+    from ctxtrio.store.handle import StoreHandle
 
 
 @pytest.fixture

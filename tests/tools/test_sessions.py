@@ -13,7 +13,7 @@ from mcp import Client
 from ctxtrio._app import build_server, open_context
 from ctxtrio._config import Config
 from ctxtrio.memory.service import SessionService
-from ctxtrio.store.journal import read_journal
+from ctxtrio.store.reading import read_journal
 from ctxtrio.tools.sessions import SESSION_TOOLS
 from testkit.results import text_of
 from tests.memory.doubles import RecordingSummarizer

@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import TextContent
 
-from ctxtrio.store.journal import read_journal
+from ctxtrio.store.reading import read_journal
 
 ROOT = Path(__file__).resolve().parents[2]
 

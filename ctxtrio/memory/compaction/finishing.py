@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...store.journal import JournalChangedError
 from ...store.records import NewRecord
+from ...store.results import JournalChangedError
 from ..sessions.journals import SessionJournals, same_state
 from .plan import CompactionPlan, fold_plan, summary_record, summary_tokens
 

@@ -15,7 +15,8 @@ from ctxtrio._errors import InputError
 from ctxtrio.cli.transfer import FORMAT_VERSION, export_line, read_export
 from ctxtrio.store.handle import StoreHandle
 from ctxtrio.store.install import temporary_prefix
-from ctxtrio.store.journal import JournalAppender, read_journal
+from ctxtrio.store.journal import JournalAppender
+from ctxtrio.store.reading import read_journal
 from ctxtrio.store.records import NewRecord
 from ctxtrio.store.results import JournalExistsError
 

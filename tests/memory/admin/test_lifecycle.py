@@ -9,7 +9,7 @@ import pytest
 import ctxtrio
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError, NotFoundError
-from ctxtrio.store.journal import read_journal
+from ctxtrio.store.reading import read_journal
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

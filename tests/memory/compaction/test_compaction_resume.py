@@ -10,11 +10,12 @@ import trio.testing
 
 import ctxtrio
 from ctxtrio._config import Config
-from ctxtrio.llm.client import LLMSettings, open_llm_client
+from ctxtrio.llm.client import open_llm_client
+from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.memory.compaction.slices import slices_path
 from ctxtrio.memory.service import SessionService
-from ctxtrio.store.journal import read_journal
+from ctxtrio.store.reading import read_journal
 from testkit.deadlines import until
 from tests.llm.fake_stream import FakeModel, open_fake_model
 

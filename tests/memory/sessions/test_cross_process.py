@@ -11,7 +11,7 @@ from ctxtrio._config import Config
 from ctxtrio._errors import InputError
 from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache, Wait, to_the_end
 from ctxtrio.memory.service import SessionService
-from ctxtrio.store.journal import read_journal
+from ctxtrio.store.reading import read_journal
 
 if TYPE_CHECKING:
     from pathlib import Path
