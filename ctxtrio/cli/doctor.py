@@ -20,7 +20,7 @@ from .._errors import LLMError, StoreError
 from ..docs.repository import CATALOG_NAME
 from ..llm.client import open_llm_client
 from ..llm.messages import LLMSettings
-from ..memory.admin.pruning import replay
+from ..memory.admin.prune import replay
 from ..memory.sessions.repository import scan_session_ids
 from .aside import free_space, set_aside
 from .embeddings import check_embeddings

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from ..memory.admin.pruning import replay
+from ..memory.admin.prune import replay
 from .library import open_library
 from .output import ask, emit_json, err, parse_duration, say, when
 from .transfer import export_args, export_command, import_args, import_command

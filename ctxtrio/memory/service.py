@@ -3,7 +3,7 @@
 Each session is one journal (``sessions/<id>.jsonl``, see :mod:`.state.columns` for the records)
 replayed lazily into memory on first touch, so startup reads nothing. Before answering,
 every read looks at the journal's size and applies what other processes appended (one
-worker-thread call that also searches and packs, see :mod:`.sessions.journals`). After its own
+worker-thread call that also searches and packs, see :mod:`.sessions.store`). After its own
 append a call applies its records directly when nothing else was written in between.
 
 Recall searches an in-memory BM25 index per session (:mod:`.state.bm25`), not the store's
@@ -54,8 +54,8 @@ from .model import (
 )
 from .packing import pack_recall, rank, recent_candidates
 from .render import render_recalled
-from .sessions.journals import SessionJournals, same_state
 from .sessions.registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
+from .sessions.store import SessionJournals, same_state
 from .sessions.summary import fresh_summary
 from .state.patches import patch_for
 from .status import session_status, summary_status
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from .._live import Live
     from ..store.handle import StoreHandle
     from .admin.archive import ImportResult
-    from .admin.pruning import SessionPrune
+    from .admin.prune import SessionPrune
     from .sessions.repository import LoadedSession
     from .state.columns import SessionState
 

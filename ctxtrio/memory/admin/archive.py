@@ -26,7 +26,7 @@ from ..._errors import InputError
 from ...store.ids import ID_PATTERN
 from ...store.records import JSON, NewRecord, Record
 from ..model import MAX_ENTRY_CHARS, ROLES
-from .pruning import replay
+from .prune import replay
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

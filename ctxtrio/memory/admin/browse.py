@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from ..._limits import LIST_LIMIT, LIST_OFFSET, check_budget, check_range
-from ..sessions.journals import SessionJournals, same_state
+from ..sessions.store import SessionJournals, same_state
 from ..sessions.summary import write_summaries
 from .lifecycle import session_info
 from .listing import MAX_PAGE, describe, pack_page, scan_journals

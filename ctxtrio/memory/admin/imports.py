@@ -1,6 +1,6 @@
 """Whole-session operations of :class:`SessionService` for people and scripts: import and prune.
 
-They use the service's own plumbing, :class:`~ctxtrio.memory.sessions.journals.SessionJournals` (per-session
+They use the service's own plumbing, :class:`~ctxtrio.memory.sessions.store.SessionJournals` (per-session
 locks, journal sync, durable appends), and live here only to keep ``service.py`` readable.
 """
 
@@ -16,11 +16,11 @@ from ..._errors import InputError
 from ...store.ids import validate_id
 from ...store.records import NewRecord, Record
 from ...store.results import JournalExistsError
-from ..sessions.journals import SessionJournals, same_state
 from ..sessions.repository import scan_session_ids
+from ..sessions.store import SessionJournals, same_state
 from .archive import ImportResult, candidate_ids, check_records, content_key, records_key, remap
 from .lifecycle import prune_journal
-from .pruning import SessionPrune, plan_session
+from .prune import SessionPrune, plan_session
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -76,7 +76,7 @@ async def prune(
 
     Whole sessions deleted before the cutoff (with ``idle`` also those last active
     before it), and elsewhere entries
-    superseded or deleted before it (see :mod:`.pruning`). ``dry_run`` only says what
+    superseded or deleted before it (see :mod:`.prune`). ``dry_run`` only says what
     would go. Each journal is rewritten under its lock, re-planned there, so an append
     from another process in the meantime is never lost.
     """

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..._errors import InputError
 from ..model import SessionInfo
-from .pruning import plan_session, prune_records
+from .prune import plan_session, prune_records
 
 if TYPE_CHECKING:
     from ...store.records import Record

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from ...store.records import NewRecord
 from ...store.results import JournalChangedError
-from ..sessions.journals import SessionJournals, same_state
+from ..sessions.store import SessionJournals, same_state
 from .plan import CompactionPlan, fold_plan, summary_record, summary_tokens
 
 if TYPE_CHECKING:
