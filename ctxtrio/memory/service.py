@@ -30,12 +30,14 @@ from .._errors import InputError, NotFoundError
 from .._limits import COMPACT_TARGET, KEEP_RECENT, RECALL_LIMIT, check_budget, check_range
 from ..llm.summarizer import Summarizer, Wait, to_the_end
 from ..store.ids import validate_id
-from ..store.records import JSON, NewRecord, Record
+from ..store.records import JSON, NewRecord
 from ..store.results import JournalChangedError
 from ..text.query import query_terms
 from ..text.terms import terms
-from .admin import browse, imports
-from .admin.lifecycle import refuse_deleted, session_info
+from .admin.archive import ArchiveMethods
+from .admin.lifecycle import LifecycleMethods, refuse_deleted
+from .admin.listing import ListingMethods
+from .admin.prune import PruneMethods
 from .arguments import check_role, check_tags, check_text, check_title
 from .compaction.finishing import finish_pending
 from .compaction.plan import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
@@ -43,19 +45,16 @@ from .compaction.slices import SliceFile
 from .model import (
     Appended,
     CompactResult,
-    Entry,
     OpenResult,
     RecallResult,
     Role,
-    SessionInfo,
-    SessionPage,
     SessionStatus,
     UpdateResult,
 )
 from .packing import pack_recall, rank, recent_candidates
 from .render import render_recalled
-from .sessions.registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
-from .sessions.store import SessionJournals, same_state
+from .sessions.registry import MAX_ENTRIES, MAX_SESSIONS
+from .sessions.store import SessionStore, same_state
 from .sessions.summary import fresh_summary
 from .state.patches import patch_for
 from .status import session_status, summary_status
@@ -65,8 +64,6 @@ if TYPE_CHECKING:
 
     from .._live import Live
     from ..store.handle import StoreHandle
-    from .admin.archive import ImportResult
-    from .admin.prune import SessionPrune
     from .sessions.repository import LoadedSession
     from .state.columns import SessionState
 
@@ -80,8 +77,14 @@ MAX_QUERY_TERMS = 64
 COMPACT_WRITE_TRIES = 20
 
 
-class SessionService:
+class SessionService(ListingMethods, LifecycleMethods, ArchiveMethods, PruneMethods):
     """Appends, recalls, compacts and reports on sessions; the library face of context_*.
+
+    The only way in to sessions. The seven operations of the tools are here; listing,
+    deleting and restoring, export and import, and prune are its methods too, each
+    written where its concept lives (:mod:`.admin.listing`, :mod:`.admin.lifecycle`,
+    :mod:`.admin.archive`, :mod:`.admin.prune`). All of them work through one
+    :class:`~.sessions.store.SessionStore`.
 
     ``summarizer`` writes compaction summaries; without one, summaries are extractive.
     At most ``max_sessions`` idle sessions, holding ``max_entries`` entries in all, stay
@@ -97,11 +100,10 @@ class SessionService:
         max_sessions: int = MAX_SESSIONS,
         max_entries: int = MAX_ENTRIES,
     ) -> None:
-        self._store = store
         self._live = live
         self._summarizer = summarizer if summarizer is not None else Summarizer(None, live.tokens)
-        self._registry = SessionRegistry(store.data, max_sessions=max_sessions, max_entries=max_entries)
-        self._journals = SessionJournals(store, live, self._registry)
+        self._sessions = SessionStore(store, live, max_sessions=max_sessions, max_entries=max_entries)
+        self._registry = self._sessions.registry
 
     # -- the seven operations ---------------------------------------------------------
 
@@ -109,15 +111,15 @@ class SessionService:
         """Create a session (id generated when absent) or resume one; a new title renames it."""
         title = check_title(title)
         if session_id is None:
-            session_id = await self._journals.unused_id()
-        with self._registry.use(session_id) as session:
+            session_id = await self._sessions.unused_id()
+        with self._sessions.use(session_id) as session:
             async with session.lock:
-                state = await self._journals.sync(session, same_state, must_exist=False)
+                state = await self._sessions.sync(session, same_state, must_exist=False)
                 refuse_deleted(state)
                 created = not state.exists
                 if created or (title is not None and title != state.title):
                     record = NewRecord("session", {"title": title or session.session_id}, id=session.session_id)
-                    state = await self._journals.append(session, [record])
+                    state = await self._sessions.append(session, [record])
                 return OpenResult(self._status(state), created)
 
     async def append(
@@ -140,7 +142,7 @@ class SessionService:
         text = check_text(text)
         checked_role = check_role(role)  # a caller that ignores the type still gets a clear error
         checked_tags = check_tags(tags)
-        with self._registry.use(session_id) as session:
+        with self._sessions.use(session_id) as session:
             return await self._append_entry(session, text, checked_role, checked_tags, pinned)
 
     async def _append_entry(
@@ -149,12 +151,12 @@ class SessionService:
         async with session.lock:
             state = session.state
             if state is None or not state.exists:
-                state = await self._journals.sync(session, same_state, must_exist=False)
+                state = await self._sessions.sync(session, same_state, must_exist=False)
             refuse_deleted(state)
             existing = state.find_live_text(text)
             if existing is not None:
                 if pinned and not existing.pinned:
-                    state = await self._journals.append(session, [NewRecord("patch", {"pinned": True}, id=existing.id)])
+                    state = await self._sessions.append(session, [NewRecord("patch", {"pinned": True}, id=existing.id)])
                 return Appended(existing.snapshot(), True, self._status(state))
             records: list[NewRecord] = []
             if not state.exists:
@@ -162,9 +164,9 @@ class SessionService:
         body: dict[str, JSON] = {"text": text, "role": checked_role, "tags": list(checked_tags), "pinned": pinned}
         records.append(NewRecord("entry", body, id_prefix="e"))
         known = {text: terms(text)}  # computed before the write, while nothing else runs
-        result = await self._journals.write(session, records)
+        result = await self._sessions.write(session, records)
         async with session.lock:
-            state = await self._journals.absorb(session, result, known)
+            state = await self._sessions.absorb(session, result, known)
             item = state.items[result.records[-1].id]
             return Appended(item.snapshot(), False, self._status(state))
 
@@ -216,9 +218,9 @@ class SessionService:
                 model=model,
             )
 
-        with self._registry.use(session_id) as session:
+        with self._sessions.use(session_id) as session:
             async with session.lock:
-                state, first = await self._journals.sync(session, lambda state: (state, work(state, budget)))
+                state, first = await self._sessions.sync(session, lambda state: (state, work(state, budget)))
                 # The final check: the text counted in the model's own tokens when the
                 # server can count (one round trip), repacked smaller only if it is over.
                 result, _ = await self._live.counter.fit(
@@ -244,7 +246,7 @@ class SessionService:
         """
         check_range("keep_recent", keep_recent, KEEP_RECENT)
         check_range("target_tokens", target_tokens, COMPACT_TARGET)
-        with self._registry.use(session_id) as session:
+        with self._sessions.use(session_id) as session:
             return await self._compact(session, keep_recent, target_tokens, dry_run, reason, wait)
 
     async def _compact(
@@ -261,9 +263,9 @@ class SessionService:
             finished = ""
             if not dry_run and self._summarizer.uses_llm:
                 await slices.load()
-                finished = await finish_pending(self._journals, self._summarizer, session, slices)
+                finished = await finish_pending(self._sessions, self._summarizer, session, slices)
             async with session.lock:
-                state = await self._journals.sync(session, same_state)
+                state = await self._sessions.sync(session, same_state)
                 plan = plan_compaction(state, keep_recent)
                 why = reason or (
                     f"requested at {state.live_tokens}/{self._live.budget_tokens} tokens, keep_recent={keep_recent}"
@@ -297,7 +299,7 @@ class SessionService:
             text = summary.text.strip() or plan.text  # an empty summary would lose everything folded
             async with session.lock:
                 for _ in range(COMPACT_WRITE_TRIES):
-                    state = await self._journals.sync(session, same_state)
+                    state = await self._sessions.sync(session, same_state)
                     if not still_foldable(state, plan):
                         raise InputError(
                             "the session changed while compacting (an entry was pinned, deleted or "
@@ -311,7 +313,9 @@ class SessionService:
                     try:
                         # Decided on the journal as read up to applied_offset; the store
                         # writes only if no process appended since (checked under its lock).
-                        result = await self._store.append_if(session.path, [record], expect_end=state.applied_offset)
+                        result = await self._sessions.handle.append_if(
+                            session.path, [record], expect_end=state.applied_offset
+                        )
                     except JournalChangedError:
                         continue  # re-read what another process wrote, and decide again
                     break
@@ -319,7 +323,7 @@ class SessionService:
                     raise InputError(
                         "other processes kept writing to this session while compacting: compact again", hint="retry"
                     )
-                state = await self._journals.absorb(session, result)
+                state = await self._sessions.absorb(session, result)
                 item = state.items[result.records[-1].id]
             if summary.method in ("extractive", "llm+extractive") and self._summarizer.uses_llm:
                 await slices.mark_pending(item.id, target_tokens)  # the next compact swaps in the LLM summary
@@ -347,13 +351,13 @@ class SessionService:
         """
         if session_id not in self._registry:
             validate_id(session_id, "session_id")
-            path = self._store.data.session_journal(session_id)
+            path = self._sessions.handle.data.session_journal(session_id)
             summary = await trio.to_thread.run_sync(fresh_summary, path, session_id, self._live.tokens.current)
             if summary is not None and summary.deleted_at is None:
                 return summary_status(summary, self._live, self._live.tokens.current.source)
-        with self._registry.use(session_id) as session:
+        with self._sessions.use(session_id) as session:
             async with session.lock:
-                return await self._journals.sync(session, self._status)
+                return await self._sessions.sync(session, self._status)
 
     async def update(
         self,
@@ -374,84 +378,24 @@ class SessionService:
         if restore is False:
             raise InputError("restore takes true; to delete an entry use delete=true")
         validate_id(entry_id, "entry_id")
-        with self._registry.use(session_id) as session:
+        with self._sessions.use(session_id) as session:
             return await self._update(session, entry_id, pinned=pinned, delete=delete)
 
     async def _update(
         self, session: LoadedSession, entry_id: str, *, pinned: bool | None, delete: bool | None
     ) -> UpdateResult:
         async with session.lock:
-            state = await self._journals.sync(session, same_state)
+            state = await self._sessions.sync(session, same_state)
             item = state.items.get(entry_id)
             if item is None:
                 raise NotFoundError(f"session {session.session_id!r} has no entry {entry_id!r}", hint="list_entries")
             body, restored = patch_for(item, state, pinned=pinned, delete=delete)
             if body:
-                state = await self._journals.append(session, [NewRecord("patch", body, id=item.id)])
+                state = await self._sessions.append(session, [NewRecord("patch", body, id=item.id)])
                 item = state.items[entry_id]
             return UpdateResult(item.snapshot(), bool(body), restored, self._status(state))
 
-    async def list_sessions(
-        self, *, include_deleted: bool = False, offset: int = 0, limit: int | None = None
-    ) -> list[SessionInfo]:
-        """Sessions in the data dir, most recent activity first: all, or ``limit`` journals from ``offset``.
-
-        Deleted sessions only if asked. Sessions are described by their summary files;
-        none is kept in memory for this.
-        """
-        return await browse.list_sessions(self._journals, include_deleted=include_deleted, offset=offset, limit=limit)
-
-    async def page_sessions(self, *, offset: int = 0, budget_tokens: int | None = None) -> SessionPage:
-        """One page of the session list from ``offset``, packed into the budget (see :class:`SessionPage`)."""
-        return await browse.page_sessions(self._journals, offset=offset, budget_tokens=budget_tokens)
-
-    async def delete_session(self, session_id: str) -> SessionInfo:
-        """Mark a whole session deleted: it leaves every list and read until restored.
-
-        Nothing is removed: :meth:`restore_session` brings it back as it was, until
-        ``prune`` removes the journal. Deleting a deleted session changes nothing.
-        """
-        return await self._set_deleted(session_id, True)
-
-    async def restore_session(self, session_id: str) -> SessionInfo:
-        """Undo :meth:`delete_session`; restoring a session that is not deleted changes nothing."""
-        return await self._set_deleted(session_id, False)
-
-    async def export(self, session_id: str) -> list[Entry]:
-        """Every entry of a session in order, whatever its status."""
-        with self._registry.use(session_id) as session:
-            async with session.lock:
-                return await self._journals.sync(session, _snapshots)
-
-    async def records(self, session_id: str) -> list[Record]:
-        """Every record of a session's journal as stored, deleted sessions too (for export)."""
-        with self._registry.use(session_id) as session:
-            async with session.lock:
-                await self._journals.sync(session, same_state, deleted_ok=True)
-                return await self._journals.records(session)
-
-    async def import_session(self, session_id: str, records: Sequence[Record]) -> ImportResult:
-        """Store exported records as a session (idempotent; see :func:`.admin.imports.import_session`)."""
-        return await imports.import_session(self._journals, session_id, records)
-
-    async def prune(self, older_than_s: float, *, idle: bool = False, dry_run: bool = False) -> list[SessionPrune]:
-        """Remove for good what was retired (or idle) longer ago than ``older_than_s`` (:func:`.admin.imports.prune`)."""
-        return await imports.prune(self._journals, older_than_s, idle=idle, dry_run=dry_run)
-
     # -- plumbing -------------------------------------------------------------------
-
-    async def _set_deleted(self, session_id: str, deleted: bool) -> SessionInfo:
-        with self._registry.use(session_id) as session:
-            async with session.lock:
-                state = await self._journals.sync(session, same_state, deleted_ok=True)
-                if (state.deleted_at is not None) != deleted:
-                    record = NewRecord("session", {"deleted": deleted}, id=session.session_id)
-                    state = await self._journals.append(session, [record])
-                return session_info(state)
 
     def _status(self, state: SessionState) -> SessionStatus:
         return session_status(state, self._live)
-
-
-def _snapshots(state: SessionState) -> list[Entry]:
-    return [item.snapshot() for item in state.order]

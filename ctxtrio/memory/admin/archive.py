@@ -1,4 +1,4 @@
-"""Moving sessions between data dirs: raw journal records out, the same session back in (pure).
+"""Moving sessions between data dirs: raw journal records out, the same session back in (:class:`ArchiveMethods`; the rest is pure).
 
 An export holds each session's journal records as they are (envelope included), so
 nothing is lost: entries of every status, pins, tags, summaries with what they fold,
@@ -22,18 +22,26 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+import trio
+
 from ..._errors import InputError
-from ...store.ids import ID_PATTERN
+from ...store.ids import ID_PATTERN, validate_id
 from ...store.records import JSON, NewRecord, Record
+from ...store.results import JournalExistsError
 from ..model import MAX_ENTRY_CHARS, ROLES
+from ..sessions.store import same_state
 from .prune import replay
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
+    from ..model import Entry
+    from ..sessions.store import SessionStore
     from ..state.columns import SessionState
 
-__all__ = ["ImportResult", "candidate_ids", "check_records", "content_key", "remap"]
+__all__ = ["ArchiveMethods", "ImportResult", "candidate_ids", "check_records", "content_key", "remap"]
+
+IdsKept = Literal["preserved", "remapped"]
 
 _ENVELOPE = ("v", "seq", "ts", "kind", "id")
 #: Session ids tried when the imported one holds something else: ``id``, ``id-2``, ... ``id-99``.
@@ -169,3 +177,68 @@ def _record_problem(record: Record, latest: float) -> str:
     if title is not None and not isinstance(title, str):
         return f"session record {record_id} has a title that is not text"
     return ""
+
+
+class ArchiveMethods:
+    """Sessions out and back in: methods of :class:`~ctxtrio.memory.service.SessionService`."""
+
+    _sessions: SessionStore
+
+    async def export(self, session_id: str) -> list[Entry]:
+        """Every entry of a session in order, whatever its status."""
+        with self._sessions.use(session_id) as session:
+            async with session.lock:
+                return await self._sessions.sync(session, _snapshots)
+
+    async def records(self, session_id: str) -> list[Record]:
+        """Every record of a session's journal as stored, deleted sessions too (for export)."""
+        with self._sessions.use(session_id) as session:
+            async with session.lock:
+                await self._sessions.sync(session, same_state, deleted_ok=True)
+                return await self._sessions.records(session)
+
+    async def import_session(self, session_id: str, records: Sequence[Record]) -> ImportResult:
+        """Store exported records as a session: under ``session_id`` if it is free, else ``-2``...
+
+        Idempotent: where the same content is already stored (deleted or not: a deleted
+        one is restored), nothing is written. A session is written whole or not at all
+        (:meth:`~ctxtrio.store.handle.StoreHandle.install`), under its lock, and never onto
+        a journal that holds records, even one another process created meanwhile: that id
+        is passed over and the result says so. See the module's docstring.
+        """
+        validate_id(session_id, "session_id")
+        await trio.to_thread.run_sync(check_records, session_id, records)
+        key, deleted = await trio.to_thread.run_sync(records_key, session_id, records)
+        skipped: list[str] = []
+        for candidate in candidate_ids(session_id):
+            with self._sessions.use(candidate) as session:
+                async with session.lock:
+                    while True:
+                        state = await self._sessions.sync(session, same_state, must_exist=False)
+                        if state.exists:
+                            break
+                        batch, changed = remap(records, candidate)
+                        try:
+                            result = await self._sessions.handle.install(session.path, batch)
+                        except JournalExistsError:
+                            continue  # another process created it meanwhile: look at what it holds
+                        await self._sessions.absorb(session, result)
+                        kept: IdsKept = "preserved" if candidate == session_id and not changed else "remapped"
+                        return ImportResult(
+                            session_id, candidate, "imported", len(batch), kept, changed, tuple(skipped)
+                        )
+                    if content_key(state) != key:
+                        skipped.append(f"{candidate}: holds other content, left as it was")
+                        continue
+                    same: IdsKept = "preserved" if candidate == session_id else "remapped"
+                    if state.deleted_at is not None and not deleted:
+                        await self._sessions.append(session, [NewRecord("session", {"deleted": False}, id=candidate)])
+                        return ImportResult(session_id, candidate, "restored", 0, same, 0, tuple(skipped))
+                    return ImportResult(session_id, candidate, "unchanged", 0, same, 0, tuple(skipped))
+        raise InputError(
+            f"sessions {session_id!r} to {session_id}-99 all hold other content: import it under another id"
+        )
+
+
+def _snapshots(state: SessionState) -> list[Entry]:
+    return [item.snapshot() for item in state.order]

@@ -1,4 +1,4 @@
-"""Whole sessions: deleted and restored as a unit (pure helpers of the session service).
+"""Whole sessions deleted and restored as a unit: :class:`LifecycleMethods` of the session service, and its pure helpers.
 
 A deleted session is one whose journal's last ``session`` record says ``deleted: true``
 (see :mod:`~ctxtrio.memory.state.columns`). It keeps every record, so restoring it gives back exactly what it
@@ -7,18 +7,18 @@ held; ``prune`` is what removes it for good.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from ..._errors import InputError
+from ...store.records import NewRecord
 from ..model import SessionInfo
-from .prune import plan_session, prune_records
+from ..sessions.store import same_state
 
 if TYPE_CHECKING:
-    from ...store.records import Record
+    from ..sessions.store import SessionStore
     from ..state.columns import SessionState
 
-__all__ = ["prune_journal", "refuse_deleted", "session_info"]
+__all__ = ["LifecycleMethods", "refuse_deleted", "session_info"]
 
 
 def refuse_deleted(state: SessionState) -> None:
@@ -35,15 +35,28 @@ def session_info(state: SessionState) -> SessionInfo:
     return SessionInfo(state.session_id, state.title, state.live_count, state.last_activity, state.deleted_at)
 
 
-def prune_journal(session_id: str, records: list[Record], *, cutoff: float, idle: bool) -> list[Record] | None:
-    """The journal's new records after prune (empty: remove it), or None to leave it.
+class LifecycleMethods:
+    """Deleting and restoring whole sessions: methods of :class:`~ctxtrio.memory.service.SessionService`."""
 
-    Runs under the journal's lock (``StoreHandle.rewrite``), so it plans again on what
-    the journal holds now.
-    """
-    plan = plan_session(session_id, records, cutoff, idle=idle)
-    if plan is None:
-        return None
-    if plan.action == "remove session":
-        return []
-    return prune_records(session_id, records, cutoff, now=time.time())
+    _sessions: SessionStore
+
+    async def delete_session(self, session_id: str) -> SessionInfo:
+        """Mark a whole session deleted: it leaves every list and read until restored.
+
+        Nothing is removed: :meth:`restore_session` brings it back as it was, until
+        ``prune`` removes the journal. Deleting a deleted session changes nothing.
+        """
+        return await self._set_deleted(session_id, True)
+
+    async def restore_session(self, session_id: str) -> SessionInfo:
+        """Undo :meth:`delete_session`; restoring a session that is not deleted changes nothing."""
+        return await self._set_deleted(session_id, False)
+
+    async def _set_deleted(self, session_id: str, deleted: bool) -> SessionInfo:
+        with self._sessions.use(session_id) as session:
+            async with session.lock:
+                state = await self._sessions.sync(session, same_state, deleted_ok=True)
+                if (state.deleted_at is not None) != deleted:
+                    record = NewRecord("session", {"deleted": deleted}, id=session.session_id)
+                    state = await self._sessions.append(session, [record])
+                return session_info(state)

@@ -1,11 +1,14 @@
-"""Listing sessions without replaying them: the journals' mtimes order, summaries describe.
+"""Listing sessions, in one place: :class:`ListingMethods` of the session service, pages of the data dir, not replays of it.
 
 A listing stats every journal (``sessions/*.jsonl``) and orders them by modification
 time, newest first: the last append is the last activity, so this is "latest first"
-without opening a single file. Only the sessions of the page asked for are described,
-each from its summary file (:mod:`~ctxtrio.memory.sessions.summary`) when that is fresh, else by loading the
-session from its journal once (which rewrites the summary). The page is packed into a
-token budget and says how to get the next one.
+without opening a single file. Only the sessions of the page asked for are described:
+those held in memory from there (after a refresh), the others from their summary files
+(:mod:`~ctxtrio.memory.sessions.summary`) when fresh, else by loading the session from
+its journal once (a light replay, which rewrites the summary). Summaries of evicted
+sessions waiting to be written are written first, so a session this process just worked
+on is never replayed for a listing. The page is packed into a token budget and says how
+to get the next one.
 
 :func:`scan_journals` and :func:`describe` block (worker threads); :func:`pack_page` is pure.
 """
@@ -17,13 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+import trio
+
 from ..._errors import StoreError
+from ..._limits import LIST_LIMIT, LIST_OFFSET, check_budget, check_range
 from ...store.ids import ID_PATTERN
 from ..model import SessionInfo, SessionPage
 from ..render import session_line
 from ..sessions.repository import journal_stat, replay
-from ..sessions.summary import read_summary, summarize_state, write_summary
+from ..sessions.store import same_state
+from ..sessions.summary import read_summary, summarize_state, write_summaries, write_summary
 from ..state.columns import SessionState
+from .lifecycle import session_info
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -31,8 +39,9 @@ if TYPE_CHECKING:
     from ...store.handle import StoreHandle
     from ...store.layout import DataDir
     from ...text.tokens import TokenModel
+    from ..sessions.store import SessionStore
 
-__all__ = ["MAX_PAGE", "JournalFile", "describe", "pack_page", "scan_journals"]
+__all__ = ["MAX_PAGE", "JournalFile", "ListingMethods", "describe", "pack_page", "scan_journals"]
 
 #: Most sessions one page describes, whatever the budget.
 MAX_PAGE: Final = 50
@@ -154,3 +163,62 @@ def _trailer(offset: int, end: int, total: int, next_offset: int | None) -> str:
     if next_offset is None:
         return f"({total} sessions)\n" if offset == 0 else f"(sessions {offset + 1}-{end} of {total}; no more)\n"
     return f"(sessions {offset + 1}-{end} of {total}; next page: offset={next_offset})\n"
+
+
+class ListingMethods:
+    """Listing sessions: methods of :class:`~ctxtrio.memory.service.SessionService`."""
+
+    _sessions: SessionStore
+
+    async def list_sessions(
+        self, *, include_deleted: bool = False, offset: int = 0, limit: int | None = None
+    ) -> list[SessionInfo]:
+        """Sessions in the data dir, most recent activity first: all, or ``limit`` journals from ``offset``.
+
+        Deleted sessions only if asked. Sessions are described by their summary files;
+        none is kept in memory for this.
+        """
+        check_range("offset", offset, LIST_OFFSET)
+        check_range("limit", limit, LIST_LIMIT)
+        listed = await trio.to_thread.run_sync(scan_journals, self._sessions.handle.data)
+        window = listed[offset:] if limit is None else listed[offset : offset + limit]
+        infos = await self._describe_sessions([journal.session_id for journal in window])
+        return [info for info in infos if info is not None and (include_deleted or info.deleted_at is None)]
+
+    async def page_sessions(self, *, offset: int = 0, budget_tokens: int | None = None) -> SessionPage:
+        """One page of the session list from ``offset``, packed into the budget (see :class:`SessionPage`)."""
+        check_range("offset", offset, LIST_OFFSET)
+        budget = check_budget(budget_tokens, self._sessions.live.budget_tokens)
+        listed = await trio.to_thread.run_sync(scan_journals, self._sessions.handle.data)
+        window = listed[offset : offset + MAX_PAGE]
+        infos = await self._describe_sessions([journal.session_id for journal in window])
+        items = [(offset + n, info) for n, info in enumerate(infos) if info is not None and info.deleted_at is None]
+        return pack_page(
+            items,
+            total=len(listed),
+            offset=offset,
+            window_end=offset + len(window),
+            budget_tokens=budget,
+            model=self._sessions.live.tokens.current,
+        )
+
+    async def _describe_sessions(self, session_ids: list[str]) -> list[SessionInfo | None]:
+        """Listing lines (None: no such session): from memory for sessions held there, else summary files."""
+        registry = self._sessions.registry
+        found: dict[str, SessionInfo | None] = {}
+        for session_id in session_ids:
+            if session_id in registry:
+                with registry.use(session_id) as session:
+                    async with session.lock:
+                        state = await self._sessions.sync(session, same_state, must_exist=False)
+                        found[session_id] = session_info(state) if state.exists else None
+        rest = [session_id for session_id in session_ids if session_id not in found]
+        pending = registry.take_summaries()
+        if pending:
+            await trio.to_thread.run_sync(write_summaries, pending)
+        if rest:
+            described = await trio.to_thread.run_sync(
+                describe, self._sessions.handle, rest, self._sessions.live.tokens.current
+            )
+            found.update(zip(rest, described))
+        return [found[session_id] for session_id in session_ids]

@@ -1,4 +1,6 @@
-"""What ``prune`` removes for good from one session journal (pure, no trio).
+"""Prune, in one place: :meth:`PruneMethods.prune` of the session service, and what it removes for good from one journal.
+
+Everything but :meth:`PruneMethods.prune` is pure (no trio).
 
 A session goes whole when it was deleted before the cutoff (or, only when asked for
 with ``idle``, when it was last active before it). Otherwise
@@ -13,14 +15,23 @@ number follows the last one, so sequence numbers (and ids made of them) never re
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Literal
+from functools import partial
+from typing import TYPE_CHECKING, Literal
 
+import trio
+
+from ..._errors import InputError
 from ...store.records import JSON, SCHEMA_VERSION, Record
 from ...text.tokens import TokenModel
+from ..sessions.repository import scan_session_ids
 from ..state.columns import SessionState
 
-__all__ = ["SessionPrune", "plan_session", "prune_records", "replay"]
+if TYPE_CHECKING:
+    from ..sessions.store import SessionStore
+
+__all__ = ["PruneMethods", "SessionPrune", "plan_session", "prune_journal", "prune_records", "replay"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,3 +130,51 @@ def _retired_before(state: SessionState, records: list[Record], cutoff: float) -
 
 def _live_view(state: SessionState) -> list[tuple[str, str, str, bool, tuple[str, ...]]]:
     return [(item.id, item.text, item.role, item.pinned, item.tags) for item in state.order if item.live]
+
+
+def prune_journal(session_id: str, records: list[Record], *, cutoff: float, idle: bool) -> list[Record] | None:
+    """The journal's new records after prune (empty: remove it), or None to leave it.
+
+    Runs under the journal's lock (``StoreHandle.rewrite``), so it plans again on what
+    the journal holds now.
+    """
+    plan = plan_session(session_id, records, cutoff, idle=idle)
+    if plan is None:
+        return None
+    if plan.action == "remove session":
+        return []
+    return prune_records(session_id, records, cutoff, now=time.time())
+
+
+class PruneMethods:
+    """The prune method of :class:`~ctxtrio.memory.service.SessionService` (one of its parts)."""
+
+    _sessions: SessionStore
+
+    async def prune(self, older_than_s: float, *, idle: bool = False, dry_run: bool = False) -> list[SessionPrune]:
+        """Remove for good what was retired (or idle) longer than ``older_than_s`` ago.
+
+        Whole sessions deleted before the cutoff (with ``idle`` also those last active
+        before it), and elsewhere entries
+        superseded or deleted before it (see :func:`plan_session`). ``dry_run`` only says what
+        would go. Each journal is rewritten under its lock, re-planned there, so an append
+        from another process in the meantime is never lost.
+        """
+        if not older_than_s >= 0:
+            raise InputError(f"older_than_s must be >= 0, got {older_than_s}")
+        cutoff = time.time() - older_than_s
+        plans: list[SessionPrune] = []
+        for session_id in await trio.to_thread.run_sync(scan_session_ids, self._sessions.handle.data):
+            with self._sessions.use(session_id) as session:
+                async with session.lock:
+                    records = await self._sessions.records(session)
+                    plan = await trio.to_thread.run_sync(partial(plan_session, session_id, records, cutoff, idle=idle))
+                    if plan is None:
+                        continue
+                    if not dry_run:
+                        await self._sessions.handle.rewrite(
+                            session.path, partial(prune_journal, session_id, cutoff=cutoff, idle=idle)
+                        )
+                        session.state = None
+                    plans.append(plan)
+        return plans

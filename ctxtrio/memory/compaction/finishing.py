@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from ...store.records import NewRecord
 from ...store.results import JournalChangedError
-from ..sessions.store import SessionJournals, same_state
+from ..sessions.store import SessionStore, same_state
 from .plan import CompactionPlan, fold_plan, summary_record, summary_tokens
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def replacement_records(pending: PendingSummary, *, text: str, tokens_after: int
 
 
 async def finish_pending(
-    journals: SessionJournals, summarizer: Summarizer, session: LoadedSession, slices: SliceFile
+    journals: SessionStore, summarizer: Summarizer, session: LoadedSession, slices: SliceFile
 ) -> str:
     """Swap in the LLM summaries finished since their compactions wrote stand-ins; say which.
 
@@ -95,7 +95,7 @@ async def finish_pending(
     """
     if not slices.pending:
         return ""  # nothing waits (the common case): no journal sync, the compaction does its own
-    store, model = journals.store, journals.live.tokens.current
+    store, model = journals.handle, journals.live.tokens.current
     async with session.lock:
         state = await journals.sync(session, same_state)
         found, gone = pending_summaries(state, slices.pending)

@@ -1,14 +1,16 @@
-"""The sessions' plumbing: per-session locks, journal sync, durable appends.
+"""The one store object of the sessions: which are held in memory, their journals, their derived files.
 
-:class:`SessionJournals` is what :class:`~.service.SessionService` and the whole-session
-helpers (:mod:`~ctxtrio.memory.admin.browse`, :mod:`~ctxtrio.memory.admin.imports`) share: the store's handle, the live settings,
-the registry of sessions held in memory, and the two steps every operation is made of.
+:class:`SessionStore` is what every part of :class:`~ctxtrio.memory.service.SessionService`
+works through: the store's handle, the live settings, the registry of sessions held in
+memory (:mod:`.registry`, each a :class:`~.repository.LoadedSession` kept in step with its
+journal and snapshot by :mod:`.repository`, its summary file by :mod:`.summary`), and the
+two steps every operation is made of.
 
-* :meth:`SessionJournals.sync` brings a session's state up to its journal (applying
+* :meth:`SessionStore.sync` brings a session's state up to its journal (applying
   what other processes appended) and runs a function on it, in one worker thread.
-* :meth:`SessionJournals.append` writes records durably and absorbs them: our own
+* :meth:`SessionStore.append` writes records durably and absorbs them: our own
   append is applied from the store's result when nothing else was written in between,
-  else through a sync (see :meth:`SessionJournals.absorb`).
+  else through a sync (see :meth:`SessionStore.absorb`).
 
 Every method that takes a ``LoadedSession`` expects its caller to hold ``session.lock``.
 """
@@ -21,36 +23,47 @@ import trio
 
 from ..._errors import NotFoundError
 from ...store.ids import new_id
+from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
 from .repository import LoadedSession, journal_stat, refresh
 from .summary import write_summaries
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from contextlib import AbstractContextManager
 
     from ..._live import Live
     from ...store.handle import StoreHandle
     from ...store.records import NewRecord, Record
     from ...store.results import AppendResult
     from ..state.columns import SessionState
-    from .registry import SessionRegistry
 
-__all__ = ["SessionJournals", "same_state"]
+__all__ = ["SessionStore", "same_state"]
 
 T = TypeVar("T")
 
 
 def same_state(state: SessionState) -> SessionState:
-    """The state itself (a ``then`` for :meth:`SessionJournals.sync` that only refreshes)."""
+    """The state itself (a ``then`` for :meth:`SessionStore.sync` that only refreshes)."""
     return state
 
 
-class SessionJournals:
-    """The store, the live settings and the sessions held in memory, and how to keep them in step."""
+class SessionStore:
+    """The store's handle, the live settings and the sessions held in memory, and how to keep them in step.
 
-    def __init__(self, store: StoreHandle, live: Live, registry: SessionRegistry) -> None:
-        self.store = store
+    At most ``max_sessions`` idle sessions, holding ``max_entries`` entries in all, stay
+    in memory (see :mod:`.registry`).
+    """
+
+    def __init__(
+        self, handle: StoreHandle, live: Live, *, max_sessions: int = MAX_SESSIONS, max_entries: int = MAX_ENTRIES
+    ) -> None:
+        self.handle = handle
         self.live = live
-        self.registry = registry
+        self.registry = SessionRegistry(handle.data, max_sessions=max_sessions, max_entries=max_entries)
+
+    def use(self, session_id: str) -> AbstractContextManager[LoadedSession]:
+        """The session held in memory for the length of one call (see :meth:`SessionRegistry.use`)."""
+        return self.registry.use(session_id)
 
     async def sync(
         self,
@@ -72,7 +85,7 @@ class SessionJournals:
 
         def run() -> T:
             write_summaries(pending)
-            refresh(session, model, self.store)
+            refresh(session, model, self.handle)
             state = session.state
             assert state is not None
             if must_exist and not state.exists:
@@ -89,7 +102,7 @@ class SessionJournals:
 
     async def write(self, session: LoadedSession, records: list[NewRecord]) -> AppendResult:
         """Append durably (the store does not index session entries; see :mod:`.service`)."""
-        return await self.store.append(session.path, records)
+        return await self.handle.append(session.path, records)
 
     async def append(self, session: LoadedSession, records: list[NewRecord]) -> SessionState:
         """Append while holding ``session.lock``; apply the result and return the state."""
@@ -122,13 +135,13 @@ class SessionJournals:
 
     async def records(self, session: LoadedSession) -> list[Record]:
         """Every record of the session's journal as stored (the caller holds ``session.lock``)."""
-        return [record.data for record in (await self.store.read(session.path)).records]
+        return [record.data for record in (await self.handle.read(session.path)).records]
 
     async def unused_id(self) -> str:
         """A new session id with no journal and no session in memory."""
         while True:
             session_id = new_id("s")
-            path = self.store.data.session_journal(session_id)
+            path = self.handle.data.session_journal(session_id)
             ino, _ = await trio.to_thread.run_sync(journal_stat, path)
             if not ino and session_id not in self.registry:
                 return session_id
