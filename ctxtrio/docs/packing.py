@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
-from ..text.passages import best_passage, cut_to_passage, marked_text
+from ..text.passages import best_passage, cut_to_passage, marked_text, unheaded_terms
 from .chunks import StoredChunk
 from .model import Outline, SearchHit, WindowChunk
 from .render import chunk_header, hit_header, render_outline
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # CUT_MARK, cut_around and cut_to_fit live in text/cutting.py (sessions cut entries too); re-exported here.
 __all__ = [
-    "CUT_MARK", "Candidate", "contiguous_text", "cut_around", "cut_to_fit", "fresh_text", "pack_hits", "pack_outline",
+    "CUT_MARK", "Candidate", "contiguous_text", "cut_around", "cut_to_fit", "fresh_text", "headings", "pack_hits", "pack_outline",
     "pack_window", "tokens_per_char",
 ]  # fmt: skip
 
@@ -152,13 +152,20 @@ def _passage_hit(candidate: Candidate, share: int, model: TokenModel, query_term
     room = share - model.estimate(header) - _GAP_TOKENS
     if room < _MIN_TEXT_TOKENS:
         return None
-    passage = best_passage(chunk.text, query_terms, room, model, tokens_per_char(chunk))
+    focus = unheaded_terms(query_terms, headings(candidate))
+    passage = best_passage(chunk.text, focus, room, model, tokens_per_char(chunk))
     if passage is None:  # not even one line fits: characters around the match
         text = cut_around(chunk.text, query_terms, room, model)
         return _hit(candidate, text, model.estimate(text), cut=True)
     text = marked_text(chunk.text, passage)
     lines = (passage.first_line, passage.last_line, passage.lines) if passage.cut else None
     return _hit(candidate, text, model.estimate(text), lines)
+
+
+def headings(candidate: Candidate) -> tuple[str, ...]:
+    """What a hit says it is about before its text: its heading trail and its document's name
+    (the title up to its first dot: ``os`` for ``os.rst.txt``)."""
+    return (*candidate.chunk.trail, candidate.title.split(".", 1)[0])
 
 
 def tokens_per_char(chunk: StoredChunk) -> float:

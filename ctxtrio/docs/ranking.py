@@ -13,20 +13,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from ..text.passages import passage_score
-from .packing import tokens_per_char
+from ..text.passages import heading_share, passage_score
+from .packing import headings, tokens_per_char
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .packing import Candidate
 
-__all__ = ["PASSAGE_TOKENS", "PASSAGE_WEIGHT", "rerank"]
+__all__ = ["HEADING_WEIGHT", "PASSAGE_TOKENS", "PASSAGE_WEIGHT", "rerank"]
 
 #: The retrieval unit: the size of the window a candidate is scored by.
 PASSAGE_TOKENS: Final = 120
 #: Weight of the passage score against BM25 (each relative to the best candidate's).
 PASSAGE_WEIGHT: Final = 1.0
+#: Weight of the share of the query's words a candidate's headings hold (0.0 to 1.0).
+HEADING_WEIGHT: Final = 1.0
 
 
 def rerank(
@@ -35,9 +37,11 @@ def rerank(
     *,
     passage_tokens: int = PASSAGE_TOKENS,
     weight: float = PASSAGE_WEIGHT,
+    heading_weight: float = HEADING_WEIGHT,
 ) -> list[Candidate]:
     """``candidates`` best first by BM25 plus ``weight`` times their best passage's score
-    (ties keep the given order); each keeps its BM25 ``score``. A ranking fused with
+    plus ``heading_weight`` times the share of the query's words their headings hold
+    (:func:`~.packing.headings`: trail and document name; ties keep the given order); each keeps its BM25 ``score``. A ranking fused with
     semantic recall (a candidate ``by_meaning``: its score is a similarity, not BM25)
     is returned as it is."""
     if len(candidates) < 2 or weight <= 0 or any(c.by_meaning for c in candidates):
@@ -45,8 +49,9 @@ def rerank(
     passages = [passage_score(c.chunk.text, query_terms, passage_tokens, tokens_per_char(c.chunk)) for c in candidates]
     top_bm25 = max(c.score for c in candidates) or 1.0
     top_passage = max(passages) or 1.0
+    about = [heading_weight * heading_share(headings(c), query_terms) for c in candidates]
     keyed = sorted(
         range(len(candidates)),
-        key=lambda n: (-(candidates[n].score / top_bm25 + weight * passages[n] / top_passage), n),
+        key=lambda n: (-(candidates[n].score / top_bm25 + weight * passages[n] / top_passage + about[n]), n),
     )
     return [candidates[n] for n in keyed]

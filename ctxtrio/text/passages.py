@@ -12,7 +12,7 @@ room by
 * a definition: a line that starts with a name the query asks for, followed by what
   follows a defined name (``def py_scanstring(``, ``work_mem (integer)``, ``-k``),
 
-takes the best-scoring run that is shortest (then earliest), and grows it by whole
+takes the best-scoring run that comes first (then the shortest), and grows it by whole
 lines, two after for each one before (an answer tends to follow the words that name
 it), while they fit. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
 function the index and the query use. Deterministic; nothing here knows tokens beyond
@@ -35,7 +35,15 @@ if TYPE_CHECKING:
 
     from .tokens import TokenModel
 
-__all__ = ["Passage", "best_passage", "cut_to_passage", "marked_text", "passage_score"]
+__all__ = [
+    "Passage",
+    "best_passage",
+    "cut_to_passage",
+    "heading_share",
+    "marked_text",
+    "unheaded_terms",
+    "passage_score",
+]
 
 #: Score of each further distinct query term on one line (proximity), per term.
 _LINE_BONUS: Final = 0.5
@@ -162,6 +170,27 @@ def passage_score(text: str, query_terms: Sequence[str], budget_tokens: int, tok
     if first < 0 or not lines[first].found:
         return 0.0
     return _run_score(lines, first, last)
+
+
+def heading_share(headings: Sequence[str], query_terms: Sequence[str]) -> float:
+    """The share of the query's words that ``headings`` (a chunk's trail, its document's name) hold:
+    what the text is about by its own titles, 0.0 to 1.0."""
+    group = _groups(tuple(query_terms))
+    if not group:
+        return 0.0
+    words = max(group.values()) + 1
+    return len(_held(terms(" ".join(headings)), group, _parts(group))) / words
+
+
+def unheaded_terms(query_terms: Sequence[str], headings: Sequence[str]) -> list[str]:
+    """The terms of the query's words that ``headings`` do not hold (all of them when the headings
+    hold every word, or none): in a chunk under ``function makedirs`` of the document ``os``,
+    ``os.makedirs exist_ok`` looks for ``exist_ok``; the headings already say the rest."""
+    group = _groups(tuple(query_terms))
+    held = _held(terms(" ".join(headings)), group, _parts(group))
+    if not held or len(held) == max(group.values(), default=-1) + 1:
+        return list(query_terms)
+    return [term for term in query_terms if group.get(term, -1) not in held]
 
 
 def _run_score(lines: Sequence[_Line], first: int, last: int) -> float:
@@ -308,7 +337,7 @@ def _score(found: set[int], phrases: set[tuple[int, int]], densest: int, defines
 
 
 def _core(lines: Sequence[_Line], room: int, *, long_lines: bool = False) -> tuple[int, int]:
-    """The best-scoring, then cheapest, then earliest run of lines within ``room`` that starts
+    """The best-scoring, then earliest, then cheapest run of lines within ``room`` that starts
     and ends on a line holding a query term; the first line that fits when none holds one;
     (-1, -1) when every line holding one is longer than ``room``. With ``long_lines`` a
     single line counts as a run whatever its size (for scoring: an unwrapped paragraph
@@ -335,7 +364,7 @@ def _core(lines: Sequence[_Line], room: int, *, long_lines: bool = False) -> tup
             following = last + 1
             if cost > room and (last != first or not long_lines):
                 break
-            key = (-_score(found, phrases, densest, defines), cost, first)
+            key = (-_score(found, phrases, densest, defines), first, cost)
             if best is None or key < best:
                 best, found_at = key, (first, last)
     if best is not None:

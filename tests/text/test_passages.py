@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ctxtrio.text.cutting import CUT_MARK
-from ctxtrio.text.passages import best_passage, marked_text, passage_score
+from ctxtrio.text.passages import best_passage, heading_share, marked_text, passage_score, unheaded_terms
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.tokens import TokenModel
 
@@ -133,3 +133,12 @@ def test_one_part_of_an_identifier_does_not_stand_for_it() -> None:
     spelled = list(FILLER)
     spelled[20] = "The hash mem multiplier scales the memory limit."
     assert "scales the memory" in _shown(_text(spelled), "hash_mem_multiplier", 30)
+
+
+def test_headings_hold_the_words_they_name() -> None:
+    """A trail and a document name hold query words as text does; what they hold is not looked for again."""
+    terms = query_terms("os.makedirs exist_ok")
+    assert heading_share(("Files", "function makedirs", "os"), terms) == 2 / 3
+    assert unheaded_terms(terms, ("function makedirs", "os")) == ["existok", "exist", "ok"]
+    assert unheaded_terms(terms, ("os makedirs exist_ok",)) == terms  # all held: look for all
+    assert unheaded_terms(terms, ("Other",)) == terms
