@@ -12,11 +12,13 @@ so a session append costs one group-committed write and nothing else.
 
 Cancellation: a call cancelled while its append is queued may still see the append
 become durable (the journal, not the caller, is the truth); the in-memory state picks
-it up on the next call. Compaction runs the summarizer without holding the session
-lock, so recalls and appends continue meanwhile; it then re-checks its plan, and
-writes its summary only if the journal still ends where that check read it, decided
-under the journal's OS lock (``StoreHandle.append_if``): two processes never both fold
-the same entries.
+it up on the next call. How compaction keeps recalls and appends going while it
+summarizes, and never folds entries twice, is said in :mod:`.compaction.compact`.
+
+The rooms: :mod:`.state` (one session's columns, views, BM25, snapshot),
+:mod:`.sessions` (the one store object and what it keeps in step), :mod:`.compaction`
+and :mod:`.admin` (listing, lifecycle, archive, prune). Each room imports only those
+before it in that list; this module joins them.
 """
 
 from __future__ import annotations
@@ -27,11 +29,10 @@ from typing import TYPE_CHECKING, TypeVar
 import trio
 
 from .._errors import InputError, NotFoundError
-from .._limits import COMPACT_TARGET, KEEP_RECENT, RECALL_LIMIT, check_budget, check_range
-from ..llm.summarizer import Summarizer, Wait, to_the_end
+from .._limits import RECALL_LIMIT, check_budget, check_range
+from ..llm.summarizer import Summarizer
 from ..store.ids import validate_id
 from ..store.records import JSON, NewRecord
-from ..store.results import JournalChangedError
 from ..text.query import query_terms
 from ..text.terms import terms
 from .admin.archive import ArchiveMethods
@@ -39,12 +40,9 @@ from .admin.lifecycle import LifecycleMethods, refuse_deleted
 from .admin.listing import ListingMethods
 from .admin.prune import PruneMethods
 from .arguments import check_role, check_tags, check_text, check_title
-from .compaction.finishing import finish_pending
-from .compaction.plan import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
-from .compaction.slices import SliceFile
+from .compaction.compact import CompactionMethods
 from .model import (
     Appended,
-    CompactResult,
     OpenResult,
     RecallResult,
     Role,
@@ -73,18 +71,16 @@ T = TypeVar("T")
 
 #: Most query terms searched (a pasted paragraph as a query stays fast).
 MAX_QUERY_TERMS = 64
-#: Times a compaction re-reads and re-checks after other processes appended meanwhile.
-COMPACT_WRITE_TRIES = 20
 
 
-class SessionService(ListingMethods, LifecycleMethods, ArchiveMethods, PruneMethods):
+class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, ArchiveMethods, PruneMethods):
     """Appends, recalls, compacts and reports on sessions; the library face of context_*.
 
-    The only way in to sessions. The seven operations of the tools are here; listing,
-    deleting and restoring, export and import, and prune are its methods too, each
-    written where its concept lives (:mod:`.admin.listing`, :mod:`.admin.lifecycle`,
-    :mod:`.admin.archive`, :mod:`.admin.prune`). All of them work through one
-    :class:`~.sessions.store.SessionStore`.
+    The only way in to sessions. The operations of the tools are here but for compact
+    (:mod:`.compaction.compact`); listing, deleting and restoring, export and import,
+    and prune are its methods too, each written where its concept lives
+    (:mod:`.admin.listing`, :mod:`.admin.lifecycle`, :mod:`.admin.archive`,
+    :mod:`.admin.prune`). All of them work through one :class:`~.sessions.store.SessionStore`.
 
     ``summarizer`` writes compaction summaries; without one, summaries are extractive.
     At most ``max_sessions`` idle sessions, holding ``max_entries`` entries in all, stay
@@ -227,121 +223,6 @@ class SessionService(ListingMethods, LifecycleMethods, ArchiveMethods, PruneMeth
                     budget, lambda room: first if room == budget else work(state, room), render_recalled
                 )
                 return replace(result, budget_tokens=budget)
-
-    async def compact(
-        self,
-        session_id: str,
-        *,
-        keep_recent: int = 10,
-        target_tokens: int = 400,
-        dry_run: bool = False,
-        reason: str | None = None,
-        wait: Wait = to_the_end,
-    ) -> CompactResult:
-        """Fold old live entries into one summary entry (the originals are superseded, not deleted).
-
-        ``wait`` is how the summarizer's work is waited for (the caller's cancel scope
-        around it; default: until done): past its deadline the summary is extractive.
-        ``dry_run`` only reports what would be folded.
-        """
-        check_range("keep_recent", keep_recent, KEEP_RECENT)
-        check_range("target_tokens", target_tokens, COMPACT_TARGET)
-        with self._sessions.use(session_id) as session:
-            return await self._compact(session, keep_recent, target_tokens, dry_run, reason, wait)
-
-    async def _compact(
-        self,
-        session: LoadedSession,
-        keep_recent: int,
-        target_tokens: int,
-        dry_run: bool,
-        reason: str | None,
-        wait: Wait,
-    ) -> CompactResult:
-        async with session.compact_lock:
-            slices = SliceFile(session.path)
-            finished = ""
-            if not dry_run and self._summarizer.uses_llm:
-                await slices.load()
-                finished = await finish_pending(self._sessions, self._summarizer, session, slices)
-            async with session.lock:
-                state = await self._sessions.sync(session, same_state)
-                plan = plan_compaction(state, keep_recent)
-                why = reason or (
-                    f"requested at {state.live_tokens}/{self._live.budget_tokens} tokens, keep_recent={keep_recent}"
-                )
-                if dry_run or not plan.folded:
-                    note = (
-                        ""
-                        if plan.folded
-                        else (f"nothing to fold: {plan.candidates} live unpinned entries, keep_recent={keep_recent}")
-                    )
-                    note = "; ".join(part for part in (note, finished) if part)
-                    return CompactResult(
-                        session.session_id,
-                        plan.folded,
-                        None,
-                        plan.tokens_before,
-                        0,
-                        "none",
-                        note,
-                        why,
-                        dry_run,
-                        self._status(state),
-                    )
-            summary = await self._summarizer.summarize(
-                plan.text,
-                target_tokens=target_tokens,
-                cache=slices if self._summarizer.uses_llm else None,
-                whole_extract=entries_extract(plan, self._live.tokens.current),
-                wait=wait,
-            )
-            text = summary.text.strip() or plan.text  # an empty summary would lose everything folded
-            async with session.lock:
-                for _ in range(COMPACT_WRITE_TRIES):
-                    state = await self._sessions.sync(session, same_state)
-                    if not still_foldable(state, plan):
-                        raise InputError(
-                            "the session changed while compacting (an entry was pinned, deleted or "
-                            "folded meanwhile): compact again",
-                            hint="retry",
-                        )
-                    tokens_after = summary_tokens(state, plan, text, self._live.tokens.current)
-                    record = summary_record(
-                        plan, text=text, method=summary.method, reason=why, tokens_after=tokens_after
-                    )
-                    try:
-                        # Decided on the journal as read up to applied_offset; the store
-                        # writes only if no process appended since (checked under its lock).
-                        result = await self._sessions.handle.append_if(
-                            session.path, [record], expect_end=state.applied_offset
-                        )
-                    except JournalChangedError:
-                        continue  # re-read what another process wrote, and decide again
-                    break
-                else:
-                    raise InputError(
-                        "other processes kept writing to this session while compacting: compact again", hint="retry"
-                    )
-                state = await self._sessions.absorb(session, result)
-                item = state.items[result.records[-1].id]
-            if summary.method in ("extractive", "llm+extractive") and self._summarizer.uses_llm:
-                await slices.mark_pending(item.id, target_tokens)  # the next compact swaps in the LLM summary
-            elif not slices.pending:
-                await slices.clear()
-            note = "; ".join(part for part in (summary.note, finished) if part)
-            return CompactResult(
-                session.session_id,
-                item.folds,
-                item.snapshot(),
-                plan.tokens_before,
-                item.tokens,
-                summary.method,
-                note,
-                why,
-                False,
-                self._status(state),
-            )
 
     async def status(self, session_id: str) -> SessionStatus:
         """Live tokens against the budget, pins, counts, and whether to compact.

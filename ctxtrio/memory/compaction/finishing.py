@@ -1,4 +1,4 @@
-"""Finishing compactions whose LLM summary was not ready by the call's deadline (issue 10). Pure.
+"""Finishing compactions whose LLM summary was not ready by the call's deadline (issue 10): the pure part.
 
 A compaction folds its entries at once (the window needs the room now). When the LLM
 summary is not ready by the call's deadline, the summary entry written is the
@@ -16,8 +16,8 @@ one append:
 Both lines go in one write; a crash that tears the second leaves the entries live and
 unfolded: nothing is lost, the session is only no longer compacted.
 
-:func:`finish_pending` does this for one session (the caller holds its compact lock);
-the rest is pure.
+``CompactionMethods._finish_pending`` (:mod:`.compact`) does this for one session at the
+start of a compaction; what is here is pure.
 """
 
 from __future__ import annotations
@@ -26,19 +26,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...store.records import NewRecord
-from ...store.results import JournalChangedError
-from ..sessions.store import SessionStore, same_state
-from .plan import CompactionPlan, fold_plan, summary_record, summary_tokens
+from .plan import CompactionPlan, fold_plan, summary_record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ...llm.summarizer import Summarizer
-    from ..sessions.repository import LoadedSession
     from ..state.columns import SessionState
-    from .slices import SliceFile
 
-__all__ = ["PendingSummary", "finish_pending", "pending_summaries", "replacement_records", "still_pending"]
+__all__ = ["PendingSummary", "pending_summaries", "replacement_records", "still_pending"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,43 +77,3 @@ def replacement_records(pending: PendingSummary, *, text: str, tokens_after: int
         NewRecord("patch", {"restored": True}, id=pending.summary_id),
         summary_record(pending.plan, text=text, method="llm", reason=reason, tokens_after=tokens_after),
     ]
-
-
-async def finish_pending(
-    journals: SessionStore, summarizer: Summarizer, session: LoadedSession, slices: SliceFile
-) -> str:
-    """Swap in the LLM summaries finished since their compactions wrote stand-ins; say which.
-
-    Never waits for the LLM: a summary still being worked on stays pending (and its job
-    is queued again if none runs, as after a restart). A summary the LLM could not
-    write (answers rejected) waits no more: its stand-in stays.
-    """
-    if not slices.pending:
-        return ""  # nothing waits (the common case): no journal sync, the compaction does its own
-    store, model = journals.handle, journals.live.tokens.current
-    async with session.lock:
-        state = await journals.sync(session, same_state)
-        found, gone = pending_summaries(state, slices.pending)
-    for summary_id in gone:
-        await slices.mark_done(summary_id)
-    said = []
-    for pending in found:
-        done = await summarizer.resume(pending.plan.text, target_tokens=pending.target_tokens, cache=slices)
-        if done is None:
-            continue  # still going on in the background
-        if done.method == "llm":
-            async with session.lock:
-                state = await journals.sync(session, same_state)
-                if still_pending(state, pending):
-                    tokens = summary_tokens(state, pending.plan, done.text, model)
-                    records = replacement_records(pending, text=done.text, tokens_after=tokens)
-                    try:
-                        result = await store.append_if(session.path, records, expect_end=state.applied_offset)
-                    except JournalChangedError:
-                        continue  # another process wrote meanwhile: the next compact tries again
-                    await journals.absorb(session, result)
-                    said.append(
-                        f"the LLM summary of {pending.summary_id} is done and replaced it as {result.records[-1].id}"
-                    )
-        await slices.mark_done(pending.summary_id)
-    return "; ".join(said)

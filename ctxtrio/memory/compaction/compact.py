@@ -1,0 +1,193 @@
+"""Compacting a session: :class:`CompactionMethods`, the ``compact`` of the session service.
+
+Compaction runs the summarizer without holding the session lock, so recalls and
+appends continue meanwhile; it then re-checks its plan, and writes its summary only if
+the journal still ends where that check read it, decided under the journal's OS lock
+(``StoreHandle.append_if``): two processes never both fold the same entries. What it
+folds and writes is planned in :mod:`.plan`; a stand-in whose LLM summary finished later
+is swapped at the start of the next compaction (:mod:`.finishing`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..._errors import InputError
+from ..._limits import COMPACT_TARGET, KEEP_RECENT, check_range
+from ...llm.summarizer import Wait, to_the_end
+from ...store.results import JournalChangedError
+from ..model import CompactResult
+from ..sessions.store import same_state
+from ..status import session_status
+from .finishing import pending_summaries, replacement_records, still_pending
+from .plan import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
+from .slices import SliceFile
+
+if TYPE_CHECKING:
+    from ...llm.summarizer import Summarizer
+    from ..sessions.repository import LoadedSession
+    from ..sessions.store import SessionStore
+
+__all__ = ["COMPACT_WRITE_TRIES", "CompactionMethods"]
+
+#: Times a compaction re-reads and re-checks after other processes appended meanwhile.
+COMPACT_WRITE_TRIES = 20
+
+
+class CompactionMethods:
+    """Compaction: methods of :class:`~ctxtrio.memory.service.SessionService`."""
+
+    _sessions: SessionStore
+    _summarizer: Summarizer
+
+    async def compact(
+        self,
+        session_id: str,
+        *,
+        keep_recent: int = 10,
+        target_tokens: int = 400,
+        dry_run: bool = False,
+        reason: str | None = None,
+        wait: Wait = to_the_end,
+    ) -> CompactResult:
+        """Fold old live entries into one summary entry (the originals are superseded, not deleted).
+
+        ``wait`` is how the summarizer's work is waited for (the caller's cancel scope
+        around it; default: until done): past its deadline the summary is extractive.
+        ``dry_run`` only reports what would be folded.
+        """
+        check_range("keep_recent", keep_recent, KEEP_RECENT)
+        check_range("target_tokens", target_tokens, COMPACT_TARGET)
+        with self._sessions.use(session_id) as session:
+            return await self._compact(session, keep_recent, target_tokens, dry_run, reason, wait)
+
+    async def _compact(
+        self,
+        session: LoadedSession,
+        keep_recent: int,
+        target_tokens: int,
+        dry_run: bool,
+        reason: str | None,
+        wait: Wait,
+    ) -> CompactResult:
+        async with session.compact_lock:
+            slices = SliceFile(session.path)
+            finished = ""
+            if not dry_run and self._summarizer.uses_llm:
+                await slices.load()
+                finished = await self._finish_pending(session, slices)
+            async with session.lock:
+                state = await self._sessions.sync(session, same_state)
+                plan = plan_compaction(state, keep_recent)
+                why = reason or (
+                    f"requested at {state.live_tokens}/{self._sessions.live.budget_tokens} tokens, keep_recent={keep_recent}"
+                )
+                if dry_run or not plan.folded:
+                    note = (
+                        ""
+                        if plan.folded
+                        else (f"nothing to fold: {plan.candidates} live unpinned entries, keep_recent={keep_recent}")
+                    )
+                    note = "; ".join(part for part in (note, finished) if part)
+                    return CompactResult(
+                        session.session_id,
+                        plan.folded,
+                        None,
+                        plan.tokens_before,
+                        0,
+                        "none",
+                        note,
+                        why,
+                        dry_run,
+                        session_status(state, self._sessions.live),
+                    )
+            summary = await self._summarizer.summarize(
+                plan.text,
+                target_tokens=target_tokens,
+                cache=slices if self._summarizer.uses_llm else None,
+                whole_extract=entries_extract(plan, self._sessions.live.tokens.current),
+                wait=wait,
+            )
+            text = summary.text.strip() or plan.text  # an empty summary would lose everything folded
+            async with session.lock:
+                for _ in range(COMPACT_WRITE_TRIES):
+                    state = await self._sessions.sync(session, same_state)
+                    if not still_foldable(state, plan):
+                        raise InputError(
+                            "the session changed while compacting (an entry was pinned, deleted or "
+                            "folded meanwhile): compact again",
+                            hint="retry",
+                        )
+                    tokens_after = summary_tokens(state, plan, text, self._sessions.live.tokens.current)
+                    record = summary_record(
+                        plan, text=text, method=summary.method, reason=why, tokens_after=tokens_after
+                    )
+                    try:
+                        # Decided on the journal as read up to applied_offset; the store
+                        # writes only if no process appended since (checked under its lock).
+                        result = await self._sessions.handle.append_if(
+                            session.path, [record], expect_end=state.applied_offset
+                        )
+                    except JournalChangedError:
+                        continue  # re-read what another process wrote, and decide again
+                    break
+                else:
+                    raise InputError(
+                        "other processes kept writing to this session while compacting: compact again", hint="retry"
+                    )
+                state = await self._sessions.absorb(session, result)
+                item = state.items[result.records[-1].id]
+            if summary.method in ("extractive", "llm+extractive") and self._summarizer.uses_llm:
+                await slices.mark_pending(item.id, target_tokens)  # the next compact swaps in the LLM summary
+            elif not slices.pending:
+                await slices.clear()
+            note = "; ".join(part for part in (summary.note, finished) if part)
+            return CompactResult(
+                session.session_id,
+                item.folds,
+                item.snapshot(),
+                plan.tokens_before,
+                item.tokens,
+                summary.method,
+                note,
+                why,
+                False,
+                session_status(state, self._sessions.live),
+            )
+
+    async def _finish_pending(self, session: LoadedSession, slices: SliceFile) -> str:
+        """Swap in the LLM summaries finished since their compactions wrote stand-ins; say which.
+
+        Never waits for the LLM: a summary still being worked on stays pending (and its job
+        is queued again if none runs, as after a restart). A summary the LLM could not
+        write (answers rejected) waits no more: its stand-in stays.
+        """
+        if not slices.pending:
+            return ""  # nothing waits (the common case): no journal sync, the compaction does its own
+        store, model = self._sessions.handle, self._sessions.live.tokens.current
+        async with session.lock:
+            state = await self._sessions.sync(session, same_state)
+            found, gone = pending_summaries(state, slices.pending)
+        for summary_id in gone:
+            await slices.mark_done(summary_id)
+        said = []
+        for pending in found:
+            done = await self._summarizer.resume(pending.plan.text, target_tokens=pending.target_tokens, cache=slices)
+            if done is None:
+                continue  # still going on in the background
+            if done.method == "llm":
+                async with session.lock:
+                    state = await self._sessions.sync(session, same_state)
+                    if still_pending(state, pending):
+                        tokens = summary_tokens(state, pending.plan, done.text, model)
+                        records = replacement_records(pending, text=done.text, tokens_after=tokens)
+                        try:
+                            result = await store.append_if(session.path, records, expect_end=state.applied_offset)
+                        except JournalChangedError:
+                            continue  # another process wrote meanwhile: the next compact tries again
+                        await self._sessions.absorb(session, result)
+                        said.append(
+                            f"the LLM summary of {pending.summary_id} is done and replaced it as {result.records[-1].id}"
+                        )
+            await slices.mark_done(pending.summary_id)
+        return "; ".join(said)
