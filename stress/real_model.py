@@ -185,7 +185,7 @@ async def budgets(
         }[state]
         with (work / state / "ctxtrio.log").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client, trio.open_nursery() as nursery:
-                calibrated_s = await _wait_for(client, started, words, 900.0 if state == "calibrated" else 120.0)
+                calibrated_s = await _wait_for(client, started, words, 1800.0 if state == "calibrated" else 120.0)
                 if state == "streaming":
                     await _start_streaming(client, nursery)
                 guide = text_of(await client.call_tool("context_guide", {}))

@@ -23,7 +23,12 @@ over-determined, non-negative and asymmetric (under-counts weigh more); the publ
 rates are lifted until no sample is under-counted (a few percent), plus ``margin``
 (:data:`MARGIN`, 3%, by default). The fit runs in a worker thread. Every calibration request has its own
 deadline, ``timeout_s`` (not the summaries' ``--llm-deadline``: a cold model may take
-long to load).
+long to load). After a timeout that deadline doubles for the next attempt (up to 8×
+``timeout_s``), and the samples already counted for this model are kept, so a slow
+machine converges instead of starting over: llama-cpp-python goes on evaluating a
+request whose client gave up (``create_chat_completion`` runs in ``run_in_threadpool``
+under its lock, llama_cpp/server/app.py), so the retry would meet the same deadline
+behind the abandoned one (issue 22: SmolLM2 at ~20 prompt tokens/s never calibrated).
 
 An unreachable endpoint, a timeout, zero or missing usage, or implausible rates are
 :class:`~ctxtrio._errors.LLMError`: logged to stderr, the previous model is kept, and
@@ -44,7 +49,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import trio
 
-from .._errors import LLMError, LLMResponseError, LLMUnavailableError
+from .._errors import LLMError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
 from ..text.tokens import ScriptClass, TokenModel, TokenModelRef, class_counts
 from ._fit import Measurement, fit_rates, publishable_rates
 from ._json import as_object
@@ -67,6 +72,9 @@ Method = Literal["tokenize", "usage slope"]
 #: JSON, issue 22: 3.5% under with no margin) are still under-counted by the lift alone.
 MARGIN: Final = 0.03
 _CACHE_VERSION = 4  # 2: twelve features, published rates; 3: thirteen (indent), asymmetric fit; 4: margin
+_MAX_STRETCH: Final = 8.0  # the per-request deadline grows to at most this many times timeout_s
+#: Counts already measured, by (method, text): kept across the attempts for one model.
+Counted = dict[tuple[Method, str], int]
 
 
 async def run_calibrator(
@@ -93,21 +101,27 @@ async def run_calibrator(
     done_for: str | None = None  # the model whose rates are published
     retry_s = retry_min_s
     reported: str | None = None  # the kind of failure already logged; repeats go to debug
+    request_s = timeout_s  # doubles after a timeout, up to _MAX_STRETCH * timeout_s
+    counted: dict[str, Counted] = {}  # by model: the samples counted so far
     while True:
         try:
-            model = await client.loaded_model(timeout_s=timeout_s)
+            model = await client.loaded_model(timeout_s=request_s)
             if model is None:
                 raise LLMResponseError("the server lists no loaded model")
             if model != done_for:
-                method, ref.current = await _rates_for(client, endpoint, model, cache_path, margin, timeout_s)
+                known = counted.setdefault(model, {})
+                method, ref.current = await _rates_for(client, endpoint, model, cache_path, margin, request_s, known)
+                counted.clear()
                 if counter is not None:
                     counter.set_model(model, exact=method == "tokenize")
-                length = await _context_length(client, model, method, timeout_s)
+                length = await _context_length(client, model, method, request_s)
                 if length is not None and on_context_length is not None:
                     on_context_length(length)
                 done_for = model
                 logger.info("token rates now %s; context window %s", ref.current.source, length or "unknown")
         except LLMError as exc:
+            if isinstance(exc, LLMTimeoutError):
+                request_s = min(request_s * 2.0, timeout_s * _MAX_STRETCH)
             reported = _report_failure(endpoint, exc, ref.current.source, retry_s, reported)
             await trio.sleep(retry_s)
             retry_s = min(retry_s * 2.0, retry_max_s)
@@ -167,27 +181,40 @@ class Calibration:
 
 
 async def measure_rates(
-    client: LLMClient, *, timeout_s: float = 30.0, samples: tuple[str, ...] = SAMPLES, force: Method | None = None
+    client: LLMClient,
+    *,
+    timeout_s: float = 30.0,
+    samples: tuple[str, ...] = SAMPLES,
+    force: Method | None = None,
+    known: Counted | None = None,
 ) -> Calibration:
     """Measure the loaded model: tokenize if offered, else the usage of one-token chats.
 
     Sends the samples one after the other; raises LLMError on failure or bogus counts.
     ``force="usage slope"`` skips the tokenizer (to measure what servers without one get).
+    ``known`` holds counts of an earlier attempt (not sent again) and receives new ones.
     """
+    known = {} if known is None else known
     probe = await client.tokenize(samples[0], timeout_s=timeout_s) if force != "usage slope" else None
     method: Method
-    measure: Callable[[str], Awaitable[int]]
+    count: Callable[[str], Awaitable[int]]
     if probe is not None:
-        method, measure = "tokenize", _tokenize_counter(client, timeout_s)
+        method, count = "tokenize", _tokenize_counter(client, timeout_s)
+        known["tokenize", samples[0]] = probe
     else:
-        method, measure = "usage slope", _usage_counter(client, timeout_s)
-        await measure(WARM_UP)
+        method, count = "usage slope", _usage_counter(client, timeout_s)
+        await count(WARM_UP)
+
+    async def measure(text: str) -> int:
+        if (method, text) not in known:
+            known[method, text] = await count(text)
+        return known[method, text]
+
     # A lower overhead only raises the estimates: a probe counted 0 (no BOS) gives 0.
     overhead = max(0, min([await measure(text) for text in OVERHEAD_PROBES]) - 1)
     measured: list[Measurement] = []
-    for index, text in enumerate(samples):
-        tokens = probe if probe is not None and index == 0 else await measure(text)
-        measured.append(Measurement(class_counts(text), tokens))
+    for text in samples:
+        measured.append(Measurement(class_counts(text), await measure(text)))
     rates, _ = await trio.to_thread.run_sync(partial(fit_rates, measured, overhead=overhead))
     return Calibration(method, rates, overhead, tuple(measured))
 
@@ -215,15 +242,15 @@ def _usage_counter(client: LLMClient, timeout_s: float) -> Callable[[str], Await
 
 
 async def _rates_for(
-    client: LLMClient, endpoint: str, model: str, cache_path: Path, margin: float, timeout_s: float
+    client: LLMClient, endpoint: str, model: str, cache_path: Path, margin: float, timeout_s: float, known: Counted
 ) -> tuple[Method, TokenModel]:
-    """The published model for (endpoint, model): from the cache, else measured and cached."""
+    """The published model for (endpoint, model): from the cache, else measured (resuming ``known``) and cached."""
     cached = await trio.to_thread.run_sync(_cache_lookup, cache_path, endpoint, model)
     if cached is not None:
         method, rates = cached
         suffix = " (cached)"
     else:
-        calibration = await measure_rates(client, timeout_s=timeout_s)
+        calibration = await measure_rates(client, timeout_s=timeout_s, known=known)
         method, rates = calibration.method, calibration.published(margin)
         await trio.to_thread.run_sync(_cache_store, cache_path, endpoint, model, method, rates)
         suffix = ""

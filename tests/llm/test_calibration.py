@@ -403,3 +403,44 @@ async def test_no_model_server_is_one_info_line_not_repeated_warnings(
             await run_calibrator(client, ref, cache_path=tmp_path / "c.json")
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "retrying quietly" in warnings[0].getMessage()
+
+
+async def test_a_slow_server_calibrates_by_resuming_with_a_longer_deadline(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path
+) -> None:
+    """Prompts at 12 tokens/s (the longest sample ~50 s against 30 s): calibration finishes, each sample sent <= twice.
+
+    The fake reproduces llama-cpp-python's non-streaming chat: ``create_chat_completion``
+    runs in ``run_in_threadpool`` under the server's lock (llama_cpp/server/app.py), so
+    a request whose client gave up is still evaluated, and the next one waits behind it.
+    Before, every attempt started over with 30 s per request and never finished.
+    """
+    autojump_clock.autojump_threshold = 0.05  # the fit and the cache run in worker threads
+    busy_until = 0.0
+    sent: dict[str, int] = {}
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal busy_until
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, json={"data": [{"id": "slow"}]})
+        if request.url.path != "/v1/chat/completions":
+            return httpx.Response(404)
+        text = json.loads(request.content)["messages"][-1]["content"]
+        sent[text] = sent.get(text, 0) + 1
+        tokens = true_tokens(text) + 4
+        busy_until = max(trio.current_time(), busy_until) + tokens / 12.0  # evaluated even if abandoned
+        await trio.sleep_until(busy_until)
+        choice = {"message": {"role": "assistant", "content": "x"}, "finish_reason": "length"}
+        return httpx.Response(200, json={"choices": [choice], "usage": {"prompt_tokens": tokens}})
+
+    assert max(true_tokens(text) for text in SAMPLES) / 12.0 > 30.0
+    ref = TokenModelRef(TokenModel.cold())
+    async with open_llm_client(LLMSettings("http://llm/v1"), transport=httpx.MockTransport(handler)) as client:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(partial(run_calibrator, client, ref, cache_path=tmp_path / "c.json", timeout_s=30.0))
+            with trio.move_on_after(20_000.0):
+                while not _calibrated(ref)():
+                    await trio.sleep(60.0)
+            nursery.cancel_scope.cancel()
+    assert ref.current.source.startswith("calibrated via usage slope")
+    assert max(sent[text] for text in SAMPLES) <= 2
