@@ -1,0 +1,241 @@
+"""Reading a document: :class:`ReadingMethods`, the window, read, outline and summarize of :class:`~.service.DocumentService`.
+
+Each packs what it returns into a token budget and checks the text it renders in the
+model's own tokens where the server can count; the summary of a range condenses it
+extractively first when it is too long for the summarizer to see whole.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import trio
+
+from .._errors import InputError
+from .._limits import CHUNK_INDEX, OUTLINE_CHUNKS, SUMMARY_TARGET, check_budget, check_range
+from ..llm.summarizer import Summarizer, Wait, to_the_end
+from ..store.ids import validate_id
+from ..text.extractive import summarize_extractive
+from .arguments import check_start_end
+from .model import DocSummary, Outline, OutlineEntry, Window
+from .packing import contiguous_text, pack_outline, pack_window
+from .render import render_outline, render_window
+from .repository import GenerationCache, Repository
+
+if TYPE_CHECKING:
+    from .._live import Live
+    from .chunks import LoadedDoc
+    from .ingest import Progress
+
+
+__all__ = ["ReadingMethods"]
+
+#: Ranges larger than this are condensed extractively (in a worker thread) before the
+#: summarizer sees them, so neither an LLM loop nor the extractive scorer runs unbounded.
+CONDENSE_ABOVE_TOKENS = 24_000
+CONDENSE_TO_TOKENS = 12_000
+_METHODS = ("llm", "verbatim", "llm+extractive", "extractive")
+#: Numbers in a note (a breaker's "retry in 1.9 s"): notes that differ only there are said once.
+_NOTE_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
+
+
+class ReadingMethods:
+    """Paging through documents: methods of :class:`~ctxtrio.docs.service.DocumentService`."""
+
+    _live: Live
+    _repo: Repository
+    _summarizer: Summarizer
+    _cursor_locks: dict[tuple[str, str], trio.Lock]
+
+    async def window(
+        self,
+        doc_id: str,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        budget_tokens: int | None = None,
+        reset: bool = False,
+        session_id: str | None = None,
+    ) -> Window:
+        """Read chunks in order from ``start`` (default: the cursor of (doc, session)).
+
+        At least one chunk is returned (cut to fit a small budget); the cursor moves
+        past the last chunk returned. ``end`` is inclusive.
+        """
+        validate_id(doc_id, "doc_id")
+        session = validate_id(session_id, "session_id") if session_id is not None else ""
+        budget = check_budget(budget_tokens, self._live.budget_tokens)
+        check_start_end(start, end)
+        await self._repo.refresh()
+        entry, doc = await self._repo.load(doc_id)
+        lock = self._cursor_locks.setdefault((doc_id, session), trio.Lock())
+        async with lock:
+            cursor = self._repo.state.cursor(doc_id, session)
+            first = start if start is not None else (0 if reset else cursor)
+            if end is not None and end < first:
+                raise InputError(
+                    f"the last chunk to read, #{end}, is before the cursor at #{first}: say where to start, or reset the cursor"
+                )
+            total = len(doc.chunks)
+            if first >= total:
+                return Window(entry.info, session_id, (), first, budget)
+            last = min(end, total - 1) if end is not None else total - 1
+            model = self._live.tokens.current
+
+            def build(room: int) -> Window:
+                chunks = pack_window(doc.chunks, first, last, room, model)
+                return Window(entry.info, session_id, tuple(chunks), chunks[-1].index + 1, budget)
+
+            # The final check, in the model's own tokens when the server can count.
+            window, _ = await self._live.counter.fit(budget, build, render_window)
+            await self._repo.set_cursor(entry, session, window.next_index)
+        return window
+
+    async def read(self, doc_id: str, start: int, end: int, *, budget_tokens: int | None = None) -> Window:
+        """Chunks ``start`` .. ``end`` (inclusive) packed into the budget, like :meth:`window`,
+        but no cursor is read or moved (a resource read by the person, not the model's reading).
+        """
+        validate_id(doc_id, "doc_id")
+        budget = check_budget(budget_tokens, self._live.budget_tokens)
+        check_start_end(start, end)
+        await self._repo.refresh()
+        entry = self._repo.entry(doc_id)
+        total = entry.info.chunks
+        if start >= total:
+            raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{total - 1}")
+        # No more chunks than the budget could hold (a chunk and its header cost over 16
+        # tokens), so a large document is not loaded to show a few of them.
+        last = min(end, total - 1, start + budget // 16 + 8)
+        chunks = await self._repo.chunk_range(entry, start, last)
+        model = self._live.tokens.current
+
+        def build(room: int) -> Window:
+            packed = pack_window(chunks, 0, len(chunks) - 1, room, model)
+            return Window(entry.info, None, tuple(packed), packed[-1].index + 1, budget)
+
+        window, _ = await self._live.counter.fit(budget, build, render_window)
+        return window
+
+    async def outline(
+        self,
+        doc_id: str,
+        *,
+        summarize: bool = False,
+        start: int = 0,
+        max_chunks: int = 200,
+        wait: Wait = to_the_end,
+    ) -> Outline:
+        """Chunk indices, heading trails and sizes; with ``summarize``, one sentence per chunk.
+
+        Summaries come from the summarizer's ``one_liners``: those not cached in the
+        document yet are one background job, waited for by ``wait`` (the caller's cancel
+        scope; default: until done); past its deadline the
+        rest are the chunks' first sentences, labelled extractive by the note, while the
+        job goes on (each line is kept in the document as it is done): call again.
+        The answer fits the default budget (in the model's own tokens when the server can
+        count): entries past it are left for the next call (``remaining``).
+        """
+        validate_id(doc_id, "doc_id")
+        check_range("start", start, CHUNK_INDEX)
+        check_range("max_chunks", max_chunks, OUTLINE_CHUNKS)
+        await self._repo.refresh()
+        if not summarize:  # the chunks shown only, not the whole document (see Repository.chunk_range)
+            info = self._repo.entry(doc_id).info
+            if start >= info.chunks:
+                raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{info.chunks - 1}")
+            shown = await self._repo.chunk_range(
+                self._repo.entry(doc_id), start, min(start + max_chunks, info.chunks) - 1
+            )
+            entries = tuple(OutlineEntry(chunk.index, chunk.trail, chunk.tokens) for chunk in shown)
+            return await self._fit_outline(Outline(info, entries, start))
+        entry, doc = await self._repo.load(doc_id)
+        if start >= len(doc.chunks):
+            raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{len(doc.chunks) - 1}")
+        selected = doc.chunks[start : start + max_chunks]
+        await self._repo.top_up(doc)
+        cache = GenerationCache(self._repo, doc)
+        lines = await self._summarizer.one_liners(
+            [chunk.text for chunk in selected], cache=cache, job_key=f"outline/{doc.doc_id}/{doc.gen}", wait=wait
+        )
+        notes: dict[str, str] = {}  # the first note of each kind, keyed without its numbers
+        for line in lines:
+            if line.note:
+                notes.setdefault(_NOTE_NUMBERS.sub("#", line.note), line.note)
+        summarized = tuple(
+            OutlineEntry(chunk.index, chunk.trail, chunk.tokens, line.text)
+            for chunk, line in zip(selected, lines, strict=True)
+        )
+        return await self._fit_outline(Outline(entry.info, summarized, start, "; ".join(notes.values())))
+
+    async def _fit_outline(self, outline: Outline) -> Outline:
+        """The final check: the first entries that fit the default budget in the model's own tokens."""
+        model = self._live.tokens.current
+        fitted, _ = await self._live.counter.fit(
+            self._live.budget_tokens, lambda room: pack_outline(outline, room, model), render_outline
+        )
+        return fitted
+
+    async def summarize(
+        self,
+        doc_id: str,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        target_tokens: int = 500,
+        refresh: bool = False,
+        progress: Progress | None = None,
+        wait: Wait = to_the_end,
+    ) -> DocSummary:
+        """Summarize chunks ``start`` .. ``end`` (inclusive; default the whole document).
+
+        A whole-document summary written by the LLM is stored with the document and
+        returned from there until ``refresh``. LLM work goes on in the background past
+        the deadline of ``wait`` (the caller's cancel scope around the wait) and each finished part is kept in the document's journal at once, so
+        the next call (or one after a restart) resumes where it stopped; until it is
+        done the answer is partly or wholly extractive, and says so. ``progress(done,
+        total)`` hears of each part finished while the call waits.
+        """
+        validate_id(doc_id, "doc_id")
+        check_range("target_tokens", target_tokens, SUMMARY_TARGET)
+        check_start_end(start, end)
+        await self._repo.refresh()
+        entry, doc = await self._repo.load(doc_id)
+        total = len(doc.chunks)
+        first = start if start is not None else 0
+        if first >= total:
+            raise InputError(f"the first chunk asked for, #{first}, is past the last chunk #{total - 1}")
+        last = min(end, total - 1) if end is not None else total - 1
+        whole = first == 0 and last == total - 1
+        await self._repo.top_up(doc)
+        key = f"document/v1:{target_tokens}"
+        if whole and not refresh:
+            for method in _METHODS:
+                cached = doc.summaries.get(f"{key}:{method}")
+                if cached is not None:
+                    return DocSummary(entry.info, first, last, cached, method, cached=True)
+        text, condensed = await self._condensed(doc, first, last)
+        cache = GenerationCache(self._repo, doc, read=not refresh)
+        summary = await self._summarizer.summarize(
+            text, target_tokens=target_tokens, cache=cache, progress=progress, wait=wait
+        )
+        note = "; ".join(part for part in (condensed, summary.note) if part)
+        if whole and summary.method in ("llm", "verbatim"):
+            await cache.put(f"{key}:{summary.method}", summary.text)
+        return DocSummary(entry.info, first, last, summary.text, summary.method, note=note)
+
+    # -- helpers ------------------------------------------------------------------------
+
+    async def _condensed(self, doc: LoadedDoc, first: int, last: int) -> tuple[str, str]:
+        """The text of the range, condensed extractively in a thread when very large."""
+        model = self._live.tokens.current
+        chunks = doc.chunks[first : last + 1]
+        if sum(chunk.tokens for chunk in chunks) <= CONDENSE_ABOVE_TOKENS:
+            return contiguous_text(chunks), ""
+
+        def condense() -> str:
+            return summarize_extractive(contiguous_text(chunks), target_tokens=CONDENSE_TO_TOKENS, model=model)
+
+        text = await trio.to_thread.run_sync(condense)
+        before, after = sum(c.tokens for c in chunks), model.estimate(text)
+        return text, f"the {before}-token range was condensed extractively to {after} tokens first"
