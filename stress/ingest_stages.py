@@ -41,7 +41,7 @@ from real_text import CORPORA, Doc, load, megabytes
 
 from ctxtrio.docs.catalog import commit_record
 from ctxtrio.docs.chunks import chunk_body
-from ctxtrio.docs.ingest import _sha256
+from ctxtrio.docs.ingest import text_digest
 from ctxtrio.docs.model import DocumentInfo
 from ctxtrio.store.index import _SCHEMA
 from ctxtrio.store.records import NewRecord, encode_members, encode_record
@@ -133,7 +133,7 @@ def run(docs: list[Doc], folder: Path) -> dict[str, float]:
     validate = types.jsonrpc_message_adapter.validate_json
     for number, (doc, line) in enumerate(zip(docs, lines, strict=True)):
         timed("receive", partial(validate, line, by_name=False))
-        timed("hash", partial(_sha256, doc.text))
+        timed("hash", partial(text_digest, doc.text))
         timed("blocks", partial(lambda text: sum(1 for _ in iter_blocks(text)), doc.text))
         kind = timed("kind", partial(kind_for, doc.text, None, None))  # inline text: sniffed, as doc_ingest does
         chunking = partial(

@@ -11,7 +11,6 @@ or a file failed to store (then 1); 130 when interrupted, with the true counts s
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections import Counter
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import IngestError, StoreError
+from ..docs.ingest import text_digest
 from ..docs.model import IngestResult
 from ..docs.sandbox import NotTextError, escaped_path, read_source
 from .library import catalog_state, open_library
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     import argparse
 
     from .._config import Config
+    from .._context import Context
+    from ..docs.model import DocumentInfo
 
 __all__ = ["add_arguments", "ingest_command"]
 
@@ -87,7 +89,7 @@ def precheck(batch: list[tuple[Path, int]], roots: tuple[Path, ...], max_bytes: 
         except IngestError as exc:
             checked.append(Checked(path, size, refusal=str(exc)))
             continue
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = text_digest(text)
         if not text.strip():
             checked.append(Checked(path, size, skip="empty"))
         else:
@@ -124,8 +126,6 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         config = config.replace(ingest_roots=tuple(found.roots)).validated()
     try:
         async with open_library(config, stop) as ctx:
-            # Straight from the catalog journal, read once for the unchanged check of every file.
-            known = {entry.info.source: entry.info for entry in (await catalog_state(ctx)).docs.values()}
             with Progress("ingest", total=total, unit="B", items=len(found.files), quiet=not args.verbose) as progress:
                 batches = iter(
                     [found.files[i : i + PRECHECK_FILES] for i in range(0, len(found.files), PRECHECK_FILES)]
@@ -163,18 +163,13 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
                         )
                         for item in checked:
                             shown = escaped_path(str(item.path))
-                            earlier = known.get(item.source) if item.source is not None else None
                             if item.skip is not None:
                                 tally.skipped[item.skip] += 1
                                 finish(item, f"skipped {shown}: {item.skip}")
                             elif item.refusal is not None:
                                 _refuse(tally, str(item.path), item.refusal, args, progress)
                                 finish(item, "")
-                            elif (
-                                earlier is not None
-                                and earlier.content_hash == item.digest
-                                and earlier.title == item.path.name
-                            ):
+                            elif (earlier := await _unchanged(ctx, item)) is not None:
                                 tally.done.append((item.path, IngestResult(earlier, False, 0.0, unchanged=True)))
                                 finish(item, f"unchanged {shown} -> {earlier.doc_id}")
                             else:
@@ -189,6 +184,13 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             await _committed_meanwhile(config, found.files, tally, started_wall)
         _report(args, tally, elapsed_s, stop.cancel_called)
     return 1 if failed_argument or tally.failed else 0
+
+
+async def _unchanged(ctx: Context, item: Checked) -> DocumentInfo | None:
+    """What the document service says: the document this read file already is, unchanged, or None."""
+    if item.source is None or item.digest is None:
+        return None
+    return await ctx.documents.unchanged_file(str(item.path), item.source, item.digest)
 
 
 async def _committed_meanwhile(config: Config, files: list[tuple[Path, int]], tally: Tally, since: float) -> None:

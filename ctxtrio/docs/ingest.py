@@ -51,7 +51,16 @@ if TYPE_CHECKING:
     from ..text.tokens import TokenModel
     from .pool import ChunkPool
 
-__all__ = ["BATCH_CHUNKS", "CLEANUP_DEADLINE_S", "CharBudget", "Progress", "Source", "content_hash", "write_generation"]
+__all__ = [
+    "BATCH_CHUNKS",
+    "CLEANUP_DEADLINE_S",
+    "CharBudget",
+    "Progress",
+    "Source",
+    "content_hash",
+    "text_digest",
+    "write_generation",
+]
 
 log = logging.getLogger("ctxtrio.docs")
 
@@ -200,11 +209,12 @@ class CharBudget:
 async def content_hash(text: str) -> str:
     """SHA-256 (hex) of the UTF-8 bytes of ``text``; long texts are hashed in a worker thread."""
     if len(text) < _HASH_INLINE_CHARS:
-        return _sha256(text)
-    return await trio.to_thread.run_sync(_sha256, text)
+        return text_digest(text)
+    return await trio.to_thread.run_sync(text_digest, text)
 
 
-def _sha256(text: str) -> str:
+def text_digest(text: str) -> str:
+    """SHA-256 (hex) of the UTF-8 bytes of ``text`` (blocking): a document's ``content_hash``."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -136,7 +136,7 @@ class DocumentService(ReadingMethods):
         if file_path is not None:
             read = partial(read_file, file_path, self._config, limit)
             body, source = await trio.to_thread.run_sync(read)
-            default_title = PurePath(file_path).name or source.rsplit("/", 1)[-1]
+            default_title = _file_title(file_path, source)
         else:
             assert text is not None
             body, source = check_text(text, max_chars=limit), "inline"
@@ -149,7 +149,7 @@ class DocumentService(ReadingMethods):
         if doc_id is None and file_path is not None:
             earlier = self._by_source(source)
             if earlier is not None:
-                if earlier.content_hash == digest and earlier.title == shown_title:
+                if _unchanged(earlier, digest, shown_title):
                     return IngestResult(earlier, False, trio.current_time() - started, unchanged=True)
                 doc_id = earlier.doc_id
         if doc_id is None:
@@ -177,6 +177,17 @@ class DocumentService(ReadingMethods):
             pool=self._pool,
             exact=self._live.counter if self._live.counter.kind == "exact" else None,
         )
+
+    async def unchanged_file(self, file_path: str, source: str, digest: str) -> DocumentInfo | None:
+        """The document :meth:`ingest` would leave as it is for ``file_path`` (no title, no ``doc_id``), or None.
+
+        ``source`` is the file's resolved path, ``digest`` its text's :func:`~.ingest.text_digest`:
+        a caller that has read the file already (``ctxtrio ingest``'s precheck) learns
+        without a second read that ingesting it would answer ``IngestResult.unchanged``.
+        """
+        await self._repo.refresh()
+        earlier = self._by_source(source)
+        return earlier if earlier is not None and _unchanged(earlier, digest, _file_title(file_path, source)) else None
 
     def _by_source(self, source: str) -> DocumentInfo | None:
         """The most recently ingested current document read from the file ``source``."""
@@ -259,3 +270,13 @@ class DocumentService(ReadingMethods):
         # The final check, in the model's own tokens when the server can count.
         result, _, exact = await self._live.counter.fit_counted(budget, build, render_search)
         return replace(result, estimated=not exact) if result.hits else result
+
+
+def _file_title(file_path: str, source: str) -> str:
+    """The title a file gets when none is given: its name."""
+    return PurePath(file_path).name or source.rsplit("/", 1)[-1]
+
+
+def _unchanged(earlier: DocumentInfo, digest: str, title: str) -> bool:
+    """Ingesting again what ``earlier`` was read from would change nothing: same text, same title."""
+    return earlier.content_hash == digest and earlier.title == title

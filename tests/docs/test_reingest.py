@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
+from ctxtrio.docs.ingest import text_digest
+
 from .conftest import fixture_text, opened
 
 if TYPE_CHECKING:
@@ -61,3 +63,15 @@ async def test_content_hash_is_kept_in_the_catalog(tmp_path: Path, root: Path) -
         assert result.doc.content_hash == expected
     async with opened(tmp_path, root) as ctx:
         assert (await ctx.documents.get(result.doc.doc_id)).content_hash == expected
+
+
+async def test_unchanged_file_asks_the_rule_ingest_uses(tmp_path: Path, root: Path) -> None:
+    """unchanged_file names the document ingest would skip, and None once the text or the name differs."""
+    source = str((root / "manual.md").resolve())
+    digest = text_digest(fixture_text("manual.md"))
+    async with opened(tmp_path, root) as ctx:
+        assert await ctx.documents.unchanged_file("manual.md", source, digest) is None  # not ingested yet
+        first = await ctx.documents.ingest(file_path="manual.md")
+        assert await ctx.documents.unchanged_file("manual.md", source, digest) == first.doc
+        assert await ctx.documents.unchanged_file("manual.md", source, text_digest("other words")) is None
+        assert await ctx.documents.unchanged_file("renamed.md", source, digest) is None  # another title
