@@ -84,7 +84,7 @@ class Outline:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """A matching chunk, verbatim: whole, or when ``cut`` its best passage with ``[…]``
+    """A matching chunk, verbatim: whole, or when ``cut`` its best passage with ``[...]``
     where text was left out; ``lines`` is then (first, last, of) the chunk's lines,
     1-based and inclusive (None when the passage is not whole lines: a long line cut by characters)."""
 

@@ -15,7 +15,7 @@ entry 0, the latest 1). Packing, in priority order:
    estimate: while they do not, the lowest-ranked match (then the latest pin) leaves;
 4. the best match that did not fit whole (recent mode: the entry where the window
    stopped) is shown cut to the room left, around its best-matching line (recent mode:
-   from its start), with ``[…]`` where text was left out
+   from its start), with ``[...]`` where text was left out
    (:func:`ctxtrio.text.cutting.cut_around`, as ``doc_search`` cuts a chunk), when
    nothing else was shown or at least :data:`_MIN_CUT_ROOM` tokens are left. The recent
    window stays contiguous (the cut entry is the oldest shown).

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CUT_MARK", "cut_around", "cut_to_fit"]
 
-#: Marks where a text was cut (before and after the part shown).
-CUT_MARK: Final = "[…]"
+#: Marks where a text was cut (before and after the part shown). ASCII: the cold-start estimate
+#: counts "[…]" as 6 tokens and "[...]" as 3, and a search answer can hold eight of them.
+CUT_MARK: Final = "[...]"
 
 
 def cut_to_fit(text: str, budget_tokens: int, model: TokenModel) -> str:

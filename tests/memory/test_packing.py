@@ -115,7 +115,7 @@ def test_an_entry_larger_than_the_budget_is_cut_around_the_match() -> None:
     assert [e.id for e in result.entries] == [best] and result.matched == 2 and result.not_fit == 1
     shown = result.entries[0].text
     assert "zebrafish tank leaks at valve seven" in shown
-    assert shown.startswith("[…] ") and shown.endswith(" […]") and len(shown) < len(filler)
+    assert shown.startswith("[...] ") and shown.endswith(" [...]") and len(shown) < len(filler)
     assert f"[{best} note] {shown}" in result.text and "(1 more matches not shown" in result.text
     assert MODEL.estimate(result.text) <= result.used_tokens <= 120
     assert result.entries[0].tokens == MODEL.estimate(f"[{best} note] {shown}\n")
@@ -130,7 +130,7 @@ def test_a_cut_that_reaches_the_end_of_the_entry_has_no_end_mark() -> None:
     result = recall(journal.state(), "zebrafish tank valve", 120)
     assert [e.id for e in result.entries] == [last]
     shown = result.entries[0].text
-    assert shown.startswith("[…] ") and shown.endswith("the zebrafish tank leaks at valve seven")
+    assert shown.startswith("[...] ") and shown.endswith("the zebrafish tank leaks at valve seven")
 
 
 def test_room_left_after_whole_entries_takes_the_next_one_cut() -> None:
@@ -140,7 +140,7 @@ def test_room_left_after_whole_entries_takes_the_next_one_cut() -> None:
     newest = journal.entry("short cookie note")
     result = recall(journal.state(), None, 200)
     assert [e.id for e in result.entries] == [older, newest] and result.not_fit == 0
-    assert result.entries[0].text.endswith(" […]") and MODEL.estimate(result.text) <= 200
+    assert result.entries[0].text.endswith(" [...]") and MODEL.estimate(result.text) <= 200
     assert 150 < result.used_tokens <= 200
     queried = recall(journal.state(), "cookie policy", 200)
     assert [e.id for e in queried.entries] == [older, newest] and queried.entries[0].text.startswith("cookie policy")
@@ -200,7 +200,7 @@ def test_recent_mode_returns_the_latest_contiguously() -> None:
     state = journal.state()
     result = recall(state, None, 60)
     assert result.mode == "recent" and [e.id for e in result.entries] == [newest]
-    assert result.entries[0].text.startswith("x x") and result.entries[0].text.endswith(" […]")
+    assert result.entries[0].text.startswith("x x") and result.entries[0].text.endswith(" [...]")
     assert result.not_fit == 10 and MODEL.estimate(result.text) <= 60
     older = recall(state, "the of and", 4000)  # stopwords only: no usable terms
     assert older.mode == "recent" and [e.id for e in older.entries][-1] == state.order[-1].id
