@@ -234,10 +234,10 @@ async def _start_streaming(client: Client, nursery: trio.Nursery) -> None:
 async def estimates(server: RealServer) -> dict[str, TokenModel]:
     """The cold model, and the rates fitted by usage slope and by tokenize on the real model."""
     models = {"cold-start": TokenModel.cold()}
-    async with open_llm_client(LLMSettings(server.base_url, timeout_s=60.0)) as client:
+    async with open_llm_client(LLMSettings(server.base_url, timeout_s=60.0, probe_timeout_s=180.0)) as client:
         for label, force in (("usage slope", "usage slope"), ("tokenize", None)):
             began = time.monotonic()
-            calibration = await measure_rates(client, timeout_s=180.0, force="usage slope" if force else None)
+            calibration = await measure_rates(client, force="usage slope" if force else None)
             print(
                 f"calibration by {calibration.method}: {time.monotonic() - began:.1f} s, overhead {calibration.overhead:.1f}"
             )

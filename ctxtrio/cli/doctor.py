@@ -192,6 +192,7 @@ async def _llm(config: Config, report: Report) -> None:
         model=config.llm_model,
         api_key=config.llm_api_key,
         timeout_s=min(config.llm_timeout_s, LLM_CHECK_TIMEOUT_S),
+        probe_timeout_s=min(config.llm_timeout_s, LLM_CHECK_TIMEOUT_S),
     )
     async with open_llm_client(settings) as llm:
         try:

@@ -34,7 +34,9 @@ async def check_embeddings(
     if not config.embed_model:
         return True, "off (no --embed-model): search is by keywords only", None
     url, model = config.embed_url, config.embed_model
-    settings = LLMSettings(base_url=url, model=model, api_key=config.llm_api_key, timeout_s=_TIMEOUT_S)
+    settings = LLMSettings(
+        base_url=url, model=model, api_key=config.llm_api_key, timeout_s=_TIMEOUT_S, embed_timeout_s=_TIMEOUT_S
+    )
     dim: int | None = None
     error: str | None = None
     async with open_llm_client(settings) as client:

@@ -7,7 +7,7 @@
     refresh the catalog; drop vectors of documents gone or replaced, or of another model
     for each current document (oldest first) with chunks not embedded yet:
         read its generation file block by block (4 MB), cut each missing chunk into parts
-        one request at a time: BATCH_PARTS parts, REQUEST_S deadline, through the breaker
+        one request at a time: BATCH_PARTS parts, the client's embed_timeout_s, through the breaker
         store the vectors of whole chunks in one transaction, then the next batch
 
 What is done lives only in the vectors file, so the task resumes after a restart where
@@ -55,7 +55,6 @@ log = logging.getLogger("ctxtrio.embeddings")
 
 PART_CHARS = 1000
 BATCH_PARTS = 16
-REQUEST_S = 60.0
 POLL_S = 5.0
 RETRY_S = 1.0
 RETRY_MAX_S = 30.0
@@ -284,7 +283,7 @@ class SemanticIndex:
         """One request for ``batch``; on a refusal, chunk by chunk. False when the endpoint failed."""
         texts = [part for *_, parts in batch for part in parts]
         try:
-            vectors = await self._embedder.documents(texts, timeout_s=REQUEST_S)
+            vectors = await self._embedder.documents(texts)
         except LLMResponseError as exc:
             if len(batch) > 1:
                 for one in batch:
@@ -326,7 +325,7 @@ class SemanticIndex:
 
     async def _probe(self) -> bool:
         try:
-            await self._embedder.documents(["probe"], timeout_s=REQUEST_S)
+            await self._embedder.documents(["probe"])
         except LLMError:
             return False
         return True

@@ -21,10 +21,11 @@ overhead (chat template, BOS) is measured directly: the smaller count of two
 one-character prompts (:data:`._samples.OVERHEAD_PROBES`), minus one (at least 0). The fit is
 over-determined, non-negative and asymmetric (under-counts weigh more); the published
 rates are lifted until no sample is under-counted (a few percent), plus ``margin``
-(:data:`MARGIN`, 3%, by default). The fit runs in a worker thread. Every calibration request has its own
-deadline, ``timeout_s`` (not the summaries' ``--llm-deadline``: a cold model may take
-long to load). After a timeout that deadline doubles for the next attempt (up to 8×
-``timeout_s``), and the samples already counted for this model are kept, so a slow
+(:data:`MARGIN`, 3%, by default). The fit runs in a worker thread. Every calibration request is a probe,
+with the client's ``probe_timeout_s`` as its deadline (not the summaries'
+``--llm-deadline``: a cold model may take long to load). After a timeout the client's
+probes get twice as long for the next attempt (:meth:`LLMClient.stretch_probes
+<.client.LLMClient.stretch_probes>`, up to 8× ``probe_timeout_s``), and the samples already counted for this model are kept, so a slow
 machine converges instead of starting over: llama-cpp-python goes on evaluating a
 request whose client gave up (``create_chat_completion`` runs in ``run_in_threadpool``
 under its lock, llama_cpp/server/app.py), so the retry would meet the same deadline
@@ -72,7 +73,7 @@ Method = Literal["tokenize", "usage slope"]
 #: JSON, issue 22: 3.5% under with no margin) are still under-counted by the lift alone.
 MARGIN: Final = 0.03
 _CACHE_VERSION = 4  # 2: twelve features, published rates; 3: thirteen (indent), asymmetric fit; 4: margin
-_MAX_STRETCH: Final = 8.0  # the per-request deadline grows to at most this many times timeout_s
+_MAX_STRETCH: Final = 8.0  # the probes' deadline grows to at most this many times probe_timeout_s
 #: Counts already measured, by (method, text): kept across the attempts for one model.
 Counted = dict[tuple[Method, str], int]
 
@@ -85,7 +86,6 @@ async def run_calibrator(
     margin: float = MARGIN,
     on_context_length: Callable[[int], None] | None = None,
     counter: TokenCounter | None = None,
-    timeout_s: float = 30.0,
     recheck_s: float = 60.0,
     retry_min_s: float = 5.0,
     retry_max_s: float = 300.0,
@@ -101,27 +101,28 @@ async def run_calibrator(
     done_for: str | None = None  # the model whose rates are published
     retry_s = retry_min_s
     reported: str | None = None  # the kind of failure already logged; repeats go to debug
-    request_s = timeout_s  # doubles after a timeout, up to _MAX_STRETCH * timeout_s
+    stretch = 1.0  # of the probes' deadline: doubles after a timeout, up to _MAX_STRETCH
     counted: dict[str, Counted] = {}  # by model: the samples counted so far
     while True:
         try:
-            model = await client.loaded_model(timeout_s=request_s)
+            model = await client.loaded_model()
             if model is None:
                 raise LLMResponseError("the server lists no loaded model")
             if model != done_for:
                 known = counted.setdefault(model, {})
-                method, ref.current = await _rates_for(client, endpoint, model, cache_path, margin, request_s, known)
+                method, ref.current = await _rates_for(client, endpoint, model, cache_path, margin, known)
                 counted.clear()
                 if counter is not None:
                     counter.set_model(model, exact=method == "tokenize")
-                length = await _context_length(client, model, method, request_s)
+                length = await _context_length(client, model, method)
                 if length is not None and on_context_length is not None:
                     on_context_length(length)
                 done_for = model
                 logger.info("token rates now %s; context window %s", ref.current.source, length or "unknown")
         except LLMError as exc:
             if isinstance(exc, LLMTimeoutError):
-                request_s = min(request_s * 2.0, timeout_s * _MAX_STRETCH)
+                stretch = min(stretch * 2.0, _MAX_STRETCH)
+                client.stretch_probes(stretch)
             reported = _report_failure(endpoint, exc, ref.current.source, retry_s, reported)
             await trio.sleep(retry_s)
             retry_s = min(retry_s * 2.0, retry_max_s)
@@ -158,11 +159,11 @@ def _report_failure(endpoint: str, exc: LLMError, source: str, retry_s: float, r
     return kind
 
 
-async def _context_length(client: LLMClient, model: str, method: Method, timeout_s: float) -> int | None:
+async def _context_length(client: LLMClient, model: str, method: Method) -> int | None:
     """The window from the server's endpoints, else (llama-cpp-python) from its overflow error."""
-    length = await client.context_length(model, timeout_s=timeout_s)
+    length = await client.context_length(model)
     if length is None and method == "tokenize" and client.tokenize_style == "llama-cpp-python":
-        length = await client.context_from_overflow(timeout_s=timeout_s)
+        length = await client.context_from_overflow()
     return length
 
 
@@ -183,7 +184,6 @@ class Calibration:
 async def measure_rates(
     client: LLMClient,
     *,
-    timeout_s: float = 30.0,
     samples: tuple[str, ...] = SAMPLES,
     force: Method | None = None,
     known: Counted | None = None,
@@ -195,14 +195,14 @@ async def measure_rates(
     ``known`` holds counts of an earlier attempt (not sent again) and receives new ones.
     """
     known = {} if known is None else known
-    probe = await client.tokenize(samples[0], timeout_s=timeout_s) if force != "usage slope" else None
+    probe = await client.tokenize(samples[0]) if force != "usage slope" else None
     method: Method
     count: Callable[[str], Awaitable[int]]
     if probe is not None:
-        method, count = "tokenize", _tokenize_counter(client, timeout_s)
+        method, count = "tokenize", _tokenize_counter(client)
         known["tokenize", samples[0]] = probe
     else:
-        method, count = "usage slope", _usage_counter(client, timeout_s)
+        method, count = "usage slope", _usage_counter(client)
         await count(WARM_UP)
 
     async def measure(text: str) -> int:
@@ -219,9 +219,9 @@ async def measure_rates(
     return Calibration(method, rates, overhead, tuple(measured))
 
 
-def _tokenize_counter(client: LLMClient, timeout_s: float) -> Callable[[str], Awaitable[int]]:
+def _tokenize_counter(client: LLMClient) -> Callable[[str], Awaitable[int]]:
     async def count(text: str) -> int:
-        tokens = await client.tokenize(text, timeout_s=timeout_s)
+        tokens = await client.tokenize(text)
         if tokens is None:
             raise LLMResponseError("calibration: the tokenize endpoint stopped answering")
         return tokens
@@ -229,9 +229,9 @@ def _tokenize_counter(client: LLMClient, timeout_s: float) -> Callable[[str], Aw
     return count
 
 
-def _usage_counter(client: LLMClient, timeout_s: float) -> Callable[[str], Awaitable[int]]:
+def _usage_counter(client: LLMClient) -> Callable[[str], Awaitable[int]]:
     async def count(text: str) -> int:
-        tokens = await client.count_prompt_tokens([ChatMessage("user", text)], timeout_s=timeout_s)
+        tokens = await client.count_prompt_tokens([ChatMessage("user", text)])
         if tokens is None:
             raise LLMResponseError("calibration: the answer carries no usage.prompt_tokens")
         if tokens <= 0:
@@ -242,7 +242,7 @@ def _usage_counter(client: LLMClient, timeout_s: float) -> Callable[[str], Await
 
 
 async def _rates_for(
-    client: LLMClient, endpoint: str, model: str, cache_path: Path, margin: float, timeout_s: float, known: Counted
+    client: LLMClient, endpoint: str, model: str, cache_path: Path, margin: float, known: Counted
 ) -> tuple[Method, TokenModel]:
     """The published model for (endpoint, model): from the cache, else measured (resuming ``known``) and cached."""
     cached = await trio.to_thread.run_sync(_cache_lookup, cache_path, endpoint, model)
@@ -250,7 +250,7 @@ async def _rates_for(
         method, rates = cached
         suffix = " (cached)"
     else:
-        calibration = await measure_rates(client, timeout_s=timeout_s, known=known)
+        calibration = await measure_rates(client, known=known)
         method, rates = calibration.method, calibration.published(margin)
         await trio.to_thread.run_sync(_cache_store, cache_path, endpoint, model, method, rates)
         suffix = ""

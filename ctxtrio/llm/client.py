@@ -8,7 +8,8 @@ same way::
     async with limiter:        one request at a time by default; waiting is a checkpoint,
                                so the caller's own cancel scope covers the queue too
         breaker.admit()        re-checked now; in half-open only one caller probes
-        fail_after(timeout_s)  the per-request deadline, translated to LLMTimeoutError here
+        fail_after(...)        the settings' deadline for the kind of request (chat, probe,
+                               embed), translated to LLMTimeoutError here
         httpx request          transport errors translated once to the LLMError family
 
 Chat completions are streamed (``"stream": true``): the answer is read token by token
@@ -24,7 +25,8 @@ Errors, all :class:`~ctxtrio._errors.LLMError`:
 
 * ``LLMUnavailableError`` — refused, unreachable, connection dropped (a stream that ends
   with neither ``[DONE]`` nor a finish reason included), or breaker open;
-* ``LLMTimeoutError`` — no answer within ``timeout_s``, or a stream silent for ``stall_s``;
+* ``LLMTimeoutError`` — no answer within the settings' deadline for the request (``timeout_s``
+  for a chat, ``probe_timeout_s``, ``embed_timeout_s``), or a stream silent for ``stall_s``;
 * ``LLMResponseError`` — HTTP error status, a body that is not JSON, an ``error`` body,
   a chat answer without content;
 * ``LLMInterruptedError`` — a stream that ends with ``[DONE]`` but no finish reason: the
@@ -67,7 +69,7 @@ from ._probes import (
 from ._sse import StreamedAnswer
 from ._wire import OneChunk, close_stream, optional, parse_completion, parse_embeddings, parse_model_ids
 from .breaker import Breaker, BreakerState
-from .messages import ChatMessage, Completion, LLMSettings
+from .messages import ChatMessage, Completion, LLMSettings, RequestKind
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -100,6 +102,7 @@ class LLMClient:
         self._tokenize_url: str | None = None  # the style that answered last time
         self._answered_at: float | None = None  # when the endpoint last answered usably
         self._streams = 0  # chat streams queued or in flight
+        self._probe_stretch = 1.0  # probes wait this many times probe_timeout_s
 
     @property
     def streaming(self) -> int:
@@ -110,6 +113,17 @@ class LLMClient:
     def settings(self) -> LLMSettings:
         """The settings this client was opened with."""
         return self._settings
+
+    def stretch_probes(self, factor: float) -> None:
+        """Probes wait ``factor`` times the settings' ``probe_timeout_s`` from now on.
+
+        For a server that turned out slower than that (calibration after a timeout:
+        llama-cpp-python goes on evaluating a request its client gave up on, so the next
+        one waits behind it). A caller that wants less still sets its own cancel scope.
+        """
+        if factor < 1.0:
+            raise ValueError(f"need factor >= 1, got {factor!r}")
+        self._probe_stretch = factor
 
     @property
     def breaker_state(self) -> BreakerState:
@@ -141,13 +155,11 @@ class LLMClient:
         finally:
             self._streams -= 1
 
-    async def count_prompt_tokens(
-        self, messages: Sequence[ChatMessage], *, timeout_s: float | None = None
-    ) -> int | None:
+    async def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int | None:
         """Send ``messages`` with ``max_tokens: 1``; return ``usage.prompt_tokens`` (None if absent).
 
-        The content of the one-token answer does not matter and may be empty.
-        ``timeout_s`` replaces the settings' per-request deadline (calibration has its own).
+        The content of the one-token answer does not matter and may be empty. A probe
+        (``probe_timeout_s``).
         """
         body = self._chat_body(messages, max_tokens=1, temperature=0.0, stream=False)
         completion = await self._call(
@@ -155,32 +167,32 @@ class LLMClient:
             f"{self._settings.base_url}/chat/completions",
             body,
             lambda response: parse_completion(response, require_content=False),
-            timeout_s=timeout_s,
+            kind="probe",
         )
         return completion.prompt_tokens
 
-    async def embed(self, texts: Sequence[str], *, timeout_s: float | None = None) -> list[list[float]]:
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One ``POST {base}/embeddings`` for ``texts`` (a batch): their vectors, in order.
 
-        Through the breaker and the queue like every request; ``timeout_s`` replaces the
-        settings' per-request deadline. See :func:`._wire.parse_embeddings` for the shape.
+        Through the breaker and the queue like every request, within ``embed_timeout_s``.
+        See :func:`._wire.parse_embeddings` for the shape.
         """
         body: JSON = {"input": list(texts), "encoding_format": "float", "model": self._settings.model}
         url = f"{self._settings.base_url}/embeddings"
-        return await self._call("POST", url, body, lambda r: parse_embeddings(r, len(texts)), timeout_s=timeout_s)
+        return await self._call("POST", url, body, lambda r: parse_embeddings(r, len(texts)), kind="embed")
 
-    async def list_models(self, *, timeout_s: float | None = None) -> list[str]:
+    async def list_models(self) -> list[str]:
         """The model ids of ``GET {base}/models``."""
-        return await self._call("GET", f"{self._settings.base_url}/models", None, parse_model_ids, timeout_s=timeout_s)
+        return await self._call("GET", f"{self._settings.base_url}/models", None, parse_model_ids)
 
-    async def loaded_model(self, *, timeout_s: float | None = None) -> str | None:
+    async def loaded_model(self) -> str | None:
         """The configured model, else the first one the server lists (None if it lists none)."""
         if self._settings.model:
             return self._settings.model
-        models = await self.list_models(timeout_s=timeout_s)
+        models = await self.list_models()
         return models[0] if models else None
 
-    async def tokenize(self, text: str, *, timeout_s: float | None = None) -> int | None:
+    async def tokenize(self, text: str) -> int | None:
         """The exact token count of ``text`` from the server's tokenizer, or None if it has none.
 
         ``{root}`` is the base URL without ``/v1``. Tries, the style that answered last
@@ -193,7 +205,8 @@ class LLMClient:
           (vLLM, ``TokenizeCompletionRequest``) in one body → ``{"tokens": [...]}``.
 
         LM Studio and Ollama have no tokenize endpoint (404, or 200 with an ``error``):
-        None. ``timeout_s`` replaces the settings' per-request deadline.
+        None. Each request is a probe (``probe_timeout_s``); counting sets a shorter
+        deadline around the call.
         """
         model: dict[str, JSON] = {"model": self._settings.model} if self._settings.model else {}
         styles: dict[str, JSON] = {
@@ -202,7 +215,7 @@ class LLMClient:
         }
         urls = sorted(styles, key=lambda url: url != self._tokenize_url)
         for url in urls:
-            count = await self._call("POST", url, styles[url], optional(token_count), timeout_s=timeout_s)
+            count = await self._call("POST", url, styles[url], optional(token_count))
             if count is not None:
                 self._tokenize_url = url
                 return count
@@ -215,7 +228,7 @@ class LLMClient:
             return None
         return "llama-cpp-python" if self._tokenize_url.endswith("/extras/tokenize") else "llama.cpp/vLLM"
 
-    async def context_length(self, model: str | None, *, timeout_s: float | None = None) -> int | None:
+    async def context_length(self, model: str | None) -> int | None:
         """The loaded context window of ``model`` in tokens, or None if no known endpoint tells.
 
         Asks, in order: LM Studio (``GET {root}/api/v0/models``: ``loaded_context_length``),
@@ -224,26 +237,20 @@ class LLMClient:
         running model's ``context_length``, then ``POST {root}/api/show``). A
         llama-cpp-python server tells none of these: see :meth:`context_from_overflow`.
         """
-        root, base, t = self._settings.root, self._settings.base_url, timeout_s
-        found = await self._call(
-            "GET", f"{root}/api/v0/models", None, optional(lambda b: lmstudio_context(b, model)), timeout_s=t
-        )
+        root, base = self._settings.root, self._settings.base_url
+        found = await self._call("GET", f"{root}/api/v0/models", None, optional(lambda b: lmstudio_context(b, model)))
         if found is None:
-            found = await self._call("GET", f"{root}/props", None, optional(llamacpp_context), timeout_s=t)
+            found = await self._call("GET", f"{root}/props", None, optional(llamacpp_context))
         if found is None:
-            found = await self._call(
-                "GET", f"{base}/models", None, optional(lambda b: vllm_context(b, model)), timeout_s=t
-            )
+            found = await self._call("GET", f"{base}/models", None, optional(lambda b: vllm_context(b, model)))
         if found is None:
-            found = await self._call(
-                "GET", f"{root}/api/ps", None, optional(lambda b: ollama_ps_context(b, model)), timeout_s=t
-            )
+            found = await self._call("GET", f"{root}/api/ps", None, optional(lambda b: ollama_ps_context(b, model)))
         if found is None and model:
             body: JSON = {"model": model, "name": model}
-            found = await self._call("POST", f"{root}/api/show", body, optional(ollama_context), timeout_s=t)
+            found = await self._call("POST", f"{root}/api/show", body, optional(ollama_context))
         return found
 
-    async def context_from_overflow(self, *, timeout_s: float | None = None) -> int | None:
+    async def context_from_overflow(self) -> int | None:
         """Learn the window of a llama-cpp-python server from its own overflow error, or None.
 
         Sends one chat whose prompt (``OVERFLOW_PROBE_TOKENS`` one-token words) exceeds any
@@ -259,7 +266,7 @@ class LLMClient:
         def judge(response: httpx.Response) -> int | None:
             return context_from_error(response.text) if response.status_code >= 400 else None
 
-        return await self._call("POST", f"{self._settings.base_url}/chat/completions", body, judge, timeout_s=timeout_s)
+        return await self._call("POST", f"{self._settings.base_url}/chat/completions", body, judge)
 
     def _chat_body(self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float, stream: bool) -> JSON:
         body: dict[str, JSON] = {
@@ -281,12 +288,12 @@ class LLMClient:
         body: JSON,
         judge: Callable[[httpx.Response], _T],
         *,
-        timeout_s: float | None = None,
+        kind: RequestKind = "probe",
     ) -> _T:
-        """One plain request: queue, pass the breaker, send, judge the answer."""
+        """One plain request: queue, pass the breaker, send within the deadline of ``kind``, judge the answer."""
 
         async def exchange() -> _T:
-            return judge(await self._send(method, url, body, timeout_s=timeout_s))
+            return judge(await self._send(method, url, body, kind=kind))
 
         return await self._guarded(exchange)
 
@@ -388,23 +395,23 @@ class LLMClient:
         return waited >= self.UNANSWERED_FAILURE_S and silent
 
     async def _send(
-        self, method: str, url: str, body: JSON, *, stream: bool = False, timeout_s: float | None = None
+        self, method: str, url: str, body: JSON, *, stream: bool = False, kind: RequestKind = "chat"
     ) -> httpx.Response:
-        """One HTTP exchange under the per-request deadline; foreign errors translated here.
+        """One HTTP exchange under the settings' deadline for ``kind``; foreign errors translated here.
 
         With ``stream`` it returns once the headers are in, and the caller's own cancel
         scope is the deadline (the body is read, and closed, by the caller).
         """
-        timeout_s = timeout_s if timeout_s is not None else self._settings.timeout_s
+        seconds = self._settings.timeout_for(kind) * (self._probe_stretch if kind == "probe" else 1.0)
         try:
             request = self._http.build_request(method, url, json=body)
             request.stream = OneChunk(request.content)
             if stream:
                 return await self._http.send(request, stream=True)
-            with trio.fail_after(timeout_s):
+            with trio.fail_after(seconds):
                 return await self._http.send(request)
         except trio.TooSlowError as exc:
-            raise LLMTimeoutError(f"{method} {url}: no answer within {timeout_s:g} s") from exc
+            raise LLMTimeoutError(f"{method} {url}: no answer within {seconds:g} s") from exc
         except httpx.TimeoutException as exc:
             raise LLMTimeoutError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
         except httpx.ConnectError as exc:

@@ -179,7 +179,7 @@ class TokenCounter:
         self.round_trips += 1
         try:
             with trio.move_on_at(deadline):
-                return await client.tokenize(text, timeout_s=deadline - now)
+                return await client.tokenize(text)
         except LLMError as exc:
             self._quiet_until = trio.current_time() + _COOL_OFF_S
             self._fall_back(f"the tokenize request failed ({type(exc).__name__})")

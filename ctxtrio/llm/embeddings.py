@@ -16,8 +16,8 @@ Prefixes, where the model family documents them (matched on the model name, lowe
 Others (all-MiniLM, gte, ...) take text as is.
 
 Vectors are returned L2-normalised, so a dot product is the cosine similarity.
-Deadlines are the caller's: the background embedder passes ``timeout_s`` per batch,
-a search wraps :meth:`Embedder.query` in its own ``move_on_after``.
+Each request is bounded by the client's ``embed_timeout_s`` (a batch of the background
+embedder); a search wraps :meth:`Embedder.query` in its own, shorter ``move_on_after``.
 """
 
 from __future__ import annotations
@@ -99,9 +99,12 @@ class Embedder:
     def breaker_state(self) -> BreakerState:
         return self._client.breaker_state
 
-    async def documents(self, texts: Sequence[str], *, timeout_s: float | None = None) -> list[list[float]]:
-        """One request embedding ``texts`` (with the family's document prefix); LLMError on failure."""
-        return await self._embed([self.prefixes.document + text for text in texts], timeout_s)
+    async def documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One request embedding ``texts`` (with the family's document prefix); LLMError on failure.
+
+        Within the client's ``embed_timeout_s``.
+        """
+        return await self._embed([self.prefixes.document + text for text in texts])
 
     async def query(self, text: str) -> list[float]:
         """The vector of a search query (cached for ``query_ttl_s``); LLMError on failure.
@@ -113,16 +116,16 @@ class Embedder:
         if cached is not None and now - cached[0] < self._ttl_s:
             self._queries.move_to_end(text)
             return cached[1]
-        (vector,) = await self._embed([self.prefixes.query + text], None)
+        (vector,) = await self._embed([self.prefixes.query + text])
         self._queries[text] = (trio.current_time(), vector)
         self._queries.move_to_end(text)
         while len(self._queries) > self._capacity:
             self._queries.popitem(last=False)
         return vector
 
-    async def _embed(self, texts: list[str], timeout_s: float | None) -> list[list[float]]:
+    async def _embed(self, texts: list[str]) -> list[list[float]]:
         try:
-            raw = await self._client.embed(texts, timeout_s=timeout_s)
+            raw = await self._client.embed(texts)
         except LLMError as exc:
             self.last_error = str(exc)
             raise

@@ -8,7 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["ChatMessage", "Completion", "LLMSettings"]
+__all__ = ["ChatMessage", "Completion", "LLMSettings", "RequestKind"]
+
+#: What a request is, for its deadline: a chat completion (a summary step), a short
+#: probe (model list, tokenize, context length, one-token count), an embeddings batch.
+RequestKind = Literal["chat", "probe", "embed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,13 +20,23 @@ class LLMSettings:
     """Where the endpoint is and how to talk to it; ``_app.py`` builds it from Config.
 
     ``base_url`` is the OpenAI-compatible base (``http://localhost:1234/v1``); an empty
-    ``model`` means "whatever is loaded" and is left out of request bodies.
+    ``model`` means "whatever is loaded" and is left out of request bodies. The
+    per-request deadlines are here, one per :data:`RequestKind`; the client applies
+    them (``trio.fail_after``) and translates them to ``LLMTimeoutError``. A caller that
+    wants less sets its own cancel scope around the call.
     """
 
     base_url: str
     model: str = ""
     api_key: str | None = None
+    #: A chat completion's deadline (a summary step: in the background, so it may be long).
     timeout_s: float = 120.0
+    #: A probe's deadline: model list, tokenize, context length, one-token count. The
+    #: calibration's requests are probes; a cold model may take long to load (not the
+    #: summaries' ``--llm-deadline``).
+    probe_timeout_s: float = 30.0
+    #: An embeddings request's deadline (a batch of parts from the background embedder).
+    embed_timeout_s: float = 60.0
     concurrency: int = 1
     #: A streamed answer silent this long after its first byte is hung, not slow.
     stall_s: float = 30.0
@@ -35,14 +49,18 @@ class LLMSettings:
 
     def __post_init__(self) -> None:
         if (
-            self.timeout_s <= 0
+            min(self.timeout_s, self.probe_timeout_s, self.embed_timeout_s) <= 0
             or self.concurrency < 1
             or self.stall_s <= 0
             or self.first_token_s <= 0
             or self.prompt_tokens_per_s <= 0
         ):
-            raise ValueError(f"need timeout_s > 0 and concurrency >= 1, got {self!r}")
+            raise ValueError(f"need timeouts > 0 and concurrency >= 1, got {self!r}")
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+
+    def timeout_for(self, kind: RequestKind) -> float:
+        """The deadline of one request of ``kind``, in seconds."""
+        return {"chat": self.timeout_s, "probe": self.probe_timeout_s, "embed": self.embed_timeout_s}[kind]
 
     def first_token_wait_s(self, prompt_chars: int) -> float:
         """How long a prompt of ``prompt_chars`` characters may take to its first token.

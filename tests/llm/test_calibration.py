@@ -350,7 +350,7 @@ async def test_llama_cpp_python_window_comes_from_its_overflow_error(nursery: tr
 async def test_calibration_requests_have_their_own_timeout(
     autojump_clock: trio.testing.MockClock, tmp_path: Path
 ) -> None:
-    """A tokenize answer slower than the client's 5 s deadline but within timeout_s=30 still calibrates."""
+    """A tokenize answer slower than the client's 5 s chat deadline but within probe_timeout_s=30 still calibrates."""
     autojump_clock.autojump_threshold = 0.05  # the cache is read in a worker thread
 
     slow_s = 12.0
@@ -366,10 +366,10 @@ async def test_calibration_requests_have_their_own_timeout(
         return httpx.Response(404)
 
     ref = TokenModelRef(TokenModel.cold())
-    settings = LLMSettings("http://llm/v1", timeout_s=5.0)
+    settings = LLMSettings("http://llm/v1", timeout_s=5.0, probe_timeout_s=30.0)
     async with open_llm_client(settings, transport=httpx.MockTransport(slow_handler)) as client:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(partial(run_calibrator, client, ref, cache_path=tmp_path / "c.json", timeout_s=30.0))
+            nursery.start_soon(partial(run_calibrator, client, ref, cache_path=tmp_path / "c.json"))
             # Polled, not one long deadline: the clock jumps while the fit runs in its thread.
             with trio.move_on_after(2000.0):
                 while not _calibrated(ref)():
@@ -435,9 +435,10 @@ async def test_a_slow_server_calibrates_by_resuming_with_a_longer_deadline(
 
     assert max(true_tokens(text) for text in SAMPLES) / 12.0 > 30.0
     ref = TokenModelRef(TokenModel.cold())
-    async with open_llm_client(LLMSettings("http://llm/v1"), transport=httpx.MockTransport(handler)) as client:
+    settings = LLMSettings("http://llm/v1", probe_timeout_s=30.0)
+    async with open_llm_client(settings, transport=httpx.MockTransport(handler)) as client:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(partial(run_calibrator, client, ref, cache_path=tmp_path / "c.json", timeout_s=30.0))
+            nursery.start_soon(partial(run_calibrator, client, ref, cache_path=tmp_path / "c.json"))
             with trio.move_on_after(20_000.0):
                 while not _calibrated(ref)():
                     await trio.sleep(60.0)
