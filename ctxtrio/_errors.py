@@ -63,6 +63,7 @@ __all__ = [
     "LockTimeoutError",
     "NotFoundError",
     "StoreError",
+    "leaves",
     "lone_error",
     "one_error",
 ]
@@ -135,19 +136,17 @@ class LLMInterruptedError(LLMError):
     the step is asked again later; the truncated text is never kept."""
 
 
+def leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside ``error``'s (nested) exception groups, in order, or ``[error]``."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
+    return [error]
+
+
 def lone_error(group: BaseExceptionGroup[BaseException]) -> CtxError | None:
     """The group's only leaf exception (through nested groups) if it is a CtxError, else None."""
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending and len(leaves) < 2:
-        exc = pending.pop()
-        if isinstance(exc, BaseExceptionGroup):
-            pending.extend(exc.exceptions)
-        else:
-            leaves.append(exc)
-    if pending or len(leaves) != 1 or not isinstance(leaves[0], CtxError):
-        return None
-    return leaves[0]
+    found = leaves(group)
+    return found[0] if len(found) == 1 and isinstance(found[0], CtxError) else None
 
 
 @contextmanager

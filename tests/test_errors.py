@@ -8,7 +8,7 @@ import pytest
 import trio
 
 import ctxtrio
-from ctxtrio._errors import NotFoundError, StoreError, lone_error, one_error
+from ctxtrio._errors import NotFoundError, StoreError, leaves, lone_error, one_error
 from ctxtrio._nursery import open_nursery
 
 if TYPE_CHECKING:
@@ -38,6 +38,14 @@ async def test_nursery_reraises_a_lone_ctx_error_with_its_cause() -> None:
             nursery.start_soon(fail)
             await trio.sleep_forever()
     assert isinstance(caught.value.__cause__, OSError)
+
+
+def test_leaves_flattens_nested_groups_in_order() -> None:
+    """leaves: the exceptions of nested groups left to right; a lone exception is its own leaf."""
+    a, b, c = StoreError("a"), ValueError("b"), NotFoundError("c")
+    nested = BaseExceptionGroup("outer", [a, BaseExceptionGroup("inner", [b, c])])
+    assert leaves(nested) == [a, b, c]
+    assert leaves(a) == [a]
 
 
 def test_groups_of_several_or_foreign_errors_are_left_alone() -> None:

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import TextIO
 
-from .._errors import InputError
+from .._errors import InputError, leaves
 
 __all__ = [
     "CLOSED_PIPE",
@@ -24,7 +24,6 @@ __all__ = [
     "closed_pipe",
     "emit_json",
     "err",
-    "leaves",
     "listen_error",
     "parse_duration",
     "probe_listen",
@@ -38,13 +37,6 @@ CLOSED_PIPE = 141
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-
-
-def leaves(error: BaseException) -> list[BaseException]:
-    """The exceptions inside ``error``'s (nested) exception groups, or ``[error]``."""
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
-    return [error]
 
 
 def closed_pipe(error: BaseException) -> bool:

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .._errors import ConfigError, CtxError, InputError, StoreError
+from .._errors import ConfigError, CtxError, InputError, StoreError, leaves
 from ..store.layout import prepare_data_dir
 from .commands import SUBCOMMANDS, Command
-from .output import CLOSED_PIPE, closed_pipe, err, leaves, setup_logging
+from .output import CLOSED_PIPE, closed_pipe, err, setup_logging
 from .settings import ArgParser, add_settings, config_from_args
 
 if TYPE_CHECKING:

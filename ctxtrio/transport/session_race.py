@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from .._errors import leaves
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -35,16 +37,10 @@ HYPERCORN_LOGGER = "hypercorn.error"
 _CLOSED = (anyio.ClosedResourceError, anyio.EndOfStream)
 
 
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
-
-
 def _closed_session(exc: BaseException) -> bool:
     """``exc`` is (a group of nothing but) the closed streams of a terminated session."""
-    leaves = _leaves(exc)
-    return bool(leaves) and all(isinstance(leaf, _CLOSED) for leaf in leaves)
+    found = leaves(exc)
+    return bool(found) and all(isinstance(leaf, _CLOSED) for leaf in found)
 
 
 def _caused_by_closed_session(exc: BaseException) -> bool:
