@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ctxtrio._sdk import Progress, http_app, make_server, response_id, serve_lines
+from ctxtrio._sdk import http_app, make_server, response_id, serve_lines
+
+if TYPE_CHECKING:
+    from ctxtrio._progress import Progress
 
 _TOOL = {
     "name": "echo",

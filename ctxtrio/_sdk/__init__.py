@@ -32,6 +32,8 @@ import re
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from .._progress import Progress
+
 if TYPE_CHECKING:
     import anyio
     from mcp.server.context import ServerRequestContext
@@ -68,8 +70,7 @@ class Outcome(Protocol):
     def is_error(self) -> bool: ...
 
 
-#: ``progress(done, total)`` for the current request (a no-op without a progress token).
-Progress = Callable[[float, float], Awaitable[None]]
+#: Called with the current request's :data:`~ctxtrio._progress.Progress` (a no-op without a progress token).
 ToolCall = Callable[[str, Mapping[str, Any] | None, Progress], Awaitable[Outcome]]
 
 

@@ -27,7 +27,6 @@ import hashlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -45,9 +44,11 @@ from .offload import OFFLOAD_MIN_CHARS, produce_in_child
 from .repository import CommitTimeoutError, Repository
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from pathlib import Path
 
     from .._live import TokenCounting
+    from .._progress import Progress
     from ..text.tokens import TokenModel
     from .pool import ChunkPool
 
@@ -55,7 +56,6 @@ __all__ = [
     "BATCH_CHUNKS",
     "CLEANUP_DEADLINE_S",
     "CharBudget",
-    "Progress",
     "Source",
     "content_hash",
     "text_digest",
@@ -69,8 +69,6 @@ BATCH_CHUNKS = 256
 CLEANUP_DEADLINE_S = 5.0
 #: Shorter texts are hashed on the event loop (a few hundred microseconds at most).
 _HASH_INLINE_CHARS = 256_000
-
-Progress = Callable[[float, float], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)

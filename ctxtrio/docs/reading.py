@@ -25,8 +25,8 @@ from .repository import GenerationCache, Repository
 
 if TYPE_CHECKING:
     from .._live import Live
+    from .._progress import Progress
     from .chunks import LoadedDoc
-    from .ingest import Progress
 
 
 __all__ = ["ReadingMethods"]

@@ -22,7 +22,7 @@ from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.kinds import kind_for
 from .arguments import clean_title, first_line, read_file
-from .ingest import CharBudget, Progress, Source, content_hash, write_generation
+from .ingest import CharBudget, Source, content_hash, write_generation
 from .model import DocumentInfo, IngestResult, SearchHit, SearchResult
 from .offload import OFFLOAD_MIN_CHARS
 from .packing import pack_hits
@@ -36,6 +36,7 @@ from .search import FUSE_DEPTH, definitions_first, find_candidates, rerank_fused
 if TYPE_CHECKING:
     from .._config import Config
     from .._live import Live
+    from .._progress import Progress
     from ..store.handle import StoreHandle
     from .embedding import SemanticIndex
 

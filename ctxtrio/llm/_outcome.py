@@ -17,17 +17,16 @@ from ..text.extractive import summarize_extractive
 from .jobs import Job, describe
 
 if TYPE_CHECKING:
+    from .._progress import Progress
     from ..text.tokens import TokenModel
     from ._plan import Final as FinalSummary
 
 __all__ = [
-    "ONE_LINER_TOKENS", "Method", "Pending", "Progress", "Summary", "SummaryCache", "Wait", "extract", "fit", "labelled",
+    "ONE_LINER_TOKENS", "Method", "Pending", "Summary", "SummaryCache", "Wait", "extract", "fit", "labelled",
     "short", "to_the_end",
 ]  # fmt: skip
 
 Method = Literal["verbatim", "llm", "extractive", "llm+extractive"]
-#: ``progress(done, total)``: an MCP progress notification (a no-op without a progress token).
-Progress = Callable[[float, float], Awaitable[None]]
 
 ONE_LINER_TOKENS: Final = 48
 

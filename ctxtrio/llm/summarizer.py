@@ -47,7 +47,6 @@ from ._outcome import (
     ONE_LINER_TOKENS,
     Method,
     Pending,
-    Progress,
     Summary,
     SummaryCache,
     Wait,
@@ -65,10 +64,11 @@ from .messages import ChatMessage
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
+    from .._progress import Progress
     from ..text.tokens import TokenModel, TokenModelRef
     from .client import LLMClient
 
-__all__ = ["Method", "Pending", "Progress", "Summarizer", "Summary", "SummaryCache", "Wait", "cache_key", "to_the_end"]
+__all__ = ["Method", "Pending", "Summarizer", "Summary", "SummaryCache", "Wait", "cache_key", "to_the_end"]
 
 log = logging.getLogger("ctxtrio.summaries")
 

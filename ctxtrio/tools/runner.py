@@ -24,12 +24,13 @@ import trio
 from .._errors import CtxError
 from .advice import advised
 from .results import ToolResult, error_result
-from .spec import Call, Progress, Tool, parse_arguments
+from .spec import Call, Tool, parse_arguments
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from .._context import Context
+    from .._progress import Progress
 
 __all__ = ["ToolRunner"]
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 from .._errors import InputError
 from .._limits import BUDGET, Bounds, check_range
+from .._progress import Progress
 from ..store.records import JSON
 from .output import Output
 from .results import ToolResult
@@ -40,15 +41,12 @@ __all__ = [
     "Hints",
     "Kind",
     "Param",
-    "Progress",
     "Tool",
     "input_schema",
     "parse_arguments",
 ]
 
 Kind = Literal["string", "integer", "boolean", "array"]
-#: ``progress(done, total)``; a no-op when the client asked for no progress.
-Progress = Callable[[float, float], Awaitable[None]]
 
 _INTEGER = re.compile(r"-?\d{1,18}")
 _TRUE = frozenset({"true", "1", "yes", "on"})

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache, Wait, to_the_end
+from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache, Wait, to_the_end
 from testkit.deadlines import deadline_of
 
 if TYPE_CHECKING:
     from ctxtrio._context import Context
+    from ctxtrio._progress import Progress
     from ctxtrio.llm._plan import Extract
 
 

@@ -9,7 +9,7 @@ import trio
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError
-from ctxtrio.llm.summarizer import Progress, Summarizer, Summary, SummaryCache, Wait, to_the_end
+from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache, Wait, to_the_end
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.reading import read_journal
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxtrio._context import Context
+    from ctxtrio._progress import Progress
     from ctxtrio.llm._plan import Extract
 
 
