@@ -122,16 +122,20 @@ class TokenCounter:
         """The exact count of ``text`` when available (cached), else its estimate."""
         return (await self.counts([text]))[0]
 
-    async def counts(self, texts: Sequence[str], *, deadline: float | None = None) -> list[int]:
+    async def counts(self, texts: Sequence[str]) -> list[int]:
         """Counts of ``texts``: one tokenize request per text not yet cached, else estimates.
 
-        Tokenize requests stop at ``deadline`` (a ``trio.current_time()``; default
-        ``read_timeout_s`` from now); texts not counted by then are estimated.
+        Tokenize requests stop ``read_timeout_s`` from now; texts not counted by then are
+        estimated.
         """
-        return [tokens for tokens, _ in await self._counted(texts, deadline)]
+        return [tokens for tokens, _ in await self._counted(texts, None)]
 
     async def _counted(self, texts: Sequence[str], deadline: float | None) -> list[tuple[int, bool]]:
-        """(count, whether it is exact) for each of ``texts``."""
+        """(count, whether it is exact) for each of ``texts``.
+
+        Tokenize requests stop at ``deadline`` (the one of a whole ``fit``; None:
+        ``read_timeout_s`` from now).
+        """
         model = self._ref.current
         client, model_id = self._client, self._model_id
         if not self._exact or client is None or model_id is None:
