@@ -128,7 +128,7 @@ class LoadedDoc:
 
 def load_generation(store: StoreHandle, path: Path, *, start: int = 0) -> tuple[list[StoredChunk], dict[str, str], int]:
     """Chunks (sorted by index) and summaries of a generation file from ``start``, and its end."""
-    result = store.read_now(path, start)
+    result = store.blocking.read(path, start)
     chunks: list[StoredChunk] = []
     summaries: dict[str, str] = {}
     for stored in result.records:

@@ -262,7 +262,7 @@ class SemanticIndex:
         path, store, start = self._repo.gen_path(entry.doc_id, entry.gen), self._repo.store, 0
         while True:
             # One block (4 MB) at a time; the generator is dropped, and its file closed, each time.
-            block = await trio.to_thread.run_sync(lambda: next(iter(store.read_blocks(path, start)), None))
+            block = await trio.to_thread.run_sync(lambda: next(iter(store.blocking.read_blocks(path, start)), None))
             if block is None or not block.records:
                 return True
             start = block.end

@@ -81,7 +81,7 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
             path = Path(file.path)
             if current is not None and current.gen == gen:
                 try:
-                    if damaged is not None or store.watermark(data.journal_name(path)) < file.stat().st_size:
+                    if damaged is not None or store.blocking.watermark(data.journal_name(path)) < file.stat().st_size:
                         catch_up.append(path)
                 except IndexDamagedError as exc:
                     damaged = exc  # the writer heals it; every current generation is caught up

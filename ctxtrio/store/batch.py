@@ -16,19 +16,21 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from .._errors import CtxError, StoreError
 from .index import IndexDamagedError, SearchIndex
 from .journal import UnstorableError
+from .ops import AppendOp, CatchUpOp, HealOp, InstallOp, LaggingOp, MoveOp, ReindexOp, RemoveOp, RewriteOp
 from .reading import store_error
 from .results import AppendResult
 from .rows import IndexRow, RowsFor
 
 if TYPE_CHECKING:
-    from .handle import IndexHealth, StoreOp, WriterStats
+    from .handle import IndexHealth, WriterStats
     from .journal import GroupItem, JournalAppender
     from .layout import DataDir
+    from .ops import Maintenance, StoreOp
 
 __all__ = ["BUSY_BACKOFF_S", "IndexWork", "flush_index", "process_batch", "reindex_documents"]
 
@@ -58,11 +60,11 @@ def process_batch(
     """
     stats.batches += 1
     pending: list[IndexWork] = []
-    groups: dict[Path, list[StoreOp]] = {}
+    groups: dict[Path, list[AppendOp]] = {}
     for op in batch:
-        if op.kind == "append" and op.expect_end is None:
+        if isinstance(op, AppendOp) and op.expect_end is None:
             groups.setdefault(op.path, []).append(op)
-        elif op.kind == "append":  # a conditional append goes alone, after what precedes it
+        elif isinstance(op, AppendOp):  # a conditional append goes alone, after what precedes it
             group = groups.pop(op.path, [])
             _flush_appends(data, {op.path: group} if group else {}, appender, pending, stats, index.rows_for)
             _flush_appends(data, {op.path: [op]}, appender, pending, stats, index.rows_for)
@@ -78,7 +80,7 @@ def process_batch(
 
 def _flush_appends(
     data: DataDir,
-    groups: dict[Path, list[StoreOp]],
+    groups: dict[Path, list[AppendOp]],
     appender: JournalAppender,
     pending: list[IndexWork],
     stats: WriterStats,
@@ -97,7 +99,7 @@ def _flush_appends(
             continue
         if isinstance(result, CtxError):
             for op in ops:
-                op.error = result
+                op.outcome.error = result
             continue
         stats.fsyncs += 1
         stats.appends += len(ops)
@@ -108,7 +110,7 @@ def _flush_appends(
             mine = result.records[position : position + len(op.records)]
             position += len(op.records)
             start = mine[0].offset if mine else result.end
-            op.result = AppendResult(
+            op.outcome.result = AppendResult(
                 path, mine, start, mine[-1].end if mine else result.end, result.foreign, result.file_id
             )
             for number, stored in enumerate(mine):
@@ -180,63 +182,66 @@ def _size(path: Path) -> int:
 
 
 def _run_maintenance(
-    data: DataDir, index: SearchIndex, appender: JournalAppender, op: StoreOp, health: IndexHealth
+    data: DataDir, index: SearchIndex, appender: JournalAppender, op: Maintenance, health: IndexHealth
 ) -> None:
     name = data.journal_name(op.path)
     try:
-        if op.kind in ("remove", "move"):
-            _remove_file(op)
-            appender.forget(op.path)
-            health.lagging.pop(name, None)
-            try:
-                index.forget(name)
-            except IndexDamagedError:
-                raise
-            except StoreError as exc:
-                # Deleting rows needs free space (SQLite writes the deletion first): on a
-                # full disk the rows of a removed journal would stay, and hold the space.
-                # The index is derived: drop it and rebuild it from the journals left.
-                log.warning("search index could not forget %s (%s); rebuilding it from the journals", name, exc)
-                _heal(data, index, health, corrupt=True)
-        elif op.kind == "install":
-            op.result = appender.install(op.path, op.records)
-        elif op.kind in ("catch_up", "rewrite", "reindex"):
-            if op.kind == "rewrite":
-                assert op.transform is not None
-                op.rewritten = appender.rewrite(op.path, op.transform)
-                if op.rewritten.changed:
+        match op:
+            case RemoveOp() | MoveOp():
+                _remove_file(op)
+                appender.forget(op.path)
+                health.lagging.pop(name, None)
+                try:
                     index.forget(name)
-            elif op.kind == "reindex":
-                index.forget(name)
-            op.added = index.catch_up(name, op.path, _size(op.path))
-        elif op.kind == "lagging":
-            try:
-                _catch_up_lagging(index, health)
-            except IndexDamagedError:
-                raise
-            except StoreError as exc:  # still busy: the search that asked reports it
-                health.retry_at = health.clock.now() + BUSY_BACKOFF_S
-                log.warning("deferred index updates still blocked: %s", exc)
-        elif op.kind == "heal":
-            _heal(data, index, health, corrupt=op.corrupt)
+                except IndexDamagedError:
+                    raise
+                except StoreError as exc:
+                    # Deleting rows needs free space (SQLite writes the deletion first): on a
+                    # full disk the rows of a removed journal would stay, and hold the space.
+                    # The index is derived: drop it and rebuild it from the journals left.
+                    log.warning("search index could not forget %s (%s); rebuilding it from the journals", name, exc)
+                    _heal(data, index, health, corrupt=True)
+            case InstallOp():
+                op.outcome.result = appender.install(op.path, op.records)
+            case CatchUpOp() | RewriteOp() | ReindexOp():
+                if isinstance(op, RewriteOp):
+                    op.outcome.rewritten = rewritten = appender.rewrite(op.path, op.transform)
+                    if rewritten.changed:
+                        index.forget(name)
+                elif isinstance(op, ReindexOp):
+                    index.forget(name)
+                op.outcome.added = index.catch_up(name, op.path, _size(op.path))
+            case LaggingOp():
+                try:
+                    _catch_up_lagging(index, health)
+                except IndexDamagedError:
+                    raise
+                except StoreError as exc:  # still busy: the search that asked reports it
+                    health.retry_at = health.clock.now() + BUSY_BACKOFF_S
+                    log.warning("deferred index updates still blocked: %s", exc)
+            case HealOp():
+                _heal(data, index, health, corrupt=op.corrupt)
+            case _:
+                assert_never(op)
     except IndexDamagedError as exc:
         try:
             _heal(data, index, health, corrupt=exc.corrupt)
         except CtxError as again:
-            op.error = again
+            op.outcome.error = again
     except CtxError as exc:
-        op.error = exc
+        op.outcome.error = exc
 
 
-def _remove_file(op: StoreOp) -> None:
+def _remove_file(op: RemoveOp | MoveOp) -> None:
+    target = op.target if isinstance(op, MoveOp) else None
     try:
-        if op.target is None:
+        if target is None:
             op.path.unlink(missing_ok=True)
         else:
-            op.target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.replace(op.path, op.target)
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.replace(op.path, target)
     except FileNotFoundError:
         pass
     except OSError as exc:
-        action = "remove" if op.target is None else f"move to {op.target}"
+        action = "remove" if target is None else f"move to {target}"
         raise store_error(action, op.path, exc) from exc

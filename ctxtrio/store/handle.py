@@ -1,5 +1,10 @@
 """The handle services hold to reach the store writer: durable appends, removals, reads.
 
+It has one face: async methods. Reads that block are apart, on :attr:`StoreHandle.blocking`
+(:class:`BlockingReads`, for code already in a worker thread), and what only the writer
+calls is on :class:`IndexingState`, which the writer and the handle share and services
+never see.
+
 Every write is an operation queued on one bounded memory channel to
 :func:`~ctxtrio.store.writer.run_store_writer`, the only task that writes; a call returns
 once its operation is durable (and acknowledged). Reads of journals and searches of the
@@ -20,19 +25,28 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._clock import SYSTEM_CLOCK, ThreadClock
-from .._errors import CtxError, StoreError
+from .._errors import StoreError
 from .index import IndexDamagedError, SearchIndex
+from .ops import AppendOp, CatchUpOp, HealOp, InstallOp, LaggingOp, MoveOp, ReindexOp, RemoveOp, RewriteOp, StoreOp
 from .reading import ReadResult, read_blocks, read_journal, read_lines
-from .records import NewRecord, Record
-from .results import AppendResult, Rewrite, RewriteResult
-from .rows import Hit, IndexRow, Table
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from .layout import DataDir
+    from .records import NewRecord, Record
+    from .results import AppendResult, Rewrite, RewriteResult
+    from .rows import Hit, IndexRow, Table
 
-__all__ = ["DEFAULT_CAPACITY", "IndexHealth", "StoreHandle", "StoreOp", "WriterStats", "open_store_channel"]
+__all__ = [
+    "DEFAULT_CAPACITY",
+    "BlockingReads",
+    "IndexHealth",
+    "IndexingState",
+    "StoreHandle",
+    "WriterStats",
+    "open_store_channel",
+]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -66,25 +80,54 @@ class IndexHealth:
     heals: int = 0
 
 
-@dataclass(eq=False, slots=True)
-class StoreOp:
-    """One queued operation for the writer, and what became of it (set before ``done``)."""
+class IndexingState:
+    """The writer's side of the handle: which acknowledged batch is still being indexed.
 
-    kind: str  # "append" | "install" | "remove" | "move" | "catch_up" | "lagging" | "heal" | "rewrite" | "reindex"
-    path: Path
-    records: list[NewRecord] = field(default_factory=list)
-    rows: list[list[IndexRow]] | None = None
-    #: For "append": write only if the journal's complete lines end exactly here.
-    expect_end: int | None = None
-    #: For "move": where the file goes. For "heal": whether the index file is corrupt.
-    target: Path | None = None
-    corrupt: bool = False
-    done: trio.Event = field(default_factory=trio.Event)
-    result: AppendResult | None = None
-    added: int = 0
-    error: CtxError | None = None
-    transform: Rewrite | None = None
-    rewritten: RewriteResult | None = None
+    Held by the writer (which calls :meth:`started` and :meth:`finished`) and by the
+    handle (whose searches wait in :meth:`settled`); services never see it.
+    """
+
+    def __init__(self) -> None:
+        #: Set while the writer indexes a batch it already acknowledged.
+        self._indexing: trio.Event | None = None
+
+    def started(self) -> trio.Event:
+        """The writer acknowledges a batch it has yet to index: searches wait for the event returned."""
+        self._indexing = indexing = trio.Event()
+        return indexing
+
+    def finished(self, indexing: trio.Event) -> None:
+        """The writer indexed the batch of ``indexing``: wake the searches waiting for it."""
+        if self._indexing is indexing:
+            self._indexing = None
+        indexing.set()
+
+    async def settled(self) -> None:
+        """Wait until every acknowledged append is in the index (at most one batch away)."""
+        indexing = self._indexing
+        if indexing is not None:
+            await indexing.wait()
+
+
+class BlockingReads:
+    """The store's reads that block, for code already in a worker thread (never the event loop)."""
+
+    def __init__(self, data: DataDir, index: SearchIndex) -> None:
+        self._data = data
+        self._index = index
+
+    def read(self, path: Path, start: int = 0) -> ReadResult:
+        """Complete records of the journal from ``start``."""
+        return read_journal(path, start, quarantine_dir=self._data.quarantine)
+
+    def read_blocks(self, path: Path, start: int = 0, *, block_bytes: int = 4 << 20) -> Iterator[ReadResult]:
+        """The journal's complete records from ``start``, a block at a time. Malformed lines
+        go to the data dir's quarantine."""
+        return read_blocks(path, start, block_bytes=block_bytes, quarantine_dir=self._data.quarantine)
+
+    def watermark(self, journal: str) -> int:
+        """How far into ``journal`` the index has indexed."""
+        return self._index.watermark(journal)
 
 
 class StoreHandle:
@@ -98,6 +141,7 @@ class StoreHandle:
         stats: WriterStats,
         health: IndexHealth | None = None,
         giving_up: threading.Event | None = None,
+        indexing: IndexingState | None = None,
     ) -> None:
         self.data = data
         self._index = index  # private: services reach the index only through the methods below
@@ -105,8 +149,9 @@ class StoreHandle:
         self.health = health if health is not None else IndexHealth()
         self._send = send
         self._giving_up = giving_up if giving_up is not None else threading.Event()
-        #: Set while the writer indexes a batch it already acknowledged.
-        self._indexing: trio.Event | None = None
+        self._indexing = indexing if indexing is not None else IndexingState()
+        #: Reads that block, for code in a worker thread.
+        self.blocking = BlockingReads(data, index)
 
     async def append(
         self, path: Path, records: Sequence[NewRecord], *, rows: Sequence[list[IndexRow]] | None = None
@@ -120,10 +165,10 @@ class StoreHandle:
         If the caller is cancelled after the op was queued, the records may still be
         written: the journal, not the caller, is the truth.
         """
-        op = StoreOp("append", path, list(records), list(rows) if rows is not None else None)
+        op = AppendOp(path, list(records), list(rows) if rows is not None else None)
         await self._submit(op)
-        assert op.result is not None
-        return op.result
+        assert op.outcome.result is not None
+        return op.outcome.result
 
     async def append_if(self, path: Path, records: Sequence[NewRecord], *, expect_end: int) -> AppendResult:
         """Append ``records`` only if the journal's complete lines still end at ``expect_end``.
@@ -133,10 +178,10 @@ class StoreHandle:
         nothing is written and :class:`~ctxtrio.store.journal.JournalChangedError` is
         raised (re-read and decide again).
         """
-        op = StoreOp("append", path, list(records), expect_end=expect_end)
+        op = AppendOp(path, list(records), expect_end=expect_end)
         await self._submit(op)
-        assert op.result is not None
-        return op.result
+        assert op.outcome.result is not None
+        return op.outcome.result
 
     async def install(self, path: Path, records: Sequence[NewRecord]) -> AppendResult:
         """Write ``records`` as the whole new journal ``path``: all of them durably, or none.
@@ -146,44 +191,44 @@ class StoreHandle:
         (see :mod:`~ctxtrio.store.install`). For journals without searchable records
         (sessions): nothing is indexed.
         """
-        op = StoreOp("install", path, list(records))
+        op = InstallOp(path, list(records))
         await self._submit(op)
-        assert op.result is not None
-        return op.result
+        assert op.outcome.result is not None
+        return op.outcome.result
 
     async def remove(self, path: Path) -> None:
         """Delete a journal file and its index rows (after anything queued before it)."""
-        await self._submit(StoreOp("remove", path))
+        await self._submit(RemoveOp(path))
 
     async def move(self, path: Path, target: Path) -> None:
         """Move a journal file to ``target`` (folders created) and drop its index rows."""
-        await self._submit(StoreOp("move", path, target=target))
+        await self._submit(MoveOp(path, target))
 
     async def heal(self, *, corrupt: bool) -> None:
         """Reopen (or, if ``corrupt``, recreate) the index and re-index every document journal."""
-        await self._submit(StoreOp("heal", self.data.index_path, corrupt=corrupt))
+        await self._submit(HealOp(self.data.index_path, corrupt))
 
     async def catch_up(self, path: Path) -> int:
         """Index what ``path`` holds beyond the index watermark; returns rows added."""
-        op = StoreOp("catch_up", path)
+        op = CatchUpOp(path)
         await self._submit(op)
-        return op.added
+        return op.outcome.added
 
     async def rewrite(self, path: Path, transform: Rewrite) -> RewriteResult:
         """Replace a journal with what ``transform`` makes of its records (see JournalAppender.rewrite).
 
         Its index rows are rebuilt from the new file in the same step.
         """
-        op = StoreOp("rewrite", path, transform=transform)
+        op = RewriteOp(path, transform)
         await self._submit(op)
-        assert op.rewritten is not None
-        return op.rewritten
+        assert op.outcome.rewritten is not None
+        return op.outcome.rewritten
 
     async def reindex(self, path: Path) -> int:
         """Drop a journal's index rows and index it again from the file; returns rows added."""
-        op = StoreOp("reindex", path)
+        op = ReindexOp(path)
         await self._submit(op)
-        return op.added
+        return op.outcome.added
 
     async def _submit(self, op: StoreOp) -> None:
         try:
@@ -195,9 +240,9 @@ class StoreHandle:
                 await self._send.send(op)
         except (trio.ClosedResourceError, trio.BrokenResourceError) as exc:
             raise StoreError("the store is shutting down; try again after restart") from exc
-        await op.done.wait()
-        if op.error is not None:
-            raise op.error
+        await op.outcome.done.wait()
+        if op.outcome.error is not None:
+            raise op.outcome.error
 
     async def read(self, path: Path, start: int = 0) -> ReadResult:
         """Complete records of the journal from ``start`` (off the event loop)."""
@@ -205,9 +250,7 @@ class StoreHandle:
 
     async def index_settled(self) -> None:
         """Wait until every acknowledged append is in the index (at most one batch away)."""
-        indexing = self._indexing
-        if indexing is not None:
-            await indexing.wait()
+        await self._indexing.settled()
 
     async def search(
         self, table: Table, terms: Sequence[str], *, journals: Sequence[str] | None, limit: int
@@ -220,7 +263,7 @@ class StoreHandle:
         """
         await self.index_settled()
         if self._lags(journals):
-            await self._submit(StoreOp("lagging", self.data.index_path))
+            await self._submit(LaggingOp(self.data.index_path))
             if self._lags(journals):
                 raise StoreError(
                     f"the search index is locked by another process; {len(self.health.lagging)} recently "
@@ -251,33 +294,9 @@ class StoreHandle:
         """
         return await trio.to_thread.run_sync(read_lines, spans)
 
-    def read_now(self, path: Path, start: int = 0) -> ReadResult:
-        """Complete records of the journal from ``start`` (blocking: call from a worker thread)."""
-        return read_journal(path, start, quarantine_dir=self.data.quarantine)
-
-    def read_blocks(self, path: Path, start: int = 0, *, block_bytes: int = 4 << 20) -> Iterator[ReadResult]:
-        """The journal's complete records from ``start``, a block at a time (blocking: call
-        from a worker thread). Malformed lines go to the data dir's quarantine."""
-        return read_blocks(path, start, block_bytes=block_bytes, quarantine_dir=self.data.quarantine)
-
-    def watermark(self, journal: str) -> int:
-        """How far into ``journal`` the index has indexed (blocking: call from a worker thread)."""
-        return self._index.watermark(journal)
-
     async def inventory(self) -> dict[str, tuple[int, int]]:
         """Journal name -> (indexed offset, rows), for every journal the index knows."""
         return await trio.to_thread.run_sync(self._index.inventory)
-
-    def indexing_started(self) -> trio.Event:
-        """The writer acknowledges a batch it has yet to index: searches wait for the event returned."""
-        self._indexing = indexing = trio.Event()
-        return indexing
-
-    def indexing_done(self, indexing: trio.Event) -> None:
-        """The writer indexed the batch of ``indexing``: wake the searches waiting for it."""
-        if self._indexing is indexing:
-            self._indexing = None
-        indexing.set()
 
     def give_up_waiting(self) -> None:
         """Shutdown is past its deadline: journal lock waits fail at once instead of timing out."""

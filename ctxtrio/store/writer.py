@@ -36,9 +36,10 @@ import trio
 
 from .._errors import StoreError
 from .batch import IndexWork, flush_index, process_batch, reindex_documents
-from .handle import DEFAULT_CAPACITY, IndexHealth, StoreHandle, StoreOp, WriterStats, open_store_channel
+from .handle import DEFAULT_CAPACITY, IndexHealth, IndexingState, StoreHandle, WriterStats, open_store_channel
 from .index import SearchIndex
 from .journal import JournalAppender
+from .ops import AppendOp, StoreOp
 from .rows import RowsFor, no_rows
 
 if TYPE_CHECKING:
@@ -72,11 +73,12 @@ async def run_store_writer(
     send, recv = open_store_channel(capacity)
     stats = WriterStats()
     health = IndexHealth()
-    handle = StoreHandle(data, index, send, stats, health, giving_up=appender.giving_up)
+    indexing = IndexingState()
+    handle = StoreHandle(data, index, send, stats, health, giving_up=appender.giving_up, indexing=indexing)
     try:
         task_status.started(handle)
         async with recv, trio.open_nursery() as nursery:
-            indexer = _Indexer(handle, data, index, health, nursery)
+            indexer = _Indexer(indexing, data, index, health, nursery)
             async for first in recv:
                 batch = [first]
                 while len(batch) < MAX_BATCH:
@@ -84,7 +86,7 @@ async def run_store_writer(
                         batch.append(recv.receive_nowait())
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
-                if any(op.kind != "append" for op in batch):
+                if not all(isinstance(op, AppendOp) for op in batch):
                     # Maintenance uses the index connection itself: wait as a search does, for
                     # every acknowledged append to be indexed (the latest flush's event).
                     await handle.index_settled()
@@ -101,9 +103,9 @@ async def run_store_writer(
                     indexer.add(pending)
                 finally:
                     for op in batch:
-                        if op.result is None and op.error is None and op.kind == "append":
-                            op.error = StoreError("the store writer stopped before this append")
-                        op.done.set()
+                        if isinstance(op, AppendOp) and not op.outcome.settled:
+                            op.outcome.error = StoreError("the store writer stopped before this append")
+                        op.outcome.done.set()
                 await indexer.keep_up()
     finally:
         with trio.CancelScope(shield=True):
@@ -128,9 +130,9 @@ class _Indexer:
     MAX_QUEUED_CHARS = 8_000_000
 
     def __init__(
-        self, handle: StoreHandle, data: DataDir, index: SearchIndex, health: IndexHealth, nursery: trio.Nursery
+        self, indexing: IndexingState, data: DataDir, index: SearchIndex, health: IndexHealth, nursery: trio.Nursery
     ) -> None:
-        self._handle = handle
+        self._indexing = indexing
         self._data = data
         self._index = index
         self._health = health
@@ -149,7 +151,7 @@ class _Indexer:
         self._queue.extend(pending)
         self._queued_chars += sum(len(row.terms) for *_, rows in pending for found in rows.values() for row in found)
         if self._queued is None:
-            self._queued = self._handle.indexing_started()
+            self._queued = self._indexing.started()
         if self._running is None:
             self._start()
 
@@ -173,7 +175,7 @@ class _Indexer:
             self._health.lagging.update((name, path) for name, path, _, _ in work)
         finally:
             self._running = None
-            self._handle.indexing_done(event)
+            self._indexing.finished(event)
             if self._queue:
                 self._start()
 
@@ -181,8 +183,8 @@ class _Indexer:
 def _fail_unfinished(batch: list[StoreOp], exc: Exception) -> None:
     """Give every operation of a failed batch that has no outcome yet an error saying so."""
     for op in batch:
-        if op.result is None and op.error is None and op.rewritten is None:
-            op.error = StoreError(
+        if not op.outcome.settled:
+            op.outcome.error = StoreError(
                 f"internal store error ({type(exc).__name__}) during this batch: this {op.kind} of "
                 f"{op.path.name} may not have been done; the store goes on"
             )

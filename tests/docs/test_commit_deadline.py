@@ -21,8 +21,9 @@ from ctxtrio.docs.chunks import chunk_rows
 from ctxtrio.docs.ingest import Source, write_generation
 from ctxtrio.docs.model import DocumentInfo
 from ctxtrio.docs.repository import COMMIT_DEADLINE_S, CommitTimeoutError, Repository
-from ctxtrio.store.handle import StoreHandle, StoreOp, open_store_channel
+from ctxtrio.store.handle import StoreHandle, open_store_channel
 from ctxtrio.store.layout import prepare_data_dir
+from ctxtrio.store.ops import AppendOp, StoreOp
 from ctxtrio.store.writer import run_store_writer
 from ctxtrio.text.tokens import TokenModel
 
@@ -61,6 +62,7 @@ async def test_commit_gives_up_at_the_deadline_and_the_queued_commit_lands_later
             await repo.commit(info, "0123456789abcdef")
         assert trio.current_time() - started == pytest.approx(COMMIT_DEADLINE_S, abs=1e-6)
         op = queued.receive_nowait()  # still there: the writer, unstuck, would write it
+        assert isinstance(op, AppendOp)
         await real.append(op.path, op.records)
         reader = Repository(real)
         await reader.refresh()
@@ -73,12 +75,17 @@ async def test_ingest_keeps_its_generation_when_the_commit_times_out(
     """A timed-out commit leaves the new chunks on disk, so the commit landing later points at a whole document."""
     async with stalled_store(tmp_path / "data") as (real, stalled, queued), trio.open_nursery() as nursery:
         repo = Repository(stalled)
-        held: list[StoreOp] = []
+        held: list[AppendOp] = []
 
         async def relay() -> None:
             """Hands every operation to the real writer but the catalog's (the stalled file)."""
             async for op in queued:
-                if op.path == repo.catalog_path and op.records and op.records[0].kind == "commit":
+                if (
+                    isinstance(op, AppendOp)
+                    and op.path == repo.catalog_path
+                    and op.records
+                    and op.records[0].kind == "commit"
+                ):
                     held.append(op)
                 else:
                     await real._send.send(op)  # the very op: the writer sets its result and acks it

@@ -185,7 +185,7 @@ async def test_session_entries_skip_the_index(store: StoreHandle, data: DataDir)
     """Session entries are ranked in memory by their sessions, so the writer indexes none."""
     await store.append(data.session_journal("s1"), [_note("cookie")])
     assert await store.search("chunks", ["cookie"], journals=None, limit=10) == []
-    assert store.watermark("sessions/s1.jsonl") == 0
+    assert store.blocking.watermark("sessions/s1.jsonl") == 0
 
 
 async def test_deleted_index_is_rebuilt(data: DataDir) -> None:

@@ -112,7 +112,7 @@ _REPLAY_CHUNK_BYTES = 4 * 1024 * 1024
 
 def replay(path: Path, state: SessionState, store: StoreHandle) -> None:
     """Apply the journal's complete lines from ``state.applied_offset``, a few MB at a time."""
-    for read in store.read_blocks(path, state.applied_offset, block_bytes=_REPLAY_CHUNK_BYTES):
+    for read in store.blocking.read_blocks(path, state.applied_offset, block_bytes=_REPLAY_CHUNK_BYTES):
         state.apply(read.records, read.end)
 
 
