@@ -19,7 +19,7 @@ import platformdirs
 from ._errors import ConfigError
 from ._limits import BUDGET
 
-__all__ = ["Config", "Setting", "StrPath", "Transport", "default_data_dir", "is_loopback_host", "settings"]
+__all__ = ["Config", "Setting", "StrPath", "Transport", "default_data_dir", "is_loopback_host", "settings", "yes_no"]
 
 Transport = Literal["stdio", "http"]
 ToolProfile = Literal["full", "compact"]
@@ -110,6 +110,20 @@ def settings() -> tuple[Setting, ...]:
 def default_data_dir() -> Path:
     """The platform's per-user data directory for ctxtrio (``~/.local/share/ctxtrio`` on Linux)."""
     return Path(platformdirs.user_data_dir("ctxtrio", appauthor=False))
+
+
+_YES = frozenset({"1", "true", "yes", "on"})
+_NO = frozenset({"0", "false", "no", "off"})
+
+
+def yes_no(text: str) -> bool | None:
+    """``text`` as a yes/no answer (1/0, true/false, yes/no, on/off, any case, spaces around), else None.
+
+    The one reading of a switch written as text: a setting's flag or variable, and a
+    boolean tool argument a client sent as a string.
+    """
+    word = text.strip().lower()
+    return True if word in _YES else False if word in _NO else None
 
 
 def is_loopback_host(host: str) -> bool:

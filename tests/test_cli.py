@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ctxtrio._config import Config
+from ctxtrio._config import Config, yes_no
 from ctxtrio._errors import ConfigError
 from ctxtrio.cli.settings import build_config
 
@@ -102,6 +102,13 @@ def test_bad_values_are_config_errors(argv: list[str], env: dict[str, str], mess
     """Every invalid value is rejected with a message naming it."""
     with pytest.raises(ConfigError, match=message):
         build_config(argv, env)
+
+
+def test_yes_no_reads_the_four_spellings_either_way() -> None:
+    """yes_no: 1/true/yes/on and 0/false/no/off in any case and padding; anything else is None."""
+    assert [yes_no(word) for word in ("1", " TRUE ", "Yes", "on")] == [True] * 4
+    assert [yes_no(word) for word in ("0", "False", "NO ", "off")] == [False] * 4
+    assert [yes_no(word) for word in ("", "maybe", "y", "2")] == [None] * 4
 
 
 def test_embeddings_are_off_unless_a_model_is_named() -> None:

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NoReturn
 
-from .._config import Config, Setting, settings
+from .._config import Config, Setting, settings, yes_no
 from .._errors import ConfigError
 from .._version import __version__
 from .commands import SUBCOMMANDS
@@ -35,8 +35,6 @@ __all__ = [
     "value_flags",
 ]
 
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
 #: The title of the settings' group in every parser's help (last in a subcommand's help).
 GROUP = "settings (each also an environment variable; a flag wins over its variable)"
 
@@ -165,8 +163,8 @@ def _convert(row: Setting, value: object, source: str) -> object:
         return tuple(Path(item) for item in value) if isinstance(value, list) else value
     text = str(value)
     if kind is bool:
-        if text.strip().lower() in _TRUE | _FALSE:
-            return text.strip().lower() in _TRUE
+        if (switch := yes_no(text)) is not None:
+            return switch
         raise ConfigError(f"{source} must be true or false, got {text!r}")
     if choices := _choices(row):
         if text not in choices:

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from .._config import yes_no
 from .._errors import InputError
 from .._limits import BUDGET, Bounds, check_range
 from .._progress import Progress
@@ -49,8 +50,6 @@ __all__ = [
 Kind = Literal["string", "integer", "boolean", "array"]
 
 _INTEGER = re.compile(r"-?\d{1,18}")
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +204,8 @@ def _coerce(param: Param, value: object) -> JSON:
     if param.kind == "boolean":
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
+        if isinstance(value, str) and (switch := yes_no(value)) is not None:
+            return switch
     if param.kind == "array":
         if isinstance(value, str) and value.lstrip().startswith("["):
             try:
