@@ -2,9 +2,10 @@
 
 Ingests ``--docs`` documents of ``--chunks`` chunks each (real text: the stdlib's ``*.py``
 files, cut into ~800-character pieces, 200-token chunks), then stores one random
-unit vector of ``--dim`` dimensions per chunk straight into the vectors file, with the
-chunk's real journal line range (what the background embedder would have stored, minus
-the wait for a real model). Query vectors come from the fake endpoint of ``testkit``
+unit vector of ``--dim`` dimensions per embedded part of each chunk (``chunk_parts``, as
+the background embedder cuts them) straight into the vectors file, with the chunk's
+real journal line range (what the embedder would have stored, minus the wait for a
+real model). Query vectors come from the fake endpoint of ``testkit``
 (a hash of the words: instant, so what is timed is ctxtrio's side). Prints, in the same
 sitting, ``doc_search`` p50/p95 (wall and CPU, 1,000-token budget) with and without
 semantic recall, the RSS before and after the vectors were loaded, and the file sizes.
@@ -28,7 +29,8 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
-from ctxtrio.docs.embedding import SemanticIndex
+from ctxtrio.docs.chunks import chunk_on_line
+from ctxtrio.docs.embedding import SemanticIndex, chunk_parts
 from ctxtrio.docs.search import search_words
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
@@ -91,12 +93,17 @@ async def run(args: argparse.Namespace, data: Path) -> None:
             read = await ctx.store.read(ctx.documents.repository.gen_path(entry.doc_id, entry.gen))
             rows = []
             for record in read.records:
-                position = record.data.get("index")
-                if record.data.get("kind") == "chunk" and isinstance(position, int):
+                chunk = chunk_on_line(record.data)
+                if chunk is None:
+                    continue
+                for number, part in enumerate(chunk_parts(chunk)):  # as many vectors as the embedder stores
                     vector = [rng.gauss(0, 1) for _ in range(args.dim)]
                     norm = sum(x * x for x in vector) ** 0.5
+                    unit = [x / norm for x in vector]
                     rows.append(
-                        VectorRow(journal, str(position), 0, record.offset, record.end, [x / norm for x in vector])
+                        VectorRow(
+                            journal, str(chunk.index), number, record.offset, record.end, unit, (part.start, part.end)
+                        )
                     )
             vectors.add(fake.model, args.dim, rows)
         vectors.close()

@@ -25,8 +25,9 @@ file (StoreError) stops semantic recall, logged, and never the server. Cancellin
 task closes the vectors file.
 
 Each chunk is embedded in parts of at most PART_CHARS characters (an embedding model
-reads a few hundred tokens: all-MiniLM-L6-v2 256), each part prefixed with the chunk's
-heading trail; a chunk matches by its best part.
+reads a few hundred tokens: all-MiniLM-L6-v2 256, trained on 128), each part prefixed
+with the chunk's heading trail and stored with the characters of the chunk it holds; a
+chunk matches by its best part, and a search can show that part (``docs/hybrid.py``).
 """
 
 from __future__ import annotations
@@ -49,11 +50,13 @@ if TYPE_CHECKING:
     from .chunks import StoredChunk
     from .repository import Repository
 
-__all__ = ["EmbeddingStatus", "SemanticIndex", "chunk_parts", "describe_semantic"]
+__all__ = ["EmbeddingStatus", "Part", "SemanticIndex", "chunk_parts", "describe_semantic"]
 
 log = logging.getLogger("ctxtrio.embeddings")
 
-PART_CHARS = 1000
+#: An embedding input's text at most (~120-150 tokens): all-MiniLM-L6-v2 reads 256 word pieces
+#: and was trained on 128; a short part matches a question by the sentence that answers it.
+PART_CHARS = 520
 BATCH_PARTS = 16
 POLL_S = 5.0
 RETRY_S = 1.0
@@ -62,23 +65,38 @@ RETRY_MAX_S = 30.0
 QUERY_S = 0.5
 
 
-def chunk_parts(chunk: StoredChunk) -> list[str]:
-    """The texts a chunk is embedded as: pieces of at most PART_CHARS, cut at a line or
-    sentence end where one is near, each led by the heading trail."""
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One embedding input of a chunk: characters ``start`` .. ``end`` of its text, led by its heading trail."""
+
+    start: int
+    end: int
+    text: str
+
+
+def chunk_parts(chunk: StoredChunk) -> list[Part]:
+    """The parts a chunk is embedded as: passages of at most PART_CHARS characters, cut at a
+    line or sentence end where one lies in their second half, each led by the heading trail.
+    A whitespace-only chunk is one part of its trail (or a space)."""
     lead = " › ".join(chunk.trail)
     lead = f"{lead}\n" if lead else ""
-    text = chunk.text.strip()
-    parts: list[str] = []
-    while text:
-        if len(text) <= PART_CHARS:
-            piece, text = text, ""
-        else:
-            cut = max(text.rfind("\n", PART_CHARS // 2, PART_CHARS), text.rfind(". ", PART_CHARS // 2, PART_CHARS) + 1)
-            cut = cut if cut > 0 else PART_CHARS
-            piece, text = text[:cut], text[cut:].lstrip()
-        if piece.strip():
-            parts.append(lead + piece.strip())
-    return parts or [lead or " "]
+    text = chunk.text
+    parts: list[Part] = []
+    at = len(text) - len(text.lstrip())
+    while at < len(text):
+        end = min(len(text), at + PART_CHARS)
+        if end < len(text):
+            half = at + PART_CHARS // 2
+            cut = max(text.rfind("\n", half, end), text.rfind(". ", half, end) + 1)
+            end = cut if cut > at else end
+        piece = text[at:end].strip()
+        if piece:
+            start = at + (len(text[at:end]) - len(text[at:end].lstrip()))
+            parts.append(Part(start, start + len(piece), lead + piece))
+        at = end
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return parts or [Part(0, len(text), lead or " ")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +284,7 @@ class SemanticIndex:
             if block is None or not block.records:
                 return True
             start = block.end
-            batch: list[tuple[StoredChunk, int, int, list[str]]] = []
+            batch: list[tuple[StoredChunk, int, int, list[Part]]] = []
             for record in block.records:
                 chunk = chunk_on_line(record.data)
                 if chunk is None or str(chunk.index) in done:
@@ -279,9 +297,9 @@ class SemanticIndex:
             if batch and not await self._embed_batch(journal, batch):
                 return False
 
-    async def _embed_batch(self, journal: str, batch: list[tuple[StoredChunk, int, int, list[str]]]) -> bool:
+    async def _embed_batch(self, journal: str, batch: list[tuple[StoredChunk, int, int, list[Part]]]) -> bool:
         """One request for ``batch``; on a refusal, chunk by chunk. False when the endpoint failed."""
-        texts = [part for *_, parts in batch for part in parts]
+        texts = [part.text for *_, parts in batch for part in parts]
         try:
             vectors = await self._embedder.documents(texts)
         except LLMResponseError as exc:
@@ -310,8 +328,10 @@ class SemanticIndex:
         rows: list[VectorRow] = []
         position = 0
         for chunk, start, end, parts in batch:
-            for part in range(len(parts)):
-                rows.append(VectorRow(journal, str(chunk.index), part, start, end, vectors[position]))
+            for number, part in enumerate(parts):
+                rows.append(
+                    VectorRow(journal, str(chunk.index), number, start, end, vectors[position], (part.start, part.end))
+                )
                 position += 1
         await self._store(journal, rows, dim)
         self._progress.embedded += len(batch)

@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
-from ..text.passages import best_passage, cut_to_passage, marked_text, unheaded_terms
+from ..text.focus import passage_around
+from ..text.passages import Passage, best_passage, cut_to_passage, marked_text, unheaded_terms
 from .chunks import StoredChunk
 from .model import Outline, SearchHit, WindowChunk
 from .render import chunk_header, hit_header, render_outline
@@ -43,6 +44,8 @@ class Candidate:
     score: float
     #: Found by semantic recall and not by keyword search.
     by_meaning: bool = False
+    #: Characters of ``chunk.text`` nearest the query in meaning (semantic recall's best part).
+    focus: tuple[int, int] | None = None
 
 
 def fresh_text(previous: StoredChunk | None, chunk: StoredChunk) -> str:
@@ -153,7 +156,9 @@ def _passage_hit(candidate: Candidate, share: int, model: TokenModel, query_term
     if room < _MIN_TEXT_TOKENS:
         return None
     focus = unheaded_terms(query_terms, headings(candidate))
-    passage = best_passage(chunk.text, focus, room, model, tokens_per_char(chunk))
+    passage = _meaning_passage(candidate, room, model) or best_passage(
+        chunk.text, focus, room, model, tokens_per_char(chunk)
+    )
     if passage is None:  # not even one line fits: characters around the match
         text = cut_around(chunk.text, query_terms, room, model)
         return _hit(candidate, text, model.estimate(text), cut=True)
@@ -166,6 +171,19 @@ def headings(candidate: Candidate) -> tuple[str, ...]:
     """What a hit says it is about before its text: its heading trail and its document's name
     (the title up to its first dot: ``os`` for ``os.rst.txt``)."""
     return (*candidate.chunk.trail, candidate.title.split(".", 1)[0])
+
+
+#: Tokens at most for the lines around a hit's part found by meaning (a part is ~130).
+FOCUS_TOKENS: Final = 250
+
+
+def _meaning_passage(candidate: Candidate, room: int, model: TokenModel) -> Passage | None:
+    """For a hit with a ``focus`` (semantic recall's best part, kept by ``docs/hybrid.py``
+    where the query's words are not what matched): the lines around it; None otherwise."""
+    if candidate.focus is None:
+        return None
+    room = min(room, FOCUS_TOKENS)
+    return passage_around(candidate.chunk.text, candidate.focus, room, model, tokens_per_char(candidate.chunk))
 
 
 def tokens_per_char(chunk: StoredChunk) -> float:

@@ -6,11 +6,12 @@ knows it, else from the loaded document (loaded concurrently). Hits of a documen
 replaced or forgotten meanwhile are dropped.
 
 With semantic recall (``--embed-model``), the vector ranking is asked at the same time
-as BM25 and the two are fused by reciprocal rank fusion (Cormack, Clarke & Büttcher,
-SIGIR 2009: each list adds ``1 / (RRF_K + rank)``), at the level of hits: what is packed
-from the fused hits is decided by packing as for keyword search alone. A hit that is
-not among the keyword hits is marked ``by_meaning``; chunks not embedded yet still
-compete through BM25.
+as BM25. The chunks read are the best by reciprocal rank fusion (Cormack, Clarke &
+Büttcher, SIGIR 2009: each list adds ``1 / (RRF_K + rank)``) and the first ``limit + 1``
+of each ranking; :func:`~.hybrid.hybrid_order` orders them, weighing each ranking by how
+well the query's words match, and decides which hits show their part found by meaning.
+A hit that is not among the keyword hits is marked ``by_meaning``; chunks not embedded
+yet still compete through BM25.
 
 A query of a few words that spell an identifier (``json decode error``) also asks the
 index for the identifier whole (``jsondecodeerror``); chunks that *define* it
@@ -21,7 +22,7 @@ definition before the chunks that use it most.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import NotFoundError
@@ -30,6 +31,7 @@ from .._nursery import open_nursery
 from ..store.rows import Hit
 from ..text.definitions import defines, spelled_identifier
 from ..text.query import query_terms
+from .hybrid import FOCUS_BELOW, Ranks, hybrid_order, keyword_confidence
 from .packing import Candidate
 from .ranking import rerank
 
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
     from .embedding import SemanticHits
     from .repository import Repository
 
-__all__ = ["Found", "definitions_first", "find_candidates", "fuse", "rerank_fused", "search_words"]
+__all__ = ["Found", "Fused", "definitions_first", "find_candidates", "fuse", "rerank_fused", "search_words"]
 
 #: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
 _SLACK = 8
@@ -62,27 +64,57 @@ class Found:
     more: bool
     #: Why semantic recall did not take part, when it was asked and could not.
     semantic_skipped: str | None = None
+    #: Whether the candidates are ordered by keyword search (alone, or with the query's
+    #: words well matched): then passages may re-rank them (see :func:`rerank_fused`).
+    by_words: bool = True
 
 
-def fuse(keyword: Sequence[Hit], meaning: Sequence[VectorHit], limit: int) -> list[tuple[Hit, bool]]:
-    """The best ``limit`` (hit, found by meaning only) of both rankings, by reciprocal rank fusion.
+@dataclass(frozen=True, slots=True)
+class Fused:
+    """One hit of a fused ranking."""
 
-    A hit keeps its BM25 score when keyword search found it, else its cosine similarity.
-    Ties keep keyword order first. Pure.
+    hit: Hit
+    #: Found by semantic recall and not by keyword search.
+    by_meaning: bool = False
+    #: Characters of the chunk's text that matched the query by meaning (its best embedded part).
+    focus: tuple[int, int] | None = None
+    #: Its place in each ranking (1-based), None where absent.
+    ranks: Ranks = Ranks(None, None)
+
+
+def fuse(keyword: Sequence[Hit], meaning: Sequence[VectorHit], limit: int, *, each: int = 0) -> list[Fused]:
+    """The best ``limit`` hits of both rankings by reciprocal rank fusion, and after them
+    any of the first ``each`` of either ranking not among those.
+
+    A hit keeps its BM25 score when keyword search found it, else its cosine similarity;
+    a hit the vector ranking found carries its best part's characters (``focus``), and
+    each its places in both rankings. Ties keep keyword order first. Pure.
     """
     scores: dict[tuple[str, str], float] = {}
     hits: dict[tuple[str, str], Hit] = {}
+    keyword_rank: dict[tuple[str, str], int] = {}
     for rank, hit in enumerate(keyword[:FUSE_DEPTH]):
         key = (hit.journal, hit.item)
         scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
         hits.setdefault(key, hit)
-    keyword_keys = set(hits)
+        keyword_rank.setdefault(key, rank + 1)
+    meaning_rank: dict[tuple[str, str], int] = {}
+    focus: dict[tuple[str, str], tuple[int, int]] = {}
     for rank, near in enumerate(meaning[:FUSE_DEPTH]):
         key = (near.journal, near.item)
         scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
         hits.setdefault(key, Hit(near.journal, near.item, near.score, near.line_start, near.line_end))
+        meaning_rank.setdefault(key, rank + 1)
+        if near.span[1] > near.span[0]:
+            focus.setdefault(key, near.span)
     order = sorted(scores, key=lambda key: -scores[key])  # stable: keyword hits were added first
-    return [(hits[key], key not in keyword_keys) for key in order[:limit]]
+    chosen = order[:limit]
+    first = {(hit.journal, hit.item) for hit in keyword[:each]} | {(hit.journal, hit.item) for hit in meaning[:each]}
+    chosen += [key for key in order[limit:] if key in first]
+    return [
+        Fused(hits[key], key not in keyword_rank, focus.get(key), Ranks(keyword_rank.get(key), meaning_rank.get(key)))
+        for key in chosen
+    ]
 
 
 def rerank_fused(candidates: Sequence[Candidate], query_terms: Sequence[str]) -> list[Candidate]:
@@ -114,9 +146,10 @@ async def find_candidates(
     ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
     """
     skipped: str | None = None
+    hybrid = False  # both rankings answered: read more, order by hybrid_order
     if meaning is None:
         hits = await _hits(repo, query_terms, by_journal, limit + 1, all_docs=all_docs)
-        ranked = [(hit, False) for hit in hits]
+        ranked = [Fused(hit) for hit in hits]
     else:
         asked: list[SemanticHits] = []
 
@@ -128,20 +161,38 @@ async def find_candidates(
             keyword = await _hits(repo, query_terms, by_journal, max(limit + 1, FUSE_DEPTH), all_docs=all_docs)
         near = [hit for hit in asked[0].hits if hit.journal in by_journal]
         skipped = asked[0].skipped
-        ranked = fuse(keyword, near, limit + 1)
+        hybrid = bool(near)
+        # Both: every one of the first limit + 1 of each ranking is read, and hybrid_order orders them.
+        ranked = fuse(keyword, near, 2 * limit, each=limit + 1) if hybrid else fuse(keyword, near, limit + 1)
     more = len(ranked) > limit
-    ranked = ranked[:limit]
+    ranked = ranked if hybrid else ranked[:limit]
     identifier = spelled_identifier(query_terms)
     if identifier is not None and identifier not in query_terms:
-        seen = {(hit.journal, hit.item) for hit, _ in ranked}
+        seen = {(one.hit.journal, one.hit.item) for one in ranked}
         named = await _hits(repo, [identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
-        ranked += [(hit, False) for hit in named if (hit.journal, hit.item) not in seen]
-    ranked = [(hit, by_meaning) for hit, by_meaning in ranked if hit.item.isdigit()]
-    wanted = [(by_journal[hit.journal], int(hit.item), hit.line_start, hit.line_end) for hit, _ in ranked]
+        ranked += [Fused(hit) for hit in named if (hit.journal, hit.item) not in seen]
+    ranked = [one for one in ranked if one.hit.item.isdigit()]
+    candidates, ranks = await _read(repo, by_journal, ranked)
+    by_words = True
+    if hybrid:
+        by_words = keyword_confidence(candidates, ranks, query_terms) >= FOCUS_BELOW
+        candidates = hybrid_order(candidates, ranks, query_terms)
+    if identifier is not None:
+        candidates = definitions_first(candidates, query_terms)
+    return Found(candidates[:limit], more, skipped, by_words)
+
+
+async def _read(
+    repo: Repository, by_journal: dict[str, DocEntry], ranked: list[Fused]
+) -> tuple[list[Candidate], list[Ranks]]:
+    """The chunks of ``ranked`` (those of documents replaced or forgotten meanwhile left
+    out), each with its places in the rankings."""
+    wanted = [(by_journal[one.hit.journal], int(one.hit.item), one.hit.line_start, one.hit.line_end) for one in ranked]
     found = await repo.chunks_at(wanted)
     missing = sorted({wanted[n][0].doc_id for n in range(len(wanted)) if n not in found})
     loaded = await _load_many(repo, missing) if missing else {}
     candidates: list[Candidate] = []
+    ranks: list[Ranks] = []
     for position, (entry, index, _, _) in enumerate(wanted):
         chunk = found.get(position)
         if chunk is None:
@@ -149,12 +200,11 @@ async def find_candidates(
             if doc is None or doc.gen != entry.gen or index >= len(doc.chunks):
                 continue  # replaced or forgotten meanwhile
             chunk = doc.chunks[index]
-        hit, by_meaning = ranked[position]
-        candidate = Candidate(entry.doc_id, entry.info.title, chunk, hit.score)
-        candidates.append(replace(candidate, by_meaning=True) if by_meaning else candidate)
-    if identifier is not None:
-        candidates = definitions_first(candidates, query_terms)[:limit]
-    return Found(candidates, more, skipped)
+        one = ranked[position]
+        focus = one.focus if one.focus is not None and one.focus[1] <= len(chunk.text) else None
+        candidates.append(Candidate(entry.doc_id, entry.info.title, chunk, one.hit.score, one.by_meaning, focus))
+        ranks.append(one.ranks)
+    return candidates, ranks
 
 
 def definitions_first(candidates: Sequence[Candidate], query_terms: list[str]) -> list[Candidate]:

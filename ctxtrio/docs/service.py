@@ -255,7 +255,9 @@ class DocumentService(ReadingMethods):
             self._repo, query_terms, by_journal, limit, all_docs=doc_id is None, meaning=meaning
         )
         more, skipped = found.more, found.semantic_skipped
-        candidates = await trio.to_thread.run_sync(partial(rerank_fused, found.candidates, query_terms))
+        candidates = found.candidates
+        if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
+            candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms))
         candidates = definitions_first(candidates, query_terms)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.

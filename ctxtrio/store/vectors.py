@@ -9,7 +9,8 @@ hold the store writer's lock or break a journal's indexing.
 Rows are keyed by (model, dimension, journal, item, part): a chunk longer than one
 embedding input is embedded in parts (see ``docs/embedding.py``) and matches by its best
 part. Each row keeps the byte range of the chunk's journal line, so a search reads the
-chunk alone. A chunk the endpoint refused for good gets one row of part -1 and no
+chunk alone, and the characters of the chunk's text its part holds, so a search can
+show the part that matched. A chunk the endpoint refused for good gets one row of part -1 and no
 vector: it counts as done and never matches.
 
 Search is an exact scan: every vector of the model, as one float32 matrix in memory,
@@ -50,16 +51,22 @@ log = logging.getLogger("ctxtrio.store")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
     model TEXT NOT NULL, dim INTEGER NOT NULL, journal TEXT NOT NULL, item TEXT NOT NULL, part INTEGER NOT NULL,
-    line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, vec BLOB NOT NULL,
-    PRIMARY KEY (model, dim, journal, item, part)
+    line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, span_start INTEGER NOT NULL, span_end INTEGER NOT NULL,
+    vec BLOB NOT NULL, PRIMARY KEY (model, dim, journal, item, part)
 )
 """
-SCHEMA_VERSION = 1
+#: 2: each row keeps the characters of the chunk its part embeds (span_start, span_end).
+SCHEMA_VERSION = 2
+#: Rows read per chunk wanted by a search (a chunk has several parts, often near each other).
+_ROWS_PER_HIT = 8
 
 
 @dataclass(frozen=True, slots=True)
 class VectorRow:
-    """One embedded part of a chunk; ``vector`` None marks a chunk refused for good."""
+    """One embedded part of a chunk; ``vector`` None marks a chunk refused for good.
+
+    ``span``: the characters of the chunk's text the part holds (its whole text by default).
+    """
 
     journal: str
     item: str
@@ -67,17 +74,24 @@ class VectorRow:
     line_start: int
     line_end: int
     vector: Sequence[float] | None
+    span: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True, slots=True)
 class VectorHit:
-    """A chunk near the query: cosine similarity of its best part."""
+    """A chunk near the query: cosine similarity of its best part, and that part's characters."""
 
     journal: str
     item: str
     score: float
     line_start: int
     line_end: int
+    #: Characters ``start, end`` of the chunk's text that the best part holds.
+    span: tuple[int, int] = (0, 0)
+
+
+#: (journal, item, line_start, line_end, span_start, span_end) of one row of the matrix.
+_Key = tuple[str, str, int, int, int, int]
 
 
 class _Matrix:
@@ -88,11 +102,11 @@ class _Matrix:
 
         self.dim = dim
         self.rows: npt.NDArray[np.float32] = np.zeros((0, dim), dtype=np.float32)
-        self.keys: list[tuple[str, str, int, int]] = []
+        self.keys: list[_Key] = []
         self.journal_ids: dict[str, int] = {}
         self.row_journal: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
 
-    def extend(self, keys: list[tuple[str, str, int, int]], blobs: list[bytes]) -> None:
+    def extend(self, keys: list[_Key], blobs: list[bytes]) -> None:
         import numpy as np
 
         if not keys:
@@ -137,7 +151,7 @@ class VectorStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=OFF")  # derived: a lost commit is embedded again
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            if version not in (0, SCHEMA_VERSION):
+            if version not in (0, SCHEMA_VERSION):  # derived data: an older layout is embedded again
                 conn.execute("DROP TABLE IF EXISTS vectors")
             conn.execute(_SCHEMA)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -187,19 +201,19 @@ class VectorStore:
             blob = b"" if row.vector is None else np.asarray(row.vector, dtype=np.float32).tobytes()
             if row.vector is not None and len(row.vector) != dim:
                 raise StoreError(f"vector of length {len(row.vector)} stored as dimension {dim}")
-            values.append((model, dim, row.journal, row.item, row.part, row.line_start, row.line_end, blob))
+            values.append((model, dim, row.journal, row.item, row.part, row.line_start, row.line_end, *row.span, blob))
         with self._db("add") as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
+                conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
             matrix = self._matrix
             if matrix is not None and self._matrix_model == model and matrix.dim == dim:
-                fresh = [v for v in values if v[7]]
-                matrix.extend([(v[2], v[3], v[5], v[6]) for v in fresh], [v[7] for v in fresh])
+                fresh = [v for v in values if v[9]]
+                matrix.extend([(v[2], v[3], v[5], v[6], v[7], v[8]) for v in fresh], [v[9] for v in fresh])
 
     def drop_except(self, model: str, dim: int | None, journals: Collection[str]) -> int:
         """Delete every row not of (``model``, ``dim``) or of a journal outside ``journals``; rows deleted.
@@ -267,16 +281,16 @@ class VectorStore:
                 scores = np.where(np.isin(matrix.row_journal, allowed), scores, -np.inf)
             keys = matrix.keys
         # Several parts of one chunk may be near: take more rows than chunks wanted.
-        take = min(len(scores), limit * 4)
+        take = min(len(scores), limit * _ROWS_PER_HIT)
         top = np.argpartition(-scores, take - 1)[:take] if take < len(scores) else np.arange(len(scores))
         hits: dict[tuple[str, str], VectorHit] = {}
         for position in top[np.argsort(-scores[top], kind="stable")]:
             score = float(scores[position])
             if score == -np.inf:
                 break
-            journal, item, start, end = keys[int(position)]
+            journal, item, start, end, span_start, span_end = keys[int(position)]
             if (journal, item) not in hits:
-                hits[(journal, item)] = VectorHit(journal, item, score, start, end)
+                hits[(journal, item)] = VectorHit(journal, item, score, start, end, (span_start, span_end))
             if len(hits) >= limit:
                 break
         return list(hits.values())
@@ -289,13 +303,15 @@ class VectorStore:
             return None
         try:
             rows = self._conn.execute(
-                "SELECT journal, item, line_start, line_end, vec FROM vectors WHERE model=? AND dim=? AND part >= 0",
+                "SELECT journal, item, line_start, line_end, span_start, span_end, vec FROM vectors "
+                "WHERE model=? AND dim=? AND part >= 0",
                 (model, dim),
             ).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"vectors file {self._path}: read failed: {exc}") from exc
         matrix = _Matrix(dim)
-        matrix.extend([(str(j), str(i), int(a), int(b)) for j, i, a, b, _ in rows], [bytes(v) for *_, v in rows])
+        keys = [(str(j), str(i), int(a), int(b), int(c), int(d)) for j, i, a, b, c, d, _ in rows]
+        matrix.extend(keys, [bytes(v) for *_, v in rows])
         self._matrix, self._matrix_model = matrix, model
         return matrix
 

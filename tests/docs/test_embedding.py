@@ -12,7 +12,7 @@ from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio.docs import embedding
 from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
-from ctxtrio.docs.packing import Candidate
+from ctxtrio.docs.packing import Candidate, pack_hits
 from ctxtrio.docs.render import render_search
 from ctxtrio.docs.search import fuse, rerank_fused
 from ctxtrio.llm.client import open_llm_client
@@ -21,6 +21,7 @@ from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.store.rows import Hit
 from ctxtrio.store.vectors import VectorHit, VectorStore
 from ctxtrio.text.chunking import Chunk
+from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.guide import guide_text
 from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 
@@ -207,24 +208,32 @@ async def test_through_open_context_and_loopback_http(tmp_path: Path) -> None:
 def test_fusion_rewards_agreement_and_keeps_keyword_order() -> None:
     """Reciprocal rank fusion: a hit in both lists rises; equal ranks keep keyword first; meaning-only is flagged."""
     keyword = [Hit("j", "1", 9.0), Hit("j", "2", 8.0), Hit("j", "3", 7.0)]
-    meaning = [VectorHit("j", "3", 0.9, 0, 0), VectorHit("j", "4", 0.8, 0, 0)]
+    meaning = [VectorHit("j", "3", 0.9, 0, 0, (5, 40)), VectorHit("j", "4", 0.8, 0, 0, (0, 30))]
     fused = fuse(keyword, meaning, 4)
-    assert [(hit.item, by_meaning) for hit, by_meaning in fused] == [
-        ("3", False),
-        ("1", False),
-        ("2", False),
-        ("4", True),
+    assert [(one.hit.item, one.by_meaning, one.focus) for one in fused] == [
+        ("3", False, (5, 40)),
+        ("1", False, None),
+        ("2", False, None),
+        ("4", True, (0, 30)),
     ]
-    assert fused[0][0].score == 7.0 and fused[3][0].score == 0.8 and len(fuse(keyword, meaning, 2)) == 2
+    assert fused[0].hit.score == 7.0 and fused[3].hit.score == 0.8 and len(fuse(keyword, meaning, 2)) == 2
 
 
-def test_long_chunks_are_embedded_in_parts_with_their_trail() -> None:
-    """A chunk longer than PART_CHARS becomes several parts cut at line ends, each led by the heading trail."""
-    text = "\n".join(f"line {i} " + "x" * 60 for i in range(40))
+def test_long_chunks_are_embedded_in_parts_with_their_trail_and_characters() -> None:
+    """A chunk longer than PART_CHARS becomes parts cut at line or sentence ends, each led by
+    the heading trail and knowing which characters of the chunk it holds."""
+    lines = "\n".join(f"line {i} " + "x" * 60 for i in range(20))
+    prose = " ".join(f"Sentence {i} says something of its own." for i in range(40))
+    text = f"\n  {lines}\n\n{prose}\n"
     parts = chunk_parts(Chunk(0, text, 0, len(text), ("Guide", "Install"), 600))
-    assert len(parts) >= 3 and all(part.startswith("Guide › Install\n") for part in parts)
-    assert all(len(part) <= PART_CHARS + len("Guide › Install\n") for part in parts)
-    assert "".join(part.removeprefix("Guide › Install\n") for part in parts).replace("\n", "") == text.replace("\n", "")
+    lead = "Guide › Install\n"
+    assert len(parts) >= 5 and all(part.text.startswith(lead) for part in parts)
+    assert all(len(part.text) <= PART_CHARS + len(lead) for part in parts)
+    assert all(part.text.removeprefix(lead) == text[part.start : part.end] for part in parts)
+    assert "".join(text[part.start : part.end] for part in parts).replace("\n", "").replace(" ", "") == (
+        text.replace("\n", "").replace(" ", "")
+    )
+    assert all(text[part.end - 1] in ".x" for part in parts)  # never inside a word or sentence here
 
 
 def test_keyword_hits_are_reranked_by_passage_within_their_places() -> None:
@@ -236,3 +245,19 @@ def test_keyword_hits_are_reranked_by_passage_within_their_places() -> None:
     meaning = Candidate("c", "c", Chunk(2, "remember results of earlier calls", 0, 1, (), 10), 0.7, by_meaning=True)
     ordered = rerank_fused([weak, meaning, strong], ["lru", "cache", "maxsize"])
     assert [c.doc_id for c in ordered] == ["b", "c", "a"]
+
+
+def test_a_hit_found_by_meaning_shows_the_part_that_matched() -> None:
+    """A chunk too big for its share, with a focus (found by meaning), shows the lines of its
+    best part, not a window of the query's words; without one, the keyword window."""
+    source = "".join(f"Line {n} is about topic{n} of the manual.\n" for n in range(80))
+    chunk = Chunk(0, source, 0, len(source), ("Manual",), TokenModel.cold().estimate(source))
+    start = source.index("Line 50 ")
+    focus = (start, source.index("Line 52 ") - 1)
+    found = Candidate("d", "manual", chunk, 0.61, by_meaning=True, focus=focus)
+    (hit,), omitted, _ = pack_hits([found], 150, TokenModel.cold(), ["topic3"])
+    assert omitted == 0 and hit.by_meaning and hit.cut
+    assert "Line 50 is about topic50" in hit.text and "Line 51 " in hit.text and "topic3 " not in hit.text
+    keyword = Candidate("d", "manual", chunk, 3.2)  # no focus: hybrid_order found the words match well
+    (hit,), _, _ = pack_hits([keyword], 150, TokenModel.cold(), ["topic3"])
+    assert "topic3 " in hit.text and not hit.by_meaning

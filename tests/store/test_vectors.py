@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING
 
 from ctxtrio.store.vectors import VectorRow, VectorStore
@@ -57,4 +58,38 @@ def test_a_damaged_file_is_started_afresh(tmp_path: Path) -> None:
     store = VectorStore(path)
     store.open()
     assert store.dimensions("m") == []
+    store.close()
+
+
+def test_a_hit_carries_the_characters_of_its_best_part(tmp_path: Path) -> None:
+    """Each part keeps the span of the chunk it holds; a hit names its best part's span, also after a reopen."""
+    store = VectorStore(tmp_path / "v.sqlite3")
+    store.open()
+    rows = [
+        VectorRow("a", "0", 0, 10, 20, [1.0, 0.0], (0, 500)),
+        VectorRow("a", "0", 1, 10, 20, [0.0, 1.0], (502, 990)),
+    ]
+    store.add("m", 2, rows)
+    assert store.nearest("m", [0.0, 1.0], journals=None, limit=1)[0].span == (502, 990)
+    store.close()
+    store.open()
+    assert store.nearest("m", [1.0, 0.0], journals=None, limit=1)[0].span == (0, 500)
+    store.close()
+
+
+def test_vectors_of_the_first_layout_are_dropped_and_embedded_again(tmp_path: Path) -> None:
+    """A file of schema 1 (whole-chunk parts, no spans) opens empty: its vectors are derived and re-made."""
+    path = tmp_path / "v.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE vectors (model TEXT, dim INTEGER, journal TEXT, item TEXT, part INTEGER, "
+        "line_start INTEGER, line_end INTEGER, vec BLOB, PRIMARY KEY (model, dim, journal, item, part))"
+    )
+    conn.execute("INSERT INTO vectors VALUES ('m', 2, 'a', '0', 0, 1, 2, x'0000803f00000000')")
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    store = VectorStore(path)
+    store.open()
+    assert store.done("m", 2) == {} and store.dimensions("m") == []
     store.close()

@@ -1,0 +1,46 @@
+"""Ordering candidates of both rankings: by how well the query's words match, and what each hit shows."""
+
+from __future__ import annotations
+
+from ctxtrio.docs.hybrid import Ranks, coverage, hybrid_order, keyword_confidence
+from ctxtrio.docs.packing import Candidate
+from ctxtrio.text.chunking import Chunk
+
+
+def _candidate(name: str, text: str, *, by_meaning: bool = False, focus: tuple[int, int] | None = None) -> Candidate:
+    return Candidate(name, name, Chunk(0, text, 0, len(text), (), 50), 1.0, by_meaning, focus)
+
+
+def test_coverage_counts_distinct_terms_also_inside_identifiers() -> None:
+    """work_mem holds workmem; half of the terms held is 0.5; no terms is full coverage."""
+    assert coverage("Sets work_mem for sorts.", ["workmem", "work", "mem", "sorts"]) == 1.0
+    assert coverage("Copy the files.", ["copy", "tree"]) == 0.5
+    assert coverage("anything", []) == 1.0
+
+
+def test_a_query_in_the_manuals_words_keeps_the_keyword_order_and_windows() -> None:
+    """Confident (a keyword hit holds every word): keyword order first, a meaning-only hit after
+    them, and keyword hits drop their focus so their keyword window is shown."""
+    first = _candidate("a", "deadlock_timeout sets the wait before a deadlock check", focus=(0, 10))
+    second = _candidate("b", "deadlock_timeout appears here too, with timeout", focus=(0, 10))
+    near = _candidate("c", "transactions waiting for each other", by_meaning=True, focus=(0, 20))
+    ranks = [Ranks(1, 3), Ranks(2, None), Ranks(None, 1)]
+    terms = ["deadlocktimeout", "deadlock", "timeout"]
+    assert keyword_confidence([first, second, near], ranks, terms) == 1.0
+    ordered = hybrid_order([first, second, near], ranks, terms)
+    assert [c.doc_id for c in ordered] == ["a", "b", "c"]
+    assert ordered[0].focus is None and ordered[2].focus == (0, 20)
+
+
+def test_a_paraphrase_is_ordered_by_meaning_and_shows_the_part_that_matched() -> None:
+    """Low confidence (the keyword hits hold few of the words): the vector ranking's first
+    comes first, and a keyword hit holding few words keeps its focus."""
+    noise = _candidate("noise", "new scores of the table", focus=(0, 5))
+    answer = _candidate("bisect", "insort keeps a list sorted", by_meaning=True, focus=(0, 26))
+    weak = _candidate("weak", "a leaderboard", focus=(2, 13))
+    ranks = [Ranks(1, 9), Ranks(None, 1), Ranks(2, 3)]
+    terms = ["keep", "leaderboard", "ordered", "new", "scores", "arrive"]
+    assert keyword_confidence([noise, answer, weak], ranks, terms) < 0.5
+    ordered = hybrid_order([noise, answer, weak], ranks, terms)
+    assert [c.doc_id for c in ordered] == ["bisect", "weak", "noise"]
+    assert [c.focus for c in ordered] == [(0, 26), (2, 13), (0, 5)]
