@@ -15,154 +15,97 @@ import importlib
 from typing import TYPE_CHECKING
 
 from ._platform import require_posix
-from ._version import __version__
+from ._version import __version__ as __version__
+
+#: The public API: each defining module and the names it gives. ``__all__`` and the lazy
+#: loader below are made from it; the imports under TYPE_CHECKING are what type checkers
+#: read, and tests/test_public_api.py holds them to this table name for name.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "._app": ("open_context", "serve"),
+    "._config": ("Config",),
+    "._context": ("Context",),
+    "._errors": (
+        "ConfigError", "CtxError", "EventLoopError", "Hint", "IngestError", "InputError", "InvalidIdError",
+        "LLMError", "LLMInterruptedError", "LLMResponseError", "LLMTimeoutError", "LLMUnavailableError",
+        "LockTimeoutError", "NotFoundError", "StoreError",
+    ),
+    ".docs": (
+        "DocSummary", "DocumentInfo", "DocumentService", "IngestResult", "Outline", "OutlineEntry", "SearchHit",
+        "SearchResult", "Window", "WindowChunk",
+    ),
+    ".llm.summarizer": ("Summary",),
+    ".memory": (
+        "Advice", "Appended", "CompactResult", "Entry", "EntryStatus", "ImportResult", "OpenResult", "RecallResult",
+        "Role", "SessionInfo", "SessionPage", "SessionPrune", "SessionService", "SessionStatus", "UpdateResult",
+    ),
+    ".store.records": ("Record",),
+}  # fmt: skip
 
 if TYPE_CHECKING:
-    from ._app import open_context, serve
-    from ._config import Config
-    from ._context import Context
+    # ``X as X`` is what type checkers take as re-exported (isort would give each its own line).
+    # isort: off
+    from ._app import open_context as open_context, serve as serve
+    from ._config import Config as Config
+    from ._context import Context as Context
     from ._errors import (
-        ConfigError,
-        CtxError,
-        EventLoopError,
-        Hint,
-        IngestError,
-        InputError,
-        InvalidIdError,
-        LLMError,
-        LLMInterruptedError,
-        LLMResponseError,
-        LLMTimeoutError,
-        LLMUnavailableError,
-        LockTimeoutError,
-        NotFoundError,
-        StoreError,
+        ConfigError as ConfigError,
+        CtxError as CtxError,
+        EventLoopError as EventLoopError,
+        Hint as Hint,
+        IngestError as IngestError,
+        InputError as InputError,
+        InvalidIdError as InvalidIdError,
+        LLMError as LLMError,
+        LLMInterruptedError as LLMInterruptedError,
+        LLMResponseError as LLMResponseError,
+        LLMTimeoutError as LLMTimeoutError,
+        LLMUnavailableError as LLMUnavailableError,
+        LockTimeoutError as LockTimeoutError,
+        NotFoundError as NotFoundError,
+        StoreError as StoreError,
     )
     from .docs import (
-        DocSummary,
-        DocumentInfo,
-        DocumentService,
-        IngestResult,
-        Outline,
-        OutlineEntry,
-        SearchHit,
-        SearchResult,
-        Window,
-        WindowChunk,
+        DocSummary as DocSummary,
+        DocumentInfo as DocumentInfo,
+        DocumentService as DocumentService,
+        IngestResult as IngestResult,
+        Outline as Outline,
+        OutlineEntry as OutlineEntry,
+        SearchHit as SearchHit,
+        SearchResult as SearchResult,
+        Window as Window,
+        WindowChunk as WindowChunk,
     )
-    from .llm.summarizer import Summary
+    from .llm.summarizer import Summary as Summary
     from .memory import (
-        Advice,
-        Appended,
-        CompactResult,
-        Entry,
-        EntryStatus,
-        OpenResult,
-        RecallResult,
-        Role,
-        SessionInfo,
-        SessionService,
-        SessionStatus,
-        UpdateResult,
+        Advice as Advice,
+        Appended as Appended,
+        CompactResult as CompactResult,
+        Entry as Entry,
+        EntryStatus as EntryStatus,
+        ImportResult as ImportResult,
+        OpenResult as OpenResult,
+        RecallResult as RecallResult,
+        Role as Role,
+        SessionInfo as SessionInfo,
+        SessionPage as SessionPage,
+        SessionPrune as SessionPrune,
+        SessionService as SessionService,
+        SessionStatus as SessionStatus,
+        UpdateResult as UpdateResult,
     )
+    from .store.records import Record as Record
+    # isort: on
 
-_EXPORTS = {
-    "Advice": ".memory",
-    "Appended": ".memory",
-    "CompactResult": ".memory",
-    "Config": "._config",
-    "ConfigError": "._errors",
-    "Context": "._context",
-    "CtxError": "._errors",
-    "DocSummary": ".docs",
-    "DocumentInfo": ".docs",
-    "DocumentService": ".docs",
-    "Entry": ".memory",
-    "EntryStatus": ".memory",
-    "EventLoopError": "._errors",
-    "Hint": "._errors",
-    "IngestError": "._errors",
-    "IngestResult": ".docs",
-    "InputError": "._errors",
-    "InvalidIdError": "._errors",
-    "LLMError": "._errors",
-    "LLMInterruptedError": "._errors",
-    "LLMResponseError": "._errors",
-    "LLMTimeoutError": "._errors",
-    "LLMUnavailableError": "._errors",
-    "LockTimeoutError": "._errors",
-    "NotFoundError": "._errors",
-    "OpenResult": ".memory",
-    "Outline": ".docs",
-    "OutlineEntry": ".docs",
-    "RecallResult": ".memory",
-    "Role": ".memory",
-    "SearchHit": ".docs",
-    "SearchResult": ".docs",
-    "SessionInfo": ".memory",
-    "SessionService": ".memory",
-    "SessionStatus": ".memory",
-    "StoreError": "._errors",
-    "Summary": ".llm.summarizer",
-    "UpdateResult": ".memory",
-    "Window": ".docs",
-    "WindowChunk": ".docs",
-    "open_context": "._app",
-    "serve": "._app",
-}
-
+_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
 #: Modules that import nothing POSIX-only: the config and the errors work everywhere.
 _PORTABLE = {"._config", "._errors"}
 
-__all__ = [
-    "Advice",
-    "Appended",
-    "CompactResult",
-    "Config",
-    "ConfigError",
-    "Context",
-    "CtxError",
-    "DocSummary",
-    "DocumentInfo",
-    "DocumentService",
-    "Entry",
-    "EntryStatus",
-    "EventLoopError",
-    "Hint",
-    "IngestError",
-    "IngestResult",
-    "InputError",
-    "InvalidIdError",
-    "LLMError",
-    "LLMInterruptedError",
-    "LLMResponseError",
-    "LLMTimeoutError",
-    "LLMUnavailableError",
-    "LockTimeoutError",
-    "NotFoundError",
-    "OpenResult",
-    "Outline",
-    "OutlineEntry",
-    "RecallResult",
-    "Role",
-    "SearchHit",
-    "SearchResult",
-    "SessionInfo",
-    "SessionService",
-    "SessionStatus",
-    "StoreError",
-    "Summary",
-    "UpdateResult",
-    "Window",
-    "WindowChunk",
-    "__version__",
-    "open_context",
-    "serve",
-]
+__all__ = sorted([*_HOME, "__version__"])  # type checkers read the ``as`` imports above
 
 
 def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
+    module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module 'ctxtrio' has no attribute {name!r}")
     if module not in _PORTABLE:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import dataclasses
+import inspect
 import os
 import re
 import subprocess
@@ -52,6 +53,69 @@ async def test_library_round_trip(tmp_path: Path) -> None:
         assert_type(outline, ctxtrio.Outline)
         docs = await ctx.documents.list_documents()
         assert_type(docs, list[ctxtrio.DocumentInfo])
+
+
+async def test_every_returned_type_is_exported(tmp_path: Path) -> None:
+    """The results the README's example does not reach (compact, open, update, pages, prune, import) have exported types."""
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+        opened = await ctx.sessions.open("s", title="types")
+        assert_type(opened, ctxtrio.OpenResult)
+        appended = await ctx.sessions.append("s", "Decision: typed results", pinned=True)
+        assert_type(appended.status, ctxtrio.SessionStatus)
+        updated = await ctx.sessions.update("s", appended.entry.id, pinned=False)
+        assert_type(updated, ctxtrio.UpdateResult)
+        compacted = await ctx.sessions.compact("s", keep_recent=0, dry_run=True)
+        assert_type(compacted, ctxtrio.CompactResult)
+        page = await ctx.sessions.page_sessions()
+        assert_type(page, ctxtrio.SessionPage)
+        entries = await ctx.sessions.export("s")
+        assert_type(entries, list[ctxtrio.Entry])
+        records = await ctx.sessions.records("s")
+        assert_type(records, list[ctxtrio.Record])
+        imported = await ctx.sessions.import_session("copy", records)
+        assert_type(imported, ctxtrio.ImportResult)
+        pruned = await ctx.sessions.prune(0.0, dry_run=True)
+        assert_type(pruned, list[ctxtrio.SessionPrune])
+        deleted = await ctx.sessions.delete_session("copy")
+        assert_type(deleted, ctxtrio.SessionInfo)
+        assert_type(await ctx.sessions.restore_session("copy"), ctxtrio.SessionInfo)
+        ingested = await ctx.documents.ingest(text="# Title\n\nSome words to read back.\n", title="t")
+        doc_id = ingested.doc.doc_id
+        assert_type(await ctx.documents.get(doc_id), ctxtrio.DocumentInfo)
+        read = await ctx.documents.read(doc_id, 0, 0)
+        assert_type(read.chunks[0], ctxtrio.WindowChunk)
+        outline = await ctx.documents.outline(doc_id)
+        assert_type(outline.entries[0], ctxtrio.OutlineEntry)
+        assert_type(await ctx.documents.forget(doc_id), ctxtrio.DocumentInfo)
+    assert type(page).__name__ in ctxtrio.__all__ and type(imported).__name__ in ctxtrio.__all__
+    assert all(type(prune).__name__ in ctxtrio.__all__ for prune in pruned)
+
+
+def test_services_return_only_exported_types() -> None:
+    """Every public method of the two services names, in its return annotation, only exported or built-in types."""
+    plain = {"None", "list", "dict", "str", "int", "float", "bool", "tuple", "Sequence", "Mapping"}
+    for service in (ctxtrio.SessionService, ctxtrio.DocumentService):
+        for name, method in inspect.getmembers(service, inspect.isfunction):
+            if name.startswith("_"):
+                continue
+            returned = inspect.get_annotations(method)["return"]
+            names = {node.id for node in ast.walk(ast.parse(returned, mode="eval")) if isinstance(node, ast.Name)}
+            assert names - plain <= set(ctxtrio.__all__), (service.__name__, name, returned)
+
+
+def test_type_checkers_see_the_table() -> None:
+    """The imports under TYPE_CHECKING in ctxtrio/__init__.py re-export exactly _EXPORTS, module by module."""
+    tree = ast.parse((ROOT / "ctxtrio" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    seen: dict[str, list[str]] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom), ast.unparse(node)
+        assert all(alias.asname == alias.name for alias in node.names), ast.unparse(node)  # ``X as X``: re-exported
+        seen.setdefault("." * node.level + (node.module or ""), []).extend(alias.name for alias in node.names)
+    assert {module: tuple(sorted(names)) for module, names in seen.items()} == {
+        module: tuple(sorted(names)) for module, names in ctxtrio._EXPORTS.items()
+    }
+    assert ctxtrio.__all__ == sorted([*(name for names in ctxtrio._EXPORTS.values() for name in names), "__version__"])
 
 
 def test_every_exported_name_resolves() -> None:

@@ -1,5 +1,7 @@
 """Sessions: durable working memory (the library face of the context_* tools)."""
 
+from .admin.archive import ImportResult
+from .admin.prune import SessionPrune
 from .model import (
     Advice,
     Appended,
@@ -22,11 +24,13 @@ __all__ = [
     "CompactResult",
     "Entry",
     "EntryStatus",
+    "ImportResult",
     "OpenResult",
     "RecallResult",
     "Role",
     "SessionInfo",
     "SessionPage",
+    "SessionPrune",
     "SessionService",
     "SessionStatus",
     "UpdateResult",
