@@ -415,6 +415,17 @@ def _paths(roots: object) -> tuple[Path, ...]:
 
 
 def _problems(config: Config) -> list[str]:
+    """Every setting that is out of range, in the order the flags are documented."""
+    return [
+        *_reading_problems(config),
+        *_endpoint_problems(config),
+        *_http_problems(config),
+        *_process_problems(config),
+    ]
+
+
+def _reading_problems(config: Config) -> list[str]:
+    """The tool profile, the budget, chunking and the token guess."""
     problems: list[str] = []
     if config.tools not in ("full", "compact"):
         problems.append(f"--tools must be full or compact, got {config.tools!r}")
@@ -430,6 +441,12 @@ def _problems(config: Config) -> list[str]:
         )
     if not 0.01 <= config.token_ratio <= 4.0:
         problems.append(f"--token-ratio must be between 0.01 and 4, got {config.token_ratio}")
+    return problems
+
+
+def _endpoint_problems(config: Config) -> list[str]:
+    """The LLM and embedding endpoints, and the ingest size."""
+    problems: list[str] = []
     if config.llm_timeout_s <= 0:
         problems.append(f"--llm-timeout must be > 0 ms, got {config.llm_timeout_s * 1000:g}")
     if config.llm_deadline_s <= 0:
@@ -442,6 +459,12 @@ def _problems(config: Config) -> list[str]:
         problems.append(f"--embed-base-url must start with http:// or https://, got {config.embed_base_url!r}")
     if config.max_ingest_chars < 1:
         problems.append(f"--max-ingest-chars must be >= 1, got {config.max_ingest_chars}")
+    return problems
+
+
+def _http_problems(config: Config) -> list[str]:
+    """The HTTP listener: port, exposure, token, body and session limits."""
+    problems: list[str] = []
     if not 0 <= config.http_port <= 65535:
         problems.append(f"--port must be between 0 and 65535, got {config.http_port}")
     if not is_loopback_host(config.http_host):
@@ -459,6 +482,12 @@ def _problems(config: Config) -> list[str]:
         problems.append(f"--http-session-idle must be > 0 s, got {config.http_session_idle_s:g}")
     if config.http_token is not None and len(config.http_token) < 16:
         problems.append("--http-token must be at least 16 characters")
+    return problems
+
+
+def _process_problems(config: Config) -> list[str]:
+    """Shutdown, the store lock and the ingest roots."""
+    problems: list[str] = []
     if config.shutdown_grace_s < 0:
         problems.append(f"--shutdown-grace must be >= 0 s, got {config.shutdown_grace_s:g}")
     if config.lock_timeout_s <= 0:

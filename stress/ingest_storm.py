@@ -173,6 +173,22 @@ async def run(clients: int, docs: list[Doc]) -> int:
                 nursery.cancel_scope.cancel()
         finally:
             await stop_server(process)
+    report(clients, docs, elapsed, meter, status_latencies, status_times, storm_started, failures, lost)
+    return 1 if lost or failures else 0
+
+
+def report(
+    clients: int,
+    docs: list[Doc],
+    elapsed: float,
+    meter: TreeMeter,
+    status_latencies: list[float],
+    status_times: list[float],
+    storm_started: float,
+    failures: list[str],
+    lost: int,
+) -> None:
+    """Print the run's throughput, CPU, latencies, failures and what verify found."""
     total_mb = sum(len(doc.text.encode()) for doc in docs) / 1e6
     ingest = [doc.latency_s for doc in docs if doc.chunks >= 0]
     print(f"clients={clients} documents={len(docs)} total={total_mb:.1f} MB in {elapsed:.2f} s")
@@ -191,7 +207,6 @@ async def run(clients: int, docs: list[Doc]) -> int:
     for failure in failures[:10]:
         print("FAIL", failure)
     print(f"verified: {len(docs) - lost} of {len(docs)} documents intact, {lost} lost or wrong")
-    return 1 if lost or failures else 0
 
 
 async def verify(url: str, docs: list[Doc], failures: list[str]) -> int:

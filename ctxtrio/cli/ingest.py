@@ -32,6 +32,7 @@ from .walk import find_files
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Iterator
 
     from .._config import Config
     from .._context import Context
@@ -108,6 +109,64 @@ class Tally:
     processed_bytes: int = 0
 
 
+class _Run:
+    """One ``ctxtrio ingest``: the workers' shared tally and progress over one library."""
+
+    def __init__(
+        self, ctx: Context, config: Config, args: argparse.Namespace, tally: Tally, progress: Progress
+    ) -> None:
+        self.ctx, self.config, self.args, self.tally, self.progress = ctx, config, args, tally, progress
+
+    def finish(self, item: Checked, note: str) -> None:
+        self.tally.processed_bytes += item.size
+        self.progress.advance(item.size, note)
+
+    async def worker(self, batches: Iterator[list[tuple[Path, int]]]) -> None:
+        """Read and hash a batch in a worker thread, then settle each file; until no batch is left."""
+        for batch in batches:
+            checked = await trio.to_thread.run_sync(
+                partial(precheck, batch, self.config.ingest_roots, self.config.max_ingest_chars)
+            )
+            for item in checked:
+                await self.settle(item)
+
+    async def settle(self, item: Checked) -> None:
+        """Skipped, refused, unchanged (the document service says so) or ingested."""
+        shown = escaped_path(str(item.path))
+        if item.skip is not None:
+            self.tally.skipped[item.skip] += 1
+            self.finish(item, f"skipped {shown}: {item.skip}")
+        elif item.refusal is not None:
+            _refuse(self.tally, str(item.path), item.refusal, self.args, self.progress)
+            self.finish(item, "")
+        elif (earlier := await _unchanged(self.ctx, item)) is not None:
+            self.tally.done.append((item.path, IngestResult(earlier, False, 0.0, unchanged=True)))
+            self.finish(item, f"unchanged {shown} -> {earlier.doc_id}")
+        else:
+            await self.ingest(item)
+
+    async def ingest(self, item: Checked) -> None:
+        shown = escaped_path(str(item.path))
+        try:
+            result = await self.ctx.documents.ingest(file_path=str(item.path))
+        except NotTextError as exc:
+            self.tally.skipped[exc.reason] += 1
+            self.finish(item, f"skipped {shown}: {exc.reason}")
+            return
+        except IngestError as exc:
+            _refuse(self.tally, str(item.path), str(exc), self.args, self.progress)
+            self.finish(item, "")
+            return
+        except StoreError as exc:  # this file could not be stored; the others still can
+            self.tally.failed = True
+            _refuse(self.tally, str(item.path), f"not stored: {exc}", self.args, self.progress)
+            self.finish(item, "")
+            return
+        self.tally.done.append((item.path, result))
+        what = "unchanged" if result.unchanged else "replaced" if result.replaced else "ingested"
+        self.finish(item, f"{what} {shown} -> {result.doc.doc_id}")
+
+
 async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     found = await trio.to_thread.run_sync(
         partial(find_files, list(args.paths), config.ingest_roots, exclude=args.exclude, include=args.include)
@@ -127,57 +186,13 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     try:
         async with open_library(config, stop) as ctx:
             with Progress("ingest", total=total, unit="B", items=len(found.files), quiet=not args.verbose) as progress:
+                run = _Run(ctx, config, args, tally, progress)
                 batches = iter(
                     [found.files[i : i + PRECHECK_FILES] for i in range(0, len(found.files), PRECHECK_FILES)]
                 )
-
-                def finish(item: Checked, note: str) -> None:
-                    tally.processed_bytes += item.size
-                    progress.advance(item.size, note)
-
-                async def ingest_one(item: Checked) -> None:
-                    shown = escaped_path(str(item.path))
-                    try:
-                        result = await ctx.documents.ingest(file_path=str(item.path))
-                    except NotTextError as exc:
-                        tally.skipped[exc.reason] += 1
-                        finish(item, f"skipped {shown}: {exc.reason}")
-                        return
-                    except IngestError as exc:
-                        _refuse(tally, str(item.path), str(exc), args, progress)
-                        finish(item, "")
-                        return
-                    except StoreError as exc:  # this file could not be stored; the others still can
-                        tally.failed = True
-                        _refuse(tally, str(item.path), f"not stored: {exc}", args, progress)
-                        finish(item, "")
-                        return
-                    tally.done.append((item.path, result))
-                    what = "unchanged" if result.unchanged else "replaced" if result.replaced else "ingested"
-                    finish(item, f"{what} {shown} -> {result.doc.doc_id}")
-
-                async def worker() -> None:
-                    for batch in batches:
-                        checked = await trio.to_thread.run_sync(
-                            partial(precheck, batch, config.ingest_roots, config.max_ingest_chars)
-                        )
-                        for item in checked:
-                            shown = escaped_path(str(item.path))
-                            if item.skip is not None:
-                                tally.skipped[item.skip] += 1
-                                finish(item, f"skipped {shown}: {item.skip}")
-                            elif item.refusal is not None:
-                                _refuse(tally, str(item.path), item.refusal, args, progress)
-                                finish(item, "")
-                            elif (earlier := await _unchanged(ctx, item)) is not None:
-                                tally.done.append((item.path, IngestResult(earlier, False, 0.0, unchanged=True)))
-                                finish(item, f"unchanged {shown} -> {earlier.doc_id}")
-                            else:
-                                await ingest_one(item)
-
                 async with trio.open_nursery() as nursery:
                     for _ in range(PARALLEL_FILES):
-                        nursery.start_soon(worker)
+                        nursery.start_soon(run.worker, batches)
     finally:
         elapsed_s = trio.current_time() - started
         if stop.cancel_called:

@@ -88,6 +88,20 @@ def recent_candidates(state: SessionState, tags: AbstractSet[str]) -> Iterable[I
             yield Item(state, ordinal)
 
 
+def _fit_pins(state: SessionState, budget_tokens: int) -> tuple[list[Item], list[Item], int]:
+    """The pins that fit ``budget_tokens`` in pin order, the ones that do not, and the tokens used."""
+    used = 0
+    pins: list[Item] = []
+    pins_missing: list[Item] = []
+    for pin in state.sorted_pins():
+        if used + pin.tokens <= budget_tokens:
+            pins.append(pin)
+            used += pin.tokens
+        else:
+            pins_missing.append(pin)
+    return pins, pins_missing, used
+
+
 def pack_recall(
     state: SessionState,
     candidates: Iterable[Item],
@@ -105,15 +119,7 @@ def pack_recall(
     Candidates that are pinned or carry none of ``tags`` (when given) are skipped.
     ``query_terms`` (the terms of the query) place the cut of an entry too large to fit.
     """
-    used = 0
-    pins: list[Item] = []
-    pins_missing: list[Item] = []
-    for pin in state.sorted_pins():
-        if used + pin.tokens <= budget_tokens:
-            pins.append(pin)
-            used += pin.tokens
-        else:
-            pins_missing.append(pin)
+    pins, pins_missing, used = _fit_pins(state, budget_tokens)
     seen = {pin.text for pin in pins}
     chosen: list[Item] = []
     too_large: Item | None = None  # the best match that did not fit whole

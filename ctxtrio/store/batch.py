@@ -190,17 +190,7 @@ def _run_maintenance(
             case RemoveOp() | MoveOp():
                 _remove_file(op)
                 appender.forget(op.path)
-                health.lagging.pop(name, None)
-                try:
-                    index.forget(name)
-                except IndexDamagedError:
-                    raise
-                except StoreError as exc:
-                    # Deleting rows needs free space (SQLite writes the deletion first): on a
-                    # full disk the rows of a removed journal would stay, and hold the space.
-                    # The index is derived: drop it and rebuild it from the journals left.
-                    log.warning("search index could not forget %s (%s); rebuilding it from the journals", name, exc)
-                    _heal(data, index, health, corrupt=True)
+                _forget_rows(data, index, health, name)
             case InstallOp():
                 op.outcome.result = appender.install(op.path, op.records)
             case CatchUpOp() | RewriteOp() | ReindexOp():
@@ -212,13 +202,7 @@ def _run_maintenance(
                     index.forget(name)
                 op.outcome.added = index.catch_up(name, op.path, _size(op.path))
             case LaggingOp():
-                try:
-                    _catch_up_lagging(index, health)
-                except IndexDamagedError:
-                    raise
-                except StoreError as exc:  # still busy: the search that asked reports it
-                    health.retry_at = health.clock.now() + BUSY_BACKOFF_S
-                    log.warning("deferred index updates still blocked: %s", exc)
+                _retry_lagging(index, health)
             case HealOp():
                 _heal(data, index, health, corrupt=op.corrupt)
             case _:
@@ -230,6 +214,32 @@ def _run_maintenance(
             op.outcome.error = again
     except CtxError as exc:
         op.outcome.error = exc
+
+
+def _forget_rows(data: DataDir, index: SearchIndex, health: IndexHealth, name: str) -> None:
+    """Drop a removed journal's rows from the index (and its lag); rebuild the index if it cannot."""
+    health.lagging.pop(name, None)
+    try:
+        index.forget(name)
+    except IndexDamagedError:
+        raise
+    except StoreError as exc:
+        # Deleting rows needs free space (SQLite writes the deletion first): on a
+        # full disk the rows of a removed journal would stay, and hold the space.
+        # The index is derived: drop it and rebuild it from the journals left.
+        log.warning("search index could not forget %s (%s); rebuilding it from the journals", name, exc)
+        _heal(data, index, health, corrupt=True)
+
+
+def _retry_lagging(index: SearchIndex, health: IndexHealth) -> None:
+    """Catch the lagging journals up; still busy, try again after :data:`BUSY_BACKOFF_S`."""
+    try:
+        _catch_up_lagging(index, health)
+    except IndexDamagedError:
+        raise
+    except StoreError as exc:  # still busy: the search that asked reports it
+        health.retry_at = health.clock.now() + BUSY_BACKOFF_S
+        log.warning("deferred index updates still blocked: %s", exc)
 
 
 def _remove_file(op: RemoveOp | MoveOp) -> None:
