@@ -143,6 +143,8 @@ class Window:
     """Consecutive chunks of a document, and where the cursor now stands.
 
     Empty ``chunks`` with ``at_end`` means the read started past the last chunk.
+    ``estimated`` when the answer was checked against the budget by an estimate, not by
+    the server's tokenizer (none, or not in time: a summary was streaming).
     """
 
     doc: DocumentInfo
@@ -150,6 +152,7 @@ class Window:
     chunks: tuple[WindowChunk, ...]
     next_index: int
     budget_tokens: int
+    estimated: bool = False
 
     @property
     def at_end(self) -> bool:

@@ -8,6 +8,7 @@ extractively first when it is too long for the summarizer to see whole.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import trio
@@ -24,6 +25,8 @@ from .render import render_outline, render_window
 from .repository import GenerationCache, Repository
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .._live import Live
     from .._progress import Progress
     from .chunks import LoadedDoc
@@ -85,10 +88,10 @@ class ReadingMethods:
 
             def build(room: int) -> Window:
                 chunks = pack_window(doc.chunks, first, last, room, model)
-                return Window(entry.info, session_id, tuple(chunks), chunks[-1].index + 1, budget)
+                return Window(entry.info, session_id, tuple(chunks), chunks[-1].index + 1, budget, estimated=True)
 
             # The final check, in the model's own tokens when the server can count.
-            window, _ = await self._live.counter.fit(budget, build, render_window)
+            window = await self._fit_window(budget, build)
             await self._repo.set_cursor(entry, session, window.next_index)
         return window
 
@@ -112,10 +115,14 @@ class ReadingMethods:
 
         def build(room: int) -> Window:
             packed = pack_window(chunks, 0, len(chunks) - 1, room, model)
-            return Window(entry.info, None, tuple(packed), packed[-1].index + 1, budget)
+            return Window(entry.info, None, tuple(packed), packed[-1].index + 1, budget, estimated=True)
 
-        window, _ = await self._live.counter.fit(budget, build, render_window)
-        return window
+        return await self._fit_window(budget, build)
+
+    async def _fit_window(self, budget: int, build: Callable[[int], Window]) -> Window:
+        """The final check of a window built marked "estimated" (so the mark is counted); unmarked if exact."""
+        window, _, exact = await self._live.counter.fit_counted(budget, build, render_window)
+        return replace(window, estimated=False) if exact else window
 
     async def outline(
         self,

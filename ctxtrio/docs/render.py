@@ -235,7 +235,8 @@ def render_window(window: Window) -> str:
             "Start over with reset=true, or pass from=N."
         )
     first, last = window.chunks[0].index, window.chunks[-1].index
-    head = f"{_doc(info)} chunks #{first}-{last} of {info.chunks}."
+    counted = f" ({sum(chunk.tokens for chunk in window.chunks)} tokens, estimated)" if window.estimated else ""
+    head = f"{_doc(info)} chunks #{first}-{last} of {info.chunks}{counted}."
     if window.at_end:
         head += " End of document (reset=true starts over)."
     else:

@@ -262,17 +262,18 @@ class DocumentService(ReadingMethods):
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.
         widest = SearchResult(
-            query, (SearchHit("", "", 0, (), 0.0, "", 0, cut=True),), 99, more, budget, budget, left_out, skipped
+            query, (SearchHit("", "", 0, (), 0.0, "", 0, cut=True),), 99, more, budget, budget, left_out, skipped, True
         )
         head_tokens = model.estimate(search_head(widest)) + 1
 
         def build(room: int) -> SearchResult:
             packed, omitted, used = pack_hits(candidates, max(1, room - head_tokens), model, query_terms)
-            return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out, skipped)
+            return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out, skipped, bool(packed))
 
-        # The final check, in the model's own tokens when the server can count.
+        # The final check, in the model's own tokens when the server can count. Built
+        # marked "estimated" so the mark is counted; an exact count drops it (shorter).
         result, _, exact = await self._live.counter.fit_counted(budget, build, render_search)
-        return replace(result, estimated=not exact) if result.hits else result
+        return replace(result, estimated=False) if exact else result
 
 
 def _file_title(file_path: str, source: str) -> str:

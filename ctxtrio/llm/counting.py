@@ -66,6 +66,7 @@ _T = TypeVar("_T")
 _CACHE_ENTRIES: Final = 4096
 #: After a failed or timed-out tokenize, estimate for this long before asking again.
 _COOL_OFF_S: Final = 30.0
+_STREAMING: Final = "a summary is streaming from the same server, and a tokenize would wait for it or cut it off"
 
 
 class TokenCounter:
@@ -97,15 +98,24 @@ class TokenCounter:
 
     @property
     def estimating_now(self) -> str | None:
-        """Why the latest count fell back to the estimate although the server can count; None if it was exact."""
-        return self._estimated if self.kind == "exact" else None
+        """Why counts are estimates although the server can count; None if the next one would be exact.
+
+        A count is estimated while one of our streams runs or a failure's cool-off holds,
+        and the latest one may have been: either is reported (the guide never says
+        "exact" for a count that could not be made in time).
+        """
+        if self.kind != "exact":
+            return None
+        if self._client is not None and self._client.streaming:
+            return _STREAMING
+        return self._estimated
 
     def describe(self) -> str:
         """One line for context_status and context_guide."""
-        if self.kind == "exact" and self._estimated is not None:
+        if (reason := self.estimating_now) is not None:
             return (
-                f"estimated (leans high) for the latest answer: {self._estimated}; exact again when the "
-                f"server's tokenizer ({self._model_id}) is free; {self.model.source}"
+                f"estimated (leans high) now: {reason}; counted by the server's tokenizer "
+                f"({self._model_id}) again when it is free; {self.model.source}"
             )
         if self.kind == "exact":
             return f"exact: the server's tokenizer counts every answer ({self._model_id}); {self.model.source}"
@@ -170,9 +180,7 @@ class TokenCounter:
             return 0
         now = trio.current_time()
         if client.streaming:
-            self._fall_back(
-                "a summary is streaming from the same server, and a tokenize would wait for it or cut it off"
-            )
+            self._fall_back(_STREAMING)
             return None
         if now < self._quiet_until:  # the reason given at the failure still stands
             self.estimated += 1

@@ -123,7 +123,9 @@ class RecallResult:
     out); its estimate never exceeds ``budget_tokens`` unless even that line alone
     does not fit. ``matched`` counts live unpinned matches of the query (recent mode:
     live unpinned entries); ``not_fit`` of them were left out for the budget or ``limit``.
-    ``pins_not_fit`` names pinned entries the budget could not hold.
+    ``pins_not_fit`` names pinned entries the budget could not hold. ``estimated`` when
+    the answer was checked against the budget by an estimate, not by the server's
+    tokenizer (none, or not in time: a summary was streaming); the rendering says so.
     """
 
     session_id: str
@@ -136,6 +138,7 @@ class RecallResult:
     budget_tokens: int
     mode: Literal["query", "recent"]
     text: str
+    estimated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

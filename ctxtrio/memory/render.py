@@ -88,7 +88,9 @@ def render_appended(result: Appended) -> str:
 
 
 def render_recalled(result: RecallResult) -> str:
-    return result.text or f"Session {result.session_id} has no live entries."
+    if not result.text:
+        return f"Session {result.session_id} has no live entries."
+    return result.text + (f"({result.used_tokens} tokens, estimated)\n" if result.estimated else "")
 
 
 def render_compacted(result: CompactResult) -> str:

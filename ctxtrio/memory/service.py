@@ -219,10 +219,13 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
                 state, first = await self._sessions.sync(session, lambda state: (state, work(state, budget)))
                 # The final check: the text counted in the model's own tokens when the
                 # server can count (one round trip), repacked smaller only if it is over.
-                result, _ = await self._live.counter.fit(
-                    budget, lambda room: first if room == budget else work(state, room), render_recalled
+                # Counted marked "estimated"; an exact count drops the mark (shorter).
+                result, _, exact = await self._live.counter.fit_counted(
+                    budget,
+                    lambda room: replace(first if room == budget else work(state, room), estimated=True),
+                    render_recalled,
                 )
-                return replace(result, budget_tokens=budget)
+                return replace(result, budget_tokens=budget, estimated=not exact)
 
     async def status(self, session_id: str) -> SessionStatus:
         """Live tokens against the budget, pins, counts, and whether to compact.

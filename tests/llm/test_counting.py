@@ -5,7 +5,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from ctxtrio.llm.client import open_llm_client
+from ctxtrio.llm.client import LLMClient, open_llm_client
 from ctxtrio.llm.counting import TokenCounter
 from ctxtrio.llm.messages import ChatMessage, LLMSettings
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
@@ -83,6 +83,19 @@ async def test_a_dead_tokenizer_falls_back_to_the_estimate(nursery: trio.Nursery
         assert await counter.count(CSV) == TokenModel.cold().estimate(CSV)
 
 
+async def _summary_streaming(nursery: trio.Nursery, client: LLMClient) -> trio.Event:
+    """Start a 100-token answer streaming from ``client`` and wait 1 s into it; the event is set when it ends."""
+    finished = trio.Event()
+
+    async def summarize() -> None:
+        await client.complete([ChatMessage("user", "word " * 100)], max_tokens=100)
+        finished.set()
+
+    nursery.start_soon(summarize)
+    await trio.sleep(1.0)
+    return finished
+
+
 async def test_counting_does_not_wait_behind_our_own_stream(
     nursery: trio.Nursery, clock: trio.testing.MockClock
 ) -> None:
@@ -92,14 +105,7 @@ async def test_counting_does_not_wait_behind_our_own_stream(
     async with open_llm_client(LLMSettings(model.base_url)) as client:
         counter = TokenCounter(TokenModelRef(TokenModel.cold()), client)
         counter.set_model(model.model_id, exact=True)
-        finished = trio.Event()
-
-        async def summarize() -> None:
-            await client.complete([ChatMessage("user", "word " * 100)], max_tokens=100)
-            finished.set()
-
-        nursery.start_soon(summarize)
-        await trio.sleep(1.0)
+        finished = await _summary_streaming(nursery, client)
         assert client.streaming == 1
         started = trio.current_time()
         assert await counter.count(CSV) == TokenModel.cold().estimate(CSV)
@@ -109,6 +115,24 @@ async def test_counting_does_not_wait_behind_our_own_stream(
         await finished.wait()
         assert await counter.count(CSV) == true_tokens(CSV) and counter.round_trips == 1
         assert (await counter.fit_counted(300, _lines, lambda answer: answer))[2] is True
+        assert counter.describe().startswith("exact") and not counter.estimating_now
+
+
+async def test_the_counter_says_estimated_while_a_stream_runs_before_any_count(
+    nursery: trio.Nursery, clock: trio.testing.MockClock
+) -> None:
+    """An exact counter whose last count was exact says "estimated" (never "exact") as soon as a
+    summary streams, since the next count cannot be exact in time; "exact" again when it ends."""
+    model = await open_fake_model(nursery, FakeModel(behaviour="echo", gen_rate=4.0))
+    async with open_llm_client(LLMSettings(model.base_url)) as client:
+        counter = TokenCounter(TokenModelRef(TokenModel.cold()), client)
+        counter.set_model(model.model_id, exact=True)
+        assert await counter.count(CSV) == true_tokens(CSV)
+        assert counter.describe().startswith("exact")
+        finished = await _summary_streaming(nursery, client)
+        assert counter.describe().startswith("estimated") and "streaming" in (counter.estimating_now or "")
+        assert "exact" not in counter.describe()
+        await finished.wait()
         assert counter.describe().startswith("exact") and not counter.estimating_now
 
 
