@@ -367,26 +367,9 @@ class LLMClient:
                 raise LLMUnavailableError(f"POST {url}: stream broke: {type(exc).__name__}: {exc}") from exc
             finally:
                 await close_stream(response, lines)
-        if waiting.cancelled_caught:
-            if answer.chunks == 0 and first_s >= timeout_s:
-                raise LLMTimeoutError(f"POST {url}: no answer within {timeout_s:g} s")
-            if answer.chunks == 0:
-                raise LLMTimeoutError(f"POST {url}: no first token within {first_s:g} s")
-            raise LLMTimeoutError(f"POST {url}: stream silent for {stall_s:g} s after {answer.chunks} chunks")
-        if not answer.done and answer.finish_reason is None:
-            # Neither [DONE] nor a finish reason: the server went away mid-answer (a
-            # close-delimited body ends "cleanly" when its process dies).
-            raise LLMUnavailableError(f"POST {url}: the stream ended mid-answer after {answer.chunks} chunks")
-        if answer.finish_reason is None:
-            # [DONE] without a finish reason: cut off for another request (see the module docstring).
-            raise LLMInterruptedError(
-                f"POST {url}: the server ended the stream without a finish reason after {answer.chunks} chunks "
-                f"({len(answer.text)} characters): interrupted by another request"
-            )
-        text = answer.text.strip()
-        if not text:
-            raise LLMResponseError("chat completion: empty content")
-        return Completion(text, answer.prompt_tokens, answer.completion_tokens, answer.finish_reason)
+        return _completed(
+            url, answer, silent=waiting.cancelled_caught, first_s=first_s, timeout_s=timeout_s, stall_s=stall_s
+        )
 
     def _looks_hung(self, sent_at: float) -> bool:
         """An abandoned request waited long, and the endpoint was silent before it too."""
@@ -446,3 +429,33 @@ async def open_llm_client(
             Breaker(clock if clock is not None else trio.current_time),
             trio.CapacityLimiter(settings.concurrency),
         )
+
+
+def _completed(
+    url: str, answer: StreamedAnswer, *, silent: bool, first_s: float, timeout_s: float, stall_s: float
+) -> Completion:
+    """What a streamed answer that ended comes to: the completion, or the error that says how it ended.
+
+    ``silent``: the stream's deadline passed (no first token within ``first_s``, or no token
+    for ``stall_s``).
+    """
+    if silent:
+        if answer.chunks == 0 and first_s >= timeout_s:
+            raise LLMTimeoutError(f"POST {url}: no answer within {timeout_s:g} s")
+        if answer.chunks == 0:
+            raise LLMTimeoutError(f"POST {url}: no first token within {first_s:g} s")
+        raise LLMTimeoutError(f"POST {url}: stream silent for {stall_s:g} s after {answer.chunks} chunks")
+    if not answer.done and answer.finish_reason is None:
+        # Neither [DONE] nor a finish reason: the server went away mid-answer (a
+        # close-delimited body ends "cleanly" when its process dies).
+        raise LLMUnavailableError(f"POST {url}: the stream ended mid-answer after {answer.chunks} chunks")
+    if answer.finish_reason is None:
+        # [DONE] without a finish reason: cut off for another request (see the module docstring).
+        raise LLMInterruptedError(
+            f"POST {url}: the server ended the stream without a finish reason after {answer.chunks} chunks "
+            f"({len(answer.text)} characters): interrupted by another request"
+        )
+    text = answer.text.strip()
+    if not text:
+        raise LLMResponseError("chat completion: empty content")
+    return Completion(text, answer.prompt_tokens, answer.completion_tokens, answer.finish_reason)

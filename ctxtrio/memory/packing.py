@@ -102,6 +102,40 @@ def _fit_pins(state: SessionState, budget_tokens: int) -> tuple[list[Item], list
     return pins, pins_missing, used
 
 
+def _make_room_for_trailer(
+    pins: list[Item],
+    pins_missing: list[Item],
+    chosen: list[Item],
+    used: int,
+    by_limit: bool,
+    *,
+    matched: int,
+    repeats: int,
+    mode: Literal["query", "recent"],
+    budget_tokens: int,
+    model: TokenModel,
+) -> tuple[int, str, int, int, bool]:
+    """Drop the last chosen entries, then the last pins, until the trailer fits beside them.
+
+    ``pins``, ``pins_missing`` and ``chosen`` are changed in place. Returns the entries that
+    did not fit, the trailer, its tokens, the tokens used, and whether the limit still cut.
+    """
+    while True:
+        not_fit = max(0, matched - repeats - len(chosen))
+        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit)
+        trailer_tokens = model.estimate(trailer)
+        if used + trailer_tokens <= budget_tokens or not (chosen or pins):
+            return not_fit, trailer, trailer_tokens, used, by_limit
+        if chosen:
+            used -= chosen.pop().tokens
+            by_limit = False
+        else:
+            dropped = pins.pop()
+            used -= dropped.tokens
+            pins_missing.insert(0, dropped)
+            pins_missing.sort(key=_ordinal)
+
+
 def pack_recall(
     state: SessionState,
     candidates: Iterable[Item],
@@ -147,20 +181,10 @@ def pack_recall(
             break
     if mode == "recent":
         matched = max(matched, len(chosen) + repeats)
-    while True:
-        not_fit = max(0, matched - repeats - len(chosen))
-        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit)
-        trailer_tokens = model.estimate(trailer)
-        if used + trailer_tokens <= budget_tokens or not (chosen or pins):
-            break
-        if chosen:
-            used -= chosen.pop().tokens
-            by_limit = False
-        else:
-            dropped = pins.pop()
-            used -= dropped.tokens
-            pins_missing.insert(0, dropped)
-            pins_missing.sort(key=_ordinal)
+    not_fit, trailer, trailer_tokens, used, by_limit = _make_room_for_trailer(
+        pins, pins_missing, chosen, used, by_limit, matched=matched, repeats=repeats, mode=mode,
+        budget_tokens=budget_tokens, model=model,
+    )  # fmt: skip
     chosen.sort(key=_ordinal)
     shown = [(item.ordinal, item.line(), item.snapshot()) for item in chosen]
     room = budget_tokens - used

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Generator, Iterator
 
 __all__ = ["Block", "iter_blocks"]
 
@@ -75,12 +75,9 @@ def iter_blocks(text: str) -> Iterator[Block]:
         line_start = match.start()
         if line_start >= size:
             break
-        if line_start > struct_end:  # ordinary lines came first: they continue or start a block
-            if sealed:
-                cut = struct_end if start else _after_leading_space(text, start, struct_end)
-                if cut > start:
-                    yield Block(start, cut) if heading is None else Block(start, cut, *heading)
-                start, heading, sealed = cut, None, False
+        if line_start > struct_end and sealed:  # ordinary lines came first: they start a block
+            cut = yield from _close(text, start, struct_end, heading)
+            start, heading, sealed = cut, None, False
         if match.group("blank") is not None:  # the common case, without slicing the line
             sealed = True
             struct_end = scan = match.end()
@@ -92,16 +89,12 @@ def iter_blocks(text: str) -> Iterator[Block]:
             if not line.strip():
                 sealed = True
             elif sealed:
-                cut = line_start if start else _after_leading_space(text, start, line_start)
-                if cut > start:
-                    yield Block(start, cut) if heading is None else Block(start, cut, *heading)
+                cut = yield from _close(text, start, line_start, heading)
                 start, heading, sealed = cut, None, False
             struct_end = scan = line_end
             continue
         new_start, new_end, new_heading = found
-        cut = new_start if start else _after_leading_space(text, start, new_start)
-        if cut > start:
-            yield Block(start, cut) if heading is None else Block(start, cut, *heading)
+        cut = yield from _close(text, start, new_start, heading)
         start, heading = cut, new_heading
         sealed = new_heading is not None or new_end > line_end  # headings and fences stand alone
         struct_end = scan = new_end
@@ -109,6 +102,17 @@ def iter_blocks(text: str) -> Iterator[Block]:
         yield from _cut(start, struct_end, heading)
         start, heading = struct_end, None
     yield from _cut(start, size, heading)
+
+
+def _close(text: str, start: int, at: int, heading: tuple[int, str] | None) -> Generator[Block, None, int]:
+    """End the block being built at ``at``: yield it unless it is empty; return where the next one starts.
+
+    The first block starts past the text's leading blank space.
+    """
+    cut = at if start else _after_leading_space(text, start, at)
+    if cut > start:
+        yield Block(start, cut) if heading is None else Block(start, cut, *heading)
+    return cut
 
 
 def _structure(

@@ -153,45 +153,50 @@ def _units(text: str) -> list[tuple[str, bool]]:
     lines_open = 0
     fence = ""
 
-    def close() -> None:
-        nonlocal start, lines_open
-        if start >= 0:
-            units.append((text[start:end].strip(), False))
-        start, lines_open = -1, 0
-
     for match in _LINE.finditer(text):
         line_start, line_end = match.span()
         line = match.group().rstrip("\r\n")
         if line_start == len(text):
             break
         if fence:
-            stripped = line.strip()
-            if stripped.startswith(fence) and not stripped.strip(fence[0]):
-                fence = ""
+            fence = _still_fenced(line, fence)
             continue
         if (opening := _FENCE.match(line)) is not None:
-            close()
+            start, lines_open = _close(units, text, start, end)
             fence = opening.group(1)
         elif not line.strip() or line.lstrip().startswith("|"):  # blank, or a table row
-            close()
+            start, lines_open = _close(units, text, start, end)
         elif (heading := _HEADING.match(line)) is not None:
-            close()
+            start, lines_open = _close(units, text, start, end)
             units.append((line[heading.end() :].strip().rstrip("#").strip(), True))
         elif _UNDERLINE.fullmatch(line) is not None:
             if lines_open == 1:  # a setext heading: the line above is its text
                 units.append((text[start:end].strip(), True))
                 start = -1
-            close()
+            start, lines_open = _close(units, text, start, end)
         else:
             if (item := _LIST_ITEM.match(line)) is not None:
-                close()
+                start, lines_open = _close(units, text, start, end)
                 start = line_start + item.end()
             elif start < 0:
                 start = line_start
             end = line_end
             lines_open += 1
-    close()
+    _close(units, text, start, end)
     return [(unit, heading) for unit, heading in units if unit]
+
+
+def _close(units: list[tuple[str, bool]], text: str, start: int, end: int) -> tuple[int, int]:
+    """Close the open paragraph or list item (``start`` < 0: none) into ``units``; no unit is open after."""
+    if start >= 0:
+        units.append((text[start:end].strip(), False))
+    return -1, 0
+
+
+def _still_fenced(line: str, fence: str) -> str:
+    """The fence still open after ``line`` inside it: "" once ``line`` closes it."""
+    stripped = line.strip()
+    return "" if stripped.startswith(fence) and not stripped.strip(fence[0]) else fence
 
 
 def _split_unit(unit: str) -> list[list[str]]:

@@ -38,27 +38,11 @@ def passage_around(
     bounds = _line_bounds(text)
     first = _line_of(bounds, start)
     last = _line_of(bounds, end - 1)
-
-    def cost(n: int) -> int:
-        return math.ceil((bounds[n][1] - bounds[n][0] + 1) * rate)
-
-    used = sum(cost(n) for n in range(first, last + 1))
+    used = sum(_line_cost(bounds, n, rate) for n in range(first, last + 1))
     if used > room:
         return _characters(text, bounds, start, room, budget_tokens, model, rate)
     core = (first, last)
-    before = True
-    while True:  # one line before, one after, while they fit
-        grown = False
-        for take_before in (before, not before):
-            n = first - 1 if take_before else last + 1
-            if 0 <= n < len(bounds) and used + cost(n) <= room:
-                used += cost(n)
-                first, last = (n, last) if take_before else (first, n)
-                grown = True
-                break
-        if not grown:
-            break
-        before = not before
+    first, last = _grow(bounds, first, last, used, room, rate)
     while True:
         passage = _passage(text, bounds, first, last)
         if model.estimate(marked_text(text, passage)) <= budget_tokens:
@@ -71,6 +55,28 @@ def passage_around(
             last -= 1
         else:
             return _characters(text, bounds, start, room, budget_tokens, model, rate)
+
+
+def _line_cost(bounds: list[tuple[int, int]], n: int, rate: float) -> int:
+    """Tokens of line ``n`` (its break counted) at ``rate`` tokens a character."""
+    return math.ceil((bounds[n][1] - bounds[n][0] + 1) * rate)
+
+
+def _grow(bounds: list[tuple[int, int]], first: int, last: int, used: int, room: int, rate: float) -> tuple[int, int]:
+    """Lines ``first``..``last`` grown by one line before, one after, in turn, while they fit ``room``."""
+    before = True
+    while True:
+        grown = False
+        for take_before in (before, not before):
+            n = first - 1 if take_before else last + 1
+            if 0 <= n < len(bounds) and used + _line_cost(bounds, n, rate) <= room:
+                used += _line_cost(bounds, n, rate)
+                first, last = (n, last) if take_before else (first, n)
+                grown = True
+                break
+        if not grown:
+            return first, last
+        before = not before
 
 
 def _line_bounds(text: str) -> list[tuple[int, int]]:

@@ -191,16 +191,22 @@ def parse_arguments(params: tuple[Param, ...], raw: Mapping[str, object] | None)
     return Args(values)
 
 
+def _integer(value: object) -> int | None:
+    """An int, a whole float, or digits in a string, as an int; else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+        return int(value)
+    return None
+
+
 def _coerce(param: Param, value: object) -> JSON:
     if param.kind == "string" and isinstance(value, str):
         return value
-    if param.kind == "integer":
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
-            return int(value)
+    if param.kind == "integer" and (number := _integer(value)) is not None:
+        return number
     if param.kind == "boolean":
         if isinstance(value, bool):
             return value

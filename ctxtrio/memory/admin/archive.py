@@ -159,23 +159,29 @@ def _record_problem(record: Record, latest: float) -> str:
         return f"seq {str(seq)[:40]} is not a whole number"
     if not isinstance(record_id, str) or ID_PATTERN.fullmatch(record_id) is None:
         return f"id {str(record_id)[:80]!r} is not an id"
-    if kind == "entry":
-        text, role, tags = record.get("text"), record.get("role"), record.get("tags", [])
-        if not isinstance(text, str) or not text.strip() or len(text) > MAX_ENTRY_CHARS:
-            return f"entry {record_id} has no text, or more than {MAX_ENTRY_CHARS} characters"
-        if role not in ROLES:
-            return f"entry {record_id} has role {str(role)[:40]!r}, not one of {', '.join(ROLES)}"
-        if not isinstance(tags, list) or not all(isinstance(tag, str) and 0 < len(tag) <= 32 for tag in tags):
-            return f"entry {record_id} has tags that are not a list of short words"
-        folds = record.get("folds", [])
-        if not isinstance(folds, list) or not all(isinstance(f, str) and ID_PATTERN.fullmatch(f) for f in folds):
-            return f"entry {record_id} folds something that is not a list of entry ids"
+    if kind == "entry" and (problem := _entry_problem(record, record_id)):
+        return problem
     for flag in ("pinned", "deleted", "restored"):
         if flag in record and not isinstance(record[flag], bool):
             return f"{kind} {record_id} has {flag} = {str(record[flag])[:40]}, not true or false"
     title = record.get("title")
     if title is not None and not isinstance(title, str):
         return f"session record {record_id} has a title that is not text"
+    return ""
+
+
+def _entry_problem(record: Record, record_id: str) -> str:
+    """What is wrong with an entry record's text, role, tags or folds ("" if nothing)."""
+    text, role, tags = record.get("text"), record.get("role"), record.get("tags", [])
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_ENTRY_CHARS:
+        return f"entry {record_id} has no text, or more than {MAX_ENTRY_CHARS} characters"
+    if role not in ROLES:
+        return f"entry {record_id} has role {str(role)[:40]!r}, not one of {', '.join(ROLES)}"
+    if not isinstance(tags, list) or not all(isinstance(tag, str) and 0 < len(tag) <= 32 for tag in tags):
+        return f"entry {record_id} has tags that are not a list of short words"
+    folds = record.get("folds", [])
+    if not isinstance(folds, list) or not all(isinstance(f, str) and ID_PATTERN.fullmatch(f) for f in folds):
+        return f"entry {record_id} folds something that is not a list of entry ids"
     return ""
 
 
