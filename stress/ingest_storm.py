@@ -83,6 +83,19 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
 
 
+async def ingester(url: str, receive: trio.MemoryReceiveChannel[Doc], failures: list[str]) -> None:
+    """One client: ingest documents from ``receive`` until it is empty; time each, note failures."""
+    async with Client(url) as client, receive.clone() as mine:
+        async for doc in mine:
+            started = time.perf_counter()
+            result = await client.call_tool("doc_ingest", {"text": doc.text, "doc_id": doc.doc_id, "title": doc.doc_id})
+            doc.latency_s = time.perf_counter() - started
+            if result.is_error or not isinstance(result.structured_content, dict):
+                failures.append(f"{doc.doc_id}: ingest failed: {text_of(result)[:200]}")
+                continue
+            doc.chunks = int(result.structured_content["chunks"])
+
+
 async def run(clients: int, docs: list[Doc]) -> int:
     with tempfile.TemporaryDirectory(prefix="ingest-storm-") as tmp:
         process, url = await start_http_server(Path(tmp) / "data")
@@ -107,19 +120,6 @@ async def run(clients: int, docs: list[Doc]) -> int:
                     send.send_nowait(doc)
                 send.close()
                 storm_done = trio.Event()
-
-                async def ingester() -> None:
-                    async with Client(url) as client, receive.clone() as mine:
-                        async for doc in mine:
-                            started = time.perf_counter()
-                            result = await client.call_tool(
-                                "doc_ingest", {"text": doc.text, "doc_id": doc.doc_id, "title": doc.doc_id}
-                            )
-                            doc.latency_s = time.perf_counter() - started
-                            if result.is_error or not isinstance(result.structured_content, dict):
-                                failures.append(f"{doc.doc_id}: ingest failed: {text_of(result)[:200]}")
-                                continue
-                            doc.chunks = int(result.structured_content["chunks"])
 
                 async def status_loop() -> None:
                     # In its own process: the 100 ingest clients keep this process's event
@@ -161,7 +161,7 @@ async def run(clients: int, docs: list[Doc]) -> int:
                     storm.start_soon(meter.run)
                     async with trio.open_nursery() as ingesters:
                         for _ in range(clients):
-                            ingesters.start_soon(ingester)
+                            ingesters.start_soon(ingester, url, receive, failures)
                     storm.cancel_scope.cancel()
                 elapsed = time.time() - started
                 meter.sample()

@@ -241,14 +241,19 @@ def failures(mode: Mode, calls: list[Call], deadline_s: float, chunks: int) -> l
             if call.method != "extractive" or "extractive" not in call.note:
                 problems.append(f"hanging: {call.label} is {call.method!r}, note {call.note!r}")
     else:
-        first = next(call for call in tool_calls if call.label == "summarize refresh")
-        if not first.method.startswith("llm"):
-            problems.append(f"slow: first summary is {first.method!r}, note {first.note!r}")
-        outlines = [call for call in tool_calls if call.label.startswith("outline")]
-        if not (outlines[1].llm_lines > outlines[0].llm_lines or outlines[1].llm_lines == chunks):
-            problems.append(
-                f"slow: the second outline did not resume ({outlines[0].llm_lines} -> {outlines[1].llm_lines})"
-            )
+        problems.extend(slow_failures(tool_calls, chunks))
+    return problems
+
+
+def slow_failures(tool_calls: list[Call], chunks: int) -> list[str]:
+    """Against a slow model: the first summary comes from it, and the second outline resumes the first."""
+    problems: list[str] = []
+    first = next(call for call in tool_calls if call.label == "summarize refresh")
+    if not first.method.startswith("llm"):
+        problems.append(f"slow: first summary is {first.method!r}, note {first.note!r}")
+    outlines = [call for call in tool_calls if call.label.startswith("outline")]
+    if not (outlines[1].llm_lines > outlines[0].llm_lines or outlines[1].llm_lines == chunks):
+        problems.append(f"slow: the second outline did not resume ({outlines[0].llm_lines} -> {outlines[1].llm_lines})")
     return problems
 
 

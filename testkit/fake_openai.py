@@ -199,18 +199,9 @@ class FakeServer:
             if self.context_style == "vllm":
                 models[0]["max_model_len"] = self.n_ctx
             return JSONResponse({"object": "list", "data": models})
-        if route == ("POST", "/tokenize") and self.tokenize == "llamacpp":
-            count = true_tokens(payload["content"], self.rates)
-            return JSONResponse({"tokens": list(range(count))})
-        if route == ("POST", "/tokenize") and self.tokenize == "vllm":
-            count = true_tokens(payload["prompt"], self.rates)
-            return JSONResponse({"count": count, "max_model_len": self.n_ctx, "tokens": list(range(count))})
-        if route == ("POST", "/extras/tokenize") and self.tokenize == "extras":
-            count = 1 + true_tokens(payload["input"], self.rates)  # BOS included
-            return JSONResponse({"tokens": list(range(count))})
-        context = self._context(route)
-        if context is not None:
-            return context
+        answer = self._tokenize(route, payload) or self._context(route)
+        if answer is not None:
+            return answer
         if self.context_style == "lmstudio":
             unexpected = f"Unexpected endpoint or method. ({request.method} {path})"
             return JSONResponse({"error": unexpected})
@@ -260,6 +251,19 @@ class FakeServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             }
         return JSONResponse(answer)
+
+    def _tokenize(self, route: tuple[str, str], payload: dict[str, object]) -> Response | None:
+        """The tokenize endpoint of the ``tokenize`` style, if ``route`` is it."""
+        if route == ("POST", "/tokenize") and self.tokenize == "llamacpp":
+            count = true_tokens(str(payload["content"]), self.rates)
+            return JSONResponse({"tokens": list(range(count))})
+        if route == ("POST", "/tokenize") and self.tokenize == "vllm":
+            count = true_tokens(str(payload["prompt"]), self.rates)
+            return JSONResponse({"count": count, "max_model_len": self.n_ctx, "tokens": list(range(count))})
+        if route == ("POST", "/extras/tokenize") and self.tokenize == "extras":
+            count = 1 + true_tokens(str(payload["input"]), self.rates)  # BOS included
+            return JSONResponse({"tokens": list(range(count))})
+        return None
 
     def _context(self, route: tuple[str, str]) -> Response | None:
         if route == ("GET", "/api/v0/models") and self.context_style == "lmstudio":

@@ -95,42 +95,44 @@ def test_counts_sum_to_length_on_random_text() -> None:
         assert sum(n for cls, n in class_counts(text).items() if cls in CHARACTER_CLASSES) == len(text)
 
 
+def reference(ch: str) -> ScriptClass:
+    """The class of one character, written out range by range (what the byte tables must agree with)."""
+    cp = ord(ch)
+    if cp < 0x80:
+        if ch.isdigit():
+            return D
+        if ch in " \t\n\r\x0b\x0c":
+            return S
+        if ch.isalpha():
+            return L
+        return P if ch.isprintable() else Y
+    if (
+        0x3400 <= cp <= 0x4DFF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x20000 <= cp <= 0x3FFFF
+        or cp in (0x3005, 0x3006, 0x3007)
+        or 0x3021 <= cp <= 0x3029
+        or 0x3038 <= cp <= 0x303B
+    ):
+        return H
+    if (
+        0x1100 <= cp <= 0x11FF
+        or 0x3130 <= cp <= 0x318F
+        or 0xA960 <= cp <= 0xA97F
+        or 0xAC00 <= cp <= 0xD7FF
+        or 0xFFA0 <= cp <= 0xFFDC
+    ):
+        return G
+    if 0x3040 <= cp <= 0x30FF or 0x31F0 <= cp <= 0x31FF or 0xFF65 <= cp <= 0xFF9F:
+        return K
+    if (0xC0 <= cp <= 0xFF and cp not in (0xD7, 0xF7)) or 0x100 <= cp <= 0x10FF or 0x1200 <= cp <= 0x1FFF:
+        return O
+    return Y
+
+
 def test_counts_match_a_reference_classifier() -> None:
     """The byte-table counts agree with a per-character reference over whole blocks."""
-
-    def reference(ch: str) -> ScriptClass:
-        cp = ord(ch)
-        if cp < 0x80:
-            if ch.isdigit():
-                return D
-            if ch in " \t\n\r\x0b\x0c":
-                return S
-            if ch.isalpha():
-                return L
-            return P if ch.isprintable() else Y
-        if (
-            0x3400 <= cp <= 0x4DFF
-            or 0x4E00 <= cp <= 0x9FFF
-            or 0xF900 <= cp <= 0xFAFF
-            or 0x20000 <= cp <= 0x3FFFF
-            or cp in (0x3005, 0x3006, 0x3007)
-            or 0x3021 <= cp <= 0x3029
-            or 0x3038 <= cp <= 0x303B
-        ):
-            return H
-        if (
-            0x1100 <= cp <= 0x11FF
-            or 0x3130 <= cp <= 0x318F
-            or 0xA960 <= cp <= 0xA97F
-            or 0xAC00 <= cp <= 0xD7FF
-            or 0xFFA0 <= cp <= 0xFFDC
-        ):
-            return G
-        if 0x3040 <= cp <= 0x30FF or 0x31F0 <= cp <= 0x31FF or 0xFF65 <= cp <= 0xFF9F:
-            return K
-        if (0xC0 <= cp <= 0xFF and cp not in (0xD7, 0xF7)) or 0x100 <= cp <= 0x10FF or 0x1200 <= cp <= 0x1FFF:
-            return O
-        return Y
 
     for first in (0x0, 0x1000, 0x3000, 0x4D00, 0xA900, 0xD600, 0xF800, 0xFF00, 0x20000, 0x1F300):
         for cp in range(first, first + 0x200):
