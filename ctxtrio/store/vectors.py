@@ -275,7 +275,9 @@ class VectorStore:
             matrix = self._loaded(model, len(query))
             if matrix is None or not matrix.keys or limit <= 0:
                 return []
-            scores = matrix.rows @ np.asarray(query, dtype=np.float32)
+            # einsum, not @: @ goes to OpenBLAS, whose threads spin-wait on a busy machine (13,000 x 384
+            # at load 12: 7.1 ms CPU and 32 ms wall a scan with @, 2.0 ms and 9 ms with einsum's own loop).
+            scores = np.einsum("ij,j->i", matrix.rows, np.asarray(query, dtype=np.float32))
             if journals is not None:
                 allowed = [matrix.journal_ids[j] for j in journals if j in matrix.journal_ids]
                 scores = np.where(np.isin(matrix.row_journal, allowed), scores, -np.inf)
