@@ -13,12 +13,14 @@ if TYPE_CHECKING:
     from ctxtrio.llm._plan import Extract
 
 
-class RecordingSummarizer(Summarizer):
-    """Extractive, but remembers the deadline its ``wait`` sets."""
+class HookedSummarizer(Summarizer):
+    """Extractive, with :meth:`before` awaited ahead of each summary (a double overrides only that)."""
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(None, ctx.live.tokens)
-        self.stop_at: list[float] = []
+
+    async def before(self, wait: Wait) -> None:
+        """Called with the summary's ``wait`` before it is made."""
 
     async def summarize(
         self,
@@ -30,7 +32,7 @@ class RecordingSummarizer(Summarizer):
         progress: Progress | None = None,
         wait: Wait = to_the_end,
     ) -> Summary:
-        self.stop_at.append(await deadline_of(wait))
+        await self.before(wait)
         return await super().summarize(
             text,
             target_tokens=target_tokens,
@@ -39,3 +41,14 @@ class RecordingSummarizer(Summarizer):
             progress=progress,
             wait=wait,
         )
+
+
+class RecordingSummarizer(HookedSummarizer):
+    """Extractive, but remembers the deadline its ``wait`` sets."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.stop_at: list[float] = []
+
+    async def before(self, wait: Wait) -> None:
+        self.stop_at.append(await deadline_of(wait))

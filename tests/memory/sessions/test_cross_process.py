@@ -9,48 +9,30 @@ import trio
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError
-from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache, Wait, to_the_end
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.reading import read_journal
+from tests.memory.doubles import HookedSummarizer
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxtrio._context import Context
-    from ctxtrio._progress import Progress
-    from ctxtrio.llm._plan import Extract
+    from ctxtrio.llm.summarizer import Wait
 
 
-class _Rendezvous(Summarizer):
+class _Rendezvous(HookedSummarizer):
     """Extractive, but returns only once both compactions are summarizing: both have planned."""
 
     def __init__(self, ctx: Context, arrived: list[int], both: trio.Event) -> None:
-        super().__init__(None, ctx.live.tokens)
+        super().__init__(ctx)
         self._arrived = arrived
         self._both = both
 
-    async def summarize(
-        self,
-        text: str,
-        *,
-        target_tokens: int,
-        cache: SummaryCache | None = None,
-        whole_extract: Extract | None = None,
-        progress: Progress | None = None,
-        wait: Wait = to_the_end,
-    ) -> Summary:
+    async def before(self, wait: Wait) -> None:
         self._arrived[0] += 1
         if self._arrived[0] == 2:
             self._both.set()
         await self._both.wait()
-        return await super().summarize(
-            text,
-            target_tokens=target_tokens,
-            cache=cache,
-            whole_extract=whole_extract,
-            progress=progress,
-            wait=wait,
-        )
 
 
 async def test_two_processes_compacting_one_session_fold_once(tmp_path: Path) -> None:
