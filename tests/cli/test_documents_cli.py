@@ -126,46 +126,37 @@ async def test_ctrl_c_stops_ingest_with_nothing_half_committed(tmp_path: Path) -
     assert len(generations) == count  # no leftover uncommitted generation file
 
 
+async def doctor(data: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
+    """``ctxtrio doctor`` on ``data`` with ``flags``, output captured, whatever its exit code."""
+    return await trio.run_process(
+        [*command(data, "doctor")[:-1], *flags],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+        cwd=ROOT,
+        env=ENV,
+    )
+
+
 async def test_doctor_reports_the_endpoint_and_a_stopped_one_in_one_line(tmp_path: Path) -> None:
     """doctor names the model, tokenize and context length; a stopped one is one warn line, exit 0 (1 with --strict)."""
     data = tmp_path / "data"
     async with trio.open_nursery() as nursery:
         fake = await open_fake_openai(nursery, FakeServer(model_id="gemma-3-270m-it", n_ctx=8192))
         with trio.fail_after(60):
-            done = await trio.run_process(
-                [*command(data, "doctor")[:-1], "--llm-base-url", fake.base_url],
-                capture_stdout=True,
-                capture_stderr=True,
-                check=False,
-                cwd=ROOT,
-                env=ENV,
-            )
+            done = await doctor(data, "--llm-base-url", fake.base_url)
         nursery.cancel_scope.cancel()
     out = done.stdout.decode()
     assert done.returncode == 0, out + done.stderr.decode()
     llm = [line for line in out.splitlines() if line.startswith("ok  llm:")]
     assert len(llm) == 1
     assert "model gemma-3-270m-it" in llm[0] and "tokenize available" in llm[0] and "context length 8192" in llm[0]
-    stopped = await trio.run_process(
-        [*command(data, "doctor")[:-1], "--llm-base-url", closed_port_url()],
-        capture_stdout=True,
-        capture_stderr=True,
-        check=False,
-        cwd=ROOT,
-        env=ENV,
-    )
+    stopped = await doctor(data, "--llm-base-url", closed_port_url())
     lines = [line for line in stopped.stdout.decode().splitlines() if "llm" in line]
     assert (
         stopped.returncode == 0 and len(lines) == 1 and lines[0].startswith("warn llm:") and "not reachable" in lines[0]
     )
-    strict = await trio.run_process(
-        [*command(data, "doctor")[:-1], "--llm-base-url", closed_port_url(), "--strict"],
-        capture_stdout=True,
-        capture_stderr=True,
-        check=False,
-        cwd=ROOT,
-        env=ENV,
-    )
+    strict = await doctor(data, "--llm-base-url", closed_port_url(), "--strict")
     assert strict.returncode == 1
 
 
@@ -176,14 +167,7 @@ async def test_doctor_learns_a_llama_cpp_python_window_from_its_overflow_error(t
     async with trio.open_nursery() as nursery:
         fake = await open_fake_openai(nursery, server)
         with trio.fail_after(60):
-            done = await trio.run_process(
-                [*command(data, "doctor")[:-1], "--llm-base-url", fake.base_url],
-                capture_stdout=True,
-                capture_stderr=True,
-                check=False,
-                cwd=ROOT,
-                env=ENV,
-            )
+            done = await doctor(data, "--llm-base-url", fake.base_url)
         nursery.cancel_scope.cancel()
     out = done.stdout.decode()
     assert done.returncode == 0, out + done.stderr.decode()
