@@ -2,5 +2,6 @@
 
 ``fake_openai``: a small OpenAI-compatible server on loopback, with failure modes.
 ``processes``: stop a server process (SIGTERM, a grace period, SIGKILL).
+``clock``: ``held_clock``, virtual time that holds still while a worker thread runs.
 ``results``: ``text_of``, a tool result's text.
 """

@@ -1,13 +1,16 @@
-"""The shared test helpers: text_of reads a tool result, stop_process ends a child that ignores SIGTERM."""
+"""The shared test helpers: text_of reads a tool result, stop_process ends a child that ignores SIGTERM,
+held_clock keeps virtual time still while a worker thread runs."""
 
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 import trio
 from mcp.types import CallToolResult, ImageContent, TextContent
 
+from testkit.clock import held_clock
 from testkit.processes import stop_process
 from testkit.results import text_of
 
@@ -30,3 +33,19 @@ async def test_stop_process_kills_a_child_that_ignores_sigterm() -> None:
     await stop_process(process, grace_s=0.2)
     assert process.returncode == -9
     await process.stdout.aclose()
+
+
+def test_held_clock_does_not_jump_while_a_worker_thread_runs() -> None:
+    """A thread that outlasts the autojump threshold many times over sees no virtual time pass; idle waits still jump."""
+    seen: list[float] = []
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.sleep, 5.0)  # a deadline the clock could jump to
+            await trio.to_thread.run_sync(time.sleep, 0.2)  # 20 thresholds of real time
+            seen.append(trio.current_time())
+            await trio.sleep(10.0)
+            seen.append(trio.current_time())
+
+    trio.run(main, clock=held_clock(autojump_threshold=0.01))
+    assert seen == [0.0, 10.0]

@@ -1,4 +1,4 @@
-"""``python -m ctxtrio.cli.healthcheck [PID]``: the container's HEALTHCHECK, asking the server it runs.
+"""``python -m ctxtrio.cli.healthcheck [PID] [--timeout S]``: the container's HEALTHCHECK, asking the server it runs.
 
 The server's settings may come from flags (``docker run ... ctxtrio:latest --http
 --port 8000 --http-token ...``) or from variables (``-e CTX_TRANSPORT=http``), so the
@@ -6,11 +6,13 @@ check reads them where the server got them: its command line and environment in
 ``/proc/PID`` (PID: the oldest ``ctxtrio`` process in the container unless given), put
 through the same settings table (:func:`.settings.build_config`). A stdio server has no
 socket to ask and is healthy while it runs; an HTTP one must answer ``GET /health``
-(with its bearer token, when it has one) within 4 s. Exit 0 healthy, 1 not.
+(with its bearer token, when it has one) within 4 s (``--timeout``; Docker's own
+``--timeout=5s`` ends the check anyway). Exit 0 healthy, 1 not.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import urllib.request
@@ -53,7 +55,7 @@ def _environment(pid: int, proc: Path) -> dict[str, str]:
     return dict(os.fsdecode(pair).split("=", 1) for pair in pairs if b"=" in pair)
 
 
-def check(pid: int, proc: Path = Path("/proc")) -> str | None:
+def check(pid: int, proc: Path = Path("/proc"), *, timeout_s: float = _TIMEOUT_S) -> str | None:
     """None when the server ``pid`` is healthy, else what is wrong (one line)."""
     argv = _argv(pid, proc)
     if argv is None:
@@ -71,18 +73,24 @@ def check(pid: int, proc: Path = Path("/proc")) -> str | None:
     if config.http_token:
         request.add_header("Authorization", f"Bearer {config.http_token}")
     try:
-        with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as answer:
+        with urllib.request.urlopen(request, timeout=timeout_s) as answer:
             return None if answer.status == 200 else f"/health answered {answer.status}"
     except OSError as exc:
         return f"/health on {host}:{config.http_port} did not answer: {exc}"
 
 
 def main(argv: list[str]) -> int:
-    pid = int(argv[0]) if argv else server_process()
+    parser = argparse.ArgumentParser(
+        prog="python -m ctxtrio.cli.healthcheck", description="Is the ctxtrio server healthy?"
+    )
+    parser.add_argument("pid", nargs="?", type=int, help="the server's pid (default: the oldest ctxtrio server)")
+    parser.add_argument("--timeout", type=float, default=_TIMEOUT_S, metavar="S", help="seconds /health may take")
+    args = parser.parse_args(argv)
+    pid = args.pid if args.pid is not None else server_process()
     if pid is None:
         sys.stderr.write("unhealthy: no ctxtrio server process found\n")
         return 1
-    problem = check(pid)
+    problem = check(pid, timeout_s=args.timeout)
     if problem is not None:
         sys.stderr.write(f"unhealthy: {problem}\n")
         return 1

@@ -32,6 +32,7 @@ from .render import render_search, search_head
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, Repository
 from .sandbox import check_text
 from .search import FUSE_DEPTH, definitions_first, find_candidates, rerank_fused, search_words
+from .source_lock import hold_source
 
 if TYPE_CHECKING:
     from .._config import Config
@@ -146,21 +147,31 @@ class DocumentService(ReadingMethods):
             self._pool.warm()  # a text for the chunking processes: start them all (once) while it is hashed
         digest = await content_hash(body)
         shown_title = clean_title(title) or default_title
-        await self._repo.refresh()
+        found = Source(doc_id or "", shown_title, source, body, digest, kind_for(body, file_path, title))
         if doc_id is None and file_path is not None:
-            earlier = self._by_source(source)
-            if earlier is not None:
-                if _unchanged(earlier, digest, shown_title):
+            # From the look-up of the file's earlier document to the commit, no other task or
+            # process ingests the same file (concurrent runs stored it twice).
+            async with hold_source(self._repo.data.docs, source):
+                await self._repo.refresh()
+                earlier = self._by_source(source)
+                if earlier is not None and _unchanged(earlier, digest, shown_title):
                     return IngestResult(earlier, False, trio.current_time() - started, unchanged=True)
-                doc_id = earlier.doc_id
-        if doc_id is None:
+                if earlier is not None:
+                    found = replace(found, doc_id=earlier.doc_id)
+                return await self._commit(found, progress, started)
+        await self._repo.refresh()
+        return await self._commit(found, progress, started)
+
+    async def _commit(self, read: Source, progress: Progress | None, started: float) -> IngestResult:
+        """Chunk and commit ``read`` (a new id when it has none)."""
+        if not read.doc_id:
             doc_id = new_id("doc")
             while doc_id in self._repo.state.docs:
                 doc_id = new_id("doc")
-        replaced = doc_id in self._repo.state.docs
-        async with self._ingest_chars.hold(len(body)):
-            kind = kind_for(body, file_path, title)
-            info = await self._write(Source(doc_id, shown_title, source, body, digest, kind), progress)
+            read = replace(read, doc_id=doc_id)
+        replaced = read.doc_id in self._repo.state.docs
+        async with self._ingest_chars.hold(len(read.text)):
+            info = await self._write(read, progress)
         if self.semantic is not None:
             self.semantic.wake()  # embedding happens afterwards; the acknowledgement never waits for it
         return IngestResult(info, replaced, trio.current_time() - started)

@@ -4,7 +4,9 @@ This is the one place where a broad ``except`` is allowed: a tool call's failure
 an error result the model can read, instead of tearing down the server. ``CtxError``
 messages are shown with the advice their hint asks for (:mod:`.advice`); anything else is
 logged with its traceback and reported as an internal error. ``trio.Cancelled`` is
-never caught: it is a ``BaseException`` and passes through, audited as "cancelled".
+never caught: it is a ``BaseException`` and passes through, audited as "cancelled", also
+when it comes wrapped in an exception group by a nursery inside the handler (a call
+cancelled at shutdown was audited "ok" that way, issue 27 finding 10).
 
 The audit line is one JSON object per call on stderr: timestamp, tool, outcome,
 duration_ms, and the session/doc ids involved (the tool's ``audit`` arguments, plus any
@@ -74,13 +76,14 @@ class ToolRunner:
         except CtxError as exc:
             outcome, error = "error", type(exc).__name__
             return error_result(advised(exc, tool.name))
-        except trio.Cancelled:
-            outcome = "cancelled"
-            raise
         except Exception as exc:
             outcome, error = "error", type(exc).__name__
             log.exception("tool %s failed unexpectedly", tool.name)
             return error_result(f"internal error ({type(exc).__name__}); the server log has details")
+        except BaseException as exc:  # passes through: only the audit line needs to know what it was
+            outcome = "cancelled" if _cancellation(exc) else "error"
+            error = None if outcome == "cancelled" else type(exc).__name__
+            raise
         finally:
             if self._audit:
                 self._write(tool.name, outcome, error, trio.current_time() - started, call.ids)
@@ -102,3 +105,11 @@ class ToolRunner:
             stream.flush()
         except (OSError, ValueError):  # stderr closed by the host: auditing must not fail the call
             pass
+
+
+def _cancellation(exc: BaseException) -> bool:
+    """True for ``trio.Cancelled``, and for an exception group holding nothing else."""
+    if isinstance(exc, BaseExceptionGroup):
+        _, rest = exc.split(trio.Cancelled)
+        return rest is None
+    return isinstance(exc, trio.Cancelled)

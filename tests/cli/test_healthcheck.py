@@ -28,7 +28,8 @@ def _free_port() -> int:
 
 async def _healthcheck(pid: int) -> subprocess.CompletedProcess[bytes]:
     return await trio.run_process(
-        [sys.executable, "-m", "ctxtrio.cli.healthcheck", str(pid)],
+        # --timeout: a hang guard; the default 4 s is a real-time limit a loaded CI core can miss
+        [sys.executable, "-m", "ctxtrio.cli.healthcheck", str(pid), "--timeout", "120"],
         capture_stdout=True,
         capture_stderr=True,
         check=False,

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ctxtrio.docs.ingest import text_digest
+import trio
 
 from .conftest import fixture_text, opened
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from ctxtrio._context import Context
 
 
 async def test_unchanged_file_is_skipped(tmp_path: Path, root: Path) -> None:
@@ -75,3 +79,30 @@ async def test_unchanged_file_asks_the_rule_ingest_uses(tmp_path: Path, root: Pa
         assert await ctx.documents.unchanged_file("manual.md", source, digest) == first.doc
         assert await ctx.documents.unchanged_file("manual.md", source, text_digest("other words")) is None
         assert await ctx.documents.unchanged_file("renamed.md", source, digest) is None  # another title
+
+
+async def test_concurrent_ingests_of_one_file_store_it_once(tmp_path: Path, root: Path) -> None:
+    """Three tasks ingesting the same file at once store one document; the others find it unchanged (issue 27, 10)."""
+    results = []
+
+    async def ingest(ctx: Context) -> None:
+        results.append(await ctx.documents.ingest(file_path="manual.md"))
+
+    async with opened(tmp_path, root) as ctx:
+        async with trio.open_nursery() as nursery:
+            for _ in range(3):
+                nursery.start_soon(ingest, ctx)
+        listed = await ctx.documents.list_documents()
+    assert len(listed) == 1
+    assert sorted(result.unchanged for result in results) == [False, True, True]
+    assert {result.doc.doc_id for result in results} == {listed[0].doc_id}
+
+
+async def test_contexts_sharing_a_data_dir_ingest_one_file_once(tmp_path: Path, root: Path) -> None:
+    """Two contexts on one data dir (as two processes are) ingesting the same file at once: one document."""
+    async with opened(tmp_path, root) as one, opened(tmp_path, root) as two:
+        async with trio.open_nursery() as nursery:
+            for ctx in (one, two, one, two):
+                nursery.start_soon(partial(ctx.documents.ingest, file_path="manual.md"))
+        assert len(await one.documents.list_documents()) == 1
+        assert len(await two.documents.list_documents()) == 1

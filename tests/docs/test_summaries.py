@@ -19,6 +19,7 @@ from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.text.tokens import TokenModel
+from testkit.clock import held_clock
 from testkit.deadlines import until
 
 from .conftest import opened
@@ -63,10 +64,9 @@ async def service_with_llm(ctx: Context, llm: FakeLLM) -> AsyncIterator[Document
 
 
 @pytest.fixture
-def clock(autojump_clock: trio.testing.MockClock) -> trio.testing.MockClock:
-    """Virtual time that jumps after 30 ms of real idleness (ingest, loads and summaries use threads)."""
-    autojump_clock.autojump_threshold = 0.03
-    return autojump_clock
+def clock() -> trio.testing.MockClock:
+    """Virtual time that jumps after 30 ms of real idleness, held still while a worker thread runs."""
+    return held_clock(autojump_threshold=0.03)
 
 
 async def test_whole_document_summary_is_cached_until_refresh(tmp_path: Path) -> None:

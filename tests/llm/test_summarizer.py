@@ -18,6 +18,7 @@ from ctxtrio.llm.client import LLMClient, open_llm_client
 from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.llm.summarizer import Summarizer, cache_key
 from ctxtrio.text.tokens import TokenModel, TokenModelRef
+from testkit.clock import held_clock
 from testkit.deadlines import until
 from testkit.fake_openai import FakeServer, open_fake_openai
 
@@ -38,10 +39,9 @@ def document(sentences: int, start: int = 0) -> str:
 
 
 @pytest.fixture
-def clock(autojump_clock: trio.testing.MockClock) -> trio.testing.MockClock:
-    """Virtual time that jumps after 30 ms of real idleness (the summarizer uses threads; CI is loaded)."""
-    autojump_clock.autojump_threshold = 0.03
-    return autojump_clock
+def clock() -> trio.testing.MockClock:
+    """Virtual time that jumps after 30 ms of real idleness, held still while a worker thread runs."""
+    return held_clock(autojump_threshold=0.03)
 
 
 class DictCache:
