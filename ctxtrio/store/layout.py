@@ -7,6 +7,7 @@
       sessions/<session_id>.summary.json, .snapshot   derived (memory/summary.py, memory/snapshot.py)
       docs/catalog.jsonl        which generation of each document is current
       docs/<doc_id>/<gen>.jsonl one file per ingest generation
+      docs/ingest.lock          empty; byte-range locks: one ingest of a file at a time (docs/source_lock.py)
       quarantine/               malformed journal lines, copied aside
       lost-and-found/docs/<doc>/<gen>.jsonl
                                 generation files no readable catalog record accounts for
