@@ -6,8 +6,9 @@ import hashlib
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ctxtrio.docs.ingest import text_digest
 import trio
+
+from ctxtrio.docs.ingest import text_digest
 
 from .conftest import fixture_text, opened
 
