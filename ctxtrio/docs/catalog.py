@@ -11,6 +11,13 @@ dir. Its records, replayed in file order (the last word wins):
 * ``cursor`` (doc, gen, session, next): where ``doc_window`` continues for one session
   (``""`` is the default cursor). A cursor of another generation reads as 0.
 
+Every ``doc_window`` call appends a cursor record, so the catalog would grow with every
+read (issue 27, finding 10). Once the cursor records outnumber the live cursors by
+:data:`CURSOR_SLACK`, :func:`drop_stale_cursors` rewrites the catalog without the cursor
+records a later one replaced or a later ``forget`` ended; commits and forgets stay (the
+startup sweep proves a generation file obsolete by its commit record). The catalog then
+holds at most one cursor record per live (document, session) pair, plus that slack.
+
 :class:`CatalogState` is the replayed state, pure and synchronous; the service feeds it
 the records it reads from the journal (its own and other processes' alike).
 """
@@ -22,7 +29,18 @@ from dataclasses import dataclass, field
 from ..store.records import NewRecord, Record
 from .model import DocumentInfo
 
-__all__ = ["CatalogState", "DocEntry", "commit_record", "cursor_record", "forget_record"]
+__all__ = [
+    "CURSOR_SLACK",
+    "CatalogState",
+    "DocEntry",
+    "commit_record",
+    "cursor_record",
+    "drop_stale_cursors",
+    "forget_record",
+]
+
+#: Cursor records beyond the live cursors that trigger a rewrite of the catalog.
+CURSOR_SLACK = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +68,8 @@ class CatalogState:
     offset: int = 0
     #: Bumped whenever ``docs`` changes, so derived views know when to rebuild.
     version: int = 0
+    #: Cursor records replayed (live or replaced): compared with ``cursors`` to know when to compact.
+    cursor_records: int = 0
 
     def apply(self, record: Record) -> tuple[str, str] | None:
         """Apply one record; return the (doc, gen) it made obsolete, if any."""
@@ -78,7 +98,12 @@ class CatalogState:
             gen, session, position = record.get("gen"), record.get("session"), record.get("next")
             if isinstance(gen, str) and isinstance(session, str) and isinstance(position, int):
                 self.cursors[(doc, session)] = (gen, position)
+                self.cursor_records += 1
         return None
+
+    def compaction_due(self) -> bool:
+        """Whether replaced cursor records in the catalog exceed :data:`CURSOR_SLACK`."""
+        return self.cursor_records - len(self.cursors) > CURSOR_SLACK
 
     def cursor(self, doc: str, session: str) -> int:
         """Where reading continues for (doc, session): 0 unless a cursor of the current generation exists."""
@@ -100,6 +125,31 @@ def _entry(doc: str, record: Record) -> DocEntry | None:
     digest = record.get("sha256")
     content_hash = digest if isinstance(digest, str) else ""
     return DocEntry(DocumentInfo(doc, title, source, chunks, chars, tokens, ingested_at, content_hash), gen)
+
+
+def drop_stale_cursors(records: list[Record]) -> list[Record] | None:
+    """The catalog without cursor records replaced by a later one or ended by a later ``forget``.
+
+    None when there is nothing to drop (the journal is then left as it is). Everything
+    else is kept as it was, in order, so replaying the result gives the same state.
+    """
+    last: dict[tuple[object, object], int] = {}
+    forgotten: dict[object, int] = {}
+    for number, record in enumerate(records):
+        if record.get("kind") == "cursor":
+            last[(record.get("doc"), record.get("session"))] = number
+        elif record.get("kind") == "forget":
+            forgotten[record.get("doc")] = number
+    kept = [
+        record
+        for number, record in enumerate(records)
+        if record.get("kind") != "cursor"
+        or (
+            last.get((record.get("doc"), record.get("session"))) == number
+            and forgotten.get(record.get("doc"), -1) < number
+        )
+    ]
+    return kept if len(kept) < len(records) else None
 
 
 def commit_record(info: DocumentInfo, gen: str) -> NewRecord:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import NotFoundError, StoreError
-from .catalog import CatalogState, DocEntry, commit_record, cursor_record, forget_record
+from .catalog import CatalogState, DocEntry, commit_record, cursor_record, drop_stale_cursors, forget_record
 from .chunks import LoadedDoc, StoredChunk, chunk_on_line, load_generation, summary_record
 from .folders import probe_writable, remove_empty_dirs, sweep_folders
 from .ranges import RANGE_MIN_BYTES, chunk_spans
@@ -77,6 +77,8 @@ class Repository:
         self.data: DataDir = store.data
         self.catalog_path = self.data.docs / CATALOG_NAME
         self.state = CatalogState()
+        #: (dev, inode) of the catalog the state was replayed from: another one means it was rewritten.
+        self._catalog_id: tuple[int, int] | None = None
         self._cache_chars = cache_chars
         self._lock = trio.Lock()
         self._opened = False
@@ -136,7 +138,8 @@ class Repository:
         processes appended in between (``AppendResult.to_absorb``, as sessions do).
         """
         async with self._lock:
-            own = result.to_absorb(self.state.offset) if self._opened else None
+            same_file = result.file_id is None or result.file_id == self._catalog_id
+            own = result.to_absorb(self.state.offset) if self._opened and same_file else None
             obsolete = self._apply(own, result.end) if own is not None else None
         if obsolete is None:
             await self.refresh()
@@ -178,10 +181,29 @@ class Repository:
 
     async def set_cursor(self, entry: DocEntry, session: str, position: int) -> None:
         await self.append_catalog([cursor_record(entry.doc_id, entry.gen, session, position)])
+        if self.state.compaction_due():
+            # Under the catalog's lock, whatever other processes appended meanwhile included;
+            # every process (this one too) notices the new file and replays it (_replay).
+            result = await self.store.rewrite(self.catalog_path, drop_stale_cursors)
+            log.info("catalog: %d stale cursor records dropped", result.records_before - result.records_after)
+            await self.refresh()
 
     async def _replay(self) -> list[Key]:
-        if self._opened and _size(self.catalog_path) == self.state.offset:
+        size, catalog_id = _stat(self.catalog_path)
+        if self._opened and catalog_id == self._catalog_id and size == self.state.offset:
             return []  # nothing appended since (one stat, not a worker-thread read per call)
+        if self._catalog_id is not None and catalog_id != self._catalog_id:
+            # Rewritten (stale cursors dropped): offsets of the old file mean nothing in the
+            # new one. It says the same, so it is replayed whole into a fresh state; the
+            # generations that replay finds superseded are the startup sweep's to remove.
+            fresh = CatalogState(version=self.state.version + 1)
+            result = await self.store.read(self.catalog_path, 0)
+            for record in result.records:
+                fresh.apply(record.data)
+            fresh.offset = result.end
+            self.state, self._catalog_id = fresh, catalog_id
+            return []
+        self._catalog_id = catalog_id
         result = await self.store.read(self.catalog_path, self.state.offset)
         return self._apply(result.records, result.end)
 
@@ -357,9 +379,10 @@ class GenerationCache:
         doc.summaries[key] = text
 
 
-def _size(path: Path) -> int:
-    """The size of ``path`` in bytes (-1 if it cannot be read: then the caller reads it)."""
+def _stat(path: Path) -> tuple[int, tuple[int, int] | None]:
+    """The size of ``path`` in bytes and its (dev, inode); (-1, None) if it cannot be read (the caller reads it)."""
     try:
-        return os.stat(path).st_size
+        info = os.stat(path)
     except OSError:
-        return -1
+        return -1, None
+    return info.st_size, (info.st_dev, info.st_ino)

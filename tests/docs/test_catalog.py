@@ -1,10 +1,17 @@
-"""Replaying the document catalog: the last commit wins, forget drops cursors, cursors are per generation."""
+"""Replaying the document catalog: the last commit wins, forget drops cursors, cursors are per generation;
+stale cursor records are dropped without changing what the catalog says."""
 
 from __future__ import annotations
 
-from ctxtrio.docs.catalog import CatalogState, commit_record, cursor_record, forget_record
+from typing import TYPE_CHECKING
+
+from ctxtrio.docs import catalog
+from ctxtrio.docs.catalog import CatalogState, commit_record, cursor_record, drop_stale_cursors, forget_record
 from ctxtrio.docs.model import DocumentInfo
 from ctxtrio.store.records import NewRecord, Record, encode_record
+
+if TYPE_CHECKING:
+    import pytest
 
 
 def stored(record: NewRecord, seq: int) -> Record:
@@ -73,3 +80,39 @@ def test_malformed_records_are_ignored() -> None:
     state.apply({"kind": "cursor", "doc": "a", "gen": "g", "session": "", "next": "x"})
     state.apply({"kind": "forget"})
     assert state.docs == {} and state.cursors == {}
+
+
+def test_dropping_stale_cursors_keeps_what_replays_to_the_same_state() -> None:
+    """Replaced cursors and cursors before a forget go; commits, forgets and the last cursors stay; replay agrees."""
+    records = [
+        stored(commit_record(info("a"), "g1"), 1),
+        stored(cursor_record("a", "g1", "s", 1), 2),
+        stored(cursor_record("a", "g1", "s", 2), 3),
+        stored(cursor_record("a", "g1", "t", 1), 4),
+        stored(commit_record(info("b"), "g1"), 5),
+        stored(cursor_record("b", "g1", "s", 1), 6),
+        stored(forget_record("b"), 7),
+        stored(cursor_record("a", "g1", "s", 3), 8),
+    ]
+    kept = drop_stale_cursors(records)
+    assert kept is not None and [record["seq"] for record in kept] == [1, 4, 5, 7, 8]
+    assert drop_stale_cursors(kept) is None  # nothing left to drop: the journal is left alone
+    whole, compacted = CatalogState(), CatalogState()
+    for record in records:
+        whole.apply(record)
+    for record in kept:
+        compacted.apply(record)
+    assert (compacted.docs, compacted.cursors, compacted.committed) == (whole.docs, whole.cursors, whole.committed)
+
+
+def test_compaction_is_due_only_past_the_slack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replaced cursor records beyond CURSOR_SLACK make a compaction due; live ones never do."""
+    monkeypatch.setattr(catalog, "CURSOR_SLACK", 3)
+    state = CatalogState()
+    state.apply(stored(commit_record(info("a"), "g1"), 1))
+    for session in range(10):  # ten live cursors: nothing to drop
+        state.apply(stored(cursor_record("a", "g1", f"s{session}", 1), 2 + session))
+    assert not state.compaction_due()
+    for position in range(4):
+        state.apply(stored(cursor_record("a", "g1", "s0", 2 + position), 20 + position))
+    assert state.compaction_due()
