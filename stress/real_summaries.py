@@ -16,8 +16,25 @@ answer that is ``llm``, or one whose note no longer says the work goes on) or
 method. Then every LLM answer the checks rejected, counted by reason, and the load
 average.
 
+Before that (``--runs outline,summarize``, both by default), ``doc_outline
+summarize=true`` is called the same way until no line says "call again". Afterwards
+every text the document caches (one-liners, slices, merges, the whole summary) is
+audited: it must be exactly a text :func:`ctxtrio.llm._keeping.checked` returned for a
+step with the same key in this run (the script records each verdict), and it must pass
+:func:`ctxtrio.llm.checks.rejection` again against that step's source; a sample of the
+cached one-liners is printed beside their chunks' first words. Per run: calls to
+converge and the slowest call against ``--deadline`` + 1 s.
+
+``--second-client S`` plays another program on the same server: every S seconds of
+the runs it sends a short chat completion (``max_tokens`` 8) over a connection of its
+own. llama-cpp-python's default ``interrupt_requests`` ("Whether to interrupt requests
+when a new request is received", llama_cpp/server/settings.py) then cuts ctxtrio's
+stream off; the script counts the cut-offs the summarizer logged, and the breaker's
+state after every call (it must stay closed), and the audit shows nothing truncated
+was cached.
+
 This is a measurement, not a pass/fail check: the exit code is 0 unless the script
-itself failed.
+itself failed, or a cached text fails the audit (1).
 
 Measured (issue 10; 2 cores shared, load 5.7-8.4): 20 calls of 45.1-45.5 s each, LLM
 share 0.00 throughout; 8 of the job's 9 steps done in the background (the 26,639-token
@@ -42,7 +59,9 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import httpx
 import trio
 
 STRESS = Path(__file__).resolve().parent
@@ -53,8 +72,15 @@ from real_server import gguf_for, running_server  # noqa: E402
 from slow_model import document, load  # noqa: E402
 
 import ctxtrio  # noqa: E402
+import ctxtrio.llm.summarizer as summarizer_module  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
+from ctxtrio.llm._keeping import Rejected, checked  # noqa: E402
+from ctxtrio.llm.checks import rejection  # noqa: E402
 from testkit.deadlines import until  # noqa: E402
+
+if TYPE_CHECKING:
+    from ctxtrio.llm._plan import Step
+    from ctxtrio.text.tokens import TokenModel
 
 _SHARE = re.compile(r"(\d+) of (\d+) parts")
 
@@ -72,7 +98,98 @@ class Rejections(logging.Handler):
             self.reasons[re.sub(r"\(.*\)|\d+%?", "#", reason)] += 1
 
 
-async def measure(base_url: str, args: argparse.Namespace, work: Path) -> None:
+class CutOffs(logging.Handler):
+    """Counts the summarizer's "summary step cut off by the server" lines."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("summary step cut off by the server"):
+            self.count += 1
+
+
+async def second_client(root: str, every_s: float, sent: list[float]) -> None:
+    """Another program on the same server: a short chat completion every ``every_s`` seconds."""
+    body = {"messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 8}
+    async with httpx.AsyncClient(trust_env=False, timeout=None) as other:
+        while True:
+            await trio.sleep(every_s)
+            started = time.monotonic()
+            await other.post(f"{root}/v1/chat/completions", json=body)
+            sent.append(time.monotonic() - started)
+
+
+class Verdicts:
+    """Every verdict of ``checked`` in this run: the step, and the text it returned to keep."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, list[tuple[Step, TokenModel, str]]] = {}
+        self.rejected = 0
+
+    def install(self) -> None:
+        def recording(answer: str, step: Step, model: TokenModel, *, one_line: bool = False) -> str | Rejected:
+            result = checked(answer, step, model, one_line=one_line)
+            if isinstance(result, Rejected):
+                self.rejected += 1
+            else:
+                self.kept.setdefault(step.key, []).append((step, model, result))
+            return result
+
+        setattr(summarizer_module, "checked", recording)  # the name the summarizer calls
+
+
+def audit(cached: dict[str, str], verdicts: Verdicts) -> int:
+    """Print how many cached texts were checked as kept; returns how many were not."""
+    bad = 0
+    samples: list[str] = []
+    kinds: Counter[str] = Counter()
+    for key, text in cached.items():
+        kept = [(step, model) for step, model, result in verdicts.kept.get(key, []) if result == text]
+        if not kept:
+            print(f"  NOT A CHECKED TEXT: {key[:40]}… = {text[:80]!r}")
+            bad += 1
+            continue
+        step, model = kept[0]
+        again = rejection(
+            text, source=step.text, instruction=step.instruction, target_tokens=step.target_tokens, model=model
+        )
+        if again is not None:
+            print(f"  FAILS THE CHECKS AGAIN ({again}): {text[:80]!r}")
+            bad += 1
+        kinds[step.purpose.split("/")[0]] += 1
+        if again is None and step.purpose.startswith("one-liner") and len(samples) < 6:
+            samples.append(f"  {step.text.split('. ')[0][:70]!r}\n    -> {text!r}")
+    print(f"cached texts: {len(cached)}; {len(cached) - bad} are texts the checks passed ({dict(kinds)}), {bad} not")
+    print(f"checked answers rejected in this run: {verdicts.rejected}")
+    print("sample of cached one-liners (chunk's first sentence -> cached line):")
+    print("\n".join(samples) or "  (none)")
+    return bad
+
+
+def _breaker(ctx: ctxtrio.Context) -> str:
+    return ctx.llm.breaker_state.value if ctx.llm is not None else "-"
+
+
+async def outline_run(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
+    """doc_outline summarize=true, back to back, until no line says "call again"."""
+    walls = []
+    for call in range(1, args.max_calls + 1):
+        started = time.monotonic()
+        outline = await ctx.documents.outline("big", summarize=True, wait=until(trio.current_time() + args.deadline))
+        walls.append(time.monotonic() - started)
+        print(
+            f"outline call {call}: wall {walls[-1]:5.1f} s; breaker {_breaker(ctx)}; note {outline.note[:90]!r}; {load()}",
+            flush=True,
+        )
+        if "call again" not in outline.note:
+            break
+    over = sum(wall > args.deadline + 1.0 for wall in walls)
+    print(f"outline: {len(walls)} calls, slowest {max(walls):.1f} s, {over} over deadline + 1 s", flush=True)
+
+
+async def measure(base_url: str, args: argparse.Namespace, work: Path, verdicts: Verdicts) -> int:
     config = Config(data_dir=work / "data", llm_base_url=base_url, llm_deadline_s=args.deadline, audit=False)
     async with ctxtrio.open_context(config) as ctx:
         with trio.fail_after(120):
@@ -80,20 +197,47 @@ async def measure(base_url: str, args: argparse.Namespace, work: Path) -> None:
                 await trio.sleep(0.2)
         info = (await ctx.documents.ingest(text=document(args.chunks), doc_id="big")).doc
         print(f"document: {info.chunks} chunks, context {ctx.live.context_length} tokens ({load()})", flush=True)
+        sent: list[float] = []
+        async with trio.open_nursery() as nursery:
+            if args.second_client:
+                nursery.start_soon(second_client, base_url.removesuffix("/v1"), args.second_client, sent)
+            if "outline" in args.runs:
+                await outline_run(ctx, args)
+            if "summarize" in args.runs:
+                await summarize_run(ctx, args)
+            nursery.cancel_scope.cancel()
+        if args.second_client:
+            print(f"second client: {len(sent)} requests answered (slowest {max(sent, default=0):.1f} s)")
+        _, doc = await ctx.documents._repo.load("big")  # the texts the document caches (private: a stress script)
+        return audit(dict(doc.summaries), verdicts)
+
+
+async def summarize_run(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
+    """doc_summarize of the whole document, back to back, until the job is done."""
+    walls = []
+    try:
         for call in range(1, args.max_calls + 1):
             started = time.monotonic()
             summary = await ctx.documents.summarize(
                 "big", target_tokens=500, wait=until(trio.current_time() + args.deadline)
             )
             wall = time.monotonic() - started
+            walls.append(wall)
             found = _SHARE.search(summary.note)
             share = "1.00" if summary.method == "llm" else (f"{int(found[1]) / int(found[2]):.2f}" if found else "0.00")
-            print(f"call {call}: wall {wall:5.1f} s, LLM share {share}, method {summary.method}; {load()}", flush=True)
+            print(
+                f"call {call}: wall {wall:5.1f} s, LLM share {share}, method {summary.method}; "
+                f"breaker {_breaker(ctx)}; {load()}",
+                flush=True,
+            )
             if summary.method == "llm" or "goes on in the background" not in summary.note:
                 print(f"finished after {call} calls: {summary.method}; note: {summary.note or '-'}")
                 print(f"summary starts: {summary.text[:300]!r}")
                 return
         print(f"not finished within {args.max_calls} calls; last note: {summary.note}")
+    finally:
+        over = sum(wall > args.deadline + 1.0 for wall in walls)
+        print(f"doc_summarize: {len(walls)} calls, slowest {max(walls, default=0):.1f} s, {over} over deadline + 1 s")
 
 
 def main() -> int:
@@ -104,21 +248,28 @@ def main() -> int:
     parser.add_argument("--chunks", type=int, default=50)
     parser.add_argument("--deadline", type=float, default=45.0)
     parser.add_argument("--max-calls", type=int, default=20)
+    parser.add_argument("--runs", default="outline,summarize", help="outline, summarize or both (comma-separated)")
+    parser.add_argument("--second-client", type=float, default=0.0, help="another client's request every S seconds")
     args = parser.parse_args()
+    verdicts = Verdicts()
+    verdicts.install()
     gguf = gguf_for(args.model, args.venv, args.cache or args.venv.parent)
     rejections = Rejections()
     logging.getLogger("ctxtrio.summaries").addHandler(rejections)
+    cut_offs = CutOffs()
+    logging.getLogger("ctxtrio.summaries").addHandler(cut_offs)
     logging.getLogger("ctxtrio.summaries").setLevel(logging.INFO)
     print(f"start: {load()}", flush=True)
     with running_server(args.venv, gguf, n_ctx=8192) as server, tempfile.TemporaryDirectory() as tmp:
         print(f"llama-cpp-python serving {server.model} at {server.base_url}", flush=True)
-        trio.run(measure, server.base_url, args, Path(tmp))
+        bad = trio.run(measure, server.base_url, args, Path(tmp), verdicts)
     total = sum(rejections.reasons.values())
     print(f"LLM answers rejected: {total}")
     for reason, count in rejections.reasons.most_common():
         print(f"  {count:3d}  {reason}")
+    print(f"streams cut off by the server (retried): {cut_offs.count}")
     print(f"end: {load()}")
-    return 0
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ client's connection goes away). What it models, and where the behaviour is docum
   router server).
 
 * **Interrupts a stream for any other request** (``interrupt_requests``, llama-cpp-python's
-  server default). Every request waits for the one model lock (llama_cpp/server/app.py:
+  server default, documented as "Whether to interrupt requests when a new request is
+  received", ``default=True``: llama_cpp/server/settings.py, ``ServerSettings``). Every request waits for the one model lock (llama_cpp/server/app.py:
   ``get_llama_proxy``, a double lock, is a dependency of the chat *and* the
   ``/extras/tokenize`` routes); the streaming loop, after sending each chunk, ends the
   stream with ``data: [DONE]`` and no final chunk when another request is waiting for
