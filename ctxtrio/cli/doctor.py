@@ -20,7 +20,7 @@ from .._errors import LLMError, StoreError
 from ..docs.repository import CATALOG_NAME
 from ..llm.client import open_llm_client
 from ..llm.messages import LLMSettings
-from ..memory.admin.prune import replay
+from ..memory.admin.prune import replay_records
 from ..memory.sessions.repository import scan_session_ids
 from .aside import free_space, set_aside
 from .embeddings import check_embeddings
@@ -114,7 +114,7 @@ async def _sessions(ctx: Context, report: Report) -> None:
         torn += bool(read.torn_tail_bytes)
         malformed += len(read.quarantined)
         records += len(read.records)
-        deleted += replay(session_id, [r.data for r in read.records]).deleted_at is not None
+        deleted += replay_records(session_id, [r.data for r in read.records]).deleted_at is not None
     report.facts["sessions"] = {"count": len(ids), "deleted": deleted, "records": records}
     damage = _damage(torn, malformed)
     report.add("sessions", not damage, f"{len(ids)} ({deleted} deleted), {records} records; journals {damage or 'ok'}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from ..memory.admin.prune import replay
+from ..memory.admin.prune import replay_records
 from .library import open_library
 from .output import ask, emit_json, err, parse_duration, say, when
 from .transfer import export_args, export_command, import_args, import_command
@@ -101,7 +101,7 @@ def _entry_line(entry: Entry) -> str:
 async def show_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     async with open_library(config, stop) as ctx:
         records = await ctx.sessions.records(args.session)
-    state = replay(args.session, records)
+    state = replay_records(args.session, records)
     entries = [item.snapshot() for item in state.order]
     if args.json:
         emit_json(

@@ -30,7 +30,7 @@ from ...store.records import JSON, NewRecord, Record
 from ...store.results import JournalExistsError
 from ..model import MAX_ENTRY_CHARS, ROLES
 from ..sessions.store import same_state
-from .prune import replay
+from .prune import replay_records
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -92,7 +92,7 @@ def content_key(state: SessionState) -> ContentKey:
 
 def records_key(session_id: str, records: Sequence[Record]) -> tuple[ContentKey, bool]:
     """The content key of imported records, and whether they leave the session deleted."""
-    state = replay(session_id, list(records))
+    state = replay_records(session_id, list(records))
     return content_key(state), state.deleted_at is not None
 
 

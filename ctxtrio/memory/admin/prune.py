@@ -31,7 +31,7 @@ from ..state.columns import SessionState
 if TYPE_CHECKING:
     from ..sessions.store import SessionStore
 
-__all__ = ["PruneMethods", "SessionPrune", "plan_session", "prune_journal", "prune_records", "replay"]
+__all__ = ["PruneMethods", "SessionPrune", "plan_session", "prune_journal", "prune_records", "replay_records"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,7 @@ class SessionPrune:
     entries: tuple[str, ...]
 
 
-def replay(session_id: str, records: list[Record]) -> SessionState:
+def replay_records(session_id: str, records: list[Record]) -> SessionState:
     """A session state replayed from raw records (cold token model: counts do not matter here)."""
     state = SessionState(session_id, TokenModel.cold())
     for record in records:
@@ -55,7 +55,7 @@ def replay(session_id: str, records: list[Record]) -> SessionState:
 
 def plan_session(session_id: str, records: list[Record], cutoff: float, *, idle: bool = False) -> SessionPrune | None:
     """What prune does to a session with these records; None when nothing is old enough."""
-    state = replay(session_id, records)
+    state = replay_records(session_id, records)
     if not state.exists:
         return None
     every = tuple(item.id for item in state.order)
@@ -76,7 +76,7 @@ def prune_records(session_id: str, records: list[Record], cutoff: float, *, now:
     Checked before it is returned: replaying the result gives the same live entries
     (ids, texts, pins, tags, folding) as replaying the input, else nothing is changed.
     """
-    before = replay(session_id, records)
+    before = replay_records(session_id, records)
     removed = _retired_before(before, records, cutoff)
     if not removed:
         return None
@@ -102,7 +102,7 @@ def prune_records(session_id: str, records: list[Record], cutoff: float, *, now:
             "cutoff": round(cutoff, 3),
         }
     )
-    after = replay(session_id, kept)
+    after = replay_records(session_id, kept)
     if _live_view(after) != _live_view(before):
         return None  # a case this plan does not understand: leave the journal alone
     return kept
