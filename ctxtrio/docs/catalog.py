@@ -70,6 +70,9 @@ class CatalogState:
     version: int = 0
     #: Cursor records replayed (live or replaced): compared with ``cursors`` to know when to compact.
     cursor_records: int = 0
+    #: The document each bump of ``version`` by :meth:`apply` changed, the last one last
+    #: (a state replayed afresh starts at a later version with an empty list).
+    changed: list[str] = field(default_factory=list)
 
     def apply(self, record: Record) -> tuple[str, str] | None:
         """Apply one record; return the (doc, gen) it made obsolete, if any."""
@@ -84,6 +87,7 @@ class CatalogState:
             previous = self.docs.get(doc)
             self.docs[doc] = entry
             self.version += 1
+            self.changed.append(doc)
             self.committed.add((doc, entry.gen))
             if previous is not None and previous.gen != entry.gen:
                 return doc, previous.gen
@@ -91,6 +95,7 @@ class CatalogState:
         if kind == "forget":
             previous = self.docs.pop(doc, None)
             self.version += 1
+            self.changed.append(doc)
             for key in [key for key in self.cursors if key[0] == doc]:
                 del self.cursors[key]
             return (doc, previous.gen) if previous is not None else None
@@ -104,6 +109,14 @@ class CatalogState:
     def compaction_due(self) -> bool:
         """Whether replaced cursor records in the catalog exceed :data:`CURSOR_SLACK`."""
         return self.cursor_records - len(self.cursors) > CURSOR_SLACK
+
+    def changed_since(self, version: int) -> set[str]:
+        """The documents committed or forgotten since ``version``; every document this state
+        has seen change when ``version`` is not one of its own (before its start, or ahead)."""
+        start = self.version - len(self.changed)
+        if not start <= version <= self.version:
+            return set(self.changed)
+        return set(self.changed[version - start :])
 
     def cursor(self, doc: str, session: str) -> int:
         """Where reading continues for (doc, session): 0 unless a cursor of the current generation exists."""

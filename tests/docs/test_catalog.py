@@ -116,3 +116,20 @@ def test_compaction_is_due_only_past_the_slack(monkeypatch: pytest.MonkeyPatch) 
     for position in range(4):
         state.apply(stored(cursor_record("a", "g1", "s0", 2 + position), 20 + position))
     assert state.compaction_due()
+
+
+def test_changed_since_names_the_documents_each_version_changed() -> None:
+    """changed_since(v): the documents committed or forgotten after version v; cursors change none."""
+    state = CatalogState()
+    state.apply(stored(commit_record(info("a"), "g1"), 1))
+    seen = state.version
+    state.apply(stored(commit_record(info("b"), "h1"), 2))
+    state.apply(stored(cursor_record("a", "g1", "s1", 2), 3))
+    state.apply(stored(forget_record("a"), 4))
+    assert state.changed_since(seen) == {"a", "b"}
+    assert state.changed_since(state.version) == set()
+    assert state.changed_since(state.version + 5) == {"a", "b"}  # a version this state never reached: all
+    fresh = CatalogState(version=state.version + 1)  # a rewritten catalog replayed afresh
+    fresh.apply(stored(commit_record(info("b"), "h1"), 1))
+    assert fresh.changed_since(fresh.version - 1) == {"b"}
+    assert fresh.changed_since(seen) == {"b"}  # before the fresh state began: all it has seen

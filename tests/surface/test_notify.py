@@ -32,7 +32,6 @@ from tests.transport.serving import http_server
 if TYPE_CHECKING:
     from mcp.client.session import IncomingMessage
 
-    from ctxtrio.docs.model import DocumentInfo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -245,15 +244,15 @@ async def test_an_unreadable_store_pauses_notifications_not_the_server(
     inbox = Inbox()
     async with ctxtrio.open_context(_config(tmp_path)) as ctx, running_server(ctx) as server:
         await ctx.documents.ingest(text="one", doc_id="d")
-        real = ctx.documents.list_documents
+        real = ctx.documents.changes
         broken = True
 
-        async def flaky() -> list[DocumentInfo]:
+        async def flaky(since: int) -> tuple[int, set[str], frozenset[str]]:
             if broken:
                 raise StoreError("catalog unreadable (test)")
-            return await real()
+            return await real(since)
 
-        monkeypatch.setattr(ctx.documents, "list_documents", flaky)
+        monkeypatch.setattr(ctx.documents, "changes", flaky)
         async with Client(server, mode="legacy", message_handler=inbox) as client:
             await _subscribe(client, "ctxtrio://docs/d")
             await ctx.documents.ingest(text="two", doc_id="d")
