@@ -311,3 +311,22 @@ async def test_abandoning_a_slow_but_alive_server_is_no_verdict(autojump_clock: 
             await client.complete(HELLO, max_tokens=5)  # cut at t=16
         assert client.breaker_state is BreakerState.CLOSED
         assert (await client.complete(HELLO, max_tokens=5)).text == "ok"
+
+
+async def test_probes_wait_probe_timeout_s_stretched_as_told(autojump_clock: trio.testing.MockClock) -> None:
+    """A probe (list_models) times out at probe_timeout_s, not timeout_s; after stretch_probes(2), at twice that."""
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    settings = LLMSettings("http://llm/v1", timeout_s=7.0, probe_timeout_s=3.0)
+    async with open_llm_client(settings, transport=httpx.MockTransport(handler)) as client:
+        with pytest.raises(LLMTimeoutError, match=r"no answer within 3 s"):
+            await client.list_models()
+        assert trio.current_time() == 3.0
+        await trio.sleep(2.0)  # past the breaker's first wait: the next request is its probe
+        client.stretch_probes(2.0)
+        with pytest.raises(LLMTimeoutError, match=r"no answer within 6 s"):
+            await client.list_models()
+        assert trio.current_time() == 11.0
