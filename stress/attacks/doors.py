@@ -1,7 +1,7 @@
 """The doors added last: export/import, prune, side files, odd bytes, full disks, clients that stop reading.
 
 One row per numbered finding of issue 27 (finding 8's glob loop and finding 4's CLI
-half have their rows with the ingest area; finding 10 has none yet):
+half have their rows with the ingest area; finding 10's last parts are in ``corners.py``):
 
 1. an export holding U+2028/U+2029/U+0085, pins, compactions and deletes round-trips;
 2. an import racing a server appending to the same id keeps every acknowledged append;
