@@ -8,7 +8,11 @@ text by :mod:`stress.html_text` (6.9 MB of markdown-headed text), ingested by
 official SDK's in-memory client, no LLM), then each question of
 ``stress/retrieval_questions.json`` (20 exact identifiers, 20 natural questions, 20
 paraphrases; each names the file and a short answer string found verbatim in it; the
-set was written before any tuning and is never edited) is asked of ``doc_search``:
+set was written before any tuning and is never edited) is asked of ``doc_search``.
+A second set guards against tuning to the first: ``--sources
+/usr/share/doc/python3.11/html/_sources --questions stress/retrieval_questions_python.json``
+(``python3.11-doc``'s 497 reST sources as they are, 45 questions: 15 exact, 16 natural,
+14 paraphrases, written before the tuning they checked and never edited):
 
 - once with ``budget_tokens=100000, limit=10``, for the ranking: the right file among
   the first 3 hits, and MRR@10 (1/rank of the first hit from the right file);
@@ -110,12 +114,22 @@ def _hit_docs(result: CallToolResult) -> list[str]:
     return [str(hit["doc_id"]) for hit in hits if isinstance(hit, dict)]
 
 
-async def ingest_all(client: Client, files: list[Path], concurrency: int) -> None:
+def doc_id_for(file: str) -> str:
+    """A question's file (relative to the corpus) as the doc_id it was ingested under: a converted
+    page's stem (``sql-notify``), else the path without ``.rst.txt``/``.txt``, dotted
+    (``library/os.rst.txt`` -> ``library.os``)."""
+    if file.endswith(".md") and "/" not in file:
+        return file.removesuffix(".md")
+    return file.removesuffix(".txt").removesuffix(".rst").replace("/", ".")[-64:].lstrip(".-_")
+
+
+async def ingest_all(client: Client, corpus: Path, files: list[Path], concurrency: int) -> None:
     limiter = trio.CapacityLimiter(concurrency)
 
     async def one(path: Path) -> None:
+        doc_id = doc_id_for(str(path.relative_to(corpus)))
         async with limiter:
-            result = await client.call_tool("doc_ingest", {"file_path": str(path), "doc_id": path.stem})
+            result = await client.call_tool("doc_ingest", {"file_path": str(path), "doc_id": doc_id})
         _text(result)
 
     async with trio.open_nursery() as nursery:
@@ -129,7 +143,7 @@ SKIPPED = "Keyword search only:"
 async def ask(client: Client, question: Question, outcome: Outcome, latencies: list[float], cpu: list[float]) -> None:
     ranking = await client.call_tool("doc_search", {"query": question.query, "budget_tokens": 100_000, "limit": 10})
     _text(ranking)
-    wanted = question.file.removesuffix(".md")
+    wanted = doc_id_for(question.file)
     docs = _hit_docs(ranking)
     outcome.rank = docs.index(wanted) + 1 if wanted in docs else None
     answer = normalized(question.answer)
@@ -148,12 +162,19 @@ async def ask(client: Client, question: Question, outcome: Outcome, latencies: l
 async def run(args: argparse.Namespace) -> list[Outcome]:
     questions = load_questions(args.questions)
     with tempfile.TemporaryDirectory(prefix="retrieval-bench-") as tmp:
-        corpus = Path(tmp) / "corpus"
-        files = convert_dir(args.html, corpus)
+        if args.sources is not None:  # text as it is (reST, markdown): no conversion
+            corpus = args.sources
+            files = sorted(
+                path for path in corpus.rglob("*") if path.is_file() and path.suffix in {".txt", ".rst", ".md"}
+            )
+        else:
+            corpus = Path(tmp) / "corpus"
+            files = convert_dir(args.html, corpus)
         if args.files is not None:
             asked = {q.file for q in questions}
-            others = [path for path in sorted(files) if path.name not in asked][: args.files]
-            files = [path for path in files if path.name in asked] + others
+            named = {str(path.relative_to(corpus)): path for path in files}
+            others = [path for name, path in sorted(named.items()) if name not in asked][: args.files]
+            files = [path for name, path in named.items() if name in asked] + others
         missing = [q for q in questions if normalized(q.answer) not in normalized((corpus / q.file).read_text())]
         if missing:
             raise SystemExit(f"answers not in their files: {missing}")
@@ -168,7 +189,7 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
         )
         async with open_context(config) as ctx, Client(build_server(ctx)) as client:
             began, began_cpu = time.perf_counter(), time.process_time()
-            await ingest_all(client, files, args.concurrency)
+            await ingest_all(client, corpus, files, args.concurrency)
             ingest_s, ingest_cpu = time.perf_counter() - began, time.process_time() - began_cpu
             print(
                 f"ingest: {len(files)} files, {mb:.1f} MB in {ingest_s:.1f} s wall, {ingest_cpu:.1f} s CPU in this process"
@@ -235,6 +256,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--html", type=Path, default=HTML, help="the HTML pages (default: postgresql-doc-15's)")
     parser.add_argument("--questions", type=Path, default=HERE / "retrieval_questions.json")
+    parser.add_argument(
+        "--sources",
+        type=Path,
+        help="text files ingested as they are instead of --html (e.g. the Python docs' _sources)",
+    )
     parser.add_argument("--concurrency", type=int, default=8, help="doc_ingest calls in flight")
     parser.add_argument("--json", type=Path, help="write each question's outcome here")
     parser.add_argument("--show", choices=KINDS, help="print the 1000-token answers of this kind's misses")
@@ -245,7 +271,9 @@ def main() -> int:
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the real-model venv, for --real-embeddings")
     parser.add_argument("--query-wait", type=float, help="seconds a search waits for its query's vector")
     args = parser.parse_args()
-    if not args.html.is_dir():
+    if args.sources is not None and not args.sources.is_dir():
+        raise SystemExit(f"{args.sources} not found: apt-get install python3.11-doc")
+    if args.sources is None and not args.html.is_dir():
         raise SystemExit(f"{args.html} not found: apt-get install postgresql-doc-15")
     if args.query_wait is not None:
         embedding.QUERY_S = args.query_wait
