@@ -93,7 +93,7 @@ async def test_every_returned_type_is_exported(tmp_path: Path) -> None:
 
 def test_services_return_only_exported_types() -> None:
     """Every public method of the two services names, in its return annotation, only exported or built-in types."""
-    plain = {"None", "list", "dict", "str", "int", "float", "bool", "tuple", "Sequence", "Mapping"}
+    plain = {"None", "list", "dict", "set", "frozenset", "str", "int", "float", "bool", "tuple", "Sequence", "Mapping"}
     for service in (ctxtrio.SessionService, ctxtrio.DocumentService):
         for name, method in inspect.getmembers(service, inspect.isfunction):
             if name.startswith("_"):
