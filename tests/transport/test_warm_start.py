@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 
 from ctxtrio.transport.messages import peek
 from ctxtrio.transport.warm_start import EarlyResponder, Handoff, load_answers, request_key
@@ -161,30 +161,21 @@ def source(tmp_path: Path) -> Path:
     return copy
 
 
-async def test_a_fresh_data_dir_starts_warm(tmp_path: Path, source: Path) -> None:
-    """Answers recorded with one data dir serve the first requests of another, before the SDK loads."""
-    env = {"PYTHONPATH": str(source), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    logs = []
-    for data_dir in ("one", "two"):
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "ctxtrio", "--data-dir", str(tmp_path / data_dir), "--no-llm", "--no-audit"],
-            cwd=source,
-            env=env,
-        )
-        log_path = tmp_path / f"{data_dir}.log"
-        with open(log_path, "w") as errlog, trio.fail_after(60):
-            async with Client(stdio_client(params, errlog=errlog)) as client:
-                assert len((await client.list_tools()).tools) == 15
-                # A call only the SDK can answer: the server has logged its start by then,
-                # however long the SDK takes to import (the client kills it soon after EOF).
-                assert not (await client.call_tool("context_guide", {})).is_error
-        logs.append(log_path.read_text())
-    assert "warm start: answered" not in logs[0]
-    assert "warm start: answered 2 request(s)" in logs[1]
+def test_a_fresh_data_dir_starts_warm(tmp_path: Path, source: Path) -> None:
+    """Answers recorded with one data dir serve the first requests of another, before the SDK loads.
+
+    The requests are in the pipe before the second server starts, so how many the early
+    responder answers does not depend on the machine's speed (with a live client on a
+    loaded machine the SDK sometimes loaded before tools/list was sent: 1 answered, not 2).
+    """
+    first = _run_legacy(tmp_path, source, data="one")
+    second = _run_legacy(tmp_path, source, data="two")
+    assert b"warm start: answered" not in first.stderr
+    assert b"warm start: answered 2 request(s)" in second.stderr
+    assert second.stdout.splitlines()[:2] == first.stdout.splitlines()[:2]  # the same answers, sent early
 
 
-def _run_legacy(tmp_path: Path, source: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
+def _run_legacy(tmp_path: Path, source: Path, *flags: str, data: str = "data") -> subprocess.CompletedProcess[bytes]:
     initialize = {
         "jsonrpc": "2.0",
         "id": 0,
@@ -195,11 +186,11 @@ def _run_legacy(tmp_path: Path, source: Path, *flags: str) -> subprocess.Complet
         _line(initialize) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"}) + _line(LIST) + _line(CALL)
     )
     return subprocess.run(
-        [sys.executable, "-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit", *flags],
+        [sys.executable, "-m", "ctxtrio", "--data-dir", str(tmp_path / data), "--no-llm", "--no-audit", *flags],
         input=script,
         capture_output=True,
         cwd=source,
-        timeout=60,
+        timeout=300,  # a hang guard
         check=True,
         env={**os.environ, "PYTHONPATH": str(source), "XDG_CACHE_HOME": str(tmp_path / "cache")},
     )
