@@ -211,13 +211,13 @@ class DocumentService(ReadingMethods):
         await self._repo.refresh()
         return sorted((entry.info for entry in self._repo.state.docs.values()), key=lambda info: info.ingested_at)
 
-    async def changes(self, since: int) -> tuple[int, set[str], frozenset[str]]:
+    async def changes(self, since: int) -> tuple[int, list[str], list[str]]:
         """(the catalog's version now, the documents committed or forgotten since version
         ``since`` of this process, the current document ids): what a watcher needs without
         listing every document each time."""
         await self._repo.refresh()
         state = self._repo.state
-        return state.version, state.changed_since(since), frozenset(state.docs)
+        return state.version, sorted(state.changed_since(since)), list(state.docs)
 
     async def get(self, doc_id: str) -> DocumentInfo:
         """What the catalog says about ``doc_id``; NotFoundError if there is no such document."""

@@ -121,10 +121,11 @@ async def _look(ctx: Context, subscribers: Subscribers, seen: _Seen, *, announce
     if catalog != seen.catalog or seen.docs is None:
         # The catalog's own change log: no listing of every document at each look (under
         # cProfile, 19% of the event loop's time in 1,758 ingests went to sorting and comparing them).
-        version, changed, docs = await ctx.documents.changes(seen.version)
+        version, changed, ids = await ctx.documents.changes(seen.version)
+        docs = frozenset(ids)
         seen.catalog = catalog  # only once read: a failed read is tried again next time
         if seen.docs is not None:
-            changed_docs = changed
+            changed_docs = set(changed)
             listing = seen.docs != docs
         seen.docs, seen.version = docs, version
     if folder != seen.folder or seen.sessions is None:

@@ -247,7 +247,7 @@ async def test_an_unreadable_store_pauses_notifications_not_the_server(
         real = ctx.documents.changes
         broken = True
 
-        async def flaky(since: int) -> tuple[int, set[str], frozenset[str]]:
+        async def flaky(since: int) -> tuple[int, list[str], list[str]]:
             if broken:
                 raise StoreError("catalog unreadable (test)")
             return await real(since)
