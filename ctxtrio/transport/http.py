@@ -276,6 +276,11 @@ async def _respond(send: Send, status: int, body: dict[str, str]) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     if status == 401:  # RFC 6750, section 3: a 401 names the scheme a client must use
         headers.append((b"www-authenticate", b'Bearer realm="ctxtrio"'))
+    if status >= 400:
+        # Refusals are sent before the body is read, and the server then closes the
+        # connection; saying so (RFC 9112, section 9.6) stops a keep-alive client from
+        # sending its next request down a connection that is going away.
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 

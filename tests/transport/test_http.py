@@ -60,6 +60,15 @@ async def test_foreign_host_and_origin_rejected(tmp_path: Path) -> None:
         assert ok.status_code == 200
 
 
+async def test_refusals_close_the_connection(tmp_path: Path) -> None:
+    """A refusal says Connection: close, so a keep-alive client never reuses a closing connection."""
+    async with http_server(tmp_path / "data") as server, httpx.AsyncClient() as http:
+        for _ in range(20):
+            response = await http.post(server.mcp_url, headers={"Origin": "http://evil.example"}, json={})
+            assert response.status_code == 403
+            assert response.headers["connection"] == "close"
+
+
 async def test_token_required_when_set(tmp_path: Path) -> None:
     """With a token, requests without the right bearer get 401 naming the Bearer scheme; the SDK client with it works."""
     async with http_server(tmp_path / "data", env={"CTX_HTTP_TOKEN": TOKEN}) as server:
