@@ -40,6 +40,7 @@ sys.path.insert(0, str(STRESS))
 sys.path.insert(0, str(STRESS.parent))
 
 from real_server import gguf_for, running_server  # noqa: E402
+from real_summaries import CutOffs  # noqa: E402
 from slow_model import load  # noqa: E402
 
 from ctxtrio._errors import LLMError  # noqa: E402
@@ -62,18 +63,6 @@ TEXTS = [
     "key was changed to include it, builds 7732 to 7740 passed, each in about 11 minutes. The amd64 "
     "runner was never affected, since it does not restore the dependency cache at all.",
 ]
-
-
-class CutOffs(logging.Handler):
-    """Counts the summarizer's "summary step cut off by the server" lines."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.getMessage().startswith("summary step cut off by the server"):
-            self.count += 1
 
 
 async def other(root: str) -> float:

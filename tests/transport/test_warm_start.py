@@ -113,36 +113,19 @@ def test_legacy_handshake_survives_handoff(tmp_path: Path) -> None:
     assert outputs[0] == outputs[1]
 
 
+def _tools_list(request_id: int, version: str, client: str | None = None) -> dict[str, object]:
+    """A ``tools/list`` request of a 2026-style client: the version (and who it is) in ``_meta``."""
+    meta: dict[str, object] = {"io.modelcontextprotocol/protocolVersion": version}
+    if client is not None:
+        meta["io.modelcontextprotocol/clientInfo"] = {"name": client}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": {"_meta": meta}}
+
+
 def test_keys_ignore_who_the_client_is() -> None:
     """Two hosts that differ only in their clientInfo share one recorded answer."""
-    lm_studio = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/list",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/clientInfo": {"name": "LM Studio"},
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            }
-        },
-    }
-    claude = {
-        "jsonrpc": "2.0",
-        "id": 9,
-        "method": "tools/list",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/clientInfo": {"name": "Claude"},
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            }
-        },
-    }
-    older = {
-        "jsonrpc": "2.0",
-        "id": 9,
-        "method": "tools/list",
-        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}},
-    }
+    lm_studio = _tools_list(1, "2026-07-28", "LM Studio")
+    claude = _tools_list(9, "2026-07-28", "Claude")
+    older = _tools_list(9, "2025-11-25")
     first, second, third = request_key(lm_studio), request_key(claude), request_key(older)
     assert first is not None and second is not None and third is not None
     assert first[0] == second[0] != third[0]
