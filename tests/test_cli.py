@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ctxtrio._config import Config, yes_no
+from ctxtrio._config import Config
 from ctxtrio._errors import ConfigError
+from ctxtrio._setting import yes_no
 from ctxtrio.cli.settings import build_config
 
 if TYPE_CHECKING:

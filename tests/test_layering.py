@@ -26,17 +26,19 @@ ALLOWED: dict[str, set[str]] = {
     "text": set(),
     "store": {"text"},
     "llm": {"text"},
-    "_config": set(),
+    # One settings row and how a setting's text reads (yes/no, loopback host): Config's parts.
+    "_setting": set(),
+    "_config": {"_setting"},
     "_platform": set(),
     "_live": {"_config", "text"},
     "memory": {"store", "llm", "text", "_live", "_config"},
     "docs": {"store", "llm", "text", "_live", "_config"},
     "_context": {"memory", "docs", "store", "llm", "_live", "_config"},
-    "tools": {"memory", "docs", "store", "text", "_context", "_live", "_config"},
+    "tools": {"memory", "docs", "store", "text", "_context", "_live", "_config", "_setting"},
     # Resources, prompts, completion: the MCP surface beyond tools (reads the guide's text).
     "surface": {"tools", "memory", "docs", "store", "text", "_context", "_live", "_config"},
     "_sdk": set(),
-    "transport": {"_sdk", "_config"},
+    "transport": {"_sdk", "_config", "_setting"},
     "_app": {
         "transport",
         "tools",
@@ -53,7 +55,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "_cli": {"_app", "_sdk", "transport", "store", "_config", "_platform", "cli"},
     # The subcommands: the library's services, as a person or a script sees them.
-    "cli": {"__init__", "_context", "memory", "docs", "store", "llm", "text", "_config"},
+    "cli": {"__init__", "_context", "memory", "docs", "store", "llm", "text", "_config", "_setting"},
     "__init__": {"_app", "_context", "_config", "_platform", "memory", "docs", "llm", "store", "text"},
     "__main__": {"_cli"},
 }

@@ -17,8 +17,9 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NoReturn
 
-from .._config import Config, Setting, settings, yes_no
+from .._config import Config, settings
 from .._errors import ConfigError
+from .._setting import Setting, yes_no
 from .._version import __version__
 from .commands import SUBCOMMANDS
 

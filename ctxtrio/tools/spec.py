@@ -23,10 +23,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from .._config import yes_no
 from .._errors import InputError
 from .._limits import BUDGET, Bounds, check_range
 from .._progress import Progress
+from .._setting import yes_no
 from ..store.records import JSON
 from .output import Output
 from .results import ToolResult

@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
-from .._config import Config, is_loopback_host
 from .._sdk import http_app
+from .._setting import is_loopback_host
 from .._version import __version__
 from .http_server import FD_RESERVE, connection_cap, serve_capped
 from .session_race import session_race_logs_quiet
@@ -54,6 +54,8 @@ from .session_race import session_race_logs_quiet
 if TYPE_CHECKING:
     from hypercorn.typing import Framework
     from mcp.server.lowlevel import Server
+
+    from .._config import Config
 
 __all__ = ["ByteBudget", "Gate", "body_limit_bytes", "serve_http"]
 
