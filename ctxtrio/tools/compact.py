@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._limits import CHUNK_INDEX
+from .._limits import BUDGET, CHUNK_INDEX, check_range
 from .documents import DOC_TABLE
 from .guide import guide_text
 from .results import ToolResult, text_result
@@ -56,6 +56,9 @@ async def memory(ctx: Context, args: Args, call: Call) -> ToolResult:
     session_id, note, query = args.text("session_id"), args.opt_text("note"), args.opt_text("query")
     parts: list[ToolResult] = []
     if note is not None:
+        # The note is written before the recall that spends the budget: a bad budget
+        # refuses the whole call here, so nothing is stored (with a query, the recall checks it again).
+        check_range("budget_tokens", args.opt_integer("budget_tokens"), BUDGET)
         parts.append(
             await _run(
                 "context_append", ctx, {"session_id": session_id, "text": note, "pinned": args.flag("pinned")}, call

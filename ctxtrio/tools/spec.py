@@ -8,6 +8,14 @@ services check), and :func:`parse_arguments` checks the JSON arguments against t
 parameters (types and bounds) before the handler runs, so an error names an argument as
 the tool calls it (``from``, which the library calls ``start``).
 
+The budget is the exception, checked once: ``budget_tokens`` has the same name in the
+tools and the library, and the service that spends it checks it
+(:func:`~ctxtrio._limits.check_budget`, first among its own checks), so
+:data:`BUDGET_PARAM` only advertises its bounds. A call with a bad budget and another bad
+argument gets the other argument's error when this module checks that one (a missing or
+mistyped argument, ``limit=0``), the budget's when the service does (a query with no
+words).
+
 Arguments are taken as the client sent them. A string parameter gets the string, even
 when it looks like JSON (``"null"``, ``"[1]"``, a JSON document to ingest); only a
 list parameter also accepts a JSON-encoded list, and integer and boolean parameters
@@ -62,6 +70,9 @@ class Param:
     default: JSON = None
     description: str = ""
     bounds: Bounds | None = None
+    #: The service checks ``bounds`` under this same name (library callers get the same
+    #: InputError), so :func:`parse_arguments` leaves them to it: one check per call.
+    service_checks: bool = False
 
     def schema(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {"type": self.kind}
@@ -78,8 +89,9 @@ class Param:
         return out
 
 
-#: ``budget_tokens`` of every reading tool: the bounds the services check with :func:`~ctxtrio._limits.check_budget`.
-BUDGET_PARAM = Param("budget_tokens", "integer", bounds=BUDGET)
+#: ``budget_tokens`` of every reading tool: the schema shows the bounds the services check
+#: with :func:`~ctxtrio._limits.check_budget` (the only check of a budget).
+BUDGET_PARAM = Param("budget_tokens", "integer", bounds=BUDGET, service_checks=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +198,7 @@ def parse_arguments(params: tuple[Param, ...], raw: Mapping[str, object] | None)
             values[param.name] = param.default
         else:
             values[param.name] = checked = _coerce(param, value)
-            if param.bounds is not None and isinstance(checked, int):
+            if param.bounds is not None and not param.service_checks and isinstance(checked, int):
                 check_range(param.name, checked, param.bounds)
     return Args(values)
 
