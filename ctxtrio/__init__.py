@@ -38,6 +38,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Advice", "Appended", "CompactResult", "Entry", "EntryStatus", "ImportResult", "OpenResult", "RecallResult",
         "Role", "SessionInfo", "SessionPage", "SessionPrune", "SessionService", "SessionStatus", "UpdateResult",
     ),
+    ".store.layout": ("DataDir",),
     ".store.records": ("Record",),
 }  # fmt: skip
 
@@ -94,6 +95,7 @@ if TYPE_CHECKING:
         SessionStatus as SessionStatus,
         UpdateResult as UpdateResult,
     )
+    from .store.layout import DataDir as DataDir
     from .store.records import Record as Record
     # isort: on
 

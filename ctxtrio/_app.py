@@ -3,7 +3,7 @@
 ::
 
     serve(config)
-    └─ open_context(config) → Context
+    └─ _wiring.open_wiring(config) → Wiring     (open_context yields only its Context)
        ├─ store writer task      the only writer of journals and index
        ├─ LLM client             httpx + circuit breaker (absent with --no-llm)
        ├─ calibrator task        background; publishes TokenModels; never blocks startup
@@ -26,30 +26,14 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-import sniffio
 import trio
 
-from ._context import Context
-from ._errors import EventLoopError, one_error
-from ._live import Live
+from ._errors import one_error
 from ._sdk import make_server
 from ._sdk.events import Hub
 from ._sdk.surface import install
 from ._version import __version__
-from .docs.chunks import chunk_rows
-from .docs.embedding import SemanticIndex
-from .docs.pool import ChunkPool
-from .docs.service import DocumentService
-from .llm.calibration import run_calibrator
-from .llm.client import LLMClient, open_llm_client
-from .llm.counting import TokenCounter
-from .llm.embeddings import Embedder
-from .llm.messages import LLMSettings
-from .llm.summarizer import Summarizer
-from .memory.service import SessionService
-from .store.layout import prepare_data_dir
-from .store.vectors import VectorStore
-from .store.writer import run_store_writer
+from ._wiring import open_wiring
 from .surface.served import ServedSurface
 from .surface.watch import watch
 from .tools.compact import COMPACT_TOOLS
@@ -64,15 +48,12 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from ._config import Config
-    from .store.handle import StoreHandle
+    from ._context import Context
+    from ._wiring import Wiring
 
 __all__ = ["build_server", "open_context", "running_server", "serve"]
 
 log = logging.getLogger("ctxtrio")
-
-#: How long shutdown lets the store writer drain its queue before it gives up on locked
-#: journals and is cancelled (see _drain).
-DRAIN_DEADLINE_S = 10.0
 
 
 @asynccontextmanager
@@ -85,151 +66,11 @@ async def open_context(config: Config) -> AsyncIterator[Context]:
     CtxError raised in the body, or by a background task, comes out as itself, not
     inside an exception group.
     """
-    _require_trio()
-    with one_error():
-        async with _open_context(config) as ctx:
-            yield ctx
+    async with open_wiring(config) as wiring:
+        yield wiring.context
 
 
-@asynccontextmanager
-async def _open_context(config: Config) -> AsyncIterator[Context]:
-    config = config.validated()
-    data = await trio.to_thread.run_sync(prepare_data_dir, config.data_dir)
-    live = Live.from_config(config)
-    writer_done = trio.Event()
-
-    async def run_writer(*, task_status: trio.TaskStatus[StoreHandle]) -> None:
-        try:
-            await run_store_writer(
-                data, lock_timeout_s=config.lock_timeout_s, rows_for=chunk_rows, task_status=task_status
-            )
-        finally:
-            writer_done.set()
-
-    async with trio.open_nursery() as nursery:
-        store: StoreHandle = await nursery.start(run_writer)
-        try:
-            async with _open_llm(config) as llm, _open_embedder(config) as embedder, trio.open_nursery() as background:
-                if llm is not None:
-                    live.counter = TokenCounter(live.tokens, llm)
-                    explicit_budget = config.budget_tokens is not None
-                    await background.start(
-                        partial(
-                            run_calibrator,
-                            llm,
-                            live.tokens,
-                            cache_path=data.calibration_path,
-                            on_context_length=partial(live.set_context_length, explicit_budget=explicit_budget),
-                            counter=live.counter,
-                        )
-                    )
-                summarizer = Summarizer(
-                    llm,
-                    live.tokens,
-                    context_tokens=lambda: live.context_length,
-                    count_tokens=lambda text: live.counter.count(text),
-                )
-                if llm is not None:
-                    await background.start(summarizer.run_worker)
-                sessions = SessionService(store, live, summarizer)
-                documents = DocumentService(store, live, config, summarizer, pool=ChunkPool(background))
-                if embedder is not None:
-                    semantic = SemanticIndex(documents.repository, embedder, VectorStore(data.vectors_path))
-                    await background.start(semantic.run)
-                    documents.semantic = semantic
-                try:
-                    yield Context(
-                        config=config,
-                        data=data,
-                        store=store,
-                        live=live,
-                        sessions=sessions,
-                        documents=documents,
-                        summarizer=summarizer,
-                        llm=llm,
-                    )
-                finally:
-                    background.cancel_scope.cancel()  # calibration stops; the LLM client closes next
-        finally:
-            with trio.CancelScope(shield=True):
-                await _drain(store, writer_done)
-                if not writer_done.is_set():
-                    nursery.cancel_scope.cancel()  # the writer stops once its thread returns
-
-
-async def _drain(store: StoreHandle, writer_done: trio.Event) -> None:
-    """Close the store and let the writer drain its queue for up to DRAIN_DEADLINE_S.
-
-    Past the deadline, journal lock waits (another process holding a journal) give up at
-    once, so the writer's current batch ends and it can be cancelled. Every append
-    already acknowledged is on disk; the rest fail with StoreError.
-    """
-    await store.aclose()
-    with trio.move_on_after(DRAIN_DEADLINE_S):
-        await writer_done.wait()
-    if not writer_done.is_set():
-        log.warning("the store writer is still draining after %g s: giving up on locked journals", DRAIN_DEADLINE_S)
-        store.give_up_waiting()
-
-
-def _require_trio() -> None:
-    """Raise EventLoopError unless running on trio (directly or as anyio's trio backend)."""
-    try:
-        library = sniffio.current_async_library()
-    except sniffio.AsyncLibraryNotFoundError:
-        library = "no recognised event loop"
-    if library != "trio":
-        raise EventLoopError(
-            f"ctxtrio runs on trio, but this was called from {library}: start your program with "
-            'trio.run(main), or anyio.run(main, backend="trio")'
-        )
-
-
-@asynccontextmanager
-async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
-    """The LLM client when the LLM is enabled, else None (extractive summaries only)."""
-    if not config.llm_enabled:
-        yield None
-        return
-    settings = LLMSettings(
-        base_url=config.llm_base_url,
-        model=config.llm_model,
-        api_key=config.llm_api_key,
-        # Summary requests run in the background worker, not inside tool calls, so a
-        # slow model may take its time over a long prompt: timeout_s bounds the wait
-        # for the first token; after it, a stream silent for stall_s is a hang. (A
-        # request a call's deadline cuts after 5 s without any answer still opens the
-        # breaker: see LLMClient._guarded.)
-        timeout_s=config.llm_timeout_s,
-        concurrency=config.llm_concurrency,
-    )
-    async with open_llm_client(settings) as client:
-        yield client
-
-
-@asynccontextmanager
-async def _open_embedder(config: Config) -> AsyncIterator[Embedder | None]:
-    """The embedding endpoint's client when ``--embed-model`` is set, else None.
-
-    Its own client and breaker: an embedding endpoint that is down must not stop
-    summaries. Two requests at once: the background embedder sends one at a time, and a
-    search's query need not queue behind it here.
-    """
-    if not config.embed_model:
-        yield None
-        return
-    settings = LLMSettings(
-        base_url=config.embed_url,
-        model=config.embed_model,
-        api_key=config.llm_api_key,
-        timeout_s=config.llm_timeout_s,
-        concurrency=2,
-    )
-    async with open_llm_client(settings) as client:
-        yield Embedder(client, config.embed_model)
-
-
-def build_server(ctx: Context) -> Server[Any]:
+def build_server(ctx: Wiring) -> Server[Any]:
     """The MCP server for ``ctx`` (imports the SDK): tools, resources, prompts, completion.
 
     Subscriptions and warnings are only delivered while :func:`running_server` runs.
@@ -237,7 +78,7 @@ def build_server(ctx: Context) -> Server[Any]:
     return _build(ctx)[0]
 
 
-def _build(ctx: Context) -> tuple[Server[Any], Hub]:
+def _build(ctx: Wiring) -> tuple[Server[Any], Hub]:
     tools = COMPACT_TOOLS if ctx.config.tools == "compact" else TOOLS
     runner = ToolRunner(ctx, tools)
     server = make_server(
@@ -253,7 +94,7 @@ def _build(ctx: Context) -> tuple[Server[Any], Hub]:
 
 
 @asynccontextmanager
-async def running_server(ctx: Context) -> AsyncIterator[Server[Any]]:
+async def running_server(ctx: Wiring) -> AsyncIterator[Server[Any]]:
     """:func:`build_server`, with the tasks that deliver its notifications running.
 
     The data-dir watcher (resource updates and list changes, from any process sharing
@@ -279,7 +120,7 @@ async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = N
 
 async def _serve(config: Config, *, stdin_fd: int, warm: WarmStart | None) -> None:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with open_context(config) as ctx, running_server(ctx) as server:
+        async with open_wiring(config) as ctx, running_server(ctx) as server:
             if ctx.config.transport == "http":
                 await _serve_http(ctx, server, signals)
             else:
@@ -290,7 +131,7 @@ async def _serve(config: Config, *, stdin_fd: int, warm: WarmStart | None) -> No
 
 
 async def _serve_stdio(
-    ctx: Context, server: Server[Any], signals: AsyncIterator[int], stdin_fd: int, warm: WarmStart | None
+    ctx: Wiring, server: Server[Any], signals: AsyncIterator[int], stdin_fd: int, warm: WarmStart | None
 ) -> None:
     handoff = Handoff()
     recorder: AnswerRecorder | None = None
@@ -342,7 +183,7 @@ async def _serve_stdio(
             await lines.aclose()
 
 
-async def _serve_http(ctx: Context, server: Server[Any], signals: AsyncIterator[int]) -> None:
+async def _serve_http(ctx: Wiring, server: Server[Any], signals: AsyncIterator[int]) -> None:
     from .transport.http import serve_http
 
     shutdown = trio.Event()

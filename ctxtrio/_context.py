@@ -1,7 +1,9 @@
-"""The :class:`Context` a running instance hands to its users and to the tool layer.
+"""The :class:`Context` that ``open_context`` hands to library users.
 
-Defined apart from ``_app.py`` (which builds it) so the tool layer can depend on the
-type without depending on the wiring.
+Defined apart from ``_wiring.py`` (which builds it) so its users can depend on the type
+without depending on the wiring. The handles the server runs on (the store, the live
+token settings, the summarizer, the LLM client) are not part of it: they sit beside it in
+the internal :class:`~ctxtrio._wiring.Wiring`.
 """
 
 from __future__ import annotations
@@ -9,12 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._config import Config
-from ._live import Live
 from .docs.service import DocumentService
-from .llm.client import LLMClient
-from .llm.summarizer import Summarizer
 from .memory.service import SessionService
-from .store.handle import StoreHandle
 from .store.layout import DataDir
 
 __all__ = ["Context"]
@@ -25,11 +23,7 @@ class Context:
     """Everything one open ctxtrio instance offers. Valid inside ``open_context`` only."""
 
     config: Config
+    #: The data dir's paths (``data.root`` is the directory itself).
     data: DataDir
-    store: StoreHandle
-    live: Live
     sessions: SessionService
     documents: DocumentService
-    summarizer: Summarizer
-    #: None with --no-llm.
-    llm: LLMClient | None

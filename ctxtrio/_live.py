@@ -1,7 +1,7 @@
 """Settings measured while the server runs (the loaded model's context, token rates).
 
 Config is frozen; what the calibration task learns later lives here, in one object
-built by ``_app.py`` and passed down. Readers take a fresh look on every call.
+built by ``_wiring.py`` and passed down. Readers take a fresh look on every call.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class TokenCounting(Protocol):
 
 
 class EstimateCounter:
-    """Counts by the current estimate only (no LLM configured, or before ``_app`` wires one)."""
+    """Counts by the current estimate only (no LLM configured, or before ``_wiring`` wires one)."""
 
     def __init__(self, ref: TokenModelRef) -> None:
         self._ref = ref

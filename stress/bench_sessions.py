@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
-from ctxtrio._app import open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
+from ctxtrio._wiring import open_wiring  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ async def in_process(entries: int, recalls: int) -> dict[str, tuple[float, float
     """Recall through the library at ``entries`` entries in one session."""
     maker = TextMaker(seed=11)
     with tempfile.TemporaryDirectory() as tmp:
-        async with open_context(Config(data_dir=Path(tmp) / "data", llm_enabled=False, audit=False)) as ctx:
+        async with open_wiring(Config(data_dir=Path(tmp) / "data", llm_enabled=False, audit=False)) as ctx:
             path = ctx.data.session_journal("scale")
             await ctx.sessions.open("scale", "scale test")
             batch = 500

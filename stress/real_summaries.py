@@ -71,14 +71,15 @@ sys.path.insert(0, str(STRESS.parent))
 from real_server import gguf_for, running_server  # noqa: E402
 from slow_model import document, load  # noqa: E402
 
-import ctxtrio  # noqa: E402
 import ctxtrio.llm.summarizer as summarizer_module  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
+from ctxtrio._wiring import open_wiring  # noqa: E402
 from ctxtrio.llm._keeping import Rejected, checked  # noqa: E402
 from ctxtrio.llm.checks import rejection  # noqa: E402
 from testkit.deadlines import until  # noqa: E402
 
 if TYPE_CHECKING:
+    from ctxtrio._wiring import Wiring
     from ctxtrio.llm._plan import Step
     from ctxtrio.text.tokens import TokenModel
 
@@ -168,11 +169,11 @@ def audit(cached: dict[str, str], verdicts: Verdicts) -> int:
     return bad
 
 
-def _breaker(ctx: ctxtrio.Context) -> str:
+def _breaker(ctx: Wiring) -> str:
     return ctx.llm.breaker_state.value if ctx.llm is not None else "-"
 
 
-async def outline_run(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
+async def outline_run(ctx: Wiring, args: argparse.Namespace) -> None:
     """doc_outline summarize=true, back to back, until no line says "call again"."""
     walls = []
     for call in range(1, args.max_calls + 1):
@@ -191,7 +192,7 @@ async def outline_run(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
 
 async def measure(base_url: str, args: argparse.Namespace, work: Path, verdicts: Verdicts) -> int:
     config = Config(data_dir=work / "data", llm_base_url=base_url, llm_deadline_s=args.deadline, audit=False)
-    async with ctxtrio.open_context(config) as ctx:
+    async with open_wiring(config) as ctx:
         with trio.fail_after(120):
             while ctx.live.context_length is None:  # calibration found the window
                 await trio.sleep(0.2)
@@ -212,7 +213,7 @@ async def measure(base_url: str, args: argparse.Namespace, work: Path, verdicts:
         return audit(dict(doc.summaries), verdicts)
 
 
-async def summarize_run(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
+async def summarize_run(ctx: Wiring, args: argparse.Namespace) -> None:
     """doc_summarize of the whole document, back to back, until the job is done."""
     walls = []
     try:

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import ctxtrio
 from ctxtrio._app import build_server
+from ctxtrio._wiring import open_wiring
 
 BUDGET = 4000
 
@@ -75,7 +76,7 @@ async def main(megabytes: int, repeat: int) -> None:
             data_dir=Path(tmp), llm_enabled=False, audit=False, budget_tokens=BUDGET, max_ingest_chars=len(text) + 1
         )
         uris = ("ctxtrio://docs/big", "ctxtrio://docs/big/chunks/0-999999", "ctxtrio://docs/big/chunks/5000-5003")
-        async with ctxtrio.open_context(config) as ctx:
+        async with open_wiring(config) as ctx:
             started = time.perf_counter()
             result = await ctx.documents.ingest(text=text, doc_id="big", title="big log")
             print(
@@ -94,7 +95,7 @@ async def main(megabytes: int, repeat: int) -> None:
                             model.estimate(read),
                         )
                     )
-        async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx)) as client:
+        async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
             model = ctx.live.tokens.current
             for uri in uris:
                 walls, cpus, read = await timed_reads(client, uri, 1)

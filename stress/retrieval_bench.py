@@ -58,15 +58,16 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # testkit/
 from html_text import convert_dir
 from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
 
-from ctxtrio._app import build_server, open_context
+from ctxtrio._app import build_server
 from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from ctxtrio.docs import embedding
 from testkit.results import text_of
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 HERE = Path(__file__).resolve().parent
 HTML = Path("/usr/share/doc/postgresql-doc-15/html")
@@ -187,7 +188,7 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
             embed_model=args.embed_model or "",
             embed_base_url=args.embed_base_url or "",
         )
-        async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+        async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
             began, began_cpu = time.perf_counter(), time.process_time()
             await ingest_all(client, corpus, files, args.concurrency)
             ingest_s, ingest_cpu = time.perf_counter() - began, time.process_time() - began_cpu
@@ -210,7 +211,7 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
     return outcomes
 
 
-async def embedded(ctx: Context, began: float, data: Path) -> None:
+async def embedded(ctx: Wiring, began: float, data: Path) -> None:
     """Wait until every chunk is embedded; print how long since the ingest began, and what it holds."""
     semantic = ctx.documents.semantic
     assert semantic is not None

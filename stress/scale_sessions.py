@@ -36,8 +36,8 @@ from bench_sessions import TextMaker  # noqa: E402
 from harness import start_http_server, stop_server  # noqa: E402
 from mcp import Client  # noqa: E402
 
-from ctxtrio._app import open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
+from ctxtrio._wiring import open_wiring  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ async def build_session(data_dir: Path, entries: int, session_id: str = SESSION)
     """Write a session of ``entries`` entries through the store, then load it once (writing its snapshot)."""
     maker = TextMaker(seed=11)
     config = Config(data_dir=data_dir, llm_enabled=False, audit=False)
-    async with open_context(config) as ctx:
+    async with open_wiring(config) as ctx:
         await ctx.sessions.open(session_id, "scale test")
         path = ctx.data.session_journal(session_id)
         for start in range(0, entries, _BATCH):

@@ -38,8 +38,9 @@ from bench_sessions import TextMaker  # noqa: E402
 from mcp import Client  # noqa: E402
 from scale_sessions import rss_mb, serving  # noqa: E402
 
-from ctxtrio._app import build_server, open_context  # noqa: E402
+from ctxtrio._app import build_server  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
+from ctxtrio._wiring import open_wiring  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
 from ctxtrio.text.tokens import TokenModel  # noqa: E402
 from testkit.results import text_of  # noqa: E402
@@ -55,7 +56,7 @@ def _load() -> str:
 async def write_sessions(data_dir: Path, sessions: int, entries: int) -> None:
     """``sessions`` journals of ``entries`` entries each, written through the store only."""
     maker = TextMaker(seed=3)
-    async with open_context(Config(data_dir=data_dir, llm_enabled=False, audit=False)) as ctx:
+    async with open_wiring(Config(data_dir=data_dir, llm_enabled=False, audit=False)) as ctx:
         for number in range(sessions):
             session_id = f"s{number:05d}"
             records = [NewRecord("session", {"title": f"task {number}"}, id=session_id)]
@@ -117,7 +118,7 @@ async def listing(sessions: int, entries: int) -> list[str]:
 async def unknown_ids(calls: int) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="session-unknown-") as tmp:
         config = Config(data_dir=Path(tmp) / "data", llm_enabled=False, audit=False)
-        async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+        async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
             await client.call_tool("context_append", {"session_id": "real", "text": "one real entry"})
             send, receive = trio.open_memory_channel[int](64)
 

@@ -31,8 +31,8 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import ctxtrio
 from ctxtrio._config import Config
+from ctxtrio._wiring import Wiring, open_wiring
 from testkit.deadlines import until
 from tests.llm.fake_stream import FakeModel, open_fake_model
 
@@ -55,7 +55,7 @@ def load() -> str:
     return "load %.2f %.2f %.2f" % os.getloadavg()
 
 
-async def summaries(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
+async def summaries(ctx: Wiring, args: argparse.Namespace) -> None:
     info = (await ctx.documents.ingest(text=document(args.chunks), doc_id="big")).doc
     end = min(args.summary_chunks, info.chunks) - 1
     deadline_s = args.deadline / args.speedup
@@ -78,7 +78,7 @@ async def summaries(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
     print(f"not converged within {args.max_calls} calls")
 
 
-async def session(ctx: ctxtrio.Context, args: argparse.Namespace) -> None:
+async def session(ctx: Wiring, args: argparse.Namespace) -> None:
     for n in range(60):
         text = (
             f"Decision: use port {9000 + n} for worker {n}."
@@ -110,7 +110,7 @@ async def main(args: argparse.Namespace) -> None:
                 llm_timeout_s=120.0 / args.speedup,
                 audit=False,
             )
-            async with ctxtrio.open_context(config) as ctx:
+            async with open_wiring(config) as ctx:
                 with trio.fail_after(30):
                     while ctx.live.context_length is None:  # calibration found the window
                         await trio.sleep(0.05)

@@ -29,8 +29,8 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ctxtrio._app import open_context
 from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from ctxtrio.docs.chunks import chunk_on_line
 from ctxtrio.docs.embedding import SemanticIndex, chunk_parts
 from ctxtrio.docs.search import search_words
@@ -41,7 +41,7 @@ from ctxtrio.store.vectors import VectorRow, VectorStore
 from testkit.fake_embeddings import FakeEmbeddings
 
 if TYPE_CHECKING:
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 
 def _rss_mb() -> float:
@@ -56,7 +56,7 @@ def _texts(count: int, size: int) -> list[str]:
     return [source[(i * size) % (len(source) - size) :][:size] for i in range(count)]
 
 
-async def _time(ctx: Context, queries: list[str]) -> tuple[list[float], list[float], int]:
+async def _time(ctx: Wiring, queries: list[str]) -> tuple[list[float], list[float], int]:
     wall: list[float] = []
     cpu: list[float] = []
     skipped = 0
@@ -96,7 +96,7 @@ async def run(args: argparse.Namespace, data: Path) -> None:
     rng = random.Random(1)
     config = Config(data_dir=data, llm_enabled=False, audit=False, chunk_tokens=200, chunk_overlap_tokens=0)
     texts = _texts(args.docs, 800 * args.chunks)
-    async with open_context(config) as ctx:
+    async with open_wiring(config) as ctx:
         began = time.perf_counter()
         for n, text in enumerate(texts):
             await ctx.documents.ingest(text=text, title=f"doc {n}")

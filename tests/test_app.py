@@ -10,8 +10,9 @@ import trio
 from mcp import Client
 
 import ctxtrio
-from ctxtrio import _app
+from ctxtrio import _wiring
 from ctxtrio._app import build_server
+from ctxtrio._wiring import open_wiring
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -30,7 +31,7 @@ async def test_tools_list_not_delayed_by_hanging_llm(tmp_path: Path) -> None:
         port = listeners[0].socket.getsockname()[1]
         config = ctxtrio.Config(data_dir=tmp_path, llm_base_url=f"http://127.0.0.1:{port}/v1")
         with trio.fail_after(20):  # a deadlock guard, not a benchmark
-            async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx)) as client:
+            async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
                 assert ctx.llm is not None
                 names = {tool.name for tool in (await client.list_tools()).tools}
                 assert "context_guide" in names
@@ -41,7 +42,7 @@ async def test_tools_list_not_delayed_by_hanging_llm(tmp_path: Path) -> None:
 
 async def test_no_llm_means_no_client(tmp_path: Path) -> None:
     """--no-llm leaves the context without an LLM client; summaries are extractive."""
-    async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+    async with open_wiring(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
         assert ctx.llm is None
         summary = await ctx.summarizer.summarize("One. Two. Three. " * 200, target_tokens=60)
         assert summary.method == "extractive"
@@ -51,7 +52,7 @@ async def test_drain_deadline_bounds_a_shutdown_behind_a_locked_journal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An append stuck on a journal another process holds delays shutdown by DRAIN_DEADLINE_S, not the lock timeout."""
-    monkeypatch.setattr(_app, "DRAIN_DEADLINE_S", 0.5)
+    monkeypatch.setattr(_wiring, "DRAIN_DEADLINE_S", 0.5)
     config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, lock_timeout_s=60)
     async with ctxtrio.open_context(config) as ctx:
         await ctx.sessions.open("s1")

@@ -13,6 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 import ctxtrio
 from ctxtrio._app import build_server
+from ctxtrio._wiring import open_wiring
 
 ROOT = Path(__file__).resolve().parents[1]
 INVALID_PARAMS = -32602
@@ -22,7 +23,7 @@ async def test_capabilities_are_what_is_served(tmp_path: Path) -> None:
     """Handshake and 2026-07-28 clients see tools, resources (subscribe, list changes), prompts, completions;
     logging only where logging/setLevel exists (the handshake revisions)."""
     config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
-    async with ctxtrio.open_context(config) as ctx:
+    async with open_wiring(config) as ctx:
         server = build_server(ctx)
         async with Client(server, mode="legacy") as legacy:
             handshake = legacy.server_capabilities
@@ -70,7 +71,7 @@ async def test_2026_results_carry_caching_hints(tmp_path: Path) -> None:
     from ctxtrio._sdk.surface import LIST_TTL_MS
 
     config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
-    async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx), cache=None) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx), cache=None) as client:
         tools = await client.list_tools()
         prompts = await client.list_prompts()
         templates = await client.list_resource_templates()

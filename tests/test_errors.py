@@ -10,6 +10,7 @@ import trio
 import ctxtrio
 from ctxtrio._errors import NotFoundError, StoreError, leaves, lone_error, one_error
 from ctxtrio._nursery import open_nursery
+from ctxtrio._wiring import open_wiring
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -67,7 +68,7 @@ async def test_search_while_another_process_forgets_a_document(tmp_path: Path, m
     async with ctxtrio.open_context(config) as other:
         await other.documents.ingest(text="The kiwi is a bird.\n\nKiwi eggs are large.", doc_id="gone")
         await other.documents.ingest(text="A kiwi fruit is green.", doc_id="kept")
-        async with ctxtrio.open_context(config) as ctx:  # a second process on the same data dir
+        async with open_wiring(config) as ctx:  # a second process on the same data dir
             real_search = ctx.store.search
 
             async def search_then_forget(*args: object, **kwargs: object) -> object:

@@ -33,10 +33,12 @@ ALLOWED: dict[str, set[str]] = {
     "_live": {"_config", "text"},
     "memory": {"store", "llm", "text", "_live", "_config"},
     "docs": {"store", "llm", "text", "_live", "_config"},
-    "_context": {"memory", "docs", "store", "llm", "_live", "_config"},
-    "tools": {"memory", "docs", "store", "text", "_context", "_live", "_config", "_setting"},
+    # The public face (config, data dir, the two services) and, beside it, the handles the server runs on.
+    "_context": {"memory", "docs", "store", "_config"},
+    "_wiring": {"_context", "memory", "docs", "store", "llm", "_live", "_config"},
+    "tools": {"memory", "docs", "store", "text", "_wiring", "_live", "_config", "_setting"},
     # Resources, prompts, completion: the MCP surface beyond tools (reads the guide's text).
-    "surface": {"tools", "memory", "docs", "store", "text", "_context", "_live", "_config"},
+    "surface": {"tools", "memory", "docs", "store", "text", "_wiring", "_live", "_config"},
     "_sdk": set(),
     "transport": {"_sdk", "_config", "_setting"},
     "_app": {
@@ -50,12 +52,13 @@ ALLOWED: dict[str, set[str]] = {
         "llm",
         "text",
         "_context",
+        "_wiring",
         "_live",
         "_config",
     },
     "_cli": {"_app", "_sdk", "transport", "store", "_config", "_platform", "cli"},
     # The subcommands: the library's services, as a person or a script sees them.
-    "cli": {"__init__", "_context", "memory", "docs", "store", "llm", "text", "_config", "_setting"},
+    "cli": {"__init__", "_wiring", "memory", "docs", "store", "llm", "text", "_config", "_setting"},
     "__init__": {"_app", "_context", "_config", "_platform", "memory", "docs", "llm", "store", "text"},
     "__main__": {"_cli"},
 }

@@ -91,6 +91,20 @@ async def test_every_returned_type_is_exported(tmp_path: Path) -> None:
     assert all(type(prune).__name__ in ctxtrio.__all__ for prune in pruned)
 
 
+async def test_context_is_config_data_and_the_two_services(tmp_path: Path) -> None:
+    """Context holds config, the data dir and the two services, each of an exported type; the wiring behind it is internal."""
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+        assert_type(ctx.config, ctxtrio.Config)
+        assert_type(ctx.data, ctxtrio.DataDir)
+        assert_type(ctx.sessions, ctxtrio.SessionService)
+        assert_type(ctx.documents, ctxtrio.DocumentService)
+        assert ctx.data.root == tmp_path.absolute()
+    fields = dataclasses.fields(ctxtrio.Context)
+    assert [field.name for field in fields] == ["config", "data", "sessions", "documents"]
+    assert {str(field.type) for field in fields} <= set(ctxtrio.__all__)
+    assert "Wiring" not in ctxtrio.__all__ and not hasattr(ctx, "store") and not hasattr(ctx, "llm")
+
+
 def test_services_return_only_exported_types() -> None:
     """Every public method of the two services names, in its return annotation, only exported or built-in types."""
     plain = {"None", "list", "dict", "set", "frozenset", "str", "int", "float", "bool", "tuple", "Sequence", "Mapping"}

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .._config import Config
-    from .._context import Context
+    from .._wiring import Wiring
     from .commands import Command
 
 __all__ = ["ARGUMENTS", "COMMANDS"]
@@ -106,7 +106,7 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     return 0 if healthy else 1
 
 
-async def _sessions(ctx: Context, report: Report) -> None:
+async def _sessions(ctx: Wiring, report: Report) -> None:
     ids = await trio.to_thread.run_sync(scan_session_ids, ctx.data)
     torn = malformed = records = deleted = 0
     for session_id in ids:
@@ -129,7 +129,7 @@ def _damage(torn: int, malformed: int) -> str:
     return "; ".join(parts)
 
 
-async def _documents(ctx: Context, report: Report) -> dict[str, int]:
+async def _documents(ctx: Wiring, report: Report) -> dict[str, int]:
     """Current generation journal name -> chunks the catalog promises."""
     catalog = await ctx.store.read(ctx.data.docs / CATALOG_NAME)
     state = await catalog_state(ctx)
@@ -156,7 +156,7 @@ async def _documents(ctx: Context, report: Report) -> dict[str, int]:
     return current
 
 
-async def _index(ctx: Context, report: Report, current: dict[str, int], *, repair: bool) -> None:
+async def _index(ctx: Wiring, report: Report, current: dict[str, int], *, repair: bool) -> None:
     inventory = await ctx.store.inventory()
     behind = [name for name, chunks in current.items() if inventory.get(name, (0, 0))[1] != chunks]
     stale = [name for name in inventory if name not in current and not (ctx.data.root / name).exists()]

@@ -20,7 +20,7 @@ from ..store.vectors import VectorStore
 
 if TYPE_CHECKING:
     from .._config import Config
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = ["check_embeddings"]
 
@@ -28,7 +28,7 @@ _TIMEOUT_S = 10.0
 
 
 async def check_embeddings(
-    config: Config, ctx: Context, current: dict[str, int], *, repair: bool
+    config: Config, ctx: Wiring, current: dict[str, int], *, repair: bool
 ) -> tuple[bool, str, dict[str, object] | None]:
     """(ok, the ``embeddings`` line, facts for --json); ``current``: journal -> chunks."""
     if not config.embed_model:

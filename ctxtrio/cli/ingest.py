@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from .._config import Config
-    from .._context import Context
+    from .._wiring import Wiring
     from ..docs.model import DocumentInfo
 
 __all__ = ["add_arguments", "ingest_command"]
@@ -112,9 +112,7 @@ class Tally:
 class _Run:
     """One ``ctxtrio ingest``: the workers' shared tally and progress over one library."""
 
-    def __init__(
-        self, ctx: Context, config: Config, args: argparse.Namespace, tally: Tally, progress: Progress
-    ) -> None:
+    def __init__(self, ctx: Wiring, config: Config, args: argparse.Namespace, tally: Tally, progress: Progress) -> None:
         self.ctx, self.config, self.args, self.tally, self.progress = ctx, config, args, tally, progress
 
     def finish(self, item: Checked, note: str) -> None:
@@ -201,7 +199,7 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     return 1 if failed_argument or tally.failed else 0
 
 
-async def _unchanged(ctx: Context, item: Checked) -> DocumentInfo | None:
+async def _unchanged(ctx: Wiring, item: Checked) -> DocumentInfo | None:
     """What the document service says: the document this read file already is, unchanged, or None."""
     if item.source is None or item.digest is None:
         return None

@@ -1,12 +1,11 @@
-"""Opening the data dir for a subcommand: the public library (``ctxtrio.open_context``), no LLM."""
+"""Opening the data dir for a subcommand: the library's component tree (``_wiring.open_wiring``), no LLM."""
 
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-import ctxtrio
-
+from .._wiring import open_wiring
 from ..docs.catalog import CatalogState
 from ..docs.repository import CATALOG_NAME
 
@@ -16,26 +15,26 @@ if TYPE_CHECKING:
     import trio
 
     from .._config import Config
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = ["catalog_state", "open_library"]
 
 
 @asynccontextmanager
-async def open_library(config: Config, stop: trio.CancelScope) -> AsyncIterator[Context]:
-    """``open_context`` for a subcommand: same data dir, store writer and locks as a server.
+async def open_library(config: Config, stop: trio.CancelScope) -> AsyncIterator[Wiring]:
+    """``open_context``'s wiring for a subcommand: same data dir, store writer and locks as a server.
 
     The body runs inside ``stop``, which Ctrl-C cancels: the work unwinds (an ingest
     discards its uncommitted generation through the still-running store writer), then
     the store drains and closes as usual. The LLM and the embedder stay off (nothing here
     summarizes or embeds; ``doctor`` talks to the endpoints itself), so no background task starts.
     """
-    async with ctxtrio.open_context(config.replace(llm_enabled=False, audit=False, embed_model="")) as ctx:
+    async with open_wiring(config.replace(llm_enabled=False, audit=False, embed_model="")) as ctx:
         with stop:
             yield ctx
 
 
-async def catalog_state(ctx: Context) -> CatalogState:
+async def catalog_state(ctx: Wiring) -> CatalogState:
     """The document catalog as its journal says now (read-only; the services are not asked)."""
     catalog = await ctx.store.read(ctx.data.docs / CATALOG_NAME)
     state = CatalogState()

@@ -45,7 +45,7 @@ __all__ = [
 
 def chunk_rows(record: Record) -> list[IndexRow]:
     """What a generation-file record contributes to the search index: a chunk's text, keyed
-    by its index; nothing for other kinds. The store indexes with this (see _app.py)."""
+    by its index; nothing for other kinds. The store indexes with this (see _wiring.py)."""
     text = record.get("text")
     if record.get("kind") != "chunk" or not isinstance(text, str):
         return []

@@ -1,7 +1,7 @@
 """Semantic recall (``--embed-model``): the background embedder and the vector side of a search.
 
 :class:`SemanticIndex` owns one background task, :meth:`SemanticIndex.run`, started in
-``_app.py``'s background nursery::
+``_wiring.py``'s background nursery::
 
     wait for a wake-up (an ingest or forget committed) or POLL_S
     refresh the catalog; drop vectors of documents gone or replaced, or of another model

@@ -88,7 +88,7 @@ class DocumentService(ReadingMethods):
         #: concurrent ingests, while many small ones still overlap their round trips.
         self._ingest_slots = trio.CapacityLimiter(ingest_slots)
         self._ingest_chars = CharBudget(ingest_chars)
-        #: Semantic recall (``--embed-model``), set by ``_app.py`` once its task runs.
+        #: Semantic recall (``--embed-model``), set by ``_wiring.py`` once its task runs.
         self.semantic: SemanticIndex | None = None
 
     @property

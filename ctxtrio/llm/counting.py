@@ -1,6 +1,6 @@
 """Token counts for deciding what fits: exact from the server's tokenizer when it has one.
 
-One :class:`TokenCounter` per process, built by ``_app.py`` and handed down through
+One :class:`TokenCounter` per process, built by ``_wiring.py`` and handed down through
 ``Live``. It answers two questions for everyone who fits text into a budget or a
 window (packing, ingest chunk sizes, the summarizer's prompts):
 

@@ -17,7 +17,7 @@ RequestKind = Literal["chat", "probe", "embed"]
 
 @dataclass(frozen=True, slots=True)
 class LLMSettings:
-    """Where the endpoint is and how to talk to it; ``_app.py`` builds it from Config.
+    """Where the endpoint is and how to talk to it; ``_wiring.py`` builds it from Config.
 
     ``base_url`` is the OpenAI-compatible base (``http://localhost:1234/v1``); an empty
     ``model`` means "whatever is loaded" and is left out of request bodies. The

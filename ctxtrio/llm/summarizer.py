@@ -90,7 +90,7 @@ class Summarizer:
     """Summarizes with ``client`` (None: extractive only), estimating with ``token_ref.current``.
 
     ``context_tokens()`` is the detected context window of the loaded model (None while
-    unknown). :meth:`run_worker` is the background task; ``_app.py`` starts it.
+    unknown). :meth:`run_worker` is the background task; ``_wiring.py`` starts it.
     """
 
     def __init__(

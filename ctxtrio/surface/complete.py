@@ -18,7 +18,7 @@ from .resources import TEMPLATES
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = ["MAX_VALUES", "complete", "session_ids"]
 
@@ -31,7 +31,7 @@ _TEMPLATE_ARGS = {
 }
 
 
-async def complete(ctx: Context, ref_type: str, ref: str, argument: str, value: str) -> tuple[list[str], int]:
+async def complete(ctx: Wiring, ref_type: str, ref: str, argument: str, value: str) -> tuple[list[str], int]:
     """Up to MAX_VALUES completions of ``argument`` and how many match in all.
 
     ``ref_type`` is ``ref/prompt`` (``ref`` a prompt name) or ``ref/resource`` (``ref`` a

@@ -17,7 +17,7 @@ from .resources import MIME, read, session_uri
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = ["PROMPTS", "get_prompt"]
 
@@ -75,7 +75,7 @@ def _text(arguments: Mapping[str, str], name: str, *, required: bool = True) -> 
     return value.strip()
 
 
-async def get_prompt(ctx: Context, name: str, arguments: Mapping[str, str]) -> dict[str, Any]:
+async def get_prompt(ctx: Wiring, name: str, arguments: Mapping[str, str]) -> dict[str, Any]:
     """The ``GetPromptResult`` (as JSON) of prompt ``name``; InputError / NotFoundError for bad input."""
     if name not in _NAMES:
         raise NotFoundError(f"no prompt {name[:80]!r}; prompts/list names them")

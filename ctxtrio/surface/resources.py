@@ -27,7 +27,7 @@ from ..tools.guide import guide_text
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .._context import Context
+    from .._wiring import Wiring
     from ..docs.model import DocumentInfo
     from ..memory.model import Entry, SessionInfo
 
@@ -140,7 +140,7 @@ def _session_resource(info: SessionInfo) -> dict[str, Any]:
     }
 
 
-async def list_page(ctx: Context, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+async def list_page(ctx: Wiring, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """One page of at most PAGE_SIZE resources from ``cursor``: the guide, documents, then sessions."""
     if cursor is not None and not _CURSOR.fullmatch(cursor):
         raise InputError(f"invalid cursor {cursor[:40]!r}: pass back a nextCursor from resources/list")
@@ -162,7 +162,7 @@ async def list_page(ctx: Context, cursor: str | None) -> tuple[list[dict[str, An
     return page, (str(offset + len(page)) if more else None)
 
 
-async def read(ctx: Context, uri: str) -> str:
+async def read(ctx: Wiring, uri: str) -> str:
     """The text of the resource at ``uri``, within the configured budget.
 
     NotFoundError for a URI that is not ours or names nothing stored; InputError for a
@@ -211,7 +211,7 @@ def _pins_and_summary(entries: Sequence[Entry]) -> str:
     return "\n".join(parts)
 
 
-def _fit(ctx: Context, text: str, budget: int) -> str:
+def _fit(ctx: Wiring, text: str, budget: int) -> str:
     """``text``, cut at the budget (estimated tokens) with a note saying so."""
     model = ctx.live.tokens.current
     if model.estimate(text) <= budget:

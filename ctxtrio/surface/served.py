@@ -9,7 +9,7 @@ from . import complete, prompts, resources
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = ["ServedSurface"]
 
@@ -17,7 +17,7 @@ __all__ = ["ServedSurface"]
 class ServedSurface:
     """The resources, prompts and completions of ``ctx``, in the protocol's JSON."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Wiring) -> None:
         self._ctx = ctx
 
     def templates(self) -> Sequence[Mapping[str, Any]]:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = ["INTERVAL_S", "Subscribers", "watch"]
 
@@ -79,7 +79,7 @@ def _stamps(
 
 
 async def watch(
-    ctx: Context,
+    ctx: Wiring,
     subscribers: Subscribers,
     *,
     interval_s: float = INTERVAL_S,
@@ -94,7 +94,7 @@ async def watch(
         failing = await _safe_look(ctx, subscribers, seen, announce=True, failing=failing)
 
 
-async def _safe_look(ctx: Context, subscribers: Subscribers, seen: _Seen, *, announce: bool, failing: bool) -> bool:
+async def _safe_look(ctx: Wiring, subscribers: Subscribers, seen: _Seen, *, announce: bool, failing: bool) -> bool:
     """One look; a store that cannot be read now (damaged catalog, locked index) is said once
     and looked at again next time: notifications pause, the server serves on. True while failing."""
     try:
@@ -108,7 +108,7 @@ async def _safe_look(ctx: Context, subscribers: Subscribers, seen: _Seen, *, ann
     return False
 
 
-async def _look(ctx: Context, subscribers: Subscribers, seen: _Seen, *, announce: bool) -> None:
+async def _look(ctx: Wiring, subscribers: Subscribers, seen: _Seen, *, announce: bool) -> None:
     watched = {uri: ref for uri in subscribers.watched() if (ref := parse_uri(uri)) is not None}
     refs = list(watched.values())
     watched_sessions = {ref.ident for ref in refs if ref.kind == "session"}

@@ -24,7 +24,7 @@ from .sessions import SESSION_TABLE
 from .spec import BUDGET_PARAM, Args, Call, Hints, Param, Tool, parse_arguments
 
 if TYPE_CHECKING:
-    from .._context import Context
+    from .._wiring import Wiring
     from ..store.records import JSON
 
 __all__ = ["COMPACT_TOOLS", "COMPACT_WORKFLOW"]
@@ -39,12 +39,12 @@ ctxtrio keeps what does not fit in your window. Nothing is automatic: call it.
 Never paste a whole document into a note: ingest it."""
 
 
-async def _run(name: str, ctx: Context, raw: dict[str, object], call: Call) -> ToolResult:
+async def _run(name: str, ctx: Wiring, raw: dict[str, object], call: Call) -> ToolResult:
     tool = _FULL[name]
     return await tool.handler(ctx, parse_arguments(tool.params, {k: v for k, v in raw.items() if v is not None}), call)
 
 
-async def compact_guide(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def compact_guide(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     text = guide_text(ctx)
     settings = text[text.index("\nSettings:") :] if "\nSettings:" in text else ""
     return text_result(
@@ -52,7 +52,7 @@ async def compact_guide(ctx: Context, args: Args, call: Call) -> ToolResult:
     )
 
 
-async def memory(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def memory(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     session_id, note, query = args.text("session_id"), args.opt_text("note"), args.opt_text("query")
     parts: list[ToolResult] = []
     if note is not None:
@@ -80,7 +80,7 @@ async def memory(ctx: Context, args: Args, call: Call) -> ToolResult:
     return ToolResult("\n".join(part.text for part in parts), structured, any(part.is_error for part in parts))
 
 
-async def doc_read(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def doc_read(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     query, doc_id, budget = args.opt_text("query"), args.opt_text("doc_id"), args.opt_integer("budget_tokens")
     if query is not None:
         return await _run("doc_search", ctx, {"query": query, "doc_id": doc_id, "budget_tokens": budget}, call)

@@ -19,7 +19,7 @@ import trio
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = ["Waitable", "llm_deadline"]
 
@@ -30,7 +30,7 @@ class Waitable(Protocol):
     async def wait(self) -> None: ...
 
 
-def llm_deadline(ctx: Context) -> Callable[[Waitable], Awaitable[None]]:
+def llm_deadline(ctx: Wiring) -> Callable[[Waitable], Awaitable[None]]:
     """The wait for this call's LLM work: ``--llm-deadline`` from now, the call's set-up included."""
     deadline = trio.current_time() + ctx.config.llm_deadline_s
 

@@ -24,7 +24,7 @@ from .results import ToolResult, text_result
 from .spec import BUDGET_PARAM, Args, Call, Hints, Param, Tool
 
 if TYPE_CHECKING:
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = ["DOC_TABLE", "DOC_TOOLS"]
 
@@ -61,7 +61,7 @@ def _write(*, destructive: bool, idempotent: bool) -> Hints:
     return Hints(read_only=False, destructive=destructive, idempotent=idempotent)
 
 
-async def doc_ingest(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def doc_ingest(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     result = await ctx.documents.ingest(
         text=args.opt_text("text"),
         file_path=args.opt_text("file_path"),
@@ -73,7 +73,7 @@ async def doc_ingest(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(render.render_ingest(result), _INGESTED.dump(result))
 
 
-async def doc_outline(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def doc_outline(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
     outline = await ctx.documents.outline(
         doc_id,
@@ -85,7 +85,7 @@ async def doc_outline(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(render.render_outline(outline), _OUTLINE.dump(outline))
 
 
-async def doc_search(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def doc_search(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     result = await ctx.documents.search(
         args.text("query"),
         doc_id=args.opt_text("doc_id"),
@@ -102,7 +102,7 @@ def _chunk_range(args: Args) -> tuple[int | None, int | None]:
     return start, end
 
 
-async def doc_window(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def doc_window(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
     start, end = _chunk_range(args)
     window = await ctx.documents.window(
@@ -116,7 +116,7 @@ async def doc_window(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(render.render_window(window), _WINDOW.dump(window))
 
 
-async def doc_summarize(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def doc_summarize(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
     start, end = _chunk_range(args)
     summary = await ctx.documents.summarize(
@@ -131,7 +131,7 @@ async def doc_summarize(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(render.render_summary(summary), _SUMMARY.dump(summary))
 
 
-async def doc_list(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def doc_list(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     infos = await ctx.documents.list_documents()
     start = args.opt_integer("from") or 0
     text, shown, next_offset = render.render_list_page(
@@ -141,7 +141,7 @@ async def doc_list(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(text, _DOCS.dump(page))
 
 
-async def doc_forget(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def doc_forget(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
     info = await ctx.documents.forget(doc_id)
     return text_result(render.render_forget(info), _FORGOTTEN.dump(info))

@@ -11,7 +11,7 @@ from .results import ToolResult, text_result
 from .spec import Args, Call, Hints, Tool
 
 if TYPE_CHECKING:
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = ["GUIDE", "guide_text"]
 
@@ -28,7 +28,7 @@ Documents (too large to read at once):
 Never paste a whole document or log into a session entry: ingest it."""
 
 
-def guide_text(ctx: Context) -> str:
+def guide_text(ctx: Wiring) -> str:
     """The workflow plus the settings of this instance."""
     config, live = ctx.config, ctx.live
     if config.llm_enabled:
@@ -67,7 +67,7 @@ class GuideFacts:
 _FACTS = Output(GuideFacts, ("data_dir", "budget_tokens"))
 
 
-def _window(ctx: Context) -> str:
+def _window(ctx: Wiring) -> str:
     """The detected window, or why there is none and what to do."""
     if ctx.live.context_length is not None:
         return f"{ctx.live.context_length} tokens (detected from the server)"
@@ -79,7 +79,7 @@ def _window(ctx: Context) -> str:
     )
 
 
-async def context_guide(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def context_guide(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     facts = GuideFacts(str(ctx.data.root), ctx.live.budget_tokens)
     return text_result(guide_text(ctx), _FACTS.dump(facts))
 

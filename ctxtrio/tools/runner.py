@@ -31,8 +31,8 @@ from .spec import Call, Tool, parse_arguments
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from .._context import Context
     from .._progress import Progress
+    from .._wiring import Wiring
 
 __all__ = ["ToolRunner"]
 
@@ -40,10 +40,10 @@ log = logging.getLogger("ctxtrio.tools")
 
 
 class ToolRunner:
-    """Runs the table's handlers against one :class:`Context`; audits and contains their failures."""
+    """Runs the table's handlers against one :class:`~ctxtrio._wiring.Wiring`; audits and contains their failures."""
 
     def __init__(
-        self, ctx: Context, tools: Sequence[Tool], *, audit: bool | None = None, stream: TextIO | None = None
+        self, ctx: Wiring, tools: Sequence[Tool], *, audit: bool | None = None, stream: TextIO | None = None
     ) -> None:
         self._ctx = ctx
         self._tools = {tool.name: tool for tool in tools}

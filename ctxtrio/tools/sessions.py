@@ -31,7 +31,7 @@ from .results import ToolResult, text_result
 from .spec import BUDGET_PARAM, Args, Call, Hints, Param, Tool
 
 if TYPE_CHECKING:
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = ["SESSION_TABLE", "SESSION_TOOLS"]
 
@@ -59,12 +59,12 @@ def _write(*, idempotent: bool) -> Hints:
     return Hints(read_only=False, destructive=False, idempotent=idempotent)
 
 
-async def context_open(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def context_open(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     result = await ctx.sessions.open(args.opt_text("session_id"), args.opt_text("title"))
     return text_result(render.render_opened(result), _OPENED.dump(result))
 
 
-async def context_append(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def context_append(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     result = await ctx.sessions.append(
         args.text("session_id"),
         args.text("text"),
@@ -75,7 +75,7 @@ async def context_append(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(render.render_appended(result), _APPENDED.dump(result))
 
 
-async def context_recall(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def context_recall(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     result = await ctx.sessions.recall(
         args.text("session_id"),
         args.opt_text("query"),
@@ -86,7 +86,7 @@ async def context_recall(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(render.render_recalled(result), _RECALLED.dump(result))
 
 
-async def context_compact(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def context_compact(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     result = await ctx.sessions.compact(
         args.text("session_id"),
         keep_recent=args.integer("keep_recent"),
@@ -97,7 +97,7 @@ async def context_compact(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(render.render_compacted(result), _COMPACTED.dump(result))
 
 
-async def context_status(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def context_status(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     status = await ctx.sessions.status(args.text("session_id"))
     text = render.render_status(status)
     if ctx.documents.semantic is not None:  # said only when on: a status is read often
@@ -105,7 +105,7 @@ async def context_status(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(text, _STATUS.dump(status))
 
 
-async def context_update(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def context_update(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     result = await ctx.sessions.update(
         args.text("session_id"),
         args.text("entry_id"),
@@ -116,7 +116,7 @@ async def context_update(ctx: Context, args: Args, call: Call) -> ToolResult:
     return text_result(render.render_updated(result), _UPDATED.dump(result))
 
 
-async def context_list_sessions(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def context_list_sessions(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     page = await ctx.sessions.page_sessions(offset=args.opt_integer("offset") or 0)
     if not page.total:
         return text_result("No sessions yet: context_open starts one.", _SESSIONS.dump(page))

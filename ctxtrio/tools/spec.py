@@ -40,7 +40,7 @@ from .output import Output
 from .results import ToolResult
 
 if TYPE_CHECKING:
-    from .._context import Context
+    from .._wiring import Wiring
 
 __all__ = [
     "BUDGET_PARAM",
@@ -111,7 +111,7 @@ class Call:
     ids: dict[str, str] = field(default_factory=dict)
 
 
-Handler = Callable[["Context", "Args", Call], Awaitable[ToolResult]]
+Handler = Callable[["Wiring", "Args", Call], Awaitable[ToolResult]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The tool table: every MCP tool, in the order tools/list shows them.
 
 To add a tool, add a row: write a module-level handler
-``async def name(ctx: Context, args: Args, call: Call) -> ToolResult`` and a
+``async def name(ctx: Wiring, args: Args, call: Call) -> ToolResult`` and a
 :class:`~ctxtrio.tools.spec.Tool` naming it, its parameters, hints and audit ids, then
 list it here. :class:`~ctxtrio.tools.runner.ToolRunner` runs every row the same way,
 and the SDK boundary (:func:`ctxtrio._sdk.make_server`) advertises and dispatches it.

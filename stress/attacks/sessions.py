@@ -31,6 +31,7 @@ from session_limits import _list_pages, rss_mb_self, write_sessions  # noqa: E40
 from attacks import Row  # noqa: E402
 from ctxtrio._app import build_server, open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
+from ctxtrio._wiring import open_wiring  # noqa: E402
 from ctxtrio.memory.sessions.summary import summary_path  # noqa: E402
 from ctxtrio.memory.state.snapshot import snapshot_path  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
@@ -61,7 +62,7 @@ async def _listing(work: Path) -> Row:
 
 
 async def _unknown_ids(work: Path, calls: int = 10_000) -> Row:
-    async with open_context(_config(work / "unknown")) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(_config(work / "unknown")) as ctx, Client(build_server(ctx)) as client:
         await client.call_tool("context_append", {"session_id": "real", "text": "one real entry"})
         for number in range(500):  # warm up allocators and caches
             await client.call_tool("context_status", {"session_id": f"warm-{number}"})
@@ -95,7 +96,7 @@ async def _answers(ctx: Context) -> tuple[object, ...]:
 
 async def _filled(data_dir: Path) -> tuple[object, ...]:
     """A session past the snapshot threshold (64 KB): pins, a delete and a compaction on top."""
-    async with open_context(_config(data_dir)) as ctx:
+    async with open_wiring(_config(data_dir)) as ctx:
         await ctx.sessions.open("s1", "attack")
         records = [
             NewRecord(
@@ -107,7 +108,7 @@ async def _filled(data_dir: Path) -> tuple[object, ...]:
         await ctx.sessions.update("s1", "e5", pinned=True)
         await ctx.sessions.update("s1", "e9", delete=True)
         await ctx.sessions.compact("s1", keep_recent=5)
-        return await _answers(ctx)
+        return await _answers(ctx.context)
 
 
 async def _damaged_snapshot(work: Path, damage: str) -> Row:

@@ -36,12 +36,13 @@ sys.path.insert(0, str(STRESS.parent))
 from attacks import ROOT, Row, guarded  # noqa: E402
 from ctxtrio._app import open_context  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
+from ctxtrio._wiring import open_wiring  # noqa: E402
 from ctxtrio.llm.breaker import BreakerState  # noqa: E402
 from testkit.deadlines import until  # noqa: E402
 from tests.llm.fake_stream import FakeModel, open_fake_model  # noqa: E402
 
 if TYPE_CHECKING:
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 SPEED = 8.0  # the fake runs this many times faster than the 16 / 60 tokens a second
 DEADLINE_S = 6.0
@@ -76,7 +77,7 @@ def _summary_lines(data_dir: Path) -> int:
     return count
 
 
-async def _calibrated(ctx: Context) -> None:
+async def _calibrated(ctx: Wiring) -> None:
     with trio.fail_after(30):
         while ctx.live.context_length is None:  # calibration found the window
             await trio.sleep(0.05)
@@ -86,7 +87,7 @@ async def _echo(work: Path) -> Row:
     async with trio.open_nursery() as nursery:
         model = await open_fake_model(nursery, _model(behaviour="echo"))
         data = work / "echo"
-        async with open_context(_config(data, model)) as ctx:
+        async with open_wiring(_config(data, model)) as ctx:
             await _calibrated(ctx)
             await ctx.documents.ingest(text=_document(6), doc_id="d")
             summary = await ctx.documents.summarize("d", target_tokens=200, wait=until(trio.current_time() + 30))
@@ -108,7 +109,7 @@ async def _dropped(work: Path) -> Row:
     async with trio.open_nursery() as nursery:
         model = await open_fake_model(nursery, _model(drop_after=8))
         data = work / "drop"
-        async with open_context(_config(data, model)) as ctx:
+        async with open_wiring(_config(data, model)) as ctx:
             await _calibrated(ctx)
             await ctx.documents.ingest(text=_document(6), doc_id="d")
             started = trio.current_time()
@@ -129,7 +130,7 @@ async def _dropped(work: Path) -> Row:
 async def _silent(work: Path) -> Row:
     async with trio.open_nursery() as nursery:
         model = await open_fake_model(nursery, _model(behaviour="silent", ping_s=2.0))
-        async with open_context(_config(work / "silent", model)) as ctx:
+        async with open_wiring(_config(work / "silent", model)) as ctx:
             await _calibrated(ctx)
             await ctx.documents.ingest(text=_document(1), doc_id="d")
             started = trio.current_time()
@@ -183,7 +184,7 @@ async def _killed(work: Path) -> Row:
         kept = _summary_lines(data)
         asked_before = len(model.served)
         answered_before = {s.prompt for s in model.served if s.finished_at is not None and s.gone_at is None}
-        async with open_context(_config(data, model)) as ctx:
+        async with open_wiring(_config(data, model)) as ctx:
             await _calibrated(ctx)
             summary = None
             with trio.move_on_after(300):
@@ -209,7 +210,7 @@ async def _session_restart(work: Path) -> Row:
     data = work / "session"
     async with trio.open_nursery() as nursery:
         model = await open_fake_model(nursery, _model())
-        async with open_context(_config(data, model)) as ctx:
+        async with open_wiring(_config(data, model)) as ctx:
             await _calibrated(ctx)
             for n in range(150):
                 await ctx.sessions.append("s", f"Step {n} moved node-{n} to rack {n % 7}; its limit is {n * 13}.")
@@ -218,7 +219,7 @@ async def _session_restart(work: Path) -> Row:
             )
         started = time.monotonic()
         note = ""
-        async with open_context(_config(data, model)) as ctx:  # a restart
+        async with open_wiring(_config(data, model)) as ctx:  # a restart
             await _calibrated(ctx)
             with trio.move_on_after(300):
                 while "replaced it as" not in note:

@@ -1,4 +1,4 @@
-"""Shared fixtures for the document tests: the text fixtures and an open context."""
+"""Shared fixtures for the document tests: the text fixtures and an open instance's wiring."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ctxtrio._app import open_context
 from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
 
@@ -34,13 +34,13 @@ def root(tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def opened(tmp_path: Path, root: Path | None = None, **changes: object) -> AsyncIterator[Context]:
-    """A context on ``tmp_path/data`` with no LLM and no audit lines."""
+async def opened(tmp_path: Path, root: Path | None = None, **changes: object) -> AsyncIterator[Wiring]:
+    """The wiring of an instance on ``tmp_path/data`` with no LLM and no audit lines."""
     config = Config(
         data_dir=tmp_path / "data",
         llm_enabled=False,
         audit=False,
         ingest_roots=(root,) if root is not None else (),
     ).replace(**changes)
-    async with open_context(config) as ctx:
+    async with open_wiring(config) as ctx:
         yield ctx

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 BASE = "http://embed.test/v1"
 SYNONYMS = [{"leaderboard", "ranking"}, {"ordered", "sorted"}, {"scores", "values"}, {"arrive", "inserted"}]
@@ -55,8 +55,8 @@ def _paragraphs(n: int) -> str:
 
 
 @asynccontextmanager
-async def semantic(ctx: Context, fake: FakeEmbeddings) -> AsyncIterator[SemanticIndex]:
-    """``ctx``'s documents with semantic recall on ``fake``, wired as ``_app.py`` does."""
+async def semantic(ctx: Wiring, fake: FakeEmbeddings) -> AsyncIterator[SemanticIndex]:
+    """``ctx``'s documents with semantic recall on ``fake``, wired as ``_wiring.py`` does."""
     settings = LLMSettings(BASE, model=fake.model, concurrency=2)
     async with open_llm_client(settings, transport=fake.transport()) as client, trio.open_nursery() as nursery:
         index = SemanticIndex(

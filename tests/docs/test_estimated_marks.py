@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 _T = TypeVar("_T")
 TEXT = "\n\n".join(f"Section {n}. The pump at station {n} was serviced on day {n * 3}." for n in range(200))
@@ -33,7 +33,7 @@ class ExactCounter(EstimateCounter):
         return result, tokens, True
 
 
-async def answers(ctx: Context, budget: int) -> dict[str, str]:
+async def answers(ctx: Wiring, budget: int) -> dict[str, str]:
     """doc_window, the chunk-range read, doc_search and context_recall of the same text at ``budget``."""
     await ctx.documents.ingest(text=TEXT, doc_id="d")
     await ctx.sessions.open("s")

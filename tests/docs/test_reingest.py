@@ -15,7 +15,7 @@ from .conftest import fixture_text, opened
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 
 async def test_unchanged_file_is_skipped(tmp_path: Path, root: Path) -> None:
@@ -86,7 +86,7 @@ async def test_concurrent_ingests_of_one_file_store_it_once(tmp_path: Path, root
     """Three tasks ingesting the same file at once store one document; the others find it unchanged (issue 27, 10)."""
     results = []
 
-    async def ingest(ctx: Context) -> None:
+    async def ingest(ctx: Wiring) -> None:
         results.append(await ctx.documents.ingest(file_path="manual.md"))
 
     async with opened(tmp_path, root) as ctx:

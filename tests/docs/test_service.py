@@ -11,6 +11,7 @@ import trio
 
 import ctxtrio
 from ctxtrio._errors import IngestError, InputError, InvalidIdError, NotFoundError
+from ctxtrio._wiring import open_wiring
 from ctxtrio.docs import ingest as ingest_module
 from ctxtrio.docs import service as service_module
 from ctxtrio.docs.packing import CUT_MARK, contiguous_text
@@ -260,7 +261,7 @@ async def test_concurrent_ingests_are_bounded(tmp_path: Path, monkeypatch: pytes
 async def test_ingests_in_flight_are_bounded_by_characters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ingests past reading hold their length against ingest_chars: large texts wait for each other."""
     writes = _count_writes(monkeypatch)
-    async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+    async with open_wiring(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
         for size, expected in ((60, 1), (40, 2)):
             docs = service_module.DocumentService(ctx.store, ctx.live, ctx.config, ingest_chars=100)
             writes.peak = 0

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 SECTIONS = "\n\n".join(
     f"## Part {n}\n\n" + " ".join(f"Step {n}.{k} configures node-{k} with limit {k * 7}." for k in range(40))
@@ -57,7 +57,7 @@ class FakeLLM:
 
 
 @asynccontextmanager
-async def service_with_llm(ctx: Context, llm: FakeLLM) -> AsyncIterator[DocumentService]:
+async def service_with_llm(ctx: Wiring, llm: FakeLLM) -> AsyncIterator[DocumentService]:
     """A second DocumentService on the same store whose summarizer talks to ``llm``."""
     async with open_llm_client(LLMSettings("http://llm/v1"), transport=httpx.MockTransport(llm)) as client:
         yield DocumentService(ctx.store, ctx.live, ctx.config, Summarizer(client, ctx.live.tokens))

@@ -22,7 +22,7 @@ def test_all_is_sorted_and_complete() -> None:
 
 
 async def test_public_signatures(tmp_path: Path) -> None:
-    """The calls _app.py makes type-check as documented and run against a mock endpoint."""
+    """The calls _wiring.py makes type-check as documented and run against a mock endpoint."""
 
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/models"):

@@ -104,7 +104,7 @@ async def _start_calibrator(nursery: trio.Nursery, base_url: str, ref: TokenMode
     """A client and a calibrator on it, in one task of ``nursery``; returns the client.
 
     The calibrator runs in a nursery inside the client's ``async with``, as in
-    ``_app.py``: on cancellation it has finished before the client closes. (Started as
+    ``_wiring.py``: on cancellation it has finished before the client closes. (Started as
     two sibling tasks, the client could close first, and a calibrator leaving a
     worker thread would send on a closed client: RuntimeError, the flaky failure of
     issue 11.)

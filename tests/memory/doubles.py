@@ -8,15 +8,15 @@ from ctxtrio.llm.summarizer import Summarizer, Summary, SummaryCache, Wait, to_t
 from testkit.deadlines import deadline_of
 
 if TYPE_CHECKING:
-    from ctxtrio._context import Context
     from ctxtrio._progress import Progress
+    from ctxtrio._wiring import Wiring
     from ctxtrio.llm._plan import Extract
 
 
 class HookedSummarizer(Summarizer):
     """Extractive, with :meth:`before` awaited ahead of each summary (a double overrides only that)."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Wiring) -> None:
         super().__init__(None, ctx.live.tokens)
 
     async def before(self, wait: Wait) -> None:
@@ -46,7 +46,7 @@ class HookedSummarizer(Summarizer):
 class RecordingSummarizer(HookedSummarizer):
     """Extractive, but remembers the deadline its ``wait`` sets."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Wiring) -> None:
         super().__init__(ctx)
         self.stop_at: list[float] = []
 

@@ -10,6 +10,7 @@ import trio
 import ctxtrio
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError, InvalidIdError, NotFoundError
+from ctxtrio._wiring import open_wiring
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.reading import read_journal
 from ctxtrio.text.tokens import TokenModel
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
     from ctxtrio.memory import Entry, RecallResult, SessionStatus
 
 
@@ -30,16 +32,16 @@ def config(tmp_path: Path) -> Config:
 
 
 @pytest.fixture
-async def ctx(tmp_path: Path) -> AsyncIterator[Context]:
-    async with ctxtrio.open_context(config(tmp_path)) as context:
+async def ctx(tmp_path: Path) -> AsyncIterator[Wiring]:
+    async with open_wiring(config(tmp_path)) as context:
         yield context
 
 
-def lines(ctx: Context, session_id: str) -> int:
+def lines(ctx: Wiring, session_id: str) -> int:
     return len(read_journal(ctx.data.session_journal(session_id)).records)
 
 
-async def test_append_is_durable_and_creates_the_session(ctx: Context) -> None:
+async def test_append_is_durable_and_creates_the_session(ctx: Wiring) -> None:
     """An acknowledged append is on disk; the first one writes the session record too."""
     appended = await ctx.sessions.append("s1", "  Decision: keep cookies  ", role="decision", tags=["Auth", "#auth"])
     records = read_journal(ctx.data.session_journal("s1")).records
@@ -50,7 +52,7 @@ async def test_append_is_durable_and_creates_the_session(ctx: Context) -> None:
     assert appended.status.live_entries == 1
 
 
-async def test_repeated_text_returns_the_existing_entry(ctx: Context) -> None:
+async def test_repeated_text_returns_the_existing_entry(ctx: Wiring) -> None:
     """Say each thing once: the same text again stores nothing; pinned=True pins the original."""
     first = await ctx.sessions.append("s1", "use postgres")
     again = await ctx.sessions.append("s1", "use postgres ")
@@ -61,7 +63,7 @@ async def test_repeated_text_returns_the_existing_entry(ctx: Context) -> None:
     assert [r.kind for r in read_journal(ctx.data.session_journal("s1")).records] == ["session", "entry", "patch"]
 
 
-async def test_unknown_session_errors_hint_at_the_list(ctx: Context) -> None:
+async def test_unknown_session_errors_hint_at_the_list(ctx: Wiring) -> None:
     """Recall, status, compact and update on an unknown session fail clearly and create nothing."""
     calls = [
         ctx.sessions.recall("ghost", "x"),
@@ -87,14 +89,14 @@ async def test_unknown_session_errors_hint_at_the_list(ctx: Context) -> None:
         ({"text": "x" * 16_001}, "store large material as a document"),
     ],
 )
-async def test_bad_append_stores_nothing(ctx: Context, kwargs: dict[str, object], message: str) -> None:
+async def test_bad_append_stores_nothing(ctx: Wiring, kwargs: dict[str, object], message: str) -> None:
     """Empty text, too many or bad tags, a bad role, oversized text: InputError, no file."""
     with pytest.raises(InputError, match=message):
         await ctx.sessions.append("s1", **kwargs)  # type: ignore[arg-type]  # deliberately bad values
     assert not ctx.data.session_journal("s1").exists()
 
 
-async def test_bad_ids_and_ranges_are_input_errors(ctx: Context) -> None:
+async def test_bad_ids_and_ranges_are_input_errors(ctx: Wiring) -> None:
     """Invalid ids and out-of-range numbers fail with the allowed range; nothing is stored."""
     await ctx.sessions.append("s1", "x")
     with pytest.raises(InvalidIdError):
@@ -113,7 +115,7 @@ async def test_bad_ids_and_ranges_are_input_errors(ctx: Context) -> None:
     assert lines(ctx, "s1") == 2
 
 
-async def test_update_needs_exactly_one_change(ctx: Context) -> None:
+async def test_update_needs_exactly_one_change(ctx: Wiring) -> None:
     """pinned / delete / restore: exactly one; restore=false is refused; unknown entries named."""
     entry = (await ctx.sessions.append("s1", "x")).entry
     with pytest.raises(InputError, match="exactly one"):
@@ -126,7 +128,7 @@ async def test_update_needs_exactly_one_change(ctx: Context) -> None:
         await ctx.sessions.update("s1", "e99", pinned=True)
 
 
-async def test_update_pin_delete_restore_and_no_op(ctx: Context) -> None:
+async def test_update_pin_delete_restore_and_no_op(ctx: Wiring) -> None:
     """Each change writes one patch; asking for the current state writes nothing."""
     entry = (await ctx.sessions.append("s1", "x")).entry
     pinned = await ctx.sessions.update("s1", entry.id, pinned=True)
@@ -142,7 +144,7 @@ async def test_update_pin_delete_restore_and_no_op(ctx: Context) -> None:
     assert [r.kind for r in read_journal(ctx.data.session_journal("s1")).records].count("patch") == 3
 
 
-async def test_compaction_round_trip_and_restore(ctx: Context) -> None:
+async def test_compaction_round_trip_and_restore(ctx: Wiring) -> None:
     """Fold all but keep_recent unpinned entries; restoring the summary brings everything back."""
     pin = (await ctx.sessions.append("s1", "Constraint: no new dependencies", pinned=True)).entry
     ids = []
@@ -176,7 +178,7 @@ async def test_compaction_round_trip_and_restore(ctx: Context) -> None:
     )
 
 
-async def test_second_compaction_never_folds_summaries_or_pins(ctx: Context) -> None:
+async def test_second_compaction_never_folds_summaries_or_pins(ctx: Wiring) -> None:
     """Summaries and pins stay; with too few candidates nothing is folded."""
     for n in range(6):
         await ctx.sessions.append("s1", f"note {n}")
@@ -187,7 +189,7 @@ async def test_second_compaction_never_folds_summaries_or_pins(ctx: Context) -> 
     assert second.folded == () and second.summary is None and "nothing to fold" in second.note
 
 
-async def test_compaction_passes_the_deadline_to_the_summarizer(ctx: Context) -> None:
+async def test_compaction_passes_the_deadline_to_the_summarizer(ctx: Wiring) -> None:
     """compact(wait=until(...)) hands the absolute deadline to the summarizer."""
     summarizer = RecordingSummarizer(ctx)
     service = SessionService(ctx.store, ctx.live, summarizer)
@@ -198,7 +200,7 @@ async def test_compaction_passes_the_deadline_to_the_summarizer(ctx: Context) ->
     assert summarizer.stop_at == [deadline]
 
 
-async def test_status_advice_and_pin_warnings(ctx: Context) -> None:
+async def test_status_advice_and_pin_warnings(ctx: Wiring) -> None:
     """Compaction is advised from 80% of the budget and insisted on above it; crowded pins warn."""
     ctx.live.budget_tokens = 100
     await ctx.sessions.append("s1", "word " * 60)
@@ -213,7 +215,7 @@ async def test_status_advice_and_pin_warnings(ctx: Context) -> None:
     assert (await ctx.sessions.status("s2")).token_source == f"cold-start ({ctx.live.tokens.current.source})"
 
 
-async def test_a_new_token_model_recounts(ctx: Context) -> None:
+async def test_a_new_token_model_recounts(ctx: Wiring) -> None:
     """When calibration replaces the model, totals are recounted with it."""
     await ctx.sessions.append("s1", "some text to count")
     before = (await ctx.sessions.status("s1")).live_tokens
@@ -222,7 +224,7 @@ async def test_a_new_token_model_recounts(ctx: Context) -> None:
     assert after.live_tokens > before and "1 tokens/char" in after.token_source
 
 
-async def test_open_creates_resumes_and_renames(ctx: Context) -> None:
+async def test_open_creates_resumes_and_renames(ctx: Wiring) -> None:
     """open() without an id creates a fresh session; reopening resumes; a new title renames."""
     created = await ctx.sessions.open(title="refactor auth")
     assert created.created and created.status.title == "refactor auth"
@@ -234,7 +236,7 @@ async def test_open_creates_resumes_and_renames(ctx: Context) -> None:
     assert renamed.status.title == "auth v2"
 
 
-async def test_list_sessions_newest_first(ctx: Context) -> None:
+async def test_list_sessions_newest_first(ctx: Wiring) -> None:
     """List: id, title, live entries, last activity; most recent first."""
     await ctx.sessions.open("old", "Old one")
     await trio.sleep(0.01)

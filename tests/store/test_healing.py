@@ -23,9 +23,9 @@ TEXT = "\n\n".join(f"Paragraph {n} mentions the quokka number {n} and nothing el
 
 
 async def _hits(ctx: object, query: str = "quokka") -> int:
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
-    assert isinstance(ctx, Context)
+    assert isinstance(ctx, Wiring)
     return len((await ctx.documents.search(query, budget_tokens=4000)).hits)
 
 

@@ -27,6 +27,7 @@ import ctxtrio
 from ctxtrio._app import running_server
 from ctxtrio._errors import StoreError
 from ctxtrio._sdk.events import LOG_BURST
+from ctxtrio._wiring import open_wiring
 from tests.transport.serving import http_server
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ async def test_subscribers_hear_of_replaced_documents_and_changed_sessions(
     """Handshake client: re-ingest, forget, append each announce their URI within 1 s; others stay quiet."""
     inbox = Inbox()
     async with (
-        ctxtrio.open_context(_config(tmp_path)) as ctx,
+        open_wiring(_config(tmp_path)) as ctx,
         running_server(ctx) as server,
         Client(server, mode="legacy", message_handler=inbox) as client,
     ):
@@ -118,7 +119,7 @@ async def test_list_changes_reach_handshake_and_listen_clients(tmp_path: Path, c
     """A new document or session: list_changed to a handshake client and on a 2026-07-28 listen stream."""
     inbox = Inbox()
     async with (
-        ctxtrio.open_context(_config(tmp_path)) as ctx,
+        open_wiring(_config(tmp_path)) as ctx,
         running_server(ctx) as server,
         Client(server, mode="legacy", message_handler=inbox) as legacy,
         Client(server) as modern,
@@ -146,7 +147,7 @@ async def test_warnings_reach_clients_that_asked_masked_and_rate_limited(
     inbox, quiet = Inbox(), Inbox()
     config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False, llm_api_key="sk-very-secret")
     async with (
-        ctxtrio.open_context(config) as ctx,
+        open_wiring(config) as ctx,
         running_server(ctx) as server,
         Client(server, mode="legacy", message_handler=inbox) as client,
         Client(server, mode="legacy", message_handler=quiet) as other,
@@ -222,7 +223,7 @@ async def test_http_subscriber_hears_of_a_replaced_document(tmp_path: Path) -> N
 async def test_changes_by_another_process_are_announced(tmp_path: Path, clock: trio.testing.MockClock) -> None:
     """A second context on the same data dir (as another server process would) re-ingests and appends: both announced."""
     inbox = Inbox()
-    async with ctxtrio.open_context(_config(tmp_path)) as ctx, running_server(ctx) as server:
+    async with open_wiring(_config(tmp_path)) as ctx, running_server(ctx) as server:
         await ctx.documents.ingest(text="one", doc_id="shared")
         await ctx.sessions.append("team", "first")
         async with Client(server, mode="legacy", message_handler=inbox) as client:
@@ -242,7 +243,7 @@ async def test_an_unreadable_store_pauses_notifications_not_the_server(
 ) -> None:
     """A catalog that cannot be read is one warning; the watcher and the server go on and announce once it reads again."""
     inbox = Inbox()
-    async with ctxtrio.open_context(_config(tmp_path)) as ctx, running_server(ctx) as server:
+    async with open_wiring(_config(tmp_path)) as ctx, running_server(ctx) as server:
         await ctx.documents.ingest(text="one", doc_id="d")
         real = ctx.documents.changes
         broken = True

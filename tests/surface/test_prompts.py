@@ -11,6 +11,7 @@ from mcp.types import EmbeddedResource, PromptReference, ResourceTemplateReferen
 
 import ctxtrio
 from ctxtrio._app import build_server
+from ctxtrio._wiring import open_wiring
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,7 +25,7 @@ def _config(tmp_path: Path, tools: str = "full") -> ctxtrio.Config:
 
 async def test_the_workflows_are_prompts_with_ids_filled_in(tmp_path: Path) -> None:
     """Each prompt names the exact tools with the ids given; resume_session attaches the session resource."""
-    async with ctxtrio.open_context(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
         await ctx.sessions.append("work", "Goal: ship it", pinned=True)
         await ctx.documents.ingest(text="The port is 8080.", title="Config", doc_id="conf")
         listed = await client.list_prompts()
@@ -55,7 +56,7 @@ async def test_the_workflows_are_prompts_with_ids_filled_in(tmp_path: Path) -> N
 
 async def test_compact_profile_prompts_name_its_tools(tmp_path: Path) -> None:
     """With --tools compact the prompts call memory and doc_read, which that profile serves."""
-    async with ctxtrio.open_context(_config(tmp_path, "compact")) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(_config(tmp_path, "compact")) as ctx, Client(build_server(ctx)) as client:
         await ctx.documents.ingest(text="The port is 8080.", doc_id="conf")
         answer = await client.get_prompt("answer_from_document", {"doc_id": "conf", "question": "Which port?"})
         assert isinstance(answer.messages[0].content, TextContent)
@@ -68,7 +69,7 @@ async def test_compact_profile_prompts_name_its_tools(tmp_path: Path) -> None:
 
 async def test_bad_prompt_requests_are_invalid_params(tmp_path: Path) -> None:
     """An unknown prompt, a missing argument, a bad id or an unknown document is -32602 with a clear message."""
-    async with ctxtrio.open_context(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
         cases = [
             ("nope", {}),
             ("resume_session", {}),
@@ -83,7 +84,7 @@ async def test_bad_prompt_requests_are_invalid_params(tmp_path: Path) -> None:
 
 async def test_ids_complete_by_prefix_bounded(tmp_path: Path) -> None:
     """doc_id and session_id complete from the store by prefix, at most 100 values with the total."""
-    async with ctxtrio.open_context(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
         for i in range(120):
             await ctx.documents.ingest(text=f"doc {i}", doc_id=f"log-{i:03d}")
         await ctx.documents.ingest(text="other", doc_id="notes")

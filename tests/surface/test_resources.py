@@ -11,6 +11,7 @@ from mcp.types import TextResourceContents
 
 import ctxtrio
 from ctxtrio._app import build_server
+from ctxtrio._wiring import open_wiring
 from ctxtrio.surface.resources import PAGE_SIZE
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ async def _text(client: Client, uri: str) -> str:
 
 async def test_documents_sessions_and_guide_read_as_resources(tmp_path: Path) -> None:
     """A document's outline, a chunk range, a session's status with pins and summary, and the guide are readable."""
-    async with ctxtrio.open_context(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
         text = "# Setup\n\nInstall it.\n\n# Usage\n\n" + "Run the tool with care. " * 400
         await ctx.documents.ingest(text=text, title="Manual", doc_id="man")
         await ctx.sessions.open("work", "refactor")
@@ -63,7 +64,7 @@ async def test_documents_sessions_and_guide_read_as_resources(tmp_path: Path) ->
 
 async def test_reading_chunks_moves_no_cursor(tmp_path: Path) -> None:
     """A resource read is the person's, not the model's: doc_window's cursor stays where it was."""
-    async with ctxtrio.open_context(_config(tmp_path, chunk_tokens=100, chunk_overlap_tokens=0)) as ctx:
+    async with open_wiring(_config(tmp_path, chunk_tokens=100, chunk_overlap_tokens=0)) as ctx:
         await ctx.documents.ingest(text="\n\n".join(f"Paragraph {i} " + "word " * 80 for i in range(20)), doc_id="d")
         async with Client(build_server(ctx)) as client:
             await _text(client, "ctxtrio://docs/d/chunks/3-5")
@@ -73,7 +74,7 @@ async def test_reading_chunks_moves_no_cursor(tmp_path: Path) -> None:
 
 async def test_list_pages_by_cursor(tmp_path: Path) -> None:
     """resources/list returns bounded pages whose cursors visit every document and session once."""
-    async with ctxtrio.open_context(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
         for i in range(70):
             await ctx.documents.ingest(text=f"document number {i}", doc_id=f"doc-{i:03d}")
         for i in range(40):
@@ -97,7 +98,7 @@ async def test_list_pages_by_cursor(tmp_path: Path) -> None:
 
 async def test_unknown_resources_are_invalid_params_naming_the_uri(tmp_path: Path) -> None:
     """An unknown URI, document or session is -32602 with the URI in data (SEP-2164), never empty contents."""
-    async with ctxtrio.open_context(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
         for uri in ("test://nothing", "ctxtrio://docs/nope", "ctxtrio://sessions/nope", "ctxtrio://docs/x/chunks/5-1"):
             with pytest.raises(MCPError) as missing:
                 await client.read_resource(uri)
@@ -109,7 +110,7 @@ async def test_a_large_read_stays_within_the_budget(tmp_path: Path) -> None:
     """Reading every chunk of a 3 MB document returns one budget's worth, and says where to go on."""
     text = "\n\n".join(f"## Part {i}\n\n" + f"Line {i} of the log, nothing unusual here. " * 30 for i in range(2500))
     config = _config(tmp_path, budget_tokens=2000, max_ingest_chars=len(text) + 1)
-    async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
         await ctx.documents.ingest(text=text, doc_id="big")
         model: TokenModel = ctx.live.tokens.current
         for uri in ("ctxtrio://docs/big", "ctxtrio://docs/big/chunks/0-999999"):

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 from mcp import Client
 from mcp.types import TextContent
 
-from ctxtrio._app import build_server, open_context
+from ctxtrio._app import build_server
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError, NotFoundError
+from ctxtrio._wiring import open_wiring
 from ctxtrio.tools.advice import advised
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def test_hints_become_tool_advice() -> None:
 async def test_the_model_reads_the_advice(tmp_path: Path) -> None:
     """Through the SDK client an unknown document names doc_list, an oversized entry doc_ingest."""
     config = Config(data_dir=tmp_path, llm_enabled=False, audit=False)
-    async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
         missing = await client.call_tool("doc_outline", {"doc_id": "nope"})
         huge = await client.call_tool("context_append", {"session_id": "s", "text": "x" * 100_000})
     texts = []

@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING
 import trio
 import trio.testing
 
-from ctxtrio._app import open_context
 from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from ctxtrio.tools.runner import ToolRunner
 from ctxtrio.tools.spec import Call, Hints, Tool
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
     from ctxtrio.tools.results import ToolResult
     from ctxtrio.tools.spec import Args
 
 
-async def _nursery_inside(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def _nursery_inside(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     """A handler that waits in a nursery, as the summarizing tools do."""
     async with trio.open_nursery() as nursery:
         nursery.start_soon(trio.sleep_forever)
@@ -30,7 +30,7 @@ async def _nursery_inside(ctx: Context, args: Args, call: Call) -> ToolResult:
     raise AssertionError("not reached")
 
 
-async def _plain(ctx: Context, args: Args, call: Call) -> ToolResult:
+async def _plain(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     """A handler that waits on its own."""
     await trio.sleep_forever()
     raise AssertionError("not reached")
@@ -42,7 +42,7 @@ def _tool(name: str, handler: object) -> Tool:
 
 async def _audited_when_cancelled(tmp_path: Path, tool: Tool) -> dict[str, object]:
     stream = io.StringIO()
-    async with open_context(Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+    async with open_wiring(Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
         runner = ToolRunner(ctx, [tool], audit=True, stream=stream)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(runner.call, tool.name, {})

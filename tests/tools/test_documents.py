@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 import trio
 from mcp import Client
 
-from ctxtrio._app import build_server, open_context
+from ctxtrio._app import build_server
 from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from ctxtrio.text.chunking import chunk_document
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.documents import DOC_TOOLS
@@ -30,7 +31,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
 async def client_for(tmp_path: Path, root: Path | None = None) -> AsyncIterator[Client]:
     roots = (root,) if root is not None else ()
     config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, ingest_roots=roots)
-    async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
         yield client
 
 
@@ -155,7 +156,7 @@ async def test_errors_are_results(tmp_path: Path) -> None:
 async def test_doc_list_pages_within_the_budget(tmp_path: Path) -> None:
     """doc_list shows a page that fits the budget and names where the next page starts."""
     config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, budget_tokens=100)
-    async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
         for n in range(10):
             await client.call_tool("doc_ingest", {"text": f"document {n} text", "doc_id": f"d{n}", "title": f"doc {n}"})
         seen: list[str] = []

@@ -16,8 +16,9 @@ import pytest
 import trio
 from mcp import Client
 
-from ctxtrio._app import build_server, open_context
+from ctxtrio._app import build_server
 from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from testkit.fake_openai import FakeServer, closed_port_url, open_fake_openai
 from testkit.results import text_of
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 WORDS = "cache cursor deadline journal ledger offset outline page query recall session slice token window".split()
 #: Why a result degraded: the endpoint failed, its breaker is open, or the deadline passed.
@@ -44,7 +45,7 @@ def document(sections: int = 12) -> str:
 @asynccontextmanager
 async def client_for(
     tmp_path: Path, base_url: str, *, deadline_s: float = 30.0, llm: bool = True
-) -> AsyncIterator[tuple[Context, Client]]:
+) -> AsyncIterator[tuple[Wiring, Client]]:
     config = Config(
         data_dir=tmp_path / "data",
         llm_enabled=llm,
@@ -54,7 +55,7 @@ async def client_for(
         chunk_tokens=200,
         chunk_overlap_tokens=20,
     )
-    async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
         yield ctx, client
 
 

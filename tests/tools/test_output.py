@@ -10,8 +10,9 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from ctxtrio._app import build_server, open_context
+from ctxtrio._app import build_server
 from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from ctxtrio.docs.model import SearchHit, SearchResult
 from ctxtrio.memory.model import CompactResult
 from ctxtrio.tools.output import Output
@@ -108,7 +109,7 @@ async def test_every_tool_result_validates_through_the_sdk_client(tmp_path: Path
         ("doc_list", {}),
         ("doc_forget", {"doc_id": "d"}),
     ]
-    async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         results: dict[str, CallToolResult] = {}
         for name, arguments in calls:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 import trio
 from mcp import Client
 
-from ctxtrio._app import build_server, open_context
+from ctxtrio._app import build_server
 from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.reading import read_journal
 from ctxtrio.tools.sessions import SESSION_TOOLS
@@ -24,13 +25,13 @@ if TYPE_CHECKING:
 
     from mcp.types import CallToolResult
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 
 @asynccontextmanager
-async def opened(tmp_path: Path) -> AsyncIterator[tuple[Context, Client]]:
+async def opened(tmp_path: Path) -> AsyncIterator[tuple[Wiring, Client]]:
     config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
-    async with open_context(config) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
         yield ctx, client
 
 
@@ -151,9 +152,10 @@ async def test_unicode_recall_through_the_client(tmp_path: Path) -> None:
 async def test_compact_tool_sets_the_llm_deadline(tmp_path: Path) -> None:
     """context_compact gives the summarizer now + llm_deadline_s as its deadline."""
     config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, llm_deadline_s=30.0)
-    async with open_context(config) as ctx:
+    async with open_wiring(config) as ctx:
         summarizer = RecordingSummarizer(ctx)
-        ctx = dataclasses.replace(ctx, sessions=SessionService(ctx.store, ctx.live, summarizer))
+        sessions = SessionService(ctx.store, ctx.live, summarizer)
+        ctx = dataclasses.replace(ctx, context=dataclasses.replace(ctx.context, sessions=sessions))
         async with Client(build_server(ctx)) as client:
             for n in range(4):
                 await call(client, "context_append", session_id="s1", text=f"note {n}")

@@ -8,6 +8,7 @@ from mcp import Client
 
 import ctxtrio
 from ctxtrio._app import build_server
+from ctxtrio._wiring import open_wiring
 from ctxtrio.tools.documents import DOC_TOOLS
 from ctxtrio.tools.sessions import SESSION_TOOLS
 from ctxtrio.tools.table import tool_named
@@ -29,7 +30,7 @@ MAX_FULL_TOOLS_LIST_CHARS = 9800
 async def test_fifteen_tools_under_the_size_budget(tmp_path: Path) -> None:
     """tools/list names all 15 tools; a model is shown under 7,000 characters of it, output schemas included under 9,800."""
     config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)
-    async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
         tools = (await client.list_tools()).tools
     names = sorted(tool.name for tool in tools)
     assert names == sorted([*SESSION_TOOLS, *DOC_TOOLS, "context_guide"])
@@ -47,7 +48,7 @@ async def test_fifteen_tools_under_the_size_budget(tmp_path: Path) -> None:
 async def test_annotations_read_with_the_protocol_defaults_give_the_table_hints(tmp_path: Path) -> None:
     """Hints are listed only where they differ from MCP's defaults, and a client applying those defaults reads the table's."""
     config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)
-    async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
         tools = (await client.list_tools()).tools
     for tool in tools:
         row = tool_named(tool.name)
@@ -71,7 +72,7 @@ async def test_annotations_read_with_the_protocol_defaults_give_the_table_hints(
 async def test_every_tool_has_title_and_hints(tmp_path: Path) -> None:
     """Each tool declares a title and a closed world; no schema property carries a title or a null default."""
     config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)
-    async with ctxtrio.open_context(config) as ctx, Client(build_server(ctx)) as client:
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
         tools = (await client.list_tools()).tools
     for tool in tools:
         assert tool.title, tool.name

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import trio
 import trio.testing
 
-import ctxtrio
 from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from ctxtrio.text.tokens import TokenModel
 from tests.llm.fake_stream import FakeModel, open_fake_model
 from tests.memory.compaction.test_compaction_resume import sessions
@@ -17,10 +17,13 @@ from tests.text.test_entries import DECISIONS, session
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import ctxtrio
+    from ctxtrio._wiring import Wiring
+
 
 async def test_extractive_compaction_keeps_all_eight_decisions(tmp_path: Path) -> None:
     """8 decisions among 30 routine lines, compacted with no LLM: the summary entry holds all 8."""
-    async with ctxtrio.open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx:
+    async with open_wiring(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx:
         ctx.live.tokens.current = TokenModel.flat()  # the target was sized with the single-ratio model
         result = await _compacted(ctx)
     assert result.method == "extractive" and result.summary is not None
@@ -31,7 +34,7 @@ async def test_extractive_compaction_keeps_all_eight_decisions(tmp_path: Path) -
     assert "(×18)" in result.summary.text
 
 
-async def _compacted(ctx: ctxtrio.Context) -> ctxtrio.CompactResult:
+async def _compacted(ctx: Wiring) -> ctxtrio.CompactResult:
     for entry in session():
         await ctx.sessions.append("work", entry.text, role=entry.role, tags=list(entry.tags), pinned=entry.pinned)  # type: ignore[arg-type]  # roles of the fixture are valid Role values
     return await ctx.sessions.compact("work", keep_recent=0, target_tokens=160)
@@ -44,7 +47,7 @@ async def test_a_rejected_llm_compaction_keeps_all_eight_decisions(
     decisions-first extractor, as --no-llm does (it fell back to the generic one: 5 of 6 kept)."""
     async with (
         trio.open_nursery() as nursery,
-        ctxtrio.open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+        open_wiring(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
     ):
         ctx.live.tokens.current = TokenModel.flat()
         model = await open_fake_model(nursery, FakeModel(behaviour="invent", tokens_per_event=8))

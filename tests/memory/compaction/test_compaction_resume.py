@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import trio
 import trio.testing
 
-import ctxtrio
 from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.llm.summarizer import Summarizer
@@ -23,14 +23,14 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 ENTRIES = 150  # about 6,000 tokens folded: four slices and a merge in a 4,096-token window
 DEADLINE_S = 45.0
 
 
 @asynccontextmanager
-async def sessions(ctx: Context, model: FakeModel) -> AsyncIterator[SessionService]:
+async def sessions(ctx: Wiring, model: FakeModel) -> AsyncIterator[SessionService]:
     """A session service whose summarizer talks to ``model`` through a running background worker."""
     async with open_llm_client(LLMSettings(model.base_url, timeout_s=120.0)) as client, trio.open_nursery() as nursery:
         summarizer = Summarizer(client, ctx.live.tokens, context_tokens=lambda: 4096)
@@ -39,7 +39,7 @@ async def sessions(ctx: Context, model: FakeModel) -> AsyncIterator[SessionServi
         nursery.cancel_scope.cancel()
 
 
-def summaries(ctx: Context) -> list[dict[str, object]]:
+def summaries(ctx: Wiring) -> list[dict[str, object]]:
     """The summary entries of session "s" in journal order (their bodies)."""
     records = read_journal(ctx.data.session_journal("s")).records
     return [dict(r.data) for r in records if r.kind == "entry" and r.data.get("role") == "summary"]
@@ -51,7 +51,7 @@ async def test_a_compaction_cut_by_its_deadline_is_finished_after_a_restart(
     """The stand-in folds the entries at once; after a restart a later compact swaps in the LLM summary, resuming."""
     async with (
         trio.open_nursery() as nursery,
-        ctxtrio.open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+        open_wiring(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
     ):
         model = await open_fake_model(nursery, FakeModel(tokens_per_event=8))
         async with sessions(ctx, model) as service:

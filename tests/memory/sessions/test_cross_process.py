@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError
+from ctxtrio._wiring import open_wiring
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.reading import read_journal
 from tests.memory.doubles import HookedSummarizer
@@ -16,14 +16,14 @@ from tests.memory.doubles import HookedSummarizer
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
     from ctxtrio.llm.summarizer import Wait
 
 
 class _Rendezvous(HookedSummarizer):
     """Extractive, but returns only once both compactions are summarizing: both have planned."""
 
-    def __init__(self, ctx: Context, arrived: list[int], both: trio.Event) -> None:
+    def __init__(self, ctx: Wiring, arrived: list[int], both: trio.Event) -> None:
         super().__init__(ctx)
         self._arrived = arrived
         self._both = both
@@ -43,7 +43,7 @@ async def test_two_processes_compacting_one_session_fold_once(tmp_path: Path) ->
     description, so two descriptors of one file exclude each other as two processes do.
     """
     config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
-    async with open_context(config) as a, open_context(config) as b:
+    async with open_wiring(config) as a, open_wiring(config) as b:
         for n in range(12):
             await a.sessions.append("s1", f"Step {n}: tried option {n}; it failed with code {n * 3}.")
         arrived, both = [0], trio.Event()

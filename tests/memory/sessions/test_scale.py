@@ -20,10 +20,10 @@ from ..test_service import config, ctx  # noqa: F401  (ctx is a fixture)
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 
-async def fill(ctx: Context, sessions: int, entries: int) -> list[str]:
+async def fill(ctx: Wiring, sessions: int, entries: int) -> list[str]:
     """``sessions`` sessions of ``entries`` entries, written straight to their journals, oldest first."""
     ids = [f"s{n:03d}" for n in range(sessions)]
     for session_id in ids:
@@ -39,7 +39,7 @@ async def fill(ctx: Context, sessions: int, entries: int) -> list[str]:
     return ids
 
 
-async def test_unknown_ids_are_not_kept(ctx: Context) -> None:
+async def test_unknown_ids_are_not_kept(ctx: Wiring) -> None:
     """H5: calls on made-up ids fail clearly and leave nothing in memory or on disk."""
     service = ctx.sessions
     for n in range(300):
@@ -52,7 +52,7 @@ async def test_unknown_ids_are_not_kept(ctx: Context) -> None:
     assert list(ctx.data.sessions.iterdir()) == []
 
 
-async def test_idle_sessions_are_evicted_and_come_back(ctx: Context) -> None:
+async def test_idle_sessions_are_evicted_and_come_back(ctx: Wiring) -> None:
     """At most max_sessions idle sessions stay loaded; an evicted one replays the same state."""
     service = SessionService(ctx.store, ctx.live, max_sessions=3)
     for n in range(10):
@@ -64,7 +64,7 @@ async def test_idle_sessions_are_evicted_and_come_back(ctx: Context) -> None:
     assert len(service._registry) <= 3
 
 
-async def test_entry_bound_evicts_large_sessions(ctx: Context) -> None:
+async def test_entry_bound_evicts_large_sessions(ctx: Wiring) -> None:
     """Idle sessions holding more than max_entries entries in all are evicted, oldest use first."""
     await fill(ctx, 4, 30)
     service = SessionService(ctx.store, ctx.live, max_entries=70)
@@ -74,7 +74,7 @@ async def test_entry_bound_evicts_large_sessions(ctx: Context) -> None:
     assert "s003" in service._registry and "s000" not in service._registry
 
 
-async def test_listing_pages_latest_first_within_the_budget(ctx: Context) -> None:
+async def test_listing_pages_latest_first_within_the_budget(ctx: Wiring) -> None:
     """H4: pages cover every session once, newest first, each within the budget; none stays loaded."""
     ids = await fill(ctx, 40, 5)
     service = ctx.sessions
@@ -95,7 +95,7 @@ async def test_listing_pages_latest_first_within_the_budget(ctx: Context) -> Non
     assert all(read_summary(ctx.data.session_journal(s), s) is not None for s in ids)
 
 
-async def test_listing_reads_fresh_summaries_without_the_journal(ctx: Context) -> None:
+async def test_listing_reads_fresh_summaries_without_the_journal(ctx: Wiring) -> None:
     """A fresh summary is what the list shows: the journal is not replayed for it."""
     await fill(ctx, 1, 3)
     path = ctx.data.session_journal("s000")
@@ -135,7 +135,7 @@ async def test_status_from_a_summary_equals_the_loaded_status(tmp_path: Path) ->
         assert from_summary == loaded
 
 
-async def test_derived_files_of_a_removed_journal_are_removed(ctx: Context) -> None:
+async def test_derived_files_of_a_removed_journal_are_removed(ctx: Wiring) -> None:
     """A summary or snapshot left by a session whose journal is gone is cleaned up by the next listing."""
     await ctx.sessions.append("gone", "x")
     await ctx.sessions.append("kept", "y")
@@ -149,7 +149,7 @@ async def test_derived_files_of_a_removed_journal_are_removed(ctx: Context) -> N
     assert summary_path(ctx.data.session_journal("kept")).exists()
 
 
-async def test_an_evicted_session_leaves_its_summary(ctx: Context) -> None:
+async def test_an_evicted_session_leaves_its_summary(ctx: Wiring) -> None:
     """A session evicted before any read wrote its summary gets it written, so listing does not replay it."""
     service = SessionService(ctx.store, ctx.live, max_sessions=1)
     await service.append("first", "only appended, never read")

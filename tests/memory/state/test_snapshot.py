@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import ctxtrio
+from ctxtrio._wiring import open_wiring
 from ctxtrio.memory.sessions import repository
 from ctxtrio.memory.state import snapshot as snapshots
 from ctxtrio.memory.state.snapshot import snapshot_path
@@ -138,7 +139,7 @@ async def test_a_snapshot_from_another_token_model_is_recounted(tmp_path: Path) 
     async with ctxtrio.open_context(config(tmp_path)) as ctx:
         await fill(ctx)
         cold = (await ctx.sessions.status("s1")).live_tokens
-    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+    async with open_wiring(config(tmp_path)) as ctx:
         ctx.live.tokens.current = TokenModel.flat(1.0)
         dense = await ctx.sessions.status("s1")
     assert dense.live_tokens > cold and "1 tokens/char" in dense.token_source
