@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from ctxtrio.llm._plan import Final
+from ctxtrio.llm._plan import Finished
 from ctxtrio.llm.jobs import Job
 from ctxtrio.llm.summarizer import Pending
 
@@ -35,9 +35,9 @@ async def deadline_of(wait: Wait) -> float:
     """The deadline ``wait`` sets around the work it waits for (inf: none), seen from inside that work."""
     seen: list[float] = []
 
-    async def note(job: Job) -> Final:
+    async def note(job: Job) -> Finished:
         seen.append(trio.current_effective_deadline())
-        return Final("", 0, 0)
+        return Finished("", 0, 0)
 
     await wait(Pending(Job("deadline probe", note, durable=False), queued=False, progress=None))
     return seen[0]

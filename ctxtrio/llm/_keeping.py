@@ -20,7 +20,7 @@ from .checks import rejection
 
 if TYPE_CHECKING:
     from ..text.tokens import TokenModel
-    from ._plan import Extract, Final, Step
+    from ._plan import Extract, Finished, Step
 
 __all__ = ["Rejected", "as_good_as_extractive", "checked"]
 
@@ -61,7 +61,7 @@ def checked(answer: str, step: Step, model: TokenModel, *, one_line: bool = Fals
     return kept
 
 
-async def as_good_as_extractive(found: Final, text: str, target_tokens: int, whole: Extract) -> Summary:
+async def as_good_as_extractive(found: Finished, text: str, target_tokens: int, whole: Extract) -> Summary:
     """``found`` labelled; when the LLM did none of its steps (every answer rejected), the
     caller's own extractive summary of the whole text instead (sessions rank decisions
     first), never the generic stand-ins of the rejected steps: as good as ``--no-llm``."""

@@ -19,7 +19,7 @@ from .jobs import Job, describe
 if TYPE_CHECKING:
     from .._progress import Progress
     from ..text.tokens import TokenModel
-    from ._plan import Final as FinalSummary
+    from ._plan import Finished
 
 __all__ = [
     "ONE_LINER_TOKENS", "Method", "Pending", "Summary", "SummaryCache", "Wait", "extract", "fit", "labelled",
@@ -104,7 +104,7 @@ async def _run_inline(job: Job) -> None:
         job.fail(describe(exc))
 
 
-def labelled(found: FinalSummary) -> Summary:
+def labelled(found: Finished) -> Summary:
     if found.llm_steps == found.steps:
         return Summary(found.text, "llm")
     why = "; ".join(found.why[:2])

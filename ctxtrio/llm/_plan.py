@@ -8,7 +8,7 @@ the same text always needs the same steps and a finished step is found again by 
 next call, or after a restart.
 
 :func:`walk` follows the steps through ``lookup`` (key → a finished answer) and
-returns the first step still to do, or the :class:`Final` summary when none is left.
+returns the first step still to do, or the :class:`Finished` summary when none is left.
 :func:`stand_in` builds what a caller can have now: finished slice summaries, an
 extractive summary for each missing one, the whole cut to the target extractively.
 
@@ -26,19 +26,18 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-from typing import Final as _Final
+from typing import TYPE_CHECKING, Final
 
 from ._slices import slice_text
 
 if TYPE_CHECKING:
     from ..text.tokens import TokenModel
 
-__all__ = ["Answer", "Extract", "Final", "Limits", "Step", "cache_key", "one_liner_step", "stand_in", "walk"]
+__all__ = ["Answer", "Extract", "Finished", "Limits", "Step", "cache_key", "one_liner_step", "stand_in", "walk"]
 
 #: Tokens of a prompt besides the text: instructions, reminder, chat template.
-PROMPT_OVERHEAD_TOKENS: _Final = 160
-_RULES: _Final = (
+PROMPT_OVERHEAD_TOKENS: Final = 160
+_RULES: Final = (
     "Keep names, numbers, units, file paths, identifiers and decisions exactly as written. "
     "Do not add anything that is not in the text. Use your own words; do not copy whole sentences. "
     "Answer with the summary only."
@@ -90,7 +89,7 @@ class Answer:
 
 
 @dataclass(frozen=True, slots=True)
-class Final:
+class Finished:
     """The summary, with how many of its steps the LLM did, how many there were, and why not."""
 
     text: str
@@ -170,7 +169,7 @@ def _slice_steps(text: str, target_tokens: int, limits: Limits, model: TokenMode
     return steps
 
 
-def walk(text: str, target_tokens: int, limits: Limits, model: TokenModel, lookup: Lookup) -> Step | Final:
+def walk(text: str, target_tokens: int, limits: Limits, model: TokenModel, lookup: Lookup) -> Step | Finished:
     """The first step not yet in ``lookup``, or the final summary if every step is there."""
     current, level, llm_steps, steps = text, 0, 0, 0
     why: list[str] = []
@@ -181,7 +180,7 @@ def walk(text: str, target_tokens: int, limits: Limits, model: TokenModel, looku
             if found is None:
                 return step
             why.extend([found.why] if found.why else [])
-            return Final(found.text, llm_steps + found.by_llm, steps + 1, tuple(dict.fromkeys(why)))
+            return Finished(found.text, llm_steps + found.by_llm, steps + 1, tuple(dict.fromkeys(why)))
         parts = []
         for step in _slice_steps(current, target_tokens, limits, model):
             found = lookup(step.key)

@@ -31,7 +31,7 @@ from typing import Final
 import trio
 
 from .._errors import LLMError, LLMTimeoutError, LLMUnavailableError
-from ._plan import Final as FinalSummary
+from ._plan import Finished
 
 __all__ = ["Job", "SummaryQueue"]
 
@@ -44,12 +44,12 @@ class Job:
     """One summary to produce in the background, and what has become of it so far."""
 
     key: str
-    work: Callable[[Job], Awaitable[FinalSummary]]
+    work: Callable[[Job], Awaitable[Finished]]
     durable: bool
     steps_done: int = 0
     steps_total: int = 0
     seconds_per_step: float | None = None
-    result: FinalSummary | None = None
+    result: Finished | None = None
     failure: str | None = None
     waiters: int = 0
     abandoned: bool = False
@@ -64,7 +64,7 @@ class Job:
         self.seconds_per_step = seconds if previous is None else (previous + seconds) / 2
         self._poke()
 
-    def finish(self, result: FinalSummary) -> None:
+    def finish(self, result: Finished) -> None:
         self.result = result
         self.done.set()
         self._poke()

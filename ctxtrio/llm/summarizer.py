@@ -35,8 +35,7 @@ import logging
 import re
 from collections import OrderedDict
 from functools import partial
-from typing import TYPE_CHECKING
-from typing import Final as _Final
+from typing import TYPE_CHECKING, Final
 
 import trio
 
@@ -55,7 +54,7 @@ from ._outcome import (
     short,
     to_the_end,
 )
-from ._plan import Answer, Extract, Final, Limits, Step, cache_key, one_liner_step, stand_in, step_count, walk
+from ._plan import Answer, Extract, Finished, Limits, Step, cache_key, one_liner_step, stand_in, step_count, walk
 from .breaker import BreakerState
 from .checks import echo_so_far
 from .jobs import Job, SummaryQueue
@@ -73,17 +72,17 @@ __all__ = ["Method", "Pending", "Summarizer", "Summary", "SummaryCache", "Wait",
 log = logging.getLogger("ctxtrio.summaries")
 
 #: Assumed context window while none is detected (LM Studio's and Ollama's usual default).
-DEFAULT_CONTEXT_TOKENS: _Final = 4096
-_FALLBACKS_KEPT: _Final = 1024
+DEFAULT_CONTEXT_TOKENS: Final = 4096
+_FALLBACKS_KEPT: Final = 1024
 #: The chat template around the one user turn (Gemma 3's costs 10 in llama-cpp-python).
-_TEMPLATE_TOKENS: _Final = 16
+_TEMPLATE_TOKENS: Final = 16
 #: A prompt is counted exactly before it is sent when its estimate passes this share of
 #: the room the window leaves (steps are sized to 90% of it by the estimate).
-_COUNT_FROM: _Final = 0.8
+_COUNT_FROM: Final = 0.8
 #: A stream the server cuts off for another request is asked again this many times, after
 #: 1 s, 2 s, 4 s; then the step is done extractively for this job only (a later call asks again).
-_INTERRUPTED_TRIES: _Final = 4
-_THINK: _Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)  # reasoning models
+_INTERRUPTED_TRIES: Final = 4
+_THINK: Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)  # reasoning models
 
 
 class Summarizer:
@@ -148,7 +147,7 @@ class Summarizer:
         limits = self._limits(target_tokens)
         lookup = self._lookup(cache, None)
         found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, lookup)
-        if isinstance(found, Final):
+        if isinstance(found, Finished):
             return await as_good_as_extractive(found, text, target_tokens, whole)
         if self._client.breaker_state is BreakerState.OPEN:
             note = "LLM unavailable (breaker open after a failure); extractive"
@@ -186,7 +185,7 @@ class Summarizer:
             return None
         limits = self._limits(target_tokens)
         found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, self._lookup(cache, None))
-        if isinstance(found, Final):
+        if isinstance(found, Finished):
             return labelled(found)
         key = cache_key("job/v2", target_tokens, text)
         if self.queue.running and self._client.breaker_state is not BreakerState.OPEN and self.queue.find(key) is None:
@@ -295,7 +294,7 @@ class Summarizer:
 
     async def _run_one_liners(
         self, steps: list[Step], model: TokenModel, cache: SummaryCache | None, job: Job
-    ) -> Final:
+    ) -> Finished:
         """Ask for each one-liner still missing, keeping each as soon as it is checked."""
         job.steps_total = len(steps)
         answers = self._lookup(cache, None)
@@ -314,20 +313,20 @@ class Summarizer:
                 elif not answer.retry:
                     self._remember(step.key, Answer("", False, answer.reason))
             job.step_finished(trio.current_time() - started)
-        return Final("", done, len(steps))
+        return Finished("", done, len(steps))
 
     # -- the job ------------------------------------------------------------------------
 
     async def _run_job(
         self, text: str, target_tokens: int, limits: Limits, model: TokenModel, cache: SummaryCache | None, job: Job
-    ) -> Final:
+    ) -> Finished:
         """Do the steps still missing, in order, keeping each one as soon as it is done."""
         answers: dict[str, Answer] = {}
         lookup = self._lookup(cache, answers)
         job.steps_total = await trio.to_thread.run_sync(step_count, text, target_tokens, limits, model)
         while True:
             found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, lookup)
-            if isinstance(found, Final):
+            if isinstance(found, Finished):
                 return found
             started = trio.current_time()
             answer = await self._ask(found, model)
