@@ -37,7 +37,12 @@ Errors, all :class:`~ctxtrio._errors.LLMError`:
   (no content at all); later, a truncated answer. Neither is complete.
 
 Each of them but the last counts as a failure for the breaker: an interrupted stream
-came from a server that works, and counts as an answer. A call cancelled by its caller (a
+came from a server that works, and counts as an answer.
+
+**A slow first token is not a failure** (issue 22): a stream whose headers came but whose
+first token did not, from a server that has evaluated a prompt for us before, is sent
+again at once with twice the wait, holding our request slot; only the retry's outcome is
+a verdict, and every first token teaches the wait. Why, and the sources: :mod:`._first_token`. A call cancelled by its caller (a
 ``move_on_at`` around it) gives no verdict: the breaker stays as it was. The optional
 endpoints (tokenize, context length) answer ``None`` for "this server has no such
 endpoint" and only fail on transport errors.
@@ -55,6 +60,7 @@ import httpx
 import trio
 
 from .._errors import LLMError, LLMInterruptedError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
+from ._first_token import FirstTokenWait, NoFirstToken, completed
 from ._json import JSON, json_object
 from ._probes import (
     OVERFLOW_PROBE_TOKENS,
@@ -103,6 +109,7 @@ class LLMClient:
         self._answered_at: float | None = None  # when the endpoint last answered usably
         self._streams = 0  # chat streams queued or in flight
         self._probe_stretch = 1.0  # probes wait this many times probe_timeout_s
+        self._first = FirstTokenWait()  # how long a stream waits for its first token (learnt)
 
     @property
     def streaming(self) -> int:
@@ -124,6 +131,11 @@ class LLMClient:
         if factor < 1.0:
             raise ValueError(f"need factor >= 1, got {factor!r}")
         self._probe_stretch = factor
+
+    @property
+    def first_token_stretch(self) -> float:
+        """How many times the settings' first-token wait a stream waits now (learnt; at least 1)."""
+        return self._first.stretch
 
     @property
     def breaker_state(self) -> BreakerState:
@@ -148,10 +160,10 @@ class LLMClient:
         """
         body = self._chat_body(messages, max_tokens=max_tokens, temperature=temperature, stream=True)
         url = f"{self._settings.base_url}/chat/completions"
-        first_s = self._settings.first_token_wait_s(sum(len(message.content) for message in messages))
+        base_s = self._settings.first_token_wait_s(sum(len(message.content) for message in messages))
         self._streams += 1
         try:
-            return await self._guarded(lambda: self._stream_chat(url, body, abort_if, first_s))
+            return await self._guarded(lambda: self._chat_exchange(url, body, abort_if, base_s))
         finally:
             self._streams -= 1
 
@@ -169,6 +181,7 @@ class LLMClient:
             lambda response: parse_completion(response, require_content=False),
             kind="probe",
         )
+        self._first.evaluates = True  # a prompt was evaluated: a later slow first token is slow, not hung
         return completion.prompt_tokens
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -334,16 +347,44 @@ class LLMClient:
                     self._breaker.failed(ticket)
                 self._breaker.release(ticket)
 
+    async def _chat_exchange(
+        self, url: str, body: JSON, abort_if: Callable[[str], str | None] | None, base_s: float
+    ) -> Completion:
+        """A streamed chat, sent again once if its first token is only slow (:mod:`._first_token`).
+
+        ``base_s`` is the settings' first-token wait for this prompt; the stream waits it
+        times the learnt stretch, the retry twice that.
+        """
+        sent_at = trio.current_time()
+        first_s = base_s * self._first.stretch
+        try:
+            return await self._stream_chat(url, body, abort_if, first_s, sent_at=sent_at, base_s=base_s)
+        except NoFirstToken as missing:
+            self._first.judge(missing)  # raises LLMTimeoutError unless it was only slow
+        try:
+            return await self._stream_chat(url, body, abort_if, first_s * 2.0, sent_at=sent_at, base_s=base_s)
+        except NoFirstToken as again:
+            raise LLMTimeoutError(f"{again} (sent again after {first_s:g} s without one)") from None
+
     async def _stream_chat(
-        self, url: str, body: JSON, abort_if: Callable[[str], str | None] | None, first_s: float
+        self,
+        url: str,
+        body: JSON,
+        abort_if: Callable[[str], str | None] | None,
+        first_s: float,
+        *,
+        sent_at: float,
+        base_s: float,
     ) -> Completion:
         """One streamed chat exchange; the response is closed however this ends.
 
-        Until the first token the deadline is ``first_s`` from now (headers, pings and
-        prompt processing included); after each token it is ``stall_s`` from then.
+        Until the first chunk the deadline is ``first_s`` from now (headers, pings and
+        prompt processing included); after each token it is ``stall_s`` from then. The
+        first chunk's delay since ``sent_at`` teaches the next wait (:meth:`FirstTokenWait.learn`).
         """
         timeout_s, stall_s = self._settings.timeout_s, self._settings.stall_s
         answer = StreamedAnswer()
+        response: httpx.Response | None = None
         with trio.CancelScope(deadline=trio.current_time() + first_s) as waiting:
             response = await self._send("POST", url, body, stream=True)
             lines = response.aiter_lines()
@@ -356,7 +397,11 @@ class LLMClient:
                     json_object(response, "chat completion")  # raises with the server's message
                 async for line in lines:
                     self._answered_at = trio.current_time()  # any byte: the server is alive
-                    if answer.feed(line):
+                    first = answer.chunks == 0
+                    token = answer.feed(line)
+                    if first and answer.chunks:
+                        self._first.learn(trio.current_time() - sent_at, base_s)
+                    if token:
                         waiting.deadline = trio.current_time() + stall_s
                         if abort_if is not None and abort_if(answer.text) is not None:
                             answer.finish_reason = "aborted"
@@ -367,8 +412,14 @@ class LLMClient:
                 raise LLMUnavailableError(f"POST {url}: stream broke: {type(exc).__name__}: {exc}") from exc
             finally:
                 await close_stream(response, lines)
-        return _completed(
-            url, answer, silent=waiting.cancelled_caught, first_s=first_s, timeout_s=timeout_s, stall_s=stall_s
+        return completed(
+            url,
+            answer,
+            silent=waiting.cancelled_caught,
+            headers=response is not None,
+            first_s=first_s,
+            timeout_s=timeout_s,
+            stall_s=stall_s,
         )
 
     def _looks_hung(self, sent_at: float) -> bool:
@@ -429,33 +480,3 @@ async def open_llm_client(
             Breaker(clock if clock is not None else trio.current_time),
             trio.CapacityLimiter(settings.concurrency),
         )
-
-
-def _completed(
-    url: str, answer: StreamedAnswer, *, silent: bool, first_s: float, timeout_s: float, stall_s: float
-) -> Completion:
-    """What a streamed answer that ended comes to: the completion, or the error that says how it ended.
-
-    ``silent``: the stream's deadline passed (no first token within ``first_s``, or no token
-    for ``stall_s``).
-    """
-    if silent:
-        if answer.chunks == 0 and first_s >= timeout_s:
-            raise LLMTimeoutError(f"POST {url}: no answer within {timeout_s:g} s")
-        if answer.chunks == 0:
-            raise LLMTimeoutError(f"POST {url}: no first token within {first_s:g} s")
-        raise LLMTimeoutError(f"POST {url}: stream silent for {stall_s:g} s after {answer.chunks} chunks")
-    if not answer.done and answer.finish_reason is None:
-        # Neither [DONE] nor a finish reason: the server went away mid-answer (a
-        # close-delimited body ends "cleanly" when its process dies).
-        raise LLMUnavailableError(f"POST {url}: the stream ended mid-answer after {answer.chunks} chunks")
-    if answer.finish_reason is None:
-        # [DONE] without a finish reason: cut off for another request (see the module docstring).
-        raise LLMInterruptedError(
-            f"POST {url}: the server ended the stream without a finish reason after {answer.chunks} chunks "
-            f"({len(answer.text)} characters): interrupted by another request"
-        )
-    text = answer.text.strip()
-    if not text:
-        raise LLMResponseError("chat completion: empty content")
-    return Completion(text, answer.prompt_tokens, answer.completion_tokens, answer.finish_reason)

@@ -114,6 +114,8 @@ class Summarizer:
         self.queue = queue if queue is not None else SummaryQueue()
         #: Extractive answers for steps whose LLM answer was rejected (not retried).
         self._fallbacks: OrderedDict[str, Answer] = OrderedDict()
+        #: Why the last job gave up a step it will ask again (cut off too often): for the note.
+        self._put_off: OrderedDict[str, str] = OrderedDict()
 
     async def run_worker(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """The background worker; see :mod:`.jobs`. Runs until cancelled."""
@@ -252,29 +254,24 @@ class Summarizer:
                 results.append(Summary(found.text, "llm"))
             elif found is not None:
                 results.append(Summary(line, "extractive", f"LLM answer rejected: {found.why}; extractive"))
-            elif later:
-                done = job.steps_done if job is not None else 0
-                results.append(
-                    Summary(
-                        line,
-                        "extractive",
-                        (
-                            f"deadline passed; extractive for now. The LLM one-liners go on in the background "
-                            f"({done} of {len(missing)} done): call again to get them"
-                        ),
-                    )
-                )
-            elif reason == "deadline passed":
-                results.append(
-                    Summary(
-                        line,
-                        "extractive",
-                        f"{reason}; extractive — call again to continue (done one-liners are cached)",
-                    )
-                )
             else:
-                results.append(Summary(line, "extractive", f"{reason}; extractive"))
+                note = self._missing_note(step.key, job, later=later, missing=len(missing), reason=reason)
+                results.append(Summary(line, "extractive", note))
         return results
+
+    def _missing_note(self, key: str, job: Job | None, *, later: bool, missing: int, reason: str) -> str:
+        """Why the one-liner of step ``key`` is extractive, and whether calling again helps."""
+        if later:
+            done = job.steps_done if job is not None else 0
+            return (
+                f"deadline passed; extractive for now. The LLM one-liners go on in the background "
+                f"({done} of {missing} done): call again to get them"
+            )
+        if key in self._put_off and job is not None and job.failure is None:
+            return f"{self._put_off[key]}; extractive — call again"
+        if reason == "deadline passed":
+            return f"{reason}; extractive — call again to continue (done one-liners are cached)"
+        return f"{reason}; extractive"
 
     def _submit(self, job: Job, progress: Progress | None) -> Pending | None:
         """``job`` for the worker (None: the queue is full), or, with no worker running, to do in the call."""
@@ -303,6 +300,7 @@ class Summarizer:
             started = trio.current_time()
             if answers(step.key) is None:
                 answer = await self._ask(step, model, one_line=True)
+                self._put_off.pop(step.key, None)
                 if isinstance(answer, str):
                     line = answer  # exactly the text the checks passed
                     if cache is not None:
@@ -310,7 +308,11 @@ class Summarizer:
                     else:
                         self._remember(step.key, Answer(line, True))
                     done += 1
-                elif not answer.retry:
+                elif answer.retry:  # asked again by the next call; until then the note says why
+                    self._put_off[step.key] = answer.reason
+                    while len(self._put_off) > _FALLBACKS_KEPT:
+                        self._put_off.popitem(last=False)
+                else:
                     self._remember(step.key, Answer("", False, answer.reason))
             job.step_finished(trio.current_time() - started)
         return Finished("", done, len(steps))

@@ -53,6 +53,14 @@ client's connection goes away). What it models, and where the behaviour is docum
   first token is out: interrupted during prompt evaluation, a stream carries no content.
   In this mode ``POST /extras/tokenize`` answers (BOS included), also under the lock.
 
+* **Keeps the last prompt evaluated** (``prompt_cache``): llama-cpp-python's ``Llama``
+  keeps the KV cache of the last prompt and evaluates only what a new prompt adds past
+  their common prefix ("Llama.generate: N prefix-match hit, remaining M prompt tokens to
+  eval", or "full prompt already cached, skipping reset": llama_cpp/llama.py,
+  ``Llama.generate``). An abandoned request's evaluation still runs to its end (the
+  server notices the client left only after the first chunk, ``get_event_publisher``), so
+  the same prompt sent again after a first-token timeout starts at once.
+
 ``GET /props`` tells the context (llama.cpp's ``default_generation_settings.n_ctx``),
 ``POST /tokenize`` counts tokens, ``GET /v1/models`` lists one model. Connections are
 closed after each response. Cancelling the nursery stops the server.
@@ -62,6 +70,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -116,12 +125,24 @@ class FakeModel:
     ping_s: float | None = 15.0
     drop_after: int | None = None
     interrupt_requests: bool = False
+    prompt_cache: bool = False
     model_id: str = "gemma-3-270m-fake"
     base_url: str = ""
     served: list[Served] = field(default_factory=list)
     interrupted: int = 0  # streams ended for another request
     _slot: trio.Lock = field(default_factory=trio.Lock)
     _waiting: int = 0  # requests waiting for the slot (llama-cpp-python's outer lock held)
+    _evaluated: str = ""  # the last prompt evaluated (its KV cache, with prompt_cache)
+    _streamed: trio.Event = field(default_factory=trio.Event)
+
+    async def next_event(self) -> None:
+        """Wait until a stream sends its next event (a test's second client times its request by it)."""
+        await self._streamed.wait()
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for the model right now (each one interrupts a stream at its next event)."""
+        return self._waiting
 
     @property
     def generating(self) -> int:
@@ -172,7 +193,7 @@ class FakeModel:
             if served.stream:
                 await stream.send_all(_head("200 OK", "text/event-stream"))
             async with self._model_lock():
-                await trio.sleep(prompt_tokens / self.prompt_rate)
+                await trio.sleep(self._to_evaluate(prompt, prompt_tokens) / self.prompt_rate)
                 if self.behaviour == "silent":
                     await self._stuck(stream, served)
                 elif served.stream:
@@ -180,6 +201,16 @@ class FakeModel:
                 else:
                     await self._generate_then_send(stream, served, words[:planned], prompt_tokens)
             nursery.cancel_scope.cancel()
+
+    def _to_evaluate(self, prompt: str, prompt_tokens: int) -> int:
+        """Tokens of ``prompt`` to evaluate: all of them, or with ``prompt_cache`` those past the cached prefix."""
+        if not self.prompt_cache:
+            return prompt_tokens
+        cached, self._evaluated = self._evaluated, prompt
+        if cached == prompt:
+            return 0
+        common = len(os.path.commonprefix([cached, prompt]))
+        return prompt_tokens if common == 0 else true_tokens(prompt[common:])
 
     @asynccontextmanager
     async def _model_lock(self) -> AsyncIterator[None]:
@@ -221,6 +252,8 @@ class FakeModel:
                     self._count(served)
                 piece = (" " if index else "") + " ".join(batch)
                 await stream.send_all(_event({"choices": [{"index": 0, "delta": {"content": piece}}]}))
+                self._streamed.set()
+                self._streamed = trio.Event()
                 if await self._cut_off(stream):
                     return
             reason = "length" if served.planned == served.max_tokens else "stop"
