@@ -8,7 +8,7 @@
        ├─ LLM client             httpx + circuit breaker (absent with --no-llm)
        ├─ calibrator task        background; publishes TokenModels; never blocks startup
        ├─ summary worker         background; LLM summaries one request at a time, outliving calls
-       ├─ embedder               (--embed-model) background; chunk vectors for hybrid search
+       ├─ embedders              (--embed-model) background; chunk and session entry vectors
        └─ transport, started last: stdio, or HTTP on hypercorn's trio worker
 
 Startup follows dependency order and ``task_status.started()`` is reported only when a

@@ -7,7 +7,8 @@
     ├─ LLM client             httpx + circuit breaker (absent with --no-llm)
     ├─ calibrator task        background; publishes TokenModels; never blocks startup
     ├─ summary worker         background; LLM summaries one request at a time, outliving calls
-    └─ embedder               (--embed-model) background; chunk vectors for hybrid search
+    ├─ embedder               (--embed-model) background; chunk vectors for hybrid search
+    └─ entry embedder         (--embed-model) background; session entry vectors for context_recall
 
 A :class:`Wiring` is the public :class:`~ctxtrio._context.Context` (config, data dir,
 sessions, documents) and the handles behind it: the store handle, the live token
@@ -45,6 +46,7 @@ from .llm.counting import TokenCounter
 from .llm.embeddings import Embedder
 from .llm.messages import LLMSettings
 from .llm.summarizer import Summarizer
+from .memory.semantic import EntryVectors
 from .memory.service import SessionService
 from .store.handle import StoreHandle
 from .store.layout import prepare_data_dir
@@ -160,6 +162,9 @@ async def _open_wiring(config: Config) -> AsyncIterator[Wiring]:
                     semantic = SemanticIndex(documents.repository, embedder, VectorStore(data.vectors_path))
                     await background.start(semantic.run)
                     documents.semantic = semantic
+                    entries = EntryVectors(sessions.store, embedder, VectorStore(data.session_vectors_path))
+                    await background.start(entries.run)
+                    sessions.semantic = entries
                 try:
                     yield Wiring(
                         context=Context(config=config, data=data, sessions=sessions, documents=documents),

@@ -40,6 +40,7 @@ import trio
 
 from .._errors import LLMError, LLMResponseError, StoreError
 from ..store.vectors import VectorHit, VectorRow, VectorStore
+from ..text.embedding import PART_CHARS, Part, text_parts
 from .chunks import chunk_on_line
 
 if TYPE_CHECKING:
@@ -50,13 +51,10 @@ if TYPE_CHECKING:
     from .chunks import StoredChunk
     from .repository import Repository
 
-__all__ = ["EmbeddingStatus", "Part", "SemanticIndex", "chunk_parts", "describe_semantic"]
+__all__ = ["PART_CHARS", "EmbeddingStatus", "Part", "SemanticIndex", "chunk_parts", "describe_semantic"]
 
 log = logging.getLogger("ctxtrio.embeddings")
 
-#: An embedding input's text at most (~120-150 tokens): all-MiniLM-L6-v2 reads 256 word pieces
-#: and was trained on 128; a short part matches a question by the sentence that answers it.
-PART_CHARS = 520
 BATCH_PARTS = 16
 POLL_S = 5.0
 RETRY_S = 1.0
@@ -65,38 +63,9 @@ RETRY_MAX_S = 30.0
 QUERY_S = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One embedding input of a chunk: characters ``start`` .. ``end`` of its text, led by its heading trail."""
-
-    start: int
-    end: int
-    text: str
-
-
 def chunk_parts(chunk: StoredChunk) -> list[Part]:
-    """The parts a chunk is embedded as: passages of at most PART_CHARS characters, cut at a
-    line or sentence end where one lies in their second half, each led by the heading trail.
-    A whitespace-only chunk is one part of its trail (or a space)."""
-    lead = " › ".join(chunk.trail)
-    lead = f"{lead}\n" if lead else ""
-    text = chunk.text
-    parts: list[Part] = []
-    at = len(text) - len(text.lstrip())
-    while at < len(text):
-        end = min(len(text), at + PART_CHARS)
-        if end < len(text):
-            half = at + PART_CHARS // 2
-            cut = max(text.rfind("\n", half, end), text.rfind(". ", half, end) + 1)
-            end = cut if cut > at else end
-        piece = text[at:end].strip()
-        if piece:
-            start = at + (len(text[at:end]) - len(text[at:end].lstrip()))
-            parts.append(Part(start, start + len(piece), lead + piece))
-        at = end
-        while at < len(text) and text[at].isspace():
-            at += 1
-    return parts or [Part(0, len(text), lead or " ")]
+    """The parts a chunk is embedded as (:func:`~ctxtrio.text.embedding.text_parts`), led by its heading trail."""
+    return text_parts(chunk.text, chunk.trail)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,14 +5,15 @@ module orders them, leaning on each ranking as far as the query lets it:
 
 * **How well the words match.** The *coverage* of a chunk is the share of the query's
   distinct terms it holds; the query's *keyword confidence* is the best coverage among
-  the first :data:`CONFIDENT_HITS` keyword hits. An identifier or a question in the
+  the first ``CONFIDENT_HITS`` keyword hits. An identifier or a question in the
   manual's own words finds chunks holding all of them (confidence 1); a paraphrase, in
   the asker's words, finds chunks holding a few of its common words (measured on the
   retrieval benchmark's questions: exact 1.0 each, natural 0.5-1.0, paraphrases
   0.38-0.83).
-* **Weighted RRF.** Each chunk scores ``c / (RANK_K + keyword rank)`` plus
+* **Weighted RRF** (:func:`~ctxtrio.text.embedding.fused_score`, shared with session
+  recall). Each chunk scores ``c / (RANK_K + keyword rank)`` plus
   ``w / (RANK_K + vector rank)``, where ``c`` is the confidence and ``w`` grows from
-  :data:`MEANING_BASE` (confident) to ``MEANING_BASE + MEANING_GAIN`` as it falls: the
+  ``MEANING_BASE`` (confident) to ``MEANING_BASE + MEANING_GAIN`` as it falls: the
   vector ranking decides what a paraphrase gets first, BM25 what an identifier gets
   first. Chosen on the retrieval benchmark (questions' 42 files, all-MiniLM-L6-v2,
   answer inside 1,000 tokens): paraphrases 10/20 with k 5, gain 8; 8-9 with k 3-10 and
@@ -21,7 +22,7 @@ module orders them, leaning on each ranking as far as the query lets it:
   lost natural questions (16 -> 15) and gained nothing.
 * **What each hit shows.** A chunk semantic recall found keeps ``focus`` (the
   characters of its best embedded part) when its own coverage is below
-  :data:`FOCUS_BELOW`: its keyword window would be chosen by a few common words, so
+  ``FOCUS_BELOW``: its keyword window would be chosen by a few common words, so
   packing shows the part that matched by meaning instead. Otherwise ``focus`` is
   cleared and the keyword window is shown, as without semantic recall.
 """
@@ -29,26 +30,16 @@ module orders them, leaning on each ranking as far as the query lets it:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
+
+from ..text.embedding import CONFIDENT_HITS, FOCUS_BELOW, coverage, fused_score
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .packing import Candidate
 
-__all__ = ["Ranks", "coverage", "hybrid_order", "keyword_confidence"]
-
-#: RRF's constant here: small, so the first places of a ranking count (fuse() reads with 60).
-RANK_K: Final = 5
-#: The vector ranking's weight: MEANING_BASE when a keyword hit holds every word of the
-#: query, MEANING_BASE + MEANING_GAIN when none holds any (the keyword ranking's weight is
-#: the confidence itself).
-MEANING_BASE: Final = 0.5
-MEANING_GAIN: Final = 8.0
-#: Keyword hits whose coverage sets the query's keyword confidence.
-CONFIDENT_HITS: Final = 3
-#: A chunk holding less than this share of the query's terms shows its part found by meaning.
-FOCUS_BELOW: Final = 0.75
+__all__ = ["FOCUS_BELOW", "Ranks", "coverage", "hybrid_order", "keyword_confidence"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,17 +48,6 @@ class Ranks:
 
     keyword: int | None
     meaning: int | None
-
-
-def coverage(text: str, query_terms: Sequence[str]) -> float:
-    """The share of the distinct ``query_terms`` that ``text`` holds (as words or inside
-    identifiers: ``workmem`` in ``work_mem``); 1.0 for no terms."""
-    wanted = set(query_terms)
-    if not wanted:
-        return 1.0
-    lower = text.lower()
-    squashed = lower.replace("_", "").replace("-", "")
-    return sum(1 for term in wanted if term in lower or term in squashed) / len(wanted)
 
 
 def keyword_confidence(candidates: Sequence[Candidate], ranks: Sequence[Ranks], query_terms: Sequence[str]) -> float:
@@ -85,15 +65,7 @@ def hybrid_order(
     """``candidates`` best first by weighted RRF (see the module docstring), each with
     ``focus`` kept only where its meaning part should be shown. Ties keep the given order."""
     confidence = keyword_confidence(candidates, ranks, query_terms)
-    weight = MEANING_BASE + MEANING_GAIN * (1.0 - confidence)
-    scored: list[tuple[float, int]] = []
-    for position, rank in enumerate(ranks):
-        score = 0.0
-        if rank.keyword is not None:
-            score += confidence / (RANK_K + rank.keyword)
-        if rank.meaning is not None:
-            score += weight / (RANK_K + rank.meaning)
-        scored.append((-score, position))
+    scored = [(-fused_score(rank.keyword, rank.meaning, confidence), n) for n, rank in enumerate(ranks)]
     ordered: list[Candidate] = []
     for _, position in sorted(scored):
         candidate = candidates[position]

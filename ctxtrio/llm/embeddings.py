@@ -86,6 +86,9 @@ class Embedder:
         self._ttl_s = query_ttl_s
         self._capacity = query_cache
         self._queries: OrderedDict[str, tuple[float, list[float]]] = OrderedDict()
+        #: Background requests (documents) go one at a time, whoever sends them (chunks, session
+        #: entries), so the endpoint serves one batch and a query; trio's lock is fair (FIFO).
+        self._one_at_a_time = trio.Lock()
         #: Vector length, learned from the first answer (None until then).
         self.dimension: int | None = None
         #: The last failure's message, None after a success.
@@ -102,9 +105,10 @@ class Embedder:
     async def documents(self, texts: Sequence[str]) -> list[list[float]]:
         """One request embedding ``texts`` (with the family's document prefix); LLMError on failure.
 
-        Within the client's ``embed_timeout_s``.
+        Within the client's ``embed_timeout_s``, one such request at a time (queries do not wait).
         """
-        return await self._embed([self.prefixes.document + text for text in texts])
+        async with self._one_at_a_time:
+            return await self._embed([self.prefixes.document + text for text in texts])
 
     async def query(self, text: str) -> list[float]:
         """The vector of a search query (cached for ``query_ttl_s``); LLMError on failure.

@@ -126,6 +126,8 @@ class RecallResult:
     ``pins_not_fit`` names pinned entries the budget could not hold. ``estimated`` when
     the answer was checked against the budget by an estimate, not by the server's
     tokenizer (none, or not in time: a summary was streaming); the rendering says so.
+    With semantic recall on (``--embed-model``) the closing line also names the
+    entries found by meaning (``by_meaning``) or why it was skipped.
     """
 
     session_id: str
@@ -139,6 +141,10 @@ class RecallResult:
     mode: Literal["query", "recent"]
     text: str
     estimated: bool = False
+    #: Entries shown that semantic recall found and the query's words did not.
+    by_meaning: tuple[str, ...] = ()
+    #: Why semantic recall was not asked or did not answer (None when it did, or is off).
+    semantic_skipped: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,21 +25,23 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import replace
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Final, Literal
 
 from ..text.cutting import CUT_MARK
+from ..text.embedding import CONFIDENT_HITS, coverage, fused_score
 from ..text.passages import cut_to_passage
 from .model import Entry, RecallResult
-from .state.base import entry_line
+from .state.base import entry_key, entry_line
 from .state.columns import Item, SessionState
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Collection, Iterable, Iterator, Sequence
     from collections.abc import Set as AbstractSet
 
     from ..text.tokens import TokenModel
 
-__all__ = ["RECENCY_WEIGHT", "pack_recall", "rank", "recent_candidates"]
+__all__ = ["MEANING_DEPTH", "RECENCY_WEIGHT", "fuse_meaning", "pack_recall", "rank", "recent_candidates"]
 
 RECENCY_WEIGHT: Final = 0.25
 #: Packing stops looking for a match that fits once this little budget is left, or
@@ -52,6 +54,11 @@ _MIN_CUT_TOKENS: Final = 8
 _MIN_CUT_ROOM: Final = 64
 #: How many unshown pins the text names; the structured result names them all.
 _NAMED_PINS: Final = 10
+#: With semantic recall: the entries nearest the query in meaning that are fused with BM25's
+#: first FUSE_DEPTH matches (the rest of BM25's follow). No similarity floor: what counts as
+#: near differs by model, and these are the nearest there are, named as found by meaning.
+MEANING_DEPTH: Final = 10
+_FUSE_DEPTH: Final = 30
 
 
 def rank(state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str]) -> tuple[Iterator[Item], int]:
@@ -62,6 +69,14 @@ def rank(state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str]
     :func:`pack_recall` skips those as it goes. Ranking is one pass over the matches
     and a heap: packing usually stops after a few dozen, so most are never sorted.
     """
+    ranked, _, matched = _ranked(state, query_terms, tags)
+    return ranked, matched
+
+
+def _ranked(
+    state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str]
+) -> tuple[Iterator[Item], Collection[int], int]:
+    """:func:`rank`'s answer, with the ordinals that matched."""
     scores = state.index.scores(query_terms, state.live, state.lengths)
     step = RECENCY_WEIGHT / max(1, len(state) - 1)
     heap = [(-score * (1.0 + step * ordinal), -ordinal) for ordinal, score in scores.items()]
@@ -71,7 +86,43 @@ def rank(state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str]
         matched = sum(1 for o in scores if not pinned[o] and not tags.isdisjoint(tagged.get(o, ())))
     else:
         matched = len(scores) - sum(1 for pin in state.pin_set if pin in scores)
-    return _drain(state, heap), matched
+    return _drain(state, heap), scores.keys(), matched
+
+
+def fuse_meaning(
+    state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str], near: Sequence[str]
+) -> tuple[Iterator[Item], int, frozenset[str]]:
+    """:func:`rank`'s matches fused with ``near`` (entry keys nearest the query in meaning,
+    best first; see ``memory/semantic.py``) by weighted reciprocal rank fusion, as
+    doc_search fuses chunks (:func:`~ctxtrio.text.embedding.fused_score`, the query's
+    keyword confidence from the first keyword matches): the first _FUSE_DEPTH matches and
+    the live entries of ``near`` in fused order, then the other matches in :func:`rank`'s.
+
+    Returns the candidates, how many count as matched (as :func:`rank` counts, plus
+    the entries found only by meaning), and the ids of those found only by meaning.
+    Keys whose entry is gone, retired, or holds another text are skipped.
+    """
+    keyword, scores, matched = _ranked(state, query_terms, tags)
+    first = list(islice(keyword, _FUSE_DEPTH))
+    by_word = {item.ordinal: place for place, item in enumerate(first, 1)}
+    by_meaning: dict[int, int] = {}
+    meaning_only: set[str] = set()
+    for key in near:
+        ordinal = state.ordinal_of(key.partition("#")[0])
+        if ordinal is None or ordinal in by_meaning:
+            continue
+        item = Item(state, ordinal)
+        if not item.live or entry_key(item.id, item.text) != key:
+            continue
+        by_meaning[ordinal] = len(by_meaning) + 1
+        if ordinal not in scores and not item.pinned and (not tags or not tags.isdisjoint(item.tags)):
+            meaning_only.add(item.id)
+    confidence = max((coverage(item.text, query_terms) for item in first[:CONFIDENT_HITS]), default=0.0)
+    pool = list(by_word) + [ordinal for ordinal in by_meaning if ordinal not in by_word]
+    pool.sort(key=lambda o: -fused_score(by_word.get(o), by_meaning.get(o), confidence))  # stable: words first
+    rest = (item for item in keyword if item.ordinal not in by_meaning)
+    fused = chain((Item(state, ordinal) for ordinal in pool), rest)
+    return fused, matched + len(meaning_only), frozenset(meaning_only)
 
 
 def _drain(state: SessionState, heap: list[tuple[float, int]]) -> Iterator[Item]:
@@ -114,6 +165,8 @@ def _make_room_for_trailer(
     mode: Literal["query", "recent"],
     budget_tokens: int,
     model: TokenModel,
+    by_meaning: AbstractSet[str],
+    skipped: str | None,
 ) -> tuple[int, str, int, int, bool]:
     """Drop the last chosen entries, then the last pins, until the trailer fits beside them.
 
@@ -122,7 +175,8 @@ def _make_room_for_trailer(
     """
     while True:
         not_fit = max(0, matched - repeats - len(chosen))
-        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit)
+        notes = _meaning_notes([item.id for item in chosen], by_meaning, skipped)
+        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit, notes)
         trailer_tokens = model.estimate(trailer)
         if used + trailer_tokens <= budget_tokens or not (chosen or pins):
             return not_fit, trailer, trailer_tokens, used, by_limit
@@ -147,11 +201,15 @@ def pack_recall(
     mode: Literal["query", "recent"],
     model: TokenModel,
     query_terms: Sequence[str] = (),
+    by_meaning: AbstractSet[str] = frozenset(),
+    skipped: str | None = None,
 ) -> RecallResult:
     """Pack pins and ``candidates`` (best first) into ``budget_tokens``; see the module doc.
 
     Candidates that are pinned or carry none of ``tags`` (when given) are skipped.
     ``query_terms`` (the terms of the query) place the cut of an entry too large to fit.
+    ``by_meaning``: ids of entries semantic recall found and the words did not; the
+    closing line names those shown. ``skipped``: why semantic recall was not asked.
     """
     pins, pins_missing, used = _fit_pins(state, budget_tokens)
     seen = {pin.text for pin in pins}
@@ -183,13 +241,14 @@ def pack_recall(
         matched = max(matched, len(chosen) + repeats)
     not_fit, trailer, trailer_tokens, used, by_limit = _make_room_for_trailer(
         pins, pins_missing, chosen, used, by_limit, matched=matched, repeats=repeats, mode=mode,
-        budget_tokens=budget_tokens, model=model,
+        budget_tokens=budget_tokens, model=model, by_meaning=by_meaning, skipped=skipped,
     )  # fmt: skip
     chosen.sort(key=_ordinal)
     shown = [(item.ordinal, item.line(), item.snapshot()) for item in chosen]
     room = budget_tokens - used
     if too_large is not None and not by_limit and (not chosen or room >= _MIN_CUT_ROOM):
-        cut = _cut_entry(too_large, query_terms, room, model, not_fit, matched, pins_missing, mode)
+        notes = _meaning_notes([item.id for item in chosen] + [too_large.id], by_meaning, skipped)
+        cut = _cut_entry(too_large, query_terms, room, model, not_fit, matched, pins_missing, mode, notes)
         if cut is not None:
             line, snapshot, trailer, trailer_tokens = cut
             shown.append((too_large.ordinal, line, snapshot))
@@ -210,6 +269,8 @@ def pack_recall(
         budget_tokens=budget_tokens,
         mode=mode,
         text=text,
+        by_meaning=tuple(entry.id for entry in entries if entry.id in by_meaning),
+        semantic_skipped=skipped,
     )
 
 
@@ -226,13 +287,14 @@ def _cut_entry(
     matched: int,
     pins_missing: Sequence[Item],
     mode: str,
+    notes: Sequence[str],
 ) -> tuple[str, Entry, str, int] | None:
     """``item`` cut to fit ``room`` with the closing line: (line, entry as shown, trailer, its tokens).
 
     None when less than :data:`_MIN_CUT_TOKENS` of its text would fit. The entry as
     shown carries the cut text and its estimate.
     """
-    trailer = _trailer(not_fit - 1, matched, pins_missing, mode, False)
+    trailer = _trailer(not_fit - 1, matched, pins_missing, mode, False, notes)
     head = model.estimate(entry_line(item.id, item.role, item.pinned, item.tags, "")) + 1
     trailer_tokens = model.estimate(trailer)
     room_for_text = room - head - trailer_tokens
@@ -265,8 +327,21 @@ def _cut_entry(
     return line, replace(item.snapshot(), text=text, tokens=tokens), trailer, trailer_tokens
 
 
-def _trailer(not_fit: int, matched: int, pins_missing: Sequence[Item], mode: str, by_limit: bool) -> str:
-    """The closing line: what was left out and what to do; empty when nothing was."""
+def _meaning_notes(shown: Sequence[str], by_meaning: AbstractSet[str], skipped: str | None) -> list[str]:
+    """What the closing line says of semantic recall: the entries shown that it found, or why it was skipped."""
+    notes: list[str] = []
+    found = [entry_id for entry_id in shown if entry_id in by_meaning]
+    if found:
+        notes.append(f"found by meaning, not by their words: {' '.join(found)}")
+    if skipped:
+        notes.append(f"keyword recall only: {skipped}")
+    return notes
+
+
+def _trailer(
+    not_fit: int, matched: int, pins_missing: Sequence[Item], mode: str, by_limit: bool, notes: Sequence[str] = ()
+) -> str:
+    """The closing line: what was left out and what to do, and ``notes``; empty when there is nothing to say."""
     parts: list[str] = []
     if mode == "query" and matched == 0:
         parts.append("no unpinned entry matches the query")
@@ -278,4 +353,5 @@ def _trailer(not_fit: int, matched: int, pins_missing: Sequence[Item], mode: str
         if len(pins_missing) > _NAMED_PINS:
             named += f" +{len(pins_missing) - _NAMED_PINS}"
         parts.append(f"pins over budget_tokens: {named}")
+    parts.extend(notes)
     return "(" + "; ".join(parts) + ")\n" if parts else ""

@@ -49,8 +49,9 @@ from .model import (
     SessionStatus,
     UpdateResult,
 )
-from .packing import pack_recall, rank, recent_candidates
+from .packing import MEANING_DEPTH, fuse_meaning, pack_recall, rank, recent_candidates
 from .render import render_recalled
+from .semantic import EntryHits
 from .sessions.registry import MAX_ENTRIES, MAX_SESSIONS
 from .sessions.store import SessionStore, same_state
 from .sessions.summary import fresh_summary
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 
     from .._live import Live
     from ..store.handle import StoreHandle
+    from .semantic import EntryVectors
     from .sessions.repository import LoadedSession
     from .state.columns import SessionState
 
@@ -100,6 +102,13 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         self._summarizer = summarizer if summarizer is not None else Summarizer(None, live.tokens)
         self._sessions = SessionStore(store, live, max_sessions=max_sessions, max_entries=max_entries)
         self._registry = self._sessions.registry
+        #: Semantic recall of entries (``--embed-model``), set by ``_app.py`` once its task runs.
+        self.semantic: EntryVectors | None = None
+
+    @property
+    def store(self) -> SessionStore:
+        """The sessions held in this process (the background entry embedder reads through it)."""
+        return self._sessions
 
     # -- the seven operations ---------------------------------------------------------
 
@@ -161,6 +170,8 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         records.append(NewRecord("entry", body, id_prefix="e"))
         known = {text: terms(text)}  # computed before the write, while nothing else runs
         result = await self._sessions.write(session, records)
+        if self.semantic is not None:
+            self.semantic.wake()  # embedded afterwards: the acknowledgement never waits for it
         async with session.lock:
             state = await self._sessions.absorb(session, result, known)
             item = state.items[result.records[-1].id]
@@ -177,6 +188,9 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
     ) -> RecallResult:
         """Pins, then the entries that best match ``query`` (BM25 + recency), within the budget.
 
+        With semantic recall on, BM25's ranking is fused with the entries nearest the
+        query in meaning, as doc_search fuses chunks (:func:`~.packing.fuse_meaning`);
+        those found only by meaning are named as such.
         A query with no usable terms (or none) returns the most recent entries.
         ``tags`` keeps matches carrying any of them; pins are always included.
         """
@@ -185,10 +199,17 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         wanted = frozenset(check_tags(tags))
         terms = query_terms(query)[:MAX_QUERY_TERMS] if query else []
         model = self._live.tokens.current
+        near = EntryHits([])
+        if terms and query and self.semantic is not None:
+            validate_id(session_id, "session_id")
+            near = await self.semantic.nearest(session_id, query, MEANING_DEPTH)
 
         def work(state: SessionState, room: int) -> RecallResult:
             if terms:
-                ranked, matched = rank(state, terms, wanted)
+                if near.keys:
+                    ranked, matched, meaning = fuse_meaning(state, terms, wanted, near.keys)
+                else:
+                    (ranked, matched), meaning = rank(state, terms, wanted), frozenset[str]()
                 return pack_recall(
                     state,
                     ranked,
@@ -199,6 +220,8 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
                     mode="query",
                     model=model,
                     query_terms=terms,
+                    by_meaning=meaning,
+                    skipped=near.skipped,
                 )
             if wanted:
                 matched = sum(1 for _ in recent_candidates(state, wanted))

@@ -14,6 +14,7 @@
                                 (set aside at startup, never deleted)
       index.sqlite3             derived search index (delete it to rebuild)
       vectors.sqlite3           derived chunk vectors of --embed-model (delete it to re-embed)
+      session-vectors.sqlite3   derived session entry vectors of --embed-model (likewise)
       calibration.json          token calibration cache
 """
 
@@ -57,6 +58,10 @@ class DataDir:
     @property
     def vectors_path(self) -> Path:
         return self.root / "vectors.sqlite3"
+
+    @property
+    def session_vectors_path(self) -> Path:
+        return self.root / "session-vectors.sqlite3"
 
     @property
     def calibration_path(self) -> Path:

@@ -237,6 +237,24 @@ class VectorStore:
             self._matrix = None  # read again at the next search
             return deleted
 
+    def drop_items(self, model: str, journal: str, items: Collection[str]) -> int:
+        """Delete the rows of ``items`` of ``journal`` (every dimension of ``model``); rows deleted."""
+        with self._db("prune") as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            deleted = 0
+            try:
+                for item in items:
+                    deleted += conn.execute(
+                        "DELETE FROM vectors WHERE model=? AND journal=? AND item=?", (model, journal, item)
+                    ).rowcount
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            if deleted:
+                self._matrix = None  # read again at the next search
+            return deleted
+
     # -- reading ----------------------------------------------------------------------
 
     def dimensions(self, model: str) -> list[int]:

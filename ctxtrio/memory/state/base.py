@@ -50,3 +50,9 @@ def text_hash(text: str) -> int:
     return int.from_bytes(
         hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True
     )
+
+
+def entry_key(entry_id: str, text: str) -> str:
+    """An entry's key among the session vectors (``memory/semantic.py``): its id and its text's
+    hash, so a vector is never taken for another text under the same id (``e12#5f0c...``)."""
+    return f"{entry_id}#{text_hash(text) & 0xFFFFFFFFFFFFFFFF:016x}"

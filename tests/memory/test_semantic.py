@@ -1,0 +1,225 @@
+"""Semantic recall of session entries: background embedding, fusion in context_recall, and how long a vector lives."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import pytest
+import trio
+
+from ctxtrio._app import open_context
+from ctxtrio._config import Config
+from ctxtrio.llm.client import open_llm_client
+from ctxtrio.llm.embeddings import Embedder
+from ctxtrio.llm.messages import LLMSettings
+from ctxtrio.memory import semantic
+from ctxtrio.memory.admin.prune import replay_records
+from ctxtrio.memory.packing import fuse_meaning
+from ctxtrio.memory.semantic import EntryVectors, embeddable
+from ctxtrio.memory.state.base import entry_key
+from ctxtrio.store.vectors import VectorStore
+from testkit.fake_embeddings import FakeEmbeddings
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from ctxtrio._context import Context
+
+BASE = "http://embed.test/v1"
+SYNONYMS = [{"login", "signin"}, {"tokens", "credentials"}, {"expire", "lapse"}]
+TOKENS = "Signin credentials lapse after one hour; refresh them before calling the API."
+DEPLOY = "We deploy with docker compose on the staging box."
+DATABASE = "The database is postgres 15, backed up nightly."
+QUERY = "when do login tokens expire"
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real time here (the store's worker threads), so the embedder retries and polls quickly."""
+    monkeypatch.setattr(semantic, "RETRY_S", 0.05)
+    monkeypatch.setattr(semantic, "RETRY_MAX_S", 0.2)
+    monkeypatch.setattr(semantic, "POLL_S", 0.2)
+
+
+@asynccontextmanager
+async def opened(tmp_path: Path) -> AsyncIterator[Context]:
+    async with open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx:
+        yield ctx
+
+
+@asynccontextmanager
+async def entry_vectors(ctx: Context, fake: FakeEmbeddings) -> AsyncIterator[EntryVectors]:
+    """``ctx``'s sessions with semantic recall on ``fake``, wired as ``_app.py`` does."""
+    settings = LLMSettings(BASE, model=fake.model, concurrency=2)
+    async with open_llm_client(settings, transport=fake.transport()) as client, trio.open_nursery() as nursery:
+        vectors = VectorStore(ctx.data.session_vectors_path)
+        index = EntryVectors(ctx.sessions.store, Embedder(client, fake.model), vectors)
+        await nursery.start(index.run)
+        ctx.sessions.semantic = index
+        try:
+            yield index
+        finally:
+            ctx.sessions.semantic = None
+            nursery.cancel_scope.cancel()
+
+
+async def settled(index: EntryVectors) -> None:
+    """Wait until a whole look at the journals began after this call and found nothing to do (30 s at most)."""
+    with trio.fail_after(30):
+        start = index.passes
+        while index.passes < start + 2 or index.state != "caught up":
+            index.wake()
+            await trio.sleep(0.05)
+
+
+def stored(ctx: Context, model: str, dim: int) -> dict[str, set[str]]:
+    """Session id -> entry keys with a vector (or refused), read from the file."""
+    store = VectorStore(ctx.data.session_vectors_path)
+    store.open()
+    try:
+        return store.done(model, dim)
+    finally:
+        store.close()
+
+
+async def test_an_entry_in_other_words_is_recalled_by_meaning_and_named(tmp_path: Path) -> None:
+    """A query sharing no word with an entry recalls it only with embeddings, named as found by meaning."""
+    fake = FakeEmbeddings(synonyms=SYNONYMS)
+    async with opened(tmp_path) as ctx:
+        for text in (DEPLOY, TOKENS, DATABASE):
+            await ctx.sessions.append("s1", text)
+        before = await ctx.sessions.recall("s1", QUERY)
+        async with entry_vectors(ctx, fake) as index:
+            await settled(index)
+            found = await ctx.sessions.recall("s1", QUERY, limit=1)
+    assert before.entries == () and "no unpinned entry matches" in before.text
+    assert [entry.text for entry in found.entries] == [TOKENS]
+    assert found.by_meaning == (found.entries[0].id,) and found.semantic_skipped is None
+    assert f"found by meaning, not by their words: {found.entries[0].id}" in found.text
+
+
+async def test_a_keyword_match_comes_first_and_is_not_named(tmp_path: Path) -> None:
+    """A query whose words an entry holds recalls that entry first, not named as found by meaning."""
+    async with opened(tmp_path) as ctx:
+        for text in (DEPLOY, TOKENS, DATABASE):
+            await ctx.sessions.append("s1", text)
+        async with entry_vectors(ctx, FakeEmbeddings(synonyms=SYNONYMS)) as index:
+            await settled(index)
+            found = await ctx.sessions.recall("s1", "docker compose staging", limit=1)
+    assert [entry.text for entry in found.entries] == [DEPLOY] and found.by_meaning == ()
+    assert "found by meaning" not in found.text
+
+
+async def test_append_never_waits_and_recall_falls_back(tmp_path: Path) -> None:
+    """With a hung endpoint an append is acknowledged at once, and recall answers from BM25, saying so."""
+    fake = FakeEmbeddings(synonyms=SYNONYMS)
+    async with opened(tmp_path) as ctx:
+        await ctx.sessions.append("s1", DEPLOY)
+        async with entry_vectors(ctx, fake) as index:
+            await settled(index)
+            fake.delay_s = 10_000  # hung from now on
+            with trio.fail_after(5):
+                await ctx.sessions.append("s1", DATABASE)
+                await trio.sleep(0.5)  # the embedder is now waiting on the endpoint
+                found = await ctx.sessions.recall("s1", "postgres backups")
+    assert len(fake.requests) == 1  # the second entry was never answered
+    assert [entry.text for entry in found.entries] == [DATABASE]
+    assert found.semantic_skipped is not None and "did not answer within 0.5 s" in found.semantic_skipped
+    assert "keyword recall only: semantic recall skipped" in found.text
+
+
+async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Path) -> None:
+    """Killed after 2 batches: recall answers from BM25 meanwhile; back: every entry embedded, none twice."""
+    fake = FakeEmbeddings(down_after=2)
+    texts = [f"Entry {i} is about topic{i} and detail{i}." for i in range(50)]
+    async with opened(tmp_path) as ctx:
+        for text in texts:
+            await ctx.sessions.append("s1", text)
+        async with entry_vectors(ctx, fake) as index:
+            with trio.fail_after(30):
+                while index.state != "endpoint unreachable":
+                    await trio.sleep(0.05)
+            assert 0 < index.embedded[0] < len(texts)
+            found = await ctx.sessions.recall("s1", "topic37 detail37", limit=1)
+            assert [entry.text for entry in found.entries] == [texts[37]] and found.semantic_skipped is not None
+            fake.down = False
+            await settled(index)
+    assert sorted(fake.embedded) == sorted(texts)
+
+
+async def test_restart_resumes_from_the_vectors_file(tmp_path: Path) -> None:
+    """Stopped mid-backfill and started again, the embedder asks only for the entries not stored yet."""
+    first = FakeEmbeddings(down_after=1)
+    texts = [f"Entry {i} is about topic{i}." for i in range(40)]
+    async with opened(tmp_path) as ctx:
+        for text in texts:
+            await ctx.sessions.append("s1", text)
+        async with entry_vectors(ctx, first):
+            with trio.fail_after(30):
+                while not first.down:
+                    await trio.sleep(0.05)
+    second = FakeEmbeddings()
+    async with opened(tmp_path) as ctx, entry_vectors(ctx, second) as index:
+        await settled(index)
+    assert first.embedded and not set(first.embedded) & set(second.embedded)
+    assert sorted(first.embedded + second.embedded) == sorted(texts)
+
+
+async def test_a_vector_lives_as_long_as_the_journal_holds_its_text(tmp_path: Path) -> None:
+    """Deleted and compacted entries keep their vectors (undoable) but are never recalled; prune drops them, and a
+    session pruned whole loses all of its; the summary is embedded like any entry."""
+    fake = FakeEmbeddings(synonyms=SYNONYMS)
+    async with opened(tmp_path) as ctx:
+        ids = [(await ctx.sessions.append("s1", text)).entry.id for text in (TOKENS, DEPLOY, DATABASE)]
+        await ctx.sessions.append("s2", DEPLOY)
+        async with entry_vectors(ctx, fake) as index:
+            await settled(index)
+            await ctx.sessions.update("s1", ids[0], delete=True)
+            await settled(index)
+            dim = fake.dimension
+            assert len(stored(ctx, fake.model, dim)["s1"]) == 3  # the deleted entry's vector stays
+            recalled = await ctx.sessions.recall("s1", QUERY)
+            assert ids[0] not in [entry.id for entry in recalled.entries]  # never recalled while deleted
+            compacted = await ctx.sessions.compact("s1", keep_recent=0)
+            assert compacted.summary is not None
+            await settled(index)
+            keys = stored(ctx, fake.model, dim)["s1"]
+            assert entry_key(compacted.summary.id, compacted.summary.text) in keys and len(keys) == 4
+            await ctx.sessions.prune(0)
+            await ctx.sessions.delete_session("s2")
+            await ctx.sessions.prune(0)
+            await settled(index)
+            after = stored(ctx, fake.model, dim)
+    assert after == {"s1": {entry_key(compacted.summary.id, compacted.summary.text)}}
+
+
+async def test_an_imported_session_is_embedded_like_a_new_one(tmp_path: Path) -> None:
+    """An export carries no vectors; the imported session's live entries are embedded once, under its own id."""
+    fake = FakeEmbeddings()
+    async with opened(tmp_path) as ctx:
+        await ctx.sessions.append("s1", DEPLOY)
+        await ctx.sessions.append("s1", DATABASE)
+        records = await ctx.sessions.records("s1")
+        async with entry_vectors(ctx, fake) as index:
+            await settled(index)
+            imported = await ctx.sessions.import_session("s9", records)
+            await settled(index)
+            keys = stored(ctx, fake.model, fake.dimension)
+    assert imported.session_id == "s9" and len(keys["s9"]) == 2 and keys["s9"] == keys["s1"]
+    assert sorted(fake.embedded) == sorted([DEPLOY, DATABASE] * 2)
+
+
+async def test_fusion_skips_a_vector_of_another_text(tmp_path: Path) -> None:
+    """A key whose text hash is not the entry's (an old session under the same id) is not taken as near."""
+    async with opened(tmp_path) as ctx:
+        entry = (await ctx.sessions.append("s1", TOKENS)).entry
+        await ctx.sessions.append("s1", DEPLOY)
+        held = await embeddable(ctx.sessions.store, "s1")
+        state = replay_records("s1", await ctx.sessions.records("s1"))
+    assert held is not None and entry_key(entry.id, TOKENS) in held.held
+    _, matched, meaning = fuse_meaning(state, ["docker"], frozenset(), [entry_key(entry.id, "other text")])
+    assert meaning == frozenset() and matched == 1
+    _, matched, meaning = fuse_meaning(state, ["docker"], frozenset(), [entry_key(entry.id, TOKENS)])
+    assert meaning == {entry.id} and matched == 2
