@@ -66,6 +66,10 @@ MODEL_ALIAS: Final = "all-minilm-l6-v2"
 SDIST: Final = "llama-cpp-python==0.3.36"
 DEFAULT_VENV: Final = Path.home() / ".cache" / "ctxtrio-realmodel" / "venv"
 _VENDOR: Final = "vendor/llama.cpp/"
+#: The server's --n_batch (and --n_ubatch, --n_ctx): the tokens llama.cpp decodes at once.
+N_BATCH: Final = 512
+#: The server's --flash_attn.
+FLASH_ATTN: Final = True
 
 
 def ensure_gguf(venv: Path, directory: Path) -> Path:
@@ -112,7 +116,17 @@ def ensure_gguf(venv: Path, directory: Path) -> Path:
 class EmbedServer:
     """llama-cpp-python serving ``gguf`` for embeddings on one loopback port, startable again after a kill."""
 
-    def __init__(self, venv: Path, gguf: Path, *, port: int | None = None, n_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        venv: Path,
+        gguf: Path,
+        *,
+        port: int | None = None,
+        n_threads: int | None = None,
+        n_batch: int = N_BATCH,
+        n_ctx: int | None = None,
+        flash_attn: bool = FLASH_ATTN,
+    ) -> None:
         self.port = port or free_port()
         # The cores not already busy (real_server.machine_threads): at load 6 on 2 cores, 1 thread
         # embedded 2.0 parts of 800 characters a second and answered a query in 0.22 s; 2 threads 0.4/s and 1.5 s.
@@ -123,7 +137,9 @@ class EmbedServer:
         self._command = [
             str(venv / "bin" / "python"), "-m", "llama_cpp.server", "--model", str(gguf), "--embedding", "true",
             "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
-            "--n_ctx", "512", "--n_batch", "512", "--n_threads", str(threads), "--n_threads_batch", str(threads),
+            "--n_ctx", str(n_ctx or n_batch), "--n_batch", str(n_batch), "--n_ubatch", str(n_batch),
+            "--n_threads", str(threads), "--n_threads_batch", str(threads),
+            "--flash_attn", "true" if flash_attn else "false",
         ]  # fmt: skip
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -144,6 +160,13 @@ class EmbedServer:
                     f"embedding server did not start: {self.log_path.read_text(errors='replace')[-2000:]}"
                 )
             time.sleep(0.25)
+
+    @property
+    def pid(self) -> int:
+        """The running server's process id."""
+        if self._process is None:
+            raise RuntimeError("the embedding server is not running")
+        return self._process.pid
 
     def kill(self) -> None:
         """SIGKILL, as a crash: requests in flight break mid-answer."""
