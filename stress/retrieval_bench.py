@@ -12,7 +12,11 @@ set was written before any tuning and is never edited) is asked of ``doc_search`
 A second set guards against tuning to the first: ``--sources
 /usr/share/doc/python3.11/html/_sources --questions stress/retrieval_questions_python.json``
 (``python3.11-doc``'s 497 reST sources as they are, 45 questions: 15 exact, 16 natural,
-14 paraphrases, written before the tuning they checked and never edited):
+14 paraphrases, written before the tuning they checked and never edited). A third set, in
+markdown: ``--sources /usr/share/doc/nodejs/api --questions
+stress/retrieval_questions_node.json`` (the Node.js 20 API reference's 64 ``.md`` files, 3.5
+MB, shipped by the ``nodejs`` package from NodeSource or Debian's ``nodejs-doc``; 36
+questions: 12 of each kind, written before the tuning it checked and never edited):
 
 - once with ``budget_tokens=100000, limit=10``, for the ranking: the right file among
   the first 3 hits, and MRR@10 (1/rank of the first hit from the right file);
