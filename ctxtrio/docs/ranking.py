@@ -11,6 +11,7 @@ the candidates. Chunks stay the unit of reading; only the order changes.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Final
 
 from ..text.passages import heading_share, passage_score
@@ -49,9 +50,40 @@ def rerank(
     passages = [passage_score(c.chunk.text, query_terms, passage_tokens, tokens_per_char(c.chunk)) for c in candidates]
     top_bm25 = max(c.score for c in candidates) or 1.0
     top_passage = max(passages) or 1.0
-    about = [heading_weight * heading_share(headings(c), query_terms) for c in candidates]
+    about = [heading_weight * _heading_share(c, query_terms) for c in candidates]
     keyed = sorted(
         range(len(candidates)),
         key=lambda n: (-(candidates[n].score / top_bm25 + weight * passages[n] / top_passage + about[n]), n),
     )
     return [candidates[n] for n in keyed]
+
+
+#: A heading that starts inside a chunk: a markdown ATX heading, a reST/Sphinx API description
+#: (``.. function:: groupby(iterable, key=None)``; not ``.. note::`` or ``.. index::``), or a title
+#: underlined by a reST adornment at least as long (not a code fence).
+_INNER_HEADING: Final = re.compile(
+    r"^(?:#{1,6}[ \t]+(?P<atx>\S.*)"
+    r"|[ \t]*\.\.[ \t]+(?:[\w-]+:)?(?:function|class|method|classmethod|staticmethod|attribute|property|exception|data"
+    r"|decorator|module|option|cmdoption|envvar|describe|object|type|member|macro|var|command|variable)::[ \t]+(?P<entry>\S.*)"
+    r"|(?P<title>\w.*)\n(?P<rule>([=\-~^\"'#*+])\3{2,})[ \t]*$)",
+    re.MULTILINE,
+)
+
+
+def _heading_share(candidate: Candidate, query_terms: Sequence[str]) -> float:
+    """The share of the query's words a candidate's headings hold: its trail and document
+    name, with at most one of the headings that start inside its chunk (a chunk that begins
+    under ``function filterfalse`` and holds the entry ``function groupby`` is about either)."""
+    about = headings(candidate)
+    best = heading_share(about, query_terms)
+    text = candidate.chunk.text
+    if best >= 1.0 or ("\n#" not in text and ".. " not in text and "\n--" not in text and "\n==" not in text):
+        return best
+    for match in _INNER_HEADING.finditer(text):
+        inner = match.group("atx") or match.group("entry") or ""
+        title = match.group("title")
+        if title and len(match.group("rule")) >= len(title.rstrip()):  # docutils: an underline as long as its title
+            inner = title
+        if inner:
+            best = max(best, heading_share((*about, inner), query_terms))
+    return best

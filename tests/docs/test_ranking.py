@@ -40,3 +40,22 @@ def test_a_passage_looks_for_what_its_headings_do_not_say() -> None:
     hit = _candidate("library.os", "os.rst.txt", ("Files and Directories", "function makedirs"), text, 5.0)
     hits, _, _ = pack_hits([hit], 120, MODEL, query_terms("os.makedirs exist_ok"))
     assert "If *exist_ok* is ``False``" in hits[0].text and "audit-event" not in hits[0].text
+
+
+def test_an_entry_that_starts_inside_a_chunk_counts_as_its_heading() -> None:
+    """A chunk that begins under 'function filterfalse' and holds '.. function:: groupby' ranks as
+    being about groupby: above a howto chunk that mentions itertools.groupby as often."""
+    body = "Make an iterator that returns consecutive keys and groups from the *iterable*.\n"
+    reference = (
+        ".. function:: filterfalse(predicate, iterable)\n\n   Drops elements.\n\n"
+        f".. function:: groupby(iterable, key=None)\n\n   {body}   See itertools.groupby.\n"
+    )
+    howto = f"Use itertools.groupby: itertools.groupby makes groups.\n{body}"
+    news = _candidate("howto.functional", "functional.rst.txt", ("The itertools module",), howto, 10.0)
+    entry = _candidate("library.itertools", "itertools.rst.txt", ("function filterfalse",), reference, 8.0)
+    markdown = _candidate(
+        "util", "util.md", ("Util", "`util.parseEnv(content)`"), "## `util.promisify(original)`\n", 1.0
+    )
+    terms = query_terms("itertools.groupby")
+    assert [c.doc_id for c in rerank([news, entry], terms)] == ["library.itertools", "howto.functional"]
+    assert [c.doc_id for c in rerank([news, markdown], query_terms("util.promisify"))][0] == "util"
