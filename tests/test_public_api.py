@@ -56,7 +56,7 @@ async def test_library_round_trip(tmp_path: Path) -> None:
 
 
 async def test_every_returned_type_is_exported(tmp_path: Path) -> None:
-    """The results the README's example does not reach (compact, open, update, pages, prune, import) have exported types."""
+    """The results the README's example does not reach (compact, open, update, pages, prune, import, contents, checks) have exported types."""
     async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
         opened = await ctx.sessions.open("s", title="types")
         assert_type(opened, ctxtrio.OpenResult)
@@ -79,6 +79,8 @@ async def test_every_returned_type_is_exported(tmp_path: Path) -> None:
         deleted = await ctx.sessions.delete_session("copy")
         assert_type(deleted, ctxtrio.SessionInfo)
         assert_type(await ctx.sessions.restore_session("copy"), ctxtrio.SessionInfo)
+        assert_type(await ctx.sessions.contents("copy"), ctxtrio.SessionContents)
+        assert_type(await ctx.sessions.check_journals(), ctxtrio.JournalCheck)
         ingested = await ctx.documents.ingest(text="# Title\n\nSome words to read back.\n", title="t")
         doc_id = ingested.doc.doc_id
         assert_type(await ctx.documents.get(doc_id), ctxtrio.DocumentInfo)

@@ -20,8 +20,6 @@ from .._errors import LLMError, StoreError
 from ..docs.repository import CATALOG_NAME
 from ..llm.client import open_llm_client
 from ..llm.messages import LLMSettings
-from ..memory.admin.prune import replay_records
-from ..memory.sessions.repository import scan_session_ids
 from .aside import free_space, set_aside
 from .embeddings import check_embeddings
 from .library import catalog_state, open_library
@@ -107,17 +105,14 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
 
 
 async def _sessions(ctx: Wiring, report: Report) -> None:
-    ids = await trio.to_thread.run_sync(scan_session_ids, ctx.data)
-    torn = malformed = records = deleted = 0
-    for session_id in ids:
-        read = await ctx.store.read(ctx.data.session_journal(session_id))
-        torn += bool(read.torn_tail_bytes)
-        malformed += len(read.quarantined)
-        records += len(read.records)
-        deleted += replay_records(session_id, [r.data for r in read.records]).deleted_at is not None
-    report.facts["sessions"] = {"count": len(ids), "deleted": deleted, "records": records}
-    damage = _damage(torn, malformed)
-    report.add("sessions", not damage, f"{len(ids)} ({deleted} deleted), {records} records; journals {damage or 'ok'}")
+    check = await ctx.sessions.check_journals()
+    report.facts["sessions"] = {"count": check.sessions, "deleted": check.deleted, "records": check.records}
+    damage = _damage(check.torn, check.malformed)
+    report.add(
+        "sessions",
+        not damage,
+        f"{check.sessions} ({check.deleted} deleted), {check.records} records; journals {damage or 'ok'}",
+    )
 
 
 def _damage(torn: int, malformed: int) -> str:

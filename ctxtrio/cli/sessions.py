@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from ..memory.admin.prune import replay_records
 from .library import open_library
 from .output import ask, emit_json, err, parse_duration, say, when
 from .transfer import export_args, export_command, import_args, import_command
@@ -100,24 +99,22 @@ def _entry_line(entry: Entry) -> str:
 
 async def show_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     async with open_library(config, stop) as ctx:
-        records = await ctx.sessions.records(args.session)
-    state = replay_records(args.session, records)
-    entries = [item.snapshot() for item in state.order]
+        contents = await ctx.sessions.contents(args.session)
+    info, entries = contents.info, contents.entries
     if args.json:
         emit_json(
             {
-                "session_id": state.session_id,
-                "title": state.title,
-                "deleted_at": state.deleted_at,
+                "session_id": info.session_id,
+                "title": info.title,
+                "deleted_at": info.deleted_at,
                 "entries": [asdict(entry) for entry in entries],
             }
         )
         return 0
-    deleted = f", DELETED {when(state.deleted_at)} (ctxtrio restore {state.session_id})" if state.deleted_at else ""
-    say(
-        f'{state.session_id} "{state.title}": {state.live_count} live, {state.superseded} superseded, '
-        f"{state.deleted} deleted{deleted}"
-    )
+    deleted = f", DELETED {when(info.deleted_at)} (ctxtrio restore {info.session_id})" if info.deleted_at else ""
+    superseded = sum(entry.status == "superseded" for entry in entries)
+    gone = sum(entry.status == "deleted" for entry in entries)
+    say(f'{info.session_id} "{info.title}": {info.live_entries} live, {superseded} superseded, {gone} deleted{deleted}')
     for entry in entries:
         say(_entry_line(entry))
     return 0

@@ -186,3 +186,25 @@ class SessionPage:
     offset: int
     next_offset: int | None
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContents:
+    """A whole session as its journal holds it, deleted or not: its list line and every entry in order."""
+
+    info: SessionInfo
+    #: Entries of every status (live, superseded, deleted), in the order they were appended.
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class JournalCheck:
+    """What reading every session journal as stored found (deleted sessions included)."""
+
+    sessions: int
+    deleted: int
+    records: int
+    #: Journals whose last line is torn (a crash mid-write; skipped, healed by the next append).
+    torn: int
+    #: Malformed lines, copied to quarantine/ and skipped.
+    malformed: int

@@ -28,8 +28,9 @@ from ..._errors import InputError
 from ...store.ids import ID_PATTERN, validate_id
 from ...store.records import JSON, NewRecord, Record
 from ...store.results import JournalExistsError
-from ..model import MAX_ENTRY_CHARS, ROLES
+from ..model import MAX_ENTRY_CHARS, ROLES, SessionContents
 from ..sessions.store import same_state
+from .lifecycle import session_info
 from .prune import replay_records
 
 if TYPE_CHECKING:
@@ -196,6 +197,12 @@ class ArchiveMethods:
             async with session.lock:
                 return await self._sessions.sync(session, _snapshots)
 
+    async def contents(self, session_id: str) -> SessionContents:
+        """A session's list line and every entry in order, whatever its status; deleted sessions too."""
+        with self._sessions.use(session_id) as session:
+            async with session.lock:
+                return await self._sessions.sync(session, _contents, deleted_ok=True)
+
     async def records(self, session_id: str) -> list[Record]:
         """Every record of a session's journal as stored, deleted sessions too (for export)."""
         with self._sessions.use(session_id) as session:
@@ -255,3 +262,7 @@ class ArchiveMethods:
 
 def _snapshots(state: SessionState) -> list[Entry]:
     return [item.snapshot() for item in state.order]
+
+
+def _contents(state: SessionState) -> SessionContents:
+    return SessionContents(session_info(state), tuple(item.snapshot() for item in state.order))

@@ -25,13 +25,14 @@ import trio
 from ..._errors import StoreError
 from ..._limits import LIST_LIMIT, LIST_OFFSET, check_budget, check_range
 from ...store.ids import ID_PATTERN
-from ..model import SessionInfo, SessionPage
+from ..model import JournalCheck, SessionInfo, SessionPage
 from ..render import session_line
-from ..sessions.repository import journal_stat, replay
+from ..sessions.repository import journal_stat, replay, scan_session_ids
 from ..sessions.store import same_state
 from ..sessions.summary import read_summary, summarize_state, write_summaries, write_summary
 from ..state.columns import SessionState
 from .lifecycle import session_info
+from .prune import replay_records
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -201,6 +202,22 @@ class ListingMethods:
             budget_tokens=budget,
             model=self._sessions.live.tokens.current,
         )
+
+    async def check_journals(self) -> JournalCheck:
+        """Read every session journal as stored, deleted sessions too, and count what it holds and what is damaged.
+
+        Nothing is loaded into memory or written (``ctxtrio doctor``'s check).
+        """
+        handle = self._sessions.handle
+        ids = await trio.to_thread.run_sync(scan_session_ids, handle.data)
+        torn = malformed = records = deleted = 0
+        for session_id in ids:
+            read = await handle.read(handle.data.session_journal(session_id))
+            torn += bool(read.torn_tail_bytes)
+            malformed += len(read.quarantined)
+            records += len(read.records)
+            deleted += replay_records(session_id, [r.data for r in read.records]).deleted_at is not None
+        return JournalCheck(len(ids), deleted, records, torn, malformed)
 
     async def _describe_sessions(self, session_ids: list[str]) -> list[SessionInfo | None]:
         """Listing lines (None: no such session): from memory for sessions held there, else summary files."""
