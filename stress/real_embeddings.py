@@ -51,11 +51,11 @@ from real_server import free_port, machine_threads
 
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
-from ctxtrio.docs import embedding
 from ctxtrio.docs.embedding import SemanticIndex
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.llm.messages import LLMSettings
+from ctxtrio.store import vector_task
 from ctxtrio.store.vectors import VectorStore
 from testkit.processes import stop_popen  # on sys.path through real_server
 
@@ -288,7 +288,7 @@ async def drill(server: EmbedServer, data_dir: Path, chars: int, kill_at: float)
             )
             print(
                 f"searches with vectors: {answered}/{len(up_ms)} answered, {skipped} skipped semantic recall "
-                f"(query vector later than {embedding.QUERY_S:g} s); {_ms(up_ms)}"
+                f"(query vector later than {vector_task.QUERY_S:g} s); {_ms(up_ms)}"
             )
             sent = [text for text in recording.inputs if text not in queries]  # the rest are query vectors
             print(f"document texts sent {len(sent)}, distinct {len(set(sent))}, vectors stored {vectors}")

@@ -34,7 +34,7 @@ Semantic recall: ``--real-embeddings`` serves all-MiniLM-L6-v2 with llama-cpp-py
 with ``--embed-model``/``--embed-base-url``). Before the questions it waits until every
 chunk is embedded and prints how long that took, the vectors, the process's peak RSS
 and the store's files. ``--query-wait S`` replaces how long a search waits for its
-query's vector (``docs/embedding.py`` QUERY_S) on a machine too loaded for 0.5 s; each
+query's vector (``store/vector_task.py`` QUERY_S) on a machine too loaded for 0.5 s; each
 search that skipped semantic recall is counted. ``--files N`` keeps the questions'
 files plus the first N others (sorted), for a run that embeds in minutes: compare it
 with the same ``--files`` without embeddings.
@@ -65,7 +65,7 @@ from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
 from ctxtrio._app import build_server
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
-from ctxtrio.docs import embedding
+from ctxtrio.store import vector_task
 from testkit.results import text_of
 
 if TYPE_CHECKING:
@@ -281,7 +281,7 @@ def main() -> int:
     if args.sources is None and not args.html.is_dir():
         raise SystemExit(f"{args.html} not found: apt-get install postgresql-doc-15")
     if args.query_wait is not None:
-        embedding.QUERY_S = args.query_wait
+        vector_task.QUERY_S = args.query_wait
     if not args.real_embeddings:
         outcomes = trio.run(run, args)
     else:

@@ -16,6 +16,8 @@ nothing twice. Ingest acknowledgements never wait for it: a commit only wakes it
 (a send that never blocks on a one-slot channel). The backlog is the catalog itself, so
 the queue in memory is bounded by one document's block.
 
+The loop, the pauses and refusals below are :class:`~ctxtrio.store.vector_task.VectorTask`'s,
+shared with session entries' embedder (``memory/semantic.py``).
 When the endpoint is unreachable or too slow (LLMUnavailableError, LLMTimeoutError)
 the task waits (RETRY_S, doubling to RETRY_MAX_S) and starts the pass again; searches
 meanwhile answer from BM25 and say so. A chunk the endpoint refuses alone (an
@@ -32,14 +34,13 @@ chunk matches by its best part, and a search can show that part (``docs/hybrid.p
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
 
-from .._errors import LLMError, LLMResponseError, StoreError
-from ..store.vectors import VectorHit, VectorRow, VectorStore
+from ..store.vector_task import Pending, VectorTask
+from ..store.vectors import VectorHit
 from ..text.embedding import PART_CHARS, Part, text_parts
 from .chunks import chunk_on_line
 
@@ -47,20 +48,14 @@ if TYPE_CHECKING:
     from collections.abc import Collection
 
     from ..llm.embeddings import Embedder
+    from ..store.vectors import VectorStore
     from .catalog import DocEntry
     from .chunks import StoredChunk
     from .repository import Repository
 
 __all__ = ["PART_CHARS", "EmbeddingStatus", "Part", "SemanticIndex", "chunk_parts", "describe_semantic"]
 
-log = logging.getLogger("ctxtrio.embeddings")
-
 BATCH_PARTS = 16
-POLL_S = 5.0
-RETRY_S = 1.0
-RETRY_MAX_S = 30.0
-#: How long a search waits for its query's vector before answering from BM25 alone.
-QUERY_S = 0.5
 
 
 def chunk_parts(chunk: StoredChunk) -> list[Part]:
@@ -114,35 +109,19 @@ class SemanticHits:
 
 @dataclass(slots=True)
 class _Progress:
-    state: str = "starting"
     total: int = 0
     embedded: int = 0
     refused: int = 0
     vectors: int = 0
 
 
-class SemanticIndex:
+class SemanticIndex(VectorTask):
     """Chunk vectors for one embedding model: kept up to date in the background, asked by searches."""
 
     def __init__(self, repo: Repository, embedder: Embedder, vectors: VectorStore) -> None:
+        super().__init__(embedder, vectors, "chunks")
         self._repo = repo
-        self._embedder = embedder
-        self._vectors = vectors
-        self._wake_send, self._wake_recv = trio.open_memory_channel[None](1)
         self._progress = _Progress()
-        self._dim: int | None = None
-        self._retry_s = RETRY_S
-
-    @property
-    def model(self) -> str:
-        return self._embedder.model
-
-    def wake(self) -> None:
-        """Tell the embedder that documents changed; never blocks, never fails."""
-        try:
-            self._wake_send.send_nowait(None)
-        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
-            pass  # a wake-up is already pending, or the task is gone
 
     def status(self) -> EmbeddingStatus:
         p = self._progress
@@ -150,7 +129,7 @@ class SemanticIndex:
             self.model,
             self._embedder.base_url,
             self._dim,
-            p.state,
+            self.state,
             p.total,
             p.embedded,
             p.refused,
@@ -159,59 +138,17 @@ class SemanticIndex:
             self._vectors.memory_bytes(),
         )
 
-    # -- the search side ---------------------------------------------------------------
-
     async def nearest(self, query: str, journals: Collection[str] | None, limit: int) -> SemanticHits:
         """The chunks nearest ``query`` in meaning, or why none were asked (within QUERY_S)."""
-        if self._progress.state == "stopped":
-            return SemanticHits([], "semantic recall is off (the vectors file failed; see the server log)")
-        if self._dim is None:
-            return SemanticHits([], "semantic recall skipped: nothing is embedded yet")
-        with trio.move_on_after(QUERY_S):
-            try:
-                vector = await self._embedder.query(query)
-            except LLMError as exc:
-                return SemanticHits([], f"semantic recall skipped: the embedding endpoint failed ({exc})")
-            if len(vector) != self._dim:
-                return SemanticHits([], "semantic recall skipped: the embedding model changed; re-embedding")
-            try:
-                found = await trio.to_thread.run_sync(
-                    lambda: self._vectors.nearest(self.model, vector, journals=journals, limit=limit)
-                )
-            except StoreError as exc:
-                return SemanticHits([], f"semantic recall skipped: {exc}")
-            return SemanticHits(found)
-        return SemanticHits([], f"semantic recall skipped: the embedding endpoint did not answer within {QUERY_S:g} s")
+        hits, skipped = await self._nearest(query, journals, limit)
+        return SemanticHits(hits, skipped)
 
-    # -- the background task ------------------------------------------------------------
-
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Keep the vectors up to date until cancelled (see the module docstring)."""
-        try:
-            await trio.to_thread.run_sync(self._vectors.open)
-            dims = await trio.to_thread.run_sync(self._vectors.dimensions, self.model)
-            self._dim = dims[0] if len(dims) == 1 else None
-        except StoreError as exc:
-            log.error("semantic recall is off: %s", exc)
-            self._progress.state = "stopped"
-            task_status.started()
-            return
-        task_status.started()
-        try:
-            while True:
-                try:
-                    busy = await self._pass()
-                except StoreError as exc:
-                    log.error("semantic recall stops: %s", exc)
-                    self._progress.state = "stopped"
-                    return
-                if not busy:
-                    with trio.move_on_after(POLL_S):
-                        await self._wake_recv.receive()
-        finally:
-            self._wake_recv.close()
-            with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(self._vectors.close)
+    def _embedded(self, items: int, vectors: int) -> None:
+        if vectors:
+            self._progress.embedded += items
+            self._progress.vectors += vectors
+        else:
+            self._progress.refused += items
 
     async def _pass(self) -> bool:
         """One look at the catalog; True if it embedded (or tried to) anything."""
@@ -225,9 +162,9 @@ class SemanticIndex:
             key=lambda pair: pair[1].info.ingested_at,
         )
         if not todo:
-            self._progress.state = "caught up"
+            self.state = "caught up"
             return False
-        self._progress.state = "embedding"
+        self.state = "embedding"
         for journal, entry in todo:
             dim = self._dim
             if not await self._embed_document(journal, entry, done.get(journal, set())) or self._dim != dim:
@@ -253,75 +190,15 @@ class SemanticIndex:
             if block is None or not block.records:
                 return True
             start = block.end
-            batch: list[tuple[StoredChunk, int, int, list[Part]]] = []
+            batch: list[Pending] = []
             for record in block.records:
                 chunk = chunk_on_line(record.data)
                 if chunk is None or str(chunk.index) in done:
                     continue
-                batch.append((chunk, record.offset, record.end, chunk_parts(chunk)))
-                if sum(len(parts) for *_, parts in batch) >= BATCH_PARTS:
-                    if not await self._embed_batch(journal, batch):
+                batch.append(Pending(str(chunk.index), record.offset, record.end, chunk_parts(chunk)))
+                if sum(len(one.parts) for one in batch) >= BATCH_PARTS:
+                    if not await self._embed(journal, batch):
                         return False
                     batch = []
-            if batch and not await self._embed_batch(journal, batch):
+            if batch and not await self._embed(journal, batch):
                 return False
-
-    async def _embed_batch(self, journal: str, batch: list[tuple[StoredChunk, int, int, list[Part]]]) -> bool:
-        """One request for ``batch``; on a refusal, chunk by chunk. False when the endpoint failed."""
-        texts = [part.text for *_, parts in batch for part in parts]
-        try:
-            vectors = await self._embedder.documents(texts)
-        except LLMResponseError as exc:
-            if len(batch) > 1:
-                for one in batch:
-                    if not await self._embed_batch(journal, [one]):
-                        return False
-                return True
-            if not await self._probe():
-                return await self._wait_for_endpoint(exc)
-            chunk, start, end, _ = batch[0]
-            log.warning("embedding endpoint refuses chunk %s of %s: %s", chunk.index, journal, exc)
-            await self._store(journal, [VectorRow(journal, str(chunk.index), -1, start, end, None)], self._dim or 0)
-            self._progress.refused += 1
-            return True
-        except LLMError as exc:
-            return await self._wait_for_endpoint(exc)
-        self._retry_s = RETRY_S
-        dim = len(vectors[0])
-        if dim != self._dim:
-            if self._dim is not None:  # the pass restarts once this document is done
-                log.warning(
-                    "embedding model %s now answers %d dimensions, not %d: re-embedding", self.model, dim, self._dim
-                )
-            self._dim = dim
-        rows: list[VectorRow] = []
-        position = 0
-        for chunk, start, end, parts in batch:
-            for number, part in enumerate(parts):
-                rows.append(
-                    VectorRow(journal, str(chunk.index), number, start, end, vectors[position], (part.start, part.end))
-                )
-                position += 1
-        await self._store(journal, rows, dim)
-        self._progress.embedded += len(batch)
-        self._progress.vectors += len(rows)
-        return True
-
-    async def _store(self, journal: str, rows: list[VectorRow], dim: int) -> None:
-        # Shielded: a vector the endpoint already computed is kept even if shutdown is underway.
-        with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(self._vectors.add, self.model, dim, rows)
-
-    async def _probe(self) -> bool:
-        try:
-            await self._embedder.documents(["probe"])
-        except LLMError:
-            return False
-        return True
-
-    async def _wait_for_endpoint(self, exc: LLMError) -> bool:
-        self._progress.state = "endpoint unreachable"
-        log.info("embedding paused for %g s: %s", self._retry_s, exc)
-        await trio.sleep(self._retry_s)
-        self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
-        return False

@@ -29,22 +29,21 @@ retired entries and whole sessions from the journals for good; their vectors go 
 next pass. An export carries no vectors (they are derived, and the importing side
 may embed with another model); an imported session is embedded like a new one.
 
-Failures are handled as the chunks' embedder does (``docs/embedding.py``): an
-unreachable or slow endpoint pauses the task (RETRY_S doubling to RETRY_MAX_S); an
+Failures are handled as the chunks' embedder handles them (both are
+:class:`~ctxtrio.store.vector_task.VectorTask`): an unreachable or slow endpoint pauses the task (RETRY_S doubling to RETRY_MAX_S); an
 entry refused alone while a one-word probe is answered is recorded as refused; a
 broken vectors file stops session recall by meaning, never the server.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import trio
 
-from .._errors import LLMError, LLMResponseError, StoreError
-from ..store.vectors import VectorRow, VectorStore
+from .._errors import StoreError
+from ..store.vector_task import Pending, VectorTask
 from ..text.embedding import text_parts
 from .sessions.repository import scan_session_ids
 from .state.base import entry_key
@@ -52,19 +51,13 @@ from .state.base import entry_key
 if TYPE_CHECKING:
     from ..llm.embeddings import Embedder
     from ..store.layout import DataDir
+    from ..store.vectors import VectorStore
     from .sessions.store import SessionStore
     from .state.columns import SessionState
 
 __all__ = ["Embeddable", "EntryHits", "EntryVectors", "embeddable", "embeddable_of", "entry_of"]
 
-log = logging.getLogger("ctxtrio.embeddings")
-
 BATCH_PARTS = 16
-POLL_S = 5.0
-RETRY_S = 1.0
-RETRY_MAX_S = 30.0
-#: How long a recall waits for its query's vector before answering from BM25 alone.
-QUERY_S = 0.5
 
 
 def entry_of(key: str) -> str:
@@ -113,106 +106,34 @@ class EntryHits:
 
 @dataclass(slots=True)
 class _Progress:
-    state: str = "starting"
     embedded: int = 0
     vectors: int = 0
-    passes: int = 0
     #: Session id -> the journal's (size, mtime_ns) when all its live entries were embedded.
     stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-class EntryVectors:
+class EntryVectors(VectorTask):
     """Session entries' vectors for one embedding model: kept up to date in the background, asked by recalls."""
 
     def __init__(self, sessions: SessionStore, embedder: Embedder, vectors: VectorStore) -> None:
+        super().__init__(embedder, vectors, "session entries")
         self._sessions = sessions
         self._data: DataDir = sessions.handle.data
-        self._embedder = embedder
-        self._vectors = vectors
-        self._wake_send, self._wake_recv = trio.open_memory_channel[None](1)
         self._progress = _Progress()
-        self._retry_s = RETRY_S
-        #: Vector length: from the vectors file at start, then from each answer (None until known).
-        self._dim: int | None = None
-
-    @property
-    def model(self) -> str:
-        return self._embedder.model
-
-    @property
-    def state(self) -> str:
-        """ "starting", "embedding", "caught up", "endpoint unreachable" or "stopped"."""
-        return self._progress.state
-
-    @property
-    def passes(self) -> int:
-        """Looks at the journals finished so far (one that starts after a change sees it)."""
-        return self._progress.passes
 
     @property
     def embedded(self) -> tuple[int, int]:
         """(entries, vectors) embedded by this process so far."""
         return self._progress.embedded, self._progress.vectors
 
-    def wake(self) -> None:
-        """Tell the embedder that a session changed; never blocks, never fails."""
-        try:
-            self._wake_send.send_nowait(None)
-        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
-            pass  # a wake-up is already pending, or the task is gone
-
-    # -- the recall side --------------------------------------------------------------
-
     async def nearest(self, session_id: str, query: str, limit: int) -> EntryHits:
         """Keys of the entries of ``session_id`` nearest ``query`` in meaning (within QUERY_S)."""
-        if self._progress.state == "stopped":
-            return EntryHits([], "semantic recall is off (the vectors file failed; see the server log)")
-        if self._dim is None:
-            return EntryHits([], "semantic recall skipped: nothing is embedded yet")
-        with trio.move_on_after(QUERY_S):
-            try:
-                vector = await self._embedder.query(query)
-            except LLMError as exc:
-                return EntryHits([], f"semantic recall skipped: the embedding endpoint failed ({exc})")
-            try:
-                found = await trio.to_thread.run_sync(
-                    lambda: self._vectors.nearest(self.model, vector, journals=[session_id], limit=limit)
-                )
-            except StoreError as exc:
-                return EntryHits([], f"semantic recall skipped: {exc}")
-            return EntryHits([hit.item for hit in found])
-        return EntryHits([], f"semantic recall skipped: the embedding endpoint did not answer within {QUERY_S:g} s")
+        hits, skipped = await self._nearest(query, [session_id], limit)
+        return EntryHits([hit.item for hit in hits], skipped)
 
-    # -- the background task ----------------------------------------------------------
-
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Keep the vectors up to date until cancelled (see the module docstring)."""
-        try:
-            await trio.to_thread.run_sync(self._vectors.open)
-            dims = await trio.to_thread.run_sync(self._vectors.dimensions, self.model)
-            self._dim = dims[0] if len(dims) == 1 else None
-        except StoreError as exc:
-            log.error("semantic recall of sessions is off: %s", exc)
-            self._progress.state = "stopped"
-            task_status.started()
-            return
-        task_status.started()
-        try:
-            while True:
-                try:
-                    busy = await self._pass()
-                except StoreError as exc:
-                    log.error("semantic recall of sessions stops: %s", exc)
-                    self._progress.state = "stopped"
-                    return
-                self._progress.passes += 1
-                if not busy:
-                    with trio.move_on_after(POLL_S):
-                        await self._wake_recv.receive()
-        finally:
-            self._wake_recv.close()
-            with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(self._vectors.close)
+    def _embedded(self, items: int, vectors: int) -> None:
+        self._progress.embedded += items
+        self._progress.vectors += vectors
 
     async def _pass(self) -> bool:
         """One look at the journals; True if it embedded (or tried to) anything."""
@@ -222,9 +143,6 @@ class EntryVectors:
         for gone in set(seen) - set(stamps):
             del seen[gone]
         changed = sorted((s for s in stamps if seen.get(s) != stamps[s]), key=lambda s: -stamps[s][1])
-        if not changed:
-            self._progress.state = "caught up"
-            return False
         busy = False
         for session_id in changed:
             result = await self._session(session_id)
@@ -233,7 +151,7 @@ class EntryVectors:
             busy |= result
             seen[session_id] = stamps[session_id]
         if not busy:
-            self._progress.state = "caught up"
+            self.state = "caught up"
         return busy
 
     async def _session(self, session_id: str) -> bool | None:
@@ -247,72 +165,20 @@ class EntryVectors:
         stale = have - found.held
         if stale:
             await trio.to_thread.run_sync(self._vectors.drop_items, self.model, session_id, stale)
-        todo = [(key, text) for key, text in found.live if key not in have]
+        todo = [Pending(key, 0, 0, text_parts(text)) for key, text in found.live if key not in have]
         if not todo:
             return False
-        self._progress.state = "embedding"
-        batch: list[tuple[str, str]] = []
-        parts = 0
-        for key, text in todo:
-            batch.append((key, text))
-            parts += len(text_parts(text))
-            if parts >= BATCH_PARTS:
+        self.state = "embedding"
+        batch: list[Pending] = []
+        for one in todo:
+            batch.append(one)
+            if sum(len(pending.parts) for pending in batch) >= BATCH_PARTS:
                 if not await self._embed(session_id, batch):
                     return None
-                batch, parts = [], 0
+                batch = []
         if batch and not await self._embed(session_id, batch):
             return None
         return True
-
-    async def _embed(self, session_id: str, batch: list[tuple[str, str]]) -> bool:
-        """One request for ``batch`` (entry key, text); on a refusal, entry by entry. False when the endpoint failed."""
-        split = [(key, text_parts(text)) for key, text in batch]
-        try:
-            vectors = await self._embedder.documents([part.text for _, parts in split for part in parts])
-        except LLMResponseError as exc:
-            if len(batch) > 1:
-                for one in batch:
-                    if not await self._embed(session_id, [one]):
-                        return False
-                return True
-            if not await self._probe():
-                return await self._wait_for_endpoint(exc)
-            log.warning("embedding endpoint refuses entry %s of %s: %s", entry_of(batch[0][0]), session_id, exc)
-            await self._store(self._dim or 0, [VectorRow(session_id, batch[0][0], -1, 0, 0, None)])
-            return True
-        except LLMError as exc:
-            return await self._wait_for_endpoint(exc)
-        self._retry_s = RETRY_S
-        rows: list[VectorRow] = []
-        position = 0
-        for key, parts in split:
-            for number, part in enumerate(parts):
-                rows.append(VectorRow(session_id, key, number, 0, 0, vectors[position], (part.start, part.end)))
-                position += 1
-        self._dim = len(vectors[0])
-        await self._store(self._dim, rows)
-        self._progress.embedded += len(batch)
-        self._progress.vectors += len(rows)
-        return True
-
-    async def _store(self, dim: int, rows: list[VectorRow]) -> None:
-        # Shielded: a vector the endpoint already computed is kept even if shutdown is underway.
-        with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(self._vectors.add, self.model, dim, rows)
-
-    async def _probe(self) -> bool:
-        try:
-            await self._embedder.documents(["probe"])
-        except LLMError:
-            return False
-        return True
-
-    async def _wait_for_endpoint(self, exc: LLMError) -> bool:
-        self._progress.state = "endpoint unreachable"
-        log.info("embedding of session entries paused for %g s: %s", self._retry_s, exc)
-        await trio.sleep(self._retry_s)
-        self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
-        return False
 
 
 def _journal_stamps(data: DataDir) -> dict[str, tuple[int, int]]:

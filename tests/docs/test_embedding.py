@@ -10,7 +10,6 @@ import trio
 
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
-from ctxtrio.docs import embedding
 from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
 from ctxtrio.docs.packing import Candidate, pack_hits
 from ctxtrio.docs.render import render_search
@@ -18,6 +17,7 @@ from ctxtrio.docs.search import fuse, rerank_fused
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.llm.messages import LLMSettings
+from ctxtrio.store import vector_task
 from ctxtrio.store.rows import Hit
 from ctxtrio.store.vectors import VectorHit, VectorStore
 from ctxtrio.text.chunking import Chunk
@@ -44,9 +44,9 @@ QUERY = "leaderboard ordered when scores arrive"
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Real time here (the store's worker threads and a virtual clock race on a loaded machine),
     so the embedder retries and polls quickly."""
-    monkeypatch.setattr(embedding, "RETRY_S", 0.05)
-    monkeypatch.setattr(embedding, "RETRY_MAX_S", 0.2)
-    monkeypatch.setattr(embedding, "POLL_S", 0.5)
+    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
+    monkeypatch.setattr(vector_task, "RETRY_MAX_S", 0.2)
+    monkeypatch.setattr(vector_task, "POLL_S", 0.5)
 
 
 def _paragraphs(n: int) -> str:

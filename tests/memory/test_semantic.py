@@ -13,11 +13,11 @@ from ctxtrio._config import Config
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.llm.messages import LLMSettings
-from ctxtrio.memory import semantic
 from ctxtrio.memory.admin.prune import replay_records
 from ctxtrio.memory.packing import fuse_meaning
 from ctxtrio.memory.semantic import EntryVectors, embeddable
 from ctxtrio.memory.state.base import entry_key
+from ctxtrio.store import vector_task
 from ctxtrio.store.vectors import VectorStore
 from testkit.fake_embeddings import FakeEmbeddings
 
@@ -38,9 +38,9 @@ QUERY = "when do login tokens expire"
 @pytest.fixture(autouse=True)
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Real time here (the store's worker threads), so the embedder retries and polls quickly."""
-    monkeypatch.setattr(semantic, "RETRY_S", 0.05)
-    monkeypatch.setattr(semantic, "RETRY_MAX_S", 0.2)
-    monkeypatch.setattr(semantic, "POLL_S", 0.2)
+    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
+    monkeypatch.setattr(vector_task, "RETRY_MAX_S", 0.2)
+    monkeypatch.setattr(vector_task, "POLL_S", 0.2)
 
 
 @asynccontextmanager

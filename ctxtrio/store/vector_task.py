@@ -1,0 +1,215 @@
+"""What the two background embedders share: chunks' (``docs/embedding.py``) and session entries' (``memory/semantic.py``).
+
+A :class:`VectorTask` keeps one :class:`~.vectors.VectorStore` up to date for one
+embedding model: :meth:`VectorTask.run` (started in the background nursery) opens the
+file, learns the dimension stored, then repeats the subclass's ``_pass`` until
+cancelled, waiting for a wake-up (:meth:`VectorTask.wake`, a send that never blocks on
+a one-slot channel) or POLL_S when a pass found nothing to do. :meth:`VectorTask._embed`
+sends one request for a batch of items (each cut into parts) and stores the vectors of
+whole items in one transaction:
+
+* the endpoint unreachable or too slow (LLMUnavailableError, LLMTimeoutError): the task
+  waits (RETRY_S, doubling to RETRY_MAX_S) and the pass starts again;
+* a batch refused (LLMResponseError): item by item; an item refused alone while a
+  one-word probe is answered gets one row of part -1 and no vector (done for good);
+  when the probe fails too, the endpoint is treated as down;
+* a broken vectors file (StoreError): this kind of recall stops, logged, never the server.
+
+:meth:`VectorTask._nearest` is the query side: the query's vector within QUERY_S (the
+embedder caches it), then the scan. The embedder is any object with ``model``,
+``base_url``, ``last_error``, ``documents`` and ``query`` (``llm/embeddings.Embedder``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import trio
+
+from .._errors import LLMError, LLMResponseError, StoreError
+from ..text.embedding import Part
+from .vectors import VectorHit, VectorRow, VectorStore
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+
+__all__ = ["Embeds", "Pending", "VectorTask"]
+
+log = logging.getLogger("ctxtrio.embeddings")
+
+POLL_S = 5.0
+RETRY_S = 1.0
+RETRY_MAX_S = 30.0
+#: How long a search or recall waits for its query's vector before answering from BM25 alone.
+QUERY_S = 0.5
+
+
+class Embeds(Protocol):
+    """The embedding endpoint as the tasks use it (``llm/embeddings.Embedder``)."""
+
+    model: str
+    last_error: str | None
+
+    @property
+    def base_url(self) -> str: ...
+
+    async def documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    async def query(self, text: str) -> list[float]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """One item to embed: its key in ``journal``, where it is (a chunk's journal line; 0, 0 else), and its parts."""
+
+    item: str
+    line_start: int
+    line_end: int
+    parts: list[Part]
+
+
+class VectorTask:
+    """A background embedder of one vectors file; subclasses write ``_pass`` (see the module docstring)."""
+
+    def __init__(self, embedder: Embeds, vectors: VectorStore, what: str) -> None:
+        self._embedder = embedder
+        self._vectors = vectors
+        self._what = what
+        self._wake_send, self._wake_recv = trio.open_memory_channel[None](1)
+        self._retry_s = RETRY_S
+        #: Vector length: from the vectors file at start, then from each answer (None until known).
+        self._dim: int | None = None
+        #: "starting", "embedding", "caught up", "endpoint unreachable" or "stopped".
+        self.state = "starting"
+        #: Passes finished so far (one that starts after a change sees it).
+        self.passes = 0
+
+    @property
+    def model(self) -> str:
+        return self._embedder.model
+
+    def wake(self) -> None:
+        """Tell the task that something changed; never blocks, never fails."""
+        try:
+            self._wake_send.send_nowait(None)
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            pass  # a wake-up is already pending, or the task is gone
+
+    async def _pass(self) -> bool:
+        """One look at what should be embedded; True if it embedded (or tried to) anything."""
+        raise NotImplementedError
+
+    def _embedded(self, items: int, vectors: int) -> None:
+        """Called after ``items`` were stored with ``vectors`` vectors (refused: ``vectors`` 0)."""
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Keep the vectors up to date until cancelled."""
+        try:
+            await trio.to_thread.run_sync(self._vectors.open)
+            dims = await trio.to_thread.run_sync(self._vectors.dimensions, self.model)
+            self._dim = dims[0] if len(dims) == 1 else None
+        except StoreError as exc:
+            log.error("semantic recall of %s is off: %s", self._what, exc)
+            self.state = "stopped"
+            task_status.started()
+            return
+        task_status.started()
+        try:
+            while True:
+                try:
+                    busy = await self._pass()
+                except StoreError as exc:
+                    log.error("semantic recall of %s stops: %s", self._what, exc)
+                    self.state = "stopped"
+                    return
+                self.passes += 1
+                if not busy:
+                    with trio.move_on_after(POLL_S):
+                        await self._wake_recv.receive()
+        finally:
+            self._wake_recv.close()
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(self._vectors.close)
+
+    async def _nearest(
+        self, query: str, journals: Collection[str] | None, limit: int
+    ) -> tuple[list[VectorHit], str | None]:
+        """The items nearest ``query`` in meaning, and why none were asked (None when they were)."""
+        if self.state == "stopped":
+            return [], "semantic recall is off (the vectors file failed; see the server log)"
+        if self._dim is None:
+            return [], "semantic recall skipped: nothing is embedded yet"
+        with trio.move_on_after(QUERY_S):
+            try:
+                vector = await self._embedder.query(query)
+            except LLMError as exc:
+                return [], f"semantic recall skipped: the embedding endpoint failed ({exc})"
+            if len(vector) != self._dim:
+                return [], "semantic recall skipped: the embedding model changed; re-embedding"
+            try:
+                found = await trio.to_thread.run_sync(
+                    lambda: self._vectors.nearest(self.model, vector, journals=journals, limit=limit)
+                )
+            except StoreError as exc:
+                return [], f"semantic recall skipped: {exc}"
+            return found, None
+        return [], f"semantic recall skipped: the embedding endpoint did not answer within {QUERY_S:g} s"
+
+    async def _embed(self, journal: str, batch: list[Pending]) -> bool:
+        """One request for ``batch``; on a refusal, item by item. False when the endpoint failed (waited already)."""
+        try:
+            vectors = await self._embedder.documents([part.text for one in batch for part in one.parts])
+        except LLMResponseError as exc:
+            if len(batch) > 1:
+                for one in batch:
+                    if not await self._embed(journal, [one]):
+                        return False
+                return True
+            if not await self._probe():
+                return await self._wait_for_endpoint(exc)
+            log.warning("embedding endpoint refuses %s %s of %s: %s", self._what, batch[0].item, journal, exc)
+            refused = batch[0]
+            await self._store(
+                [VectorRow(journal, refused.item, -1, refused.line_start, refused.line_end, None)], self._dim or 0
+            )
+            self._embedded(1, 0)
+            return True
+        except LLMError as exc:
+            return await self._wait_for_endpoint(exc)
+        self._retry_s = RETRY_S
+        dim = len(vectors[0])
+        if dim != self._dim:
+            if self._dim is not None:  # the pass starts again once this batch is stored
+                log.warning("embedding model %s now answers %d dimensions, not %d", self.model, dim, self._dim)
+            self._dim = dim
+        rows: list[VectorRow] = []
+        for one in batch:
+            for number, part in enumerate(one.parts):
+                vector = vectors[len(rows)]
+                rows.append(
+                    VectorRow(journal, one.item, number, one.line_start, one.line_end, vector, (part.start, part.end))
+                )
+        await self._store(rows, dim)
+        self._embedded(len(batch), len(rows))
+        return True
+
+    async def _store(self, rows: list[VectorRow], dim: int) -> None:
+        # Shielded: a vector the endpoint already computed is kept even if shutdown is underway.
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(self._vectors.add, self.model, dim, rows)
+
+    async def _probe(self) -> bool:
+        try:
+            await self._embedder.documents(["probe"])
+        except LLMError:
+            return False
+        return True
+
+    async def _wait_for_endpoint(self, exc: LLMError) -> bool:
+        self.state = "endpoint unreachable"
+        log.info("embedding of %s paused for %g s: %s", self._what, self._retry_s, exc)
+        await trio.sleep(self._retry_s)
+        self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
+        return False
