@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
-from .text.fitting import fit_by
+from .text.fitting import Fitted, fit_by, marked_fitting
 from .text.tokens import TokenModel, TokenModelRef
 
 if TYPE_CHECKING:
@@ -49,10 +49,11 @@ class TokenCounting(Protocol):
         self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
     ) -> tuple[_T, int]: ...
 
-    async def fit_counted(
-        self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
-    ) -> tuple[_T, int, bool]:
-        """As ``fit``, and whether the final count was exact."""
+    async def fit_marked(
+        self, budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str]
+    ) -> Fitted[_T]:
+        """As ``fit``, for an answer built with or without its "estimated" mark (``build(room, estimated)``):
+        the answer, its text as counted (mark inside), the count, and whether it was exact."""
         ...
 
 
@@ -83,12 +84,18 @@ class EstimateCounter:
     async def counts(self, texts: Sequence[str]) -> list[int]:
         return [self._ref.current.estimate(text) for text in texts]
 
-    async def fit_counted(
-        self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
-    ) -> tuple[_T, int, bool]:
-        """As ``fit``; never exact."""
-        result, tokens = await self.fit(budget_tokens, build, text_of)
-        return result, tokens, False
+    async def fit_marked(
+        self, budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str]
+    ) -> Fitted[_T]:
+        """As ``fit``, marked: every count is the estimate."""
+        loop = marked_fitting(budget_tokens, build, text_of, estimated=True)
+        text = next(loop)
+        while True:
+            try:
+                text = loop.send((self._ref.current.estimate(text), False))
+            except StopIteration as done:
+                fitted: Fitted[_T] = done.value  # the generator's return value
+                return fitted
 
     async def fit(self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]) -> tuple[_T, int]:
         """As TokenCounter.fit, by the estimate: the rendered answer fits under the estimate."""

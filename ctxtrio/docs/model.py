@@ -75,6 +75,8 @@ class Outline:
     entries: tuple[OutlineEntry, ...]
     start: int
     note: str = ""
+    #: The answer as the tools send it, rendered once: the text counted against the budget.
+    rendered: str = ""
 
     @property
     def remaining(self) -> int:
@@ -123,6 +125,9 @@ class SearchResult:
     #: Why semantic recall did not take part in this search, when it is on and could not.
     semantic_skipped: str | None = None
     estimated: bool = False
+    #: The answer as the tools send it, rendered once: the text counted against the budget
+    #: (its "estimated" mark included).
+    rendered: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +158,9 @@ class Window:
     next_index: int
     budget_tokens: int
     estimated: bool = False
+    #: The answer as the tools send it, rendered once: the text counted against the budget
+    #: (its "estimated" mark included).
+    rendered: str = ""
 
     @property
     def at_end(self) -> bool:

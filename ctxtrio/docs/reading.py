@@ -82,13 +82,14 @@ class ReadingMethods:
                 )
             total = len(doc.chunks)
             if first >= total:
-                return Window(entry.info, session_id, (), first, budget)
+                past = Window(entry.info, session_id, (), first, budget)
+                return replace(past, rendered=render_window(past))
             last = min(end, total - 1) if end is not None else total - 1
             model = self._live.tokens.current
 
-            def build(room: int) -> Window:
+            def build(room: int, estimated: bool) -> Window:
                 chunks = pack_window(doc.chunks, first, last, room, model)
-                return Window(entry.info, session_id, tuple(chunks), chunks[-1].index + 1, budget, estimated=True)
+                return Window(entry.info, session_id, tuple(chunks), chunks[-1].index + 1, budget, estimated)
 
             # The final check, in the model's own tokens when the server can count.
             window = await self._fit_window(budget, build)
@@ -113,16 +114,17 @@ class ReadingMethods:
         chunks = await self._repo.chunk_range(entry, start, last)
         model = self._live.tokens.current
 
-        def build(room: int) -> Window:
+        def build(room: int, estimated: bool) -> Window:
             packed = pack_window(chunks, 0, len(chunks) - 1, room, model)
-            return Window(entry.info, None, tuple(packed), packed[-1].index + 1, budget, estimated=True)
+            return Window(entry.info, None, tuple(packed), packed[-1].index + 1, budget, estimated)
 
         return await self._fit_window(budget, build)
 
-    async def _fit_window(self, budget: int, build: Callable[[int], Window]) -> Window:
-        """The final check of a window built marked "estimated" (so the mark is counted); unmarked if exact."""
-        window, _, exact = await self._live.counter.fit_counted(budget, build, render_window)
-        return replace(window, estimated=False) if exact else window
+    async def _fit_window(self, budget: int, build: Callable[[int, bool], Window]) -> Window:
+        """The final check of a window, in the model's own tokens when the server can count; the
+        text counted, its "estimated" mark inside, is the answer."""
+        fitted = await self._live.counter.fit_marked(budget, build, render_window)
+        return replace(fitted.result, rendered=fitted.text)
 
     async def outline(
         self,
@@ -176,12 +178,13 @@ class ReadingMethods:
         return await self._fit_outline(Outline(entry.info, summarized, start, "; ".join(notes.values())))
 
     async def _fit_outline(self, outline: Outline) -> Outline:
-        """The final check: the first entries that fit the default budget in the model's own tokens."""
+        """The final check: the first entries that fit the default budget in the model's own tokens
+        (an outline has no "estimated" mark); the text counted is the answer."""
         model = self._live.tokens.current
-        fitted, _ = await self._live.counter.fit(
-            self._live.budget_tokens, lambda room: pack_outline(outline, room, model), render_outline
+        fitted = await self._live.counter.fit_marked(
+            self._live.budget_tokens, lambda room, _: pack_outline(outline, room, model), render_outline
         )
-        return fitted
+        return replace(fitted.result, rendered=fitted.text)
 
     async def summarize(
         self,

@@ -264,7 +264,8 @@ class DocumentService(ReadingMethods):
         else:
             by_journal = self._repo.current_journals()
         if not by_journal:
-            return SearchResult(query, (), 0, False, budget, 0, left_out)
+            nothing = SearchResult(query, (), 0, False, budget, 0, left_out)
+            return replace(nothing, rendered=render_search(nothing))
         semantic = self.semantic
         meaning = None
         if semantic is not None:
@@ -285,14 +286,15 @@ class DocumentService(ReadingMethods):
         )
         head_tokens = model.estimate(search_head(widest)) + 1
 
-        def build(room: int) -> SearchResult:
+        def build(room: int, estimated: bool) -> SearchResult:
             packed, omitted, used = pack_hits(candidates, max(1, room - head_tokens), model, query_terms)
-            return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out, skipped, bool(packed))
+            marked = estimated and bool(packed)
+            return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out, skipped, marked)
 
-        # The final check, in the model's own tokens when the server can count. Built
-        # marked "estimated" so the mark is counted; an exact count drops it (shorter).
-        result, _, exact = await self._live.counter.fit_counted(budget, build, render_search)
-        return replace(result, estimated=False) if exact else result
+        # The final check, in the model's own tokens when the server can count; the text
+        # counted, its "estimated" mark inside, is the answer.
+        fitted = await self._live.counter.fit_marked(budget, build, render_search)
+        return replace(fitted.result, rendered=fitted.text)
 
 
 def _file_title(file_path: str, source: str) -> str:

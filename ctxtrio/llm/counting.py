@@ -7,7 +7,8 @@ window (packing, ingest chunk sizes, the summarizer's prompts):
 * ``await counter.count(text)``: the exact token count of ``text`` in the loaded
   model's tokenizer when exact counting is available (one tokenize round trip, or none
   when cached), else the current estimate (``counter.model.estimate``, cheap);
-* ``await counter.fit(budget, build, text_of)``: the final check of a packed answer.
+* ``await counter.fit(budget, build, text_of)``: the final check of a packed answer
+  (``fit_marked`` for an answer that says when it was counted by the estimate).
   ``build(effective_budget)`` packs by the estimate (pure, cheap); its text is counted
   once; when it is over ``budget`` (the estimate was low), it is packed again with a
   budget shrunk by the overshoot, and counted again, at most :data:`~ctxtrio.text.fitting.MAX_PACKS` times.
@@ -49,7 +50,7 @@ from typing import TYPE_CHECKING, Final, Literal, TypeVar
 import trio
 
 from .._errors import LLMError
-from ..text.fitting import fitting
+from ..text.fitting import Fitted, marked_fitting
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -206,20 +207,22 @@ class TokenCounter:
         ``build`` must return smaller answers for smaller budgets. If even the smallest
         answer it can give is over (one chunk cut to its minimum), that one is returned.
         """
-        result, tokens, _ = await self.fit_counted(budget_tokens, build, text_of)
-        return result, tokens
+        fitted = await self.fit_marked(budget_tokens, lambda room, _: build(room), text_of)
+        return fitted.result, fitted.tokens
 
-    async def fit_counted(
-        self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
-    ) -> tuple[_T, int, bool]:
-        """As :meth:`fit`, and whether the final count was exact (False: an estimate stood in)."""
+    async def fit_marked(
+        self, budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str]
+    ) -> Fitted[_T]:
+        """As :meth:`fit`, for an answer that says "estimated" when its count was not exact
+        (:func:`~ctxtrio.text.fitting.marked_fitting`): its text is the one counted, mark included."""
         deadline = trio.current_time() + self._read_timeout_s  # all the counting of one answer
-        loop = fitting(budget_tokens, build, text_of)
+        guess = self.kind != "exact" or self.estimating_now is not None
+        loop = marked_fitting(budget_tokens, build, text_of, estimated=guess)
         text = next(loop)
         while True:
-            tokens, exact = (await self._counted([text], deadline))[0]
+            counted = (await self._counted([text], deadline))[0]
             try:
-                text = loop.send(tokens)
+                text = loop.send(counted)
             except StopIteration as done:
-                fitted: tuple[_T, int] = done.value  # the loop's return value
-                return *fitted, exact
+                fitted: Fitted[_T] = done.value  # the loop's return value
+                return fitted

@@ -145,6 +145,9 @@ class RecallResult:
     by_meaning: tuple[str, ...] = ()
     #: Why semantic recall was not asked or did not answer (None when it did, or is off).
     semantic_skipped: str | None = None
+    #: The answer as the tools send it, rendered once: ``text`` with the "estimated" mark
+    #: when it has one, the text counted against the budget.
+    rendered: str = ""
 
 
 @dataclass(frozen=True, slots=True)

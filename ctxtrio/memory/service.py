@@ -241,14 +241,16 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
             async with session.lock:
                 state, first = await self._sessions.sync(session, lambda state: (state, work(state, budget)))
                 # The final check: the text counted in the model's own tokens when the
-                # server can count (one round trip), repacked smaller only if it is over.
-                # Counted marked "estimated"; an exact count drops the mark (shorter).
-                result, _, exact = await self._live.counter.fit_counted(
+                # server can count (one round trip), repacked smaller only if it is over;
+                # the text counted, its "estimated" mark inside, is the answer.
+                fitted = await self._live.counter.fit_marked(
                     budget,
-                    lambda room: replace(first if room == budget else work(state, room), estimated=True),
+                    lambda room, estimated: replace(
+                        first if room == budget else work(state, room), estimated=estimated
+                    ),
                     render_recalled,
                 )
-                return replace(result, budget_tokens=budget, estimated=not exact)
+                return replace(fitted.result, budget_tokens=budget, rendered=fitted.text)
 
     async def status(self, session_id: str) -> SessionStatus:
         """Live tokens against the budget, pins, counts, and whether to compact.

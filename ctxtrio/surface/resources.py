@@ -20,7 +20,6 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, NotFoundError
-from ..docs.render import render_outline, render_window
 from ..memory.render import render_status
 from ..tools.guide import guide_text
 
@@ -176,14 +175,12 @@ async def read(ctx: Wiring, uri: str) -> str:
         text = guide_text(ctx)
     elif ref.kind == "doc":
         outline = await ctx.documents.outline(ref.ident)
-        text = _doc_meta(outline.doc) + "\n" + render_outline(outline)
+        text = _doc_meta(outline.doc) + "\n" + outline.rendered
     elif ref.kind == "chunks":
         window = await ctx.documents.read(ref.ident, ref.start, ref.end)
-        text = (
-            render_window(window)
-            .replace(" (call doc_window again).", f" ({doc_uri(ref.ident)}/chunks/{window.next_index}-{ref.end}).", 1)
-            .replace(" End of document (reset=true starts over).", " End of document.", 1)
-        )
+        text = window.rendered.replace(
+            " (call doc_window again).", f" ({doc_uri(ref.ident)}/chunks/{window.next_index}-{ref.end}).", 1
+        ).replace(" End of document (reset=true starts over).", " End of document.", 1)
     else:
         status = await ctx.sessions.status(ref.ident)
         entries = await ctx.sessions.export(ref.ident)

@@ -11,16 +11,21 @@ Who counts is the caller's business: :func:`fitting` is a generator that yields 
 text to count and is sent its count back (so the server's tokenizer, awaited in
 :mod:`ctxtrio.llm.counting`, and the estimate, :func:`fit_by`, drive the same loop);
 it returns the last answer and its count.
+
+An answer that says whether it was counted by an estimate ("estimated") is fitted by
+:func:`marked_fitting`: the same loop, with the mark inside every text it counts, so the
+text it returns (:class:`Fitted`) is the one answer rendered once, mark and all.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator
 
-__all__ = ["MAX_PACKS", "fit_by", "fitting"]
+__all__ = ["MAX_PACKS", "Fitted", "fit_by", "fitting", "marked_fitting"]
 
 _T = TypeVar("_T")
 
@@ -56,3 +61,53 @@ def fit_by(
         except StopIteration as done:
             fitted: tuple[_T, int] = done.value  # the generator's return value
             return fitted
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted(Generic[_T]):
+    """An answer that fits: the answer, its text (the one counted), that count, and whether it was exact."""
+
+    result: _T
+    text: str
+    tokens: int
+    exact: bool
+
+
+def marked_fitting(
+    budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str], *, estimated: bool
+) -> Generator[str, tuple[int, bool], Fitted[_T]]:
+    """:func:`fitting` of an answer that says whether its count is an estimate.
+
+    ``build(effective_budget, estimated)`` packs the answer with the mark or without it;
+    each text is sent back its count and whether the count was exact. Packs start
+    marked as ``estimated`` guesses (the counter knows whether it can count exactly now).
+    A count that disagrees with the text's mark builds the same pack with the other mark
+    and counts that text instead: a count that fell back to the estimate always marks it;
+    an exact count of a marked text unmarks it, once per answer (marks cannot flip back
+    and forth). So the text returned is the one counted, its mark inside: no mark is
+    added or dropped after the count.
+    """
+    mark, unmarked_once = estimated, False
+    room = budget_tokens
+    latest: list[_T] = []
+
+    def pack(effective: int) -> _T:
+        nonlocal room
+        room = effective
+        latest[:] = [build(effective, mark)]
+        return latest[0]
+
+    loop = fitting(budget_tokens, pack, text_of)
+    text = next(loop)
+    while True:
+        tokens, exact = yield text
+        if exact == mark and (not exact or not unmarked_once):  # the text says the other thing
+            unmarked_once = unmarked_once or exact
+            mark = not exact
+            latest[:] = [build(room, mark)]
+            text = text_of(latest[0])
+            continue
+        try:
+            text = loop.send(tokens)
+        except StopIteration:
+            return Fitted(latest[0], text, tokens, exact)

@@ -3,7 +3,8 @@
 Descriptions are short and prescriptive (the whole tools/list must stay small in an
 8k window); values are checked by the service, whose InputError messages say how to fix
 the call. Results are compact text (:mod:`ctxtrio.docs.render`) plus a few facts as
-structured content.
+structured content; a search, a window and an outline come rendered by the service
+(``rendered``: the text it counted against the budget), so they are rendered once.
 
 ``doc_window``, ``doc_outline`` and ``doc_summarize`` take a parameter named ``from``
 (a Python keyword, which is why the handlers read it by name from :class:`Args`).
@@ -82,7 +83,7 @@ async def doc_outline(ctx: Wiring, args: Args, call: Call) -> ToolResult:
         max_chunks=args.integer("max_chunks"),
         wait=llm_deadline(ctx),
     )
-    return text_result(render.render_outline(outline), _OUTLINE.dump(outline))
+    return text_result(outline.rendered, _OUTLINE.dump(outline))
 
 
 async def doc_search(ctx: Wiring, args: Args, call: Call) -> ToolResult:
@@ -92,7 +93,7 @@ async def doc_search(ctx: Wiring, args: Args, call: Call) -> ToolResult:
         budget_tokens=args.opt_integer("budget_tokens"),
         limit=args.integer("limit"),
     )
-    return text_result(render.render_search(result), _FOUND.dump(result))
+    return text_result(result.rendered, _FOUND.dump(result))
 
 
 def _chunk_range(args: Args) -> tuple[int | None, int | None]:
@@ -113,7 +114,7 @@ async def doc_window(ctx: Wiring, args: Args, call: Call) -> ToolResult:
         reset=args.flag("reset"),
         session_id=args.opt_text("session_id"),
     )
-    return text_result(render.render_window(window), _WINDOW.dump(window))
+    return text_result(window.rendered, _WINDOW.dump(window))
 
 
 async def doc_summarize(ctx: Wiring, args: Args, call: Call) -> ToolResult:

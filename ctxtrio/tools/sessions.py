@@ -3,7 +3,8 @@
 Descriptions are prescriptive and short (the whole tools/list must stay small in an
 8k window); argument checks live in the service, which raises InputError with the
 fix. Results are compact text (:mod:`ctxtrio.memory.render`) plus the same facts as
-structured content.
+structured content; a recall comes rendered by the service (``rendered``: the text it
+counted against the budget), so it is rendered once.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ async def context_recall(ctx: Wiring, args: Args, call: Call) -> ToolResult:
         limit=args.opt_integer("limit"),
         tags=args.strings("tags"),
     )
-    return text_result(render.render_recalled(result), _RECALLED.dump(result))
+    return text_result(result.rendered, _RECALLED.dump(result))
 
 
 async def context_compact(ctx: Wiring, args: Args, call: Call) -> ToolResult:

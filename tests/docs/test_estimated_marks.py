@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar
 
 import pytest
+from mcp import Client
 
+from ctxtrio._app import build_server
 from ctxtrio._live import EstimateCounter
 from ctxtrio.docs.render import render_search, render_window
 from ctxtrio.memory.render import render_recalled
+from ctxtrio.text.fitting import Fitted, marked_fitting
+from testkit.results import text_of
 
 from .conftest import opened
 
@@ -17,6 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxtrio._wiring import Wiring
+    from ctxtrio.text.tokens import TokenModelRef
 
 _T = TypeVar("_T")
 TEXT = "\n\n".join(f"Section {n}. The pump at station {n} was serviced on day {n * 3}." for n in range(200))
@@ -25,12 +30,28 @@ TEXT = "\n\n".join(f"Section {n}. The pump at station {n} was serviced on day {n
 class ExactCounter(EstimateCounter):
     """Counts as the estimate does, but reports every final count as the tokenizer's (a server that counts)."""
 
-    async def fit_counted(
-        self, budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
-    ) -> tuple[_T, int, bool]:
-        """As EstimateCounter.fit, reported exact."""
-        result, tokens = await self.fit(budget_tokens, build, text_of)
-        return result, tokens, True
+    #: What the counter expects before it counts: exact (False), or "estimated" (after a cool-off, say).
+    guess = False
+    #: Every text counted for a fit, in order.
+    counted: list[str]
+
+    def __init__(self, ref: TokenModelRef) -> None:
+        super().__init__(ref)
+        self.counted = []
+
+    async def fit_marked(
+        self, budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str]
+    ) -> Fitted[_T]:
+        """As EstimateCounter.fit_marked, every count reported exact."""
+        loop = marked_fitting(budget_tokens, build, text_of, estimated=self.guess)
+        text = next(loop)
+        while True:
+            self.counted.append(text)
+            try:
+                text = loop.send((self.model.estimate(text), True))
+            except StopIteration as done:
+                fitted: Fitted[_T] = done.value
+                return fitted
 
 
 async def answers(ctx: Wiring, budget: int) -> dict[str, str]:
@@ -65,3 +86,28 @@ async def test_exact_answers_carry_no_estimated_mark(tmp_path: Path) -> None:
         shown = await answers(ctx, 1000)
     for name, text in shown.items():
         assert "estimated" not in text, name
+
+
+class SurprisedCounter(ExactCounter):
+    """Expects its counts to be estimates, and the tokenizer answers after all."""
+
+    guess = True
+
+
+async def test_each_tool_sends_the_text_it_counted_last(tmp_path: Path) -> None:
+    """doc_search, doc_window, doc_outline and context_recall send the text the budget was checked on, unmarked
+    when the count was exact (the mark is not dropped after the count: the unmarked text is counted again)."""
+    async with opened(tmp_path) as ctx, Client(build_server(ctx)) as client:
+        counter = SurprisedCounter(ctx.live.tokens)
+        ctx.live.counter = counter
+        await answers(ctx, 1000)
+        calls: list[tuple[str, dict[str, object]]] = [
+            ("doc_search", {"query": "pump station", "budget_tokens": 300}),
+            ("doc_window", {"doc_id": "d", "budget_tokens": 300}),
+            ("doc_outline", {"doc_id": "d"}),
+            ("context_recall", {"session_id": "s", "budget_tokens": 300}),
+        ]
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error and text_of(result) == counter.counted[-1], tool
+            assert "estimated" not in text_of(result), tool

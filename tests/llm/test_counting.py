@@ -111,10 +111,10 @@ async def test_counting_does_not_wait_behind_our_own_stream(
         assert await counter.count(CSV) == TokenModel.cold().estimate(CSV)
         assert (trio.current_time(), counter.round_trips) == (started, 0)
         assert counter.describe().startswith("estimated") and counter.estimating_now
-        assert (await counter.fit_counted(300, _lines, lambda answer: answer))[2] is False
+        assert (await counter.fit_marked(300, lambda room, _: _lines(room), lambda answer: answer)).exact is False
         await finished.wait()
         assert await counter.count(CSV) == true_tokens(CSV) and counter.round_trips == 1
-        assert (await counter.fit_counted(300, _lines, lambda answer: answer))[2] is True
+        assert (await counter.fit_marked(300, lambda room, _: _lines(room), lambda answer: answer)).exact is True
         assert counter.describe().startswith("exact") and not counter.estimating_now
 
 

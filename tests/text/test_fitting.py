@@ -1,8 +1,8 @@
-"""The fit loop: packed again smaller by the overshoot, at most MAX_PACKS times, whoever counts."""
+"""The fit loop: packed again smaller by the overshoot, at most MAX_PACKS times, whoever counts; marks inside the count."""
 
 from __future__ import annotations
 
-from ctxtrio.text.fitting import MAX_PACKS, fit_by, fitting
+from ctxtrio.text.fitting import MAX_PACKS, Fitted, fit_by, fitting, marked_fitting
 
 
 def words(budget: int) -> str:
@@ -47,3 +47,49 @@ def test_a_count_that_never_fits_stops_after_max_packs() -> None:
     assert len(built) == MAX_PACKS
     assert built == [100, 49, 23, 10]
     assert (result, tokens) == (words(10), 200)
+
+
+def marked(budget: int, estimated: bool) -> str:
+    """A packed answer of ``budget`` words, saying "estimated" when built with the mark."""
+    return words(budget) + (" estimated" if estimated else "")
+
+
+def test_a_count_that_falls_back_marks_the_same_pack_and_counts_it_again() -> None:
+    """Guessed exact, counted by the estimate: the same pack, marked, is counted; that text is the answer."""
+    loop = marked_fitting(100, marked, str, estimated=False)
+    assert next(loop) == words(100)
+    assert loop.send((90, False)) == marked(100, True)
+    try:
+        loop.send((91, False))
+    except StopIteration as done:
+        assert done.value == Fitted(marked(100, True), marked(100, True), 91, False)
+    else:
+        raise AssertionError("the loop went on after a fitting count")
+
+
+def test_an_exact_count_unmarks_a_marked_text_once() -> None:
+    """Guessed estimated, counted exactly: unmarked and counted again; a later fallback marks it for good."""
+    loop = marked_fitting(100, marked, str, estimated=True)
+    assert next(loop) == marked(100, True)
+    assert loop.send((90, True)) == words(100)
+    assert loop.send((89, False)) == marked(100, True)
+    try:
+        loop.send((90, True))
+    except StopIteration as done:
+        assert done.value == Fitted(marked(100, True), marked(100, True), 90, True)
+    else:
+        raise AssertionError("the mark flipped a second time")
+
+
+def test_the_mark_is_counted_against_the_budget() -> None:
+    """A mark that pushes the answer over its budget makes the next pack smaller, built marked."""
+    loop = marked_fitting(100, marked, str, estimated=False)
+    assert next(loop) == words(100)
+    assert loop.send((100, False)) == marked(100, True)
+    assert loop.send((101, False)) == marked(98, True)  # 100 * 100 // 101 - 1
+    try:
+        loop.send((99, False))
+    except StopIteration as done:
+        assert done.value == Fitted(marked(98, True), marked(98, True), 99, False)
+    else:
+        raise AssertionError("the loop went on after a fitting count")
