@@ -32,7 +32,6 @@ from pathlib import Path
 
 import trio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from proc_cpu import TreeMeter, children
 from real_text import CORPORA, identifier_queries, load
 
@@ -40,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(1, str(ROOT))  # testkit/
 
 from testkit.results import text_of  # noqa: E402
+from testkit.servers import server_params  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,15 +81,6 @@ def markdown_document(rng: random.Random, words: list[str], number: int, size_by
         parts.append(text)
         size += len(text)
     return "".join(parts)
-
-
-def server_params(data_dir: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(data_dir), "--no-llm", "--no-audit", *extra],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT)},
-    )
 
 
 async def run_once(docs: list[str], queries: list[str], concurrency: int, data_dir: Path) -> RunResult:

@@ -34,11 +34,11 @@ sys.path.insert(0, str(ROOT))
 from typing import TYPE_CHECKING  # noqa: E402
 
 from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from ctxtrio._config import Config  # noqa: E402
 from ctxtrio._wiring import open_wiring  # noqa: E402
 from ctxtrio.store.records import NewRecord  # noqa: E402
+from testkit.servers import server_params  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -130,12 +130,7 @@ async def over_stdio(appends: int, recalls: int, statuses: int) -> dict[str, tup
     """The tools through a stdio subprocess and the SDK client: (p50, p95, floor p50) per phase."""
     maker = TextMaker()
     with tempfile.TemporaryDirectory() as tmp:
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "ctxtrio", "--data-dir", str(Path(tmp) / "data"), "--no-llm", "--no-audit"],
-            cwd=ROOT,
-            env={"PYTHONPATH": str(ROOT)},
-        )
+        params = server_params(Path(tmp) / "data")
         async with Client(params) as client:
 
             async def call(tool: str, arguments: dict[str, object]) -> None:

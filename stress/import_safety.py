@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from ctxtrio.cli.transfer import FORMAT_VERSION, export_line  # noqa: E402
 from ctxtrio.store.reading import read_journal  # noqa: E402
+from testkit.servers import server_params  # noqa: E402
 
 if TYPE_CHECKING:
     from ctxtrio.store.records import Record
@@ -123,12 +123,7 @@ async def race_rounds(work: Path, rounds: int, seed: int = 27) -> tuple[bool, st
     rng = random.Random(seed)
     work.mkdir(parents=True, exist_ok=True)
     data = work / "race-data"
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit"],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")},
-    )
+    params = server_params(data, env={"PATH": os.environ.get("PATH", "")})
     lost = untrue = 0
     outcomes: dict[str, int] = {}
     async with Client(params) as client:

@@ -34,10 +34,12 @@ import time
 from pathlib import Path
 
 import trio
-from bench_docs import markdown_document, server_params, vocabulary
+from bench_docs import markdown_document, vocabulary
 from mcp import Client
 from proc_cpu import children, cpu_seconds, threads
 from real_text import CORPORA, load
+
+from testkit.servers import server_params
 
 
 async def ingest_all(client: Client, docs: list[str], *, sequential: bool, prefix: str) -> None:

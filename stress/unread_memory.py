@@ -19,12 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import select
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import trio
@@ -35,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import httpx  # noqa: E402
 from harness import start_http_server, stop_server  # noqa: E402
 
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+from testkit import unread  # noqa: E402
+
 INIT = {
     "jsonrpc": "2.0",
     "id": "init",
@@ -55,54 +52,16 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
 
 def stdio_unread(work: Path, requests: int, quiet_s: float = 5.0) -> tuple[int, float, float, float, int]:
     """(requests taken while unread, RSS after start MB, peak RSS MB, RSS when stalled MB, answers read after)."""
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ctxtrio",
-            "--data-dir",
-            str(work / "stdio-data"),
-            "--no-llm",
-            "--no-audit",
-            "--no-warm-start",
-        ],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=ENV,
-    )
+    process = unread.start(work / "stdio-data")
     assert process.stdin is not None and process.stdout is not None
     try:
-        process.stdin.write(
-            (json.dumps(INIT) + "\n").encode() + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
-        )
-        process.stdin.flush()
-        process.stdout.readline()
+        unread.initialized(process, "stress")
         started = rss_mb(process.pid)
-        fd = process.stdin.fileno()
-        os.set_blocking(fd, False)
-        line = json.dumps(
-            {"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": "context_guide", "arguments": {}}}
-        )
-        payload = b"".join((line.replace('"id": 0', f'"id": {n}') + "\n").encode() for n in range(requests))
-        sent, quiet_since = 0, time.monotonic()
-        while sent < len(payload) and time.monotonic() - quiet_since < quiet_s:
-            select.select([], [fd], [], 0.2)
-            try:
-                sent += os.write(fd, payload[sent : sent + 65536])
-                quiet_since = time.monotonic()
-            except BlockingIOError:
-                continue
+        payload = unread.guide_calls(requests)
+        sent = unread.write_until_stalled(process, payload, quiet_s=quiet_s, chunk=65536)
         taken = payload[:sent].count(b"\n")
         stalled, peak = rss_mb(process.pid), rss_mb(process.pid, "VmHWM")
-        answers: list[bytes] = []
-        reader = threading.Thread(target=lambda: answers.extend(iter(process.stdout.readline, b"")))  # type: ignore[union-attr]
-        reader.start()
-        os.set_blocking(fd, True)
-        process.stdin.write(payload[sent:])
-        process.stdin.close()
-        reader.join()
+        answers = unread.finish(process, payload[sent:])
         peak = max(peak, rss_mb(process.pid, "VmHWM")) if process.poll() is None else peak
         process.wait(timeout=120)
         return taken, started, peak, stalled, len(answers)

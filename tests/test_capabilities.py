@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import trio
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 import ctxtrio
 from ctxtrio._app import build_server
 from ctxtrio._wiring import open_wiring
+from testkit.servers import server_params
 
 ROOT = Path(__file__).resolve().parents[1]
 INVALID_PARAMS = -32602
@@ -41,12 +41,7 @@ async def test_capabilities_are_what_is_served(tmp_path: Path) -> None:
 
 async def test_unknown_names_get_protocol_errors_without_tracebacks(tmp_path: Path) -> None:
     """Over stdio: an unknown tool, prompt or resource is -32602 naming it; stderr has no traceback."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit"],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
-    )
+    params = server_params(tmp_path / "data", cache=tmp_path / "cache")
     log_path = tmp_path / "stderr.log"
     with open(log_path, "w") as errlog, trio.fail_after(60):
         async with Client(stdio_client(params, errlog=errlog)) as client:

@@ -28,29 +28,26 @@ class Row:
 # and a wrapper that turns a crashed or overlong attack into a row that did not hold.
 
 import os  # noqa: E402
-import sys  # noqa: E402
 from contextlib import asynccontextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING  # noqa: E402
 
 import trio  # noqa: E402
 from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+from testkit.servers import server_params  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
+
+    from mcp.client.stdio import StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def stdio_params(data: Path, *extra: str) -> StdioServerParameters:
     """``python -m ctxtrio`` on ``data`` (no LLM, no audit), with its own warm-start cache."""
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit", *extra],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(data.parent / "cache"), "PATH": os.environ.get("PATH", "")},
-    )
+    return server_params(data, *extra, cache=data.parent / "cache", env={"PATH": os.environ.get("PATH", "")})
 
 
 @asynccontextmanager

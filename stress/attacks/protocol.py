@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from ctxtrio._limits import SEARCH_WORDS
+from testkit.servers import server_command
 
 from . import Row
 
@@ -38,7 +38,7 @@ def _session(work: Path, name: str, lines: list[bytes]) -> tuple[int, list[dict[
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(work / "cache")}
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "ctxtrio", "--data-dir", str(work / name), "--no-llm", "--no-audit"],
+        server_command(work / name),
         input=b"".join([_line(_INIT), _line(_INITIALIZED), *lines]),
         capture_output=True,
         cwd=ROOT,

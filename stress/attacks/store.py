@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterator
 import trio
 
 from testkit.results import text_of
+from testkit.servers import server_command
 
 from . import Row, guarded
 from . import stdio_server as _server
@@ -303,7 +304,7 @@ def library_not_found(work: Path) -> Row:
 
 def _cli(data: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ctxtrio", "--data-dir", str(data), "--no-llm"],
+        server_command(data, audit=True),
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -8,10 +8,14 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
-from mcp.client.stdio import StdioServerParameters
+
+from testkit.servers import server_params
+
+if TYPE_CHECKING:
+    from mcp.client.stdio import StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -52,9 +56,4 @@ def cli_sync(data: Path, *args: str) -> Ran:
 
 def server(data: Path, *extra: str) -> StdioServerParameters:
     """A real stdio server on ``data`` (to run beside the CLI)."""
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit", *extra],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT)},
-    )
+    return server_params(data, *extra)

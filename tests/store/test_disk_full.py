@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,11 +12,11 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 import ctxtrio
 from ctxtrio._config import Config
 from testkit.results import text_of
+from testkit.servers import server_params
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -51,12 +50,7 @@ async def test_disk_full_during_doc_ingest_is_reported_as_such(tmp_path: Path) -
     """doc_ingest of 6 MB onto a 4 MB disk says "No space left on device" (not an internal
     ExceptionGroup error); a small ingest afterwards succeeds and is searchable."""
     with small_tmpfs(tmp_path / "mnt", "4m") as mount:
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "ctxtrio", "--data-dir", str(mount / "data"), "--no-llm", "--no-audit"],
-            cwd=ROOT,
-            env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
-        )
+        params = server_params(mount / "data", cache=tmp_path / "cache")
         big = "\n\n".join(f"Paragraph {n}: the platypus count was {n} on that day." for n in range(110_000))
         assert len(big) > 6_000_000
         with trio.fail_after(120):
@@ -95,12 +89,7 @@ async def test_a_full_disk_at_startup_leaves_every_read_working(tmp_path: Path) 
         doctor = await cli(data, "doctor")
         assert doctor.code == 1 and "BAD data dir" in doctor.out and "the disk is full" in doctor.out, doctor.out
         assert "ok  sessions: 1 (0 deleted), 6 records" in doctor.out, doctor.out
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit"],
-            cwd=ROOT,
-            env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
-        )
+        params = server_params(data, cache=tmp_path / "cache")
         with trio.fail_after(60):
             async with Client(params) as client:
                 recalled = await client.call_tool("context_recall", {"session_id": "s", "query": "kept entry"})

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.types import (
     EmptyResult,
     LoggingMessageNotification,
@@ -28,6 +27,7 @@ from ctxtrio._app import running_server
 from ctxtrio._errors import StoreError
 from ctxtrio._sdk.events import LOG_BURST
 from ctxtrio._wiring import open_wiring
+from testkit.servers import server_params
 from tests.transport.serving import http_server
 
 if TYPE_CHECKING:
@@ -190,12 +190,7 @@ async def _replace_and_wait(client: Client, inbox: Inbox) -> float:
 async def test_stdio_subscriber_hears_of_a_replaced_document(tmp_path: Path) -> None:
     """Over stdio (a real subprocess), doc_ingest replacing a subscribed document sends resources/updated."""
     inbox = Inbox()
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit"],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
-    )
+    params = server_params(tmp_path / "data", cache=tmp_path / "cache")
     with trio.fail_after(60):
         async with Client(params, mode="legacy", message_handler=inbox) as client:
             print(f"stdio: updated after {await _replace_and_wait(client, inbox):.3f} s")

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ctxtrio.text.fitting import MAX_PACKS, Fitted, fit_by, fitting, marked_fitting
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
 
 
 def words(budget: int) -> str:
@@ -54,17 +59,22 @@ def marked(budget: int, estimated: bool) -> str:
     return words(budget) + (" estimated" if estimated else "")
 
 
+def returned(loop: Generator[str, tuple[int, bool], Fitted[str]], count: tuple[int, bool]) -> Fitted[str]:
+    """What ``loop`` returns once sent ``count`` (AssertionError if it asks for another count instead)."""
+    try:
+        loop.send(count)
+    except StopIteration as done:
+        fitted: Fitted[str] = done.value
+        return fitted
+    raise AssertionError(f"the loop went on after {count}")
+
+
 def test_a_count_that_falls_back_marks_the_same_pack_and_counts_it_again() -> None:
     """Guessed exact, counted by the estimate: the same pack, marked, is counted; that text is the answer."""
     loop = marked_fitting(100, marked, str, estimated=False)
     assert next(loop) == words(100)
     assert loop.send((90, False)) == marked(100, True)
-    try:
-        loop.send((91, False))
-    except StopIteration as done:
-        assert done.value == Fitted(marked(100, True), marked(100, True), 91, False)
-    else:
-        raise AssertionError("the loop went on after a fitting count")
+    assert returned(loop, (91, False)) == Fitted(marked(100, True), marked(100, True), 91, False)
 
 
 def test_an_exact_count_unmarks_a_marked_text_once() -> None:
@@ -73,12 +83,7 @@ def test_an_exact_count_unmarks_a_marked_text_once() -> None:
     assert next(loop) == marked(100, True)
     assert loop.send((90, True)) == words(100)
     assert loop.send((89, False)) == marked(100, True)
-    try:
-        loop.send((90, True))
-    except StopIteration as done:
-        assert done.value == Fitted(marked(100, True), marked(100, True), 90, True)
-    else:
-        raise AssertionError("the mark flipped a second time")
+    assert returned(loop, (90, True)) == Fitted(marked(100, True), marked(100, True), 90, True)  # no second unmark
 
 
 def test_the_mark_is_counted_against_the_budget() -> None:
@@ -87,9 +92,4 @@ def test_the_mark_is_counted_against_the_budget() -> None:
     assert next(loop) == words(100)
     assert loop.send((100, False)) == marked(100, True)
     assert loop.send((101, False)) == marked(98, True)  # 100 * 100 // 101 - 1
-    try:
-        loop.send((99, False))
-    except StopIteration as done:
-        assert done.value == Fitted(marked(98, True), marked(98, True), 99, False)
-    else:
-        raise AssertionError("the loop went on after a fitting count")
+    assert returned(loop, (99, False)) == Fitted(marked(98, True), marked(98, True), 99, False)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import trio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.types import TextContent
+
+from testkit.servers import server_params
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "text" / "fixtures"
@@ -20,21 +20,7 @@ async def test_file_ingest_search_and_window_over_stdio(tmp_path: Path) -> None:
     root.mkdir()
     (root / "notes.txt").write_bytes((FIXTURES / "korean.txt").read_bytes())
     (root / "manual.md").write_bytes((FIXTURES / "manual.md").read_bytes())
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "ctxtrio",
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--no-llm",
-            "--no-audit",
-            "--ingest-root",
-            str(root),
-        ],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT)},
-    )
+    params = server_params(tmp_path / "data", "--ingest-root", str(root))
     with trio.fail_after(60):
         async with Client(params) as client:
             for name, doc_id in (("notes.txt", "ko"), ("manual.md", "man")):

@@ -6,26 +6,24 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.types import TextContent
 
 from ctxtrio.store.reading import read_journal
+from testkit.servers import server_command, server_params
+
+if TYPE_CHECKING:
+    from mcp.client.stdio import StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def params(data_dir: Path) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(data_dir), "--no-llm", "--no-audit"],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT)},
-    )
+    return server_params(data_dir)
 
 
 async def test_two_servers_see_each_others_appends(tmp_path: Path) -> None:
@@ -58,7 +56,7 @@ async def test_sigterm_after_acknowledged_appends_keeps_them(tmp_path: Path) -> 
     """Appends in flight when SIGTERM arrives: every acknowledged one is in the journal."""
     data = tmp_path / "data"
     process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "ctxtrio", "--data-dir", str(data), "--no-llm", "--no-audit"],
+        server_command(data),
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

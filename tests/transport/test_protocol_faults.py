@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from testkit.results import text_of
+from testkit.servers import server_params
 
-from .serving import ROOT, spawn
+from .serving import spawn
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -192,12 +191,7 @@ async def test_cancelled_request_leaves_the_in_flight_set(tmp_path: Path) -> Non
 
 async def test_string_arguments_that_look_like_json_stay_strings(tmp_path: Path) -> None:
     """W7: a JSON document, "null" and "123" pass as text, title and doc_id; query "[1]" is a query."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(tmp_path / "data"), "--no-llm", "--no-audit"],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
-    )
+    params = server_params(tmp_path / "data", cache=tmp_path / "cache")
     document = json.dumps({"service": "auth", "retries": [1, 2, 3], "note": "cookie rotation"})
     with trio.fail_after(60):
         async with Client(params) as client:

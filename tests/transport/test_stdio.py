@@ -5,24 +5,23 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.types import TextContent
+
+from testkit import servers
+
+if TYPE_CHECKING:
+    from mcp.client.stdio import StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def server_params(data_dir: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(data_dir), "--no-llm", *extra],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT)},
-    )
+    return servers.server_params(data_dir, *extra, audit=True)
 
 
 async def test_list_tools_and_call_guide(tmp_path: Path) -> None:
@@ -43,7 +42,7 @@ async def test_list_tools_and_call_guide(tmp_path: Path) -> None:
 
 async def _spawn(data_dir: Path) -> trio.Process:
     return await trio.lowlevel.open_process(
-        [sys.executable, "-m", "ctxtrio", "--data-dir", str(data_dir), "--no-llm"],
+        servers.server_command(data_dir, audit=True),
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -6,17 +6,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 import trio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from ctxtrio.transport.messages import peek
 from ctxtrio.transport.warm_start import EarlyResponder, Handoff, load_answers, request_key
+from testkit.servers import server_command, server_params
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -68,12 +67,7 @@ def test_recorder_drops_duplicates_and_records_new_answers(tmp_path: Path) -> No
 
 async def test_second_start_is_answered_identically(tmp_path: Path) -> None:
     """After one run records its answers, the next run gives the same tools/list and still serves calls."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ctxtrio", "--data-dir", str(tmp_path), "--no-llm", "--no-audit"],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")},
-    )
+    params = server_params(tmp_path, cache=tmp_path / "cache")
     listings = []
     for _ in range(2):
         with trio.fail_after(60):
@@ -98,7 +92,7 @@ def test_legacy_handshake_survives_handoff(tmp_path: Path) -> None:
     outputs = []
     for _ in range(2):
         run = subprocess.run(
-            [sys.executable, "-m", "ctxtrio", "--data-dir", str(tmp_path), "--no-llm", "--no-audit"],
+            server_command(tmp_path),
             input=script,
             capture_output=True,
             cwd=ROOT,
@@ -169,7 +163,7 @@ def _run_legacy(tmp_path: Path, source: Path, *flags: str, data: str = "data") -
         _line(initialize) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"}) + _line(LIST) + _line(CALL)
     )
     return subprocess.run(
-        [sys.executable, "-m", "ctxtrio", "--data-dir", str(tmp_path / data), "--no-llm", "--no-audit", *flags],
+        server_command(tmp_path / data, *flags),
         input=script,
         capture_output=True,
         cwd=source,
