@@ -15,7 +15,10 @@ room by
 takes the best-scoring run that comes first (then the shortest), and grows it by whole
 lines, two after for each one before (an answer tends to follow the words that name
 it), while they fit. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
-function the index and the query use. Deterministic; nothing here knows tokens beyond
+function the index and the query use; for ranking (:func:`passage_score`,
+:func:`heading_share`) words that differ only by an inflection match
+(:func:`~ctxtrio.text.terms.light_stem`: ``raised`` holds ``raise``), while the window
+shown looks for the words as written. Deterministic; nothing here knows tokens beyond
 ``model.estimate``.
 """
 
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from .cutting import CUT_MARK, cut_around
-from .terms import terms
+from .terms import light_stem, terms
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -90,7 +93,7 @@ def cut_to_passage(text: str, query_terms: Sequence[str], budget_tokens: int, mo
     if model.estimate(text) <= budget_tokens:
         return text
     if query_terms:
-        lines = _lines(text, tuple(query_terms), model.estimate(text) / max(1, len(text)))
+        lines = _lines(text, tuple(query_terms), model.estimate(text) / max(1, len(text)), stem=False)
         if any(line.found for line in lines):
             passage = best_passage(text, query_terms, budget_tokens, model)
             if passage is not None:
@@ -126,7 +129,7 @@ def best_passage(
     it is over.
     """
     rate = tokens_per_char if tokens_per_char is not None else model.estimate(text) / max(1, len(text))
-    lines = _lines(text, tuple(query_terms), rate)
+    lines = _lines(text, tuple(query_terms), rate, stem=False)
     room = budget_tokens - 2 * model.estimate(CUT_MARK + " ")
     core_first, core_last = _core(lines, room)
     if core_first < 0:
@@ -165,7 +168,7 @@ def passage_score(text: str, query_terms: Sequence[str], budget_tokens: int, tok
     """The score of the best window of ``text`` within ``budget_tokens`` (0 without a query term in it):
     what :func:`best_passage` maximizes, for ranking texts by their best passage. Lines are
     sized at ``tokens_per_char`` (a ranking needs no exact size)."""
-    lines = _lines(text, tuple(query_terms), tokens_per_char)
+    lines = _lines(text, tuple(query_terms), tokens_per_char, stem=True)
     first, last = _core(lines, budget_tokens, long_lines=True)
     if first < 0 or not lines[first].found:
         return 0.0
@@ -175,18 +178,18 @@ def passage_score(text: str, query_terms: Sequence[str], budget_tokens: int, tok
 def heading_share(headings: Sequence[str], query_terms: Sequence[str]) -> float:
     """The share of the query's words that ``headings`` (a chunk's trail, its document's name) hold:
     what the text is about by its own titles, 0.0 to 1.0."""
-    group = _groups(tuple(query_terms))
+    group = _groups(tuple(query_terms), stem=True)
     if not group:
         return 0.0
     words = max(group.values()) + 1
-    return len(_held(terms(" ".join(headings)), group, _parts(group))) / words
+    return len(_held(_stemmed(" ".join(headings), stem=True), group, _parts(group))) / words
 
 
 def unheaded_terms(query_terms: Sequence[str], headings: Sequence[str]) -> list[str]:
     """The terms of the query's words that ``headings`` do not hold (all of them when the headings
     hold every word, or none): in a chunk under ``function makedirs`` of the document ``os``,
     ``os.makedirs exist_ok`` looks for ``exist_ok``; the headings already say the rest."""
-    group = _groups(tuple(query_terms))
+    group = _groups(tuple(query_terms), stem=False)
     held = _held(terms(" ".join(headings)), group, _parts(group))
     if not held or len(held) == max(group.values(), default=-1) + 1:
         return list(query_terms)
@@ -205,14 +208,14 @@ def _run_score(lines: Sequence[_Line], first: int, last: int) -> float:
 
 
 @functools.lru_cache(maxsize=64)
-def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float) -> tuple[_Line, ...]:
+def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, stem: bool) -> tuple[_Line, ...]:
     """Each line of ``text``: where it is, its size, the query's words it holds. Cached: a
     search scores its candidates for ranking, then packs the best of them (same arguments)."""
-    group = _groups(query_terms)
+    group = _groups(query_terms, stem=stem)
     parts = _parts(group)
     words = max(group.values(), default=-1) + 1
     raws = text.split("\n")
-    per_line = _line_terms(text, raws, set(group))
+    per_line = _line_terms(text, raws, set(group), stem=stem)
     out: list[_Line] = []
     start = 0
     for raw, line_terms in zip(raws, per_line, strict=True):
@@ -231,7 +234,14 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float) -> t
             previous = word
         if found:
             out.append(
-                _Line(start, end, cost, frozenset(found), frozenset(phrases), _defines(raw, group, parts, words))
+                _Line(
+                    start,
+                    end,
+                    cost,
+                    frozenset(found),
+                    frozenset(phrases),
+                    _defines(raw, group, parts, words, stem=stem),
+                )
             )
         else:
             out.append(_Line(start, end, cost, _NONE, _NO_PHRASES, 0.0))
@@ -239,13 +249,13 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float) -> t
     return tuple(out)
 
 
-def _groups(query_terms: Sequence[str]) -> dict[str, int]:
+def _groups(query_terms: Sequence[str], *, stem: bool) -> dict[str, int]:
     """Each query term's word: an identifier's parts follow it in the query's terms
     (``pghba``, ``pg``, ``hba``) and count as that one word, so ``pg_hba`` weighs as
     much as ``record``, and its parts side by side are not a phrase."""
     group: dict[str, int] = {}
     word, whole, at = -1, "", 0
-    for term in dict.fromkeys(query_terms):
+    for term in dict.fromkeys(map(light_stem, query_terms) if stem else query_terms):
         found = whole.find(term, at) if len(term) < len(whole) else -1
         if found >= 0:
             at = found + len(term)
@@ -282,19 +292,24 @@ def _held(line_terms: Iterable[str], group: dict[str, int], parts: dict[int, fro
     return held
 
 
+def _stemmed(text: str, *, stem: bool) -> list[str]:
+    """The terms of ``text``, with ``stem`` each without its inflection (:func:`~.terms.light_stem`)."""
+    return list(map(light_stem, terms(text))) if stem else terms(text)
+
+
 #: Stands for a line break in one :func:`terms` call over a whole text (a term of its own).
 _BREAK: Final = "qqzxlinebreakxzqq"
 
 
-def _line_terms(text: str, raws: Sequence[str], wanted: set[str]) -> list[list[str]]:
+def _line_terms(text: str, raws: Sequence[str], wanted: set[str], *, stem: bool) -> list[list[str]]:
     """The terms of each line of ``text`` (``raws``), those of lines that cannot hold a
     query term left empty: in one :func:`terms` call over the candidate lines joined by
     :data:`_BREAK` (far cheaper than a call per line), else line by line."""
     candidates = [raw if _may_hold(raw, wanted) else "" for raw in raws]
     if _BREAK in text:
-        return [terms(raw) if raw else [] for raw in candidates]
+        return [_stemmed(raw, stem=stem) if raw else [] for raw in candidates]
     out: list[list[str]] = [[]]
-    for term in terms(f" {_BREAK} ".join(candidates)):
+    for term in _stemmed(f" {_BREAK} ".join(candidates), stem=stem):
         if term == _BREAK:
             out.append([])
         else:
@@ -317,7 +332,7 @@ def _may_hold(line: str, wanted: Iterable[str]) -> bool:
     return any(term in lower or term in squashed for term in wanted)
 
 
-def _defines(line: str, group: dict[str, int], parts: dict[int, frozenset[str]], words: int) -> float:
+def _defines(line: str, group: dict[str, int], parts: dict[int, frozenset[str]], words: int, *, stem: bool) -> float:
     """How much of the query the name ``line`` defines holds (the share of its words): a
     line that starts with a name, after keywords that introduce one (``def``, ``class``,
     ...), followed by nothing or by what follows a defined name (``(``, ``[``, ``:``,
@@ -329,7 +344,7 @@ def _defines(line: str, group: dict[str, int], parts: dict[int, frozenset[str]],
     rest = match.group(3).lstrip("`*").lstrip()  # past the markup closing the name
     if not match.group(1) and rest and rest[0] not in _AFTER_NAME:
         return 0.0
-    return len(_held(terms(match.group(2)), group, parts)) / words
+    return len(_held(_stemmed(match.group(2), stem=stem), group, parts)) / words
 
 
 def _score(found: set[int], phrases: set[tuple[int, int]], densest: int, defines: float) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ctxtrio.text.cutting import CUT_MARK
 from ctxtrio.text.passages import best_passage, heading_share, marked_text, passage_score, unheaded_terms
 from ctxtrio.text.query import query_terms
+from ctxtrio.text.terms import light_stem
 from ctxtrio.text.tokens import TokenModel
 
 MODEL = (
@@ -142,3 +143,22 @@ def test_headings_hold_the_words_they_name() -> None:
     assert unheaded_terms(terms, ("function makedirs", "os")) == ["existok", "exist", "ok"]
     assert unheaded_terms(terms, ("os makedirs exist_ok",)) == terms  # all held: look for all
     assert unheaded_terms(terms, ("Other",)) == terms
+
+
+def test_ranking_matches_words_that_differ_only_by_inflection() -> None:
+    """For ranking, 'raise' is held by 'raised' and 'fails' by 'fail', in text and headings alike;
+    the window shown still looks for the words as written (a line saying 'raise' wins there)."""
+    terms = query_terms("subprocess raise fails")
+    said = "If the process fails, CalledProcessError will be raised by subprocess."
+    assert passage_score(said, terms, 120, 0.25) > passage_score(said, query_terms("subprocess"), 120, 0.25) + 1.5
+    assert heading_share(("Raising exceptions", "subprocess"), terms) == 2 / 3
+    text = _text([*FILLER[:20], said, *FILLER[20:40], "subprocess: raise on fails.", *FILLER[40:]])
+    assert "raise on fails" in _shown(text, "subprocess raise fails", 40)
+
+
+def test_light_stems_join_inflections_and_leave_short_words() -> None:
+    """raise/raised/raises/raising share a stem; 'process' and 'status' keep theirs; 'use' is too short."""
+    assert {light_stem(w) for w in ("raise", "raised", "raises", "raising")} == {"rais"}
+    assert [light_stem(w) for w in ("loads", "lines", "process", "processes", "status", "use", "utf8")] == [
+        "load", "lin", "process", "process", "status", "use", "utf8",
+    ]  # fmt: skip
