@@ -73,6 +73,8 @@ class CatalogState:
     #: The document each bump of ``version`` by :meth:`apply` changed, the last one last
     #: (a state replayed afresh starts at a later version with an empty list).
     changed: list[str] = field(default_factory=list)
+    #: Source (a file's resolved path, or "inline") → the current documents read from it.
+    sources: dict[str, set[str]] = field(default_factory=dict)
 
     def apply(self, record: Record) -> tuple[str, str] | None:
         """Apply one record; return the (doc, gen) it made obsolete, if any."""
@@ -86,6 +88,9 @@ class CatalogState:
                 return None
             previous = self.docs.get(doc)
             self.docs[doc] = entry
+            if previous is not None:
+                self._unsourced(previous)
+            self.sources.setdefault(entry.info.source, set()).add(doc)
             self.version += 1
             self.changed.append(doc)
             self.committed.add((doc, entry.gen))
@@ -94,6 +99,8 @@ class CatalogState:
             return None
         if kind == "forget":
             previous = self.docs.pop(doc, None)
+            if previous is not None:
+                self._unsourced(previous)
             self.version += 1
             self.changed.append(doc)
             for key in [key for key in self.cursors if key[0] == doc]:
@@ -105,6 +112,17 @@ class CatalogState:
                 self.cursors[(doc, session)] = (gen, position)
                 self.cursor_records += 1
         return None
+
+    def from_source(self, source: str) -> list[DocEntry]:
+        """The current documents read from ``source`` (without looking at the others)."""
+        return [self.docs[doc] for doc in self.sources.get(source, ())]
+
+    def _unsourced(self, entry: DocEntry) -> None:
+        found = self.sources.get(entry.info.source)
+        if found is not None:
+            found.discard(entry.doc_id)
+            if not found:
+                del self.sources[entry.info.source]
 
     def compaction_due(self) -> bool:
         """Whether replaced cursor records in the catalog exceed :data:`CURSOR_SLACK`."""

@@ -11,7 +11,9 @@
 
 The producer computes the next batch while the store writer writes the previous one,
 and every batch is a separate worker-thread call and a separate append, so the event
-loop and the single writer both stay free for other calls during a large ingest.
+loop and the single writer both stay free for other calls during a large ingest. A
+text whose first batch is its last (fewer than :data:`BATCH_CHUNKS` chunks: nearly every
+text chunked in threads) needs no producer: that batch is appended as it comes.
 
 If anything fails or the call is cancelled before the commit, the new generation
 file is removed (shielded, bounded by :data:`CLEANUP_DEADLINE_S`) and the previous
@@ -112,11 +114,26 @@ async def write_generation(
     end = 0
     keep = False  # the generation file, once the commit is (or may be) in the catalog
     try:
-        send, recv = trio.open_memory_channel[Batch](1)
-        errors: list[CtxError] = []  # the producer's or the consumer's, raised as they are
-        produce: Callable[[], Awaitable[None]]
-        async with open_nursery() as nursery:
-            if len(source.text) >= offload_min_chars:
+        first: Batch | None = None
+        if len(source.text) < offload_min_chars:
+            batcher = ChunkBatcher(
+                source.text,
+                chunk_tokens=chunk_tokens,
+                overlap_tokens=overlap_tokens,
+                model=model,
+                batch_size=BATCH_CHUNKS,
+                kind=source.kind,
+            )
+            first = await trio.to_thread.run_sync(batcher.next_batch, limiter=cpu)
+        if first is not None and len(first.chunks) < BATCH_CHUNKS:
+            # One batch holds the whole text (nearly every text chunked in threads): append
+            # it here, with no producer task and channel between two awaits in a row.
+            end = await _append(repo, path, first, source.text, model, exact, progress, chunks)
+        elif first is not None or len(source.text) >= offload_min_chars:
+            send, recv = trio.open_memory_channel[Batch](1)
+            errors: list[CtxError] = []  # the producer's or the consumer's, raised as they are
+            produce: Callable[[], Awaitable[None]]
+            if first is None:
                 produce = partial(
                     produce_in_child if pool is None else pool.produce,
                     source.text,
@@ -128,31 +145,18 @@ async def write_generation(
                     kind=source.kind,
                 )
             else:
-                batcher = ChunkBatcher(
-                    source.text,
-                    chunk_tokens=chunk_tokens,
-                    overlap_tokens=overlap_tokens,
-                    model=model,
-                    batch_size=BATCH_CHUNKS,
-                    kind=source.kind,
-                )
-                produce = partial(_produce, batcher, send, cpu)
-            nursery.start_soon(_guarded, produce, errors)
-            try:
-                async with recv:
-                    async for batch in recv:
-                        if exact is not None:
-                            batch = await exact_batch(batch, source.text, model, exact)
-                        result = await repo.store.append(path, batch.records, rows=batch.rows)
-                        chunks.extend(batch.chunks)
-                        end = result.end
-                        if progress is not None:
-                            await progress(batch.done_chars, len(source.text))
-            except CtxError as exc:
-                errors.insert(0, exc)
-                nursery.cancel_scope.cancel()
-        if errors:
-            raise errors[0]
+                produce = partial(_produce, batcher, send, cpu, first)
+            async with open_nursery() as nursery:
+                nursery.start_soon(_guarded, produce, errors)
+                try:
+                    async with recv:
+                        async for batch in recv:
+                            end = await _append(repo, path, batch, source.text, model, exact, progress, chunks)
+                except CtxError as exc:
+                    errors.insert(0, exc)
+                    nursery.cancel_scope.cancel()
+            if errors:
+                raise errors[0]
         tokens = sum(chunk.tokens for chunk in chunks)
         info = DocumentInfo(
             source.doc_id,
@@ -226,10 +230,31 @@ async def _guarded(produce: Callable[[], Awaitable[None]], errors: list[CtxError
         pass  # the consumer stopped first; it raises its own error
 
 
+async def _append(
+    repo: Repository,
+    path: Path,
+    batch: Batch,
+    text: str,
+    model: TokenModel,
+    exact: TokenCounting | None,
+    progress: Progress | None,
+    chunks: list[StoredChunk],
+) -> int:
+    """Append one batch to the generation file (durable on return); its end offset."""
+    if exact is not None:
+        batch = await exact_batch(batch, text, model, exact)
+    result = await repo.store.append(path, batch.records, rows=batch.rows)
+    chunks.extend(batch.chunks)
+    if progress is not None:
+        await progress(batch.done_chars, len(text))
+    return result.end
+
+
 async def _produce(
-    batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch], cpu: trio.CapacityLimiter | None
+    batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch], cpu: trio.CapacityLimiter | None, first: Batch
 ) -> None:
     async with send:
+        await send.send(first)  # a full batch: more follow
         while (batch := await trio.to_thread.run_sync(batcher.next_batch, limiter=cpu)) is not None:
             await send.send(batch)
             if len(batch.chunks) < BATCH_CHUNKS:

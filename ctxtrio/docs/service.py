@@ -203,7 +203,7 @@ class DocumentService(ReadingMethods):
 
     def _by_source(self, source: str) -> DocumentInfo | None:
         """The most recently ingested current document read from the file ``source``."""
-        found = [entry.info for entry in self._repo.state.docs.values() if entry.info.source == source]
+        found = [entry.info for entry in self._repo.state.from_source(source)]
         return max(found, key=lambda info: info.ingested_at) if found else None
 
     async def list_documents(self) -> list[DocumentInfo]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 
 from ctxtrio.text.kinds import CODE_KINDS, Kind
 from ctxtrio.text.parts import iter_parts
+from ctxtrio.text.spans import SpanEstimates
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -85,10 +86,11 @@ def iter_chunks(
         raise ValueError(f"chunk_tokens must be >= 1, got {chunk_tokens}")
     if not 0 <= overlap_tokens < chunk_tokens:
         raise ValueError(f"overlap_tokens must be in [0, {chunk_tokens}), got {overlap_tokens}")
-    packer = _Packer(text, chunk_tokens, overlap_tokens, model)
+    spans = SpanEstimates(text, model)
+    packer = _Packer(text, chunk_tokens, overlap_tokens, spans)
     add = packer.add
     held: _Piece | None = None  # each piece is added once the next one is known
-    for piece in _pieces(text, chunk_tokens, model, kind):
+    for piece in _pieces(text, chunk_tokens, spans, kind):
         if held is not None and (chunk := add(held, piece[_TOKENS])) is not None:
             yield chunk
         held = piece
@@ -99,22 +101,24 @@ def iter_chunks(
         yield last
 
 
-def _pieces(text: str, budget: int, model: TokenModel, kind: Kind) -> Iterator[_Piece]:
+def _pieces(text: str, budget: int, spans: SpanEstimates, kind: Kind) -> Iterator[_Piece]:
     """Yield the blocks of ``text`` with their trails, oversized ones split."""
-    estimate = model.estimate
+    estimate = spans.estimate
     marked = _DEFINITION if kind in CODE_KINDS else _TITLE
     for start, end, trail, heading in iter_parts(text, kind):
-        tokens = estimate(text[start:end])
+        tokens = estimate(start, end)
         mark = marked if heading else 0
         if tokens <= budget:
             yield start, end, tokens, trail, mark
             continue
-        for piece_start, piece_end, piece_tokens in _hard_split(text, start, end, budget, model):
+        for piece_start, piece_end, piece_tokens in _hard_split(text, start, end, budget, spans):
             yield piece_start, piece_end, piece_tokens, trail, mark
             mark = 0
 
 
-def _hard_split(text: str, position: int, end: int, budget: int, model: TokenModel) -> Iterator[tuple[int, int, int]]:
+def _hard_split(
+    text: str, position: int, end: int, budget: int, spans: SpanEstimates
+) -> Iterator[tuple[int, int, int]]:
     """Split an oversized block into (start, end, tokens) pieces within ``budget``.
 
     Each piece is the longest run of whole lines that fits, found from a proportional
@@ -122,7 +126,7 @@ def _hard_split(text: str, position: int, end: int, budget: int, model: TokenMod
     """
     while position < end:
         limit = min(end, position + budget * _PROBE_CHARS_PER_TOKEN)
-        tokens = model.estimate(text[position:limit])
+        tokens = spans.estimate(position, limit)
         if tokens <= budget:
             if limit == end:
                 yield position, end, tokens
@@ -134,7 +138,7 @@ def _hard_split(text: str, position: int, end: int, budget: int, model: TokenMod
             cut = text.rfind("\n", position, target) + 1
             if cut <= position:  # no whole line fits: cut the line on characters
                 cut = _char_boundary(text, position, target)
-            tokens = model.estimate(text[position:cut])
+            tokens = spans.estimate(position, cut)
             if tokens <= budget or target - position <= 1:
                 break
             target = position + max(1, (target - position) * 9 // 10)
@@ -175,11 +179,11 @@ def _continues_cluster(char: str) -> bool:
 class _Packer:
     """Greedy packing of pieces into chunks, carrying overlap pieces forward."""
 
-    def __init__(self, text: str, budget: int, overlap: int, model: TokenModel) -> None:
+    def __init__(self, text: str, budget: int, overlap: int, spans: SpanEstimates) -> None:
         self._text = text
         self._budget = budget
         self._overlap = overlap
-        self._model = model
+        self._spans = spans
         self._carried: list[_Piece] = []  # overlap pieces from the previous chunk
         self._new: list[_Piece] = []
         self._tokens = 0  # sum over carried and new pieces (an upper bound of the estimate)
@@ -234,6 +238,6 @@ class _Packer:
         start, end = pieces[0][_START], pieces[-1][_END]
         text = self._text[start:end]
         first_new = pieces[len(self._carried)] if len(pieces) > len(self._carried) else pieces[0]
-        chunk = Chunk(self._index, text, start, end, first_new[_TRAIL], self._model.estimate(text))
+        chunk = Chunk(self._index, text, start, end, first_new[_TRAIL], self._spans.estimate(start, end))
         self._index += 1
         return chunk

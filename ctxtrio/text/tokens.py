@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
@@ -342,8 +342,17 @@ class TokenModel:
         """
         if not text:
             return 0
-        total = sum(count * rate for count, rate in zip(_counts(text), self._ordered, strict=True))
+        return self.estimate_counts(_counts(text))
+
+    def estimate_counts(self, counts: Sequence[int]) -> int:
+        """The estimate of a non-empty text whose :class:`ScriptClass` counts (in order) are ``counts``."""
+        total = sum(count * rate for count, rate in zip(counts, self._ordered, strict=True))
         return max(1, math.ceil(total - _ROUNDING_SLACK))
+
+    @property
+    def ordered(self) -> tuple[float, ...]:
+        """The rates in :class:`ScriptClass` order."""
+        return self._ordered
 
     def fitting_prefix(self, text: str, max_tokens: int) -> int:
         """Length of the longest prefix of ``text`` whose estimate is within ``max_tokens``.

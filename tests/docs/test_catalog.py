@@ -133,3 +133,26 @@ def test_changed_since_names_the_documents_each_version_changed() -> None:
     fresh.apply(stored(commit_record(info("b"), "h1"), 1))
     assert fresh.changed_since(fresh.version - 1) == {"b"}
     assert fresh.changed_since(seen) == {"b"}  # before the fresh state began: all it has seen
+
+
+def test_documents_by_source_follow_commits_and_forgets() -> None:
+    """from_source names the current documents read from a file: a re-commit from another file or a forget moves them."""
+    state = CatalogState()
+
+    def read_from(doc_id: str, source: str) -> DocumentInfo:
+        return DocumentInfo(doc_id, "T", source, 3, 100, 30, 0.0)
+
+    for seq, record in enumerate(
+        [
+            commit_record(read_from("a", "/x.md"), "g1"),
+            commit_record(read_from("b", "/x.md"), "h1"),
+            commit_record(read_from("c", "/y.md"), "k1"),
+            commit_record(read_from("b", "/y.md"), "h2"),  # b now read from another file
+            forget_record("a"),
+        ],
+        start=1,
+    ):
+        state.apply(stored(record, seq))
+    assert state.from_source("/x.md") == []
+    assert sorted(entry.doc_id for entry in state.from_source("/y.md")) == ["b", "c"]
+    assert state.sources.keys() == {"/y.md"}
