@@ -160,10 +160,11 @@ def main() -> int:
     parser.add_argument("--model", default="smollm2", help="gemma or smollm2")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--every", type=float, default=3.0, help="seconds between the other client's requests")
+    parser.add_argument("--threads", type=int, help="server threads (default: real_server.machine_threads())")
     args = parser.parse_args()
     gguf = gguf_for(args.model, args.venv, args.cache or args.venv.parent)
     print(f"start: {load()}", flush=True)
-    with running_server(args.venv, gguf, n_ctx=4096) as server:
+    with running_server(args.venv, gguf, n_ctx=4096, n_threads=args.threads) as server:
         print(f"llama-cpp-python serving {server.model} at {server.base_url}", flush=True)
         bad = trio.run(measure, server.base_url, args)
     print(f"end: {load()}")

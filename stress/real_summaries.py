@@ -76,6 +76,7 @@ from ctxtrio._config import Config  # noqa: E402
 from ctxtrio._wiring import open_wiring  # noqa: E402
 from ctxtrio.llm._keeping import Rejected, checked  # noqa: E402
 from ctxtrio.llm.checks import rejection  # noqa: E402
+from ctxtrio.llm.messages import LLMSettings  # noqa: E402
 from testkit.deadlines import until  # noqa: E402
 
 if TYPE_CHECKING:
@@ -120,6 +121,18 @@ async def second_client(root: str, every_s: float, sent: list[float]) -> None:
             started = time.monotonic()
             await other.post(f"{root}/v1/chat/completions", json=body)
             sent.append(time.monotonic() - started)
+
+
+class SlowRetries(logging.Handler):
+    """Counts the client's "slow, not hung; sent again" lines (a first token late from a working server)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "slow, not hung; sent again" in record.getMessage():
+            self.count += 1
 
 
 class Verdicts:
@@ -170,7 +183,9 @@ def audit(cached: dict[str, str], verdicts: Verdicts) -> int:
 
 
 def _breaker(ctx: Wiring) -> str:
-    return ctx.llm.breaker_state.value if ctx.llm is not None else "-"
+    if ctx.llm is None:
+        return "-"
+    return f"{ctx.llm.breaker_state.value} (first-token wait x{ctx.llm.first_token_stretch:.2f})"
 
 
 async def outline_run(ctx: Wiring, args: argparse.Namespace) -> None:
@@ -241,6 +256,16 @@ async def summarize_run(ctx: Wiring, args: argparse.Namespace) -> None:
         print(f"doc_summarize: {len(walls)} calls, slowest {max(walls, default=0):.1f} s, {over} over deadline + 1 s")
 
 
+def scale_first_token_wait(factor: float) -> None:
+    """Every client's first-token wait times ``factor``: the real server, made to miss it as under load."""
+    unscaled = LLMSettings.first_token_wait_s
+
+    def scaled(self: LLMSettings, prompt_chars: int) -> float:
+        return unscaled(self, prompt_chars) * factor
+
+    setattr(LLMSettings, "first_token_wait_s", scaled)  # a stress script's knob, not a setting
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--venv", type=Path, required=True)
@@ -251,7 +276,16 @@ def main() -> int:
     parser.add_argument("--max-calls", type=int, default=20)
     parser.add_argument("--runs", default="outline,summarize", help="outline, summarize or both (comma-separated)")
     parser.add_argument("--second-client", type=float, default=0.0, help="another client's request every S seconds")
+    parser.add_argument("--threads", type=int, help="server threads (default: real_server.machine_threads())")
+    parser.add_argument(
+        "--first-token-scale",
+        type=float,
+        default=1.0,
+        help="scale the settings' first-token wait (0.2: a machine 5x slower than the defaults assume)",
+    )
     args = parser.parse_args()
+    if args.first_token_scale != 1.0:
+        scale_first_token_wait(args.first_token_scale)
     verdicts = Verdicts()
     verdicts.install()
     gguf = gguf_for(args.model, args.venv, args.cache or args.venv.parent)
@@ -260,8 +294,12 @@ def main() -> int:
     cut_offs = CutOffs()
     logging.getLogger("ctxtrio.summaries").addHandler(cut_offs)
     logging.getLogger("ctxtrio.summaries").setLevel(logging.INFO)
+    slow = SlowRetries()
+    logging.getLogger("ctxtrio.llm").addHandler(slow)
+    logging.getLogger("ctxtrio.llm").setLevel(logging.INFO)
     print(f"start: {load()}", flush=True)
-    with running_server(args.venv, gguf, n_ctx=8192) as server, tempfile.TemporaryDirectory() as tmp:
+    served = running_server(args.venv, gguf, n_ctx=8192, n_threads=args.threads)
+    with served as server, tempfile.TemporaryDirectory() as tmp:
         print(f"llama-cpp-python serving {server.model} at {server.base_url}", flush=True)
         bad = trio.run(measure, server.base_url, args, Path(tmp), verdicts)
     total = sum(rejections.reasons.values())
@@ -269,6 +307,7 @@ def main() -> int:
     for reason, count in rejections.reasons.most_common():
         print(f"  {count:3d}  {reason}")
     print(f"streams cut off by the server (retried): {cut_offs.count}")
+    print(f"first tokens late from a working server (sent again, no breaker verdict): {slow.count}")
     print(f"end: {load()}")
     return 1 if bad else 0
 

@@ -15,15 +15,17 @@ breaker for every summary after it (issue 22).
 
 So, for a stream whose first token did not come within its wait (:class:`NoFirstToken`):
 
-* **slow**, when the server took the request (its headers came) and has evaluated a
-  prompt for this client before (a first chunk, or a one-token count): no verdict for
-  the breaker; the client sends the same request again at once, with twice the wait,
-  holding its one request slot, so nothing of ours comes between the abandoned
-  evaluation and the retry that reuses it;
+* **slow**, when the server took the request (its headers came) and has shown it works:
+  it evaluated a prompt for this client before (a first chunk, a one-token count), or it
+  is llama-cpp-python (it answered ``/extras/tokenize``, which waits for the same model
+  lock as a chat, and it is the server whose abandoned evaluation is documented above to
+  finish and be reused). No verdict for the breaker; the client sends the same request
+  again at once, with twice the wait, holding its one request slot, so nothing of ours
+  comes between the abandoned evaluation and the retry that reuses it;
 * **a failure** otherwise, and when the retry misses too. A server that hangs after it
-  used to work opens the breaker after three waits instead of one; one that never
-  evaluated a prompt, or sends no headers (a stopped process: the kernel accepts, nobody
-  answers), opens it at the first wait, as before.
+  used to work opens the breaker after three waits instead of one; one that has shown
+  nothing, or sends no headers (a stopped process: the kernel accepts, nobody answers),
+  opens it at the first wait, as before.
 
 Every first chunk teaches the wait (:meth:`FirstTokenWait.learn`): it is stretched, up to
 :attr:`FirstTokenWait.MAX_STRETCH` times the settings' own, to twice the slowest first
@@ -74,9 +76,12 @@ class FirstTokenWait:
         if wanted > self.stretch:
             self.stretch = min(self.MAX_STRETCH, wanted)
 
-    def judge(self, missing: NoFirstToken) -> None:
-        """Return if the miss is only slow (ask again, the wait doubled); else raise LLMTimeoutError."""
-        if not (missing.headers and self.evaluates):
+    def judge(self, missing: NoFirstToken, *, llama_cpp_python: bool) -> None:
+        """Return if the miss is only slow (ask again, the wait doubled); else raise LLMTimeoutError.
+
+        ``llama_cpp_python``: the server answered llama-cpp-python's ``/extras/tokenize``.
+        """
+        if not (missing.headers and (self.evaluates or llama_cpp_python)):
             raise LLMTimeoutError(str(missing)) from None
         self.stretch = min(self.MAX_STRETCH, self.stretch * 2.0)
         log.info("%s, from a server that took it and has evaluated prompts: slow, not hung; sent again", missing)

@@ -40,7 +40,8 @@ Each of them but the last counts as a failure for the breaker: an interrupted st
 came from a server that works, and counts as an answer.
 
 **A slow first token is not a failure** (issue 22): a stream whose headers came but whose
-first token did not, from a server that has evaluated a prompt for us before, is sent
+first token did not, from a server that has evaluated a prompt for us before (or is
+llama-cpp-python), is sent
 again at once with twice the wait, holding our request slot; only the retry's outcome is
 a verdict, and every first token teaches the wait. Why, and the sources: :mod:`._first_token`. A call cancelled by its caller (a
 ``move_on_at`` around it) gives no verdict: the breaker stays as it was. The optional
@@ -360,7 +361,8 @@ class LLMClient:
         try:
             return await self._stream_chat(url, body, abort_if, first_s, sent_at=sent_at, base_s=base_s)
         except NoFirstToken as missing:
-            self._first.judge(missing)  # raises LLMTimeoutError unless it was only slow
+            # raises LLMTimeoutError unless it was only slow
+            self._first.judge(missing, llama_cpp_python=self.tokenize_style == "llama-cpp-python")
         try:
             return await self._stream_chat(url, body, abort_if, first_s * 2.0, sent_at=sent_at, base_s=base_s)
         except NoFirstToken as again:

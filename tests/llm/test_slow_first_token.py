@@ -58,6 +58,34 @@ async def test_a_slow_first_token_is_asked_again_and_answers_with_the_breaker_cl
     assert 45.0 < took < 90.0 and completion.text.startswith("In short")
 
 
+async def test_llama_cpp_python_that_only_tokenized_gets_the_retry_too(
+    nursery: trio.Nursery, clock: trio.testing.MockClock
+) -> None:
+    """The first chat ever is slow, on a server that answered /extras/tokenize (llama-cpp-python:
+    the same model lock, an abandoned evaluation finished and reused): asked again, not a failure."""
+    model = await open_fake_model(nursery, loaded())
+    async with open_llm_client(LLMSettings(model.base_url, **SETTINGS)) as client:  # type: ignore[arg-type]  # float settings
+        assert await client.tokenize("hello") is not None and client.tokenize_style == "llama-cpp-python"
+        await client.complete(LONG, max_tokens=40)
+        assert client.breaker_state is BreakerState.CLOSED
+    assert len(model.served) == 2
+
+
+async def test_a_server_that_never_evaluated_for_us_fails_at_the_first_wait(
+    nursery: trio.Nursery, clock: trio.testing.MockClock
+) -> None:
+    """llama.cpp-style (its /tokenize needs no slot): a tokenize answered proves nothing about the
+    slot, so a first chat with headers and pings but no token opens the breaker at 45 s, as before."""
+    model = await open_fake_model(nursery, FakeModel(behaviour="silent", ping_s=15.0))
+    async with open_llm_client(LLMSettings(model.base_url, **SETTINGS)) as client:  # type: ignore[arg-type]  # float settings
+        assert await client.tokenize("hello") is not None and client.tokenize_style == "llama.cpp/vLLM"
+        started = trio.current_time()
+        with pytest.raises(LLMTimeoutError, match=r"no first token within 45 s$"):
+            await client.complete(LONG, max_tokens=40)
+        assert trio.current_time() - started == pytest.approx(45.0, abs=0.5)
+        assert client.breaker_state is BreakerState.OPEN
+
+
 async def test_a_server_that_hangs_after_working_opens_the_breaker_after_the_retry(
     nursery: trio.Nursery, clock: trio.testing.MockClock
 ) -> None:
