@@ -31,7 +31,7 @@ STRESS = Path(__file__).resolve().parent
 sys.path.insert(0, str(STRESS))
 sys.path.insert(0, str(STRESS.parent))
 
-from real_server import gguf_for, running_server  # noqa: E402
+from real_server import gguf_for, model_arguments, running_server  # noqa: E402
 from real_summaries import Verdicts  # noqa: E402
 from slow_model import load  # noqa: E402
 
@@ -93,10 +93,7 @@ async def measure(base_url: str, work: Path, verdicts: Verdicts) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--venv", type=Path, required=True)
-    parser.add_argument("--cache", type=Path, help="where the assembled GGUF is (default: beside the venv)")
-    parser.add_argument("--model", default="smollm2", help="gemma or smollm2")
-    parser.add_argument("--threads", type=int, help="server threads (default: real_server.machine_threads())")
+    model_arguments(parser)
     args = parser.parse_args()
     verdicts = Verdicts()
     verdicts.install()

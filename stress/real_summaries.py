@@ -68,7 +68,7 @@ STRESS = Path(__file__).resolve().parent
 sys.path.insert(0, str(STRESS))
 sys.path.insert(0, str(STRESS.parent))
 
-from real_server import gguf_for, running_server  # noqa: E402
+from real_server import gguf_for, model_arguments, running_server  # noqa: E402
 from slow_model import document, load  # noqa: E402
 
 import ctxtrio.llm.summarizer as summarizer_module  # noqa: E402
@@ -268,15 +268,12 @@ def scale_first_token_wait(factor: float) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--venv", type=Path, required=True)
-    parser.add_argument("--cache", type=Path, help="where the assembled GGUF is (default: beside the venv)")
-    parser.add_argument("--model", default="gemma", help="gemma or smollm2")
+    model_arguments(parser, model="gemma")
     parser.add_argument("--chunks", type=int, default=50)
     parser.add_argument("--deadline", type=float, default=45.0)
     parser.add_argument("--max-calls", type=int, default=20)
     parser.add_argument("--runs", default="outline,summarize", help="outline, summarize or both (comma-separated)")
     parser.add_argument("--second-client", type=float, default=0.0, help="another client's request every S seconds")
-    parser.add_argument("--threads", type=int, help="server threads (default: real_server.machine_threads())")
     parser.add_argument(
         "--first-token-scale",
         type=float,

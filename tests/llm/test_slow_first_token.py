@@ -8,6 +8,8 @@ the sources), so the same prompt sent again starts at once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 import trio
 import trio.testing
@@ -24,7 +26,9 @@ from .fake_stream import FakeModel, open_fake_model
 from .test_jobs import MODEL
 from .test_summarizer import DictCache, document
 
-SETTINGS = {"timeout_s": 120.0, "first_token_s": 20.0, "prompt_tokens_per_s": 25.0}
+if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
+
 #: 1,250 characters: the settings' first-token wait is 20 + 625 / 25 = 45 s.
 LONG = [ChatMessage("user", "Summarize the text below.\n" + "word " * 244 + "word")]
 
@@ -33,6 +37,11 @@ def loaded(**knobs: object) -> FakeModel:
     """llama-cpp-python on a loaded machine: 5 prompt tokens/s, so LONG takes about 55 s to its first token."""
     settings: dict[str, object] = {"prompt_rate": 5.0, "tokens_per_event": 4, **knobs}
     return FakeModel(interrupt_requests=True, prompt_cache=True, **settings)  # type: ignore[arg-type]  # knobs are FakeModel fields
+
+
+def client_of(model: FakeModel) -> AbstractAsyncContextManager[LLMClient]:
+    """A client of ``model`` with the test's settings: first-token wait 20 s + prompt at 25 tokens/s, at most 120 s."""
+    return open_llm_client(LLMSettings(model.base_url, timeout_s=120.0, first_token_s=20.0, prompt_tokens_per_s=25.0))
 
 
 async def warm(client: LLMClient) -> None:
@@ -46,7 +55,7 @@ async def test_a_slow_first_token_is_asked_again_and_answers_with_the_breaker_cl
     """No first token in 45 s from a server that evaluates prompts: the same request goes again
     at once, waits for the abandoned evaluation and starts from its cache; the breaker stays closed."""
     model = await open_fake_model(nursery, loaded())
-    async with open_llm_client(LLMSettings(model.base_url, **SETTINGS)) as client:  # type: ignore[arg-type]  # float settings
+    async with client_of(model) as client:
         await warm(client)
         started = trio.current_time()
         completion = await client.complete(LONG, max_tokens=40)
@@ -64,7 +73,7 @@ async def test_llama_cpp_python_that_only_tokenized_gets_the_retry_too(
     """The first chat ever is slow, on a server that answered /extras/tokenize (llama-cpp-python:
     the same model lock, an abandoned evaluation finished and reused): asked again, not a failure."""
     model = await open_fake_model(nursery, loaded())
-    async with open_llm_client(LLMSettings(model.base_url, **SETTINGS)) as client:  # type: ignore[arg-type]  # float settings
+    async with client_of(model) as client:
         assert await client.tokenize("hello") is not None and client.tokenize_style == "llama-cpp-python"
         await client.complete(LONG, max_tokens=40)
         assert client.breaker_state is BreakerState.CLOSED
@@ -77,7 +86,7 @@ async def test_a_server_that_never_evaluated_for_us_fails_at_the_first_wait(
     """llama.cpp-style (its /tokenize needs no slot): a tokenize answered proves nothing about the
     slot, so a first chat with headers and pings but no token opens the breaker at 45 s, as before."""
     model = await open_fake_model(nursery, FakeModel(behaviour="silent", ping_s=15.0))
-    async with open_llm_client(LLMSettings(model.base_url, **SETTINGS)) as client:  # type: ignore[arg-type]  # float settings
+    async with client_of(model) as client:
         assert await client.tokenize("hello") is not None and client.tokenize_style == "llama.cpp/vLLM"
         started = trio.current_time()
         with pytest.raises(LLMTimeoutError, match=r"no first token within 45 s$"):
@@ -92,7 +101,7 @@ async def test_a_server_that_hangs_after_working_opens_the_breaker_after_the_ret
     """It answered once, then never sends a first token again: one retry with twice the wait, then
     LLMTimeoutError and the breaker open, at 45 + 90 s (a server that never evaluated opens it at 45)."""
     model = await open_fake_model(nursery, loaded(ping_s=15.0))
-    async with open_llm_client(LLMSettings(model.base_url, **SETTINGS)) as client:  # type: ignore[arg-type]  # float settings
+    async with client_of(model) as client:
         await warm(client)
         model.behaviour = "silent"
         started = trio.current_time()
@@ -106,7 +115,7 @@ async def test_a_slow_first_token_teaches_the_wait(nursery: trio.Nursery, clock:
     """A first token after 30 s of a 45 s wait stretches the next wait to 60 s: a prompt that
     then takes 55 s is answered by its first request."""
     model = await open_fake_model(nursery, FakeModel(prompt_rate=5.0, tokens_per_event=4))
-    async with open_llm_client(LLMSettings(model.base_url, **SETTINGS)) as client:  # type: ignore[arg-type]  # float settings
+    async with client_of(model) as client:
         model.prompt_rate = (len(LONG[0].content.split()) + 11) / 30.0  # LONG's first token after 30 s
         await client.complete(LONG, max_tokens=8)
         assert client.first_token_stretch == pytest.approx(60.0 / 45.0, rel=0.05)
@@ -125,8 +134,7 @@ async def test_outline_one_liners_converge_on_a_loaded_server_in_bounded_calls(
     chunks = [document(10, start=10 * n) for n in range(8)]
     model = await open_fake_model(nursery, loaded(prompt_rate=3.5))
     cache = DictCache()
-    settings = LLMSettings(model.base_url, **SETTINGS)  # type: ignore[arg-type]  # float settings
-    async with open_llm_client(settings) as client, trio.open_nursery() as inner:
+    async with client_of(model) as client, trio.open_nursery() as inner:
         summarizer = Summarizer(client, TokenModelRef(MODEL), context_tokens=lambda: 4096)
         await inner.start(summarizer.run_worker)
         await warm(client)
