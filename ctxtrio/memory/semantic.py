@@ -108,6 +108,8 @@ class EntryHits:
 class _Progress:
     embedded: int = 0
     vectors: int = 0
+    #: (entries embedded, refused, vectors) in the file, as of the last pass.
+    stored: tuple[int, int, int] = (0, 0, 0)
     #: Session id -> the journal's (size, mtime_ns) when all its live entries were embedded.
     stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -125,6 +127,14 @@ class EntryVectors(VectorTask):
     def embedded(self) -> tuple[int, int]:
         """(entries, vectors) embedded by this process so far."""
         return self._progress.embedded, self._progress.vectors
+
+    def describe(self) -> str:
+        """One line for context_status and context_guide: how far the session entries are embedded."""
+        entries, refused, vectors = self._progress.stored
+        line = f"session entries by meaning: {entries} embedded ({vectors} vectors)"
+        if refused:
+            line += f", {refused} refused by the endpoint"
+        return f"{line}; {self.state}"
 
     async def nearest(self, session_id: str, query: str, limit: int) -> EntryHits:
         """Keys of the entries of ``session_id`` nearest ``query`` in meaning (within QUERY_S)."""
@@ -150,6 +160,8 @@ class EntryVectors(VectorTask):
                 return True  # the endpoint failed (waited already): look again
             busy |= result
             seen[session_id] = stamps[session_id]
+        if self._dim is not None:
+            self._progress.stored = await trio.to_thread.run_sync(self._vectors.counts, self.model, self._dim)
         if not busy:
             self.state = "caught up"
         return busy

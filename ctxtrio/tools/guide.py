@@ -45,6 +45,7 @@ def guide_text(ctx: Wiring) -> str:
         f"file ingest roots: {roots}",
         f"token counts: {live.counter.describe()}",
         describe_semantic(ctx.documents.semantic.status() if ctx.documents.semantic is not None else None),
+        *([ctx.sessions.semantic.describe()] if ctx.sessions.semantic is not None else []),
         f"context window: {_window(ctx)}",
         "tools: "
         + (

@@ -103,6 +103,8 @@ async def context_status(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     text = render.render_status(status)
     if ctx.documents.semantic is not None:  # said only when on: a status is read often
         text += "\n" + describe_semantic(ctx.documents.semantic.status())
+    if ctx.sessions.semantic is not None:
+        text += "\n" + ctx.sessions.semantic.describe()
     return text_result(text, _STATUS.dump(status))
 
 

@@ -19,7 +19,7 @@ from ctxtrio.memory.semantic import EntryVectors, embeddable
 from ctxtrio.memory.state.base import entry_key
 from ctxtrio.store import vector_task
 from ctxtrio.store.vectors import VectorStore
-from testkit.fake_embeddings import FakeEmbeddings
+from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -94,6 +94,8 @@ async def test_an_entry_in_other_words_is_recalled_by_meaning_and_named(tmp_path
         async with entry_vectors(ctx, fake) as index:
             await settled(index)
             found = await ctx.sessions.recall("s1", QUERY, limit=1)
+            said = index.describe()
+    assert said == "session entries by meaning: 3 embedded (3 vectors); caught up"
     assert before.entries == () and "no unpinned entry matches" in before.text
     assert [entry.text for entry in found.entries] == [TOKENS]
     assert found.by_meaning == (found.entries[0].id,) and found.semantic_skipped is None
@@ -223,3 +225,22 @@ async def test_fusion_skips_a_vector_of_another_text(tmp_path: Path) -> None:
     assert meaning == frozenset() and matched == 1
     _, matched, meaning = fuse_meaning(state, ["docker"], frozenset(), [entry_key(entry.id, TOKENS)])
     assert meaning == {entry.id} and matched == 2
+
+
+async def test_wired_by_embed_model_through_loopback_http(tmp_path: Path) -> None:
+    """--embed-model and --embed-base-url start the entry embedder too: a served fake embeds, a paraphrase is recalled."""
+    fake = FakeEmbeddings(synonyms=SYNONYMS)
+    async with trio.open_nursery() as nursery:
+        url = await serve_fake_embeddings(nursery, fake)
+        config = Config(
+            data_dir=tmp_path / "data", llm_enabled=False, audit=False, embed_model=fake.model, embed_base_url=url
+        )
+        async with open_context(config) as ctx:
+            await ctx.sessions.append("s1", DEPLOY)
+            await ctx.sessions.append("s1", TOKENS)
+            index = ctx.sessions.semantic
+            assert index is not None
+            await settled(index)
+            found = await ctx.sessions.recall("s1", QUERY, limit=1)
+        nursery.cancel_scope.cancel()
+    assert [entry.text for entry in found.entries] == [TOKENS] and found.by_meaning
