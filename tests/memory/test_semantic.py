@@ -227,8 +227,9 @@ async def test_fusion_skips_a_vector_of_another_text(tmp_path: Path) -> None:
     assert meaning == {entry.id} and matched == 2
 
 
-async def test_wired_by_embed_model_through_loopback_http(tmp_path: Path) -> None:
+async def test_wired_by_embed_model_through_loopback_http(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--embed-model and --embed-base-url start the entry embedder too: a served fake embeds, a paraphrase is recalled."""
+    monkeypatch.setattr(vector_task, "QUERY_S", 10.0)  # wiring, not latency: loopback HTTP on a loaded machine
     fake = FakeEmbeddings(synonyms=SYNONYMS)
     async with trio.open_nursery() as nursery:
         url = await serve_fake_embeddings(nursery, fake)
