@@ -22,6 +22,7 @@ checks the drawing against the classes)::
     └── LLMError             the summarizer endpoint failed; callers fall back
         ├── LLMUnavailableError  refused, unreachable, or the breaker is open
         ├── LLMTimeoutError      no answer within the deadline
+        │   └── NoFirstTokenError    (llm/_first_token.py) no first token within the wait (``.headers``)
         ├── LLMResponseError     an answer that is not usable (5xx, not JSON, error body, empty)
         └── LLMInterruptedError  a stream cut off by the server for another request: retry, no failure
 

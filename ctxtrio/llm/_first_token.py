@@ -13,7 +13,7 @@ leaves the prompt in the KV cache; the same prompt sent again then starts at onc
 one thread at load 14-19 missed a 45 s wait, and counting that as a failure opened the
 breaker for every summary after it (issue 22).
 
-So, for a stream whose first token did not come within its wait (:class:`NoFirstToken`):
+So, for a stream whose first token did not come within its wait (:class:`NoFirstTokenError`):
 
 * **slow**, when the server took the request (its headers came) and has shown it works:
   it evaluated a prompt for this client before (a first chunk, a one-token count), or it
@@ -45,12 +45,12 @@ from .messages import Completion
 if TYPE_CHECKING:
     from ._sse import StreamedAnswer
 
-__all__ = ["FirstTokenWait", "NoFirstToken", "completed"]
+__all__ = ["FirstTokenWait", "NoFirstTokenError", "completed"]
 
 log = logging.getLogger("ctxtrio.llm")
 
 
-class NoFirstToken(LLMTimeoutError):
+class NoFirstTokenError(LLMTimeoutError):
     """No first chunk within the wait; ``headers`` says whether the server had taken the request."""
 
     def __init__(self, message: str, *, headers: bool) -> None:
@@ -76,7 +76,7 @@ class FirstTokenWait:
         if wanted > self.stretch:
             self.stretch = min(self.MAX_STRETCH, wanted)
 
-    def judge(self, missing: NoFirstToken, *, llama_cpp_python: bool) -> None:
+    def judge(self, missing: NoFirstTokenError, *, llama_cpp_python: bool) -> None:
         """Return if the miss is only slow (ask again, the wait doubled); else raise LLMTimeoutError.
 
         ``llama_cpp_python``: the server answered llama-cpp-python's ``/extras/tokenize``.
@@ -104,9 +104,9 @@ def completed(
     """
     if silent:
         if answer.chunks == 0 and first_s >= timeout_s:
-            raise NoFirstToken(f"POST {url}: no answer within {first_s:g} s", headers=headers)
+            raise NoFirstTokenError(f"POST {url}: no answer within {first_s:g} s", headers=headers)
         if answer.chunks == 0:
-            raise NoFirstToken(f"POST {url}: no first token within {first_s:g} s", headers=headers)
+            raise NoFirstTokenError(f"POST {url}: no first token within {first_s:g} s", headers=headers)
         raise LLMTimeoutError(f"POST {url}: stream silent for {stall_s:g} s after {answer.chunks} chunks")
     if not answer.done and answer.finish_reason is None:
         # Neither [DONE] nor a finish reason: the server went away mid-answer (a

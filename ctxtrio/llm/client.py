@@ -61,7 +61,7 @@ import httpx
 import trio
 
 from .._errors import LLMError, LLMInterruptedError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
-from ._first_token import FirstTokenWait, NoFirstToken, completed
+from ._first_token import FirstTokenWait, NoFirstTokenError, completed
 from ._json import JSON, json_object
 from ._probes import (
     OVERFLOW_PROBE_TOKENS,
@@ -360,12 +360,12 @@ class LLMClient:
         first_s = base_s * self._first.stretch
         try:
             return await self._stream_chat(url, body, abort_if, first_s, sent_at=sent_at, base_s=base_s)
-        except NoFirstToken as missing:
+        except NoFirstTokenError as missing:
             # raises LLMTimeoutError unless it was only slow
             self._first.judge(missing, llama_cpp_python=self.tokenize_style == "llama-cpp-python")
         try:
             return await self._stream_chat(url, body, abort_if, first_s * 2.0, sent_at=sent_at, base_s=base_s)
-        except NoFirstToken as again:
+        except NoFirstTokenError as again:
             raise LLMTimeoutError(f"{again} (sent again after {first_s:g} s without one)") from None
 
     async def _stream_chat(
