@@ -215,7 +215,9 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, s
     parts = _parts(group)
     words = max(group.values(), default=-1) + 1
     raws = text.split("\n")
-    per_line = _line_terms(text, raws, set(group), stem=stem)
+    per_line = _line_terms(text, frozenset(map(light_stem, query_terms)))  # unstemmed, shared by both kinds
+    if stem:
+        per_line = [list(map(light_stem, line)) for line in per_line]
     out: list[_Line] = []
     start = 0
     for raw, line_terms in zip(raws, per_line, strict=True):
@@ -301,15 +303,18 @@ def _stemmed(text: str, *, stem: bool) -> list[str]:
 _BREAK: Final = "qqzxlinebreakxzqq"
 
 
-def _line_terms(text: str, raws: Sequence[str], wanted: set[str], *, stem: bool) -> list[list[str]]:
-    """The terms of each line of ``text`` (``raws``), those of lines that cannot hold a
-    query term left empty: in one :func:`terms` call over the candidate lines joined by
-    :data:`_BREAK` (far cheaper than a call per line), else line by line."""
-    candidates = [raw if _may_hold(raw, wanted) else "" for raw in raws]
+@functools.lru_cache(maxsize=64)
+def _line_terms(text: str, stems: frozenset[str]) -> list[list[str]]:
+    """The terms of each line of ``text``, those of lines that cannot hold a query term
+    (``stems``: the query's terms stemmed, each a prefix of its word, so one test serves
+    ranking and the window alike) left empty: in one :func:`terms` call over the candidate
+    lines joined by :data:`_BREAK` (far cheaper than a call per line), else line by line.
+    Cached: a search ranks its candidates, then shows the best of them. Do not mutate."""
+    candidates = [raw if _may_hold(raw, stems) else "" for raw in text.split("\n")]
     if _BREAK in text:
-        return [_stemmed(raw, stem=stem) if raw else [] for raw in candidates]
+        return [terms(raw) if raw else [] for raw in candidates]
     out: list[list[str]] = [[]]
-    for term in _stemmed(f" {_BREAK} ".join(candidates), stem=stem):
+    for term in terms(f" {_BREAK} ".join(candidates)):
         if term == _BREAK:
             out.append([])
         else:
