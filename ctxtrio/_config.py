@@ -81,7 +81,8 @@ class Config:
         "--llm-timeout",
         "CTX_LLM_TIMEOUT_MS",
         "MS",
-        "Per-request LLM timeout in ms (never longer than the deadline)",
+        "Longest wait in ms for a summary request's first token (less for a short prompt; stretched up to 8× "
+        "once the server has shown it is slower). A background request, not bounded by the deadline",
         unit=0.001,
     )
     llm_deadline_s: float = setting(
