@@ -53,6 +53,8 @@ def checked(answer: str, step: Step, model: TokenModel, *, one_line: bool = Fals
     if one_line:
         lines = [line.strip() for line in answer.splitlines() if line.strip()]
         shaped = next((line for line in lines if not line.endswith(":")), lines[0])
+        if shaped.endswith((",", ";", ":")):  # "Serving a service on port 8127," (SmolLM2, cached before)
+            return Rejected("its one line stops mid-sentence")
     kept = fit(shaped, step.target_tokens, model)
     if kept != answer:
         reason = why(kept)

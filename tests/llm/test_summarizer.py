@@ -393,6 +393,21 @@ async def test_a_prompt_over_the_window_in_true_tokens_is_not_sent(clock: trio.t
     assert len(script.prompts) == 2 and len(counted) == 2
 
 
+async def test_a_one_liner_that_stops_mid_sentence_is_not_kept(clock: trio.testing.MockClock) -> None:
+    """A first line ending in a comma (SmolLM2 answered "Serving a service on port 8127,") is no
+    sentence: rejected, nothing cached."""
+    chunk = document(3)
+    figures = ", ".join(re.findall(r"node-\d+", chunk))
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"choices": [{"message": {"content": f"Nodes {figures} are configured,"}}]})
+
+    cache = DictCache()
+    async with mock_client(handler) as client:
+        line = await summarizer_for(client).one_liner(chunk, cache=cache)
+    assert line.method == "extractive" and "stops mid-sentence" in line.note and cache.entries == {}
+
+
 @pytest.mark.parametrize(
     ("reply", "kept"),
     [
