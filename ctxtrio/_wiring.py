@@ -221,10 +221,11 @@ async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
         model=config.llm_model,
         api_key=config.llm_api_key,
         # Summary requests run in the background worker, not inside tool calls, so a
-        # slow model may take its time over a long prompt: timeout_s bounds the wait
-        # for the first token; after it, a stream silent for stall_s is a hang. (A
-        # request a call's deadline cuts after 5 s without any answer still opens the
-        # breaker: see LLMClient._guarded.)
+        # slow model may take its time over a long prompt: timeout_s caps the wait for
+        # the first token (a late first token from a server that has worked for us is
+        # asked again once with twice the wait: llm/_first_token); after it, a stream
+        # silent for stall_s is a hang. A request a call's deadline abandons opens the
+        # breaker only if the endpoint was silent before it too (LLMClient._guarded).
         timeout_s=config.llm_timeout_s,
         concurrency=config.llm_concurrency,
     )
