@@ -69,10 +69,12 @@ __all__ = ["MARGIN", "Calibration", "Method", "measure_rates", "run_calibrator"]
 logger = logging.getLogger(__name__)
 
 Method = Literal["tokenize", "usage slope"]
-#: Added to the lifted rates: the README's 3%. Texts unlike every sample (pretty-printed
-#: JSON, issue 22: 3.5% under with no margin) are still under-counted by the lift alone.
-MARGIN: Final = 0.03
-_CACHE_VERSION = 4  # 2: twelve features, published rates; 3: thirteen (indent), asymmetric fit; 4: margin
+#: Added to the lifted rates: the README's 5%. Texts unlike every sample are still
+#: under-counted by the lift alone: pretty-printed JSON 3.5% (issue 22, tokenize fit), and a
+#: JSON recall under a usage-slope fit of SmolLM2 at least 3.3% (4,010 true tokens in a 4,000
+#: budget with 3%: stress/real_model.py --model smollm2, calibrated state, 2026-12-04).
+MARGIN: Final = 0.05
+_CACHE_VERSION = 5  # 2: twelve features, published rates; 3: thirteen (indent), asymmetric fit; 4: margin; 5: 5%
 _MAX_STRETCH: Final = 8.0  # the probes' deadline grows to at most this many times probe_timeout_s
 #: Counts already measured, by (method, text): kept across the attempts for one model.
 Counted = dict[tuple[Method, str], int]

@@ -47,7 +47,7 @@ async def test_public_signatures(tmp_path: Path) -> None:
                     client,
                     ref,
                     cache_path=tmp_path / "calibration.json",
-                    margin=0.03,
+                    margin=0.05,
                     on_context_length=lengths.append,
                     task_status=task_status,
                 )

@@ -172,7 +172,7 @@ async def test_measured_rates_match_the_true_rates(nursery: trio.Nursery, tokeni
 
 
 async def test_published_rates_carry_the_three_percent_margin(nursery: trio.Nursery, tmp_path: Path) -> None:
-    """The calibrator publishes the lifted rates times 1.03 (the README's margin), not the lift alone."""
+    """The calibrator publishes the lifted rates times 1.05 (the README's margin), not the lift alone."""
     server = FakeServer(tokenize="llamacpp")
     ref, _ = await _calibrate(nursery, server, tmp_path / "c.json")
     await wait_for(_calibrated(ref))
@@ -184,7 +184,7 @@ async def test_published_rates_carry_the_three_percent_margin(nursery: trio.Nurs
     lifted = calibration.published(0.0)
     for cls in ScriptClass:
         assert ref.current.rates[cls] == pytest.approx(lifted[cls] * (1 + MARGIN)), cls
-    assert MARGIN == 0.03
+    assert MARGIN == 0.05
 
 
 async def test_gemma_like_rates_never_undercount_digits_and_emoji(nursery: trio.Nursery, tmp_path: Path) -> None:
