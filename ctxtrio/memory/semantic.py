@@ -172,7 +172,13 @@ class EntryVectors(VectorTask):
         if found is None:
             return False
         dim = self._dim
-        done = await trio.to_thread.run_sync(self._vectors.done, self.model, dim) if dim else {}
+        # This session's rows only (the primary key's prefix): a pass over many changed
+        # sessions must not read the whole file once per session.
+        done = (
+            await trio.to_thread.run_sync(lambda: self._vectors.done(self.model, dim, journal=session_id))
+            if dim
+            else {}
+        )
         have = done.get(session_id, set())
         stale = have - found.held
         if stale:

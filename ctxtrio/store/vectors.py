@@ -262,14 +262,15 @@ class VectorStore:
         with self._db("read") as conn:
             return [int(d) for (d,) in conn.execute("SELECT DISTINCT dim FROM vectors WHERE model=?", (model,))]
 
-    def done(self, model: str, dim: int) -> dict[str, set[str]]:
-        """Journal -> items embedded (or refused for good) for (``model``, ``dim``)."""
+    def done(self, model: str, dim: int, *, journal: str | None = None) -> dict[str, set[str]]:
+        """Journal -> items embedded (or refused for good) for (``model``, ``dim``), of one ``journal`` if given."""
+        where, args = ("", (model, dim)) if journal is None else (" AND journal=?", (model, dim, journal))
         with self._db("read") as conn:
             found: dict[str, set[str]] = {}
-            for journal, item in conn.execute(
-                "SELECT DISTINCT journal, item FROM vectors WHERE model=? AND dim=?", (model, dim)
+            for name, item in conn.execute(
+                f"SELECT DISTINCT journal, item FROM vectors WHERE model=? AND dim=?{where}", args
             ):
-                found.setdefault(str(journal), set()).add(str(item))
+                found.setdefault(str(name), set()).add(str(item))
             return found
 
     def counts(self, model: str, dim: int) -> tuple[int, int, int]:

@@ -51,6 +51,17 @@ def test_prune_keeps_only_current_journals_of_the_model(tmp_path: Path) -> None:
     store.close()
 
 
+def test_done_of_one_journal_reads_only_its_items(tmp_path: Path) -> None:
+    """done(journal=) gives that journal's items alone (the session embedder asks per session)."""
+    store = VectorStore(tmp_path / "v.sqlite3")
+    store.open()
+    store.add("m", 2, [_row("a", "0", [1.0, 0.0]), _row("a", "1", [0.0, 1.0]), _row("b", "0", [1.0, 0.0])])
+    assert store.done("m", 2, journal="a") == {"a": {"0", "1"}}
+    assert store.done("m", 2, journal="none") == {}
+    assert store.done("m", 2) == {"a": {"0", "1"}, "b": {"0"}}
+    store.close()
+
+
 def test_a_damaged_file_is_started_afresh(tmp_path: Path) -> None:
     """A file that is not a database is deleted and created anew (the journals are the truth)."""
     path = tmp_path / "v.sqlite3"
