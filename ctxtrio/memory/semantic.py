@@ -148,8 +148,10 @@ class EntryVectors(VectorTask):
     async def _pass(self) -> bool:
         """One look at the journals; True if it embedded (or tried to) anything."""
         stamps = await trio.to_thread.run_sync(_journal_stamps, self._data)
-        await trio.to_thread.run_sync(self._vectors.drop_except, self.model, self._dim, set(stamps))
         seen = self._progress.stamps
+        if stamps == seen and self.state == "caught up":
+            return False  # every journal as it was when all its entries were embedded: no write, no count
+        await trio.to_thread.run_sync(self._vectors.drop_except, self.model, self._dim, set(stamps))
         for gone in set(seen) - set(stamps):
             del seen[gone]
         changed = sorted((s for s in stamps if seen.get(s) != stamps[s]), key=lambda s: -stamps[s][1])
