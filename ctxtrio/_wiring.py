@@ -225,7 +225,7 @@ async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
         # the first token (a late first token from a server that has worked for us is
         # asked again once with twice the wait: llm/_first_token); after it, a stream
         # silent for stall_s is a hang. A request a call's deadline abandons opens the
-        # breaker only if the endpoint was silent before it too (LLMClient._guarded).
+        # breaker only if the endpoint was silent before it too (llm/_requests.Requests.guarded).
         timeout_s=config.llm_timeout_s,
         concurrency=config.llm_concurrency,
     )

@@ -1,25 +1,11 @@
 """The client of an OpenAI-compatible endpoint (LM Studio, Ollama, llama.cpp, vLLM).
 
-This module and its wire helpers (:mod:`._wire`) are the only ones of ctxtrio that import
-httpx; the values it takes and returns are in :mod:`.messages`. Every request goes the
-same way::
-
-    breaker.check()            fail fast while the breaker is open (before queueing)
-    async with limiter:        one request at a time by default; waiting is a checkpoint,
-                               so the caller's own cancel scope covers the queue too
-        breaker.admit()        re-checked now; in half-open only one caller probes
-        fail_after(...)        the settings' deadline for the kind of request (chat, probe,
-                               embed), translated to LLMTimeoutError here
-        httpx request          transport errors translated once to the LLMError family
-
-Chat completions are streamed (``"stream": true``): the answer is read token by token
-and the response is closed as soon as nobody waits for it (cancelled, abandoned, or
-cut by ``abort_if``), which makes llama.cpp, LM Studio and Ollama stop generating it —
-a non-streamed request they would finish for nobody. Streaming is also how a slow
-server is told from a hung one: the first token may take ``first_token_s`` plus the
-prompt's size at ``prompt_tokens_per_s`` (prompt processing; at most ``timeout_s``),
-after that a gap of ``stall_s`` without a token is a hang. A server that
-ignores ``stream`` and answers with one JSON body is read as before.
+This module, the request path (:mod:`._requests`), the streamed chats (:mod:`._chat`) and
+the wire helpers (:mod:`._wire`) are the only ones of ctxtrio that import httpx; the values
+it takes and returns are in :mod:`.messages`. Every request goes through
+:class:`~._requests.Requests`: breaker check, queue, the settings' deadline for its kind,
+errors translated once. Chat completions are streamed; a slow server is told from a hung
+one by the stream, and a slow first token is sent again once (:mod:`._chat`).
 
 Errors, all :class:`~ctxtrio._errors.LLMError`:
 
@@ -37,14 +23,8 @@ Errors, all :class:`~ctxtrio._errors.LLMError`:
   (no content at all); later, a truncated answer. Neither is complete.
 
 Each of them but the last counts as a failure for the breaker: an interrupted stream
-came from a server that works, and counts as an answer.
-
-**A slow first token is not a failure** (issue 22): a stream whose headers came but whose
-first token did not, from a server that has evaluated a prompt for us before (or is
-llama-cpp-python), is sent
-again at once with twice the wait, holding our request slot; only the retry's outcome is
-a verdict, and every first token teaches the wait. Why, and the sources: :mod:`._first_token`. A call cancelled by its caller (a
-``move_on_at`` around it) gives no verdict: the breaker stays as it was. The optional
+came from a server that works, and counts as an answer. A call cancelled by its caller
+(a ``move_on_at`` around it) gives no verdict: the breaker stays as it was. The optional
 endpoints (tokenize, context length) answer ``None`` for "this server has no such
 endpoint" and only fail on transport errors.
 
@@ -55,14 +35,12 @@ connections. It starts no tasks.
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import httpx
 import trio
 
-from .._errors import LLMError, LLMInterruptedError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
-from ._first_token import FirstTokenWait, NoFirstTokenError, completed
-from ._json import JSON, json_object
+from ._chat import ChatStreams, chat_body
 from ._probes import (
     OVERFLOW_PROBE_TOKENS,
     context_from_error,
@@ -73,17 +51,17 @@ from ._probes import (
     token_count,
     vllm_context,
 )
-from ._sse import StreamedAnswer
-from ._wire import OneChunk, close_stream, optional, parse_completion, parse_embeddings, parse_model_ids
+from ._requests import Requests
+from ._wire import optional, parse_completion, parse_embeddings, parse_model_ids
 from .breaker import Breaker, BreakerState
-from .messages import ChatMessage, Completion, LLMSettings, RequestKind
+from .messages import ChatMessage, Completion, LLMSettings
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+    from collections.abc import AsyncIterator, Callable, Sequence
+
+    from ._json import JSON
 
 __all__ = ["LLMClient", "open_llm_client"]
-
-_T = TypeVar("_T")
 
 
 class LLMClient:
@@ -92,30 +70,16 @@ class LLMClient:
     Build it with :func:`open_llm_client`. Safe to share between tasks.
     """
 
-    #: An abandoned request that waited this long without any answer counts as a failure.
-    UNANSWERED_FAILURE_S = 5.0
-
-    def __init__(
-        self,
-        http: httpx.AsyncClient,
-        settings: LLMSettings,
-        breaker: Breaker,
-        limiter: trio.CapacityLimiter,
-    ) -> None:
-        self._http = http
-        self._settings = settings
-        self._breaker = breaker
-        self._limiter = limiter
+    def __init__(self, requests: Requests) -> None:
+        self._settings = requests.settings
+        self._requests = requests
         self._tokenize_url: str | None = None  # the style that answered last time
-        self._answered_at: float | None = None  # when the endpoint last answered usably
-        self._streams = 0  # chat streams queued or in flight
-        self._probe_stretch = 1.0  # probes wait this many times probe_timeout_s
-        self._first = FirstTokenWait()  # how long a stream waits for its first token (learnt)
+        self._chats = ChatStreams(requests, llama_cpp_python=lambda: self.tokenize_style == "llama-cpp-python")
 
     @property
     def streaming(self) -> int:
         """Chat completions of ours queued or streaming right now (counting does not wait behind them)."""
-        return self._streams
+        return self._chats.in_flight
 
     @property
     def settings(self) -> LLMSettings:
@@ -131,17 +95,17 @@ class LLMClient:
         """
         if factor < 1.0:
             raise ValueError(f"need factor >= 1, got {factor!r}")
-        self._probe_stretch = factor
+        self._requests.probe_stretch = factor
 
     @property
     def first_token_stretch(self) -> float:
         """How many times the settings' first-token wait a stream waits now (learnt; at least 1)."""
-        return self._first.stretch
+        return self._chats.first.stretch
 
     @property
     def breaker_state(self) -> BreakerState:
         """The circuit breaker's state right now."""
-        return self._breaker.state
+        return self._requests.breaker.state
 
     async def complete(
         self,
@@ -159,14 +123,7 @@ class LLMClient:
         ``finish_reason="aborted"``. The server did answer: that is no failure for the
         breaker. Cancelling the call closes the stream too.
         """
-        body = self._chat_body(messages, max_tokens=max_tokens, temperature=temperature, stream=True)
-        url = f"{self._settings.base_url}/chat/completions"
-        base_s = self._settings.first_token_wait_s(sum(len(message.content) for message in messages))
-        self._streams += 1
-        try:
-            return await self._guarded(lambda: self._chat_exchange(url, body, abort_if, base_s))
-        finally:
-            self._streams -= 1
+        return await self._chats.complete(messages, max_tokens=max_tokens, temperature=temperature, abort_if=abort_if)
 
     async def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int | None:
         """Send ``messages`` with ``max_tokens: 1``; return ``usage.prompt_tokens`` (None if absent).
@@ -174,15 +131,15 @@ class LLMClient:
         The content of the one-token answer does not matter and may be empty. A probe
         (``probe_timeout_s``).
         """
-        body = self._chat_body(messages, max_tokens=1, temperature=0.0, stream=False)
-        completion = await self._call(
+        body = chat_body(self._settings, messages, max_tokens=1, temperature=0.0, stream=False)
+        completion = await self._requests.call(
             "POST",
             f"{self._settings.base_url}/chat/completions",
             body,
             lambda response: parse_completion(response, require_content=False),
             kind="probe",
         )
-        self._first.evaluates = True  # a prompt was evaluated: a later slow first token is slow, not hung
+        self._chats.first.evaluates = True  # a prompt was evaluated: a later slow first token is slow, not hung
         return completion.prompt_tokens
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -193,11 +150,11 @@ class LLMClient:
         """
         body: JSON = {"input": list(texts), "encoding_format": "float", "model": self._settings.model}
         url = f"{self._settings.base_url}/embeddings"
-        return await self._call("POST", url, body, lambda r: parse_embeddings(r, len(texts)), kind="embed")
+        return await self._requests.call("POST", url, body, lambda r: parse_embeddings(r, len(texts)), kind="embed")
 
     async def list_models(self) -> list[str]:
         """The model ids of ``GET {base}/models``."""
-        return await self._call("GET", f"{self._settings.base_url}/models", None, parse_model_ids)
+        return await self._requests.call("GET", f"{self._settings.base_url}/models", None, parse_model_ids)
 
     async def loaded_model(self) -> str | None:
         """The configured model, else the first one the server lists (None if it lists none)."""
@@ -229,7 +186,7 @@ class LLMClient:
         }
         urls = sorted(styles, key=lambda url: url != self._tokenize_url)
         for url in urls:
-            count = await self._call("POST", url, styles[url], optional(token_count))
+            count = await self._requests.call("POST", url, styles[url], optional(token_count))
             if count is not None:
                 self._tokenize_url = url
                 return count
@@ -252,16 +209,20 @@ class LLMClient:
         llama-cpp-python server tells none of these: see :meth:`context_from_overflow`.
         """
         root, base = self._settings.root, self._settings.base_url
-        found = await self._call("GET", f"{root}/api/v0/models", None, optional(lambda b: lmstudio_context(b, model)))
+        found = await self._requests.call(
+            "GET", f"{root}/api/v0/models", None, optional(lambda b: lmstudio_context(b, model))
+        )
         if found is None:
-            found = await self._call("GET", f"{root}/props", None, optional(llamacpp_context))
+            found = await self._requests.call("GET", f"{root}/props", None, optional(llamacpp_context))
         if found is None:
-            found = await self._call("GET", f"{base}/models", None, optional(lambda b: vllm_context(b, model)))
+            found = await self._requests.call("GET", f"{base}/models", None, optional(lambda b: vllm_context(b, model)))
         if found is None:
-            found = await self._call("GET", f"{root}/api/ps", None, optional(lambda b: ollama_ps_context(b, model)))
+            found = await self._requests.call(
+                "GET", f"{root}/api/ps", None, optional(lambda b: ollama_ps_context(b, model))
+            )
         if found is None and model:
             body: JSON = {"model": model, "name": model}
-            found = await self._call("POST", f"{root}/api/show", body, optional(ollama_context))
+            found = await self._requests.call("POST", f"{root}/api/show", body, optional(ollama_context))
         return found
 
     async def context_from_overflow(self) -> int | None:
@@ -273,191 +234,13 @@ class LLMClient:
         (llama_cpp/server/errors.py, ``context_length_exceeded``). Only call this on a
         server that answered ``/extras/tokenize``: another server might evaluate it.
         """
-        body = self._chat_body(
-            [ChatMessage("user", " x" * OVERFLOW_PROBE_TOKENS)], max_tokens=1, temperature=0.0, stream=False
-        )
+        probe = [ChatMessage("user", " x" * OVERFLOW_PROBE_TOKENS)]
+        body = chat_body(self._settings, probe, max_tokens=1, temperature=0.0, stream=False)
 
         def judge(response: httpx.Response) -> int | None:
             return context_from_error(response.text) if response.status_code >= 400 else None
 
-        return await self._call("POST", f"{self._settings.base_url}/chat/completions", body, judge)
-
-    def _chat_body(self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float, stream: bool) -> JSON:
-        body: dict[str, JSON] = {
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "stream": stream,
-        }
-        if stream:
-            body["stream_options"] = {"include_usage": True}
-        if self._settings.model:
-            body["model"] = self._settings.model
-        return body
-
-    async def _call(
-        self,
-        method: str,
-        url: str,
-        body: JSON,
-        judge: Callable[[httpx.Response], _T],
-        *,
-        kind: RequestKind = "probe",
-    ) -> _T:
-        """One plain request: queue, pass the breaker, send within the deadline of ``kind``, judge the answer."""
-
-        async def exchange() -> _T:
-            return judge(await self._send(method, url, body, kind=kind))
-
-        return await self._guarded(exchange)
-
-    async def _guarded(self, exchange: Callable[[], Awaitable[_T]]) -> _T:
-        """Queue, pass the breaker, run ``exchange``; record the verdict.
-
-        A request its caller abandons (a tool call's deadline) after waiting at least
-        :attr:`UNANSWERED_FAILURE_S`, from an endpoint that had sent nothing in that
-        long before it was sent and nothing since, counts as a failure: without this a
-        hung server would never open the breaker and every later call would wait out
-        its whole deadline. An endpoint that answered recently, or whose stream is
-        still delivering tokens, is slow, not hung: cutting it is no verdict, and the
-        next call resumes with it.
-        """
-        self._breaker.check()
-        async with self._limiter:
-            ticket = self._breaker.admit()
-            sent_at = trio.current_time()
-            judged = False
-            try:
-                result = await exchange()
-            except LLMInterruptedError:
-                judged = True
-                self._answered_at = trio.current_time()
-                self._breaker.succeeded(ticket)
-                raise
-            except LLMError:
-                judged = True
-                self._breaker.failed(ticket)
-                raise
-            else:
-                judged = True
-                self._answered_at = trio.current_time()
-                self._breaker.succeeded(ticket)
-                return result
-            finally:
-                if not judged and self._looks_hung(sent_at):
-                    self._breaker.failed(ticket)
-                self._breaker.release(ticket)
-
-    async def _chat_exchange(
-        self, url: str, body: JSON, abort_if: Callable[[str], str | None] | None, base_s: float
-    ) -> Completion:
-        """A streamed chat, sent again once if its first token is only slow (:mod:`._first_token`).
-
-        ``base_s`` is the settings' first-token wait for this prompt; the stream waits it
-        times the learnt stretch, the retry twice that.
-        """
-        sent_at = trio.current_time()
-        first_s = base_s * self._first.stretch
-        try:
-            return await self._stream_chat(url, body, abort_if, first_s, sent_at=sent_at, base_s=base_s)
-        except NoFirstTokenError as missing:
-            # raises LLMTimeoutError unless it was only slow
-            self._first.judge(missing, llama_cpp_python=self.tokenize_style == "llama-cpp-python")
-        try:
-            return await self._stream_chat(url, body, abort_if, first_s * 2.0, sent_at=sent_at, base_s=base_s)
-        except NoFirstTokenError as again:
-            raise LLMTimeoutError(f"{again} (sent again after {first_s:g} s without one)") from None
-
-    async def _stream_chat(
-        self,
-        url: str,
-        body: JSON,
-        abort_if: Callable[[str], str | None] | None,
-        first_s: float,
-        *,
-        sent_at: float,
-        base_s: float,
-    ) -> Completion:
-        """One streamed chat exchange; the response is closed however this ends.
-
-        Until the first chunk the deadline is ``first_s`` from now (headers, pings and
-        prompt processing included); after each token it is ``stall_s`` from then. The
-        first chunk's delay since ``sent_at`` teaches the next wait (:meth:`FirstTokenWait.learn`).
-        """
-        timeout_s, stall_s = self._settings.timeout_s, self._settings.stall_s
-        answer = StreamedAnswer()
-        response: httpx.Response | None = None
-        with trio.CancelScope(deadline=trio.current_time() + first_s) as waiting:
-            response = await self._send("POST", url, body, stream=True)
-            lines = response.aiter_lines()
-            try:
-                if "text/event-stream" not in response.headers.get("content-type", ""):
-                    await response.aread()  # the server ignored "stream": one JSON body
-                    return parse_completion(response, require_content=True)
-                if response.status_code >= 400:
-                    await response.aread()
-                    json_object(response, "chat completion")  # raises with the server's message
-                async for line in lines:
-                    self._answered_at = trio.current_time()  # any byte: the server is alive
-                    first = answer.chunks == 0
-                    token = answer.feed(line)
-                    if first and answer.chunks:
-                        self._first.learn(trio.current_time() - sent_at, base_s)
-                    if token:
-                        waiting.deadline = trio.current_time() + stall_s
-                        if abort_if is not None and abort_if(answer.text) is not None:
-                            answer.finish_reason = "aborted"
-                            break
-                    if answer.done:
-                        break
-            except httpx.HTTPError as exc:
-                raise LLMUnavailableError(f"POST {url}: stream broke: {type(exc).__name__}: {exc}") from exc
-            finally:
-                await close_stream(response, lines)
-        return completed(
-            url,
-            answer,
-            silent=waiting.cancelled_caught,
-            headers=response is not None,
-            first_s=first_s,
-            timeout_s=timeout_s,
-            stall_s=stall_s,
-        )
-
-    def _looks_hung(self, sent_at: float) -> bool:
-        """An abandoned request waited long, and the endpoint was silent before it too."""
-        waited = trio.current_time() - sent_at
-        silent = self._answered_at is None or self._answered_at < sent_at - self.UNANSWERED_FAILURE_S
-        return waited >= self.UNANSWERED_FAILURE_S and silent
-
-    async def _send(
-        self, method: str, url: str, body: JSON, *, stream: bool = False, kind: RequestKind = "chat"
-    ) -> httpx.Response:
-        """One HTTP exchange under the settings' deadline for ``kind``; foreign errors translated here.
-
-        With ``stream`` it returns once the headers are in, and the caller's own cancel
-        scope is the deadline (the body is read, and closed, by the caller).
-        """
-        seconds = self._settings.timeout_for(kind) * (self._probe_stretch if kind == "probe" else 1.0)
-        try:
-            request = self._http.build_request(method, url, json=body)
-            request.stream = OneChunk(request.content)
-            if stream:
-                return await self._http.send(request, stream=True)
-            with trio.fail_after(seconds):
-                return await self._http.send(request)
-        except trio.TooSlowError as exc:
-            raise LLMTimeoutError(f"{method} {url}: no answer within {seconds:g} s") from exc
-        except httpx.TimeoutException as exc:
-            raise LLMTimeoutError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
-        except httpx.ConnectError as exc:
-            raise LLMUnavailableError(f"{method} {url}: cannot connect: {exc}") from exc
-        except httpx.TransportError as exc:
-            raise LLMUnavailableError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
-        except httpx.InvalidURL as exc:
-            raise LLMUnavailableError(f"{method} {url}: invalid URL: {exc}") from exc
-        except httpx.HTTPError as exc:
-            raise LLMResponseError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+        return await self._requests.call("POST", f"{self._settings.base_url}/chat/completions", body, judge)
 
 
 @asynccontextmanager
@@ -476,9 +259,5 @@ async def open_llm_client(
     """
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     async with httpx.AsyncClient(transport=transport, timeout=None, headers=headers, trust_env=False) as http:
-        yield LLMClient(
-            http,
-            settings,
-            Breaker(clock if clock is not None else trio.current_time),
-            trio.CapacityLimiter(settings.concurrency),
-        )
+        breaker = Breaker(clock if clock is not None else trio.current_time)
+        yield LLMClient(Requests(http, settings, breaker, trio.CapacityLimiter(settings.concurrency)))
