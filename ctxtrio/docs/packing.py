@@ -135,23 +135,15 @@ def _passage_hit(candidate: Candidate, share: int, model: TokenModel, query_term
     """``candidate`` whole when it fits ``share`` tokens with its header, else its best passage; None if none fits."""
     chunk = candidate.chunk
     whole_header = model.estimate(
-        hit_header(
-            candidate.doc_id,
-            candidate.title,
-            chunk.index,
-            chunk.trail,
-            candidate.score,
-            by_meaning=candidate.by_meaning,
-        )
+        hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning)
     )
     text_tokens = model.estimate(chunk.text)
     if whole_header + _GAP_TOKENS + text_tokens <= share:
         return _hit(candidate, chunk.text, text_tokens)
     widest = chunk.text.count("\n") + 1
     header = hit_header(
-        candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, (widest, widest, widest),
-        by_meaning=candidate.by_meaning,
-    )  # fmt: skip
+        candidate.doc_id, candidate.title, chunk.index, (widest, widest, widest), by_meaning=candidate.by_meaning
+    )
     room = share - model.estimate(header) - _GAP_TOKENS
     if room < _MIN_TEXT_TOKENS:
         return None
@@ -194,9 +186,7 @@ def tokens_per_char(chunk: StoredChunk) -> float:
 def _cut_hit(candidate: Candidate, budget_tokens: int, model: TokenModel, query_terms: Sequence[str]) -> SearchHit:
     """``candidate`` cut by characters around its best match to whatever the budget leaves (at least a few tokens)."""
     chunk = candidate.chunk
-    header = hit_header(
-        candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, by_meaning=candidate.by_meaning
-    )
+    header = hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning)
     room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - _GAP_TOKENS)
     text = cut_to_passage(chunk.text, query_terms, room, model)
     return _hit(candidate, text, model.estimate(text), cut=True)
@@ -213,7 +203,7 @@ def _hit(
 
 
 def _header(hit: SearchHit) -> str:
-    return hit_header(hit.doc_id, hit.title, hit.index, hit.trail, hit.score, hit.lines, by_meaning=hit.by_meaning)
+    return hit_header(hit.doc_id, hit.title, hit.index, hit.lines, by_meaning=hit.by_meaning)
 
 
 def pack_outline(outline: Outline, budget_tokens: int, model: TokenModel) -> Outline:

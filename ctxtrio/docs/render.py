@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._limits import SEARCH_WORDS
-from ..text.cutting import CUT_MARK
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,37 +44,16 @@ def trail_text(trail: Sequence[str]) -> str:
 
 
 def hit_header(
-    doc_id: str,
-    title: str,
-    index: int,
-    trail: Sequence[str],
-    score: float,
-    lines: tuple[int, int, int] | None = None,
-    *,
-    by_meaning: bool = False,
+    doc_id: str, title: str, index: int, lines: tuple[int, int, int] | None = None, *, by_meaning: bool = False
 ) -> str:
-    """A hit's first line, short (it is paid for by every hit of every answer): the document,
-    its title only where the id does not already say it, the chunk, the lines shown of a
-    cut chunk, and the end of its heading trail. The score is in the structured result."""
+    """A hit's first line, short (it is paid for by every hit of every answer): where the passage
+    is, i.e. the document (its title only where the id does not already say it), the chunk, and
+    the lines shown of a cut chunk. The heading trail and the score are in the structured result
+    (:class:`~.model.SearchHit`); how to read around a hit is said once, in the head line."""
     named = f' "{title}"' if _title_adds(doc_id, title) else ""
     part = f" lines {lines[0]}-{lines[1]}" if lines is not None else ""
-    where = f" | {_hit_trail(trail)}" if trail else ""
     how = " | found by meaning, not by its words" if by_meaning else ""
-    return f"[{doc_id}{named} #{index}{part}{where}{how}]"
-
-
-#: A hit's heading trail is shown by its end, at most this many characters.
-_HIT_TRAIL_CHARS = 60
-
-
-def _hit_trail(trail: Sequence[str]) -> str:
-    """The most specific headings of ``trail`` that fit :data:`_HIT_TRAIL_CHARS` (at least the last, cut)."""
-    shown = trail[-1]
-    for heading in reversed(trail[:-1]):
-        if len(heading) + 3 + len(shown) > _HIT_TRAIL_CHARS:
-            break
-        shown = f"{heading} > {shown}"
-    return shown if len(shown) <= _HIT_TRAIL_CHARS else shown[: _HIT_TRAIL_CHARS - 3] + "..."
+    return f"[{doc_id}{named} #{index}{part}{how}]"
 
 
 def _title_adds(doc_id: str, title: str) -> bool:
@@ -201,17 +179,17 @@ def render_search(result: SearchResult) -> str:
 
 
 def search_head(result: SearchResult) -> str:
-    """The first line of a search answer with hits: counts, what was left out, how to read on (short:
-    every token of it is taken from the hits)."""
+    """The first line of a search answer with hits: how many fit of how many matched (``+``: more
+    beyond ``limit``), its size, and once how to read a cut hit whole (short: every token of it
+    is taken from the hits; the query is the caller's own, not echoed)."""
     skipped = f" Keyword search only: {result.semantic_skipped}." if result.semantic_skipped else ""
     counted = ", estimated" if result.estimated else ""
-    head = f"{len(result.hits)} hits for {_echo(result.query)} ({result.used_tokens} tokens{counted}).{_left_out(result)}{skipped}"
-    if result.omitted:
-        head += f" {result.omitted} more did not fit budget_tokens={result.budget_tokens}."
-    if result.more:
-        head += " More match beyond limit."
+    matched = f"{len(result.hits) + result.omitted}{'+' if result.more else ''}"
+    head = (
+        f"{len(result.hits)} of {matched} hits fit ({result.used_tokens} tokens{counted}).{_left_out(result)}{skipped}"
+    )
     if any(hit.cut for hit in result.hits):
-        head += f" {CUT_MARK} = text left out: doc_window doc_id= from=# to=# reads a chunk whole."
+        head += " Whole chunk: doc_window doc_id= from=#."
     return head
 
 
@@ -224,7 +202,7 @@ def _left_out(result: SearchResult) -> str:
 
 
 def _hit(hit: SearchHit) -> str:
-    return f"{hit_header(hit.doc_id, hit.title, hit.index, hit.trail, hit.score, hit.lines, by_meaning=hit.by_meaning)}\n{hit.text}"
+    return f"{hit_header(hit.doc_id, hit.title, hit.index, hit.lines, by_meaning=hit.by_meaning)}\n{hit.text}"
 
 
 def render_window(window: Window) -> str:

@@ -47,12 +47,10 @@ def test_search_reports_what_did_not_fit() -> None:
     hit = SearchHit("d1", "Guide", 4, ("Guide", "FAQ"), 3.14159, "answer text", 3)
     result = SearchResult("faq", (hit,), 2, True, 500, 40)
     text = render_search(result)
-    assert text.startswith(
-        "1 hits for 'faq' (40 tokens). 2 more did not fit budget_tokens=500. More match beyond limit."
-    )
+    assert text.startswith("1 of 3+ hits fit (40 tokens).")  # 2 left out by the budget, more beyond the limit
     estimated = render_search(replace(result, estimated=True))  # checked by an estimate, not the tokenizer
-    assert estimated.startswith("1 hits for 'faq' (40 tokens, estimated).")
-    assert '[d1 "Guide" #4 | Guide > FAQ]\nanswer text' in text
+    assert estimated.startswith("1 of 3+ hits fit (40 tokens, estimated).")
+    assert '[d1 "Guide" #4]\nanswer text' in text
     nothing = render_search(SearchResult("faq", (), 0, False, 500, 0))
     assert nothing.startswith("No chunk matches 'faq'")
 
@@ -65,10 +63,16 @@ def test_long_trails_keep_their_end() -> None:
 
 
 def test_hit_headers_are_short() -> None:
-    """A hit's header names its title only where the id does not, and shows the end of a long trail."""
-    trail = (":mod:`os` --- Miscellaneous operating system interfaces", "Files and Directories", "function makedirs")
-    header = hit_header("library.os", "os.rst.txt", 58, trail, 40.47, (26, 48, 53))
-    assert header == "[library.os #58 lines 26-48 | Files and Directories > function makedirs]"
-    assert hit_header("build-log", "build-failure.log", 3, (), 1.0) == '[build-log "build-failure.log" #3]'
-    long = hit_header("d", "d", 0, ("x" * 100,), 1.0)
-    assert long == f"[d #0 | {'x' * 57}...]"
+    """A hit's header says where it is, no more: the document (its title only where the id does not
+    name it), the chunk and the lines shown; the trail and the score stay in the structured result."""
+    header = hit_header("library.os", "os.rst.txt", 58, (26, 48, 53))
+    assert header == "[library.os #58 lines 26-48]"
+    assert hit_header("build-log", "build-failure.log", 3) == '[build-log "build-failure.log" #3]'
+    hit = SearchHit(
+        "library.os", "os.rst.txt", 58, ("os", "function makedirs"), 4.0, "text", 1, cut=True, lines=(2, 3, 9)
+    )
+    text = render_search(SearchResult("makedirs", (hit,), 0, False, 1000, 20))
+    assert (
+        text
+        == "1 of 1 hits fit (20 tokens). Whole chunk: doc_window doc_id= from=#.\n\n[library.os #58 lines 2-3]\ntext"
+    )
