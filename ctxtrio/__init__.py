@@ -30,8 +30,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "LockTimeoutError", "NotFoundError", "StoreError",
     ),
     ".docs": (
-        "DocSummary", "DocumentInfo", "DocumentService", "IngestResult", "Outline", "OutlineEntry", "SearchHit",
-        "SearchResult", "Window", "WindowChunk",
+        "DocSummary", "DocumentCheck", "DocumentInfo", "DocumentService", "IndexCheck", "IngestResult", "Outline",
+        "OutlineEntry", "SearchHit", "SearchResult", "Window", "WindowChunk",
     ),
     ".llm.summarizer": ("Summary",),
     ".memory": (
@@ -68,8 +68,10 @@ if TYPE_CHECKING:
     )
     from .docs import (
         DocSummary as DocSummary,
+        DocumentCheck as DocumentCheck,
         DocumentInfo as DocumentInfo,
         DocumentService as DocumentService,
+        IndexCheck as IndexCheck,
         IngestResult as IngestResult,
         Outline as Outline,
         OutlineEntry as OutlineEntry,

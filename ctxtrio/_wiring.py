@@ -39,7 +39,7 @@ from ._live import Live
 from .docs.chunks import chunk_rows
 from .docs.embedding import SemanticIndex
 from .docs.pool import ChunkPool
-from .docs.service import DocumentService
+from .docs.service import DocumentService, repository_of
 from .llm.calibration import run_calibrator
 from .llm.client import LLMClient, open_llm_client
 from .llm.counting import TokenCounter
@@ -159,7 +159,7 @@ async def _open_wiring(config: Config) -> AsyncIterator[Wiring]:
                 sessions = SessionService(store, live, summarizer)
                 documents = DocumentService(store, live, config, summarizer, pool=ChunkPool(background))
                 if embedder is not None:
-                    semantic = SemanticIndex(documents.repository, embedder, VectorStore(data.vectors_path))
+                    semantic = SemanticIndex(repository_of(documents), embedder, VectorStore(data.vectors_path))
                     await background.start(semantic.run)
                     documents.semantic = semantic
                     entries = EntryVectors(sessions.store, embedder, VectorStore(data.session_vectors_path))

@@ -52,6 +52,7 @@ from real_server import free_port, machine_threads
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio.docs.embedding import SemanticIndex
+from ctxtrio.docs.service import repository_of
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.llm.messages import LLMSettings
@@ -254,7 +255,7 @@ async def drill(server: EmbedServer, data_dir: Path, chars: int, kill_at: float)
         ingest_s = time.perf_counter() - started
         async with open_llm_client(settings, transport=recording) as client, trio.open_nursery() as nursery:
             index = SemanticIndex(
-                ctx.documents.repository, Embedder(client, MODEL_ALIAS), VectorStore(ctx.data.vectors_path)
+                repository_of(ctx.documents), Embedder(client, MODEL_ALIAS), VectorStore(ctx.data.vectors_path)
             )
             embed_started = time.perf_counter()
             await nursery.start(index.run)

@@ -34,6 +34,7 @@ from ctxtrio._wiring import open_wiring
 from ctxtrio.docs.chunks import chunk_on_line
 from ctxtrio.docs.embedding import SemanticIndex, chunk_parts
 from ctxtrio.docs.search import search_words
+from ctxtrio.docs.service import repository_of
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.llm.messages import LLMSettings
@@ -100,14 +101,14 @@ async def run(args: argparse.Namespace, data: Path) -> None:
         began = time.perf_counter()
         for n, text in enumerate(texts):
             await ctx.documents.ingest(text=text, title=f"doc {n}")
-        journals = ctx.documents.repository.current_journals()
+        journals = repository_of(ctx.documents).current_journals()
         chunks = sum(entry.info.chunks for entry in journals.values())
         print(f"ingested {len(texts)} documents, {chunks} chunks in {time.perf_counter() - began:.1f} s")
         vectors = VectorStore(ctx.data.vectors_path)
         vectors.open()
         fake = FakeEmbeddings(model="bench-embed", dimension=args.dim)
         for journal, entry in journals.items():
-            read = await ctx.store.read(ctx.documents.repository.gen_path(entry.doc_id, entry.gen))
+            read = await ctx.store.read(repository_of(ctx.documents).gen_path(entry.doc_id, entry.gen))
             rows = []
             for record in read.records:
                 chunk = chunk_on_line(record.data)
@@ -134,7 +135,7 @@ async def run(args: argparse.Namespace, data: Path) -> None:
         endpoint = _Timed(fake.transport())
         async with open_llm_client(settings, transport=endpoint) as client, trio.open_nursery() as nursery:
             index = SemanticIndex(
-                ctx.documents.repository, Embedder(client, fake.model), VectorStore(ctx.data.vectors_path)
+                repository_of(ctx.documents), Embedder(client, fake.model), VectorStore(ctx.data.vectors_path)
             )
             await nursery.start(index.run)
             ctx.documents.semantic = index

@@ -219,3 +219,63 @@ def test_domains_reach_the_store_only_through_its_handle() -> None:
                 ):
                     found += [f"{path.name}: {alias.name}" for alias in node.names if alias.name in STORE_INSIDES]
     assert found == []
+
+
+#: What cli/ may take from the two services' packages: the package face, the results, and the
+#: helpers that read a file as the document service does (None: any name of that module).
+#: Never the state behind a service (repository, catalog, journals): the CLI asks the service.
+CLI_FROM_SERVICES: dict[str, set[str] | None] = {
+    "ctxtrio.docs": None,
+    "ctxtrio.docs.model": None,
+    "ctxtrio.docs.sandbox": None,
+    "ctxtrio.docs.ingest": {"text_digest"},
+    "ctxtrio.memory": None,
+    "ctxtrio.memory.model": None,
+}
+
+
+def _cli_reaches_below_services(package_dir: Path = PACKAGE) -> list[str]:
+    """Each name cli/ imports from docs/ or memory/ that CLI_FROM_SERVICES does not allow (submodules by their own name)."""
+    found: list[str] = []
+    for path in sorted((package_dir / "cli").rglob("*.py")):
+        base = ".".join(path.relative_to(package_dir.parent).parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                parts = base.split(".")[: len(base.split(".")) - (node.level - 1)]
+                module = ".".join([*parts, node.module] if node.module else parts)
+            else:
+                module = node.module or ""
+            if module.split(".")[1:2] not in (["docs"], ["memory"]):
+                continue
+            for alias in node.names:
+                target, name = module, alias.name
+                inner = package_dir.parent.joinpath(*module.split("."), name)
+                if inner.with_suffix(".py").exists() or inner.is_dir():
+                    target, name = f"{module}.{name}", "*"  # a submodule, named by itself
+                allowed = CLI_FROM_SERVICES.get(target, set())
+                if allowed is not None and name not in allowed:
+                    found.append(f"{path.relative_to(package_dir.parent)}:{node.lineno}: {target}.{name}")
+    return found
+
+
+def test_the_cli_reads_documents_and_sessions_through_their_services() -> None:
+    """cli/ imports from docs/ and memory/ only their faces, results and file-reading helpers, never their insides."""
+    assert _cli_reaches_below_services() == []
+
+
+def test_the_cli_check_sees_a_reach_below_the_service(tmp_path: Path) -> None:
+    """A subcommand importing the document repository, as a name or as a submodule, is reported both ways."""
+    package = tmp_path / "ctxtrio"
+    (package / "docs").mkdir(parents=True)
+    (package / "docs" / "repository.py").write_text("CATALOG_NAME = 'catalog.jsonl'\n", encoding="utf-8")
+    (package / "cli").mkdir()
+    (package / "cli" / "bad.py").write_text(
+        "from ..docs.repository import CATALOG_NAME\nfrom ..docs import repository\nfrom ..docs.model import X\n",
+        encoding="utf-8",
+    )
+    assert _cli_reaches_below_services(package) == [
+        "ctxtrio/cli/bad.py:1: ctxtrio.docs.repository.CATALOG_NAME",
+        "ctxtrio/cli/bad.py:2: ctxtrio.docs.repository.*",
+    ]

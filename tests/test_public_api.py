@@ -88,6 +88,10 @@ async def test_every_returned_type_is_exported(tmp_path: Path) -> None:
         assert_type(read.chunks[0], ctxtrio.WindowChunk)
         outline = await ctx.documents.outline(doc_id)
         assert_type(outline.entries[0], ctxtrio.OutlineEntry)
+        assert_type(await ctx.documents.committed_documents(), list[ctxtrio.DocumentInfo])
+        assert_type(await ctx.documents.check_journals(), ctxtrio.DocumentCheck)
+        assert_type(await ctx.documents.check_index(), ctxtrio.IndexCheck)
+        assert_type(await ctx.documents.rebuild_index(), ctxtrio.IndexCheck)
         assert_type(await ctx.documents.forget(doc_id), ctxtrio.DocumentInfo)
     assert type(page).__name__ in ctxtrio.__all__ and type(imported).__name__ in ctxtrio.__all__
     assert all(type(prune).__name__ in ctxtrio.__all__ for prune in pruned)
@@ -105,6 +109,7 @@ async def test_context_is_config_data_and_the_two_services(tmp_path: Path) -> No
     assert [field.name for field in fields] == ["config", "data", "sessions", "documents"]
     assert {str(field.type) for field in fields} <= set(ctxtrio.__all__)
     assert "Wiring" not in ctxtrio.__all__ and not hasattr(ctx, "store") and not hasattr(ctx, "llm")
+    assert not hasattr(ctx.documents, "repository")  # the documents' internal state is not on the public face
 
 
 def test_services_return_only_exported_types() -> None:

@@ -17,17 +17,16 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import LLMError, StoreError
-from ..docs.repository import CATALOG_NAME
 from ..llm.client import open_llm_client
 from ..llm.messages import LLMSettings
 from .aside import free_space, set_aside
 from .embeddings import check_embeddings
-from .library import catalog_state, open_library
+from .library import open_library
 from .output import emit_json, say
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from .._config import Config
     from .._wiring import Wiring
@@ -68,7 +67,7 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         await _sessions(ctx, report)
         current = await _documents(ctx, report)
         try:
-            await _index(ctx, report, current, repair=args.repair)
+            await _index(ctx, report, repair=args.repair)
         except StoreError as exc:
             report.add("index", False, str(exc))
         ok, line, facts = await check_embeddings(config, ctx, current, repair=args.repair)
@@ -124,53 +123,34 @@ def _damage(torn: int, malformed: int) -> str:
     return "; ".join(parts)
 
 
-async def _documents(ctx: Wiring, report: Report) -> dict[str, int]:
+async def _documents(ctx: Wiring, report: Report) -> Mapping[str, int]:
     """Current generation journal name -> chunks the catalog promises."""
-    catalog = await ctx.store.read(ctx.data.docs / CATALOG_NAME)
-    state = await catalog_state(ctx)
-    current: dict[str, int] = {}
-    missing: list[str] = []
-    torn = malformed = 0
-    for entry in state.docs.values():
-        path = ctx.data.docs / entry.doc_id / f"{entry.gen}.jsonl"
-        read = await ctx.store.read(path)
-        torn += bool(read.torn_tail_bytes)
-        malformed += len(read.quarantined)
-        chunks = sum(1 for r in read.records if r.kind == "chunk")
-        if chunks < entry.info.chunks:
-            missing.append(f"{entry.doc_id} has {chunks} of {entry.info.chunks} chunks")
-        current[ctx.data.journal_name(path)] = entry.info.chunks
-    damage = "; ".join([_damage(torn + bool(catalog.torn_tail_bytes), malformed + len(catalog.quarantined)), *missing])
-    chunks_total = sum(current.values())
-    report.facts["documents"] = {"count": len(current), "chunks": chunks_total}
+    check = await ctx.documents.check_journals()
+    missing = [f"{doc_id} has {found} of {promised} chunks" for doc_id, found, promised in check.short]
+    damage = "; ".join([_damage(check.torn, check.malformed), *missing])
+    chunks_total = sum(check.journals.values())
+    report.facts["documents"] = {"count": len(check.journals), "chunks": chunks_total}
     report.add(
         "documents",
         not damage.strip("; "),
-        f"{len(current)}, {chunks_total} chunks; journals {damage.strip('; ') or 'ok'}",
+        f"{len(check.journals)}, {chunks_total} chunks; journals {damage.strip('; ') or 'ok'}",
     )
-    return current
+    return check.journals
 
 
-async def _index(ctx: Wiring, report: Report, current: dict[str, int], *, repair: bool) -> None:
-    inventory = await ctx.store.inventory()
-    behind = [name for name, chunks in current.items() if inventory.get(name, (0, 0))[1] != chunks]
-    stale = [name for name in inventory if name not in current and not (ctx.data.root / name).exists()]
+async def _index(ctx: Wiring, report: Report, *, repair: bool) -> None:
     if repair:
-        for name in current:
-            await ctx.store.reindex(ctx.data.root / name)
-        for name in stale:
-            await ctx.store.remove(ctx.data.root / name)  # the file is gone already: drops its rows
-        inventory = await ctx.store.inventory()
-        still = [name for name, chunks in current.items() if inventory.get(name, (0, 0))[1] != chunks]
+        rebuilt = await ctx.documents.rebuild_index()
         report.add(
             "index",
-            not still,
-            f"rebuilt {len(current)} document journal(s), dropped {len(stale)} stale; "
-            + (f"{len(still)} still differ" if still else "in step"),
+            not rebuilt.behind,
+            f"rebuilt {rebuilt.rebuilt} document journal(s), dropped {rebuilt.dropped} stale; "
+            + (f"{len(rebuilt.behind)} still differ" if rebuilt.behind else "in step"),
         )
         return
-    rows = sum(inventory.get(name, (0, 0))[1] for name in current)
-    report.facts["index"] = {"journals": len(inventory), "rows": rows, "behind": behind, "stale": stale}
+    check = await ctx.documents.check_index()
+    behind, stale = list(check.behind), list(check.stale)
+    report.facts["index"] = {"journals": check.journals, "rows": check.rows, "behind": behind, "stale": stale}
     if behind or stale:
         report.add(
             "index",
@@ -178,7 +158,7 @@ async def _index(ctx: Wiring, report: Report, current: dict[str, int], *, repair
             f"{len(behind)} document(s) not fully indexed, {len(stale)} stale journal(s): run ctxtrio doctor --repair",
         )
     else:
-        report.add("index", True, f"in step: {rows} rows for {len(current)} documents")
+        report.add("index", True, f"in step: {check.rows} rows for {check.documents} documents")
 
 
 async def _llm(config: Config, report: Report) -> None:

@@ -19,6 +19,8 @@ from ..llm.messages import LLMSettings
 from ..store.vectors import VectorStore
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from .._config import Config
     from .._wiring import Wiring
 
@@ -28,7 +30,7 @@ _TIMEOUT_S = 10.0
 
 
 async def check_embeddings(
-    config: Config, ctx: Wiring, current: dict[str, int], *, repair: bool
+    config: Config, ctx: Wiring, current: Mapping[str, int], *, repair: bool
 ) -> tuple[bool, str, dict[str, object] | None]:
     """(ok, the ``embeddings`` line, facts for --json); ``current``: journal -> chunks."""
     if not config.embed_model:

@@ -25,7 +25,7 @@ from .._errors import IngestError, StoreError
 from ..docs.ingest import text_digest
 from ..docs.model import IngestResult
 from ..docs.sandbox import NotTextError, escaped_path, read_source
-from .library import catalog_state, open_library
+from .library import open_library
 from .output import emit_json, err, say
 from .progress import Progress
 from .walk import find_files
@@ -217,7 +217,7 @@ async def _committed_meanwhile(config: Config, files: list[tuple[Path, int]], ta
     sources = await trio.to_thread.run_sync(lambda: [os.path.realpath(path) for path, _ in left])
     with trio.CancelScope(shield=True):
         async with open_library(config, trio.CancelScope()) as ctx:
-            catalog = {entry.info.source: entry.info for entry in (await catalog_state(ctx)).docs.values()}
+            catalog = {info.source: info for info in await ctx.documents.committed_documents()}
     for (path, size), source in zip(left, sources):
         info = catalog.get(source)
         if info is not None and info.ingested_at >= since:

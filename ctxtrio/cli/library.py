@@ -6,8 +6,6 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from .._wiring import open_wiring
-from ..docs.catalog import CatalogState
-from ..docs.repository import CATALOG_NAME
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -17,7 +15,7 @@ if TYPE_CHECKING:
     from .._config import Config
     from .._wiring import Wiring
 
-__all__ = ["catalog_state", "open_library"]
+__all__ = ["open_library"]
 
 
 @asynccontextmanager
@@ -32,12 +30,3 @@ async def open_library(config: Config, stop: trio.CancelScope) -> AsyncIterator[
     async with open_wiring(config.replace(llm_enabled=False, audit=False, embed_model="")) as ctx:
         with stop:
             yield ctx
-
-
-async def catalog_state(ctx: Wiring) -> CatalogState:
-    """The document catalog as its journal says now (read-only; the services are not asked)."""
-    catalog = await ctx.store.read(ctx.data.docs / CATALOG_NAME)
-    state = CatalogState()
-    for record in catalog.records:
-        state.apply(record.data)
-    return state

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     import argparse
 
     from .._config import Config
-    from ..memory.admin.archive import ImportResult
+    from ..memory import ImportResult
     from ..store.records import Record
 
 __all__ = [

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .model import (
         DocSummary,
+        DocumentCheck,
         DocumentInfo,
+        IndexCheck,
         IngestResult,
         Outline,
         OutlineEntry,
@@ -26,8 +28,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DocSummary",
+    "DocumentCheck",
     "DocumentInfo",
     "DocumentService",
+    "IndexCheck",
     "IngestResult",
     "Outline",
     "OutlineEntry",

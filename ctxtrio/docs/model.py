@@ -6,11 +6,14 @@ library users get them as they are.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 __all__ = [
     "DocSummary",
+    "DocumentCheck",
     "DocumentInfo",
+    "IndexCheck",
     "IngestResult",
     "Outline",
     "OutlineEntry",
@@ -189,3 +192,36 @@ class DocSummary:
     method: str
     cached: bool = False
     note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentCheck:
+    """What reading the catalog and every current document's journal as stored found."""
+
+    #: The current documents' journals (as the index names them) -> the chunks the catalog promises each.
+    journals: Mapping[str, int]
+    #: Journals whose last line is torn (a crash mid-write; skipped, healed by the next append), the catalog's too.
+    torn: int
+    #: Malformed lines, copied to quarantine/ and skipped.
+    malformed: int
+    #: (doc_id, chunks found, chunks promised) of each document whose journal holds fewer chunks than promised.
+    short: tuple[tuple[str, int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexCheck:
+    """The search index beside the current documents (after a rebuild, if one was asked for)."""
+
+    #: Current documents (as the catalog says now).
+    documents: int
+    #: Journals the index has rows for (documents' and any other).
+    journals: int
+    #: Index rows of the current documents.
+    rows: int
+    #: Current documents' journals whose rows are not one per promised chunk.
+    behind: tuple[str, ...]
+    #: Journals with rows whose file is gone.
+    stale: tuple[str, ...]
+    #: Journals indexed again from their files, and stale journals whose rows were dropped (by a rebuild).
+    rebuilt: int = 0
+    dropped: int = 0

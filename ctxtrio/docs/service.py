@@ -22,6 +22,7 @@ from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.kinds import kind_for
 from .arguments import clean_title, first_line, read_file
+from .checking import CheckingMethods
 from .ingest import CharBudget, Source, content_hash, write_generation
 from .model import DocumentInfo, IngestResult, SearchHit, SearchResult
 from .offload import OFFLOAD_MIN_CHARS
@@ -41,14 +42,15 @@ if TYPE_CHECKING:
     from ..store.handle import StoreHandle
     from .embedding import SemanticIndex
 
-__all__ = ["DocumentService"]
+__all__ = ["DocumentService", "repository_of"]
 
 
-class DocumentService(ReadingMethods):
+class DocumentService(ReadingMethods, CheckingMethods):
     """Ingests documents and pages through them; the library face of ``doc_*``.
 
     Ingest, list, forget and search are here; window, read, outline and summarize are
-    its methods too, written in :mod:`.reading`.
+    its methods too, written in :mod:`.reading`, and the read-only looks at the stored
+    documents ``ctxtrio doctor`` takes (and its index rebuild) in :mod:`.checking`.
 
     ``summarizer`` defaults to an extractive-only one. ``cache_chars`` bounds the chunk
     text kept in memory across loaded documents. Texts shorter than
@@ -90,11 +92,6 @@ class DocumentService(ReadingMethods):
         self._ingest_chars = CharBudget(ingest_chars)
         #: Semantic recall (``--embed-model``), set by ``_wiring.py`` once its task runs.
         self.semantic: SemanticIndex | None = None
-
-    @property
-    def repository(self) -> Repository:
-        """The documents' state in this process (the semantic index shares it)."""
-        return self._repo
 
     # -- ingest, list, forget -------------------------------------------------------
 
@@ -295,6 +292,11 @@ class DocumentService(ReadingMethods):
         # counted, its "estimated" mark inside, is the answer.
         fitted = await self._live.counter.fit_marked(budget, build, render_search)
         return replace(fitted.result, rendered=fitted.text)
+
+
+def repository_of(documents: DocumentService) -> Repository:
+    """The documents' state in ``documents``' process, for what shares it (the semantic index); internal."""
+    return documents._repo
 
 
 def _file_title(file_path: str, source: str) -> str:

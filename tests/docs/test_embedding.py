@@ -14,6 +14,7 @@ from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
 from ctxtrio.docs.packing import Candidate, pack_hits
 from ctxtrio.docs.render import render_search
 from ctxtrio.docs.search import fuse, rerank_fused
+from ctxtrio.docs.service import repository_of
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.llm.messages import LLMSettings
@@ -60,7 +61,7 @@ async def semantic(ctx: Wiring, fake: FakeEmbeddings) -> AsyncIterator[SemanticI
     settings = LLMSettings(BASE, model=fake.model, concurrency=2)
     async with open_llm_client(settings, transport=fake.transport()) as client, trio.open_nursery() as nursery:
         index = SemanticIndex(
-            ctx.documents.repository, Embedder(client, fake.model), VectorStore(ctx.data.vectors_path)
+            repository_of(ctx.documents), Embedder(client, fake.model), VectorStore(ctx.data.vectors_path)
         )
         await nursery.start(index.run)
         ctx.documents.semantic = index
