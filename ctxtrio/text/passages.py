@@ -12,9 +12,10 @@ room by
 * a definition: a line that starts with a name the query asks for, followed by what
   follows a defined name (``def py_scanstring(``, ``work_mem (integer)``, ``-k``),
 
-takes the best-scoring run that comes first (then the shortest), and grows it by whole
-lines, two after for each one before (an answer tends to follow the words that name
-it), while they fit. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
+takes the best-scoring run that comes first (then the shortest), gives it the rest of
+the sentences it cuts and grows it by whole lines, two after for each one before (an
+answer tends to follow the words that name it), while they fit (:mod:`.edges`). HTML
+comment blocks are no part of the text shown: a cut mark stands for them. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
 function the index and the query use; for ranking (:func:`passage_score`,
 :func:`heading_share`) words that differ only by an inflection match
 (:func:`~ctxtrio.text.terms.light_stem`: ``raised`` holds ``raise``), while the window
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from .cutting import CUT_MARK, cut_around
+from .edges import HIDDEN_COST, finish_sentences, grow, hidden_lines
 from .terms import light_stem, terms
 
 if TYPE_CHECKING:
@@ -63,8 +65,6 @@ _LEADING_NAME: Final = re.compile(
 )
 #: What may follow a name where it is defined.
 _AFTER_NAME: Final = "([{<:=|,→"
-#: Lines added after the window for each line added before it while growing.
-_AFTER_PER_BEFORE: Final = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +80,9 @@ class Passage:
     lines: int
     cut_before: bool
     cut_after: bool
+    #: Character ranges inside ``start`` .. ``end`` left out of the text shown: HTML comment
+    #: blocks (``<!-- ... -->`` on lines of their own), which a reader of the rendered page never sees.
+    hidden: tuple[tuple[int, int], ...] = ()
 
     @property
     def cut(self) -> bool:
@@ -102,8 +105,13 @@ def cut_to_passage(text: str, query_terms: Sequence[str], budget_tokens: int, mo
 
 
 def marked_text(text: str, passage: Passage) -> str:
-    """The passage's text with :data:`CUT_MARK` where text was left out."""
-    body = text[passage.start : passage.end]
+    """The passage's text with :data:`CUT_MARK` where text was left out (around it, and in place of its hidden lines)."""
+    parts: list[str] = []
+    at = passage.start
+    for start, end in passage.hidden:
+        parts += [text[at:start], CUT_MARK]
+        at = end
+    body = "".join(parts) + text[at : passage.end]
     return (CUT_MARK + " " if passage.cut_before else "") + body + (" " + CUT_MARK if passage.cut_after else "")
 
 
@@ -115,6 +123,8 @@ class _Line:
     found: frozenset[int]  # the query's words (see _groups) it holds
     phrases: frozenset[tuple[int, int]]
     defines: float
+    #: Part of an HTML comment block: left out of the window shown (see :func:`~.edges.hidden_lines`).
+    hidden: bool = False
 
 
 def best_passage(
@@ -134,7 +144,11 @@ def best_passage(
     core_first, core_last = _core(lines, room)
     if core_first < 0:
         return None
-    first, last = _grow(lines, core_first, core_last, room)
+    costs = [line.cost for line in lines]
+    core_first, core_last = finish_sentences(
+        text.split("\n"), costs, [line.hidden for line in lines], core_first, core_last, room
+    )
+    first, last = grow(costs, core_first, core_last, room)
     while True:
         passage = _passage(text, lines, first, last)
         over = model.estimate(marked_text(text, passage)) - budget_tokens
@@ -152,15 +166,31 @@ def best_passage(
 
 
 def _passage(text: str, lines: Sequence[_Line], first: int, last: int) -> Passage:
-    """Lines ``first`` .. ``last`` (0-based) without blank lines at either end."""
-    while first < last and not text[lines[first].start : lines[first].end].strip():
+    """Lines ``first`` .. ``last`` (0-based) without blank or hidden lines at either end, its
+    hidden lines' runs as character ranges (each with its line break); cut before or after
+    when a line that is neither was left out there."""
+
+    def empty(n: int) -> bool:
+        return lines[n].hidden or not text[lines[n].start : lines[n].end].strip()
+
+    while first < last and empty(first):
         first += 1
-    while last > first and not text[lines[last].start : lines[last].end].strip():
+    while last > first and empty(last):
         last -= 1
     start, end = lines[first].start, lines[last].end
+    hidden: list[tuple[int, int]] = []
+    for n in range(first, last + 1):
+        if not lines[n].hidden:
+            continue
+        if hidden and hidden[-1][1] == lines[n].start:
+            hidden[-1] = (hidden[-1][0], lines[n].end + 1)
+        else:
+            hidden.append((lines[n].start, lines[n].end + 1))
     return Passage(
         start, end, first + 1, last + 1, len(lines),
-        cut_before=bool(text[:start].strip()), cut_after=bool(text[end:].strip()),
+        cut_before=any(not empty(n) for n in range(first)),
+        cut_after=any(not empty(n) for n in range(last + 1, len(lines))),
+        hidden=tuple(hidden),
     )  # fmt: skip
 
 
@@ -218,10 +248,15 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, s
     per_line = _line_terms(text, frozenset(map(light_stem, query_terms)))  # unstemmed, shared by both kinds
     if stem:
         per_line = [list(map(light_stem, line)) for line in per_line]
+    hidden = frozenset() if stem else hidden_lines(raws)
     out: list[_Line] = []
     start = 0
-    for raw, line_terms in zip(raws, per_line, strict=True):
+    for number, (raw, line_terms) in enumerate(zip(raws, per_line, strict=True)):
         end = start + len(raw)
+        if number in hidden:
+            out.append(_Line(start, end, HIDDEN_COST, _NONE, _NO_PHRASES, 0.0, hidden=True))
+            start = end + 1
+            continue
         cost = math.ceil((len(raw) + 1) * tokens_per_char)
         found = _held(line_terms, group, parts)
         phrases: set[tuple[int, int]] = set()
@@ -393,25 +428,3 @@ def _core(lines: Sequence[_Line], room: int, *, long_lines: bool = False) -> tup
         if line.cost <= room:
             return n, n
     return -1, -1
-
-
-def _grow(lines: Sequence[_Line], first: int, last: int, room: int) -> tuple[int, int]:
-    """Add whole lines around ``first`` .. ``last`` while they fit: two after for each one before."""
-    used = sum(line.cost for line in lines[first : last + 1])
-    step = 0
-    while True:
-        before_turn = step % (_AFTER_PER_BEFORE + 1) == _AFTER_PER_BEFORE
-        grown = False
-        for take_before in (before_turn, not before_turn):
-            candidate = first - 1 if take_before else last + 1
-            if 0 <= candidate < len(lines) and used + lines[candidate].cost <= room:
-                used += lines[candidate].cost
-                if take_before:
-                    first = candidate
-                else:
-                    last = candidate
-                grown = True
-                break
-        if not grown:
-            return first, last
-        step += 1

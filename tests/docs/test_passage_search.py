@@ -43,3 +43,20 @@ async def test_hits_share_the_budget_and_say_where_they_are(tmp_path: Path) -> N
             assert 1 <= first <= last <= total
             assert f"#{hit.index} lines {first}-{last}" in text
     assert any(hit.cut for hit in found.hits) and "Whole chunk: doc_window doc_id= from=#." in text
+
+
+#: Node.js 20's doc/api/timers.md (tests/text/fixtures/NOTICE.txt): a `<!-- YAML -->` history under each entry.
+TIMERS = Path(__file__).parents[1] / "text" / "fixtures" / "node_timers.md"
+
+
+async def test_markdown_comments_are_not_shown_and_leave_room_for_the_answer(tmp_path: Path) -> None:
+    """Searching Node's timers reference for `timeout.unref`: no hit shows a `<!-- YAML` history
+    (a cut mark stands for it), the entry's sentence is in, the answer is within its budget."""
+    async with opened(tmp_path, TIMERS.parent) as ctx:
+        await ctx.documents.ingest(file_path=str(TIMERS), doc_id="timers")
+        found = await ctx.documents.search("timeout.unref", budget_tokens=400)
+        model = ctx.live.tokens.current
+    text = render_search(found)
+    assert "<!--" not in text and "-->" not in text
+    assert "When called, the active `Timeout` object will not require the Node.js event" in text
+    assert model.estimate(found.rendered) <= 400

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ctxtrio.text.cutting import CUT_MARK
 from ctxtrio.text.passages import best_passage, heading_share, marked_text, passage_score, unheaded_terms
 from ctxtrio.text.query import query_terms
@@ -162,3 +164,45 @@ def test_light_stems_join_inflections_and_leave_short_words() -> None:
     assert [light_stem(w) for w in ("loads", "lines", "process", "processes", "status", "use", "utf8")] == [
         "load", "lin", "process", "process", "status", "use", "utf8",
     ]  # fmt: skip
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_html_comment_blocks_are_left_out_of_the_window() -> None:
+    """Node's `<!-- YAML ... -->` change history under an API heading is not shown (a cut mark
+    stands for it), so the sentence after it fits where it did not."""
+    text = (FIXTURES / "node_timers.md").read_text(encoding="utf-8")
+    section = text[text.index("### `immediate.unref()`") : text.index("### `immediate[Symbol.dispose]()`")]
+    assert "<!-- YAML" in section
+    for budget in (60, 80, 120):
+        shown = _shown(section, "immediate.unref", budget)
+        assert "<!--" not in shown and "added: v9.7.0" not in shown and "-->" not in shown, budget
+        assert f"### `immediate.unref()`\n\n{CUT_MARK}\n* Returns: {{Immediate}}" in shown, budget
+        assert "When called, the active `Immediate` object will not require the Node.js event" in shown, budget
+        assert MODEL.estimate(shown) <= budget
+
+
+def test_a_comment_the_text_starts_or_ends_inside_is_hidden_too() -> None:
+    """A chunk cut inside a comment block: its lines up to `-->`, or from `<!--` to the end, are not shown."""
+    lines = ["  pr-url: https://github.com/nodejs/node/pull/1", "-->", "", "The answer follows the history here."]
+    shown = _shown(_text([*lines, "", "<!-- YAML", "added: v1.0.0"]), "answer history", 40)
+    assert shown == "The answer follows the history here."
+
+
+def test_a_window_takes_the_rest_of_the_sentences_it_cuts() -> None:
+    """The window around a term in mid-sentence starts where that sentence starts (the line
+    before goes on into it) and ends where it ends, before growing as usual."""
+    prose = (
+        "The sequence functions are listed below.\n\n"
+        "Returns the value most recently obtained by nextval for this sequence in the\n"
+        "current session. An error is reported if nextval has never been called for\n"
+        "this sequence in this session. Because this is returning a session-local\n"
+        "value, it gives a predictable answer whether or not other sessions have\n"
+        "executed nextval since the current session did.\n"
+    )
+    shown = _shown(prose, "called", 70)
+    assert shown.startswith(f"{CUT_MARK} Returns the value most recently obtained by nextval")
+    assert "this sequence in this session. Because" in shown
+    log = _text([f"2026-12-01T10:00:{n:02d} INFO step {n} called ok" for n in range(30)])
+    assert _shown(log, "step 12", 30).count("\n") >= 1  # log records start no sentence of the line above

@@ -1,0 +1,104 @@
+"""Where a window of whole lines ends, for :mod:`.passages`. Pure.
+
+A window chosen around the query's words (its core) is first given the rest of the
+sentences it cuts (:func:`finish_sentences`: wrapped prose whose sentence starts on the
+line above the core, or ends on the line below), then grown by whole lines, two after
+for each one before (:func:`grow`: an answer tends to follow the words that name it).
+Lines no reader of the rendered page sees, HTML comment blocks (:func:`hidden_lines`:
+Node's API reference puts a ``<!-- YAML`` change history under every entry), cost
+almost nothing and are left out of the text shown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["AFTER_PER_BEFORE", "HIDDEN_COST", "finish_sentences", "grow", "hidden_lines"]
+
+#: Lines added after the window for each line added before it while growing.
+AFTER_PER_BEFORE: Final = 2
+#: What a hidden line costs in the window shown (a run of them is one cut mark): a ceiling.
+HIDDEN_COST: Final = 1
+#: Lines at most added at either end of the core to finish a sentence it cuts.
+_SENTENCE_LINES: Final = 3
+#: A line that ends a sentence (or a clause that introduces what follows: ``:``).
+_SENTENCE_END: Final = re.compile(r"[.!?:;][\"')\]`*_”’]*\s*$")
+#: Inline markup a line that goes on with the sentence above it may start with.
+_MARKUP_GOES_ON: Final = re.compile(r"\s*(?:[`(\[\"'“]|[*_:]\S)")
+
+
+def hidden_lines(raws: Sequence[str]) -> frozenset[int]:
+    """The lines of HTML comment blocks: from a line that starts with ``<!--`` to the line that
+    ends with ``-->`` (both included; a block the text ends inside runs to its end, and the
+    lines up to a first ``-->`` that no ``<!--`` opened, when the text starts inside one).
+    Markdown and HTML never show them; a comment that shares a line with text stays."""
+    hidden: set[int] = set()
+    opened: int | None = None
+    closed = False
+    for number, raw in enumerate(raws):
+        line = raw.strip()
+        if opened is None and line.startswith("<!--"):
+            opened = number
+        if line.endswith("-->"):
+            if opened is not None:
+                hidden.update(range(opened, number + 1))
+            elif not closed and "<!--" not in line and number < len(raws) - 1:
+                hidden.update(range(number + 1))  # the text starts inside a comment
+            opened, closed = None, True
+    if opened is not None:
+        hidden.update(range(opened, len(raws)))
+    return frozenset(hidden)
+
+
+def finish_sentences(
+    raws: Sequence[str], costs: Sequence[int], hidden: Sequence[bool], first: int, last: int, room: int
+) -> tuple[int, int]:
+    """Lines ``first`` .. ``last`` of ``raws`` with the lines that finish the sentences cut at its
+    ends, a line before then one after, at most :data:`_SENTENCE_LINES` each way, while they fit
+    ``room`` (in ``costs``): a line before belongs to the window when it does not end a sentence
+    and the window's first line goes on with it (a lowercase word or inline markup: wrapped
+    prose, not a log's next record); a line after likewise. Blank and hidden lines end everything."""
+    used = sum(costs[first : last + 1])
+
+    def joined(n: int) -> bool:  # line n + 1 goes on with the sentence of line n
+        raw, following = raws[n], raws[n + 1]
+        if hidden[n] or hidden[n + 1] or not raw.strip() or _SENTENCE_END.search(raw):
+            return False
+        return following.lstrip()[:1].islower() or _MARKUP_GOES_ON.match(following) is not None
+
+    for _ in range(_SENTENCE_LINES):
+        grown = False
+        before, after = first - 1, last + 1
+        if before >= 0 and joined(before) and used + costs[before] <= room:
+            used, first, grown = used + costs[before], before, True
+        if after < len(raws) and joined(last) and used + costs[after] <= room:
+            used, last, grown = used + costs[after], after, True
+        if not grown:
+            break
+    return first, last
+
+
+def grow(costs: Sequence[int], first: int, last: int, room: int) -> tuple[int, int]:
+    """Add whole lines around ``first`` .. ``last`` while they fit ``room``: two after for each one before."""
+    used = sum(costs[first : last + 1])
+    step = 0
+    while True:
+        before_turn = step % (AFTER_PER_BEFORE + 1) == AFTER_PER_BEFORE
+        grown = False
+        for take_before in (before_turn, not before_turn):
+            candidate = first - 1 if take_before else last + 1
+            if 0 <= candidate < len(costs) and used + costs[candidate] <= room:
+                used += costs[candidate]
+                if take_before:
+                    first = candidate
+                else:
+                    last = candidate
+                grown = True
+                break
+        if not grown:
+            return first, last
+        step += 1
