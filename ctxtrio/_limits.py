@@ -1,18 +1,27 @@
 """Every numeric bound on an argument, and the one check that enforces them.
 
-The services check their arguments with :func:`check_range` (library users get the same
-InputError the model does); the tool table advertises the same :class:`Bounds` as
+The services check their arguments with :func:`check_range`, once: library users get the
+same InputError the model does. The tool table advertises the same :class:`Bounds` as
 ``minimum``/``maximum`` in each tool's schema, so the text the model reads and the rule
 the service applies cannot drift apart. The CLI validates ``--budget`` against
 :data:`BUDGET` too.
+
+Where a tool calls an argument by another name than the library (``from`` for
+``start``), the tool wraps the service call in :func:`calling`, and the service's own
+check names the argument as the tool's caller does.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ._errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
 
 __all__ = [
     "BUDGET",
@@ -29,6 +38,8 @@ __all__ = [
     "SEARCH_WORDS",
     "SUMMARY_TARGET",
     "Bounds",
+    "called",
+    "calling",
     "check_budget",
     "check_range",
 ]
@@ -78,12 +89,35 @@ LIST_LIMIT: Final = Bounds(1)
 MAX_TAGS: Final = 10
 
 
+#: The library's argument names -> the names the caller uses, in the task that calls (see :func:`calling`).
+_CALLED: ContextVar[Mapping[str, str]] = ContextVar("ctxtrio_argument_names", default={})
+
+
+@contextmanager
+def calling(**names: str) -> Iterator[None]:
+    """Inside this block, argument errors name ``start`` as ``names["start"]`` (and so on).
+
+    For a tool whose arguments the library calls otherwise (``calling(start="from",
+    end="to")`` around a ``doc_window`` call): the service checks once, in the caller's words.
+    """
+    token = _CALLED.set(names)
+    try:
+        yield
+    finally:
+        _CALLED.reset(token)
+
+
+def called(name: str) -> str:
+    """What the caller calls the library's argument ``name`` (itself, outside :func:`calling`)."""
+    return _CALLED.get().get(name, name)
+
+
 def check_range(name: str, value: int | None, bounds: Bounds) -> None:
-    """Raise InputError unless ``value`` is None or an integer within ``bounds``."""
+    """Raise InputError unless ``value`` is None or an integer within ``bounds`` (named as the caller does)."""
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value not in bounds:
-        raise InputError(f"{name} must be {bounds.describe()}, got {value!r}")
+        raise InputError(f"{called(name)} must be {bounds.describe()}, got {value!r}")
 
 
 def check_budget(budget_tokens: int | None, default: int) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._errors import InputError
-from .._limits import CHUNK_INDEX, check_range
+from .._limits import CHUNK_INDEX, called, check_range
 from .sandbox import check_text, read_source
 
 if TYPE_CHECKING:
@@ -19,15 +19,15 @@ def read_file(file_path: str, config: Config, limit: int) -> tuple[str, str]:
     return check_text(text, max_chars=limit, name=str(resolved)), str(resolved)
 
 
-def check_start_end(start: int | None, end: int | None, names: tuple[str, str] = ("start", "end")) -> None:
+def check_start_end(start: int | None, end: int | None) -> None:
     """Check a chunk range; errors name its ends as the caller calls them.
 
-    The library's methods say ``start``/``end`` (the default); the tools say ``from``/``to``
-    and check with those names before calling the service.
+    The library's methods say ``start``/``end``; the tools say ``from``/``to`` and call the
+    service inside :func:`~ctxtrio._limits.calling`.
     """
-    first, last = names
-    check_range(first, start, CHUNK_INDEX)
-    check_range(last, end, CHUNK_INDEX)
+    check_range("start", start, CHUNK_INDEX)
+    check_range("end", end, CHUNK_INDEX)
+    first, last = called("start"), called("end")
     if start is not None and end is not None and end < start:
         raise InputError(f"{last}={end} is before {first}={start}; {last} is the last chunk to include")
 

@@ -2,8 +2,9 @@
 
 The full table (:mod:`.table`) costs a small model about 1.7k tokens of its window just
 to list. This profile keeps what a small model needs, as rows of the same kind, and
-runs the full table's handlers underneath (their arguments parsed by the same
-:func:`~.spec.parse_arguments`, so every bound and default is the full tool's):
+runs the full table's handlers underneath: its own arguments are parsed once (same kinds as
+the full tool's), the full tool's defaults fill in the rest, and every bound is the
+full tool's service's check:
 
 * ``context_guide`` — the compact workflow and this instance's settings;
 * ``memory`` — append a note and/or recall, in one call (context_append + context_recall);
@@ -21,7 +22,7 @@ from .documents import DOC_TABLE
 from .guide import guide_text
 from .results import ToolResult, text_result
 from .sessions import SESSION_TABLE
-from .spec import BUDGET_PARAM, Args, Call, Hints, Param, Tool, parse_arguments
+from .spec import BUDGET_PARAM, Args, Call, Hints, Param, Tool, parsed_for
 
 if TYPE_CHECKING:
     from .._wiring import Wiring
@@ -39,9 +40,10 @@ ctxtrio keeps what does not fit in your window. Nothing is automatic: call it.
 Never paste a whole document into a note: ingest it."""
 
 
-async def _run(name: str, ctx: Wiring, raw: dict[str, object], call: Call) -> ToolResult:
+async def _run(name: str, ctx: Wiring, given: dict[str, JSON], call: Call) -> ToolResult:
+    """The full tool ``name``'s handler on arguments this profile already parsed (None: its default)."""
     tool = _FULL[name]
-    return await tool.handler(ctx, parse_arguments(tool.params, {k: v for k, v in raw.items() if v is not None}), call)
+    return await tool.handler(ctx, parsed_for(tool.params, given), call)
 
 
 async def compact_guide(ctx: Wiring, args: Args, call: Call) -> ToolResult:

@@ -7,7 +7,9 @@ structured content; a search, a window and an outline come rendered by the servi
 (``rendered``: the text it counted against the budget), so they are rendered once.
 
 ``doc_window``, ``doc_outline`` and ``doc_summarize`` take a parameter named ``from``
-(a Python keyword, which is why the handlers read it by name from :class:`Args`).
+(a Python keyword, which is why the handlers read it by name from :class:`Args`), and
+``to``: the library's ``start`` and ``end``. The service checks them, inside
+:func:`~ctxtrio._limits.calling`, so its errors say ``from``/``to``.
 """
 
 from __future__ import annotations
@@ -15,9 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .._limits import CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET
+from .._limits import CHUNK_INDEX, OUTLINE_CHUNKS, SEARCH_LIMIT, SUMMARY_TARGET, calling, check_range
 from ..docs import render
-from ..docs.arguments import check_start_end
 from ..docs.model import DocSummary, DocumentInfo, IngestResult, Outline, SearchHit, SearchResult, Window
 from .deadline import llm_deadline
 from .output import Output
@@ -76,13 +77,14 @@ async def doc_ingest(ctx: Wiring, args: Args, call: Call) -> ToolResult:
 
 async def doc_outline(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
-    outline = await ctx.documents.outline(
-        doc_id,
-        summarize=args.flag("summarize"),
-        start=args.opt_integer("from") or 0,
-        max_chunks=args.integer("max_chunks"),
-        wait=llm_deadline(ctx),
-    )
+    with calling(start="from"):
+        outline = await ctx.documents.outline(
+            doc_id,
+            summarize=args.flag("summarize"),
+            start=args.opt_integer("from") or 0,
+            max_chunks=args.integer("max_chunks"),
+            wait=llm_deadline(ctx),
+        )
     return text_result(outline.rendered, _OUTLINE.dump(outline))
 
 
@@ -96,45 +98,39 @@ async def doc_search(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     return text_result(result.rendered, _FOUND.dump(result))
 
 
-def _chunk_range(args: Args) -> tuple[int | None, int | None]:
-    """``from`` and ``to``, checked under the names the model used (the library says start and end)."""
-    start, end = args.opt_integer("from"), args.opt_integer("to")
-    check_start_end(start, end, names=("from", "to"))
-    return start, end
-
-
 async def doc_window(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
-    start, end = _chunk_range(args)
-    window = await ctx.documents.window(
-        doc_id,
-        start=start,
-        end=end,
-        budget_tokens=args.opt_integer("budget_tokens"),
-        reset=args.flag("reset"),
-        session_id=args.opt_text("session_id"),
-    )
+    with calling(start="from", end="to"):
+        window = await ctx.documents.window(
+            doc_id,
+            start=args.opt_integer("from"),
+            end=args.opt_integer("to"),
+            budget_tokens=args.opt_integer("budget_tokens"),
+            reset=args.flag("reset"),
+            session_id=args.opt_text("session_id"),
+        )
     return text_result(window.rendered, _WINDOW.dump(window))
 
 
 async def doc_summarize(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     doc_id = args.text("doc_id")
-    start, end = _chunk_range(args)
-    summary = await ctx.documents.summarize(
-        doc_id,
-        start=start,
-        end=end,
-        target_tokens=args.integer("target_tokens"),
-        refresh=args.flag("refresh"),
-        progress=call.progress,
-        wait=llm_deadline(ctx),
-    )
+    with calling(start="from", end="to"):
+        summary = await ctx.documents.summarize(
+            doc_id,
+            start=args.opt_integer("from"),
+            end=args.opt_integer("to"),
+            target_tokens=args.integer("target_tokens"),
+            refresh=args.flag("refresh"),
+            progress=call.progress,
+            wait=llm_deadline(ctx),
+        )
     return text_result(render.render_summary(summary), _SUMMARY.dump(summary))
 
 
 async def doc_list(ctx: Wiring, args: Args, call: Call) -> ToolResult:
-    infos = await ctx.documents.list_documents()
     start = args.opt_integer("from") or 0
+    check_range("from", start, CHUNK_INDEX)  # an offset into the list: this tool's own, no service checks it
+    infos = await ctx.documents.list_documents()
     text, shown, next_offset = render.render_list_page(
         infos, offset=start, budget_tokens=ctx.live.budget_tokens, model=ctx.live.tokens.current
     )

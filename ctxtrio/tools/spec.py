@@ -3,18 +3,19 @@
 A tool is a module-level handler plus data: name, title, description, parameters,
 hints, the argument names that go into the audit line, and the type of its structured
 result. The SDK never sees the handler's signature: the input schema is generated here
-from :class:`Param` (bounds come from :mod:`ctxtrio._limits`, the same constants the
-services check), and :func:`parse_arguments` checks the JSON arguments against the same
-parameters (types and bounds) before the handler runs, so an error names an argument as
-the tool calls it (``from``, which the library calls ``start``).
+from :class:`Param`, and :func:`parse_arguments` checks that each required argument is
+there and each is of its type before the handler runs.
 
-The budget is the exception, checked once: ``budget_tokens`` has the same name in the
-tools and the library, and the service that spends it checks it
-(:func:`~ctxtrio._limits.check_budget`, first among its own checks), so
-:data:`BUDGET_PARAM` only advertises its bounds. A call with a bad budget and another bad
-argument gets the other argument's error when this module checks that one (a missing or
-mistyped argument, ``limit=0``), the budget's when the service does (a query with no
-words).
+Bounds are checked once, by the service (:func:`~ctxtrio._limits.check_range`, library
+callers get the same InputError): a :class:`Param`'s ``bounds`` come from
+:mod:`ctxtrio._limits`, the constants the service checks, and only go into the schema
+(``minimum``/``maximum``). Where the tool calls an argument otherwise than the library
+(``from``, which the library calls ``start``), the handler calls the service inside
+:func:`~ctxtrio._limits.calling`, so the error names the argument as the tool does. A
+call with two bad arguments gets a missing or mistyped one's error first (checked here),
+then the first the service checks (each service checks the budget first; doc_outline
+``from`` before ``max_chunks``). A tool that uses a bounded argument itself, with no
+service to check it (``doc_list``'s ``from``), checks it in its handler.
 
 Arguments are taken as the client sent them. A string parameter gets the string, even
 when it looks like JSON (``"null"``, ``"[1]"``, a JSON document to ingest); only a
@@ -29,10 +30,10 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from .._errors import InputError
-from .._limits import BUDGET, Bounds, check_range
+from .._limits import BUDGET, Bounds
 from .._progress import Progress
 from .._setting import yes_no
 from ..store.records import JSON
@@ -58,6 +59,7 @@ __all__ = [
 Kind = Literal["string", "integer", "boolean", "array"]
 
 _INTEGER = re.compile(r"-?\d{1,18}")
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +71,8 @@ class Param:
     required: bool = False
     default: JSON = None
     description: str = ""
+    #: Advertised in the schema; checked by the service (or the handler that uses the value).
     bounds: Bounds | None = None
-    #: The service checks ``bounds`` under this same name (library callers get the same
-    #: InputError), so :func:`parse_arguments` leaves them to it: one check per call.
-    service_checks: bool = False
 
     def schema(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {"type": self.kind}
@@ -90,8 +90,8 @@ class Param:
 
 
 #: ``budget_tokens`` of every reading tool: the schema shows the bounds the services check
-#: with :func:`~ctxtrio._limits.check_budget` (the only check of a budget).
-BUDGET_PARAM = Param("budget_tokens", "integer", bounds=BUDGET, service_checks=True)
+#: with :func:`~ctxtrio._limits.check_budget`.
+BUDGET_PARAM = Param("budget_tokens", "integer", bounds=BUDGET)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,19 +187,29 @@ class Args:
 
 
 def parse_arguments(params: tuple[Param, ...], raw: Mapping[str, object] | None) -> Args:
-    """Check ``raw`` against ``params``: InputError naming the argument and the fix."""
-    raw = raw or {}
+    """Check ``raw`` against ``params`` (presence and types; bounds are the service's): InputError naming the argument."""
+    return _arguments(params, raw or {}, _coerce)
+
+
+def parsed_for(params: tuple[Param, ...], given: Mapping[str, JSON]) -> Args:
+    """Values another row's parameters of the same kinds parsed already, as ``params``' arguments, not parsed again.
+
+    Defaults fill what is not given (None); a required one missing is the same InputError.
+    For the compact profile, which runs the full tools' handlers.
+    """
+    return _arguments(params, given, lambda _, value: value)
+
+
+def _arguments(params: tuple[Param, ...], given: Mapping[str, _V], take: Callable[[Param, _V], JSON]) -> Args:
     values: dict[str, JSON] = {}
     for param in params:
-        value = raw.get(param.name)
+        value = given.get(param.name)
         if value is None:
             if param.required:
                 raise InputError(f"{param.name} is required")
             values[param.name] = param.default
         else:
-            values[param.name] = checked = _coerce(param, value)
-            if param.bounds is not None and not param.service_checks and isinstance(checked, int):
-                check_range(param.name, checked, param.bounds)
+            values[param.name] = take(param, value)
     return Args(values)
 
 
