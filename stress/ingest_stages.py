@@ -40,7 +40,7 @@ from mcp import types
 from real_text import CORPORA, Doc, load, megabytes
 
 from ctxtrio.docs.catalog import commit_record
-from ctxtrio.docs.chunks import chunk_body
+from ctxtrio.docs.chunks import chunk_body, heading_terms
 from ctxtrio.docs.ingest import text_digest
 from ctxtrio.docs.model import DocumentInfo
 from ctxtrio.store.index import _SCHEMA
@@ -57,9 +57,10 @@ if TYPE_CHECKING:
 CHUNK_TOKENS, OVERLAP_TOKENS = 800, 80
 
 
-def index_terms(chunk: Chunk) -> str:
-    """What the index is given for a chunk (one function: :func:`ctxtrio.text.terms.index_text`)."""
-    return index_text(chunk.text)
+def index_terms(chunk: Chunk) -> tuple[str, str]:
+    """What the index is given for a chunk: its text's terms (:func:`ctxtrio.text.terms.index_text`)
+    and its trail's (:func:`ctxtrio.docs.chunks.heading_terms`)."""
+    return index_text(chunk.text), heading_terms(chunk.trail)
 
 
 T = TypeVar("T")
@@ -97,11 +98,11 @@ def write_journal(path: Path, lines: list[bytes]) -> None:
     os.close(fd)
 
 
-def insert_rows(index: sqlite3.Connection, journal: str, terms: list[str]) -> None:
+def insert_rows(index: sqlite3.Connection, journal: str, terms: list[tuple[str, str]]) -> None:
     index.execute("BEGIN IMMEDIATE")
     index.executemany(
-        "INSERT INTO chunks(terms, journal, item, line_start, line_end) VALUES(?, ?, ?, ?, ?)",
-        [(text, journal, str(i), 0, 0) for i, text in enumerate(terms)],
+        "INSERT INTO chunks(terms, heading, journal, item, line_start, line_end) VALUES(?, ?, ?, ?, ?, ?)",
+        [(text, heading, journal, str(i), 0, 0) for i, (text, heading) in enumerate(terms)],
     )
     index.execute("COMMIT")
 

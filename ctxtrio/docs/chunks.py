@@ -12,6 +12,7 @@ record bodies) so the store writer only writes and the event loop stays free.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -38,18 +39,30 @@ __all__ = [
     "chunk_record",
     "chunk_rows",
     "encoded_body",
+    "heading_terms",
     "load_generation",
     "summary_record",
 ]
 
 
 def chunk_rows(record: Record) -> list[IndexRow]:
-    """What a generation-file record contributes to the search index: a chunk's text, keyed
-    by its index; nothing for other kinds. The store indexes with this (see _wiring.py)."""
-    text = record.get("text")
+    """What a generation-file record contributes to the search index: a chunk's text and its
+    heading trail (:func:`heading_terms`), keyed by its index; nothing for other kinds. The
+    store indexes with this (see _wiring.py)."""
+    text, trail = record.get("text"), record.get("trail")
     if record.get("kind") != "chunk" or not isinstance(text, str):
         return []
-    return [IndexRow("chunks", str(record.get("index")), index_text(text))]
+    headings = tuple(str(title) for title in trail) if isinstance(trail, list) else ()
+    return [IndexRow("chunks", str(record.get("index")), index_text(text), heading_terms(headings))]
+
+
+@functools.lru_cache(maxsize=1024)
+def heading_terms(trail: tuple[str, ...]) -> str:
+    """The index text of a chunk's heading trail (``os — Miscellaneous ... > function
+    makedirs``): searchable beside the text, so a chunk under ``class Event > method set``
+    that holds ``wait`` is found for ``threading.Event.wait``. Cached: the chunks of a
+    section share their trail."""
+    return index_text("\n".join(trail))
 
 
 #: A chunk as kept in memory for reading is the chunker's own value object.
@@ -98,7 +111,7 @@ class ChunkBatcher:
             stored = StoredChunk(chunk.index, chunk.text, chunk.start, chunk.end, chunk.trail, chunk.tokens)
             chunks.append(stored)
             records.append(chunk_record(stored))
-            rows.append([IndexRow("chunks", str(chunk.index), index_text(chunk.text))])
+            rows.append([IndexRow("chunks", str(chunk.index), index_text(chunk.text), heading_terms(chunk.trail))])
             if len(chunks) >= self._batch_size:
                 break
         if not chunks:

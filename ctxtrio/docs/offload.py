@@ -30,7 +30,7 @@ from ..store.rows import IndexRow
 from ..text.kinds import Kind
 from ..text.terms import ascii_index_text
 from ._chunk_worker import FRAME_HEADER, PreparedChunk
-from .chunks import Batch, StoredChunk, chunk_record
+from .chunks import Batch, StoredChunk, chunk_record, heading_terms
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -144,7 +144,7 @@ def batch_from_frame(text: str, frame: bytes) -> Batch:
         chunk = StoredChunk(index, piece, start, end, tuple(trail), tokens)
         chunks.append(chunk)
         records.append(chunk_record(chunk, encoded=encoded or b""))
-        rows.append([IndexRow("chunks", str(index), terms)])
+        rows.append([IndexRow("chunks", str(index), terms, heading_terms(chunk.trail))])
     return Batch(chunks, records, rows, chunks[-1].end)
 
 

@@ -53,13 +53,17 @@ _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(
-    terms, journal UNINDEXED, item UNINDEXED, line_start UNINDEXED, line_end UNINDEXED, tokenize="{_TOKENIZER}"
+    terms, heading, journal UNINDEXED, item UNINDEXED, line_start UNINDEXED, line_end UNINDEXED, tokenize="{_TOKENIZER}"
 );
 """
 #: ``PRAGMA user_version`` of the schema above. An index of another version is emptied
 #: and re-indexed from the journals when opened (it is derived data).
 #: 2: chunk rows carry the byte range of their journal line (``line_start``, ``line_end``).
-SCHEMA_VERSION = 2
+#: 3: a chunk's heading trail is indexed in its own column (``heading``).
+SCHEMA_VERSION = 3
+#: BM25 weight of the ``heading`` column against the text's (1.0): FTS5 sums each column's
+#: BM25, so a word the trail holds counts once more, scaled by this.
+HEADING_WEIGHT = 1.0
 #: How long the writer waits for SQLite's write lock held by another process before it
 #: defers the update (the journals are durable; the gap is filled later), and how long
 #: a reader waits on a lock (rare under WAL).
@@ -317,10 +321,11 @@ class SearchIndex:
         levels = fts_levels(query_terms)
         if not levels or limit <= 0 or (journals is not None and not journals):
             return []
-        sql = f"SELECT rowid, journal, item, bm25({table}), line_start, line_end FROM {table} WHERE {table} MATCH ?"
+        rank = f"bm25({table}, 1.0, {HEADING_WEIGHT})"
+        sql = f"SELECT rowid, journal, item, {rank}, line_start, line_end FROM {table} WHERE {table} MATCH ?"
         if journals is not None:
             sql += f" AND journal IN ({','.join('?' * len(journals))})"
-        sql += f" ORDER BY bm25({table}) LIMIT ?"
+        sql += f" ORDER BY {rank} LIMIT ?"
         self._check_identity()
         found: dict[int, Hit] = {}
         try:
@@ -360,10 +365,13 @@ def _set_watermark(conn: sqlite3.Connection, journal: str, offset: int) -> None:
 def _insert(conn: sqlite3.Connection, journal: str, rows: Sequence[tuple[IndexRow, int, int]]) -> int:
     """Insert rows, each with the byte range of the journal line it came from."""
     for table in _TABLES:
-        values = [(row.terms, journal, row.item, start, end) for row, start, end in rows if row.table == table]
+        values = [
+            (row.terms, row.heading, journal, row.item, start, end) for row, start, end in rows if row.table == table
+        ]
         if values:
             conn.executemany(
-                f"INSERT INTO {table}(terms, journal, item, line_start, line_end) VALUES(?, ?, ?, ?, ?)", values
+                f"INSERT INTO {table}(terms, heading, journal, item, line_start, line_end) VALUES(?, ?, ?, ?, ?, ?)",
+                values,
             )
     return len(rows)
 

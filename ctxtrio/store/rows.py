@@ -33,6 +33,9 @@ class IndexRow:
     table: Table
     item: str
     terms: str
+    #: The terms of the item's headings (a chunk's trail), a column of its own: a hit on a
+    #: word only the headings hold, weighted by :data:`~.index.HEADING_WEIGHT`.
+    heading: str = ""
 
 
 @dataclass(frozen=True, slots=True)
