@@ -90,6 +90,9 @@ class IndexingState:
     def __init__(self) -> None:
         #: Set while the writer indexes a batch it already acknowledged.
         self._indexing: trio.Event | None = None
+        #: Set by a search that waits: the writer indexes what is queued at once, without
+        #: waiting to gather more (replaced by the writer once it starts that flush).
+        self.wanted = trio.Event()
 
     def started(self) -> trio.Event:
         """The writer acknowledges a batch it has yet to index: searches wait for the event returned."""
@@ -103,9 +106,10 @@ class IndexingState:
         indexing.set()
 
     async def settled(self) -> None:
-        """Wait until every acknowledged append is in the index (at most one batch away)."""
+        """Wait until every acknowledged append is in the index; queued work is indexed at once."""
         indexing = self._indexing
         if indexing is not None:
+            self.wanted.set()
             await indexing.wait()
 
 

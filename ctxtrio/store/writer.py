@@ -7,8 +7,9 @@ only then wakes each producer, so an append is acknowledged only once it is dura
 Then SQLite indexes it, in a task of its own (:class:`_Indexer`): producers already
 run meanwhile and the next batches are written and fsynced, while searches wait for it
 (``index_settled``), so every search sees every acknowledged append. Batches are
-indexed in order; those acknowledged while a flush runs are indexed together by the
-next one, in one transaction. A batch with removals, catch-ups or heals waits for the
+indexed in order, gathered: a flush starts :data:`FLUSH_DELAY_S` after the first batch
+it takes (at once when a search waits for it or much is queued), so documents ingested
+one after another are indexed several to a transaction and a worker-thread call. A batch with removals, catch-ups or heals waits for the
 index first. A full channel makes producers wait.
 
 Cancellation: a batch runs in one worker thread; trio does not abandon it, so a
@@ -51,6 +52,9 @@ log = logging.getLogger("ctxtrio.store")
 
 #: The most operations one batch takes.
 MAX_BATCH = 4096
+#: How long acknowledged appends wait to be indexed with later ones (a search, or
+#: :attr:`_Indexer.PROMPT_CHARS` of index text queued, starts the flush at once).
+FLUSH_DELAY_S = 0.05
 
 
 async def run_store_writer(
@@ -107,6 +111,7 @@ async def run_store_writer(
                             op.outcome.error = StoreError("the store writer stopped before this append")
                         op.outcome.done.set()
                 await indexer.keep_up()
+            indexer.closing()
     finally:
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(index.close)
@@ -116,18 +121,22 @@ async def run_store_writer(
 class _Indexer:
     """Indexes acknowledged appends in order, in as few SQLite transactions as it can.
 
-    One flush runs at a time, in a worker thread, in a task of ``nursery``; what the
-    writer acknowledges meanwhile is queued and indexed by the next flush, all of it in
-    one transaction (an FTS5 transaction has a fixed cost: 50 documents indexed one
-    transaction each take ~1.6x the time of one transaction for all). Searches wait
-    for :meth:`StoreHandle.index_settled`, the event of the latest work queued, which
-    is set only once everything before it is indexed too. Cancelling the nursery
-    leaves the journals durable; the index catches up from them at the next start.
+    One flush runs at a time, in a worker thread, in a task of ``nursery``; it starts
+    :data:`FLUSH_DELAY_S` after work is queued, and what the writer acknowledges until
+    then, or while a flush runs, is indexed by one flush, all of it in one transaction
+    (an FTS5 transaction has a fixed cost: 50 documents indexed one transaction each
+    take ~1.6x the time of one transaction for all; and each flush is a worker-thread
+    call). A search that waits (:meth:`StoreHandle.index_settled`, the event of the
+    latest work queued, set only once everything before it is indexed too) or
+    :attr:`PROMPT_CHARS` queued start it at once. Cancelling the nursery leaves the
+    journals durable; the index catches up from them at the next start.
     """
 
     #: Characters of index text queued before the writer waits for the flush in progress
     #: (bounds memory; transactions of ~10 documents of 100 KB already cost no more per byte).
     MAX_QUEUED_CHARS = 8_000_000
+    #: Characters of index text queued that start a flush without waiting for more.
+    PROMPT_CHARS = 1_000_000
 
     def __init__(
         self, indexing: IndexingState, data: DataDir, index: SearchIndex, health: IndexHealth, nursery: trio.Nursery
@@ -143,6 +152,9 @@ class _Indexer:
         self._queued: trio.Event | None = None
         #: Set when the flush in progress ends (None: none runs).
         self._running: trio.Event | None = None
+        #: A task waits to start the next flush (see :meth:`_start_later`).
+        self._waiting = False
+        self._closing = False
 
     def add(self, pending: list[IndexWork]) -> None:
         """Queue a batch's index work; start a flush unless one runs (it starts the next)."""
@@ -152,7 +164,28 @@ class _Indexer:
         self._queued_chars += sum(len(row.terms) for *_, rows in pending for found in rows.values() for row in found)
         if self._queued is None:
             self._queued = self._indexing.started()
-        if self._running is None:
+        if self._queued_chars >= self.PROMPT_CHARS:
+            self._indexing.wanted.set()
+        self._schedule()
+
+    def _schedule(self) -> None:
+        """Start the next flush once the one in progress ends and the delay has passed."""
+        if self._running is None and not self._waiting:
+            self._waiting = True
+            self._nursery.start_soon(self._start_later)
+
+    def closing(self) -> None:
+        """No more work comes: index what is queued without waiting for more."""
+        self._closing = True
+        self._indexing.wanted.set()
+
+    async def _start_later(self) -> None:
+        if not self._closing:
+            with trio.move_on_after(FLUSH_DELAY_S):
+                await self._indexing.wanted.wait()
+        self._waiting = False
+        self._indexing.wanted = trio.Event()  # a search waiting from now on asks again
+        if self._queue and self._running is None:
             self._start()
 
     async def keep_up(self) -> None:
@@ -177,7 +210,7 @@ class _Indexer:
             self._running = None
             self._indexing.finished(event)
             if self._queue:
-                self._start()
+                self._schedule()
 
 
 def _fail_unfinished(batch: list[StoreOp], exc: Exception) -> None:

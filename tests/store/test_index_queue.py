@@ -13,6 +13,7 @@ from ctxtrio.docs.chunks import chunk_rows
 from ctxtrio.store.index import Appended, SearchIndex
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import NewRecord
+from ctxtrio.store import writer as writer_module
 from ctxtrio.store.writer import run_store_writer
 
 if TYPE_CHECKING:
@@ -60,13 +61,14 @@ async def test_appends_acknowledged_during_a_flush_share_the_next_transaction(
     """While one index flush is held up, later appends are acknowledged at once; the next flush
     indexes all of them in one transaction, and a search made meanwhile waits for it and finds them."""
     data = prepare_data_dir(tmp_path / "data")
-    flushes, hold, _ = _hold_first_flush(monkeypatch)
+    flushes, hold, first_started = _hold_first_flush(monkeypatch)
     paths = _doc_paths(data, 6)
     async with trio.open_nursery() as nursery:
         store: StoreHandle = await nursery.start(
             partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows)
         )
         await store.append(paths[0], [_chunk(0, "zebra0 first")])
+        assert await trio.to_thread.run_sync(first_started.wait, 10)  # after FLUSH_DELAY_S
         for number, path in enumerate(paths[1:], start=1):
             await store.append(path, [_chunk(0, f"zebra{number} later")])  # acknowledged though the index is held
         assert len(flushes) == 1
@@ -119,4 +121,28 @@ async def test_maintenance_waits_for_index_work_queued_behind_a_flush(
             await removed.wait()
         hits = await store.search("chunks", ["numbat"], journals=None, limit=5)
         assert sorted(hit.journal for hit in hits) == sorted(data.journal_name(path) for path in paths[:2])
+        await store.aclose()
+
+
+async def test_appends_in_a_row_are_indexed_together_and_a_search_does_not_wait_for_the_delay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Appends acknowledged one after another within FLUSH_DELAY_S share one flush; a search
+    made right after them starts that flush at once and finds them all."""
+    data = prepare_data_dir(tmp_path / "data")
+    flushes, hold, _ = _hold_first_flush(monkeypatch)
+    hold.set()  # spy only
+    monkeypatch.setattr(writer_module, "FLUSH_DELAY_S", 3600.0)  # only a search can start the flush
+    paths = _doc_paths(data, 5)
+    async with trio.open_nursery() as nursery:
+        store: StoreHandle = await nursery.start(
+            partial(run_store_writer, data, lock_timeout_s=5.0, rows_for=chunk_rows)
+        )
+        for number, path in enumerate(paths):
+            await store.append(path, [_chunk(0, f"quokka here {number}")])
+        assert flushes == []  # acknowledged, not indexed yet
+        with trio.fail_after(10):
+            hits = await store.search("chunks", ["quokka"], journals=None, limit=10)
+        assert sorted(hit.journal for hit in hits) == sorted(data.journal_name(path) for path in paths)
+        assert flushes == [[data.journal_name(path) for path in paths]]
         await store.aclose()
