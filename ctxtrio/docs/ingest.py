@@ -13,7 +13,11 @@ The producer computes the next batch while the store writer writes the previous 
 and every batch is a separate worker-thread call and a separate append, so the event
 loop and the single writer both stay free for other calls during a large ingest. A
 text whose first batch is its last (fewer than :data:`BATCH_CHUNKS` chunks: nearly every
-text chunked in threads) needs no producer: that batch is appended as it comes.
+text chunked in threads) needs no producer. The last batch travels with the commit: one
+operation of the store writer appends it and, once it is fsynced, the commit
+(:meth:`~ctxtrio.store.handle.StoreHandle.append_then`), so a document of one batch
+costs one writer round trip, with the order that makes the commit safe kept: the
+commit line is written only after every chunk is durable.
 
 If anything fails or the call is cancelled before the commit, the new generation
 file is removed (shielded, bounded by :data:`CLEANUP_DEADLINE_S`) and the previous
@@ -30,14 +34,16 @@ import logging
 import secrets
 import time
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
 
 from .._errors import CtxError, StoreError
 from .._nursery import open_nursery
+from .._progress import Progress
 from ..text.kinds import Kind
 from .chunks import Batch, ChunkBatcher, LoadedDoc, StoredChunk
 from .exact import exact_batch, exact_model
@@ -47,16 +53,18 @@ from .repository import CommitTimeoutError, Repository
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
-    from pathlib import Path
 
     from .._live import TokenCounting
-    from .._progress import Progress
     from ..text.tokens import TokenModel
     from .pool import ChunkPool
+
+    #: Sends a text's batches to the channel given, then closes it.
+    Producer = Callable[[trio.MemorySendChannel[Batch]], Awaitable[None]]
 
 __all__ = [
     "BATCH_CHUNKS",
     "CLEANUP_DEADLINE_S",
+    "INLINE_CHUNK_CHARS",
     "CharBudget",
     "Source",
     "content_hash",
@@ -69,6 +77,10 @@ log = logging.getLogger("ctxtrio.docs")
 #: Chunks per worker-thread call and per append (a few hundred: other producers interleave).
 BATCH_CHUNKS = 256
 CLEANUP_DEADLINE_S = 5.0
+#: Shorter texts are chunked on the event loop, which that holds ~0.2-0.3 ms (stdlib files
+#: under 2,000 characters: 0.17-0.26 ms each); a worker-thread hop would cost ~0.18 ms of
+#: CPU on its own (0.13 ms of it on the event loop).
+INLINE_CHUNK_CHARS = 2_000
 #: Shorter texts are hashed on the event loop (a few hundred microseconds at most).
 _HASH_INLINE_CHARS = 256_000
 
@@ -110,12 +122,21 @@ async def write_generation(
         model = await exact_model(model, source.text, exact)
     gen = secrets.token_hex(8)
     path = repo.gen_path(source.doc_id, gen)  # the store makes the folder with the first append
-    chunks: list[StoredChunk] = []
-    end = 0
+    written = _Written(repo, path, len(source.text), progress)
     keep = False  # the generation file, once the commit is (or may be) in the catalog
     try:
-        first: Batch | None = None
-        if len(source.text) < offload_min_chars:
+        if len(source.text) >= offload_min_chars:
+            produce = partial(
+                produce_in_child if pool is None else pool.produce,
+                source.text,
+                chunk_tokens=chunk_tokens,
+                overlap_tokens=overlap_tokens,
+                model=model,
+                batch_size=BATCH_CHUNKS,
+                kind=source.kind,
+            )
+            await _stream(written, produce, source.text, model, exact)
+        else:
             batcher = ChunkBatcher(
                 source.text,
                 chunk_tokens=chunk_tokens,
@@ -124,61 +145,41 @@ async def write_generation(
                 batch_size=BATCH_CHUNKS,
                 kind=source.kind,
             )
-            first = await trio.to_thread.run_sync(batcher.next_batch, limiter=cpu)
-        if first is not None and len(first.chunks) < BATCH_CHUNKS:
-            # One batch holds the whole text (nearly every text chunked in threads): append
-            # it here, with no producer task and channel between two awaits in a row.
-            end = await _append(repo, path, first, source.text, model, exact, progress, chunks)
-        elif first is not None or len(source.text) >= offload_min_chars:
-            send, recv = trio.open_memory_channel[Batch](1)
-            errors: list[CtxError] = []  # the producer's or the consumer's, raised as they are
-            produce: Callable[[], Awaitable[None]]
-            if first is None:
-                produce = partial(
-                    produce_in_child if pool is None else pool.produce,
-                    source.text,
-                    send,
-                    chunk_tokens=chunk_tokens,
-                    overlap_tokens=overlap_tokens,
-                    model=model,
-                    batch_size=BATCH_CHUNKS,
-                    kind=source.kind,
-                )
+            if len(source.text) < INLINE_CHUNK_CHARS:
+                first = batcher.next_batch()  # less than a worker-thread hop costs the event loop
             else:
-                produce = partial(_produce, batcher, send, cpu, first)
-            async with open_nursery() as nursery:
-                nursery.start_soon(_guarded, produce, errors)
-                try:
-                    async with recv:
-                        async for batch in recv:
-                            end = await _append(repo, path, batch, source.text, model, exact, progress, chunks)
-                except CtxError as exc:
-                    errors.insert(0, exc)
-                    nursery.cancel_scope.cancel()
-            if errors:
-                raise errors[0]
-        tokens = sum(chunk.tokens for chunk in chunks)
+                first = await trio.to_thread.run_sync(batcher.next_batch, limiter=cpu)
+            if first is not None and len(first.chunks) < BATCH_CHUNKS:
+                # One batch holds the whole text (nearly every text chunked in threads): it goes
+                # with the commit, with no producer task and channel between two awaits in a row.
+                await written.take(await _exact(first, source.text, model, exact))
+            elif first is not None:
+                await _stream(written, partial(_produce, batcher, cpu, first), source.text, model, exact)
+        chunks, last, end = written.chunks, written.last, written.end
         info = DocumentInfo(
             source.doc_id,
             source.title,
             source.source,
             len(chunks),
             len(source.text),
-            tokens,
+            sum(chunk.tokens for chunk in chunks),
             time.time(),
             source.content_hash,
         )
         try:
-            commit = await repo.commit(info, gen)
+            commit, last_end = await repo.commit(info, gen, None if last is None else (last.records, last.rows))
         except CommitTimeoutError:
             keep = True  # it may land yet: the catalog would then point to this file
             raise
         keep = True
+        end = end if last_end is None else last_end
     finally:
         if not keep:
             await _discard(repo, path)
     repo.remember(LoadedDoc(source.doc_id, gen, chunks, {}, end))
     await repo.absorb(commit)  # applies the commit and removes the generation it replaced
+    if last is not None and progress is not None:
+        await progress(last.done_chars, len(source.text))
     current = repo.state.docs.get(source.doc_id)
     return current.info if current is not None and current.gen == gen else info
 
@@ -220,6 +221,49 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+@dataclass(slots=True)
+class _Written:
+    """A generation's batches so far: all but the last appended, the last held for the commit."""
+
+    repo: Repository
+    path: Path
+    total_chars: int
+    progress: Progress | None
+    chunks: list[StoredChunk] = field(default_factory=list)
+    last: Batch | None = None
+    #: Where the appended batches end in the generation file.
+    end: int = 0
+
+    async def take(self, batch: Batch) -> None:
+        """Hold ``batch`` back; append the one held before it (durable on return)."""
+        if self.last is not None:
+            result = await self.repo.store.append(self.path, self.last.records, rows=self.last.rows)
+            self.end = result.end
+            if self.progress is not None:
+                await self.progress(self.last.done_chars, self.total_chars)
+        self.chunks.extend(batch.chunks)
+        self.last = batch
+
+
+async def _stream(
+    written: _Written, produce: Producer, text: str, model: TokenModel, exact: TokenCounting | None
+) -> None:
+    """Take the batches ``produce`` sends, computed while the previous one is appended."""
+    send, recv = trio.open_memory_channel[Batch](1)
+    errors: list[CtxError] = []  # the producer's or the consumer's, raised as they are
+    async with open_nursery() as nursery:
+        nursery.start_soon(_guarded, partial(produce, send), errors)
+        try:
+            async with recv:
+                async for batch in recv:
+                    await written.take(await _exact(batch, text, model, exact))
+        except CtxError as exc:
+            errors.insert(0, exc)
+            nursery.cancel_scope.cancel()
+    if errors:
+        raise errors[0]
+
+
 async def _guarded(produce: Callable[[], Awaitable[None]], errors: list[CtxError]) -> None:
     """Run a producer; keep its domain error for the ingest to raise (not in a group)."""
     try:
@@ -230,28 +274,13 @@ async def _guarded(produce: Callable[[], Awaitable[None]], errors: list[CtxError
         pass  # the consumer stopped first; it raises its own error
 
 
-async def _append(
-    repo: Repository,
-    path: Path,
-    batch: Batch,
-    text: str,
-    model: TokenModel,
-    exact: TokenCounting | None,
-    progress: Progress | None,
-    chunks: list[StoredChunk],
-) -> int:
-    """Append one batch to the generation file (durable on return); its end offset."""
-    if exact is not None:
-        batch = await exact_batch(batch, text, model, exact)
-    result = await repo.store.append(path, batch.records, rows=batch.rows)
-    chunks.extend(batch.chunks)
-    if progress is not None:
-        await progress(batch.done_chars, len(text))
-    return result.end
+async def _exact(batch: Batch, text: str, model: TokenModel, exact: TokenCounting | None) -> Batch:
+    """The batch as it is stored: checked by exact counts when there is an exact counter."""
+    return batch if exact is None else await exact_batch(batch, text, model, exact)
 
 
 async def _produce(
-    batcher: ChunkBatcher, send: trio.MemorySendChannel[Batch], cpu: trio.CapacityLimiter | None, first: Batch
+    batcher: ChunkBatcher, cpu: trio.CapacityLimiter | None, first: Batch, send: trio.MemorySendChannel[Batch]
 ) -> None:
     async with send:
         await send.send(first)  # a full batch: more follow

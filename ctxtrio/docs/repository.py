@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ..store.layout import DataDir
     from ..store.records import NewRecord, StoredRecord
     from ..store.results import AppendResult
+    from ..store.rows import IndexRow
     from .model import DocumentInfo
 
 __all__ = ["COMMIT_DEADLINE_S", "CommitTimeoutError", "GenerationCache", "Repository"]
@@ -146,8 +147,16 @@ class Repository:
         else:
             await self._remove(obsolete)
 
-    async def commit(self, info: DocumentInfo, gen: str) -> AppendResult:
+    async def commit(
+        self, info: DocumentInfo, gen: str, last: tuple[list[NewRecord], list[list[IndexRow]]] | None = None
+    ) -> tuple[AppendResult, int | None]:
         """Make ``gen`` the current generation of the document: the atomic switch.
+
+        ``last``: the generation's last records and their index rows, appended first in
+        the same store batch (:meth:`~ctxtrio.store.handle.StoreHandle.append_then`: the
+        commit is written once they are durable), so a document of one batch costs one
+        round trip to the writer. An error of that append is raised as it is. Returns the
+        commit's result and, with ``last``, where the generation file ends.
 
         Shielded: once queued, the commit may land even if the caller is cancelled, so
         the caller must not get the chance to delete the generation behind it. The
@@ -159,15 +168,23 @@ class Repository:
         undone either way.
         """
         result: AppendResult | None = None
+        end: int | None = None
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + COMMIT_DEADLINE_S
-            result = await self.store.append(self.catalog_path, [commit_record(info, gen)])
+            if last is None:
+                result = await self.store.append(self.catalog_path, [commit_record(info, gen)])
+            else:
+                records, rows = last
+                chunks, result = await self.store.append_then(
+                    self.gen_path(info.doc_id, gen), records, self.catalog_path, [commit_record(info, gen)], rows=rows
+                )
+                end = chunks.end
         if result is None:
             raise CommitTimeoutError(
                 f"the store did not confirm the commit of document {info.doc_id!r} within {COMMIT_DEADLINE_S:g} s "
                 "(is the disk stalled?); it may still land: list the documents to see"
             )
-        return result
+        return result, end
 
     async def forget(self, doc_id: str) -> None:
         """Forget a document, only if its files can be removed: a failure leaves it intact.

@@ -56,7 +56,8 @@ def process_batch(
 
     Returns the index work for the appends, which the writer runs after acknowledging
     them. Removals and catch-ups in the batch run in order, after flushing what
-    precedes them (index included).
+    precedes them (index included). An append's follow-up (``AppendOp.then``: a
+    document's commit) is written in a second group commit, once the append is durable.
     """
     stats.batches += 1
     pending: list[IndexWork] = []
@@ -119,6 +120,28 @@ def _flush_appends(
                     rows[stored.offset] = found
         if rows:  # journals without searchable records (sessions) skip the index entirely
             pending.append((data.journal_name(path), path, result, rows))
+    _flush_follow_ups(data, groups, appender, pending, stats, rows_for)
+
+
+def _flush_follow_ups(
+    data: DataDir,
+    groups: dict[Path, list[AppendOp]],
+    appender: JournalAppender,
+    pending: list[IndexWork],
+    stats: WriterStats,
+    rows_for: RowsFor,
+) -> None:
+    """Write the follow-ups (``AppendOp.then``) of the appends just made durable; fail those of failed ones."""
+    follow: dict[Path, list[AppendOp]] = {}
+    for ops in groups.values():
+        for op in ops:
+            if op.then is not None and not op.then.outcome.settled:
+                if op.outcome.result is None:
+                    op.then.outcome.error = StoreError(f"not written: the append to {op.path.name} before it failed")
+                else:
+                    follow.setdefault(op.then.path, []).append(op.then)
+    if follow:  # written only now that what they follow is durable
+        _flush_appends(data, follow, appender, pending, stats, rows_for)
 
 
 def flush_index(data: DataDir, index: SearchIndex, pending: list[IndexWork], health: IndexHealth) -> None:

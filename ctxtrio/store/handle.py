@@ -174,6 +174,33 @@ class StoreHandle:
         assert op.outcome.result is not None
         return op.outcome.result
 
+    async def append_then(
+        self,
+        path: Path,
+        records: Sequence[NewRecord],
+        then_path: Path,
+        then_records: Sequence[NewRecord],
+        *,
+        rows: Sequence[list[IndexRow]] | None = None,
+    ) -> tuple[AppendResult, AppendResult]:
+        """Append ``records`` to ``path``, then, once they are fsynced, ``then_records`` to
+        ``then_path``: both in one batch of the writer (one round trip instead of two),
+        with the order of a commit kept (the second is written only after the first is durable).
+
+        Raises the first append's error (then nothing of ``then_records`` was written), or
+        the second's (the first is durable). Cancellation as for :meth:`append`: once
+        queued, both may still be written.
+        """
+        second = AppendOp(then_path, list(then_records))
+        op = AppendOp(path, list(records), list(rows) if rows is not None else None, then=second)
+        await self._submit(op)
+        if second.outcome.error is not None:
+            raise second.outcome.error
+        assert op.outcome.result is not None
+        if second.outcome.result is None:  # the batch failed after the first append (logged by the writer)
+            raise StoreError(f"internal store error: the append to {then_path.name} may not have been done")
+        return op.outcome.result, second.outcome.result
+
     async def append_if(self, path: Path, records: Sequence[NewRecord], *, expect_end: int) -> AppendResult:
         """Append ``records`` only if the journal's complete lines still end at ``expect_end``.
 

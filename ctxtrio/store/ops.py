@@ -68,6 +68,9 @@ class AppendOp:
     rows: list[list[IndexRow]] | None = None
     expect_end: int | None = None
     outcome: Outcome = field(default_factory=Outcome)
+    #: Without ``expect_end``: another append, written in the same batch only once this
+    #: one is durable (fsynced); not written if this one fails (a document's commit).
+    then: AppendOp | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 import trio
@@ -17,11 +17,16 @@ from ctxtrio.docs.repository import Repository
 from .conftest import opened
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from ctxtrio.docs.model import DocumentInfo
     from ctxtrio.store.reading import ReadResult
+    from ctxtrio.store.records import NewRecord
     from ctxtrio.store.results import AppendResult
+    from ctxtrio.store.rows import IndexRow
+
+T = TypeVar("T")
 
 OLD = "# Version\n\n" + "\n\n".join(f"Paragraph {n} mentions aardvark{n % 7} and old material." for n in range(300))
 NEW = "# Version\n\n" + "\n\n".join(f"Paragraph {n} mentions zebra{n % 5} and new material." for n in range(200))
@@ -36,7 +41,11 @@ async def test_readers_see_old_or_new_never_a_mix(tmp_path: Path, monkeypatch: p
         real_commit = repo.commit
         reached, release = trio.Event(), trio.Event()
 
-        async def held_commit(info: DocumentInfo, gen: str) -> AppendResult:
+        async def held_commit(
+            info: DocumentInfo, gen: str, last: tuple[list[NewRecord], list[list[IndexRow]]] | None = None
+        ) -> tuple[AppendResult, int | None]:
+            if last is not None:  # the chunks that travel with the commit: durable first, as the writer does
+                await repo.store.append(repo.gen_path(info.doc_id, gen), last[0], rows=last[1])
             reached.set()
             await release.wait()
             return await real_commit(info, gen)
@@ -193,3 +202,28 @@ async def test_own_catalog_lines_are_absorbed_without_reading_them_back(
         assert reads == []
         assert repo.state.offset == repo.catalog_path.stat().st_size
         assert set(repo.state.docs) == {"a", "b"} and repo.state.cursor("b", "s") > 0
+
+
+async def test_a_small_document_costs_one_writer_batch_and_no_worker_thread_for_its_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text under INLINE_CHUNK_CHARS is chunked on the event loop, and its chunks and commit
+    go to the writer as one operation (one batch); a longer one still chunks in a worker thread."""
+    async with opened(tmp_path) as ctx:
+        await ctx.documents.ingest(text="warm up", doc_id="w")
+        thread_calls: list[str] = []
+        real_run_sync = trio.to_thread.run_sync
+
+        async def spying_run_sync(fn: Callable[..., T], *args: object, **kwargs: Any) -> T:
+            thread_calls.append(getattr(fn, "__qualname__", repr(fn)))
+            return await real_run_sync(fn, *args, **kwargs)
+
+        monkeypatch.setattr(trio.to_thread, "run_sync", spying_run_sync)
+        before = ctx.store.stats.batches
+        await ctx.documents.ingest(text="A small note about the aardvark.\n" * 10, doc_id="small")
+        assert ctx.store.stats.batches - before == 1
+        assert "ChunkBatcher.next_batch" not in thread_calls
+        await ctx.documents.ingest(text="Paragraph on the zebra.\n\n" * 200, doc_id="larger")
+        assert "ChunkBatcher.next_batch" in thread_calls
+        assert ctx.store.stats.batches - before == 2
+        assert [hit.doc_id for hit in (await ctx.documents.search("aardvark")).hits] == ["small"]

@@ -59,7 +59,7 @@ async def test_commit_gives_up_at_the_deadline_and_the_queued_commit_lands_later
         info = DocumentInfo("d", "t", "inline", 1, 10, 3, 0.0)
         started = trio.current_time()
         with pytest.raises(CommitTimeoutError, match=r"commit of document 'd' within 120 s"):
-            await repo.commit(info, "0123456789abcdef")
+            await repo.commit(info, "0123456789abcdef")  # (result, end)
         assert trio.current_time() - started == pytest.approx(COMMIT_DEADLINE_S, abs=1e-6)
         op = queued.receive_nowait()  # still there: the writer, unstuck, would write it
         assert isinstance(op, AppendOp)
@@ -72,22 +72,27 @@ async def test_commit_gives_up_at_the_deadline_and_the_queued_commit_lands_later
 async def test_ingest_keeps_its_generation_when_the_commit_times_out(
     tmp_path: Path, clock: trio.testing.MockClock
 ) -> None:
-    """A timed-out commit leaves the new chunks on disk, so the commit landing later points at a whole document."""
+    """A timed-out commit leaves the new chunks alone (no removal queued), so the commit landing later
+    points at a whole document (the last chunks travel with the commit, written before it)."""
     async with stalled_store(tmp_path / "data") as (real, stalled, queued), trio.open_nursery() as nursery:
         repo = Repository(stalled)
         held: list[AppendOp] = []
+        relayed: list[str] = []
 
         async def relay() -> None:
-            """Hands every operation to the real writer but the catalog's (the stalled file)."""
+            """Hands every operation to the real writer but the one carrying the commit (the stalled file)."""
             async for op in queued:
+                carried = op.then if isinstance(op, AppendOp) and op.then is not None else op
                 if (
                     isinstance(op, AppendOp)
-                    and op.path == repo.catalog_path
-                    and op.records
-                    and op.records[0].kind == "commit"
+                    and isinstance(carried, AppendOp)
+                    and carried.path == repo.catalog_path
+                    and carried.records
+                    and carried.records[0].kind == "commit"
                 ):
                     held.append(op)
                 else:
+                    relayed.append(op.kind)
                     await real._send.send(op)  # the very op: the writer sets its result and acks it
 
         nursery.start_soon(relay)
@@ -95,9 +100,11 @@ async def test_ingest_keeps_its_generation_when_the_commit_times_out(
             await write_generation(
                 repo, Source("d", "log", "inline", TEXT), chunk_tokens=200, overlap_tokens=0, model=TokenModel.flat()
             )
+        assert len(held) == 1 and "remove" not in relayed
+        await real._send.send(held[0])  # the writer, unstuck, serves it
+        await held[0].outcome.done.wait()
         generations = list((repo.data.docs / "d").glob("*.jsonl"))
-        assert len(generations) == 1 and len(held) == 1
-        await real.append(held[0].path, held[0].records)
+        assert len(generations) == 1
         reader = Repository(real)
         await reader.refresh()
         entry, doc = await reader.load("d")

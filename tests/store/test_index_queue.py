@@ -10,10 +10,10 @@ import trio
 import trio.testing
 
 from ctxtrio.docs.chunks import chunk_rows
+from ctxtrio.store import writer as writer_module
 from ctxtrio.store.index import Appended, SearchIndex
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import NewRecord
-from ctxtrio.store import writer as writer_module
 from ctxtrio.store.writer import run_store_writer
 
 if TYPE_CHECKING:

@@ -279,3 +279,38 @@ async def test_a_batch_that_fails_unexpectedly_is_answered_and_the_writer_goes_o
         await store.append(data.session_journal("s1"), [_note("stored")])
         await store.aclose()
     assert [r.data["text"] for r in read_journal(data.session_journal("s1")).records] == ["stored"]
+
+
+async def test_append_then_writes_the_second_only_after_the_first_is_fsynced(
+    store: StoreHandle, data: DataDir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """append_then: the follow-up (a document's commit) is written after the first journal's fsync, both acknowledged."""
+    events: list[tuple[str, str, int]] = []
+    real_fsync, real_write = os.fsync, os.write
+
+    def recording_fsync(fd: int) -> None:
+        real_fsync(fd)
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"), os.fstat(fd).st_size))
+
+    def recording_write(fd: int, data: bytes) -> int:
+        events.append(("write", os.readlink(f"/proc/self/fd/{fd}"), len(data)))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    monkeypatch.setattr(os, "write", recording_write)
+    chunks, catalog = data.docs / "d" / "g.jsonl", data.docs / "catalog.jsonl"
+    first, second = await store.append_then(chunks, [_chunk(0, "zebra")], catalog, [_note("commit")])
+    assert read_journal(chunks).end == first.end and read_journal(catalog).end == second.end
+    chunk_synced = next(i for i, (what, name, size) in enumerate(events) if what == "fsync" and name == str(chunks))
+    catalog_written = next(i for i, (what, name, _) in enumerate(events) if what == "write" and name == str(catalog))
+    assert events[chunk_synced][2] >= first.end and chunk_synced < catalog_written
+    assert any(what == "fsync" and name == str(catalog) and size >= second.end for what, name, size in events)
+    assert await store.search("chunks", ["zebra"], journals=[data.journal_name(chunks)], limit=5)
+
+
+async def test_append_then_writes_nothing_more_when_the_first_append_fails(store: StoreHandle, data: DataDir) -> None:
+    """A first append that cannot be stored fails as itself; its follow-up is never written."""
+    chunks, catalog = data.docs / "d" / "g.jsonl", data.docs / "catalog.jsonl"
+    with pytest.raises(StoreError, match="UnicodeEncodeError"):
+        await store.append_then(chunks, [_chunk(0, "bad \udcff")], catalog, [_note("commit")])
+    assert not catalog.exists() or read_journal(catalog).records == []
