@@ -1,4 +1,4 @@
-"""Ingest-path attacks on the real server (issue 12): chunking processes, index schema, re-ingest.
+"""Ingest-path attacks on the real server (issues 12, 23): chunking processes, index schema, re-ingest, kills.
 
 Every attack drives ``python -m ctxtrio`` over stdio with the SDK client, bounded to
 60 s per server. Nothing leaves loopback.
@@ -6,17 +6,23 @@ Every attack drives ``python -m ctxtrio`` over stdio with the SDK client, bounde
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
+from ctxtrio import Config, CtxError, open_context
 from testkit.results import text_of
 
 from . import Row
 from . import stdio_server as _server
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Long enough for the pool of chunking processes (more than POOL_MIN_CHARS).
@@ -112,8 +118,80 @@ async def reingest_same_file(work: Path) -> Row:
     )
 
 
+def _versions(paragraphs: int) -> tuple[str, str]:
+    """Two versions of one document, every paragraph of each naming its version."""
+    return tuple(  # type: ignore[return-value]
+        "# Field notes\n\n" + "\n\n".join(f"Paragraph {n}: the {word} digs near burrow {n}." for n in range(paragraphs))
+        for word in ("numbat", "quokka")
+    )
+
+
+async def _kill_during_ingest(data: Path, text: str, delay_s: float) -> None:
+    """Ingest ``text`` as ``k`` and SIGKILL the server ``delay_s`` after the call went out."""
+
+    async def call(client: Client) -> None:
+        with contextlib.suppress(Exception):  # the server dies under it
+            await client.call_tool("doc_ingest", {"text": text, "doc_id": "k"})
+
+    with contextlib.suppress(Exception), trio.move_on_after(20):
+        async with _server(data) as client, trio.open_nursery() as nursery:
+            await client.call_tool("doc_ingest", {"text": "warm", "doc_id": "warm"})  # imports done
+            nursery.start_soon(call, client)
+            await trio.sleep(delay_s)
+            for server in _server_pids(data):
+                os.kill(server, signal.SIGKILL)
+
+
+async def _version_of(data: Path, versions: tuple[str, str]) -> int | str:
+    """Which of ``versions`` ``k`` holds after a restart (every chunk, in order), or what is wrong."""
+    config = Config(data_dir=data, llm_enabled=False, audit=False)
+    try:
+        async with open_context(config) as context:
+            window = await context.documents.window("k", budget_tokens=100_000, reset=True)
+    except CtxError as exc:
+        return f"unreadable: {exc}"[:80]
+    text = "".join(chunk.text for chunk in window.chunks)
+    return versions.index(text) if text in versions else f"a mix ({len(text)} characters)"
+
+
+async def killed_mid_reingest(work: Path) -> list[Row]:
+    """SIGKILL the server at several moments of a re-ingest: after a restart the document is the old
+    version or the new one, whole, never neither (one batch on the event loop, one in a thread, several)."""
+    rows = []
+    for name, paragraphs in (("small", 20), ("one batch", 600), ("several batches", 3000)):
+        data = work / f"kill-{paragraphs}"
+        versions = _versions(paragraphs)
+        async with _server(data) as client:
+            await client.call_tool("doc_ingest", {"text": versions[0], "doc_id": "k"})
+        current: int | str = 0
+        seen: list[str] = []
+        for delay_s in (0.0, 0.005, 0.02, 0.06, 0.2, 1.0):
+            assert isinstance(current, int)
+            await _kill_during_ingest(data, versions[1 - current], delay_s)
+            found = await _version_of(data, versions)
+            seen.append("old" if found == current else "new" if isinstance(found, int) else str(found))
+            if not isinstance(found, int):
+                break
+            current = found
+        held = all(found in ("old", "new") for found in seen)
+        rows.append(
+            Row(
+                f"server SIGKILLed during a re-ingest ({name}), 6 moments",
+                "after a restart: the old or the new version, whole",
+                ", ".join(seen),
+                held,
+            )
+        )
+    return rows
+
+
 async def _main(work: Path) -> list[Row]:
-    return [await worker_killed(work), await old_index_schema(work), await reingest_same_file(work)]
+    return [
+        await worker_killed(work),
+        await old_index_schema(work),
+        await reingest_same_file(work),
+        *await killed_mid_reingest(work),
+    ]
 
 
 def run(work: Path) -> list[Row]:
