@@ -81,6 +81,7 @@ async def test_every_returned_type_is_exported(tmp_path: Path) -> None:
         assert_type(await ctx.sessions.restore_session("copy"), ctxtrio.SessionInfo)
         assert_type(await ctx.sessions.contents("copy"), ctxtrio.SessionContents)
         assert_type(await ctx.sessions.check_journals(), ctxtrio.JournalCheck)
+        assert_type(await ctx.sessions.check_vectors("model", None), ctxtrio.EntryVectorCheck)
         ingested = await ctx.documents.ingest(text="# Title\n\nSome words to read back.\n", title="t")
         doc_id = ingested.doc.doc_id
         assert_type(await ctx.documents.get(doc_id), ctxtrio.DocumentInfo)

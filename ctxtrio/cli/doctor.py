@@ -20,7 +20,7 @@ from .._errors import LLMError, StoreError
 from ..llm.client import open_llm_client
 from ..llm.messages import LLMSettings
 from .aside import free_space, set_aside
-from .embeddings import check_embeddings
+from .embeddings import check_embeddings, check_session_vectors, probe_dimension
 from .library import open_library
 from .output import emit_json, say
 
@@ -70,10 +70,7 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             await _index(ctx, report, repair=args.repair)
         except StoreError as exc:
             report.add("index", False, str(exc))
-        ok, line, facts = await check_embeddings(config, ctx, current, repair=args.repair)
-        report.add("embeddings", ok, line)
-        if facts is not None:
-            report.facts["embeddings"] = facts
+        await _embeddings(config, ctx, report, current, repair=args.repair)
         aside = await trio.to_thread.run_sync(set_aside, ctx.data)
         for found in aside:
             report.add(found.area, True, "; ".join([found.summary, *found.details]), warn=True)
@@ -101,6 +98,21 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         for area, ok, line in report.lines:
             say(f"{'warn' if area in report.warned else 'ok ' if ok else 'BAD'} {area}: {line}")
     return 0 if healthy else 1
+
+
+async def _embeddings(config: Config, ctx: Wiring, report: Report, current: Mapping[str, int], *, repair: bool) -> None:
+    """The chunks' vectors, then the session entries' (one probe of the endpoint for both)."""
+    if not config.embed_model:
+        report.add("embeddings", True, "off (no --embed-model): search is by keywords only")
+        return
+    probed = await probe_dimension(config)
+    for area, key, (ok, line, facts) in (
+        ("embeddings", "embeddings", await check_embeddings(config, ctx, current, probed, repair=repair)),
+        ("session vectors", "session_vectors", await check_session_vectors(config, ctx, probed[0], repair=repair)),
+    ):
+        report.add(area, ok, line)
+        if facts is not None:
+            report.facts[key] = facts
 
 
 async def _sessions(ctx: Wiring, report: Report) -> None:

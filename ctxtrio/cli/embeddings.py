@@ -1,9 +1,11 @@
-"""``doctor``'s embeddings check: is the embedding endpoint there, and how much is embedded?
+"""``doctor``'s embeddings checks: is the embedding endpoint there, and how much is embedded?
 
 Asks the endpoint for one vector (through the client, like the server), and reads the
-vectors file beside the index. ``--repair`` drops vectors of documents gone or replaced
-and of another model or dimension; a server with ``--embed-model`` then embeds what is
-missing in the background. Deleting ``vectors.sqlite3`` re-embeds everything.
+vectors file beside the index (chunks) and, through the session service, the session
+entries' (``session-vectors.sqlite3``). ``--repair`` drops vectors of documents gone or
+replaced, of sessions or entries gone, and of another model or dimension; a server with
+``--embed-model`` then embeds what is missing in the background. Deleting a vectors file
+re-embeds everything in it.
 """
 
 from __future__ import annotations
@@ -24,28 +26,33 @@ if TYPE_CHECKING:
     from .._config import Config
     from .._wiring import Wiring
 
-__all__ = ["check_embeddings"]
+__all__ = ["check_embeddings", "check_session_vectors", "probe_dimension"]
 
 _TIMEOUT_S = 10.0
 
 
-async def check_embeddings(
-    config: Config, ctx: Wiring, current: Mapping[str, int], *, repair: bool
-) -> tuple[bool, str, dict[str, object] | None]:
-    """(ok, the ``embeddings`` line, facts for --json); ``current``: journal -> chunks."""
-    if not config.embed_model:
-        return True, "off (no --embed-model): search is by keywords only", None
-    url, model = config.embed_url, config.embed_model
+async def probe_dimension(config: Config) -> tuple[int | None, str | None]:
+    """(the dimension of one vector from the endpoint, None) or (None, why it did not embed)."""
     settings = LLMSettings(
-        base_url=url, model=model, api_key=config.llm_api_key, timeout_s=_TIMEOUT_S, embed_timeout_s=_TIMEOUT_S
+        base_url=config.embed_url,
+        model=config.embed_model,
+        api_key=config.llm_api_key,
+        timeout_s=_TIMEOUT_S,
+        embed_timeout_s=_TIMEOUT_S,
     )
-    dim: int | None = None
-    error: str | None = None
     async with open_llm_client(settings) as client:
         try:
-            dim = len((await Embedder(client, model).documents(["Hello, world"]))[0])
+            return len((await Embedder(client, config.embed_model).documents(["Hello, world"]))[0]), None
         except LLMError as exc:
-            error = str(exc)
+            return None, str(exc)
+
+
+async def check_embeddings(
+    config: Config, ctx: Wiring, current: Mapping[str, int], probed: tuple[int | None, str | None], *, repair: bool
+) -> tuple[bool, str, dict[str, object] | None]:
+    """(ok, the ``embeddings`` line, facts for --json); ``current``: journal -> chunks; ``probed``: :func:`probe_dimension`."""
+    url, model = config.embed_url, config.embed_model
+    dim, error = probed
     vectors = VectorStore(ctx.data.vectors_path)
     try:
         await trio.to_thread.run_sync(vectors.open)
@@ -80,3 +87,22 @@ async def check_embeddings(
             facts,
         )
     return True, f"{model} at {url} works, {dim} dimensions; {progress}", facts
+
+
+async def check_session_vectors(
+    config: Config, ctx: Wiring, dim: int | None, *, repair: bool
+) -> tuple[bool, str, dict[str, object] | None]:
+    """(ok, the ``session vectors`` line, facts for --json), asked of the session service."""
+    path = ctx.data.session_vectors_path
+    try:
+        check = await ctx.sessions.check_vectors(config.embed_model, dim, repair=repair)
+    except StoreError as exc:
+        return False, f"session vectors file: {exc}; delete {path} to re-embed every entry", None
+    facts: dict[str, object] = {
+        "dimension": check.dimension,
+        "entries": check.entries,
+        "embedded": check.embedded,
+        "dropped": check.dropped,
+    }
+    repaired = f"; dropped {check.dropped} vectors of sessions or entries gone or of another model" if repair else ""
+    return True, f"{check.embedded} of {check.entries} live session entries embedded{repaired}", facts

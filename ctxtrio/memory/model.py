@@ -21,6 +21,7 @@ __all__ = [
     "CompactResult",
     "Entry",
     "EntryStatus",
+    "EntryVectorCheck",
     "OpenResult",
     "RecallResult",
     "Role",
@@ -211,3 +212,16 @@ class JournalCheck:
     torn: int
     #: Malformed lines, copied to quarantine/ and skipped.
     malformed: int
+
+
+@dataclass(frozen=True, slots=True)
+class EntryVectorCheck:
+    """Session entries' vectors of one embedding model in ``session-vectors.sqlite3``, beside the journals."""
+
+    #: The dimension looked at: the endpoint's, else the one stored (None: none or several stored).
+    dimension: int | None
+    #: Live entries (what recall ranks), and how many of them have a vector (or were refused for good).
+    entries: int
+    embedded: int
+    #: Vectors a repair dropped: of sessions gone, of entries no journal holds (or with another text), of another model or dimension.
+    dropped: int

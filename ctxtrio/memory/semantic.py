@@ -45,17 +45,20 @@ import trio
 from .._errors import StoreError
 from ..store.vector_task import Pending, VectorTask
 from ..text.embedding import text_parts
+from .model import EntryVectorCheck
 from .sessions.repository import scan_session_ids
 from .state.base import entry_key
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..llm.embeddings import Embedder
     from ..store.layout import DataDir
     from ..store.vectors import VectorStore
     from .sessions.store import SessionStore
     from .state.columns import SessionState
 
-__all__ = ["Embeddable", "EntryHits", "EntryVectors", "embeddable", "embeddable_of", "entry_of"]
+__all__ = ["Embeddable", "EntryHits", "EntryVectors", "check_entry_vectors", "embeddable", "embeddable_of", "entry_of"]
 
 BATCH_PARTS = 16
 
@@ -199,6 +202,32 @@ class EntryVectors(VectorTask):
         if batch and not await self._embed(session_id, batch):
             return None
         return True
+
+
+def check_entry_vectors(
+    vectors: VectorStore, model: str, dim: int | None, sessions: Mapping[str, Embeddable], *, repair: bool
+) -> EntryVectorCheck:
+    """How many live entries of ``sessions`` have a vector of ``model`` in ``vectors`` (blocking; opens and leaves it open).
+
+    ``dim`` None: the one dimension stored, if one. ``repair`` drops what the embedder's
+    next pass would: vectors of sessions gone, of another model or dimension, and of
+    entries no journal holds with that text.
+    """
+    vectors.open()
+    stored = vectors.dimensions(model)
+    checked = dim if dim is not None else (stored[0] if len(stored) == 1 else None)
+    dropped = vectors.drop_except(model, checked, set(sessions)) if repair else 0
+    done = vectors.done(model, checked) if checked is not None else {}
+    if repair:
+        for session_id, have in done.items():
+            stale = have - sessions[session_id].held if session_id in sessions else set()
+            if stale:
+                dropped += vectors.drop_items(model, session_id, stale)
+    entries = sum(len(found.live) for found in sessions.values())
+    embedded = sum(
+        sum(1 for key, _ in found.live if key in done.get(session_id, ())) for session_id, found in sessions.items()
+    )
+    return EntryVectorCheck(checked, entries, embedded, dropped)
 
 
 def _journal_stamps(data: DataDir) -> dict[str, tuple[int, int]]:

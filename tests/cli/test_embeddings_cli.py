@@ -1,4 +1,4 @@
-"""doctor's embeddings line: the endpoint answers or not, the model's dimension, how much is embedded."""
+"""doctor's embeddings lines: the endpoint answers or not, the model's dimension, how much is embedded (chunks, session entries)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+import ctxtrio
+from ctxtrio.memory.state.base import entry_key
+from ctxtrio.store.vectors import VectorRow, VectorStore
 from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 from testkit.fake_openai import closed_port_url
 
@@ -34,3 +37,27 @@ async def test_doctor_says_whether_embeddings_work(tmp_path: Path) -> None:
     dead = await cli(data, "doctor", "--json", "--embed-model", "m", "--embed-base-url", closed_port_url())
     facts = dead.json()
     assert dead.code == 1 and facts["embeddings"]["reachable"] is False and facts["embeddings"]["chunks"] == 1
+
+
+async def test_doctor_checks_and_repairs_the_session_vectors(tmp_path: Path) -> None:
+    """With --embed-model, doctor counts the live session entries embedded; --repair drops another model's vectors."""
+    data = tmp_path / "data"
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=data, llm_enabled=False, audit=False)) as ctx:
+        entry = (await ctx.sessions.append("s", "the deploy runs at noon")).entry
+        await ctx.sessions.append("s", "tokens expire after an hour")
+    vectors = VectorStore(data / "session-vectors.sqlite3")
+    vectors.open()
+    vectors.add("old-model", 3, [VectorRow("s", entry_key(entry.id, entry.text), 0, 0, 0, [1.0, 0.0, 0.0])])
+    vectors.close()
+    fake = FakeEmbeddings(dimension=24)
+    async with trio.open_nursery() as nursery:
+        url = await serve_fake_embeddings(nursery, fake)
+        flags = ("--embed-model", fake.model, "--embed-base-url", url)
+        checked = await cli(data, "doctor", "--json", *flags)
+        repaired = await cli(data, "doctor", "--repair", *flags)
+        nursery.cancel_scope.cancel()
+    assert checked.code == 0, checked.out
+    assert checked.json()["session_vectors"] == {"dimension": 24, "entries": 2, "embedded": 0, "dropped": 0}
+    assert repaired.code == 0, repaired.out
+    line = "ok  session vectors: 0 of 2 live session entries embedded; dropped 1 vectors of sessions or entries gone"
+    assert line in repaired.out, repaired.out
