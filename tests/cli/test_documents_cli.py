@@ -138,19 +138,24 @@ async def doctor(data: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
     )
 
 
-async def test_doctor_reports_the_endpoint_and_a_stopped_one_in_one_line(tmp_path: Path) -> None:
-    """doctor names the model, tokenize and context length; a stopped one is one warn line, exit 0 (1 with --strict)."""
-    data = tmp_path / "data"
+async def doctor_llm_line(data: Path, server: FakeServer) -> str:
+    """``ctxtrio doctor`` against ``server`` (exit 0): its one ``ok  llm:`` line."""
     async with trio.open_nursery() as nursery:
-        fake = await open_fake_openai(nursery, FakeServer(model_id="gemma-3-270m-it", n_ctx=8192))
+        fake = await open_fake_openai(nursery, server)
         with trio.fail_after(60):
             done = await doctor(data, "--llm-base-url", fake.base_url)
         nursery.cancel_scope.cancel()
     out = done.stdout.decode()
     assert done.returncode == 0, out + done.stderr.decode()
-    llm = [line for line in out.splitlines() if line.startswith("ok  llm:")]
-    assert len(llm) == 1
-    assert "model gemma-3-270m-it" in llm[0] and "tokenize available" in llm[0] and "context length 8192" in llm[0]
+    [line] = [line for line in out.splitlines() if line.startswith("ok  llm:")]
+    return line
+
+
+async def test_doctor_reports_the_endpoint_and_a_stopped_one_in_one_line(tmp_path: Path) -> None:
+    """doctor names the model, tokenize and context length; a stopped one is one warn line, exit 0 (1 with --strict)."""
+    data = tmp_path / "data"
+    llm = await doctor_llm_line(data, FakeServer(model_id="gemma-3-270m-it", n_ctx=8192))
+    assert "model gemma-3-270m-it" in llm and "tokenize available" in llm and "context length 8192" in llm
     stopped = await doctor(data, "--llm-base-url", closed_port_url())
     lines = [line for line in stopped.stdout.decode().splitlines() if "llm" in line]
     assert (
@@ -162,17 +167,9 @@ async def test_doctor_reports_the_endpoint_and_a_stopped_one_in_one_line(tmp_pat
 
 async def test_doctor_learns_a_llama_cpp_python_window_from_its_overflow_error(tmp_path: Path) -> None:
     """Against a server shaped like llama-cpp-python (extras/tokenize, no context endpoint) doctor reports its window."""
-    data = tmp_path / "data"
     server = FakeServer(model_id="gemma-3-270m-it", n_ctx=8192, tokenize="extras", context_style=None)
-    async with trio.open_nursery() as nursery:
-        fake = await open_fake_openai(nursery, server)
-        with trio.fail_after(60):
-            done = await doctor(data, "--llm-base-url", fake.base_url)
-        nursery.cancel_scope.cancel()
-    out = done.stdout.decode()
-    assert done.returncode == 0, out + done.stderr.decode()
-    llm = [line for line in out.splitlines() if line.startswith("ok  llm:")]
-    assert len(llm) == 1 and "tokenize available" in llm[0] and "context length 8192 tokens" in llm[0], llm
+    llm = await doctor_llm_line(tmp_path / "data", server)
+    assert "tokenize available" in llm and "context length 8192 tokens" in llm, llm
 
 
 async def test_doctor_repair_rebuilds_a_deleted_index(tmp_path: Path) -> None:

@@ -258,18 +258,25 @@ async def test_model_change_triggers_recalibration(nursery: trio.Nursery, tmp_pa
     assert not ref.current.source.endswith("(cached)")
 
 
+async def _first_lengths(nursery: trio.Nursery, server: FakeServer, tmp_path: Path) -> list[int]:
+    """A calibrator against ``server``: the context lengths it reported by the time it reported one."""
+    lengths: list[int] = []
+    await open_fake_openai(nursery, server)
+    await _start_calibrator(
+        nursery,
+        server.base_url,
+        TokenModelRef(TokenModel.cold()),
+        cache_path=tmp_path / "c.json",
+        on_context_length=lengths.append,
+    )
+    await wait_for(lambda: bool(lengths))
+    return lengths
+
+
 @pytest.mark.parametrize("style", ["lmstudio", "llamacpp", "vllm", "ollama"])
 async def test_context_length_is_reported(nursery: trio.Nursery, tmp_path: Path, style: ContextStyle) -> None:
     """on_context_length receives the loaded window from each server style."""
-    server = FakeServer(context_style=style, n_ctx=32768)
-    lengths: list[int] = []
-    ref = TokenModelRef(TokenModel.cold())
-    await open_fake_openai(nursery, server)
-    await _start_calibrator(
-        nursery, server.base_url, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append
-    )
-    await wait_for(lambda: bool(lengths))
-    assert lengths == [32768]
+    assert await _first_lengths(nursery, FakeServer(context_style=style, n_ctx=32768), tmp_path) == [32768]
 
 
 async def test_started_comes_before_any_answer(nursery: trio.Nursery, tmp_path: Path) -> None:
@@ -345,14 +352,7 @@ def test_samples_share_no_prefix_and_cover_every_feature() -> None:
 async def test_llama_cpp_python_window_comes_from_its_overflow_error(nursery: trio.Nursery, tmp_path: Path) -> None:
     """llama-cpp-python tells no window; the calibrator learns it from "maximum context length is N"."""
     server = FakeServer(tokenize="extras", context_style=None, n_ctx=8192)
-    lengths: list[int] = []
-    ref = TokenModelRef(TokenModel.cold())
-    await open_fake_openai(nursery, server)
-    await _start_calibrator(
-        nursery, server.base_url, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append
-    )
-    await wait_for(lambda: bool(lengths))
-    assert lengths == [8192]
+    assert await _first_lengths(nursery, server, tmp_path) == [8192]
     assert server.chat_count == 1  # the one overflow probe; counts came from /extras/tokenize
 
 

@@ -120,15 +120,16 @@ async def test_slow_but_fine_server_answers(nursery: trio.Nursery) -> None:
         assert (await client.complete(HELLO, max_tokens=5)).text == "Summary of 5 characters."
 
 
+async def _hang(request: httpx.Request) -> httpx.Response:
+    """A server that never answers."""
+    await trio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
 async def test_timeout_is_exact_in_virtual_time(autojump_clock: trio.testing.MockClock) -> None:
     """The per-request deadline fires at exactly timeout_s."""
-
-    async def handler(request: httpx.Request) -> httpx.Response:
-        await trio.sleep_forever()
-        raise AssertionError("unreachable")
-
     settings = LLMSettings("http://llm/v1", timeout_s=7.0)
-    async with open_llm_client(settings, transport=httpx.MockTransport(handler)) as client:
+    async with open_llm_client(settings, transport=httpx.MockTransport(_hang)) as client:
         with pytest.raises(LLMTimeoutError):
             await client.complete(HELLO, max_tokens=5)
         assert trio.current_time() == 7.0
@@ -275,13 +276,8 @@ async def test_concurrency_setting_allows_parallel_calls(
 
 async def test_abandoned_unanswered_request_opens_the_breaker(autojump_clock: trio.testing.MockClock) -> None:
     """A request cut by its caller's deadline after 5 s without an answer opens the breaker."""
-
-    async def handler(request: httpx.Request) -> httpx.Response:
-        await trio.sleep_forever()
-        raise AssertionError("unreachable")
-
     settings = LLMSettings("http://llm/v1", timeout_s=120.0)
-    async with open_llm_client(settings, transport=httpx.MockTransport(handler)) as client:
+    async with open_llm_client(settings, transport=httpx.MockTransport(_hang)) as client:
         with trio.move_on_after(1.0):
             await client.complete(HELLO, max_tokens=5)
         states = [client.breaker_state]  # cut early: no verdict
@@ -315,13 +311,8 @@ async def test_abandoning_a_slow_but_alive_server_is_no_verdict(autojump_clock: 
 
 async def test_probes_wait_probe_timeout_s_stretched_as_told(autojump_clock: trio.testing.MockClock) -> None:
     """A probe (list_models) times out at probe_timeout_s, not timeout_s; after stretch_probes(2), at twice that."""
-
-    async def handler(request: httpx.Request) -> httpx.Response:
-        await trio.sleep_forever()
-        raise AssertionError("unreachable")
-
     settings = LLMSettings("http://llm/v1", timeout_s=7.0, probe_timeout_s=3.0)
-    async with open_llm_client(settings, transport=httpx.MockTransport(handler)) as client:
+    async with open_llm_client(settings, transport=httpx.MockTransport(_hang)) as client:
         with pytest.raises(LLMTimeoutError, match=r"no answer within 3 s"):
             await client.list_models()
         assert trio.current_time() == 3.0

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
+    from mcp.types import CallToolResult
+
     from ctxtrio._wiring import Wiring
 
 WORDS = "cache cursor deadline journal ledger offset outline page query recall session slice token window".split()
@@ -68,6 +70,13 @@ async def ingest(client: Client) -> int:
     return chunks
 
 
+def assert_fresh_extractive(summary: CallToolResult) -> None:
+    """doc_summarize of "d" answered extractively, not from the cache."""
+    assert summary.structured_content is not None
+    facts = {key: summary.structured_content[key] for key in ("doc_id", "method", "cached")}
+    assert facts == {"doc_id": "d", "method": "extractive", "cached": False}
+
+
 async def test_refused_endpoint_summarizes_extractively_at_once(tmp_path: Path) -> None:
     """Refused: doc_summarize and doc_outline come back extractive, saying the LLM is unavailable, long before the deadline."""
     async with client_for(tmp_path, closed_port_url(), deadline_s=60.0) as (_, client):
@@ -75,12 +84,7 @@ async def test_refused_endpoint_summarizes_extractively_at_once(tmp_path: Path) 
         with trio.fail_after(10):
             summary = await client.call_tool("doc_summarize", {"doc_id": "d", "refresh": True})
             outline = await client.call_tool("doc_outline", {"doc_id": "d", "summarize": True})
-    assert summary.structured_content is not None
-    assert {key: summary.structured_content[key] for key in ("doc_id", "method", "cached")} == {
-        "doc_id": "d",
-        "method": "extractive",
-        "cached": False,
-    }
+    assert_fresh_extractive(summary)
     assert re.search(r"\(extractive\)\. Note: LLM unavailable \([^)]*\); extractive\.", text_of(summary))
     lines = text_of(outline).splitlines()
     assert len([line for line in lines if line.startswith("#")]) == chunks
@@ -96,12 +100,7 @@ async def test_hanging_endpoint_summarizes_extractively_by_the_deadline(tmp_path
             with trio.fail_after(2.0 + 5):
                 summary = await client.call_tool("doc_summarize", {"doc_id": "d", "refresh": True})
         nursery.cancel_scope.cancel()
-    assert summary.structured_content is not None
-    assert {key: summary.structured_content[key] for key in ("doc_id", "method", "cached")} == {
-        "doc_id": "d",
-        "method": "extractive",
-        "cached": False,
-    }
+    assert_fresh_extractive(summary)
     assert DEGRADED.search(text_of(summary)), text_of(summary)
     assert fake.requests  # the endpoint was asked, and never answered
 
@@ -120,12 +119,7 @@ async def test_a_chat_that_hangs_is_cut_at_the_deadline(tmp_path: Path) -> None:
             with trio.fail_after(2.0 + 5):
                 summary = await client.call_tool("doc_summarize", {"doc_id": "d", "refresh": True})
         nursery.cancel_scope.cancel()
-    assert summary.structured_content is not None
-    assert {key: summary.structured_content[key] for key in ("doc_id", "method", "cached")} == {
-        "doc_id": "d",
-        "method": "extractive",
-        "cached": False,
-    }
+    assert_fresh_extractive(summary)
     assert (
         "(extractive). Note: deadline passed; extractive for now. The LLM summary goes on in the background"
         in text_of(summary)

@@ -8,6 +8,8 @@ import ctxtrio
 from ctxtrio.memory.state.base import entry_key
 from ctxtrio.store.vectors import VectorRow, VectorStore
 
+from ..test_semantic import stored
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -19,15 +21,6 @@ def _seed(path: Path, rows: list[tuple[str, str, str, int]]) -> None:
     try:
         for model, session_id, key, dim in rows:
             vectors.add(model, dim, [VectorRow(session_id, key, 0, 0, 0, [1.0] + [0.0] * (dim - 1))])
-    finally:
-        vectors.close()
-
-
-def _done(path: Path, model: str, dim: int) -> dict[str, set[str]]:
-    vectors = VectorStore(path)
-    vectors.open()
-    try:
-        return vectors.done(model, dim)
     finally:
         vectors.close()
 
@@ -53,5 +46,5 @@ async def test_check_vectors_counts_live_entries_and_repair_drops_what_is_gone(t
         assert await ctx.sessions.check_vectors("m", 4) == ctxtrio.EntryVectorCheck(4, 3, 2, 0)
         assert await ctx.sessions.check_vectors("m", None) == ctxtrio.EntryVectorCheck(4, 3, 2, 0)  # the one stored
         assert await ctx.sessions.check_vectors("m", 4, repair=True) == ctxtrio.EntryVectorCheck(4, 3, 2, 3)
-        assert _done(path, "m", 4) == {"s": kept} and _done(path, "other", 8) == {}
+        assert stored(ctx, "m", 4) == {"s": kept} and stored(ctx, "other", 8) == {}
         assert await ctx.sessions.check_vectors("m", 4, repair=True) == ctxtrio.EntryVectorCheck(4, 3, 2, 0)
