@@ -13,8 +13,9 @@ minor versions those tests pass on):
   exactly as the client sent them: the high-level ``MCPServer`` would parse string
   arguments that look like JSON into objects (its ``pre_parse_json``), so a JSON
   document could not be ingested inline, nor the text ``"null"``.
-* :func:`serve_lines` runs one connection over ``stdio_server(stdin=, stdout=)``, which
-  only iterates the line source and calls ``write``/``flush`` on the writer.
+* :func:`serve_lines` runs one connection with ``Server.run`` over the read and write
+  streams of :mod:`.lines` (the shapes of the SDK's stream protocols), which parse and
+  write lines as the SDK's ``stdio_server`` does, without its two tasks in between.
 * :func:`http_app` is the SDK's Streamable HTTP ASGI app.
 * :func:`response_id` reads the id of a response from the head of the line the SDK
   wrote, relying on how it serializes responses (``jsonrpc`` first, then ``id``).
@@ -30,12 +31,12 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._progress import Progress
+from .lines import LineMessages, LineWriter, MessageLines
 
 if TYPE_CHECKING:
-    import anyio
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
     from mcp.server.models import InitializationOptions
@@ -72,13 +73,6 @@ class Outcome(Protocol):
 
 #: Called with the current request's :data:`~ctxtrio._progress.Progress` (a no-op without a progress token).
 ToolCall = Callable[[str, Mapping[str, Any] | None, Progress], Awaitable[Outcome]]
-
-
-class LineWriter(Protocol):
-    """Where protocol lines go: the SDK awaits ``write(line)`` then ``flush()``."""
-
-    async def write(self, text: str) -> None: ...
-    async def flush(self) -> None: ...
 
 
 def import_sdk() -> None:
@@ -161,13 +155,7 @@ async def serve_lines(server: Server[Any], lines: AsyncIterable[str], writer: Li
 
     Returns when ``lines`` ends (after the SDK finished what it was serving).
     """
-    from mcp.server.stdio import stdio_server
-
-    # Typed as anyio.AsyncFile[str], but the SDK only iterates stdin and writes/flushes stdout.
-    stdin = cast("anyio.AsyncFile[str]", lines)
-    stdout = cast("anyio.AsyncFile[str]", writer)
-    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    await server.run(LineMessages(lines), MessageLines(writer), server.create_initialization_options())
 
 
 def http_app(

@@ -26,6 +26,7 @@ was most of a 5 ms tool call (see stress/bench_sessions.py).
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -271,28 +272,88 @@ class JsonLines:
 class ProtocolWriter:
     """Writes protocol lines to a descriptor: non-blocking through epoll when it can.
 
+    The task that writes an answer writes it itself when the pipe takes the whole line at
+    once (nearly always); a line the pipe takes only in part is finished by :meth:`run`,
+    the writer's own task, and the next line waits until it is out. So a line is never
+    split by a cancelled request (no checkpoint between its first byte and handing its
+    rest over), at most one line waits for a slow reader (as with the SDK's zero-buffer
+    stream before), and a write error ends :meth:`run`, which ends the connection.
+
     With a recorder (warm start), answers already sent early are dropped, and answers
     worth recording are saved for the next start.
     """
 
     def __init__(self, fd: int, traffic: Traffic | None = None) -> None:
         self._fd = fd
-        self._stream = trio.lowlevel.FdStream(fd) if _pollable(fd) else None
-        self._lock = trio.Lock()
+        self._stream = trio.lowlevel.FdStream(fd) if _pollable(fd) else None  # owns fd; makes it non-blocking
         self._traffic = traffic
+        self._held = False  # a line is being written (or its recording saved)
+        self._room = trio.Event()  # set when the line being written is out
+        self._rest = b""  # what the pipe has not taken yet of that line
+        self._more = trio.Event()  # wakes run(): a rest to write, or closing
+        self._closing = False
 
     async def write(self, text: str) -> None:
-        if self._traffic is not None and not await self._traffic.outgoing(text):
-            return
-        data = text.encode("utf-8")
-        async with self._lock:  # the SDK writes from one task, but keep lines whole regardless
+        while self._held:  # a slow reader: this answer is not out, nor counted as answered
+            await self._room.wait()
+        self._held, self._room = True, trio.Event()  # lines leave in the order they were taken
+        handed = False
+        try:
+            if self._traffic is not None and not await self._traffic.outgoing(text):
+                return
+            # From here on no checkpoint: the line goes out whole, or its rest to run().
+            data = text.encode("utf-8")
             if self._stream is not None:
-                await self._stream.send_all(data)
-            else:
-                await trio.to_thread.run_sync(_write_all, self._fd, data)
+                try:
+                    data = data[os.write(self._fd, data) :]
+                except OSError:  # full (BlockingIOError), or broken: run() meets it again and reports it
+                    pass
+                if not data:
+                    return
+            self._rest, handed = data, True
+            self._more.set()
+        finally:
+            if not handed:
+                self._release()
+
+    def _release(self) -> None:
+        self._held = False
+        self._room.set()
+        if self._closing:
+            self._more.set()  # run() may return now
 
     async def flush(self) -> None:
         """Nothing is buffered here."""
+
+    async def run(self) -> None:
+        """Write what the pipe did not take at once, until :meth:`close` and nothing is left."""
+        while True:
+            await self._more.wait()
+            self._more = trio.Event()
+            handed = bool(self._rest)
+            while self._rest:
+                if self._stream is None:
+                    await trio.to_thread.run_sync(_write_all, self._fd, self._rest)
+                    self._rest = b""
+                    break
+                await trio.lowlevel.wait_writable(self._fd)
+                try:
+                    self._rest = self._rest[os.write(self._fd, self._rest) :]
+                except BlockingIOError:
+                    continue
+                except OSError as exc:
+                    if exc.errno == errno.EBADF:
+                        raise trio.ClosedResourceError("stdout was closed") from None
+                    raise trio.BrokenResourceError from exc
+            if handed:
+                self._release()
+            if self._closing and not self._held:
+                return
+
+    def close(self) -> None:
+        """Let :meth:`run` return once the line it holds is written."""
+        self._closing = True
+        self._more.set()
 
     async def aclose(self) -> None:
         if self._stream is not None:
@@ -333,7 +394,10 @@ async def serve_stdio(
     """
     writer = ProtocolWriter(out_fd, traffic)
     try:
-        await serve_lines(server, JsonLines(lines, writer), writer)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer.run)
+            await serve_lines(server, JsonLines(lines, writer), writer)
+            writer.close()
     finally:
         with trio.CancelScope(shield=True):
             await writer.aclose()

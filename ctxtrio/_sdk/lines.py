@@ -1,0 +1,118 @@
+"""The SDK's message streams over a line source and a line writer, without tasks in between.
+
+``Server.run(read_stream, write_stream, ...)`` takes any objects with the shape of the
+SDK's ``ReadStream``/``WriteStream`` protocols (``mcp.shared._stream_protocols``:
+``receive``, async iteration, ``aclose``, async context for reading; ``send``,
+``aclose``, async context for writing). The SDK's ``stdio_server`` puts two tasks and two
+zero-buffer memory streams between the line source and the server (a reader that parses
+each line, a writer that serializes each message), so every message costs a task switch
+each way. Here the server's own loop parses the next line when it asks for it, and the
+task that answers a request serializes and writes its answer. What the SDK's reader and
+writer do to each message is kept exactly: a line is parsed with
+``jsonrpc_message_adapter.validate_json(line, by_name=False)`` and a line that does not
+parse is handed on as the exception (the server logs and drops it); a message is written
+as ``model_dump_json(by_alias=True, exclude_unset=True)`` plus a line feed, then
+``flush()``.
+
+A line is written whole or not at all as far as the server's tasks can tell: the writer
+(``ctxtrio.transport.stdio.ProtocolWriter``) takes a line without a checkpoint once it
+starts writing it, so a cancelled request cannot leave half an answer on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterable, AsyncIterator
+    from types import TracebackType
+
+    from mcp.shared.message import SessionMessage
+
+__all__ = ["LineMessages", "LineWriter", "MessageLines"]
+
+
+class LineWriter(Protocol):
+    """Where protocol lines go: the SDK awaits ``write(line)`` then ``flush()``."""
+
+    async def write(self, text: str) -> None: ...
+    async def flush(self) -> None: ...
+
+
+class LineMessages:
+    """The SDK's read stream: each line of ``lines`` parsed into a message (or the parse error)."""
+
+    def __init__(self, lines: AsyncIterable[str]) -> None:
+        from mcp import types
+        from mcp.shared.message import SessionMessage
+
+        self._lines: AsyncIterator[str] = aiter(lines)
+        self._adapter = types.jsonrpc_message_adapter
+        self._message = SessionMessage
+        self._closed = False
+
+    async def receive(self) -> SessionMessage | Exception:
+        import anyio
+
+        if self._closed:
+            raise anyio.ClosedResourceError
+        try:
+            line = await anext(self._lines)
+        except StopAsyncIteration:
+            raise anyio.EndOfStream from None
+        try:
+            message = self._adapter.validate_json(line, by_name=False)
+        except ValueError as exc:  # pydantic.ValidationError; as the SDK's stdin reader: the server logs and drops it
+            return exc
+        return self._message(message)
+
+    def __aiter__(self) -> LineMessages:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> LineMessages:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class MessageLines:
+    """The SDK's write stream: each message serialized as the SDK's stdio writer does, one line each."""
+
+    def __init__(self, writer: LineWriter) -> None:
+        self._writer = writer
+        self._closed = False
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if self._closed:
+            import anyio
+
+            raise anyio.ClosedResourceError
+        text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        await self._writer.write(text + "\n")
+        await self._writer.flush()
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> MessageLines:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> Any:
+        await self.aclose()
+        return None
