@@ -122,6 +122,8 @@ class SemanticIndex(VectorTask):
         super().__init__(embedder, vectors, "chunks")
         self._repo = repo
         self._progress = _Progress()
+        #: (catalog version, dimension) when every chunk was last found embedded.
+        self._caught_up_at: tuple[int, int | None] | None = None
 
     def status(self) -> EmbeddingStatus:
         p = self._progress
@@ -153,6 +155,9 @@ class SemanticIndex(VectorTask):
     async def _pass(self) -> bool:
         """One look at the catalog; True if it embedded (or tried to) anything."""
         await self._repo.refresh()
+        seen = (self._repo.state.version, self._dim)
+        if self.state == "caught up" and seen == self._caught_up_at:
+            return False  # the catalog as it was when every chunk was embedded: no write, no count
         journals = dict(self._repo.current_journals())
         await trio.to_thread.run_sync(self._vectors.drop_except, self.model, self._dim, set(journals))
         done = await trio.to_thread.run_sync(self._vectors.done, self.model, self._dim) if self._dim else {}
@@ -163,6 +168,7 @@ class SemanticIndex(VectorTask):
         )
         if not todo:
             self.state = "caught up"
+            self._caught_up_at = seen
             return False
         self.state = "embedding"
         for journal, entry in todo:

@@ -29,7 +29,7 @@ from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 from .conftest import opened
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
     from ctxtrio._wiring import Wiring
@@ -185,6 +185,39 @@ async def test_documents_ingested_before_are_caught_up_and_forget_drops(tmp_path
             assert dim is not None
             assert [journal.split("/")[1] for journal in store.done("fake-embed", dim)] == [b.doc.doc_id]
             store.close()
+
+
+async def test_an_idle_look_asks_the_vectors_file_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Caught up, looks at an unchanged catalog neither prune, list nor count vectors; an ingest makes the next look embed it."""
+    asked: list[str] = []
+
+    def spied(name: str) -> Callable[..., object]:
+        method = getattr(VectorStore, name)
+
+        def spy(self: VectorStore, *args: object, **kwargs: object) -> object:
+            asked.append(name)
+            return method(self, *args, **kwargs)
+
+        return spy
+
+    for name in ("drop_except", "done", "counts"):
+        monkeypatch.setattr(VectorStore, name, spied(name))
+    async with opened(tmp_path) as ctx:
+        await ctx.documents.ingest(text=BISECT, title="bisect")
+        async with semantic(ctx, FakeEmbeddings()) as index:
+            await caught_up(index)
+            asked.clear()
+            with trio.fail_after(30):
+                start = index.passes
+                while index.passes < start + 3:
+                    index.wake()
+                    await trio.sleep(0.05)
+            assert asked == []
+            await ctx.documents.ingest(text=OTHER, title="shutil")
+            with trio.fail_after(30):
+                while index.status().chunks_embedded != 2:
+                    await trio.sleep(0.05)
+    assert {"drop_except", "done", "counts"} <= set(asked)
 
 
 async def test_through_open_context_and_loopback_http(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
