@@ -18,7 +18,7 @@ from .model import Outline, SearchHit, WindowChunk
 from .render import chunk_header, hit_header, render_outline
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from ..text.tokens import TokenModel
 
@@ -96,7 +96,11 @@ _SHARE: Final = 0.5
 
 
 def pack_hits(
-    candidates: Sequence[Candidate], budget_tokens: int, model: TokenModel, query_terms: Sequence[str] = ()
+    candidates: Sequence[Candidate],
+    budget_tokens: int,
+    model: TokenModel,
+    query_terms: Sequence[str] = (),
+    rarity: Mapping[str, float] | None = None,
 ) -> tuple[list[SearchHit], int, int]:
     """The best passages of the hits, in the given (rank) order; returns (hits, omitted, tokens used).
 
@@ -108,6 +112,7 @@ def pack_hits(
     is the caller's: any ordered candidates (BM25, fused) are packed the same way.
     Hits after the last that fits are counted in ``omitted``. When not even a
     minimal passage of the first hit fits, it is cut by characters around its match.
+    ``rarity`` weighs the query's terms in choosing windows (:func:`~ctxtrio.text.passages.rarity_weights`).
     """
     hits: list[SearchHit] = []
     used = 0
@@ -118,7 +123,7 @@ def pack_hits(
             share = remaining
         if hits and share < _MIN_SHARE:
             break
-        hit = _passage_hit(candidate, share, model, query_terms)
+        hit = _passage_hit(candidate, share, model, query_terms, rarity)
         if hit is None:
             break
         cost = model.estimate(_header(hit)) + _GAP_TOKENS
@@ -131,7 +136,13 @@ def pack_hits(
     return hits, len(candidates) - len(hits), used
 
 
-def _passage_hit(candidate: Candidate, share: int, model: TokenModel, query_terms: Sequence[str]) -> SearchHit | None:
+def _passage_hit(
+    candidate: Candidate,
+    share: int,
+    model: TokenModel,
+    query_terms: Sequence[str],
+    rarity: Mapping[str, float] | None = None,
+) -> SearchHit | None:
     """``candidate`` whole when it fits ``share`` tokens with its header, else its best passage; None if none fits."""
     chunk = candidate.chunk
     whole_header = model.estimate(
@@ -149,7 +160,7 @@ def _passage_hit(candidate: Candidate, share: int, model: TokenModel, query_term
         return None
     focus = unheaded_terms(query_terms, headings(candidate))
     passage = _meaning_passage(candidate, room, model) or best_passage(
-        chunk.text, focus, room, model, tokens_per_char(chunk)
+        chunk.text, focus, room, model, tokens_per_char(chunk), rarity=rarity
     )
     if passage is None:  # not even one line fits: characters around the match
         text = cut_around(chunk.text, query_terms, room, model)

@@ -21,6 +21,7 @@ from .._limits import SEARCH_LIMIT, check_budget, check_range
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.kinds import kind_for
+from ..text.words import rarity_weights
 from .arguments import clean_title, first_line, read_file
 from .checking import CheckingMethods
 from .ingest import CharBudget, Source, content_hash, write_generation
@@ -276,6 +277,7 @@ class DocumentService(ReadingMethods, CheckingMethods):
         if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
             candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms))
         candidates = definitions_first(candidates, query_terms)
+        rarity = await _rarity_of(self._repo, query_terms)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.
         widest = SearchResult(
@@ -284,7 +286,7 @@ class DocumentService(ReadingMethods, CheckingMethods):
         head_tokens = model.estimate(search_head(widest)) + 1
 
         def build(room: int, estimated: bool) -> SearchResult:
-            packed, omitted, used = pack_hits(candidates, max(1, room - head_tokens), model, query_terms)
+            packed, omitted, used = pack_hits(candidates, max(1, room - head_tokens), model, query_terms, rarity)
             marked = estimated and bool(packed)
             return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out, skipped, marked)
 
@@ -297,6 +299,12 @@ class DocumentService(ReadingMethods, CheckingMethods):
 def repository_of(documents: DocumentService) -> Repository:
     """The documents' state in ``documents``' process, for what shares it (the semantic index); internal."""
     return documents._repo
+
+
+async def _rarity_of(repo: Repository, query_terms: list[str]) -> dict[str, float]:
+    """How rare each of the query's terms is among all current chunks (:func:`~ctxtrio.text.passages.rarity_weights`)."""
+    rows = sum(entry.info.chunks for entry in repo.current_journals().values())
+    return rarity_weights(await repo.store.doc_counts("chunks", query_terms), rows)
 
 
 def _file_title(file_path: str, source: str) -> str:

@@ -311,6 +311,11 @@ class StoreHandle:
             await self.heal(corrupt=exc.corrupt)
             return await trio.to_thread.run_sync(run)
 
+    async def doc_counts(self, table: Table, terms: Sequence[str]) -> dict[str, int]:
+        """How many rows of ``table`` hold each of ``terms`` (off the event loop; see
+        :meth:`~.index.SearchIndex.doc_counts`). Not waited for the index to settle: a statistic."""
+        return await trio.to_thread.run_sync(partial(self._index.doc_counts, table, terms))
+
     def _lags(self, journals: Sequence[str] | None) -> bool:
         lagging = self.health.lagging
         if not lagging:

@@ -340,6 +340,24 @@ class SearchIndex:
             raise self._error("search failed", exc) from exc
         return list(found.values())
 
+    def doc_counts(self, table: Table, terms: Sequence[str]) -> dict[str, int]:
+        """How many rows of ``table`` hold each of ``terms`` (their document frequency, for
+        weighing rare words above common ones), by FTS5's vocabulary of the table: a lookup
+        per term in a TEMP ``fts5vocab`` table of this thread's connection. Rows of obsolete
+        generations not yet removed count too: a statistic, not a search."""
+        vocab = f"temp.{table}_vocab"
+        self._check_identity()
+        try:
+            conn = self._reader()
+            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, '{table}', 'row')")
+            counts: dict[str, int] = {}
+            for term in dict.fromkeys(terms):
+                row = conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (term,)).fetchone()
+                counts[term] = int(row[0]) if row else 0
+        except sqlite3.Error as exc:
+            raise self._error("search index read failed", exc) from exc
+        return counts
+
 
 def _identity(path: Path) -> tuple[int, int] | None:
     try:

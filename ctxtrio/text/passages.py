@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING, Final
 from .cutting import CUT_MARK, cut_around
 from .edges import HIDDEN_COST, finish_sentences, grow, hidden_lines
 from .terms import light_stem, terms
+from .words import held_words, identifier_parts, stemmed_terms, word_groups, word_weights
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from .tokens import TokenModel
 
@@ -128,7 +129,13 @@ class _Line:
 
 
 def best_passage(
-    text: str, query_terms: Sequence[str], budget_tokens: int, model: TokenModel, tokens_per_char: float | None = None
+    text: str,
+    query_terms: Sequence[str],
+    budget_tokens: int,
+    model: TokenModel,
+    tokens_per_char: float | None = None,
+    *,
+    rarity: Mapping[str, float] | None = None,
 ) -> Passage | None:
     """The best window of whole lines of ``text`` within ``budget_tokens`` (cut marks counted).
 
@@ -136,12 +143,14 @@ def best_passage(
     Without any query term in ``text`` the window starts at the first line. Lines are
     sized at ``tokens_per_char`` (default: the text's average); the chosen window is
     then estimated as a whole, and lines grown around the core are dropped again while
-    it is over.
+    it is over. With ``rarity`` (:func:`~.words.rarity_weights`) a word of the query counts by how
+    rare it is, not as one: the window settles on the name asked for, not on a common word.
     """
     rate = tokens_per_char if tokens_per_char is not None else model.estimate(text) / max(1, len(text))
     lines = _lines(text, tuple(query_terms), rate, stem=False)
     room = budget_tokens - 2 * model.estimate(CUT_MARK + " ")
-    core_first, core_last = _core(lines, room)
+    weights = word_weights(query_terms, rarity) if rarity else None
+    core_first, core_last = _core(lines, room, weights=weights)
     if core_first < 0:
         return None
     costs = [line.cost for line in lines]
@@ -208,19 +217,19 @@ def passage_score(text: str, query_terms: Sequence[str], budget_tokens: int, tok
 def heading_share(headings: Sequence[str], query_terms: Sequence[str]) -> float:
     """The share of the query's words that ``headings`` (a chunk's trail, its document's name) hold:
     what the text is about by its own titles, 0.0 to 1.0."""
-    group = _groups(tuple(query_terms), stem=True)
+    group = word_groups(tuple(query_terms), stem=True)
     if not group:
         return 0.0
     words = max(group.values()) + 1
-    return len(_held(_stemmed(" ".join(headings), stem=True), group, _parts(group))) / words
+    return len(held_words(stemmed_terms(" ".join(headings), stem=True), group, identifier_parts(group))) / words
 
 
 def unheaded_terms(query_terms: Sequence[str], headings: Sequence[str]) -> list[str]:
     """The terms of the query's words that ``headings`` do not hold (all of them when the headings
     hold every word, or none): in a chunk under ``function makedirs`` of the document ``os``,
     ``os.makedirs exist_ok`` looks for ``exist_ok``; the headings already say the rest."""
-    group = _groups(tuple(query_terms), stem=False)
-    held = _held(terms(" ".join(headings)), group, _parts(group))
+    group = word_groups(tuple(query_terms), stem=False)
+    held = held_words(terms(" ".join(headings)), group, identifier_parts(group))
     if not held or len(held) == max(group.values(), default=-1) + 1:
         return list(query_terms)
     return [term for term in query_terms if group.get(term, -1) not in held]
@@ -241,8 +250,8 @@ def _run_score(lines: Sequence[_Line], first: int, last: int) -> float:
 def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, stem: bool) -> tuple[_Line, ...]:
     """Each line of ``text``: where it is, its size, the query's words it holds. Cached: a
     search scores its candidates for ranking, then packs the best of them (same arguments)."""
-    group = _groups(query_terms, stem=stem)
-    parts = _parts(group)
+    group = word_groups(query_terms, stem=stem)
+    parts = identifier_parts(group)
     words = max(group.values(), default=-1) + 1
     raws = text.split("\n")
     per_line = _line_terms(text, frozenset(map(light_stem, query_terms)))  # unstemmed, shared by both kinds
@@ -258,7 +267,7 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, s
             start = end + 1
             continue
         cost = math.ceil((len(raw) + 1) * tokens_per_char)
-        found = _held(line_terms, group, parts)
+        found = held_words(line_terms, group, parts)
         phrases: set[tuple[int, int]] = set()
         previous = -1
         for term in line_terms:
@@ -284,54 +293,6 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, s
             out.append(_Line(start, end, cost, _NONE, _NO_PHRASES, 0.0))
         start = end + 1
     return tuple(out)
-
-
-def _groups(query_terms: Sequence[str], *, stem: bool) -> dict[str, int]:
-    """Each query term's word: an identifier's parts follow it in the query's terms
-    (``pghba``, ``pg``, ``hba``) and count as that one word, so ``pg_hba`` weighs as
-    much as ``record``, and its parts side by side are not a phrase."""
-    group: dict[str, int] = {}
-    word, whole, at = -1, "", 0
-    for term in dict.fromkeys(map(light_stem, query_terms) if stem else query_terms):
-        found = whole.find(term, at) if len(term) < len(whole) else -1
-        if found >= 0:
-            at = found + len(term)
-        else:
-            word, whole, at = word + 1, term, 0
-        group[term] = word
-    return group
-
-
-def _parts(group: dict[str, int]) -> dict[int, frozenset[str]]:
-    """The parts of each word of the query that is an identifier with parts (``pghba``: ``pg``, ``hba``)."""
-    terms_of: dict[int, list[str]] = {}
-    for term, word in group.items():
-        terms_of.setdefault(word, []).append(term)
-    return {word: frozenset(found[1:]) for word, found in terms_of.items() if len(found) > 1}
-
-
-def _held(line_terms: Iterable[str], group: dict[str, int], parts: dict[int, frozenset[str]]) -> set[int]:
-    """The query's words among ``line_terms``: an identifier with parts is held by its whole
-    (``hash_mem_multiplier``) or by all its parts, not by one part (``work_mem`` holds no
-    ``mem`` of ``hash_mem_multiplier``)."""
-    held: set[int] = set()
-    seen: dict[int, set[str]] = {}
-    for term in line_terms:
-        word = group.get(term, -1)
-        if word < 0:
-            continue
-        wanted = parts.get(word)
-        if wanted is None or term not in wanted:
-            held.add(word)  # a single-term word, or the identifier whole
-        else:
-            seen.setdefault(word, set()).add(term)
-    held.update(word for word, found in seen.items() if len(found) == len(parts[word]))
-    return held
-
-
-def _stemmed(text: str, *, stem: bool) -> list[str]:
-    """The terms of ``text``, with ``stem`` each without its inflection (:func:`~.terms.light_stem`)."""
-    return list(map(light_stem, terms(text))) if stem else terms(text)
 
 
 #: Stands for a line break in one :func:`terms` call over a whole text (a term of its own).
@@ -384,14 +345,19 @@ def _defines(line: str, group: dict[str, int], parts: dict[int, frozenset[str]],
     rest = match.group(3).lstrip("`*").lstrip()  # past the markup closing the name
     if not match.group(1) and rest and rest[0] not in _AFTER_NAME:
         return 0.0
-    return len(_held(_stemmed(match.group(2), stem=stem), group, parts)) / words
+    return len(held_words(stemmed_terms(match.group(2), stem=stem), group, parts)) / words
 
 
-def _score(found: set[int], phrases: set[tuple[int, int]], densest: int, defines: float) -> float:
-    return len(found) + _LINE_BONUS * max(0, densest - 1) + _PHRASE_BONUS * len(phrases) + _DEFINES_BONUS * defines
+def _score(
+    found: set[int], phrases: set[tuple[int, int]], densest: int, defines: float, weights: Sequence[float] | None = None
+) -> float:
+    held = sum(weights[word] for word in found) if weights is not None else len(found)
+    return held + _LINE_BONUS * max(0, densest - 1) + _PHRASE_BONUS * len(phrases) + _DEFINES_BONUS * defines
 
 
-def _core(lines: Sequence[_Line], room: int, *, long_lines: bool = False) -> tuple[int, int]:
+def _core(
+    lines: Sequence[_Line], room: int, *, long_lines: bool = False, weights: Sequence[float] | None = None
+) -> tuple[int, int]:
     """The best-scoring, then earliest, then cheapest run of lines within ``room`` that starts
     and ends on a line holding a query term; the first line that fits when none holds one;
     (-1, -1) when every line holding one is longer than ``room``. With ``long_lines`` a
@@ -419,7 +385,7 @@ def _core(lines: Sequence[_Line], room: int, *, long_lines: bool = False) -> tup
             following = last + 1
             if cost > room and (last != first or not long_lines):
                 break
-            key = (-_score(found, phrases, densest, defines), first, cost)
+            key = (-_score(found, phrases, densest, defines, weights), first, cost)
             if best is None or key < best:
                 best, found_at = key, (first, last)
     if best is not None:

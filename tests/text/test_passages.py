@@ -9,6 +9,7 @@ from ctxtrio.text.passages import best_passage, heading_share, marked_text, pass
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.terms import light_stem
 from ctxtrio.text.tokens import TokenModel
+from ctxtrio.text.words import rarity_weights
 
 MODEL = (
     TokenModel.flat()
@@ -206,3 +207,31 @@ def test_a_window_takes_the_rest_of_the_sentences_it_cuts() -> None:
     assert "this sequence in this session. Because" in shown
     log = _text([f"2026-12-01T10:00:{n:02d} INFO step {n} called ok" for n in range(30)])
     assert _shown(log, "step 12", 30).count("\n") >= 1  # log records start no sentence of the line above
+
+
+def test_a_rare_word_anchors_the_window_over_a_common_one() -> None:
+    """Weighed by rarity, the window settles on the lines about the rare name asked for, not on
+    a far run that adds a common word; unweighed, it stretches to take the common word in."""
+    lines = [
+        "currval ( regclass ) returns bigint",
+        "",
+        "Returns the value most recently obtained by nextval for this sequence in the",
+        "current session. An error is reported if nextval has never been called.",
+        "",
+        *FILLER[:3],
+        "This one is like currval, but it takes no argument.",
+        "It fails if nextval has not been called in the current session.",
+        *FILLER[3:6],
+        "A value is drawn before the transaction commits.",
+        *FILLER[10:40],
+    ]
+    text = _text(lines)
+    words = query_terms("currval called before nextval session")
+    rarity = rarity_weights({"currval": 13, "called": 399, "before": 751, "nextval": 25, "session": 348}, 4699)
+    assert rarity["currval"] == 1.0 and rarity["before"] < 0.2
+    plain = best_passage(text, words, 150, MODEL)
+    weighed = best_passage(text, words, 150, MODEL, rarity=rarity)
+    assert plain is not None and weighed is not None
+    assert "drawn before" in marked_text(text, plain) and "currval ( regclass )" not in marked_text(text, plain)
+    assert marked_text(text, weighed).startswith("currval ( regclass ) returns bigint")
+    assert rarity_weights({}, 10) == {} and rarity_weights({"x": 10}, 10) == {"x": 1.0}

@@ -1,0 +1,25 @@
+"""The index says how many rows hold each word (document frequency), for weighing rare words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxtrio.store.index import SearchIndex
+from ctxtrio.store.records import StoredRecord
+from ctxtrio.store.rows import IndexRow
+
+
+def test_doc_counts_are_rows_holding_each_term(tmp_path: Path) -> None:
+    """Rows, not occurrences: 'session' in 3 rows (twice in one), 'currval' in 1, an absent word 0."""
+    texts = ["currval reads the session value", "session session state", "a session ends", "nothing here"]
+    records = [StoredRecord(10 * n, 10 * n + 10, {"seq": n}) for n in range(len(texts))]
+    rows = {10 * n: [IndexRow("chunks", str(n), text)] for n, text in enumerate(texts)}
+    index = SearchIndex(tmp_path / "index.sqlite3")
+    index.open()
+    try:
+        index.index_batch([("j", Path("/nonexistent/j"), records, 10 * len(texts), rows)])
+        counts = index.doc_counts("chunks", ["session", "currval", "absent", "session"])
+        assert counts == {"session": 3, "currval": 1, "absent": 0}
+        assert index.search("chunks", ["currval"], journals=None, limit=5)[0].item == "0"  # the temp table is harmless
+    finally:
+        index.close()
