@@ -126,6 +126,24 @@ def _calibrated(ref: TokenModelRef) -> Callable[[], bool]:
     return lambda: ref.current.source.startswith("calibrated")
 
 
+async def _calibrate_within(
+    settings: LLMSettings,
+    transport: httpx.MockTransport,
+    ref: TokenModelRef,
+    tmp_path: Path,
+    *,
+    within_s: float,
+    every_s: float,
+) -> None:
+    """Run a calibrator over ``transport`` until ``ref`` is calibrated (looked at every ``every_s``) or ``within_s`` passed."""
+    async with open_llm_client(settings, transport=transport) as client, trio.open_nursery() as nursery:
+        nursery.start_soon(partial(run_calibrator, client, ref, cache_path=tmp_path / "c.json"))
+        with trio.move_on_after(within_s):
+            while not _calibrated(ref)():
+                await trio.sleep(every_s)
+        nursery.cancel_scope.cancel()
+
+
 @PROFILES
 async def test_tokenize_calibration_estimates_unseen_text_within_ten_percent(
     nursery: trio.Nursery, tmp_path: Path, rates: Mapping[str, float]
@@ -372,13 +390,7 @@ async def test_calibration_requests_have_their_own_timeout(clock: trio.testing.M
 
     ref = TokenModelRef(TokenModel.cold())
     settings = LLMSettings("http://llm/v1", timeout_s=5.0, probe_timeout_s=30.0)
-    async with open_llm_client(settings, transport=httpx.MockTransport(slow_handler)) as client:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(partial(run_calibrator, client, ref, cache_path=tmp_path / "c.json"))
-            with trio.move_on_after(2000.0):
-                while not _calibrated(ref)():
-                    await trio.sleep(1.0)
-            nursery.cancel_scope.cancel()
+    await _calibrate_within(settings, httpx.MockTransport(slow_handler), ref, tmp_path, within_s=2000.0, every_s=1.0)
     assert ref.current.source.startswith("calibrated via tokenize")
 
 
@@ -439,12 +451,6 @@ async def test_a_slow_server_calibrates_by_resuming_with_a_longer_deadline(
     assert max(true_tokens(text) for text in SAMPLES) / 12.0 > 30.0
     ref = TokenModelRef(TokenModel.cold())
     settings = LLMSettings("http://llm/v1", probe_timeout_s=30.0)
-    async with open_llm_client(settings, transport=httpx.MockTransport(handler)) as client:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(partial(run_calibrator, client, ref, cache_path=tmp_path / "c.json"))
-            with trio.move_on_after(20_000.0):
-                while not _calibrated(ref)():
-                    await trio.sleep(60.0)
-            nursery.cancel_scope.cancel()
+    await _calibrate_within(settings, httpx.MockTransport(handler), ref, tmp_path, within_s=20_000.0, every_s=60.0)
     assert ref.current.source.startswith("calibrated via usage slope")
     assert max(sent[text] for text in SAMPLES) <= 2
