@@ -1,4 +1,4 @@
-"""The frozen configuration every component receives from ``_app.py``.
+"""The frozen configuration every component receives from ``_wiring.py`` (the component tree).
 
 Built once by ``_cli.py`` (flags > environment > defaults) or directly by library users.
 Nothing reads the environment after that; nothing mutates it.

@@ -1,7 +1,7 @@
 """Semantic recall of session entries (``--embed-model``): their vectors, kept up to date in the background.
 
 :class:`EntryVectors` owns one background task, :meth:`EntryVectors.run`, started in
-``_app.py``'s background nursery beside the chunks' (``docs/embedding.py``)::
+``_wiring.py``'s background nursery beside the chunks' (``docs/embedding.py``)::
 
     wait for a wake-up (an entry appended) or POLL_S
     list the session journals; drop the vectors of sessions whose journal is gone

@@ -102,7 +102,7 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         self._summarizer = summarizer if summarizer is not None else Summarizer(None, live.tokens)
         self._sessions = SessionStore(store, live, max_sessions=max_sessions, max_entries=max_entries)
         self._registry = self._sessions.registry
-        #: Semantic recall of entries (``--embed-model``), set by ``_app.py`` once its task runs.
+        #: Semantic recall of entries (``--embed-model``), set by ``_wiring.py`` once its task runs.
         self.semantic: EntryVectors | None = None
 
     @property

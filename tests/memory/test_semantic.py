@@ -51,7 +51,7 @@ async def opened(tmp_path: Path) -> AsyncIterator[Context]:
 
 @asynccontextmanager
 async def entry_vectors(ctx: Context, fake: FakeEmbeddings) -> AsyncIterator[EntryVectors]:
-    """``ctx``'s sessions with semantic recall on ``fake``, wired as ``_app.py`` does."""
+    """``ctx``'s sessions with semantic recall on ``fake``, wired as ``_wiring.py`` does."""
     settings = LLMSettings(BASE, model=fake.model, concurrency=2)
     async with open_llm_client(settings, transport=fake.transport()) as client, trio.open_nursery() as nursery:
         vectors = VectorStore(ctx.data.session_vectors_path)
