@@ -29,7 +29,7 @@ from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import Hit
-from ..text.definitions import defines, spelled_identifier
+from ..text.definitions import Name, asked_name, defines
 from ..text.query import query_terms
 from .hybrid import FOCUS_BELOW, Ranks, hybrid_order, keyword_confidence
 from .packing import Candidate
@@ -139,11 +139,13 @@ async def find_candidates(
     *,
     all_docs: bool,
     meaning: Callable[[], Awaitable[SemanticHits]] | None = None,
+    query: str = "",
 ) -> Found:
     """The chunks of the best ``limit`` hits in ``by_journal`` (journal -> current entry), and whether there were more.
 
     ``all_docs``: ``by_journal`` holds every current document (see :func:`_hits`).
     ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
+    ``query``: as written, for the dotted name it may hold (:func:`~ctxtrio.text.definitions.asked_name`).
     """
     skipped: str | None = None
     hybrid = False  # both rankings answered: read more, order by hybrid_order
@@ -166,10 +168,10 @@ async def find_candidates(
         ranked = fuse(keyword, near, 2 * limit, each=limit + 1) if hybrid else fuse(keyword, near, limit + 1)
     more = len(ranked) > limit
     ranked = ranked if hybrid else ranked[:limit]
-    identifier = spelled_identifier(query_terms)
-    if identifier is not None and identifier not in query_terms:
+    name = asked_name(query, query_terms)
+    if name is not None and (name.identifier not in query_terms or name.qualifier is not None):
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
-        named = await _hits(repo, [identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
+        named = await _hits(repo, [name.identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
         ranked += [Fused(hit) for hit in named if (hit.journal, hit.item) not in seen]
     ranked = [one for one in ranked if one.hit.item.isdigit()]
     candidates, ranks = await _read(repo, by_journal, ranked)
@@ -177,8 +179,8 @@ async def find_candidates(
     if hybrid:
         by_words = keyword_confidence(candidates, ranks, query_terms) >= FOCUS_BELOW
         candidates = hybrid_order(candidates, ranks, query_terms)
-    if identifier is not None:
-        candidates = definitions_first(candidates, query_terms)
+    if name is not None:
+        candidates = definitions_first(candidates, query_terms, query)
     return Found(candidates[:limit], more, skipped, by_words)
 
 
@@ -207,13 +209,14 @@ async def _read(
     return candidates, ranks
 
 
-def definitions_first(candidates: Sequence[Candidate], query_terms: list[str]) -> list[Candidate]:
-    """``candidates`` with those that define the identifier the query spells first, each
-    group in its given order (all of them as given when the query spells none)."""
-    identifier = spelled_identifier(query_terms)
-    if identifier is None:
+def definitions_first(candidates: Sequence[Candidate], query_terms: list[str], query: str = "") -> list[Candidate]:
+    """``candidates`` with those that define the name the query asks for first
+    (:func:`~ctxtrio.text.definitions.asked_name`), each group in its given order (all of
+    them as given when the query asks for none)."""
+    name: Name | None = asked_name(query, query_terms)
+    if name is None:
         return list(candidates)
-    first = [candidate for candidate in candidates if defines(candidate.chunk.text, identifier)]
+    first = [c for c in candidates if defines(c.chunk.text, name.identifier, name.qualifier)]
     return first + [candidate for candidate in candidates if candidate not in first]
 
 

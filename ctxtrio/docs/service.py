@@ -270,13 +270,13 @@ class DocumentService(ReadingMethods, CheckingMethods):
             journals = None if doc_id is None else list(by_journal)
             meaning = partial(semantic.nearest, query, journals, max(limit + 1, FUSE_DEPTH))
         found = await find_candidates(
-            self._repo, query_terms, by_journal, limit, all_docs=doc_id is None, meaning=meaning
+            self._repo, query_terms, by_journal, limit, all_docs=doc_id is None, meaning=meaning, query=query
         )
         more, skipped = found.more, found.semantic_skipped
         candidates = found.candidates
         if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
             candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms))
-        candidates = definitions_first(candidates, query_terms)
+        candidates = definitions_first(candidates, query_terms, query)
         rarity = await _rarity_of(self._repo, query_terms)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.

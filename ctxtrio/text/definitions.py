@@ -5,32 +5,40 @@ the chunks that merely use it most. :func:`spelled_identifier` joins a short que
 words (``py scanstring`` → ``pyscanstring``), the form the index holds for
 ``py_scanstring`` and ``PyScanString`` alike (an identifier in the query, followed by
 its parts among the terms, counts once: ``JSONDecodeError`` stays ``jsondecodeerror``);
+a short query that holds a dotted name asks for its last part, qualified
+(:func:`asked_name`: ``Buffer.allocUnsafe`` → ``allocunsafe`` of ``buffer``).
 :func:`defines` says whether a text holds
 a definition of an identifier of that spelling: a ``def``/``class``/``function``/
 ``func``/``fn``/``struct``/... line, a reST or Sphinx API entry (``.. function:: name``)
-or a markdown heading that starts with the name.
+or a markdown heading that starts with the name, after a label (``### Static method:
+`Buffer.allocUnsafe(size)```). Where the definition names a qualifier (``fsPromises.rm``),
+it must be the one asked for (``fs.rm``).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["defines", "spelled_identifier"]
+__all__ = ["Name", "asked_name", "defines", "spelled_identifier"]
 
 #: Queries of more words are questions, not names.
 _MAX_NAME_TERMS: Final = 4
 _DEFINED: Final = re.compile(
     r"(?:\b(?:def|class|function|func|fn|fun|struct|enum|trait|interface|type|record|impl|module|object|protocol)"
-    r"[ \t]+(?:\([^)\n]*\)[ \t]*)?(?:[\w$]+\.)?"
-    r"|^\.\.[ \t]+(?:\w+:)?(?:class|function|method|attribute|exception|data|decorator|module)::[ \t]+(?:[\w.]+\.)?"
-    r"|^#{1,6}[ \t]+`?(?:[\w.]+\.)?)"
-    r"([A-Za-z_$][\w$]*)",
+    r"[ \t]+(?:\([^)\n]*\)[ \t]*)?(?:(?P<code>[\w$]+)\.)?"
+    r"|^[ \t]*\.\.[ \t]+(?:\w+:)?(?:class|function|method|attribute|exception|data|decorator|module)::[ \t]+"
+    r"(?:(?P<entry>[\w.]+)\.)?"
+    r"|^#{1,6}[ \t]+(?:[A-Z][A-Za-z ]{0,30}:[ \t]+)?`?(?:(?P<heading>[\w.]+)\.)?)"
+    r"(?P<name>[A-Za-z_$][\w$]*)",
     re.MULTILINE,
 )
+#: A dotted name in a query (``Buffer.allocUnsafe``, ``threading.Event.wait``): its qualifier and last part.
+_DOTTED: Final = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)+)([A-Za-z_$][\w$]*)(?![\w$.])")
 _SEPARATORS: Final = str.maketrans("", "", "_$")
 
 
@@ -51,8 +59,41 @@ def spelled_identifier(query_terms: Sequence[str]) -> str | None:
     return "".join(words)
 
 
-def defines(text: str, identifier: str) -> bool:
-    """Whether ``text`` defines a name spelled ``identifier`` (case and ``_`` ignored)."""
+@dataclass(frozen=True, slots=True)
+class Name:
+    """The name a query asks for: ``identifier`` spelled as :func:`spelled_identifier` does, and
+    the last part of the qualifier it was written with (``buffer`` for ``Buffer.allocUnsafe``), if any."""
+
+    identifier: str
+    qualifier: str | None = None
+
+
+def asked_name(query: str, query_terms: Sequence[str]) -> Name | None:
+    """The name a short query asks for (None for a longer one, see :func:`spelled_identifier`):
+    the last part of its first dotted name, qualified, else the identifier its words spell."""
+    spelled = spelled_identifier(query_terms)
+    if spelled is None:
+        return None
+    dotted = _DOTTED.search(query)
+    if dotted is None:
+        return Name(spelled)
+    qualifier = dotted.group(1).rstrip(".").rsplit(".", 1)[-1]
+    return Name(_spelling(dotted.group(2)), _spelling(qualifier))
+
+
+def _spelling(word: str) -> str:
+    return word.lower().translate(_SEPARATORS)
+
+
+def defines(text: str, identifier: str, qualifier: str | None = None) -> bool:
+    """Whether ``text`` defines a name spelled ``identifier`` (case and ``_`` ignored); with a
+    ``qualifier``, a definition that names its own qualifier must name that one."""
     if identifier not in text.lower().translate(_SEPARATORS):
         return False  # the common case, without the regex
-    return any(match.group(1).lower().translate(_SEPARATORS) == identifier for match in _DEFINED.finditer(text))
+    for match in _DEFINED.finditer(text):
+        if _spelling(match.group("name")) != identifier:
+            continue
+        own = match.group("code") or match.group("entry") or match.group("heading")
+        if qualifier is None or own is None or _spelling(own.rsplit(".", 1)[-1]) == qualifier:
+            return True
+    return False
