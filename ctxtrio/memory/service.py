@@ -266,7 +266,7 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
                 return summary_status(summary, self._live, self._live.tokens.current.source)
         with self._sessions.use(session_id) as session:
             async with session.lock:
-                return await self._sessions.sync(session, self._status)
+                return await self._sessions.sync(session, self._status, cheap=True)
 
     async def update(
         self,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 import trio
@@ -19,12 +19,15 @@ from testkit.deadlines import until
 from .doubles import RecordingSummarizer
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
     from ctxtrio._context import Context
     from ctxtrio._wiring import Wiring
     from ctxtrio.memory import Entry, RecallResult, SessionStatus
+
+
+T = TypeVar("T")
 
 
 def config(tmp_path: Path) -> Config:
@@ -282,3 +285,28 @@ async def test_two_instances_see_each_other(tmp_path: Path) -> None:
         third = await a.sessions.append("shared", "A again")
         assert third.status.live_entries == 3
         assert (await b.sessions.status("shared")).live_entries == 3
+
+
+async def test_status_of_an_unchanged_session_needs_no_worker_thread(
+    tmp_path: Path, ctx: Wiring, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """context_status of a loaded session whose journal did not change is answered on the event
+    loop; once another process appends, the next status reads the journal and counts the entry."""
+    await ctx.sessions.append("s1", "Decision: keep cookies")
+    await ctx.sessions.status("s1")  # the summary file written: nothing left to do
+    thread_calls: list[object] = []
+    real_run_sync = trio.to_thread.run_sync
+
+    async def spying_run_sync(fn: Callable[..., T], *args: object, **kwargs: Any) -> T:
+        thread_calls.append(fn)
+        return await real_run_sync(fn, *args, **kwargs)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", spying_run_sync)
+    unchanged = await ctx.sessions.status("s1")
+    assert unchanged.live_entries == 1 and thread_calls == []
+    monkeypatch.undo()
+    async with open_wiring(config(tmp_path)) as other:  # as another process does
+        await other.sessions.append("s1", "Decision: drop sessions after a week")
+    monkeypatch.setattr(trio.to_thread, "run_sync", spying_run_sync)
+    changed = await ctx.sessions.status("s1")
+    assert changed.live_entries == 2 and len(thread_calls) == 1

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ...store.layout import DataDir
     from ...text.tokens import TokenModel
 
-__all__ = ["LoadedSession", "journal_stat", "refresh", "replay", "scan_session_ids"]
+__all__ = ["LoadedSession", "journal_stat", "refresh", "replay", "scan_session_ids", "up_to_date"]
 
 
 class LoadedSession:
@@ -104,6 +104,23 @@ def refresh(session: LoadedSession, model: TokenModel, store: StoreHandle) -> No
     if state.exists and state.applied_offset != session.summary_offset:
         write_summary(session.path, summarize_state(state, file_id[1] if file_id else 0))
         session.summary_offset = state.applied_offset
+
+
+def up_to_date(session: LoadedSession, model: TokenModel) -> bool:
+    """Whether :func:`refresh` would change nothing and write nothing (one ``stat``; blocking, but a
+    stat of a local file costs microseconds: it is asked on the event loop to spare a thread hop)."""
+    state = session.state
+    if state is None or state.model is not model:
+        return False
+    try:
+        info = os.stat(session.path)
+    except OSError:
+        return False
+    if info.st_size != state.applied_offset or (info.st_dev, info.st_ino) != session.file_id:
+        return False
+    if snapshot_due(state.applied_offset, session.snapshot_offset, SNAPSHOT_AFTER_BYTES):
+        return False
+    return not state.exists or state.applied_offset == session.summary_offset
 
 
 #: Journal bytes parsed at once while replaying (bounds the memory a long replay holds).
