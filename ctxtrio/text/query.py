@@ -6,8 +6,10 @@ A model asks "What does the -X importtime option do?". Indexed text and queries 
 ``a.b`` gives ``a`` and ``b``: each stays searchable), but words like ``what``,
 ``does`` and ``do`` would weigh as much as content in BM25 and in the choice of a
 passage. :func:`query_terms` drops them, unless nothing else is left (a query of only
-such words still searches for them). Words that are also SQL or shell keywords
-(``not``, ``all``, ``any``, ``before``, ``only``) are kept.
+such words still searches for them). So do words of quantity and manner that name no
+topic (``many``, ``several``, ``other``, ``instead``, ``still``): "How many listeners can
+an event have" is about listeners and events. Words that are also SQL or shell keywords
+(``not``, ``all``, ``any``, ``before``, ``only``, ``each``, ``like``, ``out``) are kept.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ QUESTION_WORDS: Final = frozenset(
     am me my mine myself us ours yours him hers theirs i
     here get gets got happen happens happened way ways please tell explain
     actually really want wants need needs let lets someone something anything
-    vs versus""".split()
+    vs versus
+    many much several other others later inside whenever thing things also just even still ever instead""".split()
 )
 
 

@@ -34,3 +34,22 @@ def test_keywords_that_are_also_question_shaped_are_kept() -> None:
         "all",
         "rows",
     ]
+
+
+def test_words_of_quantity_and_manner_are_left_out() -> None:
+    """'How many ... instead ... still' name no topic; each, like and out (SQL words) stay."""
+    assert query_terms("How many listeners can an event have before a warning is printed?") == [
+        "listeners",
+        "event",
+        "before",
+        "warning",
+        "printed",
+    ]
+    assert query_terms("let the program exit even though a timer is still pending") == [
+        "program",
+        "exit",
+        "though",
+        "timer",
+        "pending",
+    ]
+    assert query_terms("FOR EACH ROW triggers like the other ones") == ["each", "row", "triggers", "like", "ones"]
