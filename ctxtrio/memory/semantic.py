@@ -44,7 +44,9 @@ import trio
 
 from .._errors import StoreError
 from ..store.vector_task import Pending, VectorTask
+from ..store.vectors import VectorStore
 from ..text.embedding import text_parts
+from .admin.prune import replay_records
 from .model import EntryVectorCheck
 from .sessions.repository import scan_session_ids
 from .state.base import entry_key
@@ -53,12 +55,12 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..llm.embeddings import Embedder
+    from ..store.handle import StoreHandle
     from ..store.layout import DataDir
-    from ..store.vectors import VectorStore
     from .sessions.store import SessionStore
     from .state.columns import SessionState
 
-__all__ = ["Embeddable", "EntryHits", "EntryVectors", "check_entry_vectors", "embeddable", "embeddable_of", "entry_of"]
+__all__ = ["Embeddable", "EntryHits", "EntryVectors", "check_vectors", "embeddable", "embeddable_of", "entry_of"]
 
 BATCH_PARTS = 16
 
@@ -204,7 +206,22 @@ class EntryVectors(VectorTask):
         return True
 
 
-def check_entry_vectors(
+async def check_vectors(handle: StoreHandle, model: str, dim: int | None, *, repair: bool) -> EntryVectorCheck:
+    """:meth:`SessionService.check_vectors <ctxtrio.memory.service.SessionService.check_vectors>`: journals read as stored."""
+    sessions: dict[str, Embeddable] = {}
+    for session_id in await trio.to_thread.run_sync(scan_session_ids, handle.data):
+        read = await handle.read(handle.data.session_journal(session_id))
+        found = embeddable_of(replay_records(session_id, [r.data for r in read.records]))
+        if found is not None:
+            sessions[session_id] = found
+    vectors = VectorStore(handle.data.session_vectors_path)
+    try:
+        return await trio.to_thread.run_sync(lambda: _check_vectors(vectors, model, dim, sessions, repair=repair))
+    finally:
+        await trio.to_thread.run_sync(vectors.close)
+
+
+def _check_vectors(
     vectors: VectorStore, model: str, dim: int | None, sessions: Mapping[str, Embeddable], *, repair: bool
 ) -> EntryVectorCheck:
     """How many live entries of ``sessions`` have a vector of ``model`` in ``vectors`` (blocking; opens and leaves it open).

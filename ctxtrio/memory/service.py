@@ -43,6 +43,7 @@ from .arguments import check_role, check_tags, check_text, check_title
 from .compaction.compact import CompactionMethods
 from .model import (
     Appended,
+    EntryVectorCheck,
     OpenResult,
     RecallResult,
     Role,
@@ -51,7 +52,7 @@ from .model import (
 )
 from .packing import MEANING_DEPTH, fuse_meaning, pack_recall, rank, recent_candidates
 from .render import render_recalled
-from .semantic import EntryHits
+from .semantic import EntryHits, check_vectors
 from .sessions.registry import MAX_ENTRIES, MAX_SESSIONS
 from .sessions.store import SessionStore, same_state
 from .sessions.summary import fresh_summary
@@ -104,6 +105,18 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         self._registry = self._sessions.registry
         #: Semantic recall of entries (``--embed-model``), set by ``_wiring.py`` once its task runs.
         self.semantic: EntryVectors | None = None
+
+    async def check_vectors(self, model: str, dim: int | None, *, repair: bool = False) -> EntryVectorCheck:
+        """The session entries' vectors of ``model`` (``--embed-model``) beside the journals (``ctxtrio doctor``).
+
+        ``dim`` is the endpoint's dimension (None when it cannot be asked: the one stored).
+        Journals are read as stored, nothing is loaded into memory; ``repair`` drops the
+        vectors the embedder would drop (of sessions gone, of entries no journal holds with
+        that text, of another model or dimension), and a server with ``--embed-model``
+        embeds what is missing. StoreError if the vectors file cannot be read (deleting it
+        re-embeds every entry).
+        """
+        return await check_vectors(self._sessions.handle, model, dim, repair=repair)
 
     @property
     def store(self) -> SessionStore:

@@ -25,10 +25,8 @@ import trio
 from ..._errors import StoreError
 from ..._limits import LIST_LIMIT, LIST_OFFSET, check_budget, check_range
 from ...store.ids import ID_PATTERN
-from ...store.vectors import VectorStore
-from ..model import EntryVectorCheck, JournalCheck, SessionInfo, SessionPage
+from ..model import JournalCheck, SessionInfo, SessionPage
 from ..render import session_line
-from ..semantic import Embeddable, check_entry_vectors, embeddable_of
 from ..sessions.repository import journal_stat, replay, scan_session_ids
 from ..sessions.store import same_state
 from ..sessions.summary import read_summary, summarize_state, write_summaries, write_summary
@@ -220,30 +218,6 @@ class ListingMethods:
             records += len(read.records)
             deleted += replay_records(session_id, [r.data for r in read.records]).deleted_at is not None
         return JournalCheck(len(ids), deleted, records, torn, malformed)
-
-    async def check_vectors(self, model: str, dim: int | None, *, repair: bool = False) -> EntryVectorCheck:
-        """The session entries' vectors of ``model`` (``--embed-model``) beside the journals (``ctxtrio doctor``).
-
-        ``dim`` is the endpoint's dimension (None when it cannot be asked: the one stored).
-        Journals are read as stored, nothing is loaded into memory; ``repair`` drops the
-        vectors the embedder would drop (see :func:`~..semantic.check_entry_vectors`), and
-        a server with ``--embed-model`` embeds what is missing. StoreError if the vectors
-        file cannot be read (deleting it re-embeds every entry).
-        """
-        handle = self._sessions.handle
-        sessions: dict[str, Embeddable] = {}
-        for session_id in await trio.to_thread.run_sync(scan_session_ids, handle.data):
-            read = await handle.read(handle.data.session_journal(session_id))
-            found = embeddable_of(replay_records(session_id, [r.data for r in read.records]))
-            if found is not None:
-                sessions[session_id] = found
-        vectors = VectorStore(handle.data.session_vectors_path)
-        try:
-            return await trio.to_thread.run_sync(
-                lambda: check_entry_vectors(vectors, model, dim, sessions, repair=repair)
-            )
-        finally:
-            await trio.to_thread.run_sync(vectors.close)
 
     async def _describe_sessions(self, session_ids: list[str]) -> list[SessionInfo | None]:
         """Listing lines (None: no such session): from memory for sessions held there, else summary files."""
