@@ -47,11 +47,14 @@ class Block:
 
 
 # Lines that can change the block structure; every other line continues a block.
-_STRUCTURAL: Final = re.compile(
-    r"^(?:(?P<blank>[ \t]*(?:\r?\n|\r?\Z))"  # blank
-    r"| {0,3}(?:#{1,6}(?:[ \t]|\r?$)|`{3,}|~{3,}|[-*+][ \t]|\d{1,9}[.)][ \t]|={3,}[ \t]*\r?$|-{3,}[ \t]*\r?$))",
-    re.MULTILINE,
+_STRUCTURAL_LINE: Final = (
+    r"(?:(?P<blank>[ \t]*+(?:\r?\n|\r?\Z))"  # blank
+    r"| {0,3}+(?:#{1,6}(?:[ \t]|\r?$)|`{3,}|~{3,}|[-*+][ \t]|\d{1,9}[.)][ \t]|={3,}[ \t]*\r?$|-{3,}[ \t]*\r?$))"
 )
+# Searched as a line feed and then such a line (the next line start is all ``re`` tries,
+# where a MULTILINE ``^`` is tried at every position); the text's first line on its own.
+_STRUCTURAL: Final = re.compile("\n" + _STRUCTURAL_LINE, re.MULTILINE)
+_STRUCTURAL_FIRST: Final = re.compile(_STRUCTURAL_LINE, re.MULTILINE)
 _ATX: Final = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?\n?\Z", re.DOTALL)
 _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})(.*)", re.DOTALL)
 _SETEXT: Final = re.compile(r" {0,3}(?:(=){3,}|-{3,})[ \t]*\r?\n?\Z")
@@ -63,7 +66,6 @@ def iter_blocks(text: str) -> Iterator[Block]:
     if not text:
         return
     size = len(text)
-    search = _STRUCTURAL.search
     start = 0  # start of the block being built
     heading: tuple[int, str] | None = None  # its (level, title) when it is a heading
     sealed = False  # the next content line starts a new block (blank line, heading, fence)
@@ -71,8 +73,8 @@ def iter_blocks(text: str) -> Iterator[Block]:
     scan = 0
     # One pass over the structural lines; a block is yielded inline where it ends (this
     # loop runs once per blank line, list item and heading of every ingested document).
-    while (match := search(text, scan)) is not None:
-        line_start = match.start()
+    while (match := _next_structural(text, scan)) is not None:
+        line_start = match.start() + (match.re is _STRUCTURAL)
         if line_start >= size:
             break
         if line_start > struct_end and sealed:  # ordinary lines came first: they start a block
@@ -102,6 +104,14 @@ def iter_blocks(text: str) -> Iterator[Block]:
         yield from _cut(start, struct_end, heading)
         start, heading = struct_end, None
     yield from _cut(start, size, heading)
+
+
+def _next_structural(text: str, scan: int) -> re.Match[str] | None:
+    """The first structural line at or after ``scan`` (0 or a line's start); a match of
+    :data:`_STRUCTURAL` starts at the line feed before it."""
+    if scan == 0 and (first := _STRUCTURAL_FIRST.match(text)) is not None:
+        return first
+    return _STRUCTURAL.search(text, scan - 1 if scan else 0)
 
 
 def _close(text: str, start: int, at: int, heading: tuple[int, str] | None) -> Generator[Block, None, int]:

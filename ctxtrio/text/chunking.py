@@ -31,7 +31,7 @@ from ctxtrio.text.parts import iter_parts
 from ctxtrio.text.spans import SpanEstimates
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from ctxtrio.text.tokens import TokenModel
 
@@ -87,33 +87,54 @@ def iter_chunks(
     if not 0 <= overlap_tokens < chunk_tokens:
         raise ValueError(f"overlap_tokens must be in [0, {chunk_tokens}), got {overlap_tokens}")
     spans = SpanEstimates(text, model)
-    packer = _Packer(text, chunk_tokens, overlap_tokens, spans)
-    add = packer.add
-    held: _Piece | None = None  # each piece is added once the next one is known
-    for piece in _pieces(text, chunk_tokens, spans, kind):
-        if held is not None and (chunk := add(held, piece[_TOKENS])) is not None:
-            yield chunk
-        held = piece
-    if held is not None and (chunk := add(held, 0)) is not None:
-        yield chunk
-    last = packer.finish()
-    if last is not None:
-        yield last
-
-
-def _pieces(text: str, budget: int, spans: SpanEstimates, kind: Kind) -> Iterator[_Piece]:
-    """Yield the blocks of ``text`` with their trails, oversized ones split."""
     estimate = spans.estimate
+    packer = _Packer(text, chunk_tokens, overlap_tokens, spans)
+    budget = chunk_tokens
     marked = _DEFINITION if kind in CODE_KINDS else _TITLE
+    # The chunk being built: the pieces after the carried ones, and the tokens of all
+    # (an upper bound of its estimate). Each piece is added once the next one is known.
+    new: list[_Piece] = []
+    tokens = 0
+    held: _Piece | None = None
     for start, end, trail, heading in iter_parts(text, kind):
-        tokens = estimate(start, end)
-        mark = marked if heading else 0
-        if tokens <= budget:
-            yield start, end, tokens, trail, mark
-            continue
-        for piece_start, piece_end, piece_tokens in _hard_split(text, start, end, budget, spans):
-            yield piece_start, piece_end, piece_tokens, trail, mark
-            mark = 0
+        size = estimate(start, end)
+        if size <= budget:
+            pieces: Iterable[_Piece] = ((start, end, size, trail, marked if heading else 0),)
+        else:
+            pieces = _split_block(text, start, end, trail, marked if heading else 0, budget, spans)
+        for piece in pieces:
+            if held is not None:
+                # A heading starts a new chunk when the current one is half full, or when
+                # the text it introduces (the piece after it) would not fit after it.
+                held_size = held[_TOKENS]
+                if new and (
+                    tokens + held_size > budget
+                    or (held[_HEADING] and (tokens * 2 >= budget or tokens + held_size + piece[_TOKENS] > budget))
+                ):
+                    chunk, new, tokens = packer.emit(new, held)
+                    yield chunk
+                new.append(held)
+                tokens += held_size
+            held = piece
+    if held is not None:
+        if new and (tokens + held[_TOKENS] > budget or (held[_HEADING] and tokens * 2 >= budget)):
+            chunk, new, tokens = packer.emit(new, held)
+            yield chunk
+        new.append(held)
+    if new:
+        yield packer.last(new)
+
+
+def _split_block(
+    text: str, start: int, end: int, trail: tuple[str, ...], mark: int, budget: int, spans: SpanEstimates
+) -> list[_Piece]:
+    """The pieces of a block too large for a chunk; only the first keeps its heading mark."""
+    pieces = [
+        (piece_start, piece_end, piece_tokens, trail, 0)
+        for piece_start, piece_end, piece_tokens in _hard_split(text, start, end, budget, spans)
+    ]
+    pieces[0] = (*pieces[0][:_HEADING], mark)
+    return pieces
 
 
 def _hard_split(
@@ -177,7 +198,7 @@ def _continues_cluster(char: str) -> bool:
 
 
 class _Packer:
-    """Greedy packing of pieces into chunks, carrying overlap pieces forward."""
+    """The chunks of greedily packed pieces, carrying overlap pieces forward (:func:`iter_chunks` packs)."""
 
     def __init__(self, text: str, budget: int, overlap: int, spans: SpanEstimates) -> None:
         self._text = text
@@ -185,37 +206,16 @@ class _Packer:
         self._overlap = overlap
         self._spans = spans
         self._carried: list[_Piece] = []  # overlap pieces from the previous chunk
-        self._new: list[_Piece] = []
-        self._tokens = 0  # sum over carried and new pieces (an upper bound of the estimate)
         self._index = 0
 
-    def add(self, piece: _Piece, following_tokens: int) -> Chunk | None:
-        """Take the next piece; return the chunk it completes, if any (at most one).
+    def emit(self, new: list[_Piece], following: _Piece) -> tuple[Chunk, list[_Piece], int]:
+        """Emit the chunk of the carried pieces and ``new``, the next of which is ``following``.
 
-        ``following_tokens``: the size of the piece after it (0 at the end). A heading
-        starts a new chunk when the current one is half full, or when the text it
-        introduces would not fit after it.
+        Returns it, the pieces of the next chunk after its carried ones (trailing titles
+        go on with the text they introduce) and that chunk's tokens so far.
         """
-        chunk = None
-        if self._new:
-            tokens = self._tokens + piece[_TOKENS]
-            full = tokens > self._budget
-            if full or (
-                piece[_HEADING] and (self._tokens * 2 >= self._budget or tokens + following_tokens > self._budget)
-            ):
-                chunk = self._emit(piece)
-        self._new.append(piece)
-        self._tokens += piece[_TOKENS]
-        return chunk
-
-    def finish(self) -> Chunk | None:
-        return self._chunk(self._carried + self._new) if self._new else None
-
-    def _emit(self, following: _Piece) -> Chunk:
-        """Emit the current chunk and start the next one, which will hold ``following``."""
-        moved: list[_Piece] = []  # trailing headings go on with the text they introduce
+        moved: list[_Piece] = []
         room = self._budget - following[_TOKENS]
-        new = self._new
         while len(new) > 1 and new[-1][_HEADING] == _TITLE and new[-1][_TOKENS] <= room:
             room -= new[-1][_TOKENS]
             moved.insert(0, new.pop())
@@ -230,9 +230,12 @@ class _Packer:
             carried.append(piece)
             carried_tokens += piece[_TOKENS]
         carried.reverse()
-        self._carried, self._new = carried, moved
-        self._tokens = carried_tokens + sum(piece[_TOKENS] for piece in moved)
-        return chunk
+        self._carried = carried
+        return chunk, moved, carried_tokens + sum(piece[_TOKENS] for piece in moved)
+
+    def last(self, new: list[_Piece]) -> Chunk:
+        """The last chunk: the carried pieces and ``new`` (not empty)."""
+        return self._chunk(self._carried + new)
 
     def _chunk(self, pieces: list[_Piece]) -> Chunk:
         start, end = pieces[0][_START], pieces[-1][_END]

@@ -18,13 +18,14 @@ definition and per paragraph, never per character.
 from __future__ import annotations
 
 import re
+from itertools import chain
 from typing import TYPE_CHECKING, Final
 
 from ctxtrio.text.kinds import Kind
 from ctxtrio.text.markup import paragraph_spans
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterator
+    from collections.abc import Iterator
 
 __all__ = ["DEFINITIONS", "Part", "code_parts"]
 
@@ -40,13 +41,15 @@ _JAVA_MODIFIERS: Final = (
     r"|inner|override|virtual|async|extern|synchronized|native|default|strictfp|suspend|inline|private\(set\))[ \t]+)*"
 )
 
-#: Definition lines, per language: ``indent`` and ``head`` (the title's words).
-DEFINITIONS: Final[dict[Kind, re.Pattern[str]]] = {
-    Kind.PYTHON: re.compile(
-        r"^(?P<indent>[ \t]*)(?P<head>(?:async[ \t]+)?def[ \t]+\w+(?=[ \t]*\()|class[ \t]+\w+(?=[ \t]*[(:]))", re.MULTILINE
+# Definition lines, per language: ``indent`` and ``head`` (the title's words). Each is
+# found after a line feed (and at the text's start), never tried at other positions; the
+# indentation is taken whole (no definition starts with a space or tab).
+_DEFINITION_LINES: Final[dict[Kind, str]] = {
+    Kind.PYTHON: (
+        r"(?P<indent>[ \t]*+)(?P<head>(?:async[ \t]+)?def[ \t]+\w+(?=[ \t]*\()|class[ \t]+\w+(?=[ \t]*[(:]))"
     ),
-    Kind.JAVASCRIPT: re.compile(
-        r"^(?P<indent>[ \t]*)(?P<head>"
+    Kind.JAVASCRIPT: (
+        r"(?P<indent>[ \t]*+)(?P<head>"
         r"(?:export[ \t]+(?:default[ \t]+)?)?(?:declare[ \t]+)?(?:abstract[ \t]+)?(?:async[ \t]+)?"
         r"(?:function[ \t]*\*?[ \t]*[\w$]+|class[ \t]+[\w$]+|interface[ \t]+[\w$]+|enum[ \t]+[\w$]+"
         r"|namespace[ \t]+[\w$.]+|type[ \t]+[\w$]+(?=[ \t]*[=<])"
@@ -55,29 +58,31 @@ DEFINITIONS: Final[dict[Kind, re.Pattern[str]]] = {
         r"|(?:[\w$]+\.)+[\w$]+(?=[ \t]*=[ \t]*(?:async[ \t]*)?(?:function\b|\([^)\n]*\)[ \t]*=>))"
         r"|(?<=[ \t])(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set)[ \t]+)*\*?"
         r"(?!(?:if|for|while|switch|catch|return|function|else|do|try|with|new|typeof|await|yield|throw|super)\b)"
-        r"[\w$]+(?=[ \t]*\([^\n;]*\)[ \t]*(?::[^\n{;]*)?\{[ \t]*\r?$))",
-        re.MULTILINE,
+        r"[\w$]+(?=[ \t]*\([^\n;]*\)[ \t]*(?::[^\n{;]*)?\{[ \t]*\r?$))"
     ),
-    Kind.GO: re.compile(
-        r"^(?P<indent>)(?P<head>func[ \t]+(?:\([^)\n]*\)[ \t]*)?\w+|type[ \t]+\w+[ \t]+(?:struct|interface)\b)", re.MULTILINE
+    Kind.GO: (
+        r"(?P<indent>)(?P<head>func[ \t]+(?:\([^)\n]*\)[ \t]*)?\w+|type[ \t]+\w+[ \t]+(?:struct|interface)\b)"
     ),
-    Kind.RUST: re.compile(
-        r"^(?P<indent>[ \t]*)(?P<head>(?:pub(?:\([^)\n]*\))?[ \t]+)?"
+    Kind.RUST: (
+        r"(?P<indent>[ \t]*+)(?P<head>(?:pub(?:\([^)\n]*\))?[ \t]+)?"
         r"(?:(?:default|async|const|unsafe|extern(?:[ \t]+\"[^\"\n]*\")?)[ \t]+)*"
         r"(?:fn[ \t]+\w+|(?:struct|enum|trait|union)[ \t]+\w+|mod[ \t]+\w+(?=[ \t]*\{)|impl\b[^{\n;]*[^{\n;\s]"
-        r"|macro_rules![ \t]*\w+))",
-        re.MULTILINE,
+        r"|macro_rules![ \t]*\w+))"
     ),
-    Kind.JAVA: re.compile(
-        r"^(?P<indent>[ \t]*)(?P<head>" + _JAVA_MODIFIERS
+    Kind.JAVA: (
+        r"(?P<indent>[ \t]*+)(?P<head>" + _JAVA_MODIFIERS
         + r"(?:(?:class|interface|enum|record|struct|object|@interface|protocol|extension)[ \t]+\w+"
         r"|fun[ \t]+(?:<[^>\n]+>[ \t]*)?(?:[\w.]+\.)?\w+|func[ \t]+\w+"
         r"|(?:<[^>\n]+>[ \t]+)?(?!(?:return|new|else|throw|case|await|yield|if|for|while|switch|catch|using|lock"
         r"|foreach|goto|do|try|import|package)\b)[\w.<>\[\],?]+(?:[ \t]+[\w.<>\[\],?]+)?[ \t]+\w+"
-        r"(?=[ \t]*\([^;\n=]*$)))",
-        re.MULTILINE,
+        r"(?=[ \t]*\([^;\n=]*$)))"
     ),
 }  # fmt: skip
+
+#: A line feed, then a definition line (:data:`_DEFINITION_LINES`), per language
+#: (``$`` is a line's end, as before).
+DEFINITIONS: Final = {kind: re.compile("\n" + line, re.MULTILINE) for kind, line in _DEFINITION_LINES.items()}
+_FIRST_LINE: Final = {kind: re.compile(line, re.MULTILINE) for kind, line in _DEFINITION_LINES.items()}
 
 _LEAD: Final[dict[Kind, tuple[str, ...]]] = {Kind.PYTHON: ("@", "#")}
 _LEAD_OTHER: Final = ("@", "#[", "//", "/*", "*", "[")
@@ -90,54 +95,48 @@ _INDENT: Final = re.compile(r"[ \t]*")
 
 def code_parts(text: str, kind: Kind) -> Iterator[Part]:
     """The parts of source code ``text`` in language ``kind`` (one of ``CODE_KINDS``)."""
-    pattern = DEFINITIONS[kind]
     lead = _LEAD.get(kind, _LEAD_OTHER)
     comment = _COMMENT.get(kind, _COMMENT_OTHER)
-    stack: list[tuple[int, str]] = []
+    # The enclosing definitions, innermost last: their indentations and their titles.
+    widths: list[int] = []
+    titles: list[str] = []
     trail: tuple[str, ...] = ()
     position = 0
     heading = False  # the text at ``position`` starts with a definition
-    for match in pattern.finditer(text):
-        indent = match.group("indent")
-        start = max(position, _lead_start(text, match.start(), indent, lead))
-        if start > position:
-            trail = yield from _segment(text, position, start, heading, stack, trail, comment)
-        width = len(indent)
-        while stack and stack[-1][0] >= width:
-            stack.pop()
-        stack.append((width, " ".join(match.group("head").split())[:_MAX_TITLE_CHARS]))
-        trail = tuple(title for _, title in stack)
+    first = _FIRST_LINE[kind].match(text)
+    found = DEFINITIONS[kind].finditer(text)  # each match starts at the line feed before its line
+    for match in chain((first,) if first is not None else (), found, (None,)):
+        if match is None:  # after the last definition: the rest of the text
+            start = len(text)
+        else:
+            line_start = match.start() + (match is not first)
+            start = max(position, _lead_start(text, line_start, match.group("indent"), lead))
+        # The paragraphs up to the next definition's part: the first is the heading part
+        # of the definition before them, each other one closes the definitions indented
+        # no less than its first code line.
+        for piece_start, piece_end in paragraph_spans(text, position, start):
+            if heading:
+                heading = False
+                yield piece_start, piece_end, trail, True
+                continue
+            if widths:
+                width = _code_indent(text, piece_start, piece_end, comment)
+                if width is not None and widths[-1] >= width:
+                    while widths and widths[-1] >= width:
+                        widths.pop()
+                        titles.pop()
+                    trail = tuple(titles)
+            yield piece_start, piece_end, trail, False
+        if match is None:
+            return
+        width = len(match.group("indent"))
+        while widths and widths[-1] >= width:
+            widths.pop()
+            titles.pop()
+        widths.append(width)
+        titles.append(" ".join(match.group("head").split())[:_MAX_TITLE_CHARS])
+        trail = tuple(titles)
         position, heading = start, True
-    yield from _segment(text, position, len(text), heading, stack, trail, comment)
-
-
-def _segment(
-    text: str,
-    start: int,
-    end: int,
-    heading: bool,
-    stack: list[tuple[int, str]],
-    trail: tuple[str, ...],
-    comment: tuple[str, ...],
-) -> Generator[Part, None, tuple[str, ...]]:
-    """The paragraphs of ``text[start:end]``; the first is a heading when ``heading``.
-
-    Returns the trail after them (a paragraph indented no deeper than the innermost
-    definition closes it).
-    """
-    for piece_start, piece_end in paragraph_spans(text, start, end):
-        if heading:
-            yield piece_start, piece_end, trail, True
-            heading = False
-            continue
-        if stack:
-            width = _code_indent(text, piece_start, piece_end, comment)
-            if width is not None and stack[-1][0] >= width:
-                while stack and stack[-1][0] >= width:
-                    stack.pop()
-                trail = tuple(title for _, title in stack)
-        yield piece_start, piece_end, trail, False
-    return trail
 
 
 def _code_indent(text: str, start: int, end: int, comment: tuple[str, ...]) -> int | None:

@@ -38,7 +38,7 @@ __all__ = ["asciidoc_blocks", "paragraph_spans", "plain_blocks", "rst_blocks", "
 
 _MAX_TITLE_CHARS: Final = 200
 #: A blank run between paragraphs: its end is where the next paragraph starts.
-_GAP: Final = re.compile(r"\n(?:[ \t\r\f\v]*\n)+(?=[ \t\r\f\v]*[^ \t\r\f\v\n])")
+_GAP: Final = re.compile(r"\n(?:[ \t\r\f\v]*+\n)+(?=[ \t\r\f\v]*+[^ \t\r\f\v\n])")
 #: Blank lines (and trailing blanks at the very end) that follow a heading.
 _BLANKS: Final = re.compile(r"(?:[ \t\r\f\v]*\n)*(?:[ \t\r\f\v]+\Z)?")
 #: An adornment line, or an API description directive (Sphinx and docutils domains).

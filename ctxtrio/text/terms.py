@@ -219,22 +219,51 @@ def ascii_index_extras(text: str) -> str | None:
     """
     if not text.isascii():
         return None
-    return " ".join(filter(None, map(_ascii_extras, _ASCII_FEATURE_RUN.findall(text))))
+    ahead = _FROM_FEATURE.findall(text)
+    if not ahead:
+        return ""
+    behind = _FROM_FEATURE.findall(text[::-1])
+    behind.reverse()
+    return " ".join(filter(None, map(_halves_extras, behind, ahead)))
 
 
-# Every maximal run of word and connector characters holding an upper-case letter or a
-# connector: a superset of the runs with a feature (``aB``, ``XYz`` or ``_Xy``, ``a_b``,
-# which _ASCII_FEATURE flags); the others have no extras. One pass over the whole text, in
-# C: the lookbehind starts a match only at a run's first character, and the possessive
-# quantifiers never backtrack (~3x faster on code than finding features and their runs).
-_ASCII_FEATURE_RUN: Final = re.compile(r"(?<![0-9A-Za-z_\-])[0-9a-z]*+[A-Z_\-][0-9A-Za-z_\-]*+")
+# The runs that can have extras are the maximal runs of word and connector characters
+# holding an upper-case letter or a connector: a superset of the runs with a feature
+# (``aB``, ``XYz`` or ``_Xy``, ``a_b``, which _ASCII_FEATURE flags). This pattern finds each
+# such run from its first upper-case letter or connector to its end; over the reversed
+# text, from its last one back to its start. Both passes skip every other character in
+# C without trying a match there (the pattern starts with a character class), so they
+# cost less than one pass that tries every position; the k-th match of one pass and the
+# k-th from the end of the other are the two halves of the same run.
+_FROM_FEATURE: Final = re.compile(r"[A-Z_\-][0-9A-Za-z_\-]*+")
+_LOWER_DIGITS: Final = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 @functools.lru_cache(maxsize=1 << 16)
+def _halves_extras(behind: str, ahead: str) -> str:
+    """:func:`_ascii_extras` of the run whose reversed start is ``behind`` (up to its last
+    upper-case letter or connector) and whose end is ``ahead`` (from its first one)."""
+    start = behind[::-1]
+    return _ascii_extras(start[: len(start) - len(start.lstrip(_LOWER_DIGITS))] + ahead)
+
+
 def _ascii_extras(run: str) -> str:
     """The terms of an ASCII run that the tokenizer does not produce from the run itself,
-    space-joined; "" for a run without a feature (cached: code repeats its identifiers
-    and capitalized words across chunks and files)."""
+    space-joined; "" for a run without a feature (what :func:`_extras_by_terms` gives,
+    the commonest shapes of code without it: ``retry_policy``, ``_private``, ``True``)."""
+    if run.islower():  # lower-case words and digits joined by connectors: no case split
+        token = run.strip("_-")
+        if "_" not in token and "-" not in token:
+            return ""  # one word: the tokenizer gives it as it is
+        whole = token.replace("_", "").replace("-", "")
+        return "" if whole in STOPWORDS else whole  # the words themselves are the tokenizer's
+    if run.isalnum() and (run.isupper() or run[1:].islower() or run.isdigit()):
+        return ""  # one word, as :func:`_add_ascii` takes it
+    return _extras_by_terms(run)
+
+
+def _extras_by_terms(run: str) -> str:
+    """:func:`_ascii_extras` by the rules: the run's terms less the tokenizer's words."""
     wanted = list(_run_terms(run, {}))
     for token in run.translate(_PLAIN).split():
         if token in wanted:

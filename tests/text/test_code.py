@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 import pytest
 
+from ctxtrio.text import code
 from ctxtrio.text.code import code_parts
 from ctxtrio.text.kinds import CODE_KINDS, Kind
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def trails(text: str, kind: Kind) -> list[tuple[str, tuple[str, ...], bool]]:
@@ -93,3 +98,25 @@ def test_go_rust_java_definitions() -> None:
         ("public class Greeter", "public String toString"),
         ("public class Greeter", "static <T> List<T> of"),
     ]
+
+
+@pytest.mark.parametrize("kind", sorted(CODE_KINDS))
+def test_definitions_after_line_feeds_are_those_of_line_starts(kind: Kind) -> None:
+    """Searching a line feed then a definition finds what a MULTILINE ``^`` with a backtracking indent finds."""
+    rng = random.Random(4)
+    pieces = ["def f():\n", "    def g(self):\n", "class A:\n", "  async def h(x):\n", "\n", "x = 1\n", "@dec\n",
+              "func (r *R) Read() {\n", "type T struct {\n", "}\n", "pub fn main() {\n", "impl A for B {\n",
+              "  public void run() {\n", "export function h() {\n", "    m(a) {\n", "  static int f(int a)\n",
+              "const g = (a) => a\n", "\tclass B {\n", "x", "\r\n", " \t\n", "def", " "]  # fmt: skip
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 25))) for _ in range(400)]
+    texts += [(FIXTURES / name).read_text(encoding="utf-8") for name in ("sample.py.txt", "manual.md")]
+    line = code._DEFINITION_LINES[kind].replace("[ \\t]*+", "[ \\t]*")
+    reference = re.compile("^" + line, re.MULTILINE)
+    for text in texts:
+        expected = [(found.start(), found.group("indent"), found.group("head")) for found in reference.finditer(text)]
+        first = code._FIRST_LINE[kind].match(text)
+        found = ([first] if first is not None else []) + list(code.DEFINITIONS[kind].finditer(text))
+        starts = [0] if first is not None else []
+        starts += [match.start() + 1 for match in found[len(starts) :]]
+        got = [(start, match.group("indent"), match.group("head")) for start, match in zip(starts, found, strict=True)]
+        assert got == expected, text

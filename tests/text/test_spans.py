@@ -30,6 +30,28 @@ def test_every_span_estimate_equals_the_estimate_of_its_text(name: str) -> None:
             assert estimates.estimate(start, end) == model.estimate(text[start:end]), (model.source, start, end)
 
 
+_ASCII_LINES = "".join(f"    value_{n} = getItem({n}, 'k')  # {n}\n" for n in range(8))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "getUser(a1B2) é\n" + _ASCII_LINES + "x = 'ü'  # 数据\n\n\tdone;;",
+        "aé1 zß2Q \U0001f389!x\ud800y\n" + _ASCII_LINES,
+        "é" + _ASCII_LINES + "中",
+        _ASCII_LINES + "one — dash\n\t",
+    ],
+)
+def test_every_span_of_texts_with_a_few_non_ascii_characters(text: str) -> None:
+    """Spans with and without the few non-ASCII characters (counted without them, as the model does)."""
+    for model in MODELS:
+        estimates = SpanEstimates(text, model)
+        assert estimates._non_ascii, "the text should take the few-non-ASCII path"
+        for start in range(len(text) + 1):
+            for end in range(start, len(text) + 1):
+                assert estimates.estimate(start, end) == model.estimate(text[start:end]), (start, end)
+
+
 @pytest.mark.parametrize(
     "text",
     ["getUser(a1B2)\n    x = {'k': [1, 2]}\n\n\tdone;;", "\n\n  \n", "ABCdef123!!", "a", "\x00\x1b\x7f tab\t\r\n end"],
