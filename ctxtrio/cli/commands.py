@@ -35,7 +35,8 @@ SUBCOMMANDS: dict[str, str] = {
     "ingest": "ingest files, folders and globs (.gitignore honoured; binary and unchanged files skipped)",
     "search": "search the documents: matching lines with their file (--full: whole chunks)",
     "forget": "remove documents from the store for good (asks unless --yes; the files stay)",
-    "doctor": "check the data dir, the search index and the LLM endpoint (--repair rebuilds the index)",
+    "doctor": "check the data dir, the search index, the vectors and the LLM endpoint "
+    "(--repair mends the index and the vectors)",
 }
 
 
