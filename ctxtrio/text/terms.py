@@ -257,8 +257,14 @@ def _ascii_extras(run: str) -> str:
             return ""  # one word: the tokenizer gives it as it is
         whole = token.replace("_", "").replace("-", "")
         return "" if whole in STOPWORDS else whole  # the words themselves are the tokenizer's
-    if run.isalnum() and (run.isupper() or run[1:].islower() or run.isdigit()):
-        return ""  # one word, as :func:`_add_ascii` takes it
+    if run.isalnum():
+        if run.isupper() or run[1:].islower() or run.isdigit():
+            return ""  # one word, as :func:`_add_ascii` takes it
+        # Split by case (``getUserName``): the tokenizer gives the whole word, the rules add
+        # the parts, which tile it.
+        spans = _CAMEL.finditer(run.translate(_ASCII_SHAPE))
+        parts = [run[start:end].lower() for start, end in map(_span, spans)]
+        return " ".join(part for part in parts if part not in STOPWORDS) if len(parts) > 1 else ""
     return _extras_by_terms(run)
 
 
