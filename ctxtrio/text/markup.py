@@ -42,21 +42,33 @@ _GAP: Final = re.compile(r"\n(?:[ \t\r\f\v]*+\n)+(?=[ \t\r\f\v]*+[^ \t\r\f\v\n])
 #: Blank lines (and trailing blanks at the very end) that follow a heading.
 _BLANKS: Final = re.compile(r"(?:[ \t\r\f\v]*\n)*(?:[ \t\r\f\v]+\Z)?")
 #: An adornment line, or an API description directive (Sphinx and docutils domains).
-_RST: Final = re.compile(
-    r"^(?:(?P<adorn>(?P<char>[!-/:-@\[-`{-~])(?P=char){2,})[ \t]*\r?$"
-    r"|(?P<indent>[ \t]*)\.\.[ \t]+(?:[\w-]+:)?(?P<api>function|class|method|classmethod|staticmethod|attribute"
+_RST_LINE: Final = (
+    r"(?:(?P<adorn>(?P<char>[!-/:-@\[-`{-~])(?P=char){2,})[ \t]*\r?$"
+    r"|(?P<indent>[ \t]*+)\.\.[ \t]+(?:[\w-]+:)?(?P<api>function|class|method|classmethod|staticmethod|attribute"
     r"|property|exception|data|decorator|decoratormethod|option|cmdoption|envvar|describe|object|macro"
-    r"|type|member|struct|enum|command|variable|opcode)::[ \t]+(?P<name>[^\s(]+))",
-    re.MULTILINE,
+    r"|type|member|struct|enum|command|variable|opcode)::[ \t]+(?P<name>[^\s(]+))"
 )
 #: Levels of API directives: deeper than any section, nested by indentation.
 _API_LEVEL: Final = 100
 _ADORNMENT_LINE: Final = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?\Z")
-_ADOC: Final = re.compile(
-    r"^(?:(?P<marks>={1,6})[ \t]+(?P<title>[^\s][^\n]*?)[ \t]*\r?$"
-    r"|(?P<delim>-{4,}|\.{4,}|\+{4,}|/{4,}|`{3,})[ \t]*\r?$)",
-    re.MULTILINE,
+_ADOC_LINE: Final = (
+    r"(?:(?P<marks>={1,6})[ \t]+(?P<title>[^\s][^\n]*?)[ \t]*\r?$"
+    r"|(?P<delim>-{4,}|\.{4,}|\+{4,}|/{4,}|`{3,})[ \t]*\r?$)"
 )
+#: Each of these line patterns as searched: the first line at the text's start, the others
+#: after a line feed (the only positions ``re`` tries; a MULTILINE ``^`` is tried at all).
+_RST: Final = (re.compile(_RST_LINE, re.MULTILINE), re.compile("\n" + _RST_LINE, re.MULTILINE))
+_ADOC: Final = (re.compile(_ADOC_LINE, re.MULTILINE), re.compile("\n" + _ADOC_LINE, re.MULTILINE))
+
+
+def _lines(patterns: tuple[re.Pattern[str], re.Pattern[str]], text: str) -> Iterator[tuple[int, re.Match[str]]]:
+    """(line start, match) of every line of ``text`` that matches the line pattern ``patterns`` is built from."""
+    first, rest = patterns
+    if (found := first.match(text)) is not None:
+        yield 0, found
+    for found in rest.finditer(text):
+        yield found.start() + 1, found
+
 
 #: (start, end, level, title) of a heading's lines.
 Heading = tuple[int, int, int, str]
@@ -128,8 +140,7 @@ def _title(raw: str) -> str:
 def _rst_headings(text: str) -> Iterator[Heading]:
     styles: dict[tuple[str, bool], int] = {}
     skip_until = 0
-    for match in _RST.finditer(text):
-        line_start = match.start()
+    for line_start, match in _lines(_RST, text):
         if line_start < skip_until:
             continue
         line_end = _line_end(text, line_start)
@@ -190,7 +201,7 @@ def _follows_break(text: str, line_start: int) -> bool:
 
 def _asciidoc_headings(text: str) -> Iterator[Heading]:
     inside = ""  # the delimiter of the block being skipped
-    for match in _ADOC.finditer(text):
+    for line_start, match in _lines(_ADOC, text):
         delimiter = match.group("delim")
         if delimiter is not None:
             if not inside:
@@ -202,4 +213,4 @@ def _asciidoc_headings(text: str) -> Iterator[Heading]:
             continue
         title = _title(match.group("title"))
         if any(char.isalnum() for char in title):
-            yield match.start(), _line_end(text, match.start()), len(match.group("marks")), title
+            yield line_start, _line_end(text, line_start), len(match.group("marks")), title

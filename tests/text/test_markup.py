@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from ctxtrio.text import markup
 from ctxtrio.text.markup import asciidoc_blocks, plain_blocks, rst_blocks
 from ctxtrio.text.parts import trailed
 
@@ -14,6 +17,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from ctxtrio.text.blocks import Block
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def headings(blocks: Iterator[Block]) -> list[tuple[int, str]]:
@@ -89,3 +94,19 @@ def test_plain_text_is_paragraphs_only() -> None:
     blocks = list(plain_blocks(text))
     assert [text[b.start : b.end] for b in blocks] == ["# not a heading\nline\n\n\n", "2026-01-01 log line\n===\n"]
     assert all(b.level == 0 for b in blocks)
+
+
+@pytest.mark.parametrize("name", ["_RST", "_ADOC"])
+def test_lines_after_line_feeds_are_those_of_line_starts(name: str) -> None:
+    """reST and AsciiDoc structural lines found after line feeds are those a MULTILINE ``^`` finds."""
+    rng = random.Random(11)
+    pieces = ["Title\n", "=====\n", "-----\n", "\n", "  .. function:: f(x)\n", ".. class:: A\n", "text ..\n",
+              "== Section\n", "----\n", "....\n", "= T\n", " \t\n", "x", "\r\n", "~~~\n"]  # fmt: skip
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 25))) for _ in range(400)]
+    texts += [path.read_text(encoding="utf-8") for path in sorted(FIXTURES.glob("*.rst*"))]
+    line = getattr(markup, f"{name}_LINE").replace("[ \\t]*+", "[ \\t]*")
+    reference = re.compile("^" + line, re.MULTILINE)
+    for text in texts:
+        expected = [(found.start(), found.group(0).lstrip("\n")) for found in reference.finditer(text)]
+        got = [(start, found.group(0).lstrip("\n")) for start, found in markup._lines(getattr(markup, name), text)]
+        assert got == expected, text
