@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Final
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
 from ..text.focus import passage_around
 from ..text.passages import Passage, best_passage, cut_to_passage, marked_text, unheaded_terms
+from ..text.words import only_headed
 from .chunks import StoredChunk
 from .model import Outline, SearchHit, WindowChunk
-from .render import chunk_header, hit_header, render_outline
+from .render import chunk_header, hit_header, render_outline, search_hit_header
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -145,15 +146,23 @@ def _passage_hit(
 ) -> SearchHit | None:
     """``candidate`` whole when it fits ``share`` tokens with its header, else its best passage; None if none fits."""
     chunk = candidate.chunk
+    trail = chunk.trail
+    under = trail if only_headed(query_terms, trail, chunk.text) else ()
     whole_header = model.estimate(
-        hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning)
+        hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning, under=under)
     )
     text_tokens = model.estimate(chunk.text)
     if whole_header + _GAP_TOKENS + text_tokens <= share:
-        return _hit(candidate, chunk.text, text_tokens)
+        return _hit(candidate, chunk.text, text_tokens, query_terms=query_terms)
     widest = chunk.text.count("\n") + 1
+    # Room is left for the trail whenever it holds a query word, whichever passage is shown.
     header = hit_header(
-        candidate.doc_id, candidate.title, chunk.index, (widest, widest, widest), by_meaning=candidate.by_meaning
+        candidate.doc_id,
+        candidate.title,
+        chunk.index,
+        (widest, widest, widest),
+        by_meaning=candidate.by_meaning,
+        under=trail if only_headed(query_terms, trail, "") else (),
     )
     room = share - model.estimate(header) - _GAP_TOKENS
     if room < _MIN_TEXT_TOKENS:
@@ -164,10 +173,10 @@ def _passage_hit(
     )
     if passage is None:  # not even one line fits: characters around the match
         text = cut_around(chunk.text, query_terms, room, model)
-        return _hit(candidate, text, model.estimate(text), cut=True)
+        return _hit(candidate, text, model.estimate(text), cut=True, query_terms=query_terms)
     text = marked_text(chunk.text, passage)
     lines = (passage.first_line, passage.last_line, passage.lines) if passage.cut else None
-    return _hit(candidate, text, model.estimate(text), lines)
+    return _hit(candidate, text, model.estimate(text), lines, query_terms=query_terms)
 
 
 def headings(candidate: Candidate) -> tuple[str, ...]:
@@ -197,24 +206,34 @@ def tokens_per_char(chunk: StoredChunk) -> float:
 def _cut_hit(candidate: Candidate, budget_tokens: int, model: TokenModel, query_terms: Sequence[str]) -> SearchHit:
     """``candidate`` cut by characters around its best match to whatever the budget leaves (at least a few tokens)."""
     chunk = candidate.chunk
-    header = hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning)
+    under = chunk.trail if only_headed(query_terms, chunk.trail, "") else ()
+    header = hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning, under=under)
     room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - _GAP_TOKENS)
     text = cut_to_passage(chunk.text, query_terms, room, model)
-    return _hit(candidate, text, model.estimate(text), cut=True)
+    return _hit(candidate, text, model.estimate(text), cut=True, query_terms=query_terms)
 
 
 def _hit(
-    candidate: Candidate, text: str, tokens: int, lines: tuple[int, int, int] | None = None, *, cut: bool = False
+    candidate: Candidate,
+    text: str,
+    tokens: int,
+    lines: tuple[int, int, int] | None = None,
+    *,
+    cut: bool = False,
+    query_terms: Sequence[str] = (),
 ) -> SearchHit:
+    """The hit showing ``text``; its header shows the heading trail when the trail holds a
+    query word ``text`` does not (else the model would not see why it matched)."""
     chunk = candidate.chunk
     return SearchHit(
         candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, text, tokens,
         cut or lines is not None, by_meaning=candidate.by_meaning, lines=lines,
+        under=only_headed(query_terms, chunk.trail, text),
     )  # fmt: skip
 
 
 def _header(hit: SearchHit) -> str:
-    return hit_header(hit.doc_id, hit.title, hit.index, hit.lines, by_meaning=hit.by_meaning)
+    return search_hit_header(hit)
 
 
 def pack_outline(outline: Outline, budget_tokens: int, model: TokenModel) -> Outline:

@@ -30,6 +30,7 @@ __all__ = [
     "render_summary",
     "render_window",
     "search_head",
+    "search_hit_header",
     "trail_text",
 ]
 
@@ -43,17 +44,35 @@ def trail_text(trail: Sequence[str]) -> str:
     return text if len(text) <= _MAX_TRAIL_CHARS else "..." + text[3 - _MAX_TRAIL_CHARS :]
 
 
+#: A heading trail shown in a hit's header is shown by its end, at most this long.
+_UNDER_CHARS = 80
+
+
 def hit_header(
-    doc_id: str, title: str, index: int, lines: tuple[int, int, int] | None = None, *, by_meaning: bool = False
+    doc_id: str,
+    title: str,
+    index: int,
+    lines: tuple[int, int, int] | None = None,
+    *,
+    by_meaning: bool = False,
+    under: Sequence[str] = (),
 ) -> str:
     """A hit's first line, short (it is paid for by every hit of every answer): where the passage
     is, i.e. the document (its title only where the id does not already say it), the chunk, and
     the lines shown of a cut chunk. The heading trail and the score are in the structured result
-    (:class:`~.model.SearchHit`); how to read around a hit is said once, in the head line."""
+    (:class:`~.model.SearchHit`); how to read around a hit is said once, in the head line.
+    ``under``: a trail to show (its end), for a hit whose text does not hold the query words
+    its headings matched (:attr:`~.model.SearchHit.under`)."""
     named = f' "{title}"' if _title_adds(doc_id, title) else ""
     part = f" lines {lines[0]}-{lines[1]}" if lines is not None else ""
     how = " | found by meaning, not by its words" if by_meaning else ""
-    return f"[{doc_id}{named} #{index}{part}{how}]"
+    heading = f" | under {_trail_end(under)}" if under else ""
+    return f"[{doc_id}{named} #{index}{part}{heading}{how}]"
+
+
+def _trail_end(trail: Sequence[str]) -> str:
+    text = " > ".join(trail)
+    return text if len(text) <= _UNDER_CHARS else "..." + text[3 - _UNDER_CHARS :]
 
 
 def _title_adds(doc_id: str, title: str) -> bool:
@@ -202,7 +221,13 @@ def _left_out(result: SearchResult) -> str:
 
 
 def _hit(hit: SearchHit) -> str:
-    return f"{hit_header(hit.doc_id, hit.title, hit.index, hit.lines, by_meaning=hit.by_meaning)}\n{hit.text}"
+    return f"{search_hit_header(hit)}\n{hit.text}"
+
+
+def search_hit_header(hit: SearchHit) -> str:
+    """The header :func:`render_search` gives ``hit``."""
+    under = hit.trail if hit.under else ()
+    return hit_header(hit.doc_id, hit.title, hit.index, hit.lines, by_meaning=hit.by_meaning, under=under)
 
 
 def render_window(window: Window) -> str:

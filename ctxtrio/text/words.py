@@ -12,7 +12,15 @@ from .terms import light_stem, terms
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["held_words", "identifier_parts", "rarity_weights", "stemmed_terms", "word_groups", "word_weights"]
+__all__ = [
+    "held_words",
+    "identifier_parts",
+    "only_headed",
+    "rarity_weights",
+    "stemmed_terms",
+    "word_groups",
+    "word_weights",
+]
 
 
 def word_groups(query_terms: Sequence[str], *, stem: bool) -> dict[str, int]:
@@ -80,3 +88,11 @@ def word_weights(query_terms: Sequence[str], rarity: Mapping[str, float]) -> tup
     for term, word in group.items():
         weights[word] = max(weights[word], rarity.get(term, 1.0))
     return tuple(weights)
+
+
+def only_headed(query_terms: Sequence[str], headings: Sequence[str], text: str) -> bool:
+    """Whether ``headings`` hold a word of the query that ``text`` does not: a hit found
+    (also) by its heading trail whose shown text does not say why it matched."""
+    group = word_groups(tuple(query_terms), stem=False)
+    parts = identifier_parts(group)
+    return bool(held_words(terms(" ".join(headings)), group, parts) - held_words(terms(text), group, parts))
