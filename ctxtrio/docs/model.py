@@ -106,7 +106,7 @@ class SearchHit:
     by_meaning: bool = False
     lines: tuple[int, int, int] | None = None
     #: The heading trail is shown in the hit's header: its headings hold a query word its
-    #: text does not (the hit was found under that heading; the text alone would not say why).
+    #: chunk's text does not (found under that heading; the text alone would not say why).
     under: bool = False
 
 

@@ -155,14 +155,13 @@ def _passage_hit(
     if whole_header + _GAP_TOKENS + text_tokens <= share:
         return _hit(candidate, chunk.text, text_tokens, query_terms=query_terms)
     widest = chunk.text.count("\n") + 1
-    # Room is left for the trail whenever it holds a query word, whichever passage is shown.
     header = hit_header(
         candidate.doc_id,
         candidate.title,
         chunk.index,
         (widest, widest, widest),
         by_meaning=candidate.by_meaning,
-        under=trail if only_headed(query_terms, trail, "") else (),
+        under=under,
     )
     room = share - model.estimate(header) - _GAP_TOKENS
     if room < _MIN_TEXT_TOKENS:
@@ -206,7 +205,7 @@ def tokens_per_char(chunk: StoredChunk) -> float:
 def _cut_hit(candidate: Candidate, budget_tokens: int, model: TokenModel, query_terms: Sequence[str]) -> SearchHit:
     """``candidate`` cut by characters around its best match to whatever the budget leaves (at least a few tokens)."""
     chunk = candidate.chunk
-    under = chunk.trail if only_headed(query_terms, chunk.trail, "") else ()
+    under = chunk.trail if only_headed(query_terms, chunk.trail, chunk.text) else ()
     header = hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning, under=under)
     room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - _GAP_TOKENS)
     text = cut_to_passage(chunk.text, query_terms, room, model)
@@ -222,13 +221,15 @@ def _hit(
     cut: bool = False,
     query_terms: Sequence[str] = (),
 ) -> SearchHit:
-    """The hit showing ``text``; its header shows the heading trail when the trail holds a
-    query word ``text`` does not (else the model would not see why it matched)."""
+    """The hit showing ``text`` of its chunk; its header shows the heading trail when the
+    trail holds a query word the chunk's text does not: found by its heading alone, the text
+    would not say why it matched. (Where the chunk holds the word outside the passage shown,
+    the trail is not paid for: the window is chosen for the words the headings lack.)"""
     chunk = candidate.chunk
     return SearchHit(
         candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, text, tokens,
         cut or lines is not None, by_meaning=candidate.by_meaning, lines=lines,
-        under=only_headed(query_terms, chunk.trail, text),
+        under=only_headed(query_terms, chunk.trail, chunk.text),
     )  # fmt: skip
 
 
