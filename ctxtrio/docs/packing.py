@@ -153,7 +153,7 @@ def _passage_hit(
     )
     text_tokens = model.estimate(chunk.text)
     if whole_header + _GAP_TOKENS + text_tokens <= share:
-        return _hit(candidate, chunk.text, text_tokens, query_terms=query_terms)
+        return _hit(candidate, chunk.text, text_tokens, under=bool(under))
     widest = chunk.text.count("\n") + 1
     header = hit_header(
         candidate.doc_id,
@@ -172,10 +172,10 @@ def _passage_hit(
     )
     if passage is None:  # not even one line fits: characters around the match
         text = cut_around(chunk.text, query_terms, room, model)
-        return _hit(candidate, text, model.estimate(text), cut=True, query_terms=query_terms)
+        return _hit(candidate, text, model.estimate(text), cut=True, under=bool(under))
     text = marked_text(chunk.text, passage)
     lines = (passage.first_line, passage.last_line, passage.lines) if passage.cut else None
-    return _hit(candidate, text, model.estimate(text), lines, query_terms=query_terms)
+    return _hit(candidate, text, model.estimate(text), lines, under=bool(under))
 
 
 def headings(candidate: Candidate) -> tuple[str, ...]:
@@ -209,7 +209,7 @@ def _cut_hit(candidate: Candidate, budget_tokens: int, model: TokenModel, query_
     header = hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning, under=under)
     room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - _GAP_TOKENS)
     text = cut_to_passage(chunk.text, query_terms, room, model)
-    return _hit(candidate, text, model.estimate(text), cut=True, query_terms=query_terms)
+    return _hit(candidate, text, model.estimate(text), cut=True, under=bool(under))
 
 
 def _hit(
@@ -219,17 +219,18 @@ def _hit(
     lines: tuple[int, int, int] | None = None,
     *,
     cut: bool = False,
-    query_terms: Sequence[str] = (),
+    under: bool = False,
 ) -> SearchHit:
-    """The hit showing ``text`` of its chunk; its header shows the heading trail when the
-    trail holds a query word the chunk's text does not: found by its heading alone, the text
-    would not say why it matched. (Where the chunk holds the word outside the passage shown,
-    the trail is not paid for: the window is chosen for the words the headings lack.)"""
+    """The hit showing ``text`` of its chunk; ``under``: its header shows the heading trail,
+    which holds a query word the chunk's text does not (:func:`~ctxtrio.text.words.only_headed`):
+    found by its heading alone, the text would not say why it matched. (Where the chunk holds
+    the word outside the passage shown, the trail is not paid for: the window is chosen for
+    the words the headings lack.)"""
     chunk = candidate.chunk
     return SearchHit(
         candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, text, tokens,
         cut or lines is not None, by_meaning=candidate.by_meaning, lines=lines,
-        under=only_headed(query_terms, chunk.trail, chunk.text),
+        under=under,
     )  # fmt: skip
 
 
