@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Final
 
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
 from ..text.focus import passage_around
-from ..text.passages import Passage, best_passage, cut_to_passage, marked_text, unheaded_terms
-from ..text.words import only_headed
+from ..text.headings import only_headed, unheaded_terms
+from ..text.passages import Passage, best_passage, cut_to_passage, marked_text
 from .chunks import StoredChunk
 from .model import Outline, SearchHit, WindowChunk
 from .render import chunk_header, hit_header, render_outline, search_hit_header

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-from ..text.passages import heading_share, passage_score
+from ..text.headings import heading_share
+from ..text.passages import passage_score
 from .packing import headings, tokens_per_char
 
 if TYPE_CHECKING:

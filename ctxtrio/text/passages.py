@@ -17,7 +17,7 @@ the sentences it cuts and grows it by whole lines, two after for each one before
 answer tends to follow the words that name it), while they fit (:mod:`.edges`). HTML
 comment blocks are no part of the text shown: a cut mark stands for them. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
 function the index and the query use; for ranking (:func:`passage_score`,
-:func:`heading_share`) words that differ only by an inflection match
+:func:`~.headings.heading_share`) words that differ only by an inflection match
 (:func:`~ctxtrio.text.terms.light_stem`: ``raised`` holds ``raise``), while the window
 shown looks for the words as written. Deterministic; nothing here knows tokens beyond
 ``model.estimate``.
@@ -45,9 +45,8 @@ __all__ = [
     "Passage",
     "best_passage",
     "cut_to_passage",
-    "heading_share",
+    "line_terms",
     "marked_text",
-    "unheaded_terms",
     "passage_score",
 ]
 
@@ -214,27 +213,6 @@ def passage_score(text: str, query_terms: Sequence[str], budget_tokens: int, tok
     return _run_score(lines, first, last)
 
 
-def heading_share(headings: Sequence[str], query_terms: Sequence[str]) -> float:
-    """The share of the query's words that ``headings`` (a chunk's trail, its document's name) hold:
-    what the text is about by its own titles, 0.0 to 1.0."""
-    group = word_groups(tuple(query_terms), stem=True)
-    if not group:
-        return 0.0
-    words = max(group.values()) + 1
-    return len(held_words(stemmed_terms(" ".join(headings), stem=True), group, identifier_parts(group))) / words
-
-
-def unheaded_terms(query_terms: Sequence[str], headings: Sequence[str]) -> list[str]:
-    """The terms of the query's words that ``headings`` do not hold (all of them when the headings
-    hold every word, or none): in a chunk under ``function makedirs`` of the document ``os``,
-    ``os.makedirs exist_ok`` looks for ``exist_ok``; the headings already say the rest."""
-    group = word_groups(tuple(query_terms), stem=False)
-    held = held_words(terms(" ".join(headings)), group, identifier_parts(group))
-    if not held or len(held) == max(group.values(), default=-1) + 1:
-        return list(query_terms)
-    return [term for term in query_terms if group.get(term, -1) not in held]
-
-
 def _run_score(lines: Sequence[_Line], first: int, last: int) -> float:
     found: set[int] = set()
     phrases: set[tuple[int, int]] = set()
@@ -254,23 +232,23 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, s
     parts = identifier_parts(group)
     words = max(group.values(), default=-1) + 1
     raws = text.split("\n")
-    per_line = _line_terms(text, frozenset(map(light_stem, query_terms)))  # unstemmed, shared by both kinds
+    per_line = line_terms(text, frozenset(map(light_stem, query_terms)))  # unstemmed, shared by both kinds
     if stem:
         per_line = [list(map(light_stem, line)) for line in per_line]
     hidden = frozenset() if stem else hidden_lines(raws)
     out: list[_Line] = []
     start = 0
-    for number, (raw, line_terms) in enumerate(zip(raws, per_line, strict=True)):
+    for number, (raw, of_line) in enumerate(zip(raws, per_line, strict=True)):
         end = start + len(raw)
         if number in hidden:
             out.append(_Line(start, end, HIDDEN_COST, _NONE, _NO_PHRASES, 0.0, hidden=True))
             start = end + 1
             continue
         cost = math.ceil((len(raw) + 1) * tokens_per_char)
-        found = held_words(line_terms, group, parts)
+        found = held_words(of_line, group, parts)
         phrases: set[tuple[int, int]] = set()
         previous = -1
-        for term in line_terms:
+        for term in of_line:
             word = group.get(term, -1)
             if word < 0 or word not in found:
                 previous = -1
@@ -300,7 +278,7 @@ _BREAK: Final = "qqzxlinebreakxzqq"
 
 
 @functools.lru_cache(maxsize=64)
-def _line_terms(text: str, stems: frozenset[str]) -> list[list[str]]:
+def line_terms(text: str, stems: frozenset[str]) -> list[list[str]]:
     """The terms of each line of ``text``, those of lines that cannot hold a query term
     (``stems``: the query's terms stemmed, each a prefix of its word, so one test serves
     ranking and the window alike) left empty: in one :func:`terms` call over the candidate

@@ -5,7 +5,6 @@ held whole or by all its parts; and how rare each word is, for choosing a window
 from __future__ import annotations
 
 import math
-import unicodedata
 from typing import TYPE_CHECKING
 
 from .terms import light_stem, terms
@@ -16,7 +15,6 @@ if TYPE_CHECKING:
 __all__ = [
     "held_words",
     "identifier_parts",
-    "only_headed",
     "rarity_weights",
     "stemmed_terms",
     "word_groups",
@@ -89,25 +87,3 @@ def word_weights(query_terms: Sequence[str], rarity: Mapping[str, float]) -> tup
     for term, word in group.items():
         weights[word] = max(weights[word], rarity.get(term, 1.0))
     return tuple(weights)
-
-
-def only_headed(query_terms: Sequence[str], headings: Sequence[str], text: str) -> bool:
-    """Whether ``headings`` hold a word of the query that ``text`` does not: a chunk found
-    (also) by its heading trail whose text does not say why it matched.
-
-    Cheap where it can be (a search asks it of every hit): headings that hold no query
-    word end it without reading ``text``; a word none of whose forms appears in the
-    casefolded text at all (neither whole nor all its parts) is not held (a term is a piece
-    of the text, or an identifier whose parts are); only otherwise is ``text`` split into terms."""
-    group = word_groups(tuple(query_terms), stem=False)
-    parts = identifier_parts(group)
-    headed = held_words(terms(" ".join(headings)), group, parts)
-    if not headed:
-        return False
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    first = {word: term for term, word in reversed(group.items())}  # a word's first term is its whole
-    for word in headed:
-        wanted = parts.get(word, frozenset())
-        if first[word] not in folded and not (wanted and all(part in folded for part in wanted)):
-            return True
-    return bool(headed - held_words(terms(text), group, parts))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxtrio.text.cutting import CUT_MARK
-from ctxtrio.text.passages import best_passage, heading_share, marked_text, passage_score, unheaded_terms
+from ctxtrio.text.headings import heading_share, unheaded_terms
+from ctxtrio.text.passages import best_passage, marked_text, passage_score
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.terms import light_stem
 from ctxtrio.text.tokens import TokenModel

@@ -1,14 +1,15 @@
-"""``only_headed``'s shortcuts (no query word in the headings; a word absent from the casefolded
-text) give the answer the full term split gives, on real files and tricky identifiers."""
+"""``only_headed`` (from the line terms ranking cached, only lines that may hold a query term)
+gives the answer the full term split of the text gives, on real files and tricky identifiers."""
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
 
+from ctxtrio.text.headings import only_headed
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.terms import terms
-from ctxtrio.text.words import held_words, identifier_parts, only_headed, word_groups
+from ctxtrio.text.words import held_words, identifier_parts, word_groups
 
 FIXTURES = [
     *sorted((Path(__file__).resolve().parent / "fixtures").iterdir()),
@@ -24,7 +25,7 @@ def _exact(query: list[str], headings: tuple[str, ...], text: str) -> bool:
 
 def test_only_headed_agrees_with_the_full_split_on_real_text() -> None:
     """Pieces of real files, queries of their own words and of words elsewhere, headings
-    holding some of them: the shortcut never disagrees with splitting the text into terms."""
+    holding some of them: the cached line terms never disagree with splitting the text into terms."""
     rng = random.Random(20)
     checked = 0
     for path in FIXTURES:
