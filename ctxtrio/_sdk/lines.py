@@ -43,23 +43,25 @@ class LineMessages:
     """The SDK's read stream: each line of ``lines`` parsed into a message (or the parse error)."""
 
     def __init__(self, lines: AsyncIterable[str]) -> None:
+        import anyio
         from mcp import types
         from mcp.shared.message import SessionMessage
 
         self._lines: AsyncIterator[str] = aiter(lines)
         self._adapter = types.jsonrpc_message_adapter
         self._message = SessionMessage
+        # The stream protocol's ends, looked up once rather than imported on every message.
+        self._ended = anyio.EndOfStream
+        self._shut = anyio.ClosedResourceError
         self._closed = False
 
     async def receive(self) -> SessionMessage | Exception:
-        import anyio
-
         if self._closed:
-            raise anyio.ClosedResourceError
+            raise self._shut
         try:
             line = await anext(self._lines)
         except StopAsyncIteration:
-            raise anyio.EndOfStream from None
+            raise self._ended from None
         try:
             message = self._adapter.validate_json(line, by_name=False)
         except ValueError as exc:  # pydantic.ValidationError; as the SDK's stdin reader: the server logs and drops it
@@ -70,11 +72,9 @@ class LineMessages:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
-        import anyio
-
         try:
             return await self.receive()
-        except anyio.EndOfStream:
+        except self._ended:
             raise StopAsyncIteration from None
 
     async def aclose(self) -> None:
