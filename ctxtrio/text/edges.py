@@ -6,7 +6,9 @@ line above the core, or ends on the line below), then grown by whole lines, two 
 for each one before (:func:`grow`: an answer tends to follow the words that name it).
 Lines no reader of the rendered page sees, HTML comment blocks (:func:`hidden_lines`:
 Node's API reference puts a ``<!-- YAML`` change history under every entry), cost
-almost nothing and are left out of the text shown.
+almost nothing and are left out of the text shown. A large window may also show, apart,
+the sentence of a line past it that holds the query's rarest word (:func:`far_sentence`:
+``onerror``'s own paragraph, below a note, under ``.. function:: rmtree(..., onerror=None)``).
 """
 
 from __future__ import annotations
@@ -16,8 +18,18 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from collections.abc import Set as AbstractSet
 
-__all__ = ["AFTER_PER_BEFORE", "HIDDEN_COST", "finish_sentences", "grow", "hidden_lines"]
+__all__ = [
+    "AFTER_PER_BEFORE",
+    "FAR_MARK_COST",
+    "FAR_ROOM",
+    "HIDDEN_COST",
+    "far_sentence",
+    "finish_sentences",
+    "grow",
+    "hidden_lines",
+]
 
 #: Lines added after the window for each line added before it while growing.
 AFTER_PER_BEFORE: Final = 2
@@ -27,6 +39,13 @@ HIDDEN_COST: Final = 1
 _SENTENCE_LINES: Final = 3
 #: A line that ends a sentence (or a clause that introduces what follows: ``:``).
 _SENTENCE_END: Final = re.compile(r"[.!?:;][\"')\]`*_”’]*\s*$")
+#: Tokens a window has at least to show a far sentence apart (:func:`far_sentence`): at 1,000
+#: tokens the first two hits of a search, at 500 the first.
+FAR_ROOM: Final = 200
+#: What a cut mark on a line of its own costs at most, in tokens (``[...]`` and its line break).
+FAR_MARK_COST: Final = 3
+#: A word weighing at least this share of the rarest one's weight counts as rarest too (:func:`rarest_lines`).
+_RAREST_SHARE: Final = 0.9
 #: Inline markup a line that goes on with the sentence above it may start with.
 _MARKUP_GOES_ON: Final = re.compile(r"\s*(?:[`(\[\"'“]|[*_:]\S)")
 
@@ -102,3 +121,43 @@ def grow(costs: Sequence[int], first: int, last: int, room: int) -> tuple[int, i
         if not grown:
             return first, last
         step += 1
+
+
+def far_sentence(
+    raws: Sequence[str],
+    costs: Sequence[int],
+    hidden: Sequence[bool],
+    rarest: Sequence[int],
+    core: tuple[int, int],
+    room: int,
+) -> tuple[int, int] | None:
+    """The lines of one sentence past the window grown from ``core`` in ``room``, to show apart
+    (after a cut mark), or None: from the first of ``rarest`` (lines holding the query's rarest
+    word, best first) past the window, with the rest of its sentence (:func:`finish_sentences`,
+    at most a quarter of ``room``), when ``room`` is at least :data:`FAR_ROOM` and the core
+    leaves room for it. The window then grows in what is left (the lines it would have grown
+    last give way)."""
+    if room < FAR_ROOM:
+        return None
+    core_first, core_last = core
+    _, last = grow(costs, core_first, core_last, room)
+    used = sum(costs[core_first : core_last + 1]) + FAR_MARK_COST
+    for line in rarest:
+        if line <= last:
+            continue
+        first_of, last_of = finish_sentences(raws, costs, hidden, line, line, room // 4)
+        if used + sum(costs[first_of : last_of + 1]) <= room:
+            return first_of, last_of
+    return None
+
+
+def rarest_lines(found: Sequence[AbstractSet[int]], weights: Sequence[float]) -> list[int]:
+    """The lines holding one of the query's rarest words (by ``weights``; ``found``: the words each
+    line holds) that the text holds, i.e. weighing at least :data:`_RAREST_SHARE` of the rarest's
+    weight; those holding the most weight first, then in order."""
+    top = max((weights[word] for words in found for word in words), default=0.0)
+    if top <= 0:
+        return []
+    held = {n: sum(weights[word] for word in words) for n, words in enumerate(found) if words}
+    rarest = [n for n in held if any(weights[word] >= _RAREST_SHARE * top for word in found[n])]
+    return sorted(rarest, key=lambda n: (-held[n], n))

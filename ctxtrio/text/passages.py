@@ -14,8 +14,10 @@ room by
 
 takes the best-scoring run that comes first (then the shortest), gives it the rest of
 the sentences it cuts and grows it by whole lines, two after for each one before (an
-answer tends to follow the words that name it), while they fit (:mod:`.edges`). HTML
-comment blocks are no part of the text shown: a cut mark stands for them. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
+answer tends to follow the words that name it), while they fit (:mod:`.edges`); a large
+window weighed by rarity also shows, after a cut mark, the sentence of a line past it that
+holds the query's rarest word. HTML comment blocks are no part of the text shown: a cut
+mark stands for them. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
 function the index and the query use; for ranking (:func:`passage_score`,
 :func:`~.headings.heading_share`) words that differ only by an inflection match
 (:func:`~ctxtrio.text.terms.light_stem`: ``raised`` holds ``raise``), while the window
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from .cutting import CUT_MARK, cut_around
-from .edges import HIDDEN_COST, finish_sentences, grow, hidden_lines
+from .edges import FAR_MARK_COST, HIDDEN_COST, far_sentence, finish_sentences, grow, hidden_lines, rarest_lines
 from .terms import light_stem, terms
 from .words import held_words, identifier_parts, stemmed_terms, word_groups, word_weights
 
@@ -81,7 +83,8 @@ class Passage:
     cut_before: bool
     cut_after: bool
     #: Character ranges inside ``start`` .. ``end`` left out of the text shown: HTML comment
-    #: blocks (``<!-- ... -->`` on lines of their own), which a reader of the rendered page never sees.
+    #: blocks (``<!-- ... -->`` on lines of their own), which a reader of the rendered page never sees,
+    #: and the lines between the window and its far sentence (:func:`~.edges.far_sentence`).
     hidden: tuple[tuple[int, int], ...] = ()
 
     @property
@@ -143,7 +146,9 @@ def best_passage(
     sized at ``tokens_per_char`` (default: the text's average); the chosen window is
     then estimated as a whole, and lines grown around the core are dropped again while
     it is over. With ``rarity`` (:func:`~.words.rarity_weights`) a word of the query counts by how
-    rare it is, not as one: the window settles on the name asked for, not on a common word.
+    rare it is, not as one: the window settles on the name asked for, not on a common word;
+    and a window of :data:`~.edges.FAR_ROOM` tokens or more shows apart the sentence of the
+    first line past it holding the rarest word (:func:`~.edges.far_sentence`).
     """
     rate = tokens_per_char if tokens_per_char is not None else model.estimate(text) / max(1, len(text))
     lines = _lines(text, tuple(query_terms), rate, stem=False)
@@ -153,34 +158,48 @@ def best_passage(
     if core_first < 0:
         return None
     costs = [line.cost for line in lines]
-    core_first, core_last = finish_sentences(
-        text.split("\n"), costs, [line.hidden for line in lines], core_first, core_last, room
-    )
-    first, last = grow(costs, core_first, core_last, room)
+    raws, hidden = text.split("\n"), [line.hidden for line in lines]
+    core_first, core_last = finish_sentences(raws, costs, hidden, core_first, core_last, room)
+    far = None
+    if weights is not None:
+        core = (core_first, core_last)
+        far = far_sentence(raws, costs, hidden, rarest_lines([line.found for line in lines], weights), core, room)
+    far_cost = 0 if far is None else sum(costs[far[0] : far[1] + 1]) + FAR_MARK_COST
+    first, last = grow(costs, core_first, core_last, room - far_cost)
     while True:
-        passage = _passage(text, lines, first, last)
+        passage = _passage(text, lines, first, last, far)
         over = model.estimate(marked_text(text, passage)) - budget_tokens
         if over <= 0:
             return passage
-        while over > 0:  # drop grown lines (the last ones added first), else the core's ends
+        while over > 0:  # drop grown lines (the last ones added first), the far sentence, else the core's ends
             if last > core_last:
                 over, last = over - lines[last].cost, last - 1
             elif first < core_first:
                 over, first = over - lines[first].cost, first + 1
+            elif far is not None:
+                over, far = over - far_cost, None
             elif last > first:
                 over, last = over - lines[last].cost, last - 1
             else:
                 return None
 
 
-def _passage(text: str, lines: Sequence[_Line], first: int, last: int) -> Passage:
-    """Lines ``first`` .. ``last`` (0-based) without blank or hidden lines at either end, its
-    hidden lines' runs as character ranges (each with its line break); cut before or after
-    when a line that is neither was left out there."""
+def _passage(text: str, lines: Sequence[_Line], first: int, last: int, far: tuple[int, int] | None = None) -> Passage:
+    """Lines ``first`` .. ``last`` (0-based), and the lines ``far`` after them if any, without blank
+    or hidden lines at either end; its hidden lines' runs as character ranges (each with its
+    line break), and the lines between the two (when they hold text) as one range without
+    its last line break (its cut mark stands on a line of its own); cut before or after when
+    a line that is neither was left out there."""
 
     def empty(n: int) -> bool:
         return lines[n].hidden or not text[lines[n].start : lines[n].end].strip()
 
+    gap = range(0)
+    if far is not None:
+        gap = range(last + 1, far[0])
+        if all(empty(n) for n in gap):
+            gap = range(0)  # only blank or hidden lines between: shown as they are
+        last = max(last, far[1])
     while first < last and empty(first):
         first += 1
     while last > first and empty(last):
@@ -188,12 +207,14 @@ def _passage(text: str, lines: Sequence[_Line], first: int, last: int) -> Passag
     start, end = lines[first].start, lines[last].end
     hidden: list[tuple[int, int]] = []
     for n in range(first, last + 1):
-        if not lines[n].hidden:
+        if not lines[n].hidden and n not in gap:
             continue
         if hidden and hidden[-1][1] == lines[n].start:
             hidden[-1] = (hidden[-1][0], lines[n].end + 1)
         else:
             hidden.append((lines[n].start, lines[n].end + 1))
+        if gap and n == gap[-1]:
+            hidden[-1] = (hidden[-1][0], lines[n].end)
     return Passage(
         start, end, first + 1, last + 1, len(lines),
         cut_before=any(not empty(n) for n in range(first)),

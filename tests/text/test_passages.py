@@ -236,3 +236,26 @@ def test_a_rare_word_anchors_the_window_over_a_common_one() -> None:
     assert "drawn before" in marked_text(text, plain) and "currval ( regclass )" not in marked_text(text, plain)
     assert marked_text(text, weighed).startswith("currval ( regclass ) returns bigint")
     assert rarity_weights({}, 10) == {} and rarity_weights({"x": 10}, 10) == {"x": 1.0}
+
+
+def test_a_large_window_shows_the_sentence_of_its_rarest_word_past_it() -> None:
+    """shutil's real rmtree entry: the window settles on `.. function:: rmtree(..., onerror=None)`
+    and cannot grow past the note below it to `onerror`'s own paragraph; weighed by rarity and
+    given 200 tokens or more, it shows that paragraph's sentence apart, after a cut mark on a line
+    of its own, within the budget. Unweighed, or smaller, the window is as before."""
+    text = (FIXTURES / "python_shutil_rmtree.rst.txt").read_text(encoding="utf-8")
+    entry = text[
+        text.index("   .. versionchanged:: 3.8\n      Platform") : text.index("   .. audit-event:: shutil.rmtree")
+    ]
+    words, rarity = query_terms("rmtree onerror"), {"rmtree": 0.88, "onerror": 1.0}
+    answer = "   If *onerror* is provided, it must be a callable that accepts three\n   parameters:"
+    for budget in (250, 300, 400):
+        weighed = best_passage(entry, words, budget, MODEL, rarity=rarity)
+        plain = best_passage(entry, words, budget, MODEL)
+        assert weighed is not None and plain is not None
+        shown = marked_text(entry, weighed)
+        assert ".. function:: rmtree(path, ignore_errors=False, onerror=None" in shown, budget
+        assert f"\n{CUT_MARK}\n{answer}" in shown and MODEL.estimate(shown) <= budget, budget
+        assert "accepts three" not in marked_text(entry, plain), budget
+    small = best_passage(entry, words, 199, MODEL, rarity=rarity)
+    assert small is not None and small.hidden == () and "accepts three" not in marked_text(entry, small)
