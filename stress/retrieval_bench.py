@@ -38,6 +38,12 @@ query's vector (``store/vector_task.py`` QUERY_S) on a machine too loaded for 0.
 search that skipped semantic recall is counted. ``--files N`` keeps the questions'
 files plus the first N others (sorted), for a run that embeds in minutes: compare it
 with the same ``--files`` without embeddings.
+
+``--classify`` says why each answer missing at 1,000 tokens is missing (the chunks holding
+the answer are read from the store): *window* (a chunk holding it is shown, but not the
+lines that hold it), *room* (such a chunk is among the first 10 hits but did not fit),
+*adjacent* (the chunk next to one holding it is shown), *elsewhere* (other chunks of the
+right file are shown), *not shown* (no chunk of the right file is).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,6 +72,7 @@ from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
 from ctxtrio._app import build_server
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
+from ctxtrio.docs.service import repository_of
 from ctxtrio.store import vector_task
 from testkit.results import text_of
 
@@ -94,6 +102,9 @@ class Outcome:
     found: dict[int, bool] = field(default_factory=dict)  # budget -> answer inside the text
     texts: dict[int, str] = field(default_factory=dict)
     skipped: int = 0  # searches that said semantic recall was skipped
+    ranked: list[tuple[str, int]] = field(default_factory=list)  # (doc_id, chunk) of the first 10 hits
+    shown: list[tuple[str, int]] = field(default_factory=list)  # (doc_id, chunk) shown at 1,000 tokens
+    miss: str = ""  # why the answer is not inside at 1,000 tokens (--classify)
 
 
 def normalized(text: str) -> str:
@@ -112,11 +123,12 @@ def _text(result: CallToolResult) -> str:
     return text_of(result)
 
 
-def _hit_docs(result: CallToolResult) -> list[str]:
+def _hits(result: CallToolResult) -> list[tuple[str, int]]:
+    """The (doc_id, chunk index) of each hit, in order."""
     structured = result.structured_content or {}
     hits = structured.get("hits", [])
     assert isinstance(hits, list)
-    return [str(hit["doc_id"]) for hit in hits if isinstance(hit, dict)]
+    return [(str(hit["doc_id"]), int(hit["index"])) for hit in hits if isinstance(hit, dict)]
 
 
 def doc_id_for(file: str) -> str:
@@ -149,7 +161,8 @@ async def ask(client: Client, question: Question, outcome: Outcome, latencies: l
     ranking = await client.call_tool("doc_search", {"query": question.query, "budget_tokens": 100_000, "limit": 10})
     _text(ranking)
     wanted = doc_id_for(question.file)
-    docs = _hit_docs(ranking)
+    outcome.ranked = _hits(ranking)
+    docs = [doc_id for doc_id, _ in outcome.ranked]
     outcome.rank = docs.index(wanted) + 1 if wanted in docs else None
     answer = normalized(question.answer)
     for budget in BUDGETS:
@@ -158,6 +171,7 @@ async def ask(client: Client, question: Question, outcome: Outcome, latencies: l
         if budget == 1000:
             latencies.append(time.perf_counter() - began)
             cpu.append(time.process_time() - began_cpu)
+            outcome.shown = _hits(result)
         text = _text(result)
         outcome.skipped += SKIPPED in text
         outcome.texts[budget] = text
@@ -206,6 +220,8 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
             cpu: list[float] = []
             for outcome in outcomes:
                 await ask(client, outcome.question, outcome, latencies, cpu)
+            if args.classify:
+                await classify(ctx, outcomes)
     skipped = sum(o.skipped for o in outcomes)
     if args.embed_model:
         print(f"searches that skipped semantic recall: {skipped} of {len(outcomes) * len(BUDGETS)}")
@@ -228,6 +244,37 @@ async def embedded(ctx: Wiring, began: float, data: Path) -> None:
         f"{rss_mb:.0f} MB; vectors file {(data / 'vectors.sqlite3').stat().st_size / 1e6:.1f} MB, index "
         f"{(data / 'index.sqlite3').stat().st_size / 1e6:.1f} MB"
     )
+
+
+MISSES = ("window", "room", "adjacent", "elsewhere", "not shown")
+
+
+async def classify(ctx: Wiring, outcomes: list[Outcome]) -> None:
+    """Set each 1,000-token miss's class (see the module's docstring) and print them, then a table."""
+    repo = repository_of(ctx.documents)
+    print("misses at 1000 tokens:")
+    for outcome in outcomes:
+        if outcome.found[1000]:
+            continue
+        wanted = doc_id_for(outcome.question.file)
+        _, doc = await repo.load(wanted)
+        answer = normalized(outcome.question.answer)
+        holding = {chunk.index for chunk in doc.chunks if answer in normalized(chunk.text)}
+        shown = {index for doc_id, index in outcome.shown if doc_id == wanted}
+        if holding & shown:
+            outcome.miss = "window"
+        elif any((wanted, index) in outcome.ranked for index in holding):
+            outcome.miss = "room"
+        elif any(abs(index - held) <= 1 for index in shown for held in holding):
+            outcome.miss = "adjacent"
+        else:
+            outcome.miss = "elsewhere" if shown else "not shown"
+        print(f"  {outcome.miss:>9} | {outcome.question.kind:>10} | {outcome.question.query}")
+    counts = Counter((o.question.kind, o.miss) for o in outcomes if o.miss)
+    print(f"{'miss':>9} | " + " | ".join(f"{kind:>10}" for kind in KINDS) + " | all")
+    for miss in MISSES:
+        cells = " | ".join(f"{counts[kind, miss]:>10}" for kind in KINDS)
+        print(f"{miss:>9} | {cells} | {sum(counts[kind, miss] for kind in KINDS)}")
 
 
 def report(outcomes: list[Outcome], latencies: list[float], cpu: list[float]) -> None:
@@ -269,6 +316,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=8, help="doc_ingest calls in flight")
     parser.add_argument("--json", type=Path, help="write each question's outcome here")
     parser.add_argument("--show", choices=KINDS, help="print the 1000-token answers of this kind's misses")
+    parser.add_argument("--classify", action="store_true", help="say why each answer missing at 1000 tokens is")
     parser.add_argument("--files", type=int, help="keep the questions' files and this many others")
     parser.add_argument("--embed-model", help="semantic recall with this embedding model")
     parser.add_argument("--embed-base-url", help="where --embed-model is served")
@@ -299,6 +347,7 @@ def main() -> int:
                 "kind": o.question.kind,
                 "rank": o.rank,
                 "found": {str(b): o.found[b] for b in BUDGETS},
+                **({"miss": o.miss} if o.miss else {}),
             }
             for o in outcomes
         ]
