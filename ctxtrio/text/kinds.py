@@ -51,30 +51,33 @@ _EXTENSIONS: Final[dict[str, Kind]] = {
     **dict.fromkeys(["java", "cs", "kt", "kts", "scala", "swift"], Kind.JAVA),
 }
 
-# Lines that speak for one kind, counted over the first SNIFF_CHARS characters.
+# Lines that speak for one kind, counted over the first SNIFF_CHARS characters. Indentation
+# and a title line are taken whole (``*+``): what follows them never starts with what they
+# hold, so giving characters back could never make a line match; ``re`` would try it at
+# every line.
 _SIGNS: Final[dict[Kind, re.Pattern[str]]] = {
     Kind.MARKDOWN: re.compile(r"^(?:#{1,6}[ \t]+\w|```|~~~|\[[^\]\n]+\]\([^)\n]+\))", re.MULTILINE),
     Kind.RST: re.compile(
-        r"^(?:\.\. [\w:-]+::|\.\. _[^:\n]+:|[^\s\n][^\n]*\r?\n(?P<underline>[=\-~^\"'`#*+:.<>_])(?P=underline){2,}[ \t]*\r?$)",
+        r"^(?:\.\. [\w:-]+::|\.\. _[^:\n]+:|[^\s\n][^\n]*+\r?\n(?P<underline>[=\-~^\"'`#*+:.<>_])(?P=underline){2,}[ \t]*\r?$)",
         re.MULTILINE,
     ),
     Kind.ASCIIDOC: re.compile(
         r"^(?:={1,5}[ \t]+\w|:[\w-]+:[ \t]|\[(?:source|NOTE|TIP|WARNING|IMPORTANT)\b[^\n]*\]\r?$)", re.MULTILINE
     ),  # fmt: skip
     Kind.PYTHON: re.compile(
-        r"^(?:[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[:(]|import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b)",
+        r"^(?:[ \t]*+(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[:(]|import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b)",
         re.MULTILINE,
     ),  # fmt: skip
     Kind.JAVASCRIPT: re.compile(
-        r"^[ \t]*(?:export[ \t]|import[ \t][^\n]*from[ \t]|(?:const|let|var)[ \t]+[\w$]+[ \t]*=|function[ \t*]|module\.exports)",
+        r"^[ \t]*+(?:export[ \t]|import[ \t][^\n]*from[ \t]|(?:const|let|var)[ \t]+[\w$]+[ \t]*=|function[ \t*]|module\.exports)",
         re.MULTILINE,
     ),
     Kind.GO: re.compile(r"^(?:package[ \t]+\w+\r?$|func[ \t]|import[ \t]+\()", re.MULTILINE),
     Kind.RUST: re.compile(
-        r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:fn[ \t]+\w|impl\b|use[ \t]+\w+::|mod[ \t]+\w|#\[)", re.MULTILINE
+        r"^[ \t]*+(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:fn[ \t]+\w|impl\b|use[ \t]+\w+::|mod[ \t]+\w|#\[)", re.MULTILINE
     ),
     Kind.JAVA: re.compile(
-        r"^[ \t]*(?:(?:public|private|protected|internal)[ \t]+[\w<>\[\], \t]*\(|package[ \t]+[\w.]+;|using[ \t]+[\w.]+;|import[ \t]+[\w.*]+;)",
+        r"^[ \t]*+(?:(?:public|private|protected|internal)[ \t]+[\w<>\[\], \t]*\(|package[ \t]+[\w.]+;|using[ \t]+[\w.]+;|import[ \t]+[\w.*]+;)",
         re.MULTILINE,
     ),
 }

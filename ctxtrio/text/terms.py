@@ -250,22 +250,34 @@ def _halves_extras(behind: str, ahead: str) -> str:
 def _ascii_extras(run: str) -> str:
     """The terms of an ASCII run that the tokenizer does not produce from the run itself,
     space-joined; "" for a run without a feature (what :func:`_extras_by_terms` gives,
-    the commonest shapes of code without it: ``retry_policy``, ``_private``, ``True``)."""
+    the commonest shapes of code without it: ``retry_policy``, ``_private``, ``True``,
+    ``MAX_SIZE``, ``getUserName``)."""
     if run.islower():  # lower-case words and digits joined by connectors: no case split
         token = run.strip("_-")
         if "_" not in token and "-" not in token:
             return ""  # one word: the tokenizer gives it as it is
         whole = token.replace("_", "").replace("-", "")
         return "" if whole in STOPWORDS else whole  # the words themselves are the tokenizer's
-    if run.isalnum():
-        if run.isupper() or run[1:].islower() or run.isdigit():
-            return ""  # one word, as :func:`_add_ascii` takes it
-        # Split by case (``getUserName``): the tokenizer gives the whole word, the rules add
-        # the parts, which tile it.
-        spans = _CAMEL.finditer(run.translate(_ASCII_SHAPE))
-        parts = [run[start:end].lower() for start, end in map(_span, spans)]
-        return " ".join(part for part in parts if part not in STOPWORDS) if len(parts) > 1 else ""
-    return _extras_by_terms(run)
+    if not run.isalnum():  # connectors: ``MAX_SIZE``, ``Foo_Bar``, ``_Private``
+        words = run.replace("-", "_").split("_")
+        if all(map(_one_part, words)):  # each word is one part: the tokenizer's, as it is
+            words = list(filter(None, words))
+            whole = "".join(words).lower()
+            return "" if len(words) < 2 or whole in STOPWORDS else whole
+        return _extras_by_terms(run)
+    if run.isupper() or run[1:].islower() or run.isdigit():
+        return ""  # one word, as :func:`_add_ascii` takes it
+    # Split by case (``getUserName``): the tokenizer gives the whole word, the rules add
+    # the parts, which tile it.
+    spans = _CAMEL.finditer(run.translate(_ASCII_SHAPE))
+    parts = [run[start:end].lower() for start, end in map(_span, spans)]
+    return " ".join(part for part in parts if part not in STOPWORDS) if len(parts) > 1 else ""
+
+
+def _one_part(word: str) -> bool:
+    """Is ``word`` (letters and digits, maybe "") one part of a case split? Without an
+    upper-case letter, or letters only, all upper-case or capitalized."""
+    return not word or word.islower() or word.isdigit() or (word.isalpha() and (word.isupper() or word[1:].islower()))
 
 
 def _extras_by_terms(run: str) -> str:

@@ -61,5 +61,12 @@ def test_shortcut_shapes_equal_the_rules() -> None:
     rng = random.Random(5)
     runs = {run for path in FIXTURES.iterdir() for run in re.findall(r"[0-9A-Za-z_\-]+", path.read_text("utf-8"))}
     runs |= {"".join(rng.choice("aZ09_-bQ") for _ in range(rng.randint(1, 9))) for _ in range(20_000)}
+    runs |= {
+        "".join(
+            rng.choice(("_", "-", "Ab", "AB", "ab", "a1", "A1", "1", "I", "S", "Is", "aB"))
+            for _ in range(rng.randint(1, 5))
+        )
+        for _ in range(20_000)
+    }
     for run in runs:
         assert terms_module._ascii_extras(run) == terms_module._extras_by_terms(run), run
