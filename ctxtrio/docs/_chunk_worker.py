@@ -8,8 +8,9 @@ Protocol, per job, on stdin: one JSON line ``{"bytes", "chunk_tokens",
 "overlap_tokens", "rates", "batch", "kind"}`` (``kind``: a
 :class:`~ctxtrio.text.kinds.Kind` value, markdown when absent) then ``bytes`` bytes of the text (UTF-8,
 ``surrogatepass``). On stdout: frames of a 4-byte big-endian length and a
-:mod:`marshal` payload, each a list of up to ``batch`` tuples ``(index, start, end,
-trail, tokens, terms)`` with ``terms`` space-joined; a frame of length 0 ends the
+:mod:`marshal` payload, each a list of up to ``batch`` :data:`PreparedChunk` tuples
+(the chunk, its index text or only its extras, its record body encoded, its trail's index
+text: the server's event loop only slices and wraps them); a frame of length 0 ends the
 job. Jobs follow one another until stdin ends; then the process exits 0. Any failure
 exits non-zero with a traceback on stderr.
 """
@@ -22,7 +23,7 @@ import struct
 import sys
 from typing import BinaryIO
 
-from ctxtrio.docs.chunks import encoded_body
+from ctxtrio.docs.chunks import encoded_body, heading_terms
 from ctxtrio.text.chunking import iter_chunks
 from ctxtrio.text.kinds import Kind
 from ctxtrio.text.terms import ascii_index_extras, index_text
@@ -31,8 +32,10 @@ from ctxtrio.text.tokens import ScriptClass, TokenModel
 __all__ = ["FRAME_HEADER", "PreparedChunk", "main"]
 
 FRAME_HEADER = struct.Struct(">I")
-#: (index, start, end, trail, tokens, whole, terms, encoded) of one chunk, as sent to the parent.
-PreparedChunk = tuple[int, int, int, tuple[str, ...], int, bool, str, bytes | None]
+#: (index, start, end, trail, tokens, whole, terms, encoded, heading) of one chunk, as sent to the
+#: parent: ``terms`` is the index text, or only its extras when ``whole`` (the parent adds the
+#: text it holds); ``heading`` the trail's index text (:func:`~ctxtrio.docs.chunks.heading_terms`).
+PreparedChunk = tuple[int, int, int, tuple[str, ...], int, bool, str, bytes | None, str]
 
 
 def main(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
@@ -59,7 +62,17 @@ def _job(header: dict[str, object], source: BinaryIO, sink: BinaryIO) -> None:
         whole = extras is not None
         terms = extras if extras is not None else index_text(chunk.text)
         batch.append(
-            (chunk.index, chunk.start, chunk.end, chunk.trail, chunk.tokens, whole, terms, encoded_body(chunk))
+            (
+                chunk.index,
+                chunk.start,
+                chunk.end,
+                chunk.trail,
+                chunk.tokens,
+                whole,
+                terms,
+                encoded_body(chunk),
+                heading_terms(chunk.trail),
+            )
         )
         if len(batch) >= size:
             _send(sink, batch)

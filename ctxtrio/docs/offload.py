@@ -30,7 +30,7 @@ from ..store.rows import IndexRow
 from ..text.kinds import Kind
 from ..text.terms import ascii_index_text
 from ._chunk_worker import FRAME_HEADER, PreparedChunk
-from .chunks import Batch, StoredChunk, chunk_record, heading_terms
+from .chunks import Batch, StoredChunk, chunk_record
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -137,14 +137,14 @@ def batch_from_frame(text: str, frame: bytes) -> Batch:
     chunks: list[StoredChunk] = []
     records: list[NewRecord] = []
     rows: list[list[IndexRow]] = []
-    for index, start, end, trail, tokens, whole, terms, encoded in prepared:
+    for index, start, end, trail, tokens, whole, terms, encoded, heading in prepared:
         piece = text[start:end]
         if whole:
             terms = ascii_index_text(piece, terms)
         chunk = StoredChunk(index, piece, start, end, tuple(trail), tokens)
         chunks.append(chunk)
         records.append(chunk_record(chunk, encoded=encoded or b""))
-        rows.append([IndexRow("chunks", str(index), terms, heading_terms(chunk.trail))])
+        rows.append([IndexRow("chunks", str(index), terms, heading)])
     return Batch(chunks, records, rows, chunks[-1].end)
 
 
