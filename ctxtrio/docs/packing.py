@@ -94,6 +94,8 @@ def pack_window(
 _MIN_SHARE: Final = 100
 #: Share of what is left of the budget each hit may take (the last one shown takes the rest).
 _SHARE: Final = 0.5
+#: A passage whose lines are at least this share lines shown above is not shown (see :func:`pack_hits`).
+_REPEATED: Final = 0.5
 
 
 def pack_hits(
@@ -109,7 +111,10 @@ def pack_hits(
     what is left (the last one that can, all of it), and at least :data:`_MIN_SHARE`.
     A hit whose whole chunk fits its share is shown whole; a larger one shows the
     window of its lines densest in ``query_terms`` (:func:`~ctxtrio.text.passages.best_passage`),
-    with cut marks where text was left out and its line range in the header. Ranking
+    with cut marks where text was left out and its line range in the header. A passage at
+    least half of whose lines a hit above already shows (chunks overlap; manuals repeat a
+    signature, release notes an item) is left out, counted in ``omitted``, and the next hit
+    takes its room. Ranking
     is the caller's: any ordered candidates (BM25, fused) are packed the same way.
     Hits after the last that fits are counted in ``omitted``. When not even a
     minimal passage of the first hit fits, it is cut by characters around its match.
@@ -117,6 +122,7 @@ def pack_hits(
     """
     hits: list[SearchHit] = []
     used = 0
+    shown: set[str] = set()  # the lines of the hits above (see _lines_of)
     for position, candidate in enumerate(candidates):
         remaining = budget_tokens - used
         share = int(remaining * _SHARE)
@@ -127,6 +133,10 @@ def pack_hits(
         hit = _passage_hit(candidate, share, model, query_terms, rarity)
         if hit is None:
             break
+        lines = _lines_of(hit.text)
+        if hits and hit.cut and lines and sum(line in shown for line in lines) >= _REPEATED * len(lines):
+            continue
+        shown.update(lines)
         cost = model.estimate(_header(hit)) + _GAP_TOKENS
         hits.append(hit)
         used += cost + hit.tokens
@@ -135,6 +145,12 @@ def pack_hits(
         hits.append(hit)
         used = model.estimate(_header(hit)) + _GAP_TOKENS + hit.tokens
     return hits, len(candidates) - len(hits), used
+
+
+def _lines_of(text: str) -> list[str]:
+    """The lines of a hit's text that say something, whitespace runs as one space, cut marks left out."""
+    lines = (" ".join(line.replace(CUT_MARK, " ").split()) for line in text.split("\n"))
+    return [line for line in lines if len(line) > 3]
 
 
 def _passage_hit(

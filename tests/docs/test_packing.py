@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ctxtrio.docs.chunks import StoredChunk
 from ctxtrio.docs.model import DocumentInfo, Outline, OutlineEntry
 from ctxtrio.docs.packing import (
@@ -16,6 +18,7 @@ from ctxtrio.docs.packing import (
     pack_window,
 )
 from ctxtrio.docs.render import render_outline
+from ctxtrio.text.query import query_terms
 from ctxtrio.text.tokens import TokenModel
 
 MODEL = TokenModel.cold()
@@ -151,3 +154,16 @@ def test_outline_keeps_the_first_entries_that_fit_and_points_to_the_rest() -> No
     assert f"call again with from={len(packed.entries)}" in render_outline(packed)
     assert pack_outline(outline, 10**6, MODEL) is outline
     assert len(pack_outline(outline, 1, MODEL).entries) == 1
+
+
+def test_a_passage_repeating_the_lines_of_a_hit_above_gives_its_room_to_the_next() -> None:
+    """Overlapping chunks of the real json.rst: the passage of the second, about `separators`,
+    would repeat lines the first already shows; it is left out (counted as omitted) and the
+    third hit is shown in its place, within the budget."""
+    text = (Path(__file__).parents[1] / "text" / "fixtures" / "python_json.rst.txt").read_text(encoding="utf-8")
+    chunks = chunks_of(text, 2400, 1200)
+    assert all("separators" in chunks[n].text for n in (2, 3)) and chunks[3].start < chunks[2].end
+    candidates = [Candidate("json", "json.rst", chunks[n], score) for n, score in ((2, 2.0), (3, 1.5), (0, 1.0))]
+    for budget in (300, 400, 500):
+        hits, omitted, used = pack_hits(candidates, budget, MODEL, query_terms("separators"))
+        assert [hit.index for hit in hits] == [2, 0] and omitted == 1 and used <= budget, budget
