@@ -55,12 +55,20 @@ CREATE TABLE IF NOT EXISTS journals (name TEXT PRIMARY KEY, indexed_offset INTEG
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(
     terms, heading, journal UNINDEXED, item UNINDEXED, line_start UNINDEXED, line_end UNINDEXED, tokenize="{_TOKENIZER}"
 );
+CREATE TABLE IF NOT EXISTS ranges (journal TEXT NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS ranges_by_journal ON ranges(journal);
 """
+#: Fills ``ranges`` for the rows of an index of schema 3 (one pass over the rows, no tokenizing).
+_RANGES_OF_ROWS = "INSERT INTO ranges SELECT journal, min(rowid), max(rowid) FROM chunks GROUP BY journal"
 #: ``PRAGMA user_version`` of the schema above. An index of another version is emptied
 #: and re-indexed from the journals when opened (it is derived data).
 #: 2: chunk rows carry the byte range of their journal line (``line_start``, ``line_end``).
 #: 3: a chunk's heading trail is indexed in its own column (``heading``).
-SCHEMA_VERSION = 3
+#: 4: the rowids of each journal's rows (``ranges``): forgetting a journal deletes its rows by
+#: rowid, where ``journal = ?`` on the UNINDEXED column read every row of the index (~40 ms
+#: CPU per removed generation over the stdlib's 28,000 rows, ~1 ms by rowid). An index of
+#: schema 3 gains the table (filled from its rows) and keeps its rows.
+SCHEMA_VERSION = 4
 #: BM25 weight of the ``heading`` column against the text's (1.0): FTS5 sums each column's
 #: BM25, so a word the trail holds counts once more, scaled by this.
 HEADING_WEIGHT = 1.0
@@ -287,8 +295,13 @@ class SearchIndex:
     def forget(self, journal: str) -> None:
         """Remove every row and the watermark of ``journal``."""
         with self._write_txn() as conn:
+            ranges = conn.execute("SELECT first, last FROM ranges WHERE journal = ?", (journal,)).fetchall()
             for table in _TABLES:
-                conn.execute(f"DELETE FROM {table} WHERE journal = ?", (journal,))
+                for first, last in ranges:
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ? AND journal = ?", (first, last, journal)
+                    )
+            conn.execute("DELETE FROM ranges WHERE journal = ?", (journal,))
             conn.execute("DELETE FROM journals WHERE name = ?", (journal,))
 
     # -- reading -----------------------------------------------------------------
@@ -381,7 +394,11 @@ def _set_watermark(conn: sqlite3.Connection, journal: str, offset: int) -> None:
 
 
 def _insert(conn: sqlite3.Connection, journal: str, rows: Sequence[tuple[IndexRow, int, int]]) -> int:
-    """Insert rows, each with the byte range of the journal line it came from."""
+    """Insert rows, each with the byte range of the journal line it came from, and note their rowids.
+
+    FTS5 gives each new row the largest rowid + 1 (its content table's rule), so the rows
+    of one ``executemany`` under the write lock are the last ``len(values)`` rowids.
+    """
     for table in _TABLES:
         values = [
             (row.terms, row.heading, journal, row.item, start, end) for row, start, end in rows if row.table == table
@@ -391,6 +408,8 @@ def _insert(conn: sqlite3.Connection, journal: str, rows: Sequence[tuple[IndexRo
                 f"INSERT INTO {table}(terms, heading, journal, item, line_start, line_end) VALUES(?, ?, ?, ?, ?, ?)",
                 values,
             )
+            (last,) = conn.execute("SELECT last_insert_rowid()").fetchone()
+            conn.execute("INSERT INTO ranges VALUES(?, ?, ?)", (journal, last - len(values) + 1, last))
     return len(rows)
 
 
@@ -403,14 +422,19 @@ def _ensure_schema(conn: sqlite3.Connection) -> bool:
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         known = conn.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('chunks', 'journals')").fetchone()[0]
-        dropped = bool(known) and version != SCHEMA_VERSION
+        ranged = version == 3 and bool(known)  # its rows stay: only their ranges are missing
+        dropped = bool(known) and version != SCHEMA_VERSION and not ranged
         if dropped:
             log.info("search index schema %d -> %d: re-indexing from the journals", version, SCHEMA_VERSION)
             conn.execute("DROP TABLE IF EXISTS chunks")
             conn.execute("DROP TABLE IF EXISTS journals")
+            conn.execute("DROP TABLE IF EXISTS ranges")
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
+        if ranged:
+            conn.execute("DELETE FROM ranges")
+            conn.execute(_RANGES_OF_ROWS)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
         conn.execute("ROLLBACK")

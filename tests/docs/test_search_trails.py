@@ -73,7 +73,7 @@ async def test_an_index_of_schema_2_is_rebuilt_with_the_trails(tmp_path: Path) -
         assert (diet.doc_id, diet.trail) == ("q", ("Quokka habits", "Diet")) and "Quokka" not in diet.text
         assert [hit.doc_id for hit in (await ctx.documents.search("burrows")).hits] == ["w"]
     check = sqlite3.connect(path)
-    assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     check.close()
 
 
