@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from .quick_stream import QuickStream
+
 if TYPE_CHECKING:
     from hypercorn.config import Config as HypercornConfig
     from hypercorn.typing import Framework
@@ -105,7 +107,7 @@ async def serve_capped(
         lifespan_nursery.cancel_scope.cancel()
 
 
-Handler = Callable[[trio.SocketStream], Awaitable[None]]
+Handler = Callable[[trio.abc.HalfCloseableStream], Awaitable[None]]
 
 
 async def _accept(
@@ -128,10 +130,12 @@ async def _accept(
             except BaseException:
                 slots.release_on_behalf_of(token)
                 raise
-            connections.start_soon(_connection, stream, handler, slots, token)
+            connections.start_soon(_connection, QuickStream(stream), handler, slots, token)
 
 
-async def _connection(stream: trio.SocketStream, handler: Handler, slots: trio.CapacityLimiter, token: object) -> None:
+async def _connection(
+    stream: trio.abc.HalfCloseableStream, handler: Handler, slots: trio.CapacityLimiter, token: object
+) -> None:
     """Serve one connection; its failure closes it and is logged, it never stops the server.
 
     hypercorn lets some protocol errors out of a connection (h11's LocalProtocolError
