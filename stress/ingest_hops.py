@@ -3,13 +3,17 @@
     python stress/ingest_hops.py                        # 1,500 texts of ~100 bytes
     python stress/ingest_hops.py --corpus stdlib --docs 600
     python stress/ingest_hops.py --tree /tmp/before     # another checkout, same driver
+    python stress/ingest_hops.py --corpus stdlib --docs 2000 --reingest 100
 
 Opens the library on a fresh data dir (no LLM, no audit), ingests one warm-up text, then
 each text once through ``DocumentService.ingest``, one at a time. Printed per document:
 the process's CPU (every thread; chunking processes not included), the event loop's
 thread CPU, wall time, the store writer's batches and fsync groups
 (``StoreHandle.stats``), and the worker-thread calls (``trio.to_thread.run_sync``,
-counted by name). Name the load beside any figure. Linux only.
+counted by name). With ``--reingest N``, then N of the documents (spread over them) are
+ingested again one at a time with a line added, each replacing its earlier generation
+(whose rows the index forgets), and the same is printed for them, the index settled
+included. Name the load beside any figure. Linux only.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ def main() -> int:
     parser.add_argument("--corpus", help="real text (stress/real_text.py) instead of ~100-byte texts")
     parser.add_argument("--docs", type=int, default=1500)
     parser.add_argument("--tree", type=Path, help="checkout whose ctxtrio is measured (default: this one)")
+    parser.add_argument("--reingest", type=int, default=0, help="then ingest this many of the documents again, changed")
     args = parser.parse_args()
     tree = (args.tree or Path(__file__).resolve().parents[1]).resolve()
     sys.path.insert(0, str(tree))
@@ -80,6 +85,20 @@ def main() -> int:
                 )
                 for name, calls in hops.most_common(6):
                     print(f"    {name}: {calls / count:.2f} a document")
+                if args.reingest:
+                    await wiring.store.index_settled()
+                    picks = list(range(0, count, max(1, count // args.reingest)))[: args.reingest]
+                    loop, process, wall = time.thread_time(), time.process_time(), time.perf_counter()
+                    for number in picks:
+                        await documents.ingest(text=texts[number] + "\nchanged\n", doc_id=f"d-{number}")
+                    await wiring.store.index_settled()
+                    loop, process = time.thread_time() - loop, time.process_time() - process
+                    wall = time.perf_counter() - wall
+                    print(
+                        f"  re-ingest of {len(picks)} over an index of {count}: CPU {1e3 * process / len(picks):.2f} ms "
+                        f"a document, event loop {1e3 * loop / len(picks):.2f} ms, wall {1e3 * wall / len(picks):.2f} ms; "
+                        f"load {os.getloadavg()[0]:.1f}"
+                    )
 
     trio.run(run)
     return 0
