@@ -137,13 +137,13 @@ def pack_hits(
         if hits and hit.cut and lines and sum(line in shown for line in lines) >= _REPEATED * len(lines):
             continue
         shown.update(lines)
-        cost = model.estimate(_header(hit)) + _GAP_TOKENS
+        cost = model.estimate(search_hit_header(hit)) + _GAP_TOKENS
         hits.append(hit)
         used += cost + hit.tokens
     if not hits and candidates:
         hit = _cut_hit(candidates[0], budget_tokens, model, query_terms)
         hits.append(hit)
-        used = model.estimate(_header(hit)) + _GAP_TOKENS + hit.tokens
+        used = model.estimate(search_hit_header(hit)) + _GAP_TOKENS + hit.tokens
     return hits, len(candidates) - len(hits), used
 
 
@@ -162,8 +162,7 @@ def _passage_hit(
 ) -> SearchHit | None:
     """``candidate`` whole when it fits ``share`` tokens with its header, else its best passage; None if none fits."""
     chunk = candidate.chunk
-    trail = chunk.trail
-    under = trail if only_headed(query_terms, trail, chunk.text) else ()
+    under = _under(chunk, query_terms)
     whole_header = model.estimate(
         hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning, under=under)
     )
@@ -221,11 +220,16 @@ def tokens_per_char(chunk: StoredChunk) -> float:
 def _cut_hit(candidate: Candidate, budget_tokens: int, model: TokenModel, query_terms: Sequence[str]) -> SearchHit:
     """``candidate`` cut by characters around its best match to whatever the budget leaves (at least a few tokens)."""
     chunk = candidate.chunk
-    under = chunk.trail if only_headed(query_terms, chunk.trail, chunk.text) else ()
+    under = _under(chunk, query_terms)
     header = hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning, under=under)
     room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - _GAP_TOKENS)
     text = cut_to_passage(chunk.text, query_terms, room, model)
     return _hit(candidate, text, model.estimate(text), cut=True, under=bool(under))
+
+
+def _under(chunk: StoredChunk, query_terms: Sequence[str]) -> tuple[str, ...]:
+    """The trail a hit's header shows: ``chunk``'s, when its headings hold a query word its text lacks, else none."""
+    return chunk.trail if only_headed(query_terms, chunk.trail, chunk.text) else ()
 
 
 def _hit(
@@ -238,7 +242,7 @@ def _hit(
     under: bool = False,
 ) -> SearchHit:
     """The hit showing ``text`` of its chunk; ``under``: its header shows the heading trail,
-    which holds a query word the chunk's text does not (:func:`~ctxtrio.text.words.only_headed`):
+    which holds a query word the chunk's text does not (:func:`~ctxtrio.text.headings.only_headed`):
     found by its heading alone, the text would not say why it matched. (Where the chunk holds
     the word outside the passage shown, the trail is not paid for: the window is chosen for
     the words the headings lack.)"""
@@ -248,10 +252,6 @@ def _hit(
         cut or lines is not None, by_meaning=candidate.by_meaning, lines=lines,
         under=under,
     )  # fmt: skip
-
-
-def _header(hit: SearchHit) -> str:
-    return search_hit_header(hit)
 
 
 def pack_outline(outline: Outline, budget_tokens: int, model: TokenModel) -> Outline:

@@ -39,9 +39,10 @@ __all__ = [
 _MAX_TRAIL_CHARS = 160
 
 
-def trail_text(trail: Sequence[str]) -> str:
+def trail_text(trail: Sequence[str], limit: int = _MAX_TRAIL_CHARS) -> str:
+    """``trail`` joined by `` > ``, shown by its end when longer than ``limit`` characters."""
     text = " > ".join(trail)
-    return text if len(text) <= _MAX_TRAIL_CHARS else "..." + text[3 - _MAX_TRAIL_CHARS :]
+    return text if len(text) <= limit else "..." + text[3 - limit :]
 
 
 #: A heading trail shown in a hit's header is shown by its end, at most this long.
@@ -66,13 +67,8 @@ def hit_header(
     named = f' "{title}"' if _title_adds(doc_id, title) else ""
     part = f" lines {lines[0]}-{lines[1]}" if lines is not None else ""
     how = " | found by meaning, not by its words" if by_meaning else ""
-    heading = f" | under {_trail_end(under)}" if under else ""
+    heading = f" | under {trail_text(under, _UNDER_CHARS)}" if under else ""
     return f"[{doc_id}{named} #{index}{part}{heading}{how}]"
-
-
-def _trail_end(trail: Sequence[str]) -> str:
-    text = " > ".join(trail)
-    return text if len(text) <= _UNDER_CHARS else "..." + text[3 - _UNDER_CHARS :]
 
 
 def _title_adds(doc_id: str, title: str) -> bool:
