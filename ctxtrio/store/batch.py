@@ -2,8 +2,11 @@
 
 :func:`process_batch` writes and fsyncs every journal of a batch, one locked write per
 journal, and returns the index work for the appends, which the writer runs after
-acknowledging them (:func:`flush_index`). Removals, moves, catch-ups, rewrites and
-heals run in order, after flushing what precedes them, index included. An index whose
+acknowledging them (:func:`flush_index`). A removal or a move takes its file away here,
+and leaves its index rows to that same work (:class:`~.index.Forget`, in order with the
+appends), so it neither waits for the index nor costs a transaction of its own.
+Catch-ups, rewrites and heals run in order, after flushing what precedes them, index
+included. An index whose
 write lock another process holds is deferred (``IndexHealth.lagging``); a damaged one is
 healed here: reopened or recreated, and every document journal re-indexed.
 
@@ -19,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
 from .._errors import CtxError, StoreError
-from .index import IndexDamagedError, SearchIndex
+from .index import Forget, IndexDamagedError, SearchIndex
 from .journal import UnstorableError
 from .ops import AppendOp, CatchUpOp, HealOp, InstallOp, LaggingOp, MoveOp, ReindexOp, RemoveOp, RewriteOp
 from .reading import store_error
@@ -30,9 +33,9 @@ if TYPE_CHECKING:
     from .handle import IndexHealth, WriterStats
     from .journal import GroupItem, JournalAppender
     from .layout import DataDir
-    from .ops import Maintenance, StoreOp
+    from .ops import StoreOp
 
-__all__ = ["BUSY_BACKOFF_S", "IndexWork", "flush_index", "process_batch", "reindex_documents"]
+__all__ = ["BUSY_BACKOFF_S", "IndexWork", "defer", "flush_index", "process_batch", "reindex_documents"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -40,8 +43,9 @@ log = logging.getLogger("ctxtrio.store")
 #: this long instead of each waiting ``WRITE_BUSY_S`` for it again.
 BUSY_BACKOFF_S = 1.0
 
-#: What an acknowledged append leaves for the index: journal name, path, result, rows by offset.
-IndexWork = tuple[str, Path, AppendResult, dict[int, list[IndexRow]]]
+#: What an acknowledged append leaves for the index: journal name, path, result, rows by
+#: offset; or, for a journal removed or moved, the forgetting of its rows.
+IndexWork = tuple[str, Path, AppendResult, dict[int, list[IndexRow]]] | Forget
 
 
 def process_batch(
@@ -54,9 +58,9 @@ def process_batch(
 ) -> list[IndexWork]:
     """One group commit, in a worker thread: every journal written and fsynced.
 
-    Returns the index work for the appends, which the writer runs after acknowledging
-    them. Removals and catch-ups in the batch run in order, after flushing what
-    precedes them (index included). An append's follow-up (``AppendOp.then``: a
+    Returns the index work for the appends and removals, which the writer runs after
+    acknowledging them. Other maintenance in the batch runs in order, after flushing
+    what precedes it (index included). An append's follow-up (``AppendOp.then``: a
     document's commit) is written in a second group commit, once the append is durable.
     """
     stats.batches += 1
@@ -69,6 +73,10 @@ def process_batch(
             group = groups.pop(op.path, [])
             _flush_appends(data, {op.path: group} if group else {}, appender, pending, stats, index.rows_for)
             _flush_appends(data, {op.path: [op]}, appender, pending, stats, index.rows_for)
+        elif isinstance(op, RemoveOp | MoveOp):  # the file now; its rows with the next index flush
+            _flush_appends(data, groups, appender, pending, stats, index.rows_for)
+            groups = {}
+            _remove(data, appender, op, pending)
         else:
             _flush_appends(data, groups, appender, pending, stats, index.rows_for)
             groups = {}
@@ -145,29 +153,49 @@ def _flush_follow_ups(
 
 
 def flush_index(data: DataDir, index: SearchIndex, pending: list[IndexWork], health: IndexHealth) -> None:
-    """Index what a batch appended, and deferred journals too; defer again if the lock is busy."""
+    """Index what batches appended and forget what they removed, and deferred journals too;
+    defer again if the lock is busy."""
     if not pending:
         return
     if health.lagging and health.clock.now() < health.retry_at:
         # Still backing off from a busy lock: the journals are durable, fill the gap later.
-        health.lagging.update((name, path) for name, path, _, _ in pending)
+        defer(pending, health)
         return
     try:
-        index.index_batch([(name, path, result.records, result.end, rows) for name, path, result, rows in pending])
-        _catch_up_lagging(index, health)
+        index.index_batch(
+            [
+                work if isinstance(work, Forget) else (work[0], work[1], work[2].records, work[2].end, work[3])
+                for work in pending
+            ]
+        )
+        _catch_up_lagging(data, index, health)
     except IndexDamagedError as exc:
         log.warning("%s: healing it", exc)
         _heal(data, index, health, corrupt=exc.corrupt)
     except StoreError as exc:
         # The journals are durable; the watermark did not move, so a later batch or the
         # next search of these journals re-indexes the gap.
-        health.lagging.update((name, path) for name, path, _, _ in pending)
+        defer(pending, health)
         health.retry_at = health.clock.now() + BUSY_BACKOFF_S
         log.warning("index update deferred for %d journal(s): %s", len(health.lagging), exc)
 
 
-def _catch_up_lagging(index: SearchIndex, health: IndexHealth) -> None:
-    """Fill the index gaps of deferred journals (raises StoreError if the lock is still busy)."""
+def defer(pending: list[IndexWork], health: IndexHealth) -> None:
+    """Leave index work for later: appends are caught up from their journals, removals forgotten."""
+    for work in pending:
+        if isinstance(work, Forget):
+            health.lagging.pop(work.journal, None)
+            health.unforgotten.add(work.journal)
+        else:
+            health.lagging[work[0]] = work[1]
+
+
+def _catch_up_lagging(data: DataDir, index: SearchIndex, health: IndexHealth) -> None:
+    """Forget the rows of removed journals left over, and fill the index gaps of deferred
+    journals (raises StoreError if the lock is still busy)."""
+    for name in list(health.unforgotten):
+        _forget_rows(data, index, health, name)
+        health.unforgotten.discard(name)
     for name, path in list(health.lagging.items()):
         index.catch_up(name, path, _size(path))
         health.lagging.pop(name, None)
@@ -179,6 +207,7 @@ def _heal(data: DataDir, index: SearchIndex, health: IndexHealth, *, corrupt: bo
     health.heals += 1
     reindex_documents(data, index)
     health.lagging.clear()
+    health.unforgotten.clear()  # only the journals still there were indexed again
 
 
 def reindex_documents(data: DataDir, index: SearchIndex) -> None:
@@ -205,15 +234,15 @@ def _size(path: Path) -> int:
 
 
 def _run_maintenance(
-    data: DataDir, index: SearchIndex, appender: JournalAppender, op: Maintenance, health: IndexHealth
+    data: DataDir,
+    index: SearchIndex,
+    appender: JournalAppender,
+    op: InstallOp | CatchUpOp | RewriteOp | ReindexOp | LaggingOp | HealOp,
+    health: IndexHealth,
 ) -> None:
     name = data.journal_name(op.path)
     try:
         match op:
-            case RemoveOp() | MoveOp():
-                _remove_file(op)
-                appender.forget(op.path)
-                _forget_rows(data, index, health, name)
             case InstallOp():
                 op.outcome.result = appender.install(op.path, op.records)
             case CatchUpOp() | RewriteOp() | ReindexOp():
@@ -225,7 +254,7 @@ def _run_maintenance(
                     index.forget(name)
                 op.outcome.added = index.catch_up(name, op.path, _size(op.path))
             case LaggingOp():
-                _retry_lagging(index, health)
+                _retry_lagging(data, index, health)
             case HealOp():
                 _heal(data, index, health, corrupt=op.corrupt)
             case _:
@@ -254,15 +283,26 @@ def _forget_rows(data: DataDir, index: SearchIndex, health: IndexHealth, name: s
         _heal(data, index, health, corrupt=True)
 
 
-def _retry_lagging(index: SearchIndex, health: IndexHealth) -> None:
+def _retry_lagging(data: DataDir, index: SearchIndex, health: IndexHealth) -> None:
     """Catch the lagging journals up; still busy, try again after :data:`BUSY_BACKOFF_S`."""
     try:
-        _catch_up_lagging(index, health)
+        _catch_up_lagging(data, index, health)
     except IndexDamagedError:
         raise
     except StoreError as exc:  # still busy: the search that asked reports it
         health.retry_at = health.clock.now() + BUSY_BACKOFF_S
         log.warning("deferred index updates still blocked: %s", exc)
+
+
+def _remove(data: DataDir, appender: JournalAppender, op: RemoveOp | MoveOp, pending: list[IndexWork]) -> None:
+    """Remove or move a journal's file now; its rows go with the index work that follows."""
+    try:
+        _remove_file(op)
+    except CtxError as exc:
+        op.outcome.error = exc
+        return
+    appender.forget(op.path)
+    pending.append(Forget(data.journal_name(op.path)))
 
 
 def _remove_file(op: RemoveOp | MoveOp) -> None:

@@ -73,6 +73,8 @@ class IndexHealth:
     """
 
     lagging: dict[str, Path] = field(default_factory=dict)
+    #: Journals removed whose rows a deferred index update has yet to forget.
+    unforgotten: set[str] = field(default_factory=set)
     #: When to try a deferred update again, on ``clock`` (the writer's thread has no trio clock).
     retry_at: float = 0.0
     clock: ThreadClock = SYSTEM_CLOCK
@@ -228,11 +230,15 @@ class StoreHandle:
         return op.outcome.result
 
     async def remove(self, path: Path) -> None:
-        """Delete a journal file and its index rows (after anything queued before it)."""
+        """Delete a journal file (after anything queued before it); returns once it is gone.
+
+        Its index rows go with the writer's next index flush, which searches wait for
+        (:meth:`index_settled`), so the removal itself never waits for the index.
+        """
         await self._submit(RemoveOp(path))
 
     async def move(self, path: Path, target: Path) -> None:
-        """Move a journal file to ``target`` (folders created) and drop its index rows."""
+        """Move a journal file to ``target`` (folders created) and drop its index rows (as :meth:`remove`)."""
         await self._submit(MoveOp(path, target))
 
     async def heal(self, *, corrupt: bool) -> None:
@@ -331,7 +337,8 @@ class StoreHandle:
         return await trio.to_thread.run_sync(read_lines, spans)
 
     async def inventory(self) -> dict[str, tuple[int, int]]:
-        """Journal name -> (indexed offset, rows), for every journal the index knows."""
+        """Journal name -> (indexed offset, rows), for every journal the index knows (once settled)."""
+        await self.index_settled()
         return await trio.to_thread.run_sync(self._index.inventory)
 
     def give_up_waiting(self) -> None:

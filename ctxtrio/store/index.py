@@ -36,6 +36,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from .._errors import StoreError
@@ -43,11 +44,21 @@ from .reading import read_journal
 from .records import StoredRecord
 from .rows import Hit, IndexRow, RowsFor, Table, fts_levels, no_rows
 
-__all__ = ["Appended", "IndexDamagedError", "SearchIndex"]
+__all__ = ["Appended", "Forget", "IndexDamagedError", "SearchIndex"]
 
 log = logging.getLogger("ctxtrio.store")
 
 Appended = tuple[str, Path, Sequence[StoredRecord], int, dict[int, list[IndexRow]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """In a batch for :meth:`SearchIndex.index_batch`: drop every row and the watermark of
+    ``journal`` (a journal removed or moved), in order with the appends around it."""
+
+    journal: str
+
+
 _TABLES: tuple[Table, ...] = ("chunks",)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
 _SCHEMA = f"""
@@ -245,15 +256,20 @@ class SearchIndex:
 
     # -- writing -----------------------------------------------------------------
 
-    def index_batch(self, appended: Sequence[Appended]) -> None:
-        """Index what one writer batch appended, in one transaction.
+    def index_batch(self, appended: Sequence[Appended | Forget]) -> None:
+        """Index what writer batches appended, and forget what they removed, in one transaction, in order.
 
-        Each item is ``(journal, path, records, end, rows)``: records just appended at
+        Each append is ``(journal, path, records, end, rows)``: records just appended at
         ``[records[0].offset, end)``, and precomputed rows by record offset (rows missing
         there are computed here). A gap before the records is filled from the file first.
+        A :class:`Forget` drops its journal's rows (as :meth:`forget`).
         """
         with self._write_txn() as conn:
-            for journal, path, records, end, rows in appended:
+            for item in appended:
+                if isinstance(item, Forget):
+                    _forget(conn, item.journal)
+                    continue
+                journal, path, records, end, rows = item
                 mark = _watermark(conn, journal)
                 first = records[0].offset if records else end
                 if mark < first:
@@ -295,14 +311,7 @@ class SearchIndex:
     def forget(self, journal: str) -> None:
         """Remove every row and the watermark of ``journal``."""
         with self._write_txn() as conn:
-            ranges = conn.execute("SELECT first, last FROM ranges WHERE journal = ?", (journal,)).fetchall()
-            for table in _TABLES:
-                for first, last in ranges:
-                    conn.execute(
-                        f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ? AND journal = ?", (first, last, journal)
-                    )
-            conn.execute("DELETE FROM ranges WHERE journal = ?", (journal,))
-            conn.execute("DELETE FROM journals WHERE name = ?", (journal,))
+            _forget(conn, journal)
 
     # -- reading -----------------------------------------------------------------
 
@@ -391,6 +400,16 @@ def _set_watermark(conn: sqlite3.Connection, journal: str, offset: int) -> None:
         "ON CONFLICT(name) DO UPDATE SET indexed_offset = excluded.indexed_offset",
         (journal, offset),
     )
+
+
+def _forget(conn: sqlite3.Connection, journal: str) -> None:
+    """Delete ``journal``'s rows by their rowid ranges, and its ranges and watermark."""
+    ranges = conn.execute("SELECT first, last FROM ranges WHERE journal = ?", (journal,)).fetchall()
+    for table in _TABLES:
+        for first, last in ranges:
+            conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ? AND journal = ?", (first, last, journal))
+    conn.execute("DELETE FROM ranges WHERE journal = ?", (journal,))
+    conn.execute("DELETE FROM journals WHERE name = ?", (journal,))
 
 
 def _insert(conn: sqlite3.Connection, journal: str, rows: Sequence[tuple[IndexRow, int, int]]) -> int:

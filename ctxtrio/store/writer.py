@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import StoreError
-from .batch import IndexWork, flush_index, process_batch, reindex_documents
+from .batch import IndexWork, defer, flush_index, process_batch, reindex_documents
 from .handle import DEFAULT_CAPACITY, IndexHealth, IndexingState, StoreHandle, WriterStats, open_store_channel
-from .index import SearchIndex
+from .index import Forget, SearchIndex
 from .journal import JournalAppender
-from .ops import AppendOp, StoreOp
+from .ops import AppendOp, MoveOp, RemoveOp, StoreOp
 from .rows import RowsFor, no_rows
 
 if TYPE_CHECKING:
@@ -90,9 +90,10 @@ async def run_store_writer(
                         batch.append(recv.receive_nowait())
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
-                if not all(isinstance(op, AppendOp) for op in batch):
+                if not all(isinstance(op, AppendOp | RemoveOp | MoveOp) for op in batch):
                     # Maintenance uses the index connection itself: wait as a search does, for
                     # every acknowledged append to be indexed (the latest flush's event).
+                    # Removals do not: their rows are forgotten by the index work that follows.
                     await handle.index_settled()
                 try:
                     try:
@@ -161,7 +162,13 @@ class _Indexer:
         if not pending:
             return
         self._queue.extend(pending)
-        self._queued_chars += sum(len(row.terms) for *_, rows in pending for found in rows.values() for row in found)
+        self._queued_chars += sum(
+            len(row.terms)
+            for work in pending
+            if not isinstance(work, Forget)
+            for found in work[3].values()
+            for row in found
+        )
         if self._queued is None:
             self._queued = self._indexing.started()
         if self._queued_chars >= self.PROMPT_CHARS:
@@ -205,7 +212,7 @@ class _Indexer:
             await trio.to_thread.run_sync(flush_index, self._data, self._index, work, self._health)
         except Exception:  # (the journals are durable: their index catches up later)
             log.exception("store writer: indexing %d journal(s) failed; searches catch them up", len(work))
-            self._health.lagging.update((name, path) for name, path, _, _ in work)
+            defer(work, self._health)
         finally:
             self._running = None
             self._indexing.finished(event)

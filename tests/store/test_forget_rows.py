@@ -1,11 +1,15 @@
-"""Forgetting a journal's rows by their rowid ranges (schema 4), and an index of schema 3 gaining them."""
+"""Forgetting a journal's rows by their rowid ranges (schema 4), an index of schema 3 gaining
+them, and a removal's rows forgotten by a later flush when the index was busy."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
-from ctxtrio.store.index import _TOKENIZER, SCHEMA_VERSION, SearchIndex
+from ctxtrio.store.batch import flush_index
+from ctxtrio.store.handle import IndexHealth
+from ctxtrio.store.index import _TOKENIZER, SCHEMA_VERSION, Forget, SearchIndex
+from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import StoredRecord
 from ctxtrio.store.rows import IndexRow
 
@@ -71,3 +75,27 @@ def test_an_index_of_schema_3_keeps_its_rows_and_gains_their_ranges(tmp_path: Pa
     with sqlite3.connect(path) as check:
         assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     check.close()
+
+
+def test_a_removal_deferred_by_a_busy_index_is_forgotten_by_the_next_flush(tmp_path: Path) -> None:
+    """While index updates back off from a busy lock, a removed journal's rows are kept to forget
+    (``IndexHealth.unforgotten``), not dropped from the work; the next flush that gets through
+    forgets them, with its own work."""
+    data = prepare_data_dir(tmp_path / "data")
+    index = SearchIndex(data.index_path)
+    index.open()
+    try:
+        _add(index, "docs/a/1.jsonl", ["alpha"])
+        _add(index, "docs/b/1.jsonl", ["beta"])
+        health = IndexHealth(lagging={"docs/x/1.jsonl": data.docs / "x" / "1.jsonl"})
+        health.retry_at = health.clock.now() + 3600.0  # backing off
+        flush_index(data, index, [Forget("docs/a/1.jsonl")], health)
+        assert health.unforgotten == {"docs/a/1.jsonl"}
+        assert _journals_found(index, "common") == ["docs/a/1.jsonl", "docs/b/1.jsonl"]
+        health.retry_at = 0.0
+        flush_index(data, index, [Forget("docs/b/1.jsonl")], health)
+        assert _journals_found(index, "common") == []
+        assert health.unforgotten == set() and health.lagging == {}
+        assert index.inventory() == {}
+    finally:
+        index.close()

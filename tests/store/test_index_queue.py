@@ -11,7 +11,7 @@ import trio.testing
 
 from ctxtrio.docs.chunks import chunk_rows
 from ctxtrio.store import writer as writer_module
-from ctxtrio.store.index import Appended, SearchIndex
+from ctxtrio.store.index import Appended, Forget, SearchIndex
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import NewRecord
 from ctxtrio.store.writer import run_store_writer
@@ -31,14 +31,14 @@ def _chunk(index: int, text: str) -> NewRecord:
 
 
 def _hold_first_flush(monkeypatch: pytest.MonkeyPatch) -> tuple[list[list[str]], threading.Event, threading.Event]:
-    """Spy on index flushes (the journals of each, in order) and hold the first one in its
-    worker thread until the returned ``hold`` is set; ``started`` is set when it begins."""
+    """Spy on index flushes (the journals of each, in order; ``-name`` for one forgotten) and hold
+    the first one in its worker thread until the returned ``hold`` is set; ``started`` is set when it begins."""
     flushes: list[list[str]] = []
     hold, started = threading.Event(), threading.Event()
     real_index_batch = SearchIndex.index_batch
 
-    def spying_index_batch(self: SearchIndex, appended: Sequence[Appended]) -> None:
-        flushes.append([journal for journal, *_ in appended])
+    def spying_index_batch(self: SearchIndex, appended: Sequence[Appended | Forget]) -> None:
+        flushes.append([f"-{item.journal}" if isinstance(item, Forget) else item[0] for item in appended])
         if len(flushes) == 1:
             started.set()
             hold.wait(10)  # the first flush is slow: the writer must not wait for it
@@ -92,13 +92,14 @@ async def test_appends_acknowledged_during_a_flush_share_the_next_transaction(
     assert found == [names[5]]
 
 
-async def test_maintenance_waits_for_index_work_queued_behind_a_flush(
+async def test_a_removal_does_not_wait_for_the_index_and_its_rows_go_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A removal that arrives while one flush runs and more work is queued behind it waits for
-    both (the writer used to test the queued work's trio.Event for truth there, which raises)."""
+    """A removal that arrives while one flush is held and appends are queued behind it is done at
+    once (the file is gone); its rows are forgotten by the next flush, after those appends, and a
+    search made after it waits for that and finds only the others."""
     data = prepare_data_dir(tmp_path / "data")
-    _, hold, first_started = _hold_first_flush(monkeypatch)
+    flushes, hold, first_started = _hold_first_flush(monkeypatch)
     paths = _doc_paths(data, 3)
     async with trio.open_nursery() as nursery:
         store: StoreHandle = await nursery.start(
@@ -107,21 +108,18 @@ async def test_maintenance_waits_for_index_work_queued_behind_a_flush(
         await store.append(paths[0], [_chunk(0, "numbat first")])
         assert await trio.to_thread.run_sync(first_started.wait, 10)
         await store.append(paths[1], [_chunk(0, "numbat queued")])  # queued behind the held flush
-        removed = trio.Event()
-
-        async def remove() -> None:
-            await store.remove(paths[2])
-            removed.set()
-
-        nursery.start_soon(remove)
-        await trio.testing.wait_all_tasks_blocked()
-        assert not removed.is_set()  # maintenance waits for the index
+        await store.append(paths[2], [_chunk(0, "numbat removed")])
+        with trio.fail_after(10):
+            await store.remove(paths[2])  # the held flush does not hold it up
+        assert not paths[2].exists()
+        assert not hold.is_set()
         hold.set()
         with trio.fail_after(10):
-            await removed.wait()
-        hits = await store.search("chunks", ["numbat"], journals=None, limit=5)
+            hits = await store.search("chunks", ["numbat"], journals=None, limit=5)
         assert sorted(hit.journal for hit in hits) == sorted(data.journal_name(path) for path in paths[:2])
         await store.aclose()
+    names = [data.journal_name(path) for path in paths]
+    assert flushes == [names[:1], [names[1], names[2], f"-{names[2]}"]]
 
 
 async def test_appends_in_a_row_are_indexed_together_and_a_search_does_not_wait_for_the_delay(
