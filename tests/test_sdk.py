@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import trio
 
 from ctxtrio._sdk import http_app, make_server, response_id, serve_lines
@@ -141,3 +142,65 @@ def test_response_id_ignores_what_is_not_an_sdk_response() -> None:
     assert response_id('{"jsonrpc":"2.0","method":"notifications/progress"}') is None
     assert response_id('{"id":1,"jsonrpc":"2.0","result":{}}') is None
     assert response_id('{"jsonrpc":"2.0","id":1,"method":"x"}') is None
+
+
+def test_the_sdk_otel_middleware_is_dropped_without_a_tracer_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK's Server starts with its OpenTelemetryMiddleware (ctxtrio._sdk drops it by that name); make_server
+    drops it while no tracer provider is installed, and keeps it once one is."""
+    from mcp.server.lowlevel import Server
+    from opentelemetry import trace
+
+    assert [type(layer).__name__ for layer in Server[Any]("plain").middleware] == ["OpenTelemetryMiddleware"]
+    plain = make_server(name="t", version="0", instructions="i", tools=[_TOOL], call=_no_call)
+    assert plain.middleware == []
+    monkeypatch.setattr(trace, "get_tracer_provider", trace.NoOpTracerProvider)
+    traced = make_server(name="t", version="0", instructions="i", tools=[_TOOL], call=_no_call)
+    assert [type(layer).__name__ for layer in traced.middleware] == ["OpenTelemetryMiddleware"]
+
+
+_LINES = [
+    json.dumps(_init(1)),
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    '{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"\\u00e9 \\ud83d\\ude00"}}}',
+    '{"jsonrpc":"2.0","id":1.0,"method":"x"}',
+    '{"jsonrpc":"2.0","id":1.5,"method":"x"}',
+    '{"jsonrpc":"2.0","id":true,"method":"x"}',
+    '{"jsonrpc":"2.0","id":null,"method":"x"}',
+    '{"jsonrpc":"1.0","id":1,"method":"x"}',
+    '{"jsonrpc":"2.0","id":1,"method":5}',
+    '{"jsonrpc":"2.0","id":1,"result":[1]}',
+    '{"jsonrpc":"2.0","id":1,"error":{"code":"1","message":"m"}}',
+    '{"jsonrpc":"2.0","method":"x","params":{"a":Infinity}}',
+    '{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"\\ud800"}}',
+    '{"method":"x"}',
+    "[1, 2]",
+    "{",
+    '{"jsonrpc":"2.0","id":1,"method":"x"} trailing',
+    json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"arguments": {"text": 'é\n"' * 40_000}}}),
+]
+
+
+async def test_lines_become_what_the_sdk_reader_made_of_them() -> None:
+    """Each line becomes the message jsonrpc_message_adapter.validate_json gives (the SDK's stdin reader), and a
+    line it rejects the exception it raises, same type and text: ids of each kind, NaN/Infinity, not JSON."""
+    import anyio
+    from mcp.types import jsonrpc_message_adapter
+
+    from ctxtrio._sdk.lines import LineMessages
+
+    async def source() -> AsyncIterator[str]:
+        for line in _LINES:
+            yield line
+
+    messages = LineMessages(source())
+    for line in _LINES:
+        got = await messages.receive()
+        try:
+            want: object = jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValueError as exc:
+            assert type(got) is type(exc) and str(got) == str(exc), line[:80]
+            continue
+        assert not isinstance(got, Exception), line[:80]
+        assert type(got.message) is type(want) and got.message == want, line[:80]
+    with pytest.raises(anyio.EndOfStream):  # the source is exhausted, as at stdin's EOF
+        await messages.receive()

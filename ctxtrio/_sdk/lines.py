@@ -8,11 +8,20 @@ zero-buffer memory streams between the line source and the server (a reader that
 each line, a writer that serializes each message), so every message costs a task switch
 each way. Here the server's own loop parses the next line when it asks for it, and the
 task that answers a request serializes and writes its answer. What the SDK's reader and
-writer do to each message is kept exactly: a line is parsed with
-``jsonrpc_message_adapter.validate_json(line, by_name=False)`` and a line that does not
-parse is handed on as the exception (the server logs and drops it); a message is written
-as ``model_dump_json(by_alias=True, exclude_unset=True)`` plus a line feed, then
-``flush()``.
+writer do to each message is kept: a line becomes the message
+``jsonrpc_message_adapter.validate_json(line, by_name=False)`` would give, and a line that
+does not parse is handed on as the exception that call raises (the server logs and drops
+it); a message is written as ``model_dump_json(by_alias=True, exclude_unset=True)`` plus
+a line feed, then ``flush()``.
+
+The line is parsed once by ``pydantic_core.from_json`` and the object validated with
+``validate_python``: 1.2 against ``validate_json``'s 2.6-2.8 ms of CPU for a 1 MB
+``doc_ingest`` line of stdlib source (``validate_json`` of the message union costs more
+than parsing the text once). The JSON-RPC message types hold only ``Literal["2.0"]``, ``str``, strict
+``int``, ``dict[str, Any]`` and ``Any``, which validate JSON text and the parsed object
+alike. A line either step rejects (or that holds ``NaN``/``Infinity``, which
+``from_json`` is told to refuse) is given to ``validate_json`` after all, so an error
+reaching the SDK is the one it raised before, with its message.
 
 A line is written whole or not at all as far as the server's tasks can tell: the writer
 (``ctxtrio.transport.stdio.ProtocolWriter``) takes a line without a checkpoint once it
@@ -48,7 +57,10 @@ class LineMessages:
         from mcp.shared.message import SessionMessage
 
         self._lines: AsyncIterator[str] = aiter(lines)
+        from pydantic_core import from_json
+
         self._adapter = types.jsonrpc_message_adapter
+        self._from_json = from_json
         self._message = SessionMessage
         # The stream protocol's ends, looked up once rather than imported on every message.
         self._ended = anyio.EndOfStream
@@ -63,9 +75,14 @@ class LineMessages:
         except StopAsyncIteration:
             raise self._ended from None
         try:
-            message = self._adapter.validate_json(line, by_name=False)
-        except ValueError as exc:  # pydantic.ValidationError; as the SDK's stdin reader: the server logs and drops it
-            return exc
+            message = self._adapter.validate_python(self._from_json(line, allow_inf_nan=False), by_name=False)
+        except ValueError:  # not JSON, or no message: the SDK's own parse says which, as before
+            try:
+                message = self._adapter.validate_json(line, by_name=False)
+            except (
+                ValueError
+            ) as exc:  # pydantic.ValidationError; as the SDK's stdin reader: the server logs and drops it
+                return exc
         return self._message(message)
 
     def __aiter__(self) -> LineMessages:
