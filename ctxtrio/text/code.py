@@ -22,7 +22,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Final
 
 from ctxtrio.text.kinds import Kind
-from ctxtrio.text.markup import paragraph_spans
+from ctxtrio.text.markup import PARAGRAPH_GAP
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -91,6 +91,7 @@ _COMMENT_OTHER: Final = ("//", "/*", "*", "#[")
 #: A paragraph whose first code line starts with one of these never ends a definition.
 _KEEPS: Final = frozenset(")]}\"'`")
 _INDENT: Final = re.compile(r"[ \t]*")
+_match_end: Final = re.Match.end
 
 
 def code_parts(text: str, kind: Kind) -> Iterator[Part]:
@@ -103,6 +104,9 @@ def code_parts(text: str, kind: Kind) -> Iterator[Part]:
     trail: tuple[str, ...] = ()
     position = 0
     heading = False  # the text at ``position`` starts with a definition
+    cuts = _paragraph_cuts(text)
+    cut_count = len(cuts)
+    next_cut = 0  # the first of ``cuts`` after ``position``
     first = _FIRST_LINE[kind].match(text)
     found = DEFINITIONS[kind].finditer(text)  # each match starts at the line feed before its line
     for match in chain((first,) if first is not None else (), found, (None,)):
@@ -113,20 +117,29 @@ def code_parts(text: str, kind: Kind) -> Iterator[Part]:
             start = max(position, _lead_start(text, line_start, match.group("indent"), lead))
         # The paragraphs up to the next definition's part: the first is the heading part
         # of the definition before them, each other one closes the definitions indented
-        # no less than its first code line.
-        for piece_start, piece_end in paragraph_spans(text, position, start):
+        # no less than its first code line. They end at the cuts before ``start``.
+        while next_cut < cut_count and cuts[next_cut] <= position:
+            next_cut += 1
+        piece_start = position
+        while piece_start < start:
+            if next_cut < cut_count and cuts[next_cut] < start:
+                piece_end = cuts[next_cut]
+                next_cut += 1
+            else:
+                piece_end = start
             if heading:
                 heading = False
                 yield piece_start, piece_end, trail, True
-                continue
-            if widths:
-                width = _code_indent(text, piece_start, piece_end, comment)
-                if width is not None and widths[-1] >= width:
-                    while widths and widths[-1] >= width:
-                        widths.pop()
-                        titles.pop()
-                    trail = tuple(titles)
-            yield piece_start, piece_end, trail, False
+            else:
+                if widths:
+                    width = _code_indent(text, piece_start, piece_end, comment)
+                    if width is not None and widths[-1] >= width:
+                        while widths and widths[-1] >= width:
+                            widths.pop()
+                            titles.pop()
+                        trail = tuple(titles)
+                yield piece_start, piece_end, trail, False
+            piece_start = piece_end
         if match is None:
             return
         width = len(match.group("indent"))
@@ -137,6 +150,17 @@ def code_parts(text: str, kind: Kind) -> Iterator[Part]:
         titles.append(" ".join(match.group("head").split())[:_MAX_TITLE_CHARS])
         trail = tuple(titles)
         position, heading = start, True
+
+
+def _paragraph_cuts(text: str) -> list[int]:
+    """Where the paragraphs of ``text`` start after its first, in one pass over the whole
+    text: what :func:`~ctxtrio.text.markup.paragraph_spans` cuts at inside any span that
+    starts and ends at a non-blank line (or the text's ends), as every span of
+    :func:`code_parts` does. No blank-line gap crosses such an edge, so the gaps inside
+    a span are the whole text's; a gap ending at the span's end is no cut there, and
+    leading blank lines join the first paragraph."""
+    leading = len(text) - len(text.lstrip())  # text[:cut].isspace() for a cut up to here
+    return [cut for cut in map(_match_end, PARAGRAPH_GAP.finditer(text)) if cut > leading]
 
 
 def _code_indent(text: str, start: int, end: int, comment: tuple[str, ...]) -> int | None:

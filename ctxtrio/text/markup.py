@@ -34,11 +34,11 @@ from ctxtrio.text.blocks import Block
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-__all__ = ["asciidoc_blocks", "paragraph_spans", "plain_blocks", "rst_blocks", "tile"]
+__all__ = ["PARAGRAPH_GAP", "asciidoc_blocks", "paragraph_spans", "plain_blocks", "rst_blocks", "tile"]
 
 _MAX_TITLE_CHARS: Final = 200
 #: A blank run between paragraphs: its end is where the next paragraph starts.
-_GAP: Final = re.compile(r"\n(?:[ \t\r\f\v]*+\n)+(?=[ \t\r\f\v]*+[^ \t\r\f\v\n])")
+PARAGRAPH_GAP: Final = re.compile(r"\n(?:[ \t\r\f\v]*+\n)+(?=[ \t\r\f\v]*+[^ \t\r\f\v\n])")
 #: Blank lines (and trailing blanks at the very end) that follow a heading.
 _BLANKS: Final = re.compile(r"(?:[ \t\r\f\v]*\n)*(?:[ \t\r\f\v]+\Z)?")
 #: An adornment line, or an API description directive (Sphinx and docutils domains).
@@ -116,7 +116,7 @@ def tile(text: str, headings: Iterable[Heading]) -> Iterator[Block]:
 def paragraph_spans(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """(start, end) of the paragraphs of ``text[start:end]``, tiling it; none when it is empty."""
     position = start
-    for gap in _GAP.finditer(text, start, end):
+    for gap in PARAGRAPH_GAP.finditer(text, start, end):
         cut = gap.end()
         if cut >= end:
             break

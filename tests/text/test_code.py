@@ -120,3 +120,15 @@ def test_definitions_after_line_feeds_are_those_of_line_starts(kind: Kind) -> No
         starts += [match.start() + 1 for match in found[len(starts) :]]
         got = [(start, match.group("indent"), match.group("head")) for start, match in zip(starts, found, strict=True)]
         assert got == expected, text
+
+
+def test_paragraphs_cut_at_blank_lines_and_leading_blanks_join() -> None:
+    """Leading blank lines join the first part, whitespace-only lines cut, a gap before a definition is its start."""
+    text = "\n  \n# lead\nx = 1\n \t\r\n\ny = 2\n\n@dec\ndef f():\n    a = 1\n\n    b = 2\n"
+    cut = text.index
+    assert list(code_parts(text, Kind.PYTHON)) == [
+        (0, cut("y = 2"), (), False),
+        (cut("y = 2"), cut("@dec"), (), False),
+        (cut("@dec"), cut("    b = 2"), ("def f",), True),
+        (cut("    b = 2"), len(text), ("def f",), False),
+    ]
