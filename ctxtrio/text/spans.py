@@ -15,8 +15,15 @@ one thing that differs from the whole text's (its predecessor is the span's edge
 A text with a few non-ASCII characters (source code with a name or a symbol in a
 comment) is classified the same way without them, as ``_counts`` does (it drops them
 before classifying): a span without any is counted there, its ends moved left by the
-non-ASCII characters before it; a span with some, and every span of a text with many
-(CJK), is estimated on its own as before.
+non-ASCII characters before it; a span with some is estimated on its own as before.
+
+A text with many (CJK, Hangul, Cyrillic) is classified per character as well: its ASCII
+characters as above (a span's are those between its ends moved left by the non-ASCII
+characters before them, found from a running count every 1,024 characters), its other
+characters by the UTF-16 tables ``_cjk_counts`` uses, one class code per character, so a
+span's Han, Hangul, Kana and other letters are ``bytes.count`` too. Only a text with an
+astral character (two UTF-16 units, so units and characters do not line up) is estimated
+span by span.
 """
 
 from __future__ import annotations
@@ -33,11 +40,20 @@ from .tokens import (
     _A_PUNCT,
     _A_SPACE,
     _ASCII_TABLE,
+    _BIT_CLASS_TABLE,
+    _HAN,
+    _HANGUL,
     _INDENT,
+    _KANA,
+    _LATIN1_LETTER,
+    _LETTER,
+    _LOW_TABLE,
     _PAIR_TABLE,
     _PUNCT_START,
+    _PURE_TABLE,
     _ROUNDING_SLACK,
     _SPACE_START,
+    _TAG_TABLE,
     _WORD_BREAK,
 )
 
@@ -55,12 +71,19 @@ _NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
 _SPACE_FOR_NEWLINE: Final = bytes(_A_SPACE if code == _A_NEWLINE else code for code in range(256))
 #: Boundary kinds (pair codes) and their rates' places in :attr:`TokenModel.ordered`, in the sum's order.
 _BOUNDARY_RATES: Final = ((_PUNCT_START, 9), (_SPACE_START, 10), (_WORD_BREAK, 11), (_INDENT, 12))
+#: UTF-16 high bytes: 1 for 0 (with a Latin-1 letter's low byte: a Latin-1 letter), and 1 for
+#: any other (the character is not ASCII); low bytes: 1 from 0x80 (not ASCII either).
+_HIGH_ZERO: Final = bytes([1]) + bytes(255)
+_HIGH_NONZERO: Final = bytes([0]) + bytes([1]) * 255
+_LOW_HIGH_BIT: Final = bytes(128) + bytes([1]) * 128
+#: Characters per entry of :class:`_Wide`'s running count of non-ASCII characters.
+_BLOCK: Final = 1024
 
 
 class SpanEstimates:
     """``estimate(start, end) == model.estimate(text[start:end])``, for any span of ``text``."""
 
-    __slots__ = ("_boundaries", "_controls", "_counted", "_model", "_non_ascii", "_pairs", "_rates", "_text")
+    __slots__ = ("_boundaries", "_controls", "_counted", "_model", "_non_ascii", "_pairs", "_rates", "_text", "_wide")
 
     def __init__(self, text: str, model: TokenModel) -> None:
         self._text = text
@@ -73,6 +96,8 @@ class SpanEstimates:
         self._pairs = b""
         #: Positions of the non-ASCII characters of a text with a few of them.
         self._non_ascii: list[int] = []
+        #: The per-character classes of a text with many non-ASCII characters.
+        self._wide: _Wide | None = None
         if not text:
             return
         if text.isascii():
@@ -80,8 +105,11 @@ class SpanEstimates:
         else:
             ascii_bytes = text.encode("ascii", "ignore")
             if (len(text) - len(ascii_bytes)) * _FEW_NON_ASCII > len(text) or not ascii_bytes:
-                return
-            self._non_ascii = [found.start() for found in _NON_ASCII.finditer(text)]
+                self._wide = _Wide.of(text)
+                if self._wide is None:
+                    return
+            else:
+                self._non_ascii = [found.start() for found in _NON_ASCII.finditer(text)]
         marked = ascii_bytes.translate(_ASCII_TABLE)
         codes = int.from_bytes(marked)
         self._pairs = (codes | (codes >> 5)).to_bytes(len(marked)).translate(_PAIR_TABLE)
@@ -92,6 +120,8 @@ class SpanEstimates:
         """The estimate of ``text[start:end]`` (0 for an empty span)."""
         if end <= start:
             return 0
+        if self._wide is not None:
+            return self._wide_estimate(start, end)
         counted = self._counted
         if not counted:
             return self._model.estimate(self._text[start:end])
@@ -117,3 +147,83 @@ class SpanEstimates:
         for code, boundary_rate in self._boundaries:
             total += (pairs.count(code, after, end) + (first == code)) * boundary_rate
         return max(1, math.ceil(total - _ROUNDING_SLACK))
+
+    def _wide_estimate(self, start: int, end: int) -> int:
+        """:meth:`estimate` of a span of a text with many non-ASCII characters: its ASCII
+        characters are the ASCII-only text's between the ends moved left by the non-ASCII
+        characters before them (what ``_counts`` counts), its other classes per character."""
+        wide = self._wide
+        assert wide is not None
+        ascii_start, ascii_end = start - wide.before(start), end - wide.before(end)
+        counted = self._counted
+        digit = space = punct = control = 0
+        if ascii_end > ascii_start:
+            digit, punct = (
+                counted.count(_A_DIGIT, ascii_start, ascii_end),
+                counted.count(_A_PUNCT, ascii_start, ascii_end),
+            )
+            space = counted.count(_A_SPACE, ascii_start, ascii_end)
+            control = counted.count(_A_CONTROL, ascii_start, ascii_end) if self._controls else 0
+        letter = ascii_end - ascii_start - digit - space - punct - control
+        han, hangul, kana, other = wide.counts(start, end)
+        symbol = end - start - (ascii_end - ascii_start) - han - hangul - kana - other + control
+        # TokenModel.estimate_counts' sum, term by term in the same order (a term of 0.0
+        # leaves a float as it is).
+        rate = self._rates
+        total = digit * rate[0] + space * rate[1] + letter * rate[2] + punct * rate[3]
+        total += han * rate[4] + hangul * rate[5] + kana * rate[6] + other * rate[7] + symbol * rate[8]
+        if ascii_end > ascii_start:
+            first = _PAIR_TABLE[counted[ascii_start]]
+            after = ascii_start + 1
+            pairs = self._pairs
+            for code, boundary_rate in self._boundaries:
+                total += (pairs.count(code, after, ascii_end) + (first == code)) * boundary_rate
+        return max(1, math.ceil(total - _ROUNDING_SLACK))
+
+
+class _Wide:
+    """Per character of a text without astral characters (one UTF-16 unit each), what
+    ``_counts`` counts on its non-ASCII characters, so a span's counts are ``bytes.count``."""
+
+    __slots__ = ("_blocks", "_latin", "_mixed", "_non_ascii", "_pure")
+
+    def __init__(self, pure: bytes, mixed: bytes, latin: bytes, non_ascii: bytes) -> None:
+        self._pure = pure  # the class of a unit in a block of one class (``_cjk_counts``)
+        self._mixed = mixed  # Han, Hangul or Kana in a mixed block, or b"" when there is none
+        self._latin = latin  # 1 for a Latin-1 letter
+        self._non_ascii = non_ascii  # 1 for a non-ASCII character
+        #: Non-ASCII characters before each multiple of :data:`_BLOCK`.
+        self._blocks = [0]
+        for position in range(0, len(non_ascii), _BLOCK):
+            self._blocks.append(self._blocks[-1] + non_ascii.count(1, position, position + _BLOCK))
+
+    @classmethod
+    def of(cls, text: str) -> _Wide | None:
+        """The classes of ``text``'s characters; None when it has an astral character."""
+        units = text.encode("utf-16-be", "surrogatepass")
+        if len(units) != 2 * len(text):
+            return None
+        high, low = units[0::2], units[1::2]
+        size = len(high)
+        tags = int.from_bytes(high.translate(_TAG_TABLE))
+        mixed = b""
+        if tags:
+            mixed = (tags & int.from_bytes(low.translate(_LOW_TABLE))).to_bytes(size).translate(_BIT_CLASS_TABLE)
+        latin = int.from_bytes(high.translate(_HIGH_ZERO)) & int.from_bytes(low.translate(_LATIN1_LETTER))
+        non_ascii = int.from_bytes(high.translate(_HIGH_NONZERO)) | int.from_bytes(low.translate(_LOW_HIGH_BIT))
+        return cls(high.translate(_PURE_TABLE), mixed, latin.to_bytes(size), non_ascii.to_bytes(size))
+
+    def before(self, position: int) -> int:
+        """Non-ASCII characters before ``position``."""
+        block = position // _BLOCK
+        return self._blocks[block] + self._non_ascii.count(1, block * _BLOCK, position)
+
+    def counts(self, start: int, end: int) -> tuple[int, int, int, int]:
+        """Han, Hangul, Kana and other letters (``_cjk_counts`` plus Latin-1 letters) of a span."""
+        pure, mixed = self._pure, self._mixed
+        han, hangul, kana = pure.count(_HAN, start, end), pure.count(_HANGUL, start, end), pure.count(_KANA, start, end)
+        if mixed:
+            han += mixed.count(_HAN, start, end)
+            hangul += mixed.count(_HANGUL, start, end)
+            kana += mixed.count(_KANA, start, end)
+        return han, hangul, kana, pure.count(_LETTER, start, end) + self._latin.count(1, start, end)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ctxtrio.text.spans import SpanEstimates
-from ctxtrio.text.tokens import TokenModel
+from ctxtrio.text.tokens import ScriptClass, TokenModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MODELS = [TokenModel.cold(), TokenModel.flat(), TokenModel.cold(0.31)]
@@ -63,3 +63,51 @@ def test_every_span_of_short_texts(text: str) -> None:
         for start in range(len(text) + 1):
             for end in range(start, len(text) + 1):
                 assert estimates.estimate(start, end) == model.estimate(text[start:end]), (start, end)
+
+
+_WIDE_ALPHABET = "数据库〇〆々〡ぁアｱ한글ᄀㄱ\ufe00Àÿ×÷ßéЖαΩ—。，「」\ud800\udc00 \t\n\r\x00\x7fabcXYZ019_-(){};'\"é"
+
+
+def test_every_span_of_texts_with_many_non_ascii_characters() -> None:
+    """Dense CJK, Hangul, Kana, Latin-1 and symbols with ASCII between: every span counted per character."""
+    rng = random.Random(23)
+    texts = ["数据库 API를 호출: getUser(1) — ｱｲ 〇〆 Àÿ×÷\n\t中文。", "数据", "中\n  \tx1"]
+    texts += ["".join(rng.choice(_WIDE_ALPHABET) for _ in range(rng.randrange(1, 40))) for _ in range(60)]
+    for text in texts:
+        for model in MODELS:
+            estimates = SpanEstimates(text, model)
+            if len(text.encode("ascii", "ignore")) * 2 < len(text):
+                assert estimates._wide is not None, "the text should take the many-non-ASCII path"
+            for start in range(len(text) + 1):
+                for end in range(start, len(text) + 1):
+                    assert estimates.estimate(start, end) == model.estimate(text[start:end]), (text, start, end)
+
+
+def test_a_dense_text_with_an_astral_character_is_estimated_span_by_span() -> None:
+    """An astral character (two UTF-16 units) leaves every span to the model, as before."""
+    text = "数据库\U0001f389中文 ab"
+    estimates = SpanEstimates(text, TokenModel.cold())
+    assert estimates._wide is None
+    assert [estimates.estimate(0, end) for end in range(len(text) + 1)] == [
+        TokenModel.cold().estimate(text[:end]) for end in range(len(text) + 1)
+    ]
+
+
+def test_spans_of_a_long_dense_text_across_count_blocks() -> None:
+    """Spans starting and ending on both sides of the running count's block edges (every 1,024 characters)."""
+    rng = random.Random(29)
+    chars = [rng.choice(_WIDE_ALPHABET) for _ in range(5_000)]
+    for edge in range(1_024, 5_000, 1_024):
+        chars[edge - 1 : edge + 1] = "é数"  # non-ASCII on both sides of each edge
+    text = "".join(chars)
+    edges = [edge + offset for edge in range(0, 5_001, 1_024) for offset in (-1, 0, 1) if 0 <= edge + offset <= 5_000]
+    spans = [(start, end) for start in edges for end in edges if start <= end]
+    pairs = [sorted(rng.sample(range(5_001), 2)) for _ in range(300)]
+    spans += [(start, end) for start, end in pairs]
+    # Whole rates, a different one for each class: a character counted in the wrong class changes the estimate.
+    exact = TokenModel({cls: float(3**index) for index, cls in enumerate(ScriptClass)}, "one power of 3 a class")
+    for model in [*MODELS, exact]:
+        estimates = SpanEstimates(text, model)
+        assert estimates._wide is not None
+        for start, end in spans:
+            assert estimates.estimate(start, end) == model.estimate(text[start:end]), (start, end)
