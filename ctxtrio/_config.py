@@ -118,6 +118,15 @@ class Config:
         shown="the `--llm-base-url`",
     )
     #: None means "not given": the default budget then follows the loaded model's context.
+    #: Plain words the corpus seldom says also search for their neighbours (docs/search.py).
+    query_expansion: bool = setting(
+        True,
+        "--query-expansion",
+        "CTX_QUERY_EXPANSION",
+        "",
+        "`doc_search`: a plain English word the documents seldom use also searches for its "
+        "neighbours in meaning that they use more (a shipped word table)",
+    )
     budget_tokens: int | None = setting(
         None,
         "--budget",
@@ -237,6 +246,7 @@ class Config:
             llm_concurrency: int = 1,
             embed_model: str = "",
             embed_base_url: str = "",
+            query_expansion: bool = True,
             budget_tokens: int | None = None,
             chunk_tokens: int = 800,
             chunk_overlap_tokens: int = 80,

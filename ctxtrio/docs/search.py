@@ -18,6 +18,11 @@ index for the identifier whole (``jsondecodeerror``); chunks that *define* it
 (:func:`~ctxtrio.text.definitions.defines`) come first (:func:`definitions_first`, also
 after any re-ranking), so a function or class asked for by its words brings its
 definition before the chunks that use it most.
+
+A plain English word of the query that the corpus seldom says also searches for its
+neighbours in meaning that the corpus says more (:mod:`ctxtrio.text.neighbours`), where
+the search comes down to rows holding any of the query's words (``--no-query-expansion``
+turns it off).
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ from typing import TYPE_CHECKING
 from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
-from ..store.rows import Hit
+from ..store.rows import Hit, QueryWord
 from ..text.definitions import Name, asked_name, defines
+from ..text.neighbours import expand, expandable, neighbours_of, rare_words
 from ..text.query import query_terms
 from .hybrid import FOCUS_BELOW, Ranks, hybrid_order, keyword_confidence
 from .packing import Candidate
@@ -140,17 +146,20 @@ async def find_candidates(
     all_docs: bool,
     meaning: Callable[[], Awaitable[SemanticHits]] | None = None,
     query: str = "",
+    expand_words: bool = True,
 ) -> Found:
     """The chunks of the best ``limit`` hits in ``by_journal`` (journal -> current entry), and whether there were more.
 
     ``all_docs``: ``by_journal`` holds every current document (see :func:`_hits`).
     ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
-    ``query``: as written, for the dotted name it may hold (:func:`~ctxtrio.text.definitions.asked_name`).
+    ``query``: as written, for the dotted name it may hold (:func:`~ctxtrio.text.definitions.asked_name`)
+    and the plain words that may search with their neighbours (``expand_words``, :func:`_expanded`).
     """
     skipped: str | None = None
     hybrid = False  # both rankings answered: read more, order by hybrid_order
+    words = await _expanded(repo, query, query_terms) if expand_words else list(query_terms)
     if meaning is None:
-        hits = await _hits(repo, query_terms, by_journal, limit + 1, all_docs=all_docs)
+        hits = await _hits(repo, words, by_journal, limit + 1, all_docs=all_docs)
         ranked = [Fused(hit) for hit in hits]
     else:
         asked: list[SemanticHits] = []
@@ -160,7 +169,7 @@ async def find_candidates(
 
         async with open_nursery() as nursery:
             nursery.start_soon(ask)
-            keyword = await _hits(repo, query_terms, by_journal, max(limit + 1, FUSE_DEPTH), all_docs=all_docs)
+            keyword = await _hits(repo, words, by_journal, max(limit + 1, FUSE_DEPTH), all_docs=all_docs)
         near = [hit for hit in asked[0].hits if hit.journal in by_journal]
         skipped = asked[0].skipped
         hybrid = bool(near)
@@ -182,6 +191,24 @@ async def find_candidates(
     if name is not None:
         candidates = definitions_first(candidates, query_terms, query)
     return Found(candidates[:limit], more, skipped, by_words)
+
+
+async def _expanded(repo: Repository, query: str, query_terms: list[str]) -> list[QueryWord]:
+    """The query's words, a plain English word the corpus seldom says grouped with its
+    neighbours the corpus says more (:func:`~ctxtrio.text.neighbours.expand`; the counts
+    are over every current document, as BM25's are)."""
+    plain = expandable(query, query_terms)
+    if not plain:
+        return list(query_terms)
+    rows = sum(entry.info.chunks for entry in repo.current_journals().values())
+    counts = await repo.store.doc_counts("chunks", plain)
+    rare = rare_words(plain, counts, rows)
+    if not rare:
+        return list(query_terms)
+    near = [word for term in rare for word in neighbours_of(term) if word not in counts]
+    if near:
+        counts |= await repo.store.doc_counts("chunks", near)
+    return list(expand(query, query_terms, counts, rows))
 
 
 async def _read(
@@ -221,7 +248,7 @@ def definitions_first(candidates: Sequence[Candidate], query_terms: list[str], q
 
 
 async def _hits(
-    repo: Repository, query_terms: list[str], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool
+    repo: Repository, query_terms: Sequence[QueryWord], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool
 ) -> list[Hit]:
     """The best ``wanted`` hits within the current generations in ``by_journal``.
 

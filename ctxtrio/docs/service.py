@@ -270,7 +270,14 @@ class DocumentService(ReadingMethods, CheckingMethods):
             journals = None if doc_id is None else list(by_journal)
             meaning = partial(semantic.nearest, query, journals, max(limit + 1, FUSE_DEPTH))
         found = await find_candidates(
-            self._repo, query_terms, by_journal, limit, all_docs=doc_id is None, meaning=meaning, query=query
+            self._repo,
+            query_terms,
+            by_journal,
+            limit,
+            all_docs=doc_id is None,
+            meaning=meaning,
+            query=query,
+            expand_words=self._config.query_expansion,
         )
         more, skipped = found.more, found.semantic_skipped
         candidates = found.candidates

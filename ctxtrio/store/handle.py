@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .layout import DataDir
     from .records import NewRecord, Record
     from .results import AppendResult, Rewrite, RewriteResult
-    from .rows import Hit, IndexRow, Table
+    from .rows import Hit, IndexRow, QueryWord, Table
 
 __all__ = [
     "DEFAULT_CAPACITY",
@@ -290,7 +290,7 @@ class StoreHandle:
         await self._indexing.settled()
 
     async def search(
-        self, table: Table, terms: Sequence[str], *, journals: Sequence[str] | None, limit: int
+        self, table: Table, terms: Sequence[QueryWord], *, journals: Sequence[str] | None, limit: int
     ) -> list[Hit]:
         """BM25 matches from the index (off the event loop); sees every acknowledged append.
 

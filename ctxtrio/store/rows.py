@@ -14,9 +14,12 @@ from typing import Final, Literal
 
 from .records import Record
 
-__all__ = ["MAX_LEVEL_WORDS", "Hit", "IndexRow", "Level", "RowsFor", "Table", "fts_levels", "no_rows"]
+__all__ = ["MAX_LEVEL_WORDS", "Hit", "IndexRow", "Level", "QueryWord", "RowsFor", "Table", "fts_levels", "no_rows"]
 
 Table = Literal["chunks"]
+#: One word of a search: a term, or a group of terms (a term and words near it in meaning,
+#: the term first) that the last level matches when a row holds any of them.
+QueryWord = str | tuple[str, ...]
 
 #: Queries of up to this many words are asked level by level: all words, all but one, ...,
 #: two, any. Longer ones ask for all their words, then any. A level of k of n words names
@@ -67,7 +70,7 @@ class Level:
     expression: str
 
 
-def fts_levels(query_terms: Sequence[str]) -> list[Level]:
+def fts_levels(query_terms: Sequence[QueryWord]) -> list[Level]:
     """The levels of a search, from every word down to any word (the last; [] for no terms).
 
     Why levels: a search ORs its words, and FTS5 ranks every row that holds any of them.
@@ -83,11 +86,17 @@ def fts_levels(query_terms: Sequence[str]) -> list[Level]:
     already, and a row new at this level holds exactly ``words`` words, each named once
     in the groups it matches. The first and last levels name every word once. Queries
     longer than :data:`MAX_LEVEL_WORDS` ask for those two only.
+
+    A word given as a group of terms (:data:`QueryWord`) is its first term in every level
+    but the last, which ORs all of them: rows holding the query's own words come first,
+    and rows holding only words near them in meaning compete where any word would do.
+    Each term named there adds its BM25 share (a term named twice weighs twice).
     """
     unique = list(dict.fromkeys(t for t in query_terms if t))
-    quoted = ['"' + t.replace('"', '""') + '"' for t in unique]
+    quoted = [_quoted(t if isinstance(t, str) else t[0]) for t in unique]
     if not quoted:
         return []
+    any_word = " OR ".join(_quoted(t) if isinstance(t, str) else " OR ".join(map(_quoted, t)) for t in unique)
     n = len(quoted)
     levels: list[Level] = []
     if n > 1:
@@ -96,5 +105,9 @@ def fts_levels(query_terms: Sequence[str]) -> list[Level]:
         for words in range(n - 1, 1, -1):
             groups = ("(" + " AND ".join(group) + ")" for group in combinations(quoted, words))
             levels.append(Level(words, " OR ".join(groups)))
-    levels.append(Level(1, " OR ".join(quoted)))
+    levels.append(Level(1, any_word))
     return levels
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'

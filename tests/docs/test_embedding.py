@@ -89,7 +89,8 @@ async def _caught_up(index: SemanticIndex) -> None:
 async def test_a_paraphrase_is_found_by_meaning_and_says_so(tmp_path: Path) -> None:
     """A query sharing no word with the passage finds it only with embeddings, marked as found by meaning."""
     fake = FakeEmbeddings(synonyms=SYNONYMS)
-    async with opened(tmp_path) as ctx:
+    # Word neighbours (text/neighbours.py) would find it by its words' neighbours: meaning alone here.
+    async with opened(tmp_path, query_expansion=False) as ctx:
         await ctx.documents.ingest(text=OTHER, title="shutil")
         bisect = await ctx.documents.ingest(text=BISECT, title="bisect")
         assert (await ctx.documents.search(QUERY)).hits == ()
@@ -227,7 +228,12 @@ async def test_through_open_context_and_loopback_http(tmp_path: Path, monkeypatc
     async with trio.open_nursery() as nursery:
         url = await serve_fake_embeddings(nursery, fake)
         config = Config(
-            data_dir=tmp_path / "data", llm_enabled=False, audit=False, embed_model=fake.model, embed_base_url=url
+            data_dir=tmp_path / "data",
+            llm_enabled=False,
+            audit=False,
+            embed_model=fake.model,
+            embed_base_url=url,
+            query_expansion=False,  # meaning alone, not word neighbours (text/neighbours.py)
         )
         async with open_context(config) as ctx:
             await ctx.documents.ingest(text=BISECT, title="bisect")

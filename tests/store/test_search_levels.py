@@ -98,3 +98,28 @@ def test_journal_filter_holds_at_every_level(index: SearchIndex) -> None:
     hits = index.search("chunks", ["kiwi", "mango"], journals=["docs/b.jsonl"], limit=5)
     assert [(hit.journal, hit.item) for hit in hits] == [("docs/b.jsonl", "0"), ("docs/b.jsonl", "1")]
     assert index.search("chunks", ["kiwi"], journals=[], limit=5) == []
+
+
+def test_a_group_of_terms_is_its_first_term_above_the_last_level() -> None:
+    """A word given with its neighbours asks for its own term in every level but the last, which ORs all of them."""
+    levels = fts_levels(["delete", ("folder", "folder", "directory")])
+    assert [level.expression for level in levels] == [
+        '("delete" AND "folder")',
+        '"delete" OR "folder" OR "folder" OR "directory"',
+    ]
+    assert [level.expression for level in fts_levels([("folder", "folder", "dir")])] == [
+        '"folder" OR "folder" OR "dir"'
+    ]
+
+
+def test_rows_with_the_query_own_words_come_before_rows_with_neighbours(index: SearchIndex, tmp_path: Path) -> None:
+    """Rows holding the words as asked come first; a row holding only a neighbour is found at the
+    last level, and there the asked term, named twice, weighs twice the neighbour in BM25."""
+    texts = ["remove the folder now", "remove the directory tree", "folder icons", "directory listing", "nothing"]
+    _fill(index, "docs/a.jsonl", texts)
+    hits = index.search("chunks", ["remove", ("folder", "folder", "directory")], journals=None, limit=5)
+    assert [hit.item for hit in hits][:1] == ["0"]
+    assert {hit.item for hit in hits} == {"0", "1", "2", "3"}
+    plain = _plain_bm25(tmp_path, ["remove", "folder", "folder", "directory"])
+    assert plain["2"] > plain["3"]  # the same length and rarity; "folder" weighs twice
+    assert [hit.item for hit in hits].index("2") < [hit.item for hit in hits].index("3")

@@ -1,0 +1,36 @@
+"""doc_search expands a plain word the documents seldom use by its neighbours (``text/neighbours.py``),
+on real text: shutil's rmtree entry (Python docs) among threading.rst and multiprocessing.rst."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxtrio.text.neighbours import neighbours_of
+from ctxtrio.text.terms import terms
+
+from .conftest import opened
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SHUTIL = Path(__file__).resolve().parents[1] / "text" / "fixtures" / "python_shutil_rmtree.rst.txt"
+
+
+async def _search(tmp_path: Path, query: str, **changes: object) -> list[tuple[str, str]]:
+    """The (doc_id, text) of the hits of ``query`` over the three real files."""
+    async with opened(tmp_path, None, **changes) as ctx:
+        for path in (FIXTURES / "python_threading.rst.txt", FIXTURES / "python_multiprocessing.rst.txt", SHUTIL):
+            await ctx.documents.ingest(text=path.read_text(encoding="utf-8"), doc_id=path.name.split(".")[0])
+        result = await ctx.documents.search(query, budget_tokens=100_000)
+        return [(hit.doc_id, hit.text) for hit in result.hits]
+
+
+async def test_a_word_the_documents_never_use_finds_them_by_its_neighbours(tmp_path: Path) -> None:
+    """'folder' is in none of the files: it searches for its neighbours (directory, dir, ...), and shutil's entries come first."""
+    hits = await _search(tmp_path, "the folder")
+    assert hits and hits[0][0] == "python_shutil_rmtree", [doc for doc, _ in hits]
+    assert all("folder" not in text.lower() for _, text in hits)
+    assert any(word in terms(hits[0][1]) for word in neighbours_of("folder"))
+
+
+async def test_the_setting_turns_it_off(tmp_path: Path) -> None:
+    """With query_expansion off, 'folder' finds nothing."""
+    assert await _search(tmp_path, "the folder", query_expansion=False) == []

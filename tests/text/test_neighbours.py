@@ -1,0 +1,55 @@
+"""Query expansion by word neighbours (``text/neighbours.py``): which words expand, to what, from the shipped table."""
+
+from __future__ import annotations
+
+from ctxtrio.text.neighbours import MORE, NEIGHBOURS, RARE, expand, expandable, neighbours_of, plain_words, rare_words
+from ctxtrio.text.query import QUESTION_WORDS, query_terms
+from ctxtrio.text.terms import STOPWORDS
+
+
+def test_the_shipped_table_gives_real_neighbours() -> None:
+    """The table built from all-MiniLM-L6-v2 puts directory near folder, and keeps no forms of the word, no stopwords."""
+    assert "directory" in neighbours_of("folder")
+    assert "folder" in neighbours_of("directory")
+    assert neighbours_of("zzzqx") == ()
+    for word in ("folder", "sleep", "tally", "duplicate", "ignore", "huge", "restart"):
+        near = neighbours_of(word)
+        assert 0 < len(near) <= NEIGHBOURS, word
+        assert all(other[:4] != word[:4] for other in near), (word, near)
+        assert not set(near) & (STOPWORDS | QUESTION_WORDS), (word, near)
+
+
+def test_plain_words_leave_identifiers_out() -> None:
+    """Only words of two or more letters alone are plain: not parts of dotted names, snake_case, camelCase, flags, calls or acronyms."""
+    query = "Delete a folder with os.path rmtree max_size getUserName --force TOAST re.VERBOSE f() now"
+    assert plain_words(query) == {"delete", "folder", "with", "rmtree", "now"}
+
+
+def test_a_rare_plain_word_expands_to_more_common_neighbours() -> None:
+    """folder, held by few rows, gains the neighbours the corpus holds more than MORE times as often, named after it twice."""
+    terms = query_terms("delete a folder")
+    rows = 10_000
+    counts = {"delete": 300, "folder": 2, "directory": 500, "dir": 50, "files": 2_000, "explorer": 1, "file": 3_000}
+    near = [w for w in neighbours_of("folder") if counts.get(w, 0) > MORE * counts["folder"]]
+    assert near and "explorer" not in near
+    assert expand("delete a folder", terms, counts, rows) == ["delete", ("folder", "folder", *near)]
+    assert "folder" in expandable("delete a folder", terms)
+    assert rare_words(expandable("delete a folder", terms), counts, rows) == ["folder"]
+
+
+def test_a_common_word_an_identifier_or_an_unknown_word_stays_as_it_is() -> None:
+    """A word held by more than RARE of the rows, a word of an identifier, and a word the table lacks do not expand."""
+    rows = 10_000
+    common = {"folder": int(RARE * rows) + 1, "directory": 5_000}
+    assert expand("folder", ["folder"], common, rows) == ["folder"]
+    assert expand("my_folder", ["myfolder", "my", "folder"], {"directory": 5_000}, rows) == ["myfolder", "my", "folder"]
+    assert expandable("my_folder", ["myfolder", "my", "folder"]) == []
+    assert expand("quokka", ["quokka"], {}, rows) == ["quokka"]
+
+
+def test_a_neighbour_the_query_already_holds_is_not_added_again() -> None:
+    """folder and directory both asked: neither gains the other."""
+    counts = {"folder": 1, "directory": 1, "dir": 100}
+    words = expand("folder directory", ["folder", "directory"], counts, 10_000)
+    flat = [w for word in words for w in ((word,) if isinstance(word, str) else word)]
+    assert flat.count("directory") == 1 and flat.count("folder") == 2
