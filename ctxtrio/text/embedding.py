@@ -47,7 +47,8 @@ MEANING_BASE: Final = 0.5
 MEANING_GAIN: Final = 8.0
 #: Keyword hits whose coverage sets the query's keyword confidence.
 CONFIDENT_HITS: Final = 3
-#: A hit holding less than this share of the query's terms shows its part found by meaning.
+#: A query whose keyword confidence is below this (a paraphrase, mostly) keeps the fused
+#: order: its keyword hits are not re-ranked by their best passage (docs/search.py).
 FOCUS_BELOW: Final = 0.75
 
 
