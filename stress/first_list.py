@@ -11,7 +11,9 @@ folder, so every module of ctxtrio, the SDK and pydantic is compiled from source
 the very first start after an install without precompiled bytecode (pessimistic: pip
 precompiles what it installs into site-packages). The clock starts before the spawn and
 stops when the response to ``tools/list`` (sent right after ``initialize``, as hosts do)
-has arrived on stdout. Prints one line per spawn and the median, with the load average.
+has arrived on stdout. Prints one line per spawn and the median, with the load average,
+and the server's CPU seconds (user + system, ``/proc``, Linux) up to that answer: without
+a warm start, what starting costs (the imports, mostly).
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ _INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 _LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
-def one_spawn(python: str, *, cold: bool, path: bool, cache: Path | None) -> tuple[float, int]:
-    """Seconds from spawn to the tools/list answer, and how many tools it listed."""
+def one_spawn(python: str, *, cold: bool, path: bool, cache: Path | None) -> tuple[float, int, float]:
+    """Seconds from spawn to the tools/list answer, how many tools it listed, and the server's CPU seconds then."""
     with tempfile.TemporaryDirectory(prefix="ctxtrio-first-list-") as work:
         env = {**os.environ, "XDG_CACHE_HOME": str(cache or Path(work) / "cache")}
         if path:
@@ -63,7 +65,7 @@ def one_spawn(python: str, *, cold: bool, path: bool, cache: Path | None) -> tup
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(payload)
         process.stdin.flush()
-        tools = -1
+        tools, cpu = -1, 0.0
         try:
             deadline = started + 60
             while time.perf_counter() < deadline:
@@ -73,6 +75,7 @@ def one_spawn(python: str, *, cold: bool, path: bool, cache: Path | None) -> tup
                 message = json.loads(line)
                 if message.get("id") == 2:
                     tools = len(message["result"]["tools"])
+                    cpu = _cpu_seconds(process.pid)
                     break
             elapsed = time.perf_counter() - started
         finally:
@@ -83,7 +86,16 @@ def one_spawn(python: str, *, cold: bool, path: bool, cache: Path | None) -> tup
                 process.kill()
                 process.wait()
             process.stdout.close()
-        return elapsed, tools
+        return elapsed, tools, cpu
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (``/proc``; 0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main(argv: list[str]) -> int:
@@ -97,18 +109,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-path", dest="path", action="store_false", help="do not put this checkout on PYTHONPATH")
     args = parser.parse_args(argv)
     times: list[float] = []
+    cpus: list[float] = []
     shared = Path(tempfile.mkdtemp(prefix="ctxtrio-first-list-cache-")) if args.warm else None
     for run in range(1, args.runs + 1):
-        elapsed, tools = one_spawn(args.python, cold=args.cold, path=args.path, cache=shared)
+        elapsed, tools, cpu = one_spawn(args.python, cold=args.cold, path=args.path, cache=shared)
         load = os.getloadavg()[0]
-        sys.stdout.write(f"spawn {run}: first tools/list after {elapsed:.3f} s ({tools} tools), load {load:.2f}\n")
+        sys.stdout.write(
+            f"spawn {run}: first tools/list after {elapsed:.3f} s ({tools} tools), server CPU {cpu:.2f} s, load {load:.2f}\n"
+        )
         if tools < 0:
             return 1
         times.append(elapsed)
+        cpus.append(cpu)
     mode = "cold (no bytecode)" if args.cold else "bytecode cached"
     mode += ", cache dir shared (warm start possible)" if args.warm else ", fresh cache dir each spawn"
     sys.stdout.write(
-        f"median {statistics.median(times):.3f} s, max {max(times):.3f} s over {len(times)} spawns, {mode}\n"
+        f"median {statistics.median(times):.3f} s, max {max(times):.3f} s over {len(times)} spawns, {mode};"
+        f" server CPU median {statistics.median(cpus):.2f} s\n"
     )
     return 0
 
