@@ -28,10 +28,13 @@ async def _race_once(client: httpx.AsyncClient, url: str) -> None:
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "context_guide", "arguments": {}}}
 
     async def post() -> None:
-        try:
-            await client.post(url, headers=headers, json=call)
-        except httpx.TransportError:
-            pass  # the racing request's own connection may fail; the server must not
+        # A connection of its own, closed after: one the server drops after the race is never
+        # reused by the next round's initialize (seen as a reset under load, full suite at load 8-10).
+        async with httpx.AsyncClient(timeout=10) as own:
+            try:
+                await own.post(url, headers=headers, json=call)
+            except httpx.TransportError:
+                pass  # the racing request's own connection may fail; the server must not
 
     async def delete() -> None:
         await client.delete(url, headers=headers)
