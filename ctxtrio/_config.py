@@ -117,7 +117,6 @@ class Config:
         "OpenAI-compatible endpoint serving `--embed-model`",
         shown="the `--llm-base-url`",
     )
-    #: None means "not given": the default budget then follows the loaded model's context.
     #: Plain words the corpus seldom says also search for their neighbours (docs/search.py).
     query_expansion: bool = setting(
         True,
@@ -127,6 +126,7 @@ class Config:
         "`doc_search`: a plain English word the documents seldom use also searches for its "
         "neighbours in meaning that they use more (a shipped word table)",
     )
+    #: None means "not given": the default budget then follows the loaded model's context.
     budget_tokens: int | None = setting(
         None,
         "--budget",

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
-from ..store.rows import Hit, QueryWord
+from ..store.rows import Hit
 from ..text.definitions import Name, asked_name, defines
-from ..text.neighbours import expand, expandable, neighbours_of, rare_words
+from ..text.neighbours import SearchWord, expand, expandable, neighbours_of, rare_words
 from ..text.query import query_terms
 from .hybrid import FOCUS_BELOW, Ranks, hybrid_order, keyword_confidence
 from .packing import Candidate
@@ -193,7 +193,7 @@ async def find_candidates(
     return Found(candidates[:limit], more, skipped, by_words)
 
 
-async def _expanded(repo: Repository, query: str, query_terms: list[str]) -> list[QueryWord]:
+async def _expanded(repo: Repository, query: str, query_terms: list[str]) -> list[SearchWord]:
     """The query's words, a plain English word the corpus seldom says grouped with its
     neighbours the corpus says more (:func:`~ctxtrio.text.neighbours.expand`; the counts
     are over every current document, as BM25's are)."""
@@ -248,7 +248,7 @@ def definitions_first(candidates: Sequence[Candidate], query_terms: list[str], q
 
 
 async def _hits(
-    repo: Repository, query_terms: Sequence[QueryWord], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool
+    repo: Repository, query_terms: Sequence[SearchWord], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool
 ) -> list[Hit]:
     """The best ``wanted`` hits within the current generations in ``by_journal``.
 

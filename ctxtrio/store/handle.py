@@ -33,10 +33,11 @@ from .reading import ReadResult, read_blocks, read_journal, read_lines
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
+    from ..text.neighbours import SearchWord
     from .layout import DataDir
     from .records import NewRecord, Record
     from .results import AppendResult, Rewrite, RewriteResult
-    from .rows import Hit, IndexRow, QueryWord, Table
+    from .rows import Hit, IndexRow, Table
 
 __all__ = [
     "DEFAULT_CAPACITY",
@@ -290,7 +291,7 @@ class StoreHandle:
         await self._indexing.settled()
 
     async def search(
-        self, table: Table, terms: Sequence[QueryWord], *, journals: Sequence[str] | None, limit: int
+        self, table: Table, terms: Sequence[SearchWord], *, journals: Sequence[str] | None, limit: int
     ) -> list[Hit]:
         """BM25 matches from the index (off the event loop); sees every acknowledged append.
 

@@ -38,11 +38,15 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 from .reading import read_journal
 from .records import StoredRecord
-from .rows import Hit, IndexRow, QueryWord, RowsFor, Table, fts_levels, no_rows
+from .rows import Hit, IndexRow, RowsFor, Table, fts_levels, no_rows
+
+if TYPE_CHECKING:
+    from ..text.neighbours import SearchWord
 
 __all__ = ["Appended", "Forget", "IndexDamagedError", "SearchIndex"]
 
@@ -332,7 +336,7 @@ class SearchIndex:
         return {name: (marks.get(name, 0), rows.get(name, 0)) for name in marks.keys() | rows.keys()}
 
     def search(
-        self, table: Table, query_terms: Sequence[QueryWord], *, journals: Sequence[str] | None, limit: int
+        self, table: Table, query_terms: Sequence[SearchWord], *, journals: Sequence[str] | None, limit: int
     ) -> list[Hit]:
         """Best ``limit`` matches of any of ``query_terms``, optionally within ``journals``.
 

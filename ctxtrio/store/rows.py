@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from .records import Record
 
-__all__ = ["MAX_LEVEL_WORDS", "Hit", "IndexRow", "Level", "QueryWord", "RowsFor", "Table", "fts_levels", "no_rows"]
+if TYPE_CHECKING:
+    from ..text.neighbours import SearchWord
+
+__all__ = ["MAX_LEVEL_WORDS", "Hit", "IndexRow", "Level", "RowsFor", "Table", "fts_levels", "no_rows"]
 
 Table = Literal["chunks"]
-#: One word of a search: a term, or a group of terms (a term and words near it in meaning,
-#: the term first) that the last level matches when a row holds any of them.
-QueryWord = str | tuple[str, ...]
 
 #: Queries of up to this many words are asked level by level: all words, all but one, ...,
 #: two, any. Longer ones ask for all their words, then any. A level of k of n words names
@@ -70,7 +70,7 @@ class Level:
     expression: str
 
 
-def fts_levels(query_terms: Sequence[QueryWord]) -> list[Level]:
+def fts_levels(query_terms: Sequence[SearchWord]) -> list[Level]:
     """The levels of a search, from every word down to any word (the last; [] for no terms).
 
     Why levels: a search ORs its words, and FTS5 ranks every row that holds any of them.
@@ -87,7 +87,7 @@ def fts_levels(query_terms: Sequence[QueryWord]) -> list[Level]:
     in the groups it matches. The first and last levels name every word once. Queries
     longer than :data:`MAX_LEVEL_WORDS` ask for those two only.
 
-    A word given as a group of terms (:data:`QueryWord`) is its first term in every level
+    A word given as a group of terms (:data:`SearchWord`) is its first term in every level
     but the last, which ORs all of them: rows holding the query's own words come first,
     and rows holding only words near them in meaning compete where any word would do.
     Each term named there adds its BM25 share (a term named twice weighs twice).
