@@ -46,7 +46,7 @@ from ctxtrio.docs.catalog import commit_record
 from ctxtrio.docs.chunks import chunk_body, heading_terms
 from ctxtrio.docs.ingest import text_digest
 from ctxtrio.docs.model import DocumentInfo
-from ctxtrio.store.index import _SCHEMA
+from ctxtrio.store.index_tables import SCHEMA
 from ctxtrio.store.records import NewRecord, encode_members, encode_record
 from ctxtrio.text.blocks import iter_blocks
 from ctxtrio.text.chunking import Chunk, iter_chunks
@@ -132,7 +132,7 @@ def run(docs: list[Doc], folder: Path) -> dict[str, float]:
     index = sqlite3.connect(folder / "index.sqlite", isolation_level=None)
     index.execute("PRAGMA journal_mode=WAL")
     index.execute("PRAGMA synchronous=OFF")
-    index.executescript(_SCHEMA)
+    index.executescript(SCHEMA)
     catalog = os.open(folder / "catalog.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     validate = types.jsonrpc_message_adapter.validate_json
     for number, (doc, line) in enumerate(zip(docs, lines, strict=True)):

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
+from .index_tables import ensure_schema, forget_rows, insert_rows, set_watermark, watermark
 from .reading import read_journal
 from .records import StoredRecord
 from .rows import Hit, IndexRow, RowsFor, Table, fts_levels, no_rows
@@ -63,27 +64,6 @@ class Forget:
     journal: str
 
 
-_TABLES: tuple[Table, ...] = ("chunks",)
-_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(
-    terms, heading, journal UNINDEXED, item UNINDEXED, line_start UNINDEXED, line_end UNINDEXED, tokenize="{_TOKENIZER}"
-);
-CREATE TABLE IF NOT EXISTS ranges (journal TEXT NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS ranges_by_journal ON ranges(journal);
-"""
-#: Fills ``ranges`` for the rows of an index of schema 3 (one pass over the rows, no tokenizing).
-_RANGES_OF_ROWS = "INSERT INTO ranges SELECT journal, min(rowid), max(rowid) FROM chunks GROUP BY journal"
-#: ``PRAGMA user_version`` of the schema above. An index of another version is emptied
-#: and re-indexed from the journals when opened (it is derived data).
-#: 2: chunk rows carry the byte range of their journal line (``line_start``, ``line_end``).
-#: 3: a chunk's heading trail is indexed in its own column (``heading``).
-#: 4: the rowids of each journal's rows (``ranges``): forgetting a journal deletes its rows by
-#: rowid, where ``journal = ?`` on the UNINDEXED column read every row of the index (~40 ms
-#: CPU per removed generation over the stdlib's 28,000 rows, ~1 ms by rowid). An index of
-#: schema 3 gains the table (filled from its rows) and keeps its rows.
-SCHEMA_VERSION = 4
 #: BM25 weight of the ``heading`` column against the text's (1.0): FTS5 sums each column's
 #: BM25, so a word the trail holds counts once more, scaled by this.
 HEADING_WEIGHT = 1.0
@@ -185,7 +165,7 @@ class SearchIndex:
         """Connect the writer and create the schema; True if the file did not exist."""
         created = not self._path.exists()
         self._writer = self._connect(WRITE_BUSY_S)
-        upgraded = _ensure_schema(self._writer)
+        upgraded = ensure_schema(self._writer)
         self._identity = _identity(self._path)
         return created or upgraded
 
@@ -271,10 +251,10 @@ class SearchIndex:
         with self._write_txn() as conn:
             for item in appended:
                 if isinstance(item, Forget):
-                    _forget(conn, item.journal)
+                    forget_rows(conn, item.journal)
                     continue
                 journal, path, records, end, rows = item
-                mark = _watermark(conn, journal)
+                mark = watermark(conn, journal)
                 first = records[0].offset if records else end
                 if mark < first:
                     mark, _ = self._index_file_range(conn, journal, path, mark, first)
@@ -285,17 +265,17 @@ class SearchIndex:
                     found = rows.get(record.offset)
                     for row in found if found is not None else self.rows_for(record.data):
                         fresh.append((row, record.offset, record.end))
-                _insert(conn, journal, fresh)
-                _set_watermark(conn, journal, max(mark, end))
+                insert_rows(conn, journal, fresh)
+                set_watermark(conn, journal, max(mark, end))
 
     def catch_up(self, journal: str, path: Path, size: int) -> int:
         """Index ``path`` up to ``size`` if the watermark is behind; returns rows added."""
         with self._write_txn() as conn:
-            mark = _watermark(conn, journal)
+            mark = watermark(conn, journal)
             if mark >= size:
                 return 0
             end, added = self._index_file_range(conn, journal, path, mark, size)
-            _set_watermark(conn, journal, end)
+            set_watermark(conn, journal, end)
             return added
 
     def _index_file_range(
@@ -310,18 +290,18 @@ class SearchIndex:
                 break
             fresh.extend((row, record.offset, record.end) for row in self.rows_for(record.data))
             end = record.end
-        return max(end, min(result.end, stop)), _insert(conn, journal, fresh)
+        return max(end, min(result.end, stop)), insert_rows(conn, journal, fresh)
 
     def forget(self, journal: str) -> None:
         """Remove every row and the watermark of ``journal``."""
         with self._write_txn() as conn:
-            _forget(conn, journal)
+            forget_rows(conn, journal)
 
     # -- reading -----------------------------------------------------------------
 
     def watermark(self, journal: str) -> int:
         try:
-            return _watermark(self._reader(), journal)
+            return watermark(self._reader(), journal)
         except sqlite3.Error as exc:
             raise self._error("search index read failed", exc) from exc
 
@@ -391,76 +371,3 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return info.st_dev, info.st_ino
-
-
-def _watermark(conn: sqlite3.Connection, journal: str) -> int:
-    row = conn.execute("SELECT indexed_offset FROM journals WHERE name = ?", (journal,)).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _set_watermark(conn: sqlite3.Connection, journal: str, offset: int) -> None:
-    conn.execute(
-        "INSERT INTO journals(name, indexed_offset) VALUES(?, ?) "
-        "ON CONFLICT(name) DO UPDATE SET indexed_offset = excluded.indexed_offset",
-        (journal, offset),
-    )
-
-
-def _forget(conn: sqlite3.Connection, journal: str) -> None:
-    """Delete ``journal``'s rows by their rowid ranges, and its ranges and watermark."""
-    ranges = conn.execute("SELECT first, last FROM ranges WHERE journal = ?", (journal,)).fetchall()
-    for table in _TABLES:
-        for first, last in ranges:
-            conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ? AND journal = ?", (first, last, journal))
-    conn.execute("DELETE FROM ranges WHERE journal = ?", (journal,))
-    conn.execute("DELETE FROM journals WHERE name = ?", (journal,))
-
-
-def _insert(conn: sqlite3.Connection, journal: str, rows: Sequence[tuple[IndexRow, int, int]]) -> int:
-    """Insert rows, each with the byte range of the journal line it came from, and note their rowids.
-
-    FTS5 gives each new row the largest rowid + 1 (its content table's rule), so the rows
-    of one ``executemany`` under the write lock are the last ``len(values)`` rowids.
-    """
-    for table in _TABLES:
-        values = [
-            (row.terms, row.heading, journal, row.item, start, end) for row, start, end in rows if row.table == table
-        ]
-        if values:
-            conn.executemany(
-                f"INSERT INTO {table}(terms, heading, journal, item, line_start, line_end) VALUES(?, ?, ?, ?, ?, ?)",
-                values,
-            )
-            (last,) = conn.execute("SELECT last_insert_rowid()").fetchone()
-            conn.execute("INSERT INTO ranges VALUES(?, ?, ?)", (journal, last - len(values) + 1, last))
-    return len(rows)
-
-
-def _ensure_schema(conn: sqlite3.Connection) -> bool:
-    """Create the schema, or replace one of another version; True if rows were dropped.
-
-    Under the write lock, so of several processes opening an old index one upgrades it.
-    """
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        known = conn.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('chunks', 'journals')").fetchone()[0]
-        ranged = version == 3 and bool(known)  # its rows stay: only their ranges are missing
-        dropped = bool(known) and version != SCHEMA_VERSION and not ranged
-        if dropped:
-            log.info("search index schema %d -> %d: re-indexing from the journals", version, SCHEMA_VERSION)
-            conn.execute("DROP TABLE IF EXISTS chunks")
-            conn.execute("DROP TABLE IF EXISTS journals")
-            conn.execute("DROP TABLE IF EXISTS ranges")
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        if ranged:
-            conn.execute("DELETE FROM ranges")
-            conn.execute(_RANGES_OF_ROWS)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-    return dropped

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxtrio.docs import chunks, repository
 from ctxtrio.docs.service import DocumentService
-from ctxtrio.store.index import _TOKENIZER, SCHEMA_VERSION
+from ctxtrio.store.index_tables import SCHEMA_VERSION, TOKENIZER
 
 from .conftest import opened
 
@@ -53,7 +53,7 @@ async def test_index_of_an_older_schema_is_rebuilt_from_the_journals(tmp_path: P
     old = sqlite3.connect(path)
     old.executescript(
         "CREATE TABLE journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);"
-        f'CREATE VIRTUAL TABLE chunks USING fts5(terms, journal UNINDEXED, item UNINDEXED, tokenize="{_TOKENIZER}");'
+        f'CREATE VIRTUAL TABLE chunks USING fts5(terms, journal UNINDEXED, item UNINDEXED, tokenize="{TOKENIZER}");'
         "INSERT INTO journals VALUES ('docs/q/x.jsonl', 999999);"
     )
     old.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ctxtrio.docs.chunks import StoredChunk, chunk_body, chunk_rows
 from ctxtrio.docs.render import render_search, search_hit_header
-from ctxtrio.store.index import _TOKENIZER, SCHEMA_VERSION
+from ctxtrio.store.index_tables import SCHEMA_VERSION, TOKENIZER
 from ctxtrio.text.terms import terms
 
 from .conftest import opened
@@ -61,7 +61,7 @@ async def test_an_index_of_schema_2_is_rebuilt_with_the_trails(tmp_path: Path) -
     old.executescript(
         "CREATE TABLE journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);"
         "CREATE VIRTUAL TABLE chunks USING fts5(terms, journal UNINDEXED, item UNINDEXED, line_start UNINDEXED,"
-        f' line_end UNINDEXED, tokenize="{_TOKENIZER}");'
+        f' line_end UNINDEXED, tokenize="{TOKENIZER}");'
         "PRAGMA user_version = 2;"
     )
     old.executemany("INSERT INTO journals VALUES (?, ?)", journals)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ctxtrio.store.batch import flush_index
 from ctxtrio.store.handle import IndexHealth
-from ctxtrio.store.index import _TOKENIZER, SCHEMA_VERSION, Forget, SearchIndex
+from ctxtrio.store.index import Forget, SearchIndex
+from ctxtrio.store.index_tables import SCHEMA_VERSION, TOKENIZER
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import StoredRecord
 from ctxtrio.store.rows import IndexRow
@@ -55,7 +56,7 @@ def test_an_index_of_schema_3_keeps_its_rows_and_gains_their_ranges(tmp_path: Pa
         old.executescript(
             "CREATE TABLE journals (name TEXT PRIMARY KEY, indexed_offset INTEGER NOT NULL);"
             "CREATE VIRTUAL TABLE chunks USING fts5(terms, heading, journal UNINDEXED, item UNINDEXED,"
-            f' line_start UNINDEXED, line_end UNINDEXED, tokenize="{_TOKENIZER}");'
+            f' line_start UNINDEXED, line_end UNINDEXED, tokenize="{TOKENIZER}");'
             "INSERT INTO journals VALUES ('docs/a/1.jsonl', 20), ('docs/b/1.jsonl', 10);"
             "INSERT INTO chunks VALUES ('alpha common', '', 'docs/a/1.jsonl', '0', 0, 10);"
             "INSERT INTO chunks VALUES ('beta common', '', 'docs/b/1.jsonl', '0', 0, 10);"

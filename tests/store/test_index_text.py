@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxtrio.store.index import _TOKENIZER
+from ctxtrio.store.index_tables import TOKENIZER
 from ctxtrio.text.terms import index_text, terms
 
 FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
@@ -18,7 +18,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
 def fts_tokens(text: str) -> Counter[str]:
     """The tokens SQLite's own tokenizer (as the index configures it) makes of ``text``."""
     conn = sqlite3.connect(":memory:")
-    conn.execute(f'CREATE VIRTUAL TABLE t USING fts5(body, tokenize="{_TOKENIZER}")')
+    conn.execute(f'CREATE VIRTUAL TABLE t USING fts5(body, tokenize="{TOKENIZER}")')
     conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row')")
     conn.execute("INSERT INTO t(body) VALUES(?)", (text,))
     return Counter({str(term): int(count) for term, count in conn.execute("SELECT term, cnt FROM v")})
