@@ -79,9 +79,8 @@ class LineMessages:
         except ValueError:  # not JSON, or no message: the SDK's own parse says which, as before
             try:
                 message = self._adapter.validate_json(line, by_name=False)
-            except (
-                ValueError
-            ) as exc:  # pydantic.ValidationError; as the SDK's stdin reader: the server logs and drops it
+            except ValueError as exc:
+                # pydantic.ValidationError; as the SDK's stdin reader: the server logs and drops it
                 return exc
         return self._message(message)
 
