@@ -30,10 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import trio
+
 from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import Hit
+from ..text import neighbours
 from ..text.definitions import Name, asked_name, defines
 from ..text.neighbours import SearchWord, expand, expandable, neighbours_of, rare_words
 from ..text.query import query_terms
@@ -197,6 +200,8 @@ async def _expanded(repo: Repository, query: str, query_terms: list[str]) -> lis
     """The query's words, a plain English word the corpus seldom says grouped with its
     neighbours the corpus says more (:func:`~ctxtrio.text.neighbours.expand`; the counts
     are over every current document, as BM25's are)."""
+    if not neighbours.loaded():  # once a process: ~20 ms of file work, not on the event loop
+        await trio.to_thread.run_sync(neighbours.load)
     plain = expandable(query, query_terms)
     if not plain:
         return list(query_terms)

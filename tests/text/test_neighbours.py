@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ctxtrio.text import neighbours
 from ctxtrio.text.neighbours import MORE, NEIGHBOURS, RARE, expand, expandable, neighbours_of, plain_words, rare_words
 from ctxtrio.text.query import QUESTION_WORDS, query_terms
 from ctxtrio.text.terms import STOPWORDS
@@ -53,3 +54,11 @@ def test_a_neighbour_the_query_already_holds_is_not_added_again() -> None:
     words = expand("folder directory", ["folder", "directory"], counts, 10_000)
     flat = [w for word in words for w in ((word,) if isinstance(word, str) else word)]
     assert flat.count("directory") == 1 and flat.count("folder") == 2
+
+
+def test_load_reads_the_table_once_and_says_so() -> None:
+    """load() leaves the table read (loaded() true), and lookups parse a word's line alike each time."""
+    neighbours.load()
+    assert neighbours.loaded()
+    assert neighbours.neighbours_of("folder") == neighbours.neighbours_of("folder")
+    assert all(":" not in word for word in neighbours.neighbours_of("folder"))
