@@ -130,10 +130,7 @@ class SpanEstimates:
             if bisect_left(self._non_ascii, end, before) > before:  # the span holds one
                 return self._model.estimate(self._text[start:end])
             start, end = start - before, end - before  # where the span is without them
-        digit, punct = counted.count(_A_DIGIT, start, end), counted.count(_A_PUNCT, start, end)
-        space = counted.count(_A_SPACE, start, end)
-        control = counted.count(_A_CONTROL, start, end) if self._controls else 0
-        letter = end - start - digit - space - punct - control
+        digit, space, letter, punct, control = self._ascii_classes(start, end)
         # TokenModel.estimate_counts' sum, term by term in the same order, without the
         # terms that add 0.0 (which leaves a float as it is): the non-ASCII classes',
         # control characters' when there are none, and boundaries' at a rate of 0.
@@ -141,12 +138,24 @@ class SpanEstimates:
         total = digit * rate[0] + space * rate[1] + letter * rate[2] + punct * rate[3]
         if control:
             total += control * rate[8]
-        first = _PAIR_TABLE[counted[start]]  # the span's first character follows nothing (code 0)
+        return max(1, math.ceil(self._plus_boundaries(total, start, end) - _ROUNDING_SLACK))
+
+    def _ascii_classes(self, start: int, end: int) -> tuple[int, int, int, int, int]:
+        """Digits, spaces, letters, punctuation and controls of a span of the ASCII-only text."""
+        counted = self._counted
+        digit, punct = counted.count(_A_DIGIT, start, end), counted.count(_A_PUNCT, start, end)
+        space = counted.count(_A_SPACE, start, end)
+        control = counted.count(_A_CONTROL, start, end) if self._controls else 0
+        return digit, space, end - start - digit - space - punct - control, punct, control
+
+    def _plus_boundaries(self, total: float, start: int, end: int) -> float:
+        """``total`` plus the boundaries' terms of a non-empty span of the ASCII-only text, in the sum's order."""
+        first = _PAIR_TABLE[self._counted[start]]  # the span's first character follows nothing (code 0)
         after = start + 1
         pairs = self._pairs
         for code, boundary_rate in self._boundaries:
             total += (pairs.count(code, after, end) + (first == code)) * boundary_rate
-        return max(1, math.ceil(total - _ROUNDING_SLACK))
+        return total
 
     def _wide_estimate(self, start: int, end: int) -> int:
         """:meth:`estimate` of a span of a text with many non-ASCII characters: its ASCII
@@ -155,16 +164,9 @@ class SpanEstimates:
         wide = self._wide
         assert wide is not None
         ascii_start, ascii_end = start - wide.before(start), end - wide.before(end)
-        counted = self._counted
-        digit = space = punct = control = 0
+        digit = space = letter = punct = control = 0
         if ascii_end > ascii_start:
-            digit, punct = (
-                counted.count(_A_DIGIT, ascii_start, ascii_end),
-                counted.count(_A_PUNCT, ascii_start, ascii_end),
-            )
-            space = counted.count(_A_SPACE, ascii_start, ascii_end)
-            control = counted.count(_A_CONTROL, ascii_start, ascii_end) if self._controls else 0
-        letter = ascii_end - ascii_start - digit - space - punct - control
+            digit, space, letter, punct, control = self._ascii_classes(ascii_start, ascii_end)
         han, hangul, kana, other = wide.counts(start, end)
         symbol = end - start - (ascii_end - ascii_start) - han - hangul - kana - other + control
         # TokenModel.estimate_counts' sum, term by term in the same order (a term of 0.0
@@ -173,11 +175,7 @@ class SpanEstimates:
         total = digit * rate[0] + space * rate[1] + letter * rate[2] + punct * rate[3]
         total += han * rate[4] + hangul * rate[5] + kana * rate[6] + other * rate[7] + symbol * rate[8]
         if ascii_end > ascii_start:
-            first = _PAIR_TABLE[counted[ascii_start]]
-            after = ascii_start + 1
-            pairs = self._pairs
-            for code, boundary_rate in self._boundaries:
-                total += (pairs.count(code, after, ascii_end) + (first == code)) * boundary_rate
+            total = self._plus_boundaries(total, ascii_start, ascii_end)
         return max(1, math.ceil(total - _ROUNDING_SLACK))
 
 
