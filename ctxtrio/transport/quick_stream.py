@@ -12,7 +12,10 @@ end of the message (empty for a body of declared length).
 (cancellation is still checked before the write); a write the socket takes only in part,
 or not at all, goes on through trio's own ``send_all``, which waits for the socket as
 before. An empty write returns at once. Everything else (reads, the socket options,
-closing, errors for a closed or broken socket) is trio's.
+closing, errors for a closed or broken socket) is trio's, but for one check: two
+``send_all`` at once are not refused (trio's raise ``BusyResourceError``), and a quick
+write could slip between the pieces of a waiting one. hypercorn never does that: its
+trio ``TCPServer`` sends every event under its ``send_lock`` (``hypercorn/trio/tcp_server.py``).
 
 Reads stay hypercorn's 64 KiB: larger ones cut the loop steps of an upload too, but a
 connection the gate leaves unread holds up to hypercorn's ten queued reads, so they would
