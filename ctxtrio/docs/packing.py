@@ -113,8 +113,9 @@ def pack_hits(
     window of its lines densest in ``query_terms`` (:func:`~ctxtrio.text.passages.best_passage`),
     with cut marks where text was left out and its line range in the header. A passage at
     least half of whose lines a hit above already shows (chunks overlap; manuals repeat a
-    signature, release notes an item) is left out, counted in ``omitted``, and the next hit
-    takes its room. Ranking
+    signature, release notes an item) is left out and the next hit takes its room; it is not
+    counted in ``omitted``, which tells the caller how many hits a larger budget would add
+    (a repeat would add nothing). Ranking
     is the caller's: any ordered candidates (BM25, fused) are packed the same way.
     Hits after the last that fits are counted in ``omitted``. When not even a
     minimal passage of the first hit fits, it is cut by characters around its match.
@@ -123,6 +124,7 @@ def pack_hits(
     hits: list[SearchHit] = []
     used = 0
     shown: set[str] = set()  # the lines of the hits above (see _lines_of)
+    repeats = 0
     for position, candidate in enumerate(candidates):
         remaining = budget_tokens - used
         share = int(remaining * _SHARE)
@@ -135,6 +137,7 @@ def pack_hits(
             break
         lines = _lines_of(hit.text)
         if hits and hit.cut and lines and sum(line in shown for line in lines) >= _REPEATED * len(lines):
+            repeats += 1
             continue
         shown.update(lines)
         cost = model.estimate(search_hit_header(hit)) + _GAP_TOKENS
@@ -144,7 +147,7 @@ def pack_hits(
         hit = _cut_hit(candidates[0], budget_tokens, model, query_terms)
         hits.append(hit)
         used = model.estimate(search_hit_header(hit)) + _GAP_TOKENS + hit.tokens
-    return hits, len(candidates) - len(hits), used
+    return hits, len(candidates) - len(hits) - repeats, used
 
 
 def _lines_of(text: str) -> list[str]:
