@@ -4,6 +4,7 @@
     python stress/first_list.py --runs 3 --cold      # no bytecode cache either (first start of a fresh install)
     python stress/first_list.py --warm               # one cache dir for all spawns: the warm start can answer
     python stress/first_list.py --python /tmp/venv/bin/python --no-path   # an installed copy
+    python stress/first_list.py --tree /tmp/before   # another checkout, the same client
 
 Each spawn gets a fresh data dir and, unless ``--warm``, a fresh ``XDG_CACHE_HOME``
 (nothing recorded from an earlier run can help). ``--cold`` also points ``PYTHONPYCACHEPREFIX`` at a fresh empty
@@ -12,8 +13,10 @@ the very first start after an install without precompiled bytecode (pessimistic:
 precompiles what it installs into site-packages). The clock starts before the spawn and
 stops when the response to ``tools/list`` (sent right after ``initialize``, as hosts do)
 has arrived on stdout. Prints one line per spawn and the median, with the load average,
-and the server's CPU seconds (user + system, ``/proc``, Linux) up to that answer: without
-a warm start, what starting costs (the imports, mostly).
+and the server's CPU seconds (user + system, ``/proc``, Linux) up to that answer (without
+a warm start, what starting costs: the imports, mostly) and up to the answer to a 100-byte
+``doc_ingest`` sent with the list (what a server costs before it can take documents;
+with ``--warm`` the list is answered early and only this figure holds the imports).
 """
 
 from __future__ import annotations
@@ -42,17 +45,26 @@ _INIT = {
 }
 _INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 _LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+_INGEST = {
+    "jsonrpc": "2.0",
+    "id": 3,
+    "method": "tools/call",
+    "params": {"name": "doc_ingest", "arguments": {"doc_id": "first", "text": "first words " * 8}},
+}
 
 
-def one_spawn(python: str, *, cold: bool, path: bool, cache: Path | None) -> tuple[float, int, float]:
-    """Seconds from spawn to the tools/list answer, how many tools it listed, and the server's CPU seconds then."""
+def one_spawn(
+    python: str, *, cold: bool, path: Path | None, cache: Path | None
+) -> tuple[float, int, float, float, float]:
+    """Seconds from spawn to the tools/list answer, how many tools it listed, the server's CPU seconds then,
+    and its CPU seconds and resident MB when the first ``doc_ingest`` (sent with the list) was answered."""
     with tempfile.TemporaryDirectory(prefix="ctxtrio-first-list-") as work:
         env = {**os.environ, "XDG_CACHE_HOME": str(cache or Path(work) / "cache")}
-        if path:
-            env["PYTHONPATH"] = str(ROOT)
+        if path is not None:
+            env["PYTHONPATH"] = str(path)
         if cold:
             env["PYTHONPYCACHEPREFIX"] = str(Path(work) / "pycache")
-        payload = "".join(json.dumps(m) + "\n" for m in (_INIT, _INITIALIZED, _LIST)).encode()
+        payload = "".join(json.dumps(m) + "\n" for m in (_INIT, _INITIALIZED, _LIST, _INGEST)).encode()
         started = time.perf_counter()
         process = subprocess.Popen(
             [python, "-m", "ctxtrio", "--no-llm", "--no-audit", "--data-dir", str(Path(work) / "data")],
@@ -65,10 +77,10 @@ def one_spawn(python: str, *, cold: bool, path: bool, cache: Path | None) -> tup
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(payload)
         process.stdin.flush()
-        tools, cpu = -1, 0.0
+        tools, cpu, ready, elapsed, rss = -1, 0.0, 0.0, 0.0, 0.0
         try:
             deadline = started + 60
-            while time.perf_counter() < deadline:
+            while time.perf_counter() < deadline and not ready:
                 line = process.stdout.readline()
                 if not line:
                     break
@@ -76,8 +88,9 @@ def one_spawn(python: str, *, cold: bool, path: bool, cache: Path | None) -> tup
                 if message.get("id") == 2:
                     tools = len(message["result"]["tools"])
                     cpu = _cpu_seconds(process.pid)
-                    break
-            elapsed = time.perf_counter() - started
+                    elapsed = time.perf_counter() - started
+                elif message.get("id") == 3:
+                    ready, rss = _cpu_seconds(process.pid), _rss_mb(process.pid)
         finally:
             process.stdin.close()
             try:
@@ -86,7 +99,7 @@ def one_spawn(python: str, *, cold: bool, path: bool, cache: Path | None) -> tup
                 process.kill()
                 process.wait()
             process.stdout.close()
-        return elapsed, tools, cpu
+        return elapsed, tools, cpu, ready, rss
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -98,6 +111,17 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _rss_mb(pid: int) -> float:
+    """Resident set of a process in MB (``/proc``; 0 where there is none)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
@@ -106,26 +130,31 @@ def main(argv: list[str]) -> int:
         "--warm", action="store_true", help="share one cache dir: spawns after the first may start warm"
     )
     parser.add_argument("--python", default=sys.executable, help="interpreter of the install to measure")
-    parser.add_argument("--no-path", dest="path", action="store_false", help="do not put this checkout on PYTHONPATH")
+    parser.add_argument("--no-path", dest="path", action="store_false", help="do not put a checkout on PYTHONPATH")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="checkout put on PYTHONPATH (default: this one)")
     args = parser.parse_args(argv)
     times: list[float] = []
     cpus: list[float] = []
+    readies: list[float] = []
     shared = Path(tempfile.mkdtemp(prefix="ctxtrio-first-list-cache-")) if args.warm else None
     for run in range(1, args.runs + 1):
-        elapsed, tools, cpu = one_spawn(args.python, cold=args.cold, path=args.path, cache=shared)
+        tree = args.tree.resolve() if args.path else None
+        elapsed, tools, cpu, ready, rss = one_spawn(args.python, cold=args.cold, path=tree, cache=shared)
         load = os.getloadavg()[0]
         sys.stdout.write(
-            f"spawn {run}: first tools/list after {elapsed:.3f} s ({tools} tools), server CPU {cpu:.2f} s, load {load:.2f}\n"
+            f"spawn {run}: first tools/list after {elapsed:.3f} s ({tools} tools), server CPU {cpu:.2f} s,"
+            f" {ready:.2f} s at the first doc_ingest's answer (RSS {rss:.0f} MB), load {load:.2f}\n"
         )
-        if tools < 0:
+        if tools < 0 or not ready:
             return 1
         times.append(elapsed)
         cpus.append(cpu)
+        readies.append(ready)
     mode = "cold (no bytecode)" if args.cold else "bytecode cached"
     mode += ", cache dir shared (warm start possible)" if args.warm else ", fresh cache dir each spawn"
     sys.stdout.write(
         f"median {statistics.median(times):.3f} s, max {max(times):.3f} s over {len(times)} spawns, {mode};"
-        f" server CPU median {statistics.median(cpus):.2f} s\n"
+        f" server CPU median {statistics.median(cpus):.2f} s, {statistics.median(readies):.2f} s at the first doc_ingest\n"
     )
     return 0
 
