@@ -31,7 +31,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"ctxtrio: error: {exc}\n")
         return 2
-    args = list(sys.argv[1:] if argv is None else argv)
+    # Serving imports what lives as long as the process (the SDK's protocol models, our
+    # modules, the settings table): no collection while they run. The collector ran 251
+    # times during them (0.17 of their ~1.6 CPU-s, measured with gc.callbacks at load
+    # 8). What they leave is then hidden from it (gc.freeze below), whose full
+    # passes over ~170k permanent objects took ~95 ms here and stalled every call in
+    # flight. A subcommand (or main() called again in one process) collects as usual.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv), enabled)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _main(args: list[str], enabled: bool) -> int:
     from .cli.commands import find_subcommand, unknown_command
     from .cli.output import listen_error, probe_listen, setup_logging
     from .cli.settings import build_config, value_flags
@@ -39,6 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (found := find_subcommand(args, value_flags())) is not None:  # a subcommand; serving is the default
         from .cli.run import run
 
+        if enabled:
+            gc.enable()
         return run(*found)
     if (line := unknown_command(args, value_flags())) is not None:
         sys.stderr.write(f"ctxtrio: error: {line}\n")
@@ -61,22 +78,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Answer the host's first requests from recorded answers while the rest imports.
         warm = begin_warm_start(config.answer_settings)
     setup_logging(serving=True)
-    # Process-wide settings belong to the command, not to the library's serve(). The
-    # imports below build what lives as long as the process (the SDK's protocol models,
-    # our modules): no collection while they run (it ran 251 times during them, 0.17
-    # of their ~1.6 CPU-s, measured with gc.callbacks at load 8), one pass after, and
-    # what is left is hidden from the collector, whose full passes over ~100k permanent
-    # objects took ~95 ms here and stalled every call in flight.
-    gc.disable()
     import trio
 
     from ._app import serve
     from ._sdk import import_sdk
 
     import_sdk()
-    gc.collect()
+    # No collection before the freeze: the imports leave ~2,700 unreachable objects
+    # (~1.1 MB; gc.DEBUG_SAVEALL at load 3), and a full pass over the ~170k they made
+    # to find them cost 0.10-0.13 CPU-s a start. They stay, frozen with the rest.
     gc.freeze()
-    gc.enable()
+    if enabled:
+        gc.enable()
     if config.transport == "http":
         # Many clients ingesting at once keep worker threads busy chunking and indexing; a
         # shorter GIL switch interval lets the event loop (and a context_status between

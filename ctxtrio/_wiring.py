@@ -41,7 +41,6 @@ from .docs.embedding import SemanticIndex
 from .docs.pool import ChunkPool
 from .docs.service import DocumentService, repository_of
 from .llm.calibration import run_calibrator
-from .llm.client import LLMClient, open_llm_client
 from .llm.counting import TokenCounter
 from .llm.embeddings import Embedder
 from .llm.messages import LLMSettings
@@ -57,6 +56,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from ._config import Config
+    from .llm.client import LLMClient
     from .store.layout import DataDir
 
 __all__ = ["Wiring", "open_wiring"]
@@ -82,8 +82,9 @@ class Wiring:
     #: Budget, token model and detected context length, updated by the calibrator.
     live: Live
     summarizer: Summarizer
-    #: None with --no-llm.
-    llm: LLMClient | None
+    #: None with --no-llm. Quoted: nothing reads this class's field types at run time,
+    #: and the client's module (httpx) is imported only when an LLM is configured.
+    llm: "LLMClient | None"
 
     @property
     def config(self) -> Config:
@@ -229,6 +230,8 @@ async def _open_llm(config: Config) -> AsyncIterator[LLMClient | None]:
         timeout_s=config.llm_timeout_s,
         concurrency=config.llm_concurrency,
     )
+    from .llm.client import open_llm_client  # httpx: imported only when an LLM is configured
+
     async with open_llm_client(settings) as client:
         yield client
 
@@ -251,5 +254,7 @@ async def _open_embedder(config: Config) -> AsyncIterator[Embedder | None]:
         timeout_s=config.llm_timeout_s,
         concurrency=2,
     )
+    from .llm.client import open_llm_client  # httpx: imported only when an endpoint is configured
+
     async with open_llm_client(settings) as client:
         yield Embedder(client, config.embed_model)
