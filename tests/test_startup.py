@@ -31,7 +31,17 @@ _MESSAGES = [
 def _serve_importing(tmp_path: Path, *flags: str) -> set[str]:
     """Serve the messages above over stdio under ``-X importtime``; the modules the server imported."""
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "ctxtrio", "--no-audit", "--data-dir", str(tmp_path / "data"), *flags],
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "ctxtrio",
+            "--no-audit",
+            "--data-dir",
+            str(tmp_path / "data"),
+            *flags,
+        ],
         input="".join(json.dumps(message) + "\n" for message in _MESSAGES),
         capture_output=True,
         text=True,
