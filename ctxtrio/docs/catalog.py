@@ -3,10 +3,15 @@
 ``docs/catalog.jsonl`` is an append-only journal shared by every process on the data
 dir. Its records, replayed in file order (the last word wins):
 
-* ``commit`` (doc, gen, title, source, chunks, chars, tokens, sha256): generation ``gen`` is now
-  the document. Written only after every chunk of ``docs/<doc>/<gen>.jsonl`` is durable,
-  so the commit is the atomic switch of a re-ingest: before it readers see the old
-  version, after it the new one, never a mix; a crash before it leaves the old one.
+* ``commit`` (doc, gen, title, source, chunks, chars, tokens, sha256, end): generation ``gen``
+  is now the document. The atomic switch of a re-ingest: before it readers see the old
+  version, after it the new one, never a mix; a crash before it leaves the old one. It is
+  written after the last chunks of ``docs/<doc>/<gen>.jsonl`` and fsynced in the same round
+  as them, so ``end`` says where the generation ends in its file: a commit whose file does
+  not reach ``end`` (a crash kept the commit and not all of the chunks, or not the file's
+  folder entry) has not landed, and a replay skips it (:func:`unlanded`): the previous
+  commit stands. Commits without ``end`` (older stores wrote a commit only once its chunks
+  were durable) always land.
 * ``forget`` (doc): the document and all its cursors are gone.
 * ``cursor`` (doc, gen, session, next): where ``doc_window`` continues for one session
   (``""`` is the default cursor). A cursor of another generation reads as 0.
@@ -25,9 +30,14 @@ the records it reads from the journal (its own and other processes' alike).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from ..store.ops import ENDS_AT
 from ..store.records import NewRecord, Record
 from .model import DocumentInfo
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 __all__ = [
     "CURSOR_SLACK",
@@ -37,6 +47,8 @@ __all__ = [
     "cursor_record",
     "drop_stale_cursors",
     "forget_record",
+    "generation_end",
+    "unlanded",
 ]
 
 #: Cursor records beyond the live cursors that trigger a rewrite of the catalog.
@@ -156,6 +168,34 @@ def _entry(doc: str, record: Record) -> DocEntry | None:
     digest = record.get("sha256")
     content_hash = digest if isinstance(digest, str) else ""
     return DocEntry(DocumentInfo(doc, title, source, chunks, chars, tokens, ingested_at, content_hash), gen)
+
+
+def generation_end(record: Record) -> int | None:
+    """Where a commit record says its generation ends in its file (None: a commit of an older store)."""
+    end = record.get(ENDS_AT)
+    return end if record.get("kind") == "commit" and isinstance(end, int) else None
+
+
+def unlanded(records: Sequence[Record], landed: Callable[[Record], bool]) -> set[int]:
+    """Positions of the commit records a replay of ``records`` skips, as not landed.
+
+    ``landed`` checks a commit that names its end (a file read: :func:`generation_end`). Only
+    the last commit of each document is checked, and while it has not landed, the one
+    before it, back to a ``forget``: a commit that others follow no longer decides which
+    generation is current, and its file is usually gone (removed once replaced).
+    """
+    skipped: set[int] = set()
+    settled: set[object] = set()
+    for position in range(len(records) - 1, -1, -1):
+        record = records[position]
+        doc, kind = record.get("doc"), record.get("kind")
+        if doc in settled or kind not in ("commit", "forget"):
+            continue
+        if kind == "forget" or generation_end(record) is None or landed(record):
+            settled.add(doc)
+        else:
+            skipped.add(position)
+    return skipped
 
 
 def drop_stale_cursors(records: list[Record]) -> list[Record] | None:

@@ -2,7 +2,9 @@
 
 Each reads the catalog journal as it is on disk now, through the store's handle: nothing
 is replayed into the service's state and the folders are not swept (a service's first
-refresh does that, and a check must change nothing). Only :meth:`CheckingMethods.rebuild_index`
+refresh does that, and a check must change nothing). Every commit counts here, even one
+whose file does not reach the end it names (which a service's replay skips: see
+:mod:`.catalog`), so such a file is reported short. Only :meth:`CheckingMethods.rebuild_index`
 writes, through the store writer, one journal at a time, so servers on the same data dir
 keep searching.
 """

@@ -20,13 +20,23 @@ from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 from ..store.index import IndexDamagedError
+from .catalog import generation_end
 
 if TYPE_CHECKING:
     from ..store.handle import StoreHandle
     from ..store.layout import DataDir
+    from ..store.records import Record
     from .catalog import CatalogState
 
-__all__ = ["ORPHAN_AGE_S", "Sweep", "make_doc_dir", "probe_writable", "remove_empty_dirs", "sweep_folders"]
+__all__ = [
+    "ORPHAN_AGE_S",
+    "Sweep",
+    "generation_landed",
+    "make_doc_dir",
+    "probe_writable",
+    "remove_empty_dirs",
+    "sweep_folders",
+]
 
 log = logging.getLogger("ctxtrio.docs")
 
@@ -93,6 +103,27 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
             elif now - file.stat().st_mtime > ORPHAN_AGE_S:
                 lost.append(path)  # no readable record at all: set aside, never delete
     return Sweep(remove, catch_up, lost, damaged)
+
+
+def generation_landed(docs: Path, record: Record) -> bool:
+    """Whether the generation file a commit record names reaches the end it names, a whole
+    line ending there (blocking; see :mod:`.catalog`). A crash may have kept the commit and
+    lost the file's tail, its folder entry or all of it, or left zeros in its place."""
+    doc, gen, end = record.get("doc"), record.get("gen"), generation_end(record)
+    if not isinstance(doc, str) or not isinstance(gen, str) or end is None:
+        return True
+    if end <= 0:
+        return end == 0
+    try:
+        fd = os.open(docs / doc / f"{gen}.jsonl", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.pread(fd, 1, end - 1) == b"\n"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def probe_writable(directory: Path) -> None:

@@ -14,10 +14,13 @@ and every batch is a separate worker-thread call and a separate append, so the e
 loop and the single writer both stay free for other calls during a large ingest. A
 text whose first batch is its last (fewer than :data:`BATCH_CHUNKS` chunks: nearly every
 text chunked in threads) needs no producer. The last batch travels with the commit: one
-operation of the store writer appends it and, once it is fsynced, the commit
+operation of the store writer appends it and then the commit, naming where the
+generation ends, fsynced in one round
 (:meth:`~ctxtrio.store.handle.StoreHandle.append_then`), so a document of one batch
-costs one writer round trip, with the order that makes the commit safe kept: the
-commit line is written only after every chunk is durable.
+costs one writer round trip and one wait for the disk. What makes the commit safe: it
+is written after every chunk (a process that reads it finds them), and a commit whose
+file does not reach the end it names (a crash in that round) is skipped by every replay
+(:func:`~.catalog.unlanded`), so the version before it stays.
 
 If anything fails or the call is cancelled before the commit, the new generation
 file is removed (shielded, bounded by :data:`CLEANUP_DEADLINE_S`) and the previous

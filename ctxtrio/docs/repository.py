@@ -33,9 +33,18 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import NotFoundError, StoreError
-from .catalog import CatalogState, DocEntry, commit_record, cursor_record, drop_stale_cursors, forget_record
+from .catalog import (
+    CatalogState,
+    DocEntry,
+    commit_record,
+    cursor_record,
+    drop_stale_cursors,
+    forget_record,
+    generation_end,
+    unlanded,
+)
 from .chunks import LoadedDoc, StoredChunk, chunk_on_line, load_generation, summary_record
-from .folders import probe_writable, remove_empty_dirs, sweep_folders
+from .folders import generation_landed, probe_writable, remove_empty_dirs, sweep_folders
 from .ranges import RANGE_MIN_BYTES, chunk_spans
 
 if TYPE_CHECKING:
@@ -91,6 +100,9 @@ class Repository:
         self._journals_version = -1
         #: Generation files set aside in lost-and-found by this process's startup sweep.
         self.lost: list[Path] = []
+        #: Document → generation of its last commit, skipped by a replay as not landed
+        #: (:meth:`unlanded`), until a later commit or forget of the document.
+        self.cut_short: dict[str, str] = {}
 
     # -- paths --------------------------------------------------------------------
 
@@ -123,6 +135,13 @@ class Repository:
     def entry(self, doc_id: str) -> DocEntry:
         """The current entry of ``doc_id`` (as of the last refresh), or NotFoundError."""
         entry = self.state.docs.get(doc_id)
+        if entry is None and doc_id in self.cut_short:
+            raise NotFoundError(
+                f"no document {doc_id!r}: its last version (generation {self.cut_short[doc_id]}) did not land "
+                "whole (a crash while it was written, or its file was damaged since); the file is kept and "
+                "set aside in lost-and-found/ once an hour old: ingest the document again",
+                hint="list_documents",
+            )
         if entry is None:
             raise NotFoundError(f"no document {doc_id!r}", hint="list_documents")
         return entry
@@ -154,8 +173,8 @@ class Repository:
 
         ``last``: the generation's last records and their index rows, appended first in
         the same store batch (:meth:`~ctxtrio.store.handle.StoreHandle.append_then`: the
-        commit is written once they are durable), so a document of one batch costs one
-        round trip to the writer. An error of that append is raised as it is. Returns the
+        commit is written after them, naming where they end, and fsynced with them), so a
+        document of one batch costs one round trip to the writer and one fsync round. An error of that append is raised as it is. Returns the
         commit's result and, with ``last``, where the generation file ends.
 
         Shielded: once queued, the commit may land even if the caller is cancelled, so
@@ -215,20 +234,47 @@ class Repository:
             # generations that replay finds superseded are the startup sweep's to remove.
             fresh = CatalogState(version=self.state.version + 1)
             result = await self.store.read(self.catalog_path, 0)
-            for record in result.records:
-                fresh.apply(record.data)
+            skipped = await self.unlanded(result.records)
+            for position, record in enumerate(result.records):
+                if position not in skipped:
+                    fresh.apply(record.data)
             fresh.offset = result.end
             self.state, self._catalog_id = fresh, catalog_id
             return []
         self._catalog_id = catalog_id
         result = await self.store.read(self.catalog_path, self.state.offset)
-        return self._apply(result.records, result.end)
+        skipped = await self.unlanded(result.records)
+        return self._apply([record for n, record in enumerate(result.records) if n not in skipped], result.end)
+
+    async def unlanded(self, records: list[StoredRecord]) -> set[int]:
+        """Positions of the commits among ``records`` whose generation file does not reach the
+        end they name (see :mod:`.catalog`): a replay skips them. Our own commits are absorbed
+        without this: they are acknowledged once their chunks are durable."""
+        if not any(generation_end(record.data) is not None for record in records):
+            return set()
+        check = partial(generation_landed, self.data.docs)
+        skipped = await trio.to_thread.run_sync(unlanded, [record.data for record in records], check)
+        for position in sorted(skipped):
+            doc, gen = records[position].data.get("doc"), records[position].data.get("gen")
+            if isinstance(doc, str) and isinstance(gen, str):
+                self.cut_short[doc] = gen
+            log.warning(
+                "catalog: the commit of %s/%s is skipped: its generation file does not reach the end it names "
+                "(a crash while it was written, or the file was damaged since); the version before it stays",
+                doc,
+                gen,
+            )
+        return skipped
 
     def _apply(self, records: list[StoredRecord], end: int) -> list[Key]:
         """Apply catalog records read up to ``end`` (none: nothing moves); the generations made obsolete."""
         if not records and end <= self.state.offset:
             return []
         obsolete = [found for record in records if (found := self.state.apply(record.data)) is not None]
+        if self.cut_short:
+            for record in records:
+                if record.data.get("kind") in ("commit", "forget"):
+                    self.cut_short.pop(str(record.data.get("doc")), None)
         self.state.offset = end
         return obsolete
 
@@ -245,7 +291,8 @@ class Repository:
         for path in sweep.lost:
             target = self.data.lost_found / path.relative_to(self.data.root)
             log.warning(
-                "no readable catalog record commits %s (its commit line may be damaged, see quarantine/): "
+                "no readable catalog record commits %s (its commit line may be damaged, see quarantine/, or a crash "
+                "cut the file short before its commit landed): "
                 "moved to %s, not deleted",
                 path,
                 target,

@@ -18,22 +18,27 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
 from .._errors import CtxError, StoreError
 from .index import Forget, IndexDamagedError, SearchIndex
 from .journal import UnstorableError
-from .ops import AppendOp, CatchUpOp, HealOp, InstallOp, LaggingOp, MoveOp, ReindexOp, RemoveOp, RewriteOp
+from .ops import ENDS_AT, AppendOp, CatchUpOp, HealOp, InstallOp, LaggingOp, MoveOp, ReindexOp, RemoveOp, RewriteOp
 from .reading import store_error
 from .results import AppendResult
 from .rows import IndexRow, RowsFor
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .handle import IndexHealth, WriterStats
     from .journal import GroupItem, JournalAppender
     from .layout import DataDir
     from .ops import StoreOp
+    from .records import NewRecord
 
 __all__ = ["BUSY_BACKOFF_S", "IndexWork", "defer", "flush_index", "process_batch", "reindex_documents"]
 
@@ -61,7 +66,8 @@ def process_batch(
     Returns the index work for the appends and removals, which the writer runs after
     acknowledging them. Other maintenance in the batch runs in order, after flushing
     what precedes it (index included). An append's follow-up (``AppendOp.then``: a
-    document's commit) is written in a second group commit, once the append is durable.
+    document's commit) is written after it and fsynced in the same round, naming where it
+    ends (``ENDS_AT``); in the next round if its journal is also appended to in this one.
     """
     stats.batches += 1
     pending: list[IndexWork] = []
@@ -99,54 +105,123 @@ def _flush_appends(
         (path, [record for op in ops for record in op.records], ops[0].expect_end if len(ops) == 1 else None)
         for path, ops in groups.items()
     ]
-    outcomes = appender.append_group(items)  # every journal written, then all fsynced at once
-    for (path, records, _), ops, result in zip(items, groups.values(), outcomes, strict=True):
+    follow = _FollowUps(groups)
+    outcomes = appender.append_group(items, [(path, partial(follow.build, path)) for path in follow.leaders])
+    written = [*groups.items(), *follow.written.items()]
+    for number, ((path, ops), result) in enumerate(zip(written, outcomes, strict=True)):
         if isinstance(result, UnstorableError) and len(ops) > 1:
             # Nothing of the group was written: write each append alone, so only the bad one fails.
             for op in ops:
                 _flush_appends(data, {path: [op]}, appender, pending, stats, rows_for)
-            continue
-        if isinstance(result, CtxError):
-            for op in ops:
+        elif isinstance(result, CtxError):
+            for op in ops if number < len(items) else follow.failed(path):
                 op.outcome.error = result
-            continue
-        stats.fsyncs += 1
-        stats.appends += len(ops)
-        stats.records += len(records)
-        rows: dict[int, list[IndexRow]] = {}
-        position = 0
-        for op in ops:
-            mine = result.records[position : position + len(op.records)]
-            position += len(op.records)
-            start = mine[0].offset if mine else result.end
-            op.outcome.result = AppendResult(
-                path, mine, start, mine[-1].end if mine else result.end, result.foreign, result.file_id
-            )
-            for number, stored in enumerate(mine):
-                found = op.rows[number] if op.rows is not None else rows_for(stored.data)
-                if found:
-                    rows[stored.offset] = found
-        if rows:  # journals without searchable records (sessions) skip the index entirely
-            pending.append((data.journal_name(path), path, result, rows))
-    _flush_follow_ups(data, groups, appender, pending, stats, rows_for)
+        else:
+            stats.fsyncs += number < len(items)  # (a follow-up shares their round)
+            _acknowledge(data, path, ops, result, pending, stats, rows_for)
+    _flush_follow_ups(data, groups, follow.later, appender, pending, stats, rows_for)
+
+
+class _FollowUps:
+    """The follow-ups (``AppendOp.then``: a document's commit) of one group's appends.
+
+    Written in the same fsync round, after what they follow and naming where it ends
+    (:data:`ENDS_AT`); one whose journal is also appended to in the group waits for the
+    next round (``later``).
+    """
+
+    def __init__(self, groups: dict[Path, list[AppendOp]]) -> None:
+        self._groups = groups
+        self._numbers = {path: number for number, path in enumerate(groups)}
+        #: Follow-up journal → the appends whose follow-ups go there.
+        self.leaders: dict[Path, list[AppendOp]] = {}
+        self.later: dict[Path, list[AppendOp]] = {}
+        for ops in groups.values():
+            for op in ops:
+                if op.then is not None and not op.then.outcome.settled:
+                    (self.later if op.then.path in groups else self.leaders).setdefault(op.then.path, []).append(op)
+        #: Follow-up journal → the follow-ups written there (those of appends that were written).
+        self.written: dict[Path, list[AppendOp]] = {path: [] for path in self.leaders}
+        self._built: set[Path] = set()
+
+    def build(self, path: Path, results: Sequence[AppendResult | StoreError | None]) -> list[NewRecord]:
+        """The records of ``path``'s follow-ups whose appends were written, each naming its end."""
+        self._built.add(path)
+        for op in self.leaders[path]:
+            result = results[self._numbers[op.path]]
+            if isinstance(result, AppendResult) and op.then is not None:
+                ops = self._groups[op.path]
+                _name_end(op, _split(result, ops)[ops.index(op)].end)
+                self.written[path].append(op.then)
+        return [record for then in self.written[path] for record in then.records]
+
+    def failed(self, path: Path) -> list[AppendOp]:
+        """The follow-ups an error of ``path``'s append concerns (all of them if it was never built)."""
+        if path in self._built:
+            return self.written[path]
+        return [op.then for op in self.leaders[path] if op.then is not None]
+
+
+def _acknowledge(
+    data: DataDir,
+    path: Path,
+    ops: list[AppendOp],
+    result: AppendResult,
+    pending: list[IndexWork],
+    stats: WriterStats,
+    rows_for: RowsFor,
+) -> None:
+    """Give each append of a journal written in a group its part of ``result``; queue its index rows."""
+    stats.appends += len(ops)
+    stats.records += len(result.records)
+    rows: dict[int, list[IndexRow]] = {}
+    for op, mine in zip(ops, _split(result, ops), strict=True):
+        op.outcome.result = mine
+        for number, stored in enumerate(mine.records):
+            found = op.rows[number] if op.rows is not None else rows_for(stored.data)
+            if found:
+                rows[stored.offset] = found
+    if rows:  # journals without searchable records (sessions) skip the index entirely
+        pending.append((data.journal_name(path), path, result, rows))
+
+
+def _split(result: AppendResult, ops: list[AppendOp]) -> list[AppendResult]:
+    """The result of one append of a journal's group, per operation, in order."""
+    results: list[AppendResult] = []
+    position = 0
+    for op in ops:
+        mine = result.records[position : position + len(op.records)]
+        position += len(op.records)
+        start = mine[0].offset if mine else result.end
+        end = mine[-1].end if mine else result.end
+        results.append(AppendResult(result.path, mine, start, end, result.foreign, result.file_id))
+    return results
+
+
+def _name_end(op: AppendOp, end: int) -> None:
+    """Write into ``op``'s follow-up records where ``op``'s records end (:data:`ENDS_AT`)."""
+    assert op.then is not None
+    op.then.records[:] = [replace(record, body={**record.body, ENDS_AT: end}) for record in op.then.records]
 
 
 def _flush_follow_ups(
     data: DataDir,
     groups: dict[Path, list[AppendOp]],
+    later: dict[Path, list[AppendOp]],
     appender: JournalAppender,
     pending: list[IndexWork],
     stats: WriterStats,
     rows_for: RowsFor,
 ) -> None:
-    """Write the follow-ups (``AppendOp.then``) of the appends just made durable; fail those of failed ones."""
+    """Settle the follow-ups of failed appends; write those ``later`` holds, of appends now durable."""
     follow: dict[Path, list[AppendOp]] = {}
     for ops in groups.values():
         for op in ops:
             if op.then is not None and not op.then.outcome.settled:
                 if op.outcome.result is None:
                     op.then.outcome.error = StoreError(f"not written: the append to {op.path.name} before it failed")
-                else:
+                elif op in later.get(op.then.path, ()):
+                    _name_end(op, op.outcome.result.end)
                     follow.setdefault(op.then.path, []).append(op.then)
     if follow:  # written only now that what they follow is durable
         _flush_appends(data, follow, appender, pending, stats, rows_for)

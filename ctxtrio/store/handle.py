@@ -186,13 +186,16 @@ class StoreHandle:
         *,
         rows: Sequence[list[IndexRow]] | None = None,
     ) -> tuple[AppendResult, AppendResult]:
-        """Append ``records`` to ``path``, then, once they are fsynced, ``then_records`` to
-        ``then_path``: both in one batch of the writer (one round trip instead of two),
-        with the order of a commit kept (the second is written only after the first is durable).
+        """Append ``records`` to ``path``, then ``then_records`` to ``then_path``, each of
+        them naming where ``records`` end (:data:`~.ops.ENDS_AT`): both in one batch of the
+        writer and one fsync round (one round trip, and one wait for the disk, instead of two).
+        A process may read the second before both are durable, never before the first is
+        written; after a crash, the second may be there without all of the first, so a
+        reader checks that ``path`` reaches the end it names (a document's commit).
 
-        Raises the first append's error (then nothing of ``then_records`` was written), or
-        the second's (the first is durable). Cancellation as for :meth:`append`: once
-        queued, both may still be written.
+        Raises the first append's error (then nothing of ``then_records`` was written, unless
+        the first failed only in its fsync: both were written), or the second's (the first is
+        durable). Cancellation as for :meth:`append`: once queued, both may still be written.
         """
         second = AppendOp(then_path, list(then_records))
         op = AppendOp(path, list(records), list(rows) if rows is not None else None, then=second)

@@ -46,7 +46,7 @@ from .results import AppendResult, JournalChangedError, Rewrite, RewriteResult
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
 
-__all__ = ["GroupItem", "JournalAppender", "UnstorableError"]
+__all__ = ["FollowItem", "GroupItem", "JournalAppender", "UnstorableError"]
 
 
 log = logging.getLogger("ctxtrio.store")
@@ -77,6 +77,9 @@ class _Written:
 
 #: (journal, records, expect_end) of one append in a group.
 GroupItem = tuple[Path, list[NewRecord], "int | None"]
+#: (journal, build) of a follow-up in a group: ``build`` gets the items' results once they
+#: are written (None or the error for those that were not) and returns the records to append.
+FollowItem = tuple[Path, "Callable[[Sequence[AppendResult | StoreError | None]], list[NewRecord]]"]
 #: fsyncs of one group run at once in up to this many threads.
 _SYNC_THREADS = 8
 
@@ -140,52 +143,99 @@ class JournalAppender:
             raise outcome
         return outcome
 
-    def append_group(self, items: Sequence[GroupItem]) -> list[AppendResult | StoreError]:
-        """Append to several journals (one item each) as one group commit; an outcome per item.
+    def append_group(
+        self, items: Sequence[GroupItem], follow: Sequence[FollowItem] = ()
+    ) -> list[AppendResult | StoreError]:
+        """Append to several journals (one item each) as one group commit; an outcome per item,
+        then one per follow-up.
 
-        Each journal is written under its lock, taken in path order (two processes never
-        wait for each other in a cycle); then all are fsynced at once, in parallel threads,
-        which the file system joins into few journal commits (ext4 here: 50 files of
-        100 KB in ~20 ms instead of ~200 ms one after another); then they are unlocked.
-        A journal whose write or fsync fails is cut back to where its append began and
-        gets its error; the others are not affected.
+        Each journal is locked in path order (two processes never wait for each other in a
+        cycle) and written; then all are fsynced at once, in parallel threads, which the file
+        system joins into few journal commits (ext4 here: 50 files of 100 KB in ~20 ms instead
+        of ~200 ms one after another); then they are unlocked. A journal whose write or fsync
+        fails is cut back to where its append began and gets its error; the others are not
+        affected.
+
+        ``follow``: appends whose records are built from the items' outcomes once those are
+        written (a document's commit naming where its generation ends). They are locked with
+        the items, written after every item (so a process that reads one finds what it
+        follows already in its file) and fsynced in the same round: a reader must check that
+        what a follow-up names is there (a crash may keep one and not the other). Their
+        journals differ from the items'.
         """
-        outcomes: list[AppendResult | StoreError | None] = [None] * len(items)
+        count = len(items)
+        paths = [item[0] for item in items] + [path for path, _ in follow]
+        outcomes: list[AppendResult | StoreError | None] = [None] * len(paths)
+        results: list[AppendResult | StoreError | None] = [None] * count  # as written, for the follow-ups
+        held: dict[int, tuple[int, bool]] = {}
         written: list[tuple[int, _Written]] = []
         try:
-            for number in sorted(range(len(items)), key=lambda n: str(items[n][0])):
-                path, new, expect_end = items[number]
+            for number in sorted(range(len(paths)), key=lambda n: str(paths[n])):
                 try:
-                    written.append((number, self._write(path, new, expect_end)))
+                    held[number] = self._acquire(paths[number], items[number][2] if number < count else None)
                 except StoreError as exc:
                     outcomes[number] = exc
-                except Exception as exc:  # (a record no check foresaw fails alone: nothing was written)
-                    log.exception("append to %s failed before writing", path)
-                    outcomes[number] = UnstorableError(
-                        f"cannot store these records in {path.name}: {type(exc).__name__}: {exc}"
-                    )
-            failures = self._sync([done for _, done in written])
-            for number, done in written:
-                error = failures.get(done.fd)
-                if error is None:
-                    self._tails[done.path] = done.tail
-                    outcomes[number] = done.result
-                    continue
-                try:
-                    os.ftruncate(done.fd, done.size)  # leave no partial line behind
-                except OSError:
-                    pass
-                outcomes[number] = store_error("append to journal", done.path, error)
+            for number in range(len(paths)):  # the items, then the follow-ups built from them
+                done = None
+                if number in held:
+                    new = items[number][1] if number < count else follow[number - count][1](results)
+                    if number >= count and not new:  # (none of what it follows was written)
+                        outcomes[number] = StoreError(f"nothing to append to {paths[number].name}")
+                    else:
+                        done = self._write_held(paths[number], held[number], new, outcomes, number)
+                    if done is not None:
+                        written.append((number, done))
+                if number < count:
+                    results[number] = done.result if done is not None else outcomes[number]
+            self._sync_written(written, outcomes)
         finally:
-            for number, done in written:
-                if self._fds.get(done.path) == done.fd:
-                    fcntl.flock(done.fd, fcntl.LOCK_UN)
+            for number, (fd, _) in held.items():
+                if self._fds.get(paths[number]) == fd:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
                 if not isinstance(outcomes[number], AppendResult):
-                    self.forget(done.path)
+                    self.forget(paths[number])
         return [outcome if outcome is not None else StoreError("append not attempted") for outcome in outcomes]
 
-    def _write(self, path: Path, new: list[NewRecord], expect_end: int | None) -> _Written:
-        """Lock ``path`` and write ``new`` (not yet fsynced); the lock stays taken."""
+    def _write_held(
+        self,
+        path: Path,
+        held: tuple[int, bool],
+        new: list[NewRecord],
+        outcomes: list[AppendResult | StoreError | None],
+        number: int,
+    ) -> _Written | None:
+        """Write ``new`` to the locked journal; None, and its error in ``outcomes``, if it was not."""
+        try:
+            return self._write_locked(*held, path, new)
+        except StoreError as exc:
+            outcomes[number] = exc
+        except Exception as exc:  # (a record no check foresaw fails alone: nothing was written)
+            log.exception("append to %s failed before writing", path)
+            outcomes[number] = UnstorableError(
+                f"cannot store these records in {path.name}: {type(exc).__name__}: {exc}"
+            )
+        return None
+
+    def _sync_written(
+        self, written: list[tuple[int, _Written]], outcomes: list[AppendResult | StoreError | None]
+    ) -> None:
+        """fsync what was written, at once; a journal whose fsync fails is cut back and gets the error."""
+        failures = self._sync([done for _, done in written])
+        for number, done in written:
+            error = failures.get(done.fd)
+            if error is None:
+                self._tails[done.path] = done.tail
+                outcomes[number] = done.result
+                continue
+            try:
+                os.ftruncate(done.fd, done.size)  # leave no partial line behind
+            except OSError:
+                pass
+            outcomes[number] = store_error("append to journal", done.path, error)
+
+    def _acquire(self, path: Path, expect_end: int | None) -> tuple[int, bool]:
+        """Open and lock ``path`` (again if another process replaced it), check ``expect_end``;
+        the descriptor and whether it was created. The lock stays taken."""
         fd, created = self._open(path)
         try:
             self._lock(fd, path)
@@ -195,10 +245,10 @@ class JournalAppender:
                     # writing to the old inode would lose the records. Start over.
                     fcntl.flock(fd, fcntl.LOCK_UN)
                     self.forget(path)
-                    return self._write(path, new, expect_end)
+                    return self._acquire(path, expect_end)
                 if expect_end is not None:
                     self._check_end(fd, path, expect_end)
-                return self._write_locked(fd, path, new, created)
+                return fd, created
             except BaseException:
                 if self._fds.get(path) == fd:
                     fcntl.flock(fd, fcntl.LOCK_UN)
@@ -350,7 +400,7 @@ class JournalAppender:
             self._clock.sleep(pause)
             pause = min(pause * 2, 0.05)
 
-    def _write_locked(self, fd: int, path: Path, new: list[NewRecord], created: bool) -> _Written:
+    def _write_locked(self, fd: int, created: bool, path: Path, new: list[NewRecord]) -> _Written:
         try:
             info = os.fstat(fd)
             size = info.st_size

@@ -21,6 +21,7 @@ from .results import AppendResult, Rewrite, RewriteResult
 from .rows import IndexRow
 
 __all__ = [
+    "ENDS_AT",
     "AppendOp",
     "CatchUpOp",
     "HealOp",
@@ -34,6 +35,12 @@ __all__ = [
     "RewriteOp",
     "StoreOp",
 ]
+
+
+#: The member the writer sets in each record of a follow-up (``AppendOp.then``): where the
+#: records it follows end in their journal. The follow-up is written in the same fsync round,
+#: so after a crash a reader must check that its journal reaches that far.
+ENDS_AT = "end"
 
 
 @dataclass(slots=True)
@@ -68,8 +75,9 @@ class AppendOp:
     rows: list[list[IndexRow]] | None = None
     expect_end: int | None = None
     outcome: Outcome = field(default_factory=Outcome)
-    #: Without ``expect_end``: another append, written in the same batch only once this
-    #: one is durable (fsynced); not written if this one fails (a document's commit).
+    #: Without ``expect_end``: another append (a document's commit), to another journal,
+    #: written after this one and fsynced with it, each of its records naming where this one
+    #: ends (:data:`ENDS_AT`); not written if this one fails to be written.
     then: AppendOp | None = None
 
 

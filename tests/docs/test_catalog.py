@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ctxtrio.docs import catalog
 from ctxtrio.docs.catalog import CatalogState, commit_record, cursor_record, drop_stale_cursors, forget_record
 from ctxtrio.docs.model import DocumentInfo
+from ctxtrio.store.ops import ENDS_AT
 from ctxtrio.store.records import NewRecord, Record, encode_record
 
 if TYPE_CHECKING:
@@ -156,3 +157,35 @@ def test_documents_by_source_follow_commits_and_forgets() -> None:
     assert state.from_source("/x.md") == []
     assert sorted(entry.doc_id for entry in state.from_source("/y.md")) == ["b", "c"]
     assert state.sources.keys() == {"/y.md"}
+
+
+def _ended(record: NewRecord, end: int | None) -> NewRecord:
+    return record if end is None else NewRecord(record.kind, {**record.body, ENDS_AT: end}, id_prefix=record.id_prefix)
+
+
+def test_unlanded_checks_the_last_commit_of_each_document_and_walks_back_to_a_forget() -> None:
+    """Only a document's last commit is checked, and while it has not landed the ones before it, back to a
+    forget; older commits and commits without an end are never checked."""
+    records = [
+        stored(_ended(commit_record(info("a"), "g1"), 10), 1),  # 0
+        stored(_ended(commit_record(info("a"), "g2"), 10), 2),  # 1
+        stored(_ended(commit_record(info("a"), "g3"), 10), 3),  # 2: cut short
+        stored(commit_record(info("b"), "h1"), 4),  # 3: an older store's commit, no end
+        stored(_ended(commit_record(info("c"), "k1"), 10), 5),  # 4
+        stored(forget_record("c"), 6),  # 5
+        stored(_ended(commit_record(info("c"), "k2"), 10), 7),  # 6: cut short, nothing before the forget
+        stored(cursor_record("a", "g3", "", 1), 8),  # 7
+    ]
+    asked: list[object] = []
+
+    def landed(record: Record) -> bool:
+        asked.append(record["gen"])
+        return record["gen"] not in ("g3", "k2")
+
+    assert catalog.unlanded(records, landed) == {2, 6}
+    assert asked == ["k2", "g3", "g2"]
+    state = CatalogState()
+    for position, record in enumerate(records):
+        if position not in {2, 6}:
+            state.apply(record)
+    assert {doc: entry.gen for doc, entry in state.docs.items()} == {"a": "g2", "b": "h1"}

@@ -13,6 +13,7 @@ from ctxtrio.store.records import NewRecord
 from ctxtrio.store.results import AppendResult, JournalChangedError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     import pytest
@@ -85,3 +86,34 @@ def test_a_failed_fsync_cuts_back_only_its_journal(tmp_path: Path, monkeypatch: 
         appender.close()
     assert _texts(bad) == ["kept", "later"]
     assert [record.seq for record in read_journal(bad).records] == [1, 2]
+
+
+def test_a_follow_up_is_built_from_the_written_items_and_written_after_them(tmp_path: Path) -> None:
+    """A follow-up's records are built once the items are written (the failed ones given as errors),
+    appended after them in the same group, and acknowledged with them."""
+    good, stale, after = tmp_path / "good.jsonl", tmp_path / "stale.jsonl", tmp_path / "a-follow.jsonl"
+    appender = JournalAppender(lock_timeout_s=1.0)
+    seen: list[object] = []
+
+    def build(results: Sequence[AppendResult | StoreError | None]) -> list[NewRecord]:
+        seen.extend(type(result).__name__ for result in results)
+        sizes = [good.stat().st_size, stale.stat().st_size]  # written already, not yet fsynced
+        return [
+            NewRecord("note", {"text": f"ends at {result.end}", "size": sizes[n]})
+            for n, result in enumerate(results)
+            if isinstance(result, AppendResult)
+        ]
+
+    try:
+        first = appender.append(stale, _notes("one"))
+        appender.append(stale, _notes("two"))
+        outcomes = appender.append_group(
+            [(good, _notes("g"), None), (stale, _notes("late"), first.end)], [(after, build)]
+        )
+    finally:
+        appender.close()
+    assert seen == ["AppendResult", "JournalChangedError"]
+    assert isinstance(outcomes[0], AppendResult) and isinstance(outcomes[1], JournalChangedError)
+    assert isinstance(outcomes[2], AppendResult)
+    [record] = read_journal(after).records
+    assert record.data["text"] == f"ends at {outcomes[0].end}" and record.data["size"] == outcomes[0].end

@@ -15,6 +15,7 @@ from ctxtrio._errors import StoreError
 from ctxtrio.docs.chunks import chunk_rows
 from ctxtrio.store import journal as journal_module
 from ctxtrio.store.layout import DataDir, prepare_data_dir
+from ctxtrio.store.ops import ENDS_AT
 from ctxtrio.store.reading import read_journal
 from ctxtrio.store.records import NewRecord
 from ctxtrio.store.writer import run_store_writer
@@ -281,10 +282,11 @@ async def test_a_batch_that_fails_unexpectedly_is_answered_and_the_writer_goes_o
     assert [r.data["text"] for r in read_journal(data.session_journal("s1")).records] == ["stored"]
 
 
-async def test_append_then_writes_the_second_only_after_the_first_is_fsynced(
+async def test_append_then_writes_the_second_after_the_first_and_fsyncs_both_in_one_round(
     store: StoreHandle, data: DataDir, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """append_then: the follow-up (a document's commit) is written after the first journal's fsync, both acknowledged."""
+    """append_then: the follow-up (a document's commit) is written after the first append, names where it
+    ends, and both are fsynced once both are written (one round); both acknowledged."""
     events: list[tuple[str, str, int]] = []
     real_fsync, real_write = os.fsync, os.write
 
@@ -301,10 +303,14 @@ async def test_append_then_writes_the_second_only_after_the_first_is_fsynced(
     chunks, catalog = data.docs / "d" / "g.jsonl", data.docs / "catalog.jsonl"
     first, second = await store.append_then(chunks, [_chunk(0, "zebra")], catalog, [_note("commit")])
     assert read_journal(chunks).end == first.end and read_journal(catalog).end == second.end
-    chunk_synced = next(i for i, (what, name, size) in enumerate(events) if what == "fsync" and name == str(chunks))
-    catalog_written = next(i for i, (what, name, _) in enumerate(events) if what == "write" and name == str(catalog))
-    assert events[chunk_synced][2] >= first.end and chunk_synced < catalog_written
-    assert any(what == "fsync" and name == str(catalog) and size >= second.end for what, name, size in events)
+    assert [record.data[ENDS_AT] for record in read_journal(catalog).records] == [first.end]
+
+    def first_event(kind: str, path: Path) -> int:
+        return next(i for i, (what, name, _) in enumerate(events) if what == kind and name == str(path))
+
+    assert first_event("write", chunks) < first_event("write", catalog) < first_event("fsync", chunks)
+    assert events[first_event("fsync", chunks)][2] >= first.end
+    assert events[first_event("fsync", catalog)][2] >= second.end
     assert await store.search("chunks", ["zebra"], journals=[data.journal_name(chunks)], limit=5)
 
 
