@@ -6,7 +6,10 @@ such as ``decoder.py``); a name without a known extension (inline text, ``.txt``
 lines each kind would treat as structure. ``.log`` files are plain text.
 
 Kinds: ``markdown`` (ATX and setext headings, fences), ``rst`` (underlined and
-overlined titles), ``asciidoc`` (``=``-prefixed titles), ``text`` (paragraphs and
+overlined titles), ``asciidoc`` (``=``-prefixed titles; sniffed also by its list
+continuations ``+``, anchors ``[[id]]``, ``include::``/``ifdef::`` lines and labeled-list
+items ``--flag::`` followed by their text, listing blocks opened after a blank line and
+inline macros such as ``linkgit:git-add[1]``, as in git's manual), ``text`` (paragraphs and
 lines only), and source code split at definitions: ``python``, ``javascript``
 (JS and TS), ``go``, ``rust``, ``java`` (Java, C#, Kotlin, Scala, Swift).
 """
@@ -62,7 +65,11 @@ _SIGNS: Final[dict[Kind, re.Pattern[str]]] = {
         re.MULTILINE,
     ),
     Kind.ASCIIDOC: re.compile(
-        r"^(?:={1,5}[ \t]+\w|:[\w-]+:[ \t]|\[(?:source|NOTE|TIP|WARNING|IMPORTANT)\b[^\n]*\]\r?$)", re.MULTILINE
+        r"^(?:={1,5}[ \t]+\w|(?P<attribute>:[\w-]+:[ \t])|\[(?:source|listing|literal|verse|quote|float|discrete|NOTE|TIP|WARNING|IMPORTANT|CAUTION)\b[^\n]*\]\r?$"
+        r"|\+[ \t]*\r?$|\[\[[^\]\n]+\]\][ \t]*\r?$|(?:include|ifdef|ifndef|ifeval|endif)::[^\s\[]*\["
+        r"|[^\s:][^\n]*?(?::{2,4}|;;)[ \t]*\r?\n[ \t]*+[^\s]"
+        r"|[ \t]*\r?\n(?P<delimiter>-{4,}|\.{4,})[ \t]*\r?\n[^\n]*\n(?!(?P=delimiter)[ \t]*\r?$))",
+        re.MULTILINE,
     ),  # fmt: skip
     Kind.PYTHON: re.compile(
         r"^(?:[ \t]*+(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[:(]|import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b)",
@@ -92,6 +99,9 @@ _ANY_SIGN: Final = re.compile(
     + ")",
     re.MULTILINE,
 )
+#: AsciiDoc's inline macros (``name:target[attributes]``, user guide ch. 21, "Macros"): its
+#: built-in ones and git's ``linkgit:git-add[1]``. Each counts as a sign wherever it is.
+_MACROS: Final = re.compile(r"\b(?:link|linkgit|image|xref|mailto|footnote|kbd|anchor|pass):[^\s\[\]]*\[[^\]\n]*\]")
 #: A kind needs at least this many signs to be chosen over plain markdown.
 _MIN_SIGNS: Final = 2
 _SHEBANG: Final = re.compile(r"#![^\n]*\b(?:python[\d.]*|node|deno)\b")
@@ -117,8 +127,17 @@ def sniff(text: str) -> Kind:
     if (shebang := _SHEBANG.match(head)) is not None:
         return Kind.PYTHON if "python" in shebang.group() else Kind.JAVASCRIPT
     counts = dict.fromkeys(_SIGNS, 0)
+    counts[Kind.ASCIIDOC] += len(_MACROS.findall(head))
+    underlined = 0  # reST signs that are underlined titles (AsciiDoc's two-line titles look the same)
+    fields = 0  # AsciiDoc attribute entries, which look like reST's fields (``:Author: Me``)
     for match in _ANY_SIGN.finditer("\n" + head):
         counts[Kind(match.lastgroup or Kind.MARKDOWN)] += 1
+        underlined += match.group("underline") is not None
+        fields += match.group("attribute") is not None
+    if counts[Kind.ASCIIDOC] - fields >= _MIN_SIGNS and counts[Kind.RST] == underlined:
+        # AsciiDoc's own signs and no reST directive or target: the titles are AsciiDoc's
+        counts[Kind.ASCIIDOC] += underlined
+        counts[Kind.RST] = 0
     if counts[Kind.MARKDOWN] >= _MIN_SIGNS and "\n```" in head:
         return Kind.MARKDOWN  # fenced code in prose: the code's signs do not count
     best = max(counts, key=lambda kind: counts[kind])

@@ -1,4 +1,5 @@
-"""Blocks of reStructuredText and AsciiDoc, and of plain paragraphs (see :mod:`.blocks` for markdown).
+"""Blocks of reStructuredText and of plain paragraphs (see :mod:`.blocks` for markdown, :mod:`.asciidoc`
+for AsciiDoc).
 
 Like :func:`ctxtrio.text.blocks.iter_blocks`, every function here yields
 :class:`~ctxtrio.text.blocks.Block` s that tile the text (blank lines belong to the
@@ -14,9 +15,6 @@ block before them, leading ones to the first block); a heading is a block of its
   json.dumps(obj)``, ``.. class::``, ``.. method::``, ``.. option::``, ...) is a heading
   titled by its kind and name (``function json.dumps``), below every section and
   nested by its indentation (a ``method`` indented under its ``class``).
-* **AsciiDoc**: ``= Title`` (level 1) to ``====== Title`` (level 6); lines inside
-  listing, literal, passthrough and comment blocks (``----``, ``....``, ``++++``,
-  ``////``, four or more) and fences are not titles.
 * **Paragraphs**: runs of non-blank lines separated by blank lines (plain text, logs,
   and the text between titles).
 
@@ -34,7 +32,7 @@ from ctxtrio.text.blocks import Block
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-__all__ = ["PARAGRAPH_GAP", "asciidoc_blocks", "paragraph_spans", "plain_blocks", "rst_blocks", "tile"]
+__all__ = ["PARAGRAPH_GAP", "Heading", "paragraph_spans", "plain_blocks", "rst_blocks", "tile"]
 
 _MAX_TITLE_CHARS: Final = 200
 #: A blank run between paragraphs: its end is where the next paragraph starts.
@@ -51,14 +49,9 @@ _RST_LINE: Final = (
 #: Levels of API directives: deeper than any section, nested by indentation.
 _API_LEVEL: Final = 100
 _ADORNMENT_LINE: Final = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?\Z")
-_ADOC_LINE: Final = (
-    r"(?:(?P<marks>={1,6})[ \t]+(?P<title>[^\s][^\n]*?)[ \t]*\r?$"
-    r"|(?P<delim>-{4,}|\.{4,}|\+{4,}|/{4,}|`{3,})[ \t]*\r?$)"
-)
-#: Each of these line patterns as searched: the first line at the text's start, the others
+#: The line pattern as searched: the first line at the text's start, the others
 #: after a line feed (the only positions ``re`` tries; a MULTILINE ``^`` is tried at all).
 _RST: Final = (re.compile(_RST_LINE, re.MULTILINE), re.compile("\n" + _RST_LINE, re.MULTILINE))
-_ADOC: Final = (re.compile(_ADOC_LINE, re.MULTILINE), re.compile("\n" + _ADOC_LINE, re.MULTILINE))
 
 
 def _lines(patterns: tuple[re.Pattern[str], re.Pattern[str]], text: str) -> Iterator[tuple[int, re.Match[str]]]:
@@ -86,11 +79,6 @@ def rst_blocks(text: str) -> Iterator[Block]:
             yield Block(block.start, block.end, closes=_API_LEVEL)
         else:
             yield block
-
-
-def asciidoc_blocks(text: str) -> Iterator[Block]:
-    """The blocks of an AsciiDoc document."""
-    return tile(text, _asciidoc_headings(text))
 
 
 def tile(text: str, headings: Iterable[Heading]) -> Iterator[Block]:
@@ -197,20 +185,3 @@ def _follows_break(text: str, line_start: int) -> bool:
     before_start = text.rfind("\n", 0, line_start - 1) + 1
     before = text[before_start:line_start]
     return not before.strip() or _ADORNMENT_LINE.match(before) is not None
-
-
-def _asciidoc_headings(text: str) -> Iterator[Heading]:
-    inside = ""  # the delimiter of the block being skipped
-    for line_start, match in _lines(_ADOC, text):
-        delimiter = match.group("delim")
-        if delimiter is not None:
-            if not inside:
-                inside = delimiter
-            elif delimiter == inside:
-                inside = ""
-            continue
-        if inside:
-            continue
-        title = _title(match.group("title"))
-        if any(char.isalnum() for char in title):
-            yield line_start, _line_end(text, line_start), len(match.group("marks")), title

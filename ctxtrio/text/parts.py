@@ -1,7 +1,7 @@
 """The parts chunking packs: blocks of a text of any kind, each with its heading trail.
 
 :func:`iter_parts` picks the splitter for a :class:`~ctxtrio.text.kinds.Kind`:
-markdown (:mod:`.blocks`), reST, AsciiDoc and plain paragraphs (:mod:`.markup`), or
+markdown (:mod:`.blocks`), AsciiDoc (:mod:`.asciidoc`), reST and plain paragraphs (:mod:`.markup`), or
 source code (:mod:`.code`). Parts tile the text in order.
 """
 
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxtrio.text.asciidoc import asciidoc_blocks
 from ctxtrio.text.blocks import iter_blocks
 from ctxtrio.text.code import Part, code_parts
 from ctxtrio.text.kinds import CODE_KINDS, Kind
-from ctxtrio.text.markup import asciidoc_blocks, plain_blocks, rst_blocks
+from ctxtrio.text.markup import plain_blocks, rst_blocks
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import random
 import re
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from ctxtrio.text import markup
-from ctxtrio.text.markup import asciidoc_blocks, plain_blocks, rst_blocks
+from ctxtrio.text import asciidoc, markup
+from ctxtrio.text.asciidoc import asciidoc_blocks
+from ctxtrio.text.markup import plain_blocks, rst_blocks
 from ctxtrio.text.parts import trailed
 
 if TYPE_CHECKING:
@@ -96,17 +98,21 @@ def test_plain_text_is_paragraphs_only() -> None:
     assert all(b.level == 0 for b in blocks)
 
 
-@pytest.mark.parametrize("name", ["_RST", "_ADOC"])
-def test_lines_after_line_feeds_are_those_of_line_starts(name: str) -> None:
+@pytest.mark.parametrize("kind", ["rst", "asciidoc"])
+def test_lines_after_line_feeds_are_those_of_line_starts(kind: str) -> None:
     """reST and AsciiDoc structural lines found after line feeds are those a MULTILINE ``^`` finds."""
     rng = random.Random(11)
     pieces = ["Title\n", "=====\n", "-----\n", "\n", "  .. function:: f(x)\n", ".. class:: A\n", "text ..\n",
-              "== Section\n", "----\n", "....\n", "= T\n", " \t\n", "x", "\r\n", "~~~\n"]  # fmt: skip
+              "== Section\n", "----\n", "....\n", "= T\n", " \t\n", "x", "\r\n", "~~~\n", "--flag::\n",
+              "+\n", "[[id]]\n", "term:: text\n", "--\n", "```\n"]  # fmt: skip
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 25))) for _ in range(400)]
     texts += [path.read_text(encoding="utf-8") for path in sorted(FIXTURES.glob("*.rst*"))]
-    line = getattr(markup, f"{name}_LINE").replace("[ \\t]*+", "[ \\t]*")
-    reference = re.compile("^" + line, re.MULTILINE)
+    lines: Callable[[str], Iterator[tuple[int, re.Match[str]]]] = asciidoc._lines
+    line = asciidoc._LINE
+    if kind == "rst":
+        line, lines = markup._RST_LINE, partial(markup._lines, markup._RST)
+    reference = re.compile("^" + line.replace("[ \\t]*+", "[ \\t]*"), re.MULTILINE)
     for text in texts:
         expected = [(found.start(), found.group(0).lstrip("\n")) for found in reference.finditer(text)]
-        got = [(start, found.group(0).lstrip("\n")) for start, found in markup._lines(getattr(markup, name), text)]
+        got = [(start, found.group(0).lstrip("\n")) for start, found in lines(text)]
         assert got == expected, text

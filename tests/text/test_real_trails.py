@@ -3,7 +3,8 @@
 The reST files are the stdlib's ``email/architecture.rst`` and CMake's ``cmake-qt.7.rst``
 (Debian's cmake-data), the setext markdown file libffi's README (Debian's libffi-dev),
 copied into the fixtures (see ``fixtures/NOTICE.txt``); the Python modules are read from
-the installed stdlib, and checked against the definitions :mod:`ast` finds.
+the installed stdlib, and checked against the definitions :mod:`ast` finds. git's AsciiDoc
+manual (GPL-2, so not copied) is read from Debian's git-doc where it is installed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from ctxtrio.text.chunking import Chunk, chunk_document
-from ctxtrio.text.kinds import kind_for
+from ctxtrio.text.kinds import Kind, kind_for
+from ctxtrio.text.parts import iter_parts
 from ctxtrio.text.tokens import TokenModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -113,3 +115,36 @@ def test_decoder_definitions_and_no_comment_trails() -> None:
     assert ("class JSONDecoder", "def raw_decode") in trails
     assert all(title.startswith(("def ", "class ")) for trail in trails for title in trail)
     assert any(chunk.trail == ("def py_scanstring",) and "def py_scanstring(" in chunk.text for chunk in found)
+
+
+GIT_DOC = Path("/usr/share/doc/git-doc")
+needs_git_doc = pytest.mark.skipif(not (GIT_DOC / "git-push.txt").is_file(), reason="apt-get install git-doc")
+
+
+def git_trails(name: str) -> list[tuple[str, ...]]:
+    """The trails of the parts of one of git-doc's AsciiDoc sources, read as the kind sniffed."""
+    text = (GIT_DOC / name).read_text(encoding="utf-8")
+    kind = kind_for(text, name)
+    assert kind is Kind.ASCIIDOC, name
+    return [trail for _, _, trail, _ in iter_parts(text, kind)]
+
+
+@needs_git_doc
+@pytest.mark.parametrize(
+    ("name", "trail"),
+    [
+        ("git-bisect.txt", ("git-bisect(1)", "DESCRIPTION", "Bisect skip")),
+        ("git-push.txt", ("git-push(1)", "OPTIONS", "--[no-]force-with-lease, --force-with-lease=<refname>, "
+                          "--force-with-lease=<refname>:<expect>")),
+        ("gitattributes.txt", ("gitattributes(5)", "EFFECTS", "Generating diff text", "Marking files as binary")),
+        ("user-manual.txt", ("Git User Manual", "Developing with Git", "Ensuring reliability",
+                             "Recovering lost changes", "Reflogs")),
+        ("rev-list-options.txt", ("Commit Ordering", "--reverse")),
+        ("gitfaq.txt", ("gitfaq(7)", "Common Issues", "How do I ignore changes to a tracked file?")),
+    ],
+)  # fmt: skip
+def test_git_manual_trails(name: str, trail: tuple[str, ...]) -> None:
+    """git's manual: underlined and = titles, option and FAQ entries make the trails; no listing line does."""
+    trails = git_trails(name)
+    assert trail in trails
+    assert not any(title.startswith("$ ") or "[[" in title for found in trails for title in found)
