@@ -197,6 +197,8 @@ class CharBudget:
     def __init__(self, total: int) -> None:
         self.total = total
         self.free = total
+        #: Ingests holding characters now.
+        self.holders = 0
         self._lot = trio.lowlevel.ParkingLot()
 
     @asynccontextmanager
@@ -205,10 +207,12 @@ class CharBudget:
         while self.free < need:
             await self._lot.park()
         self.free -= need
+        self.holders += 1
         try:
             yield
         finally:
             self.free += need
+            self.holders -= 1
             self._lot.unpark_all()
 
 

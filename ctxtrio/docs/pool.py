@@ -35,12 +35,19 @@ if TYPE_CHECKING:
     from ..text.tokens import TokenModel
     from .chunks import Batch
 
-__all__ = ["POOL_MIN_CHARS", "ChunkPool"]
+__all__ = ["POOL_ALONE_MIN_CHARS", "POOL_MIN_CHARS", "ChunkPool"]
 
 #: Texts at least this long go to the pool; shorter ones cost less in a thread than
 #: the round trip through a pipe (the stdlib sources, 1,758 files ingested one at a
 #: time: 0.79 CPU-s/MB with 16,000, 0.69 with 64,000, stress/ingest_cpu.py, load ~11).
 POOL_MIN_CHARS = 64_000
+#: Texts shorter than this go to the pool only while another ingest is in flight. An
+#: ingest alone has no other work to keep off the GIL, and a job's pipe round trips, frames
+#: and start cost more than a thread does (the stdlib's 118 files of 64,000-755,864
+#: characters, one at a time: 2.14 / 2.42 CPU-s in a thread, plus ~0.13 of record
+#: encoding, against 2.80 / 2.97 in the pool, parent and child; load 7.4). Without a
+#: pool the server chunks up to :data:`~.offload.OFFLOAD_MIN_CHARS` in threads anyway.
+POOL_ALONE_MIN_CHARS = 1_000_000
 #: Frames smaller than this are turned into records on the event loop (well under a millisecond).
 _INLINE_FRAME_BYTES = 256_000
 

@@ -28,7 +28,7 @@ from .ingest import CharBudget, Source, content_hash, write_generation
 from .model import DocumentInfo, IngestResult, SearchHit, SearchResult
 from .offload import OFFLOAD_MIN_CHARS
 from .packing import pack_hits
-from .pool import POOL_MIN_CHARS, ChunkPool
+from .pool import POOL_ALONE_MIN_CHARS, POOL_MIN_CHARS, ChunkPool
 from .reading import ReadingMethods
 from .render import render_search, search_head
 from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, Repository
@@ -58,6 +58,8 @@ class DocumentService(ReadingMethods, CheckingMethods):
     ``offload_min_chars`` are chunked in worker threads (``cpu_threads`` at once),
     longer ones in a child process: one of ``pool`` when given (then the default
     threshold is :data:`~.pool.POOL_MIN_CHARS`), else one started for the document.
+    An ingest while no other is in flight chunks texts shorter than ``alone_min_chars``
+    in threads too (default :data:`~.pool.POOL_ALONE_MIN_CHARS` with a pool).
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class DocumentService(ReadingMethods, CheckingMethods):
         cache_chars: int = DEFAULT_CACHE_CHARS,
         cpu_threads: int = 2,
         offload_min_chars: int | None = None,
+        alone_min_chars: int | None = None,
         ingest_slots: int = 16,
         ingest_chars: int = 64_000_000,
         pool: ChunkPool | None = None,
@@ -85,6 +88,9 @@ class DocumentService(ReadingMethods, CheckingMethods):
         if offload_min_chars is None:
             offload_min_chars = POOL_MIN_CHARS if pool is not None else OFFLOAD_MIN_CHARS
         self._offload_min_chars = offload_min_chars
+        if alone_min_chars is None:
+            alone_min_chars = POOL_ALONE_MIN_CHARS if pool is not None else offload_min_chars
+        self._alone_min_chars = max(offload_min_chars, alone_min_chars)
         #: Ingests past reading at once, and the characters of those past chunking. Each
         #: holds its text, chunks and records until committed; the rest wait their turn
         #: here (backpressure), so memory stays bounded whatever the number of
@@ -141,7 +147,7 @@ class DocumentService(ReadingMethods, CheckingMethods):
             assert text is not None
             body, source = check_text(text, max_chars=limit), "inline"
             default_title = first_line(text) or "inline text"
-        if self._pool is not None and len(body) >= self._offload_min_chars:
+        if self._pool is not None and len(body) >= self._child_min_chars(self._ingest_chars.holders):
             self._pool.warm()  # a text for the chunking processes: start them all (once) while it is hashed
         digest = await content_hash(body)
         shown_title = clean_title(title) or default_title
@@ -183,10 +189,15 @@ class DocumentService(ReadingMethods, CheckingMethods):
             model=self._live.tokens.current,
             progress=progress,
             cpu=self._cpu,
-            offload_min_chars=self._offload_min_chars,
+            offload_min_chars=self._child_min_chars(self._ingest_chars.holders - 1),
             pool=self._pool,
             exact=self._live.counter if self._live.counter.kind == "exact" else None,
         )
+
+    def _child_min_chars(self, others: int) -> int:
+        """Texts from this long are chunked in a child process, while ``others`` other
+        ingests hold characters: alone, a thread costs less than a job does."""
+        return self._offload_min_chars if others else self._alone_min_chars
 
     async def unchanged_file(self, file_path: str, source: str, digest: str) -> DocumentInfo | None:
         """The document :meth:`ingest` would leave as it is for ``file_path`` (no title, no ``doc_id``), or None.

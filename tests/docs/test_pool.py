@@ -31,7 +31,7 @@ async def test_pooled_ingests_match_the_chunker_and_reuse_workers(tmp_path: Path
     """Concurrent long ingests are chunked by at most size workers, exactly as the chunker says."""
     async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
         pool = ChunkPool(nursery, size=2)
-        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool, alone_min_chars=POOL_MIN_CHARS)
         texts = [_long_text(number) for number in range(5)]
         async with trio.open_nursery() as ingests:
             for number, text in enumerate(texts):
@@ -50,7 +50,7 @@ async def test_a_worker_killed_mid_job_fails_that_ingest_only(tmp_path: Path, mo
     async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
         pool = ChunkPool(nursery, size=1)
         pool._warming = True  # workers start only for jobs here, so each start is counted
-        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool, alone_min_chars=POOL_MIN_CHARS)
         real_start = pool._start
 
         async def start_and_kill() -> object:
@@ -72,7 +72,7 @@ async def test_reads_and_short_ingests_start_no_worker_and_a_long_ingest_starts_
     """Listing, searching, reading and short ingests start no chunking process; the first long ingest starts all."""
     async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
         pool = ChunkPool(nursery, size=2)
-        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool, alone_min_chars=POOL_MIN_CHARS)
         assert await docs.list_documents() == []
         await docs.ingest(text="# Short\n\nA short note about otters.", doc_id="s")
         assert (await docs.search("otters")).hits and (await docs.window("s")).chunks
@@ -92,7 +92,7 @@ async def test_a_worker_that_died_while_idle_is_replaced(tmp_path: Path) -> None
     """An idle worker killed from outside is noticed before use: the next ingest succeeds on a new one."""
     async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
         pool = ChunkPool(nursery, size=1)
-        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool, alone_min_chars=POOL_MIN_CHARS)
         await docs.ingest(text=_long_text(0), doc_id="first")
         (idle,) = pool._idle
         idle.process.send_signal(signal.SIGKILL)
@@ -127,11 +127,39 @@ async def test_pooled_code_is_split_by_its_kind(tmp_path: Path) -> None:
         text += "\n\n" + text
     async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
         pool = ChunkPool(nursery, size=1)
-        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool, alone_min_chars=POOL_MIN_CHARS)
         await docs.ingest(text=text, title="decoder.py", doc_id="code")
         assert pool.started == 1
         _, loaded = await docs._repo.load("code")
         model = ctx.live.tokens.current
         assert loaded.chunks == chunk_document(text, chunk_tokens=800, overlap_tokens=80, model=model, kind=Kind.PYTHON)
         assert ("def py_scanstring",) in {chunk.trail for chunk in loaded.chunks}
+        nursery.cancel_scope.cancel()
+
+
+async def test_an_ingest_alone_chunks_in_a_thread_and_one_beside_another_in_the_pool(tmp_path: Path) -> None:
+    """A long text ingested while no other ingest is in flight starts no worker; beside another, it goes to the pool."""
+    async with opened(tmp_path) as ctx, trio.open_nursery() as nursery:
+        pool = ChunkPool(nursery, size=1)
+        docs = DocumentService(ctx.store, ctx.live, ctx.config, pool=pool)
+        text = _long_text(0)
+        await docs.ingest(text=text, doc_id="alone")
+        await trio.testing.wait_all_tasks_blocked()
+        assert pool.started == 0 and not pool._warming
+        _, loaded = await docs._repo.load("alone")
+        model = ctx.live.tokens.current
+        assert loaded.chunks == chunk_document(text, chunk_tokens=800, overlap_tokens=80, model=model)
+        release = trio.Event()
+
+        async def held(done: float, total: float) -> None:
+            await release.wait()  # the short ingest holds its characters until released
+
+        async with trio.open_nursery() as ingests:
+            ingests.start_soon(partial(docs.ingest, text="# Short\n\nA note.", doc_id="short", progress=held))
+            await trio.testing.wait_all_tasks_blocked()
+            await docs.ingest(text=_long_text(1), doc_id="beside")
+            release.set()
+        assert pool.started == 1
+        _, loaded = await docs._repo.load("beside")
+        assert loaded.chunks == chunk_document(_long_text(1), chunk_tokens=800, overlap_tokens=80, model=model)
         nursery.cancel_scope.cancel()
