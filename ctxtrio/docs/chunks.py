@@ -107,10 +107,9 @@ class ChunkBatcher:
         chunks: list[StoredChunk] = []
         records: list[NewRecord] = []
         rows: list[list[IndexRow]] = []
-        for chunk in self._chunks:
-            stored = StoredChunk(chunk.index, chunk.text, chunk.start, chunk.end, chunk.trail, chunk.tokens)
-            chunks.append(stored)
-            records.append(chunk_record(stored))
+        for chunk in self._chunks:  # a StoredChunk is the chunker's Chunk: kept as it is
+            chunks.append(chunk)
+            records.append(chunk_record(chunk))
             rows.append([IndexRow("chunks", str(chunk.index), index_text(chunk.text), heading_terms(chunk.trail))])
             if len(chunks) >= self._batch_size:
                 break

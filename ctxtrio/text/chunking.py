@@ -241,6 +241,8 @@ class _Packer:
         start, end = pieces[0][_START], pieces[-1][_END]
         text = self._text[start:end]
         first_new = pieces[len(self._carried)] if len(pieces) > len(self._carried) else pieces[0]
-        chunk = Chunk(self._index, text, start, end, first_new[_TRAIL], self._spans.estimate(start, end))
+        # A chunk of one piece spans just that piece, whose estimate is known.
+        tokens = pieces[0][_TOKENS] if len(pieces) == 1 else self._spans.estimate(start, end)
+        chunk = Chunk(self._index, text, start, end, first_new[_TRAIL], tokens)
         self._index += 1
         return chunk
