@@ -273,13 +273,13 @@ class JournalAppender:
         folders |= {folder.parent for folder in self._new_folders}
         self._new_folders.clear()
         jobs += [partial(_fsync_dir, folder) for folder in folders]
-        if len(jobs) == 1:
-            jobs[0]()
-        elif jobs:
-            if self._syncer is None:
-                self._syncer = ThreadPoolExecutor(_SYNC_THREADS, thread_name_prefix="ctxtrio-fsync")
-            for future in [self._syncer.submit(job) for job in jobs]:
-                future.result()
+        if len(jobs) > 1 and self._syncer is None:
+            self._syncer = ThreadPoolExecutor(_SYNC_THREADS, thread_name_prefix="ctxtrio-fsync")
+        futures = [self._syncer.submit(job) for job in jobs[1:]] if self._syncer is not None else []
+        if jobs:
+            jobs[0]()  # this thread takes one itself: one hand-off fewer a round
+        for future in futures:
+            future.result()
         return failures
 
     def install(self, path: Path, new: list[NewRecord]) -> AppendResult:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 from typing import TYPE_CHECKING
 
 from ctxtrio._errors import StoreError
@@ -117,3 +118,27 @@ def test_a_follow_up_is_built_from_the_written_items_and_written_after_them(tmp_
     assert isinstance(outcomes[2], AppendResult)
     [record] = read_journal(after).records
     assert record.data["text"] == f"ends at {outcomes[0].end}" and record.data["size"] == outcomes[0].end
+
+
+def test_the_calling_thread_takes_one_fsync_of_a_group_and_the_pool_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group's fsyncs run at once: one in the writer's own thread (a hand-off fewer), the others in the pool."""
+    paths = [tmp_path / f"{name}.jsonl" for name in "abc"]
+    appender = JournalAppender(lock_timeout_s=1.0)
+    for path in paths:
+        appender.append(path, _notes("first"))  # created: later groups fsync the files alone
+    threads: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        threads.append(threading.current_thread().name)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    try:
+        outcomes = appender.append_group([(path, _notes("more"), None) for path in paths])
+    finally:
+        appender.close()
+    assert all(isinstance(outcome, AppendResult) for outcome in outcomes)
+    assert len(threads) == 3 and threads.count(threading.current_thread().name) == 1
