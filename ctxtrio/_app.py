@@ -157,7 +157,6 @@ async def _serve_stdio(
     lines = CancellableLines(
         stdin_fd,
         preload=preload,
-        on_line=traffic.incoming,
         drain=drain,
         room=partial(traffic.inflight.wait_below, MAX_UNANSWERED),
     )

@@ -20,7 +20,7 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["Peek", "canonical_id", "cancelled_id", "peek"]
+__all__ = ["Peek", "canonical_id", "cancelled_id", "peek", "peek_parsed"]
 
 _FULL_PARSE_LIMIT = 1 << 16
 _EDGE = 512
@@ -84,6 +84,11 @@ def _parsed(line: str) -> Peek:
         message = json.loads(line)
     except (ValueError, RecursionError):
         return Peek("other", None)
+    return peek_parsed(message)
+
+
+def peek_parsed(message: object) -> Peek:
+    """Classify a line already parsed to ``message`` (what :func:`peek` gives for a line that short)."""
     if not isinstance(message, dict):
         return Peek("other", None)
     value = message.get("id")
