@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from ctxtrio import Config, CtxError, open_context
+from ctxtrio.docs.pool import POOL_ALONE_MIN_CHARS
 from testkit.results import text_of
 
 from . import Row
@@ -25,8 +26,11 @@ if TYPE_CHECKING:
     from mcp import Client
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Long enough for the pool of chunking processes (more than POOL_MIN_CHARS).
-TEXT = "# Field notes\n\n" + "\n\n".join(f"Paragraph {n}: the numbat digs near burrow {n}." for n in range(2000))
+#: Long enough for the pool of chunking processes even when no other ingest is in flight
+#: (more than POOL_ALONE_MIN_CHARS: ~50 characters a paragraph).
+TEXT = "# Field notes\n\n" + "\n\n".join(
+    f"Paragraph {n}: the numbat digs near burrow {n}." for n in range(POOL_ALONE_MIN_CHARS // 40)
+)
 
 
 def _workers(server_pid: int) -> list[int]:
