@@ -6,8 +6,10 @@ one file per ingest generation, ``docs/<doc>/<gen>.jsonl`` (:mod:`.chunks`).
 Several processes may share the data dir. Before every read the service calls
 :meth:`Repository.refresh`, which replays what the catalog gained since last time
 (under a ``trio.Lock``, so concurrent calls replay once). Superseded and forgotten
-generations found while replaying are removed at once through the store writer
-(file and index rows; removing twice is harmless). The first refresh replays the
+generations found while replaying are removed through the store writer (file and
+index rows; removing twice is harmless) once what replaced them is durable: another
+process's commit may be read while its fsync round still runs, so the catalog and the
+replacing file are fsynced here first (:meth:`Repository._replaced_durably`). The first refresh replays the
 whole catalog and sweeps the folders instead (:mod:`.folders`): generations a readable catalog record
 proves obsolete (committed, then superseded or forgotten) are removed. Data is never
 deleted because metadata is unreadable: a generation no readable record commits (an
@@ -130,7 +132,42 @@ class Repository:
                 self._opened = True
                 return
             obsolete = await self._replay()
+            if obsolete:
+                obsolete = await trio.to_thread.run_sync(self._replaced_durably, obsolete)
         await self._remove(obsolete)
+
+    def _replaced_durably(self, obsolete: list[Key]) -> list[Key]:
+        """Of the generations another process's records made obsolete, those whose removal can no
+        longer outlive what replaced them, once that is made durable here (blocking).
+
+        That process writes a commit with its last chunks and fsyncs them in one round, so we may
+        read the commit while its round runs. Were the old file unlinked now and the machine lost
+        power before that round ended, the unlink could survive and the new version not (the
+        filesystem orders neither). So the catalog and each replacing generation file, with its
+        folder, are fsynced first; a generation whose replacement cannot be (gone, unreadable) is
+        left for its writer or the startup sweep. Rare: only when another process re-ingests or
+        forgets a document this one knew.
+        """
+        try:
+            _fsync(self.catalog_path)
+        except OSError as exc:
+            log.warning(
+                "cannot fsync %s; obsolete generations are left for the startup sweep: %s", self.catalog_path, exc
+            )
+            return []
+        kept: list[Key] = []
+        for doc_id, gen in obsolete:
+            current = self.state.docs.get(doc_id)
+            try:
+                if current is not None:
+                    path = self.gen_path(doc_id, current.gen)
+                    _fsync(path)
+                    _fsync(path.parent)
+            except OSError as exc:
+                log.info("generation %s/%s stays until the startup sweep: its replacement: %s", doc_id, gen, exc)
+                continue
+            kept.append((doc_id, gen))
+        return kept
 
     def entry(self, doc_id: str) -> DocEntry:
         """The current entry of ``doc_id`` (as of the last refresh), or NotFoundError."""
@@ -441,6 +478,15 @@ class GenerationCache:
         if current is not None and current.gen == doc.gen:
             await self._repo.store.append(self._repo.gen_path(doc.doc_id, doc.gen), [summary_record(key, text)])
         doc.summaries[key] = text
+
+
+def _fsync(path: Path) -> None:
+    """fsync a file or folder (blocking; OSError as it is)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _stat(path: Path) -> tuple[int, tuple[int, int] | None]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ctxtrio._errors import NotFoundError
+from ctxtrio.docs import repository
 from ctxtrio.docs.folders import ORPHAN_AGE_S
 from ctxtrio.docs.repository import Repository
 from ctxtrio.store.ops import ENDS_AT
@@ -98,3 +99,37 @@ async def test_another_process_reading_the_commit_finds_the_chunks(tmp_path: Pat
         await first.documents.ingest(text=NEW, doc_id="v")
         window = await second.documents.window("v", budget_tokens=100_000)
         assert "".join(chunk.text for chunk in window.chunks) == NEW
+
+
+async def test_another_process_removes_a_replaced_generation_only_once_its_replacement_is_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second process that replays a re-ingest fsyncs the catalog and the new generation file (and its
+    folder) before it removes the old file: the first process's round may still run, and a removal that
+    outlived a power loss must never outlive the version that replaced it."""
+    events: list[tuple[str, object]] = []
+    real_fsync = repository._fsync
+
+    def fsync(path: Path) -> None:
+        events.append(("fsync", path))
+        real_fsync(path)
+
+    async def remove(self: Repository, obsolete: list[tuple[str, str]]) -> None:
+        events.append(("remove", tuple(obsolete)))
+
+    async with opened(tmp_path) as first, opened(tmp_path) as second:
+        await first.documents.ingest(text=OLD, doc_id="v")
+        old_gen = first.documents._repo.entry("v").gen
+        await second.documents.list_documents()
+        await first.documents.ingest(text=NEW, doc_id="v")
+        new_path = first.documents._repo.gen_path("v", first.documents._repo.entry("v").gen)
+        monkeypatch.setattr(repository, "_fsync", fsync)
+        monkeypatch.setattr(Repository, "_remove", remove)
+        await second.documents.list_documents()
+    catalog = tmp_path / "data" / "docs" / "catalog.jsonl"
+    assert events == [
+        ("fsync", catalog),
+        ("fsync", new_path),
+        ("fsync", new_path.parent),
+        ("remove", (("v", old_gen),)),
+    ]
