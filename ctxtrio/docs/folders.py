@@ -2,7 +2,8 @@
 
 ``docs/<doc>/<gen>.jsonl`` holds one ingest generation. At startup
 :func:`sweep_folders` sorts every generation file: current ones the index lags behind
-are caught up, ones a readable catalog record proves obsolete are removed, and ones no
+are caught up, ones a readable catalog record proves obsolete are removed (set aside
+instead when the generation that replaced them does not read whole), and ones no
 readable record commits are set aside in ``lost-and-found/`` once older than
 :data:`ORPHAN_AGE_S` (never deleted; a younger one may still be being written).
 :class:`~.repository.Repository` acts on what it finds through the store's handle.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,9 @@ class Sweep:
     lost: list[Path]
     #: The index was found damaged while reading watermarks.
     damaged: IndexDamagedError | None = None
+    #: Obsolete generation files kept, not removed: the current generation that replaced
+    #: them does not read whole (see :func:`sweep_folders`).
+    kept: list[Path] = field(default_factory=list)
 
 
 def make_doc_dir(directory: Path) -> None:
@@ -74,6 +78,7 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
     remove: list[Path] = []
     catch_up: list[Path] = []
     lost: list[Path] = []
+    kept: list[Path] = []
     damaged: IndexDamagedError | None = None
     try:
         folders = [entry for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
@@ -86,6 +91,7 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
         except OSError as exc:
             log.warning("cannot list %s: %s", folder.path, exc)
             continue
+        whole: bool | None = None  # whether the current generation reads whole, once asked
         for file in files:
             gen = file.name.removesuffix(".jsonl")
             path = Path(file.path)
@@ -98,11 +104,29 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
                     catch_up.append(path)
                 except StoreError as exc:  # the index cannot be opened (a full disk): a later start catches up
                     log.warning("document %s is not caught up in the search index: %s", folder.name, exc)
-            elif (folder.name, gen) in state.committed:
-                remove.append(path)  # a readable record proves it obsolete
+            elif (folder.name, gen) in state.committed:  # a readable record proves it obsolete
+                if current is not None and whole is None:
+                    whole = _reads_whole(store, Path(folder.path) / f"{current.gen}.jsonl", current.info.chunks)
+                (remove if current is None or whole else kept).append(path)
             elif now - file.stat().st_mtime > ORPHAN_AGE_S:
                 lost.append(path)  # no readable record at all: set aside, never delete
-    return Sweep(remove, catch_up, lost, damaged)
+    return Sweep(remove, catch_up, lost, damaged, kept)
+
+
+def _reads_whole(store: StoreHandle, path: Path, chunks: int) -> bool:
+    """Whether a current generation file holds every chunk its commit counts, no line malformed.
+
+    An obsolete generation is still on disk after a crash in the round that replaced it, and
+    a commit is fsynced with its chunks in one round: :func:`generation_landed` checked only
+    where the file ends, and a filesystem that orders neither may keep a file's end and lose
+    a block inside it. Then the obsolete file is the last whole version; it is kept.
+    """
+    try:
+        result = store.blocking.read(path)
+    except StoreError:
+        return False
+    held = sum(record.data.get("kind") == "chunk" for record in result.records)
+    return not result.quarantined and not result.torn_tail_bytes and held >= chunks
 
 
 def generation_landed(docs: Path, record: Record) -> bool:

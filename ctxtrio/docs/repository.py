@@ -336,6 +336,16 @@ class Repository:
             )
             await self.store.move(path, target)
             self.lost.append(target)
+        for path in sweep.kept:
+            target = self.data.lost_found / path.relative_to(self.data.root)
+            log.warning(
+                "%s was replaced, but the version that replaced it does not read whole (a crash in its fsync "
+                "round, or damage since): moved to %s, not deleted",
+                path,
+                target,
+            )
+            await self.store.move(path, target)
+            self.lost.append(target)
         for path in sweep.catch_up:
             await self.store.catch_up(path)
         await trio.to_thread.run_sync(partial(remove_empty_dirs, self.data.docs, self.state, now=time.time()))

@@ -133,3 +133,26 @@ async def test_another_process_removes_a_replaced_generation_only_once_its_repla
         ("fsync", new_path.parent),
         ("remove", (("v", old_gen),)),
     ]
+
+
+async def test_a_replaced_version_is_set_aside_not_removed_when_its_replacement_lost_a_block_inside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a crash in a re-ingest's round, the old file is still there and the new one reaches its end but
+    lost a block inside (zeros): the startup sweep moves the old file to lost-and-found instead of deleting it."""
+    async with opened(tmp_path) as ctx:
+        await ctx.documents.ingest(text=OLD, doc_id="v")
+        old_gen = ctx.documents._repo.entry("v").gen
+        monkeypatch.setattr(Repository, "_remove", _no_removal)
+        await ctx.documents.ingest(text=NEW, doc_id="v")
+        new_gen = ctx.documents._repo.entry("v").gen
+    monkeypatch.undo()
+    docs = tmp_path / "data" / "docs" / "v"
+    content = (docs / f"{new_gen}.jsonl").read_bytes()
+    middle = len(content) // 2
+    (docs / f"{new_gen}.jsonl").write_bytes(content[:middle] + bytes(4096) + content[middle + 4096 :])
+    async with opened(tmp_path) as ctx:
+        await ctx.documents.list_documents()
+        kept = ctx.data.lost_found / "docs" / "v" / f"{old_gen}.jsonl"
+        assert kept.exists() and not (docs / f"{old_gen}.jsonl").exists()
+        assert kept.read_bytes().count(b'"kind":"chunk"') > 0
