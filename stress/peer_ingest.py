@@ -25,6 +25,7 @@ the checkout's files and lives in the user's cache dir, which every checkout on 
 account shares: a run right after another checkout's server would start cold and leave
 the import out. So ctxtrio gets a cache dir of this checkout's own (``XDG_CACHE_HOME``,
 under the temp dir), filled by one start before the rounds: every round starts warm.
+The checkout is byte-compiled first, as an install is (``proc_cpu.byte_compiled``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from bench_docs import ROOT, markdown_document, vocabulary
 from ingest_cpu import ingest_all
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from proc_cpu import TreeMeter, children
+from proc_cpu import TreeMeter, byte_compiled, children
 from real_text import CORPORA, identifier_queries, load
 
 #: ctxtrio's cache dir for these runs (its warm start's recorded answers): one per checkout.
@@ -121,6 +122,7 @@ def main() -> int:
         servers = {args.only: servers[args.only]}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
     if "ctxtrio" in servers:
+        byte_compiled(ROOT)
         trio.run(record_first_answers, servers["ctxtrio"])
     for _ in range(args.rounds):
         for name, command in servers.items():

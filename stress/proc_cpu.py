@@ -2,16 +2,18 @@
 
 ``TreeMeter`` follows a server and every process under it (chunking processes come and
 go), sampled often enough that a child's last reading is kept after it exits.
+:func:`byte_compiled` readies a checkout to be served as an install would be.
 """
 
 from __future__ import annotations
 
+import compileall
 import os
 from pathlib import Path
 
 import trio
 
-__all__ = ["TreeMeter", "children", "cpu_seconds", "threads"]
+__all__ = ["TreeMeter", "byte_compiled", "children", "cpu_seconds", "threads"]
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -77,3 +79,17 @@ class TreeMeter:
         while True:
             self.sample()
             await trio.sleep(interval_s)
+
+
+def byte_compiled(tree: Path) -> Path:
+    """``tree`` with its ``ctxtrio`` package byte-compiled, as ``pip install`` leaves an install.
+
+    A server started from a checkout compiles every module whose cached bytecode is
+    missing or older than its source, at every start when PYTHONDONTWRITEBYTECODE is set
+    (it is in this helper's shell), inside every figure that holds a start: compiling
+    the package's 186 modules takes 0.29 CPU-s (load 15), and /work/main had 49 of them
+    missing or stale, the lead's "before" checkout 157. compileall writes the cache
+    whatever that variable says, and skips what is up to date.
+    """
+    compileall.compile_dir(tree / "ctxtrio", quiet=1)
+    return tree
