@@ -19,10 +19,10 @@ from ..llm.summarizer import Summarizer, Wait, to_the_end
 from ..store.ids import validate_id
 from ..text.extractive import summarize_extractive
 from .arguments import check_start_end
+from .loaded import GenerationCache
 from .model import DocSummary, Outline, OutlineEntry, Window
 from .packing import contiguous_text, pack_outline, pack_window
 from .render import render_outline, render_window
-from .repository import GenerationCache, Repository
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .._live import Live
     from .._progress import Progress
     from .chunks import LoadedDoc
+    from .repository import Repository
 
 
 __all__ = ["ReadingMethods"]

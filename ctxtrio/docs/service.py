@@ -25,13 +25,14 @@ from ..text.words import rarity_weights
 from .arguments import clean_title, first_line, read_file
 from .checking import CheckingMethods
 from .ingest import CharBudget, Source, content_hash, write_generation
+from .loaded import DEFAULT_CACHE_CHARS
 from .model import DocumentInfo, IngestResult, SearchHit, SearchResult
 from .offload import OFFLOAD_MIN_CHARS
 from .packing import pack_hits
 from .pool import POOL_ALONE_MIN_CHARS, POOL_MIN_CHARS, ChunkPool
 from .reading import ReadingMethods
 from .render import render_search, search_head
-from .repository import CATALOG_NAME, DEFAULT_CACHE_CHARS, Repository
+from .repository import CATALOG_NAME, Repository
 from .sandbox import check_text
 from .search import FUSE_DEPTH, definitions_first, find_candidates, rerank_fused, search_words
 from .source_lock import hold_source

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxtrio.docs import chunks, repository
+from ctxtrio.docs import chunks, loaded
 from ctxtrio.docs.service import DocumentService
 from ctxtrio.store.index_tables import SCHEMA_VERSION, TOKENIZER
 
@@ -25,7 +25,7 @@ async def test_search_does_not_load_whole_documents(tmp_path: Path, monkeypatch:
         loads.append(path)
         return real(store, path, **kwargs)
 
-    monkeypatch.setattr(repository, "load_generation", counting)
+    monkeypatch.setattr(loaded, "load_generation", counting)
     async with opened(tmp_path) as ctx:
         docs = DocumentService(ctx.store, ctx.live, ctx.config, cache_chars=1)
         texts = {
