@@ -20,9 +20,9 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["Peek", "canonical_id", "cancelled_id", "peek", "peek_parsed"]
+__all__ = ["PEEK_PARSE_LIMIT", "Peek", "canonical_id", "cancelled_id", "peek", "peek_parsed"]
 
-_FULL_PARSE_LIMIT = 1 << 16
+PEEK_PARSE_LIMIT = 1 << 16
 _EDGE = 512
 _KEY = r'"{name}"\s*:\s*'
 _STRING_VALUE = r'("(?:[^"\\]|\\.)*")'
@@ -62,7 +62,7 @@ def cancelled_id(message: object) -> str | None:
 
 def peek(line: str) -> Peek:
     """Classify ``line``; never raises."""
-    if len(line) <= _FULL_PARSE_LIMIT:
+    if len(line) <= PEEK_PARSE_LIMIT:
         return _parsed(line)
     stripped = line.strip()
     if not stripped.startswith("{") or not stripped.endswith("}"):

@@ -27,7 +27,6 @@ was most of a 5 ms tool call (see stress/bench_sessions.py).
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import stat
@@ -39,19 +38,18 @@ import trio.lowlevel
 
 from .._sdk import response_id, serve_lines
 from .inflight import InFlight
-from .messages import _FULL_PARSE_LIMIT, Peek, cancelled_id, canonical_id, peek, peek_parsed
+from .json_lines import JsonLines
+from .messages import cancelled_id, canonical_id, peek
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+    from collections.abc import Awaitable, Callable, Iterator
 
     from mcp.server.lowlevel import Server
 
+    from .messages import Peek
     from .warm_start import AnswerRecorder
 
-__all__ = ["CancellableLines", "JsonLines", "ProtocolWriter", "Traffic", "claim_stdout", "not_json", "serve_stdio"]
-
-#: Lines up to this long are parsed to tell JSON from not; longer ones only by their first character.
-_CHECK_CHARS = 1 << 16
+__all__ = ["CancellableLines", "ProtocolWriter", "Traffic", "claim_stdout", "serve_stdio"]
 
 log = logging.getLogger("ctxtrio.transport")
 
@@ -188,126 +186,6 @@ class Traffic:
         keep = recorder.filter(peek(line))
         await trio.to_thread.run_sync(recorder.save)
         return keep
-
-
-def not_json(line: str) -> str | None:
-    """Why ``line`` is not JSON text (for the -32700 answer), or None when it is (or is blank).
-
-    Short lines are parsed; a longer one (a large ``doc_ingest``) is not parsed twice:
-    if it starts like an object or array it is the SDK's to parse.
-    """
-    stripped = line.strip()
-    if not stripped:
-        return None
-    if len(stripped) > _CHECK_CHARS:
-        return None if stripped[0] in "{[" else "it does not start with { or ["
-    try:
-        json.loads(stripped)
-    except RecursionError:
-        return None  # nested too deep for this check; the SDK answers it
-    except ValueError as exc:
-        return str(exc)
-    return None
-
-
-def not_message(line: str) -> str | None:
-    """Why a JSON ``line`` is no JSON-RPC message (for the -32600 answer), or None when it may be one.
-
-    ``null``, a number, a string, an object with neither ``method`` nor ``result``/``error``,
-    and an array: a batch, which MCP 2025-06-18 removed. Long lines are the SDK's (see
-    :func:`not_json`).
-    """
-    stripped = line.strip()
-    if not stripped or len(stripped) > _CHECK_CHARS:
-        return None
-    try:
-        message = json.loads(stripped)
-    except (ValueError, RecursionError):
-        return None
-    return _not_message(message)
-
-
-def _not_message(message: object) -> str | None:
-    if isinstance(message, list):
-        return "a batch (an array): MCP does not take batches since 2025-06-18; send one message a line"
-    if not isinstance(message, dict):
-        return f"{type(message).__name__ if message is not None else 'null'} is not a request or notification"
-    if "method" not in message and "result" not in message and "error" not in message:
-        return "an object with no method (nor result or error)"
-    return None
-
-
-class JsonLines:
-    """The lines of ``lines`` that may be messages; the others are answered and logged.
-
-    JSON-RPC 2.0, section 5.1: "Invalid JSON was received by the server" is -32700, and
-    "The JSON sent is not a valid Request object" is -32600, each with ``id`` null
-    because none could be read. The SDK would drop such lines silently.
-
-    Every line read is noted to ``traffic`` (requests in flight, warm-start recording)
-    before anything else can run. A line of up to 64 KiB is parsed here once for both
-    checks and that note (it was parsed three times: 0.15 CPU-s for the stdlib's 1,758
-    ``doc_ingest`` lines at load 9); the SDK parses it once more.
-    """
-
-    def __init__(self, lines: AsyncIterator[str], writer: ProtocolWriter, traffic: Traffic | None = None) -> None:
-        self._lines = lines
-        self._writer = writer
-        self._traffic = traffic
-        self._count = 0
-
-    def __aiter__(self) -> JsonLines:
-        return self
-
-    async def __anext__(self) -> str:
-        while True:
-            line = await self._lines.__anext__()
-            self._count += 1
-            message = _parsed_once(line)
-            if message is _UNPARSED:
-                self._note(line, None)
-                problem = not_json(line)
-                wrong = None if problem is not None else not_message(line)
-            else:  # one parse gives both checks and the traffic's look
-                self._note(line, peek_parsed(message))
-                problem, wrong = None, _not_message(message)
-            if problem is not None:
-                log.warning("stdin line %d is not JSON (%s): answered -32700 Parse error", self._count, problem)
-                error = {"code": -32700, "message": f"Parse error: {problem}"}
-            elif wrong is not None:
-                log.warning("stdin line %d is not a JSON-RPC message (%s): answered -32600", self._count, wrong)
-                error = {"code": -32600, "message": f"Invalid Request: {wrong}"}
-            else:
-                return line
-            answer = {"jsonrpc": "2.0", "id": None, "error": error}
-            await self._writer.write(json.dumps(answer, separators=(",", ":")) + "\n")
-
-    def _note(self, line: str, seen: Peek | None) -> None:
-        if self._traffic is not None:
-            self._traffic.incoming(line, seen)
-
-
-_UNPARSED = object()
-#: What JSON counts as whitespace (RFC 8259, section 2); ``str.strip()`` takes more.
-_JSON_SPACE = " \t\n\r"
-
-
-def _parsed_once(line: str) -> object:
-    """A short line's JSON value, or _UNPARSED: not JSON, too long, or edged by what only ``str.strip`` drops.
-
-    Where this gives a value, :func:`not_json` (which parses ``line.strip()``) finds no
-    problem and :func:`peek` (which parses ``line``) parses the same text, so their
-    verdicts follow from this one parse; elsewhere they run as they are.
-    """
-    if len(line) > min(_CHECK_CHARS, _FULL_PARSE_LIMIT):  # what peek and not_json would not parse either
-        return _UNPARSED
-    stripped = line.strip(_JSON_SPACE)
-    if not stripped or stripped.strip() != stripped:
-        return _UNPARSED
-    try:
-        return json.loads(stripped)
-    except (ValueError, RecursionError):
-        return _UNPARSED
 
 
 class ProtocolWriter:

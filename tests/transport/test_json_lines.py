@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ctxtrio.transport.json_lines import JsonLines, not_json, not_message
 from ctxtrio.transport.messages import Peek, peek
-from ctxtrio.transport.stdio import JsonLines, Traffic, not_json, not_message
+from ctxtrio.transport.stdio import Traffic
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -66,7 +67,7 @@ async def _each(lines: list[str]) -> AsyncIterator[str]:
 
 async def _read(line: str) -> tuple[list[str], list[Peek], list[str]]:
     traffic, writer = _Recorded(), _Writer()
-    passed = [text async for text in JsonLines(_each([line]), writer, traffic)]  # type: ignore[arg-type]
+    passed = [text async for text in JsonLines(_each([line]), writer, traffic)]
     return passed, traffic.seen, writer.lines
 
 
@@ -97,7 +98,7 @@ async def test_a_short_line_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(json, "loads", counted)
     traffic, writer = _Recorded(), _Writer()
     line = json.dumps({**_REQUEST, "params": {"name": "doc_ingest", "arguments": {"text": "words " * 500}}}) + "\n"
-    passed = [text async for text in JsonLines(_each([line]), writer, traffic)]  # type: ignore[arg-type]
+    passed = [text async for text in JsonLines(_each([line]), writer, traffic)]
     assert passed == [line] and writer.lines == []
     assert len(calls) == 1
     assert len(traffic.inflight) == 1 and traffic.seen[0].kind == "request"
