@@ -53,13 +53,26 @@ if TYPE_CHECKING:
     from .embedding import SemanticHits
     from .repository import Repository
 
-__all__ = ["Found", "Fused", "definitions_first", "find_candidates", "fuse", "rerank_fused", "search_words"]
+__all__ = [
+    "POOL_DEPTH",
+    "Found",
+    "Fused",
+    "above_mean",
+    "definitions_first",
+    "find_candidates",
+    "fuse",
+    "rerank_fused",
+    "search_words",
+]
 
 #: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
 _SLACK = 8
 #: Reciprocal rank fusion's constant (the paper's k = 60), and how deep each ranking is read.
 RRF_K = 60
 FUSE_DEPTH = 30
+#: Rows a keyword search alone reads; those past the first ``limit + 1`` join the re-ranking only
+#: when BM25 scores them above the mean of the first ``limit`` (:func:`above_mean`).
+POOL_DEPTH = 30
 #: Rows holding a spelled identifier whole that are checked for its definition.
 _DEFINITION_HITS = 8
 
@@ -151,7 +164,9 @@ async def find_candidates(
     query: str = "",
     expand_words: bool = True,
 ) -> Found:
-    """The chunks of the best ``limit`` hits in ``by_journal`` (journal -> current entry), and whether there were more.
+    """The chunks of the best ``limit`` hits in ``by_journal`` (journal -> current entry), and whether there were more;
+    by keyword search alone, also those of the rows after them that :func:`above_mean` keeps (the
+    caller re-ranks all and keeps ``limit``).
 
     ``all_docs``: ``by_journal`` holds every current document (see :func:`_hits`).
     ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
@@ -161,9 +176,11 @@ async def find_candidates(
     skipped: str | None = None
     hybrid = False  # both rankings answered: read more, order by hybrid_order
     words = await _expanded(repo, query, query_terms) if expand_words else list(query_terms)
+    pooled: list[Fused] = []  # rows past the first limit + 1 that join the re-ranking (keyword search alone)
     if meaning is None:
-        hits = await _hits(repo, words, by_journal, limit + 1, all_docs=all_docs)
-        ranked = [Fused(hit) for hit in hits]
+        hits = await _hits(repo, words, by_journal, max(limit + 1, POOL_DEPTH), all_docs=all_docs)
+        ranked = [Fused(hit) for hit in hits[: limit + 1]]
+        pooled = [Fused(hit) for hit in above_mean(hits, limit)]
     else:
         asked: list[SemanticHits] = []
 
@@ -179,7 +196,7 @@ async def find_candidates(
         # Both: every one of the first limit + 1 of each ranking is read, and hybrid_order orders them.
         ranked = fuse(keyword, near, 2 * limit, each=limit + 1) if hybrid else fuse(keyword, near, limit + 1)
     more = len(ranked) > limit
-    ranked = ranked if hybrid else ranked[:limit]
+    ranked = ranked if hybrid else ranked[:limit] + pooled
     name = asked_name(query, query_terms)
     if name is not None and (name.identifier not in query_terms or name.qualifier is not None):
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
@@ -193,7 +210,19 @@ async def find_candidates(
         candidates = hybrid_order(candidates, ranks, query_terms)
     if name is not None:
         candidates = definitions_first(candidates, query_terms, query)
-    return Found(candidates[:limit], more, skipped, by_words)
+    return Found(candidates[: limit + len(pooled)], more, skipped, by_words)
+
+
+def above_mean(hits: Sequence[Hit], limit: int) -> list[Hit]:
+    """The hits after the first ``limit + 1`` whose BM25 is above the mean of the first ``limit``'s.
+    The index's levels put rows holding more of the query's words first, whatever their BM25
+    (:func:`~ctxtrio.store.rows.fts_levels`); a row of a lower level that BM25 scores above most of
+    those is as good a candidate for re-ranking as they are."""
+    first = hits[:limit]
+    if len(hits) <= limit + 1 or not first:
+        return []
+    mean = sum(hit.score for hit in first) / len(first)
+    return [hit for hit in hits[limit + 1 :] if hit.score > mean]
 
 
 async def _expanded(repo: Repository, query: str, query_terms: list[str]) -> list[SearchWord]:
@@ -205,10 +234,6 @@ async def _expanded(repo: Repository, query: str, query_terms: list[str]) -> lis
     plain = expandable(query, query_terms)
     if not plain:
         return list(query_terms)
-    # The counts decide the words: taken once every acknowledged append is indexed, as the
-    # search that follows waits for anyway (else a search just after an ingest expands by
-    # a part of the index).
-    await repo.store.index_settled()
     rows = sum(entry.info.chunks for entry in repo.current_journals().values())
     counts = await repo.store.doc_counts("chunks", plain)
     rare = rare_words(plain, counts, rows)
