@@ -234,6 +234,10 @@ async def _expanded(repo: Repository, query: str, query_terms: list[str]) -> lis
     plain = expandable(query, query_terms)
     if not plain:
         return list(query_terms)
+    # The counts decide the words: taken once every acknowledged append is indexed, as the
+    # search that follows waits for anyway (else a search just after an ingest expands by
+    # a part of the index).
+    await repo.store.index_settled()
     rows = sum(entry.info.chunks for entry in repo.current_journals().values())
     counts = await repo.store.doc_counts("chunks", plain)
     rare = rare_words(plain, counts, rows)

@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import trio
 
@@ -31,13 +31,15 @@ from .ops import AppendOp, CatchUpOp, HealOp, InstallOp, LaggingOp, MoveOp, Rein
 from .reading import ReadResult, read_blocks, read_journal, read_lines
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from ..text.neighbours import SearchWord
     from .layout import DataDir
     from .records import NewRecord, Record
     from .results import AppendResult, Rewrite, RewriteResult
     from .rows import Hit, IndexRow, Table
+
+_T = TypeVar("_T")
 
 __all__ = [
     "DEFAULT_CAPACITY",
@@ -311,20 +313,23 @@ class StoreHandle:
                     "written document(s) are not searchable yet: try again in a few seconds"
                 )
 
-        def run() -> list[Hit]:
-            return self._index.search(table, terms, journals=journals, limit=limit)
-
-        try:
-            return await trio.to_thread.run_sync(run)
-        except IndexDamagedError as exc:
-            log.warning("%s: healing it", exc)
-            await self.heal(corrupt=exc.corrupt)
-            return await trio.to_thread.run_sync(run)
+        return await self._healing(partial(self._index.search, table, terms, journals=journals, limit=limit))
 
     async def doc_counts(self, table: Table, terms: Sequence[str]) -> dict[str, int]:
         """How many rows of ``table`` hold each of ``terms`` (off the event loop; see
-        :meth:`~.index.SearchIndex.doc_counts`). Not waited for the index to settle: a statistic."""
-        return await trio.to_thread.run_sync(partial(self._index.doc_counts, table, terms))
+        :meth:`~.index.SearchIndex.doc_counts`). Not waited for the index to settle: a statistic.
+        A damaged index is healed by the writer and asked again, as by :meth:`search` (a query's
+        words may be counted before it is searched: ``docs/search``'s expansion)."""
+        return await self._healing(partial(self._index.doc_counts, table, terms))
+
+    async def _healing(self, read: Callable[[], _T]) -> _T:
+        """``read`` of the index, off the event loop; a damaged index is healed by the writer and read again."""
+        try:
+            return await trio.to_thread.run_sync(read)
+        except IndexDamagedError as exc:
+            log.warning("%s: healing it", exc)
+            await self.heal(corrupt=exc.corrupt)
+            return await trio.to_thread.run_sync(read)
 
     def _lags(self, journals: Sequence[str] | None) -> bool:
         lagging = self.health.lagging

@@ -3,12 +3,23 @@ on real text: shutil's rmtree entry (Python docs) among threading.rst and multip
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ctxtrio.store.handle import StoreHandle
+from ctxtrio.store.index import SearchIndex
 from ctxtrio.text.neighbours import neighbours_of
 from ctxtrio.text.terms import terms
 
 from .conftest import opened
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pytest
+
+    from ctxtrio.store.index import Appended, Forget
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHUTIL = Path(__file__).resolve().parents[1] / "text" / "fixtures" / "python_shutil_rmtree.rst.txt"
@@ -34,3 +45,26 @@ async def test_a_word_the_documents_never_use_finds_them_by_its_neighbours(tmp_p
 async def test_the_setting_turns_it_off(tmp_path: Path) -> None:
     """With query_expansion off, 'folder' finds nothing."""
     assert await _search(tmp_path, "the folder", query_expansion=False) == []
+
+
+async def test_the_counts_that_choose_the_words_wait_for_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search just after an ingest counts the words' rows once the ingest is indexed: while the
+    index flush is held until a search waits for the index, 'the folder' still finds shutil by its neighbours."""
+    release = threading.Event()
+    real_index_batch = SearchIndex.index_batch
+    real_settled = StoreHandle.index_settled
+
+    def held_index_batch(self: SearchIndex, appended: Sequence[Appended | Forget]) -> None:
+        release.wait(10)
+        real_index_batch(self, appended)
+
+    async def releasing_settled(self: StoreHandle) -> None:
+        release.set()
+        await real_settled(self)
+
+    monkeypatch.setattr(SearchIndex, "index_batch", held_index_batch)
+    monkeypatch.setattr(StoreHandle, "index_settled", releasing_settled)
+    hits = await _search(tmp_path, "the folder")
+    assert hits and hits[0][0] == "python_shutil_rmtree", [doc for doc, _ in hits]

@@ -68,6 +68,16 @@ async def test_index_deleted_while_running(tmp_path: Path) -> None:
         assert await _hits(ctx) > 0
 
 
+async def test_index_deleted_before_a_search_that_counts_its_words(tmp_path: Path) -> None:
+    """W1: a search whose plain word is expanded counts its words' rows before it searches; with the
+    index file deleted under the process, the count heals it too (it raised IndexDamagedError)."""
+    async with opened(tmp_path) as ctx:
+        await ctx.documents.ingest(text="The backup directory holds one file per day.", title="d")
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{tmp_path / 'data' / 'index.sqlite3'}{suffix}").unlink(missing_ok=True)
+        assert await _hits(ctx, "the folder") > 0  # folder: in no row; its neighbour directory is
+
+
 _HOLDER = """
 import sqlite3, sys, time
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
