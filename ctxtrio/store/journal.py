@@ -1,4 +1,4 @@
-"""Append-only JSONL journal files: appending under an OS lock (reading is :mod:`.reading`).
+"""Append-only JSONL journal files: appending under an OS lock (reading is :mod:`.reading`; the file operations under an append are :mod:`.journal_files`).
 
 Everything here is blocking file I/O and runs in worker threads (``trio.to_thread``),
 called by the store writer (appends) and by the services (reads). ``OSError`` is
@@ -24,7 +24,6 @@ Durability and sharing rules:
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import logging
 import os
@@ -37,11 +36,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._clock import SYSTEM_CLOCK, ThreadClock
-from .._errors import LockTimeoutError, StoreError
+from .._errors import StoreError
 from .install import install_journal
+from .journal_files import check_end, ends_with_newline, lock_polling, replaced, write_all
+from .journal_files import fsync_dir as _fsync_dir
 from .reading import parse_lines, store_error
 from .records import NewRecord, StoredRecord, encode_line, encode_record
-from .results import AppendResult, JournalChangedError, Rewrite, RewriteResult
+from .results import AppendResult, Rewrite, RewriteResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
@@ -240,14 +241,14 @@ class JournalAppender:
         try:
             self._lock(fd, path)
             try:
-                if not created and self._replaced(fd, path):
+                if not created and replaced(fd, path):
                     # Another process removed or replaced the file since we opened it:
                     # writing to the old inode would lose the records. Start over.
                     fcntl.flock(fd, fcntl.LOCK_UN)
                     self.forget(path)
                     return self._acquire(path, expect_end)
                 if expect_end is not None:
-                    self._check_end(fd, path, expect_end)
+                    check_end(fd, path, expect_end)
                 return fd, created
             except BaseException:
                 if self._fds.get(path) == fd:
@@ -302,7 +303,7 @@ class JournalAppender:
         fd, _ = self._open(path)
         try:
             self._lock(fd, path)
-            if self._replaced(fd, path):
+            if replaced(fd, path):
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 self.forget(path)
                 return self.rewrite(path, transform)
@@ -356,49 +357,8 @@ class JournalAppender:
         self._fds[path] = fd  # most recently used last
         return fd, created
 
-    @staticmethod
-    def _check_end(fd: int, path: Path, expect_end: int) -> None:
-        """JournalChangedError unless nothing but a torn fragment lies past ``expect_end``."""
-        try:
-            size = os.fstat(fd).st_size
-            past = os.pread(fd, size - expect_end, expect_end) if size > expect_end else b""
-        except OSError as exc:
-            raise store_error("read journal", path, exc) from exc
-        if size < expect_end or b"\n" in past:
-            raise JournalChangedError(f"journal {path} changed since it was read: read it again")
-
-    @staticmethod
-    def _replaced(fd: int, path: Path) -> bool:
-        try:
-            return os.fstat(fd).st_ino != os.stat(path).st_ino
-        except FileNotFoundError:
-            return True
-        except OSError as exc:
-            raise store_error("stat journal", path, exc) from exc
-
     def _lock(self, fd: int, path: Path) -> None:
-        # A blocking flock cannot be interrupted from trio, so poll with a short
-        # backoff, bounded by the lock timeout. This runs in a worker thread, where
-        # trio's clock is not available: the injected one serves.
-        give_up_at = self._clock.now() + self._lock_timeout_s
-        pause = 0.0005
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                pass
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise store_error("lock journal", path, exc) from exc
-            if self.giving_up.is_set():
-                raise LockTimeoutError(f"journal {path} is locked by another process and the store is shutting down")
-            if self._clock.now() >= give_up_at:
-                raise LockTimeoutError(
-                    f"journal {path} stayed locked by another process for {self._lock_timeout_s:g} s"
-                )
-            self._clock.sleep(pause)
-            pause = min(pause * 2, 0.05)
+        lock_polling(fd, path, timeout_s=self._lock_timeout_s, clock=self._clock, giving_up=self.giving_up)
 
     def _write_locked(self, fd: int, created: bool, path: Path, new: list[NewRecord]) -> _Written:
         try:
@@ -413,7 +373,7 @@ class JournalAppender:
             # Someone else wrote (or we never looked): learn the last seq, and terminate
             # a torn final line left by a crash. Our own appends always end in a newline.
             tail, foreign = self._catch_up(fd, path, tail, size)
-            if size > 0 and not self._ends_with_newline(fd, path, size):
+            if size > 0 and not ends_with_newline(fd, path, size):
                 prefix = b"\n"
         now = time.time()
         stored: list[StoredRecord] = []
@@ -426,7 +386,7 @@ class JournalAppender:
             stored.append(StoredRecord(offset, offset + len(line), data))
             chunks.append(line)
             offset += len(line)
-        self._write_all(fd, path, b"".join(chunks), size)
+        write_all(fd, path, b"".join(chunks), size)
         result = AppendResult(path, stored, size + len(prefix), offset, foreign, (info.st_dev, info.st_ino))
         return _Written(path, fd, size, created, result, _Tail(offset, seq))
 
@@ -441,39 +401,3 @@ class JournalAppender:
         for record in result.records:
             last_seq = max(last_seq, record.seq)
         return _Tail(size, last_seq), result.records
-
-    @staticmethod
-    def _ends_with_newline(fd: int, path: Path, size: int) -> bool:
-        try:
-            return os.pread(fd, 1, size - 1) == b"\n"
-        except OSError as exc:
-            raise store_error("read journal", path, exc) from exc
-
-    @staticmethod
-    def _write_all(fd: int, path: Path, payload: bytes, size: int) -> None:
-        try:
-            view = memoryview(payload)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-        except OSError as exc:
-            # Leave no partial line behind: cut the file back to where this append began.
-            try:
-                os.ftruncate(fd, size)
-            except OSError:
-                pass
-            raise store_error("append to journal", path, exc) from exc
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a new file's directory entry durable."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
