@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from proc_cpu import rss_mb
+
 ROOT = Path(__file__).resolve().parents[1]
 
 _INIT = {
@@ -92,7 +94,7 @@ def one_spawn(
                     cpu = _cpu_seconds(process.pid)
                     elapsed = time.perf_counter() - started
                 elif message.get("id") == 3:
-                    ready, rss = _cpu_seconds(process.pid), _rss_mb(process.pid)
+                    ready, rss = _cpu_seconds(process.pid), rss_mb(process.pid)
         finally:
             process.stdin.close()
             try:
@@ -111,17 +113,6 @@ def _cpu_seconds(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _rss_mb(pid: int) -> float:
-    """Resident set of a process in MB (``/proc``; 0 where there is none)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def main(argv: list[str]) -> int:

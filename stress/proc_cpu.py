@@ -13,7 +13,7 @@ from pathlib import Path
 
 import trio
 
-__all__ = ["TreeMeter", "byte_compiled", "children", "cpu_seconds", "threads"]
+__all__ = ["TreeMeter", "byte_compiled", "children", "cpu_seconds", "rss_mb", "threads"]
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -93,3 +93,14 @@ def byte_compiled(tree: Path) -> Path:
     """
     compileall.compile_dir(tree / "ctxtrio", quiet=1)
     return tree
+
+
+def rss_mb(pid: int) -> float:
+    """VmRSS of a process in MB (0 if it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0

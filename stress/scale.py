@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import trio
 from harness import start_http_server, stop_server
 from mcp import Client
+from proc_cpu import rss_mb
 
 from testkit.results import text_of  # on sys.path through harness
 
@@ -91,17 +92,6 @@ class Corpus:
             parts.append(paragraph)
             size += len(paragraph)
         return "".join(parts)
-
-
-def rss_mb(pid: int) -> float:
-    """VmRSS of a process in MB (0 if it is gone)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def children_rss_mb(pid: int) -> float:

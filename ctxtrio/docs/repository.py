@@ -313,27 +313,20 @@ class Repository(LoadedGenerations):
         for path in sweep.remove:
             log.info("removing obsolete document generation %s", path)
             await self.store.remove(path)
-        for path in sweep.lost:
-            target = self.data.lost_found / path.relative_to(self.data.root)
-            log.warning(
-                "no readable catalog record commits %s (its commit line may be damaged, see quarantine/, or a crash "
-                "cut the file short before its commit landed): "
-                "moved to %s, not deleted",
-                path,
-                target,
-            )
-            await self.store.move(path, target)
-            self.lost.append(target)
-        for path in sweep.kept:
-            target = self.data.lost_found / path.relative_to(self.data.root)
-            log.warning(
-                "%s was replaced, but the version that replaced it does not read whole (a crash in its fsync "
-                "round, or damage since): moved to %s, not deleted",
-                path,
-                target,
-            )
-            await self.store.move(path, target)
-            self.lost.append(target)
+        uncommitted = (
+            "no readable catalog record commits it (its commit line may be damaged, see quarantine/, or a crash "
+            "cut the file short before its commit landed)"
+        )
+        unreplaced = (
+            "it was replaced, but the version that replaced it does not read whole (a crash in its fsync round, "
+            "or damage since)"
+        )
+        for paths, why in ((sweep.lost, uncommitted), (sweep.kept, unreplaced)):
+            for path in paths:
+                target = self.data.lost_found / path.relative_to(self.data.root)
+                log.warning("%s: %s: moved to %s, not deleted", path, why, target)
+                await self.store.move(path, target)
+                self.lost.append(target)
         for path in sweep.catch_up:
             await self.store.catch_up(path)
         await trio.to_thread.run_sync(partial(remove_empty_dirs, self.data.docs, self.state, now=time.time()))
