@@ -45,7 +45,7 @@ from .packing import Candidate
 from .ranking import rerank
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Sequence
+    from collections.abc import Awaitable, Callable, Collection, Sequence
 
     from ..store.vectors import VectorHit
     from .catalog import DocEntry
@@ -163,6 +163,7 @@ async def find_candidates(
     meaning: Callable[[], Awaitable[SemanticHits]] | None = None,
     query: str = "",
     expand_words: bool = True,
+    common: Collection[str] = (),
 ) -> Found:
     """The chunks of the best ``limit`` hits in ``by_journal`` (journal -> current entry), and whether there were more;
     by keyword search alone, also those of the rows after them that :func:`above_mean` keeps (the
@@ -172,13 +173,14 @@ async def find_candidates(
     ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
     ``query``: as written, for the dotted name it may hold (:func:`~ctxtrio.text.definitions.asked_name`)
     and the plain words that may search with their neighbours (``expand_words``, :func:`_expanded`).
+    ``common``: the query's words at least half of the rows hold (:func:`~ctxtrio.store.rows.fts_levels`).
     """
     skipped: str | None = None
     hybrid = False  # both rankings answered: read more, order by hybrid_order
     words = await _expanded(repo, query, query_terms) if expand_words else list(query_terms)
     pooled: list[Fused] = []  # rows past the first limit + 1 that join the re-ranking (keyword search alone)
     if meaning is None:
-        hits = await _hits(repo, words, by_journal, max(limit + 1, POOL_DEPTH), all_docs=all_docs)
+        hits = await _hits(repo, words, by_journal, max(limit + 1, POOL_DEPTH), all_docs=all_docs, common=common)
         ranked = [Fused(hit) for hit in hits[: limit + 1]]
         pooled = [Fused(hit) for hit in above_mean(hits, limit)]
     else:
@@ -189,7 +191,7 @@ async def find_candidates(
 
         async with open_nursery() as nursery:
             nursery.start_soon(ask)
-            keyword = await _hits(repo, words, by_journal, max(limit + 1, FUSE_DEPTH), all_docs=all_docs)
+            keyword = await _hits(repo, words, by_journal, max(limit + 1, FUSE_DEPTH), all_docs=all_docs, common=common)
         near = [hit for hit in asked[0].hits if hit.journal in by_journal]
         skipped = asked[0].skipped
         hybrid = bool(near)
@@ -286,7 +288,13 @@ def definitions_first(candidates: Sequence[Candidate], query_terms: list[str], q
 
 
 async def _hits(
-    repo: Repository, query_terms: Sequence[SearchWord], by_journal: dict[str, DocEntry], wanted: int, *, all_docs: bool
+    repo: Repository,
+    query_terms: Sequence[SearchWord],
+    by_journal: dict[str, DocEntry],
+    wanted: int,
+    *,
+    all_docs: bool,
+    common: Collection[str] = (),
 ) -> list[Hit]:
     """The best ``wanted`` hits within the current generations in ``by_journal``.
 
@@ -297,11 +305,11 @@ async def _hits(
     """
     store = repo.store
     if all_docs:
-        hits = await store.search("chunks", query_terms, journals=None, limit=wanted + _SLACK)
+        hits = await store.search("chunks", query_terms, journals=None, limit=wanted + _SLACK, common=common)
         kept = [hit for hit in hits if hit.journal in by_journal]
         if len(kept) == len(hits) or len(kept) >= wanted:
             return kept[:wanted]
-    hits = await store.search("chunks", query_terms, journals=list(by_journal), limit=wanted)
+    hits = await store.search("chunks", query_terms, journals=list(by_journal), limit=wanted, common=common)
     return [hit for hit in hits if hit.journal in by_journal]
 
 

@@ -281,6 +281,7 @@ class DocumentService(ReadingMethods, CheckingMethods):
         if semantic is not None:
             journals = None if doc_id is None else list(by_journal)
             meaning = partial(semantic.nearest, query, journals, max(limit + 1, FUSE_DEPTH))
+        rows, counts = await _counts_of(self._repo, query_terms)
         found = await find_candidates(
             self._repo,
             query_terms,
@@ -290,13 +291,14 @@ class DocumentService(ReadingMethods, CheckingMethods):
             meaning=meaning,
             query=query,
             expand_words=self._config.query_expansion,
+            common=frozenset(term for term, held in counts.items() if 2 * held >= rows > 0),
         )
         more, skipped = found.more, found.semantic_skipped
         candidates = found.candidates
         if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
             candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms))
         candidates = definitions_first(candidates, query_terms, query)[:limit]  # the pool re-ranked (search.above_mean)
-        rarity = await _rarity_of(self._repo, query_terms)
+        rarity = rarity_weights(counts, rows)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.
         widest = SearchResult(
@@ -320,10 +322,14 @@ def repository_of(documents: DocumentService) -> Repository:
     return documents._repo
 
 
-async def _rarity_of(repo: Repository, query_terms: list[str]) -> dict[str, float]:
-    """How rare each of the query's terms is among all current chunks (:func:`~ctxtrio.text.passages.rarity_weights`)."""
+async def _counts_of(repo: Repository, query_terms: list[str]) -> tuple[int, dict[str, int]]:
+    """The current chunks, and how many rows hold each of the query's terms, once the index holds
+    every acknowledged append (the search waits for that too): for the words a search leaves out
+    of its last level (:func:`~ctxtrio.store.rows.fts_levels`) and for how rare each term is
+    (:func:`~ctxtrio.text.passages.rarity_weights`)."""
+    await repo.store.index_settled()
     rows = sum(entry.info.chunks for entry in repo.current_journals().values())
-    return rarity_weights(await repo.store.doc_counts("chunks", query_terms), rows)
+    return rows, await repo.store.doc_counts("chunks", query_terms)
 
 
 def _file_title(file_path: str, source: str) -> str:

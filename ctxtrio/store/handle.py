@@ -31,7 +31,7 @@ from .ops import AppendOp, CatchUpOp, HealOp, InstallOp, LaggingOp, MoveOp, Rein
 from .reading import ReadResult, read_blocks, read_journal, read_lines
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterator, Sequence
 
     from ..text.neighbours import SearchWord
     from .layout import DataDir
@@ -296,7 +296,13 @@ class StoreHandle:
         await self._indexing.settled()
 
     async def search(
-        self, table: Table, terms: Sequence[SearchWord], *, journals: Sequence[str] | None, limit: int
+        self,
+        table: Table,
+        terms: Sequence[SearchWord],
+        *,
+        journals: Sequence[str] | None,
+        limit: int,
+        common: Collection[str] = (),
     ) -> list[Hit]:
         """BM25 matches from the index (off the event loop); sees every acknowledged append.
 
@@ -313,7 +319,9 @@ class StoreHandle:
                     "written document(s) are not searchable yet: try again in a few seconds"
                 )
 
-        return await self._healing(partial(self._index.search, table, terms, journals=journals, limit=limit))
+        return await self._healing(
+            partial(self._index.search, table, terms, journals=journals, limit=limit, common=common)
+        )
 
     async def doc_counts(self, table: Table, terms: Sequence[str]) -> dict[str, int]:
         """How many rows of ``table`` hold each of ``terms`` (off the event loop; see

@@ -35,7 +35,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -316,15 +316,22 @@ class SearchIndex:
         return {name: (marks.get(name, 0), rows.get(name, 0)) for name in marks.keys() | rows.keys()}
 
     def search(
-        self, table: Table, query_terms: Sequence[SearchWord], *, journals: Sequence[str] | None, limit: int
+        self,
+        table: Table,
+        query_terms: Sequence[SearchWord],
+        *,
+        journals: Sequence[str] | None,
+        limit: int,
+        common: Collection[str] = (),
     ) -> list[Hit]:
         """Best ``limit`` matches of any of ``query_terms``, optionally within ``journals``.
 
         Rows holding more of the words come first: the levels of :func:`~.rows.fts_levels`
         are asked in turn, each ranked by BM25, until ``limit`` rows are found. Scores are
-        each row's BM25 for the whole query (see there).
+        each row's BM25 for the whole query (see there); ``common`` words are left out of the
+        last level (they add nothing to a score: see there).
         """
-        levels = fts_levels(query_terms)
+        levels = fts_levels(query_terms, common)
         if not levels or limit <= 0 or (journals is not None and not journals):
             return []
         rank = f"bm25({table}, 1.0, {HEADING_WEIGHT})"
@@ -336,6 +343,8 @@ class SearchIndex:
         found: dict[int, Hit] = {}
         try:
             for level in levels:
+                if level.only_if_none and found:
+                    break
                 params: list[str | int] = [level.expression, *(journals or ()), limit]
                 for rowid, j, i, s, a, b in self._reader().execute(sql, params).fetchall():
                     if rowid not in found and len(found) < limit:

@@ -10,7 +10,7 @@ import pytest
 
 from ctxtrio.store.index import SearchIndex
 from ctxtrio.store.records import StoredRecord
-from ctxtrio.store.rows import MAX_LEVEL_WORDS, IndexRow, fts_levels
+from ctxtrio.store.rows import MAX_LEVEL_WORDS, IndexRow, Level, fts_levels
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -123,3 +123,38 @@ def test_rows_with_the_query_own_words_come_before_rows_with_neighbours(index: S
     plain = _plain_bm25(tmp_path, ["remove", "folder", "folder", "directory"])
     assert plain["2"] > plain["3"]  # the same length and rarity; "folder" weighs twice
     assert [hit.item for hit in hits].index("2") < [hit.item for hit in hits].index("3")
+
+
+def test_a_word_half_the_rows_hold_is_left_out_of_the_last_level_only() -> None:
+    """Common words (at least half of the rows hold them) stay in every level but the last, which names the
+    others, then every word again, asked only if nothing was found; a query of common words alone keeps them all."""
+    levels = fts_levels(["test", "parser", ("valid", "valid", "correct")], common={"test", "valid"})
+    assert [level.expression for level in levels] == [
+        '("test" AND "parser" AND "valid")',
+        '("test" AND "parser") OR ("test" AND "valid") OR ("parser" AND "valid")',
+        '"parser"',
+        '"test" OR "parser" OR "valid" OR "valid" OR "correct"',
+    ]
+    assert levels[-1].only_if_none and not any(level.only_if_none for level in levels[:-1])
+    assert fts_levels(["test", "case"], common={"test", "case"})[-1] == Level(1, '"test" OR "case"')
+
+
+def test_leaving_a_common_word_out_keeps_the_scores_and_drops_rows_that_score_nothing(
+    index: SearchIndex, tmp_path: Path
+) -> None:
+    """A word most rows hold has FTS5's floor IDF (1e-6): rows holding only it score ~0. Searched with it
+    common, the last level returns the rows holding the other words, in the same order, with the same
+    scores to 1e-5, and none of the rows holding only the common word."""
+    texts = [f"test case {n}" for n in range(60)] + ["test frobnicate", "frobnicate widget", "widget"]
+    records = [StoredRecord(10 * n, 10 * n + 10, {"seq": n}) for n in range(len(texts))]
+    rows = {10 * n: [IndexRow("chunks", str(n), text)] for n, text in enumerate(texts)}
+    index.index_batch([("docs/a.jsonl", Path("/nonexistent/a"), records, 10 * len(texts), rows)])
+    words = ["test", "frobnicate", "widget"]
+    every = index.search("chunks", words, journals=None, limit=20)
+    rare = index.search("chunks", words, journals=None, limit=20, common={"test"})
+    assert [hit.item for hit in rare] == ["61", "60", "62"]
+    assert [hit.item for hit in every][:3] == ["61", "60", "62"] and len(every) == 20  # then rows of "test" alone
+    for before, after in zip(every, rare, strict=False):
+        assert after.score == pytest.approx(before.score, abs=1e-5)
+    misspelt = index.search("chunks", ["test", "frobnicat"], journals=None, limit=5, common={"test"})
+    assert len(misspelt) == 5 and all("test" in texts[int(hit.item)] for hit in misspelt)  # the common word still finds
