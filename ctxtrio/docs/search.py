@@ -45,7 +45,7 @@ from .packing import Candidate
 from .ranking import rerank
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Collection, Sequence
+    from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
     from ..store.vectors import VectorHit
     from .catalog import DocEntry
@@ -163,7 +163,8 @@ async def find_candidates(
     meaning: Callable[[], Awaitable[SemanticHits]] | None = None,
     query: str = "",
     expand_words: bool = True,
-    common: Collection[str] = (),
+    counts: Mapping[str, int],
+    rows: int,
 ) -> Found:
     """The chunks of the best ``limit`` hits in ``by_journal`` (journal -> current entry), and whether there were more;
     by keyword search alone, also those of the rows after them that :func:`above_mean` keeps (the
@@ -173,11 +174,14 @@ async def find_candidates(
     ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
     ``query``: as written, for the dotted name it may hold (:func:`~ctxtrio.text.definitions.asked_name`)
     and the plain words that may search with their neighbours (``expand_words``, :func:`_expanded`).
-    ``common``: the query's words at least half of the rows hold (:func:`~ctxtrio.store.rows.fts_levels`).
+    ``counts``: how many rows hold each of ``query_terms``, of ``rows`` current chunks, counted once the
+    index settled: for the plain words that expand and the words at least half of the rows hold, which
+    the last level leaves out (:func:`~ctxtrio.store.rows.fts_levels`).
     """
+    common = frozenset(term for term, held in counts.items() if 2 * held >= rows > 0)
     skipped: str | None = None
     hybrid = False  # both rankings answered: read more, order by hybrid_order
-    words = await _expanded(repo, query, query_terms) if expand_words else list(query_terms)
+    words = await _expanded(repo, query, query_terms, counts, rows) if expand_words else list(query_terms)
     pooled: list[Fused] = []  # rows past the first limit + 1 that join the re-ranking (keyword search alone)
     if meaning is None:
         hits = await _hits(repo, words, by_journal, max(limit + 1, POOL_DEPTH), all_docs=all_docs, common=common)
@@ -227,21 +231,20 @@ def above_mean(hits: Sequence[Hit], limit: int) -> list[Hit]:
     return [hit for hit in hits[limit + 1 :] if hit.score > mean]
 
 
-async def _expanded(repo: Repository, query: str, query_terms: list[str]) -> list[SearchWord]:
+async def _expanded(
+    repo: Repository, query: str, query_terms: list[str], held: Mapping[str, int], rows: int
+) -> list[SearchWord]:
     """The query's words, a plain English word the corpus seldom says grouped with its
     neighbours the corpus says more (:func:`~ctxtrio.text.neighbours.expand`; the counts
-    are over every current document, as BM25's are)."""
+    are over every current document, as BM25's are). ``held``: the counts of ``query_terms``,
+    taken once every acknowledged append is indexed (else a search just after an ingest
+    would expand by a part of the index); only the neighbours' are asked here."""
     if not neighbours.loaded():  # once a process: ~20 ms of file work, not on the event loop
         await trio.to_thread.run_sync(neighbours.load)
     plain = expandable(query, query_terms)
     if not plain:
         return list(query_terms)
-    # The counts decide the words: taken once every acknowledged append is indexed, as the
-    # search that follows waits for anyway (else a search just after an ingest expands by
-    # a part of the index).
-    await repo.store.index_settled()
-    rows = sum(entry.info.chunks for entry in repo.current_journals().values())
-    counts = await repo.store.doc_counts("chunks", plain)
+    counts = {term: held.get(term, 0) for term in plain}
     rare = rare_words(plain, counts, rows)
     if not rare:
         return list(query_terms)

@@ -291,7 +291,8 @@ class DocumentService(ReadingMethods, CheckingMethods):
             meaning=meaning,
             query=query,
             expand_words=self._config.query_expansion,
-            common=frozenset(term for term, held in counts.items() if 2 * held >= rows > 0),
+            counts=counts,
+            rows=rows,
         )
         more, skipped = found.more, found.semantic_skipped
         candidates = found.candidates
