@@ -11,9 +11,9 @@ its host before the heavier modules load; type checkers see ordinary imports.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from ._lazy import load_name
 from ._platform import require_posix
 from ._version import __version__ as __version__
 
@@ -113,14 +113,9 @@ __all__ = sorted([*_HOME, "__version__"])  # type checkers read the ``as`` impor
 
 
 def __getattr__(name: str) -> object:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ctxtrio' has no attribute {name!r}")
-    if module not in _PORTABLE:
+    if name in _HOME and _HOME[name] not in _PORTABLE:
         require_posix()  # before anything imports the store (fcntl): one clear error on Windows
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, globals(), _HOME, name)
 
 
 def __dir__() -> list[str]:

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 PACKAGE = Path(__file__).resolve().parents[1] / "ctxtrio"
 
 #: Modules anyone may import: the error tree, the bounds, the version, the nursery helper, the thread clock,
-#: the progress callback type.
-BASE = {"_clock", "_errors", "_json", "_limits", "_version", "_nursery", "_progress"}
+#: the progress callback type, the lazy names of a package.
+BASE = {"_clock", "_errors", "_json", "_lazy", "_limits", "_version", "_nursery", "_progress"}
 
 #: Component -> the components it may import (besides itself and BASE).
 ALLOWED: dict[str, set[str]] = {

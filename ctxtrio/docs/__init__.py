@@ -7,8 +7,9 @@ Names are imported on first use (PEP 562): the chunking child process
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .._lazy import load_name
 
 if TYPE_CHECKING:
     from .model import (
@@ -42,10 +43,9 @@ __all__ = [
 ]
 
 
+#: Each name's defining module.
+_HOME = {name: ".service" if name == "DocumentService" else ".model" for name in __all__}
+
+
 def __getattr__(name: str) -> object:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(".service" if name == "DocumentService" else ".model", __name__)
-    value = getattr(module, name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, globals(), _HOME, name)

@@ -7,8 +7,9 @@ endpoint configured. Type checkers see ordinary imports.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .._lazy import load_name
 
 if TYPE_CHECKING:
     # isort: off
@@ -38,12 +39,7 @@ __all__ = sorted(_HOME)
 
 
 def __getattr__(name: str) -> object:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, globals(), _HOME, name)
 
 
 def __dir__() -> list[str]:
