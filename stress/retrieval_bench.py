@@ -15,8 +15,10 @@ A second set guards against tuning to the first: ``--sources
 14 paraphrases, written before the tuning they checked and never edited). A third set, in
 markdown: ``--sources /usr/share/doc/nodejs/api --questions
 stress/retrieval_questions_node.json`` (the Node.js 20 API reference's 64 ``.md`` files, 3.5
-MB, shipped by the ``nodejs`` package from NodeSource or Debian's ``nodejs-doc``; 36
-questions: 12 of each kind, written before the tuning it checked and never edited). A fourth,
+MB, shipped by the ``nodejs`` package from NodeSource; Debian's ``nodejs-doc`` is Node 18's,
+gzipped: unzip its ``.md.gz`` and add ``--drop-missing``, which leaves out the 2 questions
+whose answers Node 18 lacks; 36 questions: 12 of each kind, written before the tuning it
+checked and never edited). A fourth,
 **held out** (never tune on it): ``--sources /usr/share/doc/git-doc --questions
 stress/retrieval_questions_git.json`` (``apt-get install git-doc``: git's own AsciiDoc manual
 sources, 292 ``.txt`` files, 3.5 MB; 60 questions, 20 of each kind, written by reading the
@@ -199,8 +201,11 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
             others = [path for name, path in sorted(named.items()) if name not in asked][: args.files]
             files = [path for name, path in named.items() if name in asked] + others
         missing = [q for q in questions if normalized(q.answer) not in normalized((corpus / q.file).read_text())]
-        if missing:
+        if missing and not args.drop_missing:
             raise SystemExit(f"answers not in their files: {missing}")
+        if missing:  # another version of the manual (Debian's nodejs-doc is Node 18's)
+            print(f"dropped {len(missing)} questions whose answer is not in their file: {missing}", flush=True)
+            questions = [q for q in questions if q not in missing]
         mb = sum(path.stat().st_size for path in files) / 1e6
         config = Config(
             data_dir=Path(tmp) / "data",
@@ -321,6 +326,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write each question's outcome here")
     parser.add_argument("--show", choices=KINDS, help="print the 1000-token answers of this kind's misses")
     parser.add_argument("--classify", action="store_true", help="say why each answer missing at 1000 tokens is")
+    parser.add_argument("--drop-missing", action="store_true", help="leave out questions whose answer their file lacks")
     parser.add_argument("--files", type=int, help="keep the questions' files and this many others")
     parser.add_argument("--embed-model", help="semantic recall with this embedding model")
     parser.add_argument("--embed-base-url", help="where --embed-model is served")
