@@ -22,7 +22,18 @@ checked and never edited). A fourth,
 **held out** (never tune on it): ``--sources /usr/share/doc/git-doc --questions
 stress/retrieval_questions_git.json`` (``apt-get install git-doc``: git's own AsciiDoc manual
 sources, 292 ``.txt`` files, 3.5 MB; 60 questions, 20 of each kind, written by reading the
-manual before any search ran over it and committed before anything was measured on it):
+manual before any search ran over it and committed before anything was measured on it; the
+lead counts it as tuned on once since, so no longer clean). A fifth, **held out** (never
+tune on it), another Sphinx reST manual like the Python docs: ``--sources
+/usr/share/doc/python-pytest-doc/html/_sources
+--questions stress/retrieval_questions_pytest.json`` (``apt-get install python-pytest-doc``:
+pytest 7.2.1's 218 ``.rst.txt`` sources, 1.66 MB, all taken, nothing excluded; 60 questions,
+20 of each kind over 37 files, written by reading the manual and committed (b948ed7) before
+anything was measured on it; its note's "2.3 MB" is ``du``'s figure). Keyword only, base
+ca8a08c and b948ed7 alike, every question's rank and answers identical: 22/29/34 of 60 at
+500/1,000/2,000 (exact 10/14/16, natural 12/13/16, paraphrase 0/2/2), top 3 37 (17, 17, 3),
+MRR@10 0.569; misses at 1,000: window 7, room 6, adjacent 1, not shown 17 (16 paraphrases).
+Each question is asked:
 
 - once with ``budget_tokens=100000, limit=10``, for the ranking: the right file among
   the first 3 hits, and MRR@10 (1/rank of the first hit from the right file);
