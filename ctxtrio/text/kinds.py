@@ -17,7 +17,9 @@ lines only), and source code split at definitions: ``python``, ``javascript``
 from __future__ import annotations
 
 import enum
+import operator
 import re
+from collections import Counter
 from typing import Final
 
 __all__ = ["CODE_KINDS", "SNIFF_CHARS", "Kind", "kind_for"]
@@ -54,54 +56,75 @@ _EXTENSIONS: Final[dict[str, Kind]] = {
     **dict.fromkeys(["java", "cs", "kt", "kts", "scala", "swift"], Kind.JAVA),
 }
 
-# Lines that speak for one kind, counted over the first SNIFF_CHARS characters. Indentation
-# and a title line are taken whole (``*+``): what follows them never starts with what they
-# hold, so giving characters back could never make a line match; ``re`` would try it at
-# every line.
-_SIGNS: Final[dict[Kind, re.Pattern[str]]] = {
-    Kind.MARKDOWN: re.compile(r"^(?:#{1,6}[ \t]+\w|```|~~~|\[[^\]\n]+\]\([^)\n]+\))", re.MULTILINE),
-    Kind.RST: re.compile(
-        r"^(?:\.\. [\w:-]+::|\.\. _[^:\n]+:|[^\s\n][^\n]*+\r?\n(?P<underline>[=\-~^\"'`#*+:.<>_])(?P=underline){2,}[ \t]*\r?$)",
-        re.MULTILINE,
-    ),
-    Kind.ASCIIDOC: re.compile(
-        r"^(?:={1,5}[ \t]+\w|(?P<attribute>:[\w-]+:[ \t])|\[(?:source|listing|literal|verse|quote|float|discrete|NOTE|TIP|WARNING|IMPORTANT|CAUTION)\b[^\n]*\]\r?$"
+# Lines that speak for one kind, counted over the first SNIFF_CHARS characters: (name, kind,
+# pattern of the line's start), each kind's in the order they are tried. Indentation and a
+# title line are taken whole (``*+``): what follows them never starts with what they hold,
+# so giving characters back could never make a line match; ``re`` would try it at every
+# line. An underlined reST title and an AsciiDoc attribute entry have names of their own:
+# :func:`sniff` weighs them apart.
+_SIGN_LINES: Final[tuple[tuple[str, Kind, str], ...]] = (
+    ("markdown", Kind.MARKDOWN, r"#{1,6}[ \t]+\w|```|~~~|\[[^\]\n]+\]\([^)\n]+\)"),
+    ("rst", Kind.RST, r"\.\. [\w:-]+::|\.\. _[^:\n]+:"),
+    ("rst_title", Kind.RST, r"[^\s\n][^\n]*+\r?\n(?P<underline>[=\-~^\"'`#*+:.<>_])(?P=underline){2,}[ \t]*\r?$"),
+    ("asciidoc", Kind.ASCIIDOC, r"={1,5}[ \t]+\w"),
+    ("asciidoc_attribute", Kind.ASCIIDOC, r":[\w-]+:[ \t]"),
+    (
+        "asciidoc_more",
+        Kind.ASCIIDOC,
+        r"\[(?:source|listing|literal|verse|quote|float|discrete|NOTE|TIP|WARNING|IMPORTANT|CAUTION)\b[^\n]*\]\r?$"
         r"|\+[ \t]*\r?$|\[\[[^\]\n]+\]\][ \t]*\r?$|(?:include|ifdef|ifndef|ifeval|endif)::[^\s\[]*\["
-        r"|[^\s:][^\n]*?(?::{2,4}|;;)[ \t]*\r?\n[ \t]*+[^\s]"
-        r"|[ \t]*\r?\n(?P<delimiter>-{4,}|\.{4,})[ \t]*\r?\n[^\n]*\n(?!(?P=delimiter)[ \t]*\r?$))",
-        re.MULTILINE,
-    ),  # fmt: skip
-    Kind.PYTHON: re.compile(
-        r"^(?:[ \t]*+(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[:(]|import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b)",
-        re.MULTILINE,
-    ),  # fmt: skip
-    Kind.JAVASCRIPT: re.compile(
-        r"^[ \t]*+(?:export[ \t]|import[ \t][^\n]*from[ \t]|(?:const|let|var)[ \t]+[\w$]+[ \t]*=|function[ \t*]|module\.exports)",
-        re.MULTILINE,
+        # A labeled-list item (a line ending in ``::`` to ``::::`` or ``;;``, the marker after
+        # the line's first character) followed by its text. The loop stops at each colon or
+        # semicolon only, where ``[^\n]*?`` tried the marker at every character.
+        r"|[^\s:](?:[^\n:;]*+[:;])+?(?<=[^\n]::|[^\n];;)[ \t]*\r?\n[ \t]*+[^\s]"
+        r"|[ \t]*+\r?\n(?P<delimiter>-{4,}|\.{4,})[ \t]*\r?\n[^\n]*\n(?!(?P=delimiter)[ \t]*\r?$)",
     ),
-    Kind.GO: re.compile(r"^(?:package[ \t]+\w+\r?$|func[ \t]|import[ \t]+\()", re.MULTILINE),
-    Kind.RUST: re.compile(
-        r"^[ \t]*+(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:fn[ \t]+\w|impl\b|use[ \t]+\w+::|mod[ \t]+\w|#\[)", re.MULTILINE
+    (
+        "python",
+        Kind.PYTHON,
+        r"[ \t]*+(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[:(]|import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b",
     ),
-    Kind.JAVA: re.compile(
-        r"^[ \t]*+(?:(?:public|private|protected|internal)[ \t]+[\w<>\[\], \t]*\(|package[ \t]+[\w.]+;|using[ \t]+[\w.]+;|import[ \t]+[\w.*]+;)",
-        re.MULTILINE,
+    (
+        "javascript",
+        Kind.JAVASCRIPT,
+        r"[ \t]*+(?:export[ \t]|import[ \t][^\n]*from[ \t]|(?:const|let|var)[ \t]+[\w$]+[ \t]*=|function[ \t*]|module\.exports)",
     ),
-}
-#: All signs in one pattern (one scan of the text), each kind a named group. It is
-#: searched in ``"\n" + head``: a leading line feed in place of ``^`` lets the regex
-#: engine jump from line feed to line feed (a literal prefix) instead of trying every
-#: position (1.7x faster on the stdlib sources; the same matches, as no sign spans a
-#: line's final line feed).
+    ("go", Kind.GO, r"package[ \t]+\w+\r?$|func[ \t]|import[ \t]+\("),
+    (
+        "rust",
+        Kind.RUST,
+        r"[ \t]*+(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:fn[ \t]+\w|impl\b|use[ \t]+\w+::|mod[ \t]+\w|#\[)",
+    ),
+    (
+        "java",
+        Kind.JAVA,
+        r"[ \t]*+(?:(?:public|private|protected|internal)[ \t]+[\w<>\[\], \t]*\(|package[ \t]+[\w.]+;|using[ \t]+[\w.]+;"
+        r"|import[ \t]+[\w.*]+;)",
+    ),
+)  # fmt: skip
+#: The kind each sign's name speaks for.
+_SIGN_KIND: Final = {name: kind for name, kind, _ in _SIGN_LINES}
+#: All signs in one pattern (one scan of the text), each a named group; a match's
+#: ``lastgroup`` is its sign's name (the group that closes last: ``underline`` and
+#: ``delimiter`` close inside theirs). It is searched in ``"\n" + head``: a leading line
+#: feed in place of ``^`` lets the regex engine jump from line feed to line feed (a literal
+#: prefix) instead of trying every position (1.7x faster on the stdlib sources; the same
+#: matches, as no sign spans a line's final line feed).
 _ANY_SIGN: Final = re.compile(
-    "\n(?:"
-    + "|".join(f"(?P<{kind.value}>{pattern.pattern.removeprefix('^')})" for kind, pattern in _SIGNS.items())
-    + ")",
-    re.MULTILINE,
+    "\n(?:" + "|".join(f"(?P<{name}>{pattern})" for name, _, pattern in _SIGN_LINES) + ")", re.MULTILINE
 )
+_lastgroup: Final = operator.attrgetter("lastgroup")
 #: AsciiDoc's inline macros (``name:target[attributes]``, user guide ch. 21, "Macros"): its
 #: built-in ones and git's ``linkgit:git-add[1]``. Each counts as a sign wherever it is.
-_MACROS: Final = re.compile(r"\b(?:link|linkgit|image|xref|mailto|footnote|kbd|anchor|pass):[^\s\[\]]*\[[^\]\n]*\]")
+#: Only their number is used: this finds the matches of ``\b(?:link|linkgit|image|...):...``
+#: from their colon, with the name and its ``\b`` looked behind (one look-behind per name
+#: length), so ``re`` jumps in C from colon to colon. With the leading ``\b`` it tried the
+#: whole pattern at every position (half the CPU of :func:`sniff` on the stdlib sources).
+#: Each match ends where the ``\b`` one does, at a ``]``, which no name overlaps.
+_MACROS: Final = re.compile(
+    r":(?:(?<=\b(?:link|xref|pass):)|(?<=\bkbd:)|(?<=\bimage:)|(?<=\b(?:mailto|anchor):)|(?<=\blinkgit:)"
+    r"|(?<=\bfootnote:))[^\s\[\]]*\[[^\]\n]*\]"
+)
 #: A kind needs at least this many signs to be chosen over plain markdown.
 _MIN_SIGNS: Final = 2
 _SHEBANG: Final = re.compile(r"#![^\n]*\b(?:python[\d.]*|node|deno)\b")
@@ -126,14 +149,13 @@ def sniff(text: str) -> Kind:
     head = text[:SNIFF_CHARS]
     if (shebang := _SHEBANG.match(head)) is not None:
         return Kind.PYTHON if "python" in shebang.group() else Kind.JAVASCRIPT
-    counts = dict.fromkeys(_SIGNS, 0)
+    found = Counter(map(_lastgroup, _ANY_SIGN.finditer("\n" + head)))  # sign names, counted in C
+    counts = dict.fromkeys(_SIGN_KIND.values(), 0)
+    for name, number in found.items():
+        counts[_SIGN_KIND[name]] += number
     counts[Kind.ASCIIDOC] += len(_MACROS.findall(head))
-    underlined = 0  # reST signs that are underlined titles (AsciiDoc's two-line titles look the same)
-    fields = 0  # AsciiDoc attribute entries, which look like reST's fields (``:Author: Me``)
-    for match in _ANY_SIGN.finditer("\n" + head):
-        counts[Kind(match.lastgroup or Kind.MARKDOWN)] += 1
-        underlined += match.group("underline") is not None
-        fields += match.group("attribute") is not None
+    underlined = found["rst_title"]  # reST signs that are underlined titles (AsciiDoc's two-line titles look the same)
+    fields = found["asciidoc_attribute"]  # AsciiDoc attribute entries, which look like reST's fields (``:Author: Me``)
     if counts[Kind.ASCIIDOC] - fields >= _MIN_SIGNS and counts[Kind.RST] == underlined:
         # AsciiDoc's own signs and no reST directive or target: the titles are AsciiDoc's
         counts[Kind.ASCIIDOC] += underlined

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json.decoder
+import re
 from pathlib import Path
 
 import pytest
 
-from ctxtrio.text.kinds import Kind, kind_for
+from ctxtrio.text.kinds import _ANY_SIGN, _MACROS, Kind, kind_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -61,3 +62,45 @@ def test_markdown_with_fenced_code_stays_markdown() -> None:
     """Python inside fences does not make a markdown document code."""
     text = "# API\n\n```python\ndef a():\n    pass\ndef b():\n    pass\nimport os\n```\n\n## More\n"
     assert kind_for(text) is Kind.MARKDOWN
+
+
+# The patterns these were written from: a leading ``\b``, and a lazy scan for the marker.
+_MACROS_BY_BOUNDARY = re.compile(
+    r"\b(?:link|linkgit|image|xref|mailto|footnote|kbd|anchor|pass):[^\s\[\]]*\[[^\]\n]*\]"
+)
+_LABELED_LAZY = re.compile(r"\n(?:[^\s:][^\n]*?(?::{2,4}|;;)[ \t]*\r?\n[ \t]*+[^\s])")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see linkgit:git-add[1] and link:x[y]",
+        "hyperlink:x[y] xlink:image:a[b] link:a[b]link:c[d]",
+        "footnote:[note] kbd:[Ctrl] mailto:a@b[me] anchor:x[] pass:[<b>] xref:x[] image::a.png[b]",
+        "é_link:x[y] 1link:x[y] (link:x[y]) linkgit:[] linkgit :x[y] link:x y[z]",
+    ],
+)
+def test_macros_found_from_their_colon(text: str) -> None:
+    """The inline macros counted are those of the ``\\b``-led pattern, ending at the same places."""
+    assert [m.end() for m in _MACROS.finditer(text)] == [m.end() for m in _MACROS_BY_BOUNDARY.finditer(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\nterm::\n  text",
+        "\n;;\nx",
+        "\na;;\nx",
+        "\n:a::\nx",
+        "\nab:::: \r\n\tx",
+        "\na: b :: c\nx",
+        "\na::b\nx",
+        "\nx;:\ny",
+        "\nterm::\n\n",
+    ],
+)
+def test_labeled_items_as_the_lazy_scan_finds_them(text: str) -> None:
+    """A labeled-list item is a line whose marker follows its first character, then its text."""
+    signs = [(m.end(), m.lastgroup) for m in _ANY_SIGN.finditer(text)]
+    lazy = [m.end() for m in _LABELED_LAZY.finditer(text)]
+    assert [end for end, name in signs if name == "asciidoc_more"] == lazy
