@@ -12,7 +12,9 @@ room by
 * a definition: a line that starts with a name the query asks for, followed by what
   follows a defined name (``def py_scanstring(``, ``work_mem (integer)``, ``-k``),
 
-takes the best-scoring run that comes first (then the shortest), gives it the rest of
+takes the best-scoring run that comes first (then the shortest; weighed by rarity, a run
+starts and ends on a line holding a word not far more common than the rarest, so a common
+word alone cannot stretch it), gives it the rest of
 the sentences it cuts and grows it by whole lines, two after for each one before (an
 answer tends to follow the words that name it), while they fit (:mod:`.edges`); a large
 window weighed by rarity also shows, after a cut mark, the sentence of a line past it that
@@ -58,6 +60,10 @@ _LINE_BONUS: Final = 0.5
 _PHRASE_BONUS: Final = 0.5
 #: Score of a window holding a line that starts with a name the query asks for (a definition).
 _DEFINES_BONUS: Final = 1.0
+#: Weighed by rarity, a line whose query words all weigh less than this (the rarest weighs 1.0) starts
+#: or ends no window: a word that common ("path", "module" in Node's API reference: 0.05) adds to
+#: a run it lies in, but a run stretched over 250 tokens to reach it pushed the answer out.
+_ANCHOR_WEIGHT: Final = 0.1
 #: The name a line starts with, after a reST directive (``.. function::``), keywords of code that
 #: introduce one, and list, option and markup marks.
 _LEADING_NAME: Final = re.compile(
@@ -358,11 +364,15 @@ def _core(
     lines: Sequence[_Line], room: int, *, long_lines: bool = False, weights: Sequence[float] | None = None
 ) -> tuple[int, int]:
     """The best-scoring, then earliest, then cheapest run of lines within ``room`` that starts
-    and ends on a line holding a query term; the first line that fits when none holds one;
+    and ends on a line holding a query term (with ``weights``, one of :data:`_ANCHOR_WEIGHT` or
+    more, if any line holds one); the first line that fits when none holds one;
     (-1, -1) when every line holding one is longer than ``room``. With ``long_lines`` a
     single line counts as a run whatever its size (for scoring: an unwrapped paragraph
     is one line)."""
     matching = [n for n, line in enumerate(lines) if line.found]
+    if weights is not None:
+        anchors = [n for n in matching if any(weights[word] >= _ANCHOR_WEIGHT for word in lines[n].found)]
+        matching = anchors or matching
     if not long_lines and any(lines[n].cost > room for n in matching):
         matching = [n for n in matching if lines[n].cost <= room]
         if not matching:

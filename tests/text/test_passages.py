@@ -259,3 +259,18 @@ def test_a_large_window_shows_the_sentence_of_its_rarest_word_past_it() -> None:
         assert "accepts three" not in marked_text(entry, plain), budget
     small = best_passage(entry, words, 199, MODEL, rarity=rarity)
     assert small is not None and small.hidden == () and "accepts three" not in marked_text(entry, small)
+
+
+def test_a_line_of_common_words_alone_does_not_stretch_the_window() -> None:
+    """Node's real modules.md, Caching: weighed by rarity, a line holding only words far more common
+    than the rarest (`RESOLVED_PATH` for "path", 0.05) starts no window, so the window on the
+    caveats is not stretched back over the pseudo-code to reach it and has room for the answer."""
+    text = (FIXTURES / "node_modules_caching.md").read_text(encoding="utf-8")
+    words = query_terms("the same module is loaded twice when I spell its path with different capital letters")
+    rarity = {"same": 0.07, "module": 0.04, "loaded": 0.2, "twice": 0.36, "spell": 1.0, "path": 0.05}
+    rarity |= {"different": 0.15, "capital": 1.0, "letters": 0.76}  # what Node 18's API reference gives them
+    passage = best_passage(text, words, 350, MODEL, rarity=rarity)
+    assert passage is not None
+    shown = " ".join(marked_text(text, passage).split())
+    assert "different resolved filenames can point to the same file" in shown
+    assert "RESOLVED_PATH" not in shown and MODEL.estimate(marked_text(text, passage)) <= 350
