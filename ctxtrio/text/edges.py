@@ -8,7 +8,10 @@ Lines no reader of the rendered page sees, HTML comment blocks (:func:`hidden_li
 Node's API reference puts a ``<!-- YAML`` change history under every entry), cost
 almost nothing and are left out of the text shown. A large window may also show, apart,
 the sentence of a line past it that holds the query's rarest word (:func:`far_sentence`:
-``onerror``'s own paragraph, below a note, under ``.. function:: rmtree(..., onerror=None)``).
+``onerror``'s own paragraph, below a note, under ``.. function:: rmtree(..., onerror=None)``),
+or else, above it, the line that defines the rarest word and the sentence after it
+(:func:`lead_sentence`: ``.. cmdoption:: -W arg`` and "Warning control.", above a window on
+the lines about ``-W`` options).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ __all__ = [
     "finish_sentences",
     "grow",
     "hidden_lines",
+    "lead_sentence",
 ]
 
 #: Lines added after the window for each line added before it while growing.
@@ -161,3 +165,33 @@ def rarest_lines(found: Sequence[AbstractSet[int]], weights: Sequence[float]) ->
     held = {n: sum(weights[word] for word in words) for n, words in enumerate(found) if words}
     rarest = [n for n in held if any(weights[word] >= _RAREST_SHARE * top for word in found[n])]
     return sorted(rarest, key=lambda n: (-held[n], n))
+
+
+def lead_sentence(
+    raws: Sequence[str],
+    costs: Sequence[int],
+    hidden: Sequence[bool],
+    defining: Sequence[int],
+    core_first: int,
+    room: int,
+) -> tuple[int, int] | None:
+    """The lines of a definition above the window, to show apart (before a cut mark), or None: the
+    first of ``defining`` (lines that define the query's rarest word, in order), then its first
+    sentence (after blank lines; to the end of its paragraph at most, and :data:`_SENTENCE_LINES`
+    lines more than its first), when ``room`` is at least
+    :data:`FAR_ROOM`, they take at most a quarter of it, and a line at least is left between them
+    and the core (which starts at ``core_first``)."""
+    if room < FAR_ROOM or not defining:
+        return None
+    first = defining[0]
+    start = first + 1
+    while start < core_first and not raws[start].strip():
+        start += 1
+    last = start
+    while last - start < _SENTENCE_LINES and last + 1 < core_first and raws[last + 1].strip():
+        if _SENTENCE_END.search(raws[last]):
+            break
+        last += 1
+    if last + 1 >= core_first or any(hidden[first : last + 1]) or sum(costs[first : last + 1]) > room // 4:
+        return None
+    return first, last

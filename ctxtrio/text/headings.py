@@ -8,9 +8,8 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
-from .passages import line_terms
 from .terms import light_stem, terms
-from .words import held_words, identifier_parts, stemmed_terms, word_groups
+from .words import held_words, identifier_parts, line_terms, stemmed_terms, word_groups
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -43,7 +42,7 @@ def only_headed(query_terms: Sequence[str], headings: Sequence[str], text: str) 
     """Whether ``headings`` hold a word of the query that ``text`` does not: a chunk found
     (also) by its heading trail whose text does not say why it matched. Headings that hold
     no query word end it without reading ``text``; else the text's terms are those ranking
-    took already (:func:`~.passages.line_terms`, cached)."""
+    took already (:func:`~.words.line_terms`, cached)."""
     group = word_groups(tuple(query_terms), stem=False)
     parts = identifier_parts(group)
     headed = held_words(terms(" ".join(headings)), group, parts)

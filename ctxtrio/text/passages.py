@@ -31,17 +31,27 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from .cutting import CUT_MARK, cut_around
-from .edges import FAR_MARK_COST, HIDDEN_COST, far_sentence, finish_sentences, grow, hidden_lines, rarest_lines
-from .terms import light_stem, terms
-from .words import held_words, identifier_parts, stemmed_terms, word_groups, word_weights
+from .edges import (
+    FAR_MARK_COST,
+    FAR_ROOM,
+    HIDDEN_COST,
+    far_sentence,
+    finish_sentences,
+    grow,
+    hidden_lines,
+    lead_sentence,
+    rarest_lines,
+)
+from .naming import defined_name, defining_lines
+from .terms import light_stem
+from .words import held_words, identifier_parts, line_terms, may_hold, stemmed_terms, word_groups, word_weights
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
 
     from .tokens import TokenModel
 
@@ -49,7 +59,6 @@ __all__ = [
     "Passage",
     "best_passage",
     "cut_to_passage",
-    "line_terms",
     "marked_text",
     "passage_score",
 ]
@@ -64,15 +73,6 @@ _DEFINES_BONUS: Final = 1.0
 #: or ends no window: a word that common ("path", "module" in Node's API reference: 0.05) adds to
 #: a run it lies in, but a run stretched over 250 tokens to reach it pushed the answer out.
 _ANCHOR_WEIGHT: Final = 0.1
-#: The name a line starts with, after a reST directive (``.. function::``), keywords of code that
-#: introduce one, and list, option and markup marks.
-_LEADING_NAME: Final = re.compile(
-    r"\s*(?:[-*+]\s+|#+\s+)?((?:\.\.\s+(?:[\w-]+:)?[\w-]+::\s+)?(?:(?:async|def|class|function|func|fn|impl|export|"
-    r"default|public|private|protected|static|const|let|var|type|interface|struct|enum|pub|final|abstract|override|"
-    r"virtual)\s+)*)[\\`*-]*([\w.-]*\w)(.*)"
-)
-#: What may follow a name where it is defined.
-_AFTER_NAME: Final = "([{<:=|,→"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,8 @@ class Passage:
     cut_after: bool
     #: Character ranges inside ``start`` .. ``end`` left out of the text shown: HTML comment
     #: blocks (``<!-- ... -->`` on lines of their own), which a reader of the rendered page never sees,
-    #: and the lines between the window and its far sentence (:func:`~.edges.far_sentence`).
+    #: and the lines between the window and its far sentence (:func:`~.edges.far_sentence`) or a
+    #: definition shown above it (:func:`~.edges.lead_sentence`).
     hidden: tuple[tuple[int, int], ...] = ()
 
     @property
@@ -144,6 +145,7 @@ def best_passage(
     tokens_per_char: float | None = None,
     *,
     rarity: Mapping[str, float] | None = None,
+    named: Sequence[str] = (),
 ) -> Passage | None:
     """The best window of whole lines of ``text`` within ``budget_tokens`` (cut marks counted).
 
@@ -154,7 +156,10 @@ def best_passage(
     it is over. With ``rarity`` (:func:`~.words.rarity_weights`) a word of the query counts by how
     rare it is, not as one: the window settles on the name asked for, not on a common word;
     and a window of :data:`~.edges.FAR_ROOM` tokens or more shows apart the sentence of the
-    first line past it holding the rarest word (:func:`~.edges.far_sentence`).
+    first line past it holding the rarest word (:func:`~.edges.far_sentence`), or else, before a
+    cut mark, the line above it that defines the rarest word of ``named`` (the query's terms with
+    those its headings hold, which ``query_terms`` may leave out) and the sentence after that line
+    (:func:`~.edges.lead_sentence`).
     """
     rate = tokens_per_char if tokens_per_char is not None else model.estimate(text) / max(1, len(text))
     lines = _lines(text, tuple(query_terms), rate, stem=False)
@@ -172,6 +177,11 @@ def best_passage(
         far = far_sentence(raws, costs, hidden, rarest_lines([line.found for line in lines], weights), core, room)
     far_cost = 0 if far is None else sum(costs[far[0] : far[1] + 1]) + FAR_MARK_COST
     first, last = grow(costs, core_first, core_last, room - far_cost)
+    if rarity and far is None and named and room >= FAR_ROOM:  # the definition of the rarest word, above the window
+        lead = lead_sentence(raws, costs, hidden, defining_lines(raws, named, rarity, first), core_first, room)
+        led = None if lead is None else _led(text, lines, lead, core_first, core_last, room)
+        if led is not None and model.estimate(marked_text(text, led)) <= budget_tokens:
+            return led
     while True:
         passage = _passage(text, lines, first, last, far)
         over = model.estimate(marked_text(text, passage)) - budget_tokens
@@ -188,6 +198,26 @@ def best_passage(
                 over, last = over - lines[last].cost, last - 1
             else:
                 return None
+
+
+def _led(
+    text: str, lines: Sequence[_Line], lead: tuple[int, int], core_first: int, core_last: int, room: int
+) -> Passage:
+    """The window grown from the core below ``lead`` in what the lead leaves of ``room``, with the
+    lines ``lead`` shown above it, and a cut mark for the lines between when they hold text."""
+    below = lead[1] + 2  # a line at least between the two
+    costs = [line.cost for line in lines[below:]]
+    lead_cost = sum(line.cost for line in lines[lead[0] : lead[1] + 1]) + FAR_MARK_COST
+    first, last = grow(costs, core_first - below, core_last - below, room - lead_cost)
+    window = _passage(text, lines, first + below, last + below)
+    top = window.first_line - 1
+    between = range(lead[1] + 1, top)
+    shown = [not lines[n].hidden and text[lines[n].start : lines[n].end].strip() for n in range(len(lines))]
+    gap = ((lines[between[0]].start, lines[between[-1]].end),) if any(shown[n] for n in between) else ()
+    return Passage(
+        lines[lead[0]].start, window.end, lead[0] + 1, window.last_line, window.lines,
+        cut_before=any(shown[: lead[0]]), cut_after=window.cut_after, hidden=gap + window.hidden,
+    )  # fmt: skip
 
 
 def _passage(text: str, lines: Sequence[_Line], first: int, last: int, far: tuple[int, int] | None = None) -> Passage:
@@ -300,57 +330,17 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, s
     return tuple(out)
 
 
-#: Stands for a line break in one :func:`terms` call over a whole text (a term of its own).
-_BREAK: Final = "qqzxlinebreakxzqq"
-
-
-@functools.lru_cache(maxsize=64)
-def line_terms(text: str, stems: frozenset[str]) -> list[list[str]]:
-    """The terms of each line of ``text``, those of lines that cannot hold a query term
-    (``stems``: the query's terms stemmed, each a prefix of its word, so one test serves
-    ranking and the window alike) left empty: in one :func:`terms` call over the candidate
-    lines joined by :data:`_BREAK` (far cheaper than a call per line), else line by line.
-    Cached: a search ranks its candidates, then shows the best of them. Do not mutate."""
-    candidates = [raw if _may_hold(raw, stems) else "" for raw in text.split("\n")]
-    if _BREAK in text:
-        return [terms(raw) if raw else [] for raw in candidates]
-    out: list[list[str]] = [[]]
-    for term in terms(f" {_BREAK} ".join(candidates)):
-        if term == _BREAK:
-            out.append([])
-        else:
-            out[-1].append(term)
-    return out
-
-
 _NONE: Final[frozenset[int]] = frozenset()
 _NO_PHRASES: Final[frozenset[tuple[int, int]]] = frozenset()
 
 
-def _may_hold(line: str, wanted: Iterable[str]) -> bool:
-    """False only when no term of ``wanted`` can be among the terms of ``line`` (a cheap
-    test before :func:`terms`): every term of an ASCII line is a substring of the line
-    lowercased, or of it without connectors (``work_mem`` gives ``workmem``)."""
-    if not line.isascii():
-        return bool(line.strip())
-    lower = line.lower()
-    squashed = lower.replace("_", "").replace("-", "")
-    return any(term in lower or term in squashed for term in wanted)
-
-
 def _defines(line: str, group: dict[str, int], parts: dict[int, frozenset[str]], words: int, *, stem: bool) -> float:
-    """How much of the query the name ``line`` defines holds (the share of its words): a
-    line that starts with a name, after keywords that introduce one (``def``, ``class``,
-    ...), followed by nothing or by what follows a defined name (``(``, ``[``, ``:``,
-    ``=``, ``|``, ...): a definition, a parameter's entry, an option's term, a table row.
-    0.0 for none (``deadlock_timeout.`` ending a sentence defines nothing)."""
-    match = _LEADING_NAME.match(line)
-    if match is None or not words or not _may_hold(match.group(2), group.keys()):
+    """How much of the query the name ``line`` defines (:func:`~.naming.defined_name`) holds, the
+    share of its words; 0.0 for none."""
+    name = defined_name(line) if words else None
+    if name is None or not may_hold(name, group.keys()):
         return 0.0
-    rest = match.group(3).lstrip("`*").lstrip()  # past the markup closing the name
-    if not match.group(1) and rest and rest[0] not in _AFTER_NAME:
-        return 0.0
-    return len(held_words(stemmed_terms(match.group(2), stem=stem), group, parts)) / words
+    return len(held_words(stemmed_terms(name, stem=stem), group, parts)) / words
 
 
 def _score(

@@ -1,11 +1,13 @@
 """The words of a query as passages count them: an identifier and its parts are one word,
-held whole or by all its parts; and how rare each word is, for choosing a window. Pure.
+held whole or by all its parts; how rare each word is, for choosing a window; and the terms
+of a text's lines, cached for ranking and the window alike (:func:`line_terms`). Pure.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from .terms import light_stem, terms
 
@@ -15,6 +17,8 @@ if TYPE_CHECKING:
 __all__ = [
     "held_words",
     "identifier_parts",
+    "line_terms",
+    "may_hold",
     "rarity_weights",
     "stemmed_terms",
     "word_groups",
@@ -87,3 +91,37 @@ def word_weights(query_terms: Sequence[str], rarity: Mapping[str, float]) -> tup
     for term, word in group.items():
         weights[word] = max(weights[word], rarity.get(term, 1.0))
     return tuple(weights)
+
+
+def may_hold(line: str, wanted: Iterable[str]) -> bool:
+    """False only when no term of ``wanted`` can be among the terms of ``line`` (a cheap
+    test before :func:`terms`): every term of an ASCII line is a substring of the line
+    lowercased, or of it without connectors (``work_mem`` gives ``workmem``)."""
+    if not line.isascii():
+        return bool(line.strip())
+    lower = line.lower()
+    squashed = lower.replace("_", "").replace("-", "")
+    return any(term in lower or term in squashed for term in wanted)
+
+
+#: Stands for a line break in one :func:`terms` call over a whole text (a term of its own).
+_BREAK: Final = "qqzxlinebreakxzqq"
+
+
+@functools.lru_cache(maxsize=64)
+def line_terms(text: str, stems: frozenset[str]) -> list[list[str]]:
+    """The terms of each line of ``text``, those of lines that cannot hold a query term
+    (``stems``: the query's terms stemmed, each a prefix of its word, so one test serves
+    ranking and the window alike) left empty: in one :func:`terms` call over the candidate
+    lines joined by :data:`_BREAK` (far cheaper than a call per line), else line by line.
+    Cached: a search ranks its candidates, then shows the best of them. Do not mutate."""
+    candidates = [raw if may_hold(raw, stems) else "" for raw in text.split("\n")]
+    if _BREAK in text:
+        return [terms(raw) if raw else [] for raw in candidates]
+    out: list[list[str]] = [[]]
+    for term in terms(f" {_BREAK} ".join(candidates)):
+        if term == _BREAK:
+            out.append([])
+        else:
+            out[-1].append(term)
+    return out

@@ -167,3 +167,22 @@ def test_a_passage_repeating_the_lines_of_a_hit_above_gives_its_room_to_the_next
     for budget in (300, 400, 500):
         hits, omitted, used = pack_hits(candidates, budget, MODEL, query_terms("separators"))
         assert [hit.index for hit in hits] == [2, 0] and omitted == 0 and used <= budget, budget
+
+
+def test_a_hit_found_by_its_heading_shows_the_definition_of_the_word_it_holds() -> None:
+    """Python's real `-W` entry as one hit under the heading `cmdoption -W`: its window looks for the
+    words the headings lack, far below the entry's start, and still shows `.. cmdoption:: -W arg`
+    and "Warning control." above it, within the budget."""
+    text = (Path(__file__).parents[1] / "text" / "fixtures" / "python_cmdline_W.rst.txt").read_text(encoding="utf-8")
+    chunk = StoredChunk(11, text, 0, len(text), ("Miscellaneous options", "cmdoption -W"), MODEL.estimate(text))
+    rarity = {"python": 0.04, "w": 1.0, "option": 0.5}
+    for budget in (400, 500):
+        hits, omitted, used = pack_hits(
+            [Candidate("using.cmdline", "cmdline.rst.txt", chunk, 3.0)],
+            budget,
+            MODEL,
+            query_terms("python -W option"),
+            rarity,
+        )
+        assert len(hits) == 1 and omitted == 0 and used <= budget and hits[0].cut, budget
+        assert ".. cmdoption:: -W arg\n\n   Warning control." in hits[0].text, budget

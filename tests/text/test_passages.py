@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ctxtrio.text.cutting import CUT_MARK
 from ctxtrio.text.headings import heading_share, unheaded_terms
+from ctxtrio.text.naming import defined_name
 from ctxtrio.text.passages import best_passage, marked_text, passage_score
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.terms import light_stem
@@ -274,3 +275,39 @@ def test_a_line_of_common_words_alone_does_not_stretch_the_window() -> None:
     shown = " ".join(marked_text(text, passage).split())
     assert "different resolved filenames can point to the same file" in shown
     assert "RESOLVED_PATH" not in shown and MODEL.estimate(marked_text(text, passage)) <= 350
+
+
+def test_a_window_below_the_definition_of_the_rarest_word_shows_it_apart() -> None:
+    """Python's real `-W` entry: the headings already say `-W`, so the window looks for "python" and
+    "option" and settles on `:option:`-W` options` far below the entry's start; given 200 tokens or
+    more and the query's words as asked, it shows `.. cmdoption:: -W arg` and its first sentence
+    above it, after which a cut mark stands for the lines between, within the budget. Without the
+    words as asked, or once the window reaches the definition itself, nothing is shown apart."""
+    text = (FIXTURES / "python_cmdline_W.rst.txt").read_text(encoding="utf-8")
+    asked = query_terms("python -W option")
+    focus = unheaded_terms(asked, ("Miscellaneous options", "cmdoption -W", "cmdline"))
+    rarity = {"python": 0.04, "w": 1.0, "option": 0.5}
+    lead = ".. cmdoption:: -W arg\n\n   Warning control. Python's warning machinery by default prints warning\n"
+    assert focus == ["python", "option"]
+    for budget in (250, 450, 600):
+        passage = best_passage(text, focus, budget, MODEL, rarity=rarity, named=asked)
+        plain = best_passage(text, focus, budget, MODEL, rarity=rarity)
+        assert passage is not None and plain is not None
+        shown = marked_text(text, passage)
+        assert shown.startswith(f"{CUT_MARK} {lead}") and f"sys.stderr`.\n{CUT_MARK}\n" in shown, budget
+        assert "Invalid\n   :option:`-W` options are ignored" in shown and MODEL.estimate(shown) <= budget, budget
+        assert "Warning control" not in marked_text(text, plain), budget
+    whole = best_passage(text, focus, 1200, MODEL, rarity=rarity, named=asked)
+    assert whole is not None and whole.hidden == () and "Warning control" in marked_text(text, whole)
+    assert best_passage(text, focus, 150, MODEL, rarity=rarity, named=asked) == best_passage(
+        text, focus, 150, MODEL, rarity=rarity
+    )  # below 200 tokens the window alone
+
+
+def test_the_name_a_line_defines() -> None:
+    """A name at a line's start, after a directive or keyword, followed by what follows a defined
+    name, is defined; a name ending a sentence is not."""
+    assert defined_name(".. cmdoption:: -W arg") == "W"
+    assert defined_name("def py_scanstring(s, end, strict=True):") == "py_scanstring"
+    assert defined_name("work_mem (integer)") == "work_mem"
+    assert defined_name("deadlock_timeout. It is") is None
