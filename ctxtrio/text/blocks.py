@@ -20,8 +20,7 @@ lines is one paragraph, which the chunker later splits on line boundaries.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
@@ -31,12 +30,16 @@ __all__ = ["Block", "iter_blocks"]
 _MAX_TITLE_CHARS: Final = 200
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """One structural block: ``text[start:end]``; ``level`` > 0 for a heading.
 
     ``closes`` > 0 (not a heading): the block ends the headings of that level and
     deeper (text after a reST API entry's indented body).
+
+    A named tuple, not a frozen dataclass: one is made per paragraph of every markdown,
+    reST and AsciiDoc text, and a frozen dataclass sets each field through
+    ``object.__setattr__`` (the Python docs' reST sources, 97,000 blocks: chunking
+    0.58 -> 0.54 CPU-s in one process, alternating 4 times, same chunks).
     """
 
     start: int
