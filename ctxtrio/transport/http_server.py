@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from .quick_connection import quick_tcp_server
 from .quick_stream import QuickStream
 
 if TYPE_CHECKING:
@@ -71,7 +72,6 @@ async def serve_capped(
     """Serve ``app`` on ``config.bind`` until ``shutdown`` is set; report the bound URLs."""
     from hypercorn.trio.lifespan import Lifespan
     from hypercorn.trio.statsd import StatsdLogger
-    from hypercorn.trio.tcp_server import TCPServer
     from hypercorn.trio.worker_context import WorkerContext
     from hypercorn.typing import ConnectionState
     from hypercorn.utils import repr_socket_addr, wrap_app
@@ -92,7 +92,7 @@ async def serve_capped(
                 sock.listen(config.backlog)
                 listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
                 binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")
-            handler = partial(TCPServer, wrapped, config, context, ConnectionState(state.copy()))
+            handler = partial(quick_tcp_server, wrapped, config, context, ConnectionState(state.copy()))
             task_status.started(binds)
             try:
                 async with trio.open_nursery() as accepting:

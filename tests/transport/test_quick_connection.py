@@ -1,0 +1,171 @@
+"""QuickLock and QuickSingleTask: hypercorn's connection locks and keep-alive timer without needless yields."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+import trio
+import trio.testing
+
+from ctxtrio.transport.quick_connection import QuickLock, QuickSingleTask
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+
+async def _turns_of_others_during(action: Callable[[], Awaitable[None]]) -> int:
+    """How many times a task started just before ``action`` ran before it returned."""
+    turns = 0
+
+    async def other() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await trio.lowlevel.checkpoint()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(other)
+        await action()
+        seen = turns
+        nursery.cancel_scope.cancel()
+    return seen
+
+
+class _Group:
+    """The part of hypercorn's trio TaskGroup that a SingleTask uses: ``spawn`` into a nursery."""
+
+    def __init__(self, nursery: trio.Nursery) -> None:
+        self.nursery = nursery
+
+    def spawn(self, func: Callable[..., Awaitable[object]], *args: object) -> None:
+        self.nursery.start_soon(func, *args)
+
+
+async def test_a_free_lock_is_taken_without_a_schedule_point() -> None:
+    """Taking and releasing a free QuickLock 20 times lets no other task run (trio.Lock would, 20 times)."""
+    lock = QuickLock()
+
+    async def use() -> None:
+        for _ in range(20):
+            async with lock:
+                pass
+
+    assert await _turns_of_others_during(use) == 0
+
+
+async def test_a_held_lock_is_waited_for() -> None:
+    """A second task waits while the first holds the lock, and gets it after the release."""
+    lock = QuickLock()
+    order: list[str] = []
+    release = trio.Event()
+
+    async def first() -> None:
+        async with lock:
+            order.append("first in")
+            await release.wait()
+            order.append("first out")
+
+    async def second() -> None:
+        async with lock:
+            order.append("second in")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(first)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(second)
+        await trio.testing.wait_all_tasks_blocked()
+        assert lock.locked() and order == ["first in"]
+        release.set()
+    assert order == ["first in", "first out", "second in"]
+    assert not lock.locked()
+
+
+async def test_a_cancelled_caller_does_not_take_the_lock() -> None:
+    """Inside a cancelled scope, acquire raises Cancelled and leaves the lock free."""
+    lock = QuickLock()
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await lock.acquire()
+    assert scope.cancelled_caught
+    assert not lock.locked()
+
+
+async def test_restart_and_stop_do_not_yield(autojump_clock: trio.testing.MockClock) -> None:
+    """A keep-alive timer's restart and stop let no other task run."""
+    single = QuickSingleTask()
+
+    async def timer() -> None:
+        await trio.sleep(5)
+
+    async with trio.open_nursery() as nursery:
+        group = _Group(nursery)
+
+        async def cycle() -> None:
+            for _ in range(10):
+                await single.stop()
+                await single.restart(group, timer)
+
+        assert await _turns_of_others_during(cycle) == 0
+        await single.stop()
+
+
+async def test_restart_cancels_the_running_timer(autojump_clock: trio.testing.MockClock) -> None:
+    """The timer restarted at t=3 fires at t=8 (its 5 s), and the first one never does."""
+    single = QuickSingleTask()
+    fired: list[tuple[str, float]] = []
+
+    def timer(name: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            await trio.sleep(5)
+            fired.append((name, trio.current_time()))
+
+        return run
+
+    async with trio.open_nursery() as nursery:
+        group = _Group(nursery)
+        await single.restart(group, timer("first"))
+        await trio.sleep(3)
+        await single.restart(group, timer("second"))
+    assert fired == [("second", 8.0)]
+
+
+async def test_stop_right_after_restart_cancels_a_timer_not_yet_started(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """stop() before the new timer's task first ran still cancels it: it never fires."""
+    single = QuickSingleTask()
+    fired: list[float] = []
+
+    async def timer() -> None:
+        await trio.sleep(5)
+        fired.append(trio.current_time())
+
+    async with trio.open_nursery() as nursery:
+        await single.restart(_Group(nursery), timer)
+        await single.stop()
+    assert fired == []
+    assert trio.current_time() == 0.0
+
+
+@pytest.mark.parametrize("method", ["restart", "stop"])
+async def test_a_cancelled_caller_changes_nothing(method: str, autojump_clock: trio.testing.MockClock) -> None:
+    """Inside a cancelled scope, restart and stop raise Cancelled and leave the running timer alone."""
+    single = QuickSingleTask()
+    fired: list[float] = []
+
+    async def timer() -> None:
+        await trio.sleep(5)
+        fired.append(trio.current_time())
+
+    async with trio.open_nursery() as nursery:
+        group = _Group(nursery)
+        await single.restart(group, timer)
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            if method == "restart":
+                await single.restart(group, timer)
+            else:
+                await single.stop()
+        assert scope.cancelled_caught
+    assert fired == [5.0]
