@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ctxtrio"
 
 #: Modules anyone may import: the error tree, the bounds, the version, the nursery helper, the thread clock,
 #: the progress callback type, the lazy names of a package.
-BASE = {"_clock", "_errors", "_json", "_lazy", "_limits", "_version", "_nursery", "_progress"}
+BASE = {"_clock", "_errors", "_json", "_lazy", "_limits", "_locks", "_version", "_nursery", "_progress"}
 
 #: Component -> the components it may import (besides itself and BASE).
 ALLOWED: dict[str, set[str]] = {

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import NotFoundError, StoreError
+from .._locks import Held
 from .catalog import (
     CatalogState,
     DocEntry,
@@ -114,7 +115,7 @@ class Repository(LoadedGenerations):
 
     async def refresh(self) -> None:
         """Replay what the catalog gained; remove generations that became obsolete."""
-        async with self._lock:
+        async with Held(self._lock):  # free nearly always: no extra loop turn
             if not self._opened:
                 await self._open()
                 self._opened = True
@@ -182,7 +183,7 @@ class Repository(LoadedGenerations):
         already read it; otherwise through a refresh, which also replays whatever other
         processes appended in between (``AppendResult.to_absorb``, as sessions do).
         """
-        async with self._lock:
+        async with Held(self._lock):  # free nearly always: no extra loop turn
             same_file = result.file_id is None or result.file_id == self._catalog_id
             own = result.to_absorb(self.state.offset) if self._opened and same_file else None
             obsolete = self._apply(own, result.end) if own is not None else None

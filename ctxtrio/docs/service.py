@@ -18,6 +18,7 @@ import trio
 
 from .._errors import InputError, InvalidIdError
 from .._limits import SEARCH_LIMIT, check_budget, check_range
+from .._locks import Held
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.kinds import kind_for
@@ -127,7 +128,7 @@ class DocumentService(ReadingMethods, CheckingMethods):
             validate_id(doc_id, "doc_id")
             if doc_id == CATALOG_NAME:
                 raise InvalidIdError(f"doc_id {CATALOG_NAME!r} is reserved; choose another")
-        async with self._ingest_slots:
+        async with Held(self._ingest_slots):  # the store's round trip checkpoints
             return await self._ingest(text, file_path, title, doc_id, progress, started)
 
     async def _ingest(

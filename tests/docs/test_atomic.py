@@ -227,3 +227,31 @@ async def test_a_small_document_costs_one_writer_batch_and_no_worker_thread_for_
         assert "ChunkBatcher.next_batch" in thread_calls
         assert ctx.store.stats.batches - before == 2
         assert [hit.doc_id for hit in (await ctx.documents.search("aardvark")).hits] == ["small"]
+
+
+class _Steps(trio.abc.Instrument):
+    """Counts the steps of one task: each is a return from a schedule point."""
+
+    def __init__(self, task: trio.lowlevel.Task) -> None:
+        self.task = task
+        self.steps = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task is self.task:
+            self.steps += 1
+
+
+async def test_a_small_ingest_yields_only_for_the_store(tmp_path: Path) -> None:
+    """A small document's ingest gives the event loop one turn: its wait for the store writer
+    (the free locks and limiter on its way are taken without the schedule point of trio's
+    acquire, and an unchanged catalog is refreshed without one)."""
+    async with opened(tmp_path) as ctx:
+        await ctx.documents.ingest(text="warm up", doc_id="w")
+        steps = _Steps(trio.lowlevel.current_task())
+        trio.lowlevel.add_instrument(steps)
+        try:
+            await ctx.documents.ingest(text="A small note about the aardvark.", doc_id="small")
+        finally:
+            trio.lowlevel.remove_instrument(steps)
+        assert steps.steps == 1
+        assert [hit.doc_id for hit in (await ctx.documents.search("aardvark")).hits] == ["small"]
