@@ -8,7 +8,8 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
-from .terms import light_stem, terms
+from .stems import light_stem
+from .terms import terms
 from .words import held_words, identifier_parts, line_terms, stemmed_terms, word_groups
 
 if TYPE_CHECKING:

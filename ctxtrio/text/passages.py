@@ -22,7 +22,7 @@ holds the query's rarest word. HTML comment blocks are no part of the text shown
 mark stands for them. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
 function the index and the query use; for ranking (:func:`passage_score`,
 :func:`~.headings.heading_share`) words that differ only by an inflection match
-(:func:`~ctxtrio.text.terms.light_stem`: ``raised`` holds ``raise``), while the window
+(:func:`~ctxtrio.text.stems.light_stem`: ``raised`` holds ``raise``), while the window
 shown looks for the words as written. Deterministic; nothing here knows tokens beyond
 ``model.estimate``.
 """
@@ -47,7 +47,7 @@ from .edges import (
     rarest_lines,
 )
 from .naming import defined_name, defining_lines
-from .terms import light_stem
+from .stems import light_stem
 from .words import held_words, identifier_parts, line_terms, may_hold, stemmed_terms, word_groups, word_weights
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["STOPWORDS", "ascii_index_extras", "ascii_index_text", "index_text", "light_stem", "terms", "unique_terms"]
+__all__ = ["STOPWORDS", "ascii_index_extras", "ascii_index_text", "index_text", "terms", "unique_terms"]
 
 STOPWORDS: Final = frozenset(
     """a an and are as at be been but by for from had has have he her his i if in into
@@ -173,13 +173,17 @@ def _by_features(text: str, feature: re.Pattern[str], run: re.Pattern[str]) -> l
 
 
 def _feature_runs(text: str, feature: re.Pattern[str], run: re.Pattern[str]) -> Iterator[tuple[int, int]]:
-    """Yield (start, end) of each run of word and connector characters holding a ``feature``."""
+    """Yield (start, end) of each run of word and connector characters holding a ``feature``.
+
+    The next feature is searched for from the end of the run just handled (a feature
+    matches one character, so that is the first of ``finditer``'s matches not inside it):
+    ``finditer`` stopped at every feature, every CJK character of a mixed text among them.
+    """
     reverse = ""
     done = 0
-    for match in feature.finditer(text):
+    search = feature.search
+    while (match := search(text, done)) is not None:
         position = match.start()
-        if position < done:
-            continue  # inside a run already handled
         if not reverse:
             reverse = text[::-1]
         backward = run.match(reverse, len(text) - position)
@@ -387,25 +391,3 @@ def _bigrams(run: str) -> list[str]:
 def _blank_astral_non_words(token: str) -> str:
     """Replace astral characters that are not letters, digits or marks with spaces."""
     return "".join(" " if ch > "\uffff" and unicodedata.category(ch)[0] not in "LNM" else ch for ch in token)
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def light_stem(term: str) -> str:
-    """``term`` without an English inflection, for matching words that differ only by one
-    (``raise``, ``raised``, ``raises`` and ``raising`` all give ``rais``; ``loads`` gives
-    ``load``): ``-ing``, ``-ed``, ``-es`` after s/x/z/ch/sh, ``-s`` (not ``-ss``/``-us``/``-is``),
-    then a final ``-e``. Words of under 4 letters, and terms with digits or other scripts,
-    stay as they are. A stem is always a prefix of its word."""
-    if len(term) < 4 or not term.isascii() or not term.isalpha():
-        return term
-    if term.endswith(("ing", "ed")):
-        cut = 3 if term.endswith("ing") else 2
-        if len(term) - cut >= 3:
-            term = term[:-cut]
-    elif term.endswith("es") and term.endswith(("ses", "xes", "zes", "ches", "shes")) and len(term) > 5:
-        term = term[:-2]
-    elif term.endswith("s") and not term.endswith(("ss", "us", "is")):
-        term = term[:-1]
-    if term.endswith("e") and len(term) > 3:
-        term = term[:-1]
-    return term

@@ -9,7 +9,8 @@ import functools
 import math
 from typing import TYPE_CHECKING, Final
 
-from .terms import light_stem, terms
+from .stems import light_stem
+from .terms import terms
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -70,7 +71,7 @@ def held_words(line_terms: Iterable[str], group: dict[str, int], parts: dict[int
 
 
 def stemmed_terms(text: str, *, stem: bool) -> list[str]:
-    """The terms of ``text``, with ``stem`` each without its inflection (:func:`~.terms.light_stem`)."""
+    """The terms of ``text``, with ``stem`` each without its inflection (:func:`~.stems.light_stem`)."""
     return list(map(light_stem, terms(text))) if stem else terms(text)
 
 

@@ -9,7 +9,7 @@ from ctxtrio.text.headings import heading_share, unheaded_terms
 from ctxtrio.text.naming import defined_name
 from ctxtrio.text.passages import best_passage, marked_text, passage_score
 from ctxtrio.text.query import query_terms
-from ctxtrio.text.terms import light_stem
+from ctxtrio.text.stems import light_stem
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.text.words import rarity_weights
 

@@ -1,0 +1,29 @@
+"""A light English stemmer for matching search words that differ only by an inflection."""
+
+from __future__ import annotations
+
+import functools
+
+__all__ = ["light_stem"]
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def light_stem(term: str) -> str:
+    """``term`` without an English inflection, for matching words that differ only by one
+    (``raise``, ``raised``, ``raises`` and ``raising`` all give ``rais``; ``loads`` gives
+    ``load``): ``-ing``, ``-ed``, ``-es`` after s/x/z/ch/sh, ``-s`` (not ``-ss``/``-us``/``-is``),
+    then a final ``-e``. Words of under 4 letters, and terms with digits or other scripts,
+    stay as they are. A stem is always a prefix of its word."""
+    if len(term) < 4 or not term.isascii() or not term.isalpha():
+        return term
+    if term.endswith(("ing", "ed")):
+        cut = 3 if term.endswith("ing") else 2
+        if len(term) - cut >= 3:
+            term = term[:-cut]
+    elif term.endswith("es") and term.endswith(("ses", "xes", "zes", "ches", "shes")) and len(term) > 5:
+        term = term[:-2]
+    elif term.endswith("s") and not term.endswith(("ss", "us", "is")):
+        term = term[:-1]
+    if term.endswith("e") and len(term) > 3:
+        term = term[:-1]
+    return term
