@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 import functools
+from typing import Final
 
 __all__ = ["light_stem"]
+
+#: Letters whose doubling before ``-ed``/``-ing`` belongs to the word (``called``, ``passed``,
+#: ``buzzing``, ``stuffed``, ``agreed``): the double is kept. Any other doubled consonant was
+#: doubled for the suffix (``skipped``, ``scanning``, ``committed``) and is undone.
+_KEPT_DOUBLE: Final = frozenset("aeiouflsz")
 
 
 @functools.lru_cache(maxsize=1 << 15)
 def light_stem(term: str) -> str:
     """``term`` without an English inflection, for matching words that differ only by one
     (``raise``, ``raised``, ``raises`` and ``raising`` all give ``rais``; ``loads`` gives
-    ``load``): ``-ing``, ``-ed``, ``-es`` after s/x/z/ch/sh, ``-s`` (not ``-ss``/``-us``/``-is``),
-    then a final ``-e``. Words of under 4 letters, and terms with digits or other scripts,
-    stay as they are. A stem is always a prefix of its word."""
+    ``load``; ``skipped`` and ``scanning`` give ``skip`` and ``scan``): ``-ing``, ``-ed`` (and a
+    consonant doubled before it, when 3 letters or more remain: ``added`` stays ``add``), ``-es``
+    after s/x/z/ch/sh, ``-s`` (not ``-ss``/``-us``/``-is``), then a final ``-e``. Words of under
+    4 letters, and terms with digits or other scripts, stay as they are. A stem is always a
+    prefix of its word."""
     if len(term) < 4 or not term.isascii() or not term.isalpha():
         return term
     if term.endswith(("ing", "ed")):
         cut = 3 if term.endswith("ing") else 2
         if len(term) - cut >= 3:
             term = term[:-cut]
+            if len(term) >= 4 and term[-1] == term[-2] and term[-1] not in _KEPT_DOUBLE:
+                term = term[:-1]  # the consonant doubled before the suffix: skipped, scanning -> skip, scan
     elif term.endswith("es") and term.endswith(("ses", "xes", "zes", "ches", "shes")) and len(term) > 5:
         term = term[:-2]
     elif term.endswith("s") and not term.endswith(("ss", "us", "is")):

@@ -169,6 +169,18 @@ def test_light_stems_join_inflections_and_leave_short_words() -> None:
     ]  # fmt: skip
 
 
+def test_a_consonant_doubled_for_the_suffix_is_undone() -> None:
+    """skipped/skip, scanning/scan, committed/commit share a stem; a double of the word's own
+    (called, passed, stuffed) stays, and so does one that would leave 2 letters (added)."""
+    assert {light_stem(w) for w in ("skip", "skips", "skipped", "skipping")} == {"skip"}
+    assert [light_stem(w) for w in ("scanning", "committed", "running", "stopped", "embedded")] == [
+        "scan", "commit", "run", "stop", "embed",
+    ]  # fmt: skip
+    assert [light_stem(w) for w in ("called", "passed", "stuffed", "buzzing", "added")] == [
+        "call", "pass", "stuff", "buzz", "add",
+    ]  # fmt: skip
+
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
