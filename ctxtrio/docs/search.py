@@ -61,6 +61,7 @@ __all__ = [
     "definitions_first",
     "find_candidates",
     "fuse",
+    "pool",
     "rerank_fused",
     "search_words",
 ]
@@ -71,7 +72,8 @@ _SLACK = 8
 RRF_K = 60
 FUSE_DEPTH = 30
 #: Rows a keyword search alone reads; those past the first ``limit + 1`` join the re-ranking only
-#: when BM25 scores them above the mean of the first ``limit`` (:func:`above_mean`).
+#: when BM25 scores them above the mean of the first ``limit`` (:func:`above_mean`) or, among the
+#: next ``(limit + 1) // 2``, they are of a document one of the first ``limit + 1`` is of (:func:`pool`).
 POOL_DEPTH = 30
 #: Rows holding a spelled identifier whole that are checked for its definition.
 _DEFINITION_HITS = 8
@@ -167,7 +169,7 @@ async def find_candidates(
     rows: int,
 ) -> Found:
     """The chunks of the best ``limit`` hits in ``by_journal`` (journal -> current entry), and whether there were more;
-    by keyword search alone, also those of the rows after them that :func:`above_mean` keeps (the
+    by keyword search alone, also those of the rows after them that :func:`pool` keeps (the
     caller re-ranks all and keeps ``limit``).
 
     ``all_docs``: ``by_journal`` holds every current document (see :func:`_hits`).
@@ -186,7 +188,7 @@ async def find_candidates(
     if meaning is None:
         hits = await _hits(repo, words, by_journal, max(limit + 1, POOL_DEPTH), all_docs=all_docs, common=common)
         ranked = [Fused(hit) for hit in hits[: limit + 1]]
-        pooled = [Fused(hit) for hit in above_mean(hits, limit)]
+        pooled = [Fused(hit) for hit in pool(hits, limit)]
     else:
         asked: list[SemanticHits] = []
 
@@ -217,6 +219,30 @@ async def find_candidates(
     if name is not None:
         candidates = definitions_first(candidates, query_terms, query)
     return Found(candidates[: limit + len(pooled)], more, skipped, by_words)
+
+
+def pool(hits: Sequence[Hit], limit: int) -> list[Hit]:
+    """The hits after the first ``limit + 1`` that join the re-ranking, in order: those
+    :func:`above_mean` keeps, and those of the next ``(limit + 1) // 2`` rows (to the 16th of
+    a search of 10) that are of a document one of the first ``limit + 1`` is of.
+
+    Why a found document's next chunks: BM25 ranks first the chunks of a page that repeat the
+    query's words most (``pg_dump`` on every line of its Description), not the one that answers
+    (its ``--if-exists`` entry, the 13th row for "pg_dump --if-exists"); the passage and heading
+    scores of :func:`~.ranking.rerank` tell them apart only if both are re-ranked. Deeper rows
+    of a found document added no answer in the bench's sets (rows to the 20th or 22nd: one
+    fewer, python3.11-doc) and cost a passage score each."""
+    first = hits[:limit]
+    if len(hits) <= limit + 1 or not first:
+        return []
+    mean = sum(hit.score for hit in first) / len(first)
+    found = {hit.journal for hit in hits[: limit + 1]}
+    near = limit + 1 + (limit + 1) // 2
+    return [
+        hit
+        for n, hit in enumerate(hits[limit + 1 :], limit + 1)
+        if hit.score > mean or (n < near and hit.journal in found)
+    ]
 
 
 def above_mean(hits: Sequence[Hit], limit: int) -> list[Hit]:
