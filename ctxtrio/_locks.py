@@ -12,23 +12,18 @@ a checkpoint: a caller that must be one (a loop that would otherwise never yield
 await something else. Cancellation: a task cancelled while it waits for the lock does not
 hold it; one that took it at once releases it when the ``async with`` body exits, however
 that happens.
-
-:func:`prompt` does the same for the limiter of ``trio.to_thread.run_sync`` (which
-documents "a CapacityLimiter-like object"): a free token starts the thread at once, where
-trio's limiter yields a loop turn first. A task cancelled before it starts the thread then
-learns it when the thread is done, not before (these threads are never abandoned).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["Held", "Lockable", "prompt"]
+__all__ = ["Held", "Lockable"]
 
 
 class Lockable(Protocol):
@@ -59,30 +54,3 @@ class Held:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self._lock.release()
-
-
-class _Prompt:
-    """A limiter for ``trio.to_thread.run_sync`` that takes a free token without a schedule point."""
-
-    __slots__ = ("_limiter",)
-
-    def __init__(self, limiter: trio.CapacityLimiter) -> None:
-        self._limiter = limiter
-
-    async def acquire_on_behalf_of(self, borrower: object) -> None:
-        try:
-            self._limiter.acquire_on_behalf_of_nowait(borrower)
-        except trio.WouldBlock:
-            await self._limiter.acquire_on_behalf_of(borrower)
-
-    def release_on_behalf_of(self, borrower: object) -> None:
-        self._limiter.release_on_behalf_of(borrower)
-
-
-def prompt(limiter: trio.CapacityLimiter | None = None) -> trio.CapacityLimiter:
-    """``limiter`` (trio's default thread limiter if None) for ``trio.to_thread.run_sync(...,
-    limiter=...)``, taken without a schedule point when a token is free."""
-    base = trio.to_thread.current_default_thread_limiter() if limiter is None else limiter
-    # run_sync accepts "a CapacityLimiter-like object" (its docstring) but is typed with the final
-    # class: the two methods it calls are _Prompt's.
-    return cast("trio.CapacityLimiter", _Prompt(base))

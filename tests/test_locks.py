@@ -1,14 +1,12 @@
-"""Held and prompt: a free lock or limiter token is taken without a schedule point; a held one is waited for."""
+"""Held: a free lock or limiter is taken without a schedule point; a held one is waited for."""
 
 from __future__ import annotations
-
-from functools import partial
 
 import pytest
 import trio
 import trio.testing
 
-from ctxtrio._locks import Held, prompt
+from ctxtrio._locks import Held
 
 
 async def test_a_free_lock_is_taken_without_a_checkpoint() -> None:
@@ -69,47 +67,3 @@ async def test_cancelled_while_waiting_holds_nothing() -> None:
         assert lock.locked() and lock.statistics().owner is not trio.lowlevel.current_task()
         release.set()
     assert not lock.locked()
-
-
-class _Steps(trio.abc.Instrument):
-    """Counts the steps of one task: each is a return from a schedule point."""
-
-    def __init__(self, task: trio.lowlevel.Task) -> None:
-        self.task = task
-        self.steps = 0
-
-    def before_task_step(self, task: trio.lowlevel.Task) -> None:
-        if task is self.task:
-            self.steps += 1
-
-
-async def _steps_of_a_thread_call(limiter: trio.CapacityLimiter) -> int:
-    steps = _Steps(trio.lowlevel.current_task())
-    trio.lowlevel.add_instrument(steps)
-    try:
-        assert await trio.to_thread.run_sync(lambda: 7, limiter=limiter) == 7
-    finally:
-        trio.lowlevel.remove_instrument(steps)
-    return steps.steps
-
-
-async def test_a_prompt_thread_call_takes_one_turn_where_trio_takes_two() -> None:
-    """With a free token, ``prompt``'s limiter starts the thread with no schedule point before it:
-    the call's only step is the thread's result (trio's own limiter yields once more)."""
-    limiter = trio.CapacityLimiter(1)
-    assert await _steps_of_a_thread_call(limiter) == 2
-    assert await _steps_of_a_thread_call(prompt(limiter)) == 1
-    assert limiter.borrowed_tokens == 0
-
-
-async def test_a_prompt_limiter_waits_for_a_token() -> None:
-    """Without a free token the thread waits until one is released, and gives it back after."""
-    limiter = trio.CapacityLimiter(1)
-    started: list[str] = []
-    async with trio.open_nursery() as nursery:
-        await limiter.acquire()
-        nursery.start_soon(partial(trio.to_thread.run_sync, lambda: started.append("thread"), limiter=prompt(limiter)))
-        await trio.sleep(1)
-        assert started == [] and limiter.statistics().tasks_waiting == 1
-        limiter.release()
-    assert started == ["thread"] and limiter.borrowed_tokens == 0

@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import CtxError, StoreError
-from .._locks import prompt
 from .._nursery import open_nursery
 from .._progress import Progress
 from ..text.kinds import Kind
@@ -152,7 +151,7 @@ async def write_generation(
             if len(source.text) < INLINE_CHUNK_CHARS:
                 first = batcher.next_batch()  # less than a worker-thread hop costs the event loop
             else:
-                first = await trio.to_thread.run_sync(batcher.next_batch, limiter=prompt(cpu))  # no turn before
+                first = await trio.to_thread.run_sync(batcher.next_batch, limiter=cpu)
             if first is not None and len(first.chunks) < BATCH_CHUNKS:
                 # One batch holds the whole text (nearly every text chunked in threads): it goes
                 # with the commit, with no producer task and channel between two awaits in a row.

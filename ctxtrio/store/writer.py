@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import StoreError
-from .._locks import prompt
 from .batch import IndexWork, defer, flush_index, process_batch, reindex_documents
 from .handle import DEFAULT_CAPACITY, IndexHealth, IndexingState, StoreHandle, WriterStats, open_store_channel
 from .index import Forget, SearchIndex
@@ -84,7 +83,6 @@ async def run_store_writer(
         task_status.started(handle)
         async with recv, trio.open_nursery() as nursery:
             indexer = _Indexer(indexing, data, index, health, nursery)
-            limiter = prompt()  # a batch's thread starts with no loop turn before it: the receive was one
             async for first in recv:
                 batch = [first]
                 while len(batch) < MAX_BATCH:
@@ -100,7 +98,7 @@ async def run_store_writer(
                 try:
                     try:
                         pending = await trio.to_thread.run_sync(
-                            process_batch, data, index, appender, batch, stats, health, limiter=limiter
+                            process_batch, data, index, appender, batch, stats, health
                         )
                     except Exception as exc:  # (one bad operation must not stop every later write)
                         log.exception("store writer: a batch of %d operation(s) failed; it goes on", len(batch))
