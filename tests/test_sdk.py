@@ -119,6 +119,21 @@ def test_http_app_is_an_asgi_app_with_a_session_manager() -> None:
     assert (manager.max_sessions, manager.session_idle_timeout) == (7, 60.0)
 
 
+def test_the_sdk_http_handler_parses_a_post_with_its_module_json() -> None:
+    """ctxtrio._sdk.bodies hands a parsed body to the SDK through the json global of its POST handler's module:
+    the handler calls json.loads(body), and http_app points that global at the stand-in."""
+    import inspect
+
+    from mcp.server import _streamable_http_modern as modern
+
+    assert "decoded = json.loads(body)" in inspect.getsource(modern.handle_modern_request)
+    server = make_server(name="t", version="0", instructions="i", tools=[_TOOL], call=_no_call)
+    http_app(server, host="127.0.0.1", max_body_bytes=1 << 20)
+    stand_in = modern.__dict__["json"]  # an unexported global
+    assert stand_in.loads(b'{"a": 1}') == {"a": 1}
+    assert stand_in.loads.__module__ == "ctxtrio._sdk.bodies"
+
+
 def test_the_sdk_internals_the_session_cap_reads_are_there() -> None:
     """ctxtrio._sdk.sessions reads the manager's _admit_session, _server_instances and _session_owners,
     and a transport's idle_scope and _requests_in_flight: each still exists in this SDK."""

@@ -16,7 +16,8 @@ minor versions those tests pass on):
 * :func:`serve_lines` runs one connection with ``Server.run`` over the read and write
   streams of :mod:`.lines` (the shapes of the SDK's stream protocols), which parse and
   write lines as the SDK's ``stdio_server`` does, without its two tasks in between.
-* :func:`http_app` is the SDK's Streamable HTTP ASGI app.
+* :func:`http_app` is the SDK's Streamable HTTP ASGI app; its POST handler's module gets
+  a ``json`` whose ``loads`` takes a body already parsed in a thread (:mod:`.bodies`).
 * :func:`response_id` reads the id of a response from the head of the line the SDK
   wrote, relying on how it serializes responses (``jsonrpc`` first, then ``id``).
 
@@ -192,7 +193,10 @@ def http_app(
     """
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from . import bodies
     from .sessions import evict_idle_at_cap
+
+    bodies.install()
 
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(

@@ -21,7 +21,9 @@ In front of it sits :class:`Gate`, a small ASGI layer that:
   with ``keep_alive_timeout``);
 * lets at most ``large_slots`` requests with a large body (a document being ingested)
   into the SDK at once, until the SDK has read the body (the call that follows, a long
-  ingest, holds no slot: the document service bounds those). The others are read into
+  ingest, holds no slot: the document service bounds those), and parses each such body
+  in a worker thread first (one at a time), which the SDK is handed instead of parsing
+  it on the event loop (:mod:`ctxtrio._sdk.bodies`). The others are read into
   memory first, up to
   ``buffer_bytes`` in all, and wait for a slot; past that budget their bodies are not
   read at all, so their clients wait in TCP flow control. Memory and event-loop time
@@ -45,7 +47,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
-from .._sdk import http_app
+from .._sdk import bodies, http_app
 from .._setting import is_loopback_host
 from .._version import __version__
 from .http_server import FD_RESERVE, connection_cap, serve_capped
@@ -97,6 +99,9 @@ class Gate:
         self._app = app
         self._body_timeout_s = body_timeout_s
         self._large = trio.CapacityLimiter(large_slots)
+        # One large body parsed at a time: parsing holds the GIL, so more threads would only
+        # take turns with each other and with the event loop.
+        self._parsing = trio.CapacityLimiter(1)
         self._buffer = ByteBudget(buffer_bytes)
         self._token = token.encode() if token else None
         self._max_body_bytes = max_body_bytes
@@ -153,7 +158,12 @@ class Gate:
                     self._large.release_on_behalf_of(slot)
 
             try:
-                await self._app(scope, _replay(messages, receive, on_end=release), send)
+                # Parsed off the event loop; the SDK is handed the result (.._sdk.bodies).
+                body, parsed = await bodies.parse_in_thread([m.get("body", b"") for m in messages], self._parsing)
+                whole: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+                del messages
+                with bodies.given(body, parsed):
+                    await self._app(scope, _replay(whole, receive, on_end=release), send)
             finally:
                 release()
 

@@ -97,7 +97,7 @@ async def test_a_body_at_the_minimum_rate_is_read_whole(autojump_clock: trio.tes
         sent.append(message)
 
     await gate(_scope(20 * MIN_BODY_BYTES_PER_S), receive, send)
-    assert not sent and received == [MIN_BODY_BYTES_PER_S] * 20
+    assert not sent and sum(received) == 20 * MIN_BODY_BYTES_PER_S  # a large body is handed on joined
 
 
 async def test_chunked_body_is_cut_at_the_limit(autojump_clock: trio.testing.MockClock) -> None:

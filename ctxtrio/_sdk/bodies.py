@@ -1,0 +1,87 @@
+"""Large HTTP request bodies parsed in a worker thread, not by the SDK on the event loop.
+
+The SDK's handler of a Streamable HTTP POST (``mcp.server._streamable_http_modern``) parses
+the whole body with ``json.loads`` on the event loop: for a 1 MB ``doc_ingest`` that is
+one step of ~2 ms of CPU on a quiet machine and 5-7 ms beside a storm of ingests, which
+every other call's next step (a ``context_status``) waits behind. The transport's gate
+(:class:`~ctxtrio.transport.http.Gate`) parses a large body in a worker thread first
+(:func:`parse_in_thread`) and hands the result to the SDK through :func:`given`: while
+that block runs, the SDK module's ``json.loads`` (replaced by :func:`install` with
+:data:`_JSON`) returns the object parsed for exactly those bytes, once, and otherwise is
+``json.loads``. A body that does not parse is not handed over, so the SDK parses it
+again and answers its own parse error.
+
+The hand-over is a :class:`contextvars.ContextVar`: the SDK handles a POST in the task
+the gate runs in, and another request's task (which did not start inside the block) never
+sees it. Tasks the handler starts after its parse inherit a copy that is already spent,
+and every hand-over is checked against the bytes given.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from contextvars import ContextVar
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
+
+import trio
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["given", "install", "parse_in_thread"]
+
+#: The body the gate parsed for the current request and what it parsed to.
+_GIVEN: ContextVar[tuple[bytes, object] | None] = ContextVar("ctxtrio_parsed_body", default=None)
+_NOT_PARSED = object()
+
+
+def _loads(data: str | bytes | bytearray, **options: object) -> object:
+    """``json.loads``, except that the body the gate parsed is not parsed again."""
+    handed = _GIVEN.get()
+    if handed is not None and not options and handed[0] == data:
+        _GIVEN.set(None)  # once: the SDK parses a body once, and the object is its now
+        return handed[1]
+    return json.loads(data, **options)  # type: ignore[arg-type]  # json's own keyword arguments
+
+
+#: Stands in for the ``json`` module in the SDK's module: its ``loads`` is :func:`_loads`.
+_JSON = SimpleNamespace(**{name: getattr(json, name) for name in json.__all__})
+_JSON.loads = _loads
+
+
+def install() -> None:
+    """Point the SDK's Streamable HTTP handler at :func:`_loads` (idempotent)."""
+    from mcp.server import _streamable_http_modern as modern
+
+    modern.json = _JSON  # type: ignore[attr-defined,assignment]  # its unexported global ``json``
+
+
+async def parse_in_thread(pieces: list[bytes], limiter: trio.CapacityLimiter) -> tuple[bytes, object]:
+    """The body of ``pieces`` joined, and ``json.loads`` of it, in a worker thread (at most ``limiter`` at once).
+
+    A body that is not valid JSON parses to a marker :func:`given` does not hand over.
+    """
+
+    def parse() -> tuple[bytes, object]:
+        body = b"".join(pieces)
+        try:
+            return body, json.loads(body)
+        except (ValueError, RecursionError):  # the SDK parses it again and answers the error
+            return body, _NOT_PARSED
+
+    return await trio.to_thread.run_sync(parse, limiter=limiter)
+
+
+@contextmanager
+def given(body: bytes, parsed: object) -> Iterator[None]:
+    """While the block runs, the SDK's ``json.loads(body)`` in this task returns ``parsed``."""
+    if parsed is _NOT_PARSED:
+        yield
+        return
+    token = _GIVEN.set((body, parsed))
+    try:
+        yield
+    finally:
+        _GIVEN.reset(token)
