@@ -10,11 +10,12 @@ almost never contended, and trio's ``Lock.acquire`` yields even when the lock is
   timer is stopped) and when the answer is done (the timer is restarted, through
   ``nursery.start``, which also waits for the new task to report that it started).
 
-:func:`quick_tcp_server` builds hypercorn's ``TCPServer`` and swaps in :class:`QuickLock`
-(takes a free lock without yielding; a held one is waited for as trio's) and
-:class:`QuickSingleTask` (restarts the timer with ``start_soon`` under a cancel scope it
-made itself: nothing to wait for, so no lock is needed). Both still check cancellation
-first. The keep-alive timeout, the order of writes and everything else are hypercorn's.
+:func:`quick_tcp_server` builds hypercorn's ``TCPServer`` and swaps in a send lock taken
+through :class:`~ctxtrio._locks.Held` (a free lock without yielding; a held one is waited
+for as trio's) and :class:`QuickSingleTask` (restarts the timer with ``start_soon`` under a
+cancel scope it made itself: nothing to wait for, so no lock is needed; it still checks
+cancellation first). The keep-alive timeout, the order of writes and everything else are
+hypercorn's.
 """
 
 from __future__ import annotations
@@ -23,56 +24,23 @@ from typing import TYPE_CHECKING, Protocol
 
 import trio
 
+from .._locks import Held
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
-    from types import TracebackType
 
     from hypercorn.config import Config
     from hypercorn.trio.tcp_server import TCPServer
     from hypercorn.trio.worker_context import WorkerContext
     from hypercorn.typing import AppWrapper, LifespanState
 
-__all__ = ["QuickLock", "QuickSingleTask", "Spawner", "quick_tcp_server"]
+__all__ = ["QuickSingleTask", "Spawner", "quick_tcp_server"]
 
 
 class Spawner(Protocol):
     """What a keep-alive timer needs of hypercorn's trio ``TaskGroup``: a task started in its nursery."""
 
     def spawn(self, func: Callable[..., Awaitable[object]], *args: object) -> None: ...
-
-
-class QuickLock:
-    """A ``trio.Lock`` for ``async with`` whose acquire does not yield when the lock is free.
-
-    Cancellation is checked before taking it; a held lock is waited for by trio's own
-    ``acquire`` (fair, a schedule point), so mutual exclusion is trio's.
-    """
-
-    __slots__ = ("_lock",)
-
-    def __init__(self) -> None:
-        self._lock = trio.Lock()
-
-    async def acquire(self) -> None:
-        await trio.lowlevel.checkpoint_if_cancelled()
-        try:
-            self._lock.acquire_nowait()
-        except trio.WouldBlock:
-            await self._lock.acquire()
-
-    def release(self) -> None:
-        self._lock.release()
-
-    def locked(self) -> bool:
-        return self._lock.locked()
-
-    async def __aenter__(self) -> None:
-        await self.acquire()
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.release()
 
 
 class QuickSingleTask:
@@ -118,12 +86,12 @@ def quick_tcp_server(
     state: LifespanState,
     stream: trio.abc.HalfCloseableStream,
 ) -> TCPServer:
-    """hypercorn's ``TCPServer`` with :class:`QuickLock` and :class:`QuickSingleTask` swapped in."""
+    """hypercorn's ``TCPServer`` with a :class:`~ctxtrio._locks.Held` send lock and :class:`QuickSingleTask`."""
     from hypercorn.trio.tcp_server import TCPServer
 
     # hypercorn types the stream as an SSLStream and tells a plain one apart at run time.
     server = TCPServer(app, config, context, state, stream)  # type: ignore[arg-type]
     # Both are used only through ``async with`` / restart / stop, which these provide.
-    server.send_lock = QuickLock()  # type: ignore[assignment]
+    server.send_lock = Held(trio.Lock())  # type: ignore[assignment]
     server.idle_task = QuickSingleTask()  # type: ignore[assignment]
     return server
