@@ -30,6 +30,7 @@ import trio
 
 from .._errors import InputError, NotFoundError
 from .._limits import RECALL_LIMIT, check_budget, check_range
+from .._locks import Held
 from ..llm.summarizer import Summarizer
 from ..store.ids import validate_id
 from ..store.records import JSON, NewRecord
@@ -278,7 +279,9 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
             if summary is not None and summary.deleted_at is None:
                 return summary_status(summary, self._live, self._live.tokens.current.source)
         with self._sessions.use(session_id) as session:
-            async with session.lock:
+            # Free nearly always: a status of an unchanged session then answers with no loop
+            # turn at all (under a storm of ingests each turn waits for every other task's step).
+            async with Held(session.lock):
                 return await self._sessions.sync(session, self._status, cheap=True)
 
     async def update(

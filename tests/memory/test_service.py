@@ -310,3 +310,26 @@ async def test_status_of_an_unchanged_session_needs_no_worker_thread(
     monkeypatch.setattr(trio.to_thread, "run_sync", spying_run_sync)
     changed = await ctx.sessions.status("s1")
     assert changed.live_entries == 2 and len(thread_calls) == 1
+
+
+async def test_status_of_an_unchanged_session_takes_no_loop_turn(ctx: Wiring) -> None:
+    """context_status of a loaded session whose journal is unchanged lets no other task run (its lock is free)."""
+    await ctx.sessions.append("s1", "one entry")
+    await ctx.sessions.status("s1")  # loaded and read
+    turns = 0
+
+    async def other() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await trio.lowlevel.checkpoint()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(other)
+        await trio.lowlevel.checkpoint()  # other has run once
+        seen = turns
+        for _ in range(5):
+            status = await ctx.sessions.status("s1")
+        assert turns == seen
+        nursery.cancel_scope.cancel()
+    assert status.live_entries == 1
