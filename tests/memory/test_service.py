@@ -15,6 +15,7 @@ from ctxtrio.memory.service import SessionService
 from ctxtrio.store.reading import read_journal
 from ctxtrio.text.tokens import TokenModel
 from testkit.deadlines import until
+from testkit.turns import turns_of_others_during
 
 from .doubles import RecordingSummarizer
 
@@ -316,20 +317,12 @@ async def test_status_of_an_unchanged_session_takes_no_loop_turn(ctx: Wiring) ->
     """context_status of a loaded session whose journal is unchanged lets no other task run (its lock is free)."""
     await ctx.sessions.append("s1", "one entry")
     await ctx.sessions.status("s1")  # loaded and read
-    turns = 0
+    statuses = []
 
-    async def other() -> None:
-        nonlocal turns
-        while True:
-            turns += 1
-            await trio.lowlevel.checkpoint()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(other)
-        await trio.lowlevel.checkpoint()  # other has run once
-        seen = turns
+    async def five() -> None:
         for _ in range(5):
-            status = await ctx.sessions.status("s1")
-        assert turns == seen
-        nursery.cancel_scope.cancel()
+            statuses.append(await ctx.sessions.status("s1"))
+
+    assert await turns_of_others_during(five) == 0
+    status = statuses[-1]
     assert status.live_entries == 1

@@ -9,29 +9,12 @@ import trio
 import trio.testing
 
 from ctxtrio.transport.quick_connection import QuickSingleTask, quick_tcp_server
+from testkit.turns import turns_of_others_during
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from hypercorn.typing import AppWrapper
-
-
-async def _turns_of_others_during(action: Callable[[], Awaitable[None]]) -> int:
-    """How many times a task started just before ``action`` ran before it returned."""
-    turns = 0
-
-    async def other() -> None:
-        nonlocal turns
-        while True:
-            turns += 1
-            await trio.lowlevel.checkpoint()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(other)
-        await action()
-        seen = turns
-        nursery.cancel_scope.cancel()
-    return seen
 
 
 class _Group:
@@ -60,7 +43,7 @@ async def test_the_servers_send_lock_is_taken_without_a_schedule_point() -> None
             async with lock:
                 pass
 
-    assert await _turns_of_others_during(use) == 0
+    assert await turns_of_others_during(use) == 0
     order: list[str] = []
     release = trio.Event()
 
@@ -103,7 +86,7 @@ async def test_restart_and_stop_do_not_yield(autojump_clock: trio.testing.MockCl
                 await single.stop()
                 await single.restart(group, timer)
 
-        assert await _turns_of_others_during(cycle) == 0
+        assert await turns_of_others_during(cycle) == 0
         await single.stop()
 
 

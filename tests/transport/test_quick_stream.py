@@ -8,6 +8,7 @@ import pytest
 import trio
 
 from ctxtrio.transport.quick_stream import QuickStream
+from testkit.turns import turns_of_others_during
 
 
 def _pair() -> tuple[trio.SocketStream, trio.SocketStream]:
@@ -21,32 +22,23 @@ def _pair() -> tuple[trio.SocketStream, trio.SocketStream]:
     )
 
 
-async def _turns_of_others_during(stream: trio.abc.SendStream, data: bytes, writes: int = 20) -> int:
-    """How many times a task started just before ``writes`` writes of ``data`` ran before they returned."""
-    turns = 0
+async def _turns_during_writes(stream: trio.abc.SendStream, data: bytes, writes: int = 20) -> int:
+    """How many times another task runs during ``writes`` writes of ``data`` to ``stream``."""
 
-    async def other() -> None:
-        nonlocal turns
-        while True:
-            turns += 1
-            await trio.lowlevel.checkpoint()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(other)
+    async def write() -> None:
         for _ in range(writes):
             await stream.send_all(data)
-        seen = turns
-        nursery.cancel_scope.cancel()
-    return seen
+
+    return await turns_of_others_during(write)
 
 
 async def test_a_write_the_socket_takes_whole_does_not_yield_and_arrives() -> None:
     """Small writes return without letting other tasks run (trio's SocketStream lets them run each time), and arrive."""
     left, right = _pair()
     async with left, right:
-        assert await _turns_of_others_during(left, b"p") >= 19  # what trio's own stream does
-        assert await _turns_of_others_during(QuickStream(left), b"q") == 0
-        assert await _turns_of_others_during(QuickStream(left), b"") == 0
+        assert await _turns_during_writes(left, b"p") >= 19  # what trio's own stream does
+        assert await _turns_during_writes(QuickStream(left), b"q") == 0
+        assert await _turns_during_writes(QuickStream(left), b"") == 0
         received = b""
         while len(received) < 40:
             received += await right.receive_some(100)
