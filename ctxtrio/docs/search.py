@@ -37,7 +37,7 @@ from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import Hit
 from ..text import neighbours
-from ..text.definitions import Name, asked_name, defines
+from ..text.definitions import Name, asked_name, defines, names_qualifier
 from ..text.neighbours import SearchWord, expand, expandable, neighbours_of, rare_words
 from ..text.query import query_terms
 from .hybrid import FOCUS_BELOW, Ranks, hybrid_order, keyword_confidence
@@ -307,12 +307,16 @@ async def _read(
 
 def definitions_first(candidates: Sequence[Candidate], query_terms: list[str], query: str = "") -> list[Candidate]:
     """``candidates`` with those that define the name the query asks for first
-    (:func:`~ctxtrio.text.definitions.asked_name`), each group in its given order (all of
-    them as given when the query asks for none)."""
+    (:func:`~ctxtrio.text.definitions.asked_name`), those of a document named as the
+    qualifier the query wrote (``library.re`` for ``re.VERBOSE``) before other definitions,
+    each group in its given order (all of them as given when the query asks for none)."""
     name: Name | None = asked_name(query, query_terms)
     if name is None:
         return list(candidates)
     first = [c for c in candidates if defines(c.chunk.text, name.identifier, name.qualifier)]
+    if name.qualifier is not None:  # the page of that qualifier first: re.VERBOSE's own in library.re, not the HOWTO's
+        own = [c for c in first if names_qualifier(c.doc_id, name.qualifier)]
+        first = own + [c for c in first if c not in own]
     return first + [candidate for candidate in candidates if candidate not in first]
 
 

@@ -10,7 +10,9 @@ a short query that holds a dotted name asks for its last part, qualified
 :func:`defines` says whether a text holds
 a definition of an identifier of that spelling: a ``def``/``class``/``function``/
 ``func``/``fn``/``struct``/... line, a reST or Sphinx API entry (``.. function:: name``)
-or a markdown heading that starts with the name, after a label (``### Static method:
+(each of its signatures: Sphinx takes one a line, ``.. data:: X`` then ``VERBOSE``
+aligned below it, as ``re``'s flags and overloaded functions are written) or a markdown
+heading that starts with the name, after a label (``### Static method:
 `Buffer.allocUnsafe(size)```). Where the definition names a qualifier (``fsPromises.rm``),
 it must be the one asked for (``fs.rm``).
 """
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["Name", "asked_name", "defines", "spelled_identifier"]
+__all__ = ["Name", "asked_name", "defines", "names_qualifier", "spelled_identifier"]
 
 #: Queries of more words are questions, not names.
 _MAX_NAME_TERMS: Final = 4
@@ -37,6 +39,15 @@ _DEFINED: Final = re.compile(
     r"(?P<name>[A-Za-z_$][\w$]*)",
     re.MULTILINE,
 )
+#: A Sphinx API entry with more signatures than one: the directive's line, then its further
+#: signatures, one a line, indented, up to a blank line or the entry's options (``:noindex:``).
+_ENTRY_SIGNATURES: Final = re.compile(
+    r"^([ \t]*)\.\.[ \t]+(?:\w+:)?(?:class|function|method|attribute|exception|data|decorator)::[^\n]*\n"
+    r"((?:\1[ \t]+[^\s:][^\n]*\n?)+)",
+    re.MULTILINE,
+)
+#: The name a further signature starts with, and the qualifier it is written with.
+_SIGNATURE: Final = re.compile(r"[ \t]*(?:(?P<entry>[\w.]+)\.)?(?P<name>[A-Za-z_$][\w$]*)")
 #: A dotted name in a query (``Buffer.allocUnsafe``, ``threading.Event.wait``): its qualifier and last part.
 _DOTTED: Final = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)+)([A-Za-z_$][\w$]*)(?![\w$.])")
 _SEPARATORS: Final = str.maketrans("", "", "_$")
@@ -81,6 +92,12 @@ def asked_name(query: str, query_terms: Sequence[str]) -> Name | None:
     return Name(_spelling(dotted.group(2)), _spelling(qualifier))
 
 
+def names_qualifier(doc_id: str, qualifier: str) -> bool:
+    """Whether a document's id ends with the name ``qualifier`` spells (``library.re``, ``re``;
+    ``fs`` for ``fs``): the page of a module or class holds its own entries."""
+    return _spelling(doc_id.rsplit(".", 1)[-1]) == qualifier
+
+
 def _spelling(word: str) -> str:
     return word.lower().translate(_SEPARATORS)
 
@@ -94,6 +111,25 @@ def defines(text: str, identifier: str, qualifier: str | None = None) -> bool:
         if _spelling(match.group("name")) != identifier:
             continue
         own = match.group("code") or match.group("entry") or match.group("heading")
-        if qualifier is None or own is None or _spelling(own.rsplit(".", 1)[-1]) == qualifier:
+        if _qualified(own, qualifier):
             return True
-    return False
+    return any(_qualified(own, qualifier) for own in _further_signatures(text, identifier))
+
+
+def _qualified(own: str | None, qualifier: str | None) -> bool:
+    """Whether a definition written with qualifier ``own`` (None: none) is of the one asked for."""
+    return qualifier is None or own is None or _spelling(own.rsplit(".", 1)[-1]) == qualifier
+
+
+def _further_signatures(text: str, identifier: str) -> list[str | None]:
+    """The qualifiers (None: none written) of the further signatures of ``text``'s Sphinx entries
+    that name ``identifier`` (a line after one ending in ``\\`` goes on with the signature above)."""
+    found: list[str | None] = []
+    for entry in _ENTRY_SIGNATURES.finditer(text):
+        after_backslash = entry.group(0).split("\n", 1)[0].rstrip().endswith("\\")
+        for line in entry.group(2).splitlines():
+            signature = None if after_backslash else _SIGNATURE.match(line)
+            after_backslash = line.rstrip().endswith("\\")
+            if signature is not None and _spelling(signature.group("name")) == identifier:
+                found.append(signature.group("entry"))
+    return found

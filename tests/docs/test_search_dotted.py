@@ -40,3 +40,29 @@ def test_a_dotted_name_asks_for_its_last_part_under_its_qualifier() -> None:
     assert defines("### `fs.rm(path[, options], callback)`\n", "rm", "fs")
     assert not defines("### `fsPromises.rm(path[, options])`\n", "rm", "fs")
     assert defines("   .. method:: wait(timeout=None)\n", "wait", "event")  # an entry nested in its class
+
+
+async def test_a_flag_of_a_multi_signature_entry_is_found_on_its_modules_page(tmp_path: Path) -> None:
+    """``re.VERBOSE`` is the second signature of ``.. data:: X`` (Sphinx: one a line) in both the
+    library's ``re`` page and the regex HOWTO; the ``re`` page's entry comes first and its answer is
+    inside 1,000 tokens (before: the HOWTO's section, then a cut ``re`` chunk without it)."""
+    async with opened(tmp_path, FIXTURES) as ctx:
+        await ctx.documents.ingest(file_path=str(FIXTURES / "python_regex_howto_flags.rst.txt"), doc_id="howto.regex")
+        await ctx.documents.ingest(file_path=str(FIXTURES / "python_re_flags.rst.txt"), doc_id="library.re")
+        result = await ctx.documents.search("re.VERBOSE", budget_tokens=1000)
+        assert result.hits[0].doc_id == "library.re", [(hit.doc_id, hit.index) for hit in result.hits]
+        assert "Whitespace within the pattern is ignored" in result.hits[0].text
+
+
+def test_every_signature_of_a_sphinx_entry_defines_its_name() -> None:
+    """Further signatures of an entry define their names, up to a blank line or the entry's
+    options; a line after one ending in a backslash goes on with that signature."""
+    entry = ".. data:: X\n          VERBOSE\n   :noindex:\n\n   This flag allows you to write\n"
+    assert defines(entry, "verbose", "re") and defines(entry, "x", "re")
+    assert not defines(entry, "this")
+    assert defines("   .. function:: range(stop)\n                 range(start, stop[, step])\n", "range")
+    assert not defines(".. data:: X\n   :noindex:\n\n   VERBOSE is on\n", "verbose")
+    assert not defines(".. class:: Parser(prog=None, \\\n                 epilog=None)\n", "epilog")
+    assert defines(".. class:: A\n           pkg.B\n", "b", "pkg") and not defines(
+        ".. class:: A\n           pkg.B\n", "b", "other"
+    )
