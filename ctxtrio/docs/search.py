@@ -232,16 +232,13 @@ def pool(hits: Sequence[Hit], limit: int) -> list[Hit]:
     scores of :func:`~.ranking.rerank` tell them apart only if both are re-ranked. Deeper rows
     of a found document added no answer in the bench's sets (rows to the 20th or 22nd: one
     fewer, python3.11-doc) and cost a passage score each."""
-    first = hits[:limit]
-    if len(hits) <= limit + 1 or not first:
-        return []
-    mean = sum(hit.score for hit in first) / len(first)
+    above = {id(hit) for hit in above_mean(hits, limit)}
     found = {hit.journal for hit in hits[: limit + 1]}
     near = limit + 1 + (limit + 1) // 2
     return [
         hit
         for n, hit in enumerate(hits[limit + 1 :], limit + 1)
-        if hit.score > mean or (n < near and hit.journal in found)
+        if id(hit) in above or (n < near and hit.journal in found)
     ]
 
 

@@ -299,7 +299,8 @@ class DocumentService(ReadingMethods, CheckingMethods):
         candidates = found.candidates
         if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
             candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms))
-        candidates = definitions_first(candidates, query_terms, query)[:limit]  # the pool re-ranked (search.pool)
+            candidates = definitions_first(candidates, query_terms, query)  # find_candidates put them first before
+        candidates = candidates[:limit]  # the pool re-ranked (search.pool)
         rarity = rarity_weights(counts, rows)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.

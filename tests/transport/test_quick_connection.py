@@ -110,16 +110,23 @@ async def test_restart_cancels_the_running_timer(autojump_clock: trio.testing.Mo
     assert fired == [("second", 8.0)]
 
 
+def _timer(seconds: float, fired: list[float]) -> Callable[[], Awaitable[None]]:
+    """A keep-alive timer that sleeps ``seconds``, then notes when it fired in ``fired``."""
+
+    async def timer() -> None:
+        await trio.sleep(seconds)
+        fired.append(trio.current_time())
+
+    return timer
+
+
 async def test_stop_right_after_restart_cancels_a_timer_not_yet_started(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     """stop() before the new timer's task first ran still cancels it: it never fires."""
     single = QuickSingleTask()
     fired: list[float] = []
-
-    async def timer() -> None:
-        await trio.sleep(5)
-        fired.append(trio.current_time())
+    timer = _timer(5, fired)
 
     async with trio.open_nursery() as nursery:
         await single.restart(_Group(nursery), timer)
@@ -133,10 +140,7 @@ async def test_a_cancelled_caller_changes_nothing(method: str, autojump_clock: t
     """Inside a cancelled scope, restart and stop raise Cancelled and leave the running timer alone."""
     single = QuickSingleTask()
     fired: list[float] = []
-
-    async def timer() -> None:
-        await trio.sleep(5)
-        fired.append(trio.current_time())
+    timer = _timer(5, fired)
 
     async with trio.open_nursery() as nursery:
         group = _Group(nursery)
