@@ -71,7 +71,7 @@ sys.path.insert(0, str(STRESS.parent))
 from real_server import gguf_for, model_arguments, running_server  # noqa: E402
 from slow_model import document, load  # noqa: E402
 
-import ctxtrio.llm.summarizer as summarizer_module  # noqa: E402
+import ctxtrio.llm._asking as asking_module  # noqa: E402
 from ctxtrio._config import Config  # noqa: E402
 from ctxtrio._wiring import open_wiring  # noqa: E402
 from ctxtrio.llm._keeping import Rejected, checked  # noqa: E402
@@ -151,7 +151,7 @@ class Verdicts:
                 self.kept.setdefault(step.key, []).append((step, model, result))
             return result
 
-        setattr(summarizer_module, "checked", recording)  # the name the summarizer calls
+        setattr(asking_module, "checked", recording)  # the name the summary step calls
 
 
 def audit(cached: dict[str, str], verdicts: Verdicts) -> int:

@@ -20,7 +20,7 @@ Steps and prompts are in :mod:`._plan`; prompts fit the detected context window 
 room for the answer. That sizing is by the estimate; a prompt whose estimate comes
 near the limit is also counted with ``count_tokens`` before it is sent (exact when the
 server can tokenize: one round trip, cached), and one that would leave less than the
-answer's room in the window is not sent: that step is done extractively, labelled so. Every answer is checked (:func:`.checks.rejection`) before it is
+answer's room in the window is not sent: that step is done extractively, labelled so (one step's request: :mod:`._asking`). Every answer is checked (:func:`.checks.rejection`) before it is
 kept: an echo, a copy, an empty or over-long answer, changed or dropped figures count
 as a failed LLM call for that step, which is then done extractively and labelled so
 (never cached, never ``llm``). Without a running worker (library use that did not
@@ -32,16 +32,15 @@ An :class:`~ctxtrio._errors.LLMError` never escapes; errors of ``cache.put`` do.
 from __future__ import annotations
 
 import logging
-import re
 from collections import OrderedDict
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
 import trio
 
-from .._errors import LLMInterruptedError
 from ..text.extractive import first_sentence
-from ._keeping import Rejected, as_good_as_extractive, checked
+from ._asking import ask
+from ._keeping import Rejected, as_good_as_extractive
 from ._outcome import (
     ONE_LINER_TOKENS,
     Method,
@@ -56,9 +55,7 @@ from ._outcome import (
 )
 from ._plan import Answer, Extract, Finished, Limits, Step, cache_key, one_liner_step, stand_in, step_count, walk
 from .breaker import BreakerState
-from .checks import echo_so_far
 from .jobs import Job, SummaryQueue
-from .messages import ChatMessage
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
@@ -74,15 +71,6 @@ log = logging.getLogger("ctxtrio.summaries")
 #: Assumed context window while none is detected (LM Studio's and Ollama's usual default).
 DEFAULT_CONTEXT_TOKENS: Final = 4096
 _FALLBACKS_KEPT: Final = 1024
-#: The chat template around the one user turn (Gemma 3's costs 10 in llama-cpp-python).
-_TEMPLATE_TOKENS: Final = 16
-#: A prompt is counted exactly before it is sent when its estimate passes this share of
-#: the room the window leaves (steps are sized to 90% of it by the estimate).
-_COUNT_FROM: Final = 0.8
-#: A stream the server cuts off for another request is asked again this many times, after
-#: 1 s, 2 s, 4 s; then the step is done extractively for this job only (a later call asks again).
-_INTERRUPTED_TRIES: Final = 4
-_THINK: Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)  # reasoning models
 
 
 class Summarizer:
@@ -345,40 +333,10 @@ class Summarizer:
             job.step_finished(trio.current_time() - started)
 
     async def _ask(self, step: Step, model: TokenModel, *, one_line: bool = False) -> str | Rejected:
-        """One streamed request for ``step``: the text to keep, checked, or why it was rejected."""
-        client = self._client
-        assert client is not None
+        """One streamed request for ``step`` (:func:`._asking.ask`)."""
+        assert self._client is not None
         window = self._context_tokens()
-        room = window - _TEMPLATE_TOKENS - step.max_tokens if window is not None else None
-        # Counted only near the limit: far below it the estimate (which leans high) settles it.
-        if room is not None and self._count_tokens is not None and model.estimate(step.prompt) > room * _COUNT_FROM:
-            prompt_tokens = await self._count_tokens(step.prompt)
-            if prompt_tokens > room:
-                return Rejected(
-                    f"a prompt of {prompt_tokens} tokens leaves no room for a {step.max_tokens}-token answer "
-                    f"in the model's {window}-token window"
-                )
-        messages = [ChatMessage("user", step.prompt)]
-        for attempt in range(_INTERRUPTED_TRIES):
-            try:
-                completion = await client.complete(
-                    messages,
-                    max_tokens=step.max_tokens,
-                    abort_if=lambda so_far: echo_so_far(so_far, step.instruction, step.text),
-                )
-                break
-            except LLMInterruptedError as exc:
-                log.info("summary step cut off by the server (%s); try %d of %d", exc, attempt + 1, _INTERRUPTED_TRIES)
-                if attempt + 1 == _INTERRUPTED_TRIES:
-                    return Rejected(
-                        f"the server cut the answer off {_INTERRUPTED_TRIES} times to serve other requests", retry=True
-                    )
-                await trio.sleep(2.0**attempt)
-        answer = _THINK.sub("", completion.text).strip()
-        if completion.finish_reason == "aborted":
-            return Rejected(echo_so_far(answer, step.instruction, step.text) or "stopped early")
-        # The checks stem and scan the whole source: off the event loop, with the fit.
-        return await trio.to_thread.run_sync(partial(checked, answer, step, model, one_line=one_line))
+        return await ask(self._client, step, model, window=window, count_tokens=self._count_tokens, one_line=one_line)
 
     async def _partial(
         self,

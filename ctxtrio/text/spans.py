@@ -4,7 +4,7 @@ Chunking estimates every block of a document and then every chunk
 (:mod:`ctxtrio.text.chunking`): about 100 spans per stdlib file, most of them a few
 hundred characters, where :meth:`TokenModel.estimate` spends more on encoding and
 translating its argument than on counting. :class:`SpanEstimates` classifies an ASCII
-text once, as :func:`~ctxtrio.text.tokens._counts` does: one class code per character
+text once, as :func:`~ctxtrio.text.char_classes._counts` does: one class code per character
 and one boundary code per character (with its predecessor), and then counts a span with
 ``bytes.count(code, start, end)`` on those two strings. A span's first boundary is the
 one thing that differs from the whole text's (its predecessor is the span's edge, code
@@ -33,7 +33,7 @@ import re
 from bisect import bisect_left
 from typing import TYPE_CHECKING, Final
 
-from .tokens import (
+from .char_classes import (
     _A_CONTROL,
     _A_DIGIT,
     _A_NEWLINE,
@@ -51,11 +51,11 @@ from .tokens import (
     _PAIR_TABLE,
     _PUNCT_START,
     _PURE_TABLE,
-    _ROUNDING_SLACK,
     _SPACE_START,
     _TAG_TABLE,
     _WORD_BREAK,
 )
+from .tokens import _ROUNDING_SLACK
 
 if TYPE_CHECKING:
     from .tokens import TokenModel
