@@ -33,6 +33,8 @@ _MAX_NAME_TERMS: Final = 4
 _DEFINED: Final = re.compile(
     r"(?:\b(?:def|class|function|func|fn|fun|struct|enum|trait|interface|type|record|impl|module|object|protocol)"
     r"[ \t]+(?:\([^)\n]*\)[ \t]*)?(?:(?P<code>[\w$]+)\.)?"
+    r"|^[ \t]*\.\.[ \t]+c(?:pp)?:(?:function|member|type|var|macro|struct)::[ \t]+"
+    r"(?:[^(\n]*\([ \t]*\*[ \t]*|(?:[^(\n]*[ \t*&])?)"
     r"|^[ \t]*\.\.[ \t]+(?:\w+:)?(?:class|function|method|attribute|exception|data|decorator|module)::[ \t]+"
     r"(?:(?P<entry>[\w.]+)\.)?"
     r"|^#{1,6}[ \t]+(?:[A-Z][A-Za-z ]{0,30}:[ \t]+)?`?(?:(?P<heading>[\w.]+)\.)?)"

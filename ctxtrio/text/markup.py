@@ -14,7 +14,9 @@ block before them, leading ones to the first block); a heading is a block of its
 * **reST API entries**: a Sphinx/docutils description directive (``.. function::
   json.dumps(obj)``, ``.. class::``, ``.. method::``, ``.. option::``, ...) is a heading
   titled by its kind and name (``function json.dumps``), below every section and
-  nested by its indentation (a ``method`` indented under its ``class``).
+  nested by its indentation (a ``method`` indented under its ``class``). In the C and C++
+  domains the name is the one declared, not its type (``.. c:function:: int PyList_Check(PyObject *p)``
+  is ``function PyList_Check``).
 * **Paragraphs**: runs of non-blank lines separated by blank lines (plain text, logs,
   and the text between titles).
 
@@ -42,10 +44,15 @@ _BLANKS: Final = re.compile(r"(?:[ \t\r\f\v]*\n)*(?:[ \t\r\f\v]+\Z)?")
 #: An adornment line, or an API description directive (Sphinx and docutils domains).
 _RST_LINE: Final = (
     r"(?:(?P<adorn>(?P<char>[!-/:-@\[-`{-~])(?P=char){2,})[ \t]*\r?$"
-    r"|(?P<indent>[ \t]*+)\.\.[ \t]+(?:[\w-]+:)?(?P<api>function|class|method|classmethod|staticmethod|attribute"
-    r"|property|exception|data|decorator|decoratormethod|option|cmdoption|envvar|describe|object|macro"
-    r"|type|member|struct|enum|command|variable|opcode)::[ \t]+(?P<name>[^\s(]+))"
+    r"|(?P<indent>[ \t]*+)\.\.[ \t]+(?P<domain>[\w-]+:)?(?P<api>function|class|method|classmethod|staticmethod"
+    r"|attribute|property|exception|data|decorator|decoratormethod|option|cmdoption|envvar|describe|object|macro"
+    r"|type|member|struct|enum|command|variable|var|opcode)::[ \t]+(?P<name>[^\s(]+)(?P<signature>[^\n]*))"
 )
+#: The name a C or C++ declaration declares: the one in a function pointer's ``(*name)``, else
+#: the last identifier before the parameters (``PyObject* PyList_New(Py_ssize_t len)``, ``void *buf``).
+_C_POINTER: Final = re.compile(r"\(\s*\*\s*([A-Za-z_]\w*)\s*\)")
+_C_IDENTIFIER: Final = re.compile(r"[A-Za-z_]\w*")
+_C_DOMAINS: Final = frozenset({"c:", "cpp:"})
 #: Levels of API directives: deeper than any section, nested by indentation.
 _API_LEVEL: Final = 100
 _ADORNMENT_LINE: Final = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?\Z")
@@ -135,7 +142,7 @@ def _rst_headings(text: str) -> Iterator[Heading]:
         line = match.group("adorn")
         if line is None:  # an API entry: ``.. function:: name(args)`` titled "function name"
             level = _API_LEVEL + len(match.group("indent"))
-            yield line_start, line_end, level, f"{match.group('api')} {match.group('name')}"[:_MAX_TITLE_CHARS]
+            yield line_start, line_end, level, f"{match.group('api')} {_api_name(match)}"[:_MAX_TITLE_CHARS]
             continue
         heading = _underlined(text, line, line_start, line_end)
         overlined = heading is None
@@ -147,6 +154,20 @@ def _rst_headings(text: str) -> Iterator[Heading]:
         level = styles.setdefault((line[0], overlined), len(styles) + 1)
         skip_until = end
         yield start, end, level, title
+
+
+def _api_name(match: re.Match[str]) -> str:
+    """The name an API directive describes: its first word (``json.dumps`` of ``json.dumps(obj)``),
+    but in the C and C++ domains the declared name, not the type written before it (``PyList_New``
+    of ``PyObject* PyList_New(Py_ssize_t len)``, not ``PyObject*``; ``buf`` of ``void *buf``)."""
+    if match.group("domain") not in _C_DOMAINS:
+        return match.group("name")
+    declaration = match.group("name") + match.group("signature")
+    pointer = _C_POINTER.search(declaration)
+    if pointer is not None:
+        return pointer.group(1)
+    names = _C_IDENTIFIER.findall(declaration.partition("(")[0])
+    return names[-1] if names else match.group("name")
 
 
 def _overlined(text: str, line: str, line_start: int, line_end: int) -> tuple[int, int, str] | None:

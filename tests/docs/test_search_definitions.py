@@ -64,6 +64,11 @@ def test_defines_recognises_definitions_only() -> None:
     assert not defines("raise JSONDecodeError('Expecting value', s, err.value)\n", name)
     assert defines(".. exception:: json.JSONDecodeError(msg, doc, pos)\n", name)
     assert defines("### `JSONDecodeError`\n\nRaised when...\n", name)
+    # The Python docs' C entries (c-api/list.rst, c-api/typeobj.rst): the declared name, not its type.
+    assert defines(".. c:function:: PyObject* PyList_New(Py_ssize_t len)\n", "pylistnew")
+    assert not defines(".. c:function:: PyObject* PyList_New(Py_ssize_t len)\n", "pyobject")
+    assert defines(".. c:type:: PyObject *(*vectorcallfunc)(PyObject *callable, size_t nargsf)\n", "vectorcallfunc")
+    assert defines("   .. c:member:: void *buf\n", "buf")
     assert spelled_identifier(["jsondecodeerror", "json", "decode", "error"]) == "jsondecodeerror"
     assert (
         spelled_identifier(["jsondecoder", "json", "decoder", "rawdecode", "raw", "decode"]) == "jsondecoderrawdecode"

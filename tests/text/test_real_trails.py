@@ -63,6 +63,14 @@ def test_rst_api_reference_trails() -> None:
     assert all(chunk.trail[0] == ":mod:`json` --- JSON encoder and decoder" for chunk in found)
 
 
+def test_rst_c_api_trails_name_the_declared_name() -> None:
+    """The Python docs' c-api/list.rst: a C entry's trail names what it declares, not its return type."""
+    _, found = chunked(FIXTURES / "python_capi_list.rst.txt", 60)
+    entries = {chunk.trail[-1] for chunk in found if len(chunk.trail) > 1}
+    assert {"var PyList_Type", "function PyList_Check", "function PyList_New", "function PyList_GetItem"} <= entries
+    assert not entries & {"function int", "function PyObject*", "function Py_ssize_t", "var PyTypeObject"}
+
+
 def test_setext_markdown_trails() -> None:
     """libffi's README: its === headings become one-level trails; text before them has none."""
     text, found = chunked(FIXTURES / "libffi_README.md", 300)
