@@ -7,6 +7,7 @@ marks, followed by nothing or by what follows a defined name (``(``, ``[``, ``:`
 ``|``, ...): a definition, a parameter's entry, an option's term, a table row.
 ``deadlock_timeout.`` ending a sentence defines nothing. (``text/definitions.py`` asks
 the narrower question ranking needs: does a text define one identifier a query spells.)
+How much of a query a line defines is :func:`defined_share`.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from .terms import terms
-from .words import held_words, identifier_parts, may_hold, word_groups, word_weights
+from .words import held_words, identifier_parts, may_hold, stemmed_terms, word_groups, word_weights
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["defined_name", "defining_lines"]
+__all__ = ["PART_SHARE", "defined_name", "defined_share", "defining_lines"]
 
 #: The name a line starts with, after a reST directive (``.. function::``), keywords of code that
 #: introduce one, and list, option and markup marks.
@@ -31,6 +32,8 @@ _LEADING_NAME: Final = re.compile(
 )
 #: What may follow a name where it is defined.
 _AFTER_NAME: Final = "([{<:=|,→"
+#: What the definition of a name holding a query word only as a part of it counts, of one naming it whole.
+PART_SHARE: Final = 0.5
 
 
 def defined_name(line: str) -> str | None:
@@ -58,3 +61,30 @@ def defining_lines(raws: Sequence[str], named: Sequence[str], rarity: Mapping[st
         if name is not None and rarest & held_words(terms(name), group, parts):
             out.append(number)
     return out
+
+
+def defined_share(
+    line: str, group: dict[str, int], parts: dict[int, frozenset[str]], words: int, *, stem: bool
+) -> float:
+    """How much of the query (``words`` words, by ``group``) the name ``line`` defines holds, the share
+    of its words; 0.0 for none. For the window (not ``stem``), a word the name holds only as a part of
+    a longer identifier counts :data:`PART_SHARE` (``insort_left`` defines ``insort`` less than
+    ``insort`` does); ranking (``stem``) counts it whole."""
+    name = defined_name(line) if words else None
+    if name is None or not may_hold(name, group.keys()):
+        return 0.0
+    name_terms = stemmed_terms(name, stem=stem)
+    held = held_words(name_terms, group, parts)
+    if stem or not held:
+        return len(held) / words
+    whole = held_words(_whole_terms(name_terms), group, parts)
+    return (len(whole) + PART_SHARE * len(held - whole)) / words
+
+
+def _whole_terms(name_terms: Sequence[str]) -> list[str]:
+    """The terms of a name (:func:`~.terms.terms`) that are words whole, not the parts of an
+    identifier that follow it (``insort_left`` gives ``insortleft``, ``insort``, ``left``: the first)."""
+    out: dict[int, str] = {}
+    for term, word in word_groups(tuple(name_terms), stem=False).items():
+        out.setdefault(word, term)
+    return list(out.values())

@@ -8,9 +8,13 @@ room by
 * the distinct words of the query it holds (each once, whatever its count; an
   identifier and its parts, ``pg_hba`` giving ``pghba``, ``pg``, ``hba``, are one word),
 * proximity: the most words any one of its lines holds, and words that stand next to
-  each other in the text as they do in the query (a phrase),
+  each other in the text as they do in the query (a phrase; given the query as asked, also
+  a phrase in prose that takes in a word its headings hold, ``VACUUM FULL`` on the VACUUM
+  page: :mod:`.phrases`),
 * a definition: a line that starts with a name the query asks for, followed by what
-  follows a defined name (``def py_scanstring(``, ``work_mem (integer)``, ``-k``),
+  follows a defined name (``def py_scanstring(``, ``work_mem (integer)``, ``-k``); a
+  name that holds the query's word only as a part (``insort_left`` for ``insort``)
+  counts half (:func:`~.naming.defined_share`),
 
 takes the best-scoring run that comes first (then the shortest; weighed by rarity, a run
 starts and ends on a line holding a word not far more common than the rarest, so a common
@@ -46,9 +50,10 @@ from .edges import (
     lead_sentence,
     rarest_lines,
 )
-from .naming import defined_name, defining_lines
+from .naming import defined_share, defining_lines
+from .phrases import asked_phrases, phrase_pairs
 from .stems import light_stem
-from .words import held_words, identifier_parts, line_terms, may_hold, stemmed_terms, word_groups, word_weights
+from .words import held_words, identifier_parts, line_terms, word_groups, word_weights
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -159,10 +164,13 @@ def best_passage(
     first line past it holding the rarest word (:func:`~.edges.far_sentence`), or else, before a
     cut mark, the line above it that defines the rarest word of ``named`` (the query's terms with
     those its headings hold, which ``query_terms`` may leave out) and the sentence after that line
-    (:func:`~.edges.lead_sentence`).
+    (:func:`~.edges.lead_sentence`). ``named`` also gives phrases that take in a word the headings
+    hold, in prose (:func:`~.phrases.asked_phrases`; with ``rarity``, not of a word far more common
+    than the rarest).
     """
     rate = tokens_per_char if tokens_per_char is not None else model.estimate(text) / max(1, len(text))
-    lines = _lines(text, tuple(query_terms), rate, stem=False)
+    common = frozenset(term for term in named if rarity and rarity.get(term, 1.0) < _ANCHOR_WEIGHT)  # "the same value"
+    lines = _lines(text, tuple(query_terms), rate, stem=False, named=tuple(named), common=common)
     room = budget_tokens - 2 * model.estimate(CUT_MARK + " ")
     weights = word_weights(query_terms, rarity) if rarity else None
     core_first, core_last = _core(lines, room, weights=weights)
@@ -282,9 +290,18 @@ def _run_score(lines: Sequence[_Line], first: int, last: int) -> float:
 
 
 @functools.lru_cache(maxsize=64)
-def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, stem: bool) -> tuple[_Line, ...]:
-    """Each line of ``text``: where it is, its size, the query's words it holds. Cached: a
-    search scores its candidates for ranking, then packs the best of them (same arguments)."""
+def _lines(
+    text: str,
+    query_terms: tuple[str, ...],
+    tokens_per_char: float,
+    *,
+    stem: bool,
+    named: tuple[str, ...] = (),
+    common: frozenset[str] = frozenset(),
+) -> tuple[_Line, ...]:
+    """Each line of ``text``: where it is, its size, the query's words it holds (and, for the window,
+    the phrases of the query as asked, ``named``, less its ``common`` terms). Cached: a search
+    scores its candidates for ranking, then packs the best of them (same arguments)."""
     group = word_groups(query_terms, stem=stem)
     parts = identifier_parts(group)
     words = max(group.values(), default=-1) + 1
@@ -293,6 +310,8 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, s
     if stem:
         per_line = [list(map(light_stem, line)) for line in per_line]
     hidden = frozenset() if stem else hidden_lines(raws)
+    found_of = [held_words(of_line, group, parts) for of_line in per_line]
+    also = asked_phrases(raws, per_line, found_of, group, named, common) if named and not stem else {}
     out: list[_Line] = []
     start = 0
     for number, (raw, of_line) in enumerate(zip(raws, per_line, strict=True)):
@@ -302,17 +321,8 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, s
             start = end + 1
             continue
         cost = math.ceil((len(raw) + 1) * tokens_per_char)
-        found = held_words(of_line, group, parts)
-        phrases: set[tuple[int, int]] = set()
-        previous = -1
-        for term in of_line:
-            word = group.get(term, -1)
-            if word < 0 or word not in found:
-                previous = -1
-                continue
-            if word == previous + 1 and previous >= 0:
-                phrases.add((previous, word))
-            previous = word
+        found = found_of[number]
+        phrases = phrase_pairs(of_line, group, found) | also.get(number, _NO_PHRASES)
         if found:
             out.append(
                 _Line(
@@ -321,7 +331,7 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, s
                     cost,
                     frozenset(found),
                     frozenset(phrases),
-                    _defines(raw, group, parts, words, stem=stem),
+                    defined_share(raw, group, parts, words, stem=stem),
                 )
             )
         else:
@@ -332,15 +342,6 @@ def _lines(text: str, query_terms: tuple[str, ...], tokens_per_char: float, *, s
 
 _NONE: Final[frozenset[int]] = frozenset()
 _NO_PHRASES: Final[frozenset[tuple[int, int]]] = frozenset()
-
-
-def _defines(line: str, group: dict[str, int], parts: dict[int, frozenset[str]], words: int, *, stem: bool) -> float:
-    """How much of the query the name ``line`` defines (:func:`~.naming.defined_name`) holds, the
-    share of its words; 0.0 for none."""
-    name = defined_name(line) if words else None
-    if name is None or not may_hold(name, group.keys()):
-        return 0.0
-    return len(held_words(stemmed_terms(name, stem=stem), group, parts)) / words
 
 
 def _score(

@@ -323,3 +323,39 @@ def test_the_name_a_line_defines() -> None:
     assert defined_name("def py_scanstring(s, end, strict=True):") == "py_scanstring"
     assert defined_name("work_mem (integer)") == "work_mem"
     assert defined_name("deadlock_timeout. It is") is None
+
+
+def test_a_phrase_of_the_query_as_asked_settles_the_window() -> None:
+    """PostgreSQL's real VACUUM Description: the page is named VACUUM, so the window looks for lock,
+    full and take; "Plain VACUUM (without FULL) ... an exclusive lock is not obtained" holds full and
+    lock as well as "VACUUM FULL rewrites ... requires an ACCESS EXCLUSIVE lock" does, and came
+    first. Given the words as asked, "VACUUM FULL" is a phrase and its sentence wins."""
+    text = (FIXTURES / "pg_sql_vacuum.md").read_text(encoding="utf-8")
+    section = text[text.index("## Description") :]
+    asked = query_terms("What lock does VACUUM FULL take?")
+    focus = unheaded_terms(asked, ("Description", "sql-vacuum"))
+    rarity = {"lock": 0.95, "vacuum": 1.0, "full": 0.77, "take": 0.82}  # what PostgreSQL's manual gives them
+    assert focus == ["lock", "full", "take"]
+    for budget in (100, 120):
+        passage = best_passage(section, focus, budget, MODEL, rarity=rarity, named=asked)
+        plain = best_passage(section, focus, budget, MODEL, rarity=rarity)
+        assert passage is not None and plain is not None
+        shown = marked_text(section, passage)
+        assert "requires an ACCESS\nEXCLUSIVE lock on each table" in shown and MODEL.estimate(shown) <= budget
+        assert "EXCLUSIVE lock on each table" not in marked_text(section, plain), budget
+
+
+def test_the_definition_of_the_name_itself_beats_one_that_holds_it_as_a_part() -> None:
+    """bisect's real insort entries: `insort_left(` holds insort only as a part of its name, so it
+    defines insort less than `insort(` under `insort_right(` does; the window for bisect.insort
+    settles on the entry of insort itself and shows what it does."""
+    text = (FIXTURES / "python_bisect_insort.rst.txt").read_text(encoding="utf-8")
+    asked = query_terms("bisect.insort")
+    rarity = {"bisect": 0.79, "insort": 1.0}  # what the Python docs give them
+    for budget in (100, 150):
+        passage = best_passage(text, asked, budget, MODEL, rarity=rarity, named=asked)
+        assert passage is not None
+        shown = marked_text(text, passage)
+        assert "insort(a, x, lo=0, hi=len(a), *, key=None)" in shown, budget
+        assert "but inserting *x* in *a* after any existing\n   entries of *x*." in shown, budget
+        assert MODEL.estimate(shown) <= budget

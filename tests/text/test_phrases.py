@@ -1,0 +1,67 @@
+"""Phrases of the query as asked, in prose only; the lines of code and output a text holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxtrio.text.literal import literal_lines
+from ctxtrio.text.phrases import asked_phrases
+from ctxtrio.text.query import query_terms
+from ctxtrio.text.words import held_words, identifier_parts, line_terms, word_groups
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _phrase_lines(text: str, looked_for: list[str], asked: list[str]) -> list[str]:
+    """The lines ``asked_phrases`` finds a phrase of ``asked`` on, while looking for ``looked_for``."""
+    raws = text.split("\n")
+    group = word_groups(tuple(looked_for), stem=False)
+    per_line = line_terms(text, frozenset(looked_for + asked))
+    found = [held_words(terms, group, identifier_parts(group)) for terms in per_line]
+    return [raws[number] for number in asked_phrases(raws, per_line, found, group, asked, frozenset())]
+
+
+def test_a_phrase_that_takes_in_a_word_the_headings_hold_is_found_in_prose_only() -> None:
+    """PostgreSQL's real VACUUM page: "VACUUM FULL" in the Description's prose is a phrase of
+    "What lock does VACUUM FULL take?" though the window looks only for lock, full and take (the
+    page is named VACUUM); the synopsis' `VACUUM [ FULL ]`, a fenced block, is not."""
+    text = (FIXTURES / "pg_sql_vacuum.md").read_text(encoding="utf-8")
+    asked = query_terms("What lock does VACUUM FULL take?")
+    lines = _phrase_lines(text, ["lock", "full", "take"], asked)
+    assert lines == ["parallel workers as zero. VACUUM FULL rewrites the entire contents of the table"]
+    assert "VACUUM [ FULL ] [ FREEZE ] [ VERBOSE ] [ ANALYZE ] [ table_and_columns [, ...] ]" in text
+    assert _phrase_lines(text, ["lock", "full", "take"], ["lock", "full", "take"]) == []  # nothing else asked
+
+
+def test_an_inline_code_span_holds_no_phrase() -> None:
+    """The json manual's real `Using :mod:`json.tool` from the shell`: json and tool side by side
+    inside a code span are a module's name, not the query's words as asked."""
+    whole = (FIXTURES / "python_json.rst.txt").read_text(encoding="utf-8")
+    at = whole.index("Using :mod:`json.tool` from the shell to validate and pretty-print:")
+    text = whole[at : whole.index("\n\n", at)]
+    assert _phrase_lines(text, ["tool", "shell"], query_terms("json tool shell")) == []
+    plain = text.replace(":mod:`json.tool`", "json tool")
+    assert _phrase_lines(plain, ["tool", "shell"], query_terms("json tool shell")) == [
+        "Using json tool from the shell to validate and pretty-print:"
+    ]
+
+
+def test_code_and_output_lines_of_a_real_manual() -> None:
+    """The json manual's doctest transcripts after `::` and its fenced-free prose: the transcript
+    lines (prompts and output) are literal, the prose and directives around them are not."""
+    raws = (FIXTURES / "python_json.rst.txt").read_text(encoding="utf-8").split("\n")
+    literal = literal_lines(raws)
+    assert raws[31] == "    >>> json.dumps(['foo', {'bar': ('baz', None, 1.0, 2)}])" and 31 in literal
+    assert raws[32].startswith('    \'["foo"') and 32 in literal  # the output
+    prose = [n for n, raw in enumerate(raws) if raw.startswith(":mod:`json` exposes an API")]
+    assert prose and prose[0] not in literal
+    assert not any(raw.startswith(".. function::") for n, raw in enumerate(raws) if n in literal)
+
+
+def test_fences_directives_and_notes() -> None:
+    """A fence's lines, a code directive's body (past its options) are literal; a note's body is prose."""
+    raws = [
+        "```js", "a = 1", "```", "", ".. code-block:: python", "   :linenos:", "", "   b = 2", "",
+        "prose", "", ".. note::", "", "   A note is prose.", "", "Example::", "", "   c = 3", "back",
+    ]  # fmt: skip
+    assert sorted(literal_lines(raws)) == [0, 1, 2, 7, 17]
