@@ -186,7 +186,7 @@ def _passage_hit(
         return None
     focus = unheaded_terms(query_terms, headings(candidate))
     passage = _meaning_passage(candidate, room, model) or best_passage(
-        chunk.text, focus, room, model, tokens_per_char(chunk), rarity=rarity, named=query_terms
+        chunk.text, focus, room, model, tokens_per_char(chunk), rarity=rarity, named=query_terms, trail=chunk.trail
     )
     if passage is None:  # not even one line fits: characters around the match
         text = cut_around(chunk.text, query_terms, room, model)

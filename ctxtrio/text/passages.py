@@ -18,7 +18,8 @@ room by
 
 takes the best-scoring run that comes first (then the shortest; weighed by rarity, a run
 starts and ends on a line holding a word not far more common than the rarest, so a common
-word alone cannot stretch it), gives it the rest of
+word alone cannot stretch it; under the text's own section, not past a heading inside it
+that lacks its trail's words: :mod:`.sections`), gives it the rest of
 the sentences it cuts and grows it by whole lines, two after for each one before (an
 answer tends to follow the words that name it), while they fit (:mod:`.edges`); a large
 window weighed by rarity also shows, after a cut mark, the sentence of a line past it that
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from .cutting import CUT_MARK, cut_around
@@ -52,6 +53,7 @@ from .edges import (
 )
 from .naming import defined_share, defining_lines
 from .phrases import asked_phrases, phrase_pairs
+from .sections import away_lines
 from .stems import light_stem
 from .words import held_words, identifier_parts, line_terms, word_groups, word_weights
 
@@ -151,6 +153,7 @@ def best_passage(
     *,
     rarity: Mapping[str, float] | None = None,
     named: Sequence[str] = (),
+    trail: Sequence[str] = (),
 ) -> Passage | None:
     """The best window of whole lines of ``text`` within ``budget_tokens`` (cut marks counted).
 
@@ -166,14 +169,21 @@ def best_passage(
     those its headings hold, which ``query_terms`` may leave out) and the sentence after that line
     (:func:`~.edges.lead_sentence`). ``named`` also gives phrases that take in a word the headings
     hold, in prose (:func:`~.phrases.asked_phrases`; with ``rarity``, not of a word far more common
-    than the rarest).
+    than the rarest). With ``trail`` (the text's heading trail), the window starts above a heading
+    inside the text that lacks a word the trail holds, if a line there holds a query word
+    (:func:`~.sections.away_lines`); it may still grow past it.
     """
     rate = tokens_per_char if tokens_per_char is not None else model.estimate(text) / max(1, len(text))
     common = frozenset(term for term in named if rarity and rarity.get(term, 1.0) < _ANCHOR_WEIGHT)  # "the same value"
     lines = _lines(text, tuple(query_terms), rate, stem=False, named=tuple(named), common=common)
     room = budget_tokens - 2 * model.estimate(CUT_MARK + " ")
     weights = word_weights(query_terms, rarity) if rarity else None
-    core_first, core_last = _core(lines, room, weights=weights)
+    away = away_lines(text.split("\n"), query_terms, named, trail) if trail and named else frozenset()
+    home = tuple(
+        replace(line, found=_NONE, phrases=_NO_PHRASES, defines=0.0) if n in away else line
+        for n, line in enumerate(lines)
+    )
+    core_first, core_last = _core(home if any(line.found for line in home) else lines, room, weights=weights)
     if core_first < 0:
         return None
     costs = [line.cost for line in lines]
@@ -324,16 +334,8 @@ def _lines(
         found = found_of[number]
         phrases = phrase_pairs(of_line, group, found) | also.get(number, _NO_PHRASES)
         if found:
-            out.append(
-                _Line(
-                    start,
-                    end,
-                    cost,
-                    frozenset(found),
-                    frozenset(phrases),
-                    defined_share(raw, group, parts, words, stem=stem),
-                )
-            )
+            defines = defined_share(raw, group, parts, words, stem=stem)
+            out.append(_Line(start, end, cost, frozenset(found), frozenset(phrases), defines))
         else:
             out.append(_Line(start, end, cost, _NONE, _NO_PHRASES, 0.0))
         start = end + 1

@@ -186,3 +186,20 @@ def test_a_hit_found_by_its_heading_shows_the_definition_of_the_word_it_holds() 
         )
         assert len(hits) == 1 and omitted == 0 and used <= budget and hits[0].cut, budget
         assert ".. cmdoption:: -W arg\n\n   Warning control." in hits[0].text, budget
+
+
+def test_a_hit_running_past_its_section_shows_its_own_section() -> None:
+    """Python's real tail of `finally clause` and start of `The with statement` as one hit under the
+    trail `The try statement > finally clause`: pack_hits hands the trail to the window, which
+    shows what a return in finally does, not the with statement below, within the budget."""
+    path = Path(__file__).parents[1] / "text" / "fixtures" / "python_finally_with.rst.txt"
+    text = path.read_text(encoding="utf-8")
+    trail = ("The :keyword:`!try` statement", ":keyword:`!finally` clause")
+    chunk = StoredChunk(10, text, 0, len(text), trail, MODEL.estimate(text))
+    rarity = {"both": 0.41, "try": 0.62, "block": 0.43, "finally": 1.0, "return": 0.08, "value": 0.08}
+    question = query_terms("What happens if both the try block and the finally block return a value?")
+    for budget in (250, 350):
+        candidates = [Candidate("reference.compound_stmts", "compound_stmts.rst.txt", chunk, 3.0)]
+        hits, omitted, used = pack_hits(candidates, budget, MODEL, question, rarity)
+        assert len(hits) == 1 and omitted == 0 and used <= budget and hits[0].cut, budget
+        assert "clause will\nalways be the last one executed" in hits[0].text, budget

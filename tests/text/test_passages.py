@@ -359,3 +359,24 @@ def test_the_definition_of_the_name_itself_beats_one_that_holds_it_as_a_part() -
         assert "insort(a, x, lo=0, hi=len(a), *, key=None)" in shown, budget
         assert "but inserting *x* in *a* after any existing\n   entries of *x*." in shown, budget
         assert MODEL.estimate(shown) <= budget
+
+
+def test_the_window_starts_under_its_own_section_not_past_a_heading_inside_the_chunk() -> None:
+    """Python's real end of `finally clause` (under `The try statement`) and start of `The with
+    statement`, one chunk: the window looks for both/block/return/value (the trail holds try and
+    finally) and settled on "wrap the execution of a block" under the with statement. Given the
+    trail, its core lies above that heading, and it shows what a return in finally does."""
+    text = (FIXTURES / "python_finally_with.rst.txt").read_text(encoding="utf-8")
+    asked = query_terms("What happens if both the try block and the finally block return a value?")
+    trail = ("The :keyword:`!try` statement", ":keyword:`!finally` clause")
+    focus = unheaded_terms(asked, (*trail, "reference"))
+    rarity = {"both": 0.41, "try": 0.62, "block": 0.43, "finally": 1.0, "return": 0.08, "value": 0.08}
+    assert focus == ["both", "block", "return", "value"]
+    answer = "statement executed in the :keyword:`!finally` clause will\nalways be the last one executed::"
+    for budget in (100, 200, 300):
+        passage = best_passage(text, focus, budget, MODEL, rarity=rarity, named=asked, trail=trail)
+        plain = best_passage(text, focus, budget, MODEL, rarity=rarity, named=asked)
+        assert passage is not None and plain is not None
+        shown = marked_text(text, passage)
+        assert answer in shown and MODEL.estimate(shown) <= budget, budget
+        assert answer not in marked_text(text, plain), budget

@@ -1,4 +1,4 @@
-"""Phrases of the query as asked, in prose only; the lines of code and output a text holds."""
+"""Phrases of the query as asked, in prose only; the lines of code and output a text holds; its inner sections."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from ctxtrio.text.literal import literal_lines
 from ctxtrio.text.phrases import asked_phrases
 from ctxtrio.text.query import query_terms
+from ctxtrio.text.sections import away_lines, inner_headings
 from ctxtrio.text.words import held_words, identifier_parts, line_terms, word_groups
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -65,3 +66,22 @@ def test_fences_directives_and_notes() -> None:
         "prose", "", ".. note::", "", "   A note is prose.", "", "Example::", "", "   c = 3", "back",
     ]  # fmt: skip
     assert sorted(literal_lines(raws)) == [0, 1, 2, 7, 17]
+
+
+def test_the_lines_under_another_section_than_the_trails() -> None:
+    """The real tail of `finally clause` then `The with statement`: the lines from the with
+    statement's title on are away from a trail holding try and finally; a text that starts with its
+    own heading (PostgreSQL's `## VACUUM` page, its `## Description` below) has none away."""
+    raws = (FIXTURES / "python_finally_with.rst.txt").read_text(encoding="utf-8").split("\n")
+    asked = query_terms("What happens if both the try block and the finally block return a value?")
+    trail = ("The :keyword:`!try` statement", ":keyword:`!finally` clause")
+    title = raws.index("The :keyword:`!with` statement")
+    assert (title, "The :keyword:`!with` statement") in inner_headings(raws)
+    away = away_lines(raws, ["both", "block", "return", "value"], asked, trail)
+    assert away == frozenset(range(title, len(raws)))
+    assert away_lines(raws, asked, asked, trail) == frozenset()  # every word looked for
+    vacuum = (FIXTURES / "pg_sql_vacuum.md").read_text(encoding="utf-8").split("\n")
+    assert [title for _, title in inner_headings(vacuum)] == ["VACUUM", "Synopsis", "Description"]
+    lock = query_terms("What lock does VACUUM FULL take?")
+    assert away_lines(vacuum, ["lock", "full", "take"], lock, ("VACUUM",)) == frozenset()
+    assert away_lines(vacuum[2:], ["lock", "full", "take"], lock, ("VACUUM",)) == frozenset(range(2, len(vacuum) - 2))

@@ -1,0 +1,78 @@
+"""The section headings inside a text, and the lines under another section than its trail's,
+for :mod:`.passages`. Pure.
+
+A chunk is found for its heading trail as much as for its text, but it may run past the end
+of its section into the next: the tail of ``finally clause`` (under ``The try statement``),
+then ``The with statement``. A window chosen by the words the trail lacks (``both``,
+``block``, ``return``, ``value`` for "What happens if both the try block and the finally
+block return a value?") settled on "... to wrap the execution of a block with ..." under
+the with statement. :func:`away_lines` gives the lines under such a heading, for the window to
+start above it. :func:`inner_headings` finds the titles a text holds: a line underlined
+(reST, setext; or overlined too) by a run of one punctuation character at least as long,
+after a blank line or the text's start; a markdown ``#`` heading; an AsciiDoc ``==``
+title. Lines of code are no titles.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final
+
+from .literal import literal_lines
+from .terms import terms
+from .words import held_words, identifier_parts, word_groups
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["away_lines", "inner_headings"]
+
+#: A line of one punctuation character repeated, three times or more (reST's adornment, setext's underline).
+_ADORNMENT: Final = re.compile(r"([=\-~^\"'`#*+<>_:.!$%&,;?@|/\\])\1{2,}\s*")
+#: A markdown heading, an AsciiDoc title.
+_MARKED: Final = re.compile(r"(?:#{1,6}|={1,5})\s+(\S.*)")
+
+
+def inner_headings(raws: Sequence[str]) -> list[tuple[int, str]]:
+    """The (line number, title) of each heading in ``raws`` (0-based; the title's line), in order."""
+    code = literal_lines(raws)
+    out: list[tuple[int, str]] = []
+    for number, raw in enumerate(raws):
+        if number in code or not raw.strip() or raw[0].isspace() or _ADORNMENT.fullmatch(raw):
+            continue
+        marked = _MARKED.fullmatch(raw.rstrip())
+        if marked is not None:
+            out.append((number, marked.group(1)))
+            continue
+        below = raws[number + 1] if number + 1 < len(raws) else ""
+        above = raws[number - 1] if number > 0 else ""
+        if _ADORNMENT.fullmatch(below) and len(below.rstrip()) >= len(raw.rstrip()):
+            if not above.strip() or _ADORNMENT.fullmatch(above):
+                out.append((number, raw.strip()))
+    return out
+
+
+def away_lines(
+    raws: Sequence[str], looked_for: Sequence[str], named: Sequence[str], trail: Sequence[str]
+) -> frozenset[int]:
+    """The lines of ``raws`` under a heading of its own that lacks a word of the query as asked
+    (``named``) which ``trail`` (the text's heading trail) holds and the window does not look for
+    (``looked_for``), up to a heading that holds them again or is one of ``trail``. None when the
+    text starts with a heading: its headings are the trail's own or its subsections (PostgreSQL's
+    ``## CLUSTER`` page and its ``## Description``)."""
+    heads = inner_headings(raws)
+    top = next((number for number, raw in enumerate(raws) if raw.strip()), 0)
+    if not heads or heads[0][0] == top:
+        return frozenset()
+    group = word_groups(tuple(named), stem=False)
+    parts = identifier_parts(group)
+    wanted = set(looked_for)
+    asked = {word for term, word in group.items() if term in wanted}
+    headed = held_words(terms(" ".join(trail)), group, parts) - asked
+    if not headed:
+        return frozenset()
+    away: set[int] = set()
+    for (number, title), following in zip(heads, [*(line for line, _ in heads[1:]), len(raws)], strict=True):
+        if title not in trail and headed - held_words(terms(title), group, parts):
+            away.update(range(number, following))
+    return frozenset(away)
