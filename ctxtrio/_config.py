@@ -117,14 +117,16 @@ class Config:
         "OpenAI-compatible endpoint serving `--embed-model`",
         shown="the `--llm-base-url`",
     )
-    #: Plain words the corpus seldom says also search for their neighbours (docs/search.py).
+    #: Plain words the corpus seldom says also search for their neighbours, and every plain
+    #: word for its other forms the corpus says more (docs/search.py, text/neighbours.py).
     query_expansion: bool = setting(
         True,
         "--query-expansion",
         "CTX_QUERY_EXPANSION",
         "",
         "`doc_search`: a plain English word the documents seldom use also searches for its "
-        "neighbours in meaning that they use more (a shipped word table)",
+        "neighbours in meaning that they use more (a shipped word table), and every plain word for its "
+        "other forms that they use more",
     )
     #: None means "not given": the default budget then follows the loaded model's context.
     budget_tokens: int | None = setting(

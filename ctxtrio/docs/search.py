@@ -19,10 +19,10 @@ index for the identifier whole (``jsondecodeerror``); chunks that *define* it
 after any re-ranking), so a function or class asked for by its words brings its
 definition before the chunks that use it most.
 
-A plain English word of the query that the corpus seldom says also searches for its
-neighbours in meaning that the corpus says more (:mod:`ctxtrio.text.neighbours`), where
-the search comes down to rows holding any of the query's words (``--no-query-expansion``
-turns it off).
+A plain English word of the query also searches for its other forms that the corpus says
+more, and, when the corpus seldom says it, for its neighbours in meaning that the corpus says
+more, where the search comes down to rows holding any of the query's words
+(:mod:`ctxtrio.text.neighbours`; ``--no-query-expansion`` turns both off).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from .._nursery import open_nursery
 from ..store.rows import Hit
 from ..text import neighbours
 from ..text.definitions import Name, asked_name, defines, names_qualifier
-from ..text.neighbours import SearchWord, expand, expandable, neighbours_of, rare_words
+from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import query_terms
 from .hybrid import FOCUS_BELOW, Ranks, hybrid_order, keyword_confidence
 from .packing import Candidate
@@ -176,9 +176,10 @@ async def find_candidates(
     ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
     ``query``: as written, for the dotted name it may hold (:func:`~ctxtrio.text.definitions.asked_name`)
     and the plain words that may search with their neighbours (``expand_words``, :func:`_expanded`).
-    ``counts``: how many rows hold each of ``query_terms``, of ``rows`` current chunks, counted once the
-    index settled: for the plain words that expand and the words at least half of the rows hold, which
-    the last level leaves out (:func:`~ctxtrio.store.rows.fts_levels`).
+    ``counts``: how many rows hold each of ``query_terms`` (and any other word counted with them, such as
+    their other forms), of ``rows`` current chunks, counted once the index settled: for the plain words
+    that expand and the words at least half of the rows hold, which the last level leaves out
+    (:func:`~ctxtrio.store.rows.fts_levels`).
     """
     common = frozenset(term for term, held in counts.items() if 2 * held >= rows > 0)
     skipped: str | None = None
@@ -257,24 +258,19 @@ def above_mean(hits: Sequence[Hit], limit: int) -> list[Hit]:
 async def _expanded(
     repo: Repository, query: str, query_terms: list[str], held: Mapping[str, int], rows: int
 ) -> list[SearchWord]:
-    """The query's words, a plain English word the corpus seldom says grouped with its
-    neighbours the corpus says more (:func:`~ctxtrio.text.neighbours.expand`; the counts
-    are over every current document, as BM25's are). ``held``: the counts of ``query_terms``,
-    taken once every acknowledged append is indexed (else a search just after an ingest
-    would expand by a part of the index); only the neighbours' are asked here."""
+    """The query's words, a plain word grouped with its other forms the corpus says more and,
+    when the corpus seldom says it, its neighbours the corpus says more
+    (:func:`~ctxtrio.text.neighbours.expand`; the counts are over every current document, as
+    BM25's are). ``held``: the counts of ``query_terms`` and, as the service takes them, of their
+    other forms, taken once every acknowledged append is indexed (else a search just after an
+    ingest would expand by a part of the index); only the other words' are asked here."""
     if not neighbours.loaded():  # once a process: ~20 ms of file work, not on the event loop
         await trio.to_thread.run_sync(neighbours.load)
-    plain = expandable(query, query_terms)
-    if not plain:
-        return list(query_terms)
-    counts = {term: held.get(term, 0) for term in plain}
-    rare = rare_words(plain, counts, rows)
-    if not rare:
-        return list(query_terms)
-    near = [word for term in rare for word in neighbours_of(term) if word not in counts]
-    if near:
-        counts |= await repo.store.doc_counts("chunks", near)
-    return list(expand(query, query_terms, counts, rows))
+    counts = dict(held)
+    more = wanted(query, query_terms, counts, rows)
+    if more:
+        counts |= await repo.store.doc_counts("chunks", more)
+    return expand(query, query_terms, counts, rows)
 
 
 async def _read(

@@ -22,6 +22,7 @@ from .._locks import Held
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.kinds import kind_for
+from ..text.neighbours import other_forms
 from ..text.words import rarity_weights
 from .arguments import clean_title, first_line, read_file
 from .checking import CheckingMethods
@@ -39,6 +40,8 @@ from .search import FUSE_DEPTH, definitions_first, find_candidates, rerank_fused
 from .source_lock import hold_source
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .._config import Config
     from .._live import Live
     from .._progress import Progress
@@ -282,7 +285,11 @@ class DocumentService(ReadingMethods, CheckingMethods):
         if semantic is not None:
             journals = None if doc_id is None else list(by_journal)
             meaning = partial(semantic.nearest, query, journals, max(limit + 1, FUSE_DEPTH))
-        rows, counts = await _counts_of(self._repo, query_terms)
+        expand_words = self._config.query_expansion
+        # The plain words' other forms are counted with the terms: one trip to the index, not two.
+        rows, counted = await _counts_of(
+            self._repo, query_terms, other_forms(query, query_terms) if expand_words else ()
+        )
         found = await find_candidates(
             self._repo,
             query_terms,
@@ -291,8 +298,8 @@ class DocumentService(ReadingMethods, CheckingMethods):
             all_docs=doc_id is None,
             meaning=meaning,
             query=query,
-            expand_words=self._config.query_expansion,
-            counts=counts,
+            expand_words=expand_words,
+            counts=counted,
             rows=rows,
         )
         more, skipped = found.more, found.semantic_skipped
@@ -301,7 +308,7 @@ class DocumentService(ReadingMethods, CheckingMethods):
             candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms))
             candidates = definitions_first(candidates, query_terms, query)  # find_candidates put them first before
         candidates = candidates[:limit]  # the pool re-ranked (search.pool)
-        rarity = rarity_weights(counts, rows)
+        rarity = rarity_weights({term: counted.get(term, 0) for term in query_terms}, rows)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.
         widest = SearchResult(
@@ -325,14 +332,15 @@ def repository_of(documents: DocumentService) -> Repository:
     return documents._repo
 
 
-async def _counts_of(repo: Repository, query_terms: list[str]) -> tuple[int, dict[str, int]]:
-    """The current chunks, and how many rows hold each of the query's terms, once the index holds
-    every acknowledged append (the search waits for that too): for the words a search leaves out
-    of its last level (:func:`~ctxtrio.store.rows.fts_levels`) and for how rare each term is
-    (:func:`~ctxtrio.text.passages.rarity_weights`)."""
+async def _counts_of(repo: Repository, query_terms: list[str], also: Sequence[str] = ()) -> tuple[int, dict[str, int]]:
+    """The current chunks, and how many rows hold each of the query's terms and of the words
+    ``also`` names, once the index holds every acknowledged append (the search waits for that
+    too): for the words a search leaves out of its last level (:func:`~ctxtrio.store.rows.fts_levels`),
+    the forms it searches for too (:func:`~ctxtrio.text.neighbours.expand`) and how rare each
+    term is (:func:`~ctxtrio.text.passages.rarity_weights`)."""
     await repo.store.index_settled()
     rows = sum(entry.info.chunks for entry in repo.current_journals().values())
-    return rows, await repo.store.doc_counts("chunks", query_terms)
+    return rows, await repo.store.doc_counts("chunks", [*query_terms, *also])
 
 
 def _file_title(file_path: str, source: str) -> str:

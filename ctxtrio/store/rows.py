@@ -89,10 +89,11 @@ def fts_levels(query_terms: Sequence[SearchWord], common: Collection[str] = ()) 
     in the groups it matches. The first and last levels name every word once. Queries
     longer than :data:`MAX_LEVEL_WORDS` ask for those two only.
 
-    A word given as a group of terms (:data:`SearchWord`) is its first term in every level
-    but the last, which ORs all of them: rows holding the query's own words come first,
-    and rows holding only words near them in meaning compete where any word would do.
-    Each term named there adds its BM25 share (a term named twice weighs twice).
+    A word given as a :class:`~ctxtrio.text.neighbours.Group` is any of its forms in every
+    level, and any of its forms or neighbours in the last (:meth:`~ctxtrio.text.neighbours.Group.last_terms`):
+    rows holding the query's own words come first, and rows holding only words near them in
+    meaning compete where any word would do. Each term named adds its BM25 share (a term
+    named twice weighs twice).
 
     ``common``: words at least half of the rows hold. The last level leaves them out while
     another word remains: FTS5 gives such a word an IDF of 1e-6 (``fts5_aux.c``: a
@@ -103,10 +104,10 @@ def fts_levels(query_terms: Sequence[SearchWord], common: Collection[str] = ()) 
     (``only_if_none``): a query of a common word and a misspelt one still finds the first.
     """
     unique = list(dict.fromkeys(t for t in query_terms if t))
-    quoted = [_quoted(t if isinstance(t, str) else t[0]) for t in unique]
+    quoted = [_quoted(t) if isinstance(t, str) else _any_of(t.forms) for t in unique]
     if not quoted:
         return []
-    rare = [t for t in unique if (t if isinstance(t, str) else t[0]) not in common] or unique
+    rare = [t for t in unique if (t if isinstance(t, str) else t.forms[0]) not in common] or unique
     any_word = _any_word(rare)
     n = len(quoted)
     levels: list[Level] = []
@@ -123,7 +124,12 @@ def fts_levels(query_terms: Sequence[SearchWord], common: Collection[str] = ()) 
 
 
 def _any_word(terms: Sequence[SearchWord]) -> str:
-    return " OR ".join(_quoted(t) if isinstance(t, str) else " OR ".join(map(_quoted, t)) for t in terms)
+    return " OR ".join(_quoted(t) if isinstance(t, str) else " OR ".join(map(_quoted, t.last_terms())) for t in terms)
+
+
+def _any_of(forms: Sequence[str]) -> str:
+    """One word of a level given as several forms: a row holding any of them holds it."""
+    return _quoted(forms[0]) if len(forms) == 1 else "(" + " OR ".join(map(_quoted, forms)) + ")"
 
 
 def _quoted(term: str) -> str:

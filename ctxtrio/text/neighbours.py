@@ -20,6 +20,11 @@ any of them, but only where the search has come down to rows holding *any* of th
 query's words (:func:`~ctxtrio.store.rows.fts_levels`), and the term named twice weighs
 twice a neighbour in BM25. Measured on the three public sets of
 ``stress/retrieval_bench.py`` (README, Measured).
+
+Every plain word also searches for its other regular forms (:func:`~.stems.inflections`)
+that more than :data:`FORMS_MORE` times as many rows hold, at every level: the index
+holds words as written, so "generated ids ... aborted" found no row saying "abort", and
+"dumping JSON" none saying "dump" or "dumps", where the documents say it that way.
 """
 
 from __future__ import annotations
@@ -27,28 +32,33 @@ from __future__ import annotations
 import functools
 import gzip
 import re
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Final
+
+from .stems import inflections
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 __all__ = [
+    "FORMS_MORE",
     "MORE",
     "NEIGHBOURS",
     "RARE",
+    "Group",
     "SearchWord",
     "expand",
     "expandable",
     "load",
     "loaded",
     "neighbours_of",
+    "other_forms",
     "plain_words",
     "rare_words",
+    "wanted",
 ]
 
-#: A word of a search: a term, or a term and its neighbours (the term first, named twice).
-SearchWord = str | tuple[str, ...]
 
 #: Neighbours a word gains at most (the table holds this many, best first).
 NEIGHBOURS: Final = 6
@@ -58,6 +68,30 @@ RARE: Final = 0.01
 MORE: Final = 3.0
 #: How many times a group names its own term: a neighbour weighs 1 / this of it in BM25.
 _OWN_WEIGHT: Final = 2
+#: Another form of a plain word is searched for too when more than this many times the
+#: rows holding the word as asked hold it (the documents' own way of saying it). 2.0 gave
+#: one answer more on Node's set and the right file in the top 3 once less; 5.0 none of
+#: python3.11-doc's second set's gains (in-process runs of the four dev sets).
+FORMS_MORE: Final = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A word of the query searched as several terms: its ``forms`` (the word as asked first)
+    at every level of the search, and its ``near`` neighbours only where the search has come
+    down to rows holding any word (:func:`~ctxtrio.store.rows.fts_levels`)."""
+
+    forms: tuple[str, ...]
+    near: tuple[str, ...] = ()
+
+    def last_terms(self) -> tuple[str, ...]:
+        """The terms ORed where any word would do: with neighbours, each form named
+        :data:`_OWN_WEIGHT` times, so that it weighs that many times a neighbour in BM25."""
+        return self.forms * _OWN_WEIGHT + self.near if self.near else self.forms
+
+
+#: A word of a search: a term, or a group of terms (:class:`Group`).
+SearchWord = str | Group
 
 #: A word of the query written plainly: letters only, not joined to an identifier's
 #: connectors or dots, lower case or capitalised (not ``TOAST``, not ``getUser``).
@@ -105,19 +139,41 @@ def rare_words(words: Sequence[str], counts: Mapping[str, int], rows: int) -> li
     return [word for word in words if counts.get(word, 0) <= RARE * rows]
 
 
+def other_forms(query: str, terms: Sequence[str]) -> list[str]:
+    """The other forms of each plain word of ``query`` among ``terms`` (:func:`~.stems.inflections`), none a term."""
+    plain = plain_words(query)
+    taken = set(terms)
+    forms = (form for term in dict.fromkeys(terms) if term in plain for form in inflections(term)[1:])
+    return [form for form in dict.fromkeys(forms) if form not in taken]
+
+
+def wanted(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: int) -> list[str]:
+    """The words :func:`expand` needs counted beyond ``counts`` (which holds ``terms``'): the
+    :func:`other_forms` and the neighbours of the plain words held by at most :data:`RARE` of ``rows``."""
+    near = [word for term in rare_words(expandable(query, terms), counts, rows) for word in neighbours_of(term)]
+    return [word for word in dict.fromkeys(other_forms(query, terms) + near) if word not in counts]
+
+
 def expand(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: int) -> list[SearchWord]:
-    """``terms`` as search words: a plain word of ``query`` held by at most :data:`RARE` of
-    ``rows`` grouped with its neighbours held by more than :data:`MORE` times as many rows
-    (``counts``: rows holding each term; a neighbour not counted counts as none) and not
-    among ``terms``; every other term alone."""
+    """``terms`` as search words (``counts``: rows holding each term, a word not counted held by
+    none). A plain word of ``query`` becomes a :class:`Group` of its other forms held by more
+    than :data:`FORMS_MORE` times its rows and, when at most :data:`RARE` of ``rows`` hold it,
+    its neighbours held by more than :data:`MORE` times the rows of all its forms; none is among
+    ``terms`` or taken by a word before. A word that gains nothing, and every other term, stays alone."""
     plain = plain_words(query)
     taken = set(terms)
     words: list[SearchWord] = []
     for term in terms:
+        if term not in plain:
+            words.append(term)
+            continue
         held = counts.get(term, 0)
-        near: list[str] = []
-        if term in plain and held <= RARE * rows:
-            near = [w for w in neighbours_of(term) if w not in taken and counts.get(w, 0) > MORE * held]
+        forms = (term, *(f for f in inflections(term)[1:] if f not in taken and counts.get(f, 0) > FORMS_MORE * held))
+        taken.update(forms)
+        near: tuple[str, ...] = ()
+        if held <= RARE * rows:
+            own = sum(counts.get(form, 0) for form in forms)
+            near = tuple(w for w in neighbours_of(term) if w not in taken and counts.get(w, 0) > MORE * own)
         taken.update(near)
-        words.append((*(term,) * _OWN_WEIGHT, *near) if near else term)
+        words.append(Group(forms, near) if near or len(forms) > 1 else term)
     return words

@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 from typing import Final
 
-__all__ = ["light_stem"]
+__all__ = ["inflections", "light_stem"]
 
 #: Letters whose doubling before ``-ed``/``-ing`` belongs to the word (``called``, ``passed``,
 #: ``buzzing``, ``stuffed``, ``agreed``): the double is kept. Any other doubled consonant was
 #: doubled for the suffix (``skipped``, ``scanning``, ``committed``) and is undone.
 _KEPT_DOUBLE: Final = frozenset("aeiouflsz")
+#: The endings :func:`light_stem` takes off (after a final ``-e`` it took too: ``generat`` + ``es``).
+_ENDINGS: Final = ("", "e", "s", "es", "ed", "ing")
 
 
 @functools.lru_cache(maxsize=1 << 15)
@@ -37,3 +39,18 @@ def light_stem(term: str) -> str:
     if term.endswith("e") and len(term) > 3:
         term = term[:-1]
     return term
+
+
+def inflections(word: str) -> tuple[str, ...]:
+    """The regular forms of ``word`` that :func:`light_stem` takes to the same stem, ``word``
+    first (``aborted``: ``abort``, ``aborts``, ``aborting``, ...; ``skip``: ``skipped``,
+    ``skipping``): the stem with each ending it removes, and its last consonant doubled before
+    ``-ed``/``-ing``. Made by rule, so some are not words (``aborte``); only ``word`` itself for
+    a word :func:`light_stem` leaves as it is because of its length, digits or script."""
+    stem = light_stem(word)
+    if len(word) < 4 or not word.isascii() or not word.isalpha():
+        return (word,)
+    made = [stem + ending for ending in _ENDINGS]
+    if stem[-1] not in _KEPT_DOUBLE:
+        made += [stem + stem[-1] + "ed", stem + stem[-1] + "ing"]
+    return tuple(dict.fromkeys([word, *(form for form in made if light_stem(form) == stem)]))

@@ -7,8 +7,11 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 from ctxtrio.store.handle import StoreHandle
 from ctxtrio.store.index import SearchIndex
+from ctxtrio.text import neighbours
 from ctxtrio.text.neighbours import neighbours_of
 from ctxtrio.text.terms import terms
 
@@ -16,8 +19,6 @@ from .conftest import opened
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    import pytest
 
     from ctxtrio.store.index import Appended, Forget
 
@@ -68,3 +69,35 @@ async def test_the_counts_that_choose_the_words_wait_for_the_index(
     monkeypatch.setattr(StoreHandle, "index_settled", releasing_settled)
     hits = await _search(tmp_path, "the folder")
     assert hits and hits[0][0] == "python_shutil_rmtree", [doc for doc, _ in hits]
+
+
+JSON = Path(__file__).resolve().parents[1] / "text" / "fixtures" / "python_json.rst.txt"
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html/_sources")
+
+
+async def test_a_word_in_another_form_finds_the_page_that_says_it_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'serializes' is in none of the files; json's says serialize, serialized, serializing: by its forms
+    alone (no word rare enough for neighbours) the query finds json's page first, where as written
+    only 'objects' matched (multiprocessing's first)."""
+    monkeypatch.setattr(neighbours, "RARE", -1.0)
+    async with opened(tmp_path) as ctx:
+        for path in (FIXTURES / "python_threading.rst.txt", FIXTURES / "python_multiprocessing.rst.txt", JSON):
+            await ctx.documents.ingest(text=path.read_text(encoding="utf-8"), doc_id=path.name.split(".")[0])
+        found = await ctx.documents.search("what serializes objects", budget_tokens=100_000)
+    assert found.hits and found.hits[0].doc_id == "python_json", [hit.doc_id for hit in found.hits]
+    assert "serializ" in found.hits[0].text.lower()
+
+
+@pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="Debian's python3.11-doc is not installed")
+async def test_forms_over_the_python_docs(tmp_path: Path) -> None:
+    """Over python3.11-doc's 497 reST files: 'showing' finds getpass's 'without echoing' page by
+    'show', which is not among the first 10 hits when asked only as written."""
+    query = "ask the user to type a password without showing it on the screen"
+    async with opened(tmp_path) as ctx:
+        for path in sorted(PYTHON_DOCS.rglob("*.rst.txt")):
+            doc_id = str(path.relative_to(PYTHON_DOCS)).removesuffix(".rst.txt").replace("/", ".")[-64:]
+            await ctx.documents.ingest(text=path.read_text(encoding="utf-8"), doc_id=doc_id)
+        found = await ctx.documents.search(query, budget_tokens=100_000, limit=3)
+    assert [hit.doc_id for hit in found.hits][:1] == ["library.getpass"], [hit.doc_id for hit in found.hits]

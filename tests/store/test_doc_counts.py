@@ -23,3 +23,22 @@ def test_doc_counts_are_rows_holding_each_term(tmp_path: Path) -> None:
         assert index.search("chunks", ["currval"], journals=None, limit=5)[0].item == "0"  # the temp table is harmless
     finally:
         index.close()
+
+
+def test_many_terms_are_counted_in_batches_alike(tmp_path: Path) -> None:
+    """More terms than one statement counts (2.5 batches): each counted as alone, absent ones 0, order kept."""
+    texts = [f"word{n} word{n + 1} common" for n in range(600)]
+    records = [StoredRecord(10 * n, 10 * n + 10, {"seq": n}) for n in range(len(texts))]
+    rows = {10 * n: [IndexRow("chunks", str(n), text)] for n, text in enumerate(texts)}
+    index = SearchIndex(tmp_path / "index.sqlite3")
+    index.open()
+    try:
+        index.index_batch([("j", Path("/nonexistent/j"), records, 10 * len(texts), rows)])
+        asked = [f"word{n}" for n in range(0, 1000, 2)] + ["common", "absent"]
+        counts = index.doc_counts("chunks", asked)
+        assert list(counts) == asked
+        assert counts["word0"] == 1 and counts["word2"] == 2 and counts["word600"] == 1 and counts["word998"] == 0
+        assert counts["common"] == 600 and counts["absent"] == 0
+        assert all(counts[term] == index.doc_counts("chunks", [term])[term] for term in asked[::37])
+    finally:
+        index.close()

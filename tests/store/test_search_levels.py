@@ -11,6 +11,7 @@ import pytest
 from ctxtrio.store.index import SearchIndex
 from ctxtrio.store.records import StoredRecord
 from ctxtrio.store.rows import MAX_LEVEL_WORDS, IndexRow, Level, fts_levels
+from ctxtrio.text.neighbours import Group
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -102,12 +103,12 @@ def test_journal_filter_holds_at_every_level(index: SearchIndex) -> None:
 
 def test_a_group_of_terms_is_its_first_term_above_the_last_level() -> None:
     """A word given with its neighbours asks for its own term in every level but the last, which ORs all of them."""
-    levels = fts_levels(["delete", ("folder", "folder", "directory")])
+    levels = fts_levels(["delete", Group(("folder",), ("directory",))])
     assert [level.expression for level in levels] == [
         '("delete" AND "folder")',
         '"delete" OR "folder" OR "folder" OR "directory"',
     ]
-    assert [level.expression for level in fts_levels([("folder", "folder", "dir")])] == [
+    assert [level.expression for level in fts_levels([Group(("folder",), ("dir",))])] == [
         '"folder" OR "folder" OR "dir"'
     ]
 
@@ -117,7 +118,7 @@ def test_rows_with_the_query_own_words_come_before_rows_with_neighbours(index: S
     last level, and there the asked term, named twice, weighs twice the neighbour in BM25."""
     texts = ["remove the folder now", "remove the directory tree", "folder icons", "directory listing", "nothing"]
     _fill(index, "docs/a.jsonl", texts)
-    hits = index.search("chunks", ["remove", ("folder", "folder", "directory")], journals=None, limit=5)
+    hits = index.search("chunks", ["remove", Group(("folder",), ("directory",))], journals=None, limit=5)
     assert [hit.item for hit in hits][:1] == ["0"]
     assert {hit.item for hit in hits} == {"0", "1", "2", "3"}
     plain = _plain_bm25(tmp_path, ["remove", "folder", "folder", "directory"])
@@ -125,10 +126,30 @@ def test_rows_with_the_query_own_words_come_before_rows_with_neighbours(index: S
     assert [hit.item for hit in hits].index("2") < [hit.item for hit in hits].index("3")
 
 
+def test_a_word_of_several_forms_is_any_of_them_at_every_level() -> None:
+    """A group's forms are ORed wherever the word is asked, its neighbours only in the last level."""
+    levels = fts_levels(["transaction", Group(("aborted", "abort"), ("cancelled",))])
+    assert [level.expression for level in levels] == [
+        '("transaction" AND ("aborted" OR "abort"))',
+        '"transaction" OR "aborted" OR "abort" OR "aborted" OR "abort" OR "cancelled"',
+    ]
+
+
+def test_a_row_holding_another_form_is_found_with_the_rows_holding_every_word(index: SearchIndex) -> None:
+    """'aborted transaction' with abort as a form: the row saying 'abort ... transaction' holds every word,
+    so it comes before rows holding one of them more often; asked as written, it does not."""
+    texts = ["transaction transaction transaction log", "abort the transaction", "aborted aborted aborted"]
+    _fill(index, "docs/a.jsonl", texts)
+    grouped = index.search("chunks", ["transaction", Group(("aborted", "abort"))], journals=None, limit=3)
+    assert [hit.item for hit in grouped][:1] == ["1"]
+    plain = index.search("chunks", ["transaction", "aborted"], journals=None, limit=3)
+    assert [hit.item for hit in plain][:1] != ["1"]
+
+
 def test_a_word_half_the_rows_hold_is_left_out_of_the_last_level_only() -> None:
     """Common words (at least half of the rows hold them) stay in every level but the last, which names the
     others, then every word again, asked only if nothing was found; a query of common words alone keeps them all."""
-    levels = fts_levels(["test", "parser", ("valid", "valid", "correct")], common={"test", "valid"})
+    levels = fts_levels(["test", "parser", Group(("valid",), ("correct",))], common={"test", "valid"})
     assert [level.expression for level in levels] == [
         '("test" AND "parser" AND "valid")',
         '("test" AND "parser") OR ("test" AND "valid") OR ("parser" AND "valid")',

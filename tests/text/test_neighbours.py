@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 from ctxtrio.text import neighbours
-from ctxtrio.text.neighbours import MORE, NEIGHBOURS, RARE, expand, expandable, neighbours_of, plain_words, rare_words
+from ctxtrio.text.neighbours import (
+    FORMS_MORE,
+    MORE,
+    NEIGHBOURS,
+    RARE,
+    Group,
+    expand,
+    expandable,
+    neighbours_of,
+    plain_words,
+    rare_words,
+    wanted,
+)
 from ctxtrio.text.query import QUESTION_WORDS, query_terms
 from ctxtrio.text.terms import STOPWORDS
 
@@ -27,13 +39,14 @@ def test_plain_words_leave_identifiers_out() -> None:
 
 
 def test_a_rare_plain_word_expands_to_more_common_neighbours() -> None:
-    """folder, held by few rows, gains the neighbours the corpus holds more than MORE times as often, named after it twice."""
+    """folder, held by few rows, gains the neighbours the corpus holds more than MORE times as often, named before them twice."""
     terms = query_terms("delete a folder")
     rows = 10_000
     counts = {"delete": 300, "folder": 2, "directory": 500, "dir": 50, "files": 2_000, "explorer": 1, "file": 3_000}
     near = [w for w in neighbours_of("folder") if counts.get(w, 0) > MORE * counts["folder"]]
     assert near and "explorer" not in near
-    assert expand("delete a folder", terms, counts, rows) == ["delete", ("folder", "folder", *near)]
+    assert expand("delete a folder", terms, counts, rows) == ["delete", Group(("folder",), tuple(near))]
+    assert Group(("folder",), tuple(near)).last_terms() == ("folder", "folder", *near)
     assert "folder" in expandable("delete a folder", terms)
     assert rare_words(expandable("delete a folder", terms), counts, rows) == ["folder"]
 
@@ -52,8 +65,41 @@ def test_a_neighbour_the_query_already_holds_is_not_added_again() -> None:
     """folder and directory both asked: neither gains the other."""
     counts = {"folder": 1, "directory": 1, "dir": 100}
     words = expand("folder directory", ["folder", "directory"], counts, 10_000)
-    flat = [w for word in words for w in ((word,) if isinstance(word, str) else word)]
+    flat = [w for word in words for w in ((word,) if isinstance(word, str) else word.last_terms())]
     assert flat.count("directory") == 1 and flat.count("folder") == 2
+
+
+def test_a_plain_word_searches_for_its_forms_the_corpus_uses_more() -> None:
+    """aborted (5 rows) also asks for abort (40 > FORMS_MORE x 5) but not aborts (10); a common word
+    gains forms too, neighbours only when rare; a word of an identifier gains neither."""
+    rows = 10_000
+    counts = {"aborted": 5, "abort": 40, "aborts": 10, "numbers": 200, "number": 3_000, "transaction": 900}
+    assert FORMS_MORE * counts["aborted"] < counts["abort"]
+    words = expand("numbers after an aborted transaction", ["numbers", "after", "aborted", "transaction"], counts, rows)
+    assert words == [Group(("numbers", "number")), "after", Group(("aborted", "abort")), "transaction"]
+    assert Group(("aborted", "abort")).last_terms() == ("aborted", "abort")
+    assert expand("aborted_count", ["abortedcount", "aborted", "count"], counts, rows) == [
+        "abortedcount",
+        "aborted",
+        "count",
+    ]
+
+
+def test_a_form_another_word_of_the_query_is_stays_that_word() -> None:
+    """file and files both asked: files does not join file's group (nor file files')."""
+    counts = {"file": 10, "files": 100}
+    assert expand("file files", ["file", "files"], counts, 10_000) == ["file", "files"]
+
+
+def test_wanted_names_the_forms_and_the_rare_words_neighbours_not_yet_counted() -> None:
+    """The words to count: every plain word's other forms, the neighbours of the rare ones, none counted already."""
+    rows = 10_000
+    counts = {"ignore": 300, "folder": 2}
+    words = wanted("ignore a folder", ["ignore", "folder"], counts, rows)
+    assert {"ignored", "ignores", "ignoring", "folders"} <= set(words)
+    assert set(neighbours_of("folder")) <= set(words)
+    assert neighbours_of("ignore") and not set(neighbours_of("ignore")) & set(words)  # 3% of the rows: not rare
+    assert "ignored" not in wanted("ignore a folder", ["ignore", "folder"], counts | {"ignored": 7}, rows)
 
 
 def test_load_reads_the_table_once_and_says_so() -> None:
