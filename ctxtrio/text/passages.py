@@ -6,7 +6,10 @@ the most of the query: :func:`best_passage` scores every run of lines that fits 
 room by
 
 * the distinct words of the query it holds (each once, whatever its count; an
-  identifier and its parts, ``pg_hba`` giving ``pghba``, ``pg``, ``hba``, are one word),
+  identifier and its parts, ``pg_hba`` giving ``pghba``, ``pg``, ``hba``, are one word;
+  a word held only on lines of code or a program's output counts half, and such lines
+  add no proximity: an example repeats the name asked for, the prose says what it does,
+  :func:`~.literal.literal_lines`),
 * proximity: the most words any one of its lines holds, and words that stand next to
   each other in the text as they do in the query (a phrase; given the query as asked, also
   a phrase in prose that takes in a word its headings hold, ``VACUUM FULL`` on the VACUUM
@@ -51,8 +54,10 @@ from .edges import (
     lead_sentence,
     rarest_lines,
 )
+from .literal import literal_lines
 from .naming import defined_share, defining_lines
 from .phrases import asked_phrases, phrase_pairs
+from .runs import ANCHOR_WEIGHT, Line, best_run, run_score
 from .sections import away_lines
 from .stems import light_stem
 from .words import held_words, identifier_parts, line_terms, word_groups, word_weights
@@ -69,17 +74,6 @@ __all__ = [
     "marked_text",
     "passage_score",
 ]
-
-#: Score of each further distinct query term on one line (proximity), per term.
-_LINE_BONUS: Final = 0.5
-#: Score of each pair of query terms that stand next to each other in the text.
-_PHRASE_BONUS: Final = 0.5
-#: Score of a window holding a line that starts with a name the query asks for (a definition).
-_DEFINES_BONUS: Final = 1.0
-#: Weighed by rarity, a line whose query words all weigh less than this (the rarest weighs 1.0) starts
-#: or ends no window: a word that common ("path", "module" in Node's API reference: 0.05) adds to
-#: a run it lies in, but a run stretched over 250 tokens to reach it pushed the answer out.
-_ANCHOR_WEIGHT: Final = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,18 +126,6 @@ def marked_text(text: str, passage: Passage) -> str:
     return (CUT_MARK + " " if passage.cut_before else "") + body + (" " + CUT_MARK if passage.cut_after else "")
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
-    start: int
-    end: int  # excluding the line break
-    cost: int
-    found: frozenset[int]  # the query's words (see _groups) it holds
-    phrases: frozenset[tuple[int, int]]
-    defines: float
-    #: Part of an HTML comment block: left out of the window shown (see :func:`~.edges.hidden_lines`).
-    hidden: bool = False
-
-
 def best_passage(
     text: str,
     query_terms: Sequence[str],
@@ -174,7 +156,7 @@ def best_passage(
     (:func:`~.sections.away_lines`); it may still grow past it.
     """
     rate = tokens_per_char if tokens_per_char is not None else model.estimate(text) / max(1, len(text))
-    common = frozenset(term for term in named if rarity and rarity.get(term, 1.0) < _ANCHOR_WEIGHT)  # "the same value"
+    common = frozenset(term for term in named if rarity and rarity.get(term, 1.0) < ANCHOR_WEIGHT)  # "the same value"
     lines = _lines(text, tuple(query_terms), rate, stem=False, named=tuple(named), common=common)
     room = budget_tokens - 2 * model.estimate(CUT_MARK + " ")
     weights = word_weights(query_terms, rarity) if rarity else None
@@ -183,7 +165,7 @@ def best_passage(
         replace(line, found=_NONE, phrases=_NO_PHRASES, defines=0.0) if n in away else line
         for n, line in enumerate(lines)
     )
-    core_first, core_last = _core(home if any(line.found for line in home) else lines, room, weights=weights)
+    core_first, core_last = best_run(home if any(line.found for line in home) else lines, room, weights=weights)
     if core_first < 0:
         return None
     costs = [line.cost for line in lines]
@@ -219,7 +201,7 @@ def best_passage(
 
 
 def _led(
-    text: str, lines: Sequence[_Line], lead: tuple[int, int], core_first: int, core_last: int, room: int
+    text: str, lines: Sequence[Line], lead: tuple[int, int], core_first: int, core_last: int, room: int
 ) -> Passage:
     """The window grown from the core below ``lead`` in what the lead leaves of ``room``, with the
     lines ``lead`` shown above it, and a cut mark for the lines between when they hold text."""
@@ -238,7 +220,7 @@ def _led(
     )  # fmt: skip
 
 
-def _passage(text: str, lines: Sequence[_Line], first: int, last: int, far: tuple[int, int] | None = None) -> Passage:
+def _passage(text: str, lines: Sequence[Line], first: int, last: int, far: tuple[int, int] | None = None) -> Passage:
     """Lines ``first`` .. ``last`` (0-based), and the lines ``far`` after them if any, without blank
     or hidden lines at either end; its hidden lines' runs as character ranges (each with its
     line break), and the lines between the two (when they hold text) as one range without
@@ -282,21 +264,10 @@ def passage_score(text: str, query_terms: Sequence[str], budget_tokens: int, tok
     what :func:`best_passage` maximizes, for ranking texts by their best passage. Lines are
     sized at ``tokens_per_char`` (a ranking needs no exact size)."""
     lines = _lines(text, tuple(query_terms), tokens_per_char, stem=True)
-    first, last = _core(lines, budget_tokens, long_lines=True)
+    first, last = best_run(lines, budget_tokens, long_lines=True)
     if first < 0 or not lines[first].found:
         return 0.0
-    return _run_score(lines, first, last)
-
-
-def _run_score(lines: Sequence[_Line], first: int, last: int) -> float:
-    found: set[int] = set()
-    phrases: set[tuple[int, int]] = set()
-    run = lines[first : last + 1]
-    for line in run:
-        found |= line.found
-        phrases |= line.phrases
-    densest = max(len(line.found) for line in run)
-    return _score(found, phrases, densest, max(line.defines for line in run))
+    return run_score(lines, first, last)
 
 
 @functools.lru_cache(maxsize=64)
@@ -308,7 +279,7 @@ def _lines(
     stem: bool,
     named: tuple[str, ...] = (),
     common: frozenset[str] = frozenset(),
-) -> tuple[_Line, ...]:
+) -> tuple[Line, ...]:
     """Each line of ``text``: where it is, its size, the query's words it holds (and, for the window,
     the phrases of the query as asked, ``named``, less its ``common`` terms). Cached: a search
     scores its candidates for ranking, then packs the best of them (same arguments)."""
@@ -320,14 +291,15 @@ def _lines(
     if stem:
         per_line = [list(map(light_stem, line)) for line in per_line]
     hidden = frozenset() if stem else hidden_lines(raws)
+    code = frozenset() if stem else literal_lines(raws)
     found_of = [held_words(of_line, group, parts) for of_line in per_line]
-    also = asked_phrases(raws, per_line, found_of, group, named, common) if named and not stem else {}
-    out: list[_Line] = []
+    also = asked_phrases(raws, per_line, found_of, group, named, common, code) if named and not stem else {}
+    out: list[Line] = []
     start = 0
     for number, (raw, of_line) in enumerate(zip(raws, per_line, strict=True)):
         end = start + len(raw)
         if number in hidden:
-            out.append(_Line(start, end, HIDDEN_COST, _NONE, _NO_PHRASES, 0.0, hidden=True))
+            out.append(Line(start, end, HIDDEN_COST, _NONE, _NO_PHRASES, 0.0, hidden=True))
             start = end + 1
             continue
         cost = math.ceil((len(raw) + 1) * tokens_per_char)
@@ -335,64 +307,12 @@ def _lines(
         phrases = phrase_pairs(of_line, group, found) | also.get(number, _NO_PHRASES)
         if found:
             defines = defined_share(raw, group, parts, words, stem=stem)
-            out.append(_Line(start, end, cost, frozenset(found), frozenset(phrases), defines))
+            out.append(Line(start, end, cost, frozenset(found), frozenset(phrases), defines, code=number in code))
         else:
-            out.append(_Line(start, end, cost, _NONE, _NO_PHRASES, 0.0))
+            out.append(Line(start, end, cost, _NONE, _NO_PHRASES, 0.0))
         start = end + 1
     return tuple(out)
 
 
 _NONE: Final[frozenset[int]] = frozenset()
 _NO_PHRASES: Final[frozenset[tuple[int, int]]] = frozenset()
-
-
-def _score(
-    found: set[int], phrases: set[tuple[int, int]], densest: int, defines: float, weights: Sequence[float] | None = None
-) -> float:
-    held = sum(weights[word] for word in found) if weights is not None else len(found)
-    return held + _LINE_BONUS * max(0, densest - 1) + _PHRASE_BONUS * len(phrases) + _DEFINES_BONUS * defines
-
-
-def _core(
-    lines: Sequence[_Line], room: int, *, long_lines: bool = False, weights: Sequence[float] | None = None
-) -> tuple[int, int]:
-    """The best-scoring, then earliest, then cheapest run of lines within ``room`` that starts
-    and ends on a line holding a query term (with ``weights``, one of :data:`_ANCHOR_WEIGHT` or
-    more, if any line holds one); the first line that fits when none holds one;
-    (-1, -1) when every line holding one is longer than ``room``. With ``long_lines`` a
-    single line counts as a run whatever its size (for scoring: an unwrapped paragraph
-    is one line)."""
-    matching = [n for n, line in enumerate(lines) if line.found]
-    if weights is not None:
-        anchors = [n for n in matching if any(weights[word] >= _ANCHOR_WEIGHT for word in lines[n].found)]
-        matching = anchors or matching
-    if not long_lines and any(lines[n].cost > room for n in matching):
-        matching = [n for n in matching if lines[n].cost <= room]
-        if not matching:
-            return -1, -1  # the matches lie on lines longer than the room: the caller cuts by characters
-    best: tuple[float, int, int] | None = None  # (-score, cost, first)
-    found_at = (-1, -1)
-    for position, first in enumerate(matching):
-        cost, densest, defines = 0, 0, 0.0
-        found: set[int] = set()
-        phrases: set[tuple[int, int]] = set()
-        following = first  # the next line not yet in the run
-        for last in matching[position:]:
-            for line in lines[following : last + 1]:
-                cost += line.cost
-                found |= line.found
-                phrases |= line.phrases
-                densest = max(densest, len(line.found))
-                defines = max(defines, line.defines)
-            following = last + 1
-            if cost > room and (last != first or not long_lines):
-                break
-            key = (-_score(found, phrases, densest, defines, weights), first, cost)
-            if best is None or key < best:
-                best, found_at = key, (first, last)
-    if best is not None:
-        return found_at
-    for n, line in enumerate(lines):
-        if line.cost <= room:
-            return n, n
-    return -1, -1

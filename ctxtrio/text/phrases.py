@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-from .literal import literal_lines
 from .terms import terms
 from .words import held_words, identifier_parts, word_groups
 
@@ -53,9 +52,11 @@ def asked_phrases(
     group: dict[str, int],
     named: Sequence[str],
     common: AbstractSet[str],
+    code: AbstractSet[int],
 ) -> dict[int, frozenset[tuple[int, int]]]:
     """For the lines of prose that hold a word looked for (``found``, by ``group``), the phrases of
-    the query as asked (``named``) that take in a word not looked for; ``common`` terms take no part.
+    the query as asked (``named``) that take in a word not looked for; ``common`` terms take no part,
+    nor lines of ``code`` (:func:`~.literal.literal_lines`).
     Pairs are numbered past ``group``'s, so they never equal one of its phrases."""
     by_name = word_groups(tuple(named), stem=False)
     if by_name.keys() <= group.keys():
@@ -63,7 +64,6 @@ def asked_phrases(
     parts = identifier_parts(by_name)
     asked = {word for term, word in by_name.items() if term in group}
     offset = max(group.values(), default=-1) + 1
-    code = literal_lines(raws)
     spans = _spans_open(raws)
     out: dict[int, frozenset[tuple[int, int]]] = {}
     for number, raw in enumerate(raws):

@@ -19,7 +19,8 @@ def _phrase_lines(text: str, looked_for: list[str], asked: list[str]) -> list[st
     group = word_groups(tuple(looked_for), stem=False)
     per_line = line_terms(text, frozenset(looked_for + asked))
     found = [held_words(terms, group, identifier_parts(group)) for terms in per_line]
-    return [raws[number] for number in asked_phrases(raws, per_line, found, group, asked, frozenset())]
+    code = literal_lines(raws)
+    return [raws[number] for number in asked_phrases(raws, per_line, found, group, asked, frozenset(), code)]
 
 
 def test_a_phrase_that_takes_in_a_word_the_headings_hold_is_found_in_prose_only() -> None:

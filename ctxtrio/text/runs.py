@@ -1,0 +1,131 @@
+"""Runs of lines scored by the query's words they hold, for :mod:`.passages`. Pure.
+
+A text's lines (:class:`Line`: where each is, its size, the query's words, phrases and
+definition it holds) are scored in runs: :func:`best_run` is the window's core,
+:func:`run_score` a run's score for ranking. A run scores
+
+* the distinct words of the query it holds, each once (weighed by rarity when given); a
+  word held only on lines of code or a program's output counts :data:`CODE_SHARE`,
+* :data:`_LINE_BONUS` for each further word on its densest line of prose,
+* :data:`_PHRASE_BONUS` for each pair of the query's words side by side as in the query,
+* :data:`_DEFINES_BONUS` times the share of the query its best definition line names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["ANCHOR_WEIGHT", "CODE_SHARE", "Line", "best_run", "run_score"]
+
+#: Score of each further distinct query term on one line (proximity), per term.
+_LINE_BONUS: Final = 0.5
+#: Score of each pair of query terms that stand next to each other in the text.
+_PHRASE_BONUS: Final = 0.5
+#: Score of a window holding a line that starts with a name the query asks for (a definition).
+_DEFINES_BONUS: Final = 1.0
+#: Weighed by rarity, a line whose query words all weigh less than this (the rarest weighs 1.0) starts
+#: or ends no window: a word that common ("path", "module" in Node's API reference: 0.05) adds to
+#: a run it lies in, but a run stretched over 250 tokens to reach it pushed the answer out.
+ANCHOR_WEIGHT: Final = 0.1
+#: What a word held only on lines of code or output counts in choosing a window, of its weight: an
+#: example repeats the name asked for (``from contextlib import suppress``), the prose says what it
+#: does (``.. function:: suppress(*exceptions)`` / "Return a context manager that suppresses ...").
+CODE_SHARE: Final = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    start: int
+    end: int  # excluding the line break
+    cost: int
+    found: frozenset[int]  # the query's words (see words.word_groups) it holds
+    phrases: frozenset[tuple[int, int]]
+    defines: float
+    #: Part of an HTML comment block: left out of the window shown (see :func:`~.edges.hidden_lines`).
+    hidden: bool = False
+    #: Code or a program's output (:func:`~.literal.literal_lines`): its words count less.
+    code: bool = False
+
+
+@dataclass(slots=True)
+class _Run:
+    """What a run of lines holds so far, line by line."""
+
+    cost: int = 0
+    densest: int = 0
+    defines: float = 0.0
+    found: set[int] = field(default_factory=set)
+    coded: set[int] = field(default_factory=set)  # held on lines of code
+    phrases: set[tuple[int, int]] = field(default_factory=set)
+
+    def add(self, line: Line) -> None:
+        self.cost += line.cost
+        self.phrases |= line.phrases
+        self.defines = max(self.defines, line.defines)
+        if line.code and not line.defines:
+            self.coded |= line.found
+        else:
+            self.found |= line.found
+            self.densest = max(self.densest, len(line.found))
+
+    def score(self, weights: Sequence[float] | None) -> float:
+        held = _held(self.found, weights)
+        score = held + _LINE_BONUS * max(0, self.densest - 1) + _PHRASE_BONUS * len(self.phrases)
+        score += _DEFINES_BONUS * self.defines
+        coded = self.coded - self.found
+        return score + CODE_SHARE * _held(coded, weights) if coded else score
+
+
+def _held(words: set[int], weights: Sequence[float] | None) -> float:
+    return sum(weights[word] for word in words) if weights is not None else len(words)
+
+
+def run_score(lines: Sequence[Line], first: int, last: int) -> float:
+    """The score of lines ``first`` .. ``last``, unweighed."""
+    run = _Run()
+    for line in lines[first : last + 1]:
+        run.add(line)
+    return run.score(None)
+
+
+def best_run(
+    lines: Sequence[Line], room: int, *, long_lines: bool = False, weights: Sequence[float] | None = None
+) -> tuple[int, int]:
+    """The best-scoring, then earliest, then cheapest run of lines within ``room`` that starts
+    and ends on a line holding a query term (with ``weights``, one of :data:`ANCHOR_WEIGHT` or
+    more, if any line holds one); the first line that fits when none holds one;
+    (-1, -1) when every line holding one is longer than ``room``. With ``long_lines`` a
+    single line counts as a run whatever its size (for scoring: an unwrapped paragraph
+    is one line)."""
+    matching = [n for n, line in enumerate(lines) if line.found]
+    if weights is not None:
+        anchors = [n for n in matching if any(weights[word] >= ANCHOR_WEIGHT for word in lines[n].found)]
+        matching = anchors or matching
+    if not long_lines and any(lines[n].cost > room for n in matching):
+        matching = [n for n in matching if lines[n].cost <= room]
+        if not matching:
+            return -1, -1  # the matches lie on lines longer than the room: the caller cuts by characters
+    best: tuple[float, int, int] | None = None  # (-score, first, cost)
+    found_at = (-1, -1)
+    for position, first in enumerate(matching):
+        run = _Run()
+        following = first  # the next line not yet in the run
+        for last in matching[position:]:
+            for line in lines[following : last + 1]:
+                run.add(line)
+            following = last + 1
+            if run.cost > room and (last != first or not long_lines):
+                break
+            key = (-run.score(weights), first, run.cost)
+            if best is None or key < best:
+                best, found_at = key, (first, last)
+    if best is not None:
+        return found_at
+    for n, line in enumerate(lines):
+        if line.cost <= room:
+            return n, n
+    return -1, -1
