@@ -34,20 +34,26 @@ from ctxtrio.text.blocks import Block
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-__all__ = ["PARAGRAPH_GAP", "Heading", "paragraph_spans", "plain_blocks", "rst_blocks", "tile"]
+__all__ = ["API_ENTRY", "PARAGRAPH_GAP", "Heading", "paragraph_spans", "plain_blocks", "rst_blocks", "tile"]
 
 _MAX_TITLE_CHARS: Final = 200
 #: A blank run between paragraphs: its end is where the next paragraph starts.
 PARAGRAPH_GAP: Final = re.compile(r"\n(?:[ \t\r\f\v]*+\n)+(?=[ \t\r\f\v]*+[^ \t\r\f\v\n])")
 #: Blank lines (and trailing blanks at the very end) that follow a heading.
 _BLANKS: Final = re.compile(r"(?:[ \t\r\f\v]*\n)*(?:[ \t\r\f\v]+\Z)?")
-#: An adornment line, or an API description directive (Sphinx and docutils domains).
+#: The API description directives (Sphinx and docutils domains).
+_API_KINDS: Final = (
+    r"function|class|method|classmethod|staticmethod|attribute|property|exception|data|decorator|decoratormethod"
+    r"|option|cmdoption|envvar|describe|object|macro|type|member|struct|enum|command|variable|var|opcode"
+)
+#: An adornment line, or an API description directive.
 _RST_LINE: Final = (
     r"(?:(?P<adorn>(?P<char>[!-/:-@\[-`{-~])(?P=char){2,})[ \t]*\r?$"
-    r"|(?P<indent>[ \t]*+)\.\.[ \t]+(?P<domain>[\w-]+:)?(?P<api>function|class|method|classmethod|staticmethod"
-    r"|attribute|property|exception|data|decorator|decoratormethod|option|cmdoption|envvar|describe|object|macro"
-    r"|type|member|struct|enum|command|variable|var|opcode)::[ \t]+(?P<name>[^\s(]+)(?P<signature>[^\n]*))"
+    rf"|(?P<indent>[ \t]*+)\.\.[ \t]+(?P<domain>[\w-]+:)?(?P<api>{_API_KINDS})::[ \t]+(?P<name>[^\s(]+)"
+    r"(?P<signature>[^\n]*))"
 )
+#: A line that starts an API entry (``.. function:: name(args)``, indented or not).
+API_ENTRY: Final = re.compile(rf"[ \t]*\.\.[ \t]+(?:[\w-]+:)?(?:{_API_KINDS})::[ \t]+\S")
 #: The name a C or C++ declaration declares: the one in a function pointer's ``(*name)``, else
 #: the last identifier before the parameters (``PyObject* PyList_New(Py_ssize_t len)``, ``void *buf``).
 _C_POINTER: Final = re.compile(r"\(\s*\*\s*([A-Za-z_]\w*)\s*\)")

@@ -24,7 +24,9 @@ starts and ends on a line holding a word not far more common than the rarest, so
 word alone cannot stretch it; under the text's own section, not past a heading inside it
 that lacks its trail's words: :mod:`.sections`), gives it the rest of
 the sentences it cuts and grows it by whole lines, two after for each one before (an
-answer tends to follow the words that name it), while they fit (:mod:`.edges`); a large
+answer tends to follow the words that name it), while they fit (:mod:`.edges`), but not
+above the start of the entry it lies in (an API directive, a heading:
+:func:`~.sections.entry_start`; the lines above are another entry's); a large
 window weighed by rarity also shows, after a cut mark, the sentence of a line past it that
 holds the query's rarest word. HTML comment blocks are no part of the text shown: a cut
 mark stands for them. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
@@ -58,7 +60,7 @@ from .literal import literal_lines
 from .naming import defined_share, defining_lines
 from .phrases import asked_phrases, phrase_pairs
 from .runs import ANCHOR_WEIGHT, Line, best_run, run_score
-from .sections import away_lines
+from .sections import away_lines, entry_start
 from .stems import light_stem
 from .words import held_words, identifier_parts, line_terms, word_groups, word_weights
 
@@ -176,7 +178,9 @@ def best_passage(
         core = (core_first, core_last)
         far = far_sentence(raws, costs, hidden, rarest_lines([line.found for line in lines], weights), core, room)
     far_cost = 0 if far is None else sum(costs[far[0] : far[1] + 1]) + FAR_MARK_COST
-    first, last = grow(costs, core_first, core_last, room - far_cost)
+    top = entry_start(raws, core_first)  # the window grows into no entry above its own
+    first, last = grow(costs[top:], core_first - top, core_last - top, room - far_cost)
+    first, last = first + top, last + top
     if rarity and far is None and named and room >= FAR_ROOM:  # the definition of the rarest word, above the window
         lead = lead_sentence(raws, costs, hidden, defining_lines(raws, named, rarity, first), core_first, room)
         led = None if lead is None else _led(text, lines, lead, core_first, core_last, room)

@@ -10,7 +10,9 @@ the with statement. :func:`away_lines` gives the lines under such a heading, for
 start above it. :func:`inner_headings` finds the titles a text holds: a line underlined
 (reST, setext; or overlined too) by a run of one punctuation character at least as long,
 after a blank line or the text's start; a markdown ``#`` heading; an AsciiDoc ``==``
-title. Lines of code are no titles.
+title. Lines of code are no titles. :func:`entry_start` gives the line that starts the entry a
+line lies in (a heading, or an API directive such as ``.. function::``), above which a window
+does not grow: the lines there end another entry.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from .literal import literal_lines
+from .markup import API_ENTRY
 from .terms import terms
 from .words import held_words, identifier_parts, word_groups
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["away_lines", "inner_headings"]
+__all__ = ["away_lines", "entry_start", "inner_headings"]
 
 #: A line of one punctuation character repeated, three times or more (reST's adornment, setext's underline).
 _ADORNMENT: Final = re.compile(r"([=\-~^\"'`#*+<>_:.!$%&,;?@|/\\])\1{2,}\s*")
@@ -76,3 +79,14 @@ def away_lines(
         if title not in trail and headed - held_words(terms(title), group, parts):
             away.update(range(number, following))
     return frozenset(away)
+
+
+def entry_start(raws: Sequence[str], line: int) -> int:
+    """The line that starts the entry or section line ``line`` of ``raws`` lies in: the nearest at
+    or above it that starts an API entry (``.. function:: suppress(*exceptions)``) or is a heading
+    (:func:`inner_headings`); 0 when none does."""
+    headings = {number for number, _ in inner_headings(raws)}
+    for number in range(min(line, len(raws) - 1), -1, -1):
+        if number in headings or API_ENTRY.match(raws[number]):
+            return number
+    return 0

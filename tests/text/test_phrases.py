@@ -7,7 +7,7 @@ from pathlib import Path
 from ctxtrio.text.literal import literal_lines
 from ctxtrio.text.phrases import asked_phrases
 from ctxtrio.text.query import query_terms
-from ctxtrio.text.sections import away_lines, inner_headings
+from ctxtrio.text.sections import away_lines, entry_start, inner_headings
 from ctxtrio.text.words import held_words, identifier_parts, line_terms, word_groups
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -86,3 +86,15 @@ def test_the_lines_under_another_section_than_the_trails() -> None:
     lock = query_terms("What lock does VACUUM FULL take?")
     assert away_lines(vacuum, ["lock", "full", "take"], lock, ("VACUUM",)) == frozenset()
     assert away_lines(vacuum[2:], ["lock", "full", "take"], lock, ("VACUUM",)) == frozenset(range(2, len(vacuum) - 2))
+
+
+def test_the_entry_a_line_lies_in() -> None:
+    """An API directive or a heading starts the entry a line lies in: the isclose entry of math.rst,
+    a `###` section of Node's timers.md; a line above every one lies in none (0)."""
+    raws = (FIXTURES / "python_math_isclose.rst.txt").read_text(encoding="utf-8").split("\n")
+    isclose = next(n for n, raw in enumerate(raws) if raw.startswith(".. function:: isclose("))
+    assert entry_start(raws, isclose + 8) == isclose and entry_start(raws, isclose) == isclose
+    assert entry_start(raws, 2) == 0 and raws[entry_start(raws, isclose - 3)].startswith(".. function:: gcd(")
+    node = (FIXTURES / "node_timers.md").read_text(encoding="utf-8").split("\n")
+    heading = node.index("### `immediate.unref()`")
+    assert entry_start(node, heading + 4) == heading
