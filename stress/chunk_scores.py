@@ -112,6 +112,8 @@ async def main(args: argparse.Namespace) -> None:
     questions = load_questions(args.questions)
     if args.match:
         questions = [q for q in questions if args.match.casefold() in q.query.casefold()]
+    if args.kind:
+        questions = [q for q in questions if q.kind == args.kind]
     with tempfile.TemporaryDirectory(prefix="chunk-scores-") as tmp:
         if args.sources is not None:
             corpus = args.sources
@@ -146,4 +148,5 @@ if __name__ == "__main__":
     parser.add_argument("--sources", type=Path, default=None)
     parser.add_argument("--match", default="")
     parser.add_argument("--misses", action="store_true")
+    parser.add_argument("--kind", default="")
     trio.run(main, parser.parse_args())

@@ -6,7 +6,12 @@ apart ranks like one holding them side by side. :func:`rerank` scores each candi
 also by its best window of about :data:`PASSAGE_TOKENS` tokens
 (:func:`~ctxtrio.text.passages.passage_score`: distinct query terms, proximity, phrases,
 a definition line) and orders by the sum of both, each relative to its best among
-the candidates. Chunks stay the unit of reading; only the order changes.
+the candidates, plus the share of the query its headings hold. Within the page ranked
+first, a chunk that defines an identifier the query writes (its entry, an option's or
+parameter's term: ``* `highWaterMark` {number}``) gains :data:`INTRO_WEIGHT`: BM25 and
+passages favour the chunks that repeat a name (examples, other entries' notes) over the
+one that says what it is. Release notes (:func:`release_record`) lose :data:`RELEASE_WEIGHT`.
+Chunks stay the unit of reading; only the order changes.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from ..text.headings import heading_share
+from ..text.naming import defines_one_of, written_identifiers
 from ..text.passages import passage_score
 from .packing import headings, tokens_per_char
 
@@ -23,7 +29,15 @@ if TYPE_CHECKING:
 
     from .packing import Candidate
 
-__all__ = ["HEADING_WEIGHT", "PASSAGE_TOKENS", "PASSAGE_WEIGHT", "rerank"]
+__all__ = [
+    "HEADING_WEIGHT",
+    "INTRO_WEIGHT",
+    "PASSAGE_TOKENS",
+    "PASSAGE_WEIGHT",
+    "RELEASE_WEIGHT",
+    "release_record",
+    "rerank",
+]
 
 #: The retrieval unit: the size of the window a candidate is scored by.
 PASSAGE_TOKENS: Final = 120
@@ -31,6 +45,14 @@ PASSAGE_TOKENS: Final = 120
 PASSAGE_WEIGHT: Final = 1.0
 #: Weight of the share of the query's words a candidate's headings hold (0.0 to 1.0).
 HEADING_WEIGHT: Final = 1.0
+#: Added to a chunk of the first-ranked page that defines an identifier the query writes.
+#: 1.0 is more than a chunk's heading share: such a chunk comes first unless another of that page
+#: beats it by more (0.5: one answer fewer at 500 tokens on postgresql, one at 1,000 on Node 18's
+#: docs; 2.0: python3.11-doc one fewer at 500 and at 2,000).
+INTRO_WEIGHT: Final = 1.0
+#: Taken off a chunk of release notes (:func:`release_record`): half a heading share. 1.0 answered
+#: alike on the bench's sets, 0.25 ranked python3.11-doc's right file in the top 3 once fewer.
+RELEASE_WEIGHT: Final = 0.5
 
 
 def rerank(
@@ -43,7 +65,11 @@ def rerank(
 ) -> list[Candidate]:
     """``candidates`` best first by BM25 plus ``weight`` times their best passage's score
     plus ``heading_weight`` times the share of the query's words their headings hold
-    (:func:`~.packing.headings`: trail and document name; ties keep the given order); each keeps its BM25 ``score``. A ranking fused with
+    (:func:`~.packing.headings`: trail and document name), less :data:`RELEASE_WEIGHT` for a
+    chunk of release notes; plus :data:`INTRO_WEIGHT` for a chunk of the page that sum ranks
+    first that defines an identifier the query writes (:func:`~ctxtrio.text.naming.defines_one_of`;
+    only there: ``highWaterMark`` is an option of a dozen pages, and the one the query is about
+    is the one ranked first); ties keep the given order; each keeps its BM25 ``score``. A ranking fused with
     semantic recall (a candidate ``by_meaning``: its score is a similarity, not BM25)
     is returned as it is."""
     if len(candidates) < 2 or weight <= 0 or any(c.by_meaning for c in candidates):
@@ -51,11 +77,17 @@ def rerank(
     passages = [passage_score(c.chunk.text, query_terms, passage_tokens, tokens_per_char(c.chunk)) for c in candidates]
     top_bm25 = max(c.score for c in candidates) or 1.0
     top_passage = max(passages) or 1.0
-    about = [heading_weight * _heading_share(c, query_terms) for c in candidates]
-    keyed = sorted(
-        range(len(candidates)),
-        key=lambda n: (-(candidates[n].score / top_bm25 + weight * passages[n] / top_passage + about[n]), n),
-    )
+    about = [heading_weight * _heading_share(c, query_terms) - RELEASE_WEIGHT * release_record(c) for c in candidates]
+    sums = [
+        candidates[n].score / top_bm25 + weight * passages[n] / top_passage + about[n] for n in range(len(candidates))
+    ]
+    identifiers = written_identifiers(query_terms)
+    if identifiers and INTRO_WEIGHT > 0:
+        first = candidates[min(range(len(sums)), key=lambda n: (-sums[n], n))].doc_id
+        for n, candidate in enumerate(candidates):
+            if candidate.doc_id == first and defines_one_of(candidate.chunk.text, identifiers):
+                sums[n] += INTRO_WEIGHT
+    keyed = sorted(range(len(candidates)), key=lambda n: (-sums[n], n))
     return [candidates[n] for n in keyed]
 
 
@@ -88,3 +120,23 @@ def _heading_share(candidate: Candidate, query_terms: Sequence[str]) -> float:
         if inner:
             best = max(best, heading_share((*about, inner), query_terms))
     return best
+
+
+#: The name or title of release notes: What's New In Python 3.8 (``whatsnew.3.8``), a Changelog,
+#: Release Notes, PostgreSQL's ``E.18. Release 15.1``, pytest's ``announce/release-7.0.0``; not
+#: RELEASE SAVEPOINT (``sql-release-savepoint``: no version follows).
+_RELEASE_NOTES: Final = re.compile(
+    r"what'?s[ _.-]?new|change[ _.-]?log|release[ _.-]?notes|relnotes|\brelease[ _.-]v?\d", re.IGNORECASE
+)
+
+
+def release_record(candidate: Candidate) -> bool:
+    """Whether ``candidate`` is of release notes, by its document's id or its first heading.
+
+    Release notes name each changed function, option and flag once or twice in passing, and a
+    manual has many of them: on an identifier they rank beside the entry that explains it (their
+    heading and passage scores are as good) and take the room of the page's next chunks, yet they
+    say what changed, not what a thing does. Python 3.11's docs have 22 such pages (``whatsnew/``),
+    PostgreSQL 15's manual 20 (``release-*``)."""
+    top = candidate.chunk.trail[0] if candidate.chunk.trail else ""
+    return bool(_RELEASE_NOTES.search(candidate.doc_id) or _RELEASE_NOTES.search(top))

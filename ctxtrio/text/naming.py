@@ -19,9 +19,9 @@ from .terms import terms
 from .words import held_words, identifier_parts, may_hold, stemmed_terms, word_groups, word_weights
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
-__all__ = ["PART_SHARE", "defined_name", "defined_share", "defining_lines"]
+__all__ = ["PART_SHARE", "defined_name", "defined_share", "defines_one_of", "defining_lines", "written_identifiers"]
 
 #: The name a line starts with, after a reST directive (``.. function::``), keywords of code that
 #: introduce one, and list, option and markup marks.
@@ -34,6 +34,9 @@ _LEADING_NAME: Final = re.compile(
 _AFTER_NAME: Final = "([{<:=|,→"
 #: What the definition of a name holding a query word only as a part of it counts, of one naming it whole.
 PART_SHARE: Final = 0.5
+#: What a name is spelled without, case aside (as :mod:`.definitions` spells one): ``work_mem``
+#: and ``fs.rm`` are ``workmem`` and ``rm`` (its last part), the forms of the query's terms.
+_SEPARATORS: Final = str.maketrans("", "", "_$")
 
 
 def defined_name(line: str) -> str | None:
@@ -88,3 +91,29 @@ def _whole_terms(name_terms: Sequence[str]) -> list[str]:
     for term, word in word_groups(tuple(name_terms), stem=False).items():
         out.setdefault(word, term)
     return list(out.values())
+
+
+def written_identifiers(query_terms: Sequence[str]) -> list[str]:
+    """The identifiers of more than one part a query writes (``ThreadPoolExecutor``, ``work_mem``,
+    ``--if-exists``), as its terms spell them whole: a term its parts follow (``threadpoolexecutor``,
+    ``thread``, ``pool``, ``executor``; :func:`~.words.word_groups`). A plain word is none: the
+    query does not say whether it names something."""
+    group = word_groups(tuple(query_terms), stem=False)
+    parts = identifier_parts(group)
+    return [term for term, word in group.items() if word in parts and term not in parts[word]]
+
+
+def defines_one_of(text: str, identifiers: Collection[str]) -> bool:
+    """Whether a line of ``text`` defines (:func:`defined_name`) one of ``identifiers`` as
+    :func:`written_identifiers` spells them (the name's last dotted part, case, ``_`` and ``$``
+    aside; a hyphen stays, so ``--if-exists`` is none): its entry (``.. data:: VERBOSE``), an
+    option's or parameter's term (``* `highWaterMark` {number}``, ``work_mem (integer)``), a
+    ``def`` or ``class`` line."""
+    for line in text.splitlines():
+        spelled = line.lower().translate(_SEPARATORS)
+        if not any(identifier in spelled for identifier in identifiers):
+            continue  # most lines: no regex
+        name = defined_name(line)
+        if name is not None and name.rsplit(".", 1)[-1].lower().translate(_SEPARATORS) in identifiers:
+            return True
+    return False

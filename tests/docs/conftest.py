@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from ctxtrio._wiring import Wiring
 
 FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
+PG_HTML = Path("/usr/share/doc/postgresql-doc-15/html")
+STRESS = Path(__file__).resolve().parents[2] / "stress"
 
 
 def fixture_text(name: str) -> str:
@@ -44,3 +47,16 @@ async def opened(tmp_path: Path, root: Path | None = None, **changes: object) ->
     ).replace(**changes)
     async with open_wiring(config) as ctx:
         yield ctx
+
+
+@pytest.fixture(scope="module")
+def pg_manual(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """PostgreSQL 15's manual as the retrieval bench reads it (stress/html_text.py): 1,167 pages of text."""
+    if not (PG_HTML / "app-pgdump.html").is_file():
+        pytest.skip("apt-get install postgresql-doc-15")
+    sys.path.insert(0, str(STRESS))
+    from html_text import convert_dir  # stress/ is no package: on the path only once the manual is here
+
+    out = tmp_path_factory.mktemp("pg")
+    convert_dir(PG_HTML, out)
+    return out

@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ctxtrio.docs import ranking
 from ctxtrio.docs.chunks import StoredChunk
 from ctxtrio.docs.packing import Candidate, pack_hits
-from ctxtrio.docs.ranking import rerank
+from ctxtrio.docs.ranking import release_record, rerank
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.tokens import TokenModel
 
+if TYPE_CHECKING:
+    import pytest
+
 MODEL = TokenModel.flat()
+#: Node.js 18's stream.md, stream.getDefaultHighWaterMark to new stream.Writable (fixtures/NOTICE.txt).
+STREAM = Path(__file__).parent / "fixtures" / "node_stream_highwatermark.md"
 
 
 def _candidate(doc_id: str, title: str, trail: tuple[str, ...], text: str, score: float) -> Candidate:
     return Candidate(doc_id, title, StoredChunk(0, text, 0, len(text), trail, MODEL.estimate(text)), score)
 
 
-def test_the_chunk_whose_headings_name_the_query_comes_first() -> None:
-    """Equal text matches: the chunk under 'function groupby' of itertools beats a what's-new mention."""
+def test_the_chunk_whose_headings_name_the_query_comes_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Equal text matches: the chunk under 'function groupby' of itertools beats a what's-new mention
+    (by its headings alone: release notes' own handicap off)."""
+    monkeypatch.setattr(ranking, "RELEASE_WEIGHT", 0.0)
     text = "Call itertools.groupby on sorted data; groupby returns keys and groups.\n"
     news = _candidate("whatsnew", "whatsnew.rst", ("What's New", "Improved Modules"), text, 10.0)
     entry = _candidate("library.itertools", "itertools.rst", ("Itertool functions", "function groupby"), text, 9.0)
@@ -59,3 +70,60 @@ def test_an_entry_that_starts_inside_a_chunk_counts_as_its_heading() -> None:
     terms = query_terms("itertools.groupby")
     assert [c.doc_id for c in rerank([news, entry], terms)] == ["library.itertools", "howto.functional"]
     assert [c.doc_id for c in rerank([news, markdown], query_terms("util.promisify"))][0] == "util"
+
+
+def test_the_chunk_that_defines_an_identifier_the_query_writes_comes_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """'What is the default highWaterMark of a writable stream?' over Node's stream.md: the chunk of
+    stream.getDefaultHighWaterMark names highWaterMark in its heading and four times (BM25 35.7 over
+    Node 18's docs) and came first; the one that defines it (the options of new stream.Writable:
+    '* `highWaterMark` {number} Buffer level when ...', BM25 22.3) comes first now. A chunk of
+    another page that defines it too gains nothing: the query is about the page ranked first."""
+    lines = STREAM.read_text(encoding="utf-8").split("\n")
+    getter = _candidate(
+        "stream",
+        "stream.md",
+        ("Stream", "API for stream consumers", "`stream.getDefaultHighWaterMark(objectMode)`"),
+        "\n".join(lines[:59]),
+        35.72,
+    )
+    options = "\n".join(lines[134:163])
+    writable = _candidate(
+        "stream",
+        "stream.md",
+        ("Stream", "API for stream implementers", "Implementing a writable stream", "`new stream.Writable([options])`"),
+        options,
+        22.33,
+    )
+    elsewhere = _candidate("net", "net.md", ("Net", "`new net.Socket([options])`"), options, 30.0)
+    terms = query_terms("What is the default highWaterMark of a writable stream?")
+    ranked = rerank([getter, elsewhere, writable], terms)
+    assert [(c.doc_id, c.score) for c in ranked] == [("stream", 22.33), ("stream", 35.72), ("net", 30.0)]
+    monkeypatch.setattr(ranking, "INTRO_WEIGHT", 0.0)
+    assert rerank([getter, elsewhere, writable], terms)[0] is getter
+
+
+def test_release_notes_are_known_by_their_name_or_first_heading() -> None:
+    """What's New, a Changelog, PostgreSQL's 'E.18. Release 15.1', pytest's announce/release-7.0.0;
+    not RELEASE SAVEPOINT, nor a page that merely names a release."""
+
+    def record(doc_id: str, top: str) -> bool:
+        return release_record(_candidate(doc_id, doc_id, (top, "Improved Modules"), "text", 1.0))
+
+    assert record("whatsnew.3.8", "What's New In Python 3.8")
+    assert record("whatsnew.changelog", "Changelog")
+    assert record("appendix-e", "E.18. Release 15.1")
+    assert record("announce.release-7.0.0", "pytest-7.0.0")
+    assert not record("sql-release-savepoint", "RELEASE SAVEPOINT")
+    assert not record("library.os", "Miscellaneous operating system interfaces")
+    assert not record("howto.pyporting", "How to port Python 2 Code to Python 3")
+
+
+def test_release_notes_come_after_the_entry_that_scores_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A what's-new item on groupby as good as the library's own chunk by every score but its page."""
+    text = "itertools.groupby now groups consecutive keys of the iterable.\n"
+    news = _candidate("whatsnew.2.4", "2.4.rst.txt", ("What's New in Python 2.4", "itertools"), text, 10.0)
+    entry = _candidate("library.itertools", "itertools.rst.txt", ("Itertool functions",), text, 9.0)
+    terms = query_terms("How does itertools.groupby group keys?")
+    assert [c.doc_id for c in rerank([news, entry], terms)] == ["library.itertools", "whatsnew.2.4"]
+    monkeypatch.setattr(ranking, "RELEASE_WEIGHT", 0.0)
+    assert [c.doc_id for c in rerank([news, entry], terms)] == ["whatsnew.2.4", "library.itertools"]

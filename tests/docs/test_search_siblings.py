@@ -3,7 +3,6 @@ chunks are re-ranked with it (search.pool), and inflections with a doubled conso
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,6 @@ from .conftest import opened
 #: Python 3.11's threading.rst and multiprocessing.rst, Node.js 20's buffer.md (fixtures/NOTICE.txt).
 FIXTURES = Path(__file__).parent / "fixtures"
 FILES = ("python_threading.rst.txt", "python_multiprocessing.rst.txt", "node_buffer.md")
-PG_HTML = Path("/usr/share/doc/postgresql-doc-15/html")
-STRESS = Path(__file__).resolve().parents[2] / "stress"
 
 
 def _normal(text: str) -> str:
@@ -45,19 +42,6 @@ async def test_an_inflection_with_a_doubled_consonant_counts_for_the_passage(tmp
             await ctx.documents.ingest(file_path=str(FIXTURES / name), doc_id=name.split(".")[0])
         found = await ctx.documents.search("How do I stop a timer before it runs?", budget_tokens=500)
     assert "The timer can be stopped" in found.hits[0].text
-
-
-@pytest.fixture(scope="module")
-def pg_manual(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """PostgreSQL 15's manual as the retrieval bench reads it (stress/html_text.py): 1,167 pages of text."""
-    if not (PG_HTML / "app-pgdump.html").is_file():
-        pytest.skip("apt-get install postgresql-doc-15")
-    sys.path.insert(0, str(STRESS))
-    from html_text import convert_dir  # stress/ is no package: on the path only once the manual is here
-
-    out = tmp_path_factory.mktemp("pg")
-    convert_dir(PG_HTML, out)
-    return out
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,71 @@
+"""Over whole manuals (skipped without them): a query's identifier brings the chunk of the first
+page that defines it (ranking's INTRO_WEIGHT), and release notes stand back (RELEASE_WEIGHT)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxtrio.docs import ranking
+
+from .conftest import opened
+
+#: Debian's python3.11-doc: the reST sources of Python 3.11's documentation (497 files).
+PY_SOURCES = Path("/usr/share/doc/python3.11/html/_sources")
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@pytest.mark.parametrize(
+    ("query", "answer"),
+    [
+        ("work_mem default", "The default value is four megabytes (4MB)"),
+        ("log_min_duration_statement zero", "Setting this to zero prints all statement durations"),
+    ],
+)
+async def test_the_entry_of_a_written_identifier_is_shown_first(
+    tmp_path: Path, pg_manual: Path, query: str, answer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """runtime-config-resource ranks first, but through the chunk after work_mem's entry, whose
+    entries (maintenance_work_mem, ...) name work_mem more often in a window; the chunk holding
+    'work_mem (integer)', the setting's own entry, comes first now, its answer inside 500 tokens
+    (without the rule it was not). Likewise log_min_duration_statement's in runtime-config-logging."""
+    async with opened(tmp_path, pg_manual) as ctx:
+        for path in sorted(pg_manual.iterdir()):
+            await ctx.documents.ingest(file_path=str(path), doc_id=path.stem)
+        found = await ctx.documents.search(query, budget_tokens=500)
+        monkeypatch.setattr(ranking, "INTRO_WEIGHT", 0.0)
+        before = await ctx.documents.search(query, budget_tokens=500)
+    assert _normal(answer) in _normal(found.rendered)
+    assert _normal(answer) not in _normal(before.rendered)
+
+
+@pytest.fixture(scope="module")
+def python_docs() -> Path:
+    if not (PY_SOURCES / "whatsnew" / "2.5.rst.txt").is_file():
+        pytest.skip("apt-get install python3.11-doc")
+    return PY_SOURCES
+
+
+async def test_release_notes_give_way_to_the_reference(
+    tmp_path: Path, python_docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'What happens if both the try block and the finally block return a value?': What's New in
+    Python 2.5 (PEP 341: Unified try/except/finally) came first, before the reference's finally
+    clause; now the reference's chunk, and its answer, come first (inside 500 tokens; not
+    without the rule)."""
+    query = "What happens if both the try block and the finally block return a value?"
+    answer = "clause will always be the last one executed"
+    async with opened(tmp_path, python_docs) as ctx:
+        for path in sorted(python_docs.rglob("*.rst.txt")):
+            doc_id = str(path.relative_to(python_docs)).removesuffix(".rst.txt").replace("/", ".")
+            await ctx.documents.ingest(file_path=str(path), doc_id=doc_id[-64:].lstrip(".-_"))
+        found = await ctx.documents.search(query, budget_tokens=500)
+        monkeypatch.setattr(ranking, "RELEASE_WEIGHT", 0.0)
+        before = await ctx.documents.search(query, budget_tokens=500)
+    assert found.hits[0].doc_id == "reference.compound_stmts"
+    assert _normal(answer) in _normal(found.rendered)
+    assert _normal(answer) not in _normal(before.rendered)
