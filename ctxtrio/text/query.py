@@ -9,11 +9,14 @@ passage. :func:`query_terms` drops them, unless nothing else is left (a query of
 such words still searches for them). So do words of quantity and manner that name no
 topic (``many``, ``several``, ``other``, ``instead``, ``still``): "How many listeners can
 an event have" is about listeners and events. Words that are also SQL or shell keywords
-(``not``, ``all``, ``any``, ``before``, ``only``, ``each``, ``like``, ``out``) are kept.
+(``not``, ``all``, ``any``, ``before``, ``only``, ``each``, ``like``, ``out``) are kept, and so
+is a question word the query writes in capitals: "Does EXPLAIN ANALYZE actually execute the
+statement?" asks about SQL's EXPLAIN (an HTTP ``GET``, PL/pgSQL's ``DO``), not for an explanation.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from .terms import unique_terms
@@ -32,8 +35,14 @@ QUESTION_WORDS: Final = frozenset(
 )
 
 
+#: A word written in capitals, two letters or more: a question word so written names something.
+_CAPITALS: Final = re.compile(r"(?<![\w.-])[A-Z]{2,}(?![\w.-])")
+
+
 def query_terms(query: str) -> list[str]:
-    """The distinct terms of ``query`` in order, without :data:`QUESTION_WORDS` (unless only those)."""
+    """The distinct terms of ``query`` in order, without :data:`QUESTION_WORDS` (unless only those)
+    but those the query writes in capitals (``EXPLAIN``, ``GET``, ``DO``)."""
     found = unique_terms(query)
-    kept = [term for term in found if term not in QUESTION_WORDS]
+    named = {word.lower() for word in _CAPITALS.findall(query)}
+    kept = [term for term in found if term not in QUESTION_WORDS or term in named]
     return kept or found

@@ -69,3 +69,18 @@ async def test_release_notes_give_way_to_the_reference(
     assert found.hits[0].doc_id == "reference.compound_stmts"
     assert _normal(answer) in _normal(found.rendered)
     assert _normal(answer) not in _normal(before.rendered)
+
+
+async def test_a_statement_named_in_capitals_is_searched_for(tmp_path: Path, pg_manual: Path) -> None:
+    """'Does EXPLAIN ANALYZE actually execute the statement?' searched for analyze, execute and
+    statement only ('explain' is a question word) and showed EXECUTE's pages; written in capitals,
+    EXPLAIN is searched for, and sql-explain's answer is inside 1,000 tokens (the same question in
+    lower case, which still leaves 'explain' out, does not find it)."""
+    answer = "causes the statement to be actually executed, not only planned"
+    async with opened(tmp_path, pg_manual) as ctx:
+        for path in sorted(pg_manual.iterdir()):
+            await ctx.documents.ingest(file_path=str(path), doc_id=path.stem)
+        found = await ctx.documents.search("Does EXPLAIN ANALYZE actually execute the statement?", budget_tokens=1000)
+        lower = await ctx.documents.search("Does explain analyze actually execute the statement?", budget_tokens=1000)
+    assert _normal(answer) in _normal(found.rendered)
+    assert _normal(answer) not in _normal(lower.rendered)

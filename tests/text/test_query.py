@@ -53,3 +53,17 @@ def test_words_of_quantity_and_manner_are_left_out() -> None:
         "pending",
     ]
     assert query_terms("FOR EACH ROW triggers like the other ones") == ["each", "row", "triggers", "like", "ones"]
+
+
+def test_a_question_word_written_in_capitals_names_something() -> None:
+    """EXPLAIN (SQL), GET (HTTP), DO (PL/pgSQL) as written in capitals stay; 'explain' and 'do' as
+    words of the question, and a one-letter capital (I), are left out as before."""
+    assert query_terms("Does EXPLAIN ANALYZE actually execute the statement?") == [
+        "explain",
+        "analyze",
+        "execute",
+        "statement",
+    ]
+    assert query_terms("Does explain analyze actually execute the statement?") == ["analyze", "execute", "statement"]
+    assert query_terms("What does GET return when I DO nothing?") == ["get", "return", "do", "nothing"]
+    assert query_terms("How do I explain a plan?") == ["plan"]
