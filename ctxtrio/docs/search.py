@@ -170,7 +170,11 @@ async def find_candidates(
 ) -> Found:
     """The chunks of the best ``limit`` hits in ``by_journal`` (journal -> current entry), and whether there were more;
     by keyword search alone, also those of the rows after them that :func:`pool` keeps (the
-    caller re-ranks all and keeps ``limit``).
+    caller re-ranks all and keeps ``limit``). A query that asks for a name (:func:`~ctxtrio.text.definitions.asked_name`)
+    also brings the chunks that define it: found by the name alone when the query spells it in parts or
+    qualified; else, by keyword search alone, those among the rows the pool looks at (to the 16th of a
+    search of 10, the 11th included: it only told that there were more): ``breakpoint()``'s entry in
+    library.functions, the 11th row, under bdb's chunks that name Breakpoint more.
 
     ``all_docs``: ``by_journal`` holds every current document (see :func:`_hits`).
     ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
@@ -207,12 +211,24 @@ async def find_candidates(
     more = len(ranked) > limit
     ranked = ranked if hybrid else ranked[:limit] + pooled
     name = asked_name(query, query_terms)
+    deep: set[tuple[str, int]] = set()  # rows read only for the definition they may hold
     if name is not None and (name.identifier not in query_terms or name.qualifier is not None):
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
         named = await _hits(repo, [name.identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
         ranked += [Fused(hit) for hit in named if (hit.journal, hit.item) not in seen]
+    elif name is not None and meaning is None:  # the query's own word: its rows are those searched
+        seen = {(one.hit.journal, one.hit.item) for one in ranked}
+        extra = [hit for hit in hits[limit : _pool_depth(limit)] if (hit.journal, hit.item) not in seen]
+        deep = {(by_journal[hit.journal].doc_id, int(hit.item)) for hit in extra if hit.item.isdigit()}
+        ranked += [Fused(hit) for hit in extra]
     ranked = [one for one in ranked if one.hit.item.isdigit()]
     candidates, ranks = await _read(repo, by_journal, ranked)
+    if deep and name is not None:
+        candidates = [
+            c
+            for c in candidates
+            if (c.doc_id, c.chunk.index) not in deep or defines(c.chunk.text, name.identifier, name.qualifier)
+        ]
     by_words = True
     if hybrid:
         by_words = keyword_confidence(candidates, ranks, query_terms) >= FOCUS_BELOW
@@ -235,12 +251,17 @@ def pool(hits: Sequence[Hit], limit: int) -> list[Hit]:
     fewer, python3.11-doc) and cost a passage score each."""
     above = {id(hit) for hit in above_mean(hits, limit)}
     found = {hit.journal for hit in hits[: limit + 1]}
-    near = limit + 1 + (limit + 1) // 2
+    near = _pool_depth(limit)
     return [
         hit
         for n, hit in enumerate(hits[limit + 1 :], limit + 1)
         if id(hit) in above or (n < near and hit.journal in found)
     ]
+
+
+def _pool_depth(limit: int) -> int:
+    """How many rows :func:`pool` looks at for a found document's chunks: ``limit + 1`` and half as many again."""
+    return limit + 1 + (limit + 1) // 2
 
 
 def above_mean(hits: Sequence[Hit], limit: int) -> list[Hit]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxtrio.docs import search
 from ctxtrio.text.definitions import defines, spelled_identifier
 
 from .conftest import opened
@@ -75,3 +76,19 @@ def test_defines_recognises_definitions_only() -> None:
     )
     assert spelled_identifier(["a", "b", "c", "d", "e"]) is None
     assert re.fullmatch(r"[a-z]+", spelled_identifier(["py", "scanstring"]) or "")
+
+
+async def test_a_definition_below_the_first_rows_comes_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name asked for alone, used more often in 11 other documents than where it is defined:
+    its definition is the 12th row and comes first (read among the pool's rows for the definition
+    it holds); a row of those that defines nothing does not join."""
+    async with opened(tmp_path) as ctx:
+        for n in range(11):
+            uses = f"Call frobnicate() here; frobnicate again. Example {n} of frobnicate.\n" * 3
+            await ctx.documents.ingest(text=uses, title=f"uses{n}.md")
+        await ctx.documents.ingest(text="Other words.\n\n" * 40 + "def frobnicate(x):\n    return x\n", title="lib.py")
+        found = await ctx.documents.search("frobnicate()", budget_tokens=1000)
+        monkeypatch.setattr(search, "_pool_depth", lambda limit: limit)
+        before = await ctx.documents.search("frobnicate()", budget_tokens=1000)
+    assert "def frobnicate(x):" in found.hits[0].text
+    assert all("def frobnicate" not in hit.text for hit in before.hits)

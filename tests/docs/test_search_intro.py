@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxtrio.docs import ranking
+from ctxtrio.docs import ranking, search
 
 from .conftest import opened
 
@@ -84,3 +84,24 @@ async def test_a_statement_named_in_capitals_is_searched_for(tmp_path: Path, pg_
         lower = await ctx.documents.search("Does explain analyze actually execute the statement?", budget_tokens=1000)
     assert _normal(answer) in _normal(found.rendered)
     assert _normal(answer) not in _normal(lower.rendered)
+
+
+async def test_the_definition_of_a_name_among_the_pools_rows_is_found(
+    tmp_path: Path, python_docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'breakpoint()': bdb's chunks name Breakpoint (its class) more than library.functions'
+    entry '.. function:: breakpoint(*args, **kws)' does, which is the 11th row; read among the
+    pool's rows because it defines the name asked for, it comes among the first with bdb's
+    class Breakpoint (case aside, the same name), and its answer with it (not when only the first
+    10 rows are read for a definition)."""
+    answer = "This function drops you into the debugger at the call site."
+    async with opened(tmp_path, python_docs) as ctx:
+        for path in sorted(python_docs.rglob("*.rst.txt")):
+            doc_id = str(path.relative_to(python_docs)).removesuffix(".rst.txt").replace("/", ".")
+            await ctx.documents.ingest(file_path=str(path), doc_id=doc_id[-64:].lstrip(".-_"))
+        found = await ctx.documents.search("breakpoint()", budget_tokens=1000)
+        monkeypatch.setattr(search, "_pool_depth", lambda limit: limit)
+        before = await ctx.documents.search("breakpoint()", budget_tokens=1000)
+    assert "library.functions" in [hit.doc_id for hit in found.hits[:2]]
+    assert _normal(answer) in _normal(found.rendered)
+    assert _normal(answer) not in _normal(before.rendered)
