@@ -20,6 +20,7 @@ code (:data:`_CODE_DIRECTIVES`).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Final
 
@@ -42,9 +43,15 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def literal_lines(raws: Sequence[str]) -> frozenset[int]:
-    """The numbers (0-based) of the lines of ``raws`` that are code or output (see the module)."""
-    return frozenset(_fenced(raws) | _indented(raws) | _transcripts(raws))
+@functools.lru_cache(maxsize=64)
+def literal_lines(text: str) -> frozenset[int]:
+    """The numbers (0-based) of the lines of ``text`` that are code or output (see the module).
+    Cached: the window and the headings inside a text both ask (each kind looked for only when
+    its marks are in the text)."""
+    raws = text.split("\n")
+    fenced = _fenced(raws) if "```" in text or "~~~" in text else set()
+    indented = _indented(raws) if "::" in text else set()
+    return frozenset(fenced | indented | (_transcripts(raws) if ">>>" in text else set()))
 
 
 def _fenced(raws: Sequence[str]) -> set[int]:

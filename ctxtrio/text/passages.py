@@ -60,7 +60,7 @@ from .literal import literal_lines
 from .naming import defined_share, defining_lines
 from .phrases import asked_phrases, phrase_pairs
 from .runs import ANCHOR_WEIGHT, Line, best_run, run_score
-from .sections import away_lines, entry_start
+from .sections import away_lines, entry_start, entry_starts
 from .stems import light_stem
 from .words import held_words, identifier_parts, line_terms, word_groups, word_weights
 
@@ -162,11 +162,12 @@ def best_passage(
     lines = _lines(text, tuple(query_terms), rate, stem=False, named=tuple(named), common=common)
     room = budget_tokens - 2 * model.estimate(CUT_MARK + " ")
     weights = word_weights(query_terms, rarity) if rarity else None
-    away = away_lines(text.split("\n"), query_terms, named, trail) if trail and named else frozenset()
+    away = away_lines(text, query_terms, named, trail) if trail and named else frozenset()
     home = tuple(
         replace(line, found=_NONE, phrases=_NO_PHRASES, defines=0.0) if n in away else line
         for n, line in enumerate(lines)
     )
+    starts = entry_starts(text)
     core_first, core_last = best_run(home if any(line.found for line in home) else lines, room, weights=weights)
     if core_first < 0:
         return None
@@ -178,7 +179,7 @@ def best_passage(
         core = (core_first, core_last)
         far = far_sentence(raws, costs, hidden, rarest_lines([line.found for line in lines], weights), core, room)
     far_cost = 0 if far is None else sum(costs[far[0] : far[1] + 1]) + FAR_MARK_COST
-    top = entry_start(raws, core_first)  # the window grows into no entry above its own
+    top = entry_start(starts, core_first)  # the window grows into no entry above its own
     first, last = grow(costs[top:], core_first - top, core_last - top, room - far_cost)
     first, last = first + top, last + top
     if rarity and far is None and named and room >= FAR_ROOM:  # the definition of the rarest word, above the window
@@ -295,8 +296,8 @@ def _lines(
     if stem:
         per_line = [list(map(light_stem, line)) for line in per_line]
     hidden = frozenset() if stem else hidden_lines(raws)
-    code = frozenset() if stem else literal_lines(raws)
-    found_of = [held_words(of_line, group, parts) for of_line in per_line]
+    code = frozenset() if stem else literal_lines(text)
+    found_of = [held_words(of_line, group, parts) if of_line else _NONE for of_line in per_line]
     also = asked_phrases(raws, per_line, found_of, group, named, common, code) if named and not stem else {}
     out: list[Line] = []
     start = 0
@@ -308,7 +309,7 @@ def _lines(
             continue
         cost = math.ceil((len(raw) + 1) * tokens_per_char)
         found = found_of[number]
-        phrases = phrase_pairs(of_line, group, found) | also.get(number, _NO_PHRASES)
+        phrases = phrase_pairs(of_line, group, found) | also.get(number, _NO_PHRASES) if found else _NO_PHRASES
         if found:
             defines = defined_share(raw, group, parts, words, stem=stem)
             out.append(Line(start, end, cost, frozenset(found), frozenset(phrases), defines, code=number in code))

@@ -62,15 +62,19 @@ class _Run:
     coded: set[int] = field(default_factory=set)  # held on lines of code
     phrases: set[tuple[int, int]] = field(default_factory=set)
 
-    def add(self, line: Line) -> None:
-        self.cost += line.cost
-        self.phrases |= line.phrases
-        self.defines = max(self.defines, line.defines)
-        if line.code and not line.defines:
-            self.coded |= line.found
-        else:
-            self.found |= line.found
-            self.densest = max(self.densest, len(line.found))
+    def extend(self, lines: Sequence[Line]) -> None:
+        """Take in ``lines``, the ones after the run."""
+        for line in lines:
+            self.cost += line.cost
+            if not line.found:
+                continue
+            self.phrases |= line.phrases
+            self.defines = max(self.defines, line.defines)
+            if line.code and not line.defines:
+                self.coded |= line.found
+            else:
+                self.found |= line.found
+                self.densest = max(self.densest, len(line.found))
 
     def score(self, weights: Sequence[float] | None) -> float:
         held = _held(self.found, weights)
@@ -87,13 +91,16 @@ def _held(words: set[int], weights: Sequence[float] | None) -> float:
 def run_score(lines: Sequence[Line], first: int, last: int) -> float:
     """The score of lines ``first`` .. ``last``, unweighed."""
     run = _Run()
-    for line in lines[first : last + 1]:
-        run.add(line)
+    run.extend(lines[first : last + 1])
     return run.score(None)
 
 
 def best_run(
-    lines: Sequence[Line], room: int, *, long_lines: bool = False, weights: Sequence[float] | None = None
+    lines: Sequence[Line],
+    room: int,
+    *,
+    long_lines: bool = False,
+    weights: Sequence[float] | None = None,
 ) -> tuple[int, int]:
     """The best-scoring, then earliest, then cheapest run of lines within ``room`` that starts
     and ends on a line holding a query term (with ``weights``, one of :data:`ANCHOR_WEIGHT` or
@@ -115,8 +122,7 @@ def best_run(
         run = _Run()
         following = first  # the next line not yet in the run
         for last in matching[position:]:
-            for line in lines[following : last + 1]:
-                run.add(line)
+            run.extend(lines[following : last + 1])
             following = last + 1
             if run.cost > room and (last != first or not long_lines):
                 break
