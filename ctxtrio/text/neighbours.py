@@ -23,8 +23,9 @@ twice a neighbour in BM25. Measured on the three public sets of
 
 Every plain word also searches for its other regular forms (:func:`~.stems.inflections`)
 that more than :data:`FORMS_MORE` times as many rows hold, at every level: the index
-holds words as written, so "generated ids ... aborted" found no row saying "abort", and
-"dumping JSON" none saying "dump" or "dumps", where the documents say it that way.
+holds words as written, so over python3.11-doc "dumping JSON" found no row saying "dump"
+or "dumps", and "the middle value of a list of numbers" none saying "number", where the
+documents say it that way.
 """
 
 from __future__ import annotations
