@@ -135,20 +135,25 @@ def far_sentence(
     core: tuple[int, int],
     room: int,
 ) -> tuple[int, int] | None:
-    """The lines of one sentence past the window grown from ``core`` in ``room``, to show apart
-    (after a cut mark), or None: from the first of ``rarest`` (lines holding the query's rarest
-    word, best first) past the window, with the rest of its sentence (:func:`finish_sentences`,
-    at most a quarter of ``room``), when ``room`` is at least :data:`FAR_ROOM` and the core
-    leaves room for it. The window then grows in what is left (the lines it would have grown
-    last give way)."""
+    """The lines of one sentence past the window grown from ``core``, to show apart (after a cut
+    mark), or None: from the first of ``rarest`` (lines holding the query's rarest word, best
+    first) that starts a paragraph past the window grown in what a far sentence leaves of
+    ``room`` (a quarter less), else from the
+    first past the window grown in all of ``room``, with the rest of its sentence
+    (:func:`finish_sentences`, at most a quarter of ``room``), when ``room`` is at least
+    :data:`FAR_ROOM` and the core leaves room for it. The window then grows in what is left (the
+    lines it would have grown last give way). A paragraph's first line names what it is about
+    ("If *maxsize* is set to None, the LRU feature is disabled"; "If *onerror* is provided, it
+    must be a callable"), a later mention is its detail, and a far sentence taken past the whole
+    room's window could leave out, between, the paragraph the window no longer reaches."""
     if room < FAR_ROOM:
         return None
     core_first, core_last = core
     _, last = grow(costs, core_first, core_last, room)
+    _, near = grow(costs, core_first, core_last, room - room // 4 - FAR_MARK_COST)
+    leading = [line for line in rarest if line > near and line > 0 and not raws[line - 1].strip()]
     used = sum(costs[core_first : core_last + 1]) + FAR_MARK_COST
-    for line in rarest:
-        if line <= last:
-            continue
+    for line in (*leading, *(line for line in rarest if line > last)):
         first_of, last_of = finish_sentences(raws, costs, hidden, line, line, room // 4)
         if used + sum(costs[first_of : last_of + 1]) <= room:
             return first_of, last_of

@@ -414,3 +414,23 @@ def test_a_window_grows_into_no_entry_above_its_own() -> None:
         shown = marked_text(text, passage)
         assert shown.startswith(f"{CUT_MARK} .. function:: isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0)"), budget
         assert "*rel_tol* is the relative tolerance" in shown and MODEL.estimate(shown) <= budget, budget
+
+
+def test_the_sentence_shown_apart_starts_a_paragraph_about_the_rarest_word() -> None:
+    """functools' real lru_cache entry: the window on its signature and the lines after it nearly
+    reaches "leaving the *maxsize* at its default value of 128::", which ends an example's
+    introduction; the sentence shown apart is the paragraph that starts with maxsize, "If
+    *maxsize* is set to None, the LRU feature is disabled", not that line."""
+    text = (FIXTURES / "python_functools_lru_cache.rst.txt").read_text(encoding="utf-8")
+    asked = query_terms("functools.lru_cache maxsize")
+    trail = (":mod:`functools` --- Higher-order functions and operations on callable objects", "decorator lru_cache")
+    focus = unheaded_terms(asked, (*trail, "functools"))
+    rarity = {"functools": 0.5, "lrucache": 1.0, "lru": 0.94, "cache": 0.38, "maxsize": 0.69}  # the Python docs'
+    assert focus == ["maxsize"]
+    for budget in (300, 350, 400):
+        passage = best_passage(text, focus, budget, MODEL, rarity=rarity, named=asked)
+        assert passage is not None
+        shown = marked_text(text, passage)
+        assert shown.startswith(f"{CUT_MARK} .. decorator:: lru_cache(user_function)"), budget
+        assert "If *maxsize* is set to ``None``, the LRU feature is disabled" in shown, budget
+        assert MODEL.estimate(shown) <= budget
