@@ -168,7 +168,8 @@ def best_passage(
         for n, line in enumerate(lines)
     )
     starts = entry_starts(text)
-    core_first, core_last = best_run(home if any(line.found for line in home) else lines, room, weights=weights)
+    candidates = home if any(line.found for line in home) else lines
+    core_first, core_last = best_run(candidates, room, weights=weights, starts=starts)
     if core_first < 0:
         return None
     costs = [line.cost for line in lines]

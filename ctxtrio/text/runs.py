@@ -13,11 +13,13 @@ definition it holds) are scored in runs: :func:`best_run` is the window's core,
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from collections.abc import Set as AbstractSet
 
 __all__ = ["ANCHOR_WEIGHT", "CODE_SHARE", "Line", "best_run", "run_score"]
 
@@ -101,10 +103,14 @@ def best_run(
     *,
     long_lines: bool = False,
     weights: Sequence[float] | None = None,
+    starts: AbstractSet[int] = frozenset(),
 ) -> tuple[int, int]:
     """The best-scoring, then earliest, then cheapest run of lines within ``room`` that starts
     and ends on a line holding a query term (with ``weights``, one of :data:`ANCHOR_WEIGHT` or
-    more, if any line holds one); the first line that fits when none holds one;
+    more, if any line holds one); of equal scores, one that holds none of ``starts`` (the lines
+    that start an entry, :func:`~.sections.entry_starts`) past its first line comes before one
+    that spans entries (``.. method:: wait(timeout=None)`` alone before the lines about
+    ``wait`` in ``set()`` and ``clear()`` above it); the first line that fits when none holds one;
     (-1, -1) when every line holding one is longer than ``room``. With ``long_lines`` a
     single line counts as a run whatever its size (for scoring: an unwrapped paragraph
     is one line)."""
@@ -116,8 +122,9 @@ def best_run(
         matching = [n for n in matching if lines[n].cost <= room]
         if not matching:
             return -1, -1  # the matches lie on lines longer than the room: the caller cuts by characters
-    best: tuple[float, int, int] | None = None  # (-score, first, cost)
+    best: tuple[float, bool, int, int] | None = None  # (-score, spans entries, first, cost)
     found_at = (-1, -1)
+    before = list(itertools.accumulate((n in starts for n in range(len(lines))), initial=0))  # starts above each line
     for position, first in enumerate(matching):
         run = _Run()
         following = first  # the next line not yet in the run
@@ -126,7 +133,7 @@ def best_run(
             following = last + 1
             if run.cost > room and (last != first or not long_lines):
                 break
-            key = (-run.score(weights), first, run.cost)
+            key = (-run.score(weights), before[last + 1] > before[first + 1], first, run.cost)
             if best is None or key < best:
                 best, found_at = key, (first, last)
     if best is not None:

@@ -12,7 +12,8 @@ start above it. :func:`inner_headings` finds the titles a text holds: a line und
 after a blank line or the text's start; a markdown ``#`` heading; an AsciiDoc ``==``
 title. Lines of code are no titles. :func:`entry_start` gives the line that starts the entry a
 line lies in (a heading, or an API directive such as ``.. function::``, :func:`entry_starts`),
-above which a window does not grow: the lines there end another entry.
+above which a window does not grow: the lines there end another entry; and of equally good
+cores, one inside an entry beats one that spans entries.
 """
 
 from __future__ import annotations

@@ -434,3 +434,23 @@ def test_the_sentence_shown_apart_starts_a_paragraph_about_the_rarest_word() -> 
         assert shown.startswith(f"{CUT_MARK} .. decorator:: lru_cache(user_function)"), budget
         assert "If *maxsize* is set to ``None``, the LRU feature is disabled" in shown, budget
         assert MODEL.estimate(shown) <= budget
+
+
+def test_of_equally_good_windows_one_inside_an_entry_wins() -> None:
+    """threading's real Event methods: "wait" is named in the entries of set() and clear() and
+    defined by `.. method:: wait(timeout=None)` below them; the run from the first mention to the
+    definition scores what the definition alone does, and came first. The run inside one entry
+    wins, and the window shows what wait does."""
+    whole = (Path(__file__).parents[1] / "docs" / "fixtures" / "python_threading.rst.txt").read_text(encoding="utf-8")
+    start = whole.index("   Class implementing event objects.")
+    text = whole[start : whole.index("Previously, the method always returned ``None``.", start)]
+    asked = query_terms("threading.Event.wait")
+    focus = unheaded_terms(asked, ("class Event", "method set", "threading"))
+    rarity = {"threading": 1.0, "event": 0.47, "wait": 0.88}  # what the Python docs give them
+    assert focus == ["wait"]
+    for budget in (80, 120, 150):
+        passage = best_passage(text, focus, budget, MODEL, rarity=rarity, named=asked)
+        assert passage is not None
+        shown = marked_text(text, passage)
+        assert shown.startswith(f"{CUT_MARK}    .. method:: wait(timeout=None)\n"), budget
+        assert "Block until the internal flag is true." in shown and MODEL.estimate(shown) <= budget, budget
