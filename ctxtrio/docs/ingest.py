@@ -298,10 +298,16 @@ async def _produce(
 
 
 async def _discard(repo: Repository, path: Path) -> None:
-    """Remove an uncommitted generation; the previous version stays current."""
+    """Remove an uncommitted generation and its index rows; the previous version stays current.
+
+    The rows are forgotten by the writer's next index flush, waited for here: an ingest that
+    failed on a full disk reports it only once the room its generation held is free again
+    (the index dropped if forgetting them needs room: :func:`~ctxtrio.store.batch.flush_index`).
+    """
     with trio.CancelScope(shield=True) as scope:
         scope.deadline = trio.current_time() + CLEANUP_DEADLINE_S
         try:
             await repo.store.remove(path)
+            await repo.store.index_settled()
         except StoreError as exc:
             log.warning("could not remove uncommitted generation %s (the startup sweep will): %s", path, exc)

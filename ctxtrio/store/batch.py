@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
 from .._errors import CtxError, StoreError
-from .index import Forget, IndexDamagedError, SearchIndex
+from .index import Forget, IndexDamagedError, IndexFullError, SearchIndex
 from .journal import UnstorableError
 from .ops import ENDS_AT, AppendOp, CatchUpOp, HealOp, InstallOp, LaggingOp, MoveOp, ReindexOp, RemoveOp, RewriteOp
 from .reading import store_error
@@ -251,7 +251,14 @@ def flush_index(data: DataDir, index: SearchIndex, pending: list[IndexWork], hea
         # The journals are durable; the watermark did not move, so a later batch or the
         # next search of these journals re-indexes the gap.
         defer(pending, health)
-        health.retry_at = health.clock.now() + BUSY_BACKOFF_S
+        if isinstance(exc, IndexFullError) and health.unforgotten:
+            # Rows of removed journals hold room that deleting them needs: drop the derived index
+            # now (as _forget_rows does) and rebuild it from the journals left, not at a retry.
+            log.warning("search index update failed on a full disk (%s); rebuilding it from the journals", exc)
+            _heal(data, index, health, corrupt=True)
+            return
+        if not isinstance(exc, IndexFullError):  # waiting helps a busy lock, not a full disk
+            health.retry_at = health.clock.now() + BUSY_BACKOFF_S
         log.warning("index update deferred for %d journal(s): %s", len(health.lagging), exc)
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
+from .index_errors import IndexDamagedError, IndexFullError, is_damage, is_full
 from .index_tables import ensure_schema, forget_rows, insert_rows, set_watermark, watermark
 from .reading import read_journal
 from .records import StoredRecord
@@ -49,7 +50,7 @@ from .rows import Hit, IndexRow, RowsFor, Table, fts_levels, no_rows
 if TYPE_CHECKING:
     from ..text.neighbours import SearchWord
 
-__all__ = ["Appended", "Forget", "IndexDamagedError", "SearchIndex"]
+__all__ = ["Appended", "Forget", "IndexDamagedError", "IndexFullError", "SearchIndex"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -74,27 +75,6 @@ WRITE_BUSY_S = 2.0
 READ_BUSY_S = 5.0
 #: Terms counted in one statement (:meth:`SearchIndex.doc_counts`), well below SQLite's limit of parameters.
 _COUNTED_AT_ONCE = 200
-_DAMAGE_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
-_DAMAGE_WORDS = ("malformed", "not a database", "no such table", "vtable constructor failed")
-
-
-class IndexDamagedError(StoreError):
-    """The index file is corrupt, lost its tables, or was deleted or replaced: heal it.
-
-    ``corrupt`` says whether the file itself is bad (delete it) or merely not the one
-    this process opened (reopen it).
-    """
-
-    def __init__(self, message: str, *, corrupt: bool) -> None:
-        super().__init__(message)
-        self.corrupt = corrupt
-
-
-def _is_damage(exc: sqlite3.Error) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
-        return True
-    return any(word in str(exc).lower() for word in _DAMAGE_WORDS)
 
 
 class SearchIndex:
@@ -125,7 +105,7 @@ class SearchIndex:
         try:
             return self._open_file()
         except sqlite3.Error as exc:
-            if not _is_damage(exc):
+            if not is_damage(exc):
                 # A full disk (no room for the WAL), a read-only or failing file system:
                 # the journals are still readable, so everything but document search and
                 # ingest goes on. Searches say why; a restart tries again.
@@ -201,8 +181,10 @@ class SearchIndex:
             raise IndexDamagedError(f"search index {self._path} was deleted or replaced", corrupt=False)
 
     def _error(self, action: str, exc: sqlite3.Error) -> StoreError:
-        if _is_damage(exc):
+        if is_damage(exc):
             return IndexDamagedError(f"search index {self._path} is damaged ({exc})", corrupt=True)
+        if is_full(exc):
+            return IndexFullError(f"{action}: {exc}")
         return StoreError(f"{action}: {exc}")
 
     def _reader(self) -> sqlite3.Connection:
@@ -234,7 +216,10 @@ class SearchIndex:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite rolls back by itself on some errors (SQLITE_FULL among them); a ROLLBACK
+                # then fails ("no transaction is active") and would hide the error that counts.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -248,12 +233,17 @@ class SearchIndex:
         Each append is ``(journal, path, records, end, rows)``: records just appended at
         ``[records[0].offset, end)``, and precomputed rows by record offset (rows missing
         there are computed here). A gap before the records is filled from the file first.
-        A :class:`Forget` drops its journal's rows (as :meth:`forget`).
+        A :class:`Forget` drops its journal's rows (as :meth:`forget`); appends before it to
+        the journal it forgets are not indexed (they would be deleted in the same transaction,
+        and on a full disk inserting them first filled it with the WAL, so the removal failed).
         """
+        forgotten = _forgotten_later(appended)
         with self._write_txn() as conn:
-            for item in appended:
+            for number, item in enumerate(appended):
                 if isinstance(item, Forget):
                     forget_rows(conn, item.journal)
+                    continue
+                if number in forgotten:
                     continue
                 journal, path, records, end, rows = item
                 mark = watermark(conn, journal)
@@ -378,6 +368,19 @@ class SearchIndex:
         except sqlite3.Error as exc:
             raise self._error("search index read failed", exc) from exc
         return counts
+
+
+def _forgotten_later(batch: Sequence[Appended | Forget]) -> set[int]:
+    """Places in ``batch`` of the appends to a journal that a later :class:`Forget` drops."""
+    forgets: set[str] = set()
+    places: set[int] = set()
+    for number in reversed(range(len(batch))):
+        item = batch[number]
+        if isinstance(item, Forget):
+            forgets.add(item.journal)
+        elif item[0] in forgets:
+            places.add(number)
+    return places
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -15,6 +15,12 @@ from mcp import Client
 
 import ctxtrio
 from ctxtrio._config import Config
+from ctxtrio.store.batch import flush_index
+from ctxtrio.store.handle import IndexHealth
+from ctxtrio.store.index import Forget, IndexFullError, SearchIndex
+from ctxtrio.store.layout import prepare_data_dir
+from ctxtrio.store.records import StoredRecord
+from ctxtrio.store.rows import IndexRow
 from testkit.results import text_of
 from testkit.servers import server_params
 
@@ -63,6 +69,76 @@ async def test_disk_full_during_doc_ingest_is_reported_as_such(tmp_path: Path) -
                 assert not small.is_error, text_of(small)
                 found = await client.call_tool("doc_search", {"query": "echidna"})
                 assert not found.is_error and "echidna" in text_of(found)
+
+
+def _big_rows(count: int) -> tuple[list[StoredRecord], dict[int, list[IndexRow]]]:
+    """``count`` records of a journal (fake ranges of 100 bytes), each with one row of ~40 characters of unique words."""
+    records = [StoredRecord(100 * n, 100 * n + 100, {"seq": n}) for n in range(count)]
+    return records, {
+        100 * n: [IndexRow("chunks", str(n), f"platypus{n} counted{n} on day{n} of {n}")] for n in range(count)
+    }
+
+
+def test_rows_a_flush_also_forgets_are_never_written_so_a_full_disk_keeps_its_room(tmp_path: Path) -> None:
+    """The index flush after a failed ingest can hold both the appends of the generation and
+    the removal of its file (the writer acknowledged them all before the indexer ran, as under
+    CPU load). Rows the removal deletes in the same transaction are not inserted: on a 4 MB
+    disk without room for ~6 MB of them, the flush succeeds and the disk keeps its room. Before,
+    inserting them filled the disk with the WAL (kept at its size after the rollback), the
+    flush failed and was deferred, and the next ingest read "No space left on device"."""
+    journal, count = "docs/big/1.jsonl", 100_000
+    records, rows = _big_rows(count)
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        index = SearchIndex(mount / "index.sqlite3")
+        index.open()
+        try:
+            index.index_batch([(journal, mount / "gone.jsonl", records, 100 * count, rows), Forget(journal)])
+            assert index.inventory() == {}
+        finally:
+            index.close()
+        room = os.statvfs(mount)
+        assert room.f_bavail * room.f_frsize > 3_000_000
+
+
+def test_an_index_update_without_room_says_the_disk_is_full(tmp_path: Path) -> None:
+    """SQLite rolls a transaction back by itself on SQLITE_FULL: the update says the disk is full
+    (IndexFullError, which flush_index acts on), not that the ROLLBACK after it found no transaction."""
+    records, rows = _big_rows(100_000)
+    assert sum(len(found[0].terms) for found in rows.values()) > 4_000_000
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        index = SearchIndex(mount / "index.sqlite3")
+        index.open()
+        try:
+            with pytest.raises(IndexFullError, match="database or disk is full"):
+                index.index_batch([("docs/big/1.jsonl", mount / "gone.jsonl", records, 100 * len(records), rows)])
+            assert index.inventory() == {}
+        finally:
+            index.close()
+
+
+def test_rows_of_a_removed_journal_on_a_full_disk_are_dropped_with_the_index_at_once(tmp_path: Path) -> None:
+    """Forgetting the indexed rows of a removed journal needs room a full disk lacks: the flush
+    drops the index and rebuilds it from the journals left, at once, so the room they held is
+    free when the flush returns (what a failed ingest waits for before it reports). Before, the
+    removal was deferred like a busy lock's, and the disk stayed full until a later flush."""
+    journal = "docs/big/1.jsonl"
+    records, rows = _big_rows(20_000)
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        data = prepare_data_dir(mount / "data")
+        index = SearchIndex(data.index_path)
+        index.open()
+        try:
+            index.index_batch([(journal, data.docs / "gone.jsonl", records, 100 * len(records), rows)])
+            with open(mount / "filler", "wb", buffering=0) as filler, contextlib.suppress(OSError):
+                while True:
+                    filler.write(b"\0" * 4096)
+            health = IndexHealth()
+            flush_index(data, index, [Forget(journal)], health)
+            assert index.inventory() == {} and not health.unforgotten and health.heals == 1
+        finally:
+            index.close()
+        room = os.statvfs(mount)
+        assert room.f_bavail * room.f_frsize > 500_000
 
 
 async def test_a_full_disk_at_startup_leaves_every_read_working(tmp_path: Path) -> None:

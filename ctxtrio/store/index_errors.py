@@ -1,0 +1,50 @@
+"""How the search index fails: damaged (heal it) or out of room (a full disk).
+
+``sqlite3.Error`` becomes one of these, or a plain ``StoreError``, in :mod:`.index`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from .._errors import StoreError
+
+__all__ = ["IndexDamagedError", "IndexFullError", "is_damage", "is_full"]
+
+_DAMAGE_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+_DAMAGE_WORDS = ("malformed", "not a database", "no such table", "vtable constructor failed")
+
+
+class IndexDamagedError(StoreError):
+    """The index file is corrupt, lost its tables, or was deleted or replaced: heal it.
+
+    ``corrupt`` says whether the file itself is bad (delete it) or merely not the one
+    this process opened (reopen it).
+    """
+
+    def __init__(self, message: str, *, corrupt: bool) -> None:
+        super().__init__(message)
+        self.corrupt = corrupt
+
+
+class IndexFullError(StoreError):
+    """SQLite found no room on the disk for an index update (``SQLITE_FULL``).
+
+    Unlike a busy lock, waiting does not help: only freeing space does (see
+    :func:`~.batch.flush_index`, which drops the index when rows of removed journals hold it).
+    """
+
+
+def _code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    if _code(exc) in _DAMAGE_CODES:
+        return True
+    return any(word in str(exc).lower() for word in _DAMAGE_WORDS)
+
+
+def is_full(exc: sqlite3.Error) -> bool:
+    return _code(exc) == sqlite3.SQLITE_FULL
