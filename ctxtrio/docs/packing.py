@@ -14,6 +14,8 @@ from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
 from ..text.focus import passage_around
 from ..text.headings import only_headed, unheaded_terms
 from ..text.passages import Passage, best_passage, cut_to_passage, marked_text
+from ..text.stems import light_stem
+from ..text.words import stemmed_terms
 from .chunks import StoredChunk
 from .model import Outline, SearchHit, WindowChunk
 from .render import chunk_header, hit_header, render_outline, search_hit_header
@@ -94,7 +96,8 @@ def pack_window(
 _MIN_SHARE: Final = 100
 #: Share of what is left of the budget each hit may take (the last one shown takes the rest).
 _SHARE: Final = 0.5
-#: A passage whose lines are at least this share lines shown above is not shown (see :func:`pack_hits`).
+#: A passage whose lines, and lines with a query word, are at least this share lines shown above
+#: is not shown (see :func:`pack_hits`).
 _REPEATED: Final = 0.5
 
 
@@ -113,9 +116,10 @@ def pack_hits(
     window of its lines densest in ``query_terms`` (:func:`~ctxtrio.text.passages.best_passage`),
     with cut marks where text was left out and its line range in the header. A passage at
     least half of whose lines a hit above already shows (chunks overlap; manuals repeat a
-    signature, release notes an item) is left out and the next hit takes its room; it is not
-    counted in ``omitted``, which tells the caller how many hits a larger budget would add
-    (a repeat would add nothing). Ranking
+    signature, release notes an item), and half of those that hold a query word (boilerplate
+    two entries share word for word is no repeat when what it says of the query is new), is
+    left out and the next hit takes its room; it is not counted in ``omitted``, which tells
+    the caller how many hits a larger budget would add (a repeat would add nothing). Ranking
     is the caller's: any ordered candidates (BM25, fused) are packed the same way.
     Hits after the last that fits are counted in ``omitted``. When not even a
     minimal passage of the first hit fits, it is cut by characters around its match.
@@ -124,6 +128,7 @@ def pack_hits(
     hits: list[SearchHit] = []
     used = 0
     shown: set[str] = set()  # the lines of the hits above (see _lines_of)
+    stems = frozenset(map(light_stem, query_terms))
     repeats = 0
     for position, candidate in enumerate(candidates):
         remaining = budget_tokens - used
@@ -136,7 +141,7 @@ def pack_hits(
         if hit is None:
             break
         lines = _lines_of(hit.text)
-        if hits and hit.cut and lines and sum(line in shown for line in lines) >= _REPEATED * len(lines):
+        if hits and hit.cut and _repeats(lines, shown, stems):
             repeats += 1
             continue
         shown.update(lines)
@@ -148,6 +153,23 @@ def pack_hits(
         hits.append(hit)
         used = model.estimate(search_hit_header(hit)) + _GAP_TOKENS + hit.tokens
     return hits, len(candidates) - len(hits) - repeats, used
+
+
+def _repeats(lines: Sequence[str], shown: set[str], stems: frozenset[str]) -> bool:
+    """Whether a passage of ``lines`` repeats the hits above: at least :data:`_REPEATED` of its
+    lines are ``shown`` already, and so are that share of its lines that hold a query word
+    (``stems``), when some do. Entries of one page share boilerplate word for word (Node's fs.rm
+    and fs.rmdir: the same retryDelay, callback and err lines), and a passage whose lines about the
+    query are new is not a repeat for them; a true repeat (chunks overlap, a signature written
+    twice) repeats its lines with the words too."""
+
+    def repeated(counted: Sequence[str]) -> bool:
+        return sum(line in shown for line in counted) >= _REPEATED * len(counted)
+
+    if not lines or not repeated(lines):
+        return False
+    worded = [line for line in lines if stems.intersection(stemmed_terms(line, stem=True))]
+    return not worded or repeated(worded)
 
 
 def _lines_of(text: str) -> list[str]:

@@ -26,6 +26,7 @@ from ..text.neighbours import other_forms
 from ..text.words import rarity_weights
 from .arguments import clean_title, first_line, read_file
 from .checking import CheckingMethods
+from .continuation import with_continuation
 from .ingest import CharBudget, Source, content_hash, write_generation
 from .loaded import DEFAULT_CACHE_CHARS
 from .model import DocumentInfo, IngestResult, SearchHit, SearchResult
@@ -307,7 +308,8 @@ class DocumentService(ReadingMethods, CheckingMethods):
         if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
             candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms))
             candidates = definitions_first(candidates, query_terms, query)  # find_candidates put them first before
-        candidates = candidates[:limit]  # the pool re-ranked (search.pool)
+        # the pool re-ranked (search.pool), cut to limit; a definition cut by its chunk's end brings the next chunk
+        candidates = await with_continuation(self._repo, candidates, query_terms, query, limit)
         rarity = rarity_weights({term: counted.get(term, 0) for term in query_terms}, rows)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["Name", "asked_name", "defines", "names_qualifier", "spelled_identifier"]
+__all__ = ["Name", "asked_name", "definition_at", "defines", "last_definition", "names_qualifier", "spelled_identifier"]
 
 #: Queries of more words are questions, not names.
 _MAX_NAME_TERMS: Final = 4
@@ -107,15 +107,34 @@ def _spelling(word: str) -> str:
 def defines(text: str, identifier: str, qualifier: str | None = None) -> bool:
     """Whether ``text`` defines a name spelled ``identifier`` (case and ``_`` ignored); with a
     ``qualifier``, a definition that names its own qualifier must name that one."""
+    return definition_at(text, identifier, qualifier) is not None
+
+
+def definition_at(text: str, identifier: str, qualifier: str | None = None) -> int | None:
+    """Where in ``text`` the first definition :func:`defines` looks for starts, or None."""
     if identifier not in text.lower().translate(_SEPARATORS):
-        return False  # the common case, without the regex
+        return None  # the common case, without the regex
     for match in _DEFINED.finditer(text):
         if _spelling(match.group("name")) != identifier:
             continue
         own = match.group("code") or match.group("entry") or match.group("heading")
         if _qualified(own, qualifier):
-            return True
-    return any(_qualified(own, qualifier) for own in _further_signatures(text, identifier))
+            return match.start()
+    further = [at for own, at in _further_signatures(text, identifier) if _qualified(own, qualifier)]
+    return min(further, default=None)
+
+
+def last_definition(text: str, at: int) -> bool:
+    """Whether no line after the one at ``at`` starts with a definition of any name (as :func:`defines`
+    knows them): the entry defined there runs to the end of ``text``."""
+    end = text.find("\n", at)
+    if end < 0:
+        return True
+    for match in _DEFINED.finditer(text, end):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if not text[line_start : match.start()].strip():  # a line that starts with it, not prose ("an object using")
+            return False
+    return True
 
 
 def _qualified(own: str | None, qualifier: str | None) -> bool:
@@ -123,15 +142,17 @@ def _qualified(own: str | None, qualifier: str | None) -> bool:
     return qualifier is None or own is None or _spelling(own.rsplit(".", 1)[-1]) == qualifier
 
 
-def _further_signatures(text: str, identifier: str) -> list[str | None]:
-    """The qualifiers (None: none written) of the further signatures of ``text``'s Sphinx entries
-    that name ``identifier`` (a line after one ending in ``\\`` goes on with the signature above)."""
-    found: list[str | None] = []
+def _further_signatures(text: str, identifier: str) -> list[tuple[str | None, int]]:
+    """The qualifiers (None: none written) and places of the further signatures of ``text``'s Sphinx
+    entries that name ``identifier`` (a line after one ending in ``\\`` goes on with the signature above)."""
+    found: list[tuple[str | None, int]] = []
     for entry in _ENTRY_SIGNATURES.finditer(text):
         after_backslash = entry.group(0).split("\n", 1)[0].rstrip().endswith("\\")
-        for line in entry.group(2).splitlines():
+        at = entry.start(2)
+        for line in entry.group(2).splitlines(keepends=True):
             signature = None if after_backslash else _SIGNATURE.match(line)
             after_backslash = line.rstrip().endswith("\\")
             if signature is not None and _spelling(signature.group("name")) == identifier:
-                found.append(signature.group("entry"))
+                found.append((signature.group("entry"), at))
+            at += len(line)
     return found
