@@ -17,7 +17,8 @@ checks the drawing against the classes)::
     │   ├── JournalChangedError  (store/results.py) a conditional append found lines past the expected end
     │   ├── JournalExistsError   (store/results.py) an install found the journal already holding records
     │   ├── UnstorableError      (store/journal.py) records no check foresaw could not be encoded; nothing written
-    │   ├── IndexDamagedError    (store/index.py) the index file is corrupt or replaced: heal it
+    │   ├── IndexDamagedError    (store/index_errors.py) the index file is corrupt or replaced: heal it
+    │   ├── IndexFullError       (store/index_errors.py) no room on the disk for an index update
     │   └── CommitTimeoutError   (docs/repository.py) the writer did not acknowledge a commit in time
     └── LLMError             the summarizer endpoint failed; callers fall back
         ├── LLMUnavailableError  refused, unreachable, or the breaker is open
