@@ -19,8 +19,9 @@ from ..text.definitions import asked_name, definition_at, last_definition
 from .packing import Candidate
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
+    from .catalog import DocEntry
     from .repository import Repository
 
 __all__ = ["cut_definition", "with_continuation"]
@@ -54,10 +55,19 @@ def _written(text: str, identifier: str) -> set[str]:
 
 
 async def with_continuation(
-    repo: Repository, candidates: Sequence[Candidate], query_terms: Sequence[str], query: str, limit: int
+    repo: Repository,
+    candidates: Sequence[Candidate],
+    query_terms: Sequence[str],
+    query: str,
+    limit: int,
+    searched: Mapping[str, DocEntry],
 ) -> list[Candidate]:
     """``candidates`` (at most ``limit``), the chunk after the first put second when the first
-    ends with the start of the definition the query asks for (:func:`cut_definition`)."""
+    ends with the start of the definition the query asks for (:func:`cut_definition`).
+
+    ``searched``: journal → entry, the generations the candidates were read from. The next chunk
+    is taken only from the first's own generation: a document ingested again since the search
+    began gives none (its chunk after would continue another text)."""
     kept = list(candidates[:limit])
     if not kept or not cut_definition(kept[0], query_terms, query):
         return kept
@@ -66,13 +76,18 @@ async def with_continuation(
     ranked = [c for c in kept[1:] if c.doc_id == first.doc_id and c.chunk.index == following]
     if ranked:  # a hit already, maybe one that would not fit: it follows its start
         return [first, ranked[0], *(c for c in kept[1:] if c is not ranked[0])]
-    try:
-        entry = repo.entry(first.doc_id)
-    except NotFoundError:
-        return kept
-    if following >= entry.info.chunks:
+    entry = next((one for one in searched.values() if one.doc_id == first.doc_id), None)
+    if entry is None or following >= entry.info.chunks or not _current(repo, entry):
         return kept
     chunks = await repo.chunk_range(entry, following, following)
-    if not chunks or chunks[0].index != following:
-        return kept  # replaced meanwhile
+    if not chunks or chunks[0].index != following or not _current(repo, entry):
+        return kept  # replaced meanwhile: chunk_range may have read the newer generation
     return [first, Candidate(first.doc_id, first.title, chunks[0], first.score), *kept[1:]][:limit]
+
+
+def _current(repo: Repository, entry: DocEntry) -> bool:
+    """Whether ``entry``'s generation is still its document's current one."""
+    try:
+        return repo.entry(entry.doc_id).gen == entry.gen
+    except NotFoundError:
+        return False

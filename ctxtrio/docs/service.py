@@ -309,7 +309,7 @@ class DocumentService(ReadingMethods, CheckingMethods):
             candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms))
             candidates = definitions_first(candidates, query_terms, query)  # find_candidates put them first before
         # the pool re-ranked (search.pool), cut to limit; a definition cut by its chunk's end brings the next chunk
-        candidates = await with_continuation(self._repo, candidates, query_terms, query, limit)
+        candidates = await with_continuation(self._repo, candidates, query_terms, query, limit, by_journal)
         rarity = rarity_weights({term: counted.get(term, 0) for term in query_terms}, rows)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.

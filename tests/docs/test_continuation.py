@@ -66,6 +66,27 @@ async def test_the_chunk_after_a_cut_definition_of_the_asked_name_comes_second(t
         for query, continued in (("fs.rm recursive", True), ("fs.rmdir recursive", False)):
             terms = query_terms(query)
             assert cut_definition(hit, terms, query) is continued, query
-            kept = await with_continuation(repo, [hit], terms, query, 10)
+            kept = await with_continuation(repo, [hit], terms, query, 10, repo.current_journals())
             assert [c.chunk.index for c in kept] == ([0, 1] if continued else [0]), query
-        assert [c.chunk.index for c in await with_continuation(repo, [hit], query_terms("fs.rm"), "fs.rm", 1)] == [0]
+        searched = repo.current_journals()
+        assert [
+            c.chunk.index for c in await with_continuation(repo, [hit], query_terms("fs.rm"), "fs.rm", 1, searched)
+        ] == [0]
+
+
+async def test_no_chunk_after_comes_from_a_newer_version(tmp_path: Path) -> None:
+    """The document is ingested again between the search and the read of the chunk after: that
+    chunk would continue another text, so the first hit stays alone."""
+    async with opened(tmp_path, FIXTURES) as ctx:
+        await ctx.documents.ingest(file_path=str(FIXTURES / FS), doc_id="fs")
+        repo = repository_of(ctx.documents)
+        _, doc = await repo.load("fs")
+        searched = dict(repo.current_journals())
+        hit = Candidate("fs", "fs.md", doc.chunks[0], 2.0)
+        terms = query_terms("fs.rm recursive")
+        text = (FIXTURES / FS).read_text(encoding="utf-8")
+        await ctx.documents.ingest(text=text.replace("recursive removal", "removal, recursively"), doc_id="fs")
+        kept = await with_continuation(repo, [hit], terms, "fs.rm recursive", 10, searched)
+        assert [c.chunk.index for c in kept] == [0]
+        now = await with_continuation(repo, [hit], terms, "fs.rm recursive", 10, repo.current_journals())
+        assert [c.chunk.index for c in now] == [0, 1] and "removal, recursively" in now[1].chunk.text
