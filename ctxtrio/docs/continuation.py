@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from .._errors import NotFoundError
-from ..text.definitions import asked_name, definition_at, last_definition
+from ..text.definitions import asked_name, definition_at, last_definition, spelling
 from .packing import Candidate
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def _written(text: str, identifier: str) -> set[str]:
     (:func:`~ctxtrio.text.definitions.defines`), but the room of the chunk after is given only to the
     entry the query writes as it is written (not bdb's class Breakpoint for 'breakpoint()', which
     :func:`~.search.definitions_first` puts first with library.functions' breakpoint)."""
-    return {word for word in _WORD.findall(text) if word.lower().replace("_", "").replace("$", "") == identifier}
+    return {word for word in _WORD.findall(text) if spelling(word) == identifier}
 
 
 async def with_continuation(

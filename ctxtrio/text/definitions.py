@@ -26,7 +26,16 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["Name", "asked_name", "definition_at", "defines", "last_definition", "names_qualifier", "spelled_identifier"]
+__all__ = [
+    "Name",
+    "asked_name",
+    "definition_at",
+    "defines",
+    "last_definition",
+    "names_qualifier",
+    "spelled_identifier",
+    "spelling",
+]
 
 #: Queries of more words are questions, not names.
 _MAX_NAME_TERMS: Final = 4
@@ -91,16 +100,18 @@ def asked_name(query: str, query_terms: Sequence[str]) -> Name | None:
     if dotted is None:
         return Name(spelled)
     qualifier = dotted.group(1).rstrip(".").rsplit(".", 1)[-1]
-    return Name(_spelling(dotted.group(2)), _spelling(qualifier))
+    return Name(spelling(dotted.group(2)), spelling(qualifier))
 
 
 def names_qualifier(doc_id: str, qualifier: str) -> bool:
     """Whether a document's id ends with the name ``qualifier`` spells (``library.re``, ``re``;
     ``fs`` for ``fs``): the page of a module or class holds its own entries."""
-    return _spelling(doc_id.rsplit(".", 1)[-1]) == qualifier
+    return spelling(doc_id.rsplit(".", 1)[-1]) == qualifier
 
 
-def _spelling(word: str) -> str:
+def spelling(word: str) -> str:
+    """How definitions compare names: lower case, without ``_`` and ``$`` (``JSONDecodeError``,
+    ``json_decode_error`` and ``jsondecodeerror`` are one)."""
     return word.lower().translate(_SEPARATORS)
 
 
@@ -112,10 +123,10 @@ def defines(text: str, identifier: str, qualifier: str | None = None) -> bool:
 
 def definition_at(text: str, identifier: str, qualifier: str | None = None) -> int | None:
     """Where in ``text`` the first definition :func:`defines` looks for starts, or None."""
-    if identifier not in text.lower().translate(_SEPARATORS):
+    if identifier not in spelling(text):
         return None  # the common case, without the regex
     for match in _DEFINED.finditer(text):
-        if _spelling(match.group("name")) != identifier:
+        if spelling(match.group("name")) != identifier:
             continue
         own = match.group("code") or match.group("entry") or match.group("heading")
         if _qualified(own, qualifier):
@@ -139,7 +150,7 @@ def last_definition(text: str, at: int) -> bool:
 
 def _qualified(own: str | None, qualifier: str | None) -> bool:
     """Whether a definition written with qualifier ``own`` (None: none) is of the one asked for."""
-    return qualifier is None or own is None or _spelling(own.rsplit(".", 1)[-1]) == qualifier
+    return qualifier is None or own is None or spelling(own.rsplit(".", 1)[-1]) == qualifier
 
 
 def _further_signatures(text: str, identifier: str) -> list[tuple[str | None, int]]:
@@ -152,7 +163,7 @@ def _further_signatures(text: str, identifier: str) -> list[tuple[str | None, in
         for line in entry.group(2).splitlines(keepends=True):
             signature = None if after_backslash else _SIGNATURE.match(line)
             after_backslash = line.rstrip().endswith("\\")
-            if signature is not None and _spelling(signature.group("name")) == identifier:
+            if signature is not None and spelling(signature.group("name")) == identifier:
                 found.append((signature.group("entry"), at))
             at += len(line)
     return found

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
+from .definitions import spelling
 from .terms import terms
 from .words import held_words, identifier_parts, may_hold, stemmed_terms, word_groups, word_weights
 
@@ -34,9 +35,6 @@ _LEADING_NAME: Final = re.compile(
 _AFTER_NAME: Final = "([{<:=|,→"
 #: What the definition of a name holding a query word only as a part of it counts, of one naming it whole.
 PART_SHARE: Final = 0.5
-#: What a name is spelled without, case aside (as :mod:`.definitions` spells one): ``work_mem``
-#: and ``fs.rm`` are ``workmem`` and ``rm`` (its last part), the forms of the query's terms.
-_SEPARATORS: Final = str.maketrans("", "", "_$")
 
 
 def defined_name(line: str) -> str | None:
@@ -110,10 +108,10 @@ def defines_one_of(text: str, identifiers: Collection[str]) -> bool:
     option's or parameter's term (``* `highWaterMark` {number}``, ``work_mem (integer)``), a
     ``def`` or ``class`` line."""
     for line in text.splitlines():
-        spelled = line.lower().translate(_SEPARATORS)
+        spelled = spelling(line)
         if not any(identifier in spelled for identifier in identifiers):
             continue  # most lines: no regex
         name = defined_name(line)
-        if name is not None and name.rsplit(".", 1)[-1].lower().translate(_SEPARATORS) in identifiers:
+        if name is not None and spelling(name.rsplit(".", 1)[-1]) in identifiers:
             return True
     return False
