@@ -59,7 +59,8 @@ It prints the answer-in-text rate per kind and budget, top-3 and MRR@10, the sea
 latency p50/p95 at the 1,000-token budget (wall, in-process; and CPU ms per search),
 and the ingest time (wall and this process's CPU; the chunking processes' CPU is added
 at the end). ``--json FILE`` writes every question's outcome, ``--show KIND`` prints the
-1,000-token answers of that kind's misses.
+1,000-token answers of that kind's misses, ``--texts FILE`` writes every answer's text (one
+JSON line per question and budget: ``stress/true_tokens.py`` counts them with real tokenizers).
 
 Semantic recall: ``--real-embeddings`` serves all-MiniLM-L6-v2 with llama-cpp-python
 (``stress/real_embeddings.py``) and runs with ``--embed-model`` on it (or name your own
@@ -353,6 +354,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=8, help="doc_ingest calls in flight")
     parser.add_argument("--chunk-tokens", type=int, default=800, help="the server's --chunk-tokens (its default 800)")
     parser.add_argument("--json", type=Path, help="write each question's outcome here")
+    parser.add_argument("--texts", type=Path, help="write every answer's text, one JSON line per question and budget")
     parser.add_argument("--show", choices=KINDS, help="print the 1000-token answers of this kind's misses")
     parser.add_argument("--classify", action="store_true", help="say why each answer missing at 1000 tokens is")
     parser.add_argument("--drop-missing", action="store_true", help="leave out questions whose answer their file lacks")
@@ -391,6 +393,13 @@ def main() -> int:
             for o in outcomes
         ]
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    if args.texts:  # for counting what the answers hold with a real tokenizer (stress/true_tokens.py)
+        lines = (
+            json.dumps({"query": o.question.query, "answer": o.question.answer, "budget": b, "text": o.texts[b]})
+            for o in outcomes
+            for b in BUDGETS
+        )
+        args.texts.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     if args.show:
         for o in outcomes:
             if o.question.kind == args.show and not o.found[1000]:
