@@ -50,10 +50,11 @@ class TokenCounting(Protocol):
     ) -> tuple[_T, int]: ...
 
     async def fit_marked(
-        self, budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str]
+        self, budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str], *, grow: bool = False
     ) -> Fitted[_T]:
         """As ``fit``, for an answer built with or without its "estimated" mark (``build(room, estimated)``):
-        the answer, its text as counted (mark inside), the count, and whether it was exact."""
+        the answer, its text as counted (mark inside), the count, and whether it was exact. ``grow``: an
+        answer counted well under the budget is packed again larger (:func:`~.text.fitting.fitting`)."""
         ...
 
 
@@ -85,10 +86,10 @@ class EstimateCounter:
         return [self._ref.current.estimate(text) for text in texts]
 
     async def fit_marked(
-        self, budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str]
+        self, budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str], *, grow: bool = False
     ) -> Fitted[_T]:
         """As ``fit``, marked: every count is the estimate."""
-        loop = marked_fitting(budget_tokens, build, text_of, estimated=True)
+        loop = marked_fitting(budget_tokens, build, text_of, estimated=True, grow=grow)
         text = next(loop)
         while True:
             try:

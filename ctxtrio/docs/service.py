@@ -324,8 +324,9 @@ class DocumentService(ReadingMethods, CheckingMethods):
             return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out, skipped, marked)
 
         # The final check, in the model's own tokens when the server can count; the text
-        # counted, its "estimated" mark inside, is the answer.
-        fitted = await self._live.counter.fit_marked(budget, build, render_search)
+        # counted, its "estimated" mark inside, is the answer. An answer counted well under
+        # the budget is packed again larger (grow: the parts' rounded-up sums, the widest head).
+        fitted = await self._live.counter.fit_marked(budget, build, render_search, grow=True)
         return replace(fitted.result, rendered=fitted.text)
 
 

@@ -211,13 +211,13 @@ class TokenCounter:
         return fitted.result, fitted.tokens
 
     async def fit_marked(
-        self, budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str]
+        self, budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str], *, grow: bool = False
     ) -> Fitted[_T]:
         """As :meth:`fit`, for an answer that says "estimated" when its count was not exact
         (:func:`~ctxtrio.text.fitting.marked_fitting`): its text is the one counted, mark included."""
         deadline = trio.current_time() + self._read_timeout_s  # all the counting of one answer
         guess = self.kind != "exact" or self.estimating_now is not None
-        loop = marked_fitting(budget_tokens, build, text_of, estimated=guess)
+        loop = marked_fitting(budget_tokens, build, text_of, estimated=guess, grow=grow)
         text = next(loop)
         while True:
             counted = (await self._counted([text], deadline))[0]

@@ -5,12 +5,14 @@ for smaller budgets). Its text is counted; when the count is over the budget (th
 estimate was low, or headers and notes were not packed), the answer is packed again
 with the budget shrunk by the overshoot, at most :data:`MAX_PACKS` packs in all. If even
 the smallest answer ``build`` can give is over (one chunk cut to its minimum), that one
-is the result.
+is the result. With ``grow`` (``doc_search``), an answer counted well under the budget is
+packed again larger the same way, and the largest pack counted within the budget is the
+result.
 
 Who counts is the caller's business: :func:`fitting` is a generator that yields each
 text to count and is sent its count back (so the server's tokenizer, awaited in
 :mod:`ctxtrio.llm.counting`, and the estimate, :func:`fit_by`, drive the same loop);
-it returns the last answer and its count.
+it returns the answer chosen (the last one, or with ``grow`` the largest that fits) and its count.
 
 An answer that says whether it was counted by an estimate ("estimated") is fitted by
 :func:`marked_fitting`: the same loop, with the mark inside every text it counts, so the
@@ -29,24 +31,51 @@ __all__ = ["MAX_PACKS", "Fitted", "fit_by", "fitting", "marked_fitting"]
 
 _T = TypeVar("_T")
 
-#: Packs of one answer at most (the first, by the estimate, and up to three smaller ones).
+#: Packs of one answer at most (the first, by the estimate, and up to three smaller or larger ones).
 MAX_PACKS: Final = 4
+#: With ``grow``, an answer this share of its budget or less below it is not packed again larger.
+GROW_SLACK: Final = 0.01
 
 
 def fitting(
-    budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str]
+    budget_tokens: int, build: Callable[[int], _T], text_of: Callable[[_T], str], *, grow: bool = False
 ) -> Generator[str, int, tuple[_T, int]]:
-    """Yield each packed answer's text, take its count; return the answer that fits and its count."""
+    """Yield each packed answer's text, take its count; return the answer that fits and its count.
+
+    ``grow``: an answer that counts under the budget by more than :data:`GROW_SLACK` of it is
+    packed again larger, by the same share (``effective * budget // count``), and the largest
+    pack that counts within the budget is the result: the packer sums rounded-up estimates of
+    its parts and keeps room for the widest head line, and an exact count is usually well
+    below the estimate, so the first pack leaves tokens unused. Never above a pack that was
+    counted over; at most :data:`MAX_PACKS` packs in all, as when shrinking.
+    """
     effective = budget_tokens
     result = build(effective)
     tokens = yield text_of(result)
-    for _ in range(MAX_PACKS - 1):
-        if tokens <= budget_tokens or effective <= 1:
+    best: tuple[_T, int, int] | None = None  # the largest pack counted within the budget: it, its count, its room
+    over_at: int | None = None  # the smallest room whose pack counted over
+    packs = 1
+    while True:
+        if tokens <= budget_tokens:
+            best = (result, tokens, effective)
+            if not grow or budget_tokens - tokens <= budget_tokens * GROW_SLACK:
+                break
+            effective = effective * budget_tokens // max(1, tokens)  # larger by the share left unused
+        else:
+            over_at = effective
+            if effective <= 1:
+                break
+            effective = max(1, min(effective - 1, effective * budget_tokens // tokens - 1))  # smaller by the overshoot
+        if over_at is not None:
+            effective = min(effective, over_at - 1)
+        if (best is not None and effective <= best[2]) or packs == MAX_PACKS:
             break
-        effective = max(1, min(effective - 1, effective * budget_tokens // tokens - 1))
         result = build(effective)
+        packs += 1
         tokens = yield text_of(result)
-    return result, tokens
+    if best is None:
+        return result, tokens
+    return best[0], best[1]
 
 
 def fit_by(
@@ -74,7 +103,12 @@ class Fitted(Generic[_T]):
 
 
 def marked_fitting(
-    budget_tokens: int, build: Callable[[int, bool], _T], text_of: Callable[[_T], str], *, estimated: bool
+    budget_tokens: int,
+    build: Callable[[int, bool], _T],
+    text_of: Callable[[_T], str],
+    *,
+    estimated: bool,
+    grow: bool = False,
 ) -> Generator[str, tuple[int, bool], Fitted[_T]]:
     """:func:`fitting` of an answer that says whether its count is an estimate.
 
@@ -85,29 +119,43 @@ def marked_fitting(
     and counts that text instead: a count that fell back to the estimate always marks it;
     an exact count of a marked text unmarks it, once per answer (marks cannot flip back
     and forth). So the text returned is the one counted, its mark inside: no mark is
-    added or dropped after the count.
+    added or dropped after the count. ``grow`` as in :func:`fitting` (the answer returned
+    may then be an earlier pack than the last one counted).
     """
     mark, unmarked_once = estimated, False
     room = budget_tokens
-    latest: list[_T] = []
+    latest: list[_Pack[_T]] = []
 
-    def pack(effective: int) -> _T:
+    def pack(effective: int) -> _Pack[_T]:
         nonlocal room
         room = effective
-        latest[:] = [build(effective, mark)]
+        result = build(effective, mark)
+        latest[:] = [_Pack(result, text_of(result))]
         return latest[0]
 
-    loop = fitting(budget_tokens, pack, text_of)
+    loop = fitting(budget_tokens, pack, lambda packed: packed.text, grow=grow)
     text = next(loop)
     while True:
         tokens, exact = yield text
         if exact == mark and (not exact or not unmarked_once):  # the text says the other thing
             unmarked_once = unmarked_once or exact
             mark = not exact
-            latest[:] = [build(room, mark)]
-            text = text_of(latest[0])
+            current = latest[0]  # the same pack, built again in place: fitting holds it
+            current.result = build(room, mark)
+            current.text = text = text_of(current.result)
             continue
+        latest[0].exact = exact
         try:
             text = loop.send(tokens)
-        except StopIteration:
-            return Fitted(latest[0], text, tokens, exact)
+        except StopIteration as done:
+            chosen, counted = done.value
+            return Fitted(chosen.result, chosen.text, counted, chosen.exact)
+
+
+@dataclass(slots=True)
+class _Pack(Generic[_T]):
+    """One pack of :func:`marked_fitting` as :func:`fitting` holds it: rebuilt in place when its mark flips."""
+
+    result: _T
+    text: str
+    exact: bool = False

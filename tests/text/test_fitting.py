@@ -93,3 +93,86 @@ def test_the_mark_is_counted_against_the_budget() -> None:
     assert loop.send((100, False)) == marked(100, True)
     assert loop.send((101, False)) == marked(98, True)  # 100 * 100 // 101 - 1
     assert returned(loop, (99, False)) == Fitted(marked(98, True), marked(98, True), 99, False)
+
+
+def test_without_grow_an_answer_far_under_budget_is_packed_once() -> None:
+    """The default: a first pack counted at 60% of the budget is the result (doc_window, context_recall)."""
+    built: list[int] = []
+
+    def build(budget: int) -> str:
+        built.append(budget)
+        return words(budget)
+
+    assert fit_by(lambda text: len(text.split()) * 6 // 10, 100, build, str) == (words(100), 60)
+    assert built == [100]
+
+
+def test_grow_packs_again_larger_by_the_share_left_unused() -> None:
+    """Counted at 60 of 100: the next pack gets 100 * 100 // 60 = 166; counted at 99 it is the result."""
+    loop = fitting(100, words, str, grow=True)
+    assert next(loop) == words(100)
+    assert loop.send(60) == words(166)
+    try:
+        loop.send(99)  # within GROW_SLACK (1%) of the budget: no further pack
+    except StopIteration as done:
+        assert done.value == (words(166), 99)
+    else:
+        raise AssertionError("the loop went on within GROW_SLACK of the budget")
+
+
+def test_grow_keeps_the_largest_pack_that_fits_and_never_reaches_one_counted_over() -> None:
+    """A grown pack counted over is not the answer; the next lies between the two, and the loop ends at
+    MAX_PACKS with the largest pack that counted within the budget."""
+    loop = fitting(100, words, str, grow=True)
+    assert next(loop) == words(100)
+    assert loop.send(50) == words(200)
+    assert loop.send(110) == words(180)  # 200 * 100 // 110 - 1
+    assert loop.send(90) == words(199)  # 180 * 100 // 90 = 200, below the 200 counted over
+    try:
+        loop.send(101)  # over again: MAX_PACKS packs made
+    except StopIteration as done:
+        assert done.value == (words(180), 90)
+    else:
+        raise AssertionError("the loop went on after MAX_PACKS packs")
+    assert MAX_PACKS == 4
+
+
+def test_grow_stops_when_no_room_lies_between_a_fit_and_an_overshoot() -> None:
+    """Fit at 100 words, over at 101: nothing to try between them, the fitting pack is the answer."""
+    built: list[int] = []
+
+    def build(budget: int) -> str:
+        built.append(budget)
+        return words(budget)
+
+    counts = iter([90, 120])
+    loop = fitting(100, build, str, grow=True)
+    text = next(loop)
+    assert text == words(100)
+    assert loop.send(next(counts)) == words(111)
+    built.clear()
+    try:
+        loop.send(next(counts))  # 111 over: 111 * 100 // 120 - 1 = 91 is not above the 100 that fit
+    except StopIteration as done:
+        assert done.value == (words(100), 90)
+    else:
+        raise AssertionError("the loop went on with no room between a fit and an overshoot")
+    assert built == []
+
+
+def test_a_grown_marked_answer_is_the_pack_chosen_with_its_own_text_and_count() -> None:
+    """marked_fitting with grow returns the largest pack that fitted, its text as counted (mark inside), not the last."""
+    loop = marked_fitting(100, marked, str, estimated=True, grow=True)
+    assert next(loop) == marked(100, True)
+    assert loop.send((50, False)) == marked(200, True)
+    assert loop.send((95, False)) == marked(210, True)  # 200 * 100 // 95
+    assert returned(loop, (104, False)) == Fitted(marked(200, True), marked(200, True), 95, False)
+
+
+def test_a_grown_answer_unmarked_by_an_exact_count_stays_unmarked() -> None:
+    """Guessed estimated, counted exactly: the same pack unmarked is counted, then grown unmarked."""
+    loop = marked_fitting(100, marked, str, estimated=True, grow=True)
+    assert next(loop) == marked(100, True)
+    assert loop.send((50, True)) == words(100)
+    assert loop.send((49, True)) == words(204)  # 100 * 100 // 49
+    assert returned(loop, (99, True)) == Fitted(words(204), words(204), 99, True)
