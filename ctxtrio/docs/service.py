@@ -321,6 +321,8 @@ class DocumentService(ReadingMethods, CheckingMethods):
         def build(room: int, estimated: bool) -> SearchResult:
             packed, omitted, used = pack_hits(candidates, max(1, room - head_tokens), model, query_terms, rarity)
             marked = estimated and bool(packed)
+            if not estimated:  # grown past the budget by a tokenizer counting less: say no more than it holds
+                used = min(used, max(1, budget - head_tokens))
             return SearchResult(query, tuple(packed), omitted, more, budget, used, left_out, skipped, marked)
 
         # The final check, in the model's own tokens when the server can count; the text

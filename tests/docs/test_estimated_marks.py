@@ -129,10 +129,12 @@ class FrugalCounter(ExactCounter):
 @pytest.mark.parametrize("budget", [300, 1000])
 async def test_a_search_counted_well_under_its_budget_is_packed_again_larger(tmp_path: Path, budget: int) -> None:
     """doc_search's answer, counted exactly at 60% of the estimate, is packed again until it fills 95% of its budget
-    or more, never over (its first pack counts under 60%)."""
+    or more, never over (its first pack counts under 60%); its head says no more tokens than the budget."""
     async with opened(tmp_path) as ctx:
         counter = FrugalCounter(ctx.live.tokens)
         ctx.live.counter = counter
         shown = await answers(ctx, budget)
     search = counter.exact(shown["search"])
     assert 0.95 * budget <= search <= budget, search
+    said = int(shown["search"].split(" tokens)", 1)[0].rsplit("(", 1)[1])  # "N of M hits fit (T tokens)."
+    assert said <= budget, shown["search"].split("\n", 1)[0]
