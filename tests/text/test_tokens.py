@@ -170,15 +170,60 @@ def test_estimate_sums_per_class_rates() -> None:
     assert model.estimate("ab c{}数据한カé") == 9  # 0.75 + 1 + 1 + 3 + 1.25 + 1 + 0.75 = 8.75
 
 
+def _gemma_table() -> Path:
+    """shared/token-truth's Gemma 3 table beside the repository (a worktree under wt/ finds it one level up)."""
+    root = Path(__file__).parents[2]
+    paths = [
+        root / ".." / "shared" / "token-truth" / "gemma3-270m.jsonl",
+        root / ".." / ".." / "shared" / "token-truth" / "gemma3-270m.jsonl",
+    ]
+    return next((path for path in paths if path.exists()), paths[0])
+
+
 def test_cold_estimates_lean_high_on_token_truth() -> None:
     """The cold model never under-counts a text of the token-truth file by more than 5%."""
-    path = Path(__file__).parents[2] / ".." / "shared" / "token-truth" / "gemma3-270m.jsonl"
+    path = _gemma_table()
     if not path.exists():
         pytest.skip(f"{path} is not here")
     model = TokenModel.cold()
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         assert model.estimate(row["text"]) >= 0.95 * row["tokens"], row["class"]
+
+
+def test_cold_estimates_never_under_count_a_text_of_any_token_truth_table() -> None:
+    """Every text of the token-truth tables, counted by Gemma 3, SmolLM2-135M and nine more
+    families (stress/token_truth.py's must-show), is estimated at its true count or more."""
+    tables = Path(__file__).parents[2] / "stress" / "token_truth"
+    texts = [json.loads(line) for line in (tables / "smollm2-135m.jsonl").read_text(encoding="utf-8").splitlines()]
+    counted = {"smollm2-135m": [row["tokens"] for row in texts]}
+    for line in (tables / "families.jsonl").read_text(encoding="utf-8").splitlines():
+        family = json.loads(line)
+        counted[family["family"]] = family["tokens"]
+    gemma = _gemma_table()
+    if gemma.exists():
+        counted["gemma3-270m"] = [json.loads(line)["tokens"] for line in gemma.read_text(encoding="utf-8").splitlines()]
+    model = TokenModel.cold()
+    estimates = [model.estimate(row["text"]) for row in texts]
+    assert len(counted) >= 10 and len(texts) == 106
+    for family, tokens in counted.items():
+        under = [(row["class"], e, t) for row, e, t in zip(texts, estimates, tokens, strict=True) if e < t]
+        assert not under, (family, under)
+
+
+def test_cold_estimates_cover_doc_search_answers_for_eleven_tokenizers() -> None:
+    """The doc_search answers over Python's reST docs the cold estimate covers most tightly (of 495:
+    headers, cut marks, indented reST) are estimated at or above the count of each of 11 tokenizers."""
+    path = Path(__file__).parent / "fixtures" / "python_doc_answers.jsonl"
+    answers = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    model = TokenModel.cold()
+    assert len(answers) == 8
+    for answer in answers:
+        assert len(answer["counts"]) == 11
+        estimate = model.estimate(answer["text"])
+        assert estimate <= answer["budget"], answer["query"]
+        for family, tokens in answer["counts"].items():
+            assert estimate >= tokens, (answer["query"], family, estimate, tokens)
 
 
 #: Chinese without fullwidth punctuation and SmolLM2-135M's counts of it (its GGUF's
