@@ -118,7 +118,8 @@ class Config:
         shown="the `--llm-base-url`",
     )
     #: Plain words the corpus seldom says also search for their neighbours, and every plain
-    #: word for its other forms the corpus says more (docs/search.py, text/neighbours.py).
+    #: word for its other forms and its thesaurus words the corpus says more (docs/search.py,
+    #: text/neighbours.py, text/thesaurus.py).
     query_expansion: bool = setting(
         True,
         "--query-expansion",
@@ -126,7 +127,7 @@ class Config:
         "",
         "`doc_search`: a plain English word the documents seldom use also searches for its "
         "neighbours in meaning that they use more (a shipped word table), and every plain word for its "
-        "other forms that they use more",
+        "other forms and the documentation's words for it in a programming thesaurus that they use more",
     )
     #: None means "not given": the default budget then follows the loaded model's context.
     budget_tokens: int | None = setting(

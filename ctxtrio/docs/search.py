@@ -20,9 +20,10 @@ after any re-ranking), so a function or class asked for by its words brings its
 definition before the chunks that use it most.
 
 A plain English word of the query also searches for its other forms that the corpus says
-more, and, when the corpus seldom says it, for its neighbours in meaning that the corpus says
+more, for the documentation's words for it in a programming thesaurus (:mod:`ctxtrio.text.thesaurus`),
+and, when the corpus seldom says it, for its neighbours in meaning that the corpus says
 more, where the search comes down to rows holding any of the query's words
-(:mod:`ctxtrio.text.neighbours`; ``--no-query-expansion`` turns both off).
+(:mod:`ctxtrio.text.neighbours`; ``--no-query-expansion`` turns all three off).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import Hit
-from ..text import neighbours
+from ..text import neighbours, thesaurus
 from ..text.definitions import Name, asked_name, defines, names_qualifier
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import query_terms
@@ -61,6 +62,7 @@ __all__ = [
     "definitions_first",
     "find_candidates",
     "fuse",
+    "load_tables",
     "pool",
     "rerank_fused",
     "search_words",
@@ -279,19 +281,31 @@ def above_mean(hits: Sequence[Hit], limit: int) -> list[Hit]:
 async def _expanded(
     repo: Repository, query: str, query_terms: list[str], held: Mapping[str, int], rows: int
 ) -> list[SearchWord]:
-    """The query's words, a plain word grouped with its other forms the corpus says more and,
-    when the corpus seldom says it, its neighbours the corpus says more
+    """The query's words, a plain word grouped with its other forms the corpus says more, the
+    thesaurus's words for it the corpus says more and, when the corpus seldom says it, its
+    neighbours the corpus says more
     (:func:`~ctxtrio.text.neighbours.expand`; the counts are over every current document, as
     BM25's are). ``held``: the counts of ``query_terms`` and, as the service takes them, of their
     other forms, taken once every acknowledged append is indexed (else a search just after an
     ingest would expand by a part of the index); only the other words' are asked here."""
-    if not neighbours.loaded():  # once a process: ~20 ms of file work, not on the event loop
-        await trio.to_thread.run_sync(neighbours.load)
+    await load_tables()
     counts = dict(held)
     more = wanted(query, query_terms, counts, rows)
     if more:
         counts |= await repo.store.doc_counts("chunks", more)
     return expand(query, query_terms, counts, rows)
+
+
+async def load_tables() -> None:
+    """Read the neighbour table and the thesaurus, once a process (~30 ms of file work, in a thread,
+    not on the event loop)."""
+    if not (neighbours.loaded() and thesaurus.loaded()):
+        await trio.to_thread.run_sync(_read_tables)
+
+
+def _read_tables() -> None:
+    neighbours.load()
+    thesaurus.load()
 
 
 async def _read(

@@ -22,7 +22,7 @@ from .._locks import Held
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.kinds import kind_for
-from ..text.neighbours import other_forms
+from ..text.neighbours import counted_first
 from ..text.words import rarity_weights
 from .arguments import clean_title, first_line, read_file
 from .checking import CheckingMethods
@@ -37,7 +37,7 @@ from .reading import ReadingMethods
 from .render import render_search, search_head
 from .repository import CATALOG_NAME, Repository
 from .sandbox import check_text
-from .search import FUSE_DEPTH, definitions_first, find_candidates, rerank_fused, search_words
+from .search import FUSE_DEPTH, definitions_first, find_candidates, load_tables, rerank_fused, search_words
 from .source_lock import hold_source
 
 if TYPE_CHECKING:
@@ -287,9 +287,11 @@ class DocumentService(ReadingMethods, CheckingMethods):
             journals = None if doc_id is None else list(by_journal)
             meaning = partial(semantic.nearest, query, journals, max(limit + 1, FUSE_DEPTH))
         expand_words = self._config.query_expansion
-        # The plain words' other forms are counted with the terms: one trip to the index, not two.
+        # The plain words' other forms and thesaurus words are counted with the terms: one trip to the index, not two.
+        if expand_words:
+            await load_tables()
         rows, counted = await _counts_of(
-            self._repo, query_terms, other_forms(query, query_terms) if expand_words else ()
+            self._repo, query_terms, counted_first(query, query_terms) if expand_words else ()
         )
         found = await find_candidates(
             self._repo,

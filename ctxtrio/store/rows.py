@@ -90,7 +90,9 @@ def fts_levels(query_terms: Sequence[SearchWord], common: Collection[str] = ()) 
     longer than :data:`MAX_LEVEL_WORDS` ask for those two only.
 
     A word given as a :class:`~ctxtrio.text.neighbours.Group` is any of its forms in every
-    level, and any of its forms or neighbours in the last (:meth:`~ctxtrio.text.neighbours.Group.last_terms`):
+    level (with the thesaurus's words for a word the corpus seldom says:
+    :meth:`~ctxtrio.text.neighbours.Group.level_terms`), and any of its forms, neighbours or
+    thesaurus words in the last (:meth:`~ctxtrio.text.neighbours.Group.last_terms`):
     rows holding the query's own words come first, and rows holding only words near them in
     meaning compete where any word would do. Each term named adds its BM25 share (a term
     named twice weighs twice).
@@ -104,7 +106,7 @@ def fts_levels(query_terms: Sequence[SearchWord], common: Collection[str] = ()) 
     (``only_if_none``): a query of a common word and a misspelt one still finds the first.
     """
     unique = list(dict.fromkeys(t for t in query_terms if t))
-    quoted = [_quoted(t) if isinstance(t, str) else _any_of(t.forms) for t in unique]
+    quoted = [_quoted(t) if isinstance(t, str) else _any_of(t.level_terms()) for t in unique]
     if not quoted:
         return []
     rare = [t for t in unique if (t if isinstance(t, str) else t.forms[0]) not in common] or unique

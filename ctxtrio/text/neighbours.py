@@ -26,6 +26,19 @@ that more than :data:`FORMS_MORE` times as many rows hold, at every level: the i
 holds words as written, so over python3.11-doc "dumping JSON" found no row saying "dump"
 or "dumps", and "the middle value of a list of numbers" none saying "number", where the
 documents say it that way.
+
+A plain word the programming thesaurus knows (:mod:`.thesaurus`: "unchangeable" for
+"immutable", "checksum" for "hash", "leading zeros" for "zfill") also searches for the
+documentation's words for it that more rows hold than all its forms (:data:`ALIKE_MORE`):
+at the last level, and at every level beside its forms when at most :data:`RARE` of the
+rows hold any of its forms (the corpus does not say it that way). A group with such words
+names each of its terms once: a word of the thesaurus weighs as much as the word asked,
+where neighbours alone weigh half. Measured on the four dev sets of
+``stress/retrieval_bench.py`` (answers inside 1,000 tokens, of 199): the word asked named
+twice 1 answer fewer; the thesaurus's words at every level for every word 5 fewer, at the
+last level only the same (1 fewer at 500); words held by over half or by over twice the
+word's rows instead of over as many, 3 and 2 fewer; a cap on how many rows a word of the
+thesaurus may hold (2%, 5%, 10% of them), 0 to 2 fewer.
 """
 
 from __future__ import annotations
@@ -37,18 +50,22 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Final
 
+from . import thesaurus
 from .stems import inflections
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 __all__ = [
+    "ALIKE_MORE",
     "FORMS_MORE",
     "MORE",
     "NEIGHBOURS",
     "RARE",
     "Group",
     "SearchWord",
+    "alike_words",
+    "counted_first",
     "expand",
     "expandable",
     "load",
@@ -74,20 +91,34 @@ _OWN_WEIGHT: Final = 2
 #: one answer more on Node's set and the right file in the top 3 once less; 5.0 none of
 #: python3.11-doc's second set's gains (in-process runs of the four dev sets).
 FORMS_MORE: Final = 3.0
+#: A word of the thesaurus is searched for when more than this many times the rows of all
+#: the forms of the word asked hold it (with 0.5 and 2.0, 3 and 2 answers fewer inside
+#: 1,000 tokens over the four dev sets of ``stress/retrieval_bench.py``).
+ALIKE_MORE: Final = 1.0
 
 
 @dataclass(frozen=True, slots=True)
 class Group:
     """A word of the query searched as several terms: its ``forms`` (the word as asked first)
-    at every level of the search, and its ``near`` neighbours only where the search has come
-    down to rows holding any word (:func:`~ctxtrio.store.rows.fts_levels`)."""
+    at every level of the search, its ``near`` neighbours only where the search has come
+    down to rows holding any word (:func:`~ctxtrio.store.rows.fts_levels`), and the
+    thesaurus's ``alike`` words there too, or at every level when ``everywhere``."""
 
     forms: tuple[str, ...]
     near: tuple[str, ...] = ()
+    alike: tuple[str, ...] = ()
+    everywhere: bool = False
+
+    def level_terms(self) -> tuple[str, ...]:
+        """The terms ORed for this word at every level: its forms, and its ``alike`` words when ``everywhere``."""
+        return self.forms + self.alike if self.everywhere else self.forms
 
     def last_terms(self) -> tuple[str, ...]:
-        """The terms ORed where any word would do: with neighbours, each form named
+        """The terms ORed where any word would do. With words of the thesaurus, every term
+        once (each weighs as much as the word asked); else, with neighbours, each form named
         :data:`_OWN_WEIGHT` times, so that it weighs that many times a neighbour in BM25."""
+        if self.alike:
+            return self.forms + self.alike + self.near
         return self.forms * _OWN_WEIGHT + self.near if self.near else self.forms
 
 
@@ -148,20 +179,41 @@ def other_forms(query: str, terms: Sequence[str]) -> list[str]:
     return [form for form in dict.fromkeys(forms) if form not in taken]
 
 
+def alike_words(query: str, terms: Sequence[str], counts: Mapping[str, int]) -> dict[str, tuple[str, ...]]:
+    """The thesaurus's words for the plain words of ``query`` among ``terms`` (:func:`~.thesaurus.alike`;
+    a phrase's words go to its word that the fewest rows hold, by ``counts``), by word."""
+    plain = plain_words(query)
+    return thesaurus.alike([term for term in dict.fromkeys(terms) if term in plain], counts)
+
+
+def counted_first(query: str, terms: Sequence[str]) -> list[str]:
+    """The words to count with ``terms`` before :func:`expand`, none a term: the :func:`other_forms`
+    and every thesaurus word for the plain words of ``query`` (which of them a word gains depends
+    on the counts, which words there are does not), so that :func:`wanted` seldom asks for more."""
+    taken = set(terms)
+    same = (word for found in alike_words(query, terms, {}).values() for word in found if word not in taken)
+    return list(dict.fromkeys([*other_forms(query, terms), *same]))
+
+
 def wanted(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: int) -> list[str]:
     """The words :func:`expand` needs counted beyond ``counts`` (which holds ``terms``'): the
-    :func:`other_forms` and the neighbours of the plain words held by at most :data:`RARE` of ``rows``."""
+    :func:`other_forms`, the thesaurus's words (:func:`alike_words`) and the neighbours of the
+    plain words held by at most :data:`RARE` of ``rows``."""
     near = [word for term in rare_words(expandable(query, terms), counts, rows) for word in neighbours_of(term)]
-    return [word for word in dict.fromkeys(other_forms(query, terms) + near) if word not in counts]
+    same = [word for found in alike_words(query, terms, counts).values() for word in found]
+    return [word for word in dict.fromkeys(other_forms(query, terms) + same + near) if word not in counts]
 
 
 def expand(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: int) -> list[SearchWord]:
     """``terms`` as search words (``counts``: rows holding each term, a word not counted held by
     none). A plain word of ``query`` becomes a :class:`Group` of its other forms held by more
-    than :data:`FORMS_MORE` times its rows and, when at most :data:`RARE` of ``rows`` hold it,
+    than :data:`FORMS_MORE` times its rows, the thesaurus's words for it (:func:`alike_words`)
+    held by more than :data:`ALIKE_MORE` times the rows of all its forms (at every level when at
+    most :data:`RARE` of ``rows`` hold any of its forms) and, when at most :data:`RARE` of ``rows`` hold it,
     its neighbours held by more than :data:`MORE` times the rows of all its forms; none is among
     ``terms`` or taken by a word before. A word that gains nothing, and every other term, stays alone."""
     plain = plain_words(query)
+    alike = alike_words(query, terms, counts)
     taken = set(terms)
     words: list[SearchWord] = []
     for term in terms:
@@ -171,10 +223,13 @@ def expand(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: in
         held = counts.get(term, 0)
         forms = (term, *(f for f in inflections(term)[1:] if f not in taken and counts.get(f, 0) > FORMS_MORE * held))
         taken.update(forms)
+        own = sum(counts.get(form, 0) for form in forms)
+        same = tuple(w for w in alike.get(term, ()) if w not in taken and counts.get(w, 0) > ALIKE_MORE * own)
+        taken.update(same)
         near: tuple[str, ...] = ()
         if held <= RARE * rows:
-            own = sum(counts.get(form, 0) for form in forms)
             near = tuple(w for w in neighbours_of(term) if w not in taken and counts.get(w, 0) > MORE * own)
         taken.update(near)
-        words.append(Group(forms, near) if near or len(forms) > 1 else term)
+        everywhere = bool(same) and own <= RARE * rows
+        words.append(Group(forms, near, same, everywhere) if near or same or len(forms) > 1 else term)
     return words

@@ -11,7 +11,7 @@ import pytest
 
 from ctxtrio.store.handle import StoreHandle
 from ctxtrio.store.index import SearchIndex
-from ctxtrio.text import neighbours
+from ctxtrio.text import neighbours, thesaurus
 from ctxtrio.text.neighbours import neighbours_of
 from ctxtrio.text.terms import terms
 
@@ -91,9 +91,11 @@ async def test_a_word_in_another_form_finds_the_page_that_says_it_so(
 
 
 @pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="Debian's python3.11-doc is not installed")
-async def test_forms_over_the_python_docs(tmp_path: Path) -> None:
+async def test_forms_over_the_python_docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Over python3.11-doc's 497 reST files: 'showing' finds getpass's 'without echoing' page by
-    'show', which is not among the first 10 hits when asked only as written."""
+    'show', which is not among the first 10 hits when asked only as written (forms alone: with the
+    thesaurus, 'showing' also asks for print and output, and library.idle comes first)."""
+    monkeypatch.setattr(thesaurus, "alike", lambda *args, **kwargs: {})
     query = "ask the user to type a password without showing it on the screen"
     async with opened(tmp_path) as ctx:
         for path in sorted(PYTHON_DOCS.rglob("*.rst.txt")):
@@ -101,3 +103,54 @@ async def test_forms_over_the_python_docs(tmp_path: Path) -> None:
             await ctx.documents.ingest(text=path.read_text(encoding="utf-8"), doc_id=doc_id)
         found = await ctx.documents.search(query, budget_tokens=100_000, limit=3)
     assert [hit.doc_id for hit in found.hits][:1] == ["library.getpass"], [hit.doc_id for hit in found.hits]
+
+
+TEXT_FIXTURES = SHUTIL.parent
+#: Eight real pages of the Python docs and Node's timers page, for the thesaurus's tests.
+_MANY = (
+    FIXTURES / "python_threading.rst.txt",
+    FIXTURES / "python_multiprocessing.rst.txt",
+    TEXT_FIXTURES / "python_functools_lru_cache.rst.txt",
+    TEXT_FIXTURES / "python_math_isclose.rst.txt",
+    TEXT_FIXTURES / "python_contextlib_suppress.rst.txt",
+    TEXT_FIXTURES / "python_bisect_insort.rst.txt",
+    SHUTIL,
+    JSON,
+    TEXT_FIXTURES / "node_timers.md",
+)
+
+
+@pytest.mark.parametrize("thesaurus_on", [True, False])
+async def test_the_thesaurus_finds_the_page_in_the_documentation_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, thesaurus_on: bool
+) -> None:
+    """Over nine real pages: 'remember what a function returned' finds functools' lru_cache page first (the
+    thesaurus: cache, memoize) and 'are two floats nearly equal' math.isclose; without the thesaurus neither
+    comes first (multiprocessing's and json's pages do)."""
+    if not thesaurus_on:
+        monkeypatch.setattr(thesaurus, "alike", lambda *args, **kwargs: {})
+    async with opened(tmp_path) as ctx:
+        for path in _MANY:
+            await ctx.documents.ingest(text=path.read_text(encoding="utf-8"), doc_id=path.name.split(".")[0])
+        cache = await ctx.documents.search("remember what a function returned", budget_tokens=100_000, limit=3)
+        close = await ctx.documents.search("are two floats nearly equal", budget_tokens=100_000, limit=3)
+    firsts = [cache.hits[0].doc_id, close.hits[0].doc_id]
+    if thesaurus_on:
+        assert firsts == ["python_functools_lru_cache", "python_math_isclose"]
+    else:
+        assert "python_functools_lru_cache" not in firsts and "python_math_isclose" not in firsts, firsts
+
+
+@pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="Debian's python3.11-doc is not installed")
+async def test_the_thesaurus_over_the_python_docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over python3.11-doc's 497 reST files: 'a checksum of a file' finds hashlib first (checksum: hash, digest);
+    without the thesaurus, zipfile's page comes first."""
+    async with opened(tmp_path) as ctx:
+        for path in sorted(PYTHON_DOCS.rglob("*.rst.txt")):
+            doc_id = str(path.relative_to(PYTHON_DOCS)).removesuffix(".rst.txt").replace("/", ".")[-64:]
+            await ctx.documents.ingest(text=path.read_text(encoding="utf-8"), doc_id=doc_id)
+        found = await ctx.documents.search("a checksum of a file", budget_tokens=100_000, limit=3)
+        monkeypatch.setattr(thesaurus, "alike", lambda *args, **kwargs: {})
+        without = await ctx.documents.search("a checksum of a file", budget_tokens=100_000, limit=3)
+    assert [hit.doc_id for hit in found.hits][:1] == ["library.hashlib"], [hit.doc_id for hit in found.hits]
+    assert [hit.doc_id for hit in without.hits][:1] != ["library.hashlib"]

@@ -135,6 +135,32 @@ def test_a_word_of_several_forms_is_any_of_them_at_every_level() -> None:
     ]
 
 
+def test_the_thesaurus_words_of_a_rare_word_are_any_of_its_forms_at_every_level() -> None:
+    """A group's thesaurus words join its forms at every level when it says so (everywhere), else only the last,
+    where every term of a group with thesaurus words is named once."""
+    everywhere = fts_levels(["dataclass", Group(("unchangeable",), (), ("immutable", "frozen"), everywhere=True)])
+    assert [level.expression for level in everywhere] == [
+        '("dataclass" AND ("unchangeable" OR "immutable" OR "frozen"))',
+        '"dataclass" OR "unchangeable" OR "immutable" OR "frozen"',
+    ]
+    last = fts_levels(["file", Group(("checksum",), ("sum",), ("hash",))])
+    assert [level.expression for level in last] == [
+        '("file" AND "checksum")',
+        '"file" OR "checksum" OR "hash" OR "sum"',
+    ]
+
+
+def test_a_row_holding_a_thesaurus_word_is_found_with_the_rows_holding_every_word(index: SearchIndex) -> None:
+    """'unchangeable dataclass' with immutable as a word of the thesaurus found everywhere: the row saying
+    'immutable dataclass' holds every word, so it comes before a row holding dataclass more often."""
+    texts = ["dataclass dataclass dataclass fields", "an immutable dataclass instance", "immutable immutable tuple"]
+    _fill(index, "docs/a.jsonl", texts)
+    grouped = Group(("unchangeable",), (), ("immutable",), everywhere=True)
+    assert [hit.item for hit in index.search("chunks", ["dataclass", grouped], journals=None, limit=3)][:1] == ["1"]
+    plain = index.search("chunks", ["dataclass", "unchangeable"], journals=None, limit=3)
+    assert [hit.item for hit in plain][:1] != ["1"]
+
+
 def test_a_row_holding_another_form_is_found_with_the_rows_holding_every_word(index: SearchIndex) -> None:
     """'aborted transaction' with abort as a form: the row saying 'abort ... transaction' holds every word,
     so it comes before rows holding one of them more often; asked as written, it does not."""

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from ctxtrio.text import neighbours
+import pytest
+
+from ctxtrio.text import neighbours, thesaurus
 from ctxtrio.text.neighbours import (
+    ALIKE_MORE,
     FORMS_MORE,
     MORE,
     NEIGHBOURS,
     RARE,
     Group,
+    alike_words,
+    counted_first,
     expand,
     expandable,
     neighbours_of,
@@ -38,6 +43,13 @@ def test_plain_words_leave_identifiers_out() -> None:
     assert plain_words(query) == {"delete", "folder", "with", "rmtree", "now"}
 
 
+@pytest.fixture
+def no_thesaurus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The neighbours alone: the thesaurus knows no word (it also speaks for 'folder')."""
+    monkeypatch.setattr(thesaurus, "alike", lambda *args, **kwargs: {})
+
+
+@pytest.mark.usefixtures("no_thesaurus")
 def test_a_rare_plain_word_expands_to_more_common_neighbours() -> None:
     """folder, held by few rows, gains the neighbours the corpus holds more than MORE times as often, named before them twice."""
     terms = query_terms("delete a folder")
@@ -51,6 +63,7 @@ def test_a_rare_plain_word_expands_to_more_common_neighbours() -> None:
     assert rare_words(expandable("delete a folder", terms), counts, rows) == ["folder"]
 
 
+@pytest.mark.usefixtures("no_thesaurus")
 def test_a_common_word_an_identifier_or_an_unknown_word_stays_as_it_is() -> None:
     """A word held by more than RARE of the rows, a word of an identifier, and a word the table lacks do not expand."""
     rows = 10_000
@@ -61,6 +74,7 @@ def test_a_common_word_an_identifier_or_an_unknown_word_stays_as_it_is() -> None
     assert expand("quokka", ["quokka"], {}, rows) == ["quokka"]
 
 
+@pytest.mark.usefixtures("no_thesaurus")
 def test_a_neighbour_the_query_already_holds_is_not_added_again() -> None:
     """folder and directory both asked: neither gains the other."""
     counts = {"folder": 1, "directory": 1, "dir": 100}
@@ -108,3 +122,55 @@ def test_load_reads_the_table_once_and_says_so() -> None:
     assert neighbours.loaded()
     assert neighbours.neighbours_of("folder") == neighbours.neighbours_of("folder")
     assert all(":" not in word for word in neighbours.neighbours_of("folder"))
+
+
+def test_a_word_the_corpus_seldom_says_gains_the_thesaurus_words_at_every_level() -> None:
+    """unchangeable (no row) gains the thesaurus's immutable and frozen, which more rows hold than its forms, at every
+    level; its words no row holds are left out; each term is named once in the last level."""
+    rows = 10_000
+    counts = {"unchangeable": 0, "dataclass": 40, "immutable": 60, "frozen": 30}
+    words = expand("an unchangeable dataclass", ["unchangeable", "dataclass"], counts, rows)
+    assert words[1] == "dataclass"
+    group = words[0]
+    assert isinstance(group, Group) and group.everywhere
+    assert group.alike == ("immutable", "frozen")
+    assert group.level_terms() == ("unchangeable", "immutable", "frozen")
+    assert group.last_terms() == ("unchangeable", "immutable", "frozen", *group.near)
+
+
+def test_a_word_the_corpus_says_often_gains_them_at_the_last_level_only_if_more_rows_hold_them() -> None:
+    """checksum in 5% of the rows: hash (more rows) joins at the last level, md5 (fewer than ALIKE_MORE x its rows) does not."""
+    rows = 10_000
+    counts = {"checksum": 500, "hash": 2_000, "digest": 800, "md5": 100}
+    assert counts["md5"] <= ALIKE_MORE * counts["checksum"] < counts["digest"]
+    [group] = expand("checksum", ["checksum"], counts, rows)
+    assert isinstance(group, Group) and not group.everywhere
+    assert "hash" in group.alike and "digest" in group.alike and "md5" not in group.alike
+    assert group.level_terms() == ("checksum",)
+    assert group.last_terms()[:1] == ("checksum",) and group.last_terms().count("checksum") == 1
+
+
+def test_a_phrase_of_the_query_gains_its_words_on_its_rarest_word() -> None:
+    """'leading zeros': zfill goes to zeros, the rarer; 'zeros' alone gains no zfill; words of identifiers never match."""
+    counts = {"leading": 300, "zeros": 20, "zfill": 30}
+    assert "zfill" in alike_words("pad with leading zeros", ["pad", "leading", "zeros"], counts)["zeros"]
+    assert "zfill" not in alike_words("zeros", ["zeros"], counts).get("zeros", ())
+    assert alike_words("leading_zeros", ["leadingzeros", "leading", "zeros"], counts) == {}
+
+
+def test_wanted_names_the_thesaurus_words_to_count() -> None:
+    """The thesaurus's words for the query's plain words are counted before expand decides (none counted twice)."""
+    words = wanted("a checksum", ["checksum"], {"checksum": 500, "hash": 7}, 10_000)
+    assert "digest" in words and "hash" not in words
+
+
+def test_the_first_count_holds_the_forms_and_every_thesaurus_word() -> None:
+    """Counted with the query's terms: the plain words' other forms and all their thesaurus words (none a term),
+    so that wanted() has nothing of them left to ask."""
+    first = counted_first("a checksum of files", ["checksum", "files"])
+    assert {"checksums", "file", "hash", "digest"} <= set(first)
+    assert "files" not in first and "checksum" not in first
+    counts = dict.fromkeys(["checksum", "files", *first], 5)
+    assert not set(wanted("a checksum of files", ["checksum", "files"], counts, 10_000)) & set(
+        alike_words("a checksum of files", ["checksum", "files"], {})["checksum"]
+    )
