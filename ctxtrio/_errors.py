@@ -17,6 +17,7 @@ checks the drawing against the classes)::
     │   ├── JournalChangedError  (store/results.py) a conditional append found lines past the expected end
     │   ├── JournalExistsError   (store/results.py) an install found the journal already holding records
     │   ├── UnstorableError      (store/journal.py) records no check foresaw could not be encoded; nothing written
+    │   ├── DiskFullError        (store/reading.py) no room on the disk for a file (ENOSPC, EDQUOT)
     │   ├── IndexDamagedError    (store/index_errors.py) the index file is corrupt or replaced: heal it
     │   ├── IndexFullError       (store/index_errors.py) no room on the disk for an index update
     │   └── CommitTimeoutError   (docs/repository.py) the writer did not acknowledge a commit in time

@@ -302,7 +302,7 @@ async def _discard(repo: Repository, path: Path) -> None:
 
     The rows are forgotten by the writer's next index flush, waited for here: an ingest that
     failed on a full disk reports it only once the room its generation held is free again
-    (the index dropped if forgetting them needs room: :func:`~ctxtrio.store.batch.flush_index`).
+    (the index dropped if forgetting them needs room: :func:`~ctxtrio.store.index_flush.flush_index`).
     """
     with trio.CancelScope(shield=True) as scope:
         scope.deadline = trio.current_time() + CLEANUP_DEADLINE_S

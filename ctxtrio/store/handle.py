@@ -83,6 +83,13 @@ class IndexHealth:
     clock: ThreadClock = SYSTEM_CLOCK
     #: Times the index was healed (reopened or recreated and re-indexed) by this process.
     heals: int = 0
+    #: The index gave its room to the journals on a full disk: its files are deleted, searches
+    #: fail saying why, and it is rebuilt once there is room (:mod:`.room`).
+    shelved: bool = False
+    #: Times the index was shelved by this process.
+    shelves: int = 0
+    #: Held by an index flush, and by a journal write that takes the index's room (other threads).
+    writing: threading.Lock = field(default_factory=threading.Lock)
 
 
 class IndexingState:
@@ -311,7 +318,7 @@ class StoreHandle:
         empty result). A damaged index is healed by the writer and searched again.
         """
         await self.index_settled()
-        if self._lags(journals):
+        if self.health.shelved or self._lags(journals):  # (a shelved index is rebuilt if there is room now)
             await self._submit(LaggingOp(self.data.index_path))
             if self._lags(journals):
                 raise StoreError(
@@ -327,7 +334,10 @@ class StoreHandle:
         """How many rows of ``table`` hold each of ``terms`` (off the event loop; see
         :meth:`~.index.SearchIndex.doc_counts`). Not waited for the index to settle: a statistic.
         A damaged index is healed by the writer and asked again, as by :meth:`search` (a query's
-        words may be counted before it is searched: ``docs/search``'s expansion)."""
+        words may be counted before it is searched: ``docs/search``'s expansion). A shelved index
+        is rebuilt first if there is room now."""
+        if self.health.shelved:
+            await self._submit(LaggingOp(self.data.index_path))
         return await self._healing(partial(self._index.doc_counts, table, terms))
 
     async def _healing(self, read: Callable[[], _T]) -> _T:

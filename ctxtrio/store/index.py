@@ -143,6 +143,14 @@ class SearchIndex:
         )
         self.open()
 
+    def drop(self, why: str) -> None:
+        """Close the index and delete its files (their room goes back to the disk); reads say ``why``
+        until :meth:`open` succeeds. Raises StoreError if a file cannot be deleted."""
+        self.close()
+        self._identity = None  # no file now, so none was deleted or replaced behind this process
+        self.unavailable = why
+        self._delete_files()
+
     def _open_file(self) -> bool:
         """Connect the writer and create the schema; True if the file did not exist."""
         created = not self._path.exists()
@@ -156,9 +164,7 @@ class SearchIndex:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self._path}{suffix}").unlink(missing_ok=True)
         except OSError as exc:
-            raise StoreError(
-                f"search index {self._path} is damaged and cannot be removed: {exc.strerror or exc}"
-            ) from exc
+            raise StoreError(f"search index {self._path} cannot be removed: {exc.strerror or exc}") from exc
 
     def _connect(self, busy_s: float) -> sqlite3.Connection:
         """A connection in WAL mode; raises ``sqlite3.Error`` (callers translate it)."""

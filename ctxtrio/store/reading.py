@@ -10,6 +10,7 @@ JSON, not UTF-8, missing envelope) is copied to the quarantine folder once
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from pathlib import Path
 
-__all__ = ["ReadResult", "parse_lines", "read_blocks", "read_journal", "read_lines", "store_error"]
+__all__ = ["DiskFullError", "ReadResult", "parse_lines", "read_blocks", "read_journal", "read_lines", "store_error"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -40,8 +41,17 @@ class ReadResult:
     quarantined: list[int] = field(default_factory=list)
 
 
+class DiskFullError(StoreError):
+    """No room on the disk (or in the quota) for a file operation: ``ENOSPC``, ``EDQUOT``.
+
+    The store writer acts on it: a journal append that finds no room takes the room of the
+    derived index first and is tried once more (:mod:`.room`).
+    """
+
+
 def store_error(action: str, path: Path, exc: OSError) -> StoreError:
-    return StoreError(f"cannot {action} {path}: {exc.strerror or exc}")
+    kind = DiskFullError if exc.errno in (errno.ENOSPC, errno.EDQUOT) else StoreError
+    return kind(f"cannot {action} {path}: {exc.strerror or exc}")
 
 
 def read_journal(path: Path, start: int = 0, *, quarantine_dir: Path | None = None) -> ReadResult:

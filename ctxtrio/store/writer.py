@@ -25,7 +25,8 @@ kept in ``IndexHealth.lagging`` and the gap is filled by a later batch, or by th
 search that needs it (which fails with a clear StoreError rather than silently finding
 nothing if the lock is still held). A damaged index (corrupt, tables gone, file deleted
 or replaced) is reopened or recreated and every document journal re-indexed, by the
-writer, whether a write or a search found the damage.
+writer, whether a write or a search found the damage. On a full disk the index gives its
+room to the journals, and is rebuilt once there is room (:mod:`.room`).
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import StoreError
-from .batch import IndexWork, defer, flush_index, process_batch, reindex_documents
+from .batch import process_batch
 from .handle import DEFAULT_CAPACITY, IndexHealth, IndexingState, StoreHandle, WriterStats, open_store_channel
 from .index import Forget, SearchIndex
+from .index_flush import IndexWork, defer, flush_index, reindex_documents
 from .journal import JournalAppender
 from .ops import AppendOp, MoveOp, RemoveOp, StoreOp
 from .rows import RowsFor, no_rows

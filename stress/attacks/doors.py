@@ -8,7 +8,8 @@ half have their rows with the ingest area; finding 10's last parts are in ``corn
 3. ``kill -9`` mid-import leaves no half session, and the rerun stores one copy;
 4. ``doc_ingest`` of a non-UTF-8 path through a symlink is refused; the server serves on;
 5. a snapshot cut short under a server, a summary symlinked to /dev/zero: no crash, no growth;
-6. a full disk: sessions, show, export, doctor and a server's reads work;
+6. a full disk: sessions, show, export, doctor and a server's reads work; appends take the
+   search index's room first, then are refused clearly, and search is back once there is room;
 7. the first append after another process's prune is answered; 1e308 timestamps list;
 8. stdio answers left unread and idle HTTP sessions: memory bounded;
 9. a trickled body gets 408 soon; doctor warns about lost-and-found.
@@ -174,17 +175,29 @@ async def _full_disk(work: Path) -> Row:
         }
         async with stdio_server(data) as client:
             recalled = await client.call_tool("context_recall", {"session_id": "s", "query": "kept"})
-            appended = await client.call_tool("context_append", {"session_id": "s", "text": "x " * 3000})
+            # Journals first: the first appends take the room of the derived search index (store/room.py).
+            stored = 0
+            for n in range(100):
+                appended = await client.call_tool("context_append", {"session_id": "s", "text": f"{n} " + "x " * 3000})
+                if appended.is_error:
+                    break
+                stored += 1
+            (mount / "filler").unlink()
+            searched = await client.call_tool("doc_search", {"query": "echidna"})
         held = (
             codes == {"sessions": 0, "show s": 0, "export s": 0, "doctor": 1}
             and not recalled.is_error
+            and stored > 0
             and appended.is_error
             and "No space left" in text_of(appended)
+            and "echidna" in text_of(searched)
         )
         return Row(
             name,
-            "sessions/show/export 0, doctor names the full disk (1); reads served, appends refused clearly",
-            f"exit codes {codes}; recall ok: {not recalled.is_error}; append: {text_of(appended)[:60]}",
+            "sessions/show/export 0, doctor names the full disk (1); reads served; appends take the index's room, "
+            "then are refused clearly; search back once there is room",
+            f"exit codes {codes}; recall ok: {not recalled.is_error}; {stored} stored, then: "
+            f"{text_of(appended)[:60]}; search after: {text_of(searched)[:40]!r}",
             held,
         )
     finally:

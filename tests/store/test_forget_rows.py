@@ -6,9 +6,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ctxtrio.store.batch import flush_index
 from ctxtrio.store.handle import IndexHealth
 from ctxtrio.store.index import Forget, SearchIndex
+from ctxtrio.store.index_flush import flush_index
 from ctxtrio.store.index_tables import SCHEMA_VERSION, TOKENIZER
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import StoredRecord

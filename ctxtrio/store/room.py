@@ -1,0 +1,91 @@
+"""Journals first on a full disk: the derived index gives its room to them, and comes back once there is room.
+
+The journals are the data of record; the search index (:mod:`.index`) is derived from them
+and can be rebuilt at any time. On a full disk both want the same room, and the index must
+never cost a journal write its room:
+
+* an index update that finds no room (``SQLITE_FULL``: :class:`~.index_errors.IndexFullError`)
+  shelves the index (:func:`shelve`): its connections are closed and its files deleted.
+  Deleting is what gives the room back: a rolled-back SQLite transaction leaves the
+  write-ahead log at the size it grew to, and a checkpoint that would shrink it needs room
+  itself (``PRAGMA wal_checkpoint(TRUNCATE)`` fails with 0 bytes free);
+* a journal write that finds no room (:class:`~.reading.DiskFullError`) shelves the index
+  too, once the index flush in progress ends, and is tried once more (:func:`give_way`);
+* a shelved index is rebuilt from the journals (:func:`~.index_flush.rebuild`) by the next
+  index flush, or the next search, that finds :func:`room_to_rebuild`. Until then searches
+  say why; no restart is needed.
+
+:attr:`~.handle.IndexHealth.writing` keeps shelving apart from an index flush running in
+another thread. All of it blocks: call it in worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING
+
+from .._errors import StoreError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .handle import IndexHealth
+    from .index import SearchIndex
+    from .layout import DataDir
+
+__all__ = ["REBUILD_FACTOR", "ROOM_KEPT_BYTES", "give_way", "room_to_rebuild", "shelve"]
+
+log = logging.getLogger("ctxtrio.store")
+
+#: Free bytes a rebuild needs per byte of document journals. Measured: the index of 100 files of
+#: python3.11-doc's library/ holds 1.67x their journals' bytes (3,719,168 against 2,221,786;
+#: /tmp/diskfull/ratio.py), and its write-ahead log needs room beside it while it is built.
+REBUILD_FACTOR = 2
+#: Free bytes a rebuild leaves for the journals beyond what it needs itself.
+ROOM_KEPT_BYTES = 1 << 20
+
+
+def shelve(index: SearchIndex, health: IndexHealth, cause: str) -> None:
+    """Close the index and delete its files, so their room goes to the journals; searches say
+    why until it is rebuilt. The caller holds ``health.writing``. Raises StoreError if a file
+    cannot be deleted (the index is closed and shelved all the same)."""
+    health.shelved = True
+    health.shelves += 1
+    health.lagging.clear()  # the rebuild indexes every journal there is then
+    health.unforgotten.clear()
+    why = (
+        f"the search index was set aside to leave the disk's room to the journals ({cause}); documents "
+        "can be searched again once there is room (it is rebuilt by itself); sessions and ingests work"
+    )
+    log.warning("%s", why)
+    index.drop(why)
+
+
+def give_way(index: SearchIndex, health: IndexHealth) -> None:
+    """A journal write found no room: shelve the index, after the index flush in progress ends
+    (which shelves it itself if it too finds no room). The caller then writes the journal again."""
+    with health.writing:
+        if not health.shelved:
+            try:
+                shelve(index, health, "a journal write found no room")
+            except StoreError as exc:  # (the journal is tried again all the same: it says what it finds)
+                log.warning("%s", exc)
+
+
+def room_to_rebuild(data: DataDir) -> bool:
+    """Whether the disk has room to rebuild the index and still keep :data:`ROOM_KEPT_BYTES` free."""
+    try:
+        room = os.statvfs(data.root)
+        held = sum(_size(path) for path in data.docs.glob("*/*.jsonl"))
+    except OSError as exc:
+        log.warning("cannot tell the room on the disk of %s (%s): the search index stays set aside", data.root, exc)
+        return False
+    return room.f_bavail * room.f_frsize >= REBUILD_FACTOR * held + ROOM_KEPT_BYTES
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:  # (removed since it was listed)
+        return 0

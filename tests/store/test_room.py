@@ -1,0 +1,114 @@
+"""Journals first on a full disk (store/room.py): the derived index gives its room to the journals,
+and is rebuilt from them once there is room, with no restart. On a 4 MB tmpfs, root only (as
+tests/store/test_disk_full.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import pytest
+
+from ctxtrio._errors import StoreError
+from ctxtrio.store.handle import IndexHealth
+from ctxtrio.store.index import SearchIndex
+from ctxtrio.store.index_flush import flush_index, retry_lagging
+from ctxtrio.store.journal import JournalAppender
+from ctxtrio.store.layout import prepare_data_dir
+from ctxtrio.store.records import NewRecord, Record, StoredRecord
+from ctxtrio.store.results import AppendResult
+from ctxtrio.store.rows import IndexRow
+from tests.docs.conftest import opened
+from tests.store.test_disk_full import small_tmpfs
+
+TEXT = "\n\n".join(f"Paragraph {n} mentions the quokka number {n} and nothing else of note." for n in range(400))
+
+
+def _fill(path: Path, *, leave_bytes: int = 0) -> None:
+    """Write ``path`` until the disk holding it has at most ``leave_bytes`` free (ENOSPC ends it)."""
+    with open(path, "wb", buffering=0) as filler, contextlib.suppress(OSError):
+        while _free(path.parent) > leave_bytes:
+            filler.write(b"\0" * 4096)
+
+
+def _free(where: Path) -> int:
+    room = os.statvfs(where)
+    return room.f_bavail * room.f_frsize
+
+
+def _text_rows(record: Record) -> list[IndexRow]:
+    """A record's ``text`` as one row (what a domain's rows_for gives the index to rebuild from)."""
+    text = record.get("text")
+    return [IndexRow("chunks", str(record["seq"]), text)] if isinstance(text, str) else []
+
+
+def test_an_index_update_without_room_gives_the_disk_back_and_the_index_returns_with_room(tmp_path: Path) -> None:
+    """An index flush that finds no room (~4 MB of rows, 0.5 MB free) shelves the index: its files
+    are deleted, so the write-ahead log the rolled-back update grew does not keep the disk full, and
+    searches say why. Once there is room, what a search asks (retry_lagging) rebuilds it from the
+    journals. Before, the flush was deferred and the log kept the room it had grown to."""
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        data = prepare_data_dir(mount / "data")
+        small = data.docs / "small" / "1.jsonl"
+        appender = JournalAppender(lock_timeout_s=5.0, folders_in=[data.docs])
+        appender.append(small, [NewRecord("chunk", {"text": "the echidna lays eggs"})])
+        appender.close()
+        index = SearchIndex(data.index_path, _text_rows)
+        index.open()
+        health = IndexHealth()
+        try:
+            index.catch_up("docs/small/1.jsonl", small, small.stat().st_size)
+            assert [hit.journal for hit in index.search("chunks", ["echidna"], journals=None, limit=5)] == [
+                "docs/small/1.jsonl"
+            ]
+            _fill(mount / "filler", leave_bytes=500_000)
+            before = _free(mount)
+            records = [StoredRecord(100 * n, 100 * n + 100, {"seq": n}) for n in range(100_000)]
+            rows = {
+                100 * n: [IndexRow("chunks", str(n), f"platypus{n} counted{n} on day{n} of {n}")]
+                for n in range(100_000)
+            }
+            big = data.docs / "big" / "1.jsonl"  # (not on the disk: the rows alone are too many)
+            flush_index(data, index, [("docs/big/1.jsonl", big, _appended(big, records), rows)], health)
+            assert (health.shelved, health.shelves) == (True, 1)
+            assert not data.index_path.exists() and not Path(f"{data.index_path}-wal").exists()
+            assert _free(mount) >= before  # all the index held is free again, none left in a log
+            with pytest.raises(StoreError, match="search index was set aside"):
+                index.search("chunks", ["echidna"], journals=None, limit=5)
+            retry_lagging(data, index, health)  # still no room to rebuild in: it stays shelved
+            assert (health.shelved, data.index_path.exists()) == (True, False)
+            (mount / "filler").unlink()
+            retry_lagging(data, index, health)
+            assert (health.shelved, health.heals) == (False, 1)
+            assert [hit.journal for hit in index.search("chunks", ["echidna"], journals=None, limit=5)] == [
+                "docs/small/1.jsonl"
+            ]
+        finally:
+            index.close()
+
+
+def _appended(path: Path, records: list[StoredRecord]) -> AppendResult:
+    """What the writer's append of ``records`` to ``path`` returned."""
+    return AppendResult(path, records, records[0].offset, records[-1].end, [])
+
+
+async def test_a_journal_write_without_room_takes_the_room_of_the_index(tmp_path: Path) -> None:
+    """On a disk filled to the last byte, a session append takes the room of the derived index
+    (its files deleted) instead of failing; searches say the index is set aside; once the disk
+    has room again, the next search rebuilds it from the journals and finds the document, with
+    no restart. Before, the append failed with "No space left on device"."""
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        async with opened(mount) as ctx:
+            await ctx.documents.ingest(text=TEXT, title="q")
+            await ctx.sessions.append("s", "the first entry")
+            assert (await ctx.documents.search("quokka", budget_tokens=4000)).hits
+            _fill(mount / "filler")
+            await ctx.sessions.append("s", "an entry written on a full disk " * 400)
+            assert ctx.store.health.shelved and not (mount / "data" / "index.sqlite3").exists()
+            with pytest.raises(StoreError, match="search index was set aside"):
+                await ctx.documents.search("quokka", budget_tokens=4000)
+            (mount / "filler").unlink()
+            assert (await ctx.documents.search("quokka", budget_tokens=4000)).hits
+            assert (ctx.store.health.shelved, ctx.store.health.heals) == (False, 1)
+            assert "an entry written on a full disk" in (mount / "data" / "sessions" / "s.jsonl").read_text()
