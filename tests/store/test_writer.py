@@ -114,7 +114,9 @@ async def test_backpressure_when_channel_full(data: DataDir) -> None:
                 done += 1
 
             nursery.start_soon(producer, 0)
-            await trio.sleep(0.2)  # the writer has taken op 0 and waits for the lock
+            with trio.fail_after(5):
+                while store.stats.batches < 1:  # the writer has taken op 0 (and waits for the lock)
+                    await trio.sleep(0.01)
             for number in range(1, 6):
                 nursery.start_soon(producer, number)
             with trio.fail_after(5):
