@@ -47,7 +47,12 @@ same sources, ``--questions stress/retrieval_questions_python4.json`` (60 questi
 each kind over 47 files, topics apart from both python sets), written on 2026-12-05,
 01:26-01:29 UTC by the machine clock by reading the manual, with no search run over it; its
 first measurement (df2e710, keyword only): 23/28/29 of 60. ``--chunk-tokens`` sets the
-server's chunk size (default 800, the server's own), to measure the retrieval unit.
+server's chunk size (default 800, the server's own), to measure the retrieval unit. An
+eighth, **held out**, ``--questions stress/retrieval_questions_python3.json`` (60 questions, 20
+of each kind over 48 files), written 2026-12-05, 01:10-01:13 UTC by reading the manual and kept
+outside the repository while that session changed search, then measured on its first and last
+code (df2e710: 23/26/32 of 60; c1c2ab9: 25/29/34) and committed; 21 of its questions share a
+topic with the seventh set, written after it without seeing it.
 Each question is asked:
 
 - once with ``budget_tokens=100000, limit=10``, for the ranking: the right file among
