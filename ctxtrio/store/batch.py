@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, assert_never
 
 from .._errors import CtxError, StoreError
 from .index import Forget, IndexDamagedError, SearchIndex
-from .index_flush import IndexWork, flush_index, heal_index, journal_size, retry_lagging
+from .index_flush import IndexWork, flush_index, heal_index, retry_lagging
 from .journal import UnstorableError
 from .ops import ENDS_AT, AppendOp, CatchUpOp, HealOp, InstallOp, LaggingOp, MoveOp, ReindexOp, RemoveOp, RewriteOp
-from .reading import DiskFullError, store_error
+from .reading import DiskFullError, journal_size, store_error
 from .results import AppendResult
 from .room import give_way
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 from .index import Forget, IndexDamagedError, IndexFullError, SearchIndex
-from .reading import store_error
+from .reading import journal_size, store_error
 from .results import AppendResult
 from .room import room_to_rebuild, shelve
 from .rows import IndexRow
@@ -35,7 +35,6 @@ __all__ = [
     "defer",
     "flush_index",
     "heal_index",
-    "journal_size",
     "rebuild",
     "reindex_documents",
     "retry_lagging",
@@ -157,15 +156,6 @@ def reindex_documents(data: DataDir, index: SearchIndex) -> None:
             added += index.catch_up(data.journal_name(path), path, journal_size(path))
     if added:  # nothing to say on a store whose index was up to date (or empty)
         log.info("search index: %d rows re-indexed from the document journals", added)
-
-
-def journal_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
-    except OSError as exc:
-        raise store_error("stat", path, exc) from exc
 
 
 def _forget_rows(data: DataDir, index: SearchIndex, health: IndexHealth, name: str) -> None:

@@ -23,7 +23,16 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from pathlib import Path
 
-__all__ = ["DiskFullError", "ReadResult", "parse_lines", "read_blocks", "read_journal", "read_lines", "store_error"]
+__all__ = [
+    "DiskFullError",
+    "ReadResult",
+    "journal_size",
+    "parse_lines",
+    "read_blocks",
+    "read_journal",
+    "read_lines",
+    "store_error",
+]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -52,6 +61,16 @@ class DiskFullError(StoreError):
 def store_error(action: str, path: Path, exc: OSError) -> StoreError:
     kind = DiskFullError if exc.errno in (errno.ENOSPC, errno.EDQUOT) else StoreError
     return kind(f"cannot {action} {path}: {exc.strerror or exc}")
+
+
+def journal_size(path: Path) -> int:
+    """The bytes of the journal at ``path``: 0 once it is gone (removed since it was listed)."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise store_error("stat", path, exc) from exc
 
 
 def read_journal(path: Path, start: int = 0, *, quarantine_dir: Path | None = None) -> ReadResult:

@@ -26,10 +26,9 @@ import os
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
+from .reading import journal_size
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from .handle import IndexHealth
     from .index import SearchIndex
     from .layout import DataDir
@@ -77,15 +76,8 @@ def room_to_rebuild(data: DataDir) -> bool:
     """Whether the disk has room to rebuild the index and still keep :data:`ROOM_KEPT_BYTES` free."""
     try:
         room = os.statvfs(data.root)
-        held = sum(_size(path) for path in data.docs.glob("*/*.jsonl"))
-    except OSError as exc:
+        held = sum(journal_size(path) for path in data.docs.glob("*/*.jsonl"))
+    except (OSError, StoreError) as exc:
         log.warning("cannot tell the room on the disk of %s (%s): the search index stays set aside", data.root, exc)
         return False
     return room.f_bavail * room.f_frsize >= REBUILD_FACTOR * held + ROOM_KEPT_BYTES
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:  # (removed since it was listed)
-        return 0

@@ -13,8 +13,9 @@ header says how).
 Each line of the table is a group ``user words, user phrase, ... = term term ...``. A phrase
 matches a query that holds each of its words in any order and inflection (compared by
 :func:`~.stems.light_stem`, so "returned" matches "return"); a single word is a phrase of one.
-What a query gains (:func:`alike`) is attached to the phrase's word that comes last in the
-query; :func:`~.neighbours.expand` decides where it searches and how much it weighs.
+What a query gains (:func:`alike`) is attached to the phrase's word that the fewest rows
+hold (the later one of equals); :func:`~.neighbours.expand` decides where it searches and how
+much it weighs.
 """
 
 from __future__ import annotations

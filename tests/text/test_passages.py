@@ -29,6 +29,13 @@ def _shown(text: str, query: str, budget: int) -> str:
     return marked_text(text, passage)
 
 
+def _window(text: str, focus: list[str], budget: int, rarity: dict[str, float], asked: list[str]) -> str:
+    """The text shown of the window :func:`best_passage` finds, weighed by ``rarity``, for a query asking ``asked``."""
+    passage = best_passage(text, focus, budget, MODEL, rarity=rarity, named=asked)
+    assert passage is not None
+    return marked_text(text, passage)
+
+
 def test_the_window_holding_all_the_words_close_together_wins() -> None:
     """Terms scattered over the text lose to the few lines that hold them all."""
     lines = list(FILLER)
@@ -409,9 +416,7 @@ def test_a_window_grows_into_no_entry_above_its_own() -> None:
     focus = unheaded_terms(asked, ("Number-theoretic and representation functions", "function gcd", "math"))
     rarity = {"math": 0.31, "isclose": 0.81, "reltol": 1.0, "rel": 1.0, "tol": 1.0}  # what the Python docs give them
     for budget in (110, 150, 200, 300):
-        passage = best_passage(text, focus, budget, MODEL, rarity=rarity, named=asked)
-        assert passage is not None
-        shown = marked_text(text, passage)
+        shown = _window(text, focus, budget, rarity, asked)
         assert shown.startswith(f"{CUT_MARK} .. function:: isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0)"), budget
         assert "*rel_tol* is the relative tolerance" in shown and MODEL.estimate(shown) <= budget, budget
 
@@ -428,9 +433,7 @@ def test_the_sentence_shown_apart_starts_a_paragraph_about_the_rarest_word() -> 
     rarity = {"functools": 0.5, "lrucache": 1.0, "lru": 0.94, "cache": 0.38, "maxsize": 0.69}  # the Python docs'
     assert focus == ["maxsize"]
     for budget in (300, 350, 400):
-        passage = best_passage(text, focus, budget, MODEL, rarity=rarity, named=asked)
-        assert passage is not None
-        shown = marked_text(text, passage)
+        shown = _window(text, focus, budget, rarity, asked)
         assert shown.startswith(f"{CUT_MARK} .. decorator:: lru_cache(user_function)"), budget
         assert "If *maxsize* is set to ``None``, the LRU feature is disabled" in shown, budget
         assert MODEL.estimate(shown) <= budget
@@ -449,8 +452,6 @@ def test_of_equally_good_windows_one_inside_an_entry_wins() -> None:
     rarity = {"threading": 1.0, "event": 0.47, "wait": 0.88}  # what the Python docs give them
     assert focus == ["wait"]
     for budget in (80, 120, 150):
-        passage = best_passage(text, focus, budget, MODEL, rarity=rarity, named=asked)
-        assert passage is not None
-        shown = marked_text(text, passage)
+        shown = _window(text, focus, budget, rarity, asked)
         assert shown.startswith(f"{CUT_MARK}    .. method:: wait(timeout=None)\n"), budget
         assert "Block until the internal flag is true." in shown and MODEL.estimate(shown) <= budget, budget
