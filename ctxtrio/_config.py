@@ -1,7 +1,9 @@
 """The frozen configuration every component receives from ``_wiring.py`` (the component tree).
 
 Built once by ``_cli.py`` (flags > environment > defaults) or directly by library users.
-Nothing reads the environment after that; nothing mutates it.
+Nothing reads the environment after that; nothing mutates it. The range checks that
+:meth:`Config.validated` applies are in ``_config_checks.py``; each field's flag, variable
+and help text is a row of ``_setting.py``.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
+from ._config_checks import out_of_range
 from ._errors import ConfigError
-from ._limits import BUDGET
-from ._setting import Setting, default_data_dir, is_loopback_host, setting
+from ._setting import Setting, default_data_dir, setting
 
 __all__ = ["Config", "StrPath", "Transport", "settings"]
 
@@ -235,7 +237,7 @@ class Config:
 
     if TYPE_CHECKING:
         # What the generated __init__ accepts: path settings as str or PathLike, normalised
-        # by __post_init__. tests/test_config_types.py keeps this in step with the fields.
+        # by __post_init__. tests/test_public_api.py keeps this in step with the fields.
         def __init__(
             self,
             data_dir: StrPath = ...,
@@ -304,9 +306,9 @@ class Config:
 
     def validated(self) -> Config:
         """Return self with paths made absolute, or raise ConfigError naming the bad value."""
-        problems = list(_problems(self))
-        if problems:
-            raise ConfigError(problems[0])
+        found = out_of_range(self)
+        if found:
+            raise ConfigError(found[0])
         return dataclasses.replace(
             self,
             data_dir=Path(self.data_dir).expanduser().absolute(),
@@ -324,87 +326,3 @@ def _paths(roots: object) -> tuple[Path, ...]:
     if not isinstance(roots, Iterable):
         raise ConfigError(f"ingest_roots must be paths, got {roots!r}")
     return tuple(Path(root) for root in roots)
-
-
-def _problems(config: Config) -> list[str]:
-    """Every setting that is out of range, in the order the flags are documented."""
-    return [
-        *_reading_problems(config),
-        *_endpoint_problems(config),
-        *_http_problems(config),
-        *_process_problems(config),
-    ]
-
-
-def _reading_problems(config: Config) -> list[str]:
-    """The tool profile, the budget, chunking and the token guess."""
-    problems: list[str] = []
-    if config.tools not in ("full", "compact"):
-        problems.append(f"--tools must be full or compact, got {config.tools!r}")
-    if config.budget_tokens is not None and config.budget_tokens not in BUDGET:
-        problems.append(f"--budget must be between {BUDGET.low} and {BUDGET.high}, got {config.budget_tokens}")
-    if not 50 <= config.chunk_tokens <= 20_000:
-        problems.append(f"--chunk-tokens must be between 50 and 20000, got {config.chunk_tokens}")
-    if config.chunk_overlap_tokens < 0:
-        problems.append(f"--chunk-overlap must be >= 0, got {config.chunk_overlap_tokens}")
-    elif config.chunk_overlap_tokens >= config.chunk_tokens:
-        problems.append(
-            f"--chunk-overlap ({config.chunk_overlap_tokens}) must be smaller than --chunk-tokens ({config.chunk_tokens})"
-        )
-    if not 0.01 <= config.token_ratio <= 4.0:
-        problems.append(f"--token-ratio must be between 0.01 and 4, got {config.token_ratio}")
-    return problems
-
-
-def _endpoint_problems(config: Config) -> list[str]:
-    """The LLM and embedding endpoints, and the ingest size."""
-    problems: list[str] = []
-    if config.llm_timeout_s <= 0:
-        problems.append(f"--llm-timeout must be > 0 ms, got {config.llm_timeout_s * 1000:g}")
-    if config.llm_deadline_s <= 0:
-        problems.append(f"--llm-deadline must be > 0 s, got {config.llm_deadline_s:g}")
-    if config.llm_concurrency < 1:
-        problems.append(f"--llm-concurrency must be >= 1, got {config.llm_concurrency}")
-    if not config.llm_base_url.startswith(("http://", "https://")):
-        problems.append(f"--llm-base-url must start with http:// or https://, got {config.llm_base_url!r}")
-    if config.embed_base_url and not config.embed_base_url.startswith(("http://", "https://")):
-        problems.append(f"--embed-base-url must start with http:// or https://, got {config.embed_base_url!r}")
-    if config.max_ingest_chars < 1:
-        problems.append(f"--max-ingest-chars must be >= 1, got {config.max_ingest_chars}")
-    return problems
-
-
-def _http_problems(config: Config) -> list[str]:
-    """The HTTP listener: port, exposure, token, body and session limits."""
-    problems: list[str] = []
-    if not 0 <= config.http_port <= 65535:
-        problems.append(f"--port must be between 0 and 65535, got {config.http_port}")
-    if not is_loopback_host(config.http_host):
-        if not config.allow_remote:
-            problems.append(
-                f"--host {config.http_host} is not loopback; pass --allow-remote with --http-token to expose it"
-            )
-        elif not config.http_token:
-            problems.append("--allow-remote needs --http-token (or CTX_HTTP_TOKEN): a remote bind must authenticate")
-    if config.http_body_timeout_s <= 0:
-        problems.append(f"--http-body-timeout must be > 0 s, got {config.http_body_timeout_s:g}")
-    if config.http_max_sessions < 1:
-        problems.append(f"--http-max-sessions must be >= 1, got {config.http_max_sessions}")
-    if not 0 < config.http_session_idle_s < float("inf"):
-        problems.append(f"--http-session-idle must be > 0 s, got {config.http_session_idle_s:g}")
-    if config.http_token is not None and len(config.http_token) < 16:
-        problems.append("--http-token must be at least 16 characters")
-    return problems
-
-
-def _process_problems(config: Config) -> list[str]:
-    """Shutdown, the store lock and the ingest roots."""
-    problems: list[str] = []
-    if config.shutdown_grace_s < 0:
-        problems.append(f"--shutdown-grace must be >= 0 s, got {config.shutdown_grace_s:g}")
-    if config.lock_timeout_s <= 0:
-        problems.append(f"lock_timeout_s must be > 0 s, got {config.lock_timeout_s:g}")
-    for root in config.ingest_roots:
-        if not root.expanduser().is_dir():
-            problems.append(f"--ingest-root {root} is not a directory")
-    return problems

@@ -26,9 +26,11 @@ ALLOWED: dict[str, set[str]] = {
     "text": set(),
     "store": {"text"},
     "llm": {"text"},
-    # One settings row and how a setting's text reads (yes/no, loopback host): Config's parts.
+    # One settings row and how a setting's text reads (yes/no, loopback host), and the range
+    # checks over the values Config holds (a Protocol, not Config): Config's parts.
     "_setting": set(),
-    "_config": {"_setting"},
+    "_config_checks": {"_setting"},
+    "_config": {"_setting", "_config_checks"},
     "_platform": set(),
     "_live": {"_config", "text"},
     "memory": {"store", "llm", "text", "_live", "_config"},
