@@ -1,4 +1,8 @@
-"""Append-only JSONL journal files: appending under an OS lock (reading is :mod:`.reading`; the file operations under an append are :mod:`.journal_files`).
+"""Append-only JSONL journal files: appending under an OS lock, several journals as one group commit.
+
+Reading is :mod:`.reading`; one journal's write under the lock (catch up on other
+processes' lines, number and write the records) is :mod:`.journal_write`; the file
+operations under an append are :mod:`.journal_files`; installing a whole journal is :mod:`.install`.
 
 Everything here is blocking file I/O and runs in worker threads (``trio.to_thread``),
 called by the store writer (appends) and by the services (reads). ``OSError`` is
@@ -28,9 +32,7 @@ import fcntl
 import logging
 import os
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,10 +40,11 @@ from typing import TYPE_CHECKING
 from .._clock import SYSTEM_CLOCK, ThreadClock
 from .._errors import StoreError
 from .install import install_journal
-from .journal_files import check_end, ends_with_newline, lock_polling, replaced, write_all
+from .journal_files import check_end, lock_polling, replaced
 from .journal_files import fsync_dir as _fsync_dir
+from .journal_write import Tail, Written, write_records
 from .reading import parse_lines, store_error
-from .records import NewRecord, StoredRecord, encode_line, encode_record
+from .records import NewRecord, encode_line
 from .results import AppendResult, Rewrite, RewriteResult
 
 if TYPE_CHECKING:
@@ -55,25 +58,6 @@ log = logging.getLogger("ctxtrio.store")
 
 class UnstorableError(StoreError):
     """Records that could not be encoded or written for a reason no check foresaw; nothing was written."""
-
-
-@dataclass(slots=True)
-class _Tail:
-    size: int
-    last_seq: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Written:
-    """A journal written but not yet fsynced, still locked: what its append will return."""
-
-    path: Path
-    fd: int
-    #: Size before the append (the file is cut back to it if the fsync fails).
-    size: int
-    created: bool
-    result: AppendResult
-    tail: _Tail
 
 
 #: (journal, records, expect_end) of one append in a group.
@@ -111,7 +95,7 @@ class JournalAppender:
         self._quarantine_dir = quarantine_dir
         #: Set at shutdown once the drain deadline passed: lock waits give up at once.
         self.giving_up = threading.Event()
-        self._tails: dict[Path, _Tail] = {}
+        self._tails: dict[Path, Tail] = {}
         self._fds: dict[Path, int] = {}
         #: Threads that fsync a group's journals at once (started on the first group of several).
         self._syncer: ThreadPoolExecutor | None = None
@@ -169,7 +153,7 @@ class JournalAppender:
         outcomes: list[AppendResult | StoreError | None] = [None] * len(paths)
         results: list[AppendResult | StoreError | None] = [None] * count  # as written, for the follow-ups
         held: dict[int, tuple[int, bool]] = {}
-        written: list[tuple[int, _Written]] = []
+        written: list[tuple[int, Written]] = []
         try:
             for number in sorted(range(len(paths)), key=lambda n: str(paths[n])):
                 try:
@@ -204,10 +188,10 @@ class JournalAppender:
         new: list[NewRecord],
         outcomes: list[AppendResult | StoreError | None],
         number: int,
-    ) -> _Written | None:
+    ) -> Written | None:
         """Write ``new`` to the locked journal; None, and its error in ``outcomes``, if it was not."""
         try:
-            return self._write_locked(*held, path, new)
+            return write_records(*held, path, new, tail=self._tails.get(path), quarantine_dir=self._quarantine_dir)
         except StoreError as exc:
             outcomes[number] = exc
         except Exception as exc:  # (a record no check foresaw fails alone: nothing was written)
@@ -218,7 +202,7 @@ class JournalAppender:
         return None
 
     def _sync_written(
-        self, written: list[tuple[int, _Written]], outcomes: list[AppendResult | StoreError | None]
+        self, written: list[tuple[int, Written]], outcomes: list[AppendResult | StoreError | None]
     ) -> None:
         """fsync what was written, at once; a journal whose fsync fails is cut back and gets the error."""
         failures = self._sync([done for _, done in written])
@@ -258,7 +242,7 @@ class JournalAppender:
             self.forget(path)
             raise
 
-    def _sync(self, written: list[_Written]) -> dict[int, OSError]:
+    def _sync(self, written: list[Written]) -> dict[int, OSError]:
         """fsync every written journal, the folder of each new one and the parent of each new
         folder; the errors by descriptor."""
         failures: dict[int, OSError] = {}
@@ -359,45 +343,3 @@ class JournalAppender:
 
     def _lock(self, fd: int, path: Path) -> None:
         lock_polling(fd, path, timeout_s=self._lock_timeout_s, clock=self._clock, giving_up=self.giving_up)
-
-    def _write_locked(self, fd: int, created: bool, path: Path, new: list[NewRecord]) -> _Written:
-        try:
-            info = os.fstat(fd)
-            size = info.st_size
-        except OSError as exc:
-            raise store_error("stat journal", path, exc) from exc
-        tail = self._tails.get(path)
-        foreign: list[StoredRecord] = []
-        prefix = b""
-        if tail is None or tail.size != size:
-            # Someone else wrote (or we never looked): learn the last seq, and terminate
-            # a torn final line left by a crash. Our own appends always end in a newline.
-            tail, foreign = self._catch_up(fd, path, tail, size)
-            if size > 0 and not ends_with_newline(fd, path, size):
-                prefix = b"\n"
-        now = time.time()
-        stored: list[StoredRecord] = []
-        chunks: list[bytes] = [prefix]
-        offset = size + len(prefix)
-        seq = tail.last_seq
-        for record in new:
-            seq += 1
-            data, line = encode_record(record, seq=seq, ts=now)
-            stored.append(StoredRecord(offset, offset + len(line), data))
-            chunks.append(line)
-            offset += len(line)
-        write_all(fd, path, b"".join(chunks), size)
-        result = AppendResult(path, stored, size + len(prefix), offset, foreign, (info.st_dev, info.st_ino))
-        return _Written(path, fd, size, created, result, _Tail(offset, seq))
-
-    def _catch_up(self, fd: int, path: Path, tail: _Tail | None, size: int) -> tuple[_Tail, list[StoredRecord]]:
-        start = tail.size if tail is not None and tail.size <= size else 0
-        last_seq = tail.last_seq if tail is not None and start > 0 else 0
-        try:
-            data = os.pread(fd, size - start, start)
-        except OSError as exc:
-            raise store_error("read journal", path, exc) from exc
-        result = parse_lines(data, start, path=path, quarantine_dir=self._quarantine_dir)
-        for record in result.records:
-            last_seq = max(last_seq, record.seq)
-        return _Tail(size, last_seq), result.records

@@ -1,8 +1,9 @@
 """The file operations under a journal append, each on an open descriptor (blocking).
 
 :class:`~.journal.JournalAppender` composes them: take the lock, check the file is still
-the one opened and ends where expected, write every line at once, fsync the folder of a
-new file. ``OSError`` becomes ``StoreError`` here (:func:`~.reading.store_error`).
+the one opened and ends where expected, write every line at once (through
+:func:`~.journal_write.write_records`), fsync the folder of a new file. ``OSError``
+becomes ``StoreError`` here (:func:`~.reading.store_error`).
 """
 
 from __future__ import annotations
