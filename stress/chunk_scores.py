@@ -28,7 +28,7 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 from html_text import convert_dir
-from retrieval_bench import HTML, Question, doc_id_for, load_questions, normalized
+from retrieval_questions import HTML, Question, doc_id_for, load_questions, normalized
 
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring

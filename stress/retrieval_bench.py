@@ -9,50 +9,20 @@ official SDK's in-memory client, no LLM), then each question of
 ``stress/retrieval_questions.json`` (20 exact identifiers, 20 natural questions, 20
 paraphrases; each names the file and a short answer string found verbatim in it; the
 set was written before any tuning and is never edited) is asked of ``doc_search``.
-A second set guards against tuning to the first: ``--sources
-/usr/share/doc/python3.11/html/_sources --questions stress/retrieval_questions_python.json``
-(``python3.11-doc``'s 497 reST sources as they are, 45 questions: 15 exact, 16 natural,
-14 paraphrases, written before the tuning they checked and never edited). A third set, in
-markdown: ``--sources /usr/share/doc/nodejs/api --questions
-stress/retrieval_questions_node.json`` (the Node.js 20 API reference's 64 ``.md`` files, 3.5
-MB, shipped by the ``nodejs`` package from NodeSource; Debian's ``nodejs-doc`` is Node 18's,
-gzipped: unzip its ``.md.gz`` and add ``--drop-missing``, which leaves out the 2 questions
-whose answers Node 18 lacks; 36 questions: 12 of each kind, written before the tuning it
-checked and never edited). A fourth,
-**held out** (never tune on it): ``--sources /usr/share/doc/git-doc --questions
-stress/retrieval_questions_git.json`` (``apt-get install git-doc``: git's own AsciiDoc manual
-sources, 292 ``.txt`` files, 3.5 MB; 60 questions, 20 of each kind, written by reading the
-manual before any search ran over it and committed before anything was measured on it; the
-lead counts it as tuned on once since, so no longer clean). A fifth, **held out** (never
-tune on it), another Sphinx reST manual like the Python docs: ``--sources
-/usr/share/doc/python-pytest-doc/html/_sources
---questions stress/retrieval_questions_pytest.json`` (``apt-get install python-pytest-doc``:
-pytest 7.2.1's 218 ``.rst.txt`` sources, 1.66 MB, all taken, nothing excluded; 60 questions,
-20 of each kind over 37 files, written by reading the manual and committed (b948ed7) before
-anything was measured on it; its note's "2.3 MB" is ``du``'s figure). Keyword only, base
-ca8a08c and b948ed7 alike, every question's rank and answers identical: 22/29/34 of 60 at
-500/1,000/2,000 (exact 10/14/16, natural 12/13/16, paraphrase 0/2/2), top 3 37 (17, 17, 3),
-MRR@10 0.569; misses at 1,000: window 7, room 6, adjacent 1, not shown 17 (16 paraphrases).
-A sixth, **held out** (never tune on it), a second set over the python3.11-doc sources,
-since the first has been tuned on for several sessions: ``--sources
-/usr/share/doc/python3.11/html/_sources --questions stress/retrieval_questions_python2.json``
-(60 questions, 20 of each kind over 52 files, topics apart from the first set's; five are the
-examples issue 20 names: ``-X importtime``, ``asyncio.gather return_exceptions``,
-``functools.lru_cache maxsize``, ``PYTHONSAFEPATH``, an immutable dataclass). Written on
-2026-12-04, 22:33-22:36 UTC by the machine clock, by reading the manual with grep and sed; no
-ctxtrio search of any kind ran over the corpus first. A script checked only that each answer
-is in its file under ``normalized``. The set was committed before anything was measured on it
-(held out once, 20/27/29 of 60 on ddec9f3; tuned on since). A seventh, a **dev** set over the
-same sources, ``--questions stress/retrieval_questions_python4.json`` (60 questions, 20 of
-each kind over 47 files, topics apart from both python sets), written on 2026-12-05,
-01:26-01:29 UTC by the machine clock by reading the manual, with no search run over it; its
-first measurement (df2e710, keyword only): 23/28/29 of 60. ``--chunk-tokens`` sets the
-server's chunk size (default 800, the server's own), to measure the retrieval unit. An
-eighth, **held out**, ``--questions stress/retrieval_questions_python3.json`` (60 questions, 20
-of each kind over 48 files), written 2026-12-05, 01:10-01:13 UTC by reading the manual and kept
-outside the repository while that session changed search, then measured on its first and last
-code (df2e710: 23/26/32 of 60; c1c2ab9: 25/29/34) and committed; 21 of its questions share a
-topic with the seventh set, written after it without seeing it.
+The other sets, their corpora, how and when each was written, and which are held out
+(never tune on those) are described in ``stress/retrieval_questions.py``, which reads them.
+Each runs with ``--sources DIR --questions FILE``:
+
+    --sources /usr/share/doc/python3.11/html/_sources --questions stress/retrieval_questions_python.json
+        (likewise _python2, _python3 and _python4.json, over the same sources)
+    --sources /usr/share/doc/nodejs/api --questions stress/retrieval_questions_node.json
+        (Debian's nodejs-doc is Node 18's: unzip its .md.gz and add --drop-missing)
+    --sources /usr/share/doc/git-doc --questions stress/retrieval_questions_git.json
+    --sources /usr/share/doc/python-pytest-doc/html/_sources --questions stress/retrieval_questions_pytest.json
+
+``--chunk-tokens`` sets the server's chunk size (default 800, the server's own), to measure
+the retrieval unit.
+
 Each question is asked:
 
 - once with ``budget_tokens=100000, limit=10``, for the ranking: the right file among
@@ -106,6 +76,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # testkit/
 from html_text import convert_dir
 from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
+from retrieval_questions import HTML, KINDS, Question, doc_id_for, load_questions, missing_answers, normalized
 
 from ctxtrio._app import build_server
 from ctxtrio._config import Config
@@ -120,17 +91,7 @@ if TYPE_CHECKING:
     from ctxtrio._wiring import Wiring
 
 HERE = Path(__file__).resolve().parent
-HTML = Path("/usr/share/doc/postgresql-doc-15/html")
 BUDGETS = (500, 1000, 2000)
-KINDS = ("exact", "natural", "paraphrase")
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    kind: str
-    query: str
-    file: str
-    answer: str
 
 
 @dataclass(slots=True)
@@ -143,15 +104,6 @@ class Outcome:
     ranked: list[tuple[str, int]] = field(default_factory=list)  # (doc_id, chunk) of the first 10 hits
     shown: list[tuple[str, int]] = field(default_factory=list)  # (doc_id, chunk) shown at 1,000 tokens
     miss: str = ""  # why the answer is not inside at 1,000 tokens (--classify)
-
-
-def normalized(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def load_questions(path: Path) -> list[Question]:
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    return [Question(q["kind"], q["query"], q["file"], q["answer"]) for q in raw["questions"]]
 
 
 def _text(result: CallToolResult) -> str:
@@ -167,15 +119,6 @@ def _hits(result: CallToolResult) -> list[tuple[str, int]]:
     hits = structured.get("hits", [])
     assert isinstance(hits, list)
     return [(str(hit["doc_id"]), int(hit["index"])) for hit in hits if isinstance(hit, dict)]
-
-
-def doc_id_for(file: str) -> str:
-    """A question's file (relative to the corpus) as the doc_id it was ingested under: a converted
-    page's stem (``sql-notify``), else the path without ``.rst.txt``/``.txt``, dotted
-    (``library/os.rst.txt`` -> ``library.os``)."""
-    if file.endswith(".md") and "/" not in file:
-        return file.removesuffix(".md")
-    return file.removesuffix(".txt").removesuffix(".rst").replace("/", ".")[-64:].lstrip(".-_")
 
 
 async def ingest_all(client: Client, corpus: Path, files: list[Path], concurrency: int) -> None:
@@ -232,7 +175,7 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
             named = {str(path.relative_to(corpus)): path for path in files}
             others = [path for name, path in sorted(named.items()) if name not in asked][: args.files]
             files = [path for name, path in named.items() if name in asked] + others
-        missing = [q for q in questions if normalized(q.answer) not in normalized((corpus / q.file).read_text())]
+        missing = missing_answers(questions, corpus)
         if missing and not args.drop_missing:
             raise SystemExit(f"answers not in their files: {missing}")
         if missing:  # another version of the manual (Debian's nodejs-doc is Node 18's)
