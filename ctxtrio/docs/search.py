@@ -40,7 +40,8 @@ from ..store.rows import Hit
 from ..text import neighbours, thesaurus
 from ..text.definitions import Name, asked_name, defines, names_qualifier
 from ..text.neighbours import SearchWord, expand, wanted
-from ..text.query import query_terms
+from ..text.query import QUESTION_WORDS, query_terms
+from ..text.terms import STOPWORDS
 from .hybrid import FOCUS_BELOW, Ranks, hybrid_order, keyword_confidence
 from .packing import Candidate
 from .ranking import rerank
@@ -79,6 +80,8 @@ FUSE_DEPTH = 30
 POOL_DEPTH = 30
 #: Rows holding a spelled identifier whole that are checked for its definition.
 _DEFINITION_HITS = 8
+#: The same for an identifier that is a stopword or a question word, searched with its qualifier.
+_LEFT_OUT_HITS = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +219,7 @@ async def find_candidates(
     deep: set[tuple[str, int]] = set()  # rows read only for the definition they may hold
     if name is not None and (name.identifier not in query_terms or name.qualifier is not None):
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
-        named = await _hits(repo, [name.identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
+        named = await _named_hits(repo, name, by_journal, all_docs=all_docs)
         ranked += [Fused(hit) for hit in named if (hit.journal, hit.item) not in seen]
     elif name is not None and meaning is None:  # the query's own word: its rows are those searched
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
@@ -346,6 +349,19 @@ def definitions_first(candidates: Sequence[Candidate], query_terms: list[str], q
         own = [c for c in first if names_qualifier(c.doc_id, name.qualifier)]
         first = own + [c for c in first if c not in own]
     return first + [candidate for candidate in candidates if candidate not in first]
+
+
+async def _named_hits(repo: Repository, name: Name, by_journal: dict[str, DocEntry], *, all_docs: bool) -> list[Hit]:
+    """Rows that may define ``name``: those holding its identifier, the best :data:`_DEFINITION_HITS`.
+    An identifier that is a word the query leaves out (``shutil.which``, ``dict.get``: a stopword
+    or a question word, held by most rows) is searched with its qualifier, among more rows."""
+    if name.qualifier is None or not _left_out(name.identifier):
+        return await _hits(repo, [name.identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
+    return await _hits(repo, [name.qualifier, name.identifier], by_journal, _LEFT_OUT_HITS, all_docs=all_docs)
+
+
+def _left_out(word: str) -> bool:
+    return word in STOPWORDS or word in QUESTION_WORDS
 
 
 async def _hits(
