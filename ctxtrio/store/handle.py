@@ -221,7 +221,7 @@ class StoreHandle:
 
         The check runs under the journal's OS lock, so a decision made on the journal as
         read up to ``expect_end`` holds across processes: if anyone appended since,
-        nothing is written and :class:`~ctxtrio.store.journal.JournalChangedError` is
+        nothing is written and :class:`~ctxtrio.store.results.JournalChangedError` is
         raised (re-read and decide again).
         """
         op = AppendOp(path, list(records), expect_end=expect_end)
