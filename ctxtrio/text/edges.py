@@ -4,9 +4,9 @@ A window chosen around the query's words (its core) is first given the rest of t
 sentences it cuts (:func:`finish_sentences`: wrapped prose whose sentence starts on the
 line above the core, or ends on the line below), then grown by whole lines, two after
 for each one before (:func:`grow`: an answer tends to follow the words that name it).
-Lines no reader of the rendered page sees, HTML comment blocks (:func:`hidden_lines`:
-Node's API reference puts a ``<!-- YAML`` change history under every entry), cost
-almost nothing and are left out of the text shown. A large window may also show, apart,
+Lines no reader of the rendered page sees (:func:`hidden_lines`: HTML comment blocks, Node's
+API reference puts a ``<!-- YAML`` change history under every entry; reST's index entries and
+link targets) cost almost nothing and are left out of the text shown. A large window may also show, apart,
 the sentence of a line past it that holds the query's rarest word (:func:`far_sentence`:
 ``onerror``'s own paragraph, below a note, under ``.. function:: rmtree(..., onerror=None)``),
 or else, above it, the line that defines the rarest word and the sentence after it
@@ -48,8 +48,18 @@ _SENTENCE_END: Final = re.compile(r"[.!?:;][\"')\]`*_”’]*\s*$")
 FAR_ROOM: Final = 200
 #: What a cut mark on a line of its own costs at most, in tokens (``[...]`` and its line break).
 FAR_MARK_COST: Final = 3
+#: A far sentence (:func:`far_sentence`) is finished in this part of the room when it can be whole
+#: there, else in a quarter: showing half of it saves little (the answer "place an ``*`` in the
+#: arguments list" is the line after the first of the sentence "To mark parameters as
+#: *keyword-only*, indicating the parameters must be passed by keyword argument, ...").
+_WHOLE_SHARE: Final = 3
 #: A word weighing at least this share of the rarest one's weight counts as rarest too (:func:`rarest_lines`).
 _RAREST_SHARE: Final = 0.9
+#: reST markup no page shows and no reader needs: an ``.. index::`` directive (its entries follow,
+#: on its line and the lines indented under it: ``single: directory; creating``), and a link
+#: target (``.. _tut-keyword-only:``). Python's docs hold 845 and 1,775 of them.
+_RST_INDEX: Final = re.compile(r"[ \t]*\.\.[ \t]+index::")
+_RST_TARGET: Final = re.compile(r"[ \t]*\.\.[ \t]+_[^:`\s][^:`]*:[ \t]*$")
 #: Inline markup a line that goes on with the sentence above it may start with.
 _MARKUP_GOES_ON: Final = re.compile(r"\s*(?:[`(\[\"'“]|[*_:]\S)")
 
@@ -58,8 +68,11 @@ def hidden_lines(raws: Sequence[str]) -> frozenset[int]:
     """The lines of HTML comment blocks: from a line that starts with ``<!--`` to the line that
     ends with ``-->`` (both included; a block the text ends inside runs to its end, and the
     lines up to a first ``-->`` that no ``<!--`` opened, when the text starts inside one).
-    Markdown and HTML never show them; a comment that shares a line with text stays."""
-    hidden: set[int] = set()
+    Markdown and HTML never show them; a comment that shares a line with text stays. Also
+    reST's index entries and link targets (:data:`_RST_INDEX`, :data:`_RST_TARGET`): a window
+    showed ``.. index:: single: directory; creating`` and ``single: UNC paths; and os.makedirs()``
+    above makedirs' first sentence, 40 tokens of a 200-token room."""
+    hidden: set[int] = set(_rst_hidden(raws))
     opened: int | None = None
     closed = False
     for number, raw in enumerate(raws):
@@ -75,6 +88,28 @@ def hidden_lines(raws: Sequence[str]) -> frozenset[int]:
     if opened is not None:
         hidden.update(range(opened, len(raws)))
     return frozenset(hidden)
+
+
+def _rst_hidden(raws: Sequence[str]) -> list[int]:
+    """The lines of reST index directives (with the lines indented under them) and link targets."""
+    out: list[int] = []
+    number = 0
+    while number < len(raws):
+        raw = raws[number]
+        if _RST_TARGET.match(raw):
+            out.append(number)
+        elif _RST_INDEX.match(raw):
+            indent = _indent(raw)
+            out.append(number)
+            while number + 1 < len(raws) and raws[number + 1].strip() and _indent(raws[number + 1]) > indent:
+                number += 1
+                out.append(number)
+        number += 1
+    return out
+
+
+def _indent(raw: str) -> int:
+    return len(raw) - len(raw.lstrip())
 
 
 def finish_sentences(
@@ -140,7 +175,9 @@ def far_sentence(
     first) that starts a paragraph past the window grown in what a far sentence leaves of
     ``room`` (a quarter less), else from the
     first past the window grown in all of ``room``, with the rest of its sentence
-    (:func:`finish_sentences`, at most a quarter of ``room``), when ``room`` is at least
+    (:func:`finish_sentences`: all of it when a third of ``room`` holds it, else what a quarter
+    holds; "To mark parameters as *keyword-only*, indicating the parameters must be passed" ends
+    a line, and the answer, "place an ``*`` in the arguments list", is on the next), when ``room`` is at least
     :data:`FAR_ROOM` and the core leaves room for it. The window then grows in what is left (the
     lines it would have grown last give way). A paragraph's first line names what it is about
     ("If *maxsize* is set to None, the LRU feature is disabled"; "If *onerror* is provided, it
@@ -154,7 +191,9 @@ def far_sentence(
     leading = [line for line in rarest if line > near and line > 0 and not raws[line - 1].strip()]
     used = sum(costs[core_first : core_last + 1]) + FAR_MARK_COST
     for line in (*leading, *(line for line in rarest if line > last)):
-        first_of, last_of = finish_sentences(raws, costs, hidden, line, line, room // 4)
+        first_of, last_of = finish_sentences(raws, costs, hidden, line, line, room // _WHOLE_SHARE)
+        if not _SENTENCE_END.search(raws[last_of]):  # not whole in a third: what a quarter holds
+            first_of, last_of = finish_sentences(raws, costs, hidden, line, line, room // 4)
         if used + sum(costs[first_of : last_of + 1]) <= room:
             return first_of, last_of
     return None
@@ -181,8 +220,9 @@ def lead_sentence(
     room: int,
 ) -> tuple[int, int] | None:
     """The lines of a definition above the window, to show apart (before a cut mark), or None: the
-    first of ``defining`` (lines that define the query's rarest word, in order), then its first
-    sentence (after blank lines; to the end of its paragraph at most, and :data:`_SENTENCE_LINES`
+    first of ``defining`` (lines that define the query's rarest word, or start the API entry the
+    window lies in, in order), then its first sentence (after blank and hidden lines, which are not
+    shown: an entry's ``.. index::`` lines; to the end of its paragraph at most, and :data:`_SENTENCE_LINES`
     lines more than its first), when ``room`` is at least
     :data:`FAR_ROOM`, they take at most a quarter of it, and a line at least is left between them
     and the core (which starts at ``core_first``)."""
@@ -190,13 +230,13 @@ def lead_sentence(
         return None
     first = defining[0]
     start = first + 1
-    while start < core_first and not raws[start].strip():
+    while start < core_first and (hidden[start] or not raws[start].strip()):
         start += 1
     last = start
     while last - start < _SENTENCE_LINES and last + 1 < core_first and raws[last + 1].strip():
         if _SENTENCE_END.search(raws[last]):
             break
         last += 1
-    if last + 1 >= core_first or any(hidden[first : last + 1]) or sum(costs[first : last + 1]) > room // 4:
+    if last + 1 >= core_first or any(hidden[start : last + 1]) or sum(costs[first : last + 1]) > room // 4:
         return None
     return first, last

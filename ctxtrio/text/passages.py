@@ -28,8 +28,9 @@ answer tends to follow the words that name it), while they fit (:mod:`.edges`), 
 above the start of the entry it lies in (an API directive, a heading:
 :func:`~.sections.entry_start`; the lines above are another entry's); a large
 window weighed by rarity also shows, after a cut mark, the sentence of a line past it that
-holds the query's rarest word. HTML comment blocks are no part of the text shown: a cut
-mark stands for them. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
+holds the query's rarest word, or else, above it, the line that defines that word, or starts
+the API entry the window lies in, with the sentence after it. HTML comment blocks, reST index
+entries and link targets are no part of the text shown: a cut mark stands for them. Terms come from :func:`~ctxtrio.text.terms.terms`, the same
 function the index and the query use; for ranking (:func:`passage_score`,
 :func:`~.headings.heading_share`) words that differ only by an inflection match
 (:func:`~ctxtrio.text.stems.light_stem`: ``raised`` holds ``raise``), while the window
@@ -57,6 +58,7 @@ from .edges import (
     rarest_lines,
 )
 from .literal import literal_lines
+from .markup import API_ENTRY
 from .naming import defined_share, defining_lines
 from .phrases import asked_phrases, phrase_pairs
 from .runs import ANCHOR_WEIGHT, Line, best_run, run_score
@@ -66,6 +68,7 @@ from .words import held_words, identifier_parts, line_terms, word_groups, word_w
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from collections.abc import Set as AbstractSet
 
     from .tokens import TokenModel
 
@@ -96,10 +99,13 @@ class Passage:
     #: and the lines between the window and its far sentence (:func:`~.edges.far_sentence`) or a
     #: definition shown above it (:func:`~.edges.lead_sentence`).
     hidden: tuple[tuple[int, int], ...] = ()
+    #: Text was left out inside: between the window and its far sentence or the definition above it.
+    #: (A passage of a chunk's first and last lines may still be cut: its header names its lines.)
+    cut_inside: bool = False
 
     @property
     def cut(self) -> bool:
-        return self.cut_before or self.cut_after
+        return self.cut_before or self.cut_after or self.cut_inside
 
 
 def cut_to_passage(text: str, query_terms: Sequence[str], budget_tokens: int, model: TokenModel) -> str:
@@ -184,7 +190,8 @@ def best_passage(
     first, last = grow(costs[top:], core_first - top, core_last - top, room - far_cost)
     first, last = first + top, last + top
     if rarity and far is None and named and room >= FAR_ROOM:  # the definition of the rarest word, above the window
-        lead = lead_sentence(raws, costs, hidden, defining_lines(raws, named, rarity, first), core_first, room)
+        defining = defining_lines(raws, named, rarity, first) or _entry_line(raws, starts, top, first)
+        lead = lead_sentence(raws, costs, hidden, defining, core_first, room)
         led = None if lead is None else _led(text, lines, lead, core_first, core_last, room)
         if led is not None and model.estimate(marked_text(text, led)) <= budget_tokens:
             return led
@@ -206,6 +213,14 @@ def best_passage(
                 return None
 
 
+def _entry_line(raws: Sequence[str], starts: AbstractSet[int], top: int, first: int) -> list[int]:
+    """``[top]`` when it is the line of an API directive (:data:`~.markup.API_ENTRY`) above the window's
+    ``first`` line, else none: the window lies in that entry, and its first sentence says what the
+    entry's name is (``.. data:: Callable`` / "Callable type; ``Callable[[int], str]`` is a function of
+    (int) -> str.", 200 tokens above the lines about callbacks a window settled on)."""
+    return [top] if top in starts and top < first and API_ENTRY.match(raws[top]) else []
+
+
 def _led(
     text: str, lines: Sequence[Line], lead: tuple[int, int], core_first: int, core_last: int, room: int
 ) -> Passage:
@@ -220,9 +235,11 @@ def _led(
     between = range(lead[1] + 1, top)
     shown = [not lines[n].hidden and text[lines[n].start : lines[n].end].strip() for n in range(len(lines))]
     gap = ((lines[between[0]].start, lines[between[-1]].end),) if any(shown[n] for n in between) else ()
+    inside = _passage(text, lines, lead[0], lead[1]).hidden  # an entry's index lines, under its directive
     return Passage(
         lines[lead[0]].start, window.end, lead[0] + 1, window.last_line, window.lines,
-        cut_before=any(shown[: lead[0]]), cut_after=window.cut_after, hidden=gap + window.hidden,
+        cut_before=any(shown[: lead[0]]), cut_after=window.cut_after, hidden=inside + gap + window.hidden,
+        cut_inside=bool(gap) or window.cut_inside,
     )  # fmt: skip
 
 
@@ -251,7 +268,7 @@ def _passage(text: str, lines: Sequence[Line], first: int, last: int, far: tuple
     for n in range(first, last + 1):
         if not lines[n].hidden and n not in gap:
             continue
-        if hidden and hidden[-1][1] == lines[n].start:
+        if hidden and not text[hidden[-1][1] : lines[n].start].strip():  # one mark for runs only blank lines part
             hidden[-1] = (hidden[-1][0], lines[n].end + 1)
         else:
             hidden.append((lines[n].start, lines[n].end + 1))
@@ -261,7 +278,7 @@ def _passage(text: str, lines: Sequence[Line], first: int, last: int, far: tuple
         start, end, first + 1, last + 1, len(lines),
         cut_before=any(not empty(n) for n in range(first)),
         cut_after=any(not empty(n) for n in range(last + 1, len(lines))),
-        hidden=tuple(hidden),
+        hidden=tuple(hidden), cut_inside=bool(gap),
     )  # fmt: skip
 
 
