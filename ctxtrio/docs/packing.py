@@ -15,7 +15,7 @@ from ..text.focus import passage_around
 from ..text.headings import only_headed, unheaded_terms
 from ..text.passages import Passage, best_passage, cut_to_passage, marked_text
 from ..text.stems import light_stem
-from ..text.words import stemmed_terms
+from ..text.words import Alike, stemmed_terms
 from .chunks import StoredChunk
 from .model import Outline, SearchHit, WindowChunk
 from .render import chunk_header, hit_header, render_outline, search_hit_header
@@ -107,6 +107,7 @@ def pack_hits(
     model: TokenModel,
     query_terms: Sequence[str] = (),
     rarity: Mapping[str, float] | None = None,
+    alike: Alike = (),
 ) -> tuple[list[SearchHit], int, int]:
     """The best passages of the hits, in the given (rank) order; returns (hits, omitted, tokens used).
 
@@ -123,7 +124,8 @@ def pack_hits(
     is the caller's: any ordered candidates (BM25, fused) are packed the same way.
     Hits after the last that fits are counted in ``omitted``. When not even a
     minimal passage of the first hit fits, it is cut by characters around its match.
-    ``rarity`` weighs the query's terms in choosing windows (:func:`~ctxtrio.text.passages.rarity_weights`).
+    ``rarity`` weighs the query's terms in choosing windows (:func:`~ctxtrio.text.passages.rarity_weights`);
+    ``alike`` (the documentation's words the search also looked for) count there at a share of their word's.
     """
     hits: list[SearchHit] = []
     used = 0
@@ -137,7 +139,7 @@ def pack_hits(
             share = remaining
         if hits and share < _MIN_SHARE:
             break
-        hit = _passage_hit(candidate, share, model, query_terms, rarity)
+        hit = _passage_hit(candidate, share, model, query_terms, rarity, alike)
         if hit is None:
             break
         lines = _lines_of(hit.text)
@@ -184,6 +186,7 @@ def _passage_hit(
     model: TokenModel,
     query_terms: Sequence[str],
     rarity: Mapping[str, float] | None = None,
+    alike: Alike = (),
 ) -> SearchHit | None:
     """``candidate`` whole when it fits ``share`` tokens with its header, else its best passage; None if none fits."""
     chunk = candidate.chunk
@@ -208,8 +211,9 @@ def _passage_hit(
         return None
     focus = unheaded_terms(query_terms, headings(candidate))
     passage = _meaning_passage(candidate, room, model) or best_passage(
-        chunk.text, focus, room, model, tokens_per_char(chunk), rarity=rarity, named=query_terms, trail=chunk.trail
-    )
+        chunk.text, focus, room, model, tokens_per_char(chunk), rarity=rarity, named=query_terms, trail=chunk.trail,
+        alike=tuple(pair for pair in alike if pair[0] in focus),
+    )  # fmt: skip
     if passage is None:  # not even one line fits: characters around the match
         text = cut_around(chunk.text, query_terms, room, model)
         return _hit(candidate, text, model.estimate(text), cut=True, under=bool(under))

@@ -27,6 +27,7 @@ from .packing import headings, tokens_per_char
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from ..text.words import Alike
     from .packing import Candidate
 
 __all__ = [
@@ -62,6 +63,7 @@ def rerank(
     passage_tokens: int = PASSAGE_TOKENS,
     weight: float = PASSAGE_WEIGHT,
     heading_weight: float = HEADING_WEIGHT,
+    alike: Alike = (),
 ) -> list[Candidate]:
     """``candidates`` best first by BM25 plus ``weight`` times their best passage's score
     plus ``heading_weight`` times the share of the query's words their headings hold
@@ -69,12 +71,16 @@ def rerank(
     chunk of release notes; plus :data:`INTRO_WEIGHT` for a chunk of the page that sum ranks
     first that defines an identifier the query writes (:func:`~ctxtrio.text.naming.defines_one_of`;
     only there: ``highWaterMark`` is an option of a dozen pages, and the one the query is about
-    is the one ranked first); ties keep the given order; each keeps its BM25 ``score``. A ranking fused with
+    is the one ranked first); ties keep the given order; each keeps its BM25 ``score``. ``alike``: the
+    documentation's words the search also looked for (the thesaurus's), which the passage score counts
+    at a share of the word each stands for (:data:`~ctxtrio.text.runs.ALIKE_SHARE`). A ranking fused with
     semantic recall (a candidate ``by_meaning``: its score is a similarity, not BM25)
     is returned as it is."""
     if len(candidates) < 2 or weight <= 0 or any(c.by_meaning for c in candidates):
         return list(candidates)  # a fused ranking (scores of two kinds) keeps its order
-    passages = [passage_score(c.chunk.text, query_terms, passage_tokens, tokens_per_char(c.chunk)) for c in candidates]
+    passages = [
+        passage_score(c.chunk.text, query_terms, passage_tokens, tokens_per_char(c.chunk), alike) for c in candidates
+    ]
     top_bm25 = max(c.score for c in candidates) or 1.0
     top_passage = max(passages) or 1.0
     about = [heading_weight * _heading_share(c, query_terms) - RELEASE_WEIGHT * release_record(c) for c in candidates]

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
     from ..store.vectors import VectorHit
+    from ..text.words import Alike
     from .catalog import DocEntry
     from .chunks import LoadedDoc
     from .embedding import SemanticHits
@@ -146,11 +147,11 @@ def fuse(keyword: Sequence[Hit], meaning: Sequence[VectorHit], limit: int, *, ea
     ]
 
 
-def rerank_fused(candidates: Sequence[Candidate], query_terms: Sequence[str]) -> list[Candidate]:
-    """Keyword hits re-ranked by their best passage (:func:`~.ranking.rerank`) within the
+def rerank_fused(candidates: Sequence[Candidate], query_terms: Sequence[str], alike: Alike = ()) -> list[Candidate]:
+    """Keyword hits re-ranked by their best passage (:func:`~.ranking.rerank`, ``alike`` its) within the
     places fusion gave them; hits found by meaning keep theirs (their score is a
     similarity, which does not add to BM25). Without semantic recall, :func:`rerank` itself."""
-    keyword = iter(rerank([c for c in candidates if not c.by_meaning], query_terms))
+    keyword = iter(rerank([c for c in candidates if not c.by_meaning], query_terms, alike=alike))
     return [c if c.by_meaning else next(keyword) for c in candidates]
 
 

@@ -22,7 +22,7 @@ from .._locks import Held
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.kinds import kind_for
-from ..text.neighbours import counted_first
+from ..text.neighbours import alike_of, counted_first, expand
 from ..text.words import rarity_weights
 from .arguments import clean_title, first_line, read_file
 from .checking import CheckingMethods
@@ -306,13 +306,16 @@ class DocumentService(ReadingMethods, CheckingMethods):
             rows=rows,
         )
         more, skipped = found.more, found.semantic_skipped
+        # The thesaurus's words the search looked for (all counted above), for the passages (a share of their word's).
+        alike = alike_of(expand(query, query_terms, counted, rows)) if expand_words else ()
         candidates = found.candidates
         if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
-            candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms))
+            candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms, alike))
             candidates = definitions_first(candidates, query_terms, query)  # find_candidates put them first before
         # the pool re-ranked (search.pool), cut to limit; a definition cut by its chunk's end brings the next chunk
         candidates = await with_continuation(self._repo, candidates, query_terms, query, limit, by_journal)
-        rarity = rarity_weights({term: counted.get(term, 0) for term in query_terms}, rows)
+        also = {word: counted.get(word, 0) for _, words in alike for word in words}
+        rarity = rarity_weights({term: counted.get(term, 0) for term in query_terms}, rows, also)
         model = self._live.tokens.current
         # The head line's cost at its longest (every clause, large numbers), kept out of the hits' room.
         widest = SearchResult(
@@ -321,7 +324,14 @@ class DocumentService(ReadingMethods, CheckingMethods):
         head_tokens = model.estimate(search_head(widest)) + 1
 
         def build(room: int, estimated: bool) -> SearchResult:
-            packed, omitted, used = pack_hits(candidates, max(1, room - head_tokens), model, query_terms, rarity)
+            packed, omitted, used = pack_hits(
+                candidates,
+                max(1, room - head_tokens),
+                model,
+                query_terms,
+                rarity,
+                alike,
+            )
             marked = estimated and bool(packed)
             if not estimated:  # grown past the budget by a tokenizer counting less: say no more than it holds
                 used = min(used, max(1, budget - head_tokens))

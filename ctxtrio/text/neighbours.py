@@ -64,6 +64,7 @@ __all__ = [
     "RARE",
     "Group",
     "SearchWord",
+    "alike_of",
     "alike_words",
     "counted_first",
     "expand",
@@ -202,6 +203,15 @@ def wanted(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: in
     near = [word for term in rare_words(expandable(query, terms), counts, rows) for word in neighbours_of(term)]
     same = [word for found in alike_words(query, terms, counts).values() for word in found]
     return [word for word in dict.fromkeys(other_forms(query, terms) + same + near) if word not in counts]
+
+
+def alike_of(words: Sequence[SearchWord]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The thesaurus's words each plain word of a search gained (:func:`expand`) that the corpus
+    seldom says (those searched at every level, :attr:`Group.everywhere`), by the word as asked: for
+    the passages, where each counts a share of the word (:mod:`.runs`). A word the corpus says often
+    is the documentation's own word already, and its thesaurus words may be of another sense
+    ("TypedDict total=False": ``total`` gains ``add``, and "to add type hints" drew the window)."""
+    return tuple((word.forms[0], word.alike) for word in words if isinstance(word, Group) and word.everywhere)
 
 
 def expand(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: int) -> list[SearchWord]:

@@ -61,10 +61,20 @@ from .literal import literal_lines
 from .markup import API_ENTRY
 from .naming import defined_share, defining_lines
 from .phrases import asked_phrases, phrase_pairs
-from .runs import ANCHOR_WEIGHT, Line, best_run, run_score
+from .runs import ALIKE_SHARE, ANCHOR_WEIGHT, Line, best_run, run_score
 from .sections import away_lines, entry_start, entry_starts
 from .stems import light_stem
-from .words import held_words, identifier_parts, line_terms, word_groups, word_weights
+from .words import (
+    Alike,
+    alike_weights,
+    alike_words,
+    held_alike,
+    held_words,
+    identifier_parts,
+    line_terms,
+    word_groups,
+    word_weights,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -144,6 +154,7 @@ def best_passage(
     rarity: Mapping[str, float] | None = None,
     named: Sequence[str] = (),
     trail: Sequence[str] = (),
+    alike: Alike = (),
 ) -> Passage | None:
     """The best window of whole lines of ``text`` within ``budget_tokens`` (cut marks counted).
 
@@ -161,21 +172,24 @@ def best_passage(
     hold, in prose (:func:`~.phrases.asked_phrases`; with ``rarity``, not of a word far more common
     than the rarest). With ``trail`` (the text's heading trail), the window starts above a heading
     inside the text that lacks a word the trail holds, if a line there holds a query word
-    (:func:`~.sections.away_lines`); it may still grow past it.
+    (:func:`~.sections.away_lines`); it may still grow past it. ``alike``: the documentation's words
+    the search also looked for, by the query term each stands for; a line holding one holds that
+    word at :data:`~.runs.ALIKE_SHARE` of its weight.
     """
     rate = tokens_per_char if tokens_per_char is not None else model.estimate(text) / max(1, len(text))
     common = frozenset(term for term in named if rarity and rarity.get(term, 1.0) < ANCHOR_WEIGHT)  # "the same value"
-    lines = _lines(text, tuple(query_terms), rate, stem=False, named=tuple(named), common=common)
+    lines = _lines(text, tuple(query_terms), rate, stem=False, named=tuple(named), common=common, alike=alike)
     room = budget_tokens - 2 * model.estimate(CUT_MARK + " ")
     weights = word_weights(query_terms, rarity) if rarity else None
+    liked = alike_weights(alike, query_terms, rarity, ALIKE_SHARE) if rarity and alike else None
     away = away_lines(text, query_terms, named, trail) if trail and named else frozenset()
     home = tuple(
-        replace(line, found=_NONE, phrases=_NO_PHRASES, defines=0.0) if n in away else line
+        replace(line, found=_NONE, phrases=_NO_PHRASES, defines=0.0, alike=_NONE) if n in away else line
         for n, line in enumerate(lines)
     )
     starts = entry_starts(text)
-    candidates = home if any(line.found for line in home) else lines
-    core_first, core_last = best_run(candidates, room, weights=weights, starts=starts)
+    candidates = home if any(line.found or line.alike for line in home) else lines
+    core_first, core_last = best_run(candidates, room, weights=weights, starts=starts, alike_weights=liked)
     if core_first < 0:
         return None
     costs = [line.cost for line in lines]
@@ -282,13 +296,15 @@ def _passage(text: str, lines: Sequence[Line], first: int, last: int, far: tuple
     )  # fmt: skip
 
 
-def passage_score(text: str, query_terms: Sequence[str], budget_tokens: int, tokens_per_char: float) -> float:
+def passage_score(
+    text: str, query_terms: Sequence[str], budget_tokens: int, tokens_per_char: float, alike: Alike = ()
+) -> float:
     """The score of the best window of ``text`` within ``budget_tokens`` (0 without a query term in it):
     what :func:`best_passage` maximizes, for ranking texts by their best passage. Lines are
-    sized at ``tokens_per_char`` (a ranking needs no exact size)."""
-    lines = _lines(text, tuple(query_terms), tokens_per_char, stem=True)
+    sized at ``tokens_per_char`` (a ranking needs no exact size). ``alike`` as for :func:`best_passage`."""
+    lines = _lines(text, tuple(query_terms), tokens_per_char, stem=True, alike=alike)
     first, last = best_run(lines, budget_tokens, long_lines=True)
-    if first < 0 or not lines[first].found:
+    if first < 0 or not (lines[first].found or lines[first].alike):
         return 0.0
     return run_score(lines, first, last)
 
@@ -302,15 +318,19 @@ def _lines(
     stem: bool,
     named: tuple[str, ...] = (),
     common: frozenset[str] = frozenset(),
+    alike: Alike = (),
 ) -> tuple[Line, ...]:
     """Each line of ``text``: where it is, its size, the query's words it holds (and, for the window,
-    the phrases of the query as asked, ``named``, less its ``common`` terms). Cached: a search
+    the phrases of the query as asked, ``named``, less its ``common`` terms; the words it holds only
+    by one of their ``alike`` words, outside code). Cached: a search
     scores its candidates for ranking, then packs the best of them (same arguments)."""
     group = word_groups(query_terms, stem=stem)
     parts = identifier_parts(group)
     words = max(group.values(), default=-1) + 1
     raws = text.split("\n")
-    per_line = line_terms(text, frozenset(map(light_stem, query_terms)))  # unstemmed, shared by both kinds
+    likes = alike_words(alike, group, stem=stem) if alike else {}
+    wanted = frozenset(map(light_stem, query_terms)).union(likes)
+    per_line = line_terms(text, wanted)  # unstemmed, shared by both kinds
     if stem:
         per_line = [list(map(light_stem, line)) for line in per_line]
     hidden = frozenset() if stem else hidden_lines(raws)
@@ -327,12 +347,16 @@ def _lines(
             continue
         cost = math.ceil((len(raw) + 1) * tokens_per_char)
         found = found_of[number]
+        liked = held_alike(of_line, likes, stemmed=stem) - found if likes and of_line and number not in code else _NONE
         phrases = phrase_pairs(of_line, group, found) | also.get(number, _NO_PHRASES) if found else _NO_PHRASES
         if found:
             defines = defined_share(raw, group, parts, words, stem=stem)
-            out.append(Line(start, end, cost, frozenset(found), frozenset(phrases), defines, code=number in code))
+            line = Line(
+                start, end, cost, frozenset(found), frozenset(phrases), defines, code=number in code, alike=liked
+            )
+            out.append(line)
         else:
-            out.append(Line(start, end, cost, _NONE, _NO_PHRASES, 0.0))
+            out.append(Line(start, end, cost, _NONE, _NO_PHRASES, 0.0, alike=liked))
         start = end + 1
     return tuple(out)
 

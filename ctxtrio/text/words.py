@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = [
+    "Alike",
+    "alike_weights",
+    "alike_words",
+    "held_alike",
     "held_words",
     "identifier_parts",
     "line_terms",
@@ -25,6 +29,11 @@ __all__ = [
     "word_groups",
     "word_weights",
 ]
+
+
+#: The documentation's words a search also looked for, by the query term each stands for
+#: (``(("processors", ("cpus", "cpucount")), ...)``: :func:`~.neighbours.alike_of`); hashable, for caches.
+Alike = tuple[tuple[str, tuple[str, ...]], ...]
 
 
 def word_groups(query_terms: Sequence[str], *, stem: bool) -> dict[str, int]:
@@ -70,19 +79,68 @@ def held_words(line_terms: Iterable[str], group: dict[str, int], parts: dict[int
     return held
 
 
+def alike_words(alike: Alike, group: dict[str, int], *, stem: bool) -> dict[str, int]:
+    """Each of ``alike``'s words, stemmed (:func:`~.stems.light_stem`: ``walk`` is held by "walking"),
+    -> the query's word (by ``group``, stemmed when ``stem``) it stands for; none that is, or has the
+    stem of, a word of the query itself (that word counts whole)."""
+    own = {light_stem(term) for term in group}
+    out: dict[str, int] = {}
+    for term, others in alike:
+        word = group.get(light_stem(term) if stem else term, -1)
+        if word < 0:
+            continue
+        for other in map(light_stem, others):
+            if other not in own:
+                out.setdefault(other, word)
+    return out
+
+
+def alike_weights(
+    alike: Alike, query_terms: Sequence[str], rarity: Mapping[str, float], share: float
+) -> tuple[float, ...]:
+    """What each word of the query (:func:`word_weights`) counts when a line holds it only by one of
+    its ``alike`` words: ``share`` of the most common of those words' own weight (``rarity``), never
+    more than ``share`` of the word's. A word the corpus seldom says ("remember") is the rarest of the
+    query, weighing 1.0; the documentation's words for it (``cache``, ``cached``) are as common as they
+    are: at the word's weight, "cache" in lru_cache's signature outweighed the three common words of
+    the sentence that answers, "It can save time when an expensive ... function is periodically
+    called with the same arguments" (the most common rather than the rarest of them: one answer more
+    over python3.11-doc's first set; a line does not tell which of them it holds)."""
+    weights = word_weights(query_terms, rarity)
+    group = word_groups(tuple(query_terms), stem=False)
+    out = [share * weight for weight in weights]
+    for term, others in alike:
+        word = group.get(term, -1)
+        if word >= 0 and others:
+            out[word] = share * min([weights[word], *(rarity.get(other, weights[word]) for other in others)])
+    return tuple(out)
+
+
+def held_alike(line_terms: Iterable[str], alike: dict[str, int], *, stemmed: bool) -> frozenset[int]:
+    """The query's words a line holds by one of their :func:`alike_words` (``stemmed``: its terms are)."""
+    return frozenset(alike[stem] for term in line_terms if (stem := term if stemmed else light_stem(term)) in alike)
+
+
 def stemmed_terms(text: str, *, stem: bool) -> list[str]:
     """The terms of ``text``, with ``stem`` each without its inflection (:func:`~.stems.light_stem`)."""
     return list(map(light_stem, terms(text))) if stem else terms(text)
 
 
-def rarity_weights(doc_counts: Mapping[str, int], rows: int) -> dict[str, float]:
+def rarity_weights(doc_counts: Mapping[str, int], rows: int, also: Mapping[str, int] | None = None) -> dict[str, float]:
     """Each term's weight in choosing a window: its inverse document frequency (BM25's, over
     ``rows`` with ``doc_counts`` holding each term) over the highest of them, squared, so the
     rarest word of the query weighs 1.0 and a common one little (in PostgreSQL's manual
-    ``currval`` 1.0, ``session`` 0.21, ``before`` 0.11)."""
+    ``currval`` 1.0, ``session`` 0.21, ``before`` 0.11). ``also``: other terms' counts (the
+    query's :data:`Alike` words), weighed against the same highest (at most 1.0)."""
     idf = {term: math.log(1 + (rows - count + 0.5) / (count + 0.5)) for term, count in doc_counts.items()}
     top = max(idf.values(), default=0.0)
-    return {term: (value / top) ** 2 for term, value in idf.items()} if top > 0 else {}
+    if top <= 0:
+        return {}
+    weights = {term: (value / top) ** 2 for term, value in idf.items()}
+    for term, count in (also or {}).items():
+        if term not in weights:
+            weights[term] = min(1.0, (math.log(1 + (rows - count + 0.5) / (count + 0.5)) / top) ** 2)
+    return weights
 
 
 def word_weights(query_terms: Sequence[str], rarity: Mapping[str, float]) -> tuple[float, ...]:
