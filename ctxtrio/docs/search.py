@@ -36,11 +36,11 @@ import trio
 from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
-from ..store.rows import Hit
+from ..store.rows import MAX_LEVEL_WORDS, Hit
 from ..text import neighbours, thesaurus
 from ..text.definitions import Name, asked_name, defines, names_qualifier
 from ..text.neighbours import SearchWord, expand, wanted
-from ..text.query import QUESTION_WORDS, query_terms
+from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
 from ..text.terms import STOPWORDS
 from .hybrid import FOCUS_BELOW, Ranks, hybrid_order, keyword_confidence
 from .packing import Candidate
@@ -156,8 +156,11 @@ def rerank_fused(candidates: Sequence[Candidate], query_terms: Sequence[str], al
 
 
 def search_words(query: str) -> tuple[list[str], bool]:
-    """The terms a search of ``query`` uses, and whether words were left out."""
+    """The terms a search of ``query`` uses, and whether words were left out. Past :data:`MAX_LEVEL_WORDS` terms
+    (then the search goes from all words to any), without a hyphenated word's prefix (:func:`without_prefixes`)."""
     found = query_terms(query[:QUERY_CHARS])
+    if len(found) > MAX_LEVEL_WORDS:
+        found = without_prefixes(query[:QUERY_CHARS], found)
     return found[:SEARCH_WORDS], len(found) > SEARCH_WORDS or len(query) > QUERY_CHARS
 
 

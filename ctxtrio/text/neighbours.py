@@ -51,6 +51,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Final
 
 from . import thesaurus
+from .query import compounds
 from .stems import inflections
 
 if TYPE_CHECKING:
@@ -157,8 +158,9 @@ def neighbours_of(word: str) -> tuple[str, ...]:
 
 
 def plain_words(query: str) -> set[str]:
-    """The words of ``query`` written plainly (letters only, not part of an identifier), casefolded."""
-    return {match.group(1).lower() for match in _PLAIN.finditer(query)}
+    """The words of ``query`` written plainly (letters only, not part of an identifier), casefolded,
+    and the word after the prefix of a word joined to one (``raising`` of ``re-raising``: :func:`~.query.compounds`)."""
+    return {match.group(1).lower() for match in _PLAIN.finditer(query)} | set(compounds(query).values())
 
 
 def expandable(query: str, terms: Sequence[str]) -> list[str]:
@@ -221,17 +223,27 @@ def expand(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: in
     held by more than :data:`ALIKE_MORE` times the rows of all its forms (at every level when at
     most :data:`RARE` of ``rows`` hold any of its forms) and, when at most :data:`RARE` of ``rows`` hold it,
     its neighbours held by more than :data:`MORE` times the rows of all its forms; none is among
-    ``terms`` or taken by a word before. A word that gains nothing, and every other term, stays alone."""
+    ``terms`` or taken by a word before. A word that gains nothing, and every other term, stays alone.
+    A word joined to a prefix the terms leave out (``reraising`` of ``re-raising``, without ``re``:
+    :func:`~.query.without_prefixes`) is a form of its word after the prefix (``raising``), not a word
+    of its own: else the row holding ``re-raising`` and a sixth word ranked above ``add_note``'s entry,
+    which says "raised", for "add a note to an exception before re-raising it?"."""
     plain = plain_words(query)
+    joined = {
+        whole: word for whole, word in compounds(query).items() if word in terms and whole[: -len(word)] not in terms
+    }
     alike = alike_words(query, terms, counts)
     taken = set(terms)
     words: list[SearchWord] = []
     for term in terms:
+        if term in joined:
+            continue  # a form of the word after its prefix
         if term not in plain:
             words.append(term)
             continue
         held = counts.get(term, 0)
         forms = (term, *(f for f in inflections(term)[1:] if f not in taken and counts.get(f, 0) > FORMS_MORE * held))
+        forms += tuple(whole for whole, word in joined.items() if word == term and whole not in forms)
         taken.update(forms)
         own = sum(counts.get(form, 0) for form in forms)
         same = tuple(w for w in alike.get(term, ()) if w not in taken and counts.get(w, 0) > ALIKE_MORE * own)

@@ -174,3 +174,19 @@ def test_the_first_count_holds_the_forms_and_every_thesaurus_word() -> None:
     assert not set(wanted("a checksum of files", ["checksum", "files"], counts, 10_000)) & set(
         alike_words("a checksum of files", ["checksum", "files"], {})["checksum"]
     )
+
+
+def test_a_hyphenated_word_whose_prefix_is_left_out_is_a_form_of_the_word_after_it() -> None:
+    """'re-raising' without 're' (a long question): raising is a plain word (its forms raise, raised),
+    and reraising one of its forms, not a word of its own; with 're' among the terms (a short query),
+    reraising stays a word and raising is still plain."""
+    counts = {"raising": 132, "raise": 900, "raised": 1200, "reraising": 1, "re": 531}
+    question = "add a note to an exception before re-raising it"
+    assert "raising" in plain_words(question)
+    words = expand(question, ["add", "note", "exception", "before", "reraising", "raising"], counts, 7_973)
+    assert words[:4] == ["add", "note", "exception", "before"]
+    assert len(words) == 5 and isinstance(words[4], Group), words
+    assert words[4].forms == ("raising", "raise", "raised", "reraising")
+    short = expand("before re-raising", ["before", "reraising", "re", "raising"], counts, 7_973)
+    assert short[:3] == ["before", "reraising", "re"]
+    assert isinstance(short[3], Group) and "reraising" not in short[3].forms

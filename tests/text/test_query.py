@@ -1,8 +1,10 @@
-"""Query terms: question words do not dilute a query; flags, dotted and snake_case names stay searchable."""
+"""Query terms: question words do not dilute a query; flags, dotted and snake_case names stay searchable;
+a long question leaves out the prefix of a hyphenated word."""
 
 from __future__ import annotations
 
-from ctxtrio.text.query import query_terms
+from ctxtrio.docs.search import search_words
+from ctxtrio.text.query import compounds, query_terms, without_prefixes
 
 
 def test_question_words_are_left_out() -> None:
@@ -69,3 +71,34 @@ def test_a_question_word_written_in_capitals_names_something() -> None:
     assert query_terms("Does explain analyze actually execute the statement?") == ["analyze", "execute", "statement"]
     assert query_terms("What does GET return when I DO nothing?") == ["get", "return", "do", "nothing"]
     assert query_terms("How do I explain a plan?") == ["plan"]
+
+
+def test_a_long_question_leaves_out_a_prefix_only_a_hyphenated_word_gives() -> None:
+    """'re-raising' gives reraising, re and raising; 're' (the regex module's name) is left out of a
+    question of more terms than the search asks level by level, kept in a short query, kept when the
+    query says it alone too; options (--no-owner) and other hyphenated words (f-string) are no prefixes."""
+    question = "How do I add a note to an exception before re-raising it?"
+    assert query_terms(question) == ["add", "note", "exception", "before", "reraising", "re", "raising"]
+    assert search_words(question) == (["add", "note", "exception", "before", "reraising", "raising"], False)
+    assert search_words("make a socket non-blocking") == (["make", "socket", "nonblocking", "non", "blocking"], False)
+    assert compounds(question) == {"reraising": "raising"}
+    assert compounds("pg_dump --no-owner, an f-string, a.re-b and re-raise-x") == {}
+    assert compounds("Multi-line or non-blocking") == {"multiline": "line", "nonblocking": "blocking"}
+    assert without_prefixes("re-raising with re", ["reraising", "re", "raising"]) == ["reraising", "re", "raising"]
+    assert without_prefixes(
+        "use re-raising or a non-blocking call", query_terms("use re-raising or a non-blocking call")
+    ) == [
+        "use",
+        "reraising",
+        "raising",
+        "nonblocking",
+        "blocking",
+        "call",
+    ]
+    assert without_prefixes("re-run", ["rerun", "re", "run"]) == ["rerun", "run"]
+    assert without_prefixes("re-do", ["redo", "re", "do"]) == [
+        "redo",
+        "re",
+        "do",
+    ]  # a word after it of 3 letters or more
+    assert without_prefixes("re-", ["re"]) == ["re"]  # nothing else left
