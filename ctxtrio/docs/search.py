@@ -97,6 +97,9 @@ class Found:
     #: Whether the candidates are ordered by keyword search (alone, or with the query's
     #: words well matched): then passages may re-rank them (see :func:`rerank_fused`).
     by_words: bool = True
+    #: The words searched for: the query's, grouped with their other forms and the words
+    #: expansion gave them (:func:`_expanded`), or the query's own without expansion.
+    words: tuple[SearchWord, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +247,7 @@ async def find_candidates(
         candidates = hybrid_order(candidates, ranks, query_terms)
     if name is not None:
         candidates = definitions_first(candidates, query_terms, query)
-    return Found(candidates[: limit + len(pooled)], more, skipped, by_words)
+    return Found(candidates[: limit + len(pooled)], more, skipped, by_words, tuple(words))
 
 
 def pool(hits: Sequence[Hit], limit: int) -> list[Hit]:

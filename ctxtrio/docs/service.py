@@ -22,7 +22,7 @@ from .._locks import Held
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..text.kinds import kind_for
-from ..text.neighbours import alike_of, counted_first, expand
+from ..text.neighbours import alike_of, counted_first
 from ..text.words import rarity_weights
 from .arguments import clean_title, first_line, read_file
 from .checking import CheckingMethods
@@ -306,8 +306,8 @@ class DocumentService(ReadingMethods, CheckingMethods):
             rows=rows,
         )
         more, skipped = found.more, found.semantic_skipped
-        # The thesaurus's words the search looked for (all counted above), for the passages (a share of their word's).
-        alike = alike_of(expand(query, query_terms, counted, rows)) if expand_words else ()
+        # The thesaurus's words the search looked for, for the passages (a share of their word's).
+        alike = alike_of(found.words)
         candidates = found.candidates
         if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
             candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms, alike))
