@@ -7,7 +7,7 @@ A model asks "What does the -X importtime option do?". Indexed text and queries 
 ``does`` and ``do`` would weigh as much as content in BM25 and in the choice of a
 passage. :func:`query_terms` drops them, unless nothing else is left (a query of only
 such words still searches for them). So do words of quantity and manner that name no
-topic (``many``, ``several``, ``some``, ``other``, ``instead``, ``still``): "How many listeners can
+topic (``many``, ``several``, ``some``, ``few``, ``other``, ``instead``, ``still``): "How many listeners can
 an event have" is about listeners and events. Words that are also SQL or shell keywords
 (``not``, ``all``, ``any``, ``before``, ``only``, ``each``, ``like``, ``out``) are kept, and so
 is a question word the query writes in capitals: "Does EXPLAIN ANALYZE actually execute the
@@ -37,7 +37,7 @@ QUESTION_WORDS: Final = frozenset(
     here get gets got happen happens happened way ways please tell explain
     actually really want wants need needs let lets someone something anything
     vs versus
-    many much several some other others later inside whenever thing things also just even still ever instead""".split()
+    many much several some few other others later inside whenever thing things also just even still ever instead""".split()
 )
 
 

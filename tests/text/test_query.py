@@ -57,6 +57,7 @@ def test_words_of_quantity_and_manner_are_left_out() -> None:
     assert query_terms("FOR EACH ROW triggers like the other ones") == ["each", "row", "triggers", "like", "ones"]
     assert query_terms("run some cleanup code when my program ends") == ["run", "cleanup", "code", "program", "ends"]
     assert query_terms("= ANY or SOME (subquery)") == ["any", "some", "subquery"]  # SQL's SOME, in capitals
+    assert query_terms("make the program sleep for a few seconds") == ["make", "program", "sleep", "seconds"]
 
 
 def test_a_question_word_written_in_capitals_names_something() -> None:
