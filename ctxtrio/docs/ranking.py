@@ -97,14 +97,16 @@ def rerank(
     return [candidates[n] for n in keyed]
 
 
-#: A heading that starts inside a chunk: a markdown ATX heading, a reST/Sphinx API description
-#: (``.. function:: groupby(iterable, key=None)``; not ``.. note::`` or ``.. index::``), or a title
-#: underlined by a reST adornment at least as long (not a code fence).
+#: A heading that starts inside a chunk: a markdown ATX heading or a reST/Sphinx API description
+#: (``.. function:: groupby(iterable, key=None)``; not ``.. note::`` or ``.. index::``).
+#: Not a reST title underlined inside the chunk: e900d30 meant to count those too, but its pattern
+#: never matched one (its backreference named the title, not the adornment); counting them
+#: (branch room11-title) lost answers at 1,000 tokens on the bench's python sets (python 34 -> 32,
+#: python2 38 -> 37): an FAQ's question titles and a page's own title drew stray chunks first.
 _INNER_HEADING: Final = re.compile(
     r"^(?:#{1,6}[ \t]+(?P<atx>\S.*)"
     r"|[ \t]*\.\.[ \t]+(?:[\w-]+:)?(?:function|class|method|classmethod|staticmethod|attribute|property|exception|data"
-    r"|decorator|module|option|cmdoption|envvar|describe|object|type|member|macro|var|command|variable)::[ \t]+(?P<entry>\S.*)"
-    r"|(?P<title>\w.*)\n(?P<rule>([=\-~^\"'#*+])\3{2,})[ \t]*$)",
+    r"|decorator|module|option|cmdoption|envvar|describe|object|type|member|macro|var|command|variable)::[ \t]+(?P<entry>\S.*))",
     re.MULTILINE,
 )
 
@@ -116,15 +118,11 @@ def _heading_share(candidate: Candidate, query_terms: Sequence[str]) -> float:
     about = headings(candidate)
     best = heading_share(about, query_terms)
     text = candidate.chunk.text
-    if best >= 1.0 or ("\n#" not in text and ".. " not in text and "\n--" not in text and "\n==" not in text):
+    if best >= 1.0 or ("\n#" not in text and ".. " not in text):
         return best
     for match in _INNER_HEADING.finditer(text):
-        inner = match.group("atx") or match.group("entry") or ""
-        title = match.group("title")
-        if title and len(match.group("rule")) >= len(title.rstrip()):  # docutils: an underline as long as its title
-            inner = title
-        if inner:
-            best = max(best, heading_share((*about, inner), query_terms))
+        inner = match.group("atx") or match.group("entry")
+        best = max(best, heading_share((*about, inner), query_terms))
     return best
 
 
