@@ -1,7 +1,8 @@
 """Ordering a search's candidates when keyword search and semantic recall both answered. Pure.
 
-Reciprocal rank fusion (:func:`~.search.fuse`) chooses which chunks are read; this
-module orders them, leaning on each ranking as far as the query lets it:
+Reciprocal rank fusion (:func:`fuse`; Cormack, Clarke & Büttcher, SIGIR 2009: each list adds
+``1 / (RRF_K + rank)``) chooses which chunks are read; this module orders them, leaning on each
+ranking as far as the query lets it:
 
 * **How well the words match.** The *coverage* of a chunk is the share of the query's
   distinct terms it holds; the query's *keyword confidence* is the best coverage among
@@ -36,14 +37,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..store.rows import Hit
 from ..text.embedding import CONFIDENT_HITS, FOCUS_BELOW, coverage, fused_score
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from ..store.vectors import VectorHit
     from .packing import Candidate
 
-__all__ = ["FOCUS_BELOW", "Ranks", "coverage", "hybrid_order", "keyword_confidence"]
+__all__ = ["FOCUS_BELOW", "FUSE_DEPTH", "Fused", "Ranks", "coverage", "fuse", "hybrid_order", "keyword_confidence"]
+
+#: Reciprocal rank fusion's constant (the paper's k = 60), and how deep each ranking is read.
+RRF_K = 60
+FUSE_DEPTH = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,54 @@ class Ranks:
 
     keyword: int | None
     meaning: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    """One hit of a fused ranking."""
+
+    hit: Hit
+    #: Found by semantic recall and not by keyword search.
+    by_meaning: bool = False
+    #: Characters of the chunk's text that matched the query by meaning (its best embedded part).
+    focus: tuple[int, int] | None = None
+    #: Its place in each ranking (1-based), None where absent.
+    ranks: Ranks = Ranks(None, None)
+
+
+def fuse(keyword: Sequence[Hit], meaning: Sequence[VectorHit], limit: int, *, each: int = 0) -> list[Fused]:
+    """The best ``limit`` hits of both rankings by reciprocal rank fusion, and after them
+    any of the first ``each`` of either ranking not among those.
+
+    A hit keeps its BM25 score when keyword search found it, else its cosine similarity;
+    a hit the vector ranking found carries its best part's characters (``focus``), and
+    each its places in both rankings. Ties keep keyword order first. Pure.
+    """
+    scores: dict[tuple[str, str], float] = {}
+    hits: dict[tuple[str, str], Hit] = {}
+    keyword_rank: dict[tuple[str, str], int] = {}
+    for rank, hit in enumerate(keyword[:FUSE_DEPTH]):
+        key = (hit.journal, hit.item)
+        scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
+        hits.setdefault(key, hit)
+        keyword_rank.setdefault(key, rank + 1)
+    meaning_rank: dict[tuple[str, str], int] = {}
+    focus: dict[tuple[str, str], tuple[int, int]] = {}
+    for rank, near in enumerate(meaning[:FUSE_DEPTH]):
+        key = (near.journal, near.item)
+        scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
+        hits.setdefault(key, Hit(near.journal, near.item, near.score, near.line_start, near.line_end))
+        meaning_rank.setdefault(key, rank + 1)
+        if near.span[1] > near.span[0]:
+            focus.setdefault(key, near.span)
+    order = sorted(scores, key=lambda key: -scores[key])  # stable: keyword hits were added first
+    chosen = order[:limit]
+    first = {(hit.journal, hit.item) for hit in keyword[:each]} | {(hit.journal, hit.item) for hit in meaning[:each]}
+    chosen += [key for key in order[limit:] if key in first]
+    return [
+        Fused(hits[key], key not in keyword_rank, focus.get(key), Ranks(keyword_rank.get(key), meaning_rank.get(key)))
+        for key in chosen
+    ]
 
 
 def keyword_confidence(candidates: Sequence[Candidate], ranks: Sequence[Ranks], query_terms: Sequence[str]) -> float:

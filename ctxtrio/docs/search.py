@@ -6,9 +6,8 @@ knows it, else from the loaded document (loaded concurrently). Hits of a documen
 replaced or forgotten meanwhile are dropped.
 
 With semantic recall (``--embed-model``), the vector ranking is asked at the same time
-as BM25. The chunks read are the best by reciprocal rank fusion (Cormack, Clarke &
-Büttcher, SIGIR 2009: each list adds ``1 / (RRF_K + rank)``) and the first ``limit + 1``
-of each ranking; :func:`~.hybrid.hybrid_order` orders them, weighing each ranking by how
+as BM25. The chunks read are the best by reciprocal rank fusion (:func:`~.hybrid.fuse`)
+and the first ``limit + 1`` of each ranking; :func:`~.hybrid.hybrid_order` orders them, weighing each ranking by how
 well the query's words match, and decides which hits show their part found by meaning.
 A hit that is not among the keyword hits is marked ``by_meaning``; chunks not embedded
 yet still compete through BM25.
@@ -42,14 +41,13 @@ from ..text.definitions import Name, asked_name, defines, names_qualifier
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
 from ..text.terms import STOPWORDS
-from .hybrid import FOCUS_BELOW, Ranks, hybrid_order, keyword_confidence
+from .hybrid import FOCUS_BELOW, FUSE_DEPTH, Fused, Ranks, fuse, hybrid_order, keyword_confidence
 from .packing import Candidate
 from .ranking import rerank
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
-    from ..store.vectors import VectorHit
     from ..text.words import Alike
     from .catalog import DocEntry
     from .chunks import LoadedDoc
@@ -63,7 +61,6 @@ __all__ = [
     "above_mean",
     "definitions_first",
     "find_candidates",
-    "fuse",
     "load_tables",
     "pool",
     "rerank_fused",
@@ -72,9 +69,6 @@ __all__ = [
 
 #: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
 _SLACK = 8
-#: Reciprocal rank fusion's constant (the paper's k = 60), and how deep each ranking is read.
-RRF_K = 60
-FUSE_DEPTH = 30
 #: Rows a keyword search alone reads; those past the first ``limit + 1`` join the re-ranking only
 #: when BM25 scores them above the mean of the first ``limit`` (:func:`above_mean`) or, among the
 #: next ``(limit + 1) // 2``, they are of a document one of the first ``limit + 1`` is of (:func:`pool`).
@@ -100,54 +94,6 @@ class Found:
     #: The words searched for: the query's, grouped with their other forms and the words
     #: expansion gave them (:func:`_expanded`), or the query's own without expansion.
     words: tuple[SearchWord, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Fused:
-    """One hit of a fused ranking."""
-
-    hit: Hit
-    #: Found by semantic recall and not by keyword search.
-    by_meaning: bool = False
-    #: Characters of the chunk's text that matched the query by meaning (its best embedded part).
-    focus: tuple[int, int] | None = None
-    #: Its place in each ranking (1-based), None where absent.
-    ranks: Ranks = Ranks(None, None)
-
-
-def fuse(keyword: Sequence[Hit], meaning: Sequence[VectorHit], limit: int, *, each: int = 0) -> list[Fused]:
-    """The best ``limit`` hits of both rankings by reciprocal rank fusion, and after them
-    any of the first ``each`` of either ranking not among those.
-
-    A hit keeps its BM25 score when keyword search found it, else its cosine similarity;
-    a hit the vector ranking found carries its best part's characters (``focus``), and
-    each its places in both rankings. Ties keep keyword order first. Pure.
-    """
-    scores: dict[tuple[str, str], float] = {}
-    hits: dict[tuple[str, str], Hit] = {}
-    keyword_rank: dict[tuple[str, str], int] = {}
-    for rank, hit in enumerate(keyword[:FUSE_DEPTH]):
-        key = (hit.journal, hit.item)
-        scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-        hits.setdefault(key, hit)
-        keyword_rank.setdefault(key, rank + 1)
-    meaning_rank: dict[tuple[str, str], int] = {}
-    focus: dict[tuple[str, str], tuple[int, int]] = {}
-    for rank, near in enumerate(meaning[:FUSE_DEPTH]):
-        key = (near.journal, near.item)
-        scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-        hits.setdefault(key, Hit(near.journal, near.item, near.score, near.line_start, near.line_end))
-        meaning_rank.setdefault(key, rank + 1)
-        if near.span[1] > near.span[0]:
-            focus.setdefault(key, near.span)
-    order = sorted(scores, key=lambda key: -scores[key])  # stable: keyword hits were added first
-    chosen = order[:limit]
-    first = {(hit.journal, hit.item) for hit in keyword[:each]} | {(hit.journal, hit.item) for hit in meaning[:each]}
-    chosen += [key for key in order[limit:] if key in first]
-    return [
-        Fused(hits[key], key not in keyword_rank, focus.get(key), Ranks(keyword_rank.get(key), meaning_rank.get(key)))
-        for key in chosen
-    ]
 
 
 def rerank_fused(candidates: Sequence[Candidate], query_terms: Sequence[str], alike: Alike = ()) -> list[Candidate]:

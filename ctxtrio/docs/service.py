@@ -27,6 +27,7 @@ from ..text.words import rarity_weights
 from .arguments import clean_title, first_line, read_file
 from .checking import CheckingMethods
 from .continuation import with_continuation
+from .hybrid import FUSE_DEPTH
 from .ingest import CharBudget, Source, content_hash, write_generation
 from .loaded import DEFAULT_CACHE_CHARS
 from .model import DocumentInfo, IngestResult, SearchHit, SearchResult
@@ -37,7 +38,7 @@ from .reading import ReadingMethods
 from .render import render_search, search_head
 from .repository import CATALOG_NAME, Repository
 from .sandbox import check_text
-from .search import FUSE_DEPTH, definitions_first, find_candidates, load_tables, rerank_fused, search_words
+from .search import definitions_first, find_candidates, load_tables, rerank_fused, search_words
 from .source_lock import hold_source
 
 if TYPE_CHECKING:

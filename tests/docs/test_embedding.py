@@ -11,9 +11,10 @@ import trio
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
+from ctxtrio.docs.hybrid import fuse
 from ctxtrio.docs.packing import Candidate, pack_hits
 from ctxtrio.docs.render import render_search
-from ctxtrio.docs.search import fuse, rerank_fused
+from ctxtrio.docs.search import rerank_fused
 from ctxtrio.docs.service import repository_of
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
