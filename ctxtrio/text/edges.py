@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
+from .literal import indent_of
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from collections.abc import Set as AbstractSet
@@ -99,17 +101,13 @@ def _rst_hidden(raws: Sequence[str]) -> list[int]:
         if _RST_TARGET.match(raw):
             out.append(number)
         elif _RST_INDEX.match(raw):
-            indent = _indent(raw)
+            indent = indent_of(raw)
             out.append(number)
-            while number + 1 < len(raws) and raws[number + 1].strip() and _indent(raws[number + 1]) > indent:
+            while number + 1 < len(raws) and raws[number + 1].strip() and indent_of(raws[number + 1]) > indent:
                 number += 1
                 out.append(number)
         number += 1
     return out
-
-
-def _indent(raw: str) -> int:
-    return len(raw) - len(raw.lstrip())
 
 
 def finish_sentences(

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["literal_lines"]
+__all__ = ["indent_of", "literal_lines"]
 
 #: A markdown fence: three backticks or tildes or more, up to three spaces of indent.
 _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -39,7 +39,8 @@ _CODE_DIRECTIVES: Final = re.compile(
 _PROMPT: Final = re.compile(r"\s*>>>(?:\s|$)")
 
 
-def _indent(line: str) -> int:
+def indent_of(line: str) -> int:
+    """How many whitespace characters ``line`` starts with."""
     return len(line) - len(line.lstrip())
 
 
@@ -92,21 +93,21 @@ def _indented(raws: Sequence[str]) -> set[int]:
         if not stripped:
             inside = opener is not None
             continue
-        if opener is not None and _indent(raw) > opener and (inside or stripped.startswith(":")):
+        if opener is not None and indent_of(raw) > opener and (inside or stripped.startswith(":")):
             if inside:  # (else a directive's option, ``:linenos:``)
                 out.add(number)
             continue
         opener, inside = None, False
         if _CODE_DIRECTIVES.match(raw):
-            opener = _indent(raw)
+            opener = indent_of(raw)
         elif stripped.endswith("::") and not stripped.startswith(".."):  # ``.. note::``'s body is prose
-            opener = _paragraph_indent(raws, number)
+            opener = _paragraphindent_of(raws, number)
     return out
 
 
-def _paragraph_indent(raws: Sequence[str], number: int) -> int:
+def _paragraphindent_of(raws: Sequence[str], number: int) -> int:
     """The indent of the paragraph line ``number`` ends (its first line's: a wrapped line may be indented less)."""
     first = number
     while first > 0 and raws[first - 1].strip() and not raws[first - 1].strip().endswith("::"):
         first -= 1
-    return min(_indent(raws[first]), _indent(raws[number]))
+    return min(indent_of(raws[first]), indent_of(raws[number]))

@@ -118,8 +118,9 @@ def _anchors(line: Line, weights: Sequence[float], alike_weights: Sequence[float
     """Whether ``line`` may start or end a window: a word it holds weighs :data:`ANCHOR_WEIGHT` or more."""
     if any(weights[word] >= ANCHOR_WEIGHT for word in line.found):
         return True
-    liked = alike_weights if alike_weights is not None else [ALIKE_SHARE * weight for weight in weights]
-    return any(liked[word] >= ANCHOR_WEIGHT for word in line.alike)
+    if alike_weights is not None:
+        return any(alike_weights[word] >= ANCHOR_WEIGHT for word in line.alike)
+    return any(ALIKE_SHARE * weights[word] >= ANCHOR_WEIGHT for word in line.alike)
 
 
 def _held(words: set[int], weights: Sequence[float] | None) -> float:

@@ -132,15 +132,20 @@ def rarity_weights(doc_counts: Mapping[str, int], rows: int, also: Mapping[str, 
     rarest word of the query weighs 1.0 and a common one little (in PostgreSQL's manual
     ``currval`` 1.0, ``session`` 0.21, ``before`` 0.11). ``also``: other terms' counts (the
     query's :data:`Alike` words), weighed against the same highest (at most 1.0)."""
-    idf = {term: math.log(1 + (rows - count + 0.5) / (count + 0.5)) for term, count in doc_counts.items()}
+    idf = {term: _idf(count, rows) for term, count in doc_counts.items()}
     top = max(idf.values(), default=0.0)
     if top <= 0:
         return {}
     weights = {term: (value / top) ** 2 for term, value in idf.items()}
     for term, count in (also or {}).items():
         if term not in weights:
-            weights[term] = min(1.0, (math.log(1 + (rows - count + 0.5) / (count + 0.5)) / top) ** 2)
+            weights[term] = min(1.0, (_idf(count, rows) / top) ** 2)
     return weights
+
+
+def _idf(count: int, rows: int) -> float:
+    """BM25's inverse document frequency of a term ``count`` of ``rows`` rows hold (FTS5's, without its floor)."""
+    return math.log(1 + (rows - count + 0.5) / (count + 0.5))
 
 
 def word_weights(query_terms: Sequence[str], rarity: Mapping[str, float]) -> tuple[float, ...]:
