@@ -19,7 +19,14 @@ if TYPE_CHECKING:
 
 FIXTURES = Path(__file__).resolve().parents[1] / "text" / "fixtures"
 PG_HTML = Path("/usr/share/doc/postgresql-doc-15/html")
+#: Debian's python3.11-doc reST sources (tests over them skip without it).
+PY_SOURCES = Path("/usr/share/doc/python3.11/html/_sources")
 STRESS = Path(__file__).resolve().parents[2] / "stress"
+
+
+def normal(text: str) -> str:
+    """``text`` with whitespace runs as one space, casefolded: is an answer inside a search's text?"""
+    return " ".join(text.split()).casefold()
 
 
 def fixture_text(name: str) -> str:

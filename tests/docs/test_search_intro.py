@@ -3,20 +3,18 @@ page that defines it (ranking's INTRO_WEIGHT), and release notes stand back (REL
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ctxtrio.docs import ranking, search
 
-from .conftest import opened
+from .conftest import PY_SOURCES, normal, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Debian's python3.11-doc: the reST sources of Python 3.11's documentation (497 files).
-PY_SOURCES = Path("/usr/share/doc/python3.11/html/_sources")
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 @pytest.mark.parametrize(
@@ -39,8 +37,8 @@ async def test_the_entry_of_a_written_identifier_is_shown_first(
         found = await ctx.documents.search(query, budget_tokens=500)
         monkeypatch.setattr(ranking, "INTRO_WEIGHT", 0.0)
         before = await ctx.documents.search(query, budget_tokens=500)
-    assert _normal(answer) in _normal(found.rendered)
-    assert _normal(answer) not in _normal(before.rendered)
+    assert normal(answer) in normal(found.rendered)
+    assert normal(answer) not in normal(before.rendered)
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +65,8 @@ async def test_release_notes_give_way_to_the_reference(
         monkeypatch.setattr(ranking, "RELEASE_WEIGHT", 0.0)
         before = await ctx.documents.search(query, budget_tokens=500)
     assert found.hits[0].doc_id == "reference.compound_stmts"
-    assert _normal(answer) in _normal(found.rendered)
-    assert _normal(answer) not in _normal(before.rendered)
+    assert normal(answer) in normal(found.rendered)
+    assert normal(answer) not in normal(before.rendered)
 
 
 async def test_a_statement_named_in_capitals_is_searched_for(tmp_path: Path, pg_manual: Path) -> None:
@@ -82,8 +80,8 @@ async def test_a_statement_named_in_capitals_is_searched_for(tmp_path: Path, pg_
             await ctx.documents.ingest(file_path=str(path), doc_id=path.stem)
         found = await ctx.documents.search("Does EXPLAIN ANALYZE actually execute the statement?", budget_tokens=1000)
         lower = await ctx.documents.search("Does explain analyze actually execute the statement?", budget_tokens=1000)
-    assert _normal(answer) in _normal(found.rendered)
-    assert _normal(answer) not in _normal(lower.rendered)
+    assert normal(answer) in normal(found.rendered)
+    assert normal(answer) not in normal(lower.rendered)
 
 
 async def test_the_definition_of_a_name_among_the_pools_rows_is_found(
@@ -103,5 +101,5 @@ async def test_the_definition_of_a_name_among_the_pools_rows_is_found(
         monkeypatch.setattr(search, "_pool_depth", lambda limit: limit)
         before = await ctx.documents.search("breakpoint()", budget_tokens=1000)
     assert "library.functions" in [hit.doc_id for hit in found.hits[:2]]
-    assert _normal(answer) in _normal(found.rendered)
-    assert _normal(answer) not in _normal(before.rendered)
+    assert normal(answer) in normal(found.rendered)
+    assert normal(answer) not in normal(before.rendered)

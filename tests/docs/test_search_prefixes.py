@@ -5,13 +5,15 @@ them straight to any: curses' "before re-raising" came first, add_note's entry n
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .conftest import opened
+from .conftest import PY_SOURCES, opened
 
-PYTHON_DOCS = Path("/usr/share/doc/python3.11/html/_sources")
+if TYPE_CHECKING:
+    from pathlib import Path
+
 #: exceptions.rst (the answer) and the pages that ranked above it before.
 _PAGES = (
     "library/exceptions",
@@ -29,11 +31,11 @@ _PAGES = (
 )
 
 
-@pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="Debian's python3.11-doc is not installed")
+@pytest.mark.skipif(not PY_SOURCES.is_dir(), reason="Debian's python3.11-doc is not installed")
 async def test_a_hyphenated_word_of_a_long_question_over_the_python_docs(tmp_path: Path) -> None:
     async with opened(tmp_path) as ctx:
         for page in _PAGES:
-            text = (PYTHON_DOCS / f"{page}.rst.txt").read_text(encoding="utf-8")
+            text = (PY_SOURCES / f"{page}.rst.txt").read_text(encoding="utf-8")
             await ctx.documents.ingest(text=text, doc_id=page.replace("/", "."))
         question = "How do I add a note to an exception before re-raising it?"
         ranked = await ctx.documents.search(question, budget_tokens=100_000, limit=3)

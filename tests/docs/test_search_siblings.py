@@ -11,15 +11,11 @@ from ctxtrio.docs import search
 from ctxtrio.docs.search import above_mean, pool
 from ctxtrio.store.rows import Hit
 
-from .conftest import opened
+from .conftest import normal, opened
 
 #: Python 3.11's threading.rst and multiprocessing.rst, Node.js 20's buffer.md (fixtures/NOTICE.txt).
 FIXTURES = Path(__file__).parent / "fixtures"
 FILES = ("python_threading.rst.txt", "python_multiprocessing.rst.txt", "node_buffer.md")
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def test_later_rows_of_a_document_among_the_first_join_the_pool() -> None:
@@ -65,5 +61,5 @@ async def test_the_answering_chunk_of_a_found_page_is_shown(
         found = await ctx.documents.search(query, budget_tokens=1000)
         monkeypatch.setattr(search, "pool", above_mean)
         before = await ctx.documents.search(query, budget_tokens=1000)
-    assert _normal(answer) in _normal(found.rendered)
-    assert _normal(answer) not in _normal(before.rendered)
+    assert normal(answer) in normal(found.rendered)
+    assert normal(answer) not in normal(before.rendered)

@@ -3,16 +3,18 @@ sentence shown apart whole, an API entry's first sentence above a window deep in
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ctxtrio.text import edges, literal, passages
 
-from .conftest import opened
+from .conftest import PY_SOURCES, normal, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Debian's python3.11-doc: the reST sources of Python 3.11's documentation (497 files).
-PY_SOURCES = Path("/usr/share/doc/python3.11/html/_sources")
 
 #: (question, budget, page, answer): what a model asks, and the page's words that answer it.
 QUESTIONS = [
@@ -22,10 +24,6 @@ QUESTIONS = [
      "``Callable[[int], str]`` is a function of (int) -> str."),
     ("What does the global statement do?", 500, "reference.simple_stmts", "listed identifiers are to be interpreted"),
 ]  # fmt: skip
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 @pytest.fixture(scope="module")
@@ -56,5 +54,5 @@ async def test_answers_found_inside_the_window_rules(
         before = [await ctx.documents.search(query, budget_tokens=budget) for query, budget, _, _ in QUESTIONS]
         passages._lines.cache_clear()
     for (query, _, page, answer), now, then in zip(QUESTIONS, found, before, strict=True):
-        assert now.hits[0].doc_id == page and _normal(answer) in _normal(now.rendered), query
-        assert _normal(answer) not in _normal(then.rendered), query
+        assert now.hits[0].doc_id == page and normal(answer) in normal(now.rendered), query
+        assert normal(answer) not in normal(then.rendered), query
