@@ -73,6 +73,20 @@ def make_doc_dir(directory: Path) -> None:
         raise StoreError(f"cannot create {directory}: {exc.strerror or exc}") from exc
 
 
+def _index_lags(data: DataDir, store: StoreHandle, path: Path, size: int) -> bool:
+    """Whether the index holds less of ``path`` than its ``size`` bytes (IndexDamagedError: heal it).
+    Not asked of an index set aside for lack of room: its rebuild indexes every journal."""
+    if store.health.shelved:
+        return False
+    try:
+        return store.blocking.watermark(data.journal_name(path)) < size
+    except IndexDamagedError:
+        raise
+    except StoreError as exc:  # the index cannot be opened: a later start catches up
+        log.warning("document %s is not caught up in the search index: %s", path.parent.name, exc)
+        return False
+
+
 def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now: float) -> Sweep:
     """Find obsolete generation files, and current ones the index lags behind (blocking)."""
     remove: list[Path] = []
@@ -97,13 +111,11 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
             path = Path(file.path)
             if current is not None and current.gen == gen:
                 try:
-                    if damaged is not None or store.blocking.watermark(data.journal_name(path)) < file.stat().st_size:
+                    if damaged is not None or _index_lags(data, store, path, file.stat().st_size):
                         catch_up.append(path)
                 except IndexDamagedError as exc:
                     damaged = exc  # the writer heals it; every current generation is caught up
                     catch_up.append(path)
-                except StoreError as exc:  # the index cannot be opened (a full disk): a later start catches up
-                    log.warning("document %s is not caught up in the search index: %s", folder.name, exc)
             elif (folder.name, gen) in state.committed:  # a readable record proves it obsolete
                 if current is not None and whole is None:
                     whole = _reads_whole(store, Path(folder.path) / f"{current.gen}.jsonl", current.info.chunks)

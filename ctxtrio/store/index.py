@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
-from .index_errors import IndexDamagedError, IndexFullError, is_damage, is_full
+from .index_errors import IndexDamagedError, IndexFullError, for_lack_of_room, is_damage, is_full
 from .index_tables import ensure_schema, forget_rows, insert_rows, set_watermark, watermark
 from .reading import read_journal
 from .records import StoredRecord
@@ -99,21 +99,16 @@ class SearchIndex:
     def open(self) -> bool:
         """Create or open the index; a damaged file is deleted and created afresh.
 
-        Returns True when the file was created afresh, so the caller re-indexes the journals.
-        """
+        Returns True when the file was created afresh, so the caller re-indexes the journals; raises
+        IndexFullError if the disk has no room for it (the writer shelves it, :mod:`.room`)."""
         self.unavailable = ""
         try:
             return self._open_file()
         except sqlite3.Error as exc:
             if not is_damage(exc):
-                # A full disk (no room for the WAL), a read-only or failing file system:
-                # the journals are still readable, so everything but document search and
-                # ingest goes on. Searches say why; a restart tries again.
-                self.close()
-                self.unavailable = (
-                    f"the search index {self._path} cannot be opened ({exc}): documents cannot be searched "
-                    "or ingested until a restart after the cause (a full disk?) is fixed; sessions work"
-                )
+                # A read-only or failing file system, a directory in the index's place: the journals are
+                # still readable, so all but document search and ingest goes on; a restart tries again.
+                self.unavailable = self._refused("cannot be opened", exc)
                 log.warning("%s", self.unavailable)
                 return False
             log.warning("search index %s is unusable (%s); rebuilding it from the journals", self._path, exc)
@@ -122,16 +117,24 @@ class SearchIndex:
         try:
             return self._open_file() or True
         except sqlite3.Error as exc:
-            self.close()
-            raise StoreError(f"cannot create search index {self._path}: {exc}") from exc
+            raise StoreError(self._refused("cannot be created", exc)) from exc
+
+    def _refused(self, what: str, exc: sqlite3.Error) -> str:
+        """Close what :meth:`open` opened; why the index is off until a restart, or IndexFullError (no room)."""
+        self.close()
+        if for_lack_of_room(exc, self._path.parent):
+            self.unavailable = f"the search index {self._path} {what}: the disk has no room ({exc})"
+            raise IndexFullError(self.unavailable) from exc
+        return (
+            f"the search index {self._path} {what} ({exc}): documents cannot be searched "
+            "or ingested until a restart after the cause is fixed; sessions work"
+        )
 
     def heal(self, *, corrupt: bool) -> None:
         """Reopen the index after :class:`IndexDamagedError`, deleting it first if ``corrupt``.
 
-        A corrupt file is deleted only if it is still the one this process opened:
-        another process may already have replaced it with a fresh one. The caller then
-        re-indexes every journal (``catch_up``).
-        """
+        A corrupt file is deleted only if it is still the one this process opened (another process may
+        already have replaced it with a fresh one). The caller then re-indexes every journal (``catch_up``)."""
         seen = self._identity
         self.close()
         if corrupt and seen is not None and _identity(self._path) == seen:

@@ -5,11 +5,21 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 
-__all__ = ["IndexDamagedError", "IndexFullError", "is_damage", "is_full"]
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["FULL_BELOW_BYTES", "IndexDamagedError", "IndexFullError", "for_lack_of_room", "is_damage", "is_full"]
+
+#: An I/O error opening the index on a disk with less than this free is taken for lack of room:
+#: SQLite says "disk I/O error" (SQLITE_IOERR_SHMSIZE) when it cannot grow the ``-shm`` file of an
+#: existing index on a full disk, not SQLITE_FULL (measured on a tmpfs filled to the last byte).
+FULL_BELOW_BYTES = 1 << 20
 
 _DAMAGE_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 _DAMAGE_WORDS = ("malformed", "not a database", "no such table", "vtable constructor failed")
@@ -48,3 +58,18 @@ def is_damage(exc: sqlite3.Error) -> bool:
 
 def is_full(exc: sqlite3.Error) -> bool:
     return _code(exc) == sqlite3.SQLITE_FULL
+
+
+def for_lack_of_room(exc: sqlite3.Error, folder: Path) -> bool:
+    """Whether opening the index in ``folder`` failed for lack of room on its disk: SQLITE_FULL, or
+    an I/O error while the disk has less than :data:`FULL_BELOW_BYTES` free. Not a directory or an
+    unreadable file in the index's place (SQLITE_CANTOPEN): those stay until someone fixes them."""
+    if is_full(exc):
+        return True
+    if _code(exc) != sqlite3.SQLITE_IOERR:
+        return False
+    try:
+        room = os.statvfs(folder)
+    except OSError:
+        return False
+    return room.f_bavail * room.f_frsize < FULL_BELOW_BYTES

@@ -22,7 +22,7 @@ from .._errors import StoreError
 from .index import Forget, IndexDamagedError, IndexFullError, SearchIndex
 from .reading import journal_size, store_error
 from .results import AppendResult
-from .room import room_to_rebuild, shelve
+from .room import room_to_rebuild, shelve, shelve_all_the_same
 from .rows import IndexRow
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ __all__ = [
     "defer",
     "flush_index",
     "heal_index",
+    "open_index",
     "rebuild",
     "reindex_documents",
     "retry_lagging",
@@ -131,11 +132,22 @@ def _catch_up_lagging(data: DataDir, index: SearchIndex, health: IndexHealth) ->
         health.lagging.pop(name, None)
 
 
+def open_index(data: DataDir, index: SearchIndex, health: IndexHealth) -> None:
+    """Open the index at startup and re-index the journals if it is new; one the disk has no room
+    for is shelved, and rebuilt once there is room, as if a journal write had taken its room."""
+    with health.writing:
+        try:
+            if index.open():
+                reindex_documents(data, index)
+        except IndexFullError as exc:
+            shelve_all_the_same(index, health, str(exc))
+
+
 def heal_index(data: DataDir, index: SearchIndex, health: IndexHealth, *, corrupt: bool) -> None:
     """Reopen (or recreate, if ``corrupt``) the index and re-index every document journal."""
-    index.heal(corrupt=corrupt)
-    health.heals += 1
     try:
+        index.heal(corrupt=corrupt)
+        health.heals += 1
         reindex_documents(data, index)
     except IndexFullError as exc:
         shelve(index, health, str(exc))  # (rebuilt once there is room)

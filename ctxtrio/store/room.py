@@ -11,6 +11,8 @@ never cost a journal write its room:
   itself (``PRAGMA wal_checkpoint(TRUNCATE)`` fails with 0 bytes free);
 * a journal write that finds no room (:class:`~.reading.DiskFullError`) shelves the index
   too, once the index flush in progress ends, and is tried once more (:func:`give_way`);
+* an index that cannot even be opened for lack of room, at startup, is shelved as well
+  (:func:`~.index_flush.open_index`);
 * a shelved index is rebuilt from the journals (:func:`~.index_flush.rebuild`) by the next
   index flush, or the next search, that finds :func:`room_to_rebuild`. Until then searches
   say why; no restart is needed.
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from .index import SearchIndex
     from .layout import DataDir
 
-__all__ = ["REBUILD_FACTOR", "ROOM_KEPT_BYTES", "give_way", "room_to_rebuild", "shelve"]
+__all__ = ["REBUILD_FACTOR", "ROOM_KEPT_BYTES", "give_way", "room_to_rebuild", "shelve", "shelve_all_the_same"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -61,15 +63,21 @@ def shelve(index: SearchIndex, health: IndexHealth, cause: str) -> None:
     index.drop(why)
 
 
+def shelve_all_the_same(index: SearchIndex, health: IndexHealth, cause: str) -> None:
+    """:func:`shelve`, and a file that cannot be deleted is only logged (the index is off all the same)."""
+    try:
+        shelve(index, health, cause)
+    except StoreError as exc:
+        log.warning("%s", exc)
+
+
 def give_way(index: SearchIndex, health: IndexHealth) -> None:
     """A journal write found no room: shelve the index, after the index flush in progress ends
-    (which shelves it itself if it too finds no room). The caller then writes the journal again."""
+    (which shelves it itself if it too finds no room). The caller then writes the journal again
+    (whatever shelving found: the journal says what it finds)."""
     with health.writing:
         if not health.shelved:
-            try:
-                shelve(index, health, "a journal write found no room")
-            except StoreError as exc:  # (the journal is tried again all the same: it says what it finds)
-                log.warning("%s", exc)
+            shelve_all_the_same(index, health, "a journal write found no room")
 
 
 def room_to_rebuild(data: DataDir) -> bool:

@@ -40,7 +40,7 @@ from .._errors import StoreError
 from .batch import process_batch
 from .handle import DEFAULT_CAPACITY, IndexHealth, IndexingState, StoreHandle, WriterStats, open_store_channel
 from .index import Forget, SearchIndex
-from .index_flush import IndexWork, defer, flush_index, reindex_documents
+from .index_flush import IndexWork, defer, flush_index, open_index
 from .journal import JournalAppender
 from .ops import AppendOp, MoveOp, RemoveOp, StoreOp
 from .rows import RowsFor, no_rows
@@ -73,12 +73,11 @@ async def run_store_writer(
     serves batches until the channel is closed and drained. The index is closed on exit.
     """
     index = SearchIndex(data.index_path, rows_for)
-    if await trio.to_thread.run_sync(index.open):
-        await trio.to_thread.run_sync(reindex_documents, data, index)
+    health = IndexHealth()
+    await trio.to_thread.run_sync(open_index, data, index, health)
     appender = JournalAppender(lock_timeout_s=lock_timeout_s, quarantine_dir=data.quarantine, folders_in=[data.docs])
     send, recv = open_store_channel(capacity)
     stats = WriterStats()
-    health = IndexHealth()
     indexing = IndexingState()
     handle = StoreHandle(data, index, send, stats, health, giving_up=appender.giving_up, indexing=indexing)
     try:

@@ -9,16 +9,20 @@ import os
 from pathlib import Path
 
 import pytest
+import trio
+from mcp import Client
 
 from ctxtrio._errors import StoreError
 from ctxtrio.store.handle import IndexHealth
 from ctxtrio.store.index import SearchIndex
-from ctxtrio.store.index_flush import flush_index, retry_lagging
+from ctxtrio.store.index_flush import flush_index, open_index, retry_lagging
 from ctxtrio.store.journal import JournalAppender
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import NewRecord, Record, StoredRecord
 from ctxtrio.store.results import AppendResult
 from ctxtrio.store.rows import IndexRow
+from testkit.results import text_of
+from testkit.servers import server_params
 from tests.docs.conftest import opened
 from tests.store.test_disk_full import small_tmpfs
 
@@ -112,3 +116,52 @@ async def test_a_journal_write_without_room_takes_the_room_of_the_index(tmp_path
             assert (await ctx.documents.search("quokka", budget_tokens=4000)).hits
             assert (ctx.store.health.shelved, ctx.store.health.heals) == (False, 1)
             assert "an entry written on a full disk" in (mount / "data" / "sessions" / "s.jsonl").read_text()
+
+
+async def test_an_index_a_full_disk_kept_from_opening_at_startup_comes_back_once_there_is_room(tmp_path: Path) -> None:
+    """A server started on a disk filled to the last byte cannot open the search index (no room for
+    its shared-memory file); with no journal write after, search says the disk has no room (not
+    "until a restart"), sessions answer, and once the filler is removed the next doc_search finds
+    the document with no restart. Before, search stayed off until a restart."""
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        data = mount / "data"
+        async with opened(mount) as ctx:
+            await ctx.documents.ingest(text=TEXT, title="q")
+            await ctx.sessions.append("s", "the wombat entry")
+        _fill(mount / "filler")
+        with trio.fail_after(60):
+            async with Client(server_params(data, cache=tmp_path / "cache")) as client:
+                searched = await client.call_tool("doc_search", {"query": "quokka"})
+                said = text_of(searched)
+                assert searched.is_error and "no room" in said and "restart" not in said, said
+                recalled = await client.call_tool("context_recall", {"session_id": "s", "query": "wombat"})
+                assert not recalled.is_error and "the wombat entry" in text_of(recalled)
+                (mount / "filler").unlink()
+                searched = await client.call_tool("doc_search", {"query": "quokka"})
+                assert not searched.is_error and "quokka" in text_of(searched), text_of(searched)
+
+
+def test_only_a_disk_without_room_shelves_an_index_that_cannot_be_opened(tmp_path: Path) -> None:
+    """On a disk filled to the last byte, an index that cannot be created (SQLITE_FULL) is shelved
+    at startup, and rebuilt by the next retry once there is room; a directory in the index's place
+    on the same full disk stays "cannot be opened ... until a restart", never shelved (W3)."""
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        data = prepare_data_dir(mount / "data")
+        _fill(mount / "filler")
+        index, health = SearchIndex(data.index_path, _text_rows), IndexHealth()
+        try:
+            open_index(data, index, health)
+            assert (health.shelved, health.shelves) == (True, 1) and "no room" in index.unavailable
+            (mount / "filler").unlink()
+            retry_lagging(data, index, health)
+            assert (health.shelved, health.heals, index.unavailable) == (False, 1, "")
+        finally:
+            index.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{data.index_path}{suffix}").unlink(missing_ok=True)
+        data.index_path.mkdir()
+        _fill(mount / "filler")
+        blocked, health = SearchIndex(data.index_path, _text_rows), IndexHealth()
+        open_index(data, blocked, health)
+        assert not health.shelved and "cannot be opened" in blocked.unavailable and "restart" in blocked.unavailable
+        assert data.index_path.is_dir()
