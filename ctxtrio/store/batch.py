@@ -19,7 +19,7 @@ import logging
 import os
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, assert_never
+from typing import TYPE_CHECKING, TypeVar, assert_never
 
 from .._errors import CtxError, StoreError
 from .index import Forget, IndexDamagedError, SearchIndex
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from .rows import IndexRow, RowsFor
 
 __all__ = ["process_batch"]
+
+_T = TypeVar("_T")
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -239,15 +241,16 @@ def _run_maintenance(
     try:
         match op:
             case InstallOp():
-                op.outcome.result = appender.install(op.path, op.records)
+                op.outcome.result = _with_room(partial(appender.install, op.path, op.records), index, health)
             case CatchUpOp() | RewriteOp() | ReindexOp():
+                changed = isinstance(op, ReindexOp)
                 if isinstance(op, RewriteOp):
-                    op.outcome.rewritten = rewritten = appender.rewrite(op.path, op.transform)
-                    if rewritten.changed:
+                    op.outcome.rewritten = _with_room(partial(appender.rewrite, op.path, op.transform), index, health)
+                    changed = op.outcome.rewritten.changed
+                if not health.shelved:  # (a shelved index is rebuilt from every journal as it is then)
+                    if changed:
                         index.forget(name)
-                elif isinstance(op, ReindexOp):
-                    index.forget(name)
-                op.outcome.added = index.catch_up(name, op.path, journal_size(op.path))
+                    op.outcome.added = index.catch_up(name, op.path, journal_size(op.path))
             case LaggingOp():
                 retry_lagging(data, index, health)
             case HealOp():
@@ -261,6 +264,17 @@ def _run_maintenance(
             op.outcome.error = again
     except CtxError as exc:
         op.outcome.error = exc
+
+
+def _with_room(write: Callable[[], _T], index: SearchIndex, health: IndexHealth) -> _T:
+    """``write`` a whole journal (an import, a rewrite); one that finds no room on the disk (it
+    wrote nothing: its temporary file is gone) takes the room of the derived index, as an append
+    does, and is written once more."""
+    try:
+        return write()
+    except DiskFullError:
+        give_way(index, health)
+        return write()
 
 
 def _remove(data: DataDir, appender: JournalAppender, op: RemoveOp | MoveOp, pending: list[IndexWork]) -> None:

@@ -28,6 +28,7 @@ Durability and sharing rules:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
@@ -303,11 +304,17 @@ class JournalAppender:
                 return RewriteResult(True, len(before), 0, size, 0)
             payload = b"".join(encode_line(data) for data in after)
             temporary = path.with_name(f".{path.name}.rewrite-{os.getpid()}")
-            with open(temporary, "wb") as handle:
-                handle.write(payload)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, path)
+            try:
+                with open(temporary, "wb") as handle:
+                    handle.write(payload)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(temporary, path)
+            except OSError:
+                # The journal stays as it was; a temporary cut short by a full disk must not keep its room.
+                with contextlib.suppress(OSError):
+                    temporary.unlink()
+                raise
             _fsync_dir(path.parent)
             return RewriteResult(True, len(before), len(after), size, len(payload))
         except OSError as exc:
