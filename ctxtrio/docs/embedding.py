@@ -71,7 +71,7 @@ class EmbeddingStatus:
     base_url: str
     #: Vector length; None until the endpoint first answered (or vectors were found).
     dimension: int | None
-    #: "starting", "embedding", "caught up", "endpoint unreachable", "stopped".
+    #: "starting", "embedding", "caught up", "endpoint unreachable", "waiting for room on the disk", "stopped".
     state: str
     chunks_total: int
     chunks_embedded: int

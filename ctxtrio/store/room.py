@@ -31,11 +31,21 @@ from .._errors import StoreError
 from .reading import journal_size
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .handle import IndexHealth
     from .index import SearchIndex
     from .layout import DataDir
 
-__all__ = ["REBUILD_FACTOR", "ROOM_KEPT_BYTES", "give_way", "room_to_rebuild", "shelve", "shelve_all_the_same"]
+__all__ = [
+    "REBUILD_FACTOR",
+    "ROOM_KEPT_BYTES",
+    "give_way",
+    "has_room",
+    "room_to_rebuild",
+    "shelve",
+    "shelve_all_the_same",
+]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -78,6 +88,17 @@ def give_way(index: SearchIndex, health: IndexHealth) -> None:
     with health.writing:
         if not health.shelved:
             shelve_all_the_same(index, health, "a journal write found no room")
+
+
+def has_room(folder: Path, size: int) -> bool:
+    """Whether the disk of ``folder`` keeps :data:`ROOM_KEPT_BYTES` free after ``size`` more bytes
+    of a derived file (vectors, a session's snapshot): derived files never take the disk's last
+    room, which a journal may need. False when the room cannot be told."""
+    try:
+        room = os.statvfs(folder)
+    except OSError:
+        return False
+    return room.f_bavail * room.f_frsize >= size + ROOM_KEPT_BYTES
 
 
 def room_to_rebuild(data: DataDir) -> bool:

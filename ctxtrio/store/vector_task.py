@@ -13,6 +13,8 @@ whole items in one transaction:
 * a batch refused (LLMResponseError): item by item; an item refused alone while a
   one-word probe is answered gets one row of part -1 and no vector (done for good);
   when the probe fails too, the endpoint is treated as down;
+* no room on the disk for more vectors (DiskFullError: the journals come first): the task
+  waits as for the endpoint, and goes on once there is room;
 * a broken vectors file (StoreError): this kind of recall stops, logged, never the server.
 
 :meth:`VectorTask._nearest` is the query side: the query's vector within QUERY_S (the
@@ -30,15 +32,19 @@ import trio
 
 from .._errors import LLMError, LLMResponseError, StoreError
 from ..text.embedding import Part
+from .reading import DiskFullError
+from .room import has_room
 from .vectors import VectorHit, VectorRow, VectorStore
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
-__all__ = ["Embeds", "Pending", "VectorTask"]
+__all__ = ["WAITING_FOR_ROOM", "Embeds", "Pending", "VectorTask"]
 
 log = logging.getLogger("ctxtrio.embeddings")
 
+#: The state of a task whose last write found no room on the disk (:meth:`VectorTask._wait_for_room`).
+WAITING_FOR_ROOM = "waiting for room on the disk"
 POLL_S = 5.0
 RETRY_S = 1.0
 RETRY_MAX_S = 30.0
@@ -79,9 +85,10 @@ class VectorTask:
         self._what = what
         self._wake_send, self._wake_recv = trio.open_memory_channel[None](1)
         self._retry_s = RETRY_S
+        self._room_wait_s = RETRY_S
         #: Vector length: from the vectors file at start, then from each answer (None until known).
         self._dim: int | None = None
-        #: "starting", "embedding", "caught up", "endpoint unreachable" or "stopped".
+        #: "starting", "embedding", "caught up", "endpoint unreachable", WAITING_FOR_ROOM or "stopped".
         self.state = "starting"
         #: Passes finished so far (one that starts after a change sees it).
         self.passes = 0
@@ -120,6 +127,9 @@ class VectorTask:
             while True:
                 try:
                     busy = await self._pass()
+                except DiskFullError as exc:
+                    await self._wait_for_room(exc)
+                    continue
                 except StoreError as exc:
                     log.error("semantic recall of %s stops: %s", self._what, exc)
                     self.state = "stopped"
@@ -199,6 +209,7 @@ class VectorTask:
         # Shielded: a vector the endpoint already computed is kept even if shutdown is underway.
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(self._vectors.add, self.model, dim, rows)
+        self._room_wait_s = RETRY_S
 
     async def _probe(self) -> bool:
         try:
@@ -206,6 +217,19 @@ class VectorTask:
         except LLMError:
             return False
         return True
+
+    async def _wait_for_room(self, exc: DiskFullError) -> None:
+        """The disk has no room for more vectors (the journals come first): embedding pauses until
+        the disk keeps :data:`~.room.ROOM_KEPT_BYTES` free, looked at after RETRY_S, doubling to
+        RETRY_MAX_S (until a store succeeds: the endpoint is not asked again each RETRY_S)."""
+        if self.state != WAITING_FOR_ROOM:
+            log.warning("embedding of %s paused until the disk has room: %s", self._what, exc)
+        self.state = WAITING_FOR_ROOM
+        while True:
+            await trio.sleep(self._room_wait_s)
+            self._room_wait_s = min(self._room_wait_s * 2, RETRY_MAX_S)
+            if await trio.to_thread.run_sync(has_room, self._vectors.path.parent, 0):
+                return
 
     async def _wait_for_endpoint(self, exc: LLMError) -> bool:
         self.state = "endpoint unreachable"

@@ -36,6 +36,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
+from .index_errors import is_full
+from .reading import DiskFullError
+from .room import REBUILD_FACTOR, has_room
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator
@@ -59,6 +62,8 @@ CREATE TABLE IF NOT EXISTS vectors (
 SCHEMA_VERSION = 2
 #: Rows read per chunk wanted by a search (a chunk has several parts, often near each other).
 _ROWS_PER_HIT = 8
+#: What a row holds beside its vector, at most (its key columns; the room a write needs is guessed high).
+_ROW_BYTES = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,20 @@ class VectorHit:
     line_end: int
     #: Characters ``start, end`` of the chunk's text that the best part holds.
     span: tuple[int, int] = (0, 0)
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction. SQLite rolls back by itself on some errors (SQLITE_FULL among them):
+    a ROLLBACK then fails ("no transaction is active") and would hide the error that counts."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 #: (journal, item, line_start, line_end, span_start, span_end) of one row of the matrix.
@@ -181,19 +200,25 @@ class VectorStore:
 
     @contextlib.contextmanager
     def _db(self, action: str) -> Iterator[sqlite3.Connection]:
-        """The connection under the lock; sqlite3 errors become StoreError."""
+        """The connection under the lock; sqlite3 errors become StoreError (DiskFullError: no room)."""
         with self._lock:
             if self._conn is None:
                 raise StoreError("vectors file is closed")
             try:
                 yield self._conn
             except sqlite3.Error as exc:
-                raise StoreError(f"vectors file {self._path}: {action} failed: {exc}") from exc
+                error = DiskFullError if is_full(exc) else StoreError
+                raise error(f"vectors file {self._path}: {action} failed: {exc}") from exc
 
     # -- writing ----------------------------------------------------------------------
 
     def add(self, model: str, dim: int, rows: Sequence[VectorRow]) -> None:
-        """Store ``rows`` (vectors of length ``dim``, normalised) in one transaction."""
+        """Store ``rows`` (vectors of length ``dim``, normalised) in one transaction.
+
+        DiskFullError, and nothing stored, when the disk would keep less than
+        :data:`~.room.ROOM_KEPT_BYTES` free after them (the journals come first; the write-ahead log
+        a failed transaction grew keeps its size: measured, a full 4 MB tmpfs stayed at 0 bytes free).
+        """
         import numpy as np
 
         values = []
@@ -202,14 +227,12 @@ class VectorStore:
             if row.vector is not None and len(row.vector) != dim:
                 raise StoreError(f"vector of length {len(row.vector)} stored as dimension {dim}")
             values.append((model, dim, row.journal, row.item, row.part, row.line_start, row.line_end, *row.span, blob))
+        size = sum(len(value[9]) + _ROW_BYTES for value in values)
+        if not has_room(self._path.parent, REBUILD_FACTOR * size):  # (the log, then the file it is copied to)
+            raise DiskFullError(f"vectors file {self._path}: no room on the disk for {len(values)} more vector(s)")
         with self._db("add") as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _transaction(conn):
                 conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
             matrix = self._matrix
             if matrix is not None and self._matrix_model == model and matrix.dim == dim:
                 fresh = [v for v in values if v[9]]
@@ -225,32 +248,22 @@ class VectorStore:
             gone = [(m, d, j) for m, d, j in found if m != model or (dim is not None and d != dim) or j not in journals]
             if not gone:
                 return 0
-            conn.execute("BEGIN IMMEDIATE")
             deleted = 0
-            try:
+            with _transaction(conn):
                 for key in gone:
                     deleted += conn.execute("DELETE FROM vectors WHERE model=? AND dim=? AND journal=?", key).rowcount
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
             self._matrix = None  # read again at the next search
             return deleted
 
     def drop_items(self, model: str, journal: str, items: Collection[str]) -> int:
         """Delete the rows of ``items`` of ``journal`` (every dimension of ``model``); rows deleted."""
         with self._db("prune") as conn:
-            conn.execute("BEGIN IMMEDIATE")
             deleted = 0
-            try:
+            with _transaction(conn):
                 for item in items:
                     deleted += conn.execute(
                         "DELETE FROM vectors WHERE model=? AND journal=? AND item=?", (model, journal, item)
                     ).rowcount
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
             if deleted:
                 self._matrix = None  # read again at the next search
             return deleted

@@ -1,0 +1,62 @@
+"""Semantic recall on a full disk: the vectors file never takes the journals' room, and embedding
+pauses until there is room instead of stopping for good. On a 4 MB tmpfs, root only (as
+tests/store/test_disk_full.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+import trio
+
+from ctxtrio.docs.embedding import SemanticIndex, describe_semantic
+from ctxtrio.store import vector_task
+from testkit.fake_embeddings import FakeEmbeddings
+from tests.docs.test_embedding import _paragraphs, caught_up, semantic
+from tests.store.test_disk_full import small_tmpfs
+from tests.store.test_room import _fill, _free
+
+from .conftest import opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real time here (the store's worker threads), so the embedder retries and polls quickly."""
+    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
+    monkeypatch.setattr(vector_task, "RETRY_MAX_S", 0.2)
+    monkeypatch.setattr(vector_task, "POLL_S", 0.5)
+
+
+async def test_a_full_disk_pauses_embedding_until_there_is_room(tmp_path: Path) -> None:
+    """Vectors to store on a disk filled to the last byte: none is stored, the disk's room stays as it
+    was (the write-ahead log does not grow into it), the embedder waits for room (its status says so),
+    and once the filler is removed every chunk is embedded, with no restart. Before, the vectors were
+    written into the last room ("add failed: database or disk is full") and semantic recall stopped
+    until a restart."""
+    fake = FakeEmbeddings(down=True)
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        async with opened(mount, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+            doc = await ctx.documents.ingest(text=_paragraphs(40), title="parts")
+            assert (await ctx.documents.search("topic7 example7")).hits  # (indexed before the disk fills)
+            async with semantic(ctx, fake) as index:
+                await _state(index, "endpoint unreachable")
+                _fill(mount / "filler")
+                before = _free(mount)
+                fake.down = False
+                index.wake()
+                await _state(index, vector_task.WAITING_FOR_ROOM)
+                assert index.status().chunks_embedded == 0 and _free(mount) >= before
+                assert describe_semantic(index.status()).endswith("; waiting for room on the disk")
+                (mount / "filler").unlink()
+                await caught_up(index)
+                assert index.status().chunks_embedded == doc.doc.chunks
+
+
+async def _state(index: SemanticIndex, state: str) -> None:
+    """Wait until the embedder's state is ``state`` (30 s at most)."""
+    with trio.fail_after(30):
+        while index.status().state != state:
+            await trio.sleep(0.05)
