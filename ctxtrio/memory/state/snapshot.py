@@ -33,6 +33,7 @@ from array import array
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ...store.records import decode_line
+from ...store.room import has_room
 from .bm25 import TermIndex
 from .columns import SessionState
 from .derived import model_key, read_derived, replace_file
@@ -100,7 +101,13 @@ def snapshot_path(journal: Path) -> Path:
 
 
 def write_snapshot(journal: Path, state: SessionState, file_id: tuple[int, int]) -> bool:
-    """Save ``state`` (which ends at ``state.applied_offset`` of ``journal``); False if not written."""
+    """Save ``state`` (which ends at ``state.applied_offset`` of ``journal``); False if not written.
+
+    Not written unless the disk keeps :data:`~ctxtrio.store.room.ROOM_KEPT_BYTES` free after it: a
+    snapshot is derived, and must not take the room the journals need (it is tried again at a later
+    refresh). Its journal's size is a first guess of its own, so a full disk costs no packing."""
+    if not has_room(journal.parent, state.applied_offset):
+        return False
     _pack_texts(state)
     sections = _sections(state)
     header: dict[str, Any] = {
@@ -123,9 +130,10 @@ def write_snapshot(journal: Path, state: SessionState, file_id: tuple[int, int])
         "little": sys.byteorder == "little",
     }
     header["crc"] = _checksum(header, sections)
-    return replace_file(
-        snapshot_path(journal), [json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n", *sections]
-    )
+    head = json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n"
+    if not has_room(journal.parent, len(head) + sum(memoryview(section).nbytes for section in sections)):
+        return False
+    return replace_file(snapshot_path(journal), [head, *sections])
 
 
 def snapshot_limit(journal_size: int) -> int:
