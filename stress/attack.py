@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 def _areas(wanted: list[str]) -> list[str]:
     package = Path(__file__).resolve().parent / "attacks"
-    found = sorted(info.name for info in pkgutil.iter_modules([str(package)]))
+    found = sorted(info.name for info in pkgutil.iter_modules([str(package)]) if not info.name.startswith("_"))
     unknown = [name for name in wanted if name not in found]
     if unknown:
         raise SystemExit(f"unknown area(s): {', '.join(unknown)}; known: {', '.join(found)}")

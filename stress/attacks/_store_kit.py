@@ -1,0 +1,84 @@
+"""What the store, index and room attack areas share (a module of this package that is not an area).
+
+A document ingested and the server stopped, with its generation file aged past the orphan
+age; a tool call's success and text; whether a search finds a word; the server run as a
+plain command; a small tmpfs, the full disk of the room area.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from testkit.results import text_of
+from testkit.servers import server_command
+
+from . import stdio_server as _server
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from mcp import Client
+
+__all__ = ["ORPHAN_AGE_S", "ROOT", "TEXT", "call", "ingest_stop_age", "run_cli", "searchable", "tmpfs"]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TEXT = "# Notes\n\n" + "\n\n".join(f"Paragraph {n} is about the quoll number {n}." for n in range(600))
+
+ORPHAN_AGE_S = 3600.0
+
+
+async def call(client: Client, tool: str, **arguments: object) -> tuple[bool, str]:
+    result = await client.call_tool(tool, arguments)
+    return not result.is_error, text_of(result)
+
+
+async def ingest_stop_age(work: Path, name: str) -> tuple[Path, Path, bytes]:
+    data = work / name
+    async with _server(data) as client:
+        ok, said = await call(client, "doc_ingest", text=TEXT, doc_id="q")
+        assert ok, said
+    [gen] = (data / "docs" / "q").glob("*.jsonl")
+    stamp = time.time() - ORPHAN_AGE_S - 60
+    os.utime(gen, (stamp, stamp))
+    return data, gen, gen.read_bytes()
+
+
+async def searchable(client: Client, query: str = "quoll") -> tuple[bool, str]:
+    ok, said = await call(client, "doc_search", query=query)
+    return ok and query in said, said[:120]
+
+
+def run_cli(data: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        server_command(data, audit=True),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(data.parent / "cache")},
+    )
+
+
+@contextmanager
+def tmpfs(where: Path, size: str) -> Iterator[bool]:
+    where.mkdir(parents=True, exist_ok=True)
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, check=False
+        ).returncode
+    ):
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
