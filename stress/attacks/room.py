@@ -1,24 +1,64 @@
 """Full-disk attacks on the real server (issue 11: W3; "journals first" on a full disk, store/room.py).
 
-Every attack runs ``python -m ctxtrio`` on a data dir in a small tmpfs, fills the disk, and
-checks what the server says. Mounting a tmpfs needs root; elsewhere every row says it was
+Every attack runs ``python -m ctxtrio`` (the stdio server through the SDK client, or the CLI)
+on a data dir in a small tmpfs, fills the disk around it, and checks what the server says,
+that nothing acknowledged is lost, and that what a full disk turned off comes back once
+there is room, with no restart. Mounting a tmpfs needs root; elsewhere every row says it was
 not run (and does not hold). Each spawn is bounded (60 s); nothing leaves loopback.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import trio
 
+from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
+
 from . import Row, guarded
 from . import stdio_server as _server
+from ._store_kit import ROOT, TEXT, tmpfs
 from ._store_kit import call as _call
-from ._store_kit import tmpfs
+from ._store_kit import searchable as _searchable
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from pathlib import Path
+
+    from mcp import Client
+
+NOT_RUN = "not run: needs root to mount a tmpfs"
+
+
+def _fill(path: Path, *, leave_bytes: int = 0) -> None:
+    """Write ``path`` until the disk holding it has at most ``leave_bytes`` free (ENOSPC ends it)."""
+    with open(path, "wb", buffering=0) as filler, contextlib.suppress(OSError):
+        while _free(path.parent) > leave_bytes:
+            filler.write(b"\0" * 4096)
+
+
+def _free(where: Path) -> int:
+    room = os.statvfs(where)
+    return room.f_bavail * room.f_frsize
+
+
+def _ctxtrio(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A CLI subcommand on ``data`` (no LLM), run to completion."""
+    return subprocess.run(
+        [sys.executable, "-m", "ctxtrio", *args, "--data-dir", str(data), "--no-llm"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(data.parent / "cache")},
+    )
 
 
 async def disk_full(work: Path) -> Row:
@@ -43,10 +83,138 @@ async def disk_full(work: Path) -> Row:
     )
 
 
+async def full_at_start(work: Path) -> Row:
+    fault = "a server started on a full disk: its search index cannot be opened"
+    expected = "search says no room, recall answers; search back once room is freed, no restart"
+    with tmpfs(work / "r1-mnt", "4m") as mounted:
+        if not mounted:
+            return Row(fault, expected, NOT_RUN, False)
+        data = work / "r1-mnt" / "data"
+        async with _server(data) as client:
+            await _call(client, "doc_ingest", text=TEXT, doc_id="q")
+            await _call(client, "context_append", session_id="s", text="the wombat note")
+        _fill(work / "r1-mnt" / "filler")
+        async with _server(data) as client:
+            off, said = await _call(client, "doc_search", query="quoll")
+            recalled, note = await _call(client, "context_recall", session_id="s", query="wombat")
+            (work / "r1-mnt" / "filler").unlink()
+            back, _ = await _searchable(client)
+    says_room = not off and "no room" in said and "restart" not in said
+    return Row(
+        fault,
+        expected,
+        f"search: ...{said[-70:]!r}; recall {'ok' if recalled else 'failed'}; freed: {'found' if back else 'missing'}",
+        says_room and recalled and "wombat" in note and back,
+    )
+
+
+async def prune_and_import(work: Path) -> Row:
+    fault = "ctxtrio prune and ctxtrio import on a disk filled to the last byte"
+    expected = "both done in the index's room; live entries kept; no temporary file left"
+    source = work / "r2-src"
+    async with _server(source) as client:
+        for number in range(20):
+            await _call(client, "context_append", session_id="other", text=f"imported note {number} " + "i" * 500)
+    exported = _ctxtrio(source, "export", "other")
+    (work / "r2.jsonl").write_text(exported.stdout)
+    with tmpfs(work / "r2-mnt", "4m") as mounted:
+        if not mounted:
+            return Row(fault, expected, NOT_RUN, False)
+        data = work / "r2-mnt" / "data"
+        async with _server(data) as client:
+            await _call(client, "doc_ingest", text=TEXT, doc_id="q")
+            for number in range(40):
+                await _call(client, "context_append", session_id="s", text=f"note {number} " + "n" * 1000)
+            await _call(client, "context_compact", session_id="s", keep_recent=5)
+            await _searchable(client)
+        live = _live(data)
+        _fill(work / "r2-mnt" / "filler")
+        pruned = _ctxtrio(data, "prune", "--older-than", "0", "--yes")
+        imported = _ctxtrio(data, "import", str(work / "r2.jsonl"))
+        after = _live(data)
+        left = [path.name for path in (data / "sessions").iterdir() if path.name.startswith(".")]
+    done = pruned.returncode == 0 and imported.returncode == 0
+    kept = after.get("s") == live.get("s") and after.get("other") == 20
+    return Row(
+        fault,
+        expected,
+        f"prune exit {pruned.returncode}, import exit {imported.returncode} {(pruned.stderr + imported.stderr)[-60:]!r}; "
+        f"live {live} -> {after}; temporaries {left}",
+        done and kept and not left,
+    )
+
+
+def _live(data: Path) -> dict[str, int]:
+    """Live entries of each session, as ``ctxtrio sessions --json`` lists them."""
+    listed = _ctxtrio(data, "sessions", "--json")
+    return {str(info["session_id"]): int(info["live_entries"]) for info in json.loads(listed.stdout or "[]")}
+
+
+async def snapshot_room(work: Path) -> Row:
+    fault = "a 560 KB session loaded with 900 KB free, then 700 KB of notes"
+    expected = "no snapshot takes the notes' room: all 70 stored"
+    with tmpfs(work / "r3-mnt", "4m") as mounted:
+        if not mounted:
+            return Row(fault, expected, NOT_RUN, False)
+        data = work / "r3-mnt" / "data"
+        async with _server(data) as client:
+            for number in range(500):
+                await _call(client, "context_append", session_id="s", text=f"note {number} " + "w" * 1000)
+        _fill(work / "r3-mnt" / "filler", leave_bytes=900_000)
+        stored = 0
+        async with _server(data) as client:
+            await _call(client, "context_recall", session_id="s", query="note 7")
+            for number in range(70):
+                ok, said = await _call(client, "context_append", session_id="s", text=f"late {number} " + "v" * 10_000)
+                stored += ok
+        snapshot = (data / "sessions" / "s.snapshot").exists()
+    return Row(fault, expected, f"{stored} of 70 stored; snapshot written: {snapshot}", stored == 70 and not snapshot)
+
+
+async def vectors_room(work: Path) -> Row:
+    fault = "--embed-model on a disk with less than 1 MiB free"
+    expected = "no vector takes the room: embedding waits, says so, and goes on once room is freed"
+    with tmpfs(work / "r4-mnt", "4m") as mounted:
+        if not mounted:
+            return Row(fault, expected, NOT_RUN, False)
+        fake = FakeEmbeddings()
+        async with trio.open_nursery() as nursery:
+            url = await serve_fake_embeddings(nursery, fake)
+            data = work / "r4-mnt" / "data"
+            _fill(work / "r4-mnt" / "filler", leave_bytes=600_000)
+            async with _server(data, "--embed-model", fake.model, "--embed-base-url", url) as client:
+                await _call(client, "doc_ingest", text=TEXT, doc_id="q")
+                waiting = await _guide_says(client, "waiting for room on the disk")
+                (work / "r4-mnt" / "filler").unlink()
+                caught_up = await _guide_says(client, "; caught up")
+            nursery.cancel_scope.cancel()
+    return Row(
+        fault,
+        expected,
+        f"said waiting: {waiting}; then caught up: {caught_up} ({len(fake.requests)} request(s))",
+        waiting and caught_up,
+    )
+
+
+async def _guide_says(client: Client, words: str) -> bool:
+    """Whether context_guide's semantic recall line says ``words`` within 25 s (the server is given 60 s in all)."""
+    with trio.move_on_after(25):
+        while True:
+            _, said = await _call(client, "context_guide")
+            if words in said:
+                return True
+            await trio.sleep(0.5)
+    return False
+
+
 async def _main(work: Path) -> list[Row]:
     rows: list[Row] = []
     attacks: list[tuple[str, Callable[[], Awaitable[Row | list[Row]]]]] = [
         ("W3 disk full", lambda: disk_full(work)),
+        ("full at start", lambda: full_at_start(work)),
+        ("prune and import", lambda: prune_and_import(work)),
+        ("snapshot", lambda: snapshot_room(work)),
+        ("vectors", lambda: vectors_room(work)),
     ]
     for name, attack in attacks:
         rows.extend(await guarded(name, attack, 180))
