@@ -24,7 +24,7 @@ def _closed_port() -> int:
 async def test_quick_start_without_a_model_server_prints_no_warning(tmp_path: Path) -> None:
     """`ctxtrio --ingest-root ./` (LLM on, nothing listening): INFO lines only, one about the model server.
 
-    Retries stay quiet too: tests/llm/test_calibration.py follows them under a mock clock.
+    Retries stay quiet too: tests/llm/test_calibration_endpoint.py follows them under a mock clock.
     """
     env = {
         "PYTHONPATH": str(ROOT),
