@@ -112,11 +112,13 @@ class VectorTask:
         """Called after ``items`` were stored with ``vectors`` vectors (refused: ``vectors`` 0)."""
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Keep the vectors up to date until cancelled."""
+        """Keep the vectors up to date until cancelled. A disk too full to open the vectors file
+        (a start on a full disk) makes the task wait for room, as a full disk later does."""
+        unopened: DiskFullError | None = None
         try:
-            await trio.to_thread.run_sync(self._vectors.open)
-            dims = await trio.to_thread.run_sync(self._vectors.dimensions, self.model)
-            self._dim = dims[0] if len(dims) == 1 else None
+            await self._open()
+        except DiskFullError as exc:
+            unopened = exc
         except StoreError as exc:
             log.error("semantic recall of %s is off: %s", self._what, exc)
             self.state = "stopped"
@@ -126,9 +128,16 @@ class VectorTask:
         try:
             while True:
                 try:
+                    if unopened is not None:
+                        await self._wait_for_room(unopened)
+                        await self._open()
+                        unopened = None
                     busy = await self._pass()
                 except DiskFullError as exc:
-                    await self._wait_for_room(exc)
+                    if unopened is not None:
+                        unopened = exc  # (waited for above)
+                    else:
+                        await self._wait_for_room(exc)
                     continue
                 except StoreError as exc:
                     log.error("semantic recall of %s stops: %s", self._what, exc)
@@ -142,6 +151,12 @@ class VectorTask:
             self._wake_recv.close()
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(self._vectors.close)
+
+    async def _open(self) -> None:
+        """Open the vectors file and learn the dimension stored (None: none, or several)."""
+        await trio.to_thread.run_sync(self._vectors.open)
+        dims = await trio.to_thread.run_sync(self._vectors.dimensions, self.model)
+        self._dim = dims[0] if len(dims) == 1 else None
 
     async def _nearest(
         self, query: str, journals: Collection[str] | None, limit: int

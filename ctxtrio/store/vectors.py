@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
-from .index_errors import is_full
+from .index_errors import for_lack_of_room, is_damage, is_full
 from .reading import DiskFullError
 from .room import REBUILD_FACTOR, has_room
 
@@ -93,6 +93,11 @@ class VectorHit:
     line_end: int
     #: Characters ``start, end`` of the chunk's text that the best part holds.
     span: tuple[int, int] = (0, 0)
+
+
+def _open_error(what: str, exc: sqlite3.Error, path: Path) -> StoreError:
+    """DiskFullError if ``exc`` came of a disk without room for the file, else StoreError."""
+    return (DiskFullError if for_lack_of_room(exc, path.parent) else StoreError)(f"{what}: {exc}")
 
 
 @contextlib.contextmanager
@@ -152,17 +157,24 @@ class VectorStore:
         return self._path
 
     def open(self) -> None:
-        """Create or open the file; a damaged or foreign one is deleted and created afresh."""
+        """Create or open the file; a damaged or foreign one is deleted and created afresh.
+
+        Anything else is no reason to delete vectors that cost an endpoint call each: a disk
+        without room for the file's logs is DiskFullError (SQLite says "disk I/O error" when it
+        cannot grow ``-shm``: such a file was deleted as damaged before), other failures StoreError.
+        """
         with self._lock:
             try:
                 self._conn = self._connect()
-            except sqlite3.DatabaseError as exc:
+            except sqlite3.Error as exc:
+                if not is_damage(exc):
+                    raise _open_error(f"cannot open vectors file {self._path}", exc, self._path) from exc
                 log.warning("vectors file %s is unusable (%s); starting it afresh", self._path, exc)
                 self._delete()
                 try:
                     self._conn = self._connect()
                 except sqlite3.Error as again:
-                    raise StoreError(f"cannot create vectors file {self._path}: {again}") from again
+                    raise _open_error(f"cannot create vectors file {self._path}", again, self._path) from again
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=5.0)

@@ -60,3 +60,26 @@ async def _state(index: SemanticIndex, state: str) -> None:
     with trio.fail_after(30):
         while index.status().state != state:
             await trio.sleep(0.05)
+
+
+async def test_a_start_on_a_full_disk_keeps_the_vectors_and_waits_for_room(tmp_path: Path) -> None:
+    """Semantic recall started on a disk filled to the last byte cannot open the vectors file (no room
+    for its logs): the file is kept as it was, the embedder waits for room (its status says so), and
+    once there is room it goes on from the vectors stored, asking the endpoint for nothing again.
+    Before, "disk I/O error" was taken for a damaged file: every vector was deleted, to be embedded
+    again (README: 4,201 s of endpoint time for python3.11-doc's 9.9 MB), and recall was off."""
+    fake = FakeEmbeddings()
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        async with opened(mount, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+            doc = await ctx.documents.ingest(text=_paragraphs(40), title="parts")
+            async with semantic(ctx, fake) as index:
+                await caught_up(index)
+            asked = len(fake.requests)
+            vectors = ctx.data.vectors_path.read_bytes()
+            _fill(mount / "filler")
+            async with semantic(ctx, fake) as index:
+                await _state(index, vector_task.WAITING_FOR_ROOM)
+                assert ctx.data.vectors_path.read_bytes() == vectors
+                (mount / "filler").unlink()
+                await caught_up(index)
+                assert index.status().chunks_embedded == doc.doc.chunks and len(fake.requests) == asked
