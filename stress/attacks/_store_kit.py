@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from testkit.disk import small_tmpfs
 from testkit.results import text_of
 from testkit.servers import server_command
 
@@ -69,16 +70,6 @@ def run_cli(data: Path) -> subprocess.CompletedProcess[str]:
 
 @contextmanager
 def tmpfs(where: Path, size: str) -> Iterator[bool]:
-    where.mkdir(parents=True, exist_ok=True)
-    if (
-        os.geteuid() != 0
-        or subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, check=False
-        ).returncode
-    ):
-        yield False
-        return
-    try:
-        yield True
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
+    """A tmpfs of ``size`` at ``where`` while the block runs (:func:`testkit.disk.small_tmpfs`); whether it is mounted."""
+    with small_tmpfs(where, size) as failed:
+        yield failed is None

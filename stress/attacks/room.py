@@ -9,7 +9,6 @@ not run (and does not hold). Each spawn is bounded (60 s); nothing leaves loopba
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from testkit.disk import fill_disk
 from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 
 from . import Row, guarded
@@ -34,18 +34,6 @@ if TYPE_CHECKING:
     from mcp import Client
 
 NOT_RUN = "not run: needs root to mount a tmpfs"
-
-
-def _fill(path: Path, *, leave_bytes: int = 0) -> None:
-    """Write ``path`` until the disk holding it has at most ``leave_bytes`` free (ENOSPC ends it)."""
-    with open(path, "wb", buffering=0) as filler, contextlib.suppress(OSError):
-        while _free(path.parent) > leave_bytes:
-            filler.write(b"\0" * 4096)
-
-
-def _free(where: Path) -> int:
-    room = os.statvfs(where)
-    return room.f_bavail * room.f_frsize
 
 
 def _ctxtrio(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -94,7 +82,7 @@ async def full_at_start(work: Path) -> Row:
         async with _server(data) as client:
             await _call(client, "doc_ingest", text=TEXT, doc_id="q")
             await _call(client, "context_append", session_id="s", text="the wombat note")
-        _fill(work / "r1-mnt" / "filler")
+        fill_disk(work / "r1-mnt" / "filler")
         async with _server(data) as client:
             off, said = await _call(client, "doc_search", query="quoll")
             recalled, note = await _call(client, "context_recall", session_id="s", query="wombat")
@@ -129,7 +117,7 @@ async def prune_and_import(work: Path) -> Row:
             await _call(client, "context_compact", session_id="s", keep_recent=5)
             await _searchable(client)
         live = _live(data)
-        _fill(work / "r2-mnt" / "filler")
+        fill_disk(work / "r2-mnt" / "filler")
         pruned = _ctxtrio(data, "prune", "--older-than", "0", "--yes")
         imported = _ctxtrio(data, "import", str(work / "r2.jsonl"))
         after = _live(data)
@@ -161,7 +149,7 @@ async def snapshot_room(work: Path) -> Row:
         async with _server(data) as client:
             for number in range(500):
                 await _call(client, "context_append", session_id="s", text=f"note {number} " + "w" * 1000)
-        _fill(work / "r3-mnt" / "filler", leave_bytes=900_000)
+        fill_disk(work / "r3-mnt" / "filler", leave_bytes=900_000)
         stored = 0
         async with _server(data) as client:
             await _call(client, "context_recall", session_id="s", query="note 7")
@@ -182,7 +170,7 @@ async def vectors_room(work: Path) -> Row:
         async with trio.open_nursery() as nursery:
             url = await serve_fake_embeddings(nursery, fake)
             data = work / "r4-mnt" / "data"
-            _fill(work / "r4-mnt" / "filler", leave_bytes=600_000)
+            fill_disk(work / "r4-mnt" / "filler", leave_bytes=600_000)
             async with _server(data, "--embed-model", fake.model, "--embed-base-url", url) as client:
                 await _call(client, "doc_ingest", text=TEXT, doc_id="q")
                 waiting = await _guide_says(client, "waiting for room on the disk")
@@ -214,7 +202,7 @@ async def vectors_kept(work: Path) -> Row:
                 await _call(client, "doc_ingest", text=TEXT, doc_id="q")
                 first = await _guide_says(client, "caught up")
             asked, vectors = len(fake.requests), (data / "vectors.sqlite3").read_bytes()
-            _fill(work / "r5-mnt" / "filler")
+            fill_disk(work / "r5-mnt" / "filler")
             async with _server(data, *embed) as client:
                 waiting = await _guide_says(client, "waiting for room on the disk")
                 kept = (data / "vectors.sqlite3").read_bytes() == vectors

@@ -11,10 +11,10 @@ import trio
 
 from ctxtrio.docs.embedding import SemanticIndex, describe_semantic
 from ctxtrio.store import vector_task
+from testkit.disk import fill_disk, free_bytes
 from testkit.fake_embeddings import FakeEmbeddings
 from tests.docs.test_embedding import _paragraphs, caught_up, semantic
 from tests.store.test_disk_full import small_tmpfs
-from tests.store.test_room import _fill, _free
 
 from .conftest import opened
 
@@ -43,12 +43,12 @@ async def test_a_full_disk_pauses_embedding_until_there_is_room(tmp_path: Path) 
             assert (await ctx.documents.search("topic7 example7")).hits  # (indexed before the disk fills)
             async with semantic(ctx, fake) as index:
                 await _state(index, "endpoint unreachable")
-                _fill(mount / "filler")
-                before = _free(mount)
+                fill_disk(mount / "filler")
+                before = free_bytes(mount)
                 fake.down = False
                 index.wake()
                 await _state(index, vector_task.WAITING_FOR_ROOM)
-                assert index.status().chunks_embedded == 0 and _free(mount) >= before
+                assert index.status().chunks_embedded == 0 and free_bytes(mount) >= before
                 assert describe_semantic(index.status()).endswith("; waiting for room on the disk")
                 (mount / "filler").unlink()
                 await caught_up(index)
@@ -76,7 +76,7 @@ async def test_a_start_on_a_full_disk_keeps_the_vectors_and_waits_for_room(tmp_p
                 await caught_up(index)
             asked = len(fake.requests)
             vectors = ctx.data.vectors_path.read_bytes()
-            _fill(mount / "filler")
+            fill_disk(mount / "filler")
             async with semantic(ctx, fake) as index:
                 await _state(index, vector_task.WAITING_FOR_ROOM)
                 assert ctx.data.vectors_path.read_bytes() == vectors

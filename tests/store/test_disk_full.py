@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ from ctxtrio.store.index_flush import flush_index
 from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import StoredRecord
 from ctxtrio.store.rows import IndexRow
+from testkit import disk
 from testkit.results import text_of
 from testkit.servers import server_params
 
@@ -32,24 +32,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @contextmanager
 def small_tmpfs(where: Path, size: str) -> Iterator[Path]:
-    """A tmpfs of ``size`` at ``where``: writes past it fail with ENOSPC, as on a full disk.
-
-    tmpfs(5): "size: Specify an upper limit on the size of the filesystem"; write(2):
-    "ENOSPC: The device containing the file referred to by fd has no room for the data".
-    Mounting needs root (CAP_SYS_ADMIN); elsewhere the test is skipped.
-    """
-    where.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, check=False
-    )
-    if mounted.returncode:
-        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode(errors='replace').strip()}")
-    try:
+    """A tmpfs of ``size`` at ``where`` (:func:`testkit.disk.small_tmpfs`): writes past it fail
+    with ENOSPC, as on a full disk. Where it cannot be mounted (not root), the test is skipped."""
+    with disk.small_tmpfs(where, size) as failed:
+        if failed is not None:
+            pytest.skip(failed)
         yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 async def test_disk_full_during_doc_ingest_is_reported_as_such(tmp_path: Path) -> None:

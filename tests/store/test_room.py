@@ -4,8 +4,6 @@ tests/store/test_disk_full.py)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 
 import pytest
@@ -21,24 +19,13 @@ from ctxtrio.store.layout import prepare_data_dir
 from ctxtrio.store.records import NewRecord, Record, StoredRecord
 from ctxtrio.store.results import AppendResult
 from ctxtrio.store.rows import IndexRow
+from testkit.disk import fill_disk, free_bytes
 from testkit.results import text_of
 from testkit.servers import server_params
 from tests.docs.conftest import opened
 from tests.store.test_disk_full import small_tmpfs
 
 TEXT = "\n\n".join(f"Paragraph {n} mentions the quokka number {n} and nothing else of note." for n in range(400))
-
-
-def _fill(path: Path, *, leave_bytes: int = 0) -> None:
-    """Write ``path`` until the disk holding it has at most ``leave_bytes`` free (ENOSPC ends it)."""
-    with open(path, "wb", buffering=0) as filler, contextlib.suppress(OSError):
-        while _free(path.parent) > leave_bytes:
-            filler.write(b"\0" * 4096)
-
-
-def _free(where: Path) -> int:
-    room = os.statvfs(where)
-    return room.f_bavail * room.f_frsize
 
 
 def _text_rows(record: Record) -> list[IndexRow]:
@@ -66,8 +53,8 @@ def test_an_index_update_without_room_gives_the_disk_back_and_the_index_returns_
             assert [hit.journal for hit in index.search("chunks", ["echidna"], journals=None, limit=5)] == [
                 "docs/small/1.jsonl"
             ]
-            _fill(mount / "filler", leave_bytes=500_000)
-            before = _free(mount)
+            fill_disk(mount / "filler", leave_bytes=500_000)
+            before = free_bytes(mount)
             records = [StoredRecord(100 * n, 100 * n + 100, {"seq": n}) for n in range(100_000)]
             rows = {
                 100 * n: [IndexRow("chunks", str(n), f"platypus{n} counted{n} on day{n} of {n}")]
@@ -77,7 +64,7 @@ def test_an_index_update_without_room_gives_the_disk_back_and_the_index_returns_
             flush_index(data, index, [("docs/big/1.jsonl", big, _appended(big, records), rows)], health)
             assert (health.shelved, health.shelves) == (True, 1)
             assert not data.index_path.exists() and not Path(f"{data.index_path}-wal").exists()
-            assert _free(mount) >= before  # all the index held is free again, none left in a log
+            assert free_bytes(mount) >= before  # all the index held is free again, none left in a log
             with pytest.raises(StoreError, match="search index was set aside"):
                 index.search("chunks", ["echidna"], journals=None, limit=5)
             retry_lagging(data, index, health)  # still no room to rebuild in: it stays shelved
@@ -107,7 +94,7 @@ async def test_a_journal_write_without_room_takes_the_room_of_the_index(tmp_path
             await ctx.documents.ingest(text=TEXT, title="q")
             await ctx.sessions.append("s", "the first entry")
             assert (await ctx.documents.search("quokka", budget_tokens=4000)).hits
-            _fill(mount / "filler")
+            fill_disk(mount / "filler")
             await ctx.sessions.append("s", "an entry written on a full disk " * 400)
             assert ctx.store.health.shelved and not (mount / "data" / "index.sqlite3").exists()
             with pytest.raises(StoreError, match="search index was set aside"):
@@ -128,7 +115,7 @@ async def test_an_index_a_full_disk_kept_from_opening_at_startup_comes_back_once
         async with opened(mount) as ctx:
             await ctx.documents.ingest(text=TEXT, title="q")
             await ctx.sessions.append("s", "the wombat entry")
-        _fill(mount / "filler")
+        fill_disk(mount / "filler")
         with trio.fail_after(60):
             async with Client(server_params(data, cache=tmp_path / "cache")) as client:
                 searched = await client.call_tool("doc_search", {"query": "quokka"})
@@ -147,7 +134,7 @@ def test_only_a_disk_without_room_shelves_an_index_that_cannot_be_opened(tmp_pat
     on the same full disk stays "cannot be opened ... until a restart", never shelved (W3)."""
     with small_tmpfs(tmp_path / "mnt", "4m") as mount:
         data = prepare_data_dir(mount / "data")
-        _fill(mount / "filler")
+        fill_disk(mount / "filler")
         index, health = SearchIndex(data.index_path, _text_rows), IndexHealth()
         try:
             open_index(data, index, health)
@@ -160,7 +147,7 @@ def test_only_a_disk_without_room_shelves_an_index_that_cannot_be_opened(tmp_pat
         for suffix in ("", "-wal", "-shm"):
             Path(f"{data.index_path}{suffix}").unlink(missing_ok=True)
         data.index_path.mkdir()
-        _fill(mount / "filler")
+        fill_disk(mount / "filler")
         blocked, health = SearchIndex(data.index_path, _text_rows), IndexHealth()
         open_index(data, blocked, health)
         assert not health.shelved and "cannot be opened" in blocked.unavailable and "restart" in blocked.unavailable

@@ -12,9 +12,10 @@ import pytest
 from ctxtrio._errors import StoreError
 from ctxtrio.store.journal import JournalAppender
 from ctxtrio.store.records import NewRecord
+from testkit.disk import fill_disk, free_bytes
 from tests.docs.conftest import opened
 from tests.store.test_disk_full import small_tmpfs
-from tests.store.test_room import TEXT, _fill, _free
+from tests.store.test_room import TEXT
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,13 +32,13 @@ def test_a_rewrite_without_room_leaves_the_journal_and_the_room_as_they_were(tmp
         try:
             appender.append(journal, [NewRecord("entry", {"text": "x" * 1000, "n": n}) for n in range(1000)])
             content = journal.read_bytes()
-            _fill(mount / "filler", leave_bytes=200_000)
-            before = _free(mount)
+            fill_disk(mount / "filler", leave_bytes=200_000)
+            before = free_bytes(mount)
             with pytest.raises(StoreError, match="No space left on device"):
                 appender.rewrite(journal, lambda records: [r for r in records if r.get("n") in range(0, 1000, 2)])
             assert journal.read_bytes() == content
             assert sorted(path.name for path in mount.iterdir()) == ["filler", "s.jsonl"]
-            assert _free(mount) >= before
+            assert free_bytes(mount) >= before
         finally:
             appender.close()
 
@@ -57,7 +58,7 @@ async def test_a_prune_on_a_full_disk_takes_the_room_of_the_index(tmp_path: Path
             journal = mount / "data" / "sessions" / "s.jsonl"
             size = journal.stat().st_size
             assert (await ctx.documents.search("quokka", budget_tokens=4000)).hits  # (indexed before the disk fills)
-            _fill(mount / "filler")
+            fill_disk(mount / "filler")
             assert [plan.session_id for plan in await ctx.sessions.prune(0)] == ["s"]
             assert journal.stat().st_size < size and ctx.store.health.shelved
             assert [(e.id, e.text) for e in await ctx.sessions.export("s")] == live
@@ -75,7 +76,7 @@ async def test_an_import_on_a_full_disk_takes_the_room_of_the_index(tmp_path: Pa
                 await ctx.sessions.append("s", f"note {number} " + "z" * 1000)
             records = await ctx.sessions.records("s")
             assert (await ctx.documents.search("quokka", budget_tokens=4000)).hits  # (indexed before the disk fills)
-            _fill(mount / "filler")
+            fill_disk(mount / "filler")
             imported = await ctx.sessions.import_session("copy", records)
             assert (imported.outcome, imported.session_id) == ("imported", "copy")
             assert [e.text for e in await ctx.sessions.export("copy")] == [

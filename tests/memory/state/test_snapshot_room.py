@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from testkit.disk import fill_disk
 from tests.docs.conftest import opened
 from tests.store.test_disk_full import small_tmpfs
-from tests.store.test_room import _fill
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,7 +24,7 @@ async def test_a_snapshot_that_would_take_the_journals_room_is_not_written(tmp_p
                 await ctx.sessions.append("s", f"note {number} " + "w" * 1000)
         snapshot = mount / "data" / "sessions" / "s.snapshot"
         assert not snapshot.exists()  # (appends alone write none: the load below would)
-        _fill(mount / "filler", leave_bytes=900_000)
+        fill_disk(mount / "filler", leave_bytes=900_000)
         async with opened(mount) as ctx:
             assert (await ctx.sessions.recall("s", "note 7")).entries
             assert not snapshot.exists()
