@@ -56,8 +56,14 @@ async def searchable(client: Client, query: str = "quoll") -> tuple[bool, str]:
 
 
 def run_cli(data: Path) -> subprocess.CompletedProcess[str]:
+    """The server on ``data`` (audit on) over stdio with nothing to read, run to completion."""
+    return run_on(data, server_command(data, audit=True))
+
+
+def run_on(data: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
+    """``command`` run to completion from the repository root, its cache beside ``data``."""
     return subprocess.run(
-        server_command(data, audit=True),
+        command,
         capture_output=True,
         text=True,
         cwd=ROOT,

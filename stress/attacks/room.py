@@ -10,9 +10,7 @@ not run (and does not hold). Each spawn is bounded (60 s); nothing leaves loopba
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from typing import TYPE_CHECKING
 
@@ -23,11 +21,12 @@ from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 
 from . import Row, guarded
 from . import stdio_server as _server
-from ._store_kit import ROOT, TEXT, tmpfs
+from ._store_kit import TEXT, run_on, tmpfs
 from ._store_kit import call as _call
 from ._store_kit import searchable as _searchable
 
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Awaitable, Callable
     from pathlib import Path
 
@@ -38,16 +37,7 @@ NOT_RUN = "not run: needs root to mount a tmpfs"
 
 def _ctxtrio(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """A CLI subcommand on ``data`` (no LLM), run to completion."""
-    return subprocess.run(
-        [sys.executable, "-m", "ctxtrio", *args, "--data-dir", str(data), "--no-llm"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(data.parent / "cache")},
-    )
+    return run_on(data, [sys.executable, "-m", "ctxtrio", *args, "--data-dir", str(data), "--no-llm"])
 
 
 async def disk_full(work: Path) -> Row:
