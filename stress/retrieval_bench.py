@@ -45,11 +45,7 @@ and the store's files. ``--query-wait S`` replaces how long a search waits for i
 query's vector (``store/vector_task.py`` QUERY_S) on a machine too loaded for 0.5 s; each
 search that skipped semantic recall is counted. ``--files N`` keeps the questions'
 files plus the first N others (sorted), for a run that embeds in minutes: compare it
-with the same ``--files`` without embeddings. ``--data DIR`` keeps the server's data dir
-(created if absent) instead of a temporary one: a second run over the same ``--sources``
-finds every file unchanged and every chunk already embedded, so trying a change to search
-with semantic recall costs the questions, not the 27 minutes of embedding the whole
-python3.11-doc took (one thread). A change to chunking ingests and embeds what it changes.
+with the same ``--files`` without embeddings.
 
 ``--classify`` says why each answer missing at 1,000 tokens is missing (the chunks holding
 the answer are read from the store): *window* (a chunk holding it is shown, but not the
@@ -186,9 +182,8 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
             print(f"dropped {len(missing)} questions whose answer is not in their file: {missing}", flush=True)
             questions = [q for q in questions if q not in missing]
         mb = sum(path.stat().st_size for path in files) / 1e6
-        data = args.data if args.data is not None else Path(tmp) / "data"
         config = Config(
-            data_dir=data,
+            data_dir=Path(tmp) / "data",
             llm_enabled=False,
             audit=False,
             ingest_roots=[corpus],
@@ -205,7 +200,7 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
                 f"ingest: {len(files)} files, {mb:.1f} MB in {ingest_s:.1f} s wall, {ingest_cpu:.1f} s CPU in this process"
             )
             if ctx.documents.semantic is not None:
-                await embedded(ctx, began, data)
+                await embedded(ctx, began, Path(tmp) / "data")
             outcomes = [Outcome(q) for q in questions]
             latencies: list[float] = []
             cpu: list[float] = []
@@ -317,7 +312,6 @@ def main() -> int:
     parser.add_argument("--real-embeddings", action="store_true", help="serve all-MiniLM-L6-v2 (real_embeddings.py)")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the real-model venv, for --real-embeddings")
     parser.add_argument("--query-wait", type=float, help="seconds a search waits for its query's vector")
-    parser.add_argument("--data", type=Path, help="keep the server's data dir here (reused by the next run)")
     args = parser.parse_args()
     if args.sources is not None and not args.sources.is_dir():
         raise SystemExit(f"{args.sources} not found: apt-get install python3.11-doc")
