@@ -5,11 +5,11 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
+from .reading import free_bytes
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -68,8 +68,5 @@ def for_lack_of_room(exc: sqlite3.Error, folder: Path) -> bool:
         return True
     if _code(exc) != sqlite3.SQLITE_IOERR:
         return False
-    try:
-        room = os.statvfs(folder)
-    except OSError:
-        return False
-    return room.f_bavail * room.f_frsize < FULL_BELOW_BYTES
+    free = free_bytes(folder)
+    return free is not None and free < FULL_BELOW_BYTES

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DiskFullError",
     "ReadResult",
+    "free_bytes",
     "journal_size",
     "parse_lines",
     "read_blocks",
@@ -190,3 +191,12 @@ def _quarantine(path: Path, offset: int, line: bytes, quarantine_dir: Path) -> N
         target.write_bytes(line + b"\n")
     except OSError as exc:  # quarantine is a courtesy copy; the line stays in the journal
         log.warning("could not copy malformed line of %s to %s: %s", path, target, exc)
+
+
+def free_bytes(folder: Path) -> int | None:
+    """Bytes the disk of ``folder`` has free for this process; None when that cannot be told."""
+    try:
+        room = os.statvfs(folder)
+    except OSError:
+        return None
+    return room.f_bavail * room.f_frsize

@@ -28,7 +28,7 @@ import os
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
-from .reading import journal_size
+from .reading import free_bytes, journal_size
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -94,11 +94,8 @@ def has_room(folder: Path, size: int) -> bool:
     """Whether the disk of ``folder`` keeps :data:`ROOM_KEPT_BYTES` free after ``size`` more bytes
     of a derived file (vectors, a session's snapshot): derived files never take the disk's last
     room, which a journal may need. False when the room cannot be told."""
-    try:
-        room = os.statvfs(folder)
-    except OSError:
-        return False
-    return room.f_bavail * room.f_frsize >= size + ROOM_KEPT_BYTES
+    free = free_bytes(folder)
+    return free is not None and free >= size + ROOM_KEPT_BYTES
 
 
 def room_to_rebuild(data: DataDir) -> bool:
