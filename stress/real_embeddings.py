@@ -143,11 +143,18 @@ class EmbedServer:
             "--flash_attn", "true" if flash_attn else "false",
         ]  # fmt: skip
         self._process: subprocess.Popen[bytes] | None = None
+        #: Where this start's lines begin in the log (it is appended to).
+        self._log_start = 0
 
     def start(self, timeout_s: float = 120.0) -> None:
         """Start the server and wait until it answers ``GET /v1/models``."""
         log = self.log_path.open("ab")
-        self._process = subprocess.Popen(self._command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self._log_start = log.tell()
+        # Unbuffered, so the access log's lines are in the file as requests are answered (embedding_requests).
+        environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self._process = subprocess.Popen(
+            self._command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment
+        )
         log.close()
         deadline = time.monotonic() + timeout_s
         while True:
@@ -161,6 +168,12 @@ class EmbedServer:
                     f"embedding server did not start: {self.log_path.read_text(errors='replace')[-2000:]}"
                 )
             time.sleep(0.25)
+
+    def embedding_requests(self) -> int:
+        """Embedding requests answered (HTTP 200) since the last start, from uvicorn's access log."""
+        with self.log_path.open("rb") as log:
+            log.seek(self._log_start)
+            return sum(1 for line in log if b'"POST /v1/embeddings HTTP/1.1" 200' in line)
 
     @property
     def pid(self) -> int:

@@ -47,6 +47,16 @@ search that skipped semantic recall is counted. ``--files N`` keeps the question
 files plus the first N others (sorted), for a run that embeds in minutes: compare it
 with the same ``--files`` without embeddings.
 
+``--data DIR`` keeps the server's data dir in ``DIR`` (created if absent) instead of a
+temporary one: a second run over the same files ingests only what changed
+(``stress/bench_data.py``: the document service's own unchanged-file check, as ``ctxtrio
+ingest`` asks it), so its vectors stay and semantic recall costs the questions, not the
+16-27 minutes of embedding the whole python3.11-doc takes. It refuses to run, before any
+ingest, when ``DIR`` holds documents this run does not ingest or this tree chunks an
+unchanged file otherwise (another tree, another ``--chunk-tokens``): use one ``DIR`` per
+chunking. With ``--real-embeddings`` the embedding requests sent before the first question
+are counted (from the server's log).
+
 ``--classify`` says why each answer missing at 1,000 tokens is missing (the chunks holding
 the answer are read from the store): *window* (a chunk holding it is shown, but not the
 lines that hold it), *room* (such a chunk is among the first 10 hits but did not fit),
@@ -74,6 +84,7 @@ from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # testkit/
+from bench_data import data_dir, plan, record, refusing
 from html_text import convert_dir
 from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
 from retrieval_questions import HTML, KINDS, Question, doc_id_for, load_questions, missing_answers, normalized
@@ -86,6 +97,8 @@ from ctxtrio.store import vector_task
 from testkit.results import text_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from mcp.types import CallToolResult
 
     from ctxtrio._wiring import Wiring
@@ -159,16 +172,17 @@ async def ask(client: Client, question: Question, outcome: Outcome, latencies: l
         outcome.found[budget] = answer in normalized(text)
 
 
-async def run(args: argparse.Namespace) -> list[Outcome]:
+async def run(args: argparse.Namespace, requests: Callable[[], int] | None = None) -> list[Outcome]:
+    """Ingest, wait for the embeddings if any, ask; ``requests()`` counts the embedding requests so far."""
     questions = load_questions(args.questions)
-    with tempfile.TemporaryDirectory(prefix="retrieval-bench-") as tmp:
+    with refusing(), tempfile.TemporaryDirectory(prefix="retrieval-bench-") as tmp:
         if args.sources is not None:  # text as it is (reST, markdown): no conversion
             corpus = args.sources
             files = sorted(
                 path for path in corpus.rglob("*") if path.is_file() and path.suffix in {".txt", ".rst", ".md"}
             )
-        else:
-            corpus = Path(tmp) / "corpus"
+        else:  # converted beside --data's server data, so a second run finds the same paths unchanged
+            corpus = Path(tmp) / "corpus" if args.data is None else args.data / "corpus"
             files = convert_dir(args.html, corpus)
         if args.files is not None:
             asked = {q.file for q in questions}
@@ -182,8 +196,9 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
             print(f"dropped {len(missing)} questions whose answer is not in their file: {missing}", flush=True)
             questions = [q for q in questions if q not in missing]
         mb = sum(path.stat().st_size for path in files) / 1e6
+        data = Path(tmp) / "data" if args.data is None else data_dir(args.data)
         config = Config(
-            data_dir=Path(tmp) / "data",
+            data_dir=data,
             llm_enabled=False,
             audit=False,
             ingest_roots=[corpus],
@@ -194,13 +209,18 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
         )
         async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
             began, began_cpu = time.perf_counter(), time.process_time()
-            await ingest_all(client, corpus, files, args.concurrency)
+            todo = files if args.data is None else (await plan(ctx, args.data, corpus, files)).ingest
+            await ingest_all(client, corpus, todo, args.concurrency)
+            if args.data is not None:
+                await record(ctx, args.data, corpus, todo)
             ingest_s, ingest_cpu = time.perf_counter() - began, time.process_time() - began_cpu
+            kept = "" if args.data is None else f" ({len(todo)} ingested, {len(files) - len(todo)} unchanged kept)"
             print(
-                f"ingest: {len(files)} files, {mb:.1f} MB in {ingest_s:.1f} s wall, {ingest_cpu:.1f} s CPU in this process"
+                f"ingest: {len(files)} files{kept}, {mb:.1f} MB in {ingest_s:.1f} s wall, "
+                f"{ingest_cpu:.1f} s CPU in this process"
             )
             if ctx.documents.semantic is not None:
-                await embedded(ctx, began, Path(tmp) / "data")
+                await embedded(ctx, began, data, requests)
             outcomes = [Outcome(q) for q in questions]
             latencies: list[float] = []
             cpu: list[float] = []
@@ -217,18 +237,28 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
     return outcomes
 
 
-async def embedded(ctx: Wiring, began: float, data: Path) -> None:
-    """Wait until every chunk is embedded; print how long since the ingest began, and what it holds."""
+async def embedded(ctx: Wiring, began: float, data: Path, requests: Callable[[], int] | None = None) -> None:
+    """Wait until every chunk is embedded; print how long since the ingest began, and what it holds.
+
+    "Caught up" counts only from a pass of the embedder that began after the ingest: one
+    before it (on a one-file set, the pass over the empty catalog at startup) said caught up
+    with 0 of 0 chunks, and every search went without semantic recall. Pass ``mark + 1`` ends
+    after now, so pass ``mark + 2`` began after it; the wakes only spare the polls' waits.
+    """
     semantic = ctx.documents.semantic
     assert semantic is not None
-    while (status := semantic.status()).state != "caught up" or status.chunks_embedded < status.chunks_total:
-        await trio.sleep(1)
+    mark = semantic.passes
+    while semantic.passes < mark + 2 or semantic.status().state != "caught up":
+        semantic.wake()
+        await trio.sleep(0.2)
+    status = semantic.status()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    sent = "" if requests is None else f"; {requests()} embedding requests answered so far"
     print(
         f"fully embedded {time.perf_counter() - began:.0f} s after the ingest began: {status.chunks_embedded} chunks, "
         f"{status.vectors} vectors of {status.dimension} dims ({status.chunks_refused} refused); peak RSS "
         f"{rss_mb:.0f} MB; vectors file {(data / 'vectors.sqlite3').stat().st_size / 1e6:.1f} MB, index "
-        f"{(data / 'index.sqlite3').stat().st_size / 1e6:.1f} MB"
+        f"{(data / 'index.sqlite3').stat().st_size / 1e6:.1f} MB{sent}"
     )
 
 
@@ -290,7 +320,7 @@ def report(outcomes: list[Outcome], latencies: list[float], cpu: list[float]) ->
     )
 
 
-def main() -> int:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--html", type=Path, default=HTML, help="the HTML pages (default: postgresql-doc-15's)")
     parser.add_argument("--questions", type=Path, default=HERE / "retrieval_questions.json")
@@ -312,7 +342,12 @@ def main() -> int:
     parser.add_argument("--real-embeddings", action="store_true", help="serve all-MiniLM-L6-v2 (real_embeddings.py)")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the real-model venv, for --real-embeddings")
     parser.add_argument("--query-wait", type=float, help="seconds a search waits for its query's vector")
-    args = parser.parse_args()
+    parser.add_argument("--data", type=Path, help="keep the server's data dir here; the next run ingests what changed")
+    return parser
+
+
+def main() -> int:
+    args = arguments().parse_args()
     if args.sources is not None and not args.sources.is_dir():
         raise SystemExit(f"{args.sources} not found: apt-get install python3.11-doc")
     if args.sources is None and not args.html.is_dir():
@@ -326,7 +361,7 @@ def main() -> int:
         server.start()
         args.embed_model, args.embed_base_url = MODEL_ALIAS, server.base_url
         try:
-            outcomes = trio.run(run, args)
+            outcomes = trio.run(run, args, server.embedding_requests)
         finally:
             server.stop()
     if args.json:
