@@ -30,6 +30,9 @@ Each chunk is embedded in parts of at most PART_CHARS characters (an embedding m
 reads a few hundred tokens: all-MiniLM-L6-v2 256, trained on 128), each part prefixed
 with the chunk's heading trail and stored with the characters of the chunk it holds; a
 chunk matches by its best part, and a search can show that part (``docs/hybrid.py``).
+After its passages come its entries' leads (``text/leads.py``): an API entry's name with
+its first sentence, a title with the first sentence under it, each holding the characters
+from its line to that sentence's end, so a hit found by one shows that sentence.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import trio
 from ..store.vector_task import Pending, VectorTask
 from ..store.vectors import VectorHit
 from ..text.embedding import PART_CHARS, Part, text_parts
+from ..text.leads import entry_leads
 from .chunks import chunk_on_line
 
 if TYPE_CHECKING:
@@ -59,8 +63,9 @@ BATCH_PARTS = 16
 
 
 def chunk_parts(chunk: StoredChunk) -> list[Part]:
-    """The parts a chunk is embedded as (:func:`~ctxtrio.text.embedding.text_parts`), led by its heading trail."""
-    return text_parts(chunk.text, chunk.trail)
+    """The parts a chunk is embedded as: its passages (:func:`~ctxtrio.text.embedding.text_parts`),
+    then its entries' leads (:func:`~ctxtrio.text.leads.entry_leads`), each led by its heading trail."""
+    return text_parts(chunk.text, chunk.trail) + entry_leads(chunk.text, chunk.trail)
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,7 +59,9 @@ CREATE TABLE IF NOT EXISTS vectors (
 )
 """
 #: 2: each row keeps the characters of the chunk its part embeds (span_start, span_end).
-SCHEMA_VERSION = 2
+#: 3: a document chunk's parts end with its entries' leads (docs/embedding.chunk_parts, text/leads.py);
+#: a file of 2 lacks them, and only a new embedding of each chunk adds them.
+SCHEMA_VERSION = 3
 #: Rows read per chunk wanted by a search (a chunk has several parts, often near each other).
 _ROWS_PER_HIT = 8
 #: What a row holds beside its vector, at most (its key columns; the room a write needs is guessed high).

@@ -150,7 +150,8 @@ async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Pa
             assert result.semantic_skipped is not None
             fake.down = False
             await caught_up(index)
-    assert len(fake.embedded) == len(set(fake.embedded)) == doc.doc.chunks
+    # Each chunk is two parts: its passage and its title's lead.
+    assert len(fake.embedded) == len(set(fake.embedded)) == 2 * doc.doc.chunks
 
 
 async def test_restart_resumes_from_the_vectors_file(tmp_path: Path) -> None:
@@ -166,7 +167,7 @@ async def test_restart_resumes_from_the_vectors_file(tmp_path: Path) -> None:
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx, semantic(ctx, second) as index:
         await caught_up(index)
     assert not set(first.embedded) & set(second.embedded)
-    assert len(set(first.embedded) | set(second.embedded)) == doc.doc.chunks
+    assert len(set(first.embedded) | set(second.embedded)) == 2 * doc.doc.chunks  # a passage and a lead each
 
 
 async def test_documents_ingested_before_are_caught_up_and_forget_drops(tmp_path: Path) -> None:
@@ -179,7 +180,7 @@ async def test_documents_ingested_before_are_caught_up_and_forget_drops(tmp_path
             assert index.status().chunks_embedded == 2
             await ctx.documents.forget(a.doc.doc_id)
             with trio.fail_after(30):
-                while index.status().vectors != 1:
+                while index.status().vectors != 2:  # b's passage and its title's lead
                     await trio.sleep(0.05)
             store = VectorStore(ctx.data.vectors_path)
             store.open()
@@ -303,3 +304,22 @@ def test_a_hit_found_by_meaning_shows_the_part_that_matched() -> None:
     keyword = Candidate("d", "manual", chunk, 3.2)  # no focus: hybrid_order found the words match well
     (hit,), _, _ = pack_hits([keyword], 150, TokenModel.cold(), ["topic3"])
     assert "topic3 " in hit.text and not hit.by_meaning
+
+
+def test_a_chunk_is_embedded_in_its_passages_then_its_entries_leads() -> None:
+    """After the passages, each API entry of the chunk is one more part: its trail, kind, name and
+    first sentence, holding the characters from the entry's line to that sentence's end."""
+    text = (
+        ".. function:: getcwd()\n\n   Return a string representing the current working directory.\n\n"
+        ".. function:: getcwdb()\n\n   Return a bytestring representing the current working directory.\n"
+    )
+    parts = chunk_parts(Chunk(0, text, 0, len(text), ("os", "Files and Directories"), 40))
+    passages, leads = parts[:1], parts[1:]
+    assert passages[0].text == "os › Files and Directories\n" + text.strip()
+    assert [part.text for part in leads] == [
+        "os › Files and Directories\nfunction getcwd(): Return a string representing the current working directory.",
+        "os › Files and Directories\nfunction getcwdb(): Return a bytestring representing the current working directory.",
+    ]
+    assert text[leads[0].start : leads[0].end] == (
+        ".. function:: getcwd()\n\n   Return a string representing the current working directory."
+    )

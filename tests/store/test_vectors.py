@@ -104,3 +104,20 @@ def test_vectors_of_the_first_layout_are_dropped_and_embedded_again(tmp_path: Pa
     store.open()
     assert store.done("m", 2) == {} and store.dimensions("m") == []
     store.close()
+
+
+def test_vectors_without_entry_leads_are_dropped_and_embedded_again(tmp_path: Path) -> None:
+    """A file of schema 2 (spans, but chunks embedded before their entries' leads were parts) opens empty."""
+    path = tmp_path / "v.sqlite3"
+    store = VectorStore(path)
+    store.open()
+    store.add("m", 2, [VectorRow("a", "0", 0, 1, 2, [1.0, 0.0], (0, 10))])
+    assert store.done("m", 2) == {"a": {"0"}}
+    store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    store.open()
+    assert store.done("m", 2) == {} and store.dimensions("m") == []
+    store.close()
