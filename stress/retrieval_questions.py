@@ -64,7 +64,13 @@ each kind over 48 files, topics apart from the five sets before it), written 202
 repository through the next session (only its writer and the lead read it; no search change
 tried there passed the dev sets, so none landed or was measured on it), then committed: 64675a2 and 6d8063e alike (every
 answer identical) 25/31/36 of 60. With semantic recall (all-MiniLM-L6-v2 served by
-llama-cpp-python, ``--real-embeddings``, every chunk embedded, d7aec37) 25/32/38.
+llama-cpp-python, ``--real-embeddings``, every chunk embedded, d7aec37) 25/32/38. An
+eleventh, **held out** the same way, ``--questions stress/retrieval_questions_python7.json``
+(60 questions, 20 of each kind over 52 files, topics apart from the six sets before it),
+written 2026-12-05, 05:46-05:49 UTC, kept outside the repository through the next session,
+which landed one change on it (semantic recall's entry leads; keyword search unchanged), then
+committed: keyword search 0c97aad and b153fd6 alike (every answer identical) 25/31/34 of 60;
+with semantic recall (all-MiniLM-L6-v2) 23/28/31 on 4fa3d76, 24/29/35 on b153fd6.
 """
 
 from __future__ import annotations
