@@ -108,8 +108,10 @@ def serve(port: int, cache: Cache, model: Any) -> ThreadingHTTPServer:
                 missing = sorted({text for text, vec in zip(texts, found, strict=True) if vec is None})
                 if missing:
                     made = model.encode(missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-                    cache.put(missing, [np.asarray(row, dtype=np.float32).tobytes() for row in made])
-                    found = cache.get(texts)
+                    vectors = [np.asarray(row, dtype=np.float32).tobytes() for row in made]
+                    cache.put(missing, vectors)
+                    new = dict(zip(missing, vectors, strict=True))
+                    found = [vec if vec is not None else new[text] for text, vec in zip(texts, found, strict=True)]
                 cache.asked += len(texts)
                 cache.computed += len(missing)
             data = [

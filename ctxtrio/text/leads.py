@@ -37,41 +37,17 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from .embedding import Part
+from .markup import API_KINDS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = ["ENTRY_KINDS", "entry_leads"]
 
-#: The reST directives that name one entry of a reference (Sphinx's domains).
-ENTRY_KINDS: Final = frozenset(
-    {
-        "abstractmethod",
-        "attribute",
-        "class",
-        "classmethod",
-        "cmdoption",
-        "coroutinefunction",
-        "coroutinemethod",
-        "data",
-        "decorator",
-        "decoratormethod",
-        "describe",
-        "envvar",
-        "exception",
-        "function",
-        "macro",
-        "member",
-        "method",
-        "module",
-        "opcode",
-        "option",
-        "pdbcommand",
-        "staticmethod",
-        "type",
-        "var",
-    }
-)
+#: The reST directives that name one entry of a reference: those chunking reads as API entries
+#: (:data:`~.markup.API_KINDS`), and those it does not split at but whose first sentence still
+#: says what an entry is for (a module's ``:synopsis:``, asyncio's coroutines, pdb's commands).
+ENTRY_KINDS: Final = API_KINDS | {"abstractmethod", "coroutinefunction", "coroutinemethod", "module", "pdbcommand"}
 _DIRECTIVE: Final = re.compile(r"[ \t]*\.\.[ \t]+(?:[a-z]+:)?([a-z]+)::[ \t]*(\S.*)?$")
 _RULE: Final = re.compile(r"[ \t]*([=\-~^\"'`#*+:.])\1{2,}[ \t]*$")
 _ATX: Final = re.compile(r"[ \t]{0,3}#{1,6}[ \t]+(\S.*?)[ \t#]*$")

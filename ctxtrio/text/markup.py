@@ -34,7 +34,16 @@ from ctxtrio.text.blocks import Block
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-__all__ = ["API_ENTRY", "PARAGRAPH_GAP", "Heading", "paragraph_spans", "plain_blocks", "rst_blocks", "tile"]
+__all__ = [
+    "API_ENTRY",
+    "API_KINDS",
+    "PARAGRAPH_GAP",
+    "Heading",
+    "paragraph_spans",
+    "plain_blocks",
+    "rst_blocks",
+    "tile",
+]
 
 _MAX_TITLE_CHARS: Final = 200
 #: A blank run between paragraphs: its end is where the next paragraph starts.
@@ -46,6 +55,8 @@ _API_KINDS: Final = (
     r"function|class|method|classmethod|staticmethod|attribute|property|exception|data|decorator|decoratormethod"
     r"|option|cmdoption|envvar|describe|object|macro|type|member|struct|enum|command|variable|var|opcode"
 )
+#: The same kinds, as names (``text/leads.py`` embeds one lead per such entry).
+API_KINDS: Final = frozenset(_API_KINDS.split("|"))
 #: An adornment line, or an API description directive.
 _RST_LINE: Final = (
     r"(?:(?P<adorn>(?P<char>[!-/:-@\[-`{-~])(?P=char){2,})[ \t]*\r?$"
