@@ -176,3 +176,48 @@ def test_a_grown_answer_unmarked_by_an_exact_count_stays_unmarked() -> None:
     assert loop.send((50, True)) == words(100)
     assert loop.send((49, True)) == words(204)  # 100 * 100 // 49
     assert returned(loop, (99, True)) == Fitted(words(204), words(204), 99, True)
+
+
+def lines(budget: int) -> str:
+    """An answer that grows by whole lines of 10 words: every room from 10n to 10n+9 builds the same text
+    (a packer whose last window cannot lose a line for a few tokens less)."""
+    return words(budget // 10 * 10)
+
+
+def test_a_text_counted_over_is_never_counted_again() -> None:
+    """Grown to 125 rooms (120 words) and counted 2 over, the next room (121) builds the same 120 words,
+    which would count over again: the loop builds smaller rooms uncounted, each twice as far below
+    the overshoot (117), and counts the first text that differs, 110 words, which fit. Growing from
+    there (120) meets the 120 words again: nothing new to count, the 110 words are the answer."""
+    built: list[int] = []
+    counted: list[str] = []
+    counts = {words(100): 80, words(120): 102, words(110): 97}
+
+    def build(budget: int) -> str:
+        built.append(budget)
+        return lines(budget)
+
+    loop = fitting(100, build, str, grow=True)
+    text = next(loop)
+    try:
+        while True:
+            counted.append(text)
+            text = loop.send(counts[text])
+    except StopIteration as done:
+        assert done.value == (words(110), 97)
+    assert counted == [words(100), words(120), words(110)]
+    assert built == [100, 125, 121, 117, 120]  # 120 * 2 below 125 would be under the 117 that fit
+
+
+def test_shrinking_never_counts_the_same_text_twice() -> None:
+    """Without grow, a pack counted over whose smaller rooms build the same text: counted once, then
+    the smallest text that differs is counted; when none is reached, the loop stops."""
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return 101  # always over
+
+    result, tokens = fit_by(count, 100, lines, str)
+    assert len(counted) == len(set(counted))
+    assert tokens == 101 and result == counted[-1]
