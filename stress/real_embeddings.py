@@ -196,10 +196,11 @@ class EmbedServer:
 
 
 class Recording(httpx.AsyncBaseTransport):
-    """A transport that passes requests on and keeps the inputs of every answered ``/embeddings`` request."""
+    """A transport that passes requests on (to ``inner``, HTTP by default) and keeps the inputs of
+    every answered ``/embeddings`` request."""
 
-    def __init__(self) -> None:
-        self._inner = httpx.AsyncHTTPTransport()
+    def __init__(self, inner: httpx.AsyncBaseTransport | None = None) -> None:
+        self._inner = inner or httpx.AsyncHTTPTransport()
         self.inputs: list[str] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
