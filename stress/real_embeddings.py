@@ -24,7 +24,7 @@ test is ``tests/docs/test_embedding.py``): ingest a real corpus (the stdlib's ``
 files up to ``--chars``), start semantic recall, SIGKILL the server once ``--kill-at`` of
 the chunks are embedded, search meanwhile (every answer must come from BM25 and say that
 semantic recall was skipped), restart it on the same port, wait until every chunk is
-embedded, and check that the texts sent equal the vectors stored (nothing twice). It
+embedded, and check that no text was sent twice (vectors are kept by text). It
 prints ingest time, embedding throughput, search latencies in each phase, and the load.
 ``python stress/real_embeddings.py [--venv V] [--chars 400000] [--kill-at 0.3]``.
 """
@@ -306,8 +306,9 @@ async def drill(server: EmbedServer, data_dir: Path, chars: int, kill_at: float)
                 f"(query vector later than {vector_task.QUERY_S:g} s); {_ms(up_ms)}"
             )
             sent = [text for text in recording.inputs if text not in queries]  # the rest are query vectors
+            # A text several chunks hold is sent once (vectors are kept by text): rows >= texts sent.
             print(f"document texts sent {len(sent)}, distinct {len(set(sent))}, vectors stored {vectors}")
-            ok &= len(sent) == len(set(sent)) == vectors
+            ok &= len(sent) == len(set(sent)) <= vectors
             ctx.documents.semantic = None
             nursery.cancel_scope.cancel()
     print(f"ingest of {chars / 1e6:.2f} MB: {ingest_s:.1f} s (embedding not started yet)")

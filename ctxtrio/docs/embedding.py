@@ -4,11 +4,14 @@
 ``_wiring.py``'s background nursery::
 
     wait for a wake-up (an ingest or forget committed) or POLL_S
-    refresh the catalog; drop vectors of documents gone or replaced, or of another model
+    refresh the catalog; drop rows of documents gone or replaced, or of another model
     for each current document (oldest first) with chunks not embedded yet:
         read its generation file block by block (4 MB), cut each missing chunk into parts
-        one request at a time: BATCH_PARTS parts, the client's embed_timeout_s, through the breaker
-        store the vectors of whole chunks in one transaction, then the next batch
+        for BATCH_PARTS parts: ask the vectors file which texts it holds (an unchanged chunk
+        of a document edited and ingested again: all), and one request for the rest, the
+        client's embed_timeout_s, through the breaker
+        store the rows of whole chunks in one transaction, then the next batch
+    every chunk embedded: bound the texts no row names (VectorStore.collect)
 
 What is done lives only in the vectors file, so the task resumes after a restart where
 it stopped, catches up documents ingested before ``--embed-model`` was set, and embeds
@@ -164,7 +167,7 @@ class SemanticIndex(VectorTask):
         if self.state == "caught up" and seen == self._caught_up_at:
             return False  # the catalog as it was when every chunk was embedded: no write, no count
         journals = dict(self._repo.current_journals())
-        await trio.to_thread.run_sync(self._vectors.drop_except, self.model, self._dim, set(journals))
+        await self._drop_except(set(journals))
         done = await trio.to_thread.run_sync(self._vectors.done, self.model, self._dim) if self._dim else {}
         await self._count(journals, done)
         todo = sorted(
@@ -172,6 +175,7 @@ class SemanticIndex(VectorTask):
             key=lambda pair: pair[1].info.ingested_at,
         )
         if not todo:
+            await self._tidy()
             self.state = "caught up"
             self._caught_up_at = seen
             return False

@@ -102,13 +102,17 @@ class Embedder:
     def breaker_state(self) -> BreakerState:
         return self._client.breaker_state
 
+    def document_input(self, text: str) -> str:
+        """The exact input :meth:`documents` sends for ``text`` (what a stored vector is the vector of)."""
+        return self.prefixes.document + text
+
     async def documents(self, texts: Sequence[str]) -> list[list[float]]:
         """One request embedding ``texts`` (with the family's document prefix); LLMError on failure.
 
         Within the client's ``embed_timeout_s``, one such request at a time (queries do not wait).
         """
         async with self._one_at_a_time:
-            return await self._embed([self.prefixes.document + text for text in texts])
+            return await self._embed([self.document_input(text) for text in texts])
 
     async def query(self, text: str) -> list[float]:
         """The vector of a search query (cached for ``query_ttl_s``); LLMError on failure.

@@ -27,7 +27,8 @@ only live entries, so a retired entry's vector never matches. The summary a
 compaction writes is a live entry and is embedded like any other. ``prune`` removes
 retired entries and whole sessions from the journals for good; their vectors go at the
 next pass. An export carries no vectors (they are derived, and the importing side
-may embed with another model); an imported session is embedded like a new one.
+may embed with another model); an imported session gets rows like a new one, and
+its texts the file already holds are not sent again (vectors are kept by text).
 
 Failures are handled as the chunks' embedder handles them (both are
 :class:`~ctxtrio.store.vector_task.VectorTask`): an unreachable or slow endpoint pauses the task (RETRY_S doubling to RETRY_MAX_S); an
@@ -156,7 +157,7 @@ class EntryVectors(VectorTask):
         seen = self._progress.stamps
         if stamps == seen and self.state == "caught up":
             return False  # every journal as it was when all its entries were embedded: no write, no count
-        await trio.to_thread.run_sync(self._vectors.drop_except, self.model, self._dim, set(stamps))
+        await self._drop_except(set(stamps))
         for gone in set(seen) - set(stamps):
             del seen[gone]
         changed = sorted((s for s in stamps if seen.get(s) != stamps[s]), key=lambda s: -stamps[s][1])
@@ -170,6 +171,7 @@ class EntryVectors(VectorTask):
         if self._dim is not None:
             self._progress.stored = await trio.to_thread.run_sync(self._vectors.counts, self.model, self._dim)
         if not busy:
+            await self._tidy()
             self.state = "caught up"
         return busy
 
@@ -189,7 +191,7 @@ class EntryVectors(VectorTask):
         have = done.get(session_id, set())
         stale = have - found.held
         if stale:
-            await trio.to_thread.run_sync(self._vectors.drop_items, self.model, session_id, stale)
+            await self._drop_items(session_id, stale)
         todo = [Pending(key, 0, 0, text_parts(text)) for key, text in found.live if key not in have]
         if not todo:
             return False

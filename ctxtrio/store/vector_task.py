@@ -5,8 +5,12 @@ embedding model: :meth:`VectorTask.run` (started in the background nursery) open
 file, learns the dimension stored, then repeats the subclass's ``_pass`` until
 cancelled, waiting for a wake-up (:meth:`VectorTask.wake`, a send that never blocks on
 a one-slot channel) or POLL_S when a pass found nothing to do. :meth:`VectorTask._embed`
-sends one request for a batch of items (each cut into parts) and stores the vectors of
-whole items in one transaction:
+takes a batch of items (each cut into parts), asks the file which of their exact inputs
+it holds a vector of (:meth:`~.vectors.VectorStore.known`), sends one request for the
+others (each distinct text once), and stores the rows of whole items in one transaction.
+Rows dropped (:meth:`VectorTask._drop_except`, :meth:`VectorTask._drop_items`) leave
+their texts for a while, so an item made again costs nothing; once every item is
+embedded, :meth:`VectorTask._tidy` bounds them.
 
 * the endpoint unreachable or too slow (LLMUnavailableError, LLMTimeoutError): the task
   waits (RETRY_S, doubling to RETRY_MAX_S) and the pass starts again;
@@ -19,7 +23,8 @@ whole items in one transaction:
 
 :meth:`VectorTask._nearest` is the query side: the query's vector within QUERY_S (the
 embedder caches it), then the scan. The embedder is any object with ``model``,
-``base_url``, ``last_error``, ``documents`` and ``query`` (``llm/embeddings.Embedder``).
+``base_url``, ``last_error``, ``document_input``, ``documents`` and ``query``
+(``llm/embeddings.Embedder``).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from .._errors import LLMError, LLMResponseError, StoreError
 from ..text.embedding import Part
 from .reading import DiskFullError
 from .room import has_room
+from .vector_schema import text_digest
 from .vectors import VectorHit, VectorRow, VectorStore
 
 if TYPE_CHECKING:
@@ -60,6 +66,8 @@ class Embeds(Protocol):
 
     @property
     def base_url(self) -> str: ...
+
+    def document_input(self, text: str) -> str: ...
 
     async def documents(self, texts: Sequence[str]) -> list[list[float]]: ...
 
@@ -92,6 +100,8 @@ class VectorTask:
         self.state = "starting"
         #: Passes finished so far (one that starts after a change sees it).
         self.passes = 0
+        #: Rows were dropped (or the file just opened) since texts no row names were last bounded.
+        self._untidy = True
 
     @property
     def model(self) -> str:
@@ -183,48 +193,91 @@ class VectorTask:
         return [], f"semantic recall skipped: the embedding endpoint did not answer within {QUERY_S:g} s"
 
     async def _embed(self, journal: str, batch: list[Pending]) -> bool:
-        """One request for ``batch``; on a refusal, item by item. False when the endpoint failed (waited already)."""
-        try:
-            vectors = await self._embedder.documents([part.text for one in batch for part in one.parts])
-        except LLMResponseError as exc:
-            if len(batch) > 1:
-                for one in batch:
-                    if not await self._embed(journal, [one]):
-                        return False
-                return True
-            if not await self._probe():
+        """Store ``batch``'s vectors, asking one request for the texts the file lacks (:meth:`VectorStore.known
+        <.vectors.VectorStore.known>`); on a refusal, item by item. False when the endpoint failed (waited already)."""
+        digests = [[text_digest(self._embedder.document_input(part.text)) for part in one.parts] for one in batch]
+        held: set[bytes] = set()
+        if self._dim is not None:
+            wanted = [
+                (one.item, number, (part.start, part.end), digest)
+                for one, texts in zip(batch, digests, strict=True)
+                for number, (part, digest) in enumerate(zip(one.parts, texts, strict=True))
+            ]
+            held = await trio.to_thread.run_sync(self._vectors.known, self.model, self._dim, journal, wanted)
+        send: dict[bytes, str] = {}  # one input per text, however often the batch holds it
+        for one, texts in zip(batch, digests, strict=True):
+            for part, digest in zip(one.parts, texts, strict=True):
+                if digest not in held:
+                    send.setdefault(digest, part.text)
+        got: dict[bytes, list[float]] = {}
+        if send:
+            try:
+                vectors = await self._embedder.documents(list(send.values()))
+            except LLMResponseError as exc:
+                return await self._refused(journal, batch, exc)
+            except LLMError as exc:
                 return await self._wait_for_endpoint(exc)
-            log.warning("embedding endpoint refuses %s %s of %s: %s", self._what, batch[0].item, journal, exc)
-            refused = batch[0]
-            await self._store(
-                [VectorRow(journal, refused.item, -1, refused.line_start, refused.line_end, None)], self._dim or 0
+            self._retry_s = RETRY_S
+            got = dict(zip(send, vectors, strict=True))
+            dim = len(vectors[0])
+            if dim != self._dim:
+                if self._dim is not None:  # the pass starts again once this batch is stored
+                    log.warning("embedding model %s now answers %d dimensions, not %d", self.model, dim, self._dim)
+                self._dim = dim
+        rows = [
+            VectorRow(
+                journal, one.item, number, one.line_start, one.line_end, got.get(digest), (part.start, part.end), digest
             )
-            self._embedded(1, 0)
-            return True
-        except LLMError as exc:
-            return await self._wait_for_endpoint(exc)
-        self._retry_s = RETRY_S
-        dim = len(vectors[0])
-        if dim != self._dim:
-            if self._dim is not None:  # the pass starts again once this batch is stored
-                log.warning("embedding model %s now answers %d dimensions, not %d", self.model, dim, self._dim)
-            self._dim = dim
-        rows: list[VectorRow] = []
-        for one in batch:
-            for number, part in enumerate(one.parts):
-                vector = vectors[len(rows)]
-                rows.append(
-                    VectorRow(journal, one.item, number, one.line_start, one.line_end, vector, (part.start, part.end))
-                )
-        await self._store(rows, dim)
-        self._embedded(len(batch), len(rows))
+            for one, texts in zip(batch, digests, strict=True)
+            for number, (part, digest) in enumerate(zip(one.parts, texts, strict=True))
+        ]
+        assert self._dim is not None  # (known from the file, or from the answer just stored)
+        items, stored = await self._store(rows, self._dim)
+        self._embedded(items, stored)
         return True
 
-    async def _store(self, rows: list[VectorRow], dim: int) -> None:
+    async def _refused(self, journal: str, batch: list[Pending], exc: LLMResponseError) -> bool:
+        """A batch the endpoint refused: item by item; an item refused alone while a probe is answered
+        is stored as refused for good. False when the endpoint failed (waited already)."""
+        if len(batch) > 1:
+            for one in batch:
+                if not await self._embed(journal, [one]):
+                    return False
+            return True
+        if not await self._probe():
+            return await self._wait_for_endpoint(exc)
+        log.warning("embedding endpoint refuses %s %s of %s: %s", self._what, batch[0].item, journal, exc)
+        refused = batch[0]
+        await self._store(
+            [VectorRow(journal, refused.item, -1, refused.line_start, refused.line_end, None)], self._dim or 0
+        )
+        self._embedded(1, 0)
+        return True
+
+    async def _store(self, rows: list[VectorRow], dim: int) -> tuple[int, int]:
+        """(items, rows) stored (:meth:`VectorStore.add <.vectors.VectorStore.add>`)."""
         # Shielded: a vector the endpoint already computed is kept even if shutdown is underway.
         with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(self._vectors.add, self.model, dim, rows)
+            stored = await trio.to_thread.run_sync(self._vectors.add, self.model, dim, rows)
         self._room_wait_s = RETRY_S
+        return stored
+
+    async def _drop_except(self, journals: Collection[str]) -> None:
+        """Drop rows of journals gone, or of another model or dimension (their texts stay a while: :meth:`_tidy`)."""
+        if await trio.to_thread.run_sync(self._vectors.drop_except, self.model, self._dim, journals):
+            self._untidy = True
+
+    async def _drop_items(self, journal: str, items: Collection[str]) -> None:
+        """Drop the rows of ``items`` of ``journal`` (their texts stay a while: :meth:`_tidy`)."""
+        if await trio.to_thread.run_sync(self._vectors.drop_items, self.model, journal, items):
+            self._untidy = True
+
+    async def _tidy(self) -> None:
+        """Called once every item is embedded: bound the texts no row names (kept so far for an edited
+        or forgotten item ingested again), and drop an older file's rows no part took."""
+        if self._untidy and self._dim is not None:
+            await trio.to_thread.run_sync(lambda: self._vectors.collect(self.model, self._dim or 0, legacy=True))
+            self._untidy = False
 
     async def _probe(self) -> bool:
         try:

@@ -1,6 +1,6 @@
-"""Embedding vectors of document chunks: derived data in ``vectors.sqlite3`` beside the index.
+"""Embedding vectors of document chunks and session entries: derived data in ``vectors.sqlite3`` beside the index.
 
-Written only by the background embedder (``docs/embedding.py``); read by searches. The
+Written only by a background embedder (``store/vector_task.py``); read by searches. The
 journals stay the truth: this file may be deleted at any time (``ctxtrio doctor
 --repair`` does) and the embedder rebuilds it; a damaged file is deleted and created
 afresh when opened. It has its own file, not the FTS5 index's, so nothing here can
@@ -13,13 +13,19 @@ chunk alone, and the characters of the chunk's text its part holds, so a search 
 show the part that matched. A chunk the endpoint refused for good gets one row of part -1 and no
 vector: it counts as done and never matches.
 
-Search is an exact scan: every vector of the model, as one float32 matrix in memory,
-times the query (``numpy``; imported only when embeddings are used). Measured at
-10,000 chunks x 384 dimensions (``stress/vector_scan.py``): ~8 ms CPU a query, where
-pure-Python dot products take ~160 ms and sqlite-vec's ``vec0`` ~6 ms but cannot be
-loaded by CPython builds without ``enable_load_extension`` (this one). The matrix is
-read from the file once, then grown in place as vectors are added; dropping vectors
-makes the next search read it again.
+A row names its vector by the digest of the exact text embedded, and the vector is kept
+once per text (``vector_schema.py``: the layout, its versions, and how older files are
+migrated). Before asking the endpoint, the embedder asks :meth:`VectorStore.known` which
+of its texts the file holds: a chunk whose text did not change when its document was
+edited and ingested again, a document forgotten and ingested again, and every row after
+a change of the rows' layout cost no request. Texts no row names any more stay for that
+while; :meth:`VectorStore.collect` (the embedder, once caught up after rows were dropped)
+keeps at most max(SPARE_MIN, live texts / SPARE_SHARE) of them, the most recently named.
+
+Search is an exact scan of every vector of the model, one float32 matrix in memory
+(``vector_matrix.py``; one row per part, as before texts were kept apart). The matrix is
+read from the file once, then grown in place as vectors are added; dropping vectors makes
+the next search read it again.
 
 All methods block (call them through ``trio.to_thread``); ``sqlite3.Error`` becomes
 ``StoreError``.
@@ -31,6 +37,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,40 +46,34 @@ from .._errors import StoreError
 from .index_errors import for_lack_of_room, is_damage, is_full
 from .reading import DiskFullError
 from .room import REBUILD_FACTOR, has_room
+from .vector_matrix import Matrix, VectorHit, best_chunks
+from .vector_schema import connect, has_legacy, legacy_vectors, transaction, unnamed_texts, vector_key
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator
     from pathlib import Path
 
-    import numpy as np
-    import numpy.typing as npt
-
 __all__ = ["VectorHit", "VectorRow", "VectorStore"]
 
 log = logging.getLogger("ctxtrio.store")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS vectors (
-    model TEXT NOT NULL, dim INTEGER NOT NULL, journal TEXT NOT NULL, item TEXT NOT NULL, part INTEGER NOT NULL,
-    line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, span_start INTEGER NOT NULL, span_end INTEGER NOT NULL,
-    vec BLOB NOT NULL, PRIMARY KEY (model, dim, journal, item, part)
-)
-"""
-#: 2: each row keeps the characters of the chunk its part embeds (span_start, span_end).
-#: 3: a document chunk's parts end with its entries' leads (docs/embedding.chunk_parts, text/leads.py);
-#: a file of 2 lacks them, and only a new embedding of each chunk adds them.
-SCHEMA_VERSION = 3
-#: Rows read per chunk wanted by a search (a chunk has several parts, often near each other).
-_ROWS_PER_HIT = 8
 #: What a row holds beside its vector, at most (its key columns; the room a write needs is guessed high).
 _ROW_BYTES = 256
+#: Texts no row names that :meth:`VectorStore.collect` keeps: at least SPARE_MIN (~3 MB at 384
+#: dimensions), else one per SPARE_SHARE texts rows name (a quarter: the file stays under 1.25 times
+#: what its rows need, and a document of that size forgotten and ingested again costs nothing).
+SPARE_MIN = 2_000
+SPARE_SHARE = 4
 
 
 @dataclass(frozen=True, slots=True)
 class VectorRow:
-    """One embedded part of a chunk; ``vector`` None marks a chunk refused for good.
+    """One embedded part of a chunk; ``part`` -1 marks a chunk refused for good (no vector).
 
     ``span``: the characters of the chunk's text the part holds (its whole text by default).
+    ``digest``: :func:`~.vector_schema.text_digest` of the exact text embedded. ``vector``
+    None: the file holds that text's vector already (:meth:`VectorStore.known`). A row
+    without a digest (tools storing made-up vectors) is keyed by its vector: no text finds it.
     """
 
     journal: str
@@ -82,66 +83,12 @@ class VectorRow:
     line_end: int
     vector: Sequence[float] | None
     span: tuple[int, int] = (0, 0)
-
-
-@dataclass(frozen=True, slots=True)
-class VectorHit:
-    """A chunk near the query: cosine similarity of its best part, and that part's characters."""
-
-    journal: str
-    item: str
-    score: float
-    line_start: int
-    line_end: int
-    #: Characters ``start, end`` of the chunk's text that the best part holds.
-    span: tuple[int, int] = (0, 0)
+    digest: bytes = b""
 
 
 def _open_error(what: str, exc: sqlite3.Error, path: Path) -> StoreError:
     """DiskFullError if ``exc`` came of a disk without room for the file, else StoreError."""
     return (DiskFullError if for_lack_of_room(exc, path.parent) else StoreError)(f"{what}: {exc}")
-
-
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction. SQLite rolls back by itself on some errors (SQLITE_FULL among them):
-    a ROLLBACK then fails ("no transaction is active") and would hide the error that counts."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-#: (journal, item, line_start, line_end, span_start, span_end) of one row of the matrix.
-_Key = tuple[str, str, int, int, int, int]
-
-
-class _Matrix:
-    """The vectors of one (model, dim) in memory, with their keys."""
-
-    def __init__(self, dim: int) -> None:
-        import numpy as np
-
-        self.dim = dim
-        self.rows: npt.NDArray[np.float32] = np.zeros((0, dim), dtype=np.float32)
-        self.keys: list[_Key] = []
-        self.journal_ids: dict[str, int] = {}
-        self.row_journal: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
-
-    def extend(self, keys: list[_Key], blobs: list[bytes]) -> None:
-        import numpy as np
-
-        if not keys:
-            return
-        block = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(keys), self.dim)
-        ids = [self.journal_ids.setdefault(key[0], len(self.journal_ids)) for key in keys]
-        self.rows = np.concatenate([self.rows, block]) if len(self.rows) else block.copy()
-        self.row_journal = np.concatenate([self.row_journal, np.asarray(ids, dtype=np.int32)])
-        self.keys.extend(keys)
 
 
 class VectorStore:
@@ -151,8 +98,10 @@ class VectorStore:
         self._path = path
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
-        self._matrix: _Matrix | None = None
+        self._matrix: Matrix | None = None
         self._matrix_model = ""
+        #: False once the file is known to hold no ``legacy`` table (None: not looked at yet).
+        self._legacy: bool | None = None
 
     @property
     def path(self) -> Path:
@@ -166,32 +115,18 @@ class VectorStore:
         cannot grow ``-shm``: such a file was deleted as damaged before), other failures StoreError.
         """
         with self._lock:
+            self._legacy = None
             try:
-                self._conn = self._connect()
+                self._conn = connect(self._path)
             except sqlite3.Error as exc:
                 if not is_damage(exc):
                     raise _open_error(f"cannot open vectors file {self._path}", exc, self._path) from exc
                 log.warning("vectors file %s is unusable (%s); starting it afresh", self._path, exc)
                 self._delete()
                 try:
-                    self._conn = self._connect()
+                    self._conn = connect(self._path)
                 except sqlite3.Error as again:
                     raise _open_error(f"cannot create vectors file {self._path}", again, self._path) from again
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=5.0)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=OFF")  # derived: a lost commit is embedded again
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            if version not in (0, SCHEMA_VERSION):  # derived data: an older layout is embedded again
-                conn.execute("DROP TABLE IF EXISTS vectors")
-            conn.execute(_SCHEMA)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
 
     def _delete(self) -> None:
         if self._conn is not None:
@@ -226,46 +161,123 @@ class VectorStore:
 
     # -- writing ----------------------------------------------------------------------
 
-    def add(self, model: str, dim: int, rows: Sequence[VectorRow]) -> None:
-        """Store ``rows`` (vectors of length ``dim``, normalised) in one transaction.
+    def add(self, model: str, dim: int, rows: Sequence[VectorRow]) -> tuple[int, int]:
+        """Store ``rows`` (vectors of length ``dim``, normalised) in one transaction; (items, rows) stored.
 
-        DiskFullError, and nothing stored, when the disk would keep less than
-        :data:`~.room.ROOM_KEPT_BYTES` free after them (the journals come first; the write-ahead log
-        a failed transaction grew keeps its size: measured, a full 4 MB tmpfs stayed at 0 bytes free).
+        A row without a vector names a text the file holds (:meth:`known`); an item with a
+        text the file no longer holds (evicted meanwhile by another process) is not stored, so
+        the next pass embeds it. DiskFullError, and nothing stored, when the disk would keep
+        less than :data:`~.room.ROOM_KEPT_BYTES` free after them (the journals come first; the
+        write-ahead log a failed transaction grew keeps its size: measured, a full 4 MB tmpfs
+        stayed at 0 bytes free).
         """
         import numpy as np
 
-        values = []
+        values: list[tuple[str, str, int, int, int, int, int, bytes | None]] = []
+        fresh: dict[bytes, bytes] = {}
         for row in rows:
-            blob = b"" if row.vector is None else np.asarray(row.vector, dtype=np.float32).tobytes()
-            if row.vector is not None and len(row.vector) != dim:
-                raise StoreError(f"vector of length {len(row.vector)} stored as dimension {dim}")
-            values.append((model, dim, row.journal, row.item, row.part, row.line_start, row.line_end, *row.span, blob))
-        size = sum(len(value[9]) + _ROW_BYTES for value in values)
+            digest: bytes | None = None
+            if row.part >= 0 and row.vector is not None:
+                if len(row.vector) != dim:
+                    raise StoreError(f"vector of length {len(row.vector)} stored as dimension {dim}")
+                blob = np.asarray(row.vector, dtype=np.float32).tobytes()
+                digest = row.digest or vector_key(blob)
+                fresh[digest] = blob
+            elif row.part >= 0:
+                digest = row.digest
+            values.append((row.journal, row.item, row.part, row.line_start, row.line_end, *row.span, digest))
+        size = sum(len(blob) for blob in fresh.values()) + _ROW_BYTES * len(values)
         if not has_room(self._path.parent, REBUILD_FACTOR * size):  # (the log, then the file it is copied to)
             raise DiskFullError(f"vectors file {self._path}: no room on the disk for {len(values)} more vector(s)")
+        now = time.time_ns() // 1_000_000
         with self._db("add") as conn:
-            with _transaction(conn):
-                conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+            with transaction(conn):
+                conn.executemany(
+                    "INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?)",
+                    [(model, dim, digest, blob, now) for digest, blob in fresh.items()],
+                )
+                blobs = dict(fresh)
+                for digest in {v[7] for v in values if v[7] is not None and v[7] not in fresh}:
+                    key = (model, dim, digest)
+                    found = conn.execute("SELECT vec FROM texts WHERE model=? AND dim=? AND digest=?", key).fetchone()
+                    if found is not None and len(found[0]) == 4 * dim:
+                        conn.execute("UPDATE texts SET used=? WHERE model=? AND dim=? AND digest=?", (now, *key))
+                        blobs[digest] = bytes(found[0])
+                lost = {(v[0], v[1]) for v in values if v[7] is not None and v[7] not in blobs}
+                kept = [v for v in values if (v[0], v[1]) not in lost]
+                conn.executemany(
+                    "INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(model, dim, *v) for v in kept],
+                )
             matrix = self._matrix
             if matrix is not None and self._matrix_model == model and matrix.dim == dim:
-                fresh = [v for v in values if v[9]]
-                matrix.extend([(v[2], v[3], v[5], v[6], v[7], v[8]) for v in fresh], [v[9] for v in fresh])
+                named = [(v, digest) for v in kept if (digest := v[7]) is not None]
+                matrix.extend([(v[0], v[1], v[3], v[4], v[5], v[6]) for v, _ in named], [blobs[d] for _, d in named])
+            if lost:
+                log.info(
+                    "vectors file %s: %d item(s) lost their texts meanwhile; embedded again", self._path, len(lost)
+                )
+            return len({(v[0], v[1]) for v in kept}), sum(v[2] >= 0 for v in kept)
+
+    def known(
+        self, model: str, dim: int, journal: str, parts: Sequence[tuple[str, int, tuple[int, int], bytes]]
+    ) -> set[bytes]:
+        """Of ``parts`` (item, part, span, digest) of ``journal``, the digests whose vector the file holds.
+
+        A text not in ``texts`` is taken from an older file's row (``vector_schema.py``) of the same
+        (journal, item, part) holding the same characters; those items' old rows are then deleted
+        (taken or of no use). DiskFullError when the disk has no room for the texts taken."""
+        with self._db("read") as conn:
+            held: set[bytes] = set()
+            for digest in {p[3] for p in parts}:
+                # Of the right length: a vector cut short in the file is embedded again, not scanned.
+                if conn.execute(
+                    "SELECT 1 FROM texts WHERE model=? AND dim=? AND digest=? AND length(vec)=?",
+                    (model, dim, digest, 4 * dim),
+                ).fetchone():
+                    held.add(digest)
+            if self._legacy is False or all(p[3] in held for p in parts):
+                return held
+            if not has_legacy(conn):
+                self._legacy = False  # (created only by a migration at open)
+                return held
+            taken = legacy_vectors(conn, model, dim, journal, [p for p in parts if p[3] not in held])
+            items = {p[0] for p in parts if p[3] not in held}
+            if not has_room(self._path.parent, REBUILD_FACTOR * (sum(map(len, taken.values())) + _ROW_BYTES)):
+                raise DiskFullError(f"vectors file {self._path}: no room on the disk for {len(taken)} vector(s)")
+            now = time.time_ns() // 1_000_000
+            with transaction(conn):
+                conn.executemany(
+                    "INSERT OR IGNORE INTO texts VALUES (?, ?, ?, ?, ?)",
+                    [(model, dim, digest, blob, now) for digest, blob in taken.items()],
+                )
+                conn.executemany(
+                    "DELETE FROM legacy WHERE model=? AND dim=? AND journal=? AND item=?",
+                    [(model, dim, journal, item) for item in items],
+                )
+            return held | set(taken)
 
     def drop_except(self, model: str, dim: int | None, journals: Collection[str]) -> int:
         """Delete every row not of (``model``, ``dim``) or of a journal outside ``journals``; rows deleted.
 
+        Texts of another model or dimension go too (no row of this model can name them).
         ``dim`` None keeps every dimension of ``model`` (not learned yet).
         """
+        other = "model != ?" if dim is None else "NOT (model = ? AND dim = ?)"
+        args: tuple[object, ...] = (model,) if dim is None else (model, dim)
         with self._db("prune") as conn:
-            found = conn.execute("SELECT DISTINCT model, dim, journal FROM vectors").fetchall()
+            found = conn.execute("SELECT DISTINCT model, dim, journal FROM rows").fetchall()
             gone = [(m, d, j) for m, d, j in found if m != model or (dim is not None and d != dim) or j not in journals]
-            if not gone:
+            foreign = conn.execute(f"SELECT 1 FROM texts WHERE {other} LIMIT 1", args).fetchone()
+            if not gone and foreign is None:
                 return 0
             deleted = 0
-            with _transaction(conn):
+            with transaction(conn):
                 for key in gone:
-                    deleted += conn.execute("DELETE FROM vectors WHERE model=? AND dim=? AND journal=?", key).rowcount
+                    deleted += conn.execute("DELETE FROM rows WHERE model=? AND dim=? AND journal=?", key).rowcount
+                conn.execute(f"DELETE FROM texts WHERE {other}", args)
+                if self._legacy is not False and has_legacy(conn):
+                    conn.execute(f"DELETE FROM legacy WHERE {other}", args)
             self._matrix = None  # read again at the next search
             return deleted
 
@@ -273,21 +285,50 @@ class VectorStore:
         """Delete the rows of ``items`` of ``journal`` (every dimension of ``model``); rows deleted."""
         with self._db("prune") as conn:
             deleted = 0
-            with _transaction(conn):
+            with transaction(conn):
                 for item in items:
                     deleted += conn.execute(
-                        "DELETE FROM vectors WHERE model=? AND journal=? AND item=?", (model, journal, item)
+                        "DELETE FROM rows WHERE model=? AND journal=? AND item=?", (model, journal, item)
                     ).rowcount
             if deleted:
                 self._matrix = None  # read again at the next search
             return deleted
 
+    def collect(self, model: str, dim: int, *, legacy: bool = False) -> int:
+        """Evict the texts of (``model``, ``dim``) no row names, but the SPARE_MIN (or one per
+        SPARE_SHARE named) most recently named; texts evicted. ``legacy``: also drop what an older
+        file's rows left that no part took (call it once every item is embedded)."""
+        with self._db("collect") as conn:
+            named = int(
+                conn.execute(
+                    "SELECT count(DISTINCT digest) FROM rows WHERE model=? AND dim=? AND digest IS NOT NULL",
+                    (model, dim),
+                ).fetchone()[0]
+            )
+            spare = unnamed_texts(conn, model, dim)
+            evict = spare[max(SPARE_MIN, named // SPARE_SHARE) :]
+            if not evict and not (legacy and self._legacy is not False):
+                return 0
+            with transaction(conn):
+                conn.executemany(
+                    "DELETE FROM texts WHERE model=? AND dim=? AND digest=?", [(model, dim, d) for d in evict]
+                )
+                if legacy:
+                    conn.execute("DROP TABLE IF EXISTS legacy")
+            if legacy:
+                self._legacy = False
+            return len(evict)
+
     # -- reading ----------------------------------------------------------------------
 
     def dimensions(self, model: str) -> list[int]:
-        """The dimensions stored for ``model``."""
+        """The dimensions stored for ``model`` (in rows, texts, or an older file's rows not taken yet)."""
         with self._db("read") as conn:
-            return [int(d) for (d,) in conn.execute("SELECT DISTINCT dim FROM vectors WHERE model=?", (model,))]
+            tables = ["rows", "texts"]
+            if has_legacy(conn):
+                tables.append("legacy")
+            union = " UNION ".join(f"SELECT DISTINCT dim FROM {table} WHERE model=?" for table in tables)
+            return sorted(int(d) for (d,) in conn.execute(union, (model,) * len(tables)))
 
     def done(self, model: str, dim: int, *, journal: str | None = None) -> dict[str, set[str]]:
         """Journal -> items embedded (or refused for good) for (``model``, ``dim``), of one ``journal`` if given."""
@@ -295,7 +336,7 @@ class VectorStore:
         with self._db("read") as conn:
             found: dict[str, set[str]] = {}
             for name, item in conn.execute(
-                f"SELECT DISTINCT journal, item FROM vectors WHERE model=? AND dim=?{where}", args
+                f"SELECT DISTINCT journal, item FROM rows WHERE model=? AND dim=?{where}", args
             ):
                 found.setdefault(str(name), set()).add(str(item))
             return found
@@ -306,7 +347,7 @@ class VectorStore:
             chunks, refused, vectors = conn.execute(
                 "SELECT count(DISTINCT journal || char(0) || item), "
                 "count(DISTINCT CASE WHEN part < 0 THEN journal || char(0) || item END), sum(part >= 0) "
-                "FROM vectors WHERE model=? AND dim=?",
+                "FROM rows WHERE model=? AND dim=?",
                 (model, dim),
             ).fetchone()
             return int(chunks or 0) - int(refused or 0), int(refused or 0), int(vectors or 0)
@@ -328,36 +369,25 @@ class VectorStore:
                 allowed = [matrix.journal_ids[j] for j in journals if j in matrix.journal_ids]
                 scores = np.where(np.isin(matrix.row_journal, allowed), scores, -np.inf)
             keys = matrix.keys
-        # Several parts of one chunk may be near: take more rows than chunks wanted.
-        take = min(len(scores), limit * _ROWS_PER_HIT)
-        top = np.argpartition(-scores, take - 1)[:take] if take < len(scores) else np.arange(len(scores))
-        hits: dict[tuple[str, str], VectorHit] = {}
-        for position in top[np.argsort(-scores[top], kind="stable")]:
-            score = float(scores[position])
-            if score == -np.inf:
-                break
-            journal, item, start, end, span_start, span_end = keys[int(position)]
-            if (journal, item) not in hits:
-                hits[(journal, item)] = VectorHit(journal, item, score, start, end, (span_start, span_end))
-            if len(hits) >= limit:
-                break
-        return list(hits.values())
+        return best_chunks(scores, keys, limit)
 
-    def _loaded(self, model: str, dim: int) -> _Matrix | None:
+    def _loaded(self, model: str, dim: int) -> Matrix | None:
         """The in-memory matrix of (``model``, ``dim``), read from the file if needed (lock held)."""
         if self._matrix is not None and self._matrix_model == model and self._matrix.dim == dim:
             return self._matrix
         if self._conn is None:
             return None
         try:
+            # In the primary key's order, as the rows of one table were read before texts were shared.
             rows = self._conn.execute(
-                "SELECT journal, item, line_start, line_end, span_start, span_end, vec FROM vectors "
-                "WHERE model=? AND dim=? AND part >= 0",
-                (model, dim),
+                "SELECT r.journal, r.item, r.line_start, r.line_end, r.span_start, r.span_end, t.vec FROM rows AS r "
+                "JOIN texts AS t ON t.model = r.model AND t.dim = r.dim AND t.digest = r.digest "
+                "WHERE r.model=? AND r.dim=? AND r.part >= 0 AND length(t.vec) = ? ORDER BY r.journal, r.item, r.part",
+                (model, dim, 4 * dim),
             ).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"vectors file {self._path}: read failed: {exc}") from exc
-        matrix = _Matrix(dim)
+        matrix = Matrix(dim)
         keys = [(str(j), str(i), int(a), int(b), int(c), int(d)) for j, i, a, b, c, d, _ in rows]
         matrix.extend(keys, [bytes(v) for *_, v in rows])
         self._matrix, self._matrix_model = matrix, model

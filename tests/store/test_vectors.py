@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import sqlite3
+import struct
+import time
 from typing import TYPE_CHECKING
 
+from ctxtrio.store import vector_schema, vectors
+from ctxtrio.store.vector_schema import text_digest
 from ctxtrio.store.vectors import VectorRow, VectorStore
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pytest
 
 
 def _row(journal: str, item: str, vector: list[float] | None, part: int = 0) -> VectorRow:
@@ -106,18 +112,144 @@ def test_vectors_of_the_first_layout_are_dropped_and_embedded_again(tmp_path: Pa
     store.close()
 
 
-def test_vectors_without_entry_leads_are_dropped_and_embedded_again(tmp_path: Path) -> None:
-    """A file of schema 2 (spans, but chunks embedded before their entries' leads were parts) opens empty."""
+def _legacy_file(path: Path, version: int, rows: list[tuple[str, str, int, tuple[int, int], list[float]]]) -> None:
+    """A vectors file of schema 2 or 3 as those trees wrote it: one table, the vector in each row."""
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE vectors (model TEXT NOT NULL, dim INTEGER NOT NULL, journal TEXT NOT NULL, item TEXT NOT NULL, "
+        "part INTEGER NOT NULL, line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, span_start INTEGER NOT NULL, "
+        "span_end INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, dim, journal, item, part))"
+    )
+    for journal, item, part, span, vector in rows:
+        blob = struct.pack(f"{len(vector)}f", *vector)
+        conn.execute("INSERT INTO vectors VALUES ('m', 2, ?, ?, ?, 1, 2, ?, ?, ?)", (journal, item, part, *span, blob))
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.commit()
+    conn.close()
+
+
+def _part(item: str, part: int, span: tuple[int, int], text: str) -> tuple[str, int, tuple[int, int], bytes]:
+    return (item, part, span, text_digest(text))
+
+
+def test_an_older_files_vectors_are_taken_by_the_part_holding_the_same_characters(tmp_path: Path) -> None:
+    """A file of schema 3 opens with no rows, but each part of the same (journal, item, part) holding
+    the same characters takes its old vector (no request); a part holding other characters does not,
+    and what no part took goes once the embedder has caught up."""
+    path = tmp_path / "v.sqlite3"
+    _legacy_file(path, 3, [("a", "0", 0, (0, 10), [1.0, 0.0]), ("a", "0", 1, (12, 30), [0.0, 1.0])])
+    store = VectorStore(path)
+    store.open()
+    assert store.done("m", 2) == {} and store.dimensions("m") == [2]
+    same, moved = _part("0", 0, (0, 10), "T\npassage"), _part("0", 1, (12, 31), "T\nlead, one more character")
+    assert store.known("m", 2, "a", [same, moved]) == {same[3]}
+    store.add(
+        "m",
+        2,
+        [
+            VectorRow("a", "0", 0, 1, 2, None, (0, 10), same[3]),
+            VectorRow("a", "0", 1, 1, 2, [0.6, 0.8], (12, 31), moved[3]),
+        ],
+    )
+    assert [(h.item, round(h.score, 2)) for h in store.nearest("m", [1.0, 0.0], journals=None, limit=1)] == [("0", 1.0)]
+    store.collect("m", 2, legacy=True)
+    store.close()
+    conn = sqlite3.connect(path)
+    assert {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")} == {
+        "meta",
+        "texts",
+        "rows",
+    }
+    conn.close()
+
+
+def test_a_first_layout_file_is_dropped(tmp_path: Path) -> None:
+    """Schema 1 kept no characters per part: nothing can be matched, the file opens empty."""
+    path = tmp_path / "v.sqlite3"
+    _legacy_file(path, 1, [("a", "0", 0, (0, 10), [1.0, 0.0])])
+    store = VectorStore(path)
+    store.open()
+    assert store.dimensions("m") == [] and store.known("m", 2, "a", [_part("0", 0, (0, 10), "x")]) == set()
+    store.close()
+
+
+def test_a_new_rows_layout_keeps_every_texts_vector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bump of ROWS_VERSION drops the rows alone: each text's vector is still known by its digest."""
     path = tmp_path / "v.sqlite3"
     store = VectorStore(path)
     store.open()
-    store.add("m", 2, [VectorRow("a", "0", 0, 1, 2, [1.0, 0.0], (0, 10))])
-    assert store.done("m", 2) == {"a": {"0"}}
+    text = _part("0", 0, (0, 5), "T\nhello")
+    store.add("m", 2, [VectorRow("a", "0", 0, 1, 2, [1.0, 0.0], (0, 5), text[3])])
+    store.close()
+    monkeypatch.setattr(vector_schema, "ROWS_VERSION", vector_schema.ROWS_VERSION + 1)
+    store.open()
+    assert store.done("m", 2) == {} and store.dimensions("m") == [2]
+    assert store.known("m", 2, "b", [text]) == {text[3]}
+    store.close()
+
+
+def test_a_text_is_stored_once_and_named_by_rows_of_any_journal(tmp_path: Path) -> None:
+    """A row without a vector names a text already stored; both rows match, the file holds one vector."""
+    path = tmp_path / "v.sqlite3"
+    store = VectorStore(path)
+    store.open()
+    text = _part("0", 0, (0, 5), "T\nhello")
+    assert store.add("m", 2, [VectorRow("a", "0", 0, 1, 2, [1.0, 0.0], (0, 5), text[3])]) == (1, 1)
+    assert store.known("m", 2, "b", [text]) == {text[3]}
+    assert store.add("m", 2, [VectorRow("b", "3", 0, 7, 9, None, (0, 5), text[3])]) == (1, 1)
+    assert store.add("m", 2, [VectorRow("c", "4", 0, 7, 9, None, (0, 5), text_digest("never stored"))]) == (0, 0)
+    assert {(h.journal, h.item) for h in store.nearest("m", [1.0, 0.0], journals=None, limit=5)} == {
+        ("a", "0"),
+        ("b", "3"),
+    }
     store.close()
     conn = sqlite3.connect(path)
-    conn.execute("PRAGMA user_version = 2")
+    assert conn.execute("SELECT count(*) FROM texts").fetchone() == (1,)
+    conn.close()
+
+
+def test_texts_no_row_names_are_bounded_most_recent_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dropping rows keeps their texts (an item ingested again costs nothing), but collect keeps at
+    most SPARE_MIN of them, the most recently named, and never a text a row names."""
+    monkeypatch.setattr(vectors, "SPARE_MIN", 2)
+    store = VectorStore(tmp_path / "v.sqlite3")
+    store.open()
+    texts = [_part(str(i), 0, (0, 5), f"text {i}") for i in range(6)]
+    for i, text in enumerate(texts):
+        store.add("m", 2, [VectorRow("a" if i < 5 else "b", text[0], 0, 1, 2, [1.0, float(i)], (0, 5), text[3])])
+        time.sleep(0.002)  # (``used`` is in milliseconds)
+    assert store.drop_except("m", 2, {"b"}) == 5
+    assert store.known("m", 2, "a", texts) == {text[3] for text in texts}
+    assert store.collect("m", 2) == 3
+    assert store.known("m", 2, "a", texts) == {texts[3][3], texts[4][3], texts[5][3]}
+    assert store.collect("m", 2) == 0
+    store.close()
+
+
+def test_a_vector_cut_short_is_dropped_with_its_items_rows_at_open(tmp_path: Path) -> None:
+    """A text's vector of the wrong length (a damaged page) is never scanned: at the next open it goes
+    with every row of the item naming it, so that item is embedded again (its other text is still
+    known: only the damaged one is sent); the other items stay as they were."""
+    path = tmp_path / "v.sqlite3"
+    store = VectorStore(path)
+    store.open()
+    x, y, z = text_digest("x"), text_digest("y"), text_digest("z")
+    store.add(
+        "m",
+        2,
+        [
+            VectorRow("a", "0", 0, 1, 2, [1.0, 0.0], (0, 1), x),
+            VectorRow("a", "0", 1, 1, 2, [0.6, 0.8], (2, 3), z),
+            VectorRow("a", "1", 0, 1, 2, [0.0, 1.0], (0, 1), y),
+        ],
+    )
+    store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE texts SET vec = x'0000803f' WHERE digest = ?", (x,))
     conn.commit()
     conn.close()
     store.open()
-    assert store.done("m", 2) == {} and store.dimensions("m") == []
+    assert store.done("m", 2) == {"a": {"1"}}
+    assert store.known("m", 2, "a", [("0", 0, (0, 1), x), ("0", 1, (2, 3), z), ("1", 0, (0, 1), y)]) == {y, z}
+    assert [hit.item for hit in store.nearest("m", [1.0, 0.0], journals=None, limit=5)] == ["1"]
     store.close()

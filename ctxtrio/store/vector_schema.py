@@ -1,0 +1,212 @@
+"""The layout of a vectors file (``vectors.sqlite3``, ``session-vectors.sqlite3``), and how a new one keeps the vectors.
+
+A vector costs an endpoint call (all-MiniLM-L6-v2 on a GGUF server: ~34 minutes for
+Python's manual); where it stands in a journal costs nothing to find again. So the file
+keeps the two apart:
+
+* ``texts``: one vector per exact input the endpoint embedded, keyed by (model, dim,
+  digest), the digest being :func:`text_digest` of the exact string sent (the model
+  family's document prefix, the heading trail and the part's characters). ``used`` is when
+  a row last named it (milliseconds): the texts no row names are evicted oldest first.
+* ``rows``: (model, dim, journal, item, part) -> the item's journal line, the characters
+  of the item its part holds, and its text's digest (NULL: the item was refused for good).
+  The embedder derives every row again from the journals, finding each text by its digest:
+  an item whose texts are all in ``texts`` costs no request.
+
+Versions. ``PRAGMA user_version`` is :data:`ROWS_VERSION`: the layout of ``rows`` and what
+an item is embedded as (``docs/embedding.chunk_parts``, ``text/embedding.text_parts``).
+Bump it when either changes: opening a file of another rows version drops ``rows`` alone,
+and the next pass links every item again, sending only the texts the file never had.
+:data:`TEXTS_VERSION` (in ``meta``) is the layout of ``texts`` and what a vector is (an
+L2-normalised float32 array of the endpoint's answer to that exact input); only a bump
+there drops the vectors, and nothing planned needs one.
+
+Files of schema 2 and 3 (one table ``vectors``, the vector in each row) are migrated when
+opened: the table is renamed ``legacy`` and the embedder takes a legacy row's vector for
+a part when the row has the part's (journal, item, part) and holds the same characters
+(:meth:`~.vectors.VectorStore.known`). That is exact for the parts a tree since schema 2
+made: the journal line (chunk text and trail, or an entry's text) is the same, passages
+have been cut by the same rule since schema 2 (3490432), leads come after them (new in 3),
+and a lead shifted by one added before it (fc1fb11) holds other characters. What no part
+takes is dropped with ``legacy`` once the embedder has caught up. Schema 1 (no characters
+in a row) cannot be matched: dropped.
+
+Every change of layout is one transaction: a process killed during it leaves the file
+as it was, and the next open does it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+__all__ = [
+    "ROWS_VERSION",
+    "TEXTS_VERSION",
+    "connect",
+    "has_legacy",
+    "legacy_vectors",
+    "text_digest",
+    "transaction",
+    "unnamed_texts",
+]
+
+#: 4: vectors kept by their exact text (``texts``), rows naming them by digest (``rows``).
+#: (1: one whole-chunk vector a row; 2: parts with their characters; 3: entries' leads after the passages.)
+ROWS_VERSION = 4
+#: 1: float32, L2-normalised, of the exact input's digest.
+TEXTS_VERSION = 1
+#: Files whose ``vectors`` table is migrated to ``legacy`` (their rows keep the characters of each part).
+_LEGACY_VERSIONS = (2, 3)
+
+_TEXTS = """
+CREATE TABLE IF NOT EXISTS texts (
+    model TEXT NOT NULL, dim INTEGER NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, used INTEGER NOT NULL,
+    PRIMARY KEY (model, dim, digest)
+)
+"""
+#: Without rowid: a row is small (~100 bytes), so the table is its key's index alone (3.6 MB less
+#: over Python's manual, 41,066 rows; ``texts``, ~1.5 KB a row, keeps its rowid, as SQLite advises).
+_ROWS = """
+CREATE TABLE IF NOT EXISTS rows (
+    model TEXT NOT NULL, dim INTEGER NOT NULL, journal TEXT NOT NULL, item TEXT NOT NULL, part INTEGER NOT NULL,
+    line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, span_start INTEGER NOT NULL, span_end INTEGER NOT NULL,
+    digest BLOB, PRIMARY KEY (model, dim, journal, item, part)
+) WITHOUT ROWID
+"""
+_META = "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+
+
+def text_digest(text: str) -> bytes:
+    """The key of ``text``'s vector: BLAKE2b-128 of its UTF-8 (a lone surrogate passed as is)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def vector_key(blob: bytes) -> bytes:
+    """The key of a vector stored without its text (tools, tests): its bytes' digest, marked so no text's equals it."""
+    return b"v" + hashlib.blake2b(blob, digest_size=15).digest()
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection to the vectors file at ``path``, created or brought to this layout (see the module docstring)."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=OFF")  # derived: a lost commit is embedded again
+        rows_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if rows_version != ROWS_VERSION or _texts_version(conn) != TEXTS_VERSION:
+            with transaction(conn):
+                _migrate(conn, rows_version)
+        _heal(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction. SQLite rolls back by itself on some errors (SQLITE_FULL among them):
+    a ROLLBACK then fails ("no transaction is active") and would hide the error that counts."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _heal(conn: sqlite3.Connection) -> None:
+    """Drop what a damaged page could leave behind (~50 ms at 41,000 vectors): a vector of the wrong
+    length, and the rows of an item one of whose texts is gone; the next pass links that item
+    again, sending only the texts gone."""
+    short = "FROM texts WHERE length(vec) != 4 * dim"
+    orphan = (
+        "FROM rows AS r WHERE digest IS NOT NULL AND NOT EXISTS "
+        "(SELECT 1 FROM texts AS t WHERE t.model = r.model AND t.dim = r.dim AND t.digest = r.digest)"
+    )
+    if conn.execute(f"SELECT 1 {short} LIMIT 1").fetchone() or conn.execute(f"SELECT 1 {orphan} LIMIT 1").fetchone():
+        with transaction(conn):
+            conn.execute(f"DELETE {short}")
+            # Every row of such an item: one that keeps some rows counts as done (``done``) and would never be whole.
+            conn.execute(
+                f"DELETE FROM rows WHERE (model, dim, journal, item) IN (SELECT r.model, r.dim, r.journal, r.item {orphan})"
+            )
+
+
+def _texts_version(conn: sqlite3.Connection) -> int | None:
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone() is None:
+        return None
+    found = conn.execute("SELECT value FROM meta WHERE name='texts'").fetchone()
+    return None if found is None else int(found[0])
+
+
+def _migrate(conn: sqlite3.Connection, rows_version: int) -> None:
+    """Bring the file to this layout inside the caller's transaction (the user_version read before it)."""
+    tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "texts" in tables and _texts_version(conn) != TEXTS_VERSION:
+        conn.execute("DROP TABLE texts")  # vectors of another kind: embedded again
+        conn.execute("DROP TABLE IF EXISTS rows")
+        conn.execute("DROP TABLE IF EXISTS legacy")
+    elif rows_version != ROWS_VERSION:
+        conn.execute("DROP TABLE IF EXISTS rows")  # derived from the journals and ``texts`` again
+    if "vectors" in tables:
+        if rows_version in _LEGACY_VERSIONS and "legacy" not in tables:
+            conn.execute("ALTER TABLE vectors RENAME TO legacy")
+        else:
+            conn.execute("DROP TABLE vectors")
+    conn.execute(_META)
+    conn.execute(_TEXTS)
+    conn.execute(_ROWS)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('texts', ?)", (TEXTS_VERSION,))
+    conn.execute(f"PRAGMA user_version = {ROWS_VERSION}")
+
+
+def has_legacy(conn: sqlite3.Connection) -> bool:
+    """Whether the file holds rows of an older layout not all taken yet."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='legacy'").fetchone() is not None
+
+
+def legacy_vectors(
+    conn: sqlite3.Connection,
+    model: str,
+    dim: int,
+    journal: str,
+    parts: Sequence[tuple[str, int, tuple[int, int], bytes]],
+) -> dict[bytes, bytes]:
+    """Digest -> vector of each of ``parts`` (item, part, span, digest) of ``journal`` that a
+    ``legacy`` row with the same (journal, item, part) and the same characters holds."""
+    taken: dict[bytes, bytes] = {}
+    for item, part, span, digest in parts:
+        if digest in taken:
+            continue
+        found = conn.execute(
+            "SELECT span_start, span_end, vec FROM legacy WHERE model=? AND dim=? AND journal=? AND item=? AND part=?",
+            (model, dim, journal, item, part),
+        ).fetchone()
+        if found is not None and (found[0], found[1]) == span and len(found[2]) == 4 * dim:
+            taken[digest] = bytes(found[2])
+    return taken
+
+
+def unnamed_texts(conn: sqlite3.Connection, model: str, dim: int) -> list[bytes]:
+    """Digests of the texts of (``model``, ``dim``) no row names, the most recently named first.
+
+    Two scans, not a lookup per text: an index of rows by digest would cost ~2 MB a 40,000 rows
+    to answer a question asked once each time the embedder catches up after a drop."""
+    named = {
+        bytes(digest)
+        for (digest,) in conn.execute(
+            "SELECT digest FROM rows WHERE model=? AND dim=? AND digest IS NOT NULL", (model, dim)
+        )
+    }
+    found = conn.execute("SELECT digest FROM texts WHERE model=? AND dim=? ORDER BY used DESC, digest", (model, dim))
+    return [bytes(digest) for (digest,) in found if bytes(digest) not in named]
