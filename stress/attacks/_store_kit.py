@@ -8,11 +8,14 @@ plain command; a small tmpfs, the full disk of the room area.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import trio
 
 from testkit.disk import small_tmpfs
 from testkit.results import text_of
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
 
     from mcp import Client
 
-__all__ = ["ORPHAN_AGE_S", "ROOT", "TEXT", "call", "ingest_stop_age", "run_cli", "searchable", "tmpfs"]
+__all__ = ["ORPHAN_AGE_S", "ROOT", "TEXT", "call", "guide_says", "ingest_stop_age", "run_cli", "searchable", "tmpfs"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,6 +56,21 @@ async def ingest_stop_age(work: Path, name: str) -> tuple[Path, Path, bytes]:
 async def searchable(client: Client, query: str = "quoll") -> tuple[bool, str]:
     ok, said = await call(client, "doc_search", query=query)
     return ok and query in said, said[:120]
+
+
+async def guide_says(client: Client, state: str) -> bool:
+    """Whether context_guide's line on the documents' semantic recall ends in ``state`` within 25 s
+    (the server is given 60 s in all); "caught up" only with every chunk embedded."""
+    with trio.move_on_after(25):
+        while True:
+            _, said = await call(client, "context_guide")
+            line = next((line for line in said.splitlines() if "chunks embedded" in line), "")
+            done = re.search(r"(\d+) of (\d+) chunks embedded", line)
+            whole = done is not None and done.group(1) == done.group(2) != "0"
+            if line.endswith(f"; {state}") and (whole or state != "caught up"):
+                return True
+            await trio.sleep(0.5)
+    return False
 
 
 def run_cli(data: Path) -> subprocess.CompletedProcess[str]:

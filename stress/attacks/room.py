@@ -10,7 +10,6 @@ not run (and does not hold). Each spawn is bounded (60 s); nothing leaves loopba
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,7 @@ from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 
 from . import Row, guarded
 from . import stdio_server as _server
-from ._store_kit import TEXT, run_on, tmpfs
+from ._store_kit import TEXT, guide_says, run_on, tmpfs
 from ._store_kit import call as _call
 from ._store_kit import searchable as _searchable
 
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from pathlib import Path
 
-    from mcp import Client
 
 NOT_RUN = "not run: needs root to mount a tmpfs"
 
@@ -163,9 +161,9 @@ async def vectors_room(work: Path) -> Row:
             fill_disk(work / "r4-mnt" / "filler", leave_bytes=600_000)
             async with _server(data, "--embed-model", fake.model, "--embed-base-url", url) as client:
                 await _call(client, "doc_ingest", text=TEXT, doc_id="q")
-                waiting = await _guide_says(client, "waiting for room on the disk")
+                waiting = await guide_says(client, "waiting for room on the disk")
                 (work / "r4-mnt" / "filler").unlink()
-                caught_up = await _guide_says(client, "caught up")
+                caught_up = await guide_says(client, "caught up")
             nursery.cancel_scope.cancel()
     return Row(
         fault,
@@ -190,14 +188,14 @@ async def vectors_kept(work: Path) -> Row:
             embed = ("--embed-model", fake.model, "--embed-base-url", url)
             async with _server(data, *embed) as client:
                 await _call(client, "doc_ingest", text=TEXT, doc_id="q")
-                first = await _guide_says(client, "caught up")
+                first = await guide_says(client, "caught up")
             asked, vectors = len(fake.requests), (data / "vectors.sqlite3").read_bytes()
             fill_disk(work / "r5-mnt" / "filler")
             async with _server(data, *embed) as client:
-                waiting = await _guide_says(client, "waiting for room on the disk")
+                waiting = await guide_says(client, "waiting for room on the disk")
                 kept = (data / "vectors.sqlite3").read_bytes() == vectors
                 (work / "r5-mnt" / "filler").unlink()
-                caught_up = await _guide_says(client, "caught up")
+                caught_up = await guide_says(client, "caught up")
             nursery.cancel_scope.cancel()
     again = len(fake.requests) - asked
     return Row(
@@ -207,21 +205,6 @@ async def vectors_kept(work: Path) -> Row:
         f"then caught up: {caught_up}, {again} request(s) again",
         first and kept and caught_up and again == 0,
     )
-
-
-async def _guide_says(client: Client, state: str) -> bool:
-    """Whether context_guide's line on the documents' semantic recall ends in ``state`` within 25 s
-    (the server is given 60 s in all); "caught up" only with every chunk embedded."""
-    with trio.move_on_after(25):
-        while True:
-            _, said = await _call(client, "context_guide")
-            line = next((line for line in said.splitlines() if "chunks embedded" in line), "")
-            done = re.search(r"(\d+) of (\d+) chunks embedded", line)
-            whole = done is not None and done.group(1) == done.group(2) != "0"
-            if line.endswith(f"; {state}") and (whole or state != "caught up"):
-                return True
-            await trio.sleep(0.5)
-    return False
 
 
 async def _main(work: Path) -> list[Row]:
