@@ -60,6 +60,7 @@ async def check_embeddings(
         key = dim if dim is not None else (stored[0] if len(stored) == 1 else None)
         dropped = await trio.to_thread.run_sync(vectors.drop_except, model, key, set(current)) if repair else 0
         done = await trio.to_thread.run_sync(vectors.done, model, key) if key is not None else {}
+        older = await trio.to_thread.run_sync(vectors.older, model)
     except StoreError as exc:
         return False, f"vectors file: {exc}; delete {ctx.data.vectors_path} to re-embed", None
     finally:
@@ -73,10 +74,13 @@ async def check_embeddings(
         "dimension": key,
         "chunks": total,
         "embedded": embedded,
+        "older": older,
         "error": error,
     }
     repaired = f"; dropped {dropped} vectors of documents gone or of another model" if repair else ""
-    progress = f"{embedded} of {total} chunks embedded{repaired}"
+    # An upgraded file's vectors are linked at the server's next start: say so, lest it be deleted.
+    waiting = f"; {older} vectors of an older layout, taken at the server's next start, no request" if older else ""
+    progress = f"{embedded} of {total} chunks embedded{waiting}{repaired}"
     if error is not None:
         return (
             False,

@@ -51,7 +51,10 @@ __all__ = [
     "TEXTS_VERSION",
     "connect",
     "has_legacy",
+    "legacy_count",
+    "legacy_count",
     "legacy_vectors",
+    "stored_dimensions",
     "text_digest",
     "transaction",
     "unnamed_texts",
@@ -173,6 +176,20 @@ def _migrate(conn: sqlite3.Connection, rows_version: int) -> None:
 def has_legacy(conn: sqlite3.Connection) -> bool:
     """Whether the file holds rows of an older layout not all taken yet."""
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='legacy'").fetchone() is not None
+
+
+def legacy_count(conn: sqlite3.Connection, model: str) -> int:
+    """Vectors of ``model`` in ``legacy`` (0 without one)."""
+    if not has_legacy(conn):
+        return 0
+    return int(conn.execute("SELECT count(*) FROM legacy WHERE model=? AND part >= 0", (model,)).fetchone()[0])
+
+
+def stored_dimensions(conn: sqlite3.Connection, model: str) -> list[int]:
+    """The dimensions of ``model`` in rows, texts, or ``legacy``."""
+    tables = ["rows", "texts", *(["legacy"] if has_legacy(conn) else [])]
+    union = " UNION ".join(f"SELECT DISTINCT dim FROM {table} WHERE model=?" for table in tables)
+    return sorted(int(d) for (d,) in conn.execute(union, (model,) * len(tables)))
 
 
 def legacy_vectors(

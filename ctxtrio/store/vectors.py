@@ -43,11 +43,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
+from . import vector_schema as schema
 from .index_errors import for_lack_of_room, is_damage, is_full
 from .reading import DiskFullError
 from .room import REBUILD_FACTOR, has_room
 from .vector_matrix import Matrix, VectorHit, best_chunks
-from .vector_schema import connect, has_legacy, legacy_vectors, transaction, unnamed_texts, vector_key
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator
@@ -117,14 +117,14 @@ class VectorStore:
         with self._lock:
             self._legacy = None
             try:
-                self._conn = connect(self._path)
+                self._conn = schema.connect(self._path)
             except sqlite3.Error as exc:
                 if not is_damage(exc):
                     raise _open_error(f"cannot open vectors file {self._path}", exc, self._path) from exc
                 log.warning("vectors file %s is unusable (%s); starting it afresh", self._path, exc)
                 self._delete()
                 try:
-                    self._conn = connect(self._path)
+                    self._conn = schema.connect(self._path)
                 except sqlite3.Error as again:
                     raise _open_error(f"cannot create vectors file {self._path}", again, self._path) from again
 
@@ -181,7 +181,7 @@ class VectorStore:
                 if len(row.vector) != dim:
                     raise StoreError(f"vector of length {len(row.vector)} stored as dimension {dim}")
                 blob = np.asarray(row.vector, dtype=np.float32).tobytes()
-                digest = row.digest or vector_key(blob)
+                digest = row.digest or schema.vector_key(blob)
                 fresh[digest] = blob
             elif row.part >= 0:
                 digest = row.digest
@@ -191,7 +191,7 @@ class VectorStore:
             raise DiskFullError(f"vectors file {self._path}: no room on the disk for {len(values)} more vector(s)")
         now = time.time_ns() // 1_000_000
         with self._db("add") as conn:
-            with transaction(conn):
+            with schema.transaction(conn):
                 conn.executemany(
                     "INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?)",
                     [(model, dim, digest, blob, now) for digest, blob in fresh.items()],
@@ -238,15 +238,15 @@ class VectorStore:
                     held.add(digest)
             if self._legacy is False or all(p[3] in held for p in parts):
                 return held
-            if not has_legacy(conn):
+            if not schema.has_legacy(conn):
                 self._legacy = False  # (created only by a migration at open)
                 return held
-            taken = legacy_vectors(conn, model, dim, journal, [p for p in parts if p[3] not in held])
+            taken = schema.legacy_vectors(conn, model, dim, journal, [p for p in parts if p[3] not in held])
             items = {p[0] for p in parts if p[3] not in held}
             if not has_room(self._path.parent, REBUILD_FACTOR * (sum(map(len, taken.values())) + _ROW_BYTES)):
                 raise DiskFullError(f"vectors file {self._path}: no room on the disk for {len(taken)} vector(s)")
             now = time.time_ns() // 1_000_000
-            with transaction(conn):
+            with schema.transaction(conn):
                 conn.executemany(
                     "INSERT OR IGNORE INTO texts VALUES (?, ?, ?, ?, ?)",
                     [(model, dim, digest, blob, now) for digest, blob in taken.items()],
@@ -272,11 +272,11 @@ class VectorStore:
             if not gone and foreign is None:
                 return 0
             deleted = 0
-            with transaction(conn):
+            with schema.transaction(conn):
                 for key in gone:
                     deleted += conn.execute("DELETE FROM rows WHERE model=? AND dim=? AND journal=?", key).rowcount
                 conn.execute(f"DELETE FROM texts WHERE {other}", args)
-                if self._legacy is not False and has_legacy(conn):
+                if self._legacy is not False and schema.has_legacy(conn):
                     conn.execute(f"DELETE FROM legacy WHERE {other}", args)
             self._matrix = None  # read again at the next search
             return deleted
@@ -285,7 +285,7 @@ class VectorStore:
         """Delete the rows of ``items`` of ``journal`` (every dimension of ``model``); rows deleted."""
         with self._db("prune") as conn:
             deleted = 0
-            with transaction(conn):
+            with schema.transaction(conn):
                 for item in items:
                     deleted += conn.execute(
                         "DELETE FROM rows WHERE model=? AND journal=? AND item=?", (model, journal, item)
@@ -305,11 +305,11 @@ class VectorStore:
                     (model, dim),
                 ).fetchone()[0]
             )
-            spare = unnamed_texts(conn, model, dim)
+            spare = schema.unnamed_texts(conn, model, dim)
             evict = spare[max(SPARE_MIN, named // SPARE_SHARE) :]
             if not evict and not (legacy and self._legacy is not False):
                 return 0
-            with transaction(conn):
+            with schema.transaction(conn):
                 conn.executemany(
                     "DELETE FROM texts WHERE model=? AND dim=? AND digest=?", [(model, dim, d) for d in evict]
                 )
@@ -324,11 +324,12 @@ class VectorStore:
     def dimensions(self, model: str) -> list[int]:
         """The dimensions stored for ``model`` (in rows, texts, or an older file's rows not taken yet)."""
         with self._db("read") as conn:
-            tables = ["rows", "texts"]
-            if has_legacy(conn):
-                tables.append("legacy")
-            union = " UNION ".join(f"SELECT DISTINCT dim FROM {table} WHERE model=?" for table in tables)
-            return sorted(int(d) for (d,) in conn.execute(union, (model,) * len(tables)))
+            return schema.stored_dimensions(conn, model)
+
+    def older(self, model: str) -> int:
+        """Vectors of ``model`` an older file's layout holds that no part has taken yet (``vector_schema.py``)."""
+        with self._db("read") as conn:
+            return schema.legacy_count(conn, model)
 
     def done(self, model: str, dim: int, *, journal: str | None = None) -> dict[str, set[str]]:
         """Journal -> items embedded (or refused for good) for (``model``, ``dim``), of one ``journal`` if given."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import struct
 from typing import TYPE_CHECKING
 
 import trio
@@ -61,3 +63,35 @@ async def test_doctor_checks_and_repairs_the_session_vectors(tmp_path: Path) -> 
     assert repaired.code == 0, repaired.out
     line = "ok  session vectors: 0 of 2 live session entries embedded; dropped 1 vectors of sessions or entries gone"
     assert line in repaired.out, repaired.out
+
+
+async def test_doctor_says_an_upgraded_files_vectors_wait_to_be_taken(tmp_path: Path) -> None:
+    """A vectors file of schema 3: no chunk counts as embedded yet, and doctor says how many vectors of
+    the older layout the server takes at its next start, without requests (lest the file be deleted)."""
+    data = tmp_path / "data"
+    (tmp_path / "t.md").write_text("# T\n\nSome words here.\n")
+    assert (await cli(data, "ingest", str(tmp_path / "t.md"))).code == 0
+    conn = sqlite3.connect(data / "vectors.sqlite3")
+    conn.execute(
+        "CREATE TABLE vectors (model TEXT NOT NULL, dim INTEGER NOT NULL, journal TEXT NOT NULL, item TEXT NOT NULL, "
+        "part INTEGER NOT NULL, line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, span_start INTEGER NOT NULL, "
+        "span_end INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, dim, journal, item, part))"
+    )
+    blob = struct.pack("24f", *([1.0] + [0.0] * 23))
+    conn.executemany(
+        "INSERT INTO vectors VALUES ('fake-embed', 24, 'docs/t/g.jsonl', '0', ?, 0, 1, 0, 4, ?)",
+        [(part, blob) for part in range(2)],
+    )
+    conn.execute("PRAGMA user_version = 3")
+    conn.commit()
+    conn.close()
+    fake = FakeEmbeddings(dimension=24)
+    async with trio.open_nursery() as nursery:
+        url = await serve_fake_embeddings(nursery, fake)
+        said = await cli(data, "doctor", "--json", "--embed-model", fake.model, "--embed-base-url", url)
+        nursery.cancel_scope.cancel()
+    assert said.code == 0, said.out
+    facts = said.json()
+    assert facts["embeddings"]["embedded"] == 0 and facts["embeddings"]["older"] == 2
+    line = next(c["detail"] for c in facts["checks"] if c["area"] == "embeddings")
+    assert "0 of 1 chunks embedded; 2 vectors of an older layout, taken at the server's next start" in line
