@@ -102,7 +102,7 @@ async def test_a_new_rows_layout_sends_nothing_again(tmp_path: Path, monkeypatch
     assert (after.chunks_embedded, after.vectors) == (before.chunks_embedded, before.vectors)
 
 
-def _as_schema_3(path: Path) -> None:
+def as_schema_3(path: Path) -> None:
     """The vectors file as schema 3 kept it: one table, each row with its vector."""
     conn = sqlite3.connect(path)
     conn.executescript(
@@ -123,7 +123,7 @@ async def test_a_schema_3_file_is_migrated_without_requests(tmp_path: Path) -> N
         async with semantic(ctx, FakeEmbeddings()) as index:
             await caught_up(index)
             before = index.status()
-        _as_schema_3(ctx.data.vectors_path)
+        as_schema_3(ctx.data.vectors_path)
         second = FakeEmbeddings()
         async with semantic(ctx, second) as index:
             await caught_up(index)

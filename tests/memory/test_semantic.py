@@ -20,6 +20,7 @@ from ctxtrio.memory.state.base import entry_key
 from ctxtrio.store import vector_task
 from ctxtrio.store.vectors import VectorStore
 from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
+from tests.docs.test_embedding_reuse import as_schema_3
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -247,3 +248,23 @@ async def test_wired_by_embed_model_through_loopback_http(tmp_path: Path, monkey
             found = await ctx.sessions.recall("s1", QUERY, limit=1)
         nursery.cancel_scope.cancel()
     assert [entry.text for entry in found.entries] == [TOKENS] and found.by_meaning
+
+
+async def test_a_schema_3_session_vectors_file_is_migrated_without_requests(tmp_path: Path) -> None:
+    """session-vectors.sqlite3 of the layout before texts were kept apart: every live entry takes its
+    old vector (same session, key and characters) and nothing is sent again."""
+    first = FakeEmbeddings()
+    async with opened(tmp_path) as ctx:
+        await ctx.sessions.append("s1", DEPLOY)
+        await ctx.sessions.append("s1", TOKENS)
+        await ctx.sessions.append("s2", DATABASE)
+        async with entry_vectors(ctx, first) as index:
+            await settled(index)
+        before = stored(ctx, first.model, first.dimension)
+        as_schema_3(ctx.data.session_vectors_path)
+        second = FakeEmbeddings()
+        async with entry_vectors(ctx, second) as index:
+            await settled(index)
+        after = stored(ctx, first.model, first.dimension)
+    assert sorted(first.embedded) == sorted([DEPLOY, TOKENS, DATABASE])
+    assert second.embedded == [] and after == before and len(after["s1"]) == 2
