@@ -70,7 +70,14 @@ eleventh, **held out** the same way, ``--questions stress/retrieval_questions_py
 written 2026-12-05, 05:46-05:49 UTC, kept outside the repository through the next session,
 which landed one change on it (semantic recall's entry leads; keyword search unchanged), then
 committed: keyword search 0c97aad and b153fd6 alike (every answer identical) 25/31/34 of 60;
-with semantic recall (all-MiniLM-L6-v2) 23/28/31 on 4fa3d76, 24/29/35 on b153fd6.
+with semantic recall (all-MiniLM-L6-v2) 23/28/31 on 4fa3d76, 24/29/35 on b153fd6. A
+twelfth, **held out** the same way, ``--questions stress/retrieval_questions_python8.json``
+(60 questions, 20 of each kind over 51 files, topics apart from the seven sets before it),
+written 2026-12-05, 08:39-08:41 UTC, kept outside the repository through the next session,
+which landed two changes measured on it (the fit loop counts no text twice, 1a75d44; semantic
+recall keeps vectors by their exact text, ece0f20), then committed: keyword search 3706b32 and
+5a4f54d alike (every answer identical) 28/32/34 of 60; with semantic recall (all-MiniLM-L6-v2)
+29/33/36 on fc1fb11 and 5a4f54d alike.
 """
 
 from __future__ import annotations
