@@ -10,7 +10,9 @@ packed again larger the same way, and the largest pack counted within the budget
 result. No text is counted twice: a pack shrunk by a few tokens often comes out as the
 text just counted over (its last window loses a line only when its share drops by a line's
 worth), so such a pack is built smaller still, uncounted (at most :data:`MAX_REBUILDS`
-times, each step twice the last), and a text met again ends the loop. Measured over the
+times, each step twice the last, or half the room once that would leave none), and a text
+met again ends the loop with the pack counted (keyed by the text counted: a mark flip of
+:func:`marked_fitting` rebuilds a pack in place with other text). Measured over the
 1,380 answers of the six python retrieval sets: 3.19 counts an answer before, 2.25 after,
 each a request to the server's tokenizer when it counts exactly.
 
@@ -60,7 +62,9 @@ def fitting(
     result = build(effective)
     text = text_of(result)
     tokens = yield text
-    counted = {text: tokens}  # every text counted, and its count: none is counted twice
+    # Every text counted: its pack and count (none is counted twice). Keyed by the pack's text
+    # after the count, which a mark flip of marked_fitting may have rebuilt since it was yielded.
+    counted = {text_of(result): (result, tokens)}
     best: tuple[_T, int, int] | None = None  # the largest pack counted within the budget: it, its count, its room
     over_at: int | None = None  # the smallest room whose pack counted over
     packs = 1
@@ -82,21 +86,23 @@ def fitting(
         result = build(effective)
         text = text_of(result)
         gap, rebuilds = (over_at - effective) if over_at is not None else 0, 0
-        while gap and counted.get(text, 0) > budget_tokens and rebuilds < MAX_REBUILDS:
+        while gap and text in counted and counted[text][1] > budget_tokens and rebuilds < MAX_REBUILDS:
             # The text of a pack already counted over: the room shrank by less than its last
-            # window's line. Smaller rooms, uncounted, each twice as far below the overshoot.
+            # window's line. Smaller rooms, uncounted, each twice as far below the overshoot;
+            # halved once that passes room 0 (an overshoot of 2x or more), lest the pack over
+            # the budget be returned while a smaller room would fit.
             gap, rebuilds = gap * 2, rebuilds + 1
-            effective = over_at - gap if over_at is not None else 0
+            effective = over_at - gap if over_at is not None and gap < over_at else effective // 2
             if effective < 1 or (best is not None and effective <= best[2]):
                 break
             result = build(effective)
             text = text_of(result)
         if text in counted:  # counted already: over again, or no larger than the best that fits
-            tokens = counted[text]
+            result, tokens = counted[text]  # the pack counted (its mark and exactness), not a rebuilt copy
             break
         packs += 1
         tokens = yield text
-        counted[text] = tokens
+        counted[text_of(result)] = (result, tokens)
     if best is None:
         return result, tokens
     return best[0], best[1]

@@ -221,3 +221,44 @@ def test_shrinking_never_counts_the_same_text_twice() -> None:
     result, tokens = fit_by(count, 100, lines, str)
     assert len(counted) == len(set(counted))
     assert tokens == 101 and result == counted[-1]
+
+
+def test_a_pack_counted_twice_the_budget_and_built_again_alike_is_shrunk_further() -> None:
+    """Counted 200 against 100, and the next room (49) builds the same text: rooms below it are
+    tried, uncounted, until one differs (24 builds the answer that fits). Stepping twice as far below
+    the overshoot would go below room 1 at once, and the pack over budget would be returned."""
+
+    def build(budget: int) -> str:
+        return words(100) if budget >= 40 else words(80)  # one chunk that cannot be cut above room 40
+
+    assert fit_by(lambda text: 200 if text == words(100) else 80, 100, build, str) == (words(80), 80)
+
+
+def test_a_text_rebuilt_by_a_mark_flip_is_never_counted_again() -> None:
+    """Marked at first, the first pack counts exactly: unmarked, it is counted again, 2 over. The next
+    room (103) builds that unmarked text again: it is not counted a second time (the memo holds the
+    text counted, not the marked one yielded first); a smaller room is, and fits."""
+    budget = 105
+    seen: list[str] = []
+
+    def build(room: int, estimated: bool) -> str:
+        return lines(room) + (" estimated" if estimated else "")
+
+    loop = marked_fitting(budget, build, str, estimated=True)
+    text = next(loop)
+    try:
+        while True:
+            seen.append(text)
+            text = loop.send((len(text.split()) + 6, True))  # exact: 6 tokens the packer did not see
+    except StopIteration as done:
+        fitted: Fitted[str] = done.value
+    assert len(seen) == len(set(seen)), seen
+    assert fitted == Fitted(words(90), words(90), 96, True)
+
+
+def test_an_answer_that_never_fits_keeps_the_exactness_of_its_count() -> None:
+    """The smallest answer over budget, counted exactly, then built again alike: the answer returned
+    is the pack counted, said to be exact (not a rebuilt copy that was never counted)."""
+    loop = marked_fitting(100, lambda room, estimated: marked(120, estimated), str, estimated=False)
+    assert next(loop) == marked(120, False)
+    assert returned(loop, (130, True)) == Fitted(marked(120, False), marked(120, False), 130, True)
