@@ -52,12 +52,12 @@ __all__ = [
     "connect",
     "has_legacy",
     "legacy_count",
-    "legacy_count",
     "legacy_vectors",
     "stored_dimensions",
     "text_digest",
     "transaction",
     "unnamed_texts",
+    "vector_key",
 ]
 
 #: 4: vectors kept by their exact text (``texts``), rows naming them by digest (``rows``).
@@ -164,6 +164,11 @@ def _migrate(conn: sqlite3.Connection, rows_version: int) -> None:
     if "vectors" in tables:
         if rows_version in _LEGACY_VERSIONS and "legacy" not in tables:
             conn.execute("ALTER TABLE vectors RENAME TO legacy")
+        elif rows_version in _LEGACY_VERSIONS:
+            # Opened by an older tree after an upgrade (it embeds into a new ``vectors``): kept with
+            # what the upgrade left (same columns in 2 and 3), the older tree's rows winning, as newer.
+            conn.execute("INSERT OR REPLACE INTO legacy SELECT * FROM vectors")
+            conn.execute("DROP TABLE vectors")
         else:
             conn.execute("DROP TABLE vectors")
     conn.execute(_META)

@@ -163,6 +163,25 @@ def test_an_older_files_vectors_are_taken_by_the_part_holding_the_same_character
     conn.close()
 
 
+def test_vectors_an_older_tree_wrote_after_an_upgrade_are_kept_for_the_next_one(tmp_path: Path) -> None:
+    """Upgraded (a schema-3 file's rows kept as ``legacy``, not all taken yet), then opened by an
+    older tree, which embeds into a new ``vectors`` table and marks the file schema 3, then opened
+    by this tree again: both older tables' vectors are taken, the newer row winning (the older tree's
+    table is not dropped for the first one's, which would cost its whole embedding again)."""
+    path = tmp_path / "v.sqlite3"
+    _legacy_file(path, 3, [("a", "0", 0, (0, 10), [1.0, 0.0]), ("a", "2", 0, (0, 4), [1.0, 0.0])])
+    store = VectorStore(path)
+    store.open()
+    store.close()
+    _legacy_file(path, 3, [("a", "1", 0, (0, 8), [0.0, 1.0]), ("a", "2", 0, (0, 4), [0.0, 1.0])])
+    store.open()
+    first, second, both = _part("0", 0, (0, 10), "zero"), _part("1", 0, (0, 8), "one"), _part("2", 0, (0, 4), "two")
+    assert store.known("m", 2, "a", [first, second, both]) == {first[3], second[3], both[3]}
+    store.add("m", 2, [VectorRow("a", "2", 0, 1, 2, None, (0, 4), both[3])])
+    assert [round(h.score, 2) for h in store.nearest("m", [0.0, 1.0], journals=None, limit=1)] == [1.0]
+    store.close()
+
+
 def test_a_first_layout_file_is_dropped(tmp_path: Path) -> None:
     """Schema 1 kept no characters per part: nothing can be matched, the file opens empty."""
     path = tmp_path / "v.sqlite3"
