@@ -27,7 +27,11 @@ a part when the row has the part's (journal, item, part) and holds the same char
 (:meth:`~.vectors.VectorStore.known`). That is exact for the parts a tree since schema 2
 made: the journal line (chunk text and trail, or an entry's text) is the same, passages
 have been cut by the same rule since schema 2 (3490432), leads come after them (new in 3),
-and a lead shifted by one added before it (fc1fb11) holds other characters. What no part
+and a lead shifted by one added before it (fc1fb11) holds other characters. One exception:
+trees of schema 3 before fc1fb11 led a lead by the trail steps of entry kinds they did not
+know yet (``struct``, ``enum``, ...), which fc1fb11 leaves out, with the same characters:
+10 of the 41,066 parts of Python's manual then take the vector of their text with one more
+trail step (as those trees, which never embedded them again, kept it). What no part
 takes is dropped with ``legacy`` once the embedder has caught up. Schema 1 (no characters
 in a row) cannot be matched: dropped.
 
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import sqlite3
 from typing import TYPE_CHECKING
 
@@ -59,6 +64,8 @@ __all__ = [
     "unnamed_texts",
     "vector_key",
 ]
+
+log = logging.getLogger("ctxtrio.store")
 
 #: 4: vectors kept by their exact text (``texts``), rows naming them by digest (``rows``).
 #: (1: one whole-chunk vector a row; 2: parts with their characters; 3: entries' leads after the passages.)
@@ -103,7 +110,9 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=OFF")  # derived: a lost commit is embedded again
         rows_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        if rows_version != ROWS_VERSION or _texts_version(conn) != TEXTS_VERSION:
+        texts_version = _texts_version(conn)
+        if rows_version != ROWS_VERSION or texts_version != TEXTS_VERSION:
+            _say_if_newer(path, rows_version, texts_version)
             with transaction(conn):
                 _migrate(conn, rows_version)
         _heal(conn)
@@ -143,6 +152,27 @@ def _heal(conn: sqlite3.Connection) -> None:
             conn.execute(
                 f"DELETE FROM rows WHERE (model, dim, journal, item) IN (SELECT r.model, r.dim, r.journal, r.item {orphan})"
             )
+
+
+def _say_if_newer(path: Path, rows_version: int, texts_version: int | None) -> None:
+    """Warn when a newer ctxtrio wrote the file: this one takes it over as any other layout, and
+    the newer one, run again on this data dir, embeds what is dropped here again."""
+    if texts_version is not None and texts_version > TEXTS_VERSION:
+        log.warning(
+            "vectors file %s was written by a newer ctxtrio (texts %d, this one reads %d): its vectors are"
+            " dropped and embedded again",
+            path,
+            texts_version,
+            TEXTS_VERSION,
+        )
+    elif rows_version > ROWS_VERSION:
+        log.warning(
+            "vectors file %s was written by a newer ctxtrio (rows %d, this one reads %d): its rows are"
+            " made again from the journals (its vectors are kept)",
+            path,
+            rows_version,
+            ROWS_VERSION,
+        )
 
 
 def _texts_version(conn: sqlite3.Connection) -> int | None:

@@ -182,6 +182,40 @@ def test_vectors_an_older_tree_wrote_after_an_upgrade_are_kept_for_the_next_one(
     store.close()
 
 
+def test_a_file_of_a_newer_layout_is_taken_over_and_the_log_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file a newer ctxtrio wrote (a higher user_version, or texts of a higher version) is brought to
+    this layout as the older trees did with any other layout, rows (and texts of another version)
+    dropped; but a warning names what is dropped, so a user running two versions on one data dir can
+    see why the newer one embeds again."""
+    path = tmp_path / "v.sqlite3"
+    store = VectorStore(path)
+    store.open()
+    text = _part("0", 0, (0, 5), "x")
+    store.add("m", 2, [VectorRow("a", "0", 0, 1, 2, [1.0, 0.0], (0, 5), text[3])])
+    store.close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {vector_schema.ROWS_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with caplog.at_level("WARNING", logger="ctxtrio.store"):
+        store.open()
+    assert store.done("m", 2) == {} and store.known("m", 2, "a", [text]) == {text[3]}
+    assert "newer ctxtrio" in caplog.text and "rows" in caplog.text
+    store.close()
+    caplog.clear()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value = ? WHERE name = 'texts'", (vector_schema.TEXTS_VERSION + 1,))
+    conn.commit()
+    conn.close()
+    with caplog.at_level("WARNING", logger="ctxtrio.store"):
+        store.open()
+    assert store.known("m", 2, "a", [text]) == set()
+    assert "newer ctxtrio" in caplog.text and "vectors" in caplog.text
+    store.close()
+
+
 def test_a_first_layout_file_is_dropped(tmp_path: Path) -> None:
     """Schema 1 kept no characters per part: nothing can be matched, the file opens empty."""
     path = tmp_path / "v.sqlite3"
