@@ -2,10 +2,11 @@
 
 Asks the endpoint for one vector (through the client, like the server), and reads the
 vectors file beside the index (chunks) and, through the session service, the session
-entries' (``session-vectors.sqlite3``). ``--repair`` drops vectors of documents gone or
-replaced, of sessions or entries gone, and of another model or dimension; a server with
-``--embed-model`` then embeds what is missing in the background. Deleting a vectors file
-re-embeds everything in it.
+entries' (``session-vectors.sqlite3``). ``--repair`` drops the rows of documents gone or
+replaced and of sessions or entries gone (their vectors stay until a server that has caught
+up bounds the texts no row names: ``store/vectors.py``), and the vectors of another model or
+dimension; a server with ``--embed-model`` then embeds what is missing in the background.
+Deleting a vectors file re-embeds everything in it.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ async def check_embeddings(
         "older": older,
         "error": error,
     }
-    repaired = f"; dropped {dropped} vectors of documents gone or of another model" if repair else ""
+    repaired = f"; dropped {dropped} vector rows of documents gone or of another model" if repair else ""
     # An upgraded file's vectors are linked at the server's next start: say so, lest it be deleted.
     waiting = f"; {older} vectors of an older layout, taken at the server's next start, no request" if older else ""
     progress = f"{embedded} of {total} chunks embedded{waiting}{repaired}"
@@ -108,5 +109,7 @@ async def check_session_vectors(
         "embedded": check.embedded,
         "dropped": check.dropped,
     }
-    repaired = f"; dropped {check.dropped} vectors of sessions or entries gone or of another model" if repair else ""
+    repaired = (
+        f"; dropped {check.dropped} vector rows of sessions or entries gone or of another model" if repair else ""
+    )
     return True, f"{check.embedded} of {check.entries} live session entries embedded{repaired}", facts

@@ -61,7 +61,10 @@ async def test_doctor_checks_and_repairs_the_session_vectors(tmp_path: Path) -> 
     assert checked.code == 0, checked.out
     assert checked.json()["session_vectors"] == {"dimension": 24, "entries": 2, "embedded": 0, "dropped": 0}
     assert repaired.code == 0, repaired.out
-    line = "ok  session vectors: 0 of 2 live session entries embedded; dropped 1 vectors of sessions or entries gone"
+    # Rows, not vectors: a vector stays while the server keeps texts no row names (store/vectors.py).
+    line = (
+        "ok  session vectors: 0 of 2 live session entries embedded; dropped 1 vector rows of sessions or entries gone"
+    )
     assert line in repaired.out, repaired.out
 
 
