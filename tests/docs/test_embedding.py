@@ -12,7 +12,7 @@ from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
 from ctxtrio.docs.hybrid import fuse
-from ctxtrio.docs.packing import Candidate, pack_hits
+from ctxtrio.docs.packing import FOCUS_LEAST, Candidate, pack_hits
 from ctxtrio.docs.render import render_search
 from ctxtrio.docs.search import rerank_fused
 from ctxtrio.docs.service import repository_of
@@ -304,6 +304,23 @@ def test_a_hit_found_by_meaning_shows_the_part_that_matched() -> None:
     keyword = Candidate("d", "manual", chunk, 3.2)  # no focus: hybrid_order found the words match well
     (hit,), _, _ = pack_hits([keyword], 150, TokenModel.cold(), ["topic3"])
     assert "topic3 " in hit.text and not hit.by_meaning
+
+
+def test_a_hit_found_by_meaning_shows_about_its_part_and_leaves_the_room_to_the_next() -> None:
+    """A part found by meaning (here two lines, ~20 tokens) is shown with a margin of half its size,
+    not a window grown to FOCUS_TOKENS: at 1,000 tokens the hit after it is shown whole."""
+    source = "".join(f"Line {n} is about topic{n} of the manual.\n" for n in range(80))
+    chunk = Chunk(0, source, 0, len(source), ("Manual",), TokenModel.cold().estimate(source))
+    focus = (source.index("Line 50 "), source.index("Line 52 ") - 1)
+    found = Candidate("d", "manual", chunk, 0.61, by_meaning=True, focus=focus)
+    after = "".join(f"Entry {n} of the other page.\n" for n in range(60))
+    other = Candidate("e", "other", Chunk(0, after, 0, len(after), ("Other",), TokenModel.cold().estimate(after)), 0.5)
+    (hit, second), omitted, _ = pack_hits([found, other], 1000, TokenModel.cold(), ["topic3"])
+    assert omitted == 0 and "Line 50 is about topic50" in hit.text and "Line 51 " in hit.text
+    shown = [line for line in hit.text.split("\n") if line.startswith("Line ")]
+    assert len(shown) <= 4  # two lines and half as much around them, at least FOCUS_LEAST tokens
+    assert hit.tokens <= max(FOCUS_LEAST, 1.5 * TokenModel.cold().estimate(source[focus[0] : focus[1]])) + 2
+    assert second.text == after and not second.cut
 
 
 def test_a_chunk_is_embedded_in_its_passages_then_its_entries_leads() -> None:
