@@ -194,7 +194,8 @@ class VectorTask:
 
     async def _embed(self, journal: str, batch: list[Pending]) -> bool:
         """Store ``batch``'s vectors, asking one request for the texts the file lacks (:meth:`VectorStore.known
-        <.vectors.VectorStore.known>`); on a refusal, item by item. False when the endpoint failed (waited already)."""
+        <.vectors.VectorStore.known>`); on a refusal, item by item. False when the endpoint failed (waited
+        already), or an item was not stored because a text held lost its vector meanwhile (look again)."""
         digests = [[text_digest(self._embedder.document_input(part.text)) for part in one.parts] for one in batch]
         held: set[bytes] = set()
         if self._dim is not None:
@@ -234,7 +235,10 @@ class VectorTask:
         assert self._dim is not None  # (known from the file, or from the answer just stored)
         items, stored = await self._store(rows, self._dim)
         self._embedded(items, stored)
-        return True
+        # An item lost (a text evicted by another process, or held under the dimension before the
+        # answer's): False, so a caller that marks its source seen (memory/semantic's journal stamps)
+        # looks at it again, and the next pass sends that text.
+        return items == len(batch)
 
     async def _refused(self, journal: str, batch: list[Pending], exc: LLMResponseError) -> bool:
         """A batch the endpoint refused: item by item; an item refused alone while a probe is answered

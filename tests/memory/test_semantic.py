@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
+import sqlite3
+from contextlib import asynccontextmanager, closing
 from typing import TYPE_CHECKING
 
 import pytest
@@ -23,7 +24,7 @@ from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 from tests.docs.test_embedding_reuse import as_schema_3
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Sequence
     from pathlib import Path
 
     from ctxtrio._context import Context
@@ -214,6 +215,40 @@ async def test_an_imported_session_is_embedded_like_a_new_one(tmp_path: Path) ->
             keys = stored(ctx, fake.model, fake.dimension)
     assert imported.session_id == "s9" and len(keys["s9"]) == 2 and keys["s9"] == keys["s1"]
     assert sorted(fake.embedded) == sorted([DEPLOY, DATABASE])
+
+
+async def test_an_entry_whose_texts_vanish_before_its_rows_are_stored_is_embedded_at_the_next_pass(
+    tmp_path: Path,
+) -> None:
+    """Another server on the data dir may evict a text between ``known`` (held) and ``add``: the
+    entry is then not stored (its rows would name a text gone), and the session must be looked at
+    again, though its journal did not change since: the entry is embedded at the next pass."""
+    fake = FakeEmbeddings()
+    async with opened(tmp_path) as ctx:
+        await ctx.sessions.append("s1", DEPLOY)
+        records = await ctx.sessions.records("s1")
+        async with entry_vectors(ctx, fake) as index:
+            await settled(index)
+            vectors = index._vectors  # (the file this task writes)
+            known = vectors.known
+            evicted: list[bytes] = []
+
+            def known_then_evicted(
+                model: str, dim: int, journal: str, parts: Sequence[tuple[str, int, tuple[int, int], bytes]]
+            ) -> set[bytes]:
+                held = known(model, dim, journal, parts)
+                if not evicted:  # once: what another process's collect would do meanwhile
+                    evicted.extend(held)
+                    with closing(sqlite3.connect(vectors.path)) as other, other:
+                        other.executemany("DELETE FROM texts WHERE digest = ?", [(d,) for d in held])
+                return held
+
+            vectors.known = known_then_evicted  # type: ignore[method-assign]
+            await ctx.sessions.import_session("s9", records)
+            await settled(index)
+            keys = stored(ctx, fake.model, fake.dimension)
+    assert evicted, "the import's text was held"
+    assert len(keys.get("s9", set())) == 1 and fake.embedded == [DEPLOY, DEPLOY]
 
 
 async def test_fusion_skips_a_vector_of_another_text(tmp_path: Path) -> None:
