@@ -11,6 +11,7 @@ Deleting a vectors file re-embeds everything in it.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import trio
@@ -19,6 +20,7 @@ from .._errors import LLMError, StoreError
 from ..llm.client import open_llm_client
 from ..llm.embeddings import Embedder
 from ..llm.messages import LLMSettings
+from ..store.layout import removed_for_good
 from ..store.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -59,7 +61,8 @@ async def check_embeddings(
         await trio.to_thread.run_sync(vectors.open)
         stored = await trio.to_thread.run_sync(vectors.dimensions, model)
         key = dim if dim is not None else (stored[0] if len(stored) == 1 else None)
-        dropped = await trio.to_thread.run_sync(vectors.drop_except, model, key, set(current)) if repair else 0
+        drop = functools.partial(vectors.drop_except, forgotten=removed_for_good(current))
+        dropped = await trio.to_thread.run_sync(drop, model, key, set(current)) if repair else 0
         done = await trio.to_thread.run_sync(vectors.done, model, key) if key is not None else {}
         older = await trio.to_thread.run_sync(vectors.older, model)
     except StoreError as exc:

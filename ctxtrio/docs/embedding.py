@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from ..store.layout import removed_for_good
 from ..store.vector_task import Pending, VectorTask
 from ..store.vectors import VectorHit
 from ..text.embedding import PART_CHARS, Part, text_parts
@@ -167,7 +168,7 @@ class SemanticIndex(VectorTask):
         if self.state == "caught up" and seen == self._caught_up_at:
             return False  # the catalog as it was when every chunk was embedded: no write, no count
         journals = dict(self._repo.current_journals())
-        await self._drop_except(set(journals))
+        await self._drop_except(set(journals), removed_for_good(journals))
         done = await trio.to_thread.run_sync(self._vectors.done, self.model, self._dim) if self._dim else {}
         await self._count(journals, done)
         todo = sorted(

@@ -23,10 +23,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 
-__all__ = ["DataDir", "prepare_data_dir"]
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+
+__all__ = ["DataDir", "prepare_data_dir", "removed_for_good"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,3 +96,11 @@ def prepare_data_dir(root: Path) -> DataDir:
     except OSError as exc:
         raise StoreError(f"data dir {data.root} is not usable: {exc.strerror or exc}") from exc
     return data
+
+
+def removed_for_good(current: Collection[str]) -> Callable[[str], bool]:
+    """Whether a journal that is no longer current was removed for good: a document's generation
+    files live in its own folder (``docs/<doc_id>/<gen>.jsonl``), so one whose folder holds no
+    current journal was forgotten, where one whose folder does was replaced by a new generation."""
+    folders = {journal.rpartition("/")[0] for journal in current}
+    return lambda journal: journal.rpartition("/")[0] not in folders

@@ -55,6 +55,8 @@ __all__ = [
     "ROWS_VERSION",
     "TEXTS_VERSION",
     "connect",
+    "delete_unnamed",
+    "digests_of",
     "has_legacy",
     "legacy_count",
     "legacy_vectors",
@@ -247,6 +249,28 @@ def legacy_vectors(
         if found is not None and (found[0], found[1]) == span and len(found[2]) == 4 * dim:
             taken[digest] = bytes(found[2])
     return taken
+
+
+def digests_of(conn: sqlite3.Connection, model: str, dim: int, journal: str) -> set[bytes]:
+    """The digests of the texts the rows of (``model``, ``dim``, ``journal``) name."""
+    found = conn.execute(
+        "SELECT digest FROM rows WHERE model=? AND dim=? AND journal=? AND digest IS NOT NULL", (model, dim, journal)
+    )
+    return {bytes(digest) for (digest,) in found}
+
+
+def delete_unnamed(conn: sqlite3.Connection, model: str, dim: int, digests: set[bytes]) -> int:
+    """Delete the texts of (``model``, ``dim``) among ``digests`` that no row names; texts deleted.
+    One scan of the rows (no index by digest, see :func:`unnamed_texts`)."""
+    named = {
+        bytes(digest)
+        for (digest,) in conn.execute(
+            "SELECT digest FROM rows WHERE model=? AND dim=? AND digest IS NOT NULL", (model, dim)
+        )
+    }
+    gone = [(model, dim, digest) for digest in digests - named]
+    conn.executemany("DELETE FROM texts WHERE model=? AND dim=? AND digest=?", gone)
+    return len(gone)
 
 
 def unnamed_texts(conn: sqlite3.Connection, model: str, dim: int) -> list[bytes]:

@@ -29,6 +29,7 @@ embedder caches it), then the scan. The embedder is any object with ``model``,
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -43,7 +44,7 @@ from .vector_schema import text_digest
 from .vectors import VectorHit, VectorRow, VectorStore
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Callable, Collection, Sequence
 
 __all__ = ["WAITING_FOR_ROOM", "Embeds", "Pending", "VectorTask"]
 
@@ -266,9 +267,11 @@ class VectorTask:
         self._room_wait_s = RETRY_S
         return stored
 
-    async def _drop_except(self, journals: Collection[str]) -> None:
-        """Drop rows of journals gone, or of another model or dimension (their texts stay a while: :meth:`_tidy`)."""
-        if await trio.to_thread.run_sync(self._vectors.drop_except, self.model, self._dim, journals):
+    async def _drop_except(self, journals: Collection[str], forgotten: Callable[[str], bool] | None = None) -> None:
+        """Drop rows of journals gone, or of another model or dimension (their texts stay a while:
+        :meth:`_tidy`; those of ``forgotten`` journals go now, :meth:`VectorStore.drop_except <.vectors.VectorStore.drop_except>`)."""
+        drop = functools.partial(self._vectors.drop_except, forgotten=forgotten)
+        if await trio.to_thread.run_sync(drop, self.model, self._dim, journals):
             self._untidy = True
 
     async def _drop_items(self, journal: str, items: Collection[str]) -> None:

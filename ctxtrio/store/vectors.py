@@ -50,7 +50,7 @@ from .room import REBUILD_FACTOR, has_room
 from .vector_matrix import Matrix, VectorHit, best_chunks
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator
+    from collections.abc import Callable, Collection, Iterator
     from pathlib import Path
 
 __all__ = ["VectorHit", "VectorRow", "VectorStore"]
@@ -257,11 +257,16 @@ class VectorStore:
                 )
             return held | set(taken)
 
-    def drop_except(self, model: str, dim: int | None, journals: Collection[str]) -> int:
+    def drop_except(
+        self, model: str, dim: int | None, journals: Collection[str], *, forgotten: Callable[[str], bool] | None = None
+    ) -> int:
         """Delete every row not of (``model``, ``dim``) or of a journal outside ``journals``; rows deleted.
 
         Texts of another model or dimension go too (no row of this model can name them).
-        ``dim`` None keeps every dimension of ``model`` (not learned yet).
+        ``dim`` None keeps every dimension of ``model`` (not learned yet). ``forgotten``: which of
+        the journals gone were removed for good (a document forgotten, not replaced by a new
+        generation): the texts only their rows named go with them, and an older file's rows of
+        them, since "forget" promises the text is gone; others stay a while (:meth:`collect`).
         """
         other = "model != ?" if dim is None else "NOT (model = ? AND dim = ?)"
         args: tuple[object, ...] = (model,) if dim is None else (model, dim)
@@ -272,9 +277,16 @@ class VectorStore:
             if not gone and foreign is None:
                 return 0
             deleted = 0
+            erased: dict[tuple[str, int], set[bytes]] = {}
             with schema.transaction(conn):
                 for key in gone:
+                    if forgotten is not None and forgotten(key[2]):
+                        erased.setdefault((key[0], key[1]), set()).update(schema.digests_of(conn, *key))
+                        if self._legacy is not False and schema.has_legacy(conn):
+                            conn.execute("DELETE FROM legacy WHERE journal=?", (key[2],))
                     deleted += conn.execute("DELETE FROM rows WHERE model=? AND dim=? AND journal=?", key).rowcount
+                for (erased_model, erased_dim), digests in erased.items():
+                    schema.delete_unnamed(conn, erased_model, erased_dim, digests)
                 conn.execute(f"DELETE FROM texts WHERE {other}", args)
                 if self._legacy is not False and schema.has_legacy(conn):
                     conn.execute(f"DELETE FROM legacy WHERE {other}", args)

@@ -1,6 +1,6 @@
 """Semantic recall sends a text the vectors file holds no second time: an edited document's unchanged
-chunks, a document forgotten and ingested again, every chunk after a new rows layout, and the chunks
-of a file written by schema 3 (vector_schema.py)."""
+chunks, every chunk after a new rows layout, and the chunks of a file written by schema 3
+(vector_schema.py); a document forgotten takes its vectors with it."""
 
 from __future__ import annotations
 
@@ -67,23 +67,44 @@ async def test_an_edited_document_sends_only_its_changed_chunks_texts(tmp_path: 
     assert resent and all("anew" in one for one in resent), resent
 
 
-async def test_a_document_forgotten_and_ingested_again_sends_nothing(tmp_path: Path) -> None:
-    """Forgotten, its rows go; ingested again, its texts' vectors are found and it matches by meaning again."""
+def stored_texts(tmp_path: Path) -> int:
+    """How many vectors the documents' vectors file holds (named by a row or not)."""
+    with sqlite3.connect(next(tmp_path.rglob("vectors.sqlite3"))) as conn:
+        return int(conn.execute("SELECT count(*) FROM texts").fetchone()[0])
+
+
+async def test_a_forgotten_documents_vectors_go_with_it(tmp_path: Path) -> None:
+    """Forget is for good: the vectors of the texts only its chunks held are deleted with its rows (a copy
+    of the same page under another doc_id keeps the vectors they share); ingested again, it is embedded
+    again and matches by meaning again."""
     fake = FakeEmbeddings(synonyms=SYNONYMS)
     async with opened(tmp_path, query_expansion=False) as ctx:
         await ctx.documents.ingest(text=OTHER, title="shutil")
         bisect = await ctx.documents.ingest(text=BISECT, title="bisect")
         async with semantic(ctx, fake) as index:
             await caught_up(index)
-            sent = len(fake.embedded)
+            sent, held = len(fake.embedded), stored_texts(tmp_path)
             await ctx.documents.forget(bisect.doc.doc_id)
             await settled(index)
             assert index.status().chunks_total == 1
+            assert stored_texts(tmp_path) < held  # gone at once, not kept as spares for an ingest again
+            assert all(text not in BISECT for text in fake.embedded[sent:])
             back = await ctx.documents.ingest(text=BISECT, title="bisect")
             await settled(index)
-            assert len(fake.embedded) == sent
+            again = fake.embedded[sent:]
+            assert again and all(any(part in text for part in BISECT.split("\n") if part) for text in again)
+            assert stored_texts(tmp_path) == held
             result = await ctx.documents.search(QUERY, limit=1)
+            # The same page kept under two ids: forgetting one keeps the vectors the other still names.
+            twin = await ctx.documents.ingest(text=BISECT, title="bisect twin", doc_id="twin")
+            await settled(index)
+            asked = len(fake.embedded)
+            await ctx.documents.forget(back.doc.doc_id)
+            await settled(index)
+            assert stored_texts(tmp_path) == held and len(fake.embedded) == asked
+            twin_result = await ctx.documents.search(QUERY, limit=1)
     assert [(hit.doc_id, hit.by_meaning) for hit in result.hits] == [(back.doc.doc_id, True)]
+    assert [(hit.doc_id, hit.by_meaning) for hit in twin_result.hits] == [(twin.doc.doc_id, True)]
 
 
 async def test_a_new_rows_layout_sends_nothing_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
