@@ -311,17 +311,16 @@ class VectorStore:
         SPARE_SHARE named) most recently named; texts evicted. ``legacy``: also drop what an older
         file's rows left that no part took (call it once every item is embedded)."""
         with self._db("collect") as conn:
-            named = int(
-                conn.execute(
-                    "SELECT count(DISTINCT digest) FROM rows WHERE model=? AND dim=? AND digest IS NOT NULL",
-                    (model, dim),
-                ).fetchone()[0]
-            )
-            spare = schema.unnamed_texts(conn, model, dim)
-            evict = spare[max(SPARE_MIN, named // SPARE_SHARE) :]
-            if not evict and not (legacy and self._legacy is not False):
-                return 0
+            # Read under the write lock: a row another server stores meanwhile could name a text read
+            # as unnamed here, and would name nothing once it is deleted (a part never scanned again).
             with schema.transaction(conn):
+                named = int(
+                    conn.execute(
+                        "SELECT count(DISTINCT digest) FROM rows WHERE model=? AND dim=? AND digest IS NOT NULL",
+                        (model, dim),
+                    ).fetchone()[0]
+                )
+                evict = schema.unnamed_texts(conn, model, dim)[max(SPARE_MIN, named // SPARE_SHARE) :]
                 conn.executemany(
                     "DELETE FROM texts WHERE model=? AND dim=? AND digest=?", [(model, dim, d) for d in evict]
                 )

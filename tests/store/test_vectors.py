@@ -306,3 +306,42 @@ def test_a_vector_cut_short_is_dropped_with_its_items_rows_at_open(tmp_path: Pat
     assert store.known("m", 2, "a", [("0", 0, (0, 1), x), ("0", 1, (2, 3), z), ("1", 0, (0, 1), y)]) == {y, z}
     assert [hit.item for hit in store.nearest("m", [1.0, 0.0], journals=None, limit=5)] == ["1"]
     store.close()
+
+
+def test_collect_never_evicts_a_text_another_process_names_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another server on the data dir may store a row naming a text while collect decides what is
+    unnamed: collect reads under the write lock, so that row's store waits (and, after the eviction,
+    finds its text gone and stores nothing), and no row is left naming a text that is gone."""
+    monkeypatch.setattr(vectors, "SPARE_MIN", 0)
+    path = tmp_path / "v.sqlite3"
+    store = VectorStore(path)
+    store.open()
+    x = text_digest("x")
+    store.add("m", 2, [VectorRow("a", "0", 0, 1, 2, [1.0, 0.0], (0, 5), x)])
+    store.drop_except("m", 2, set())
+    unnamed = vector_schema.unnamed_texts
+    raced: list[str] = []
+
+    def named_meanwhile(conn: sqlite3.Connection, model: str, dim: int) -> list[bytes]:
+        found = unnamed(conn, model, dim)
+        other = sqlite3.connect(path, timeout=0.1, isolation_level=None)
+        try:
+            other.execute("INSERT INTO rows VALUES ('m', 2, 'b', '1', 0, 1, 2, 0, 5, ?)", (x,))
+            raced.append("stored")
+        except sqlite3.OperationalError as exc:
+            raced.append(str(exc))  # the write lock is collect's: "database is locked"
+        finally:
+            other.close()
+        return found
+
+    monkeypatch.setattr(vector_schema, "unnamed_texts", named_meanwhile)
+    store.collect("m", 2)
+    store.close()
+    conn = sqlite3.connect(path)
+    orphans = conn.execute(
+        "SELECT count(*) FROM rows AS r WHERE NOT EXISTS (SELECT 1 FROM texts AS t WHERE t.digest = r.digest)"
+    ).fetchone()
+    conn.close()
+    assert raced == ["database is locked"] and orphans == (0,)
