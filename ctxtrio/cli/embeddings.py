@@ -21,6 +21,7 @@ from ..llm.client import open_llm_client
 from ..llm.embeddings import Embedder
 from ..llm.messages import LLMSettings
 from ..store.layout import removed_for_good
+from ..store.vector_schema import VectorsBusyError
 from ..store.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ async def check_embeddings(
         dropped = await trio.to_thread.run_sync(drop, model, key, set(current)) if repair else 0
         done = await trio.to_thread.run_sync(vectors.done, model, key) if key is not None else {}
         older = await trio.to_thread.run_sync(vectors.older, model)
+    except VectorsBusyError as exc:  # a server writing: nothing wrong with the file
+        return False, f"vectors file: {exc}; another process holds it, run doctor again", None
     except StoreError as exc:
         return False, f"vectors file: {exc}; delete {ctx.data.vectors_path} to re-embed", None
     finally:
@@ -104,6 +107,8 @@ async def check_session_vectors(
     path = ctx.data.session_vectors_path
     try:
         check = await ctx.sessions.check_vectors(config.embed_model, dim, repair=repair)
+    except VectorsBusyError as exc:
+        return False, f"session vectors file: {exc}; another process holds it, run doctor again", None
     except StoreError as exc:
         return False, f"session vectors file: {exc}; delete {path} to re-embed every entry", None
     facts: dict[str, object] = {

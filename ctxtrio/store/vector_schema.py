@@ -47,11 +47,14 @@ import logging
 import sqlite3
 from typing import TYPE_CHECKING
 
+from .._errors import StoreError
+
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from pathlib import Path
 
 __all__ = [
+    "BUSY_TIMEOUT_S",
     "ROWS_VERSION",
     "TEXTS_VERSION",
     "connect",
@@ -95,6 +98,22 @@ CREATE TABLE IF NOT EXISTS rows (
 _META = "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
 
 
+#: Seconds a statement waits for another process's write lock before SQLite gives up ("database is locked").
+BUSY_TIMEOUT_S = 5.0
+
+
+class VectorsBusyError(StoreError):
+    """Another process (a second server on the data dir, ``ctxtrio doctor``) held the vectors file's
+    lock past :data:`BUSY_TIMEOUT_S`. Unlike a damaged file, waiting helps: the embedder waits and
+    goes on (``store/vector_task.py``), a search answers from BM25 meanwhile."""
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite's SQLITE_BUSY or SQLITE_LOCKED (its primary code)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 def text_digest(text: str) -> bytes:
     """The key of ``text``'s vector: BLAKE2b-128 of its UTF-8 (a lone surrogate passed as is)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
@@ -107,7 +126,7 @@ def vector_key(blob: bytes) -> bytes:
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the vectors file at ``path``, created or brought to this layout (see the module docstring)."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=OFF")  # derived: a lost commit is embedded again

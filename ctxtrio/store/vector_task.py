@@ -19,6 +19,9 @@ embedded, :meth:`VectorTask._tidy` bounds them.
   when the probe fails too, the endpoint is treated as down;
 * no room on the disk for more vectors (DiskFullError: the journals come first): the task
   waits as for the endpoint, and goes on once there is room;
+* the vectors file locked by another process past its busy timeout (VectorsBusyError, "database
+  is locked": a second server on the data dir writing, ``ctxtrio doctor``): the task waits as for
+  the endpoint, and goes on;
 * a broken vectors file (StoreError): this kind of recall stops, logged, never the server.
 
 :meth:`VectorTask._nearest` is the query side: the query's vector within QUERY_S (the
@@ -40,18 +43,20 @@ from .._errors import LLMError, LLMResponseError, StoreError
 from ..text.embedding import Part
 from .reading import DiskFullError
 from .room import has_room
-from .vector_schema import text_digest
+from .vector_schema import VectorsBusyError, text_digest
 from .vectors import VectorHit, VectorRow, VectorStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
 
-__all__ = ["WAITING_FOR_ROOM", "Embeds", "Pending", "VectorTask"]
+__all__ = ["WAITING_FOR_LOCK", "WAITING_FOR_ROOM", "Embeds", "Pending", "VectorTask"]
 
 log = logging.getLogger("ctxtrio.embeddings")
 
 #: The state of a task whose last write found no room on the disk (:meth:`VectorTask._wait_for_room`).
 WAITING_FOR_ROOM = "waiting for room on the disk"
+#: The state of a task that found the vectors file locked by another process too long (:meth:`VectorTask._wait_for_lock`).
+WAITING_FOR_LOCK = "waiting for another process's lock on the vectors file"
 POLL_S = 5.0
 RETRY_S = 1.0
 RETRY_MAX_S = 30.0
@@ -125,10 +130,10 @@ class VectorTask:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Keep the vectors up to date until cancelled. A disk too full to open the vectors file
         (a start on a full disk) makes the task wait for room, as a full disk later does."""
-        unopened: DiskFullError | None = None
+        unopened: DiskFullError | VectorsBusyError | None = None
         try:
             await self._open()
-        except DiskFullError as exc:
+        except (DiskFullError, VectorsBusyError) as exc:
             unopened = exc
         except StoreError as exc:
             log.error("semantic recall of %s is off: %s", self._what, exc)
@@ -140,7 +145,10 @@ class VectorTask:
             while True:
                 try:
                     if unopened is not None:
-                        await self._wait_for_room(unopened)
+                        if isinstance(unopened, DiskFullError):
+                            await self._wait_for_room(unopened)
+                        else:
+                            await self._wait_for_lock(unopened)
                         await self._open()
                         unopened = None
                     busy = await self._pass()
@@ -149,6 +157,12 @@ class VectorTask:
                         unopened = exc  # (waited for above)
                     else:
                         await self._wait_for_room(exc)
+                    continue
+                except VectorsBusyError as exc:
+                    if unopened is not None:
+                        unopened = exc  # (waited for above)
+                    else:
+                        await self._wait_for_lock(exc)
                     continue
                 except StoreError as exc:
                     log.error("semantic recall of %s stops: %s", self._what, exc)
@@ -305,6 +319,14 @@ class VectorTask:
             self._room_wait_s = min(self._room_wait_s * 2, RETRY_MAX_S)
             if await trio.to_thread.run_sync(has_room, self._vectors.path.parent, 0):
                 return
+
+    async def _wait_for_lock(self, exc: VectorsBusyError) -> None:
+        """Another process held the vectors file's lock too long: wait RETRY_S (doubling to
+        RETRY_MAX_S, as for the endpoint) and start the pass again; what was stored stays."""
+        self.state = WAITING_FOR_LOCK
+        log.info("embedding of %s paused for %g s: %s", self._what, self._retry_s, exc)
+        await trio.sleep(self._retry_s)
+        self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
 
     async def _wait_for_endpoint(self, exc: LLMError) -> bool:
         self.state = "endpoint unreachable"

@@ -48,6 +48,7 @@ from .index_errors import for_lack_of_room, is_damage, is_full
 from .reading import DiskFullError
 from .room import REBUILD_FACTOR, has_room
 from .vector_matrix import Matrix, VectorHit, best_chunks
+from .vector_schema import VectorsBusyError, is_busy
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
@@ -86,9 +87,11 @@ class VectorRow:
     digest: bytes = b""
 
 
-def _open_error(what: str, exc: sqlite3.Error, path: Path) -> StoreError:
-    """DiskFullError if ``exc`` came of a disk without room for the file, else StoreError."""
-    return (DiskFullError if for_lack_of_room(exc, path.parent) else StoreError)(f"{what}: {exc}")
+def _error(what: str, exc: sqlite3.Error, path: Path) -> StoreError:
+    """DiskFullError if ``exc`` came of a disk without room for the file, VectorsBusyError if of
+    another process's lock held too long, else StoreError."""
+    kind = DiskFullError if for_lack_of_room(exc, path.parent) else VectorsBusyError if is_busy(exc) else StoreError
+    return kind(f"{what}: {exc}")
 
 
 class VectorStore:
@@ -120,13 +123,13 @@ class VectorStore:
                 self._conn = schema.connect(self._path)
             except sqlite3.Error as exc:
                 if not is_damage(exc):
-                    raise _open_error(f"cannot open vectors file {self._path}", exc, self._path) from exc
+                    raise _error(f"cannot open vectors file {self._path}", exc, self._path) from exc
                 log.warning("vectors file %s is unusable (%s); starting it afresh", self._path, exc)
                 self._delete()
                 try:
                     self._conn = schema.connect(self._path)
                 except sqlite3.Error as again:
-                    raise _open_error(f"cannot create vectors file {self._path}", again, self._path) from again
+                    raise _error(f"cannot create vectors file {self._path}", again, self._path) from again
 
     def _delete(self) -> None:
         if self._conn is not None:
@@ -156,7 +159,7 @@ class VectorStore:
             try:
                 yield self._conn
             except sqlite3.Error as exc:
-                error = DiskFullError if is_full(exc) else StoreError
+                error = DiskFullError if is_full(exc) else VectorsBusyError if is_busy(exc) else StoreError
                 raise error(f"vectors file {self._path}: {action} failed: {exc}") from exc
 
     # -- writing ----------------------------------------------------------------------

@@ -98,3 +98,30 @@ async def test_doctor_says_an_upgraded_files_vectors_wait_to_be_taken(tmp_path: 
     assert facts["embeddings"]["embedded"] == 0 and facts["embeddings"]["older"] == 2
     line = next(c["detail"] for c in facts["checks"] if c["area"] == "embeddings")
     assert "0 of 1 chunks embedded; 2 vectors of an older layout, taken at the server's next start" in line
+
+
+async def test_doctor_says_a_locked_vectors_file_is_busy_not_broken(tmp_path: Path) -> None:
+    """Another process holding the vectors file's write lock (a server writing) while doctor must
+    write to it (here: a file of a newer layout, taken over): doctor says to run again, never to
+    delete a file that cost an endpoint call a vector."""
+    data = tmp_path / "data"
+    (tmp_path / "t.md").write_text("# T\n\nSome words here.\n")
+    assert (await cli(data, "ingest", str(tmp_path / "t.md"))).code == 0
+    vectors_path = next(data.rglob("index.sqlite3")).parent / "vectors.sqlite3"
+    store = VectorStore(vectors_path)
+    store.open()
+    store.close()
+    other = sqlite3.connect(vectors_path, isolation_level=None)
+    other.execute("PRAGMA user_version = 99")
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        fake = FakeEmbeddings(dimension=24)
+        async with trio.open_nursery() as nursery:
+            url = await serve_fake_embeddings(nursery, fake)
+            ran = await cli(data, "doctor", "--embed-model", fake.model, "--embed-base-url", url)
+            nursery.cancel_scope.cancel()
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    line = next(line for line in ran.out.splitlines() if "embeddings" in line)
+    assert ran.code == 1 and "another process holds it, run doctor again" in line and "delete" not in line, ran.out
