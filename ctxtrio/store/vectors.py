@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 from . import vector_schema as schema
+from . import vector_upkeep as upkeep
 from .index_errors import for_lack_of_room, is_damage, is_full
 from .reading import DiskFullError
 from .room import REBUILD_FACTOR, has_room
@@ -271,28 +272,10 @@ class VectorStore:
         generation): the texts only their rows named go with them, and an older file's rows of
         them, since "forget" promises the text is gone; others stay a while (:meth:`collect`).
         """
-        other = "model != ?" if dim is None else "NOT (model = ? AND dim = ?)"
-        args: tuple[object, ...] = (model,) if dim is None else (model, dim)
         with self._db("prune") as conn:
-            found = conn.execute("SELECT DISTINCT model, dim, journal FROM rows").fetchall()
-            gone = [(m, d, j) for m, d, j in found if m != model or (dim is not None and d != dim) or j not in journals]
-            foreign = conn.execute(f"SELECT 1 FROM texts WHERE {other} LIMIT 1", args).fetchone()
-            if not gone and foreign is None:
+            deleted = upkeep.drop_rows(conn, model, dim, journals, forgotten, maybe_legacy=self._legacy is not False)
+            if deleted is None:
                 return 0
-            deleted = 0
-            erased: dict[tuple[str, int], set[bytes]] = {}
-            with schema.transaction(conn):
-                for key in gone:
-                    if forgotten is not None and forgotten(key[2]):
-                        erased.setdefault((key[0], key[1]), set()).update(schema.digests_of(conn, *key))
-                        if self._legacy is not False and schema.has_legacy(conn):
-                            conn.execute("DELETE FROM legacy WHERE journal=?", (key[2],))
-                    deleted += conn.execute("DELETE FROM rows WHERE model=? AND dim=? AND journal=?", key).rowcount
-                for (erased_model, erased_dim), digests in erased.items():
-                    schema.delete_unnamed(conn, erased_model, erased_dim, digests)
-                conn.execute(f"DELETE FROM texts WHERE {other}", args)
-                if self._legacy is not False and schema.has_legacy(conn):
-                    conn.execute(f"DELETE FROM legacy WHERE {other}", args)
             self._matrix = None  # read again at the next search
             return deleted
 
@@ -314,24 +297,10 @@ class VectorStore:
         SPARE_SHARE named) most recently named; texts evicted. ``legacy``: also drop what an older
         file's rows left that no part took (call it once every item is embedded)."""
         with self._db("collect") as conn:
-            # Read under the write lock: a row another server stores meanwhile could name a text read
-            # as unnamed here, and would name nothing once it is deleted (a part never scanned again).
-            with schema.transaction(conn):
-                named = int(
-                    conn.execute(
-                        "SELECT count(DISTINCT digest) FROM rows WHERE model=? AND dim=? AND digest IS NOT NULL",
-                        (model, dim),
-                    ).fetchone()[0]
-                )
-                evict = schema.unnamed_texts(conn, model, dim)[max(SPARE_MIN, named // SPARE_SHARE) :]
-                conn.executemany(
-                    "DELETE FROM texts WHERE model=? AND dim=? AND digest=?", [(model, dim, d) for d in evict]
-                )
-                if legacy:
-                    conn.execute("DROP TABLE IF EXISTS legacy")
+            evicted = upkeep.evict_spares(conn, model, dim, spare_min=SPARE_MIN, spare_share=SPARE_SHARE, legacy=legacy)
             if legacy:
                 self._legacy = False
-            return len(evict)
+            return evicted
 
     # -- reading ----------------------------------------------------------------------
 

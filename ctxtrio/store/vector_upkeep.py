@@ -1,0 +1,76 @@
+"""Keeping a vectors file in step with the journals and bounded: which rows and texts go.
+
+SQL on an open connection (``vector_schema.connect``), each call one write transaction;
+:class:`~.vectors.VectorStore` calls them under its lock and turns ``sqlite3.Error`` into
+``StoreError``. The layout they work on is ``vector_schema.py``'s.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import vector_schema as schema
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Collection
+
+__all__ = ["drop_rows", "evict_spares"]
+
+
+def drop_rows(
+    conn: sqlite3.Connection,
+    model: str,
+    dim: int | None,
+    journals: Collection[str],
+    forgotten: Callable[[str], bool] | None,
+    *,
+    maybe_legacy: bool,
+) -> int | None:
+    """Delete every row not of (``model``, ``dim``) or of a journal outside ``journals``; rows deleted,
+    None when there was nothing to delete (see :meth:`VectorStore.drop_except <.vectors.VectorStore.drop_except>`).
+    ``maybe_legacy``: the file may still hold an older layout's rows (``vector_schema.py``)."""
+    other = "model != ?" if dim is None else "NOT (model = ? AND dim = ?)"
+    args: tuple[object, ...] = (model,) if dim is None else (model, dim)
+    found = conn.execute("SELECT DISTINCT model, dim, journal FROM rows").fetchall()
+    gone = [(m, d, j) for m, d, j in found if m != model or (dim is not None and d != dim) or j not in journals]
+    foreign = conn.execute(f"SELECT 1 FROM texts WHERE {other} LIMIT 1", args).fetchone()
+    if not gone and foreign is None:
+        return None
+    deleted = 0
+    erased: dict[tuple[str, int], set[bytes]] = {}
+    with schema.transaction(conn):
+        legacy = maybe_legacy and schema.has_legacy(conn)
+        for key in gone:
+            if forgotten is not None and forgotten(key[2]):
+                erased.setdefault((key[0], key[1]), set()).update(schema.digests_of(conn, *key))
+                if legacy:
+                    conn.execute("DELETE FROM legacy WHERE journal=?", (key[2],))
+            deleted += conn.execute("DELETE FROM rows WHERE model=? AND dim=? AND journal=?", key).rowcount
+        for (erased_model, erased_dim), digests in erased.items():
+            schema.delete_unnamed(conn, erased_model, erased_dim, digests)
+        conn.execute(f"DELETE FROM texts WHERE {other}", args)
+        if legacy:
+            conn.execute(f"DELETE FROM legacy WHERE {other}", args)
+    return deleted
+
+
+def evict_spares(
+    conn: sqlite3.Connection, model: str, dim: int, *, spare_min: int, spare_share: int, legacy: bool
+) -> int:
+    """Delete the texts of (``model``, ``dim``) no row names but the ``spare_min`` (or one per
+    ``spare_share`` named) most recently named; texts deleted. ``legacy``: also drop an older
+    layout's rows no part took."""
+    # Read under the write lock: a row another server stores meanwhile could name a text read
+    # as unnamed here, and would name nothing once it is deleted (a part never scanned again).
+    with schema.transaction(conn):
+        named = int(
+            conn.execute(
+                "SELECT count(DISTINCT digest) FROM rows WHERE model=? AND dim=? AND digest IS NOT NULL", (model, dim)
+            ).fetchone()[0]
+        )
+        evict = schema.unnamed_texts(conn, model, dim)[max(spare_min, named // spare_share) :]
+        conn.executemany("DELETE FROM texts WHERE model=? AND dim=? AND digest=?", [(model, dim, d) for d in evict])
+        if legacy:
+            conn.execute("DROP TABLE IF EXISTS legacy")
+    return len(evict)
