@@ -245,9 +245,10 @@ def _meaning_passage(candidate: Candidate, room: int, model: TokenModel) -> Pass
     where the query's words are not what matched): the lines around it; None otherwise."""
     if candidate.focus is None:
         return None
-    focus_tokens = math.ceil((candidate.focus[1] - candidate.focus[0]) * tokens_per_char(candidate.chunk))
+    rate = tokens_per_char(candidate.chunk)
+    focus_tokens = math.ceil((candidate.focus[1] - candidate.focus[0]) * rate)
     room = min(room, FOCUS_TOKENS, max(FOCUS_LEAST, math.ceil(FOCUS_MARGIN * focus_tokens)))
-    return passage_around(candidate.chunk.text, candidate.focus, room, model, tokens_per_char(candidate.chunk))
+    return passage_around(candidate.chunk.text, candidate.focus, room, model, rate)
 
 
 def tokens_per_char(chunk: StoredChunk) -> float:

@@ -55,7 +55,7 @@ log = logging.getLogger("ctxtrio.embeddings")
 
 #: The state of a task whose last write found no room on the disk (:meth:`VectorTask._wait_for_room`).
 WAITING_FOR_ROOM = "waiting for room on the disk"
-#: The state of a task that found the vectors file locked by another process too long (:meth:`VectorTask._wait_for_lock`).
+#: The state of a task that found the vectors file locked by another process too long (:meth:`VectorTask._wait_out`).
 WAITING_FOR_LOCK = "waiting for another process's lock on the vectors file"
 POLL_S = 5.0
 RETRY_S = 1.0
@@ -145,24 +145,15 @@ class VectorTask:
             while True:
                 try:
                     if unopened is not None:
-                        if isinstance(unopened, DiskFullError):
-                            await self._wait_for_room(unopened)
-                        else:
-                            await self._wait_for_lock(unopened)
+                        await self._wait_out(unopened)
                         await self._open()
                         unopened = None
                     busy = await self._pass()
-                except DiskFullError as exc:
+                except (DiskFullError, VectorsBusyError) as exc:
                     if unopened is not None:
                         unopened = exc  # (waited for above)
                     else:
-                        await self._wait_for_room(exc)
-                    continue
-                except VectorsBusyError as exc:
-                    if unopened is not None:
-                        unopened = exc  # (waited for above)
-                    else:
-                        await self._wait_for_lock(exc)
+                        await self._wait_out(exc)
                     continue
                 except StoreError as exc:
                     log.error("semantic recall of %s stops: %s", self._what, exc)
@@ -320,17 +311,21 @@ class VectorTask:
             if await trio.to_thread.run_sync(has_room, self._vectors.path.parent, 0):
                 return
 
-    async def _wait_for_lock(self, exc: VectorsBusyError) -> None:
-        """Another process held the vectors file's lock too long: wait RETRY_S (doubling to
-        RETRY_MAX_S, as for the endpoint) and start the pass again; what was stored stays."""
-        self.state = WAITING_FOR_LOCK
-        log.info("embedding of %s paused for %g s: %s", self._what, self._retry_s, exc)
-        await trio.sleep(self._retry_s)
-        self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
+    async def _wait_out(self, exc: DiskFullError | VectorsBusyError) -> None:
+        """Wait for what ``exc`` lacks: room on the disk, or another process's lock on the vectors
+        file gone (waited as for the endpoint; what was stored stays), then the pass starts again."""
+        if isinstance(exc, DiskFullError):
+            await self._wait_for_room(exc)
+        else:
+            await self._back_off(WAITING_FOR_LOCK, exc)
 
     async def _wait_for_endpoint(self, exc: LLMError) -> bool:
-        self.state = "endpoint unreachable"
+        await self._back_off("endpoint unreachable", exc)
+        return False
+
+    async def _back_off(self, state: str, exc: Exception) -> None:
+        """Say ``state``, wait RETRY_S, doubling to RETRY_MAX_S until a store succeeds."""
+        self.state = state
         log.info("embedding of %s paused for %g s: %s", self._what, self._retry_s, exc)
         await trio.sleep(self._retry_s)
         self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
-        return False

@@ -132,6 +132,16 @@ def _part(item: str, part: int, span: tuple[int, int], text: str) -> tuple[str, 
     return (item, part, span, text_digest(text))
 
 
+def _one_text(path: Path, text: str) -> tuple[VectorStore, tuple[str, int, tuple[int, int], bytes]]:
+    """A vectors file at ``path`` holding one part (journal "a", item "0") of ``text``, closed; the store and the part."""
+    store = VectorStore(path)
+    store.open()
+    part = _part("0", 0, (0, 5), text)
+    store.add("m", 2, [VectorRow("a", "0", 0, 1, 2, [1.0, 0.0], (0, 5), part[3])])
+    store.close()
+    return store, part
+
+
 def test_an_older_files_vectors_are_taken_by_the_part_holding_the_same_characters(tmp_path: Path) -> None:
     """A file of schema 3 opens with no rows, but each part of the same (journal, item, part) holding
     the same characters takes its old vector (no request); a part holding other characters does not,
@@ -190,11 +200,7 @@ def test_a_file_of_a_newer_layout_is_taken_over_and_the_log_says_so(
     dropped; but a warning names what is dropped, so a user running two versions on one data dir can
     see why the newer one embeds again."""
     path = tmp_path / "v.sqlite3"
-    store = VectorStore(path)
-    store.open()
-    text = _part("0", 0, (0, 5), "x")
-    store.add("m", 2, [VectorRow("a", "0", 0, 1, 2, [1.0, 0.0], (0, 5), text[3])])
-    store.close()
+    store, text = _one_text(path, "x")
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA user_version = {vector_schema.ROWS_VERSION + 1}")
     conn.commit()
@@ -229,11 +235,7 @@ def test_a_first_layout_file_is_dropped(tmp_path: Path) -> None:
 def test_a_new_rows_layout_keeps_every_texts_vector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bump of ROWS_VERSION drops the rows alone: each text's vector is still known by its digest."""
     path = tmp_path / "v.sqlite3"
-    store = VectorStore(path)
-    store.open()
-    text = _part("0", 0, (0, 5), "T\nhello")
-    store.add("m", 2, [VectorRow("a", "0", 0, 1, 2, [1.0, 0.0], (0, 5), text[3])])
-    store.close()
+    store, text = _one_text(path, "T\nhello")
     monkeypatch.setattr(vector_schema, "ROWS_VERSION", vector_schema.ROWS_VERSION + 1)
     store.open()
     assert store.done("m", 2) == {} and store.dimensions("m") == [2]
