@@ -262,3 +262,34 @@ def test_an_answer_that_never_fits_keeps_the_exactness_of_its_count() -> None:
     loop = marked_fitting(100, lambda room, estimated: marked(120, estimated), str, estimated=False)
     assert next(loop) == marked(120, False)
     assert returned(loop, (130, True)) == Fitted(marked(120, False), marked(120, False), 130, True)
+
+
+def test_rooms_that_all_build_the_text_counted_over_are_passed_until_one_differs() -> None:
+    """Counted 101 against 100, and every room from 68 to 100 builds that same text (one window that
+    loses its line only below 68): the uncounted rebuilds go on past four steps until a room
+    builds other text (67 and below: 90 tokens), which is counted and is the answer. Ending after four
+    rebuilds (98, 96, 92, 84, 68) returned the pack counted over budget."""
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return 101 if text == words(100) else 90
+
+    def build(room: int) -> str:
+        return words(100) if room >= 68 else words(60)
+
+    assert fit_by(count, 100, build, str) == (words(60), 90)
+    assert counted == [words(100), words(60)]
+
+
+def test_rebuilds_end_at_the_smallest_pack() -> None:
+    """Every room builds the same text, counted over: the rebuilds stop at room 1 (the smallest answer,
+    returned over budget as the callers' last resort), counted once; no endless loop."""
+    built: list[int] = []
+
+    def build(room: int) -> str:
+        built.append(room)
+        return words(100)
+
+    assert fit_by(lambda text: 101, 100, build, str) == (words(100), 101)
+    assert built[-1] == 1 and len(built) < 20
