@@ -11,7 +11,8 @@ window (packing, ingest chunk sizes, the summarizer's prompts):
   (``fit_marked`` for an answer that says when it was counted by the estimate).
   ``build(effective_budget)`` packs by the estimate (pure, cheap); its text is counted
   once; when it is over ``budget`` (the estimate was low), it is packed again with a
-  budget shrunk by the overshoot, and counted again, at most :data:`~ctxtrio.text.fitting.MAX_PACKS` times.
+  budget shrunk by the overshoot, and counted again, at most :data:`~ctxtrio.text.fitting.MAX_PACKS` times
+  (and the smallest answer once more when none of them fits).
   Without a tokenizer the count is the estimate, so the answer fits under the estimate
   (what the model sees, headers and notes included, not only the packed parts).
 

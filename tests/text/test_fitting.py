@@ -41,7 +41,8 @@ def test_an_overshoot_shrinks_the_next_pack_by_its_share() -> None:
 
 
 def test_a_count_that_never_fits_stops_after_max_packs() -> None:
-    """A counter that always says twice the budget: MAX_PACKS packs, the last one returned."""
+    """A counter that always says twice the budget: MAX_PACKS packs, then the smallest answer (room 1),
+    returned over budget (the callers' last resort)."""
     built: list[int] = []
 
     def build(budget: int) -> str:
@@ -49,9 +50,9 @@ def test_a_count_that_never_fits_stops_after_max_packs() -> None:
         return words(budget)
 
     result, tokens = fit_by(lambda text: 200, 100, build, str)
-    assert len(built) == MAX_PACKS
-    assert built == [100, 49, 23, 10]
-    assert (result, tokens) == (words(10), 200)
+    assert len(built) == MAX_PACKS + 1
+    assert built == [100, 49, 23, 10, 1]
+    assert (result, tokens) == (words(1), 200)
 
 
 def marked(budget: int, estimated: bool) -> str:
@@ -293,3 +294,18 @@ def test_rebuilds_end_at_the_smallest_pack() -> None:
 
     assert fit_by(lambda text: 101, 100, build, str) == (words(100), 101)
     assert built[-1] == 1 and len(built) < 20
+
+
+def test_when_max_packs_all_count_over_the_smallest_answer_is_counted() -> None:
+    """Counts 50 tokens above what the packer sees (a header it did not size): rooms 100, 65, 55, 51
+    count 150, 115, 105, 101, each shrunk by its share only. All MAX_PACKS over: the smallest answer
+    (room 1) is counted once more and, within the budget, is the answer; the last pack over budget
+    was returned before."""
+    built: list[int] = []
+
+    def build(room: int) -> str:
+        built.append(room)
+        return words(room)
+
+    assert fit_by(lambda text: len(text.split()) + 50, 100, build, str) == (words(1), 51)
+    assert built == [100, 65, 55, 51, 1]
