@@ -21,7 +21,7 @@ from ..llm.client import open_llm_client
 from ..llm.embeddings import Embedder
 from ..llm.messages import LLMSettings
 from ..store.layout import removed_for_good
-from ..store.vector_schema import VectorsBusyError
+from ..store.vector_schema import VectorsBusyError, look
 from ..store.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -58,14 +58,21 @@ async def check_embeddings(
     url, model = config.embed_url, config.embed_model
     dim, error = probed
     vectors = VectorStore(ctx.data.vectors_path)
+    key, dropped, done, older, left = dim, 0, {}, 0, ""
     try:
-        await trio.to_thread.run_sync(vectors.open)
-        stored = await trio.to_thread.run_sync(vectors.dimensions, model)
-        key = dim if dim is not None else (stored[0] if len(stored) == 1 else None)
-        drop = functools.partial(vectors.drop_except, forgotten=removed_for_good(current))
-        dropped = await trio.to_thread.run_sync(drop, model, key, set(current)) if repair else 0
-        done = await trio.to_thread.run_sync(vectors.done, model, key) if key is not None else {}
-        older = await trio.to_thread.run_sync(vectors.older, model)
+        # Without --repair nothing is written: a file of another layout is only looked at (an
+        # older server still running on this data dir keeps its table), none is created.
+        layout = None if repair else await trio.to_thread.run_sync(look, vectors.path, model)
+        if layout is not None and not layout.current:
+            older, left = layout.older, layout.describe()
+        else:
+            await trio.to_thread.run_sync(vectors.open)
+            stored = await trio.to_thread.run_sync(vectors.dimensions, model)
+            key = dim if dim is not None else (stored[0] if len(stored) == 1 else None)
+            drop = functools.partial(vectors.drop_except, forgotten=removed_for_good(current))
+            dropped = await trio.to_thread.run_sync(drop, model, key, set(current)) if repair else 0
+            done = await trio.to_thread.run_sync(vectors.done, model, key) if key is not None else {}
+            older = await trio.to_thread.run_sync(vectors.older, model)
     except VectorsBusyError as exc:  # a server writing: nothing wrong with the file
         return False, f"vectors file: {exc}; another process holds it, run doctor again", None
     except StoreError as exc:
@@ -82,12 +89,13 @@ async def check_embeddings(
         "chunks": total,
         "embedded": embedded,
         "older": older,
+        "unmigrated": bool(left),  # another layout, left as it is (no --repair)
         "error": error,
     }
     repaired = f"; dropped {dropped} vector rows of documents gone or of another model" if repair else ""
     # An upgraded file's vectors are linked at the server's next start: say so, lest it be deleted.
     waiting = f"; {older} vectors of an older layout, taken at the server's next start, no request" if older else ""
-    progress = f"{embedded} of {total} chunks embedded{waiting}{repaired}"
+    progress = f"{embedded} of {total} chunks embedded{f'; {left}' if left else waiting}{repaired}"
     if error is not None:
         return (
             False,
@@ -116,8 +124,10 @@ async def check_session_vectors(
         "entries": check.entries,
         "embedded": check.embedded,
         "dropped": check.dropped,
+        "unmigrated": bool(check.layout),
     }
     repaired = (
         f"; dropped {check.dropped} vector rows of sessions or entries gone or of another model" if repair else ""
     )
-    return True, f"{check.embedded} of {check.entries} live session entries embedded{repaired}", facts
+    left = f"; session {check.layout}" if check.layout else ""
+    return True, f"{check.embedded} of {check.entries} live session entries embedded{left}{repaired}", facts

@@ -225,3 +225,5 @@ class EntryVectorCheck:
     embedded: int
     #: Vectors a repair dropped: of sessions gone, of entries no journal holds (or with another text), of another model or dimension.
     dropped: int
+    #: What a writer will do to a file of another layout, left as it is without ``repair`` ("": this layout).
+    layout: str = ""

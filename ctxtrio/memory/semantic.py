@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import StoreError
+from ..store.vector_schema import look
 from ..store.vector_task import Pending, VectorTask
 from ..store.vectors import VectorStore
 from ..text.embedding import text_parts
@@ -230,8 +231,13 @@ def _check_vectors(
 
     ``dim`` None: the one dimension stored, if one. ``repair`` drops what the embedder's
     next pass would: vectors of sessions gone, of another model or dimension, and of
-    entries no journal holds with that text.
+    entries no journal holds with that text. Without ``repair`` nothing is written: a file
+    of another layout is only looked at (not migrated), none is created.
     """
+    entries = sum(len(found.live) for found in sessions.values())
+    layout = None if repair else look(vectors.path, model)
+    if layout is not None and not layout.current:
+        return EntryVectorCheck(dim, entries, 0, 0, layout.describe())
     vectors.open()
     stored = vectors.dimensions(model)
     checked = dim if dim is not None else (stored[0] if len(stored) == 1 else None)
@@ -242,7 +248,6 @@ def _check_vectors(
             stale = have - sessions[session_id].held if session_id in sessions else set()
             if stale:
                 dropped += vectors.drop_items(model, session_id, stale)
-    entries = sum(len(found.live) for found in sessions.values())
     embedded = sum(
         sum(1 for key, _ in found.live if key in done.get(session_id, ())) for session_id, found in sessions.items()
     )

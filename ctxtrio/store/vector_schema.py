@@ -36,7 +36,10 @@ takes is dropped with ``legacy`` once the embedder has caught up. Schema 1 (no c
 in a row) cannot be matched: dropped.
 
 Every change of layout is one transaction: a process killed during it leaves the file
-as it was, and the next open does it again.
+as it was, and the next open does it again. Only a writer migrates: ``ctxtrio doctor``
+without ``--repair`` reads the layout through a read-only connection (:func:`look`) and
+leaves a file of another layout as it is, so an older server still running on the data
+dir keeps its table.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ import contextlib
 import hashlib
 import logging
 import sqlite3
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
@@ -57,12 +61,14 @@ __all__ = [
     "BUSY_TIMEOUT_S",
     "ROWS_VERSION",
     "TEXTS_VERSION",
+    "Layout",
     "connect",
     "delete_unnamed",
     "digests_of",
     "has_legacy",
     "legacy_count",
     "legacy_vectors",
+    "look",
     "stored_dimensions",
     "text_digest",
     "transaction",
@@ -141,6 +147,60 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A vectors file's layout as :func:`look` read it."""
+
+    #: ``user_version`` (0: no file, or one without tables) and the ``texts`` layout (None: no ``meta``).
+    rows_version: int
+    texts_version: int | None
+    #: Vectors of the model looked for that a schema 2 or 3 file holds (taken with no request once migrated).
+    older: int = 0
+
+    @property
+    def current(self) -> bool:
+        """Whether opening the file for writing leaves its layout as it is."""
+        return self.rows_version == ROWS_VERSION and self.texts_version == TEXTS_VERSION
+
+    def describe(self) -> str:
+        """What a writer will do to a file of another layout ("" for this one or none)."""
+        if self.current or (self.rows_version == 0 and self.texts_version is None):
+            return ""
+        if self.rows_version < ROWS_VERSION and self.texts_version is None:
+            taken = f", its {self.older} vectors then taken with no request" if self.older else ""
+            return (
+                f"vectors file of an older layout (schema {self.rows_version}), left as it is: the server's next"
+                f" start or doctor --repair migrates it{taken}"
+            )
+        return (
+            f"vectors file of another layout (rows {self.rows_version}, texts {self.texts_version}), left as it is:"
+            " the server's next start or doctor --repair takes it over"
+        )
+
+
+def look(path: Path, model: str) -> Layout:
+    """The layout of the file at ``path``, read without writing to it (``ctxtrio doctor`` without
+    ``--repair``): no migration, no healing, no file created. A file in WAL mode gets SQLite's
+    ``-wal`` and ``-shm`` beside it, as any reader's. VectorsBusyError or StoreError if it cannot be read."""
+    if not path.exists():
+        return Layout(0, None)
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        ) as conn:
+            rows_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            texts_version = _texts_version(conn)
+            tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            older = 0
+            if rows_version in _LEGACY_VERSIONS and "vectors" in tables:
+                query = "SELECT count(*) FROM vectors WHERE model=? AND part >= 0"
+                older = int(conn.execute(query, (model,)).fetchone()[0])
+    except sqlite3.Error as exc:
+        kind = VectorsBusyError if is_busy(exc) else StoreError
+        raise kind(f"cannot read vectors file {path}: {exc}") from exc
+    return Layout(rows_version if tables else 0, texts_version, older)
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import struct
+from contextlib import closing
 from typing import TYPE_CHECKING
 
 import trio
@@ -59,7 +60,13 @@ async def test_doctor_checks_and_repairs_the_session_vectors(tmp_path: Path) -> 
         repaired = await cli(data, "doctor", "--repair", *flags)
         nursery.cancel_scope.cancel()
     assert checked.code == 0, checked.out
-    assert checked.json()["session_vectors"] == {"dimension": 24, "entries": 2, "embedded": 0, "dropped": 0}
+    assert checked.json()["session_vectors"] == {
+        "dimension": 24,
+        "entries": 2,
+        "embedded": 0,
+        "dropped": 0,
+        "unmigrated": False,
+    }
     assert repaired.code == 0, repaired.out
     # Rows, not vectors: a vector stays while the server keeps texts no row names (store/vectors.py).
     line = (
@@ -68,13 +75,9 @@ async def test_doctor_checks_and_repairs_the_session_vectors(tmp_path: Path) -> 
     assert line in repaired.out, repaired.out
 
 
-async def test_doctor_says_an_upgraded_files_vectors_wait_to_be_taken(tmp_path: Path) -> None:
-    """A vectors file of schema 3: no chunk counts as embedded yet, and doctor says how many vectors of
-    the older layout the server takes at its next start, without requests (lest the file be deleted)."""
-    data = tmp_path / "data"
-    (tmp_path / "t.md").write_text("# T\n\nSome words here.\n")
-    assert (await cli(data, "ingest", str(tmp_path / "t.md"))).code == 0
-    conn = sqlite3.connect(data / "vectors.sqlite3")
+def schema_3_file(path: Path, journal: str, item: str) -> None:
+    """A vectors file as schema 3 kept it (one table, each row with its vector): two parts of one item."""
+    conn = sqlite3.connect(path)
     conn.execute(
         "CREATE TABLE vectors (model TEXT NOT NULL, dim INTEGER NOT NULL, journal TEXT NOT NULL, item TEXT NOT NULL, "
         "part INTEGER NOT NULL, line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, span_start INTEGER NOT NULL, "
@@ -82,27 +85,60 @@ async def test_doctor_says_an_upgraded_files_vectors_wait_to_be_taken(tmp_path: 
     )
     blob = struct.pack("24f", *([1.0] + [0.0] * 23))
     conn.executemany(
-        "INSERT INTO vectors VALUES ('fake-embed', 24, 'docs/t/g.jsonl', '0', ?, 0, 1, 0, 4, ?)",
-        [(part, blob) for part in range(2)],
+        "INSERT INTO vectors VALUES ('fake-embed', 24, ?, ?, ?, 0, 1, 0, 4, ?)",
+        [(journal, item, part, blob) for part in range(2)],
     )
     conn.execute("PRAGMA user_version = 3")
     conn.commit()
     conn.close()
+
+
+async def test_doctor_leaves_an_older_vectors_file_as_it_is_and_repair_migrates_it(tmp_path: Path) -> None:
+    """Vectors files of schema 3 (chunks and session entries): plain doctor writes nothing to them
+    (byte-identical after; an older server still running on the data dir keeps its table) and says the
+    server or --repair migrates them; --repair does, and then says how many vectors of the older
+    layout the server takes at its next start, without requests (lest the file be deleted)."""
+    data = tmp_path / "data"
+    (tmp_path / "t.md").write_text("# T\n\nSome words here.\n")
+    assert (await cli(data, "ingest", str(tmp_path / "t.md"))).code == 0
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=data, llm_enabled=False, audit=False)) as ctx:
+        await ctx.sessions.append("s", "the deploy runs at noon")
+    chunks, entries = data / "vectors.sqlite3", data / "session-vectors.sqlite3"
+    schema_3_file(chunks, "docs/t/g.jsonl", "0")
+    schema_3_file(entries, "s", "e")
+    before = chunks.read_bytes(), entries.read_bytes()
     fake = FakeEmbeddings(dimension=24)
     async with trio.open_nursery() as nursery:
         url = await serve_fake_embeddings(nursery, fake)
-        said = await cli(data, "doctor", "--json", "--embed-model", fake.model, "--embed-base-url", url)
+        flags = ("--json", "--embed-model", fake.model, "--embed-base-url", url)
+        said = await cli(data, "doctor", *flags)
+        after = chunks.read_bytes(), entries.read_bytes()
+        repaired = await cli(data, "doctor", "--repair", *flags)
         nursery.cancel_scope.cancel()
     assert said.code == 0, said.out
+    assert after == before
     facts = said.json()
-    assert facts["embeddings"]["embedded"] == 0 and facts["embeddings"]["older"] == 2
+    assert facts["embeddings"]["older"] == 2 and facts["embeddings"]["unmigrated"] is True
+    assert facts["session_vectors"]["unmigrated"] is True
+    lines = {c["area"]: c["detail"] for c in facts["checks"]}
+    left = "vectors file of an older layout (schema 3), left as it is: the server's next start or doctor --repair"
+    assert (
+        f"0 of 1 chunks embedded; {left} migrates it, its 2 vectors then taken with no request" in lines["embeddings"]
+    )
+    assert f"0 of 1 live session entries embedded; session {left} migrates it" in lines["session vectors"]
+    assert repaired.code == 0, repaired.out
+    facts = repaired.json()
+    assert facts["embeddings"]["unmigrated"] is False and facts["session_vectors"]["unmigrated"] is False
     line = next(c["detail"] for c in facts["checks"] if c["area"] == "embeddings")
     assert "0 of 1 chunks embedded; 2 vectors of an older layout, taken at the server's next start" in line
+    for path in (chunks, entries):
+        with closing(sqlite3.connect(path)) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
 
 
 async def test_doctor_says_a_locked_vectors_file_is_busy_not_broken(tmp_path: Path) -> None:
-    """Another process holding the vectors file's write lock (a server writing) while doctor must
-    write to it (here: a file of a newer layout, taken over): doctor says to run again, never to
+    """Another process holding the vectors file's write lock (a server writing) while doctor --repair
+    must write to it (here: a file of a newer layout, taken over): doctor says to run again, never to
     delete a file that cost an endpoint call a vector."""
     data = tmp_path / "data"
     (tmp_path / "t.md").write_text("# T\n\nSome words here.\n")
@@ -118,7 +154,7 @@ async def test_doctor_says_a_locked_vectors_file_is_busy_not_broken(tmp_path: Pa
         fake = FakeEmbeddings(dimension=24)
         async with trio.open_nursery() as nursery:
             url = await serve_fake_embeddings(nursery, fake)
-            ran = await cli(data, "doctor", "--embed-model", fake.model, "--embed-base-url", url)
+            ran = await cli(data, "doctor", "--repair", "--embed-model", fake.model, "--embed-base-url", url)
             nursery.cancel_scope.cancel()
     finally:
         other.execute("ROLLBACK")
