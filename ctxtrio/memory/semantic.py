@@ -119,6 +119,8 @@ class _Progress:
     stored: tuple[int, int, int] = (0, 0, 0)
     #: Session id -> the journal's (size, mtime_ns) when all its live entries were embedded.
     stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: The dimension they were embedded in (a change drops every row of the old one: all are looked at again).
+    stamped_dim: int | None = None
 
 
 class EntryVectors(VectorTask):
@@ -156,6 +158,9 @@ class EntryVectors(VectorTask):
         """One look at the journals; True if it embedded (or tried to) anything."""
         stamps = await trio.to_thread.run_sync(_journal_stamps, self._data)
         seen = self._progress.stamps
+        if self._progress.stamped_dim != self._dim:  # the endpoint answered another dimension
+            seen.clear()
+            self._progress.stamped_dim = self._dim
         if stamps == seen and self.state == "caught up":
             return False  # every journal as it was when all its entries were embedded: no write, no count
         await self._drop_except(set(stamps))

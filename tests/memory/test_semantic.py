@@ -303,3 +303,23 @@ async def test_a_schema_3_session_vectors_file_is_migrated_without_requests(tmp_
         after = stored(ctx, first.model, first.dimension)
     assert sorted(first.embedded) == sorted([DEPLOY, TOKENS, DATABASE])
     assert second.embedded == [] and after == before and len(after["s1"]) == 2
+
+
+async def test_after_a_dimension_change_every_session_is_embedded_again(tmp_path: Path) -> None:
+    """The endpoint answers another dimension (another model loaded under the same name), noticed while
+    embedding an entry appended to one session: the rows of the old dimension are dropped, and every
+    live entry of every session, those of sessions whose journals did not change since too, gets a
+    vector of the new one at the next passes (not when their journals next change)."""
+    fake = FakeEmbeddings(dimension=24)
+    async with opened(tmp_path) as ctx:
+        await ctx.sessions.append("s1", DEPLOY)
+        await ctx.sessions.append("s2", DATABASE)
+        async with entry_vectors(ctx, fake) as index:
+            await settled(index)
+            fake.dimension = 32
+            await ctx.sessions.append("s1", TOKENS)
+            await settled(index)
+            keys = stored(ctx, fake.model, 32)
+            old = stored(ctx, fake.model, 24)
+    assert {session: len(held) for session, held in keys.items()} == {"s1": 2, "s2": 1}
+    assert old == {}
