@@ -41,7 +41,7 @@ from ..text.definitions import Name, asked_name, defines, names_qualifier
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
 from ..text.terms import STOPWORDS
-from .hybrid import FOCUS_BELOW, FUSE_DEPTH, Fused, Ranks, fuse, hybrid_order, keyword_confidence
+from .hybrid import FUSE_DEPTH, Fused, Ranks, by_words, fuse, hybrid_order
 from .packing import Candidate
 from .ranking import rerank
 
@@ -187,13 +187,13 @@ async def find_candidates(
             for c in candidates
             if (c.doc_id, c.chunk.index) not in deep or defines(c.chunk.text, name.identifier, name.qualifier)
         ]
-    by_words = True
+    worded = True
     if hybrid:
-        by_words = keyword_confidence(candidates, ranks, query_terms) >= FOCUS_BELOW
+        worded = by_words(candidates, ranks, query_terms)
         candidates = hybrid_order(candidates, ranks, query_terms)
     if name is not None:
         candidates = definitions_first(candidates, query_terms, query)
-    return Found(candidates[: limit + len(pooled)], more, skipped, by_words, tuple(words))
+    return Found(candidates[: limit + len(pooled)], more, skipped, worded, tuple(words))
 
 
 def pool(hits: Sequence[Hit], limit: int) -> list[Hit]:

@@ -48,8 +48,11 @@ MEANING_GAIN: Final = 8.0
 #: Keyword hits whose coverage sets the query's keyword confidence.
 CONFIDENT_HITS: Final = 3
 #: A query whose keyword confidence is below this (a paraphrase, mostly) keeps the fused
-#: order: its keyword hits are not re-ranked by their best passage (docs/search.py).
-FOCUS_BELOW: Final = 0.75
+#: order: its keyword hits are not re-ranked by their best passage (docs/search.py). Half:
+#: a question whose first keyword hit holds half its words or more is in the manual's words
+#: enough for the passage re-ranking; 0.75 left such questions (natural ones, mostly) in the
+#: vector ranking's order (measured with docs/hybrid.CONFIDENT_DOC_HITS, see there).
+FOCUS_BELOW: Final = 0.5
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxtrio.docs.hybrid import Ranks, coverage, hybrid_order, keyword_confidence
+from ctxtrio.docs.hybrid import Ranks, by_words, coverage, hybrid_order, keyword_confidence
 from ctxtrio.docs.packing import Candidate
 from ctxtrio.text.chunking import Chunk
 
@@ -44,3 +44,24 @@ def test_a_paraphrase_is_ordered_by_meaning_and_shows_the_part_that_matched() ->
     ordered = hybrid_order([noise, answer, weak], ranks, terms)
     assert [c.doc_id for c in ordered] == ["bisect", "weak", "noise"]
     assert [c.focus for c in ordered] == [(0, 26), None, None]
+
+
+def test_confidence_is_the_first_keyword_hits_not_the_best_of_the_next() -> None:
+    """The second keyword hit holds every word in passing, the first (the one BM25 and the
+    re-ranking chose) two of four: the query is half confident, not fully, so the vector
+    ranking keeps its weight; and half is enough for the passage re-ranking."""
+    terms = ["rotate", "log", "files", "big"]
+    first = _candidate("handlers", "Rotate the log when it reaches maxBytes.")
+    second = _candidate("cookbook", "log files grow big; rotate them.")
+    ranks = [Ranks(1, 4), Ranks(2, None)]
+    assert keyword_confidence([first, second], ranks, terms) == 0.5
+    assert by_words([first, second], ranks, terms)
+
+
+def test_a_first_keyword_hit_holding_a_third_of_the_words_leaves_the_fused_order() -> None:
+    """Below half (a paraphrase in the asker's words): no passage re-ranking."""
+    terms = ["scratch", "folder", "deletes", "itself", "done", "everything"]
+    first = _candidate("os", "Delete the folder and everything in it.")
+    ranks = [Ranks(1, 7)]
+    assert keyword_confidence([first], ranks, terms) == 2 / 6
+    assert not by_words([first], ranks, terms)
