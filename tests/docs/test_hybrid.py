@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ctxtrio.docs.hybrid import Ranks, by_words, coverage, hybrid_order, keyword_confidence
-from ctxtrio.docs.packing import Candidate
+from ctxtrio.docs.packing import Candidate, pack_hits
+from ctxtrio.docs.search import search_words
 from ctxtrio.text.chunking import Chunk
+from ctxtrio.text.tokens import TokenModel
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def _candidate(name: str, text: str, *, by_meaning: bool = False, focus: tuple[int, int] | None = None) -> Candidate:
@@ -20,16 +26,46 @@ def test_coverage_counts_distinct_terms_also_inside_identifiers() -> None:
 
 def test_a_query_in_the_manuals_words_keeps_the_keyword_order_and_windows() -> None:
     """Confident (a keyword hit holds every word): keyword order first, a meaning-only hit after
-    them, and keyword hits drop their focus so their keyword window is shown."""
+    them (the vector ranking's second: its first is placed apart, see below), and keyword hits
+    drop their focus so their keyword window is shown."""
     first = _candidate("a", "deadlock_timeout sets the wait before a deadlock check", focus=(0, 10))
     second = _candidate("b", "deadlock_timeout appears here too, with timeout", focus=(0, 10))
     near = _candidate("c", "transactions waiting for each other", by_meaning=True, focus=(0, 20))
-    ranks = [Ranks(1, 3), Ranks(2, None), Ranks(None, 1)]
+    ranks = [Ranks(1, 3), Ranks(2, None), Ranks(None, 2)]
     terms = ["deadlocktimeout", "deadlock", "timeout"]
     assert keyword_confidence([first, second, near], ranks, terms) == 1.0
     ordered = hybrid_order([first, second, near], ranks, terms)
     assert [c.doc_id for c in ordered] == ["a", "b", "c"]
     assert ordered[0].focus is None and ordered[2].focus == (0, 20)
+
+
+def test_the_nearest_in_meaning_that_keyword_search_missed_is_shown() -> None:
+    """Over multiprocessing's real page, "how many processors does this machine have": keyword
+    search finds the introduction ("leverage multiple processors on a given machine") and other
+    chunks, not cpu_count's entry, which the vector ranking has first. Confident, the fused score
+    put it 7th, past the four hits a 1,000-token answer shows; it is placed second, under keyword
+    search's best, and its part is shown (MEANING_FIRST_PLACE)."""
+    lines = (FIXTURES / "python_multiprocessing.rst.txt").read_text(encoding="utf-8").splitlines(keepends=True)
+    model = TokenModel.cold()
+
+    def chunk(index: int, first: int, last: int) -> Chunk:  # lines first..last, 1-based
+        text = "".join(lines[first - 1 : last])
+        return Chunk(index, text, 0, len(text), ("multiprocessing",), model.estimate(text))
+
+    keyword = [chunk(n, 1 + 60 * n, 60 * (n + 1)) for n in (0, 2, 4, 6, 8, 10)]  # lines 1-60, 121-180, ...
+    entry = chunk(16, 961, 1020)
+    start = entry.text.index(".. function:: cpu_count()")
+    lead = (start, entry.text.index("in the system.", start) + len("in the system."))
+    candidates = [Candidate("multiprocessing", "multiprocessing.rst.txt", one, 1.0) for one in keyword]
+    candidates.append(Candidate("multiprocessing", "multiprocessing.rst.txt", entry, 0.6, True, lead))
+    ranks = [Ranks(n, None) for n in range(1, 7)] + [Ranks(None, 1)]
+    terms, _ = search_words("how many processors does this machine have")
+    assert keyword_confidence(candidates, ranks, terms) == 1.0
+    assert all("number of CPUs" not in one.text for one in keyword)
+    ordered = hybrid_order(candidates, ranks, terms)
+    assert [c.chunk.index for c in ordered] == [0, 16, 2, 4, 6, 8, 10]
+    hits, _, _ = pack_hits(ordered, 1000, model, terms)
+    assert any("Return the number of CPUs in the system." in hit.text for hit in hits)
 
 
 def test_a_paraphrase_is_ordered_by_meaning_and_shows_the_part_that_matched() -> None:
