@@ -36,7 +36,10 @@ ranking as far as the query lets it:
   came 8th-10th, past the four hits a 1,000-token answer shows, though it is often what
   answers (os.cpu_count's entry for "how many processors does this machine have"). It is
   placed no lower than ``MEANING_FIRST_PLACE``: second, under keyword search's best
-  (see :func:`hybrid_order`).
+  (see :func:`hybrid_order`). So is one keyword search ranked past ``MEANING_FIRST_BELOW``
+  (ElementTree's ``fromstring``, keyword's 18th for "How do I parse XML from a string with
+  ElementTree?"), which a search of 10 would not have shown either; the passage
+  re-ranking of a confident query leaves it there (``placed``).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ if TYPE_CHECKING:
     from .packing import Candidate
 
 __all__ = [
-    "CONFIDENT_DOC_HITS", "FOCUS_BELOW", "FUSE_DEPTH", "MEANING_FIRST_PLACE", "Fused", "Ranks", "by_words", "coverage",
+    "CONFIDENT_DOC_HITS", "FOCUS_BELOW", "FUSE_DEPTH", "MEANING_FIRST_BELOW", "MEANING_FIRST_PLACE", "Fused", "Ranks", "by_words", "coverage",
     "fuse", "hybrid_order", "keyword_confidence",
 ]  # fmt: skip
 
@@ -78,6 +81,9 @@ FUSE_DEPTH = 30
 #: without): 2nd 276/341/383, 3rd 276/340/381, 4th 274/341/380; 1st lost 4 at 500 on the python sets
 #: against the 2nd (measured before the confidence of 638f500).
 MEANING_FIRST_PLACE = 2
+#: Keyword ranks past this count as not found for that rule (a search of 10 would not show them). The first
+#: version held only hits keyword search did not find at all (f6b7005): dev sums 276/341/383 -> 277/342/385.
+MEANING_FIRST_BELOW = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,18 +162,27 @@ def hybrid_order(
 ) -> list[Candidate]:
     """``candidates`` best first by weighted RRF (see the module docstring), each with
     ``focus`` kept only by those found by meaning alone, and the vector ranking's first,
-    when keyword search did not find it, at :data:`MEANING_FIRST_PLACE` or above. Ties keep
-    the given order."""
+    when keyword search did not find it among its first MEANING_FIRST_BELOW, at
+    :data:`MEANING_FIRST_PLACE` or above (``placed``). Ties keep the given order."""
     confidence = keyword_confidence(candidates, ranks, query_terms)
     scored = [(-fused_score(rank.keyword, rank.meaning, confidence), n) for n, rank in enumerate(ranks)]
     order = [position for _, position in sorted(scored)]
-    nearest = next((n for n, position in enumerate(order) if ranks[position] == Ranks(None, 1)), None)
+    nearest = next((n for n, position in enumerate(order) if _missed_nearest(ranks[position])), None)
+    placed = None
     if nearest is not None and nearest >= MEANING_FIRST_PLACE:
-        order.insert(MEANING_FIRST_PLACE - 1, order.pop(nearest))
+        placed = order.pop(nearest)
+        order.insert(MEANING_FIRST_PLACE - 1, placed)
     ordered: list[Candidate] = []
     for position in order:
         candidate = candidates[position]
         if candidate.focus is not None and not candidate.by_meaning:
             candidate = replace(candidate, focus=None)
+        if position == placed:
+            candidate = replace(candidate, placed=True)
         ordered.append(candidate)
     return ordered
+
+
+def _missed_nearest(rank: Ranks) -> bool:
+    """The vector ranking's first, which keyword search did not rank among its first MEANING_FIRST_BELOW."""
+    return rank.meaning == 1 and (rank.keyword is None or rank.keyword > MEANING_FIRST_BELOW)

@@ -50,6 +50,9 @@ class Candidate:
     by_meaning: bool = False
     #: Characters of ``chunk.text`` nearest the query in meaning (semantic recall's best part).
     focus: tuple[int, int] | None = None
+    #: Placed by semantic recall's ordering (docs/hybrid.py: the vector ranking's first, which keyword
+    #: search ranked past its first 10); the re-ranking by passages leaves it at its place.
+    placed: bool = False
 
 
 def fresh_text(previous: StoredChunk | None, chunk: StoredChunk) -> str:

@@ -99,9 +99,11 @@ class Found:
 def rerank_fused(candidates: Sequence[Candidate], query_terms: Sequence[str], alike: Alike = ()) -> list[Candidate]:
     """Keyword hits re-ranked by their best passage (:func:`~.ranking.rerank`, ``alike`` its) within the
     places fusion gave them; hits found by meaning keep theirs (their score is a
-    similarity, which does not add to BM25). Without semantic recall, :func:`rerank` itself."""
-    keyword = iter(rerank([c for c in candidates if not c.by_meaning], query_terms, alike=alike))
-    return [c if c.by_meaning else next(keyword) for c in candidates]
+    similarity, which does not add to BM25), and so does a hit ``placed`` by it (:func:`~.hybrid.hybrid_order`).
+    Without semantic recall, :func:`rerank` itself."""
+    kept = [c.by_meaning or c.placed for c in candidates]
+    keyword = iter(rerank([c for c, keep in zip(candidates, kept, strict=True) if not keep], query_terms, alike=alike))
+    return [c if keep else next(keyword) for c, keep in zip(candidates, kept, strict=True)]
 
 
 def search_words(query: str) -> tuple[list[str], bool]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ctxtrio.docs.hybrid import Ranks, by_words, coverage, hybrid_order, keyword_confidence
 from ctxtrio.docs.packing import Candidate, pack_hits
-from ctxtrio.docs.search import search_words
+from ctxtrio.docs.search import rerank_fused, search_words
 from ctxtrio.text.chunking import Chunk
 from ctxtrio.text.tokens import TokenModel
 
@@ -45,6 +46,20 @@ def test_the_nearest_in_meaning_that_keyword_search_missed_is_shown() -> None:
     chunks, not cpu_count's entry, which the vector ranking has first. Confident, the fused score
     put it 7th, past the four hits a 1,000-token answer shows; it is placed second, under keyword
     search's best, and its part is shown (MEANING_FIRST_PLACE)."""
+    candidates, terms = _processors()
+    ranks = [Ranks(n, None) for n in range(1, 7)] + [Ranks(None, 1)]
+    assert keyword_confidence(candidates, ranks, terms) == 1.0
+    assert all("number of CPUs" not in one.chunk.text for one in candidates[:-1])
+    ordered = hybrid_order(candidates, ranks, terms)
+    assert [c.chunk.index for c in ordered] == [0, 16, 2, 4, 6, 8, 10]
+    hits, _, _ = pack_hits(ordered, 1000, TokenModel.cold(), terms)
+    assert any("Return the number of CPUs in the system." in hit.text for hit in hits)
+
+
+def _processors() -> tuple[list[Candidate], list[str]]:
+    """Six chunks of multiprocessing's page keyword search finds for "how many processors does this
+    machine have" (lines 1-60, 121-180, ...; the first holds both words), then cpu_count's entry
+    found by meaning, its lead the part; and the query's terms."""
     lines = (FIXTURES / "python_multiprocessing.rst.txt").read_text(encoding="utf-8").splitlines(keepends=True)
     model = TokenModel.cold()
 
@@ -52,19 +67,29 @@ def test_the_nearest_in_meaning_that_keyword_search_missed_is_shown() -> None:
         text = "".join(lines[first - 1 : last])
         return Chunk(index, text, 0, len(text), ("multiprocessing",), model.estimate(text))
 
-    keyword = [chunk(n, 1 + 60 * n, 60 * (n + 1)) for n in (0, 2, 4, 6, 8, 10)]  # lines 1-60, 121-180, ...
-    entry = chunk(16, 961, 1020)
+    keyword = [chunk(n, 1 + 60 * n, 60 * (n + 1)) for n in (0, 2, 4, 6, 8, 10)]
+    entry = chunk(16, 979, 1038)
     start = entry.text.index(".. function:: cpu_count()")
     lead = (start, entry.text.index("in the system.", start) + len("in the system."))
     candidates = [Candidate("multiprocessing", "multiprocessing.rst.txt", one, 1.0) for one in keyword]
     candidates.append(Candidate("multiprocessing", "multiprocessing.rst.txt", entry, 0.6, True, lead))
-    ranks = [Ranks(n, None) for n in range(1, 7)] + [Ranks(None, 1)]
     terms, _ = search_words("how many processors does this machine have")
-    assert keyword_confidence(candidates, ranks, terms) == 1.0
-    assert all("number of CPUs" not in one.text for one in keyword)
+    return candidates, terms
+
+
+def test_the_nearest_in_meaning_keyword_search_ranked_past_its_first_10_stays_second() -> None:
+    """The same, with keyword search ranking cpu_count's entry 12th (past what a search of 10
+    shows): placed second, and the re-ranking of a confident query by passages, which would move it
+    under the keyword hits that hold the query's words, leaves it there."""
+    candidates, terms = _processors()
+    entry = replace(candidates[-1], by_meaning=False, focus=None)
+    candidates[-1] = entry
+    ranks = [Ranks(n, None) for n in range(1, 7)] + [Ranks(12, 1)]
     ordered = hybrid_order(candidates, ranks, terms)
-    assert [c.chunk.index for c in ordered] == [0, 16, 2, 4, 6, 8, 10]
-    hits, _, _ = pack_hits(ordered, 1000, model, terms)
+    assert [c.chunk.index for c in ordered][:2] == [0, 16] and ordered[1].placed
+    reranked = rerank_fused(ordered, terms)
+    assert [c.chunk.index for c in reranked][:2] == [0, 16]
+    hits, _, _ = pack_hits(reranked, 1000, TokenModel.cold(), terms)
     assert any("Return the number of CPUs in the system." in hit.text for hit in hits)
 
 
