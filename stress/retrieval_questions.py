@@ -77,7 +77,15 @@ written 2026-12-05, 08:39-08:41 UTC, kept outside the repository through the nex
 which landed two changes measured on it (the fit loop counts no text twice, 1a75d44; semantic
 recall keeps vectors by their exact text, ece0f20), then committed: keyword search 3706b32 and
 5a4f54d alike (every answer identical) 28/32/34 of 60; with semantic recall (all-MiniLM-L6-v2)
-29/33/36 on fc1fb11 and 5a4f54d alike.
+29/33/36 on fc1fb11 and 5a4f54d alike. A thirteenth, **held out** the same way,
+``--questions stress/retrieval_questions_python9.json`` (60 questions, 20 of each kind over
+55 files, topics apart from the eight sets before it), written 2026-12-05, 11:01-11:03 UTC,
+kept outside the repository through the next session, which landed three search changes
+measured on it (semantic recall's keyword confidence from the first keyword hit, 638f500; the
+vector ranking's first hit placed second, f6b7005 and 468befb; keyword search unchanged), then
+committed: keyword search fc1fb11, ab3acb6 and 468befb alike (every answer identical) 25/31/37
+of 60; with semantic recall (all-MiniLM-L6-v2) 27/35/45 on ab3acb6, 27/35/46 on 638f500,
+27/35/45 on 468befb.
 """
 
 from __future__ import annotations
