@@ -1,0 +1,302 @@
+"""Does the answer land inside the budget? context_recall over a session of real notes, 60 fixed questions.
+
+Run as ``python stress/recall_bench.py`` from the repository root (a clone with its history).
+The session-side twin of ``stress/retrieval_bench.py``. The notes are this repository's own
+commit messages, the kind of long note a model writes into working memory (decisions,
+numbers, file names): every commit from the root to a fixed commit (``last`` in the
+question file, so the set stays the same as main grows), each full message one entry,
+appended in history order into one session through the real server (``open_wiring`` and the
+official SDK's in-memory client, no LLM, as retrieval_bench does). Then each question of
+``stress/recall_questions.json`` (20 exact identifiers or file names, 20 natural questions,
+20 paraphrases; each names its entry by commit hash and a short answer string copied
+verbatim from that message; written before any recall ran over them, never edited) is
+asked of ``context_recall`` with its query alone, as a model would:
+
+- once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
+  (whitespace runs compared as one space, case-insensitive); is the entry among those
+  returned (the structured ``ids``)?
+- for the ranking: the recall lists its entries in session order, not rank order, so the
+  rank is read from the tool itself: ``budget_tokens=100000`` with ``limit`` 1, 2, ... 10
+  (every match fits; the limit keeps the best ``limit``): the entry's rank is the smallest
+  limit that returns it. Right entry in the top 3, MRR@10.
+
+Each miss is classified per budget: *cut* (the entry is returned, cut to a passage that
+does not hold the answer), *room* (the entry ranks in the first 10 but was not returned:
+no room), *not returned* (not among the first 10). ``--docs`` ingests every message as a
+document too (``doc_ingest`` text, one document each) and asks ``doc_search`` the same
+questions at the same budgets, to compare how the two pack the same text.
+``--json FILE`` writes every question's outcome; ``--show KIND`` prints that kind's
+1,000-token misses. Answers are deterministic (no embeddings, token estimates only);
+latencies (wall, in process) are not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import trio
+from mcp import Client
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # testkit/
+from ctxtrio._app import build_server
+from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
+from testkit.results import text_of
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+
+HERE = Path(__file__).resolve().parent
+BUDGETS = (250, 500, 1000)
+KINDS = ("exact", "natural", "paraphrase")
+MISSES = ("cut", "room", "not returned")
+SESSION = "recall-bench"
+RANK_DEPTH = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    key: str  # the commit hash (or a fixture's name)
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    kind: str
+    query: str
+    entry: str  # the Note.key whose text holds the answer
+    answer: str
+
+
+@dataclass(slots=True)
+class Outcome:
+    question: Question
+    rank: int | None = None  # 1-based rank of the entry among the first RANK_DEPTH matches
+    found: dict[int, bool] = field(default_factory=dict)  # budget -> answer inside the recall's text
+    returned: dict[int, bool] = field(default_factory=dict)  # budget -> entry among the ids returned
+    miss: dict[int, str] = field(default_factory=dict)  # budget -> why not (MISSES), "" if found
+    texts: dict[int, str] = field(default_factory=dict)
+    doc_found: dict[int, bool] = field(default_factory=dict)  # --docs: answer inside doc_search's text
+
+
+@dataclass(slots=True)
+class Run:
+    outcomes: list[Outcome]
+    latencies: dict[int, list[float]]  # budget -> seconds a context_recall call took
+    append_s: float
+
+
+def normalized(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def load_questions(path: Path) -> tuple[str, list[Question]]:
+    """The question file's ``last`` commit and its questions."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    questions = [Question(q["kind"], q["query"], q["entry"], q["answer"]) for q in raw["questions"]]
+    return str(raw["last"]), questions
+
+
+def commit_notes(repo: Path, last: str) -> list[Note]:
+    """Every commit's full message from the root to ``last``, oldest first (one ``git log`` call)."""
+    out = subprocess.run(
+        ["git", "-C", str(repo), "log", "--reverse", "--format=%H%x1f%B%x1e", last],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    notes = []
+    for record in out.split("\x1e"):
+        key, sep, message = record.strip("\n").partition("\x1f")
+        if sep and message.strip():
+            notes.append(Note(key, message.strip()))
+    return notes
+
+
+def missing_answers(notes: list[Note], questions: list[Question]) -> list[Question]:
+    """Questions whose answer is not verbatim (normalized) in their entry's text, or whose entry is absent."""
+    texts = {note.key: normalized(note.text) for note in notes}
+    return [q for q in questions if normalized(q.answer) not in texts.get(q.entry, "")]
+
+
+def _text(result: CallToolResult) -> str:
+    if result.is_error:
+        raise SystemExit(f"tool error: {text_of(result)}")
+    return text_of(result)
+
+
+def _field(result: CallToolResult, name: str) -> object:
+    _text(result)
+    return (result.structured_content or {}).get(name)
+
+
+async def _ids(client: Client, query: str, budget: int, limit: int | None = None) -> tuple[list[str], str]:
+    arguments: dict[str, object] = {"session_id": SESSION, "query": query, "budget_tokens": budget}
+    if limit is not None:
+        arguments["limit"] = limit
+    result = await client.call_tool("context_recall", arguments)
+    ids = _field(result, "ids")
+    assert isinstance(ids, list)
+    return [str(one) for one in ids], _text(result)
+
+
+async def _rank(client: Client, query: str, wanted: str) -> int | None:
+    """The entry's rank among the first RANK_DEPTH matches: the smallest limit that returns it."""
+    top, _ = await _ids(client, query, 100_000, RANK_DEPTH)
+    if wanted not in top:
+        return None
+    low, high = 1, RANK_DEPTH  # the smallest limit in [low, high] whose answer holds it
+    while low < high:
+        middle = (low + high) // 2
+        got, _ = await _ids(client, query, 100_000, middle)
+        low, high = (low, middle) if wanted in got else (middle + 1, high)
+    return low
+
+
+async def ask(client: Client, outcome: Outcome, wanted: str, latencies: dict[int, list[float]]) -> None:
+    question = outcome.question
+    outcome.rank = await _rank(client, question.query, wanted)
+    answer = normalized(question.answer)
+    for budget in BUDGETS:
+        began = time.perf_counter()
+        ids, text = await _ids(client, question.query, budget)
+        latencies[budget].append(time.perf_counter() - began)
+        outcome.texts[budget] = text
+        outcome.found[budget] = answer in normalized(text)
+        outcome.returned[budget] = wanted in ids
+        if outcome.found[budget]:
+            outcome.miss[budget] = ""
+        elif outcome.returned[budget]:
+            outcome.miss[budget] = "cut"
+        else:
+            outcome.miss[budget] = "room" if outcome.rank is not None else "not returned"
+
+
+async def ask_docs(client: Client, notes: list[Note], outcomes: list[Outcome]) -> None:
+    """Each note as a document; each question asked of doc_search at the same budgets."""
+    for note in notes:
+        _text(await client.call_tool("doc_ingest", {"text": note.text, "doc_id": f"c{note.key[:40]}"}))
+    for outcome in outcomes:
+        answer = normalized(outcome.question.answer)
+        for budget in BUDGETS:
+            result = await client.call_tool("doc_search", {"query": outcome.question.query, "budget_tokens": budget})
+            outcome.doc_found[budget] = answer in normalized(_text(result))
+
+
+async def run(notes: list[Note], questions: list[Question], *, docs: bool = False) -> Run:
+    """One session of ``notes`` (in order) through the real server, then every question asked."""
+    with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
+        config = Config(data_dir=Path(tmp) / "data", llm_enabled=False, audit=False)
+        async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+            began = time.perf_counter()
+            ids: dict[str, str] = {}
+            for note in notes:
+                result = await client.call_tool("context_append", {"session_id": SESSION, "text": note.text})
+                ids[note.key] = str(_field(result, "id"))  # a repeated message is stored once: its first id
+            append_s = time.perf_counter() - began
+            outcomes = [Outcome(q) for q in questions]
+            latencies: dict[int, list[float]] = {budget: [] for budget in BUDGETS}
+            for outcome in outcomes:
+                await ask(client, outcome, ids[outcome.question.entry], latencies)
+            if docs:
+                await ask_docs(client, notes, outcomes)
+    return Run(outcomes, latencies, append_s)
+
+
+def _row(label: str, counts: dict[str, int], total: int) -> str:
+    return f"{label:>12} | " + " | ".join(f"{counts.get(kind, 0):>10}" for kind in KINDS) + f" | {total:>4}"
+
+
+def report(found: Run, notes: list[Note]) -> None:
+    outcomes = found.outcomes
+    chars = [len(note.text) for note in notes]
+    print(
+        f"session: {len(notes)} entries, {sum(chars):,} characters (median {statistics.median(chars):.0f}, "
+        f"{sum(c >= 500 for c in chars)} of 500 or more), appended in {found.append_s:.1f} s; "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    per_kind = Counter(o.question.kind for o in outcomes)
+    header = f"{'budget':>12} | " + " | ".join(f"{kind:>10}" for kind in KINDS) + " |  all"
+    print("answer inside the context_recall text:")
+    print(header)
+    print(_row("questions", dict(per_kind), len(outcomes)))
+    for budget in BUDGETS:
+        inside = Counter(o.question.kind for o in outcomes if o.found[budget])
+        print(_row(str(budget), dict(inside), sum(inside.values())))
+    top3 = Counter(o.question.kind for o in outcomes if o.rank is not None and o.rank <= 3)
+    print(_row("entry top 3", dict(top3), sum(top3.values())))
+    mrr = sum(1 / o.rank for o in outcomes if o.rank is not None) / max(1, len(outcomes))
+    print(f"context_recall MRR@{RANK_DEPTH}: {mrr:.3f}")
+    if outcomes and outcomes[0].doc_found:
+        print("answer inside the doc_search text (each message one document):")
+        for budget in BUDGETS:
+            inside = Counter(o.question.kind for o in outcomes if o.doc_found[budget])
+            print(_row(str(budget), dict(inside), sum(inside.values())))
+    for budget in BUDGETS:
+        misses = Counter(o.miss[budget] for o in outcomes if o.miss[budget])
+        shown = ", ".join(f"{miss} {misses[miss]}" for miss in MISSES)
+        wall = sorted(found.latencies[budget])
+        p95 = wall[min(len(wall) - 1, int(0.95 * len(wall)))] if wall else 0.0
+        print(
+            f"at {budget}: misses {shown}; context_recall p50 {statistics.median(wall or [0.0]) * 1000:.1f} ms, "
+            f"p95 {p95 * 1000:.1f} ms"
+        )
+
+
+def as_json(outcome: Outcome) -> dict[str, object]:
+    q = outcome.question
+    return {
+        "kind": q.kind,
+        "query": q.query,
+        "entry": q.entry,
+        "answer": q.answer,
+        "rank": outcome.rank,
+        "found": {str(b): v for b, v in outcome.found.items()},
+        "returned": {str(b): v for b, v in outcome.returned.items()},
+        "miss": {str(b): v for b, v in outcome.miss.items()},
+        "doc_found": {str(b): v for b, v in outcome.doc_found.items()},
+    }
+
+
+def arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--questions", type=Path, default=HERE / "recall_questions.json")
+    parser.add_argument("--repo", type=Path, default=HERE.parent, help="the clone whose history is the session")
+    parser.add_argument("--docs", action="store_true", help="also ask doc_search over the messages as documents")
+    parser.add_argument("--json", type=Path, help="write every question's outcome here")
+    parser.add_argument("--show", choices=KINDS, help="print this kind's 1,000-token misses")
+    return parser
+
+
+def main() -> int:
+    args = arguments().parse_args()
+    last, questions = load_questions(args.questions)
+    notes = commit_notes(args.repo, last)
+    missing = missing_answers(notes, questions)
+    if missing:
+        raise SystemExit(f"answers not in their entries: {missing}")
+    found = trio.run(lambda: run(notes, questions, docs=args.docs))
+    report(found, notes)
+    if args.json is not None:
+        args.json.write_text(json.dumps([as_json(o) for o in found.outcomes], indent=1) + "\n", encoding="utf-8")
+    for outcome in found.outcomes:
+        if args.show == outcome.question.kind and not outcome.found[1000]:
+            q = outcome.question
+            print(f"--- {q.query!r} ({q.entry[:10]}, rank {outcome.rank}, {outcome.miss[1000]}): {q.answer!r}")
+            print(outcome.texts[1000])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
