@@ -17,8 +17,12 @@ entry 0, the latest 1). Packing, in priority order:
    stopped) is shown cut to the room left, around its best-matching line (recent mode:
    from its start), with ``[...]`` where text was left out
    (:func:`ctxtrio.text.cutting.cut_around`, as ``doc_search`` cuts a chunk), when
-   nothing else was shown or at least :data:`_MIN_CUT_ROOM` tokens are left. The recent
-   window stays contiguous (the cut entry is the oldest shown).
+   nothing else was shown or at least :data:`_MIN_CUT_ROOM` tokens are left. In query
+   mode it keeps its rank, as doc_search's hits do: from where it is met, :data:`_CUT_SHARE`
+   of the budget left (at least :data:`_MIN_CUT_ROOM`) is kept for its passage, and only
+   the rest goes to whole matches ranked below it; a match that the closing line pushed
+   out and that ranked above the one to cut is cut instead. The recent window stays
+   contiguous (the cut entry is the oldest shown).
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ _MAX_MISSES: Final = 16
 #: whole entries, only when this much of the budget is left (a cut is worth it).
 _MIN_CUT_TOKENS: Final = 8
 _MIN_CUT_ROOM: Final = 64
+#: Query mode: the share of the budget left that the best match too large to fit whole keeps
+#: for its cut passage when it ranks above matches that fit (they share the rest).
+_CUT_SHARE: Final = 0.5
 #: How many unshown pins the text names; the structured result names them all.
 _NAMED_PINS: Final = 10
 #: With semantic recall: the entries nearest the query in meaning that are fused with BM25's
@@ -213,36 +220,19 @@ def pack_recall(
     """
     pins, pins_missing, used = _fit_pins(state, budget_tokens)
     seen = {pin.text for pin in pins}
-    chosen: list[Item] = []
-    too_large: Item | None = None  # the best match that did not fit whole
-    repeats = misses = 0
-    by_limit = False
-    for item in candidates:
-        if limit is not None and len(chosen) >= limit:
-            by_limit = True
-            break
-        if budget_tokens - used < _MIN_LINE_TOKENS:
-            break
-        if item.pinned or (tags and tags.isdisjoint(item.tags)):
-            continue
-        if item.text in seen:  # texts are stored stripped
-            repeats += 1  # said once already: not shown, and not "did not fit" either
-            continue
-        if used + item.tokens <= budget_tokens:
-            chosen.append(item)
-            used += item.tokens
-            seen.add(item.text)
-            misses = 0
-            continue
-        too_large = too_large or item
-        if mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
-            break
+    chosen, too_large, above, repeats, by_limit, used = _choose(
+        candidates, seen, used, budget_tokens, limit, tags, mode
+    )
     if mode == "recent":
         matched = max(matched, len(chosen) + repeats)
+    ranked_chosen = list(chosen)
     not_fit, trailer, trailer_tokens, used, by_limit = _make_room_for_trailer(
         pins, pins_missing, chosen, used, by_limit, matched=matched, repeats=repeats, mode=mode,
         budget_tokens=budget_tokens, model=model, by_meaning=by_meaning, skipped=skipped,
     )  # fmt: skip
+    if mode == "query" and len(chosen) < len(ranked_chosen) and (too_large is None or len(chosen) < above):
+        # The closing line pushed out a match ranked above the one to cut: that match is cut instead.
+        too_large = ranked_chosen[len(chosen)]
     chosen.sort(key=_ordinal)
     shown = [(item.ordinal, item.line(), item.snapshot()) for item in chosen]
     room = budget_tokens - used
@@ -272,6 +262,51 @@ def pack_recall(
         by_meaning=tuple(entry.id for entry in entries if entry.id in by_meaning),
         semantic_skipped=skipped,
     )
+
+
+def _choose(
+    candidates: Iterable[Item],
+    seen: set[str],
+    used: int,
+    budget_tokens: int,
+    limit: int | None,
+    tags: AbstractSet[str],
+    mode: Literal["query", "recent"],
+) -> tuple[list[Item], Item | None, int, int, bool, int]:
+    """The matches shown whole, best first, and the best that did not fit whole (see the module doc).
+
+    Returns (chosen, too_large, how many chosen rank above too_large, repeats, whether the
+    limit cut, tokens used). ``seen`` (the texts shown already) gains the chosen ones.
+    """
+    chosen: list[Item] = []
+    too_large: Item | None = None
+    repeats = misses = above = 0
+    reserved = 0  # query mode: the room kept for too_large's passage
+    for item in candidates:
+        if limit is not None and len(chosen) >= limit:
+            return chosen, too_large, above, repeats, True, used
+        if budget_tokens - reserved - used < _MIN_LINE_TOKENS:
+            break
+        if item.pinned or (tags and tags.isdisjoint(item.tags)):
+            continue
+        if item.text in seen:  # texts are stored stripped
+            repeats += 1  # said once already: not shown, and not "did not fit" either
+            continue
+        if used + item.tokens <= budget_tokens - reserved:
+            chosen.append(item)
+            used += item.tokens
+            seen.add(item.text)
+            misses = 0
+            continue
+        if too_large is None and mode == "query":
+            above = len(chosen)
+            # Its passage keeps its place in the ranking, as doc_search's first hits do: a share
+            # of what is left is kept for it, not filled first by whole matches ranked below it.
+            reserved = max(_MIN_CUT_ROOM, int((budget_tokens - used) * _CUT_SHARE))
+        too_large = too_large or item
+        if mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
+            break
+    return chosen, too_large, above, repeats, False, used
 
 
 def _ordinal(item: Item) -> int:

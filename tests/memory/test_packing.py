@@ -282,3 +282,38 @@ def test_a_cut_entry_shows_its_densest_passage() -> None:
     assert [e.id for e in result.entries] == [entry]
     shown = result.entries[0].text
     assert "zebrafish tank leaks\nat valve seven" in shown and "tank was cleaned" not in shown
+
+
+def test_the_best_match_too_large_to_fit_keeps_its_place_before_smaller_matches() -> None:
+    """A long entry ranked first is shown cut to its passage, not pushed out by whole entries
+    ranked below it that fill the budget first (recall_bench at 250 tokens: 16 of 60 questions'
+    first-ranked entry was not shown at all, smaller matches were)."""
+    journal = Journal()
+    filler = "\n".join(f"line {n}: " + "routine status report " * 4 for n in range(40))
+    best = journal.entry(filler + "\nthe zebrafish tank leaks at valve seven\n" + filler)
+    small = [journal.entry(f"zebrafish note {n}: fed at noon " + "ok " * 20) for n in range(6)]
+    ranked, _ = rank(journal.state(), unique_terms("zebrafish tank valve"), frozenset())
+    assert next(ranked).id == best  # it ranks first
+    result = recall(journal.state(), "zebrafish tank valve", 250)
+    ids = [e.id for e in result.entries]
+    assert best in ids and "zebrafish tank leaks at valve seven" in result.text
+    assert set(ids) - {best} <= set(small) and len(ids) >= 2  # the rest of the room still goes to whole matches
+    assert MODEL.estimate(result.text) <= result.used_tokens <= 250
+
+
+def test_a_best_match_pushed_out_by_the_closing_line_is_cut_not_replaced() -> None:
+    """The first-ranked entry fits the budget alone but not beside the closing line: it is cut
+    to the room left (here it fits whole beside a shorter closing line), not dropped for a
+    lower-ranked one shown in its place."""
+    journal = Journal()
+    best = journal.entry("zebrafish valve " + "the tank leaks at valve seven " * 20)
+    journal.entry("zebrafish note fed at noon")
+    for n in range(3):
+        journal.entry(f"zebrafish log {n} " + "ok " * 30)
+    state = journal.state()
+    ranked, _ = rank(state, unique_terms("zebrafish valve"), frozenset())
+    first = next(ranked)
+    assert first.id == best and first.tokens <= 200  # it ranks first and fits alone
+    result = recall(state, "zebrafish valve", 200)
+    assert [e.id for e in result.entries] == [best]
+    assert MODEL.estimate(result.text) <= result.used_tokens <= 200
