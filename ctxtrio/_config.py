@@ -121,15 +121,16 @@ class Config:
     )
     #: Plain words the corpus seldom says also search for their neighbours, and every plain
     #: word for its other forms and its thesaurus words the corpus says more (docs/search.py,
-    #: text/neighbours.py, text/thesaurus.py).
+    #: text/neighbours.py, text/thesaurus.py); a session's entries likewise (memory/expansion.py).
     query_expansion: bool = setting(
         True,
         "--query-expansion",
         "CTX_QUERY_EXPANSION",
         "",
-        "`doc_search`: a plain English word the documents seldom use also searches for its "
-        "neighbours in meaning that they use more (a shipped word table), and every plain word for its "
-        "other forms and the documentation's words for it in a programming thesaurus that they use more",
+        "`doc_search` and `context_recall`: a plain English word the documents (the session's entries) seldom "
+        "use also searches for its neighbours in meaning that they use more (a shipped word table), and every "
+        "plain word for its other forms and the documentation's words for it in a programming thesaurus that "
+        "they use more",
     )
     #: None means "not given": the default budget then follows the loaded model's context.
     budget_tokens: int | None = setting(

@@ -157,7 +157,7 @@ async def _open_wiring(config: Config) -> AsyncIterator[Wiring]:
                 )
                 if llm is not None:
                     await background.start(summarizer.run_worker)
-                sessions = SessionService(store, live, summarizer)
+                sessions = SessionService(store, live, summarizer, query_expansion=config.query_expansion)
                 documents = DocumentService(store, live, config, summarizer, pool=ChunkPool(background))
                 if embedder is not None:
                     semantic = SemanticIndex(repository_of(documents), embedder, VectorStore(data.vectors_path))

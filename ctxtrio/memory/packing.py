@@ -40,7 +40,7 @@ from .state.base import entry_key, entry_line
 from .state.columns import Item, SessionState
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Iterator, Sequence
+    from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
     from collections.abc import Set as AbstractSet
 
     from ..text.tokens import TokenModel
@@ -68,23 +68,26 @@ MEANING_DEPTH: Final = 10
 _FUSE_DEPTH: Final = 30
 
 
-def rank(state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str]) -> tuple[Iterator[Item], int]:
+def rank(
+    state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str], weights: Mapping[str, float] | None = None
+) -> tuple[Iterator[Item], int]:
     """Live matches of ``query_terms`` best first (lazily), and how many count as matched.
 
     The order is BM25 blended with recency, ties to the newer entry. The count leaves
     out pins and, when ``tags`` are given, entries with none of them;
     :func:`pack_recall` skips those as it goes. Ranking is one pass over the matches
     and a heap: packing usually stops after a few dozen, so most are never sorted.
+    ``weights``: the terms scored instead, each share weighted (query expansion, :mod:`.expansion`).
     """
-    ranked, _, matched = _ranked(state, query_terms, tags)
+    ranked, _, matched = _ranked(state, query_terms, tags, weights)
     return ranked, matched
 
 
 def _ranked(
-    state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str]
+    state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str], weights: Mapping[str, float] | None = None
 ) -> tuple[Iterator[Item], Collection[int], int]:
     """:func:`rank`'s answer, with the ordinals that matched."""
-    scores = state.index.scores(query_terms, state.live, state.lengths)
+    scores = state.index.scores(query_terms if weights is None else weights, state.live, state.lengths, weights)
     step = RECENCY_WEIGHT / max(1, len(state) - 1)
     heap = [(-score * (1.0 + step * ordinal), -ordinal) for ordinal, score in scores.items()]
     heapq.heapify(heap)
@@ -97,7 +100,11 @@ def _ranked(
 
 
 def fuse_meaning(
-    state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str], near: Sequence[str]
+    state: SessionState,
+    query_terms: Sequence[str],
+    tags: AbstractSet[str],
+    near: Sequence[str],
+    weights: Mapping[str, float] | None = None,
 ) -> tuple[Iterator[Item], int, frozenset[str]]:
     """:func:`rank`'s matches fused with ``near`` (entry keys nearest the query in meaning,
     best first; see ``memory/semantic.py``) by weighted reciprocal rank fusion, as
@@ -107,9 +114,9 @@ def fuse_meaning(
 
     Returns the candidates, how many count as matched (as :func:`rank` counts, plus
     the entries found only by meaning), and the ids of those found only by meaning.
-    Keys whose entry is gone, retired, or holds another text are skipped.
+    Keys whose entry is gone, retired, or holds another text are skipped. ``weights``: as :func:`rank`'s.
     """
-    keyword, scores, matched = _ranked(state, query_terms, tags)
+    keyword, scores, matched = _ranked(state, query_terms, tags, weights)
     first = list(islice(keyword, _FUSE_DEPTH))
     by_word = {item.ordinal: place for place, item in enumerate(first, 1)}
     by_meaning: dict[int, int] = {}

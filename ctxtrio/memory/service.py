@@ -42,6 +42,7 @@ from .admin.listing import ListingMethods
 from .admin.prune import PruneMethods
 from .arguments import check_role, check_tags, check_text, check_title
 from .compaction.compact import CompactionMethods
+from .expansion import load_tables, term_weights
 from .model import (
     Appended,
     EntryVectorCheck,
@@ -99,8 +100,11 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         *,
         max_sessions: int = MAX_SESSIONS,
         max_entries: int = MAX_ENTRIES,
+        query_expansion: bool = True,
     ) -> None:
         self._live = live
+        #: Recall expands a query's plain words as doc_search does (``--query-expansion``, :mod:`.expansion`).
+        self.query_expansion = query_expansion
         self._summarizer = summarizer if summarizer is not None else Summarizer(None, live.tokens)
         self._sessions = SessionStore(store, live, max_sessions=max_sessions, max_entries=max_entries)
         self._registry = self._sessions.registry
@@ -213,6 +217,9 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         wanted = frozenset(check_tags(tags))
         terms = query_terms(query)[:MAX_QUERY_TERMS] if query else []
         model = self._live.tokens.current
+        expanding = bool(terms) and query is not None and self.query_expansion
+        if expanding:
+            await load_tables()
         near = EntryHits([])
         if terms and query and self.semantic is not None:
             validate_id(session_id, "session_id")
@@ -220,10 +227,11 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
 
         def work(state: SessionState, room: int) -> RecallResult:
             if terms:
+                weights = term_weights(state.index, query, terms) if expanding and query is not None else None
                 if near.keys:
-                    ranked, matched, meaning = fuse_meaning(state, terms, wanted, near.keys)
+                    ranked, matched, meaning = fuse_meaning(state, terms, wanted, near.keys, weights)
                 else:
-                    (ranked, matched), meaning = rank(state, terms, wanted), frozenset[str]()
+                    (ranked, matched), meaning = rank(state, terms, wanted, weights), frozenset[str]()
                 return pack_recall(
                     state,
                     ranked,

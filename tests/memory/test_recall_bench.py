@@ -30,7 +30,8 @@ NOTES = [
 QUESTIONS = [
     Question("exact", "zebrafish importer retries", "long", "keeps its retries at three attempts"),
     Question("natural", "where did the release notes move?", "other", "moved to docs/changes.md"),
-    Question("paraphrase", "which aquarium chores were done?", "short", "water changed"),
+    # Not "aquarium chores": recall expands "aquarium" to its neighbour "tank" (memory/expansion.py).
+    Question("paraphrase", "which pets were fed?", "short", "water changed"),
 ]
 
 
@@ -46,7 +47,8 @@ def test_the_bench_ranks_finds_and_classifies() -> None:
     assert exact.found == {250: True, 500: True, 1000: True} and exact.returned[250]
     assert "[...]" in exact.texts[250] and len(exact.texts[250]) < len(NOTES[0].text) / 4
     assert natural.found[1000] and natural.miss[1000] == ""
-    # No word of the paraphrase is in the session: nothing is returned, and the miss says so.
+    # No word of the paraphrase, nor a form or neighbour of one, is in the session: nothing is returned, and
+    # the miss says so.
     assert paraphrase.rank is None and not paraphrase.found[1000] and paraphrase.miss[1000] == "not returned"
     assert exact.doc_found[1000] and natural.doc_found[1000]
 

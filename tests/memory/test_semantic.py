@@ -47,7 +47,9 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @asynccontextmanager
 async def opened(tmp_path: Path) -> AsyncIterator[Context]:
-    async with open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx:
+    # Meaning alone, not query expansion (memory/expansion.py: the thesaurus gives "login" "credentials").
+    config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, query_expansion=False)
+    async with open_context(config) as ctx:
         yield ctx
 
 
@@ -272,7 +274,12 @@ async def test_wired_by_embed_model_through_loopback_http(tmp_path: Path, monkey
     async with trio.open_nursery() as nursery:
         url = await serve_fake_embeddings(nursery, fake)
         config = Config(
-            data_dir=tmp_path / "data", llm_enabled=False, audit=False, embed_model=fake.model, embed_base_url=url
+            data_dir=tmp_path / "data",
+            llm_enabled=False,
+            audit=False,
+            embed_model=fake.model,
+            embed_base_url=url,
+            query_expansion=False,  # found by meaning, not by the thesaurus's "credentials" for "login"
         )
         async with open_context(config) as ctx:
             await ctx.sessions.append("s1", DEPLOY)

@@ -28,7 +28,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 __all__ = ["B", "K1", "TermIndex"]
 
@@ -123,8 +123,20 @@ class TermIndex:
         if found is not None:
             yield from zip(found[0], found[1])
 
-    def scores(self, query_terms: Iterable[str], live: Sequence[int], lengths: Sequence[int]) -> dict[int, float]:
-        """BM25 of every live entry (``live[ordinal]`` true) matching any of ``query_terms`` (each once)."""
+    def count(self, term: str) -> int:
+        """How many live entries hold ``term``."""
+        term_id = self.term_id(term)
+        return 0 if term_id is None else self.df[term_id]
+
+    def scores(
+        self,
+        query_terms: Iterable[str],
+        live: Sequence[int],
+        lengths: Sequence[int],
+        weights: Mapping[str, float] | None = None,
+    ) -> dict[int, float]:
+        """BM25 of every live entry (``live[ordinal]`` true) matching any of ``query_terms`` (each once),
+        a term's share times its ``weights`` (1 for a term it lacks; query expansion's, :mod:`..expansion`)."""
         docs = self.live_docs
         if docs <= 0:
             return {}
@@ -142,6 +154,8 @@ class TermIndex:
                 continue
             idf = math.log((docs - df + 0.5) / (df + 0.5))
             weight = (idf if idf > _IDF_FLOOR else _IDF_FLOOR) * (K1 + 1.0)
+            if weights is not None:
+                weight *= weights.get(term, 1.0)
             for ordinal, tf in self.postings(term_id):
                 if live[ordinal]:
                     acc[ordinal] = get(ordinal, 0.0) + weight * tf / (tf + base + per_length * lengths[ordinal])
