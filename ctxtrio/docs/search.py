@@ -36,7 +36,7 @@ from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import MAX_LEVEL_WORDS, Hit
-from ..text import neighbours, thesaurus
+from ..text import neighbours
 from ..text.definitions import Name, asked_name, defines, names_qualifier
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
@@ -255,15 +255,10 @@ async def _expanded(
 
 
 async def load_tables() -> None:
-    """Read the neighbour table and the thesaurus, once a process (~30 ms of file work, in a thread,
-    not on the event loop)."""
-    if not (neighbours.loaded() and thesaurus.loaded()):
-        await trio.to_thread.run_sync(_read_tables)
-
-
-def _read_tables() -> None:
-    neighbours.load()
-    thesaurus.load()
+    """Read the tables query expansion uses (:func:`~ctxtrio.text.neighbours.load_tables`), once a
+    process, in a thread, not on the event loop."""
+    if not neighbours.tables_loaded():
+        await trio.to_thread.run_sync(neighbours.load_tables)
 
 
 async def _read(

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final
 
 import trio
 
-from ..text import neighbours, thesaurus
+from ..text import neighbours
 from ..text.neighbours import Group, counted_first, expand, expandable, neighbours_of, rare_words
 
 if TYPE_CHECKING:
@@ -41,15 +41,10 @@ NEAR_WEIGHT: Final = 0.5
 
 
 async def load_tables() -> None:
-    """Read the neighbour table and the thesaurus once a process (~30 ms of file work, in a thread, not on the
-    event loop), as doc_search does (:func:`~ctxtrio.docs.search.load_tables`)."""
-    if not (neighbours.loaded() and thesaurus.loaded()):
-        await trio.to_thread.run_sync(_read_tables)
-
-
-def _read_tables() -> None:
-    neighbours.load()
-    thesaurus.load()
+    """Read the tables query expansion uses (:func:`~ctxtrio.text.neighbours.load_tables`), once a
+    process, in a thread, not on the event loop (doc_search: :func:`~ctxtrio.docs.search.load_tables`)."""
+    if not neighbours.tables_loaded():
+        await trio.to_thread.run_sync(neighbours.load_tables)
 
 
 def term_weights(index: TermIndex, query: str, terms: Sequence[str]) -> dict[str, float]:

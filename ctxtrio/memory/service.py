@@ -225,9 +225,15 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
             validate_id(session_id, "session_id")
             near = await self.semantic.nearest(session_id, query, MEANING_DEPTH)
 
+        # Query expansion's weights, worked out once a recall: every repack of the fit loop ranks
+        # again (the ranking is an iterator pack_recall consumes), over the same state, under the lock.
+        expanded: list[dict[str, float]] = []
+
         def work(state: SessionState, room: int) -> RecallResult:
             if terms:
-                weights = term_weights(state.index, query, terms) if expanding and query is not None else None
+                if expanding and query is not None and not expanded:
+                    expanded.append(term_weights(state.index, query, terms))
+                weights = expanded[0] if expanded else None
                 if near.keys:
                     ranked, matched, meaning = fuse_meaning(state, terms, wanted, near.keys, weights)
                 else:

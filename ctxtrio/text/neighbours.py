@@ -71,11 +71,13 @@ __all__ = [
     "expand",
     "expandable",
     "load",
+    "load_tables",
     "loaded",
     "neighbours_of",
     "other_forms",
     "plain_words",
     "rare_words",
+    "tables_loaded",
     "wanted",
 ]
 
@@ -149,6 +151,18 @@ def load() -> None:
 def loaded() -> bool:
     """Whether the table has been read (:func:`load`)."""
     return _table.cache_info().currsize > 0
+
+
+def load_tables() -> None:
+    """Read every table :func:`expand` uses, this one and the thesaurus (blocking file work, ~30 ms:
+    callers on an event loop run it in a thread once, when :func:`tables_loaded` says no)."""
+    load()
+    thesaurus.load()
+
+
+def tables_loaded() -> bool:
+    """Whether :func:`load_tables` has read them all."""
+    return loaded() and thesaurus.loaded()
 
 
 def neighbours_of(word: str) -> tuple[str, ...]:
