@@ -62,7 +62,7 @@ __all__ = [
 ]  # fmt: skip
 
 #: Keyword hits whose coverage sets a search's keyword confidence: the first alone (session
-#: recall, memory/packing.py, takes the best of its first CONFIDENT_HITS, 3). Over a whole
+#: recall, memory/ranking.py, takes the best of its first CONFIDENT_HITS, 3). Over a whole
 #: manual one of the next two keyword hits often holds every word of a question in passing
 #: while the first, which BM25 and the re-ranking chose, does not: the best of three judged
 #: such a question confident and kept the vector ranking's weight low. With FOCUS_BELOW 0.5,

@@ -1,8 +1,7 @@
-"""Recall ranking and budget packing (pure, no trio).
+"""Recall packing: pins and ranked matches into a token budget (pure, no trio).
 
-Ranking: a match's BM25 score (from the index, higher is better) is blended with its
-position in the session, ``score × (1 + 0.25 × recency)``, recency in [0, 1] (the first
-entry 0, the latest 1). Packing, in priority order:
+The candidates come best first from :mod:`.ranking` (recent mode: newest first). Packing,
+in priority order:
 
 1. every live pin, oldest first, while it fits; a pin that does not fit is named in
    the result, never dropped silently;
@@ -27,27 +26,23 @@ entry 0, the latest 1). Packing, in priority order:
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import replace
-from itertools import chain, islice
 from typing import TYPE_CHECKING, Final, Literal
 
 from ..text.cutting import CUT_MARK
-from ..text.embedding import CONFIDENT_HITS, coverage, fused_score
 from ..text.passages import cut_to_passage
 from .model import Entry, RecallResult
-from .state.base import entry_key, entry_line
-from .state.columns import Item, SessionState
+from .state.base import entry_line
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Iterable, Sequence
     from collections.abc import Set as AbstractSet
 
     from ..text.tokens import TokenModel
+    from .state.columns import Item, SessionState
 
-__all__ = ["MEANING_DEPTH", "RECENCY_WEIGHT", "fuse_meaning", "pack_recall", "rank", "recent_candidates"]
+__all__ = ["pack_recall"]
 
-RECENCY_WEIGHT: Final = 0.25
 #: Packing stops looking for a match that fits once this little budget is left, or
 #: after this many matches in a row did not fit (long result lists stay cheap).
 _MIN_LINE_TOKENS: Final = 4
@@ -61,96 +56,6 @@ _MIN_CUT_ROOM: Final = 64
 _CUT_SHARE: Final = 0.5
 #: How many unshown pins the text names; the structured result names them all.
 _NAMED_PINS: Final = 10
-#: With semantic recall: the entries nearest the query in meaning that are fused with BM25's
-#: first FUSE_DEPTH matches (the rest of BM25's follow). No similarity floor: what counts as
-#: near differs by model, and these are the nearest there are, named as found by meaning.
-MEANING_DEPTH: Final = 10
-_FUSE_DEPTH: Final = 30
-
-
-def rank(
-    state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str], weights: Mapping[str, float] | None = None
-) -> tuple[Iterator[Item], int]:
-    """Live matches of ``query_terms`` best first (lazily), and how many count as matched.
-
-    The order is BM25 blended with recency, ties to the newer entry. The count leaves
-    out pins and, when ``tags`` are given, entries with none of them;
-    :func:`pack_recall` skips those as it goes. Ranking is one pass over the matches
-    and a heap: packing usually stops after a few dozen, so most are never sorted.
-    ``weights``: the terms scored instead, each share weighted (query expansion, :mod:`.expansion`).
-    """
-    ranked, _, matched = _ranked(state, query_terms, tags, weights)
-    return ranked, matched
-
-
-def _ranked(
-    state: SessionState, query_terms: Sequence[str], tags: AbstractSet[str], weights: Mapping[str, float] | None = None
-) -> tuple[Iterator[Item], Collection[int], int]:
-    """:func:`rank`'s answer, with the ordinals that matched."""
-    scores = state.index.scores(query_terms if weights is None else weights, state.live, state.lengths, weights)
-    step = RECENCY_WEIGHT / max(1, len(state) - 1)
-    heap = [(-score * (1.0 + step * ordinal), -ordinal) for ordinal, score in scores.items()]
-    heapq.heapify(heap)
-    if tags:
-        pinned, tagged = state.pinned, state.tags
-        matched = sum(1 for o in scores if not pinned[o] and not tags.isdisjoint(tagged.get(o, ())))
-    else:
-        matched = len(scores) - sum(1 for pin in state.pin_set if pin in scores)
-    return _drain(state, heap), scores.keys(), matched
-
-
-def fuse_meaning(
-    state: SessionState,
-    query_terms: Sequence[str],
-    tags: AbstractSet[str],
-    near: Sequence[str],
-    weights: Mapping[str, float] | None = None,
-) -> tuple[Iterator[Item], int, frozenset[str]]:
-    """:func:`rank`'s matches fused with ``near`` (entry keys nearest the query in meaning,
-    best first; see ``memory/semantic.py``) by weighted reciprocal rank fusion, as
-    doc_search fuses chunks (:func:`~ctxtrio.text.embedding.fused_score`, the query's
-    keyword confidence from the first keyword matches): the first _FUSE_DEPTH matches and
-    the live entries of ``near`` in fused order, then the other matches in :func:`rank`'s.
-
-    Returns the candidates, how many count as matched (as :func:`rank` counts, plus
-    the entries found only by meaning), and the ids of those found only by meaning.
-    Keys whose entry is gone, retired, or holds another text are skipped. ``weights``: as :func:`rank`'s.
-    """
-    keyword, scores, matched = _ranked(state, query_terms, tags, weights)
-    first = list(islice(keyword, _FUSE_DEPTH))
-    by_word = {item.ordinal: place for place, item in enumerate(first, 1)}
-    by_meaning: dict[int, int] = {}
-    meaning_only: set[str] = set()
-    for key in near:
-        ordinal = state.ordinal_of(key.partition("#")[0])
-        if ordinal is None or ordinal in by_meaning:
-            continue
-        item = Item(state, ordinal)
-        if not item.live or entry_key(item.id, item.text) != key:
-            continue
-        by_meaning[ordinal] = len(by_meaning) + 1
-        if ordinal not in scores and not item.pinned and (not tags or not tags.isdisjoint(item.tags)):
-            meaning_only.add(item.id)
-    confidence = max((coverage(item.text, query_terms) for item in first[:CONFIDENT_HITS]), default=0.0)
-    pool = list(by_word) + [ordinal for ordinal in by_meaning if ordinal not in by_word]
-    pool.sort(key=lambda o: -fused_score(by_word.get(o), by_meaning.get(o), confidence))  # stable: words first
-    rest = (item for item in keyword if item.ordinal not in by_meaning)
-    fused = chain((Item(state, ordinal) for ordinal in pool), rest)
-    return fused, matched + len(meaning_only), frozenset(meaning_only)
-
-
-def _drain(state: SessionState, heap: list[tuple[float, int]]) -> Iterator[Item]:
-    pop = heapq.heappop
-    while heap:
-        yield Item(state, -pop(heap)[1])
-
-
-def recent_candidates(state: SessionState, tags: AbstractSet[str]) -> Iterable[Item]:
-    """Live unpinned entries, newest first (lazily: packing stops early)."""
-    live, pinned, tagged = state.live, state.pinned, state.tags
-    for ordinal in range(len(state) - 1, -1, -1):
-        if live[ordinal] and not pinned[ordinal] and (not tags or not tags.isdisjoint(tagged.get(ordinal, ()))):
-            yield Item(state, ordinal)
 
 
 def _fit_pins(state: SessionState, budget_tokens: int) -> tuple[list[Item], list[Item], int]:

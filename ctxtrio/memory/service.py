@@ -52,7 +52,8 @@ from .model import (
     SessionStatus,
     UpdateResult,
 )
-from .packing import MEANING_DEPTH, fuse_meaning, pack_recall, rank, recent_candidates
+from .packing import pack_recall
+from .ranking import MEANING_DEPTH, fuse_meaning, rank, recent_candidates
 from .render import render_recalled
 from .semantic import EntryHits, check_vectors
 from .sessions.registry import MAX_ENTRIES, MAX_SESSIONS
@@ -207,7 +208,7 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         """Pins, then the entries that best match ``query`` (BM25 + recency), within the budget.
 
         With semantic recall on, BM25's ranking is fused with the entries nearest the
-        query in meaning, as doc_search fuses chunks (:func:`~.packing.fuse_meaning`);
+        query in meaning, as doc_search fuses chunks (:func:`~.ranking.fuse_meaning`);
         those found only by meaning are named as such.
         A query with no usable terms (or none) returns the most recent entries.
         ``tags`` keeps matches carrying any of them; pins are always included.

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ctxtrio.memory.packing import pack_recall, rank, recent_candidates
+from ctxtrio.memory.packing import pack_recall
+from ctxtrio.memory.ranking import rank, recent_candidates
 from ctxtrio.text.terms import unique_terms
 from ctxtrio.text.tokens import TokenModel
 

@@ -15,7 +15,7 @@ from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.memory.admin.prune import replay_records
-from ctxtrio.memory.packing import fuse_meaning
+from ctxtrio.memory.ranking import fuse_meaning
 from ctxtrio.memory.semantic import EntryVectors, embeddable
 from ctxtrio.memory.state.base import entry_key
 from ctxtrio.store import vector_task
