@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 from .index_errors import IndexDamagedError, IndexFullError, for_lack_of_room, is_damage, is_full
+from .index_queries import doc_counts, inventory, search_levels
 from .index_tables import ensure_schema, forget_rows, insert_rows, set_watermark, watermark
 from .reading import read_journal
 from .records import StoredRecord
@@ -65,16 +66,11 @@ class Forget:
     journal: str
 
 
-#: BM25 weight of the ``heading`` column against the text's (1.0): FTS5 sums each column's
-#: BM25, so a word the trail holds counts once more, scaled by this.
-HEADING_WEIGHT = 1.0
 #: How long the writer waits for SQLite's write lock held by another process before it
 #: defers the update (the journals are durable; the gap is filled later), and how long
 #: a reader waits on a lock (rare under WAL).
 WRITE_BUSY_S = 2.0
 READ_BUSY_S = 5.0
-#: Terms counted in one statement (:meth:`SearchIndex.doc_counts`), well below SQLite's limit of parameters.
-_COUNTED_AT_ONCE = 200
 
 
 class SearchIndex:
@@ -309,12 +305,9 @@ class SearchIndex:
     def inventory(self) -> dict[str, tuple[int, int]]:
         """Journal name -> (indexed offset, chunk rows), for every journal the index knows (``ctxtrio doctor``)."""
         try:
-            conn = self._reader()
-            marks = {str(n): int(o) for n, o in conn.execute("SELECT name, indexed_offset FROM journals")}
-            rows = {str(j): int(c) for j, c in conn.execute("SELECT journal, count(*) FROM chunks GROUP BY journal")}
+            return inventory(self._reader())
         except sqlite3.Error as exc:
             raise self._error("search index read failed", exc) from exc
-        return {name: (marks.get(name, 0), rows.get(name, 0)) for name in marks.keys() | rows.keys()}
 
     def search(
         self,
@@ -335,48 +328,21 @@ class SearchIndex:
         levels = fts_levels(query_terms, common)
         if not levels or limit <= 0 or (journals is not None and not journals):
             return []
-        rank = f"bm25({table}, 1.0, {HEADING_WEIGHT})"
-        sql = f"SELECT rowid, journal, item, {rank}, line_start, line_end FROM {table} WHERE {table} MATCH ?"
-        if journals is not None:
-            sql += f" AND journal IN ({','.join('?' * len(journals))})"
-        sql += f" ORDER BY {rank} LIMIT ?"
         self._check_identity()
-        found: dict[int, Hit] = {}
         try:
-            for level in levels:
-                if level.only_if_none and found:
-                    break
-                params: list[str | int] = [level.expression, *(journals or ()), limit]
-                for rowid, j, i, s, a, b in self._reader().execute(sql, params).fetchall():
-                    if rowid not in found and len(found) < limit:
-                        found[rowid] = Hit(str(j), str(i), -float(s), int(a or 0), int(b or 0))
-                if len(found) >= limit:
-                    break
+            return search_levels(self._reader(), table, levels, journals=journals, limit=limit)
         except sqlite3.Error as exc:
             raise self._error("search failed", exc) from exc
-        return list(found.values())
 
     def doc_counts(self, table: Table, terms: Sequence[str]) -> dict[str, int]:
         """How many rows of ``table`` hold each of ``terms`` (their document frequency, for
-        weighing rare words above common ones), by FTS5's vocabulary of the table: the terms
-        looked up in a TEMP ``fts5vocab`` table of this thread's connection, up to
-        :data:`_COUNTED_AT_ONCE` in one statement (a search counts its words' other forms too:
-        ~20 words, 0.46 ms one statement each against 0.28 ms together over python3.11-doc).
+        weighing rare words above common ones: :func:`~.index_queries.doc_counts`).
         Rows of obsolete generations not yet removed count too: a statistic, not a search."""
-        vocab = f"temp.{table}_vocab"
         self._check_identity()
-        unique = list(dict.fromkeys(terms))
-        counts = dict.fromkeys(unique, 0)
         try:
-            conn = self._reader()
-            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, '{table}', 'row')")
-            for start in range(0, len(unique), _COUNTED_AT_ONCE):
-                some = unique[start : start + _COUNTED_AT_ONCE]
-                sql = f"SELECT term, doc FROM {vocab} WHERE term IN ({','.join('?' * len(some))})"
-                counts.update((str(term), int(doc)) for term, doc in conn.execute(sql, some))
+            return doc_counts(self._reader(), table, terms)
         except sqlite3.Error as exc:
             raise self._error("search index read failed", exc) from exc
-        return counts
 
 
 def _forgotten_later(batch: Sequence[Appended | Forget]) -> set[int]:

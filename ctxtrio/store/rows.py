@@ -37,7 +37,7 @@ class IndexRow:
     item: str
     terms: str
     #: The terms of the item's headings (a chunk's trail), a column of its own: a hit on a
-    #: word only the headings hold, weighted by :data:`~.index.HEADING_WEIGHT`.
+    #: word only the headings hold, weighted by :data:`~.index_queries.HEADING_WEIGHT`.
     heading: str = ""
 
 
