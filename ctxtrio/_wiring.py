@@ -104,21 +104,23 @@ class Wiring:
 
 
 @asynccontextmanager
-async def open_wiring(config: Config) -> AsyncIterator[Wiring]:
+async def open_wiring(config: Config, *, read_only: bool = False) -> AsyncIterator[Wiring]:
     """Open the data dir and start the background tasks; yield the :class:`Wiring`.
 
     What ``ctxtrio.open_context`` promises holds here too: on exit every acknowledged
     append is on disk; ConfigError, StoreError and EventLoopError as documented there; a
-    CtxError from the body or a background task comes out as itself.
+    CtxError from the body or a background task comes out as itself. ``read_only``
+    (``ctxtrio doctor`` without ``--repair``): the store writes, creates and heals nothing
+    (``run_store_writer``'s ``read_only``): reads only, every write fails with StoreError.
     """
     _require_trio()
     with one_error():
-        async with _open_wiring(config) as wiring:
+        async with _open_wiring(config, read_only=read_only) as wiring:
             yield wiring
 
 
 @asynccontextmanager
-async def _open_wiring(config: Config) -> AsyncIterator[Wiring]:
+async def _open_wiring(config: Config, *, read_only: bool) -> AsyncIterator[Wiring]:
     config = config.validated()
     data = await trio.to_thread.run_sync(prepare_data_dir, config.data_dir)
     live = Live.from_config(config)
@@ -127,7 +129,11 @@ async def _open_wiring(config: Config) -> AsyncIterator[Wiring]:
     async def run_writer(*, task_status: trio.TaskStatus[StoreHandle]) -> None:
         try:
             await run_store_writer(
-                data, lock_timeout_s=config.lock_timeout_s, rows_for=chunk_rows, task_status=task_status
+                data,
+                lock_timeout_s=config.lock_timeout_s,
+                rows_for=chunk_rows,
+                read_only=read_only,
+                task_status=task_status,
             )
         finally:
             writer_done.set()

@@ -1,6 +1,8 @@
 """``doctor``: is the data dir healthy, is the search index in step, are the LLM and embedding endpoints there?
 
-Read-only unless ``--repair``, which rebuilds the index rows of every current document
+Read-only unless ``--repair``: nothing is written to the data dir, no file created, healed or
+migrated, and SQLite leaves nothing beside the index and vectors files (``store/read_only.py``),
+also while a server on the same data dir writes them (its commits are read). ``--repair`` rebuilds the index rows of every current document
 from its journal (through the store writer, one journal at a time, so servers on the
 same data dir keep searching) and drops rows of journals that no longer exist, and
 drops vectors of such journals or of another embedding model (``cli/embeddings.py``).
@@ -19,6 +21,7 @@ import trio
 from .._errors import LLMError, StoreError
 from ..llm.client import open_llm_client
 from ..llm.messages import LLMSettings
+from ..store.index_errors import IndexDamagedError
 from .aside import free_space, set_aside
 from .embeddings import check_embeddings, check_session_vectors, probe_dimension
 from .library import open_library
@@ -62,12 +65,14 @@ def _args(p: argparse.ArgumentParser) -> None:
 
 async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     report = Report()
-    async with open_library(config, stop) as ctx:
+    async with open_library(config, stop, read_only=not args.repair) as ctx:
         report.add("data dir", *await trio.to_thread.run_sync(free_space, ctx.data))
         await _sessions(ctx, report)
         current = await _documents(ctx, report)
         try:
             await _index(ctx, report, repair=args.repair)
+        except IndexDamagedError as exc:  # (plain doctor: --repair, as a server's start, heals it)
+            report.add("index", False, f"{exc}: ctxtrio doctor --repair rebuilds it from the journals")
         except StoreError as exc:
             report.add("index", False, str(exc))
         await _embeddings(config, ctx, report, current, repair=args.repair)
@@ -118,7 +123,7 @@ async def _embeddings(config: Config, ctx: Wiring, report: Report, current: Mapp
 async def _sessions(ctx: Wiring, report: Report) -> None:
     check = await ctx.sessions.check_journals()
     report.facts["sessions"] = {"count": check.sessions, "deleted": check.deleted, "records": check.records}
-    damage = _damage(check.torn, check.malformed)
+    damage = _damage(check.torn, check.malformed, copied=not ctx.store.read_only)
     report.add(
         "sessions",
         not damage,
@@ -126,12 +131,13 @@ async def _sessions(ctx: Wiring, report: Report) -> None:
     )
 
 
-def _damage(torn: int, malformed: int) -> str:
+def _damage(torn: int, malformed: int, *, copied: bool) -> str:
     parts = []
     if torn:
         parts.append(f"{torn} with a torn last line (a crash mid-write; skipped, healed by the next append)")
     if malformed:
-        parts.append(f"{malformed} malformed line(s), copied to quarantine/ and skipped")
+        done = "copied to quarantine/ and skipped" if copied else "skipped (a server's read copies them to quarantine/)"
+        parts.append(f"{malformed} malformed line(s), {done}")
     return "; ".join(parts)
 
 
@@ -139,7 +145,7 @@ async def _documents(ctx: Wiring, report: Report) -> Mapping[str, int]:
     """Current generation journal name -> chunks the catalog promises."""
     check = await ctx.documents.check_journals()
     missing = [f"{doc_id} has {found} of {promised} chunks" for doc_id, found, promised in check.short]
-    damage = "; ".join([_damage(check.torn, check.malformed), *missing])
+    damage = "; ".join([_damage(check.torn, check.malformed, copied=not ctx.store.read_only), *missing])
     chunks_total = sum(check.journals.values())
     report.facts["documents"] = {"count": len(check.journals), "chunks": chunks_total}
     report.add(

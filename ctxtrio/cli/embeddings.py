@@ -21,7 +21,8 @@ from ..llm.client import open_llm_client
 from ..llm.embeddings import Embedder
 from ..llm.messages import LLMSettings
 from ..store.layout import removed_for_good
-from ..store.vector_schema import VectorsBusyError, look
+from ..store.vector_look import look
+from ..store.vector_schema import VectorsBusyError
 from ..store.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -60,17 +61,19 @@ async def check_embeddings(
     vectors = VectorStore(ctx.data.vectors_path)
     key, dropped, done, older, left = dim, 0, {}, 0, ""
     try:
-        # Without --repair nothing is written: a file of another layout is only looked at (an
-        # older server still running on this data dir keeps its table), none is created.
-        layout = None if repair else await trio.to_thread.run_sync(look, vectors.path, model)
-        if layout is not None and not layout.current:
+        # Without --repair nothing is written: the file is only looked at (an older server still running
+        # on this data dir keeps its table, a damaged file is kept for doctor to report), none is created.
+        if not repair:
+            layout = await trio.to_thread.run_sync(look, vectors.path, model, dim)
             older, left = layout.older, layout.describe()
+            if layout.current:
+                key, done = layout.dimension, layout.done
         else:
             await trio.to_thread.run_sync(vectors.open)
             stored = await trio.to_thread.run_sync(vectors.dimensions, model)
             key = dim if dim is not None else (stored[0] if len(stored) == 1 else None)
             drop = functools.partial(vectors.drop_except, forgotten=removed_for_good(current))
-            dropped = await trio.to_thread.run_sync(drop, model, key, set(current)) if repair else 0
+            dropped = await trio.to_thread.run_sync(drop, model, key, set(current))
             done = await trio.to_thread.run_sync(vectors.done, model, key) if key is not None else {}
             older = await trio.to_thread.run_sync(vectors.older, model)
     except VectorsBusyError as exc:  # a server writing: nothing wrong with the file

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import StoreError
-from ..store.vector_schema import look
+from ..store.vector_look import look
 from ..store.vector_task import Pending, VectorTask
 from ..store.vectors import VectorStore
 from ..text.embedding import text_parts
@@ -232,31 +232,38 @@ async def check_vectors(handle: StoreHandle, model: str, dim: int | None, *, rep
 def _check_vectors(
     vectors: VectorStore, model: str, dim: int | None, sessions: Mapping[str, Embeddable], *, repair: bool
 ) -> EntryVectorCheck:
-    """How many live entries of ``sessions`` have a vector of ``model`` in ``vectors`` (blocking; opens and leaves it open).
+    """How many live entries of ``sessions`` have a vector of ``model`` in ``vectors`` (blocking; with
+    ``repair``, opens it and leaves it open).
 
     ``dim`` None: the one dimension stored, if one. ``repair`` drops what the embedder's
     next pass would: vectors of sessions gone, of another model or dimension, and of
-    entries no journal holds with that text. Without ``repair`` nothing is written: a file
-    of another layout is only looked at (not migrated), none is created.
+    entries no journal holds with that text. Without ``repair`` nothing is written: the file
+    is only looked at (:func:`~ctxtrio.store.vector_look.look`: not migrated nor healed, none
+    created, nothing left beside it).
     """
     entries = sum(len(found.live) for found in sessions.values())
-    layout = None if repair else look(vectors.path, model)
-    if layout is not None and not layout.current:
-        return EntryVectorCheck(dim, entries, 0, 0, layout.describe())
+    if not repair:
+        layout = look(vectors.path, model, dim)
+        if not layout.current:
+            return EntryVectorCheck(dim, entries, 0, 0, layout.describe())
+        return EntryVectorCheck(layout.dimension, entries, _embedded(sessions, layout.done), 0)
     vectors.open()
     stored = vectors.dimensions(model)
     checked = dim if dim is not None else (stored[0] if len(stored) == 1 else None)
-    dropped = vectors.drop_except(model, checked, set(sessions)) if repair else 0
+    dropped = vectors.drop_except(model, checked, set(sessions))
     done = vectors.done(model, checked) if checked is not None else {}
-    if repair:
-        for session_id, have in done.items():
-            stale = have - sessions[session_id].held if session_id in sessions else set()
-            if stale:
-                dropped += vectors.drop_items(model, session_id, stale)
-    embedded = sum(
+    for session_id, have in done.items():
+        stale = have - sessions[session_id].held if session_id in sessions else set()
+        if stale:
+            dropped += vectors.drop_items(model, session_id, stale)
+    return EntryVectorCheck(checked, entries, _embedded(sessions, done), dropped)
+
+
+def _embedded(sessions: Mapping[str, Embeddable], done: Mapping[str, set[str]]) -> int:
+    """Live entries of ``sessions`` whose keys ``done`` (session -> keys with rows) holds."""
+    return sum(
         sum(1 for key, _ in found.live if key in done.get(session_id, ())) for session_id, found in sessions.items()
     )
-    return EntryVectorCheck(checked, entries, embedded, dropped)
 
 
 def _journal_stamps(data: DataDir) -> dict[str, tuple[int, int]]:

@@ -128,18 +128,20 @@ class IndexingState:
 class BlockingReads:
     """The store's reads that block, for code already in a worker thread (never the event loop)."""
 
-    def __init__(self, data: DataDir, index: SearchIndex) -> None:
+    def __init__(self, data: DataDir, index: SearchIndex, *, read_only: bool = False) -> None:
         self._data = data
         self._index = index
+        #: Where malformed lines are copied (None: a store opened read-only copies nothing).
+        self._quarantine = None if read_only else data.quarantine
 
     def read(self, path: Path, start: int = 0) -> ReadResult:
         """Complete records of the journal from ``start``."""
-        return read_journal(path, start, quarantine_dir=self._data.quarantine)
+        return read_journal(path, start, quarantine_dir=self._quarantine)
 
     def read_blocks(self, path: Path, start: int = 0, *, block_bytes: int = 4 << 20) -> Iterator[ReadResult]:
         """The journal's complete records from ``start``, a block at a time. Malformed lines
-        go to the data dir's quarantine."""
-        return read_blocks(path, start, block_bytes=block_bytes, quarantine_dir=self._data.quarantine)
+        go to the data dir's quarantine (unless the store is opened read-only)."""
+        return read_blocks(path, start, block_bytes=block_bytes, quarantine_dir=self._quarantine)
 
     def watermark(self, journal: str) -> int:
         """How far into ``journal`` the index has indexed."""
@@ -158,8 +160,13 @@ class StoreHandle:
         health: IndexHealth | None = None,
         giving_up: threading.Event | None = None,
         indexing: IndexingState | None = None,
+        *,
+        read_only: bool = False,
     ) -> None:
         self.data = data
+        #: Opened only to look (``ctxtrio doctor`` without ``--repair``): every operation fails, nothing is
+        #: written, created or healed, and malformed journal lines are skipped without a copy in quarantine.
+        self.read_only = read_only
         self._index = index  # private: services reach the index only through the methods below
         self.stats = stats
         self.health = health if health is not None else IndexHealth()
@@ -167,7 +174,7 @@ class StoreHandle:
         self._giving_up = giving_up if giving_up is not None else threading.Event()
         self._indexing = indexing if indexing is not None else IndexingState()
         #: Reads that block, for code in a worker thread.
-        self.blocking = BlockingReads(data, index)
+        self.blocking = BlockingReads(data, index, read_only=read_only)
 
     async def append(
         self, path: Path, records: Sequence[NewRecord], *, rows: Sequence[list[IndexRow]] | None = None
@@ -296,7 +303,7 @@ class StoreHandle:
 
     async def read(self, path: Path, start: int = 0) -> ReadResult:
         """Complete records of the journal from ``start`` (off the event loop)."""
-        return await trio.to_thread.run_sync(partial(read_journal, path, start, quarantine_dir=self.data.quarantine))
+        return await trio.to_thread.run_sync(self.blocking.read, path, start)
 
     async def index_settled(self) -> None:
         """Wait until every acknowledged append is in the index (at most one batch away)."""

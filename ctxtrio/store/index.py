@@ -35,15 +35,16 @@ import contextlib
 import logging
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from .._errors import StoreError
 from .index_errors import IndexDamagedError, IndexFullError, for_lack_of_room, is_damage, is_full
 from .index_queries import doc_counts, inventory, search_levels
 from .index_tables import ensure_schema, forget_rows, insert_rows, set_watermark, watermark
+from .read_only import read_only
 from .reading import read_journal
 from .records import StoredRecord
 from .rows import Hit, IndexRow, RowsFor, Table, fts_levels, no_rows
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
 __all__ = ["Appended", "Forget", "IndexDamagedError", "IndexFullError", "SearchIndex"]
 
 log = logging.getLogger("ctxtrio.store")
+
+_T = TypeVar("_T")
 
 Appended = tuple[str, Path, Sequence[StoredRecord], int, dict[int, list[IndexRow]]]
 
@@ -77,10 +80,13 @@ class SearchIndex:
     """The FTS5 index file. One writer connection (the store writer thread) plus one
     read connection per worker thread; WAL lets reads run beside the writer."""
 
-    def __init__(self, path: Path, rows_for: RowsFor = no_rows) -> None:
+    def __init__(self, path: Path, rows_for: RowsFor = no_rows, *, read_only: bool = False) -> None:
         self._path = path
         #: The rows a record contributes (see the module docstring).
         self.rows_for = rows_for
+        #: Only looked at (``ctxtrio doctor`` without ``--repair``): never opened for writing, each read
+        #: through :func:`~.read_only.read_only`, so nothing is written, healed, created or left beside it.
+        self.read_only = read_only
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -297,17 +303,11 @@ class SearchIndex:
     # -- reading -----------------------------------------------------------------
 
     def watermark(self, journal: str) -> int:
-        try:
-            return watermark(self._reader(), journal)
-        except sqlite3.Error as exc:
-            raise self._error("search index read failed", exc) from exc
+        return self._read("search index read failed", lambda conn: watermark(conn, journal), 0)
 
     def inventory(self) -> dict[str, tuple[int, int]]:
         """Journal name -> (indexed offset, chunk rows), for every journal the index knows (``ctxtrio doctor``)."""
-        try:
-            return inventory(self._reader())
-        except sqlite3.Error as exc:
-            raise self._error("search index read failed", exc) from exc
+        return self._read("search index read failed", inventory, {})
 
     def search(
         self,
@@ -329,20 +329,30 @@ class SearchIndex:
         if not levels or limit <= 0 or (journals is not None and not journals):
             return []
         self._check_identity()
-        try:
-            return search_levels(self._reader(), table, levels, journals=journals, limit=limit)
-        except sqlite3.Error as exc:
-            raise self._error("search failed", exc) from exc
+        return self._read(
+            "search failed", lambda conn: search_levels(conn, table, levels, journals=journals, limit=limit), []
+        )
 
     def doc_counts(self, table: Table, terms: Sequence[str]) -> dict[str, int]:
         """How many rows of ``table`` hold each of ``terms`` (their document frequency, for
         weighing rare words above common ones: :func:`~.index_queries.doc_counts`).
         Rows of obsolete generations not yet removed count too: a statistic, not a search."""
         self._check_identity()
+        return self._read(
+            "search index read failed", lambda conn: doc_counts(conn, table, terms), dict.fromkeys(terms, 0)
+        )
+
+    def _read(self, action: str, query: Callable[[sqlite3.Connection], _T], absent: _T) -> _T:
+        """``query`` on this thread's reader; in an index opened read-only, on a connection of its own
+        (``absent`` when there is no file: none is created). sqlite3 errors become StoreError."""
         try:
-            return doc_counts(self._reader(), table, terms)
+            if not self.read_only:
+                return query(self._reader())
+            if not self._path.exists():
+                return absent
+            return read_only(self._path, query, busy_s=READ_BUSY_S)
         except sqlite3.Error as exc:
-            raise self._error("search index read failed", exc) from exc
+            raise self._error(action, exc) from exc
 
 
 def _forgotten_later(batch: Sequence[Appended | Forget]) -> set[int]:

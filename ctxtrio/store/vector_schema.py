@@ -37,7 +37,7 @@ in a row) cannot be matched: dropped.
 
 Every change of layout is one transaction: a process killed during it leaves the file
 as it was, and the next open does it again. Only a writer migrates: ``ctxtrio doctor``
-without ``--repair`` reads the layout through a read-only connection (:func:`look`) and
+without ``--repair`` reads the file through a read-only connection (:mod:`.vector_look`) and
 leaves a file of another layout as it is, so an older server still running on the data
 dir keeps its table.
 """
@@ -48,7 +48,6 @@ import contextlib
 import hashlib
 import logging
 import sqlite3
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
@@ -59,17 +58,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUSY_TIMEOUT_S",
+    "LEGACY_VERSIONS",
     "ROWS_VERSION",
     "TEXTS_VERSION",
-    "Layout",
     "connect",
     "delete_unnamed",
     "digests_of",
+    "done_items",
     "has_legacy",
     "legacy_count",
     "legacy_vectors",
-    "look",
     "stored_dimensions",
+    "stored_texts_version",
     "text_digest",
     "transaction",
     "unnamed_texts",
@@ -84,7 +84,7 @@ ROWS_VERSION = 4
 #: 1: float32, L2-normalised, of the exact input's digest.
 TEXTS_VERSION = 1
 #: Files whose ``vectors`` table is migrated to ``legacy`` (their rows keep the characters of each part).
-_LEGACY_VERSIONS = (2, 3)
+LEGACY_VERSIONS = (2, 3)
 
 _TEXTS = """
 CREATE TABLE IF NOT EXISTS texts (
@@ -137,7 +137,7 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=OFF")  # derived: a lost commit is embedded again
         rows_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        texts_version = _texts_version(conn)
+        texts_version = stored_texts_version(conn)
         if rows_version != ROWS_VERSION or texts_version != TEXTS_VERSION:
             _say_if_newer(path, rows_version, texts_version)
             with transaction(conn):
@@ -147,60 +147,6 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
-
-
-@dataclass(frozen=True, slots=True)
-class Layout:
-    """A vectors file's layout as :func:`look` read it."""
-
-    #: ``user_version`` (0: no file, or one without tables) and the ``texts`` layout (None: no ``meta``).
-    rows_version: int
-    texts_version: int | None
-    #: Vectors of the model looked for that a schema 2 or 3 file holds (taken with no request once migrated).
-    older: int = 0
-
-    @property
-    def current(self) -> bool:
-        """Whether opening the file for writing leaves its layout as it is."""
-        return self.rows_version == ROWS_VERSION and self.texts_version == TEXTS_VERSION
-
-    def describe(self) -> str:
-        """What a writer will do to a file of another layout ("" for this one or none)."""
-        if self.current or (self.rows_version == 0 and self.texts_version is None):
-            return ""
-        if self.rows_version < ROWS_VERSION and self.texts_version is None:
-            taken = f", its {self.older} vectors then taken with no request" if self.older else ""
-            return (
-                f"vectors file of an older layout (schema {self.rows_version}), left as it is: the server's next"
-                f" start or doctor --repair migrates it{taken}"
-            )
-        return (
-            f"vectors file of another layout (rows {self.rows_version}, texts {self.texts_version}), left as it is:"
-            " the server's next start or doctor --repair takes it over"
-        )
-
-
-def look(path: Path, model: str) -> Layout:
-    """The layout of the file at ``path``, read without writing to it (``ctxtrio doctor`` without
-    ``--repair``): no migration, no healing, no file created. A file in WAL mode gets SQLite's
-    ``-wal`` and ``-shm`` beside it, as any reader's. VectorsBusyError or StoreError if it cannot be read."""
-    if not path.exists():
-        return Layout(0, None)
-    try:
-        with contextlib.closing(
-            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
-        ) as conn:
-            rows_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            texts_version = _texts_version(conn)
-            tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            older = 0
-            if rows_version in _LEGACY_VERSIONS and "vectors" in tables:
-                query = "SELECT count(*) FROM vectors WHERE model=? AND part >= 0"
-                older = int(conn.execute(query, (model,)).fetchone()[0])
-    except sqlite3.Error as exc:
-        kind = VectorsBusyError if is_busy(exc) else StoreError
-        raise kind(f"cannot read vectors file {path}: {exc}") from exc
-    return Layout(rows_version if tables else 0, texts_version, older)
 
 
 @contextlib.contextmanager
@@ -256,7 +202,8 @@ def _say_if_newer(path: Path, rows_version: int, texts_version: int | None) -> N
         )
 
 
-def _texts_version(conn: sqlite3.Connection) -> int | None:
+def stored_texts_version(conn: sqlite3.Connection) -> int | None:
+    """The ``texts`` layout the file's ``meta`` names (None: no ``meta``)."""
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone() is None:
         return None
     found = conn.execute("SELECT value FROM meta WHERE name='texts'").fetchone()
@@ -266,16 +213,16 @@ def _texts_version(conn: sqlite3.Connection) -> int | None:
 def _migrate(conn: sqlite3.Connection, rows_version: int) -> None:
     """Bring the file to this layout inside the caller's transaction (the user_version read before it)."""
     tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if "texts" in tables and _texts_version(conn) != TEXTS_VERSION:
+    if "texts" in tables and stored_texts_version(conn) != TEXTS_VERSION:
         conn.execute("DROP TABLE texts")  # vectors of another kind: embedded again
         conn.execute("DROP TABLE IF EXISTS rows")
         conn.execute("DROP TABLE IF EXISTS legacy")
     elif rows_version != ROWS_VERSION:
         conn.execute("DROP TABLE IF EXISTS rows")  # derived from the journals and ``texts`` again
     if "vectors" in tables:
-        if rows_version in _LEGACY_VERSIONS and "legacy" not in tables:
+        if rows_version in LEGACY_VERSIONS and "legacy" not in tables:
             conn.execute("ALTER TABLE vectors RENAME TO legacy")
-        elif rows_version in _LEGACY_VERSIONS:
+        elif rows_version in LEGACY_VERSIONS:
             # Opened by an older tree after an upgrade (it embeds into a new ``vectors``): kept with
             # what the upgrade left (same columns in 2 and 3), the older tree's rows winning, as newer.
             conn.execute("INSERT OR REPLACE INTO legacy SELECT * FROM vectors")
@@ -306,6 +253,15 @@ def stored_dimensions(conn: sqlite3.Connection, model: str) -> list[int]:
     tables = ["rows", "texts", *(["legacy"] if has_legacy(conn) else [])]
     union = " UNION ".join(f"SELECT DISTINCT dim FROM {table} WHERE model=?" for table in tables)
     return sorted(int(d) for (d,) in conn.execute(union, (model,) * len(tables)))
+
+
+def done_items(conn: sqlite3.Connection, model: str, dim: int, journal: str | None = None) -> dict[str, set[str]]:
+    """Journal -> items with rows (embedded, or refused for good) of (``model``, ``dim``), of one ``journal`` if given."""
+    where, args = ("", (model, dim)) if journal is None else (" AND journal=?", (model, dim, journal))
+    found: dict[str, set[str]] = {}
+    for name, item in conn.execute(f"SELECT DISTINCT journal, item FROM rows WHERE model=? AND dim=?{where}", args):
+        found.setdefault(str(name), set()).add(str(item))
+    return found
 
 
 def legacy_vectors(

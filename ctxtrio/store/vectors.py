@@ -316,14 +316,8 @@ class VectorStore:
 
     def done(self, model: str, dim: int, *, journal: str | None = None) -> dict[str, set[str]]:
         """Journal -> items embedded (or refused for good) for (``model``, ``dim``), of one ``journal`` if given."""
-        where, args = ("", (model, dim)) if journal is None else (" AND journal=?", (model, dim, journal))
         with self._db("read") as conn:
-            found: dict[str, set[str]] = {}
-            for name, item in conn.execute(
-                f"SELECT DISTINCT journal, item FROM rows WHERE model=? AND dim=?{where}", args
-            ):
-                found.setdefault(str(name), set()).add(str(item))
-            return found
+            return schema.done_items(conn, model, dim, journal)
 
     def counts(self, model: str, dim: int) -> tuple[int, int, int]:
         """(chunks embedded, chunks refused, vectors) for (``model``, ``dim``)."""

@@ -65,23 +65,32 @@ async def run_store_writer(
     lock_timeout_s: float,
     rows_for: RowsFor = no_rows,
     capacity: int = DEFAULT_CAPACITY,
+    read_only: bool = False,
     task_status: trio.TaskStatus[StoreHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Own the journals and the index until the handle is closed.
 
     Opens the index, reports a usable :class:`StoreHandle` through ``task_status``, then
     serves batches until the channel is closed and drained. The index is closed on exit.
+    ``read_only`` (``ctxtrio doctor`` without ``--repair``): nothing is written, created or
+    healed; the index is read through :mod:`.read_only`, and every operation fails with StoreError.
     """
-    index = SearchIndex(data.index_path, rows_for)
+    index = SearchIndex(data.index_path, rows_for, read_only=read_only)
     health = IndexHealth()
-    await trio.to_thread.run_sync(open_index, data, index, health)
+    if not read_only:
+        await trio.to_thread.run_sync(open_index, data, index, health)
     appender = JournalAppender(lock_timeout_s=lock_timeout_s, quarantine_dir=data.quarantine, folders_in=[data.docs])
     send, recv = open_store_channel(capacity)
     stats = WriterStats()
     indexing = IndexingState()
-    handle = StoreHandle(data, index, send, stats, health, giving_up=appender.giving_up, indexing=indexing)
+    handle = StoreHandle(
+        data, index, send, stats, health, giving_up=appender.giving_up, indexing=indexing, read_only=read_only
+    )
     try:
         task_status.started(handle)
+        if read_only:
+            await _refuse(recv)
+            return
         async with recv, trio.open_nursery() as nursery:
             indexer = _Indexer(indexing, data, index, health, nursery)
             async for first in recv:
@@ -219,6 +228,14 @@ class _Indexer:
             self._indexing.finished(event)
             if self._queue:
                 self._schedule()
+
+
+async def _refuse(recv: trio.MemoryReceiveChannel[StoreOp]) -> None:
+    """Fail every operation until the handle is closed: the store was opened only to look."""
+    async with recv:
+        async for op in recv:
+            op.outcome.error = StoreError(f"the store is opened read-only here: this {op.kind} was not done")
+            op.outcome.done.set()
 
 
 def _fail_unfinished(batch: list[StoreOp], exc: Exception) -> None:
