@@ -79,7 +79,9 @@ async def check_embeddings(
     except VectorsBusyError as exc:  # a server writing: nothing wrong with the file
         return False, f"vectors file: {exc}; another process holds it, run doctor again", None
     except StoreError as exc:
-        return False, f"vectors file: {exc}; delete {ctx.data.vectors_path} to re-embed", None
+        # --repair starts a damaged file afresh (VectorStore.open): a StoreError there is another cause.
+        cure = f"delete {ctx.data.vectors_path}" if repair else "ctxtrio doctor --repair starts a damaged file afresh"
+        return False, f"vectors file: {exc}; {cure}: every chunk is then embedded again", None
     finally:
         await trio.to_thread.run_sync(vectors.close)
     total = sum(current.values())
@@ -121,7 +123,8 @@ async def check_session_vectors(
     except VectorsBusyError as exc:
         return False, f"session vectors file: {exc}; another process holds it, run doctor again", None
     except StoreError as exc:
-        return False, f"session vectors file: {exc}; delete {path} to re-embed every entry", None
+        cure = f"delete {path}" if repair else "ctxtrio doctor --repair starts a damaged file afresh"
+        return False, f"session vectors file: {exc}; {cure}: every entry is then embedded again", None
     facts: dict[str, object] = {
         "dimension": check.dimension,
         "entries": check.entries,

@@ -169,3 +169,42 @@ async def test_plain_doctor_says_a_damaged_index_is_bad_and_repair_rebuilds_it(t
     assert plain.code == 1 and line(plain, "index").startswith("BAD index: search index"), plain.out
     assert "is damaged" in line(plain, "index") and "ctxtrio doctor --repair rebuilds it" in line(plain, "index")
     assert repaired.code == 0 and "in step" in line(repaired, "index"), repaired.out
+
+
+async def test_plain_doctor_says_a_damaged_vectors_file_is_bad_and_repair_starts_it_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vectors file of garbage and a session vectors file cut short: plain doctor says BAD for each,
+    names --repair and leaves them as they are; --repair starts both afresh, and a server embeds the
+    chunk and the entry again (the fake endpoint is asked for their texts)."""
+    async with embedded(tmp_path, monkeypatch) as (data, fake, url):
+        chunks, entries = data / "vectors.sqlite3", data / "session-vectors.sqlite3"
+        chunks.write_bytes(b"not a database " * 400)
+        entries.write_bytes(entries.read_bytes()[:4096])
+        before = snapshot(data)
+        plain = await doctor(data, fake, url)
+        assert snapshot(data) == before
+        repaired = await doctor(data, fake, url, "--repair")
+        fake.requests.clear()
+        config = ctxtrio.Config(
+            data_dir=data, llm_enabled=False, audit=False, embed_model=fake.model, embed_base_url=url
+        )
+        async with ctxtrio.open_context(config) as ctx:
+            index = ctx.documents.semantic
+            assert index is not None
+            with trio.fail_after(30):
+                while not (index.status().chunks_embedded == 1 and _has_rows(ctx)):
+                    index.wake()
+                    await trio.sleep(0.05)
+    cure = "ctxtrio doctor --repair starts a damaged file afresh"
+    assert plain.code == 1
+    assert line(plain, "embeddings").startswith(f"BAD embeddings: vectors file: cannot read vectors file {chunks}")
+    assert f"{cure}: every chunk is then embedded again" in line(plain, "embeddings")
+    assert "database disk image is malformed" in line(plain, "session vectors")
+    assert f"{cure}: every entry is then embedded again" in line(plain, "session vectors")
+    assert repaired.code == 0, repaired.out
+    assert "0 of 1 chunks embedded" in line(repaired, "embeddings")
+    assert "0 of 1 live session entries embedded" in line(repaired, "session vectors")
+    sent = [text for request in fake.requests for text in request]
+    assert any("rollback takes the previous image" in text for text in sent), sent
+    assert any("tokens expire after an hour" in text for text in sent), sent
