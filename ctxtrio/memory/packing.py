@@ -7,21 +7,24 @@ in priority order:
    the result, never dropped silently;
 2. matches by blended score (recent mode: newest first), skipping any that does not
    fit (recent mode stops at the first, so the window stays contiguous), at most
-   ``limit`` of them, never two entries with the same text;
+   ``limit`` of them, whole and cut together, never two entries with the same text;
 3. the text is laid out pins first, then matches, each group oldest first (the most
    recent material last, where models attend most), and ends with one line saying what
    did not fit. Entry lines and that line together stay within the budget by the token
    estimate: while they do not, the lowest-ranked match (then the latest pin) leaves;
-4. the best match that did not fit whole (recent mode: the entry where the window
-   stopped) is shown cut to the room left, around its best-matching line (recent mode:
-   from its start), with ``[...]`` where text was left out
-   (:func:`ctxtrio.text.cutting.cut_around`, as ``doc_search`` cuts a chunk), when
-   nothing else was shown or at least :data:`_MIN_CUT_ROOM` tokens are left. In query
-   mode it keeps its rank, as doc_search's hits do: from where it is met, :data:`_CUT_SHARE`
-   of the budget left (at least :data:`_MIN_CUT_ROOM`) is kept for its passage, and only
-   the rest goes to whole matches ranked below it; a match that the closing line pushed
-   out and that ranked above the one to cut is cut instead. The recent window stays
-   contiguous (the cut entry is the oldest shown).
+4. matches too large to fit whole (recent mode: the entry where the window stopped) are
+   shown cut, around their passage densest in the query's words (recent mode: from its
+   start), with ``[...]`` where text was left out (:func:`ctxtrio.text.passages.cut_to_passage`:
+   whole lines; :func:`ctxtrio.text.cutting.cut_around` when not even one fits, as
+   ``doc_search`` cuts a chunk), when nothing else was shown or at least :data:`_MIN_CUT_ROOM`
+   tokens are left. In query mode they keep their rank and share the budget as doc_search's
+   hits do: from where each is met, :data:`_CUT_SHARE` of the budget left (at least
+   :data:`_MIN_CUT_ROOM`; a later one whose share would be less takes all of it) is kept for
+   its passage, and only the rest goes to whole matches ranked below it; the passages are
+   then cut in rank order, each to that share of the room left (the last, all of it), so the
+   first gets the most. A match that the closing line pushed out and that ranked above the
+   first one to cut is cut in its place. The recent window stays contiguous (the cut entry
+   is the oldest shown).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from .model import Entry, RecallResult
 from .state.base import entry_line
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from collections.abc import Set as AbstractSet
 
     from ..text.tokens import TokenModel
@@ -51,8 +54,8 @@ _MAX_MISSES: Final = 16
 #: whole entries, only when this much of the budget is left (a cut is worth it).
 _MIN_CUT_TOKENS: Final = 8
 _MIN_CUT_ROOM: Final = 64
-#: Query mode: the share of the budget left that the best match too large to fit whole keeps
-#: for its cut passage when it ranks above matches that fit (they share the rest).
+#: Query mode: the share of the budget left that each match too large to fit whole keeps for its
+#: cut passage (doc_search's share, docs/packing._SHARE); matches that fit share the rest.
 _CUT_SHARE: Final = 0.5
 #: How many unshown pins the text names; the structured result names them all.
 _NAMED_PINS: Final = 10
@@ -132,9 +135,7 @@ def pack_recall(
     """
     pins, pins_missing, used = _fit_pins(state, budget_tokens)
     seen = {pin.text for pin in pins}
-    chosen, too_large, above, repeats, by_limit, used = _choose(
-        candidates, seen, used, budget_tokens, limit, tags, mode
-    )
+    chosen, cuts, repeats, by_limit, used = _choose(candidates, seen, used, budget_tokens, limit, tags, mode)
     if mode == "recent":
         matched = max(matched, len(chosen) + repeats)
     ranked_chosen = list(chosen)
@@ -142,21 +143,25 @@ def pack_recall(
         pins, pins_missing, chosen, used, by_limit, matched=matched, repeats=repeats, mode=mode,
         budget_tokens=budget_tokens, model=model, by_meaning=by_meaning, skipped=skipped,
     )  # fmt: skip
-    if mode == "query" and len(chosen) < len(ranked_chosen) and (too_large is None or len(chosen) < above):
-        # The closing line pushed out a match ranked above the one to cut: that match is cut instead.
-        too_large = ranked_chosen[len(chosen)]
+    if mode == "query" and len(chosen) < len(ranked_chosen) and (not cuts or len(chosen) < cuts[0][1]):
+        # The closing line pushed out a match ranked above the ones to cut: it is cut first instead.
+        cuts = [(ranked_chosen[len(chosen)], len(chosen)), *cuts[1:]]
     chosen.sort(key=_ordinal)
     shown = [(item.ordinal, item.line(), item.snapshot()) for item in chosen]
-    room = budget_tokens - used
-    if too_large is not None and not by_limit and (not chosen or room >= _MIN_CUT_ROOM):
-        notes = _meaning_notes([item.id for item in chosen] + [too_large.id], by_meaning, skipped)
-        cut = _cut_entry(too_large, query_terms, room, model, not_fit, matched, pins_missing, mode, notes)
-        if cut is not None:
-            line, snapshot, trailer, trailer_tokens = cut
-            shown.append((too_large.ordinal, line, snapshot))
-            shown.sort(key=lambda one: one[0])
-            used += snapshot.tokens
-            not_fit -= 1
+    if chosen and budget_tokens - used < _MIN_CUT_ROOM:
+        cuts = []
+
+    def closing(cut: Sequence[Item]) -> str:  # the closing line when ``cut`` is shown too
+        notes = _meaning_notes([item.id for item in chosen] + [item.id for item in cut], by_meaning, skipped)
+        return _trailer(not_fit - len(cut), matched, pins_missing, mode, by_limit, notes)
+
+    got, tail = _cut_all([item for item, _ in cuts], budget_tokens - used, closing, query_terms, model)
+    if got:
+        shown += [(item.ordinal, line, snapshot) for item, line, snapshot in got]
+        shown.sort(key=lambda one: one[0])
+        used += sum(snapshot.tokens for _, _, snapshot in got)
+        not_fit -= len(got)
+        trailer, trailer_tokens = tail, model.estimate(tail)
     lines = [pin.line() for pin in pins] + [line for _, line, _ in shown]
     entries = [pin.snapshot() for pin in pins] + [snapshot for _, _, snapshot in shown]
     text = "".join(lines) + trailer
@@ -184,19 +189,20 @@ def _choose(
     limit: int | None,
     tags: AbstractSet[str],
     mode: Literal["query", "recent"],
-) -> tuple[list[Item], Item | None, int, int, bool, int]:
-    """The matches shown whole, best first, and the best that did not fit whole (see the module doc).
+) -> tuple[list[Item], list[tuple[Item, int]], int, bool, int]:
+    """The matches shown whole, best first, and those to cut (see the module doc).
 
-    Returns (chosen, too_large, how many chosen rank above too_large, repeats, whether the
-    limit cut, tokens used). ``seen`` (the texts shown already) gains the chosen ones.
+    Returns (chosen, the matches to cut best first, each with how many chosen rank above it,
+    repeats, whether the limit cut, tokens used). ``seen`` (the texts shown already) gains the
+    chosen ones. Recent mode cuts one, where the window stops.
     """
     chosen: list[Item] = []
-    too_large: Item | None = None
-    repeats = misses = above = 0
-    reserved = 0  # query mode: the room kept for too_large's passage
+    cuts: list[tuple[Item, int]] = []
+    repeats = misses = 0
+    reserved = 0  # query mode: the room kept for the cut passages
     for item in candidates:
-        if limit is not None and len(chosen) >= limit:
-            return chosen, too_large, above, repeats, True, used
+        if limit is not None and len(chosen) + len(cuts) >= limit:  # the matches to cut count too
+            return chosen, cuts, repeats, True, used
         if budget_tokens - reserved - used < _MIN_LINE_TOKENS:
             break
         if item.pinned or (tags and tags.isdisjoint(item.tags)):
@@ -210,41 +216,72 @@ def _choose(
             seen.add(item.text)
             misses = 0
             continue
-        if too_large is None and mode == "query":
-            above = len(chosen)
-            # Its passage keeps its place in the ranking, as doc_search's first hits do: a share
-            # of what is left is kept for it, not filled first by whole matches ranked below it.
-            reserved = max(_MIN_CUT_ROOM, int((budget_tokens - used) * _CUT_SHARE))
-        too_large = too_large or item
+        free = budget_tokens - reserved - used
+        if not cuts or (mode == "query" and free >= _MIN_CUT_ROOM and all(item.text != c.text for c, _ in cuts)):
+            if mode == "query":
+                # Its passage keeps its place in the ranking, as doc_search's hits do: a share of
+                # what is left is kept for it, not filled first by whole matches ranked below it.
+                share = int(free * _CUT_SHARE)
+                reserved += max(_MIN_CUT_ROOM, share) if not cuts or share >= _MIN_CUT_ROOM else free
+            cuts.append((item, len(chosen)))
         if mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
             break
-    return chosen, too_large, above, repeats, False, used
+    return chosen, cuts, repeats, False, used
 
 
 def _ordinal(item: Item) -> int:
     return item.ordinal
 
 
-def _cut_entry(
-    item: Item,
-    query_terms: Sequence[str],
+def _cut_all(
+    items: Sequence[Item],
     room: int,
+    closing: Callable[[Sequence[Item]], str],
+    query_terms: Sequence[str],
     model: TokenModel,
-    not_fit: int,
-    matched: int,
-    pins_missing: Sequence[Item],
-    mode: str,
-    notes: Sequence[str],
-) -> tuple[str, Entry, str, int] | None:
-    """``item`` cut to fit ``room`` with the closing line: (line, entry as shown, trailer, its tokens).
+) -> tuple[list[tuple[Item, str, Entry]], str]:
+    """``items`` (best first) cut to share ``room`` with the closing line (``closing(shown)``): the
+    cuts shown, as (entry, line, entry as shown), and that line. The line is first sized as if
+    every cut is shown; when one is not, it counts one more match left out, and when it then no
+    longer fits, the lowest-ranked cut leaves and the rest are cut again."""
+    while items:
+        tail = closing(items)
+        got = _cut_entries(items, query_terms, room - model.estimate(tail), model)
+        if len(got) < len(items):
+            tail = closing([item for item, _, _ in got])
+        if got and sum(snapshot.tokens for _, _, snapshot in got) + model.estimate(tail) <= room:
+            return got, tail
+        items = [item for item, _, _ in got][:-1]
+    return [], ""
 
-    None when less than :data:`_MIN_CUT_TOKENS` of its text would fit. The entry as
-    shown carries the cut text and its estimate.
+
+def _cut_entries(
+    items: Sequence[Item], query_terms: Sequence[str], room: int, model: TokenModel
+) -> list[tuple[Item, str, Entry]]:
+    """``items`` (best first) cut to their passages in ``room``, as doc_search's hits share a budget:
+    each takes :data:`_CUT_SHARE` of what is left (the last, or one whose share would be under
+    :data:`_MIN_CUT_ROOM`, all of it); one that fits no :data:`_MIN_CUT_TOKENS` of text is left out."""
+    got: list[tuple[Item, str, Entry]] = []
+    for position, item in enumerate(items):
+        share = int(room * _CUT_SHARE)
+        if position + 1 == len(items) or share < _MIN_CUT_ROOM:
+            share = room
+        if got and share < _MIN_CUT_ROOM:
+            break
+        cut = _cut_entry(item, query_terms, share, model)
+        if cut is not None:
+            got.append((item, *cut))
+            room -= cut[1].tokens
+    return got
+
+
+def _cut_entry(item: Item, query_terms: Sequence[str], room: int, model: TokenModel) -> tuple[str, Entry] | None:
+    """``item`` cut to fit ``room``: (its line, the entry as shown, with the cut text and its estimate).
+
+    None when less than :data:`_MIN_CUT_TOKENS` of its text would fit.
     """
-    trailer = _trailer(not_fit - 1, matched, pins_missing, mode, False, notes)
     head = model.estimate(entry_line(item.id, item.role, item.pinned, item.tags, "")) + 1
-    trailer_tokens = model.estimate(trailer)
-    room_for_text = room - head - trailer_tokens
+    room_for_text = room - head
 
     def attempt(text_room: int) -> tuple[str, str, int] | None:
         text = cut_to_passage(item.text, query_terms, text_room, model)
@@ -252,7 +289,7 @@ def _cut_entry(
             text = f"{text.rstrip()} {CUT_MARK}"
         line = entry_line(item.id, item.role, item.pinned, item.tags, text)
         tokens = model.estimate(line)
-        return (line, text, tokens) if tokens + trailer_tokens <= room else None
+        return (line, text, tokens) if tokens <= room else None
 
     # Estimates are not additive (a cut mark, a line head, boundaries at the joins), so
     # the text room that fits is searched for: the largest that does, in log2(room) cuts.
@@ -271,7 +308,7 @@ def _cut_entry(
     if best is None:
         return None
     line, text, tokens = best
-    return line, replace(item.snapshot(), text=text, tokens=tokens), trailer, trailer_tokens
+    return line, replace(item.snapshot(), text=text, tokens=tokens)
 
 
 def _meaning_notes(shown: Sequence[str], by_meaning: AbstractSet[str], skipped: str | None) -> list[str]:

@@ -318,3 +318,64 @@ def test_a_best_match_pushed_out_by_the_closing_line_is_cut_not_replaced() -> No
     result = recall(state, "zebrafish valve", 200)
     assert [e.id for e in result.entries] == [best]
     assert MODEL.estimate(result.text) <= result.used_tokens <= 200
+
+
+def _long_note(topic: str, n: int) -> str:
+    """A long note whose one line naming ``topic`` sits among 40 filler lines."""
+    filler = [f"line {k}: routine status report number {k} for week {n}" for k in range(40)]
+    filler[20] = f"the {topic} tank leaks at valve {n}"
+    return "\n".join(filler)
+
+
+def test_every_match_too_large_to_fit_gets_a_share_the_first_the_most() -> None:
+    """Three long matches, each larger than the budget (400 tokens): each is shown cut to its passage around its
+    match, as doc_search's hits share a budget (half of what is left each, the last the rest); one
+    cut entry per answer showed only the first (recall_bench: rank-2 entries missed for room)."""
+    journal = Journal()
+    ids = [journal.entry(_long_note("zebrafish" if n == 0 else "guppy", n)) for n in range(3)]
+    state = journal.state()
+    ranked, _ = rank(state, unique_terms("zebrafish guppy tank valve"), frozenset())
+    order = [item.id for item in ranked]
+    assert order[0] == ids[0]  # the rarer word ranks it first
+    result = recall(state, "zebrafish guppy tank valve", 400)
+    shown = {entry.id: entry for entry in result.entries}
+    assert set(shown) == set(ids) and result.not_fit == 0 and "more matches" not in result.text
+    assert all(f"tank leaks at valve {n}" in shown[ids[n]].text for n in range(3))
+    assert all(entry.text.startswith("[...] ") and entry.text.endswith(" [...]") for entry in result.entries)
+    tokens = [shown[entry_id].tokens for entry_id in order]
+    assert tokens[0] >= tokens[1] and tokens[0] >= tokens[2]
+    assert MODEL.estimate(result.text) <= result.used_tokens <= 400
+    assert [e.id for e in result.entries] == ids  # laid out oldest first, as whole matches are
+
+
+def test_cut_matches_count_against_the_limit() -> None:
+    """With a limit, the matches shown, whole and cut, are the best that many: a long first match
+    cut beside a short one with limit 1 showed both (two, over the limit)."""
+    journal = Journal()
+    long = journal.entry(_long_note("zebrafish", 0))
+    journal.entry("zebrafish note")
+    state = journal.state()
+    ranked, _ = rank(state, unique_terms("zebrafish tank valve"), frozenset())
+    assert next(ranked).id == long
+    for limit in (1, 2):
+        result = recall(state, "zebrafish tank valve", 200, limit=limit)
+        assert len(result.entries) == limit and result.entries[0].id == long, limit  # oldest first
+        assert result.entries[0].text.startswith("[...] ")
+    assert "(1 more matches not shown: raise limit)" in recall(state, "zebrafish tank valve", 200, limit=1).text
+
+
+def test_shares_of_long_entries_stay_within_the_budget() -> None:
+    """Random sessions of long multi-line and one-line entries, with pins and tags: every answer's
+    text is within the budget by the estimate, and no entry is shown twice."""
+    rng = random.Random(11)
+    words = "alpha beta gamma delta cookie auth parser token retry cache valve tank".split()
+    for trial in range(40):
+        journal = Journal()
+        for number in range(rng.randint(1, 12)):
+            sentences = (" ".join(rng.choices(words, k=rng.randint(3, 12))) + "." for _ in range(rng.randint(1, 60)))
+            joiner = rng.choice([" ", "\n"])
+            journal.entry(f"{number} " + joiner.join(sentences), pinned=rng.random() < 0.1)
+        budget = rng.choice([60, 120, 250, 500, 1000])
+        result = recall(journal.state(), rng.choice(["cookie auth", "valve tank retry", "parser"]), budget)
+        assert MODEL.estimate(result.text) <= result.used_tokens <= budget, (trial, budget)
+        assert len({entry.id for entry in result.entries}) == len(result.entries)
