@@ -14,9 +14,9 @@ in priority order:
    estimate: while they do not, the lowest-ranked match (then the latest pin) leaves;
 4. matches too large to fit whole (recent mode: the entry where the window stopped) are
    shown cut, around their passage densest in the query's words (recent mode: from its
-   start), with ``[...]`` where text was left out (:func:`ctxtrio.text.passages.cut_to_passage`:
-   whole lines; :func:`ctxtrio.text.cutting.cut_around` when not even one fits, as
-   ``doc_search`` cuts a chunk), when nothing else was shown or at least :data:`_MIN_CUT_ROOM`
+   start), with ``[...]`` where text was left out (:func:`ctxtrio.text.long_lines.cut_by_sentences`:
+   whole lines, and the sentences of a long line; :func:`ctxtrio.text.cutting.cut_around`
+   when not even one fits), when nothing else was shown or at least :data:`_MIN_CUT_ROOM`
    tokens are left. In query mode they keep their rank and share the budget as doc_search's
    hits do: from where each is met, :data:`_CUT_SHARE` of the budget left (at least
    :data:`_MIN_CUT_ROOM`; a later one whose share would be less takes all of it) is kept for
@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
 from ..text.cutting import CUT_MARK
-from ..text.passages import cut_to_passage
+from ..text.long_lines import cut_by_sentences
 from .model import Entry, RecallResult
 from .state.base import entry_line
 
@@ -284,7 +284,7 @@ def _cut_entry(item: Item, query_terms: Sequence[str], room: int, model: TokenMo
     room_for_text = room - head
 
     def attempt(text_room: int) -> tuple[str, str, int] | None:
-        text = cut_to_passage(item.text, query_terms, text_room, model)
+        text = cut_by_sentences(item.text, query_terms, text_room, model)
         if text != item.text and item.text.startswith(text):  # a prefix cut: mark its end too
             text = f"{text.rstrip()} {CUT_MARK}"
         line = entry_line(item.id, item.role, item.pinned, item.tags, text)

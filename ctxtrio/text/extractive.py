@@ -25,7 +25,7 @@ from ctxtrio.text.terms import terms
 if TYPE_CHECKING:
     from ctxtrio.text.tokens import TokenModel
 
-__all__ = ["first_sentence", "split_sentences", "summarize_extractive"]
+__all__ = ["first_sentence", "sentence_ends", "split_sentences", "summarize_extractive"]
 
 _LEAD_BOOST: Final = (1.15, 1.10, 1.05)  # multipliers for the first three sentences
 _SECTION_LEAD_BOOST: Final = 1.5  # the first sentence after a heading
@@ -212,6 +212,17 @@ def _split_unit(unit: str) -> list[list[str]]:
         if wrapped * 2 < len(lines) - 1:
             return [_split_text(line) for line in lines]
     return [_split_text(unit)]
+
+
+def sentence_ends(line: str) -> list[int]:
+    """Where each sentence of ``line`` but its last ends (just past its ``.!?`` and closers), by the
+    rules of :func:`split_sentences` (not after ``e.g.``, an initial, or before a lowercase word)."""
+    return [
+        match.end()
+        for match in _ENDS.finditer(line)
+        if match.end() < len(line)
+        and (match.group()[0] not in ".!?" or _ends_sentence(line, match.start(), match.end()))
+    ]
 
 
 def _split_text(unit: str) -> list[str]:

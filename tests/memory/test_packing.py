@@ -379,3 +379,20 @@ def test_shares_of_long_entries_stay_within_the_budget() -> None:
         result = recall(journal.state(), rng.choice(["cookie auth", "valve tank retry", "parser"]), budget)
         assert MODEL.estimate(result.text) <= result.used_tokens <= budget, (trial, budget)
         assert len({entry.id for entry in result.entries}) == len(result.entries)
+
+
+def test_a_long_one_line_entry_is_cut_to_the_sentence_that_answers() -> None:
+    """An entry written as one long line (a commit message, a model's note) is cut to the sentences
+    densest in the query's words (text/long_lines.py), not to the characters around its first
+    match: 'fsyncs' and 'round' stand alone early, together with 'new document' later."""
+    journal = Journal()
+    note = journal.entry(
+        "store writer: each group round syncs on its own thread. "
+        + " ".join(f"Step {n} of the folder sweep reads nothing new from the disk here." for n in range(12))
+        + " A new document's round is four fsyncs: the file, its folder, docs/ and the catalog. "
+        + " ".join(f"Row {n} of the table keeps the same figures as before the change." for n in range(12))
+    )
+    result = recall(journal.state(), "How many fsyncs does a new document's round take?", 80)
+    assert [e.id for e in result.entries] == [note]
+    assert "A new document's round is four fsyncs: the file, its folder, docs/ and the catalog." in result.text
+    assert MODEL.estimate(result.text) <= result.used_tokens <= 80
