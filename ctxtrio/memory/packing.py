@@ -260,7 +260,8 @@ def _cut_entries(
 ) -> list[tuple[Item, str, Entry]]:
     """``items`` (best first) cut to their passages in ``room``, as doc_search's hits share a budget:
     each takes :data:`_CUT_SHARE` of what is left (the last, or one whose share would be under
-    :data:`_MIN_CUT_ROOM`, all of it); one that fits no :data:`_MIN_CUT_TOKENS` of text is left out."""
+    :data:`_MIN_CUT_ROOM`, all of it); one that fits no :data:`_MIN_CUT_TOKENS` of text is left out.
+    The room the passages left unused is then given back to them in rank order."""
     got: list[tuple[Item, str, Entry]] = []
     for position, item in enumerate(items):
         share = int(room * _CUT_SHARE)
@@ -272,6 +273,16 @@ def _cut_entries(
         if cut is not None:
             got.append((item, *cut))
             room -= cut[1].tokens
+    # A passage that did not fill its share (its next line or sentence too long for it, or the
+    # entry shown whole) leaves room the ones above it could have shown: it goes back to them,
+    # best first, each cut again with its tokens and the room left.
+    for position, (item, _, shown) in enumerate(got):
+        if room < _MIN_CUT_TOKENS:
+            break
+        again = _cut_entry(item, query_terms, shown.tokens + room, model)
+        if again is not None and again[1].tokens > shown.tokens:
+            room -= again[1].tokens - shown.tokens
+            got[position] = (item, *again)
     return got
 
 

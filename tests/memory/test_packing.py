@@ -396,3 +396,19 @@ def test_a_long_one_line_entry_is_cut_to_the_sentence_that_answers() -> None:
     assert [e.id for e in result.entries] == [note]
     assert "A new document's round is four fsyncs: the file, its folder, docs/ and the catalog." in result.text
     assert MODEL.estimate(result.text) <= result.used_tokens <= 80
+
+
+def test_room_a_later_passage_leaves_unused_goes_back_to_the_first() -> None:
+    """The second cut's passage is one short line (the line after it is too long to add), so it
+    fills little of its share: that room goes back to the first-ranked cut, which shows more of
+    its lines, and the answer fills the budget (before: about two thirds of it)."""
+    journal = Journal()
+    first = journal.entry(_long_note("zebrafish", 0))
+    journal.entry("the valve 1 leaks\n" + "x" * 4000 + "\n" + "filler words here " * 200)
+    state = journal.state()
+    assert next(rank(state, unique_terms("zebrafish tank valve"), frozenset())[0]).id == first
+    result = recall(state, "zebrafish tank valve", 400)
+    assert len(result.entries) == 2
+    shown = {entry.id: entry for entry in result.entries}
+    assert shown[first].tokens > 250  # more than half of the room its share was
+    assert 0.9 * 400 <= result.used_tokens <= 400 and MODEL.estimate(result.text) <= result.used_tokens
