@@ -21,9 +21,10 @@ in priority order:
    hits do: from where each is met, :data:`_CUT_SHARE` of the budget left (at least
    :data:`_MIN_CUT_ROOM`; a later one whose share would be less takes all of it) is kept for
    its passage, and only the rest goes to whole matches ranked below it; the passages are
-   then cut in rank order, each to that share of the room left (the last, all of it), so the
-   first gets the most. A match that the closing line pushed out and that ranked above the
-   first one to cut is cut in its place. The recent window stays contiguous (the cut entry
+   then cut in rank order, each to that share of the room left (the first, the share of the
+   query's words it holds when that is more; the last, all of it), so the first gets the most,
+   and the room a passage leaves unused goes back to those above it. A match that the closing
+   line pushed out and that ranked above the first one to cut is cut in its place. The recent window stays contiguous (the cut entry
    is the oldest shown).
 """
 
@@ -33,6 +34,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
 from ..text.cutting import CUT_MARK
+from ..text.embedding import coverage
 from ..text.long_lines import cut_by_sentences
 from .model import Entry, RecallResult
 from .state.base import entry_line
@@ -259,12 +261,16 @@ def _cut_entries(
     items: Sequence[Item], query_terms: Sequence[str], room: int, model: TokenModel
 ) -> list[tuple[Item, str, Entry]]:
     """``items`` (best first) cut to their passages in ``room``, as doc_search's hits share a budget:
-    each takes :data:`_CUT_SHARE` of what is left (the last, or one whose share would be under
-    :data:`_MIN_CUT_ROOM`, all of it); one that fits no :data:`_MIN_CUT_TOKENS` of text is left out.
+    each takes :data:`_CUT_SHARE` of what is left (the first, the share of the query's words it
+    holds when that is more; the last, or one whose share would be under :data:`_MIN_CUT_ROOM`,
+    all of it); one that fits no :data:`_MIN_CUT_TOKENS` of text is left out.
     The room the passages left unused is then given back to them in rank order."""
     got: list[tuple[Item, str, Entry]] = []
     for position, item in enumerate(items):
-        share = int(room * _CUT_SHARE)
+        # The first keeps at least the share of the room that it holds of the query's words: one
+        # holding them all is most likely the answer and keeps all it needs (the keyword confidence
+        # of semantic recall's fusion, text/embedding.coverage); the less it holds, the more is shared.
+        share = int(room * (max(_CUT_SHARE, coverage(item.text, query_terms)) if position == 0 else _CUT_SHARE))
         if position + 1 == len(items) or share < _MIN_CUT_ROOM:
             share = room
         if got and share < _MIN_CUT_ROOM:

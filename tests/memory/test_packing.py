@@ -401,14 +401,33 @@ def test_a_long_one_line_entry_is_cut_to_the_sentence_that_answers() -> None:
 def test_room_a_later_passage_leaves_unused_goes_back_to_the_first() -> None:
     """The second cut's passage is one short line (the line after it is too long to add), so it
     fills little of its share: that room goes back to the first-ranked cut, which shows more of
-    its lines, and the answer fills the budget (before: about two thirds of it)."""
+    its lines, and the answer fills the budget (before: about two thirds of it). The first holds
+    two of the query's three words, so it keeps two thirds of the room, not all of it."""
     journal = Journal()
+    journal.entry("the valve 1 has mould\n" + "x" * 4000 + "\n" + "filler here " * 200)
     first = journal.entry(_long_note("zebrafish", 0))
-    journal.entry("the valve 1 leaks\n" + "x" * 4000 + "\n" + "filler words here " * 200)
     state = journal.state()
-    assert next(rank(state, unique_terms("zebrafish tank valve"), frozenset())[0]).id == first
-    result = recall(state, "zebrafish tank valve", 400)
+    assert next(rank(state, unique_terms("zebrafish valve mould"), frozenset())[0]).id == first
+    result = recall(state, "zebrafish valve mould", 400)
     assert len(result.entries) == 2
     shown = {entry.id: entry for entry in result.entries}
-    assert shown[first].tokens > 250  # more than half of the room its share was
+    assert shown[first].tokens > 300  # more than the two thirds of the room its share was
     assert 0.9 * 400 <= result.used_tokens <= 400 and MODEL.estimate(result.text) <= result.used_tokens
+
+
+def test_a_first_match_holding_every_word_of_the_query_keeps_the_room_it_needs() -> None:
+    """Two long matches; the first holds every word of the query and its answer lies ten lines past
+    the match: it keeps the room (the share of the query's words it holds, here all) and shows the
+    answer, where half the room did not reach it and showed the second, which holds one word."""
+    journal = Journal()
+    other = journal.entry("zebrafish " + "\n".join(f"other line {n} with plain words of no use" for n in range(60)))
+    lines = [f"line {n}: routine status report number {n} for week 0" for n in range(40)]
+    lines[12] = "the zebrafish tank leaks at valve seven"
+    lines[22] = "the fix: a new gasket, fitted on Monday"
+    first = journal.entry("\n".join(lines))
+    state = journal.state()
+    assert next(rank(state, unique_terms("zebrafish tank valve"), frozenset())[0]).id == first
+    result = recall(state, "zebrafish tank valve", 300)
+    assert "the fix: a new gasket" in result.text and [e.id for e in result.entries] == [first]
+    assert "(1 more matches not shown: raise budget_tokens)" in result.text and other not in result.text
+    assert MODEL.estimate(result.text) <= result.used_tokens <= 300
