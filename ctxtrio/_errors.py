@@ -20,6 +20,7 @@ checks the drawing against the classes)::
     │   ├── DiskFullError        (store/reading.py) no room on the disk for a file (ENOSPC, EDQUOT)
     │   ├── IndexDamagedError    (store/index_errors.py) the index file is corrupt or replaced: heal it
     │   ├── IndexFullError       (store/index_errors.py) no room on the disk for an index update
+    │   ├── IndexBusyError       (store/index_errors.py) another process held the index's lock when it was opened
     │   ├── VectorsBusyError     (store/vector_schema.py) another process held the vectors file's lock too long
     │   └── CommitTimeoutError   (docs/repository.py) the writer did not acknowledge a commit in time
     └── LLMError             the summarizer endpoint failed; callers fall back

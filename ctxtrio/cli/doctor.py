@@ -21,7 +21,7 @@ import trio
 from .._errors import LLMError, StoreError
 from ..llm.client import open_llm_client
 from ..llm.messages import LLMSettings
-from ..store.index_errors import IndexDamagedError
+from ..store.index_errors import IndexBusyError, IndexDamagedError
 from .aside import free_space, set_aside
 from .embeddings import check_embeddings, check_session_vectors, probe_dimension
 from .library import open_library
@@ -73,6 +73,9 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             await _index(ctx, report, repair=args.repair)
         except IndexDamagedError as exc:  # (plain doctor: --repair, as a server's start, heals it)
             report.add("index", False, f"{exc}: ctxtrio doctor --repair rebuilds it from the journals")
+        except IndexBusyError:  # (--repair: a server held the write lock past WRITE_BUSY_S when it opened)
+            line = "another process (a server writing it) held the search index's write lock: run doctor --repair again"
+            report.add("index", False, line)
         except StoreError as exc:
             report.add("index", False, str(exc))
         await _embeddings(config, ctx, report, current, repair=args.repair)

@@ -21,6 +21,7 @@ from ..llm.client import open_llm_client
 from ..llm.embeddings import Embedder
 from ..llm.messages import LLMSettings
 from ..store.layout import removed_for_good
+from ..store.reading import DiskFullError
 from ..store.vector_look import look
 from ..store.vector_schema import VectorsBusyError
 from ..store.vectors import VectorStore
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["check_embeddings", "check_session_vectors", "probe_dimension"]
 
 _TIMEOUT_S = 10.0
+#: A vectors file that cannot be opened on a full disk keeps its vectors: deleting it would cost a request each.
+_NO_ROOM = "no room on the disk: free some space and run doctor --repair again (the file keeps its vectors)"
 
 
 async def probe_dimension(config: Config) -> tuple[int | None, str | None]:
@@ -78,6 +81,8 @@ async def check_embeddings(
             older = await trio.to_thread.run_sync(vectors.older, model)
     except VectorsBusyError as exc:  # a server writing: nothing wrong with the file
         return False, f"vectors file: {exc}; another process holds it, run doctor again", None
+    except DiskFullError as exc:  # (--repair's open migrates or heals: it needs room, the vectors stay)
+        return False, f"vectors file: {exc}; {_NO_ROOM}", None
     except StoreError as exc:
         # --repair starts a damaged file afresh (VectorStore.open): a StoreError there is another cause.
         cure = f"delete {ctx.data.vectors_path}" if repair else "ctxtrio doctor --repair starts a damaged file afresh"
@@ -122,6 +127,8 @@ async def check_session_vectors(
         check = await ctx.sessions.check_vectors(config.embed_model, dim, repair=repair)
     except VectorsBusyError as exc:
         return False, f"session vectors file: {exc}; another process holds it, run doctor again", None
+    except DiskFullError as exc:
+        return False, f"session vectors file: {exc}; {_NO_ROOM}", None
     except StoreError as exc:
         cure = f"delete {path}" if repair else "ctxtrio doctor --repair starts a damaged file afresh"
         return False, f"session vectors file: {exc}; {cure}: every entry is then embedded again", None

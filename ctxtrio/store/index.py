@@ -41,7 +41,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from .._errors import StoreError
-from .index_errors import IndexDamagedError, IndexFullError, for_lack_of_room, is_damage, is_full
+from .index_errors import (
+    IndexBusyError,
+    IndexDamagedError,
+    IndexFullError,
+    for_lack_of_room,
+    is_busy,
+    is_damage,
+    is_full,
+)
 from .index_queries import doc_counts, inventory, search_levels
 from .index_tables import ensure_schema, forget_rows, insert_rows, set_watermark, watermark
 from .read_only import read_only
@@ -93,6 +101,8 @@ class SearchIndex:
         self._writer: sqlite3.Connection | None = None
         #: Why the index could not be opened ("" when it is open or was never tried).
         self.unavailable = ""
+        #: Whether :attr:`unavailable` is another process's write lock held past the busy wait at open.
+        self._busy = False
         #: (device, inode) of the file opened: a different one means deleted or replaced.
         self._identity: tuple[int, int] | None = None
 
@@ -103,11 +113,12 @@ class SearchIndex:
 
         Returns True when the file was created afresh, so the caller re-indexes the journals; raises
         IndexFullError if the disk has no room for it (the writer shelves it, :mod:`.room`)."""
-        self.unavailable = ""
+        self.unavailable, self._busy = "", False
         try:
             return self._open_file()
         except sqlite3.Error as exc:
             if not is_damage(exc):
+                self._busy = is_busy(exc)
                 # A read-only or failing file system, a directory in the index's place: the journals are
                 # still readable, so all but document search and ingest goes on; a restart tries again.
                 self.unavailable = self._refused("cannot be opened", exc)
@@ -200,7 +211,7 @@ class SearchIndex:
 
     def _reader(self) -> sqlite3.Connection:
         if self.unavailable:
-            raise StoreError(self.unavailable)
+            raise (IndexBusyError if self._busy else StoreError)(self.unavailable)
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._connect(READ_BUSY_S)

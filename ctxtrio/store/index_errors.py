@@ -14,7 +14,16 @@ from .reading import free_bytes
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["FULL_BELOW_BYTES", "IndexDamagedError", "IndexFullError", "for_lack_of_room", "is_damage", "is_full"]
+__all__ = [
+    "FULL_BELOW_BYTES",
+    "IndexBusyError",
+    "IndexDamagedError",
+    "IndexFullError",
+    "for_lack_of_room",
+    "is_busy",
+    "is_damage",
+    "is_full",
+]
 
 #: An I/O error opening the index on a disk with less than this free is taken for lack of room:
 #: SQLite says "disk I/O error" (SQLITE_IOERR_SHMSIZE) when it cannot grow the ``-shm`` file of an
@@ -45,6 +54,11 @@ class IndexFullError(StoreError):
     """
 
 
+class IndexBusyError(StoreError):
+    """The index could not be opened: another process (a server writing, ``doctor --repair``) held its
+    write lock past the busy wait. Unlike damage, waiting helps: opening it again later succeeds."""
+
+
 def _code(exc: sqlite3.Error) -> int | None:
     code = getattr(exc, "sqlite_errorcode", None)
     return code & 0xFF if isinstance(code, int) else None
@@ -54,6 +68,11 @@ def is_damage(exc: sqlite3.Error) -> bool:
     if _code(exc) in _DAMAGE_CODES:
         return True
     return any(word in str(exc).lower() for word in _DAMAGE_WORDS)
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED: another connection holds the lock."""
+    return _code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def is_full(exc: sqlite3.Error) -> bool:

@@ -161,3 +161,21 @@ async def test_doctor_says_a_locked_vectors_file_is_busy_not_broken(tmp_path: Pa
         other.close()
     line = next(line for line in ran.out.splitlines() if "embeddings" in line)
     assert ran.code == 1 and "another process holds it, run doctor again" in line and "delete" not in line, ran.out
+
+
+async def test_doctor_repair_says_a_locked_index_is_busy_not_broken(tmp_path: Path) -> None:
+    """Another process holding the index's write lock (a server writing) when doctor --repair opens it:
+    the index line says to run --repair again, not that documents are off until a restart."""
+    data = tmp_path / "data"
+    (tmp_path / "t.md").write_text("# T\n\nSome words here.\n")
+    assert (await cli(data, "ingest", str(tmp_path / "t.md"))).code == 0
+    other = sqlite3.connect(data / "index.sqlite3", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        ran = await cli(data, "doctor", "--repair")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    line = next(line for line in ran.out.splitlines() if line.startswith("BAD index"))
+    assert ran.code == 1 and "held the search index's write lock: run doctor --repair again" in line, ran.out
+    assert "restart" not in line
