@@ -96,8 +96,13 @@ def pack_window(
     return out
 
 
-#: Tokens a hit gets at least (header included) when it is not the first; less is not shown.
+#: Tokens a hit gets at least (header included); a hit after the first that would get less is not shown.
 _MIN_SHARE: Final = 100
+#: Tokens of text a hit gets at least besides its header, when that header is long (see :func:`_least`):
+#: a 41-character document id and an 80-character title estimate at ~100 tokens, and a hit given
+#: _MIN_SHARE would show ten tokens of text under them. 40 keeps every share as it was for headers
+#: up to 59 tokens (the manuals' file ids, trails and marks: keyword answers of the dev sets identical).
+_MIN_HIT_TEXT: Final = 40
 #: Share of what is left of the budget each hit may take (the last one shown takes the rest).
 _SHARE: Final = 0.5
 #: A passage whose lines, and lines with a query word, are at least this share lines shown above
@@ -116,7 +121,11 @@ def pack_hits(
     """The best passages of the hits, in the given (rank) order; returns (hits, omitted, tokens used).
 
     Several hits share the budget, the first the most: each may take :data:`_SHARE` of
-    what is left (the last one that can, all of it), and at least :data:`_MIN_SHARE`.
+    what is left (the last one that can, all of it), and at least what it needs to be worth
+    showing (:func:`_least`: :data:`_MIN_SHARE`, or its header and :data:`_MIN_HIT_TEXT` tokens
+    of text); a hit needing more than is left is passed over for the hits after it, whose
+    headers may be shorter (counted in ``omitted``); a hit after which none could be shown
+    takes the rest.
     A hit whose whole chunk fits its share is shown whole; a larger one shows the
     window of its lines densest in ``query_terms`` (:func:`~ctxtrio.text.passages.best_passage`),
     with cut marks where text was left out and its line range in the header. A passage at
@@ -136,15 +145,18 @@ def pack_hits(
     shown: set[str] = set()  # the lines of the hits above (see _lines_of)
     stems = frozenset(map(light_stem, query_terms))
     repeats = 0
+    heads = _Heads(candidates, model, query_terms)
     for position, candidate in enumerate(candidates):
         remaining = budget_tokens - used
-        share = int(remaining * _SHARE)
-        if share < _MIN_SHARE or position + 1 == len(candidates):
-            share = remaining
-        if hits and share < _MIN_SHARE:
-            break
-        hit = _passage_hit(candidate, share, model, query_terms, rarity, alike)
-        if hit is None:
+        if hits and remaining < _MIN_SHARE:
+            break  # no hit needs less
+        if hits and remaining < heads.need(position):
+            continue  # its header leaves it no room to say anything; a later hit's may
+        share = min(remaining, max(int(remaining * _SHARE), heads.need(position)))
+        if not heads.any_shown(position + 1, remaining - share):
+            share = remaining  # no hit after it could be shown: it takes what is left
+        hit = _passage_hit(candidate, share, model, query_terms, rarity, alike, heads.under(position))
+        if hit is None:  # the first hit only: a later one's share holds its header and some text
             break
         lines = _lines_of(hit.text)
         if hits and hit.cut and _repeats(lines, shown, stems):
@@ -159,6 +171,44 @@ def pack_hits(
         hits.append(hit)
         used = model.estimate(search_hit_header(hit)) + _GAP_TOKENS + hit.tokens
     return hits, len(candidates) - len(hits) - repeats, used
+
+
+class _Heads:
+    """Per candidate of one pack, worked out when first asked (a pack reaches only the first few):
+    the heading trail its header shows (:func:`_under`) and the tokens it needs to be worth
+    showing: :data:`_MIN_SHARE`, or its widest header (every line number as wide as the chunk's
+    count) and :data:`_MIN_HIT_TEXT` tokens of text when that is more (a long document id and
+    title can take a hundred tokens)."""
+
+    __slots__ = ("_candidates", "_model", "_needs", "_query_terms", "_unders")
+
+    def __init__(self, candidates: Sequence[Candidate], model: TokenModel, query_terms: Sequence[str]) -> None:
+        self._candidates, self._model, self._query_terms = candidates, model, query_terms
+        self._unders: dict[int, tuple[str, ...]] = {}
+        self._needs: dict[int, int] = {}
+
+    def under(self, position: int) -> tuple[str, ...]:
+        if position not in self._unders:
+            self._unders[position] = _under(self._candidates[position].chunk, self._query_terms)
+        return self._unders[position]
+
+    def need(self, position: int) -> int:
+        if position not in self._needs:
+            candidate = self._candidates[position]
+            chunk = candidate.chunk
+            widest = chunk.text.count("\n") + 1
+            header = hit_header(
+                candidate.doc_id, candidate.title, chunk.index, (widest, widest, widest),
+                by_meaning=candidate.by_meaning, under=self.under(position),
+            )  # fmt: skip
+            self._needs[position] = max(_MIN_SHARE, self._model.estimate(header) + _GAP_TOKENS + _MIN_HIT_TEXT)
+        return self._needs[position]
+
+    def any_shown(self, start: int, tokens: int) -> bool:
+        """Whether a candidate from ``start`` on could be shown in ``tokens``."""
+        return tokens >= _MIN_SHARE and any(
+            self.need(position) <= tokens for position in range(start, len(self._candidates))
+        )
 
 
 def _repeats(lines: Sequence[str], shown: set[str], stems: frozenset[str]) -> bool:
@@ -189,12 +239,13 @@ def _passage_hit(
     share: int,
     model: TokenModel,
     query_terms: Sequence[str],
-    rarity: Mapping[str, float] | None = None,
-    alike: Alike = (),
+    rarity: Mapping[str, float] | None,
+    alike: Alike,
+    under: tuple[str, ...],
 ) -> SearchHit | None:
-    """``candidate`` whole when it fits ``share`` tokens with its header, else its best passage; None if none fits."""
+    """``candidate`` whole when it fits ``share`` tokens with its header (``under``: the trail it
+    shows), else its best passage; None if none fits."""
     chunk = candidate.chunk
-    under = _under(chunk, query_terms)
     whole_header = model.estimate(
         hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning, under=under)
     )
@@ -213,17 +264,30 @@ def _passage_hit(
     room = share - model.estimate(header) - _GAP_TOKENS
     if room < _MIN_TEXT_TOKENS:
         return None
+    text, lines, cut = _passage(candidate, room, model, query_terms, rarity, alike)
+    return _hit(candidate, text, model.estimate(text), lines, cut=cut, under=bool(under))
+
+
+def _passage(
+    candidate: Candidate,
+    room: int,
+    model: TokenModel,
+    query_terms: Sequence[str],
+    rarity: Mapping[str, float] | None,
+    alike: Alike,
+) -> tuple[str, tuple[int, int, int] | None, bool]:
+    """The text a hit too large for its share shows in ``room`` tokens, its line range (None when not
+    whole lines) and whether it is cut: its best passage, or the characters around its match."""
+    chunk = candidate.chunk
     focus = unheaded_terms(query_terms, headings(candidate))
     passage = _meaning_passage(candidate, room, model) or best_passage(
         chunk.text, focus, room, model, tokens_per_char(chunk), rarity=rarity, named=query_terms, trail=chunk.trail,
         alike=tuple(pair for pair in alike if pair[0] in focus),
     )  # fmt: skip
     if passage is None:  # not even one line fits: characters around the match
-        text = cut_around(chunk.text, query_terms, room, model)
-        return _hit(candidate, text, model.estimate(text), cut=True, under=bool(under))
-    text = marked_text(chunk.text, passage)
+        return cut_around(chunk.text, query_terms, room, model), None, True
     lines = (passage.first_line, passage.last_line, passage.lines) if passage.cut else None
-    return _hit(candidate, text, model.estimate(text), lines, under=bool(under))
+    return marked_text(chunk.text, passage), lines, lines is not None
 
 
 def headings(candidate: Candidate) -> tuple[str, ...]:
