@@ -19,7 +19,7 @@ from ..text.stems import light_stem
 from ..text.words import Alike, stemmed_terms
 from .chunks import StoredChunk
 from .model import Outline, SearchHit, WindowChunk
-from .render import chunk_header, hit_header, render_outline, search_hit_header
+from .render import chunk_header, hit_header, render_outline, search_hit_header, shown_title
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -246,25 +246,32 @@ def _passage_hit(
     """``candidate`` whole when it fits ``share`` tokens with its header (``under``: the trail it
     shows), else its best passage; None if none fits."""
     chunk = candidate.chunk
+    title = shown_title(candidate.title, chunk.text)  # "": the chunk opens with its title (and shows it whole)
     whole_header = model.estimate(
-        hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning, under=under)
+        hit_header(candidate.doc_id, title, chunk.index, by_meaning=candidate.by_meaning, under=under)
     )
     text_tokens = model.estimate(chunk.text)
     if whole_header + _GAP_TOKENS + text_tokens <= share:
         return _hit(candidate, chunk.text, text_tokens, under=bool(under))
     widest = chunk.text.count("\n") + 1
-    header = hit_header(
-        candidate.doc_id,
-        candidate.title,
-        chunk.index,
-        (widest, widest, widest),
-        by_meaning=candidate.by_meaning,
-        under=under,
-    )
-    room = share - model.estimate(header) - _GAP_TOKENS
+
+    def header_tokens(named: str) -> int:
+        lines = (widest, widest, widest)
+        return model.estimate(
+            hit_header(candidate.doc_id, named, chunk.index, lines, by_meaning=candidate.by_meaning, under=under)
+        )
+
+    full = header_tokens(candidate.title)
+    short = full if title == candidate.title else header_tokens(title)
+    room = share - full - _GAP_TOKENS
     if room < _MIN_TEXT_TOKENS:
         return None
     text, lines, cut = _passage(candidate, room, model, query_terms, rarity, alike)
+    if short < full and not shown_title(candidate.title, text):
+        # It shows the title's line, so its header leaves the title out: that room is the text's.
+        wider = _passage(candidate, room + full - short, model, query_terms, rarity, alike)
+        if not shown_title(candidate.title, wider[0]):
+            text, lines, cut = wider
     return _hit(candidate, text, model.estimate(text), lines, cut=cut, under=bool(under))
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "render_window",
     "search_head",
     "search_hit_header",
+    "shown_title",
     "trail_text",
 ]
 
@@ -59,7 +60,7 @@ def hit_header(
     under: Sequence[str] = (),
 ) -> str:
     """A hit's first line, short (it is paid for by every hit of every answer): where the passage
-    is, i.e. the document (its title only where the id does not already say it), the chunk, and
+    is, i.e. the document (its title only where the id does not already say it; "" for none), the chunk, and
     the lines shown of a cut chunk. The heading trail and the score are in the structured result
     (:class:`~.model.SearchHit`); how to read around a hit is said once, in the head line.
     ``under``: a trail to show (its end), for a hit whose text does not hold the query words
@@ -75,6 +76,22 @@ def _title_adds(doc_id: str, title: str) -> bool:
     """Whether ``title`` says more than ``doc_id``: not when its name (up to the first dot) is in the id."""
     stem = title.split(".", 1)[0].strip().casefold()
     return bool(stem) and stem not in doc_id.casefold()
+
+
+def shown_title(title: str, text: str) -> str:
+    """``title`` for a hit showing ``text``, or "" when the text opens with it: a text ingested inline
+    is titled by its first line (docs/arguments.first_line), which a hit from its start shows anyway
+    (a commit message's subject, 80 characters, ~30 tokens of a header the document id already makes
+    unique)."""
+    start = 0
+    while title and start < len(text):  # its first line with words (not splitting the whole text)
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        words = " ".join(text[start:end].lstrip("#").split())
+        if words:
+            return "" if words.startswith(title) else title
+        start = end + 1
+    return title
 
 
 def chunk_header(index: int, trail: Sequence[str]) -> str:
@@ -223,7 +240,8 @@ def _hit(hit: SearchHit) -> str:
 def search_hit_header(hit: SearchHit) -> str:
     """The header :func:`render_search` gives ``hit``."""
     under = hit.trail if hit.under else ()
-    return hit_header(hit.doc_id, hit.title, hit.index, hit.lines, by_meaning=hit.by_meaning, under=under)
+    title = shown_title(hit.title, hit.text)
+    return hit_header(hit.doc_id, title, hit.index, hit.lines, by_meaning=hit.by_meaning, under=under)
 
 
 def render_window(window: Window) -> str:

@@ -60,3 +60,18 @@ def test_when_one_hit_fits_it_is_the_best_not_a_later_one_with_a_cheaper_header(
     shown, used = cost([candidates[0], *cheap], 204)
     assert shown == [candidates[0].doc_id]
     assert used >= 0.8 * 204
+
+
+def test_a_hit_showing_its_documents_first_line_leaves_the_title_out_and_gives_its_room_to_the_text() -> None:
+    """The title of a text ingested inline is its first line: the first message, cut from its start, shows
+    it, so its header is the document id alone (62 tokens, not 106) and its text takes those tokens (164
+    of its 227-token share, not 120); the fourth, cut from its middle, keeps its title."""
+    candidates = messages()
+    hits, _, _ = pack_hits(candidates, 454, MODEL, query_terms("vector_upkeep.py"))
+    first = hits[0]
+    assert first.cut and first.text.startswith(candidates[0].title)
+    assert search_hit_header(first) == f"[{candidates[0].doc_id} #0]"
+    assert first.tokens > 227 - MODEL.estimate(hit_header(first.doc_id, first.title, 0)) - 1
+    last = pack_hits(candidates, 954, MODEL, query_terms("vector_upkeep.py"))[0][-1]
+    assert last.lines is not None and last.lines[0] > 1
+    assert f'"{candidates[3].title}"' in search_hit_header(last)

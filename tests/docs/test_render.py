@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ctxtrio.docs.model import DocumentInfo, Outline, OutlineEntry, SearchHit, SearchResult, Window, WindowChunk
-from ctxtrio.docs.render import hit_header, render_outline, render_search, render_window, trail_text
+from ctxtrio.docs.render import hit_header, render_outline, render_search, render_window, shown_title, trail_text
 
 INFO = DocumentInfo("d1", "Guide", "inline", 5, 9000, 2500, 0.0)
 
@@ -53,6 +53,17 @@ def test_search_reports_what_did_not_fit() -> None:
     assert '[d1 "Guide" #4]\nanswer text' in text
     nothing = render_search(SearchResult("faq", (), 0, False, 500, 0))
     assert nothing.startswith("No chunk matches 'faq'")
+
+
+def test_a_title_the_text_shown_opens_with_is_not_repeated() -> None:
+    """A hit whose text opens with its title (an inline text's first line, a markdown heading) shows no
+    title; a passage from further in, or a file's name, keeps it."""
+    subject = "store/vectors.py split (414 lines, past the house's ~400): the SQL that keeps th"
+    assert shown_title(subject, subject + "e file in step and bounded, ...") == ""
+    assert shown_title("Release notes", "\n# Release  notes\n\nVersion 2 ...") == ""
+    assert shown_title(subject, "[...] moves to store/vector_upkeep.py [...]") == subject
+    assert shown_title("os.rst.txt", ":mod:`os` --- Miscellaneous operating system interfaces") == "os.rst.txt"
+    assert shown_title("", "anything") == ""
 
 
 def test_long_trails_keep_their_end() -> None:
