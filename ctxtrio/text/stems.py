@@ -13,6 +13,7 @@ __all__ = ["inflections", "light_stem"]
 _KEPT_DOUBLE: Final = frozenset("aeiouflsz")
 #: The endings :func:`light_stem` takes off (after a final ``-e`` it took too: ``generat`` + ``es``).
 _ENDINGS: Final = ("", "e", "s", "es", "ed", "ing")
+_VOWELS: Final = frozenset("aeiou")
 
 
 @functools.lru_cache(maxsize=1 << 15)
@@ -53,4 +54,26 @@ def inflections(word: str) -> tuple[str, ...]:
     made = [stem + ending for ending in _ENDINGS]
     if stem[-1] not in _KEPT_DOUBLE:
         made += [stem + stem[-1] + "ed", stem + stem[-1] + "ing"]
+    if _doubles(stem):
+        made = _one_word(word, stem, made)
     return tuple(dict.fromkeys([word, *(form for form in made if light_stem(form) == stem)]))
+
+
+def _doubles(stem: str) -> bool:
+    """Whether English doubles ``stem``'s last consonant before ``-ed``/``-ing``: one syllable
+    ending in one vowel and one consonant (``not``, ``stat``, ``plan``; not ``open``, ``add``,
+    ``fix``). Such a stem is two words' stem: ``notes`` and ``noted`` are forms of ``note``,
+    ``nots`` and ``notted`` of ``not``. Stems ending in ``s``/``z`` are left out (``buses``
+    is ``bus`` + ``es``, ``bases`` ``base`` + ``s``: the ending does not tell)."""
+    if len(stem) < 3 or stem[-1] in _VOWELS or stem[-1] in "wxysz" or stem[-2] not in _VOWELS:
+        return False
+    return stem[-3] not in _VOWELS and not any(letter in _VOWELS for letter in stem[:-2])
+
+
+def _one_word(word: str, stem: str, made: list[str]) -> list[str]:
+    """Those of ``made`` that are forms of ``word``'s own word, for a stem :func:`_doubles`:
+    with a final ``-e`` (``note``, ``notes``, ``noted``, ``noting``) or without it (``stat``,
+    ``stats``, ``statted``, ``statting``). Searching ``notes`` for ``not``, or ``os.stat`` for
+    ``state``, matched another word, which the counts then preferred for being common."""
+    with_e = (stem + "e", stem + "es", stem + "ed", stem + "ing")
+    return [form for form in made if (form in with_e) == (word in with_e)]

@@ -99,6 +99,13 @@ def test_a_plain_word_searches_for_its_forms_the_corpus_uses_more() -> None:
     ]
 
 
+def test_a_word_does_not_search_for_a_common_word_it_only_shares_a_stem_with() -> None:
+    """notes (the stem of note is not's) gains note, not the 40 times more common not; os.stat's stat not state."""
+    counts = {"notes": 50, "note": 300, "not": 12_000, "stat": 40, "state": 900, "states": 200}
+    assert expand("release notes", ["release", "notes"], counts, 50_000) == ["release", Group(("notes", "note"))]
+    assert expand("stat call", ["stat", "call"], counts, 50_000) == ["stat", "call"]
+
+
 def test_a_form_another_word_of_the_query_is_stays_that_word() -> None:
     """file and files both asked: files does not join file's group (nor file files')."""
     counts = {"file": 10, "files": 100}

@@ -23,3 +23,19 @@ def test_a_word_the_stemmer_leaves_alone_has_no_other_forms() -> None:
     assert inflections("utf8") == ("utf8",)
     assert inflections("données") == ("données",)
     assert "callled" not in inflections("call") and "called" in inflections("call")
+
+
+def test_a_stem_english_doubles_gives_the_forms_of_one_word_only() -> None:
+    """notes/noted are note's, stats/statted stat's: one syllable ending in one vowel and one consonant
+    doubles it before -ed/-ing, so the undoubled -ed/-ing and the -e forms belong to the word with an e."""
+    for word in ("notes", "note", "noted", "noting"):
+        assert set(inflections(word)) == {"note", "notes", "noted", "noting"}, word
+    assert "not" not in inflections("notes") and "stat" not in inflections("states")
+    assert set(inflections("stats")) == {"stat", "stats", "statted", "statting"}
+    assert not {"state", "states", "stated"} & set(inflections("stat"))
+    assert {"plan", "plans", "planning"} <= set(inflections("planned")) and "plane" not in inflections("planned")
+    # Not such a stem: two syllables, a double, x / w / y, or s / z (buses is bus + es).
+    assert "open" in inflections("opened") and "add" in inflections("added") and "fix" in inflections("fixed")
+    assert "bus" in inflections("buses") and "base" in inflections("bases")
+    for word in ("notes", "stats", "planned", "opened", "buses"):
+        assert all(light_stem(form) == light_stem(word) for form in inflections(word)), word
