@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Final
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
 from ..text.focus import passage_around
 from ..text.headings import only_headed, unheaded_terms
+from ..text.long_lines import cut_by_sentences
 from ..text.passages import Passage, best_passage, cut_to_passage, marked_text
 from ..text.stems import light_stem
 from ..text.words import Alike, stemmed_terms
@@ -284,15 +285,16 @@ def _passage(
     alike: Alike,
 ) -> tuple[str, tuple[int, int, int] | None, bool]:
     """The text a hit too large for its share shows in ``room`` tokens, its line range (None when not
-    whole lines) and whether it is cut: its best passage, or the characters around its match."""
+    whole lines) and whether it is cut: its best passage; when no whole line fits, its sentences
+    densest in the query's words (a one-line paragraph), else the characters around its match."""
     chunk = candidate.chunk
     focus = unheaded_terms(query_terms, headings(candidate))
     passage = _meaning_passage(candidate, room, model) or best_passage(
         chunk.text, focus, room, model, tokens_per_char(chunk), rarity=rarity, named=query_terms, trail=chunk.trail,
         alike=tuple(pair for pair in alike if pair[0] in focus),
     )  # fmt: skip
-    if passage is None:  # not even one line fits: characters around the match
-        return cut_around(chunk.text, query_terms, room, model), None, True
+    if passage is None:  # not even one line fits: its sentences, else characters around the match
+        return cut_by_sentences(chunk.text, query_terms, room, model), None, True
     lines = (passage.first_line, passage.last_line, passage.lines) if passage.cut else None
     return marked_text(chunk.text, passage), lines, lines is not None
 

@@ -7,8 +7,9 @@ either all of it or, when that does not fit, the characters cut around its first
 text with the space after each sentence inside a line (:func:`~.extractive.sentence_ends`)
 turned into a line break: the same length and offsets, so the passage chosen over it, by
 :func:`~.passages.best_passage`'s rules, is shown from the text as written (:func:`cut_by_sentences`).
-Used by session recall (``memory/packing.py``); doc_search's chunks are wrapped lines and keep
-:func:`~.passages.cut_to_passage`.
+Used by session recall (``memory/packing.py``), and by doc_search for a chunk none of whose
+lines fits a hit's room (``docs/packing.py``: a commit message or an unwrapped markdown
+paragraph; a manual's wrapped lines keep their whole-line passages).
 """
 
 from __future__ import annotations

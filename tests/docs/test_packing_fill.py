@@ -45,11 +45,12 @@ def test_the_fixture_is_the_costly_shape() -> None:
 
 def test_a_hit_whose_header_leaves_no_room_in_its_share_does_not_end_the_answer() -> None:
     """Over 454 tokens (a 500-token answer less its head line) the first message is cut to its half and the
-    second one's share (a quarter) holds its header but no text: the second is shown with a share that
-    holds some text, and the answer fills the budget instead of stopping at the first hit (225 tokens)."""
-    shown, used = cost(messages(), 454)
-    assert shown[:2] == [candidate.doc_id for candidate in messages()[:2]]
-    assert used >= 0.8 * 454
+    second one's share (a quarter) holds its header but no text: the second is given a share that holds
+    some text, and is shown whole (05e17c6 stopped at the first hit, 225 tokens in all)."""
+    hits, _, used = pack_hits(messages(), 454, MODEL, query_terms("vector_upkeep.py"))
+    assert [hit.doc_id for hit in hits[:2]] == [candidate.doc_id for candidate in messages()[:2]]
+    assert hits[0].cut and not hits[1].cut
+    assert cost(messages(), 454) == ([hit.doc_id for hit in hits], used) and used > 300
 
 
 def test_when_one_hit_fits_it_is_the_best_not_a_later_one_with_a_cheaper_header() -> None:
@@ -63,15 +64,26 @@ def test_when_one_hit_fits_it_is_the_best_not_a_later_one_with_a_cheaper_header(
 
 
 def test_a_hit_showing_its_documents_first_line_leaves_the_title_out_and_gives_its_room_to_the_text() -> None:
-    """The title of a text ingested inline is its first line: the first message, cut from its start, shows
-    it, so its header is the document id alone (62 tokens, not 106) and its text takes those tokens (164
-    of its 227-token share, not 120); the fourth, cut from its middle, keeps its title."""
+    """The title of a text ingested inline is its first line. A message shown whole, or cut from its start,
+    shows it, so its header is the document id alone (66 tokens for the fourth message, not 110), and a
+    passage from the start takes the title's tokens: 128 tokens of text in 200, where paying the title
+    left 89. A passage from further in keeps its title."""
     candidates = messages()
-    hits, _, _ = pack_hits(candidates, 454, MODEL, query_terms("vector_upkeep.py"))
-    first = hits[0]
-    assert first.cut and first.text.startswith(candidates[0].title)
-    assert search_hit_header(first) == f"[{candidates[0].doc_id} #0]"
-    assert first.tokens > 227 - MODEL.estimate(hit_header(first.doc_id, first.title, 0)) - 1
-    last = pack_hits(candidates, 954, MODEL, query_terms("vector_upkeep.py"))[0][-1]
-    assert last.lines is not None and last.lines[0] > 1
-    assert f'"{candidates[3].title}"' in search_hit_header(last)
+    whole = pack_hits(candidates, 954, MODEL, query_terms("vector_upkeep.py"))[0]
+    assert not whole[0].cut and search_hit_header(whole[0]) == f"[{candidates[0].doc_id} #0]"
+    assert whole[-1].lines is not None and whole[-1].lines[0] > 1
+    assert f'"{candidates[3].title}"' in search_hit_header(whole[-1])
+    fourth = candidates[3]
+    start = pack_hits([fourth], 200, MODEL, query_terms("doctor --repair drops rows"))[0][0]
+    assert start.lines is not None and start.lines[0] == 1 and start.text.startswith(fourth.title)
+    assert search_hit_header(start) == f"[{fourth.doc_id} #0 lines 1-{start.lines[1]}]"
+    assert start.tokens > 200 - MODEL.estimate(hit_header(fourth.doc_id, fourth.title, 0, (13, 13, 13))) - 1
+
+
+def test_a_one_line_message_too_long_for_its_share_shows_its_sentence_densest_in_the_query() -> None:
+    """The first message is one 579-character line: in its 120 tokens it shows its last sentence, the one
+    naming vector_upkeep.py with its size, not the characters around the file's first mention."""
+    first = pack_hits(messages(), 454, MODEL, query_terms("vector_upkeep.py"))[0][0]
+    assert first.cut and first.lines is None
+    assert first.text.startswith("[...] No behaviour change:")
+    assert first.text.endswith("vectors.py 383 lines, vector_upkeep.py 76")
