@@ -27,6 +27,7 @@ import trio
 from .._clock import SYSTEM_CLOCK, ThreadClock
 from .._errors import StoreError
 from .index import IndexDamagedError, SearchIndex
+from .index_errors import IndexBusyError
 from .ops import AppendOp, CatchUpOp, HealOp, InstallOp, LaggingOp, MoveOp, ReindexOp, RemoveOp, RewriteOp, StoreOp
 from .reading import ReadResult, read_blocks, read_journal, read_lines
 
@@ -354,6 +355,9 @@ class StoreHandle:
         except IndexDamagedError as exc:
             log.warning("%s: healing it", exc)
             await self.heal(corrupt=exc.corrupt)
+            return await trio.to_thread.run_sync(read)
+        except IndexBusyError:  # opened while another process held its lock: the writer opens it again
+            await self.heal(corrupt=False)  # (IndexBusyError again while it still holds it)
             return await trio.to_thread.run_sync(read)
 
     def _lags(self, journals: Sequence[str] | None) -> bool:

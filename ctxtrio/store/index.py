@@ -15,7 +15,8 @@ its tables, or was deleted or replaced under a running process (its inode change
 :class:`IndexDamagedError`. :meth:`SearchIndex.open` heals a damaged file at once;
 later, the store writer calls :meth:`SearchIndex.heal` and re-indexes every document
 journal, with no restart. A corrupt file is deleted first; a replaced one is reopened
-(another process may already have rebuilt it).
+(another process may already have rebuilt it). One that another process held locked past
+:data:`WRITE_BUSY_S` when it was opened is opened again by the next write or search.
 
 What a record contributes to the index is decided by the domain that wrote it: the
 index is built with a ``rows_for(record) -> [IndexRow]`` function (documents pass
@@ -45,6 +46,7 @@ from .index_errors import (
     IndexBusyError,
     IndexDamagedError,
     IndexFullError,
+    file_identity,
     for_lack_of_room,
     is_busy,
     is_damage,
@@ -133,11 +135,18 @@ class SearchIndex:
             raise StoreError(self._refused("cannot be created", exc)) from exc
 
     def _refused(self, what: str, exc: sqlite3.Error) -> str:
-        """Close what :meth:`open` opened; why the index is off until a restart, or IndexFullError (no room)."""
+        """Close what :meth:`open` opened; why the index is off (until a restart, or until another process
+        lets go of its lock: :meth:`refusal`), or IndexFullError (no room)."""
         self.close()
         if for_lack_of_room(exc, self._path.parent):
             self.unavailable = f"the search index {self._path} {what}: the disk has no room ({exc})"
             raise IndexFullError(self.unavailable) from exc
+        if is_busy(exc):
+            return (
+                f"the search index {self._path} {what}: another process held its write lock past {WRITE_BUSY_S:g} s"
+                f" ({exc}); documents can be searched and ingested once it lets go (the next search or ingest opens"
+                " it again); sessions work"
+            )
         return (
             f"the search index {self._path} {what} ({exc}): documents cannot be searched "
             "or ingested until a restart after the cause is fixed; sessions work"
@@ -148,14 +157,15 @@ class SearchIndex:
 
         A corrupt file is deleted only if it is still the one this process opened (another process may
         already have replaced it with a fresh one). The caller then re-indexes every journal (``catch_up``)."""
-        seen = self._identity
+        seen, busy = self._identity, self._busy
         self.close()
-        if corrupt and seen is not None and _identity(self._path) == seen:
+        if corrupt and seen is not None and file_identity(self._path) == seen:
             self._delete_files()
+        why = "another process held its lock when it was opened" if busy else "file was deleted or replaced"
         log.warning(
             "search index %s healed (%s); re-indexing from the journals",
             self._path,
-            "corrupt file replaced" if corrupt else "file was deleted or replaced",
+            "corrupt file replaced" if corrupt else why,
         )
         self.open()
 
@@ -172,7 +182,7 @@ class SearchIndex:
         created = not self._path.exists()
         self._writer = self._connect(WRITE_BUSY_S)
         upgraded = ensure_schema(self._writer)
-        self._identity = _identity(self._path)
+        self._identity = file_identity(self._path)
         return created or upgraded
 
     def _delete_files(self) -> None:
@@ -197,9 +207,14 @@ class SearchIndex:
             self._connections.append(conn)
         return conn
 
+    def refusal(self) -> StoreError:
+        """Why the index is not open: IndexBusyError if another process held its write lock at :meth:`open`
+        (opened again by the next write, or read: ``StoreHandle``), else StoreError."""
+        return (IndexBusyError if self._busy else StoreError)(self.unavailable or "search index is closed")
+
     def _check_identity(self) -> None:
         """IndexDamagedError if the file at the path is not the one opened (deleted or replaced)."""
-        if self._identity is not None and _identity(self._path) != self._identity:
+        if self._identity is not None and file_identity(self._path) != self._identity:
             raise IndexDamagedError(f"search index {self._path} was deleted or replaced", corrupt=False)
 
     def _error(self, action: str, exc: sqlite3.Error) -> StoreError:
@@ -211,7 +226,7 @@ class SearchIndex:
 
     def _reader(self) -> sqlite3.Connection:
         if self.unavailable:
-            raise (IndexBusyError if self._busy else StoreError)(self.unavailable)
+            raise self.refusal()
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._connect(READ_BUSY_S)
@@ -230,8 +245,11 @@ class SearchIndex:
     @contextlib.contextmanager
     def _write_txn(self) -> Iterator[sqlite3.Connection]:
         conn = self._writer
+        if conn is None and self._busy:  # (the writer's thread) another process held the lock at open: try again
+            self.open()
+            conn = self._writer
         if conn is None:
-            raise StoreError(self.unavailable or "search index is closed")
+            raise self.refusal()
         self._check_identity()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -377,11 +395,3 @@ def _forgotten_later(batch: Sequence[Appended | Forget]) -> set[int]:
         elif item[0] in forgets:
             places.add(number)
     return places
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino

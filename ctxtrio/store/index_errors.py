@@ -19,6 +19,7 @@ __all__ = [
     "IndexBusyError",
     "IndexDamagedError",
     "IndexFullError",
+    "file_identity",
     "for_lack_of_room",
     "is_busy",
     "is_damage",
@@ -89,3 +90,12 @@ def for_lack_of_room(exc: sqlite3.Error, folder: Path) -> bool:
         return False
     free = free_bytes(folder)
     return free is not None and free < FULL_BELOW_BYTES
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path`` (None: none): another one means the index was deleted or replaced."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino

@@ -147,6 +147,8 @@ def heal_index(data: DataDir, index: SearchIndex, health: IndexHealth, *, corrup
     """Reopen (or recreate, if ``corrupt``) the index and re-index every document journal."""
     try:
         index.heal(corrupt=corrupt)
+        if index.unavailable:  # another process holds its lock still (a restart is needed for other causes)
+            raise index.refusal()
         health.heals += 1
         reindex_documents(data, index)
     except IndexFullError as exc:
