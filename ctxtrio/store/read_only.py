@@ -10,7 +10,9 @@ delete them when it closes (measured: a 0-byte ``-wal`` and a 32 KB ``-shm`` lef
 
 * a ``-wal`` (or a rollback ``-journal``) beside the file: a connection holds it or one died
   holding it, and its last commits may be there alone. ``mode=ro`` uses the files that are
-  there (it creates none), reads the WAL as any reader does, and never blocks a writer;
+  there, reads the WAL as any reader does (a dead writer's too: the file and its ``-wal`` stay
+  as they were), and never blocks a writer. It creates one file only where a ``-wal`` lies
+  without its ``-shm`` (measured: a ``-shm`` then appears; SQLite needs it to read the WAL);
 * none: every commit is in the file itself. ``mode=ro&immutable=1`` reads it, and the read
   counts only if the file is still the same one, unchanged (inode, size, mtime, ctime) after
   it. A server that opens the file meanwhile writes to its own new ``-wal`` and leaves the

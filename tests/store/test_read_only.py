@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from typing import TYPE_CHECKING
 
@@ -62,6 +65,32 @@ def test_a_commit_in_a_writers_wal_is_read_and_its_files_are_left(tmp_path: Path
         }
         writer.execute("ROLLBACK")
     assert after == stamps and set(stamps) == {"x.sqlite3", "x.sqlite3-wal"}
+
+
+def test_a_writer_killed_with_commits_in_its_wal_is_read_and_its_files_kept(tmp_path: Path) -> None:
+    """A process killed (SIGKILL) with five commits in its -wal alone: they are read, and the file and the
+    -wal are byte-identical after (no checkpoint, no recovery written to them)."""
+    path = tmp_path / "x.sqlite3"
+    wal_file(path)
+    writer = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, str(path)], capture_output=True, timeout=60, check=False
+    )
+    assert writer.returncode == -signal.SIGKILL and writer.stdout == b"written\n"
+    wal = tmp_path / "x.sqlite3-wal"
+    before = path.read_bytes(), wal.read_bytes()
+    assert read_only(path, count, busy_s=1.0) == 5
+    assert (path.read_bytes(), wal.read_bytes()) == before
+
+
+#: Five commits, then killed before closing (a close would checkpoint them into the file and delete the -wal).
+KILLED_WRITER = """
+import os, signal, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+for n in range(5):
+    conn.execute("INSERT INTO t VALUES (?)", (n,))
+print("written", flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
 
 
 def test_a_file_changed_during_the_read_is_read_again(tmp_path: Path) -> None:
