@@ -48,7 +48,7 @@ from .llm.summarizer import Summarizer
 from .memory.semantic import EntryVectors
 from .memory.service import SessionService
 from .store.handle import StoreHandle
-from .store.layout import prepare_data_dir
+from .store.layout import existing_data_dir, prepare_data_dir
 from .store.vectors import VectorStore
 from .store.writer import run_store_writer
 
@@ -122,7 +122,7 @@ async def open_wiring(config: Config, *, read_only: bool = False) -> AsyncIterat
 @asynccontextmanager
 async def _open_wiring(config: Config, *, read_only: bool) -> AsyncIterator[Wiring]:
     config = config.validated()
-    data = await trio.to_thread.run_sync(prepare_data_dir, config.data_dir)
+    data = await trio.to_thread.run_sync(existing_data_dir if read_only else prepare_data_dir, config.data_dir)
     live = Live.from_config(config)
     writer_done = trio.Event()
 

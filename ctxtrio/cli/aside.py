@@ -48,6 +48,13 @@ def free_space(data: DataDir) -> tuple[bool, str]:
     except OSError as exc:
         return False, f"{data.root}: cannot tell the free space ({exc.strerror or exc})"
     free = info.f_bavail * info.f_frsize
+    # Asked, not probed: plain doctor writes nothing (a server's start proves it by a probe file).
+    if info.f_flag & os.ST_RDONLY or not os.access(data.root, os.W_OK | os.X_OK):
+        why = "a read-only file system" if info.f_flag & os.ST_RDONLY else "no write permission for this user"
+        return False, (
+            f"{data.root}: not writable ({why}): a server and every command but doctor (without --repair) "
+            "refuse to start on it"
+        )
     if free < LOW_SPACE_BYTES:
         return False, (
             f"{data.root}: the disk is full ({free:,} bytes free): appends, ingests and imports fail; "

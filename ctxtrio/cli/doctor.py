@@ -70,6 +70,36 @@ def _args(p: argparse.ArgumentParser) -> None:
 
 async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     report = Report()
+    root = config.data_dir.expanduser().absolute()
+    if args.repair or await trio.to_thread.run_sync(root.is_dir):
+        await _store(config, args, stop, report)
+    else:  # plain doctor creates nothing: a fresh install's data dir, or a mistyped --data-dir
+        line = f"{root} does not exist: nothing is stored there (a server's first start or doctor --repair creates it)"
+        report.add("data dir", True, line, warn=True)
+    if config.llm_enabled:
+        await _llm(config, report)
+    else:
+        report.add("llm", True, "off (--no-llm): summaries are extractive")
+    healthy = all(ok for _, ok, _ in report.lines) and not (args.strict and report.warned)
+    if args.json:
+        emit_json(
+            {
+                "ok": healthy,
+                **report.facts,
+                "warnings": sorted(report.warned),
+                "checks": [
+                    {"area": a, "ok": ok, "warn": a in report.warned, "detail": line} for a, ok, line in report.lines
+                ],
+            }
+        )
+    else:
+        for area, ok, line in report.lines:
+            say(f"{'warn' if area in report.warned else 'ok ' if ok else 'BAD'} {area}: {line}")
+    return 0 if healthy else 1
+
+
+async def _store(config: Config, args: argparse.Namespace, stop: trio.CancelScope, report: Report) -> None:
+    """The data dir, journals, index, vectors and what was set aside (read-only unless --repair)."""
     async with open_library(config, stop, read_only=not args.repair) as ctx:
         report.add("data dir", *await trio.to_thread.run_sync(free_space, ctx.data))
         await _sessions(ctx, report)
@@ -91,26 +121,6 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             found.area: {"files": found.files, "summary": found.summary, "shown": list(found.details)}
             for found in aside
         }
-    if config.llm_enabled:
-        await _llm(config, report)
-    else:
-        report.add("llm", True, "off (--no-llm): summaries are extractive")
-    healthy = all(ok for _, ok, _ in report.lines) and not (args.strict and report.warned)
-    if args.json:
-        emit_json(
-            {
-                "ok": healthy,
-                **report.facts,
-                "warnings": sorted(report.warned),
-                "checks": [
-                    {"area": a, "ok": ok, "warn": a in report.warned, "detail": line} for a, ok, line in report.lines
-                ],
-            }
-        )
-    else:
-        for area, ok, line in report.lines:
-            say(f"{'warn' if area in report.warned else 'ok ' if ok else 'BAD'} {area}: {line}")
-    return 0 if healthy else 1
 
 
 async def _embeddings(config: Config, ctx: Wiring, report: Report, current: Mapping[str, int], *, repair: bool) -> None:

@@ -50,12 +50,19 @@ def _command(name: str) -> Command:
     return commands[name]
 
 
+def _reads_only(name: str, args: argparse.Namespace) -> bool:
+    """Whether the subcommand only looks: ``doctor`` without ``--repair`` (its store is opened read-only)."""
+    return name == "doctor" and not args.repair
+
+
 def run(name: str, argv: list[str]) -> int:
     """Run subcommand ``name`` with ``argv`` (the rest of the command line); returns the exit code."""
     args = build_parser(name).parse_args(argv)
     try:
         config = config_from_args(args, os.environ)
-        prepare_data_dir(config.data_dir)
+        # doctor without --repair writes nothing, not even the data dir's folders or a probe file.
+        if not _reads_only(name, args):
+            prepare_data_dir(config.data_dir)
     except (ConfigError, StoreError) as exc:
         err(f"ctxtrio: error: {exc}")
         return 2

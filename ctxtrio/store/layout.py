@@ -98,6 +98,18 @@ def prepare_data_dir(root: Path) -> DataDir:
     return data
 
 
+def existing_data_dir(root: Path) -> DataDir:
+    """The data dir as it is, for a look that writes nothing (``doctor`` without ``--repair``).
+
+    Creates nothing and proves nothing writable (no probe file), so a data dir on a read-only file
+    system can still be looked at. Raises StoreError when ``root`` is not a directory.
+    """
+    data = DataDir(root.expanduser().absolute())
+    if not data.root.is_dir():
+        raise StoreError(f"data dir {data.root} does not exist")
+    return data
+
+
 def removed_for_good(current: Collection[str]) -> Callable[[str], bool]:
     """Whether a journal that is no longer current was removed for good: a document's generation
     files live in its own folder (``docs/<doc_id>/<gen>.jsonl``), so one whose folder holds no

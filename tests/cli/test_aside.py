@@ -41,6 +41,7 @@ def test_a_nearly_full_disk_is_reported_as_full(tmp_path: Path, monkeypatch: pyt
     class Full:
         f_bavail = 10
         f_frsize = real.f_frsize
+        f_flag = real.f_flag
 
     monkeypatch.setattr(os, "statvfs", lambda path: Full())
     ok, line = aside.free_space(data)
