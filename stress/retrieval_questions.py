@@ -85,7 +85,14 @@ measured on it (semantic recall's keyword confidence from the first keyword hit,
 vector ranking's first hit placed second, f6b7005 and 468befb; keyword search unchanged), then
 committed: keyword search fc1fb11, ab3acb6 and 468befb alike (every answer identical) 25/31/37
 of 60; with semantic recall (all-MiniLM-L6-v2) 27/35/45 on ab3acb6, 27/35/46 on 638f500,
-27/35/45 on 468befb.
+27/35/45 on 468befb. A fourteenth, **held out** the same way,
+``--questions stress/retrieval_questions_python10.json`` (60 questions, 20 of each kind over
+55 files, topics apart from the nine sets before it), written 2026-12-05, 13:12-13:16 UTC,
+kept outside the repository through the next session, which changed no keyword or semantic
+answer over the manuals (its doc_search changes moved only one-line paragraphs and costly
+headers; context_recall's passages), then committed: keyword search ab3acb6, 05e17c6 and
+55d9c48 alike (every answer identical) 24/31/35 of 60; with semantic recall (all-MiniLM-L6-v2)
+25/36/40 on 468befb, 05e17c6 and 55d9c48.
 """
 
 from __future__ import annotations
