@@ -10,7 +10,10 @@ official SDK's in-memory client, no LLM, as retrieval_bench does). Then each que
 ``stress/recall_questions.json`` (20 exact identifiers or file names, 20 natural questions,
 20 paraphrases; each names its entry by commit hash and a short answer string copied
 verbatim from that message; written before any recall ran over them, never edited) is
-asked of ``context_recall`` with its query alone, as a model would:
+asked of ``context_recall`` with its query alone, as a model would. A second set,
+``--questions stress/recall_questions2.json`` (60 more, of the same kinds, over 60 other
+entries up to 05e17c6, written by another engineer from ``git log`` before any recall ran over
+them), was held out through the session that tuned recall on the first, and judged it:
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those
