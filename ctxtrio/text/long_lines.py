@@ -29,11 +29,14 @@ if TYPE_CHECKING:
 
 __all__ = ["cut_by_sentences", "sentence_lines"]
 
+_WIDE_ENDS = frozenset("。！？．｡")
+
 
 @functools.lru_cache(maxsize=64)
 def sentence_lines(text: str) -> str:
-    """``text`` with the space after each sentence end inside a line made a line break; every
-    other character where it was. Every line, not only those longer than a budget: a wrapped
+    """``text`` with the space after each sentence end inside a line made a line break, or, where
+    no space follows (Chinese and Japanese), the full-width mark that ends it; every other
+    character where it was. Every line, not only those longer than a budget: a wrapped
     line's sentence may end mid-line, and a window may start there (recall_bench: the same
     answers breaking only lines over 200 characters, fewer over 400 or 1,000). Cached: a cut is
     searched for in several rooms."""
@@ -44,6 +47,9 @@ def sentence_lines(text: str) -> str:
             if line[end] in " \t":
                 chars = chars if chars is not None else list(text)
                 chars[at + end] = "\n"
+            elif line[end - 1] in _WIDE_ENDS:
+                chars = chars if chars is not None else list(text)
+                chars[at + end - 1] = "\n"
         at += len(line) + 1
     return text if chars is None else "".join(chars)
 
