@@ -44,12 +44,11 @@ def sentence_lines(text: str) -> str:
     at = 0
     for line in text.split("\n"):
         for end in sentence_ends(line):
-            if line[end] in " \t":
+            # The space after the sentence, or (no space in Chinese and Japanese) its own full-width mark.
+            gap = end if line[end] in " \t" else end - 1 if line[end - 1] in _WIDE_ENDS else None
+            if gap is not None:
                 chars = chars if chars is not None else list(text)
-                chars[at + end] = "\n"
-            elif line[end - 1] in _WIDE_ENDS:
-                chars = chars if chars is not None else list(text)
-                chars[at + end - 1] = "\n"
+                chars[at + gap] = "\n"
         at += len(line) + 1
     return text if chars is None else "".join(chars)
 

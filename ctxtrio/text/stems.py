@@ -67,7 +67,7 @@ def _doubles(stem: str) -> bool:
     is ``bus`` + ``es``, ``bases`` ``base`` + ``s``: the ending does not tell)."""
     if len(stem) < 3 or stem[-1] in _VOWELS or stem[-1] in "wxysz" or stem[-2] not in _VOWELS:
         return False
-    return stem[-3] not in _VOWELS and not any(letter in _VOWELS for letter in stem[:-2])
+    return not any(letter in _VOWELS for letter in stem[:-2])
 
 
 def _one_word(word: str, stem: str, made: list[str]) -> list[str]:
