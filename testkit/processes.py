@@ -1,4 +1,5 @@
-"""Stopping a server process the one way tests and stress scripts agree on.
+"""Stopping a server process the one way tests and stress scripts agree on, and reading a helper
+process's ready line.
 
 SIGTERM first (the server's graceful path: answer what is in flight, drain the store),
 then SIGKILL once ``grace_s`` has passed. :func:`stop_process` is for ``trio.Process``
@@ -12,7 +13,7 @@ import subprocess
 
 import trio
 
-__all__ = ["stop_popen", "stop_process"]
+__all__ = ["read_line", "stop_popen", "stop_process"]
 
 
 async def stop_process(process: trio.Process, *, grace_s: float = 10.0) -> None:
@@ -25,6 +26,19 @@ async def stop_process(process: trio.Process, *, grace_s: float = 10.0) -> None:
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+
+
+async def read_line(stream: trio.abc.ReceiveStream, *, timeout_s: float = 30.0) -> bytes:
+    """What ``stream`` (a child's stdout) sends up to its first newline, which a helper process writes
+    once it holds what it was started to hold; TooSlowError after ``timeout_s``, EOFError if it closes first."""
+    said = b""
+    with trio.fail_after(timeout_s):
+        while not said.endswith(b"\n"):
+            more = await stream.receive_some()
+            if not more:
+                raise EOFError(f"the process closed its output before a line: {said!r}")
+            said += more
+    return said
 
 
 def stop_popen(process: subprocess.Popen[bytes] | subprocess.Popen[str], *, grace_s: float = 10.0) -> None:

@@ -28,6 +28,7 @@ from ctxtrio._config import Config
 from ctxtrio.store.read_only import read_only
 from testkit.disk import fill_disk
 from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
+from testkit.processes import read_line
 
 from . import ROOT, Row, guarded
 from ._store_kit import tmpfs
@@ -180,10 +181,7 @@ async def _locked(work: Path, url: str) -> Row:
     )
     assert holder.stdin is not None and holder.stdout is not None
     try:
-        said = b""
-        with trio.fail_after(30):
-            while not said.endswith(b"\n"):
-                said += await holder.stdout.receive_some()
+        said = await read_line(holder.stdout)
         before = _paths(data)
         started = time.perf_counter()
         plain = await trio.to_thread.run_sync(lambda: _doctor(data, url))

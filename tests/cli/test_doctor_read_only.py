@@ -14,6 +14,7 @@ import trio
 import ctxtrio
 from ctxtrio.store import vector_task
 from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
+from testkit.processes import read_line
 
 from .runner import cli
 from .test_embeddings_cli import schema_3_file
@@ -136,11 +137,7 @@ async def test_plain_doctor_beside_a_writer_reads_its_commits(tmp_path: Path, mo
         )
         assert writer.stdin is not None and writer.stdout is not None
         try:
-            said = b""
-            with trio.fail_after(30):
-                while not said.endswith(b"\n"):
-                    said += await writer.stdout.receive_some()
-            assert said == b"ready\n"
+            assert await read_line(writer.stdout) == b"ready\n"
             assert (data / "vectors.sqlite3-wal").exists() and (data / "index.sqlite3-wal").exists()
             before = snapshot(data)
             ran = await doctor(data, fake, url)
