@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from ..store.layout import not_writable
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -49,11 +51,10 @@ def free_space(data: DataDir) -> tuple[bool, str]:
         return False, f"{data.root}: cannot tell the free space ({exc.strerror or exc})"
     free = info.f_bavail * info.f_frsize
     # Asked, not probed: plain doctor writes nothing (a server's start proves it by a probe file).
-    if info.f_flag & os.ST_RDONLY or not os.access(data.root, os.W_OK | os.X_OK):
-        why = "a read-only file system" if info.f_flag & os.ST_RDONLY else "no write permission for this user"
+    if (why := not_writable(data.root)) is not None:
         return False, (
-            f"{data.root}: not writable ({why}): a server and every command but doctor (without --repair) "
-            "refuse to start on it"
+            f"{data.root}: not writable ({why}): a server and the commands that write refuse to start on it; "
+            "sessions, show, export, docs, search and doctor (without --repair) read it"
         )
     if free < LOW_SPACE_BYTES:
         return False, (

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SUBCOMMANDS", "Command", "find_subcommand", "unknown_command"]
 
-#: A subcommand: the config, its arguments, and the scope a signal cancels (see open_library).
+#: A subcommand: the config, its arguments (``read_only`` among them: ``library.opens_read_only``), and
+#: the scope a signal cancels (see open_library).
 Command: TypeAlias = "Callable[[Config, argparse.Namespace, trio.CancelScope], Awaitable[int]]"
 
 #: name -> one-line help, in the order ``ctxtrio --help`` lists them.

@@ -100,7 +100,7 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
 
 async def _store(config: Config, args: argparse.Namespace, stop: trio.CancelScope, report: Report) -> None:
     """The data dir, journals, index, vectors and what was set aside (read-only unless --repair)."""
-    async with open_library(config, stop, read_only=not args.repair) as ctx:
+    async with open_library(config, stop, read_only=args.read_only) as ctx:
         report.add("data dir", *await trio.to_thread.run_sync(free_space, ctx.data))
         await _sessions(ctx, report)
         current = await _documents(ctx, report)

@@ -45,7 +45,7 @@ def _forget_args(p: argparse.ArgumentParser) -> None:
 
 
 async def docs_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
-    async with open_library(config, stop) as ctx:
+    async with open_library(config, stop, read_only=args.read_only) as ctx:
         docs = await ctx.documents.list_documents()
     if args.json:
         emit_json([asdict(doc) for doc in docs])
@@ -62,7 +62,7 @@ async def docs_command(config: Config, args: argparse.Namespace, stop: trio.Canc
 
 async def search_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     query = " ".join(args.query)
-    async with open_library(config, stop) as ctx:
+    async with open_library(config, stop, read_only=args.read_only) as ctx:
         result = await ctx.documents.search(query, doc_id=args.doc, limit=args.limit)
         sources = {doc.doc_id: doc.source for doc in await ctx.documents.list_documents()} if result.hits else {}
     if args.json:

@@ -19,6 +19,7 @@ import trio
 from .._errors import ConfigError, CtxError, InputError, StoreError, leaves
 from ..store.layout import prepare_data_dir
 from .commands import SUBCOMMANDS, Command
+from .library import opens_read_only
 from .output import CLOSED_PIPE, closed_pipe, err, setup_logging
 from .settings import ArgParser, add_settings, config_from_args
 
@@ -50,18 +51,15 @@ def _command(name: str) -> Command:
     return commands[name]
 
 
-def _reads_only(name: str, args: argparse.Namespace) -> bool:
-    """Whether the subcommand only looks: ``doctor`` without ``--repair`` (its store is opened read-only)."""
-    return name == "doctor" and not args.repair
-
-
 def run(name: str, argv: list[str]) -> int:
     """Run subcommand ``name`` with ``argv`` (the rest of the command line); returns the exit code."""
     args = build_parser(name).parse_args(argv)
     try:
         config = config_from_args(args, os.environ)
-        # doctor without --repair writes nothing, not even the data dir's folders or a probe file.
-        if not _reads_only(name, args):
+        # A command that only reads creates nothing, not even the data dir's folders or a probe file
+        # (which a read-only mount refuses); the command opens its store read-only (``args.read_only``).
+        args.read_only = opens_read_only(name, args, config.data_dir)
+        if not args.read_only:
             prepare_data_dir(config.data_dir)
     except (ConfigError, StoreError) as exc:
         err(f"ctxtrio: error: {exc}")

@@ -66,7 +66,7 @@ def _prune_args(p: argparse.ArgumentParser) -> None:
 
 
 async def sessions_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
-    async with open_library(config, stop) as ctx:
+    async with open_library(config, stop, read_only=args.read_only) as ctx:
         infos = await ctx.sessions.list_sessions(include_deleted=args.deleted)
     # Newest last record first: the library lists by journal mtime, which an import sets to the import's time.
     infos.sort(key=lambda info: info.last_activity or 0.0, reverse=True)
@@ -98,7 +98,7 @@ def _entry_line(entry: Entry) -> str:
 
 
 async def show_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
-    async with open_library(config, stop) as ctx:
+    async with open_library(config, stop, read_only=args.read_only) as ctx:
         contents = await ctx.sessions.contents(args.session)
     info, entries = contents.info, contents.entries
     if args.json:

@@ -64,7 +64,7 @@ def import_args(p: argparse.ArgumentParser) -> None:
 async def export_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     if bool(args.sessions) == bool(args.all):
         raise InputError("name the sessions to export, or pass --all")
-    async with open_library(config, stop) as ctx:
+    async with open_library(config, stop, read_only=args.read_only) as ctx:
         if args.all:
             ids = [info.session_id for info in await ctx.sessions.list_sessions(include_deleted=args.deleted)]
         else:

@@ -30,7 +30,7 @@ from .._errors import StoreError
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
 
-__all__ = ["DataDir", "prepare_data_dir", "removed_for_good"]
+__all__ = ["DataDir", "existing_data_dir", "not_writable", "prepare_data_dir", "removed_for_good"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +108,17 @@ def existing_data_dir(root: Path) -> DataDir:
     if not data.root.is_dir():
         raise StoreError(f"data dir {data.root} does not exist")
     return data
+
+
+def not_writable(root: Path) -> str | None:
+    """Why this user cannot write to the existing directory ``root`` (a read-only file system, no write
+    permission), or None. Asked of the file system, not probed: a look that writes nothing can ask it.
+    Raises OSError when ``root`` cannot be looked at."""
+    if os.statvfs(root).f_flag & os.ST_RDONLY:
+        return "a read-only file system"
+    if not os.access(root, os.W_OK | os.X_OK):
+        return "no write permission for this user"
+    return None
 
 
 def removed_for_good(current: Collection[str]) -> Callable[[str], bool]:

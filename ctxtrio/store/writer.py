@@ -234,7 +234,10 @@ async def _refuse(recv: trio.MemoryReceiveChannel[StoreOp]) -> None:
     """Fail every operation until the handle is closed: the store was opened only to look."""
     async with recv:
         async for op in recv:
-            op.outcome.error = StoreError(f"the store is opened read-only here: this {op.kind} was not done")
+            op.outcome.error = StoreError(
+                f"the data dir is opened read-only here (it cannot be written, or doctor without --repair): this "
+                f"{op.kind} of {op.path.name} was not done; a server's start or ctxtrio doctor --repair does it"
+            )
             op.outcome.done.set()
 
 

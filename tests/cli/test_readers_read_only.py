@@ -1,0 +1,157 @@
+"""The commands that only read (sessions, show, export, docs, search) read a data dir this user cannot
+write, and the session readers write nothing to one they can: no index opened, no lock waited for."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+import trio
+
+import ctxtrio
+from ctxtrio.cli import library
+from testkit.processes import read_line
+
+from .runner import ROOT, Ran, cli, command
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+DOC = "# Deploys\n\nThe deploy runs at noon.\n"
+READS = [("sessions",), ("show", "work"), ("export", "--all"), ("docs",), ("search", "noon")]
+
+
+async def _filled(data: Path) -> None:
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=data, llm_enabled=False, audit=False)) as ctx:
+        await ctx.sessions.append("work", "cookies stay", pinned=True)
+        await ctx.documents.ingest(text=DOC, title="deploys")
+
+
+def _paths(root: Path) -> list[str]:
+    return sorted(str(path.relative_to(root)) for path in root.rglob("*"))
+
+
+def _said(ran: Ran, *reads: str) -> None:
+    """What each read must print: the session, its entry, its record, the document, the match."""
+    expected = {
+        "sessions": '"work"',
+        "show": "[note pinned] cookies stay",
+        "export": '"text": "cookies stay"',
+        "docs": '"deploys"  inline',
+        "search": "> The deploy runs at noon.",
+    }
+    assert ran.code == 0, (reads, ran.out, ran.err)
+    assert expected[reads[0]] in ran.out, (reads, ran.out)
+
+
+async def test_session_readers_leave_the_data_dir_as_it_was(tmp_path: Path) -> None:
+    """Without an index file and a quarantine/ folder: sessions, show and export create neither (they
+    opened the store for writing: a probe file, the folders, the index), and say what is stored."""
+    data = tmp_path / "data"
+    await _filled(data)
+    assert (await cli(data, "sessions")).code == 0  # the session's derived summary cache, written once
+    (data / "index.sqlite3").unlink()
+    shutil.rmtree(data / "quarantine")
+    before = _paths(data)
+    for reads in READS[:3]:
+        _said(await cli(data, *reads), *reads)
+    assert _paths(data) == before
+
+
+#: Holds the index's write lock (as a server writing it does) until stdin closes.
+HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("ready", flush=True)
+sys.stdin.read()
+conn.execute("ROLLBACK")
+"""
+
+
+async def test_session_readers_beside_a_writer_of_the_index_do_not_wait_for_it(tmp_path: Path) -> None:
+    """Another process holds the index's write lock: sessions, show and export answer without opening
+    the index (opened for writing, it waited for the lock and warned that documents cannot be searched)."""
+    data = tmp_path / "data"
+    await _filled(data)
+    holder = await trio.lowlevel.open_process(
+        [sys.executable, "-c", HOLDER, str(data / "index.sqlite3")], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert await read_line(holder.stdout) == b"ready\n"
+        for reads in READS[:3]:
+            ran = await cli(data, *reads)
+            _said(ran, *reads)
+            assert "search index" not in ran.err, ran.err
+    finally:
+        await holder.stdin.aclose()
+        with trio.fail_after(30):
+            await holder.wait()
+    assert holder.returncode == 0
+
+
+def _unwritable(root: Path) -> list[str]:
+    """``root`` made read-only for the test's user, and the prefix that runs a command as a user
+    bound by it (root ignores file modes: it runs without the capabilities that let it)."""
+    for folder, _, names in os.walk(root):
+        for name in [*names, ""]:
+            path = os.path.join(folder, name)
+            os.chmod(path, os.stat(path).st_mode & ~0o222)
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: cannot make a data dir unwritable to the test")
+    caps = "-dac_override,-dac_read_search,-fowner"
+    return [setpriv, "--inh-caps=-all", "--ambient-caps=-all", f"--bounding-set={caps}", "--"]
+
+
+def test_every_reader_reads_a_data_dir_it_cannot_write(tmp_path: Path) -> None:
+    """No write permission on the data dir and its files: each reader says what is stored (they refused:
+    'data dir ... is not usable: Permission denied'), nothing is created, and a command that writes refuses."""
+    data = tmp_path / "data"
+    trio.run(_filled, data)
+    prefix = _unwritable(data)
+    before = _paths(data)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def run(*args: str) -> Ran:
+        done = subprocess.run(
+            [*prefix, *command(data, *args)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60, check=False
+        )
+        return Ran(done.returncode, done.stdout, done.stderr)
+
+    try:
+        for reads in READS:
+            _said(run(*reads), *reads)
+        refused = run("import", "-")
+        assert refused.code == 2 and "is not usable" in refused.err, refused.err
+        assert _paths(data) == before
+    finally:
+        for folder, _, names in os.walk(data):
+            for name in [*names, ""]:
+                os.chmod(os.path.join(folder, name), 0o700)
+
+
+def test_which_commands_open_the_store_read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session readers: an existing data dir, always; document readers only where it cannot be written;
+    a missing data dir never (it is created, as before); doctor unless --repair; writers never."""
+    args = argparse.Namespace(repair=False)
+    missing, there = tmp_path / "missing", tmp_path / "there"
+    there.mkdir()
+    assert library.opens_read_only("sessions", args, there)
+    assert not library.opens_read_only("sessions", args, missing)
+    assert not library.opens_read_only("docs", args, there)
+    assert library.opens_read_only("doctor", args, missing)
+    assert not library.opens_read_only("doctor", argparse.Namespace(repair=True), there)
+    monkeypatch.setattr(library, "not_writable", lambda root: "a read-only file system")
+    assert library.opens_read_only("search", args, there)
+    assert not library.opens_read_only("search", args, missing)
+    assert not library.opens_read_only("import", args, there)
+    assert not library.opens_read_only("delete", args, there)
