@@ -34,12 +34,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
-    from .handle import IndexHealth, WriterStats
     from .journal import GroupItem, JournalAppender
     from .layout import DataDir
     from .ops import StoreOp
     from .records import NewRecord
     from .rows import IndexRow, RowsFor
+    from .writer_state import IndexHealth, WriterStats
 
 __all__ = ["process_batch"]
 

@@ -26,8 +26,8 @@ from .room import room_to_rebuild, shelve, shelve_all_the_same
 from .rows import IndexRow
 
 if TYPE_CHECKING:
-    from .handle import IndexHealth
     from .layout import DataDir
+    from .writer_state import IndexHealth
 
 __all__ = [
     "BUSY_BACKOFF_S",

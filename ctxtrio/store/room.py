@@ -33,9 +33,9 @@ from .reading import free_bytes, journal_size
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .handle import IndexHealth
     from .index import SearchIndex
     from .layout import DataDir
+    from .writer_state import IndexHealth
 
 __all__ = [
     "REBUILD_FACTOR",

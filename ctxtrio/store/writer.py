@@ -38,12 +38,13 @@ import trio
 
 from .._errors import StoreError
 from .batch import process_batch
-from .handle import DEFAULT_CAPACITY, IndexHealth, IndexingState, StoreHandle, WriterStats, open_store_channel
+from .handle import DEFAULT_CAPACITY, StoreHandle, open_store_channel
 from .index import Forget, SearchIndex
 from .index_flush import IndexWork, defer, flush_index, open_index
 from .journal import JournalAppender
 from .ops import AppendOp, MoveOp, RemoveOp, StoreOp
 from .rows import RowsFor, no_rows
+from .writer_state import IndexHealth, IndexingState, WriterStats
 
 if TYPE_CHECKING:
     from .layout import DataDir
