@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import InputError
+from ..store.journal_files import fsync_dir
 from .library import open_library
 from .output import emit_json, err, say
 from .progress import Progress
@@ -98,6 +99,8 @@ def export_line(session_id: str, record: Record) -> str:
 
 
 def _write_atomically(path: Path, payload: str) -> None:
+    """Write ``payload`` as ``path`` whole or not at all, durably: the file and then its new name are
+    fsynced, so an export a ``prune`` or ``delete`` follows cannot vanish in a crash after they are durable."""
     temporary = path.with_name(f".{path.name}.partial-{os.getpid()}")
     try:
         with open(temporary, "w", encoding="utf-8") as handle:
@@ -105,6 +108,7 @@ def _write_atomically(path: Path, payload: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
+        fsync_dir(path.parent)  # (the rename is in the folder's data: without this a crash may undo it)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc

@@ -1,0 +1,35 @@
+"""An export file is durable once ``ctxtrio export -o FILE`` says so: its bytes, then its name."""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import TYPE_CHECKING
+
+from ctxtrio.cli import transfer
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
+
+
+def test_the_export_and_then_its_folder_are_fsynced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is fsynced before it is renamed into place, and its folder after (the rename lives in the
+    folder: without that fsync a crash after a following prune may leave the pruned data and no export)."""
+    target = tmp_path / "sessions.jsonl"
+    synced: list[tuple[str, bool]] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            synced.append(("folder" if info.st_ino == tmp_path.stat().st_ino else "other folder", target.exists()))
+        else:
+            synced.append(("file", target.exists()))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    transfer._write_atomically(target, '{"ctxtrio_export": 1}\n')
+    assert target.read_text() == '{"ctxtrio_export": 1}\n'
+    assert synced == [("file", False), ("folder", True)]
