@@ -54,6 +54,7 @@ from .index_errors import (
 )
 from .index_queries import doc_counts, inventory, search_levels
 from .index_tables import ensure_schema, forget_rows, insert_rows, set_watermark, watermark
+from .layout import private_file
 from .read_only import read_only
 from .reading import read_journal
 from .records import StoredRecord
@@ -180,6 +181,7 @@ class SearchIndex:
     def _open_file(self) -> bool:
         """Connect the writer and create the schema; True if the file did not exist."""
         created = not self._path.exists()
+        private_file(self._path)  # (not SQLite's 0644: see there)
         self._writer = self._connect(WRITE_BUSY_S)
         upgraded = ensure_schema(self._writer)
         self._identity = file_identity(self._path)

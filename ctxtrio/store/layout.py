@@ -30,7 +30,7 @@ from .._errors import StoreError
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
 
-__all__ = ["DataDir", "existing_data_dir", "not_writable", "prepare_data_dir", "removed_for_good"]
+__all__ = ["DataDir", "existing_data_dir", "not_writable", "prepare_data_dir", "private_file", "removed_for_good"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +119,19 @@ def not_writable(root: Path) -> str | None:
     if not os.access(root, os.W_OK | os.X_OK):
         return "no write permission for this user"
     return None
+
+
+def private_file(path: Path) -> None:
+    """Create ``path`` empty with mode 0600 unless it exists: for a SQLite file, before SQLite opens it.
+
+    SQLite creates a file 0644 (less the umask) and its ``-wal``/``-shm`` with the file's mode. Inside
+    a data dir ctxtrio created (0700) nobody else can reach them, but a data dir that existed before,
+    made 0755 by ``mkdir``, would let every local user read the index's copy of each document's text.
+    Blocking. An OSError is left to the SQLite open that follows, which fails and says why."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        pass
 
 
 def removed_for_good(current: Collection[str]) -> Callable[[str], bool]:

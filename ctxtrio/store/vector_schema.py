@@ -51,6 +51,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
+from .layout import private_file
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -132,6 +133,7 @@ def vector_key(blob: bytes) -> bytes:
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the vectors file at ``path``, created or brought to this layout (see the module docstring)."""
+    private_file(path)  # (not SQLite's 0644: see there)
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
