@@ -20,16 +20,20 @@ from .._errors import InputError, leaves
 
 __all__ = [
     "CLOSED_PIPE",
+    "OutputError",
     "ask",
     "closed_pipe",
     "emit_json",
     "err",
+    "failed_output",
+    "flush_output",
     "listen_error",
     "parse_duration",
     "probe_listen",
     "say",
     "setup_logging",
     "when",
+    "write_out",
 ]
 
 #: The exit code of a command whose reader went away (``ctxtrio sessions | head -1``): 128 + SIGPIPE, as git's.
@@ -51,6 +55,43 @@ def closed_pipe(error: BaseException) -> bool:
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     return True
+
+
+class OutputError(Exception):
+    """stdout could not be written (``> file`` on a full disk, ``> /dev/full``): one line and exit 1, not a
+    traceback. Not a CtxError: the library never writes stdout. A reader going away stays BrokenPipeError."""
+
+
+def failed_output(error: BaseException) -> str | None:
+    """The line to say when ``error`` is only stdout failing (:class:`OutputError`), else None; stdout
+    is then pointed at /dev/null, so the flush at exit does not fail again (as :func:`closed_pipe`)."""
+    found = leaves(error)
+    if not all(isinstance(leaf, OutputError) for leaf in found):
+        return None
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return f"ctxtrio: error: {found[0]}; the output is incomplete"
+
+
+def write_out(text: str, out: TextIO | None = None) -> None:
+    """``text`` on stdout (or ``out``); OutputError when it cannot be written, BrokenPipeError as it is."""
+    try:
+        (out if out is not None else sys.stdout).write(text)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write the output: {exc.strerror or exc}") from exc
+
+
+def flush_output() -> None:
+    """Flush stdout now, where a failure is :class:`OutputError` (at exit, Python would only print it)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write the output: {exc.strerror or exc}") from exc
 
 
 def listen_error(error: BaseException, host: str, port: int) -> str | None:
@@ -101,13 +142,12 @@ def setup_logging(*, serving: bool) -> None:
 
 def emit_json(value: object, out: TextIO | None = None) -> None:
     """One JSON document on stdout."""
-    stream = out if out is not None else sys.stdout
-    stream.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    write_out(json.dumps(value, ensure_ascii=False, indent=2) + "\n", out)
 
 
 def say(line: str) -> None:
     """One line of the result on stdout (the subcommands' only stdout writer besides emit_json)."""
-    sys.stdout.write(line + "\n")
+    write_out(line + "\n")
 
 
 def err(message: str) -> None:

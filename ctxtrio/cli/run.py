@@ -20,7 +20,7 @@ from .._errors import ConfigError, CtxError, InputError, StoreError, leaves
 from ..store.layout import prepare_data_dir
 from .commands import SUBCOMMANDS, Command
 from .library import opens_read_only
-from .output import CLOSED_PIPE, closed_pipe, err, setup_logging
+from .output import CLOSED_PIPE, closed_pipe, err, failed_output, flush_output, setup_logging
 from .settings import ArgParser, add_settings, config_from_args
 
 if TYPE_CHECKING:
@@ -66,11 +66,16 @@ def run(name: str, argv: list[str]) -> int:
         return 2
     setup_logging(serving=False)
     try:
-        return trio.run(partial(_main, _command(name), config, args))
+        code = trio.run(partial(_main, _command(name), config, args))
+        flush_output()  # (a full disk behind "> file" fails here, not in Python's flush at exit)
     except BaseException as exc:
         if closed_pipe(exc):  # ctxtrio sessions | head -1: the reader has what it wanted
             return CLOSED_PIPE
+        if (line := failed_output(exc)) is not None:
+            err(line)
+            return 1
         raise
+    return code
 
 
 async def _main(command: Command, config: Config, args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ import trio
 from .._errors import InputError
 from ..store.journal_files import fsync_dir
 from .library import open_library
-from .output import emit_json, err, say
+from .output import emit_json, err, flush_output, say, write_out
 from .progress import Progress
 
 if TYPE_CHECKING:
@@ -77,8 +77,8 @@ async def export_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     payload = "\n".join(lines) + "\n"
     count = sum(len(records) for _, records in exported)
     if args.output == "-":
-        sys.stdout.write(payload)
-        sys.stdout.flush()
+        write_out(payload)
+        flush_output()
     else:
         await trio.to_thread.run_sync(_write_atomically, Path(args.output), payload)
     err(f"exported {len(ids)} session(s), {count} records" + ("" if args.output == "-" else f" to {args.output}"))
