@@ -1,5 +1,6 @@
 """The commands that only read (sessions, show, export, docs, search) read a data dir this user cannot
-write, and the session readers write nothing to one they can: no index opened, no lock waited for."""
+write, and the session readers neither open the index of one they can nor wait for its lock. (They
+still refresh the sessions' derived summary caches where sessions/ can be written, as a server does.)"""
 
 from __future__ import annotations
 
