@@ -13,6 +13,9 @@ an event have" is about listeners and events. Words that are also SQL or shell k
 is a question word the query writes in capitals: "Does EXPLAIN ANALYZE actually execute the
 statement?" asks about SQL's EXPLAIN (an HTTP ``GET``, PL/pgSQL's ``DO``), not for an explanation.
 
+An English contraction is its first word (:func:`uncontracted`): ``doesn't`` is ``does``, a question
+word, not the term ``doesn`` that a search would require of every row it ranks first.
+
 A word joined to a prefix by a hyphen (``re-raising``, ``non-blocking``, ``multi-line``: a
 :func:`compounds` word) gives the joined word, the prefix and the word after it. In a long
 question, :func:`without_prefixes` leaves the prefix alone out: ``re`` names no topic there,
@@ -53,6 +56,12 @@ _COMPOUND: Final = re.compile(r"(?<![\w.\-/:@$])([A-Za-z]+)-([A-Za-z]{3,})(?![\w
 #: A word written in capitals, two letters or more: a question word so written names something.
 _CAPITALS: Final = re.compile(r"(?<![\w.-])[A-Z]{2,}(?![\w.-])")
 
+#: An English contraction: a word and ``n't`` (``doesn't``, ``isn't``, ``can't``), or a word and
+#: ``'re``, ``'ve``, ``'ll``, ``'m``, ``'d`` (``you're``, ``I'm``), with a straight or curly apostrophe.
+_CONTRACTION: Final = re.compile(r"\b([A-Za-z]+?)(n['\u2019]t|['\u2019](?:re|ve|ll|m|d))\b", re.IGNORECASE)
+#: The auxiliaries whose ``n't`` form is not the word and ``n't``: ``can't``, ``won't``, ``shan't``.
+_NOT_FORMS: Final = {"ca": "can", "wo": "will", "sha": "shall"}
+
 
 def compounds(query: str) -> dict[str, str]:
     """The words of ``query`` joined to a :data:`PREFIXES` prefix by a hyphen, as the index holds
@@ -65,10 +74,26 @@ def compounds(query: str) -> dict[str, str]:
     return found
 
 
+def uncontracted(query: str) -> str:
+    """``query`` with each English contraction as its first word alone: ``doesn't`` as ``does``,
+    ``can't`` as ``can``, ``I'm`` as ``I``. Split at its apostrophe, ``doesn't`` gave the term
+    ``doesn`` and ``I'm`` gave ``m`` (``python -m``'s option): words no question word list holds,
+    which a search then required of every row it ranked first ("Why doesn't Python have a switch
+    statement?" found the FAQ answering it only past its 15th row). The negation goes too, as
+    the manual's own ``isn't`` is indexed as ``isn`` and ``t``, never ``not``."""
+
+    def first(match: re.Match[str]) -> str:
+        word = match.group(1)
+        return _NOT_FORMS.get(word.lower(), word) if match.group(2)[0] in "nN" else word
+
+    return _CONTRACTION.sub(first, query)
+
+
 def query_terms(query: str) -> list[str]:
     """The distinct terms of ``query`` in order, without :data:`QUESTION_WORDS` (unless only those)
-    but those the query writes in capitals (``EXPLAIN``, ``GET``, ``DO``)."""
-    found = unique_terms(query)
+    but those the query writes in capitals (``EXPLAIN``, ``GET``, ``DO``); a contraction is its
+    first word (:func:`uncontracted`)."""
+    found = unique_terms(uncontracted(query))
     named = {word.lower() for word in _CAPITALS.findall(query)}
     kept = [term for term in found if term not in QUESTION_WORDS or term in named]
     return kept or found

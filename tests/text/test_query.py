@@ -1,10 +1,10 @@
 """Query terms: question words do not dilute a query; flags, dotted and snake_case names stay searchable;
-a long question leaves out the prefix of a hyphenated word."""
+a long question leaves out the prefix of a hyphenated word; a contraction is its first word."""
 
 from __future__ import annotations
 
 from ctxtrio.docs.search import search_words
-from ctxtrio.text.query import compounds, query_terms, without_prefixes
+from ctxtrio.text.query import compounds, query_terms, uncontracted, without_prefixes
 
 
 def test_question_words_are_left_out() -> None:
@@ -103,3 +103,18 @@ def test_a_long_question_leaves_out_a_prefix_only_a_hyphenated_word_gives() -> N
         "do",
     ]  # a word after it of 3 letters or more
     assert without_prefixes("re-", ["re"]) == ["re"]  # nothing else left
+
+
+def test_a_contraction_is_its_first_word() -> None:
+    """doesn't, can't, won't, I'm and you're give no 'doesn', 'ca', 'wo' or 'm' term (the
+    question words they are left out), straight or curly apostrophe; python -m keeps its 'm'."""
+    assert query_terms("Why doesn't Python have a switch statement?") == ["python", "switch", "statement"]
+    assert query_terms("Why can't I'm, you're, won't and isn\u2019t match?") == ["match"]
+    assert uncontracted("I can't, it won't, we shan't, they'd") == "I can, it will, we shall, they"
+    assert query_terms("What does python -m do?") == ["python", "m"]
+    assert query_terms("Python's XML parsers") == ["python", "xml", "parsers"]
+
+
+def test_a_contraction_in_capitals_names_nothing() -> None:
+    """DON'T is no PL/pgSQL DO: the capitals rule reads the query as written, where DON is no question word."""
+    assert query_terms("DON'T VACUUM FULL") == ["vacuum", "full"]
