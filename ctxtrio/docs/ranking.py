@@ -10,7 +10,8 @@ the candidates, plus the share of the query its headings hold. Within the page r
 first, a chunk that defines an identifier the query writes (its entry, an option's or
 parameter's term: ``* `highWaterMark` {number}``) gains :data:`INTRO_WEIGHT`: BM25 and
 passages favour the chunks that repeat a name (examples, other entries' notes) over the
-one that says what it is. Release notes (:func:`release_record`) lose :data:`RELEASE_WEIGHT`.
+one that says what it is. Release notes (:func:`release_record`) lose :data:`RELEASE_WEIGHT`, but for those of a release the query
+names by its number ("added in Python 3.10").
 Chunks stay the unit of reading; only the order changes.
 """
 
@@ -64,11 +65,12 @@ def rerank(
     weight: float = PASSAGE_WEIGHT,
     heading_weight: float = HEADING_WEIGHT,
     alike: Alike = (),
+    query: str = "",
 ) -> list[Candidate]:
     """``candidates`` best first by BM25 plus ``weight`` times their best passage's score
     plus ``heading_weight`` times the share of the query's words their headings hold
     (:func:`~.packing.headings`: trail and document name), less :data:`RELEASE_WEIGHT` for a
-    chunk of release notes; plus :data:`INTRO_WEIGHT` for a chunk of the page that sum ranks
+    chunk of release notes, unless of a release ``query`` names (:func:`named_versions`); plus :data:`INTRO_WEIGHT` for a chunk of the page that sum ranks
     first that defines an identifier the query writes (:func:`~ctxtrio.text.naming.defines_one_of`;
     only there: ``highWaterMark`` is an option of a dozen pages, and the one the query is about
     is the one ranked first); ties keep the given order; each keeps its BM25 ``score``. ``alike``: the
@@ -83,7 +85,8 @@ def rerank(
     ]
     top_bm25 = max(c.score for c in candidates) or 1.0
     top_passage = max(passages) or 1.0
-    about = [heading_weight * _heading_share(c, query_terms) - RELEASE_WEIGHT * release_record(c) for c in candidates]
+    versions = named_versions(query)
+    about = [heading_weight * _heading_share(c, query_terms) - _release_weight(c, versions) for c in candidates]
     sums = [
         candidates[n].score / top_bm25 + weight * passages[n] / top_passage + about[n] for n in range(len(candidates))
     ]
@@ -132,6 +135,35 @@ def _heading_share(candidate: Candidate, query_terms: Sequence[str]) -> float:
 _RELEASE_NOTES: Final = re.compile(
     r"what'?s[ _.-]?new|change[ _.-]?log|release[ _.-]?notes|relnotes|\brelease[ _.-]v?\d", re.IGNORECASE
 )
+
+
+#: A version number a query writes: ``3.10`` of "added in Python 3.10", ``15.1``; not part of a longer
+#: number or name (``1.2.3``'s ``2.3``, ``utf-8.0``, ``-3.2``).
+_VERSION: Final = re.compile(r"(?<![\w.-])\d+\.\d+(?![\w]|\.\d)")
+
+
+def named_versions(query: str) -> frozenset[str]:
+    """The version numbers ``query`` writes (``3.10``, ``15.1``)."""
+    return frozenset(_VERSION.findall(query))
+
+
+def _release_weight(candidate: Candidate, versions: frozenset[str]) -> float:
+    """What a candidate loses for being of release notes: :data:`RELEASE_WEIGHT`, but none for the
+    notes of a release the query names (their document's id or first heading holds its number:
+    ``whatsnew.3.10`` for "What is the EncodingWarning added in Python 3.10?"), which say what the
+    question asks: what that release changed."""
+    if not release_record(candidate) or any(_names(version, candidate) for version in versions):
+        return 0.0
+    return RELEASE_WEIGHT
+
+
+def _names(version: str, candidate: Candidate) -> bool:
+    """Whether ``candidate``'s document id or first heading holds ``version`` as a number of its own,
+    its parts joined by a dot, dash or underscore (``whatsnew.3.10``, PostgreSQL's ``release-15-1``;
+    not ``3.10`` of ``13.10`` or ``3.10.1``'s ``10.1``, nor ``15.1`` of ``release-15-10``)."""
+    top = candidate.chunk.trail[0] if candidate.chunk.trail else ""
+    pattern = r"(?<!\d)(?<!\d[._-])" + r"[._-]".join(version.split(".")) + r"(?!\d|[._-]\d)"
+    return bool(re.search(pattern, candidate.doc_id) or re.search(pattern, top))
 
 
 def release_record(candidate: Candidate) -> bool:

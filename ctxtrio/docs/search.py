@@ -96,13 +96,17 @@ class Found:
     words: tuple[SearchWord, ...] = ()
 
 
-def rerank_fused(candidates: Sequence[Candidate], query_terms: Sequence[str], alike: Alike = ()) -> list[Candidate]:
-    """Keyword hits re-ranked by their best passage (:func:`~.ranking.rerank`, ``alike`` its) within the
+def rerank_fused(
+    candidates: Sequence[Candidate], query_terms: Sequence[str], alike: Alike = (), query: str = ""
+) -> list[Candidate]:
+    """Keyword hits re-ranked by their best passage (:func:`~.ranking.rerank`, ``alike`` and ``query`` its) within the
     places fusion gave them; hits found by meaning keep theirs (their score is a
     similarity, which does not add to BM25), and so does a hit ``placed`` by it (:func:`~.hybrid.hybrid_order`).
     Without semantic recall, :func:`rerank` itself."""
     kept = [c.by_meaning or c.placed for c in candidates]
-    keyword = iter(rerank([c for c, keep in zip(candidates, kept, strict=True) if not keep], query_terms, alike=alike))
+    keyword = iter(
+        rerank([c for c, keep in zip(candidates, kept, strict=True) if not keep], query_terms, alike=alike, query=query)
+    )
     return [c if keep else next(keyword) for c, keep in zip(candidates, kept, strict=True)]
 
 

@@ -311,7 +311,7 @@ class DocumentService(ReadingMethods, CheckingMethods):
         alike = alike_of(found.words)
         candidates = found.candidates
         if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
-            candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms, alike))
+            candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms, alike, query))
             candidates = definitions_first(candidates, query_terms, query)  # find_candidates put them first before
         # the pool re-ranked (search.pool), cut to limit; a definition cut by its chunk's end brings the next chunk
         candidates = await with_continuation(self._repo, candidates, query_terms, query, limit, by_journal)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ctxtrio.docs import ranking
 from ctxtrio.docs.chunks import StoredChunk
 from ctxtrio.docs.packing import Candidate, pack_hits
-from ctxtrio.docs.ranking import release_record, rerank
+from ctxtrio.docs.ranking import named_versions, release_record, rerank
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.tokens import TokenModel
 
@@ -127,3 +127,36 @@ def test_release_notes_come_after_the_entry_that_scores_alike(monkeypatch: pytes
     assert [c.doc_id for c in rerank([news, entry], terms)] == ["library.itertools", "whatsnew.2.4"]
     monkeypatch.setattr(ranking, "RELEASE_WEIGHT", 0.0)
     assert [c.doc_id for c in rerank([news, entry], terms)] == ["whatsnew.2.4", "library.itertools"]
+
+
+def test_the_notes_of_a_release_the_query_names_keep_their_place() -> None:
+    """Equal text: What's New In Python 3.10 gives way to the reference for a question naming no
+    release or another one, not for one naming 3.10 (without the rule it gave way there too)."""
+    text = "EncodingWarning is emitted when the encoding argument is omitted.\n"
+    news = _candidate("whatsnew.3.10", "3.10.rst", ("What's New In Python 3.10", "New Features"), text, 10.0)
+    io = _candidate("library.io", "io.rst", ("Text Encoding", "Opt-in EncodingWarning"), text, 9.5)
+
+    def first(query: str) -> str:
+        return rerank([news, io], query_terms(query), heading_weight=0.0, query=query)[0].doc_id
+
+    assert first("What is the EncodingWarning added in Python 3.10?") == "whatsnew.3.10"
+    assert first("What is the EncodingWarning?") == "library.io"
+    assert first("What is the EncodingWarning added in Python 3.11?") == "library.io"
+    assert first("EncodingWarning in 13.10 or 3.10.1") == "library.io"
+
+
+def test_a_version_is_named_as_a_number_of_its_own() -> None:
+    """3.10 and 15.1 are versions; 1.2.3's parts, utf-8.0 and -3.2 are not; PostgreSQL's release-15-1
+    names 15.1, release-15-10 does not."""
+    assert named_versions("added in Python 3.10, or 15.1?") == {"3.10", "15.1"}
+    assert named_versions("version 1.2.3 of utf-8.0 rounds -3.2 down") == frozenset()
+    pg = [_candidate(f"release-15-{n}", f"release-15-{n}.md", ("E.1. Release",), "text", 1.0) for n in (1, 10)]
+    assert [c.doc_id for c in rerank(pg, ["release"], heading_weight=0.0, query="Release 15.1")] == [
+        "release-15-1",
+        "release-15-10",
+    ]
+    pg.reverse()
+    assert [c.doc_id for c in rerank(pg, ["release"], heading_weight=0.0, query="Release 15.1")] == [
+        "release-15-1",
+        "release-15-10",
+    ]

@@ -29,9 +29,11 @@ async def _alike_passed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, query: 
     """The ``alike`` words the search of ``query`` handed the re-ranking and the packing, in that order."""
     seen: list[Alike] = []
 
-    def reranking(candidates: Sequence[Candidate], query_terms: Sequence[str], alike: Alike = ()) -> list[Candidate]:
+    def reranking(
+        candidates: Sequence[Candidate], query_terms: Sequence[str], alike: Alike = (), query: str = ""
+    ) -> list[Candidate]:
         seen.append(alike)
-        return rerank_fused(candidates, query_terms, alike)
+        return rerank_fused(candidates, query_terms, alike, query)
 
     def packing(*args: object, **kwargs: object) -> object:
         seen.append(args[5] if len(args) > 5 else kwargs.get("alike", ()))  # type: ignore[arg-type]
