@@ -12,6 +12,7 @@ wording changes. The twelve notes between the third append and ``context_status`
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -105,7 +106,8 @@ async def main() -> None:
             shown=f'text=<{len(log.encode()) // 1000} KB build log> title="build-failure.log" doc_id="build-log"',
         )
         found = await _show(client, "doc_search", {"query": "OutOfMemoryError", "budget_tokens": 300})
-        index = int(found.split(" #", 1)[1].split()[0]) if " #" in found else 0
+        hit = re.search(r"^\[build-log .*? #(\d+)", found, re.M)  # the hit's header, not the head line's hint
+        index = int(hit.group(1)) if hit else 0
         await _show(client, "doc_window", {"doc_id": "build-log", "from": max(index - 1, 0), "to": index + 1}, lines=1)
 
 

@@ -213,7 +213,9 @@ def render_search(result: SearchResult) -> str:
 def search_head(result: SearchResult) -> str:
     """The first line of a search answer with hits: how many fit of how many matched (``+``: more
     beyond ``limit``), its size, and once how to read a cut hit whole (short: every token of it
-    is taken from the hits; the query is the caller's own, not echoed)."""
+    is taken from the hits; the query is the caller's own, not echoed). That hint names where a hit's
+    header (``[library.os #58 lines 2-3]``) holds doc_window's two arguments, not blank ones
+    (``doc_id= from=#``) a small model may copy as they stand."""
     skipped = f" Keyword search only: {result.semantic_skipped}." if result.semantic_skipped else ""
     counted = ", estimated" if result.estimated else ""
     matched = f"{len(result.hits) + result.omitted}{'+' if result.more else ''}"
@@ -221,7 +223,7 @@ def search_head(result: SearchResult) -> str:
         f"{len(result.hits)} of {matched} hits fit ({result.used_tokens} tokens{counted}).{_left_out(result)}{skipped}"
     )
     if any(hit.cut for hit in result.hits):
-        head += " Whole chunk: doc_window doc_id= from=#."
+        head += " Whole: doc_window [doc_id #from]."
     return head
 
 

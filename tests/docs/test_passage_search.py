@@ -42,7 +42,7 @@ async def test_hits_share_the_budget_and_say_where_they_are(tmp_path: Path) -> N
             first, last, total = hit.lines
             assert 1 <= first <= last <= total
             assert f"#{hit.index} lines {first}-{last}" in text
-    assert any(hit.cut for hit in found.hits) and "Whole chunk: doc_window doc_id= from=#." in text
+    assert any(hit.cut for hit in found.hits) and "Whole: doc_window [doc_id #from]." in text
 
 
 #: Node.js 20's doc/api/timers.md (tests/text/fixtures/NOTICE.txt): a `<!-- YAML -->` history under each entry.
