@@ -17,7 +17,8 @@ ingest that crashed or was cancelled, or one whose commit line is damaged or was
 off) is moved to ``lost-and-found/`` and reported once it is older than
 :data:`~.folders.ORPHAN_AGE_S` (another process may still be writing a young one). The index is
 caught up for current generations (a crash between a journal fsync and its index
-update).
+update); for another process's commits a later replay finds, by the next search of them
+(:meth:`~ctxtrio.store.handle.StoreHandle.written_elsewhere`).
 
 Loaded generations are kept in a bounded LRU (by characters); a generation removed
 by another process while it was not loaded is noticed on load and resolved again.
@@ -120,7 +121,9 @@ class Repository(LoadedGenerations):
                 await self._open()
                 self._opened = True
                 return
-            obsolete = await self._replay()
+            obsolete, committed = await self._replay()
+            # Another process's commits: its index update may never have come (see written_elsewhere).
+            await self.store.written_elsewhere(committed)
             if obsolete:
                 obsolete = await trio.to_thread.run_sync(self._replaced_durably, obsolete)
         await self._remove(obsolete)
@@ -256,10 +259,12 @@ class Repository(LoadedGenerations):
             log.info("catalog: %d stale cursor records dropped", result.records_before - result.records_after)
             await self.refresh()
 
-    async def _replay(self) -> list[Key]:
+    async def _replay(self) -> tuple[list[Key], list[Path]]:
+        """Apply what the catalog gained: the generations made obsolete, and the files of those it committed
+        that are current now (none after a rewritten catalog: the startup sweep's)."""
         size, catalog_id = _stat(self.catalog_path)
         if self._opened and catalog_id == self._catalog_id and size == self.state.offset:
-            return []  # nothing appended since (one stat, not a worker-thread read per call)
+            return [], []  # nothing appended since (one stat, not a worker-thread read per call)
         if self._catalog_id is not None and catalog_id != self._catalog_id:
             # Rewritten (stale cursors dropped): offsets of the old file mean nothing in the
             # new one. It says the same, so it is replayed whole into a fresh state; the
@@ -272,11 +277,15 @@ class Repository(LoadedGenerations):
                     fresh.apply(record.data)
             fresh.offset = result.end
             self.state, self._catalog_id = fresh, catalog_id
-            return []
+            return [], []
         self._catalog_id = catalog_id
         result = await self.store.read(self.catalog_path, self.state.offset)
         skipped = await self.unlanded(result.records)
-        return self._apply([record for n, record in enumerate(result.records) if n not in skipped], result.end)
+        records = [record for n, record in enumerate(result.records) if n not in skipped]
+        obsolete = self._apply(records, result.end)
+        commits = [(record.data.get("doc"), record.data.get("gen")) for record in records]
+        current = [(doc, gen) for doc, gen in commits if (entry := self.state.docs.get(str(doc))) and entry.gen == gen]
+        return obsolete, [self.gen_path(str(doc), str(gen)) for doc, gen in dict.fromkeys(current)]
 
     async def unlanded(self, records: list[StoredRecord]) -> set[int]:
         """Positions of the commits among ``records`` whose generation file does not reach the

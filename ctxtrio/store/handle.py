@@ -292,6 +292,27 @@ class StoreHandle:
             await self.heal(corrupt=False)  # (IndexBusyError again while it still holds it)
             return await trio.to_thread.run_sync(read)
 
+    async def written_elsewhere(self, paths: Sequence[Path]) -> None:
+        """Journals another process wrote (a document it committed), as a replay found them: those the index
+        holds less of than their file (its index update was deferred by a lock and it exited, or it died
+        before its index commit) are caught up as this process's deferred updates are, by the next search
+        of them, which says so if the index is still locked. An index that cannot be asked counts as behind."""
+        if not self.read_only and paths:
+            for name, path in await trio.to_thread.run_sync(self._behind, paths):
+                self.health.lagging[name] = path
+
+    def _behind(self, paths: Sequence[Path]) -> list[tuple[str, Path]]:
+        behind = []
+        for path in paths:
+            name = self.data.journal_name(path)
+            try:
+                if self._index.watermark(name) >= path.stat().st_size:
+                    continue
+            except (StoreError, OSError):  # (unreadable index: the catch-up heals or reports it; a gone file: nothing)
+                pass
+            behind.append((name, path))
+        return behind
+
     def _lags(self, journals: Sequence[str] | None) -> bool:
         lagging = self.health.lagging
         if not lagging:

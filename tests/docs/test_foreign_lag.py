@@ -1,0 +1,56 @@
+"""A document another process committed but could not index (its index update deferred, then it exited) is
+found by a running server's search once the index can be written, not only after a restart."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from typing import TYPE_CHECKING
+
+import pytest
+
+import ctxtrio
+from ctxtrio._errors import StoreError
+from ctxtrio.store import index
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+async def test_a_document_another_process_left_unindexed_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Server A runs; process B (``ctxtrio ingest``) ingests a document while a third holds the index's write
+    lock, so B's index update is deferred, and B exits; the lock is let go: A's next search finds B's document
+    (before: 0 hits, silently, until some process's start swept the gap)."""
+    monkeypatch.setattr(index, "WRITE_BUSY_S", 0.2)  # the wait for the lock, not what is tested
+    config = ctxtrio.Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
+    async with ctxtrio.open_context(config) as server:
+        await server.documents.ingest(text="# Echidna\n\nThe echidna lays eggs.\n", title="echidna")
+        with closing(sqlite3.connect(tmp_path / "data" / "index.sqlite3", isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")
+            async with ctxtrio.open_context(config) as cli:
+                await cli.documents.ingest(text="# Okapi\n\nThe okapi lives in the forest.\n", title="okapi")
+            other.execute("ROLLBACK")
+        found = await server.documents.search("okapi")
+    assert [hit.title for hit in found.hits] == ["okapi"]
+
+
+async def test_a_search_while_still_locked_says_so_and_finds_it_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, but server A searches while the lock is still held: it says the index is locked (never 0 hits
+    silently), and its next search once the lock is let go finds B's document."""
+    monkeypatch.setattr(index, "WRITE_BUSY_S", 0.2)  # the wait for the lock, not what is tested
+    config = ctxtrio.Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
+    async with ctxtrio.open_context(config) as server:
+        await server.documents.ingest(text="# Echidna\n\nThe echidna lays eggs.\n", title="echidna")
+        with closing(sqlite3.connect(tmp_path / "data" / "index.sqlite3", isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")
+            async with ctxtrio.open_context(config) as cli:
+                await cli.documents.ingest(text="# Okapi\n\nThe okapi lives in the forest.\n", title="okapi")
+            with pytest.raises(StoreError, match="locked"):
+                await server.documents.search("okapi")
+            other.execute("ROLLBACK")
+        found = await server.documents.search("okapi")
+    assert [hit.title for hit in found.hits] == ["okapi"]
