@@ -58,6 +58,9 @@ class Sweep:
     #: Obsolete generation files kept, not removed: the current generation that replaced
     #: them does not read whole (see :func:`sweep_folders`).
     kept: list[Path] = field(default_factory=list)
+    #: Current generation files the index could not be asked about (its write lock held by another process
+    #: at open, a failing file system): the next search of them catches them up if they lag.
+    unchecked: list[Path] = field(default_factory=list)
 
 
 def make_doc_dir(directory: Path) -> None:
@@ -73,18 +76,18 @@ def make_doc_dir(directory: Path) -> None:
         raise StoreError(f"cannot create {directory}: {exc.strerror or exc}") from exc
 
 
-def _index_lags(data: DataDir, store: StoreHandle, path: Path, size: int) -> bool:
-    """Whether the index holds less of ``path`` than its ``size`` bytes (IndexDamagedError: heal it).
-    Not asked of an index set aside for lack of room: its rebuild indexes every journal."""
+def _index_lags(data: DataDir, store: StoreHandle, path: Path, size: int) -> bool | None:
+    """Whether the index holds less of ``path`` than its ``size`` bytes; None if it cannot be asked
+    (IndexDamagedError: heal it). Not asked of an index set aside for lack of room: its rebuild indexes
+    every journal."""
     if store.health.shelved:
         return False
     try:
         return store.blocking.watermark(data.journal_name(path)) < size
     except IndexDamagedError:
         raise
-    except StoreError as exc:  # the index cannot be opened: a later start catches up
-        log.warning("document %s is not caught up in the search index: %s", path.parent.name, exc)
-        return False
+    except StoreError:  # the index cannot be opened: said once for the sweep (Repository._open)
+        return None
 
 
 def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now: float) -> Sweep:
@@ -93,6 +96,7 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
     catch_up: list[Path] = []
     lost: list[Path] = []
     kept: list[Path] = []
+    unchecked: list[Path] = []
     damaged: IndexDamagedError | None = None
     try:
         folders = [entry for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
@@ -111,7 +115,10 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
             path = Path(file.path)
             if current is not None and current.gen == gen:
                 try:
-                    if damaged is not None or _index_lags(data, store, path, file.stat().st_size):
+                    lags = damaged is not None or _index_lags(data, store, path, file.stat().st_size)
+                    if lags is None:
+                        unchecked.append(path)
+                    elif lags:
                         catch_up.append(path)
                 except IndexDamagedError as exc:
                     damaged = exc  # the writer heals it; every current generation is caught up
@@ -122,7 +129,7 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
                 (remove if current is None or whole else kept).append(path)
             elif now - file.stat().st_mtime > ORPHAN_AGE_S:
                 lost.append(path)  # no readable record at all: set aside, never delete
-    return Sweep(remove, catch_up, lost, damaged, kept)
+    return Sweep(remove, catch_up, lost, damaged, kept, unchecked)
 
 
 def _reads_whole(store: StoreHandle, path: Path, chunks: int) -> bool:

@@ -292,11 +292,12 @@ class StoreHandle:
             await self.heal(corrupt=False)  # (IndexBusyError again while it still holds it)
             return await trio.to_thread.run_sync(read)
 
-    async def written_elsewhere(self, paths: Sequence[Path]) -> None:
-        """Journals another process wrote (a document it committed), as a replay found them: those the index
-        holds less of than their file (its index update was deferred by a lock and it exited, or it died
-        before its index commit) are caught up as this process's deferred updates are, by the next search
-        of them, which says so if the index is still locked. An index that cannot be asked counts as behind."""
+    async def catch_up_later(self, paths: Sequence[Path]) -> None:
+        """Journals the index may hold less of than their file (another process's commits a catalog replay
+        found: its index update was deferred by a lock and it exited, or it died before its index commit;
+        files the startup sweep could not check): those it does are caught up as this process's deferred
+        updates are, by the next search of them, which says so if the index is still locked. An index that
+        cannot be asked counts as behind."""
         if not self.read_only and paths:
             for name, path in await trio.to_thread.run_sync(self._behind, paths):
                 self.health.lagging[name] = path

@@ -54,3 +54,31 @@ async def test_a_search_while_still_locked_says_so_and_finds_it_after(
             other.execute("ROLLBACK")
         found = await server.documents.search("okapi")
     assert [hit.title for hit in found.hits] == ["okapi"]
+
+
+async def test_a_start_beside_a_held_lock_says_so_once_and_catches_up_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Five documents, one of them left unindexed by the process that ingested it; a server starts while
+    another holds the index's write lock: one warning for the sweep (one a document before), and once the
+    lock is let go its search finds the unindexed one (before: only after a later start)."""
+    monkeypatch.setattr(index, "WRITE_BUSY_S", 0.2)  # the wait for the lock, not what is tested
+    config = ctxtrio.Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
+    async with ctxtrio.open_context(config) as first:
+        for n in range(4):
+            await first.documents.ingest(text=f"# Doc {n}\n\nPlain text number {n}.\n", title=f"doc{n}")
+    with closing(sqlite3.connect(tmp_path / "data" / "index.sqlite3", isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")
+        async with ctxtrio.open_context(config) as cli:
+            await cli.documents.ingest(text="# Okapi\n\nThe okapi lives in the forest.\n", title="okapi")
+        caplog.clear()
+        async with ctxtrio.open_context(config) as server:
+            await server.documents.list_documents()
+            swept = [r.getMessage() for r in caplog.records if r.name == "ctxtrio.docs"]
+            other.execute("ROLLBACK")
+            found = await server.documents.search("okapi")
+    assert swept == [
+        "5 document(s) not checked against the search index, which cannot be opened now: the next search of "
+        "them catches them up"
+    ]
+    assert [hit.title for hit in found.hits] == ["okapi"]
