@@ -33,10 +33,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HEADING_WEIGHT",
+    "INNER_TITLE_WEIGHT",
     "INTRO_WEIGHT",
     "PASSAGE_TOKENS",
     "PASSAGE_WEIGHT",
     "RELEASE_WEIGHT",
+    "inner_titles",
     "release_record",
     "rerank",
 ]
@@ -52,6 +54,13 @@ HEADING_WEIGHT: Final = 1.0
 #: beats it by more (0.5: one answer fewer at 500 tokens on postgresql, one at 1,000 on Node 18's
 #: docs; 2.0: python3.11-doc one fewer at 500 and at 2,000).
 INTRO_WEIGHT: Final = 1.0
+#: What a title underlined inside a chunk (:func:`inner_titles`) adds of the heading share it would add
+#: as a heading of the trail. A chunk that begins in Python's ``pass`` section holds "The del statement"
+#: section whole, and its title says what the chunk answers; counted fully (as e900d30 meant to, and
+#: branch room11-title measured in session 11), FAQ question titles and pages' own titles drew stray
+#: chunks first: dev sum 321 / 391 / 417 at 500 / 1,000 / 2,000 against 317 / 393 / 423 (0.33:
+#: 318 / 393 / 422, 0.75: 322 / 393 / 419, 0.5: 322 / 394 / 422, right file in the top 3 514 against 512).
+INNER_TITLE_WEIGHT: Final = 0.5
 #: Taken off a chunk of release notes (:func:`release_record`): half a heading share. 1.0 answered
 #: alike on the bench's sets, 0.25 ranked python3.11-doc's right file in the top 3 once fewer.
 RELEASE_WEIGHT: Final = 0.5
@@ -102,10 +111,7 @@ def rerank(
 
 #: A heading that starts inside a chunk: a markdown ATX heading or a reST/Sphinx API description
 #: (``.. function:: groupby(iterable, key=None)``; not ``.. note::`` or ``.. index::``).
-#: Not a reST title underlined inside the chunk: e900d30 meant to count those too, but its pattern
-#: never matched one (its backreference named the title, not the adornment); counting them
-#: (branch room11-title) lost answers at 1,000 tokens on the bench's python sets (python 34 -> 32,
-#: python2 38 -> 37): an FAQ's question titles and a page's own title drew stray chunks first.
+#: A title underlined inside the chunk counts less (:data:`_INNER_TITLE`).
 _INNER_HEADING: Final = re.compile(
     r"^(?:#{1,6}[ \t]+(?P<atx>\S.*)"
     r"|[ \t]*\.\.[ \t]+(?:[\w-]+:)?(?:function|class|method|classmethod|staticmethod|attribute|property|exception|data"
@@ -117,16 +123,35 @@ _INNER_HEADING: Final = re.compile(
 def _heading_share(candidate: Candidate, query_terms: Sequence[str]) -> float:
     """The share of the query's words a candidate's headings hold: its trail and document
     name, with at most one of the headings that start inside its chunk (a chunk that begins
-    under ``function filterfalse`` and holds the entry ``function groupby`` is about either)."""
+    under ``function filterfalse`` and holds the entry ``function groupby`` is about either); a
+    title underlined inside it adds :data:`INNER_TITLE_WEIGHT` of what it would add."""
     about = headings(candidate)
     best = heading_share(about, query_terms)
     text = candidate.chunk.text
-    if best >= 1.0 or ("\n#" not in text and ".. " not in text):
+    if best >= 1.0:
         return best
-    for match in _INNER_HEADING.finditer(text):
-        inner = match.group("atx") or match.group("entry")
-        best = max(best, heading_share((*about, inner), query_terms))
-    return best
+    if "\n#" in text or ".. " in text:
+        for match in _INNER_HEADING.finditer(text):
+            inner = match.group("atx") or match.group("entry")
+            best = max(best, heading_share((*about, inner), query_terms))
+    titled = best
+    for title in inner_titles(text):
+        gain = heading_share((*about, title), query_terms) - best
+        titled = max(titled, best + INNER_TITLE_WEIGHT * gain)
+    return titled
+
+
+#: A title underlined inside a chunk (reST, with or without an overline; markdown's setext):
+#: its text, then a line of one punctuation character repeated, at least 3 and as long as it.
+_INNER_TITLE: Final = re.compile(
+    r"^(?P<title>[^\s=\-~^\"'`#*+:.][^\n]*?)[ \t]*\n(?P<line>([=\-~^\"'`#*+:_])\3{2,})[ \t]*$", re.MULTILINE
+)
+
+
+def inner_titles(text: str) -> list[str]:
+    """The titles underlined inside ``text`` (``The del statement`` above ``====``...): reST's and
+    markdown's setext headings, whose adornment is at least as long as the title."""
+    return [m.group("title") for m in _INNER_TITLE.finditer(text) if len(m.group("line")) >= len(m.group("title"))]
 
 
 #: The name or title of release notes: What's New In Python 3.8 (``whatsnew.3.8``), a Changelog,

@@ -160,3 +160,39 @@ def test_a_version_is_named_as_a_number_of_its_own() -> None:
         "release-15-1",
         "release-15-10",
     ]
+
+
+def test_a_title_underlined_inside_a_chunk_counts_as_a_heading_at_a_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """'What does del do to a variable name?' over Python's reference: the chunk that begins in the
+    pass section holds the whole 'The del statement' section, underlined inside it; it ranks above a
+    chunk with the same sentence and more BM25 whose headings say nothing of del. Without the title
+    counted (INNER_TITLE_WEIGHT 0), the other comes first."""
+    body = "Deletion of a name removes the binding of that name from the local or global namespace.\n"
+    passing = (
+        "``pass`` is a null operation --- when it is executed, nothing happens.\n\n"
+        f'The del statement\n=================\n\n   del_stmt: "del" target_list\n\n{body}'
+    )
+    owner = _candidate("reference.simple_stmts", "simple_stmts.rst.txt", ("The pass statement",), passing, 9.5)
+    other = _candidate(
+        "reference.executionmodel",
+        "executionmodel.rst.txt",
+        ("Execution model", "Structure of a program"),
+        f"Statements such as del and import bind or unbind a name.\n{body}",
+        10.0,
+    )
+    terms = query_terms("What does del do to a variable name?")
+    assert [c.doc_id for c in rerank([other, owner], terms)][0] == "reference.simple_stmts"
+    monkeypatch.setattr(ranking, "INNER_TITLE_WEIGHT", 0.0)
+    assert [c.doc_id for c in rerank([other, owner], terms)][0] == "reference.executionmodel"
+
+
+def test_inner_titles_are_underlined_lines_as_long_as_their_adornment() -> None:
+    """reST titles (with or without an overline) and markdown's setext headings; not a line over a
+    shorter rule, an indented line, a table's border or a rule alone."""
+    text = (
+        "Intro text.\n\nThe del statement\n=================\n\n"
+        "=====\nOver\n=====\n\nSetext heading\n--------------\n\n"
+        "Short rule over a long line\n---\n\n    indented line\n    -------------\n\n"
+        "=====  =====\nA      B\n=====  =====\n\n-----\n"
+    )
+    assert ranking.inner_titles(text) == ["The del statement", "Over", "Setext heading"]
