@@ -13,7 +13,9 @@ verbatim from that message; written before any recall ran over them, never edite
 asked of ``context_recall`` with its query alone, as a model would. A second set,
 ``--questions stress/recall_questions2.json`` (60 more, of the same kinds, over 60 other
 entries up to 05e17c6, written by another engineer from ``git log`` before any recall ran over
-them), was held out through the session that tuned recall on the first, and judged it:
+them), was held out through the session that tuned recall on the first, and judged it. A third,
+``--questions stress/recall_questions3.json`` (60 entries up to f2f080d, none of the first two
+sets' uses, written the same way), was held out through a session that changed no recall rule:
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those
