@@ -11,6 +11,7 @@ paraphrases; each names the file and a short answer string found verbatim in it;
 set was written before any tuning and is never edited) is asked of ``doc_search``.
 The other sets, their corpora, how and when each was written, and which are held out
 (never tune on those) are described in ``stress/retrieval_questions.py``, which reads them.
+``stress/retrieval_sets.py`` runs every set and sums them.
 Each runs with ``--sources DIR --questions FILE``:
 
     --sources /usr/share/doc/python3.11/html/_sources --questions stress/retrieval_questions_python.json
