@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(args: list[str], enabled: bool) -> int:
     from .cli.commands import find_subcommand, unknown_command
-    from .cli.output import listen_error, probe_listen, setup_logging
+    from .cli.output import err, listen_error, probe_listen, setup_logging
     from .cli.settings import build_config, value_flags
 
     if (found := find_subcommand(args, value_flags())) is not None:  # a subcommand; serving is the default
@@ -58,7 +58,7 @@ def _main(args: list[str], enabled: bool) -> int:
             gc.enable()
         return run(*found)
     if (line := unknown_command(args, value_flags())) is not None:
-        sys.stderr.write(f"ctxtrio: error: {line}\n")
+        err(f"ctxtrio: error: {line}")
         return 2
     try:
         config = build_config(args, os.environ)
@@ -66,10 +66,10 @@ def _main(args: list[str], enabled: bool) -> int:
 
         prepare_data_dir(config.data_dir)
     except (ConfigError, StoreError) as exc:
-        sys.stderr.write(f"ctxtrio: error: {exc}\n")
+        err(f"ctxtrio: error: {exc}")
         return 2
     if config.transport == "http" and (line := probe_listen(config.http_host, config.http_port)) is not None:
-        sys.stderr.write(f"ctxtrio: error: {line}\n")
+        err(f"ctxtrio: error: {line}")
         return 2
     from .transport.warm_start import WarmStart, begin_warm_start
 
@@ -99,11 +99,11 @@ def _main(args: list[str], enabled: bool) -> int:
     try:
         trio.run(partial(serve, config, warm=warm))
     except (ConfigError, StoreError) as exc:  # the data dir or its index is unusable
-        sys.stderr.write(f"ctxtrio: error: {exc}\n")
+        err(f"ctxtrio: error: {exc}")
         return 2
     except BaseException as exc:
         if (line := listen_error(exc, config.http_host, config.http_port)) is not None:
-            sys.stderr.write(f"ctxtrio: error: {line}\n")
+            err(f"ctxtrio: error: {line}")
             return 2
         raise
     return 0

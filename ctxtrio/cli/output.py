@@ -27,6 +27,7 @@ __all__ = [
     "err",
     "failed_output",
     "flush_output",
+    "harmless",
     "listen_error",
     "parse_duration",
     "probe_listen",
@@ -41,6 +42,14 @@ CLOSED_PIPE = 141
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+#: Bidi embeddings, overrides and isolates: they reorder what follows them on the line (a name can hide its end).
+_BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+#: The characters a terminal may act on rather than show: C0 but tab and newline, DEL, C1 (CSI is U+009B).
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if chr(c) not in "\t\n"}
+_HARMLESS = str.maketrans({**_CONTROLS, **{c: f"\\u{c:04x}" for c in _BIDI}})
+#: What JSON (ensure_ascii=False) leaves raw of those: C0 it escapes itself.
+_JSON_RAW = str.maketrans({c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *_BIDI)})
 
 
 def closed_pipe(error: BaseException) -> bool:
@@ -130,29 +139,45 @@ def probe_listen(host: str, port: int) -> str | None:
     return None
 
 
+class _HarmlessFormatter(logging.Formatter):
+    """Log lines made :func:`harmless`: warnings name documents and files, and stderr is a terminal too."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return harmless(super().format(record))
+
+
 def setup_logging(*, serving: bool) -> None:
     """The one logging setup of the command: INFO and up when serving, WARNING and up for a subcommand, on stderr."""
-    logging.basicConfig(
-        level=logging.INFO if serving else logging.WARNING,
-        stream=sys.stderr,
-        format="ctxtrio %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_HarmlessFormatter("ctxtrio %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO if serving else logging.WARNING, handlers=[handler])
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per LLM request is noise
 
 
+def harmless(text: str) -> str:
+    """``text`` with what a terminal would obey shown as escapes (``\\x1b``, ``\\u202e``); tab and newline kept.
+
+    Titles, file names, entries and chunks are anyone's text: an ESC sequence in them
+    would clear or rewrite the terminal of whoever lists them (git quotes such names
+    too). A CR before a newline goes quietly: on a terminal it is only the line's end.
+    """
+    return text.replace("\r\n", "\n").translate(_HARMLESS)
+
+
 def emit_json(value: object, out: TextIO | None = None) -> None:
-    """One JSON document on stdout."""
-    write_out(json.dumps(value, ensure_ascii=False, indent=2) + "\n", out)
+    """One JSON document on stdout; DEL, C1 and bidi controls written as JSON escapes (the same value parsed)."""
+    # These stand only inside JSON strings, so the escape is always JSON's own; export keeps its bytes instead.
+    write_out(json.dumps(value, ensure_ascii=False, indent=2).translate(_JSON_RAW) + "\n", out)
 
 
 def say(line: str) -> None:
-    """One line of the result on stdout (the subcommands' only stdout writer besides emit_json)."""
-    write_out(line + "\n")
+    """One line of the result on stdout (the subcommands' only stdout writer besides emit_json), made :func:`harmless`."""
+    write_out(harmless(line) + "\n")
 
 
 def err(message: str) -> None:
-    """One line on stderr."""
-    sys.stderr.write(message + "\n")
+    """One line on stderr, made :func:`harmless`."""
+    sys.stderr.write(harmless(message) + "\n")
     sys.stderr.flush()
 
 
@@ -180,7 +205,7 @@ def ask(question: str, *, yes: bool) -> bool:
         return True
     if not sys.stdin.isatty():
         raise InputError("not asking without a terminal: pass --yes to go ahead")
-    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.write(f"{harmless(question)} [y/N] ")
     sys.stderr.flush()
     answer = sys.stdin.readline().strip().lower()
     return answer in ("y", "yes")

@@ -13,6 +13,8 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from .output import harmless
+
 if TYPE_CHECKING:
     from types import TracebackType
 
@@ -82,16 +84,16 @@ class Progress:
         left = (self._total - self._done) / rate if rate > 0 else 0.0
         sys.stderr.write(
             f"{self._description} {self._count}/{self._items}, {_size(self._done, self._unit)} of "
-            f"{_size(self._total, self._unit)}, {_size(rate, self._unit)}/s, ETA {left:.0f} s: {note}\n"
+            f"{_size(self._total, self._unit)}, {_size(rate, self._unit)}/s, ETA {left:.0f} s: {harmless(note)}\n"
         )
         sys.stderr.flush()
 
     def write(self, line: str) -> None:
         """One line on stderr that the bar (if any) redraws below instead of overwriting."""
         if self._bar is not None:
-            self._bar.write(line, file=sys.stderr)
+            self._bar.write(harmless(line), file=sys.stderr)
         else:
-            sys.stderr.write(line + "\n")
+            sys.stderr.write(harmless(line) + "\n")
             sys.stderr.flush()
 
     def close(self) -> None:
