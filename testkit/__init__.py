@@ -4,4 +4,5 @@
 ``processes``: stop a server process (SIGTERM, a grace period, SIGKILL).
 ``clock``: ``held_clock``, virtual time that holds still while a worker thread runs.
 ``results``: ``text_of``, a tool result's text.
+``sqlite_lock``: ``write_lock_held``, another process's hold on a SQLite file's write lock.
 """

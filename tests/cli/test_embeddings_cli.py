@@ -14,6 +14,7 @@ from ctxtrio.memory.state.base import entry_key
 from ctxtrio.store.vectors import VectorRow, VectorStore
 from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 from testkit.fake_openai import closed_port_url
+from testkit.sqlite_lock import write_lock_held
 
 from .runner import cli
 
@@ -169,13 +170,8 @@ async def test_doctor_repair_says_a_locked_index_is_busy_not_broken(tmp_path: Pa
     data = tmp_path / "data"
     (tmp_path / "t.md").write_text("# T\n\nSome words here.\n")
     assert (await cli(data, "ingest", str(tmp_path / "t.md"))).code == 0
-    other = sqlite3.connect(data / "index.sqlite3", isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
-    try:
+    with write_lock_held(data / "index.sqlite3"):
         ran = await cli(data, "doctor", "--repair")
-    finally:
-        other.execute("ROLLBACK")
-        other.close()
     line = next(line for line in ran.out.splitlines() if line.startswith("BAD index"))
     assert ran.code == 1 and "held the search index's write lock: run doctor --repair again" in line, ran.out
     assert "restart" not in line

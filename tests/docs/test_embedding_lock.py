@@ -3,7 +3,6 @@ pauses the embedder; it does not stop semantic recall until a restart, as a dama
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
 import pytest
@@ -11,6 +10,7 @@ import trio
 
 from ctxtrio.store import vector_schema, vector_task
 from testkit.fake_embeddings import FakeEmbeddings
+from testkit.sqlite_lock import write_lock_held
 from tests.docs.test_embedding import BISECT, OTHER, caught_up, quick_retries, semantic  # noqa: F401
 
 from .conftest import opened
@@ -32,9 +32,7 @@ async def test_a_lock_held_by_another_process_pauses_the_embedder_and_it_goes_on
         await ctx.documents.ingest(text=OTHER, title="shutil")
         async with semantic(ctx, fake) as index:
             await caught_up(index)
-            other = sqlite3.connect(ctx.data.vectors_path, isolation_level=None)
-            other.execute("BEGIN IMMEDIATE")  # what a second server's write holds
-            try:
+            with write_lock_held(ctx.data.vectors_path):  # what a second server's write holds
                 await ctx.documents.ingest(text=BISECT, title="bisect")
                 index.wake()
                 with trio.fail_after(30):
@@ -42,9 +40,6 @@ async def test_a_lock_held_by_another_process_pauses_the_embedder_and_it_goes_on
                         await trio.sleep(0.02)
                 found = await ctx.documents.search("values inserted sorted", limit=1)
                 assert found.hits
-            finally:
-                other.execute("ROLLBACK")
-                other.close()
             await caught_up(index)
             status = index.status()
     assert status.state == "caught up" and status.chunks_embedded == status.chunks_total == 2

@@ -3,8 +3,6 @@ found by a running server's search once the index can be written, not only after
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from typing import TYPE_CHECKING
 
 import pytest
@@ -12,6 +10,7 @@ import pytest
 import ctxtrio
 from ctxtrio._errors import StoreError
 from ctxtrio.store import index
+from testkit.sqlite_lock import write_lock_held
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,8 +28,7 @@ async def test_a_document_another_process_left_unindexed_is_found(
     config = ctxtrio.Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
     async with ctxtrio.open_context(config) as server:
         await server.documents.ingest(text="# Echidna\n\nThe echidna lays eggs.\n", title="echidna")
-        with closing(sqlite3.connect(tmp_path / "data" / "index.sqlite3", isolation_level=None)) as other:
-            other.execute("BEGIN IMMEDIATE")
+        with write_lock_held(tmp_path / "data" / "index.sqlite3") as other:
             async with ctxtrio.open_context(config) as cli:
                 await cli.documents.ingest(text="# Okapi\n\nThe okapi lives in the forest.\n", title="okapi")
             if search_while_locked:
@@ -52,8 +50,7 @@ async def test_a_start_beside_a_held_lock_says_so_once_and_catches_up_after(
     async with ctxtrio.open_context(config) as first:
         for n in range(4):
             await first.documents.ingest(text=f"# Doc {n}\n\nPlain text number {n}.\n", title=f"doc{n}")
-    with closing(sqlite3.connect(tmp_path / "data" / "index.sqlite3", isolation_level=None)) as other:
-        other.execute("BEGIN IMMEDIATE")
+    with write_lock_held(tmp_path / "data" / "index.sqlite3") as other:
         async with ctxtrio.open_context(config) as cli:
             await cli.documents.ingest(text="# Okapi\n\nThe okapi lives in the forest.\n", title="okapi")
         caplog.clear()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from typing import TYPE_CHECKING
 
 import pytest
@@ -11,6 +9,7 @@ import pytest
 import ctxtrio
 from ctxtrio._errors import StoreError
 from ctxtrio.store import index
+from testkit.sqlite_lock import write_lock_held
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,8 +24,7 @@ async def test_search_comes_back_once_the_lock_is_let_go(tmp_path: Path, monkeyp
     config = ctxtrio.Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
     async with ctxtrio.open_context(config) as ctx:
         await ctx.documents.ingest(text="# Echidna\n\nThe echidna lays eggs.\n", title="echidna")
-    with closing(sqlite3.connect(tmp_path / "data" / "index.sqlite3", isolation_level=None)) as other:
-        other.execute("BEGIN IMMEDIATE")
+    with write_lock_held(tmp_path / "data" / "index.sqlite3") as other:
         async with ctxtrio.open_context(config) as ctx:
             with pytest.raises(StoreError, match="database is locked"):
                 await ctx.documents.search("echidna")
