@@ -324,6 +324,13 @@ class Repository(LoadedGenerations):
         sweep = await trio.to_thread.run_sync(
             partial(sweep_folders, self.data, self.store, self.state, now=time.time())
         )
+        if self.store.read_only:
+            # Only looking (a reader of a data dir it cannot write, doctor without --repair): what the sweep
+            # found to remove, set aside or heal waits for a start that can write, and every document is read
+            # from its journals as it is. The index is searched as far as it goes; a search names the documents
+            # it lacks. (Each of these writes, refused, failed the reader, `ctxtrio docs` too.)
+            await self.store.catch_up_later([*sweep.catch_up, *sweep.unchecked])
+            return
         if sweep.damaged is not None:
             await self.store.heal(corrupt=sweep.damaged.corrupt)
         for path in sweep.remove:

@@ -108,6 +108,8 @@ class StoreHandle:
         self._indexing = indexing if indexing is not None else IndexingState()
         #: Reads that block, for code in a worker thread.
         self.blocking = BlockingReads(data, index, read_only=read_only)
+        #: Journals a search of a store opened read-only has said the index lacks (:meth:`_say_lacking`).
+        self._said_lacking: set[str] = set()
 
     async def append(
         self, path: Path, records: Sequence[NewRecord], *, rows: Sequence[list[IndexRow]] | None = None
@@ -258,7 +260,9 @@ class StoreHandle:
         empty result). A damaged index is healed by the writer and searched again.
         """
         await self.index_settled()
-        if self.health.shelved or self._lags(journals):  # (a shelved index is rebuilt if there is room now)
+        if self.read_only:
+            self._say_lacking(journals)  # (nothing to wait for: no process of this one can catch it up)
+        elif self.health.shelved or self._lags(journals):  # (a shelved index is rebuilt if there is room now)
             await self._submit(LaggingOp(self.data.index_path))
             if self._lags(journals):
                 raise StoreError(
@@ -297,8 +301,9 @@ class StoreHandle:
         found: its index update was deferred by a lock and it exited, or it died before its index commit;
         files the startup sweep could not check): those it does are caught up as this process's deferred
         updates are, by the next search of them, which says so if the index is still locked. An index that
-        cannot be asked counts as behind."""
-        if not self.read_only and paths:
+        cannot be asked counts as behind. In a store opened read-only nobody here catches them up: a search
+        searches what the index holds and says which documents it lacks (:meth:`_say_lacking`)."""
+        if paths:
             for name, path in await trio.to_thread.run_sync(self._behind, paths):
                 self.health.lagging[name] = path
 
@@ -313,6 +318,24 @@ class StoreHandle:
                 pass
             behind.append((name, path))
         return behind
+
+    def _say_lacking(self, journals: Sequence[str] | None) -> None:
+        """Warn, once a journal, of those searched that the index holds less of than their file (a store
+        opened read-only: ``ctxtrio search`` on a data dir this user cannot write). Failing the search instead,
+        as a catch-up the store refuses, answered nothing, not even from the documents the index holds."""
+        lacking = [
+            (name, path)
+            for name, path in self.health.lagging.items()
+            if name not in self._said_lacking and (journals is None or name in journals)
+        ]
+        if lacking:
+            self._said_lacking.update(name for name, _ in lacking)
+            log.warning(
+                "the search index of this data dir, opened read-only, lacks all or part of %d document(s), which "
+                "this search did not look through: %s; a server's start or ctxtrio doctor --repair indexes them",
+                len(lacking),
+                ", ".join(sorted({path.parent.name for _, path in lacking})),  # docs/<doc_id>/<gen>.jsonl
+            )
 
     def _lags(self, journals: Sequence[str] | None) -> bool:
         lagging = self.health.lagging

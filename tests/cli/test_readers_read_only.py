@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pytest
@@ -113,6 +114,22 @@ def _unwritable(root: Path) -> list[str]:
     return [setpriv, "--inh-caps=-all", "--ambient-caps=-all", f"--bounding-set={caps}", "--"]
 
 
+def _writable(root: Path) -> None:
+    """Undo :func:`_unwritable` (pytest removes the folder)."""
+    for folder, _, names in os.walk(root):
+        for name in [*names, ""]:
+            os.chmod(os.path.join(folder, name), 0o700)
+
+
+def _run_as(prefix: list[str], data: Path, *args: str) -> Ran:
+    """``ctxtrio ARGS`` on ``data`` as the user ``prefix`` makes (:func:`_unwritable`)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [*prefix, *command(data, *args)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60, check=False
+    )
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
 def test_every_reader_reads_a_data_dir_it_cannot_write(tmp_path: Path) -> None:
     """No write permission on the data dir and its files: each reader says what is stored (they refused:
     'data dir ... is not usable: Permission denied'), nothing is created, and a command that writes refuses."""
@@ -120,13 +137,7 @@ def test_every_reader_reads_a_data_dir_it_cannot_write(tmp_path: Path) -> None:
     trio.run(_filled, data)
     prefix = _unwritable(data)
     before = _paths(data)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-    def run(*args: str) -> Ran:
-        done = subprocess.run(
-            [*prefix, *command(data, *args)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60, check=False
-        )
-        return Ran(done.returncode, done.stdout, done.stderr)
+    run = partial(_run_as, prefix, data)
 
     try:
         for reads in READS:
@@ -135,9 +146,7 @@ def test_every_reader_reads_a_data_dir_it_cannot_write(tmp_path: Path) -> None:
         assert refused.code == 2 and "is not usable" in refused.err, refused.err
         assert _paths(data) == before
     finally:
-        for folder, _, names in os.walk(data):
-            for name in [*names, ""]:
-                os.chmod(os.path.join(folder, name), 0o700)
+        _writable(data)
 
 
 def test_which_commands_open_the_store_read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,3 +165,49 @@ def test_which_commands_open_the_store_read_only(tmp_path: Path, monkeypatch: py
     assert not library.opens_read_only("search", args, missing)
     assert not library.opens_read_only("import", args, there)
     assert not library.opens_read_only("delete", args, there)
+
+
+async def _index_behind(data: Path, *, missing: bool) -> None:
+    """Two documents, the index holding the first only (the file as it was before the second: an index
+    update deferred by a lock, then the process gone) or missing; and a generation no record commits,
+    two hours old (a crash mid-ingest), which a start sets aside in lost-and-found/."""
+    await _filled(data)
+    kept = {path.name: path.read_bytes() for path in data.glob("index.sqlite3*")}
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=data, llm_enabled=False, audit=False)) as ctx:
+        backups = await ctx.documents.ingest(text="# Backups\n\nThe backup runs at midnight.\n", title="backups")
+    for path in data.glob("index.sqlite3*"):
+        path.unlink()
+    for name, content in {} if missing else kept.items():
+        (data / name).write_bytes(content)
+    orphan = data / "docs" / backups.doc.doc_id / "0123456789abcdef.jsonl"
+    orphan.write_text('{"kind": "chunk"}\n')
+    os.utime(orphan, (1_000_000_000, 1_000_000_000))
+
+
+@pytest.mark.parametrize("missing", [False, True], ids=["index-behind", "index-missing"])
+def test_document_readers_of_a_data_dir_they_cannot_write_whose_index_lags(tmp_path: Path, missing: bool) -> None:
+    """docs lists every document and search searches what the index holds, saying which documents it
+    lacks (both failed: 'this catch_up of <gen>.jsonl was not done', and the set-aside of the orphan);
+    nothing is created, moved or removed."""
+    data = tmp_path / "data"
+    trio.run(partial(_index_behind, data, missing=missing))
+    prefix = _unwritable(data)
+    before = _paths(data)
+    run = partial(_run_as, prefix, data)
+
+    try:
+        listed = run("docs")
+        assert listed.code == 0 and '"deploys"' in listed.out and '"backups"' in listed.out, listed
+        backups = next(line.split()[0] for line in listed.out.splitlines() if '"backups"' in line)
+        deploys = next(line.split()[0] for line in listed.out.splitlines() if '"deploys"' in line)
+        found = run("search", "noon")
+        assert found.code == 0, found
+        assert ("no match" in found.out) if missing else ("> The deploy runs at noon." in found.out), found
+        lacking = run("search", "midnight")
+        assert lacking.code == 0 and "backup runs" not in lacking.out, lacking
+        for ran in (found, lacking):
+            assert backups in ran.err and "doctor --repair" in ran.err, ran.err
+            assert (deploys in ran.err) == missing, ran.err
+        assert _paths(data) == before
+    finally:
+        _writable(data)
