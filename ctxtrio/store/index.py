@@ -47,10 +47,10 @@ from .index_errors import (
     IndexDamagedError,
     IndexFullError,
     file_identity,
-    for_lack_of_room,
+    index_error,
     is_busy,
     is_damage,
-    is_full,
+    refusal_message,
 )
 from .index_queries import doc_counts, inventory, search_levels
 from .index_tables import ensure_schema, forget_rows, insert_rows, set_watermark, watermark
@@ -136,22 +136,14 @@ class SearchIndex:
             raise StoreError(self._refused("cannot be created", exc)) from exc
 
     def _refused(self, what: str, exc: sqlite3.Error) -> str:
-        """Close what :meth:`open` opened; why the index is off (until a restart, or until another process
-        lets go of its lock: :meth:`refusal`), or IndexFullError (no room)."""
+        """Close what :meth:`open` opened; why the index is off (:func:`~.index_errors.refusal_message`), or
+        IndexFullError (no room), with :attr:`unavailable` set to say so."""
         self.close()
-        if for_lack_of_room(exc, self._path.parent):
-            self.unavailable = f"the search index {self._path} {what}: the disk has no room ({exc})"
-            raise IndexFullError(self.unavailable) from exc
-        if is_busy(exc):
-            return (
-                f"the search index {self._path} {what}: another process held its write lock past {WRITE_BUSY_S:g} s"
-                f" ({exc}); documents can be searched and ingested once it lets go (the next search or ingest opens"
-                " it again); sessions work"
-            )
-        return (
-            f"the search index {self._path} {what} ({exc}): documents cannot be searched "
-            "or ingested until a restart after the cause is fixed; sessions work"
-        )
+        try:
+            return refusal_message(self._path, what, exc, busy_s=WRITE_BUSY_S)
+        except IndexFullError as full:
+            self.unavailable = str(full)
+            raise
 
     def heal(self, *, corrupt: bool) -> None:
         """Reopen the index after :class:`IndexDamagedError`, deleting it first if ``corrupt``.
@@ -219,13 +211,6 @@ class SearchIndex:
         if self._identity is not None and file_identity(self._path) != self._identity:
             raise IndexDamagedError(f"search index {self._path} was deleted or replaced", corrupt=False)
 
-    def _error(self, action: str, exc: sqlite3.Error) -> StoreError:
-        if is_damage(exc):
-            return IndexDamagedError(f"search index {self._path} is damaged ({exc})", corrupt=True)
-        if is_full(exc):
-            return IndexFullError(f"{action}: {exc}")
-        return StoreError(f"{action}: {exc}")
-
     def _reader(self) -> sqlite3.Connection:
         if self.unavailable:
             raise self.refusal()
@@ -265,7 +250,7 @@ class SearchIndex:
                 raise
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise self._error("search index update failed", exc) from exc
+            raise index_error(self._path, "search index update failed", exc) from exc
 
     # -- writing -----------------------------------------------------------------
 
@@ -383,7 +368,7 @@ class SearchIndex:
                 return absent
             return read_only(self._path, query, busy_s=READ_BUSY_S)
         except sqlite3.Error as exc:
-            raise self._error(action, exc) from exc
+            raise index_error(self._path, action, exc) from exc
 
 
 def _forgotten_later(batch: Sequence[Appended | Forget]) -> set[int]:

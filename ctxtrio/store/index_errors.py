@@ -1,6 +1,8 @@
-"""How the search index fails: damaged (heal it) or out of room (a full disk).
+"""How the search index fails: damaged (heal it), out of room (a full disk), held by another process,
+or refused; and what each says to the person reading it.
 
-``sqlite3.Error`` becomes one of these, or a plain ``StoreError``, in :mod:`.index`.
+``sqlite3.Error`` becomes one of these, or a plain ``StoreError``, here (:func:`index_error`,
+:func:`refusal_message`), for :mod:`.index`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ __all__ = [
     "is_busy",
     "is_damage",
     "is_full",
+    "index_error",
+    "refusal_message",
 ]
 
 #: An I/O error opening the index on a disk with less than this free is taken for lack of room:
@@ -99,3 +103,30 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return info.st_dev, info.st_ino
+
+
+def index_error(path: Path, action: str, exc: sqlite3.Error) -> StoreError:
+    """What a failed read or update of the index at ``path`` raises: damage (heal it), no room, or else."""
+    if is_damage(exc):
+        return IndexDamagedError(f"search index {path} is damaged ({exc})", corrupt=True)
+    if is_full(exc):
+        return IndexFullError(f"{action}: {exc}")
+    return StoreError(f"{action}: {exc}")
+
+
+def refusal_message(path: Path, what: str, exc: sqlite3.Error, *, busy_s: float) -> str:
+    """Why the index at ``path`` is off after it ``what`` ("cannot be opened"): until a restart, or until
+    another process lets go of its lock (held past ``busy_s``); IndexFullError when its disk has no room,
+    which only freeing space helps."""
+    if for_lack_of_room(exc, path.parent):
+        raise IndexFullError(f"the search index {path} {what}: the disk has no room ({exc})") from exc
+    if is_busy(exc):
+        return (
+            f"the search index {path} {what}: another process held its write lock past {busy_s:g} s"
+            f" ({exc}); documents can be searched and ingested once it lets go (the next search or ingest opens"
+            " it again); sessions work"
+        )
+    return (
+        f"the search index {path} {what} ({exc}): documents cannot be searched "
+        "or ingested until a restart after the cause is fixed; sessions work"
+    )
