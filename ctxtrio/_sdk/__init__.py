@@ -173,12 +173,18 @@ def _server_class() -> type[Server[Any]]:
     return CtxServer
 
 
-async def serve_lines(server: Server[Any], lines: AsyncIterable[str], writer: LineWriter) -> None:
-    """Serve one MCP connection: requests from ``lines``, responses through ``writer``.
+async def serve_lines(
+    server: Server[Any],
+    lines: AsyncIterable[str],
+    writer: LineWriter,
+    unread: Callable[[str, ValueError], Awaitable[None]] | None = None,
+) -> None:
+    """Serve one MCP connection: requests from ``lines``, responses through ``writer``; a line the SDK's
+    reader refuses goes to ``unread`` to answer (without it, the SDK drops it: see :class:`.lines.LineMessages`).
 
     Returns when ``lines`` ends (after the SDK finished what it was serving).
     """
-    await server.run(LineMessages(lines), MessageLines(writer), server.create_initialization_options())
+    await server.run(LineMessages(lines, unread), MessageLines(writer), server.create_initialization_options())
 
 
 def http_app(

@@ -10,8 +10,9 @@ each way. Here the server's own loop parses the next line when it asks for it, a
 task that answers a request serializes and writes its answer. What the SDK's reader and
 writer do to each message is kept: a line becomes the message
 ``jsonrpc_message_adapter.validate_json(line, by_name=False)`` would give, and a line that
-does not parse is handed on as the exception that call raises (the server logs and drops
-it); a message is written as ``model_dump_json(by_alias=True, exclude_unset=True)`` plus
+does not parse is handed on as the exception that call raises (the server drops it, logged
+at debug level only: a request the client then waits for forever), or, given ``unread``, handed
+to it to answer, and the next line read; a message is written as ``model_dump_json(by_alias=True, exclude_unset=True)`` plus
 a line feed, then ``flush()``.
 
 The line is parsed once by ``pydantic_core.from_json`` and the object validated with
@@ -33,7 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterable, AsyncIterator
+    from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
     from types import TracebackType
 
     from mcp.shared.message import SessionMessage
@@ -49,9 +50,12 @@ class LineWriter(Protocol):
 
 
 class LineMessages:
-    """The SDK's read stream: each line of ``lines`` parsed into a message (or the parse error)."""
+    """The SDK's read stream: each line of ``lines`` parsed into a message (or the parse error, unless
+    ``unread`` answers it)."""
 
-    def __init__(self, lines: AsyncIterable[str]) -> None:
+    def __init__(
+        self, lines: AsyncIterable[str], unread: Callable[[str, ValueError], Awaitable[None]] | None = None
+    ) -> None:
         import anyio
         from mcp import types
         from mcp.shared.message import SessionMessage
@@ -66,23 +70,27 @@ class LineMessages:
         self._ended = anyio.EndOfStream
         self._shut = anyio.ClosedResourceError
         self._closed = False
+        self._unread = unread
 
     async def receive(self) -> SessionMessage | Exception:
-        if self._closed:
-            raise self._shut
-        try:
-            line = await anext(self._lines)
-        except StopAsyncIteration:
-            raise self._ended from None
-        try:
-            message = self._adapter.validate_python(self._from_json(line, allow_inf_nan=False), by_name=False)
-        except ValueError:  # not JSON, or no message: the SDK's own parse says which, as before
+        while True:
+            if self._closed:
+                raise self._shut
             try:
-                message = self._adapter.validate_json(line, by_name=False)
-            except ValueError as exc:
-                # pydantic.ValidationError; as the SDK's stdin reader: the server logs and drops it
-                return exc
-        return self._message(message)
+                line = await anext(self._lines)
+            except StopAsyncIteration:
+                raise self._ended from None
+            try:
+                message = self._adapter.validate_python(self._from_json(line, allow_inf_nan=False), by_name=False)
+            except ValueError:  # not JSON, or no message: the SDK's own parse says which, as before
+                try:
+                    message = self._adapter.validate_json(line, by_name=False)
+                except ValueError as exc:
+                    if self._unread is None:
+                        return exc  # pydantic.ValidationError; as the SDK's stdin reader: the server drops it
+                    await self._unread(line, exc)
+                    continue
+            return self._message(message)
 
     def __aiter__(self) -> LineMessages:
         return self

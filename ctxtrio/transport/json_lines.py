@@ -12,12 +12,12 @@ import json
 import logging
 from typing import TYPE_CHECKING, Protocol
 
-from .messages import PEEK_PARSE_LIMIT, Peek, peek_parsed
+from .messages import PEEK_PARSE_LIMIT, Peek, peek, peek_parsed
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-__all__ = ["JsonLines", "not_json", "not_message"]
+__all__ = ["JsonLines", "not_json", "not_message", "unread_reason"]
 
 log = logging.getLogger("ctxtrio.transport")
 
@@ -129,9 +129,58 @@ class JsonLines:
             answer = {"jsonrpc": "2.0", "id": None, "error": error}
             await self._writer.write(json.dumps(answer, separators=(",", ":")) + "\n")
 
+    async def unread(self, line: str, exc: ValueError) -> None:
+        """Answer a line that passed the checks above but that the SDK's reader refuses (``serve_lines``'s
+        ``unread``): JSON the stdlib reads and pydantic does not (an unpaired surrogate escape, ``"\\ud800"``),
+        or an object of no JSON-RPC 2.0 message (``"jsonrpc": "1.0"``, a method that is no string, params
+        that are no object). The SDK dropped them, logging at debug level only, so a request's client waited
+        for ever and stayed in flight until the shutdown's grace ran out. A request is answered with its id
+        (-32700 for text pydantic cannot read, -32600 else); a response, which answers nothing, is dropped."""
+        seen = peek(line)
+        why = unread_reason(exc)
+        kind = "not JSON the SDK reads" if _is_parse(exc) else "not a JSON-RPC 2.0 message the SDK reads"
+        if seen.kind == "response":
+            log.warning("stdin line %d: the SDK cannot read this response (%s): dropped", self._count, why)
+            return
+        code = -32700 if _is_parse(exc) else -32600
+        log.warning("stdin line %d: the SDK cannot read it (%s): answered %d", self._count, why, code)
+        error = {"code": code, "message": f"{'Parse error' if code == -32700 else 'Invalid Request'}: {kind}: {why}"}
+        token = json.loads(seen.id) if seen.kind == "request" and seen.id is not None else None
+        await self._writer.write(
+            json.dumps({"jsonrpc": "2.0", "id": token, "error": error}, separators=(",", ":")) + "\n"
+        )
+
     def _note(self, line: str, seen: Peek | None) -> None:
         if self._traffic is not None:
             self._traffic.incoming(line, seen)
+
+
+def _is_parse(exc: ValueError) -> bool:
+    """Whether the SDK's reader refused the text itself (pydantic's ``json_invalid``), not its shape."""
+    errors = getattr(exc, "errors", None)
+    found = errors() if callable(errors) else []
+    return bool(found) and found[0].get("type") == "json_invalid"
+
+
+def unread_reason(exc: ValueError) -> str:
+    """What the SDK's reader said of a line, in one short clause: the JSON error, or the first thing of the
+    request's shape it names (pydantic lists one error for each kind of message the line is not)."""
+    errors = getattr(exc, "errors", None)
+    found = errors() if callable(errors) else []
+    if not found:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    first = found[0]
+    if first.get("type") == "json_invalid":
+        message = str(first.get("ctx", {}).get("error", first.get("msg", "")))
+        return (
+            f"{message} (an unpaired UTF-16 surrogate escape is no character)" if "hex escape" in message else message
+        )
+    where = [str(part) for part in first.get("loc", ())]
+    for error in found:  # the request's own error when the line has a method, else the first
+        if error.get("loc", ("",))[0] == "JSONRPCRequest":
+            first, where = error, [str(part) for part in error.get("loc", ())]
+            break
+    return f"{'.'.join(where[1:]) or 'message'}: {first.get('msg', '')}"
 
 
 _UNPARSED = object()

@@ -315,7 +315,8 @@ async def serve_stdio(
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(writer.run)
-            await serve_lines(server, JsonLines(lines, writer, traffic), writer)
+            checked = JsonLines(lines, writer, traffic)
+            await serve_lines(server, checked, writer, checked.unread)
             writer.close()
     finally:
         with trio.CancelScope(shield=True):

@@ -51,7 +51,7 @@ class _Session:
         assert self.process.stdin is not None
         await self.process.stdin.send_all(data)
 
-    async def response(self, request_id: int) -> dict[str, object]:
+    async def response(self, request_id: int | str) -> dict[str, object]:
         """The response to ``request_id`` (notifications before it are skipped)."""
         assert self.process.stdout is not None
         while True:
@@ -210,3 +210,40 @@ async def test_string_arguments_that_look_like_json_stay_strings(tmp_path: Path)
             assert path.is_error and "exactly one" not in text_of(path), text_of(path)
             tags = await client.call_tool("context_append", {"session_id": "s", "text": "[1, 2]", "tags": '["a", "b"]'})
             assert not tags.is_error, text_of(tags)
+
+
+#: Requests the stdlib reads as JSON but the SDK's reader refuses: an unpaired surrogate escape (in a short
+#: line, and in a doc_ingest line past the 64 KiB that are parsed whole), and shapes of no JSON-RPC 2.0 request.
+_UNREAD = {
+    3: '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"context_open","arguments":{"title":"\\ud800"}}}',
+    4: '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"doc_ingest","arguments":{"text":"'
+    + "long text " * 8000
+    + '\\udfff"}}}',
+    5: '{"jsonrpc":"1.0","id":5,"method":"ping"}',
+    6: '{"jsonrpc":"2.0","id":"six","method":5}',
+    7: '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":["context_guide"]}',
+}
+
+
+async def test_requests_the_sdk_cannot_read_are_answered_with_their_id(tmp_path: Path) -> None:
+    """Each gets an error with its own id (-32700 for the surrogate, -32600 for the others) and a warning; the
+    server serves on and nothing is left in flight. Before, the SDK's reader dropped them unanswered: the
+    client waited forever and the shutdown waited out its grace for them."""
+    with trio.fail_after(60):
+        session = await _start(tmp_path / "data")
+        for line in _UNREAD.values():
+            await session.send(line.encode() + b"\n")
+        codes: dict[int, object] = {}
+        for request_id in _UNREAD:
+            answer = await session.response(request_id if request_id != 6 else "six")
+            error = answer["error"]
+            assert isinstance(error, dict), answer
+            codes[request_id] = error["code"]
+        await session.send(_line({"jsonrpc": "2.0", "id": 8, "method": "ping"}))
+        await session.response(8)
+        code = await session.finish()
+    log = session.stderr.decode(errors="replace")
+    assert code == 0, log[-2000:]
+    assert codes == {3: -32700, 4: -32700, 5: -32600, 6: -32600, 7: -32600}, codes
+    assert "stdin closed: 0 request(s) in flight" in log, log[-2000:]
+    assert log.count("the SDK cannot read") == 5, log[-2000:]
