@@ -155,6 +155,9 @@ def pack_page(
         shown.append(info)
         used += cost
     next_offset = end if end < total else None
+    if offset >= total > 0:  # (as a range it read '6-5 of 2'; doc_list says the same of its from=)
+        past = f"({total} sessions; offset={offset} is past the end: use offset=0 to {total - 1})\n"
+        return SessionPage((), total, offset, None, past)
     return SessionPage(
         tuple(shown), total, offset, next_offset, "".join(lines) + _trailer(offset, end, total, next_offset)
     )

@@ -160,3 +160,15 @@ async def test_an_evicted_session_leaves_its_summary(ctx: Wiring) -> None:
     assert [info.session_id for info in await service.list_sessions()] == ["second", "first"]
     summary = read_summary(journal, "first")
     assert summary is not None and summary.model != "" and summary.live == 1  # a full summary, not a light replay
+
+
+async def test_a_page_past_the_end_says_so(ctx: Wiring) -> None:
+    """An offset at or past the last session names the offsets there are (it said '(sessions 6-5 of 2; no
+    more)', and for a model's offset=10**20 '(sessions 100000000000000000001-100000000000000000000 of 2...')."""
+    await fill(ctx, 2, 1)
+    for offset in (2, 5, 10**20):
+        page = await ctx.sessions.page_sessions(offset=offset)
+        assert page.sessions == () and page.next_offset is None
+        assert page.text == f"(2 sessions; offset={offset} is past the end: use offset=0 to 1)\n", page.text
+    last = await ctx.sessions.page_sessions(offset=1)
+    assert last.text.endswith("(sessions 2-2 of 2; no more)\n"), last.text
