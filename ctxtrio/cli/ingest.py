@@ -5,8 +5,9 @@ Those are *skipped* and counted by reason (binary, not UTF-8, empty, symlinked
 directory, symlink to a file already listed) in the one summary line; ``--verbose``
 lists them. What is *refused* for safety or because it cannot be read (a symlink out of
 the root, a FIFO or device, a file over the limit, a name that is not UTF-8) is named,
-one line each on stderr, as it happens. Exit 0 unless an argument itself found nothing
-or a file failed to store (then 1); 130 when interrupted, with the true counts so far.
+one line each on stderr, as it happens. Exit 0 unless an argument itself found nothing (a path
+that does not exist, a glob that matches nothing, a file named as an argument and refused) or a
+file failed to store (then 1); 130 when interrupted, with the true counts so far.
 """
 
 from __future__ import annotations
@@ -196,6 +197,7 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         if stop.cancel_called:
             await _committed_meanwhile(config, found.files, tally, started_wall)
         _report(args, tally, elapsed_s, stop.cancel_called)
+    failed_argument = failed_argument or any(Path(path) in found.named for path, _ in tally.refused)
     return 1 if failed_argument or tally.failed else 0
 
 

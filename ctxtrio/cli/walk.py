@@ -45,6 +45,9 @@ class Found:
     refused: list[tuple[str, str]] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     skipped_paths: list[tuple[Path, str]] = field(default_factory=list)
+    #: The files named as arguments themselves (absolute, as in ``files``): one refused is an argument that
+    #: stored nothing (``ingest``'s exit code).
+    named: set[Path] = field(default_factory=set)
 
     def skip(self, path: Path, reason: str) -> None:
         self.skipped[reason] += 1
@@ -116,6 +119,7 @@ def find_files(
         elif os.path.lexists(path):
             add_root(path.parent)
             add(path)
+            found.named.add(Path(os.path.abspath(path)))
         else:
             found.refused.append((argument, "no such file or directory"))
     _once(candidates, found)

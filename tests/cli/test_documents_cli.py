@@ -57,6 +57,24 @@ async def test_ingest_refuses_and_names_symlink_and_fifo_and_counts_binary(tmp_p
             )
 
 
+async def test_ingest_of_a_named_file_it_refuses_exits_1(tmp_path: Path) -> None:
+    """A file named as an argument and refused (a FIFO, over the size limit, a symlink out of its folder) is an
+    argument that stored nothing: exit 1, as for a path that does not exist (it was 0: 'ctxtrio ingest
+    notes.md && ...' went on with nothing stored); the files beside it are stored all the same."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    tree(docs, tmp_path / "secret.txt")
+    (docs / "long.md").write_text("word " * 400)
+    with trio.fail_after(120):
+        for named in ("pipe.md", "escape.md", "long.md"):
+            ran = await cli(data, "ingest", str(docs / "a.md"), str(docs / named), "--max-ingest-chars", "1000")
+            assert ran.code == 1 and "refused" in ran.err and named in ran.err, ran
+            assert (
+                ", 1 refused;" in ran.out and ("done: 1 ingested" if named == "pipe.md" else "1 unchanged") in ran.out
+            )
+        walked = await cli(data, "ingest", str(docs), "--max-ingest-chars", "1000")
+        assert walked.code == 0 and walked.out.startswith("done: 1 ingested, 0 replaced, 1 unchanged"), walked
+
+
 async def test_second_ingest_skips_unchanged_and_replaces_changed(tmp_path: Path) -> None:
     """Unchanged files are skipped by content hash; a changed file replaces its document under the same id."""
     data, docs = tmp_path / "data", tmp_path / "docs"
