@@ -131,6 +131,8 @@ def test_an_install_killed_before_its_link_leaves_no_journal_and_is_cleaned_up(
         ("id", "../x", "id '../x'"),
         ("pinned", "yes", "entry e2 has pinned = yes"),
         ("kind", "bogus", "kind 'bogus'"),
+        ("text", "half \ud800 a pair", "entry e2 has text with an unpaired surrogate"),
+        ("title", "\udfff", "session record e2 has a title with an unpaired surrogate"),
     ],
 )
 async def test_imported_values_are_checked_like_tool_input(ctx: Context, field: str, value: object, says: str) -> None:
