@@ -11,14 +11,15 @@ Protocol, per job, on stdin: one JSON line ``{"bytes", "chunk_tokens",
 :mod:`marshal` payload, each a list of up to ``batch`` :data:`PreparedChunk` tuples
 (the chunk, its index text or only its extras, its record body encoded, its trail's index
 text: the server's event loop only slices and wraps them); a frame of length 0 ends the
-job. Jobs follow one another until stdin ends; then the process exits 0. Any failure
-exits non-zero with a traceback on stderr.
+job. Jobs follow one another until stdin ends; then the process exits 0, as it does, quietly, when
+stdout has no reader any more (the server died). Any other failure exits non-zero with a traceback on stderr.
 """
 
 from __future__ import annotations
 
 import json
 import marshal
+import os
 import struct
 import sys
 from typing import BinaryIO
@@ -39,11 +40,17 @@ PreparedChunk = tuple[int, int, int, tuple[str, ...], int, bool, str, bytes | No
 
 
 def main(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
-    """Serve jobs until stdin ends."""
+    """Serve jobs until stdin ends, or until nobody reads stdout any more."""
     source = stdin if stdin is not None else sys.stdin.buffer
     sink = stdout if stdout is not None else sys.stdout.buffer
-    while line := source.readline():
-        _job(json.loads(line), source, sink)
+    try:
+        while line := source.readline():
+            _job(json.loads(line), source, sink)
+    except BrokenPipeError:
+        # The server is gone (killed mid-ingest): nothing is owed to anyone. A traceback here went to the
+        # stderr it left behind, the host's log, once per worker; and Python's flush at exit would fail again.
+        if stdout is None:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
