@@ -22,6 +22,7 @@ from .._errors import LLMError, StoreError
 from ..llm.client import open_llm_client
 from ..llm.messages import LLMSettings
 from ..store.index_errors import IndexBusyError, IndexDamagedError
+from ..store.layout import not_a_directory
 from .aside import free_space, set_aside
 from .embeddings import check_embeddings, check_session_vectors, probe_dimension
 from .library import open_library
@@ -73,6 +74,8 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     root = config.data_dir.expanduser().absolute()
     if args.repair or await trio.to_thread.run_sync(root.is_dir):
         await _store(config, args, stop, report)
+    elif (what := await trio.to_thread.run_sync(not_a_directory, root)) is not None:  # (it said 'does not exist')
+        report.add("data dir", False, f"{root} is {what}: nothing can be stored there (--data-dir names it)")
     else:  # plain doctor creates nothing: a fresh install's data dir, or a mistyped --data-dir
         line = f"{root} does not exist: nothing is stored there (a server's first start or doctor --repair creates it)"
         report.add("data dir", True, line, warn=True)

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +31,15 @@ from .._errors import StoreError
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
 
-__all__ = ["DataDir", "existing_data_dir", "not_writable", "prepare_data_dir", "private_file", "removed_for_good"]
+__all__ = [
+    "DataDir",
+    "existing_data_dir",
+    "not_a_directory",
+    "not_writable",
+    "prepare_data_dir",
+    "private_file",
+    "removed_for_good",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +95,8 @@ def prepare_data_dir(root: Path) -> DataDir:
     Blocking: call it before trio starts or through ``trio.to_thread``.
     """
     data = DataDir(root.expanduser().absolute())
+    if (what := not_a_directory(data.root)) is not None:  # (mkdir said only 'File exists')
+        raise StoreError(f"data dir {data.root} is not usable: it is {what}")
     try:
         data.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         for sub in (data.sessions, data.docs, data.quarantine):
@@ -105,9 +116,26 @@ def existing_data_dir(root: Path) -> DataDir:
     system can still be looked at. Raises StoreError when ``root`` is not a directory.
     """
     data = DataDir(root.expanduser().absolute())
+    if (what := not_a_directory(data.root)) is not None:
+        raise StoreError(f"data dir {data.root} is not usable: it is {what}")
     if not data.root.is_dir():
         raise StoreError(f"data dir {data.root} does not exist")
     return data
+
+
+def not_a_directory(root: Path) -> str | None:
+    """What is at ``root`` when it is there but no directory ("a file, not a directory"; a symlink to
+    nothing), or None: a directory (or a symlink to one), nothing at all, or nothing this user may look at
+    (creating the data dir then says why). Blocking."""
+    try:
+        info = os.stat(root)
+    except FileNotFoundError:
+        return "a symlink to nothing" if os.path.islink(root) else None
+    except OSError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return None
+    return "a file, not a directory" if stat.S_ISREG(info.st_mode) else "not a directory"
 
 
 def not_writable(root: Path) -> str | None:

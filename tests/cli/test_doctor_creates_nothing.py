@@ -35,6 +35,19 @@ async def test_a_data_dir_that_does_not_exist_is_a_warning_not_created(tmp_path:
     assert missing.is_dir()
 
 
+async def test_a_data_dir_that_is_a_file_is_said_to_be_one(tmp_path: Path) -> None:
+    """--data-dir naming a file: doctor says BAD, it is a file (it said 'does not exist', a warning, exit 0),
+    and a command that opens the store says so too (it said 'is not usable: File exists')."""
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine\n")
+    plain = await cli(afile, "doctor")
+    assert plain.code == 1 and f"BAD data dir: {afile} is a file, not a directory" in plain.out, plain
+    for args in (("sessions",), ("docs",), ("doctor", "--repair")):
+        ran = await cli(afile, *args)
+        assert ran.code == 2 and f"data dir {afile} is not usable: it is a file, not a directory" in ran.err, ran
+    assert afile.read_text() == "mine\n"
+
+
 async def test_missing_folders_stay_missing_and_the_data_dir_is_not_written(tmp_path: Path) -> None:
     """A data dir without sessions/ and quarantine/: doctor says it is healthy and writable, adds no path,
     and writes no probe file into it (the directory's mtime is unchanged)."""
