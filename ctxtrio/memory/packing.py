@@ -91,6 +91,7 @@ def _make_room_for_trailer(
     model: TokenModel,
     by_meaning: AbstractSet[str],
     skipped: str | None,
+    tags: AbstractSet[str],
 ) -> tuple[int, str, int, int, bool]:
     """Drop the last chosen entries, then the last pins, until the trailer fits beside them.
 
@@ -100,7 +101,7 @@ def _make_room_for_trailer(
     while True:
         not_fit = max(0, matched - repeats - len(chosen))
         notes = _meaning_notes([item.id for item in chosen], by_meaning, skipped)
-        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit, notes)
+        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit, notes, tags)
         trailer_tokens = model.estimate(trailer)
         if used + trailer_tokens <= budget_tokens or not (chosen or pins):
             return not_fit, trailer, trailer_tokens, used, by_limit
@@ -143,7 +144,7 @@ def pack_recall(
     ranked_chosen = list(chosen)
     not_fit, trailer, trailer_tokens, used, by_limit = _make_room_for_trailer(
         pins, pins_missing, chosen, used, by_limit, matched=matched, repeats=repeats, mode=mode,
-        budget_tokens=budget_tokens, model=model, by_meaning=by_meaning, skipped=skipped,
+        budget_tokens=budget_tokens, model=model, by_meaning=by_meaning, skipped=skipped, tags=tags,
     )  # fmt: skip
     if mode == "query" and len(chosen) < len(ranked_chosen) and (not cuts or len(chosen) < cuts[0][1]):
         # The closing line pushed out a match ranked above the ones to cut: it is cut first instead.
@@ -155,7 +156,7 @@ def pack_recall(
 
     def closing(cut: Sequence[Item]) -> str:  # the closing line when ``cut`` is shown too
         notes = _meaning_notes([item.id for item in chosen] + [item.id for item in cut], by_meaning, skipped)
-        return _trailer(not_fit - len(cut), matched, pins_missing, mode, by_limit, notes)
+        return _trailer(not_fit - len(cut), matched, pins_missing, mode, by_limit, notes, tags)
 
     got, tail = _cut_all([item for item, _ in cuts], budget_tokens - used, closing, query_terms, model)
     if got:
@@ -340,12 +341,20 @@ def _meaning_notes(shown: Sequence[str], by_meaning: AbstractSet[str], skipped: 
 
 
 def _trailer(
-    not_fit: int, matched: int, pins_missing: Sequence[Item], mode: str, by_limit: bool, notes: Sequence[str] = ()
+    not_fit: int,
+    matched: int,
+    pins_missing: Sequence[Item],
+    mode: str,
+    by_limit: bool,
+    notes: Sequence[str] = (),
+    tags: AbstractSet[str] = frozenset(),
 ) -> str:
     """The closing line: what was left out and what to do, and ``notes``; empty when there is nothing to say."""
     parts: list[str] = []
     if mode == "query" and matched == 0:
         parts.append("no unpinned entry matches the query")
+    elif tags and matched == 0:  # (the answer was empty, which the tools render as 'no live entries')
+        parts.append(f"no unpinned entry is tagged {' or '.join(sorted(tags))}")
     if not_fit:
         what = "older entries" if mode == "recent" else "more matches"
         parts.append(f"{not_fit} {what} not shown: raise {'limit' if by_limit else 'budget_tokens'}")

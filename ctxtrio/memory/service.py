@@ -262,6 +262,7 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
                 matched=matched,
                 budget_tokens=room,
                 limit=limit,
+                tags=wanted,
                 mode="recent",
                 model=model,
             )

@@ -11,6 +11,7 @@ import ctxtrio
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError, InvalidIdError, NotFoundError
 from ctxtrio._wiring import open_wiring
+from ctxtrio.memory.render import render_recalled
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.reading import read_journal
 from ctxtrio.text.tokens import TokenModel
@@ -326,3 +327,17 @@ async def test_status_of_an_unchanged_session_takes_no_loop_turn(ctx: Wiring) ->
     assert await turns_of_others_during(five) == 0
     status = statuses[-1]
     assert status.live_entries == 1
+
+
+async def test_recall_by_tags_that_no_entry_carries_says_so(ctx: Wiring) -> None:
+    """Live entries, none tagged 'nope': the answer names the tags (it said 'Session s1 has no live
+    entries.', which is false); with a query it says no entry matches, as before."""
+    await ctx.sessions.append("s1", "deploys run at noon", tags=["ops"])
+    await ctx.sessions.append("s1", "cookies expire in a day")
+    recent = await ctx.sessions.recall("s1", tags=["nope", "gone"])
+    assert recent.entries == () and recent.text == "(no unpinned entry is tagged gone or nope)\n", recent.text
+    assert "tagged gone or nope" in render_recalled(recent) and "no live entries" not in render_recalled(recent)
+    tagged = await ctx.sessions.recall("s1", tags=["ops"])
+    assert [entry.text for entry in tagged.entries] == ["deploys run at noon"]
+    queried = await ctx.sessions.recall("s1", "noon", tags=["nope"])
+    assert "no unpinned entry matches the query" in queried.text
