@@ -121,6 +121,24 @@ def json_strings(work: Path) -> Row:
     )
 
 
+def lone_surrogate(work: Path) -> Row:
+    """An unpaired surrogate escape in a tool argument (a model's broken emoji): JSON to the stdlib, not to the
+    SDK's reader, which dropped it unanswered, so the client waited for ever and EOF waited out the grace."""
+    lines = [_call(12, "context_append", {"session_id": "s", "text": "broken \ud83d emoji"})]
+    code, answers, log, seconds = _session(work, "w8", lines)
+    answer = _answer(answers, 12)
+    error = answer.get("error") if answer is not None else None
+    refused = isinstance(error, dict) and error.get("code") == -32700
+    clean = "stdin closed: 0 request(s)" in log and "still in flight" not in log
+    return Row(
+        'W8 context_append whose text holds "\\ud83d" alone (an unpaired surrogate escape), then EOF',
+        "answered -32700 with its id; nothing in flight at EOF; exit 0",
+        f"exit {code} after {seconds:.1f} s, {'answered -32700' if refused else f'answer {answer}'}, "
+        f"{'nothing' if clean else 'something'} in flight",
+        code == 0 and refused and clean and "Traceback" not in log,
+    )
+
+
 def huge_query(work: Path) -> Row:
     """A 400 KB doc_search query of 60,000 distinct words (tests/docs/test_search_words.py
     does the same over a stored document: the lines here run concurrently, a search
@@ -147,4 +165,11 @@ def huge_query(work: Path) -> Row:
 
 
 def run(work: Path) -> list[Row]:
-    return [hostile_lines(work), late_id(work), cancelled(work), json_strings(work), huge_query(work)]
+    return [
+        hostile_lines(work),
+        late_id(work),
+        cancelled(work),
+        json_strings(work),
+        lone_surrogate(work),
+        huge_query(work),
+    ]
