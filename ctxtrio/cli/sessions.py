@@ -130,22 +130,30 @@ async def restore_command(config: Config, args: argparse.Namespace, stop: trio.C
 
 async def _lifecycle(config: Config, args: argparse.Namespace, stop: trio.CancelScope, *, delete: bool) -> int:
     done: list[dict[str, object]] = []
+    named = list(dict.fromkeys(args.sessions))  # (one named twice was deleted, and said so, twice)
     async with open_library(config, stop) as ctx:
+        # Both check every name first (restore changed the sessions before an unknown one, then failed) and
+        # say which changed nothing (the library leaves a deleted session deleted; they said 'deleted' again).
+        known = {info.session_id: info for info in await ctx.sessions.list_sessions(include_deleted=True)}
+        missing = [sid for sid in named if sid not in known]
+        if missing:
+            err(f"ctxtrio: error: no session {', '.join(missing)} (ctxtrio sessions lists them)")
+            return 2
         if delete:
-            known = {info.session_id: info for info in await ctx.sessions.list_sessions(include_deleted=True)}
-            missing = [sid for sid in args.sessions if sid not in known]
-            if missing:
-                err(f"ctxtrio: error: no session {', '.join(missing)} (ctxtrio sessions lists them)")
-                return 2
-            shown = ", ".join(f"{sid} ({known[sid].live_entries} live)" for sid in args.sessions)
+            shown = ", ".join(f"{sid} ({known[sid].live_entries} live)" for sid in named)
             if not ask(f"Delete {shown}? Restorable with `ctxtrio restore` until `ctxtrio prune`.", yes=args.yes):
                 err("nothing deleted")
                 return 1
-        for session_id in args.sessions:
+        for session_id in named:
             change = ctx.sessions.delete_session if delete else ctx.sessions.restore_session
+            unchanged = (known[session_id].deleted_at is not None) == delete
             info = await change(session_id)
             done.append(asdict(info))
-            if not args.json:
+            if args.json:
+                continue
+            if unchanged:
+                say(f"{session_id} was {'deleted already' if delete else 'not deleted'}")
+            else:
                 say(f"{'deleted' if delete else 'restored'} {session_id} ({info.live_entries} live entries)")
     if args.json:
         emit_json(done)

@@ -109,6 +109,25 @@ async def test_delete_asks_then_restore_brings_back(tmp_path: Path) -> None:
             assert status.structured_content["pinned"] == 1
 
 
+async def test_delete_and_restore_say_what_changed(tmp_path: Path) -> None:
+    """Deleting a deleted session, restoring one that is not deleted, naming one twice: each says it changed
+    nothing (they said 'deleted ops' / 'restored ops' every time, and twice for 'ops ops'); restore names
+    an unknown session before changing any, as delete does (it restored the ones before it first)."""
+    data = tmp_path / "data"
+    with trio.fail_after(120):
+        async with Client(server(data)) as client:
+            await fill(client)
+        first = await cli(data, "delete", "ops", "ops", "--yes")
+        assert first.code == 0 and first.out == "deleted ops (1 live entries)\n", first
+        again = await cli(data, "delete", "ops", "--yes")
+        assert again.code == 0 and again.out == "ops was deleted already\n", again
+        unknown = await cli(data, "restore", "ops", "nope")
+        assert unknown.code == 2 and "no session nope" in unknown.err and unknown.out == "", unknown
+        assert "DELETED" in (await cli(data, "show", "ops")).out
+        restored = await cli(data, "restore", "ops", "auth")
+        assert restored.code == 0 and restored.out == "restored ops (1 live entries)\nauth was not deleted\n", restored
+
+
 async def test_show_marks_pins_tags_summaries_and_status(tmp_path: Path) -> None:
     """show prints each entry's role, pin, tags, what a summary folds and who superseded an entry."""
     data = tmp_path / "data"
