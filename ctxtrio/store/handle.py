@@ -289,6 +289,11 @@ class StoreHandle:
         try:
             return await trio.to_thread.run_sync(read)
         except IndexDamagedError as exc:
+            if self.read_only:  # (it said 'healing it', then that the heal was refused)
+                raise StoreError(
+                    f"{exc}: it is not rebuilt here, the data dir is opened read-only; a server's start or ctxtrio "
+                    "doctor --repair rebuilds it"
+                ) from exc
             log.warning("%s: healing it", exc)
             await self.heal(corrupt=exc.corrupt)
             return await trio.to_thread.run_sync(read)

@@ -211,3 +211,24 @@ def test_document_readers_of_a_data_dir_they_cannot_write_whose_index_lags(tmp_p
         assert _paths(data) == before
     finally:
         _writable(data)
+
+
+def test_search_of_a_data_dir_it_cannot_write_whose_index_is_damaged_says_so(tmp_path: Path) -> None:
+    """A damaged index in a data dir this user cannot write: docs lists, search says the index is damaged and
+    who rebuilds it, in one line (it logged 'healing it', then failed 'this heal of index.sqlite3 was not
+    done'), and nothing is changed."""
+    data = tmp_path / "data"
+    trio.run(_filled, data)
+    index = data / "index.sqlite3"
+    index.write_bytes(b"not a database at all" + index.read_bytes()[21:])
+    prefix = _unwritable(data)
+    before = _paths(data)
+    run = partial(_run_as, prefix, data)
+    try:
+        _said(run("docs"), "docs")
+        found = run("search", "noon")
+        assert found.code == 1 and "healing" not in found.err and found.err.count("\n") == 1, found
+        assert "is damaged" in found.err and "doctor --repair rebuilds it" in found.err, found.err
+        assert _paths(data) == before
+    finally:
+        _writable(data)
