@@ -30,7 +30,7 @@ ranking as far as the query lets it:
   benchmark's questions' files, answer inside 500 / 1,000 / 2,000 tokens, PostgreSQL
   36/44/50 -> 36/45/49 of 60, Python 19/26/36 -> 21/29/36 of 45, Node.js 14/24/29 ->
   14/26/29 of 36.
-* **The vector ranking's first, when keyword search missed it.** A chunk keyword search did
+* **The vector ranking's first two, when keyword search missed them.** A chunk keyword search did
   not find at all scores ``w / (RANK_K + 1)`` at best, which a confident query's weight
   (``MEANING_BASE``) puts below the keyword hits down to the 6th-7th: the nearest in meaning
   came 8th-10th, past the four hits a 1,000-token answer shows, though it is often what
@@ -39,7 +39,8 @@ ranking as far as the query lets it:
   (see :func:`hybrid_order`). So is one keyword search ranked past ``MEANING_FIRST_BELOW``
   (ElementTree's ``fromstring``, keyword's 18th for "How do I parse XML from a string with
   ElementTree?"), which a search of 10 would not have shown either; the passage
-  re-ranking of a confident query leaves it there (``placed``).
+  re-ranking of a confident query leaves it there (``placed``). The vector ranking's second is placed
+  likewise no lower than third (``MEANING_PLACES``); its third and later are not.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
     from .packing import Candidate
 
 __all__ = [
-    "CONFIDENT_DOC_HITS", "FOCUS_BELOW", "FUSE_DEPTH", "MEANING_FIRST_BELOW", "MEANING_FIRST_PLACE", "Fused", "Ranks", "by_words", "coverage",
+    "CONFIDENT_DOC_HITS", "FOCUS_BELOW", "FUSE_DEPTH", "MEANING_FIRST_BELOW", "MEANING_FIRST_PLACE", "MEANING_PLACES", "Fused", "Ranks", "by_words", "coverage",
     "fuse", "hybrid_order", "keyword_confidence",
 ]  # fmt: skip
 
@@ -81,6 +82,15 @@ FUSE_DEPTH = 30
 #: without): 2nd 276/341/383, 3rd 276/340/381, 4th 274/341/380; 1st lost 4 at 500 on the python sets
 #: against the 2nd (measured before the confidence of 638f500).
 MEANING_FIRST_PLACE = 2
+#: The places (1-based) the vector ranking's first and second get at least, each when keyword search did not
+#: rank it among its first MEANING_FIRST_BELOW: its first MEANING_FIRST_PLACE, its second the place under it.
+#: A confident query weighs the vector ranking at MEANING_BASE, so a chunk keyword search ranked 11th-30th
+#: and the vector ranking 2nd came 6th-10th, past what 1,000 tokens show, though it often answers ("What is
+#: the global interpreter lock?": glossary's GIL entry, keyword's 17th). Measured with all-MiniLM-L6-v2 over
+#: the whole Python manual (caching endpoint), the eleven python dev sets (645 questions), answers inside
+#: 500 / 1,000 / 2,000 tokens, right file in the top 3: the first alone 312/382/436 top 3 497; first and
+#: second 310/384/440 top 3 500 (no set -2 at 1,000; python9 -1); the first three 311/381/439 top 3 500.
+MEANING_PLACES: Final = (MEANING_FIRST_PLACE, MEANING_FIRST_PLACE + 1)
 #: Keyword ranks past this count as not found for that rule (a search of 10 would not show them). The first
 #: version held only hits keyword search did not find at all (f6b7005): dev sums 276/341/383 -> 277/342/385.
 MEANING_FIRST_BELOW = 10
@@ -161,28 +171,31 @@ def hybrid_order(
     candidates: Sequence[Candidate], ranks: Sequence[Ranks], query_terms: Sequence[str]
 ) -> list[Candidate]:
     """``candidates`` best first by weighted RRF (see the module docstring), each with
-    ``focus`` kept only by those found by meaning alone, and the vector ranking's first,
-    when keyword search did not find it among its first MEANING_FIRST_BELOW, at
-    :data:`MEANING_FIRST_PLACE` or above (``placed``). Ties keep the given order."""
+    ``focus`` kept only by those found by meaning alone, and the vector ranking's first
+    ``len(MEANING_PLACES)``, each when keyword search did not find it among its first
+    MEANING_FIRST_BELOW, at its place of :data:`MEANING_PLACES` or above (``placed``).
+    Ties keep the given order."""
     confidence = keyword_confidence(candidates, ranks, query_terms)
     scored = [(-fused_score(rank.keyword, rank.meaning, confidence), n) for n, rank in enumerate(ranks)]
     order = [position for _, position in sorted(scored)]
-    nearest = next((n for n, position in enumerate(order) if _missed_nearest(ranks[position])), None)
-    placed = None
-    if nearest is not None and nearest >= MEANING_FIRST_PLACE:
-        placed = order.pop(nearest)
-        order.insert(MEANING_FIRST_PLACE - 1, placed)
+    placed: set[int] = set()
+    for meaning_rank, place in enumerate(MEANING_PLACES, 1):
+        at = next((n for n, position in enumerate(order) if _missed_by_words(ranks[position], meaning_rank)), None)
+        if at is not None and at >= place:
+            position = order.pop(at)
+            order.insert(place - 1, position)
+            placed.add(position)
     ordered: list[Candidate] = []
     for position in order:
         candidate = candidates[position]
         if candidate.focus is not None and not candidate.by_meaning:
             candidate = replace(candidate, focus=None)
-        if position == placed:
+        if position in placed:
             candidate = replace(candidate, placed=True)
         ordered.append(candidate)
     return ordered
 
 
-def _missed_nearest(rank: Ranks) -> bool:
-    """The vector ranking's first, which keyword search did not rank among its first MEANING_FIRST_BELOW."""
-    return rank.meaning == 1 and (rank.keyword is None or rank.keyword > MEANING_FIRST_BELOW)
+def _missed_by_words(rank: Ranks, meaning_rank: int) -> bool:
+    """The vector ranking's ``meaning_rank``-th, which keyword search did not rank among its first MEANING_FIRST_BELOW."""
+    return rank.meaning == meaning_rank and (rank.keyword is None or rank.keyword > MEANING_FIRST_BELOW)

@@ -126,3 +126,21 @@ def test_a_first_keyword_hit_holding_a_third_of_the_words_leaves_the_fused_order
     ranks = [Ranks(1, 7)]
     assert keyword_confidence([first], ranks, terms) == 2 / 6
     assert not by_words([first], ranks, terms)
+
+
+def test_the_vector_rankings_second_that_keyword_search_ranked_past_its_first_10_comes_third() -> None:
+    """ "What is the global interpreter lock?" over Python's manual: keyword search ranks the glossary's
+    entry 17th, the vector ranking 2nd. Confident, the fused score put it under the keyword hits it
+    outscored by meaning only a little (5th here: past what 1,000 tokens showed); it is placed third,
+    under the vector ranking's first (placed second), and the passage re-ranking leaves both there."""
+    terms = ["global", "interpreter", "lock"]
+    keyword = [_candidate(f"k{n}", f"the global interpreter lock, page {n}") for n in range(1, 7)]
+    nearest = _candidate("nearest", "one thread at a time", by_meaning=True, focus=(0, 20))
+    glossary = _candidate("glossary", "only one thread executes Python bytecode at a time", focus=(0, 40))
+    candidates = [*keyword, nearest, glossary]
+    ranks = [Ranks(n, None) for n in range(1, 7)] + [Ranks(None, 1), Ranks(17, 2)]
+    assert keyword_confidence(candidates, ranks, terms) == 1.0
+    ordered = hybrid_order(candidates, ranks, terms)
+    assert [c.doc_id for c in ordered][:4] == ["k1", "nearest", "glossary", "k2"]
+    assert ordered[1].placed and ordered[2].placed and ordered[2].focus is None
+    assert [c.doc_id for c in rerank_fused(ordered, terms)][1:3] == ["nearest", "glossary"]
