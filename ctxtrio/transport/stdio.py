@@ -49,11 +49,17 @@ if TYPE_CHECKING:
     from .messages import Peek
     from .warm_start import AnswerRecorder
 
-__all__ = ["CancellableLines", "ProtocolWriter", "Traffic", "claim_stdout", "serve_stdio"]
+__all__ = ["CancellableLines", "ProtocolWriter", "StdoutGone", "Traffic", "claim_stdout", "serve_stdio"]
 
 log = logging.getLogger("ctxtrio.transport")
 
 _READ_SIZE = 1 << 16
+
+
+class StdoutGone(trio.BrokenResourceError):
+    """stdout cannot be written any more: the host closed its end (it went away, or stopped reading)."""
+
+
 #: Requests read but not yet answered before the reader waits (see the module docstring).
 MAX_UNANSWERED = 64
 
@@ -263,7 +269,7 @@ class ProtocolWriter:
                 except OSError as exc:
                     if exc.errno == errno.EBADF:
                         raise trio.ClosedResourceError("stdout was closed") from None
-                    raise trio.BrokenResourceError from exc
+                    raise StdoutGone(exc.strerror or str(exc)) from exc
             if handed:
                 self._release()
             if self._closing and not self._held:
@@ -308,8 +314,9 @@ async def serve_stdio(
 ) -> None:
     """Serve one MCP connection: requests from ``lines``, responses to ``out_fd``.
 
-    Returns when stdin reaches EOF or ``lines`` is closed and in-flight calls finished.
-    ``out_fd`` is closed on return.
+    Returns when stdin reaches EOF or ``lines`` is closed and in-flight calls finished, or, with a warning,
+    when stdout cannot be written (the host closed its end): the calls in flight are cancelled then, as
+    nobody would read their answers. ``out_fd`` is closed on return.
     """
     writer = ProtocolWriter(out_fd, traffic)
     try:
@@ -318,6 +325,13 @@ async def serve_stdio(
             checked = JsonLines(lines, writer, traffic)
             await serve_lines(server, checked, writer, checked.unread)
             writer.close()
+    except* StdoutGone as gone:  # (it ended the server with an exception group's traceback, exit 1)
+        inflight = len(traffic.inflight) if traffic is not None else 0
+        log.warning(
+            "stdout cannot be written (%s): the host closed it; stopping, %d request(s) in flight cancelled",
+            gone.exceptions[0],
+            inflight,
+        )
     finally:
         with trio.CancelScope(shield=True):
             await writer.aclose()
