@@ -1,5 +1,5 @@
-"""Stopping a server process the one way tests and stress scripts agree on, and reading a helper
-process's ready line.
+"""Stopping a server process the one way tests and stress scripts agree on, reading a helper
+process's ready line, and running a child whose stdout nobody reads any more.
 
 SIGTERM first (the server's graceful path: answer what is in flight, drain the store),
 then SIGKILL once ``grace_s`` has passed. :func:`stop_process` is for ``trio.Process``
@@ -9,11 +9,16 @@ for ``subprocess.Popen`` in plain blocking scripts.
 
 from __future__ import annotations
 
+import os
 import subprocess
+from pathlib import Path
+from typing import IO
 
 import trio
 
-__all__ = ["read_line", "stop_popen", "stop_process"]
+__all__ = ["read_line", "run_reader_gone", "stop_popen", "stop_process"]
+
+_ROOT = Path(__file__).resolve().parents[1]
 
 
 async def stop_process(process: trio.Process, *, grace_s: float = 10.0) -> None:
@@ -50,3 +55,27 @@ def stop_popen(process: subprocess.Popen[bytes] | subprocess.Popen[str], *, grac
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def run_reader_gone(
+    command: list[str], *, stdin: IO[bytes] | None = None, input: bytes | None = None, timeout_s: float = 60.0
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``command`` (from the repository root, this checkout's ``ctxtrio`` importable) with a stdout
+    whose reader closed before the child wrote a byte: a host that went away, or a server killed while its
+    chunking child works. Its stderr is captured; it gets ``stdin`` (a file) or ``input`` (bytes)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            command,
+            stdin=stdin,
+            input=input,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            cwd=_ROOT,
+            env={**os.environ, "PYTHONPATH": str(_ROOT)},
+            timeout=timeout_s,
+            check=False,
+        )
+    finally:
+        os.close(write)

@@ -5,10 +5,8 @@ from __future__ import annotations
 import io
 import json
 import marshal
-import os
-import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -20,8 +18,12 @@ from ctxtrio.store.records import encode_record
 from ctxtrio.text.chunking import chunk_document
 from ctxtrio.text.terms import index_text
 from ctxtrio.text.tokens import TokenModel
+from testkit.processes import run_reader_gone
 
 from .conftest import fixture_text, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MODEL = TokenModel.cold()
 
@@ -98,27 +100,12 @@ async def test_cancelled_child_ingest_leaves_nothing(tmp_path: Path) -> None:
 def test_a_worker_whose_reader_is_gone_exits_quietly(tmp_path: Path) -> None:
     """The server killed (SIGKILL, OOM) while a child chunks: its next frame meets a closed pipe. It exits 0
     with nothing on stderr (it printed a BrokenPipeError traceback per worker into the host's log)."""
-    root = Path(__file__).resolve().parents[2]
     text = ("A paragraph of words to chunk. " * 40 + "\n\n") * 400
     payload = text.encode()
     rates = {cls.value: rate for cls, rate in MODEL.rates.items()}
     header = {"bytes": len(payload), "chunk_tokens": 300, "overlap_tokens": 30, "batch": 1, "rates": rates}
     job = tmp_path / "job"
     job.write_bytes(json.dumps(header).encode() + b"\n" + payload)
-    read, write = os.pipe()
-    os.close(read)  # the reader is gone before the first frame
-    try:
-        with job.open("rb") as source:
-            done = subprocess.run(
-                [sys.executable, "-m", "ctxtrio.docs._chunk_worker"],
-                stdin=source,
-                stdout=write,
-                stderr=subprocess.PIPE,
-                cwd=root,
-                env={**os.environ, "PYTHONPATH": str(root)},
-                timeout=60,
-                check=False,
-            )
-    finally:
-        os.close(write)
+    with job.open("rb") as source:
+        done = run_reader_gone([sys.executable, "-m", "ctxtrio.docs._chunk_worker"], stdin=source)
     assert done.returncode == 0 and done.stderr == b"", done.stderr.decode(errors="replace")[-2000:]

@@ -13,6 +13,7 @@ from mcp import Client
 from mcp.types import TextContent
 
 from testkit import servers
+from testkit.processes import run_reader_gone
 
 if TYPE_CHECKING:
     from mcp.client.stdio import StdioServerParameters
@@ -104,8 +105,6 @@ def test_a_host_that_stops_reading_stdout_ends_the_server_quietly(tmp_path: Path
     """The host closes its end of stdout (it went away, or stopped reading): the first answer fails to be
     written, and the server says so in one warning and exits 0, as at stdin's EOF. It ended in an exception
     group's traceback through the whole component tree, exit 1."""
-    read, write = os.pipe()
-    os.close(read)  # nobody will read the answers
     lines = b"".join(
         (
             b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
@@ -114,19 +113,7 @@ def test_a_host_that_stops_reading_stdout_ends_the_server_quietly(tmp_path: Path
             b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
         )
     )
-    try:
-        done = subprocess.run(
-            servers.server_command(tmp_path / "data"),
-            input=lines,
-            stdout=write,
-            stderr=subprocess.PIPE,
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            timeout=60,
-            check=False,
-        )
-    finally:
-        os.close(write)
+    done = run_reader_gone(servers.server_command(tmp_path / "data"), input=lines)  # nobody reads the answers
     log = done.stderr.decode(errors="replace")
     assert done.returncode == 0 and "Traceback" not in log, log[-3000:]
     assert "stdout cannot be written" in log, log[-3000:]
