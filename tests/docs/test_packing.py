@@ -203,3 +203,24 @@ def test_a_hit_running_past_its_section_shows_its_own_section() -> None:
         hits, omitted, used = pack_hits(candidates, budget, MODEL, question, rarity)
         assert len(hits) == 1 and omitted == 0 and used <= budget and hits[0].cut, budget
         assert "clause will\nalways be the last one executed" in hits[0].text, budget
+
+
+def test_a_first_hit_scoring_clearly_above_the_second_takes_a_larger_share() -> None:
+    """The first of two large hits shows more lines when its BM25 score leads the second's clearly
+    (the answer is then mostly in it), as much as an even share when the two are close, and when
+    the second was found or placed by meaning (a similarity, or a place BM25 did not give)."""
+
+    def big(name: str) -> StoredChunk:
+        text = "".join(f"Line {n} of {name} says something about the word here.\n" for n in range(200))
+        return StoredChunk(0, text, 0, len(text), (), MODEL.estimate(text))
+
+    def first_tokens(second: float, *, by_meaning: bool = False, placed: bool = False) -> int:
+        later = Candidate("b", "B", big("b"), second, by_meaning=by_meaning, placed=placed)
+        candidates = [Candidate("a", "A", big("a"), 10.0), later]
+        hits, _, used = pack_hits(candidates, 1000, MODEL, ["word"])
+        assert len(hits) == 2 and used <= 1000
+        return hits[0].tokens
+
+    even = first_tokens(9.0)
+    assert first_tokens(7.0) > even + 40
+    assert first_tokens(7.0, by_meaning=True) == first_tokens(7.0, placed=True) == even == first_tokens(8.0)
