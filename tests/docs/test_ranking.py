@@ -196,3 +196,44 @@ def test_inner_titles_are_underlined_lines_as_long_as_their_adornment() -> None:
         "=====  =====\nA      B\n=====  =====\n\n-----\n"
     )
     assert ranking.inner_titles(text) == ["The del statement", "Over", "Setext heading"]
+
+
+def test_the_term_of_a_definition_list_inside_a_chunk_counts_as_a_heading_at_a_share(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """'What is duck typing?' over Python's glossary: the chunk holding the ``duck-typing`` entry is
+    under the trail 'Glossary' alone, which names no entry; the term above its indented definition
+    says what it answers, and it ranks above a chunk with the same sentence and much more BM25 whose
+    headings say nothing of duck typing. Without the term counted (weight 0), the other comes first."""
+    body = "A programming style which does not look at an object's type; duck-typing avoids type tests.\n"
+    glossary = _candidate(
+        "glossary",
+        "glossary.rst.txt",
+        ("Glossary",),
+        f".. glossary::\n\n   docstring\n      A string literal.\n\n   duck-typing\n      {body}",
+        7.0,
+    )
+    other = _candidate(
+        "library.abc", "abc.rst.txt", ("abc --- Abstract Base Classes",), f"ABCs and duck-typing.\n{body}", 10.0
+    )
+    terms = query_terms("What is duck typing?")
+    assert [c.doc_id for c in rerank([other, glossary], terms)][0] == "glossary"
+    monkeypatch.setattr(ranking, "INNER_TITLE_WEIGHT", 0.0)
+    assert [c.doc_id for c in rerank([other, glossary], terms)][0] == "library.abc"
+
+
+def test_definition_terms_are_short_lines_of_words_above_an_indented_definition() -> None:
+    """Glossary and definition-list terms; not a line of code, a line ending in a colon or full stop,
+    a bullet, a line under which nothing is indented, or an indented line under a less indented one."""
+    text = (
+        ".. glossary::\n\n   global interpreter lock\n      The mechanism used by CPython.\n\n"
+        "``-b`` option\n   Issue a warning.\n\n"
+        "Example::\n\n   x = 1\n\n"
+        "Ends with a full stop.\n   continued\n\n"
+        "- a bullet\n  continued\n\n"
+        "for item in items\n\n"
+        "    x = compute(y)\n        z\n\n"
+        "plain line\nnot indented\n\n"
+        "      deeper\n   shallower\n"
+    )
+    assert ranking.definition_terms(text) == ["global interpreter lock", "``-b`` option"]
