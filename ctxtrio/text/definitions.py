@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Name",
     "asked_name",
+    "declared_name",
     "definition_at",
     "defines",
     "last_definition",
@@ -62,6 +63,11 @@ _SIGNATURE: Final = re.compile(r"[ \t]*(?:(?P<entry>[\w.]+)\.)?(?P<name>[A-Za-z_
 #: A dotted name in a query (``Buffer.allocUnsafe``, ``threading.Event.wait``): its qualifier and last part.
 _DOTTED: Final = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)+)([A-Za-z_$][\w$]*)(?![\w$.])")
 _SEPARATORS: Final = str.maketrans("", "", "_$")
+#: The name a C or C++ declaration declares: the one in a function pointer's ``(*name)``, else
+#: the last identifier before the parameters (``PyObject* PyList_New(Py_ssize_t len)``, ``void *buf``).
+#: Dotted, as Sphinx writes a member of a struct (``const char* PyTypeObject.tp_name``).
+_C_POINTER: Final = re.compile(r"\(\s*\*\s*([A-Za-z_][\w.]*)\s*\)")
+_C_NAME: Final = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def spelled_identifier(query_terms: Sequence[str]) -> str | None:
@@ -113,6 +119,18 @@ def spelling(word: str) -> str:
     """How definitions compare names: lower case, without ``_`` and ``$`` (``JSONDecodeError``,
     ``json_decode_error`` and ``jsondecodeerror`` are one)."""
     return word.lower().translate(_SEPARATORS)
+
+
+def declared_name(declaration: str) -> str | None:
+    """The name a C or C++ declaration (a ``c:`` or ``cpp:`` entry's signature) declares, not the type
+    written before it: ``PyList_New`` of ``PyObject* PyList_New(Py_ssize_t len)``, ``visitproc`` of
+    ``int (*visitproc)(PyObject *object, void *arg)``, ``PyTypeObject.tp_name`` of ``const char*
+    PyTypeObject.tp_name``; None when it holds no identifier."""
+    pointer = _C_POINTER.search(declaration)
+    if pointer is not None:
+        return pointer.group(1).rstrip(".")
+    names = _C_NAME.findall(declaration.partition("(")[0])
+    return names[-1].rstrip(".") if names else None
 
 
 def defines(text: str, identifier: str, qualifier: str | None = None) -> bool:

@@ -30,6 +30,7 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from ctxtrio.text.blocks import Block
+from ctxtrio.text.definitions import declared_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -65,10 +66,6 @@ _RST_LINE: Final = (
 )
 #: A line that starts an API entry (``.. function:: name(args)``, indented or not).
 API_ENTRY: Final = re.compile(rf"[ \t]*\.\.[ \t]+(?:[\w-]+:)?(?:{_API_KINDS})::[ \t]+\S")
-#: The name a C or C++ declaration declares: the one in a function pointer's ``(*name)``, else
-#: the last identifier before the parameters (``PyObject* PyList_New(Py_ssize_t len)``, ``void *buf``).
-_C_POINTER: Final = re.compile(r"\(\s*\*\s*([A-Za-z_]\w*)\s*\)")
-_C_IDENTIFIER: Final = re.compile(r"[A-Za-z_]\w*")
 _C_DOMAINS: Final = frozenset({"c:", "cpp:"})
 #: Levels of API directives: deeper than any section, nested by indentation.
 _API_LEVEL: Final = 100
@@ -179,12 +176,9 @@ def _api_name(match: re.Match[str]) -> str:
     of ``PyObject* PyList_New(Py_ssize_t len)``, not ``PyObject*``; ``buf`` of ``void *buf``)."""
     if match.group("domain") not in _C_DOMAINS:
         return match.group("name")
-    declaration = match.group("name") + match.group("signature")
-    pointer = _C_POINTER.search(declaration)
-    if pointer is not None:
-        return pointer.group(1)
-    names = _C_IDENTIFIER.findall(declaration.partition("(")[0])
-    return names[-1] if names else match.group("name")
+    declared = declared_name(match.group("name") + match.group("signature"))
+    # a member is titled by its own name (``tp_name``), as trails always were: its struct's entry encloses it
+    return declared.rsplit(".", 1)[-1] if declared else match.group("name")
 
 
 def _overlined(text: str, line: str, line_start: int, line_end: int) -> tuple[int, int, str] | None:

@@ -5,8 +5,10 @@ A line defines a name when it starts with one, after a reST directive (``.. func
 keywords of code that introduce one (``def``, ``class``, ...) and list, option and markup
 marks, followed by nothing or by what follows a defined name (``(``, ``[``, ``:``, ``=``,
 ``|``, ...): a definition, a parameter's entry, an option's term, a table row.
-``deadlock_timeout.`` ending a sentence defines nothing. (``text/definitions.py`` asks
-the narrower question ranking needs: does a text define one identifier a query spells.)
+``deadlock_timeout.`` ending a sentence defines nothing. A C or C++ entry defines the name it
+declares, not the type before it (``.. c:function:: void Py_INCREF(PyObject *o)``: ``Py_INCREF``;
+:func:`~.definitions.declared_name`). (``text/definitions.py`` asks the narrower question
+ranking needs: does a text define one identifier a query spells.)
 How much of a query a line defines is :func:`defined_share`.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-from .definitions import spelling
+from .definitions import declared_name, spelling
 from .terms import terms
 from .words import held_words, identifier_parts, may_hold, stemmed_terms, word_groups, word_weights
 
@@ -31,6 +33,8 @@ _LEADING_NAME: Final = re.compile(
     r"default|public|private|protected|static|const|let|var|type|interface|struct|enum|pub|final|abstract|override|"
     r"virtual)\s+)*)[\\`*-]*([\w.-]*\w)(.*)"
 )
+#: A Sphinx entry of the C or C++ domain, whose declaration starts with a type (``.. c:var:: int Py_DebugFlag``).
+_C_ENTRY: Final = re.compile(r"\s*(?:[-*+]\s+)?\.\.\s+c(?:pp)?:[\w-]+::\s+(\S.*)")
 #: What may follow a name where it is defined.
 _AFTER_NAME: Final = "([{<:=|,→"
 #: What the definition of a name holding a query word only as a part of it counts, of one naming it whole.
@@ -39,6 +43,9 @@ PART_SHARE: Final = 0.5
 
 def defined_name(line: str) -> str | None:
     """The name ``line`` defines (as written, without its marks), or None."""
+    entry = _C_ENTRY.match(line)
+    if entry is not None:  # the leading word is a type (``void``, ``PyObject*``) that names nothing asked
+        return declared_name(entry.group(1))
     match = _LEADING_NAME.match(line)
     if match is None:
         return None

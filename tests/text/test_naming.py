@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxtrio.text.naming import defines_one_of, written_identifiers
+from ctxtrio.text.naming import defined_name, defines_one_of, written_identifiers
 from ctxtrio.text.query import query_terms
 
 
@@ -30,3 +30,22 @@ def test_a_line_defines_an_identifier_by_its_entry_or_term() -> None:
     assert not defines_one_of("The amount of data buffered depends on the `highWaterMark` option", ["highwatermark"])
     assert not defines_one_of("Note that work_mem is the base amount.", ["workmem"])
     assert not defines_one_of("* `writableHighWaterMark` {number} Sets `highWaterMark`", ["highwatermark"])
+
+
+def test_a_c_api_entry_defines_what_it_declares_not_its_type() -> None:
+    """Entries of Python 3.11's C API docs (c-api/refcounting, list, unicode, module, typeobj, buffer, init, gcsupport):
+    the name after the return type, ``*`` and ``const``/``struct``, a function pointer's ``(*name)``, a
+    struct's member; the type defines nothing (each was ``void``, ``PyObject``, ``char``, ``int``)."""
+    assert defined_name(".. c:function:: void Py_INCREF(PyObject *o)") == "Py_INCREF"
+    assert defined_name(".. c:function:: PyObject* PyList_New(Py_ssize_t len)") == "PyList_New"
+    assert defined_name(".. c:function:: const char* PyUnicode_AsUTF8(PyObject *unicode)") == "PyUnicode_AsUTF8"
+    assert defined_name(".. c:function:: PyModuleDef* PyModule_GetDef(PyObject *module)") == "PyModule_GetDef"
+    assert defined_name(".. c:member:: const char* PyTypeObject.tp_name") == "PyTypeObject.tp_name"
+    assert defined_name("   .. c:member:: void *buf") == "buf"
+    assert defined_name(".. c:var:: int Py_BytesWarningFlag") == "Py_BytesWarningFlag"
+    assert defined_name(".. c:type:: int (*visitproc)(PyObject *object, void *arg)") == "visitproc"
+    assert defined_name(".. c:macro:: Py_BEGIN_ALLOW_THREADS") == "Py_BEGIN_ALLOW_THREADS"
+    assert defines_one_of(".. c:function:: void Py_INCREF(PyObject *o)\n\n   Increment the", ["pyincref"])
+    assert defines_one_of(".. c:member:: const char* PyTypeObject.tp_name", ["tpname"])
+    assert not defines_one_of(".. c:function:: PyObject* PyList_New(Py_ssize_t len)", ["pyobject"])
+    assert not defines_one_of("   See also :c:func:`Py_INCREF`.", ["pyincref"])

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ctxtrio.text.headings import heading_share, unheaded_terms
 from ctxtrio.text.passages import passage_score
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.stems import light_stem
 
 from .test_passages import FILLER, _shown, _text
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_a_name_ending_a_sentence_is_not_a_definition() -> None:
@@ -39,6 +43,17 @@ def test_rest_directives_and_marked_up_names_are_definitions() -> None:
     lines[4] = "Raise work_mem when sorts spill."
     lines[50] = "``work_mem`` (integer)"
     assert "``work_mem`` (integer)" in _shown(_text(lines), "work_mem", 40)
+
+
+def test_a_c_api_entry_defines_the_name_after_its_type() -> None:
+    """Python 3.11's c-api/refcounting.rst: ``Py_INCREF`` shows its entry ``.. c:function:: void
+    Py_INCREF(PyObject *o)``, not Py_NewRef's example below, which names it twice (the entry's
+    name was taken to be ``void``, and the example won)."""
+    text = (FIXTURES / "python_capi_refcounting.rst.txt").read_text(encoding="utf-8")
+    for budget in (40, 100):
+        shown = _shown(text, "Py_INCREF", budget)
+        assert ".. c:function:: void Py_INCREF(PyObject *o)" in shown
+        assert "Increment the reference count for object *o*." in shown
 
 
 def test_one_part_of_an_identifier_does_not_stand_for_it() -> None:
