@@ -77,6 +77,9 @@ class CatalogState:
     docs: dict[str, DocEntry] = field(default_factory=dict)
     cursors: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     committed: set[tuple[str, str]] = field(default_factory=set)
+    #: The committed generations that replaced a current version of their document, so an
+    #: ingest answers what its commit did where the catalog orders it among concurrent ones.
+    replacing: set[tuple[str, str]] = field(default_factory=set)
     offset: int = 0
     #: Bumped whenever ``docs`` changes, so derived views know when to rebuild.
     version: int = 0
@@ -106,6 +109,8 @@ class CatalogState:
             self.version += 1
             self.changed.append(doc)
             self.committed.add((doc, entry.gen))
+            if previous is not None:
+                self.replacing.add((doc, entry.gen))
             if previous is not None and previous.gen != entry.gen:
                 return doc, previous.gen
             return None

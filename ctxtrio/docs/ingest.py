@@ -113,8 +113,10 @@ async def write_generation(
     offload_min_chars: int = OFFLOAD_MIN_CHARS,
     pool: ChunkPool | None = None,
     exact: TokenCounting | None = None,
-) -> DocumentInfo:
-    """Write and commit a new generation of ``source.doc_id``; returns the committed info.
+) -> tuple[DocumentInfo, bool]:
+    """Write and commit a new generation of ``source.doc_id``; returns the committed info, and
+    whether the commit replaced a current version (as the catalog orders it among concurrent
+    ingests of the document: what was current before they began says nothing of that).
 
     Texts of ``offload_min_chars`` or more are chunked in a child process: one of
     ``pool`` (:mod:`.pool`), or without a pool one of their own (:mod:`.offload`);
@@ -184,7 +186,8 @@ async def write_generation(
     if last is not None and progress is not None:
         await progress(last.done_chars, len(source.text))
     current = repo.state.docs.get(source.doc_id)
-    return current.info if current is not None and current.gen == gen else info
+    replaced = (source.doc_id, gen) in repo.state.replacing
+    return (current.info if current is not None and current.gen == gen else info), replaced
 
 
 class CharBudget:

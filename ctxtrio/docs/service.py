@@ -180,14 +180,13 @@ class DocumentService(ReadingMethods, CheckingMethods):
             while doc_id in self._repo.state.docs:
                 doc_id = new_id("doc")
             read = replace(read, doc_id=doc_id)
-        replaced = read.doc_id in self._repo.state.docs
         async with self._ingest_chars.hold(len(read.text)):
-            info = await self._write(read, progress)
+            info, replaced = await self._write(read, progress)
         if self.semantic is not None:
             self.semantic.wake()  # embedding happens afterwards; the acknowledgement never waits for it
         return IngestResult(info, replaced, trio.current_time() - started)
 
-    async def _write(self, source: Source, progress: Progress | None) -> DocumentInfo:
+    async def _write(self, source: Source, progress: Progress | None) -> tuple[DocumentInfo, bool]:
         return await write_generation(
             self._repo,
             source,

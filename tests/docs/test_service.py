@@ -270,3 +270,19 @@ async def test_ingests_in_flight_are_bounded_by_characters(tmp_path: Path, monke
                     text = f"{number}" + "x" * (size - 1)
                     nursery.start_soon(partial(docs.ingest, text=text, doc_id=f"s{size}-{number}"))
             assert writes.peak == expected
+
+
+async def test_concurrent_ingests_of_one_doc_id_say_what_their_commits_did(tmp_path: Path) -> None:
+    """Of concurrent ingests of a new doc_id the first committed says ingested and the others replaced."""
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+        results: list[ctxtrio.IngestResult] = []
+
+        async def ingest(number: int) -> None:
+            results.append(await ctx.documents.ingest(text=f"version {number} of one document", doc_id="d"))
+
+        async with trio.open_nursery() as nursery:
+            for number in range(8):
+                nursery.start_soon(ingest, number)
+        assert sorted(result.replaced for result in results) == [False] + [True] * 7
+        again = await ctx.documents.ingest(text="one more version", doc_id="d")
+        assert again.replaced
