@@ -227,8 +227,12 @@ async def content_hash(text: str) -> str:
 
 
 def text_digest(text: str) -> str:
-    """SHA-256 (hex) of the UTF-8 bytes of ``text`` (blocking): a document's ``content_hash``."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    """SHA-256 (hex) of the UTF-8 bytes of ``text`` (blocking): a document's ``content_hash``.
+
+    UnicodeEncodeError if ``text`` has no UTF-8 form (an unpaired surrogate): then no journal
+    can hold it either, and this pass over the text, made anyway, is where an ingest finds out.
+    """
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(slots=True)

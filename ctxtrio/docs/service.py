@@ -21,6 +21,7 @@ from .._limits import SEARCH_LIMIT, check_budget, check_range
 from .._locks import Held
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
+from ..store.records import check_storable, unstorable
 from ..text.kinds import kind_for
 from ..text.neighbours import alike_of, counted_first
 from ..text.words import rarity_weights
@@ -156,8 +157,12 @@ class DocumentService(ReadingMethods, CheckingMethods):
             default_title = first_line(text) or "inline text"
         if self._pool is not None and len(body) >= self._child_min_chars(self._ingest_chars.holders):
             self._pool.warm()  # a text for the chunking processes: start them all (once) while it is hashed
-        digest = await content_hash(body)
+        try:
+            digest = await content_hash(body)
+        except UnicodeEncodeError as exc:  # only inline text: a file's is decoded strictly
+            raise unstorable("text") from exc
         shown_title = clean_title(title) or default_title
+        check_storable(shown_title, "title")
         found = Source(doc_id or "", shown_title, source, body, digest, kind_for(body, file_path, title))
         if doc_id is None and file_path is not None:
             # From the look-up of the file's earlier document to the commit, no other task or

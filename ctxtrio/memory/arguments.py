@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from .._errors import InputError
+from ..store.records import check_storable
 from .model import MAX_ENTRY_CHARS, MAX_TAGS, ROLES, Role
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ def check_text(text: str) -> str:
             "store large material as a document and append a short note that points to it",
             hint="store_as_document",
         )
+    check_storable(text, "text")
     return text
 
 
@@ -71,4 +73,5 @@ def check_title(title: str | None) -> str | None:
         return None
     if len(value) > MAX_TITLE_CHARS:
         raise InputError(f"title has {len(value)} characters: keep it under {MAX_TITLE_CHARS}")
+    check_storable(value, "title")
     return value

@@ -6,18 +6,23 @@ import json
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from .._errors import InputError
 from .._json import JSON
 
 __all__ = [
     "JSON",
     "SCHEMA_VERSION",
+    "UNPAIRED_SURROGATE",
     "NewRecord",
     "Record",
     "StoredRecord",
+    "check_storable",
     "decode_line",
     "encode_line",
     "encode_members",
     "encode_record",
+    "storable",
+    "unstorable",
 ]
 
 Record: TypeAlias = dict[str, JSON]
@@ -93,6 +98,36 @@ def encode_record(record: NewRecord, *, seq: int, ts: float) -> tuple[Record, by
         if key not in _ENVELOPE:
             data[key] = value
     return data, encode_line(data)
+
+
+#: Why a string cannot be stored: UTF-8 has no form for it (JSON's "\ud800" escape reads as one, alone).
+UNPAIRED_SURROGATE = "an unpaired surrogate (half of a UTF-16 pair, no character), which a journal cannot hold"
+
+
+def storable(text: str) -> bool:
+    """Whether ``text`` has a UTF-8 form, as every journal line must (an unpaired surrogate has none)."""
+    if text.isascii():  # a flag of the string: no pass over it
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_storable(text: str, name: str) -> None:
+    """:func:`unstorable` if ``text`` cannot be stored, before anything is written."""
+    if not storable(text):
+        raise unstorable(name)
+
+
+def unstorable(name: str) -> InputError:
+    """The InputError for a ``name`` that cannot be stored: the caller's mistake, said as one (the
+    store's writer would refuse the record as an internal error and log a traceback for it)."""
+    return InputError(
+        f"{name} holds {UNPAIRED_SURROGATE}: send it as valid Unicode "
+        "(a cut emoji or a lone escape such as \\ud83d leaves one)"
+    )
 
 
 def encode_members(body: Record) -> bytes:

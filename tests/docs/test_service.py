@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -286,3 +287,18 @@ async def test_concurrent_ingests_of_one_doc_id_say_what_their_commits_did(tmp_p
         assert sorted(result.replaced for result in results) == [False] + [True] * 7
         again = await ctx.documents.ingest(text="one more version", doc_id="d")
         assert again.replaced
+
+
+async def test_unstorable_text_or_title_is_an_input_error_that_logs_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Inline text or a title holding an unpaired surrogate: an InputError naming it, nothing stored or logged."""
+    caplog.set_level(logging.INFO, logger="ctxtrio")
+    async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+        with pytest.raises(InputError, match="^text holds an unpaired surrogate"):
+            await ctx.documents.ingest(text="a cut emoji \ud83d here", doc_id="d")
+        with pytest.raises(InputError, match="^title holds an unpaired surrogate"):
+            await ctx.documents.ingest(text="fine text", title="cut \udc00", doc_id="d")
+        assert await ctx.documents.list_documents() == []
+    assert list((tmp_path / "docs").glob("*/*.jsonl")) == []
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
@@ -99,6 +100,23 @@ async def test_bad_append_stores_nothing(ctx: Wiring, kwargs: dict[str, object],
     with pytest.raises(InputError, match=message):
         await ctx.sessions.append("s1", **kwargs)  # type: ignore[arg-type]  # deliberately bad values
     assert not ctx.data.session_journal("s1").exists()
+
+
+async def test_unstorable_text_or_title_is_an_input_error_that_logs_nothing(
+    ctx: Wiring, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Text or a title holding an unpaired surrogate: an InputError naming it, nothing stored or logged."""
+    caplog.set_level(logging.INFO, logger="ctxtrio")
+    await ctx.sessions.append("s1", "a fine entry")
+    before = lines(ctx, "s1")
+    with pytest.raises(InputError, match="^text holds an unpaired surrogate"):
+        await ctx.sessions.append("s1", "a cut emoji \ud83d here")
+    with pytest.raises(InputError, match="^title holds an unpaired surrogate"):
+        await ctx.sessions.open("s1", title="cut \ud83d")
+    with pytest.raises(InputError, match="^title holds an unpaired surrogate"):
+        await ctx.sessions.open("s2", title="cut \udc00")
+    assert lines(ctx, "s1") == before and not ctx.data.session_journal("s2").exists()
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
 
 
 async def test_bad_ids_and_ranges_are_input_errors(ctx: Wiring) -> None:

@@ -26,7 +26,7 @@ import trio
 
 from ..._errors import InputError
 from ...store.ids import ID_PATTERN, validate_id
-from ...store.records import JSON, NewRecord, Record
+from ...store.records import JSON, UNPAIRED_SURROGATE, NewRecord, Record, storable
 from ...store.results import JournalExistsError
 from ..model import MAX_ENTRY_CHARS, ROLES, SessionContents
 from ..sessions.store import same_state
@@ -168,23 +168,9 @@ def _record_problem(record: Record, latest: float) -> str:
     title = record.get("title")
     if title is not None and not isinstance(title, str):
         return f"session record {record_id} has a title that is not text"
-    if isinstance(title, str) and not _encodable(title):
-        return f"session record {record_id} has a title with {_SURROGATE}"
+    if isinstance(title, str) and not storable(title):
+        return f"session record {record_id} has a title with {UNPAIRED_SURROGATE}"
     return ""
-
-
-#: Why a string cannot be stored: UTF-8 has no form for it (JSON's "\ud800" escape reads as one, alone).
-_SURROGATE = "an unpaired surrogate (half of a UTF-16 pair, no character), which a journal cannot hold"
-
-
-def _encodable(text: str) -> bool:
-    """Whether ``text`` has a UTF-8 form, as every journal line must (an unpaired surrogate has none: the
-    install failed as an internal store error, with a traceback)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _entry_problem(record: Record, record_id: str) -> str:
@@ -192,8 +178,8 @@ def _entry_problem(record: Record, record_id: str) -> str:
     text, role, tags = record.get("text"), record.get("role"), record.get("tags", [])
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_ENTRY_CHARS:
         return f"entry {record_id} has no text, or more than {MAX_ENTRY_CHARS} characters"
-    if not _encodable(text):
-        return f"entry {record_id} has text with {_SURROGATE}"
+    if not storable(text):
+        return f"entry {record_id} has text with {UNPAIRED_SURROGATE}"
     if role not in ROLES:
         return f"entry {record_id} has role {str(role)[:40]!r}, not one of {', '.join(ROLES)}"
     if not isinstance(tags, list) or not all(isinstance(tag, str) and 0 < len(tag) <= 32 for tag in tags):
