@@ -28,6 +28,7 @@ from ..._errors import InputError
 from ...store.ids import ID_PATTERN, validate_id
 from ...store.records import JSON, UNPAIRED_SURROGATE, NewRecord, Record, storable
 from ...store.results import JournalExistsError
+from ..arguments import check_tags
 from ..model import MAX_ENTRY_CHARS, ROLES, SessionContents
 from ..sessions.store import same_state
 from .lifecycle import session_info
@@ -182,8 +183,15 @@ def _entry_problem(record: Record, record_id: str) -> str:
         return f"entry {record_id} has text with {UNPAIRED_SURROGATE}"
     if role not in ROLES:
         return f"entry {record_id} has role {str(role)[:40]!r}, not one of {', '.join(ROLES)}"
-    if not isinstance(tags, list) or not all(isinstance(tag, str) and 0 < len(tag) <= 32 for tag in tags):
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
         return f"entry {record_id} has tags that are not a list of short words"
+    words = [str(tag) for tag in tags]
+    try:  # as an append checks them, and stores them: casefolded, without "#", each once, at most ten
+        stored = list(check_tags(words))
+    except InputError as exc:
+        return f"entry {record_id}: {exc}"
+    if stored != words:
+        return f"entry {record_id} has tags {str(tags)[:80]}, which an append stores as {str(stored)[:80]}"
     folds = record.get("folds", [])
     if not isinstance(folds, list) or not all(isinstance(f, str) and ID_PATTERN.fullmatch(f) for f in folds):
         return f"entry {record_id} folds something that is not a list of entry ids"

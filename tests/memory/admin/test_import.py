@@ -133,6 +133,13 @@ def test_an_install_killed_before_its_link_leaves_no_journal_and_is_cleaned_up(
         ("kind", "bogus", "kind 'bogus'"),
         ("text", "half \ud800 a pair", "entry e2 has text with an unpaired surrogate"),
         ("title", "\udfff", "session record e2 has a title with an unpaired surrogate"),
+        ("tags", ["two words"], "entry e2: tag 'two words' is invalid"),
+        ("tags", ["a\nb"], "entry e2: tag 'a\\nb' is invalid"),
+        ("tags", ["<b>"], "entry e2: tag '<b>' is invalid"),
+        ("tags", ["Auth"], "entry e2 has tags ['Auth'], which an append stores as ['auth']"),
+        ("tags", ["#x", "y"], "entry e2 has tags ['#x', 'y'], which an append stores as ['x', 'y']"),
+        ("tags", ["x", "x"], "entry e2 has tags ['x', 'x'], which an append stores as ['x']"),
+        ("tags", [f"t{n}" for n in range(11)], "entry e2: 11 tags given: at most 10 are allowed"),
     ],
 )
 async def test_imported_values_are_checked_like_tool_input(ctx: Context, field: str, value: object, says: str) -> None:
