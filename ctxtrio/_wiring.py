@@ -165,6 +165,7 @@ async def _open_wiring(config: Config, *, read_only: bool) -> AsyncIterator[Wiri
                     await background.start(summarizer.run_worker)
                 sessions = SessionService(store, live, summarizer, query_expansion=config.query_expansion)
                 documents = DocumentService(store, live, config, summarizer, pool=ChunkPool(background))
+                documents.sessions = sessions.status  # a doc_window cursor belongs to a session
                 if embedder is not None:
                     semantic = SemanticIndex(repository_of(documents), embedder, VectorStore(data.vectors_path))
                     await background.start(semantic.run)

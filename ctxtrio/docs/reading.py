@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .._errors import InputError
+from .._errors import InputError, NotFoundError
 from .._limits import CHUNK_INDEX, OUTLINE_CHUNKS, SUMMARY_TARGET, check_budget, check_range
 from ..llm.summarizer import Summarizer, Wait, to_the_end
 from ..store.ids import validate_id
@@ -25,7 +25,7 @@ from .packing import contiguous_text, pack_outline, pack_window
 from .render import render_outline, render_window
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from .._live import Live
     from .._progress import Progress
@@ -51,6 +51,9 @@ class ReadingMethods:
     _repo: Repository
     _summarizer: Summarizer
     _cursor_locks: dict[tuple[str, str], trio.Lock]
+    #: NotFoundError unless a session_id names a live session (``_wiring.py`` gives the session
+    #: service's status): a cursor belongs to a session. None: any id names a cursor of its own.
+    sessions: Callable[[str], Awaitable[object]] | None
 
     async def window(
         self,
@@ -65,12 +68,23 @@ class ReadingMethods:
         """Read chunks in order from ``start`` (default: the cursor of (doc, session)).
 
         At least one chunk is returned (cut to fit a small budget); the cursor moves
-        past the last chunk returned. ``end`` is inclusive.
+        past the last chunk returned. ``end`` is inclusive. A ``session_id`` that names no
+        session (deleted, or never opened) is a NotFoundError, and nothing is written: its
+        cursor would stay in the catalog until the document is forgotten.
         """
         validate_id(doc_id, "doc_id")
         session = validate_id(session_id, "session_id") if session_id is not None else ""
         budget = check_budget(budget_tokens, self._live.budget_tokens)
         check_start_end(start, end)
+        if session and self.sessions is not None:
+            try:
+                await self.sessions(session)
+            except NotFoundError as exc:
+                raise NotFoundError(
+                    f"{exc}: a document's cursor belongs to a session, so open the session first, "
+                    "or leave session_id out to read with the shared cursor",
+                    hint="list_sessions",
+                ) from exc
         await self._repo.refresh()
         entry, doc = await self._repo.load(doc_id)
         lock = self._cursor_locks.setdefault((doc_id, session), trio.Lock())

@@ -107,6 +107,8 @@ class DocumentService(ReadingMethods, CheckingMethods):
         self._ingest_chars = CharBudget(ingest_chars)
         #: Semantic recall (``--embed-model``), set by ``_wiring.py`` once its task runs.
         self.semantic: SemanticIndex | None = None
+        #: Whether a window's session_id names a session (``_wiring.py`` sets it; see ReadingMethods).
+        self.sessions = None
 
     # -- ingest, list, forget -------------------------------------------------------
 

@@ -196,7 +196,7 @@ DOC_TABLE: tuple[Tool, ...] = (
         name="doc_window",
         title="Read document",
         description="Read a document in order from your cursor (or from..to) within budget_tokens; the cursor "
-        "advances. Use your session_id for your own cursor; reset=true restarts.",
+        "advances. Pass your open session's session_id for your own cursor; reset=true restarts.",
         params=(
             _DOC,
             _FROM,

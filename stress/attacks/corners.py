@@ -108,6 +108,8 @@ async def main():
         if sys.argv[2] == "write":
             text = "\\n\\n".join(f"# Part {n}\\n\\nParagraph {n} is about topic {n}." for n in range(40))
             doc = (await ctx.documents.ingest(text=text, doc_id="d")).doc
+            for number in range(5):
+                await ctx.sessions.open(f"s{number}")  # a cursor belongs to a session
             for step in range(300):
                 at = step % doc.chunks
                 await ctx.documents.window("d", start=at, end=at, session_id=f"s{step % 5}")

@@ -40,6 +40,7 @@ async def test_public_signatures(tmp_path: Path) -> None:
         found = await service.search("zebras", doc_id="d", budget_tokens=500, limit=5)
         assert_type(found, docs.SearchResult)
         assert_type(found.hits, tuple[docs.SearchHit, ...])
+        await ctx.sessions.open("s")  # a cursor belongs to a session
         window = await service.window("d", start=0, end=0, budget_tokens=500, reset=False, session_id="s")
         assert_type(window, docs.Window)
         assert_type(window.chunks, tuple[docs.WindowChunk, ...])

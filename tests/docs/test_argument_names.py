@@ -67,6 +67,7 @@ async def test_tool_errors_say_from_and_to(tmp_path: Path) -> None:
     ]
     async with opened(tmp_path) as ctx, Client(build_server(ctx)) as client:
         await client.call_tool("doc_ingest", {"text": _TEXT, "doc_id": "d"})
+        await client.call_tool("context_open", {"session_id": "s"})
         for _ in range(3):  # the cursor of session s moves past #1
             await client.call_tool("doc_window", {"doc_id": "d", "budget_tokens": 100, "session_id": "s"})
         for tool, arguments, expected in calls:

@@ -133,6 +133,7 @@ async def test_two_processes_share_documents_and_cursors(tmp_path: Path) -> None
         await first.documents.ingest(text=OLD, doc_id="v")
         assert [info.doc_id for info in await second.documents.list_documents()] == ["v"]
         assert (await second.documents.search("aardvark3")).hits
+        await first.sessions.open("s")
         read = await first.documents.window("v", budget_tokens=500, session_id="s")
         follow = await second.documents.window("v", budget_tokens=500, session_id="s")
         assert follow.chunks[0].index == read.next_index
@@ -165,6 +166,7 @@ async def test_crash_after_forget_record(tmp_path: Path, monkeypatch: pytest.Mon
     """A forget whose files were not yet removed when the process died is finished by the next start."""
     async with opened(tmp_path) as ctx:
         await ctx.documents.ingest(text=OLD, doc_id="v")
+        await ctx.sessions.open("s")
         await ctx.documents.window("v", budget_tokens=200, session_id="s")
         monkeypatch.setattr(Repository, "_remove", _no_removal)
         await ctx.documents.forget("v")
@@ -185,6 +187,7 @@ async def test_own_catalog_lines_are_absorbed_without_reading_them_back(
     async with opened(tmp_path) as ctx:
         docs = ctx.documents
         await docs.ingest(text=OLD, doc_id="a")
+        await ctx.sessions.open("s")
         repo: Repository = docs._repo
         store = repo.store
         real_read = store.read

@@ -28,6 +28,8 @@ async def test_cursor_records_are_compacted_and_other_contexts_follow(
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as one, opened(tmp_path) as two:
         doc = (await one.documents.ingest(text=TEXT, title="parts", doc_id="d")).doc
         assert doc.chunks > 4
+        for number in range(4):
+            await one.sessions.open(f"s{number}")
         for step in range(200):
             await one.documents.window("d", start=step % doc.chunks, end=step % doc.chunks, session_id=f"s{step % 4}")
         catalog_path = one.data.docs / "catalog.jsonl"
@@ -50,6 +52,7 @@ async def test_a_catalog_rewrite_that_fails_leaves_the_window_answered(
     monkeypatch.setattr(catalog, "CURSOR_SLACK", 2)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
         doc = (await ctx.documents.ingest(text=TEXT, title="parts", doc_id="d")).doc
+        await ctx.sessions.open("s")
         for _ in range(3):
             await ctx.documents.window("d", start=0, end=0, session_id="s")
         rewrite = ctx.store.rewrite

@@ -128,6 +128,8 @@ async def test_window_cursor_advances_per_session(tmp_path: Path, root: Path) ->
     async with opened(tmp_path, root) as ctx:
         docs = ctx.documents
         await docs.ingest(file_path="manual.md", doc_id="m")
+        await ctx.sessions.open("a")
+        await ctx.sessions.open("b")
         first = await docs.window("m", budget_tokens=1000, session_id="a")
         second = await docs.window("m", budget_tokens=1000, session_id="a")
         other = await docs.window("m", budget_tokens=1000, session_id="b")
@@ -160,6 +162,7 @@ async def test_cursors_and_documents_survive_restart(tmp_path: Path, root: Path)
     async with opened(tmp_path, root) as ctx:
         await ctx.documents.ingest(file_path="korean.txt", doc_id="k")
         await ctx.documents.ingest(file_path="manual.md", doc_id="m")
+        await ctx.sessions.open("s")
         moved = await ctx.documents.window("m", budget_tokens=900, session_id="s")
     async with opened(tmp_path, root) as ctx:
         assert {info.doc_id for info in await ctx.documents.list_documents()} == {"k", "m"}
@@ -197,6 +200,7 @@ async def test_forget_removes_everything(tmp_path: Path, root: Path) -> None:
     """forget removes the generation file, its index rows and its cursors, durably."""
     async with opened(tmp_path, root) as ctx:
         await ctx.documents.ingest(file_path="chinese.txt", doc_id="c")
+        await ctx.sessions.open("s")
         await ctx.documents.window("c", budget_tokens=60, session_id="s")
         files = list((ctx.data.docs / "c").glob("*.jsonl"))
         assert len(files) == 1
@@ -302,3 +306,24 @@ async def test_unstorable_text_or_title_is_an_input_error_that_logs_nothing(
         assert await ctx.documents.list_documents() == []
     assert list((tmp_path / "docs").glob("*/*.jsonl")) == []
     assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
+
+
+async def test_a_window_of_a_session_that_does_not_exist_writes_nothing(tmp_path: Path, root: Path) -> None:
+    """A session_id that names no session, or a deleted one, is refused before any cursor is written."""
+    async with opened(tmp_path, root) as ctx:
+        await ctx.documents.ingest(file_path="manual.md", doc_id="m")
+        catalog = ctx.data.docs / "catalog.jsonl"
+        size = catalog.stat().st_size
+        with pytest.raises(NotFoundError, match="^no session 'made-up': a document's cursor belongs to a session"):
+            await ctx.documents.window("m", budget_tokens=500, session_id="made-up")
+        await ctx.sessions.open("gone")
+        await ctx.sessions.delete_session("gone")
+        with pytest.raises(NotFoundError, match="^session 'gone' was deleted"):
+            await ctx.documents.window("m", budget_tokens=500, session_id="gone")
+        assert catalog.stat().st_size == size
+        assert not ctx.data.session_journal("made-up").exists()
+        await ctx.sessions.open("real")
+        first = await ctx.documents.window("m", budget_tokens=500, session_id="real")
+        assert (await ctx.documents.window("m", budget_tokens=500, session_id="real")).chunks[
+            0
+        ].index == first.next_index
