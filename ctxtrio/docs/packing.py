@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
 from ..text.focus import passage_around
-from ..text.headings import only_headed, unheaded_terms
+from ..text.headings import unheaded_terms
 from ..text.long_lines import cut_by_sentences
 from ..text.passages import Passage, best_passage, cut_to_passage, marked_text
 from ..text.stems import light_stem
@@ -21,6 +21,7 @@ from ..text.words import Alike, stemmed_terms
 from .chunks import StoredChunk
 from .model import Outline, SearchHit, WindowChunk
 from .render import chunk_header, hit_header, render_outline, search_hit_header, shown_title
+from .sharing import GAP_TOKENS, MIN_SHARE, Shares, shown_trail
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -35,8 +36,6 @@ __all__ = [
 
 #: Tokens a chunk gets at least when it is cut to fit a budget smaller than its header.
 _MIN_TEXT_TOKENS = 8
-#: Separator lines between blocks of a result.
-_GAP_TOKENS = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +82,7 @@ def pack_window(
     for position in range(first, last + 1):
         chunk = chunks[position]
         text = fresh_text(previous, chunk)
-        header_tokens = model.estimate(chunk_header(chunk.index, chunk.trail)) + _GAP_TOKENS
+        header_tokens = model.estimate(chunk_header(chunk.index, chunk.trail)) + GAP_TOKENS
         text_tokens = model.estimate(text)
         if used + header_tokens + text_tokens > budget_tokens:
             if not out:
@@ -97,19 +96,6 @@ def pack_window(
     return out
 
 
-#: Tokens a hit gets at least (header included); a hit after the first that would get less is not shown.
-_MIN_SHARE: Final = 100
-#: Tokens of text a hit gets at least besides its header, when that header is long (see :func:`_least`):
-#: a 41-character document id and an 80-character title estimate at ~100 tokens, and a hit given
-#: _MIN_SHARE would show ten tokens of text under them. 40 keeps every share as it was for headers
-#: up to 59 tokens (the manuals' file ids, trails and marks: keyword answers of the dev sets identical).
-_MIN_HIT_TEXT: Final = 40
-#: Share of what is left of the budget each hit may take (the last one shown takes the rest).
-_SHARE: Final = 0.5
-#: The first hit's share instead when its BM25 score leads the second's (:func:`_leads`): an answer found
-#: inside 1,000 tokens of the keyword dev sets then lies in it 104 times of 112 (180 of 246 within a tenth).
-_LEAD_SHARE: Final = 0.55
-_LEAD_RATIO: Final = 0.8
 #: A passage whose lines, and lines with a query word, are at least this share lines shown above
 #: is not shown (see :func:`pack_hits`).
 _REPEATED: Final = 0.5
@@ -125,13 +111,12 @@ def pack_hits(
 ) -> tuple[list[SearchHit], int, int]:
     """The best passages of the hits, in the given (rank) order; returns (hits, omitted, tokens used).
 
-    Several hits share the budget, the first the most: each may take :data:`_SHARE` of
-    what is left (the last one that can, all of it; the first :data:`_LEAD_SHARE` when it leads,
-    :func:`_leads`, unless that leaves no hit after it room), and at least what it needs to be worth
-    showing (:func:`_least`: :data:`_MIN_SHARE`, or its header and :data:`_MIN_HIT_TEXT` tokens
-    of text); a hit needing more than is left is passed over for the hits after it, whose
-    headers may be shorter (counted in ``omitted``); a hit after which none could be shown
-    takes the rest.
+    Several hits share the budget, the first the most (:meth:`~ctxtrio.docs.sharing.Shares.share`:
+    half of what is left, more for a first hit that leads; the last one that can, all of it), and
+    each gets at least what it needs to be worth showing (:meth:`~ctxtrio.docs.sharing.Shares.need`:
+    :data:`~ctxtrio.docs.sharing.MIN_SHARE`, or its header and some text); a hit needing more
+    than is left is passed over for the hits after it, whose headers may be shorter (counted in
+    ``omitted``).
     A hit whose whole chunk fits its share is shown whole; a larger one shows the
     window of its lines densest in ``query_terms`` (:func:`~ctxtrio.text.passages.best_passage`),
     with cut marks where text was left out and its line range in the header. A passage at
@@ -151,21 +136,15 @@ def pack_hits(
     shown: set[str] = set()  # the lines of the hits above (see _lines_of)
     stems = frozenset(map(light_stem, query_terms))
     repeats = 0
-    heads = _Heads(candidates, model, query_terms)
+    shares = Shares(candidates, model, query_terms)
     for position, candidate in enumerate(candidates):
         remaining = budget_tokens - used
-        if hits and remaining < _MIN_SHARE:
+        if hits and remaining < MIN_SHARE:
             break  # no hit needs less
-        if hits and remaining < heads.need(position):
+        if hits and remaining < shares.need(position):
             continue  # its header leaves it no room to say anything; a later hit's may
-        share = min(remaining, max(int(remaining * _SHARE), heads.need(position)))
-        if position == 0 and _leads(candidates):
-            lead = min(remaining, max(int(remaining * _LEAD_SHARE), heads.need(position)))
-            if heads.any_shown(1, remaining - lead) or not heads.any_shown(1, remaining - share):
-                share = lead  # not at the cost of every hit after it (a small budget)
-        if not heads.any_shown(position + 1, remaining - share):
-            share = remaining  # no hit after it could be shown: it takes what is left
-        hit = _passage_hit(candidate, share, model, query_terms, rarity, alike, heads.under(position))
+        share = shares.share(position, remaining)
+        hit = _passage_hit(candidate, share, model, query_terms, rarity, alike, shares.under(position))
         if hit is None:  # the first hit only: a later one's share holds its header and some text
             break
         lines = _lines_of(hit.text)
@@ -173,62 +152,14 @@ def pack_hits(
             repeats += 1
             continue
         shown.update(lines)
-        cost = model.estimate(search_hit_header(hit)) + _GAP_TOKENS
+        cost = model.estimate(search_hit_header(hit)) + GAP_TOKENS
         hits.append(hit)
         used += cost + hit.tokens
     if not hits and candidates:
         hit = _cut_hit(candidates[0], budget_tokens, model, query_terms)
         hits.append(hit)
-        used = model.estimate(search_hit_header(hit)) + _GAP_TOKENS + hit.tokens
+        used = model.estimate(search_hit_header(hit)) + GAP_TOKENS + hit.tokens
     return hits, len(candidates) - len(hits) - repeats, used
-
-
-def _leads(candidates: Sequence[Candidate]) -> bool:
-    """Whether the second candidate's BM25 score is below :data:`_LEAD_RATIO` of the first's: the answer is
-    then mostly in the first. Not when either was found or placed by meaning (a similarity, or a place
-    that BM25 did not give)."""
-    if len(candidates) < 2 or any(c.by_meaning or c.placed for c in candidates[:2]):
-        return False
-    first, second = candidates[0].score, candidates[1].score
-    return first > 0 and second < _LEAD_RATIO * first
-
-
-class _Heads:
-    """Per candidate of one pack, worked out when first asked (a pack reaches only the first few):
-    the heading trail its header shows (:func:`_under`) and the tokens it needs to be worth
-    showing: :data:`_MIN_SHARE`, or its widest header (every line number as wide as the chunk's
-    count) and :data:`_MIN_HIT_TEXT` tokens of text when that is more (a long document id and
-    title can take a hundred tokens)."""
-
-    __slots__ = ("_candidates", "_model", "_needs", "_query_terms", "_unders")
-
-    def __init__(self, candidates: Sequence[Candidate], model: TokenModel, query_terms: Sequence[str]) -> None:
-        self._candidates, self._model, self._query_terms = candidates, model, query_terms
-        self._unders: dict[int, tuple[str, ...]] = {}
-        self._needs: dict[int, int] = {}
-
-    def under(self, position: int) -> tuple[str, ...]:
-        if position not in self._unders:
-            self._unders[position] = _under(self._candidates[position].chunk, self._query_terms)
-        return self._unders[position]
-
-    def need(self, position: int) -> int:
-        if position not in self._needs:
-            candidate = self._candidates[position]
-            chunk = candidate.chunk
-            widest = chunk.text.count("\n") + 1
-            header = hit_header(
-                candidate.doc_id, candidate.title, chunk.index, (widest, widest, widest),
-                by_meaning=candidate.by_meaning, under=self.under(position),
-            )  # fmt: skip
-            self._needs[position] = max(_MIN_SHARE, self._model.estimate(header) + _GAP_TOKENS + _MIN_HIT_TEXT)
-        return self._needs[position]
-
-    def any_shown(self, start: int, tokens: int) -> bool:
-        """Whether a candidate from ``start`` on could be shown in ``tokens``."""
-        return tokens >= _MIN_SHARE and any(
-            self.need(position) <= tokens for position in range(start, len(self._candidates))
-        )
 
 
 def _repeats(lines: Sequence[str], shown: set[str], stems: frozenset[str]) -> bool:
@@ -271,7 +202,7 @@ def _passage_hit(
         hit_header(candidate.doc_id, title, chunk.index, by_meaning=candidate.by_meaning, under=under)
     )
     text_tokens = model.estimate(chunk.text)
-    if whole_header + _GAP_TOKENS + text_tokens <= share:
+    if whole_header + GAP_TOKENS + text_tokens <= share:
         return _hit(candidate, chunk.text, text_tokens, under=bool(under))
     widest = chunk.text.count("\n") + 1
 
@@ -283,7 +214,7 @@ def _passage_hit(
 
     full = header_tokens(candidate.title)
     short = full if title == candidate.title else header_tokens(title)
-    room = share - full - _GAP_TOKENS
+    room = share - full - GAP_TOKENS
     if room < _MIN_TEXT_TOKENS:
         return None
     text, lines, cut = _passage(candidate, room, model, query_terms, rarity, alike)
@@ -354,16 +285,11 @@ def tokens_per_char(chunk: StoredChunk) -> float:
 def _cut_hit(candidate: Candidate, budget_tokens: int, model: TokenModel, query_terms: Sequence[str]) -> SearchHit:
     """``candidate`` cut by characters around its best match to whatever the budget leaves (at least a few tokens)."""
     chunk = candidate.chunk
-    under = _under(chunk, query_terms)
+    under = shown_trail(chunk, query_terms)
     header = hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning, under=under)
-    room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - _GAP_TOKENS)
+    room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - GAP_TOKENS)
     text = cut_to_passage(chunk.text, query_terms, room, model)
     return _hit(candidate, text, model.estimate(text), cut=True, under=bool(under))
-
-
-def _under(chunk: StoredChunk, query_terms: Sequence[str]) -> tuple[str, ...]:
-    """The trail a hit's header shows: ``chunk``'s, when its headings hold a query word its text lacks, else none."""
-    return chunk.trail if only_headed(query_terms, chunk.trail, chunk.text) else ()
 
 
 def _hit(

@@ -57,7 +57,7 @@ _MAX_MISSES: Final = 16
 _MIN_CUT_TOKENS: Final = 8
 _MIN_CUT_ROOM: Final = 64
 #: Query mode: the share of the budget left that each match too large to fit whole keeps for its
-#: cut passage (doc_search's share, docs/packing._SHARE); matches that fit share the rest.
+#: cut passage (doc_search's share, docs/sharing._SHARE); matches that fit share the rest.
 _CUT_SHARE: Final = 0.5
 #: How many unshown pins the text names; the structured result names them all.
 _NAMED_PINS: Final = 10
