@@ -15,7 +15,9 @@ asked of ``context_recall`` with its query alone, as a model would. A second set
 entries up to 05e17c6, written by another engineer from ``git log`` before any recall ran over
 them), was held out through the session that tuned recall on the first, and judged it. A third,
 ``--questions stress/recall_questions3.json`` (60 entries up to f2f080d, none of the first two
-sets' uses, written the same way), was held out through a session that changed no recall rule:
+sets' uses, written the same way), was held out through a session that changed no recall rule;
+a fourth, ``--questions stress/recall_questions4.json`` (60 entries up to c412aa1, none of the
+first three sets' uses), likewise:
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those

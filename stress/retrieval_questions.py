@@ -100,7 +100,13 @@ by reading the manual, kept outside the repository while that session changed se
 and the lead only; totals and miss classes, except that the lead saw the exact and natural miss
 lines of the first run once, before any change; nothing was tuned on it), then committed: keyword
 search f2f080d 26/32/40 of 60, 899e9fc 26/33/40; with semantic recall (all-MiniLM-L6-v2)
-29/34/42 on f2f080d, 29/35/42 on 899e9fc.
+29/34/42 on f2f080d, 29/35/42 on 899e9fc. A sixteenth, **held out** through the session it judged,
+``--questions stress/retrieval_questions_python12.json`` (60 questions, 20 of each kind over 59
+files, topics apart from the eleven sets before it), written 2026-12-05, 19:36-19:38 UTC by
+reading the manual, kept outside the repository while the next session changed search (its
+writer and the lead only; totals and miss classes; nothing tuned on it), then committed: keyword
+search c412aa1 and b813b34 29/40/44 of 60, 68bba41 31/41/44; with semantic recall
+(all-MiniLM-L6-v2) 29/41/45 on b813b34, 31/42/46 on 68bba41.
 """
 
 from __future__ import annotations
