@@ -8,6 +8,7 @@ optional endpoints (tokenize, context length) answer ``None`` instead.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 
 from .._errors import LLMResponseError
@@ -16,13 +17,30 @@ from .._json import JSON
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["JSON", "as_int", "as_object", "error_body", "json_object", "parse_json", "snippet"]
+__all__ = ["JSON", "as_int", "as_object", "error_body", "json_object", "parse_json", "snippet", "whole_characters"]
+
+
+_HALF = re.compile("[\ud800-\udfff]")
 
 
 def snippet(text: str, limit: int = 200) -> str:
     """``text`` on one line, cut to ``limit`` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def whole_characters(text: str) -> str:
+    """``text`` with each UTF-16 surrogate pair made the one character it encodes, and a half alone made U+FFFD.
+
+    JSON writes a character beyond U+FFFF as two ``\\u`` escapes (RFC 8259, section 7), and a server whose
+    strings are UTF-16 (JavaScript's, as in LM Studio) can send the two halves in two stream chunks, or a half
+    alone (``JSON.stringify`` escapes a lone one). ``json.loads`` keeps a lone half as is, and joining two
+    halves gives two code points, not the character: such a text has no UTF-8 form, so a summary holding one
+    could not be stored (a journal line is UTF-8). Text without halves is returned as it came.
+    """
+    if _HALF.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def parse_json(response: httpx.Response) -> object | None:

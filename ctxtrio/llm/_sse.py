@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from .._errors import LLMResponseError
-from ._json import as_int, as_object, error_body, snippet
+from ._json import as_int, as_object, error_body, snippet, whole_characters
 
 __all__ = ["StreamedAnswer"]
 
@@ -34,8 +34,8 @@ class StreamedAnswer:
 
     @property
     def text(self) -> str:
-        """The answer so far."""
-        return "".join(self._parts)
+        """The answer so far (a character split across two chunks as a UTF-16 pair made whole)."""
+        return whole_characters("".join(self._parts))
 
     def feed(self, line: str) -> bool:
         """Take one line; True when it carried part of the answer (a token arrived)."""

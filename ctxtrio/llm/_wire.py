@@ -13,7 +13,7 @@ import httpx
 import trio
 
 from .._errors import LLMResponseError
-from ._json import as_int, as_object, json_object, parse_json
+from ._json import as_int, as_object, json_object, parse_json, whole_characters
 from .messages import Completion
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def parse_completion(response: httpx.Response, *, require_content: bool) -> Comp
         raise LLMResponseError("chat completion: no choices")
     usage = as_object(payload.get("usage"))
     return Completion(
-        text=(content or "").strip(),
+        text=whole_characters(content or "").strip(),
         prompt_tokens=as_int(usage.get("prompt_tokens")) if usage is not None else None,
         completion_tokens=as_int(usage.get("completion_tokens")) if usage is not None else None,
     )

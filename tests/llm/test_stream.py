@@ -11,7 +11,9 @@ import trio
 import trio.testing
 
 from ctxtrio._errors import LLMResponseError, LLMTimeoutError
+from ctxtrio.llm._json import whole_characters
 from ctxtrio.llm._sse import StreamedAnswer
+from ctxtrio.llm._wire import parse_completion
 from ctxtrio.llm.breaker import BreakerState
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.messages import ChatMessage, LLMSettings
@@ -141,6 +143,24 @@ async def test_error_chunk_and_empty_stream_are_response_errors(autojump_clock: 
         async with open_llm_client(LLMSettings("http://llm/v1"), transport=_sse_transport(lines, then_hang=False)) as c:
             with pytest.raises(LLMResponseError, match=message):
                 await c.complete(ASK, max_tokens=5)
+
+
+def test_a_character_sent_as_two_halves_is_whole_and_a_half_alone_is_replaced() -> None:
+    """A server whose strings are UTF-16 (JavaScript's) may send a character beyond U+FFFF as its two
+    surrogate escapes in two chunks, or a half alone: the text is the character, or U+FFFD for a half, and
+    has a UTF-8 form, so a summary holding it can be stored (joined as sent, it had none)."""
+    answer = StreamedAnswer()
+    for line in (
+        'data: {"choices": [{"delta": {"content": "ok \\ud83d"}}]}',
+        'data: {"choices": [{"delta": {"content": "\\ude00 done \\ud800"}}]}',
+    ):
+        assert answer.feed(line)
+    assert answer.text == "ok \U0001f600 done \ufffd"
+    answer.text.encode("utf-8")
+    body = b'{"choices": [{"message": {"content": "x \\ud83d\\ude00 \\udc00"}}]}'
+    completion = parse_completion(httpx.Response(200, content=body), require_content=True)
+    assert completion.text == "x \U0001f600 \ufffd"
+    assert whole_characters("plain text") == "plain text"
 
 
 def test_sse_lines_keep_text_usage_and_reason() -> None:
