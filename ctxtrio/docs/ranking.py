@@ -21,6 +21,7 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from ..text.headings import heading_share
+from ..text.literal import indent_of
 from ..text.naming import defines_one_of, written_identifiers
 from ..text.passages import passage_score
 from .packing import headings, tokens_per_char
@@ -175,13 +176,9 @@ def definition_terms(text: str) -> list[str]:
     for line, under in zip(lines, lines[1:], strict=False):
         if under[:1] not in (" ", "\t") or (term := _DEFINITION_TERM.fullmatch(line)) is None:
             continue
-        if _DEFINITION.match(under) and _indent(under) > _indent(line):
+        if _DEFINITION.match(under) and indent_of(under) > indent_of(line):
             found.append(term.group(1))
     return found
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
 
 
 #: The name or title of release notes: What's New In Python 3.8 (``whatsnew.3.8``), a Changelog,
