@@ -80,6 +80,8 @@ class SessionStatus:
     token_source: str
     last_activity: float
     advice: Advice
+    #: Live entries context_compact may fold (unpinned, not summaries): with none, compacting cannot help.
+    foldable: int
     warnings: tuple[str, ...] = ()
 
     @property

@@ -37,7 +37,9 @@ def _usage(status: SessionStatus) -> str:
 def _advice(status: SessionStatus) -> str:
     """What to do next, as one sentence per concern (empty when all is well)."""
     lines: list[str] = []
-    if status.advice == "compact now":
+    if not status.foldable and status.advice != "ok":  # compacting cannot help: the warning says what does
+        lines.append("Over budget." if status.advice == "compact now" else "Above 80% of the budget.")
+    elif status.advice == "compact now":
         lines.append("Over budget: call context_compact now.")
     elif status.advice == "compact soon":
         lines.append("Above 80% of the budget: call context_compact soon.")

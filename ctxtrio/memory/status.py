@@ -11,12 +11,18 @@ if TYPE_CHECKING:
     from .._live import Live
     from .state.columns import SessionState
 
-__all__ = ["MAX_PINS", "session_status", "summary_status"]
+__all__ = ["MAX_PINS", "NOTHING_TO_FOLD", "session_status", "summary_status"]
 
 #: Pins beyond this many crowd the window (practitioners cap anchors at 20-30).
 MAX_PINS: Final = 30
 #: ``compact soon`` from this share of the budget; ``compact now`` above all of it.
 SOON: Final = 0.8
+#: The warning of a session near or over its budget that holds nothing context_compact can fold.
+NOTHING_TO_FOLD: Final = (
+    "nothing left to fold (pins and summaries are never folded): unpin what is no longer a constraint, "
+    "delete entries no longer needed (context_update delete=true), or undo a summary "
+    "(context_update restore=true) and compact again with a smaller target_tokens"
+)
 
 
 def session_status(state: SessionState, live: Live) -> SessionStatus:
@@ -38,6 +44,10 @@ def summary_status(summary: SessionSummary, live: Live, token_source: str) -> Se
         warnings.append(f"{pins} pins (over {MAX_PINS}): unpin what is no longer a constraint")
     if 2 * summary.pinned_tokens > budget:
         warnings.append(f"pins use {summary.pinned_tokens} of {budget} tokens (over half): unpin or shorten some")
+    if advice != "ok" and not summary.foldable:
+        # Compaction folds neither pins nor summaries: advising it here sent a model round a loop of
+        # "Nothing folded" answers, each advising it again.
+        warnings.append(NOTHING_TO_FOLD)
     return SessionStatus(
         session_id=summary.session_id,
         title=summary.title,
@@ -53,5 +63,6 @@ def summary_status(summary: SessionSummary, live: Live, token_source: str) -> Se
         token_source=f"{'estimated' if live.counter.estimating_now else live.counter.kind} ({token_source})",
         last_activity=summary.last_activity,
         advice=advice,
+        foldable=summary.foldable,
         warnings=tuple(warnings),
     )

@@ -186,3 +186,22 @@ async def test_list_sessions_pages_by_offset(tmp_path: Path) -> None:
             assert text.endswith(f"next page: offset={next_offset})")
             offset = int(next_offset)
         assert sorted(seen) == [f"s{n:02d}" for n in range(12)] and len(seen) == 12
+
+
+async def test_over_budget_with_nothing_to_fold_does_not_advise_compacting(tmp_path: Path) -> None:
+    """Summaries and pins over the budget: the advice says what helps, not context_compact, which folds neither."""
+    async with opened(tmp_path) as (_, client):
+        await call(client, "context_open", session_id="s")
+        for round_ in range(3):  # three summaries of about 1,500 tokens: past the 4,000 default, none foldable
+            for n in range(12):
+                words = " ".join(f"w{round_}x{n}x{k}" for k in range(120))
+                await call(client, "context_append", session_id="s", text=f"finding {round_}.{n}: {words}")
+            await call(client, "context_compact", session_id="s", keep_recent=0, target_tokens=1500)
+        status = await call(client, "context_status", session_id="s")
+        assert status.structured_content is not None and status.structured_content["advice"] == "compact now"
+        again = await call(client, "context_compact", session_id="s", keep_recent=0)
+    for result in (status, again):
+        text = text_of(result)
+        assert "call context_compact" not in text, text
+        assert "nothing left to fold" in text and "restore=true" in text, text
+    assert "summaries are never folded" in text_of(again), text_of(again)

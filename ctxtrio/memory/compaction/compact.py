@@ -86,7 +86,10 @@ class CompactionMethods:
                     note = (
                         ""
                         if plan.folded
-                        else (f"nothing to fold: {plan.candidates} live unpinned entries, keep_recent={keep_recent}")
+                        else (
+                            f"nothing to fold: {plan.candidates} live unpinned entries (summaries are never folded), "
+                            f"keep_recent={keep_recent}"
+                        )
                     )
                     note = "; ".join(part for part in (note, finished) if part)
                     return CompactResult(

@@ -43,7 +43,7 @@ __all__ = [
     "write_summary",
 ]
 
-_VERSION: Final = 3
+_VERSION: Final = 4  # 4: foldable
 #: A summary file is a few hundred bytes; one larger than this is not one.
 MAX_BYTES: Final = 64 * 1024
 _SUFFIX: Final = ".summary.json"
@@ -73,6 +73,8 @@ class SessionSummary:
     deleted: int
     summaries: int
     deleted_at: float | None
+    #: Live entries a compaction may fold: unpinned, not summaries (it folds neither pins nor summaries).
+    foldable: int
 
     def info(self) -> SessionInfo:
         return SessionInfo(self.session_id, self.title, self.live, self.last_activity, self.deleted_at)
@@ -100,6 +102,11 @@ def summarize_state(state: SessionState, ino: int) -> SessionSummary:
         deleted=state.deleted,
         summaries=state.summaries,
         deleted_at=state.deleted_at,
+        # Pins are few; a pinned summary is counted in both pins and summaries.
+        foldable=state.live_count
+        - len(state.pins)
+        - state.summaries
+        + sum(1 for pin in state.pins.values() if pin.role == "summary"),
     )
 
 
@@ -170,6 +177,7 @@ def _well_typed(summary: SessionSummary) -> bool:
         summary.superseded,
         summary.deleted,
         summary.summaries,
+        summary.foldable,
     )
     floats = (summary.created, summary.last_activity, 0.0 if summary.deleted_at is None else summary.deleted_at)
     return (
