@@ -359,3 +359,17 @@ async def test_recall_by_tags_that_no_entry_carries_says_so(ctx: Wiring) -> None
     assert [entry.text for entry in tagged.entries] == ["deploys run at noon"]
     queried = await ctx.sessions.recall("s1", "noon", tags=["nope"])
     assert "no unpinned entry matches the query" in queried.text
+
+
+async def test_recall_shows_a_summary_where_the_entries_it_folds_were(ctx: Wiring) -> None:
+    """A summary is laid out before the entries kept after the ones it folded (oldest first, latest last)."""
+    ids = [
+        (await ctx.sessions.append("s1", f"Step {n}: the cookie check failed with code {n * 3}.")).entry.id
+        for n in range(10)
+    ]
+    done = await ctx.sessions.compact("s1", keep_recent=3, target_tokens=60)
+    assert done.summary is not None and done.folded == tuple(ids[:7])
+    later = (await ctx.sessions.append("s1", "Step 10: the cookie check passed.")).entry
+    for query in (None, "cookie check"):
+        shown = [entry.id for entry in (await ctx.sessions.recall("s1", query, budget_tokens=2000)).entries]
+        assert shown == [done.summary.id, *ids[7:], later.id], query
