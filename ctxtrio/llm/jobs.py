@@ -104,6 +104,13 @@ class SummaryQueue:
         """The job for ``key`` if one is queued or running."""
         return self._jobs.get(key)
 
+    def ahead(self, job: Job) -> int:
+        """How many jobs submitted before ``job`` are still queued or running (jobs are worked in that order)."""
+        for position, key in enumerate(self._jobs):
+            if key == job.key:
+                return position
+        return 0
+
     def submit(self, job: Job) -> Job | None:
         """Queue ``job`` (or return the one already there for its key); None when full."""
         existing = self._jobs.get(job.key)

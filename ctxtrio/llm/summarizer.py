@@ -362,11 +362,16 @@ class Summarizer:
             return Summary(summary, method, f"{job.failure}; {share}{again}")
         if not self.queue.running or not job.durable:  # nothing goes on after this call
             return Summary(summary, method, f"deadline passed; {share}{again}")
-        left = max(1, job.steps_total - job.steps_done)
-        eta = f", about {left * job.seconds_per_step:.0f} s of work left" if job.seconds_per_step else ""
+        if job.steps_total:
+            left = max(1, job.steps_total - job.steps_done)
+            eta = f", about {left * job.seconds_per_step:.0f} s of work left" if job.seconds_per_step else ""
+            progress = f"{job.steps_done} of {job.steps_total} steps done{eta}"
+        else:  # not started: the queue works one job at a time ("0 of 0 steps done" said nothing)
+            ahead = self.queue.ahead(job)
+            progress = f"queued behind {ahead} other summar{'y' if ahead == 1 else 'ies'}" if ahead else "starting"
         note = (
             f"deadline passed; {share} for now. The LLM summary goes on in the background "
-            f"({job.steps_done} of {job.steps_total} steps done{eta}): call again to get it"
+            f"({progress}): call again to get it"
         )
         return Summary(summary, method, note)
 

@@ -152,3 +152,27 @@ async def test_instructions_reach_a_model_whose_template_drops_system_messages(
     assert lost.text.startswith("Step 0 configures node-0")  # it carried on with the text
     assert summary.method == "llm" and summary.text.startswith("In short:")
     assert "Summarize the text below" in model.served[-1].prompt
+
+
+async def test_a_job_queued_behind_another_says_so(nursery: trio.Nursery, clock: trio.testing.MockClock) -> None:
+    """A call whose job waits behind another summary says it is queued, not '0 of 0 steps done'."""
+    model = await open_fake_model(nursery, slow(prompt_rate=0.01))  # the first job never ends here
+    clock.autojump_threshold = math.inf  # time moves only by the jump below (see the test above)
+    async with worker(model) as (summarizer, _):
+        async with trio.open_nursery() as calls:
+            calls.start_soon(partial(summarizer.summarize, document(300), target_tokens=150, cache=DictCache()))
+            while not model.served:  # the first job is with the model
+                await trio.to_thread.run_sync(time.sleep, 0.01)
+
+            async def past_the_deadline() -> None:
+                while len(summarizer.queue._jobs) < 2:  # the second job is queued
+                    await trio.to_thread.run_sync(time.sleep, 0.01)
+                clock.jump(2.0)
+
+            calls.start_soon(past_the_deadline)
+            stop_at = trio.current_time() + 1.0
+            waiting = await summarizer.summarize(
+                document(300, start=400), target_tokens=150, wait=until(stop_at), cache=DictCache()
+            )
+            calls.cancel_scope.cancel()
+    assert "goes on in the background (queued behind 1 other summary)" in waiting.note, waiting.note
