@@ -163,7 +163,7 @@ class CompactionMethods:
 
         Never waits for the LLM: a summary still being worked on stays pending (and its job
         is queued again if none runs, as after a restart). A summary the LLM could not
-        write (answers rejected) waits no more: its stand-in stays.
+        write (answers rejected) waits no more: its stand-in stays, and the note says so.
         """
         if not slices.pending:
             return ""  # nothing waits (the common case): no journal sync, the compaction does its own
@@ -192,5 +192,9 @@ class CompactionMethods:
                         said.append(
                             f"the LLM summary of {pending.summary_id} is done and replaced it as {result.records[-1].id}"
                         )
+            else:  # the call that wrote the stand-in said "call again to get it": the answer is no
+                said.append(
+                    f"the LLM could not summarize what {pending.summary_id} folds ({done.note}): it stays as it is"
+                )
             await slices.mark_done(pending.summary_id)
         return "; ".join(said)

@@ -89,3 +89,27 @@ async def test_a_compaction_cut_by_its_deadline_is_finished_after_a_restart(
     steps = 5  # four slices and the merge
     assert len(resumed) <= steps - 1 and len(model.served) <= steps + 1  # the kept steps are not asked again
     assert not slices_path(ctx.data.session_journal("s")).exists()  # nothing pending: the cache is gone
+
+
+async def test_a_background_summary_the_llm_could_not_write_is_said_by_the_next_compact(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """Told to call again for the LLM summary, a model that calls again hears that it was rejected, not silence."""
+    async with (
+        trio.open_nursery() as nursery,
+        open_wiring(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+    ):
+        model = await open_fake_model(nursery, FakeModel(tokens_per_event=8, behaviour="echo"))  # every answer rejected
+        async with sessions(ctx, model) as service:
+            for n in range(40):
+                await service.append("s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13}.")
+            first = await service.compact("s", keep_recent=5, target_tokens=150, wait=until(trio.current_time() + 5.0))
+            assert "goes on in the background" in first.note and first.summary is not None
+            with trio.fail_after(3600.0):
+                while first.summary.id not in (again := await service.compact("s", keep_recent=5)).note:
+                    await trio.sleep(30.0)
+            entries = {entry.id: entry for entry in await service.export("s")}
+        nursery.cancel_scope.cancel()
+    said = f"; the LLM could not summarize what {first.summary.id} folds (LLM answer rejected ("
+    assert said in again.note and again.note.endswith("): it stays as it is"), again.note
+    assert entries[first.summary.id].status == "live" and len(summaries(ctx)) == 1
