@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from .status import MIN_FOLDED
+
 if TYPE_CHECKING:
     from .model import Appended, CompactResult, OpenResult, RecallResult, SessionInfo, SessionStatus, UpdateResult
 
@@ -37,7 +39,7 @@ def _usage(status: SessionStatus) -> str:
 def _advice(status: SessionStatus) -> str:
     """What to do next, as one sentence per concern (empty when all is well)."""
     lines: list[str] = []
-    if not status.foldable and status.advice != "ok":  # compacting cannot help: the warning says what does
+    if status.foldable < MIN_FOLDED and status.advice != "ok":  # compacting cannot help: the warning says what does
         lines.append("Over budget." if status.advice == "compact now" else "Above 80% of the budget.")
     elif status.advice == "compact now":
         lines.append("Over budget: call context_compact now.")

@@ -11,15 +11,18 @@ if TYPE_CHECKING:
     from .._live import Live
     from .state.columns import SessionState
 
-__all__ = ["MAX_PINS", "NOTHING_TO_FOLD", "session_status", "summary_status"]
+__all__ = ["MAX_PINS", "MIN_FOLDED", "NOTHING_TO_FOLD", "session_status", "summary_status"]
 
 #: Pins beyond this many crowd the window (practitioners cap anchors at 20-30).
 MAX_PINS: Final = 30
 #: ``compact soon`` from this share of the budget; ``compact now`` above all of it.
 SOON: Final = 0.8
+#: A compaction folds at least this many entries (one entry folded into one summary would save little).
+MIN_FOLDED: Final = 2
 #: The warning of a session near or over its budget that holds nothing context_compact can fold.
 NOTHING_TO_FOLD: Final = (
-    "nothing left to fold (pins and summaries are never folded): unpin what is no longer a constraint, "
+    f"nothing left to fold (pins and summaries are never folded, and a compaction folds at least {MIN_FOLDED} "
+    "entries): unpin what is no longer a constraint, "
     "delete entries no longer needed (context_update delete=true), or undo a summary "
     "(context_update restore=true) and compact again with a smaller target_tokens"
 )
@@ -44,7 +47,7 @@ def summary_status(summary: SessionSummary, live: Live, token_source: str) -> Se
         warnings.append(f"{pins} pins (over {MAX_PINS}): unpin what is no longer a constraint")
     if 2 * summary.pinned_tokens > budget:
         warnings.append(f"pins use {summary.pinned_tokens} of {budget} tokens (over half): unpin or shorten some")
-    if advice != "ok" and not summary.foldable:
+    if advice != "ok" and summary.foldable < MIN_FOLDED:
         # Compaction folds neither pins nor summaries: advising it here sent a model round a loop of
         # "Nothing folded" answers, each advising it again.
         warnings.append(NOTHING_TO_FOLD)

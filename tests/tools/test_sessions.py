@@ -205,3 +205,18 @@ async def test_over_budget_with_nothing_to_fold_does_not_advise_compacting(tmp_p
         assert "call context_compact" not in text, text
         assert "nothing left to fold" in text and "restore=true" in text, text
     assert "summaries are never folded" in text_of(again), text_of(again)
+
+
+async def test_compacting_one_entry_or_keeping_too_many_says_what_folds(tmp_path: Path) -> None:
+    """One long note over the budget is not advised a compaction; keep_recent that keeps all names one that folds."""
+    async with opened(tmp_path) as (_, client):
+        words = " ".join(f"w{k}" for k in range(1400))
+        one = await call(client, "context_append", session_id="a", text=f"one long note: {words}")
+        assert "call context_compact" not in text_of(one) and "nothing left to fold" in text_of(one), text_of(one)
+        for n in range(5):
+            await call(client, "context_append", session_id="b", text=f"note {n}: {words}")
+        kept = await call(client, "context_compact", session_id="b")  # keep_recent=10 by default
+    assert text_of(kept).startswith(
+        "Nothing folded: nothing to fold: keep_recent=10 keeps the newest of the 5 live unpinned entries, "
+        "and a compaction folds at least 2: keep_recent=3 or less folds the older ones."
+    ), text_of(kept)

@@ -20,7 +20,14 @@ from ..model import CompactResult
 from ..sessions.store import same_state
 from ..status import session_status
 from .finishing import pending_summaries, replacement_records, still_pending
-from .plan import entries_extract, plan_compaction, still_foldable, summary_record, summary_tokens
+from .plan import (
+    entries_extract,
+    nothing_folded,
+    plan_compaction,
+    still_foldable,
+    summary_record,
+    summary_tokens,
+)
 from .slices import SliceFile
 
 if TYPE_CHECKING:
@@ -83,14 +90,7 @@ class CompactionMethods:
                     f"requested at {state.live_tokens}/{self._sessions.live.budget_tokens} tokens, keep_recent={keep_recent}"
                 )
                 if dry_run or not plan.folded:
-                    note = (
-                        ""
-                        if plan.folded
-                        else (
-                            f"nothing to fold: {plan.candidates} live unpinned entries (summaries are never folded), "
-                            f"keep_recent={keep_recent}"
-                        )
-                    )
+                    note = "" if plan.folded else nothing_folded(plan.candidates, keep_recent)
                     note = "; ".join(part for part in (note, finished) if part)
                     return CompactResult(
                         session.session_id,

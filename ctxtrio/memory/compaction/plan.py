@@ -14,6 +14,7 @@ from ...store.records import JSON, NewRecord
 from ...text.entries import EntryText, summarize_entries
 from ..model import MAX_TAGS
 from ..state.base import entry_line
+from ..status import MIN_FOLDED
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..state.entries import Item
 
 __all__ = [
-    "CompactionPlan", "entries_extract", "fold_plan", "plan_compaction", "still_foldable", "summary_record",
+    "CompactionPlan", "entries_extract", "fold_plan", "nothing_folded", "plan_compaction", "still_foldable", "summary_record",
     "summary_tokens",
 ]  # fmt: skip
 
@@ -44,9 +45,23 @@ def plan_compaction(state: SessionState, keep_recent: int) -> CompactionPlan:
     """Fold every foldable entry but the ``keep_recent`` newest; nothing if fewer than two."""
     foldable = state.foldable()
     chosen = foldable[: max(0, len(foldable) - keep_recent)]
-    if len(chosen) < 2:
+    if len(chosen) < MIN_FOLDED:
         return CompactionPlan((), "", (), 0, len(foldable))
     return fold_plan(chosen, len(foldable))
+
+
+def nothing_folded(candidates: int, keep_recent: int) -> str:
+    """Why a compaction of ``candidates`` foldable entries keeping ``keep_recent`` folds nothing, and what would."""
+    if candidates < MIN_FOLDED:
+        return (
+            f"nothing to fold: {candidates} live unpinned entries besides summaries "
+            f"(pins and summaries are never folded; a compaction folds at least {MIN_FOLDED})"
+        )
+    # The model asked to keep too many: naming the keep_recent that folds spares it a guess and a loop.
+    return (
+        f"nothing to fold: keep_recent={keep_recent} keeps the newest of the {candidates} live unpinned entries, "
+        f"and a compaction folds at least {MIN_FOLDED}: keep_recent={candidates - MIN_FOLDED} or less folds the older ones"
+    )
 
 
 def fold_plan(chosen: Sequence[Item], candidates: int) -> CompactionPlan:
