@@ -10,7 +10,7 @@ in priority order:
    ``limit`` of them, whole and cut together, never two entries with the same text;
 3. the text is laid out pins first, then matches, each group oldest first (the most
    recent material last, where models attend most; a summary where the entries it folds
-   were, :func:`_place`), and ends with one line saying what
+   were, :func:`.ranking.place`), and ends with one line saying what
    did not fit. Entry lines and that line together stay within the budget by the token
    estimate: while they do not, the lowest-ranked match (then the latest pin) leaves;
 4. matches too large to fit whole (recent mode: the entry where the window stopped) are
@@ -38,6 +38,7 @@ from ..text.cutting import CUT_MARK
 from ..text.embedding import coverage
 from ..text.long_lines import cut_by_sentences
 from .model import Entry, RecallResult
+from .ranking import place
 from .state.base import entry_line
 
 if TYPE_CHECKING:
@@ -151,11 +152,11 @@ def pack_recall(
         # The closing line pushed out a match ranked above the ones to cut: it is cut first instead.
         cuts = [(ranked_chosen[len(chosen)], len(chosen)), *cuts[1:]]
 
-    def place(item: Item) -> float:
-        return _place(state, item)
+    def placed(item: Item) -> float:
+        return place(state, item)
 
-    chosen.sort(key=place)
-    shown = [(place(item), item.line(), item.snapshot()) for item in chosen]
+    chosen.sort(key=placed)
+    shown = [(placed(item), item.line(), item.snapshot()) for item in chosen]
     if chosen and budget_tokens - used < _MIN_CUT_ROOM:
         cuts = []
 
@@ -165,7 +166,7 @@ def pack_recall(
 
     got, tail = _cut_all([item for item, _ in cuts], budget_tokens - used, closing, query_terms, model)
     if got:
-        shown += [(place(item), line, snapshot) for item, line, snapshot in got]
+        shown += [(placed(item), line, snapshot) for item, line, snapshot in got]
         shown.sort(key=lambda one: one[0])
         used += sum(snapshot.tokens for _, _, snapshot in got)
         not_fit -= len(got)
@@ -239,15 +240,6 @@ def _choose(
 
 def _ordinal(item: Item) -> int:
     return item.ordinal
-
-
-def _place(state: SessionState, item: Item) -> float:
-    """Where ``item`` is laid out among the matches: its place in the journal, but a summary's is just
-    after the last entry it folds. It tells of those, not of the entries kept after them (a compaction
-    keeps the latest), so laid out by its own id, the newest, the oldest material came last, where a
-    model reads the latest state ("test run 1 failed" below "test run 12 passed")."""
-    folded = [ordinal for ordinal in map(state.ordinal_of, item.folds) if ordinal is not None]
-    return max(folded) + 0.5 if folded else float(item.ordinal)
 
 
 def _cut_all(

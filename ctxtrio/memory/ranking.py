@@ -4,7 +4,7 @@ A match's BM25 score (from the index, higher is better) is blended with its posi
 the session, ``score × (1 + 0.25 × recency)``, recency in [0, 1] (the first entry 0, the
 latest 1). With semantic recall, the first matches are fused with the entries nearest the
 query in meaning (:func:`fuse_meaning`). Recent mode lists entries newest first
-(:func:`recent_candidates`). :mod:`.packing` takes these candidates, best first, into a budget.
+(:func:`recent_candidates`; a summary where the entries it folds were, :func:`place`). :mod:`.packing` takes these candidates, best first, into a budget.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
     from collections.abc import Set as AbstractSet
 
-__all__ = ["MEANING_DEPTH", "RECENCY_WEIGHT", "fuse_meaning", "rank", "recent_candidates"]
+__all__ = ["MEANING_DEPTH", "RECENCY_WEIGHT", "fuse_meaning", "place", "rank", "recent_candidates"]
 
 RECENCY_WEIGHT: Final = 0.25
 #: With semantic recall: the entries nearest the query in meaning that are fused with BM25's
@@ -108,9 +108,28 @@ def _drain(state: SessionState, heap: list[tuple[float, int]]) -> Iterator[Item]
         yield Item(state, -pop(heap)[1])
 
 
+def place(state: SessionState, item: Item) -> float:
+    """Where ``item`` stands in the session's time: its place in the journal, but a summary's is just
+    after the last entry it folds. It tells of those, not of the entries kept after them (a compaction
+    keeps the latest): by its own id, the newest, its old material came last in a recall, where a model
+    reads the latest state ("test run 1 failed" below "test run 12 passed")."""
+    folded = [ordinal for ordinal in map(state.ordinal_of, item.folds) if ordinal is not None]
+    return max(folded) + 0.5 if folded else float(item.ordinal)
+
+
 def recent_candidates(state: SessionState, tags: AbstractSet[str]) -> Iterable[Item]:
-    """Live unpinned entries, newest first (lazily: packing stops early)."""
-    live, pinned, tagged = state.live, state.pinned, state.tags
+    """Live unpinned entries, newest first by :func:`place` (lazily: packing stops early), so the
+    window recent mode shows is the latest in time: a summary after the entries kept newer than it."""
+    live, pinned, tagged, folds = state.live, state.pinned, state.tags, state.folds
+    held: list[tuple[float, int]] = []  # summaries met before their place, as (-place, ordinal)
     for ordinal in range(len(state) - 1, -1, -1):
+        while held and -held[0][0] > ordinal:
+            yield Item(state, heapq.heappop(held)[1])
         if live[ordinal] and not pinned[ordinal] and (not tags or not tags.isdisjoint(tagged.get(ordinal, ()))):
-            yield Item(state, ordinal)
+            item = Item(state, ordinal)
+            if ordinal in folds and (where := place(state, item)) < ordinal:
+                heapq.heappush(held, (-where, ordinal))
+                continue
+            yield item
+    while held:
+        yield Item(state, heapq.heappop(held)[1])

@@ -362,7 +362,7 @@ async def test_recall_by_tags_that_no_entry_carries_says_so(ctx: Wiring) -> None
 
 
 async def test_recall_shows_a_summary_where_the_entries_it_folds_were(ctx: Wiring) -> None:
-    """A summary is laid out before the entries kept after the ones it folded (oldest first, latest last)."""
+    """A summary stands where the entries it folds were: laid out before the entries kept, and older than them."""
     ids = [
         (await ctx.sessions.append("s1", f"Step {n}: the cookie check failed with code {n * 3}.")).entry.id
         for n in range(10)
@@ -373,3 +373,6 @@ async def test_recall_shows_a_summary_where_the_entries_it_folds_were(ctx: Wirin
     for query in (None, "cookie check"):
         shown = [entry.id for entry in (await ctx.sessions.recall("s1", query, budget_tokens=2000)).entries]
         assert shown == [done.summary.id, *ids[7:], later.id], query
+    # The latest four in time are the kept three and the later one: the summary's material is older.
+    latest = await ctx.sessions.recall("s1", budget_tokens=2000, limit=4)
+    assert [entry.id for entry in latest.entries] == [*ids[7:], later.id]
