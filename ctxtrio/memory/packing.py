@@ -18,7 +18,7 @@ in priority order:
    start), with ``[...]`` where text was left out (:func:`ctxtrio.text.long_lines.cut_by_sentences`:
    whole lines, and the sentences of a long line; :func:`ctxtrio.text.cutting.cut_around`
    when not even one fits), when nothing else was shown or at least :data:`_MIN_CUT_ROOM`
-   tokens are left. In query mode they keep their rank and share the budget as doc_search's
+   tokens are left, and no pin had to leave to make room for the closing line. In query mode they keep their rank and share the budget as doc_search's
    hits do: from where each is met, :data:`_CUT_SHARE` of the budget left (at least
    :data:`_MIN_CUT_ROOM`; a later one whose share would be less takes all of it) is kept for
    its passage, and only the rest goes to whole matches ranked below it; the passages are
@@ -144,6 +144,7 @@ def pack_recall(
     if mode == "recent":
         matched = max(matched, len(chosen) + repeats)
     ranked_chosen = list(chosen)
+    pins_fitting = len(pins)
     not_fit, trailer, trailer_tokens, used, by_limit = _make_room_for_trailer(
         pins, pins_missing, chosen, used, by_limit, matched=matched, repeats=repeats, mode=mode,
         budget_tokens=budget_tokens, model=model, by_meaning=by_meaning, skipped=skipped, tags=tags,
@@ -157,7 +158,9 @@ def pack_recall(
 
     chosen.sort(key=placed)
     shown = [(placed(item), item.line(), item.snapshot()) for item in chosen]
-    if chosen and budget_tokens - used < _MIN_CUT_ROOM:
+    if (chosen and budget_tokens - used < _MIN_CUT_ROOM) or len(pins) < pins_fitting:
+        # A pin that left to make room for the closing line comes before any match: the room it
+        # left is not filled with a passage (at budget 50 a pin gave way to "[...] The flaky te [...]").
         cuts = []
 
     def closing(cut: Sequence[Item]) -> str:  # the closing line when ``cut`` is shown too

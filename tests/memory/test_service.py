@@ -376,3 +376,16 @@ async def test_recall_shows_a_summary_where_the_entries_it_folds_were(ctx: Wirin
     # The latest four in time are the kept three and the later one: the summary's material is older.
     latest = await ctx.sessions.recall("s1", budget_tokens=2000, limit=4)
     assert [entry.id for entry in latest.entries] == [*ids[7:], later.id]
+
+
+async def test_a_cut_match_never_takes_the_room_a_pin_left(ctx: Wiring) -> None:
+    """At the smallest budget, a pin that left for the closing line is not replaced by a passage of a match."""
+    pin = (await ctx.sessions.append("s1", "Constraint: never log tokens.", pinned=True)).entry
+    steps = " ".join(f"Build step {n} compiled module m{n} without warnings." for n in range(150))
+    await ctx.sessions.append("s1", f"{steps} The flaky test was caused by the timezone offset in the fixture clock.")
+    for budget in (50, 55, 60, 80):
+        result = await ctx.sessions.recall("s1", "flaky timezone", budget_tokens=budget)
+        if pin.id in result.pins_not_fit:  # too little room for the pin: none for a match either
+            assert result.entries == (), (budget, result.text)
+        else:
+            assert result.entries[0].id == pin.id, (budget, result.text)
