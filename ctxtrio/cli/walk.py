@@ -106,12 +106,17 @@ def find_files(
         path = Path(argument)
         if _MAGIC & set(argument) and not os.path.lexists(argument):
             top, rest = _split_glob(argument)
-            before = len(candidates)
+            # What the glob matched, not what it added: files an earlier argument listed are a match too.
+            matched: list[Path] = []
             if top.is_dir() and not top.is_symlink():
                 add_root(top)
                 depth = None if "**" in rest.split("/") else rest.count("/") + 1
-                _walk(top, add, found, filters, match=re.compile(glob_regex(rest) + r"\Z", re.S), depth=depth)
-            if len(candidates) == before:
+                _walk(
+                    top, matched.append, found, filters, match=re.compile(glob_regex(rest) + r"\Z", re.S), depth=depth
+                )
+            for match in matched:
+                add(match)
+            if not matched:
                 found.refused.append((argument, "no file matches this pattern"))
         elif path.is_dir() and not path.is_symlink():
             add_root(path)

@@ -56,6 +56,16 @@ def test_globs_match_while_walking(tmp_path: Path) -> None:
     assert found.refused == [(f"{tmp_path}/*.rst", "no file matches this pattern")]
 
 
+def test_a_glob_whose_files_an_earlier_argument_listed_is_no_refusal(tmp_path: Path) -> None:
+    """'docs docs/*.md', or one glob twice: the glob matches files already listed, so it is not refused (each file
+    taken once). It was refused as "no file matches this pattern", counted, and made ingest exit 1."""
+    _tree(tmp_path)
+    for arguments in ([f"{tmp_path}/docs", f"{tmp_path}/docs/*.md"], [f"{tmp_path}/*.md", f"{tmp_path}/*.md"]):
+        found = find_files(arguments, ())
+        assert found.refused == [], arguments
+        assert len(found.files) == 1, found.files
+
+
 async def test_directory_symlink_loops_end(tmp_path: Path) -> None:
     """Two links to '.' and one to '..' under 'dir/**' are counted, not followed: the walk ends (issue 27, 8)."""
     _tree(tmp_path)
