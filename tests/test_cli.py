@@ -78,7 +78,7 @@ def test_ingest_roots_repeatable_and_path_list(tmp_path: Path) -> None:
     [
         (["--budget", "-5"], {}, "--budget must be between"),
         (["--budget", "abc"], {}, "must be a number"),
-        ([], {"CTX_BUDGET": "1000000"}, "--budget must be between"),
+        ([], {"CTX_BUDGET": "1000000"}, "CTX_BUDGET must be between"),
         (["--chunk-overlap", "800"], {}, "must be smaller than --chunk-tokens"),
         (["--chunk-overlap", "-1"], {}, "--chunk-overlap must be >= 0"),
         (["--chunk-tokens", "10"], {}, "--chunk-tokens must be between"),
@@ -103,6 +103,34 @@ def test_bad_values_are_config_errors(argv: list[str], env: dict[str, str], mess
     """Every invalid value is rejected with a message naming it."""
     with pytest.raises(ConfigError, match=message):
         build_config(argv, env)
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        ([], {"CTX_LLM_TIMEOUT_MS": "0"}, "CTX_LLM_TIMEOUT_MS must be > 0 ms, got 0"),
+        ([], {"CTX_CHUNK_OVERLAP": "900"}, "CTX_CHUNK_OVERLAP (900) must be smaller than --chunk-tokens (800)"),
+        (
+            ["--chunk-overlap", "300"],
+            {"CTX_CHUNK_TOKENS": "200"},
+            "--chunk-overlap (300) must be smaller than CTX_CHUNK_TOKENS (200)",
+        ),
+        ([], {"CTX_HTTP_PORT": "70000"}, "CTX_HTTP_PORT must be between 0 and 65535, got 70000"),
+        ([], {"CTX_INGEST_ROOTS": "/definitely/not/here"}, "CTX_INGEST_ROOTS /definitely/not/here is not a directory"),
+        (
+            [],
+            {"CTX_HTTP_HOST": "0.0.0.0", "CTX_ALLOW_REMOTE": "true"},
+            "CTX_ALLOW_REMOTE needs --http-token (or CTX_HTTP_TOKEN)",
+        ),
+        (["--budget", "10"], {"CTX_BUDGET": "10"}, "--budget must be between"),
+    ],
+)
+def test_a_bad_value_is_named_as_it_was_given(argv: list[str], env: dict[str, str], message: str) -> None:
+    """A value out of range is named by the variable that gave it (a host's "env" block), by its flag when the
+    flag gave it. Every range check named the flag: CTX_LLM_TIMEOUT_MS=0 said "--llm-timeout must be > 0 ms"."""
+    with pytest.raises(ConfigError) as caught:
+        build_config(argv, env)
+    assert str(caught.value).startswith(message), str(caught.value)
 
 
 def test_yes_no_reads_the_four_spellings_either_way() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import types
 import typing
 from functools import cache
@@ -148,13 +149,31 @@ def build_config(argv: Sequence[str], env: Mapping[str, str]) -> Config:
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config:
     """The validated Config for parsed flags and ``env`` (flag > variable > default)."""
     changes: dict[str, object] = {}
+    from_env: list[Setting] = []
     for row in settings():
         given = getattr(args, row.name, None) if row.flag is not None else None
         if given is not None:
             changes[row.name] = _convert(row, given, row.flag or row.env)
         elif (text := env.get(row.env, "")) != "":
             changes[row.name] = _convert(row, text, row.env)
-    return Config().replace(**changes).validated()
+            from_env.append(row)
+    try:
+        return Config().replace(**changes).validated()
+    except ConfigError as exc:
+        raise ConfigError(_as_given(str(exc), from_env), hint=exc.hint) from exc
+
+
+def _as_given(message: str, from_env: Iterable[Setting]) -> str:
+    """``message`` with the flag of each setting a variable gave spelled as that variable.
+
+    The range checks (``Config.validated``) name flags, as a library Config has no source;
+    a value from a host config's ``env`` block named by a flag the user never wrote sends them
+    looking through ``args`` for it.
+    """
+    for row in from_env:
+        if row.flag is not None:
+            message = re.sub(rf"(?<![\w-]){re.escape(row.flag)}(?![\w-])", row.env, message)
+    return message
 
 
 def _convert(row: Setting, value: object, source: str) -> object:
