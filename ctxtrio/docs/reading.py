@@ -98,7 +98,7 @@ class ReadingMethods:
             total = len(doc.chunks)
             if first >= total:
                 past = Window(entry.info, session_id, (), first, budget)
-                return replace(past, rendered=render_window(past))
+                return replace(past, rendered=render_window(past, start=start))
             last = min(end, total - 1) if end is not None else total - 1
             model = self._live.tokens.current
 

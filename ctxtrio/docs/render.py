@@ -246,8 +246,18 @@ def search_hit_header(hit: SearchHit) -> str:
     return hit_header(hit.doc_id, title, hit.index, hit.lines, by_meaning=hit.by_meaning, under=under)
 
 
-def render_window(window: Window) -> str:
+def render_window(window: Window, *, start: int | None = None) -> str:
+    """``window`` as the tools send it; ``start``: the chunk the caller asked to start at, if it named one.
+
+    An empty window that started at a given ``start`` says that chunk is past the end: the
+    cursor was not read (nor moved), so naming it would send the reader after the wrong thing.
+    """
     info = window.doc
+    if not window.chunks and start is not None:
+        return (
+            f"{_doc(info)} has {info.chunks} chunks (#0-{info.chunks - 1}): from={start} is past the end. "
+            f"Pass from=0 to {info.chunks - 1}, or leave from out to read on from the cursor."
+        )
     if not window.chunks:
         return (
             f"{_doc(info)} has {info.chunks} chunks (#0-{info.chunks - 1}) and the cursor is past the end. "

@@ -153,6 +153,12 @@ async def test_window_bounds_and_errors(tmp_path: Path, root: Path) -> None:
             await docs.window("m", end=1)
         past = await docs.window("m", start=info.chunks + 5)
         assert past.chunks == () and past.at_end
+        last = info.chunks - 1
+        assert past.rendered == (  # the from given is past the end, not the cursor (still at #4)
+            f'm "manual.md" has {info.chunks} chunks (#0-{last}): from={info.chunks + 5} is past the end. '
+            f"Pass from=0 to {last}, or leave from out to read on from the cursor."
+        ), past.rendered
+        assert (await docs.window("m")).chunks[0].index == 4
         tiny = await docs.window("m", start=0, budget_tokens=50)
         assert len(tiny.chunks) == 1 and tiny.cut and tiny.next_index == 1
 
