@@ -274,6 +274,8 @@ class DocumentService(ReadingMethods, CheckingMethods):
         check_range("limit", limit, SEARCH_LIMIT)
         if doc_id is not None:
             validate_id(doc_id, "doc_id")
+        if not query.strip():
+            raise InputError("query is empty: give the distinctive words to look for")
         query_terms, left_out = search_words(query)
         if not query_terms:
             raise InputError(

@@ -64,6 +64,10 @@ async def test_argument_errors(tmp_path: Path) -> None:
             await docs.search("x", budget_tokens=10)
         with pytest.raises(InputError, match="no searchable words"):
             await docs.search("the of and ...")
+        for empty in ("", " \n "):  # nothing typed is not "only punctuation or common stopwords"
+            with pytest.raises(InputError) as caught:
+                await docs.search(empty)
+            assert str(caught.value) == "query is empty: give the distinctive words to look for", caught.value
 
 
 async def test_inline_title_comes_from_first_line(tmp_path: Path) -> None:
