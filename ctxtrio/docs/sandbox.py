@@ -105,7 +105,12 @@ def resolve_in_roots(file_path: str, roots: Sequence[Path]) -> tuple[Path, Path]
     try:
         resolved = candidate.resolve(strict=True)
     except FileNotFoundError as exc:
-        raise IngestError(f"no such file: {file_path}") from exc
+        where = (
+            ""
+            if Path(file_path).is_absolute()
+            else f" (a relative file_path is read under the first ingest root, {real_roots[0]})"
+        )
+        raise IngestError(f"no such file: {file_path}{where}") from exc
     except RuntimeError as exc:  # a symlink loop (Python < 3.13)
         raise IngestError(f"cannot resolve {file_path}: symlink loop") from exc
     except OSError as exc:

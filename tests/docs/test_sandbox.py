@@ -82,9 +82,15 @@ def test_nul_in_path(root: Path) -> None:
     assert "NUL byte" in refusal("ok.md\0.txt", [root])
 
 
-def test_missing_file(root: Path) -> None:
-    """A path that does not exist says so."""
-    assert "no such file" in refusal("missing.md", [root])
+def test_missing_file(root: Path, tmp_path: Path) -> None:
+    """A path that does not exist says so; a relative one says where it was looked for (it said only "no such
+    file: docs/missing.md", so a path written relative to the project, not to the root, was a riddle)."""
+    assert refusal(str(root / "missing.md"), [root]) == f"no such file: {root / 'missing.md'}"
+    other = tmp_path / "other"
+    other.mkdir()
+    assert refusal("docs/missing.md", [root, other]) == (
+        f"no such file: docs/missing.md (a relative file_path is read under the first ingest root, {root})"
+    )
 
 
 def test_outside_by_dotdot(root: Path, canary: Path, opened: list[str]) -> None:
