@@ -8,13 +8,15 @@ full tool's service's check:
 
 * ``context_guide`` — the compact workflow and this instance's settings;
 * ``memory`` — append a note and/or recall, in one call (context_append + context_recall);
-* ``context_compact`` — the full tool, unchanged;
-* ``doc_ingest`` — the full tool, unchanged;
+* ``context_compact`` — the full tool (its answer names no tool this profile lacks);
+* ``doc_ingest`` — the full tool (likewise);
 * ``doc_read`` — search (with ``query``) or read in order (context of doc_search + doc_window).
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .._limits import BUDGET, CHUNK_INDEX, check_range
@@ -40,10 +42,46 @@ ctxtrio keeps what does not fit in your window. Nothing is automatic: call it.
 Never paste a whole document into a note: ingest it."""
 
 
+#: What the full tools' head lines say that names a tool or argument this profile lacks, and what they
+#: say here instead. Each replacement is shorter than what it replaces: doc_read's answers were fitted
+#: to budget_tokens as the full tools rendered them, so they stay within it.
+_OWN_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"Next: doc_outline, doc_search or doc_window with doc_id=(\S+)\."), r"Next: doc_read with doc_id=\1."),
+    (re.compile(r" \(call doc_window again\)\."), " (call doc_read again)."),
+    (re.compile(r"\(reset=true starts over\)"), "(from=0 starts over)"),
+    (re.compile(r"Start over with reset=true, or pass from=N\."), "Start over with from=0."),
+    (re.compile(r" Whole: doc_window \[doc_id #from\]\."), " Whole: doc_read [doc_id #from]."),
+    (re.compile(r" Undo: context_update entry_id=\S+ restore=true\."), ""),  # no tool here undoes it
+)
+
+
+def _in_own_words(result: ToolResult) -> ToolResult:
+    """``result`` with its first line (the head that says what to call next; below it is the stored text,
+    never rewritten) naming this profile's tools, not the full profile's."""
+    head, newline, rest = result.text.partition("\n")
+    for pattern, words in _OWN_WORDS:
+        head = pattern.sub(words, head)
+    return replace(result, text=head + newline + rest)
+
+
 async def _run(name: str, ctx: Wiring, given: dict[str, JSON], call: Call) -> ToolResult:
-    """The full tool ``name``'s handler on arguments this profile already parsed (None: its default)."""
+    """The full tool ``name``'s handler on arguments this profile already parsed (None: its default),
+    its answer in this profile's words."""
     tool = _FULL[name]
-    return await tool.handler(ctx, parsed_for(tool.params, given), call)
+    return _in_own_words(await tool.handler(ctx, parsed_for(tool.params, given), call))
+
+
+async def _as_full(name: str, ctx: Wiring, args: Args, call: Call) -> ToolResult:
+    """The full tool ``name`` with its own arguments, its answer in this profile's words."""
+    return _in_own_words(await _FULL[name].handler(ctx, args, call))
+
+
+async def compact_compact(ctx: Wiring, args: Args, call: Call) -> ToolResult:
+    return await _as_full("context_compact", ctx, args, call)
+
+
+async def compact_ingest(ctx: Wiring, args: Args, call: Call) -> ToolResult:
+    return await _as_full("doc_ingest", ctx, args, call)
 
 
 async def compact_guide(ctx: Wiring, args: Args, call: Call) -> ToolResult:
@@ -124,8 +162,8 @@ COMPACT_TOOLS: tuple[Tool, ...] = (
         hints=Hints(read_only=False, destructive=False, idempotent=False),
         audit=("session_id",),
     ),
-    _FULL["context_compact"],
-    _FULL["doc_ingest"],
+    replace(_FULL["context_compact"], handler=compact_compact),
+    replace(_FULL["doc_ingest"], handler=compact_ingest),
     Tool(
         name="doc_read",
         title="Search or read a document",

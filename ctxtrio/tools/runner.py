@@ -75,7 +75,7 @@ class ToolRunner:
             return await tool.handler(self._ctx, parse_arguments(tool.params, raw), call)
         except CtxError as exc:
             outcome, error = "error", type(exc).__name__
-            return error_result(advised(exc, tool.name))
+            return error_result(advised(exc, tool.name, self._tools))
         except Exception as exc:
             outcome, error = "error", type(exc).__name__
             log.exception("tool %s failed unexpectedly", tool.name)

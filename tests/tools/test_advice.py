@@ -26,6 +26,14 @@ def test_hints_become_tool_advice() -> None:
         "changed meanwhile; call context_compact again"
     )
     assert advised(InputError("query is empty"), "doc_search") == "query is empty"
+    compact = {"context_guide", "memory", "context_compact", "doc_ingest", "doc_read"}  # --tools compact
+    assert advised(NotFoundError("no session 's'", hint="list_sessions"), "memory", compact) == (
+        "no session 's'; memory with a note creates the session"
+    )
+    assert advised(NotFoundError("no document 'x'", hint="list_documents"), "doc_read", {"doc_read"}) == (
+        "no document 'x'; doc_read with a query and no doc_id searches every document"
+    )
+    assert advised(NotFoundError("no document 'x'", hint="list_documents"), "t", {"t"}) == "no document 'x'"
 
 
 async def test_the_model_reads_the_advice(tmp_path: Path) -> None:

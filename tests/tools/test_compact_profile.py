@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import trio
 from mcp import Client
 from mcp.types import TextContent
 
+from ctxtrio._app import build_server
+from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from testkit.tool_list import listed_chars
 
 from ..cli.runner import server
@@ -52,3 +56,48 @@ async def test_full_profile_is_the_default(tmp_path: Path) -> None:
             assert len(tools) == 15 and "memory" not in {tool.name for tool in tools}
             guide = await client.call_tool("context_guide", {})
             assert "--tools compact" in str(guide.content)
+
+
+#: The full profile's tools this profile does not offer, and doc_window's reset argument (doc_read has none).
+_NOT_OFFERED = re.compile(
+    r"\b(context_(?:open|append|recall|status|update|list_sessions)|doc_(?:outline|search|window|summarize|list|forget)"
+    r"|reset=)"
+)
+
+
+async def test_compact_answers_name_only_the_tools_it_offers(tmp_path: Path) -> None:
+    """Every answer and error of the compact profile points at its own five tools: a small model told to call
+    doc_window or context_open gets "there is no tool". They named the full profile's: ingest's "Next: doc_outline,
+    doc_search or doc_window", doc_read's "(call doc_window again)" and "reset=true", a cut search hit's "Whole:
+    doc_window", compaction's "Undo: context_update", and errors' "context_list_sessions ..., context_open creates one"
+    and "doc_list shows the documents"."""
+    text = "\n\n".join(f"# Part {n}\n\n" + f"alpha{n} words here. " * 120 for n in range(4))
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False, tools="compact")
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("memory", {"session_id": "new", "query": "anything"}),
+        ("doc_ingest", {"text": text, "doc_id": "d"}),
+        ("doc_ingest", {"text": text, "doc_id": "d"}),
+        ("doc_read", {"doc_id": "d", "budget_tokens": 100}),
+        ("doc_read", {"doc_id": "d", "from": 3}),
+        ("doc_read", {"doc_id": "d"}),
+        ("doc_read", {"doc_id": "d", "from": 9}),
+        ("doc_read", {"query": "alpha2 words", "budget_tokens": 60}),
+        ("doc_read", {"doc_id": "nope"}),
+        ("doc_read", {"query": "alpha1", "doc_id": "nope"}),
+        ("doc_read", {"doc_id": "d", "session_id": "never-opened"}),
+        ("memory", {"session_id": "s", "note": "fact 1 about the build"}),
+        ("memory", {"session_id": "s", "note": "fact 2 about the tests"}),
+        ("memory", {"session_id": "s", "note": "fact 3 about the deploy"}),
+        ("context_compact", {"session_id": "s", "keep_recent": 0}),
+        ("context_compact", {"session_id": "gone"}),
+    ]
+    answers: list[str] = []
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+        for name, arguments in calls:
+            result = await client.call_tool(name, arguments)
+            block = result.content[0]
+            assert isinstance(block, TextContent)
+            answers.append(f"{name} {str(arguments)[:60]}: {block.text[:2000]}")
+    named = [answer for answer in answers if _NOT_OFFERED.search(answer.partition(": ")[2])]
+    assert named == [], "\n".join(named)
+    assert "Whole: doc_read [doc_id #from]" in answers[7] and "(call doc_read again)" in answers[3], answers
