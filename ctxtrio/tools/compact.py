@@ -19,6 +19,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .._errors import InputError
 from .._limits import BUDGET, CHUNK_INDEX, check_range
 from .documents import DOC_TABLE
 from .guide import guide_text
@@ -124,6 +125,8 @@ async def doc_read(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     query, doc_id, budget = args.opt_text("query"), args.opt_text("doc_id"), args.opt_integer("budget_tokens")
     if query is not None:
         return await _run("doc_search", ctx, {"query": query, "doc_id": doc_id, "budget_tokens": budget}, call)
+    if doc_id is None:  # doc_window's "doc_id is required" would hide that a query alone is enough
+        raise InputError("give query to search every document, or doc_id to read one in order")
     return await _run(
         "doc_window",
         ctx,

@@ -101,3 +101,14 @@ async def test_compact_answers_name_only_the_tools_it_offers(tmp_path: Path) -> 
     named = [answer for answer in answers if _NOT_OFFERED.search(answer.partition(": ")[2])]
     assert named == [], "\n".join(named)
     assert "Whole: doc_read [doc_id #from]" in answers[7] and "(call doc_read again)" in answers[3], answers
+
+
+async def test_doc_read_without_query_or_doc_id_says_either_will_do(tmp_path: Path) -> None:
+    """doc_read with neither argument names both ways to call it; it said "doc_id is required", as if a query
+    alone were not enough."""
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False, tools="compact")
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+        result = await client.call_tool("doc_read", {"budget_tokens": 500})
+    block = result.content[0]
+    assert result.is_error and isinstance(block, TextContent)
+    assert block.text == "Error: give query to search every document, or doc_id to read one in order"
