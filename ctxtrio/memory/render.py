@@ -124,6 +124,11 @@ def render_updated(result: UpdateResult) -> str:
         text = f"{entry.id} unchanged ({entry.status}{', pinned' if entry.pinned else ''})."
     elif result.restored and entry.folds:
         text = f"Undid compaction {entry.id}: {len(result.restored)} entries ({_span(result.restored)}) are live again."
+    elif entry.status == "deleted" and entry.folds:  # a summary: "brings it back" was false (restore undoes it)
+        text = (
+            f"{entry.id} deleted; the entries it folds ({_span(entry.folds)}) stay out of recall; "
+            "restore=true undoes its compaction (they come back, the summary does not)."
+        )
     elif entry.status == "deleted":
         text = f"{entry.id} deleted; restore=true brings it back."
     elif result.restored:

@@ -220,3 +220,20 @@ async def test_compacting_one_entry_or_keeping_too_many_says_what_folds(tmp_path
         "Nothing folded: nothing to fold: keep_recent=10 keeps the newest of the 5 live unpinned entries, "
         "and a compaction folds at least 2: keep_recent=3 or less folds the older ones."
     ), text_of(kept)
+
+
+async def test_deleting_a_summary_says_what_becomes_of_what_it_folds(tmp_path: Path) -> None:
+    """A deleted summary's entries stay folded, and restore undoes the compaction: the answer says both."""
+    async with opened(tmp_path) as (_, client):
+        for n in range(6):
+            await call(client, "context_append", session_id="s", text=f"note {n} about the parser")
+        compacted = await call(client, "context_compact", session_id="s", keep_recent=2)
+        assert compacted.structured_content is not None
+        summary_id = str(compacted.structured_content["summary_id"])
+        deleted = await call(client, "context_update", session_id="s", entry_id=summary_id, delete=True)
+        restored = await call(client, "context_update", session_id="s", entry_id=summary_id, restore=True)
+    assert text_of(deleted).startswith(
+        f"{summary_id} deleted; the entries it folds (e2..e5) stay out of recall; "
+        "restore=true undoes its compaction (they come back, the summary does not)."
+    ), text_of(deleted)
+    assert text_of(restored).startswith(f"Undid compaction {summary_id}: 4 entries (e2..e5) are live again.")
