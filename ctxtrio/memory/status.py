@@ -20,11 +20,10 @@ SOON: Final = 0.8
 #: A compaction folds at least this many entries (one entry folded into one summary would save little).
 MIN_FOLDED: Final = 2
 #: The warning of a session near or over its budget that holds nothing context_compact can fold.
-NOTHING_TO_FOLD: Final = (
+NOTHING_TO_FOLD: Final = (  # no tool named: the compact profile (tools/compact.py) has no context_update
     f"nothing left to fold (pins and summaries are never folded, and a compaction folds at least {MIN_FOLDED} "
-    "entries): unpin what is no longer a constraint, "
-    "delete entries no longer needed (context_update delete=true), or undo a summary "
-    "(context_update restore=true) and compact again with a smaller target_tokens"
+    "entries): unpin what is no longer a constraint, delete entries no longer needed, or undo a summary "
+    "(restore it) and compact again with a smaller target_tokens"
 )
 
 

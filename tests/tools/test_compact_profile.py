@@ -90,6 +90,8 @@ async def test_compact_answers_name_only_the_tools_it_offers(tmp_path: Path) -> 
         ("memory", {"session_id": "s", "note": "fact 3 about the deploy"}),
         ("context_compact", {"session_id": "s", "keep_recent": 0}),
         ("context_compact", {"session_id": "gone"}),
+        # A pin over the budget: nothing to fold, and the warning says what helps without naming context_update.
+        ("memory", {"session_id": "p", "note": "Constraint: " + "keep every word. " * 900, "pinned": True}),
     ]
     answers: list[str] = []
     async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
@@ -101,6 +103,7 @@ async def test_compact_answers_name_only_the_tools_it_offers(tmp_path: Path) -> 
     named = [answer for answer in answers if _NOT_OFFERED.search(answer.partition(": ")[2])]
     assert named == [], "\n".join(named)
     assert "Whole: doc_read [doc_id #from]" in answers[7] and "(call doc_read again)" in answers[3], answers
+    assert "nothing left to fold" in answers[-1], answers[-1]
 
 
 async def test_doc_read_without_query_or_doc_id_says_either_will_do(tmp_path: Path) -> None:

@@ -203,7 +203,7 @@ async def test_over_budget_with_nothing_to_fold_does_not_advise_compacting(tmp_p
     for result in (status, again):
         text = text_of(result)
         assert "call context_compact" not in text, text
-        assert "nothing left to fold" in text and "restore=true" in text, text
+        assert "nothing left to fold" in text and "undo a summary (restore it)" in text, text
     assert "summaries are never folded" in text_of(again), text_of(again)
 
 
