@@ -20,6 +20,7 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from .literal import indent_of
+from .markup import API_ENTRY
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -59,8 +60,14 @@ _WHOLE_SHARE: Final = 3
 _RAREST_SHARE: Final = 0.9
 #: reST markup no page shows and no reader needs: an ``.. index::`` directive (its entries follow,
 #: on its line and the lines indented under it: ``single: directory; creating``), and a link
-#: target (``.. _tut-keyword-only:``). Python's docs hold 845 and 1,775 of them.
-_RST_INDEX: Final = re.compile(r"[ \t]*\.\.[ \t]+index::")
+#: target (``.. _tut-keyword-only:``). Python's docs hold 845 and 1,775 of them. Also the directives
+#: Sphinx renders as nothing on the page: the authors of a module, section or code (shown only with
+#: show_authors, off by default; 346 lines in Python's docs, two under most module titles), the
+#: language of code blocks (highlight), the module the entries below belong to (currentmodule) and a
+#: table's LaTeX columns (tabularcolumns).
+_RST_UNSHOWN: Final = re.compile(
+    r"[ \t]*\.\.[ \t]+(?:index|moduleauthor|sectionauthor|codeauthor|highlight|currentmodule|tabularcolumns)::"
+)
 _RST_TARGET: Final = re.compile(r"[ \t]*\.\.[ \t]+_[^:`\s][^:`]*:[ \t]*$")
 #: Inline markup a line that goes on with the sentence above it may start with.
 _MARKUP_GOES_ON: Final = re.compile(r"\s*(?:[`(\[\"'“]|[*_:]\S)")
@@ -93,14 +100,15 @@ def hidden_lines(raws: Sequence[str]) -> frozenset[int]:
 
 
 def _rst_hidden(raws: Sequence[str]) -> list[int]:
-    """The lines of reST index directives (with the lines indented under them) and link targets."""
+    """The lines of reST directives no page shows (:data:`_RST_UNSHOWN`, with the lines indented
+    under them) and link targets."""
     out: list[int] = []
     number = 0
     while number < len(raws):
         raw = raws[number]
         if _RST_TARGET.match(raw):
             out.append(number)
-        elif _RST_INDEX.match(raw):
+        elif _RST_UNSHOWN.match(raw):
             indent = indent_of(raw)
             out.append(number)
             while number + 1 < len(raws) and raws[number + 1].strip() and indent_of(raws[number + 1]) > indent:
@@ -215,19 +223,24 @@ def lead_sentence(
     hidden: Sequence[bool],
     defining: Sequence[int],
     core_first: int,
-    room: int,
+    most: float,
 ) -> tuple[int, int] | None:
     """The lines of a definition above the window, to show apart (before a cut mark), or None: the
     first of ``defining`` (lines that define the query's rarest word, or start the API entry the
     window lies in, in order), then its first sentence (after blank and hidden lines, which are not
     shown: an entry's ``.. index::`` lines; to the end of its paragraph at most, and :data:`_SENTENCE_LINES`
-    lines more than its first), when ``room`` is at least
-    :data:`FAR_ROOM`, they take at most a quarter of it, and a line at least is left between them
-    and the core (which starts at ``core_first``)."""
-    if room < FAR_ROOM or not defining:
+    lines more than its first), when they cost at most ``most`` tokens and a line at least is left
+    between them and the core (which starts at ``core_first``). An API directive's block, its other
+    signatures and options up to its first blank line, goes with it: the sentence is its content's
+    (``.. decorator:: lru_cache(user_function)`` / ``lru_cache(maxsize=128, typed=False)``, or a
+    signature continued after a backslash, was taken for the first sentence)."""
+    if not defining:
         return None
     first = defining[0]
     start = first + 1
+    if API_ENTRY.match(raws[first]):
+        while start < core_first and raws[start].strip():
+            start += 1
     while start < core_first and (hidden[start] or not raws[start].strip()):
         start += 1
     last = start
@@ -235,6 +248,6 @@ def lead_sentence(
         if _SENTENCE_END.search(raws[last]):
             break
         last += 1
-    if last + 1 >= core_first or any(hidden[start : last + 1]) or sum(costs[first : last + 1]) > room // 4:
+    if last + 1 >= core_first or any(hidden[start : last + 1]) or sum(costs[first : last + 1]) > most:
         return None
     return first, last

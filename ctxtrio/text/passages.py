@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from .cutting import CUT_MARK, cut_around
@@ -63,6 +63,7 @@ from .naming import defined_share, defining_lines
 from .phrases import asked_phrases, phrase_pairs
 from .runs import ALIKE_SHARE, ANCHOR_WEIGHT, Line, best_run, run_score
 from .sections import away_lines, entry_start, entry_starts
+from .shown import Passage, marked_text, passage_of
 from .stems import light_stem
 from .words import (
     Alike,
@@ -82,6 +83,12 @@ if TYPE_CHECKING:
 
     from .tokens import TokenModel
 
+#: Of a small window (under :data:`~.edges.FAR_ROOM` tokens), the share an API entry's directive and
+#: first sentence may take above it (:func:`_entry_head`). Keyword dev sets (14, 799 questions), answers
+#: inside 500 / 1,000 / 2,000: 0.5 +0 / +0 / +0, 0.6 +0 / +2 / -1, 0.75 +2 / +4 / -1, 0.9 +1 / +4 / -1
+#: (before the directive's block was skipped: the -1s).
+_HEAD_SHARE: Final = 0.75
+
 __all__ = [
     "Passage",
     "best_passage",
@@ -89,33 +96,6 @@ __all__ = [
     "marked_text",
     "passage_score",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Passage:
-    """Lines ``first_line`` .. ``last_line`` (1-based, inclusive) of a text of ``lines`` lines,
-    characters ``start`` .. ``end``; ``cut_before``/``cut_after`` when text (not only
-    blank lines) was left out there."""
-
-    start: int
-    end: int
-    first_line: int
-    last_line: int
-    lines: int
-    cut_before: bool
-    cut_after: bool
-    #: Character ranges inside ``start`` .. ``end`` left out of the text shown: HTML comment
-    #: blocks (``<!-- ... -->`` on lines of their own), which a reader of the rendered page never sees,
-    #: and the lines between the window and its far sentence (:func:`~.edges.far_sentence`) or a
-    #: definition shown above it (:func:`~.edges.lead_sentence`).
-    hidden: tuple[tuple[int, int], ...] = ()
-    #: Text was left out inside: between the window and its far sentence or the definition above it.
-    #: (A passage of a chunk's first and last lines may still be cut: its header names its lines.)
-    cut_inside: bool = False
-
-    @property
-    def cut(self) -> bool:
-        return self.cut_before or self.cut_after or self.cut_inside
 
 
 def cut_to_passage(text: str, query_terms: Sequence[str], budget_tokens: int, model: TokenModel) -> str:
@@ -131,17 +111,6 @@ def cut_to_passage(text: str, query_terms: Sequence[str], budget_tokens: int, mo
             if passage is not None:
                 return marked_text(text, passage)
     return cut_around(text, query_terms, budget_tokens, model)
-
-
-def marked_text(text: str, passage: Passage) -> str:
-    """The passage's text with :data:`CUT_MARK` where text was left out (around it, and in place of its hidden lines)."""
-    parts: list[str] = []
-    at = passage.start
-    for start, end in passage.hidden:
-        parts += [text[at:start], CUT_MARK]
-        at = end
-    body = "".join(parts) + text[at : passage.end]
-    return (CUT_MARK + " " if passage.cut_before else "") + body + (" " + CUT_MARK if passage.cut_after else "")
 
 
 def best_passage(
@@ -203,14 +172,13 @@ def best_passage(
     top = entry_start(starts, core_first)  # the window grows into no entry above its own
     first, last = grow(costs[top:], core_first - top, core_last - top, room - far_cost)
     first, last = first + top, last + top
-    if rarity and far is None and named and room >= FAR_ROOM:  # the definition of the rarest word, above the window
-        defining = defining_lines(raws, named, rarity, first) or _entry_line(raws, starts, top, first)
-        lead = lead_sentence(raws, costs, hidden, defining, core_first, room)
-        led = None if lead is None else _led(text, lines, lead, core_first, core_last, room)
+    if rarity and far is None and named:  # the definition of the rarest word, or the entry's head, above the window
+        at = (top, core_first, core_last, first)
+        led = _above(text, lines, candidates, starts, at, room, (rarity, named), (weights, liked))
         if led is not None and model.estimate(marked_text(text, led)) <= budget_tokens:
             return led
     while True:
-        passage = _passage(text, lines, first, last, far)
+        passage = passage_of(text, lines, first, last, far)
         over = model.estimate(marked_text(text, passage)) - budget_tokens
         if over <= 0:
             return passage
@@ -225,6 +193,69 @@ def best_passage(
                 over, last = over - lines[last].cost, last - 1
             else:
                 return None
+
+
+def _above(
+    text: str,
+    lines: Sequence[Line],
+    candidates: Sequence[Line],
+    starts: AbstractSet[int],
+    at: tuple[int, int, int, int],
+    room: int,
+    asked: tuple[Mapping[str, float], Sequence[str]],
+    weighed: tuple[Sequence[float] | None, Sequence[float] | None],
+) -> Passage | None:
+    """The window with what it lies under shown above it, or None: in ``room`` of :data:`~.edges.FAR_ROOM`
+    or more, the line above defining the rarest word of the query (``asked``: rarity, terms as asked)
+    or else the API directive starting its entry, and the sentence after it, in a quarter of
+    ``room``; in less, the entry's head only (:func:`_entry_head`). ``at``: the entry's start,
+    the core's first and last lines and the grown window's first line."""
+    top, core_first, core_last, first = at
+    if room < FAR_ROOM:
+        return _entry_head(text, lines, candidates, starts, (top, core_first, first), room, *weighed)
+    raws = text.split("\n")
+    costs, hidden = [line.cost for line in lines], [line.hidden for line in lines]
+    defining = defining_lines(raws, asked[1], asked[0], first) or _entry_line(raws, starts, top, first)
+    lead = lead_sentence(raws, costs, hidden, defining, core_first, room // 4)
+    return None if lead is None else _led(text, lines, lead, core_first, core_last, room)
+
+
+def _entry_head(
+    text: str,
+    lines: Sequence[Line],
+    candidates: Sequence[Line],
+    starts: AbstractSet[int],
+    at: tuple[int, int, int],
+    room: int,
+    weights: Sequence[float] | None,
+    liked: Sequence[float] | None,
+) -> Passage | None:
+    """In a window of under :data:`~.edges.FAR_ROOM` tokens (a search's third and fourth hits at
+    1,000 tokens get 60-190) whose core lies deep in an API entry, the entry's directive and first
+    sentence (:func:`~.edges.lead_sentence`, at most :data:`_HEAD_SHARE` of ``room``), a cut mark,
+    and the best run of ``candidates`` below them in the same entry, in what they leave; None when
+    the window grown as usual (from ``at``'s entry start ``top``, core start and first line) shows
+    that sentence already, or no line below it holds a query word. Such a window sat on an entry's
+    example or notes ('running minimum' in ``accumulate``'s equivalent code) while the sentence
+    that says what the entry does, "Make an iterator that returns accumulated sums", was above it."""
+    top, core_first, shown_first = at
+    raws = text.split("\n")
+    costs = [line.cost for line in lines]
+    entry = _entry_line(raws, starts, top, core_first)
+    hidden = [line.hidden for line in lines]
+    lead = lead_sentence(raws, costs, hidden, entry, core_first, room * _HEAD_SHARE - FAR_MARK_COST)
+    if lead is None or shown_first <= lead[1]:
+        return None
+    below = lead[1] + 2  # a line at least between the two, as _led shows them
+    rest = candidates[below:]
+    if not any(line.found or line.alike for line in rest):
+        return None
+    room_left = room - sum(costs[lead[0] : lead[1] + 1]) - FAR_MARK_COST
+    inside = frozenset(n - below for n in starts if n >= below)
+    first, last = best_run(rest, room_left, weights=weights, starts=inside, alike_weights=liked)
+    if first < 0 or entry_start(starts, first + below) != top:
+        return None
+    return _led(text, lines, lead, first + below, last + below, room)
 
 
 def _entry_line(raws: Sequence[str], starts: AbstractSet[int], top: int, first: int) -> list[int]:
@@ -244,55 +275,16 @@ def _led(
     costs = [line.cost for line in lines[below:]]
     lead_cost = sum(line.cost for line in lines[lead[0] : lead[1] + 1]) + FAR_MARK_COST
     first, last = grow(costs, core_first - below, core_last - below, room - lead_cost)
-    window = _passage(text, lines, first + below, last + below)
+    window = passage_of(text, lines, first + below, last + below)
     top = window.first_line - 1
     between = range(lead[1] + 1, top)
     shown = [not lines[n].hidden and text[lines[n].start : lines[n].end].strip() for n in range(len(lines))]
     gap = ((lines[between[0]].start, lines[between[-1]].end),) if any(shown[n] for n in between) else ()
-    inside = _passage(text, lines, lead[0], lead[1]).hidden  # an entry's index lines, under its directive
+    inside = passage_of(text, lines, lead[0], lead[1]).hidden  # an entry's index lines, under its directive
     return Passage(
         lines[lead[0]].start, window.end, lead[0] + 1, window.last_line, window.lines,
         cut_before=any(shown[: lead[0]]), cut_after=window.cut_after, hidden=inside + gap + window.hidden,
         cut_inside=bool(gap) or window.cut_inside,
-    )  # fmt: skip
-
-
-def _passage(text: str, lines: Sequence[Line], first: int, last: int, far: tuple[int, int] | None = None) -> Passage:
-    """Lines ``first`` .. ``last`` (0-based), and the lines ``far`` after them if any, without blank
-    or hidden lines at either end; its hidden lines' runs as character ranges (each with its
-    line break), and the lines between the two (when they hold text) as one range without
-    its last line break (its cut mark stands on a line of its own); cut before or after when
-    a line that is neither was left out there."""
-
-    def empty(n: int) -> bool:
-        return lines[n].hidden or not text[lines[n].start : lines[n].end].strip()
-
-    gap = range(0)
-    if far is not None:
-        gap = range(last + 1, far[0])
-        if all(empty(n) for n in gap):
-            gap = range(0)  # only blank or hidden lines between: shown as they are
-        last = max(last, far[1])
-    while first < last and empty(first):
-        first += 1
-    while last > first and empty(last):
-        last -= 1
-    start, end = lines[first].start, lines[last].end
-    hidden: list[tuple[int, int]] = []
-    for n in range(first, last + 1):
-        if not lines[n].hidden and n not in gap:
-            continue
-        if hidden and not text[hidden[-1][1] : lines[n].start].strip():  # one mark for runs only blank lines part
-            hidden[-1] = (hidden[-1][0], lines[n].end + 1)
-        else:
-            hidden.append((lines[n].start, lines[n].end + 1))
-        if gap and n == gap[-1]:
-            hidden[-1] = (hidden[-1][0], lines[n].end)
-    return Passage(
-        start, end, first + 1, last + 1, len(lines),
-        cut_before=any(not empty(n) for n in range(first)),
-        cut_after=any(not empty(n) for n in range(last + 1, len(lines))),
-        hidden=tuple(hidden), cut_inside=bool(gap),
     )  # fmt: skip
 
 
