@@ -127,6 +127,10 @@ class Gate:
             return
         if path in ("/", ""):
             scope = dict(scope, path="/mcp", raw_path=b"/mcp")
+        elif path.rstrip("/") != "/mcp":  # the SDK's bare "Not Found" names neither the server nor its endpoint
+            where = f"nothing at {path[:200]}: ctxtrio serves MCP at /mcp (and at /), and GET /health"
+            await _respond(send, 404, {"error": where})
+            return
         length = headers.get("content-length")
         if scope.get("method") != "POST":
             await self._app(scope, receive, send)

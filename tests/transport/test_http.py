@@ -48,6 +48,18 @@ async def test_health(tmp_path: Path) -> None:
         assert response.json()["status"] == "ok" and response.json()["version"]
 
 
+async def test_a_path_that_is_no_endpoint_says_where_mcp_is(tmp_path: Path) -> None:
+    """A client pointed at another path (a host config's /sse, /v1) gets a 404 that names /mcp, / and /health;
+    it got a bare "Not Found" in plain text, which does not say the server is ctxtrio or where to go."""
+    async with http_server(tmp_path / "data") as server, httpx.AsyncClient() as http:
+        for method, path in (("POST", "/sse"), ("GET", "/v1/mcp"), ("POST", "/mcpx")):
+            response = await http.request(method, server.base_url + path, json={})
+            assert response.status_code == 404, (path, response.text)
+            assert response.json() == {
+                "error": f"nothing at {path}: ctxtrio serves MCP at /mcp (and at /), and GET /health"
+            }, response.text
+
+
 async def test_foreign_host_and_origin_rejected(tmp_path: Path) -> None:
     """DNS rebinding: a foreign Host or Origin gets 403, on MCP and health alike."""
     async with http_server(tmp_path / "data") as server, httpx.AsyncClient() as http:
