@@ -17,7 +17,9 @@ them), was held out through the session that tuned recall on the first, and judg
 ``--questions stress/recall_questions3.json`` (60 entries up to f2f080d, none of the first two
 sets' uses, written the same way), was held out through a session that changed no recall rule;
 a fourth, ``--questions stress/recall_questions4.json`` (60 entries up to c412aa1, none of the
-first three sets' uses), likewise:
+first three sets' uses), likewise, and a fifth, ``--questions stress/recall_questions5.json``
+(60 entries up to b813b34, none of the first three sets' uses; its writer did not read the
+fourth), through two sessions:
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those

@@ -106,7 +106,13 @@ files, topics apart from the eleven sets before it), written 2026-12-05, 19:36-1
 reading the manual, kept outside the repository while the next session changed search (its
 writer and the lead only; totals and miss classes; nothing tuned on it), then committed: keyword
 search c412aa1 and b813b34 29/40/44 of 60, 68bba41 31/41/44; with semantic recall
-(all-MiniLM-L6-v2) 29/41/45 on b813b34, 31/42/46 on 68bba41.
+(all-MiniLM-L6-v2) 29/41/45 on b813b34, 31/42/46 on 68bba41. A seventeenth, **held out**
+through the session it judged, ``--questions stress/retrieval_questions_python13.json`` (60
+questions, 20 of each kind over 60 files, topics apart from python..python11; its writer did not
+read python12), written 2026-12-05, 20:13-20:17 UTC by reading the manual, kept outside the
+repository through the next session (its writer and the lead only; totals and miss classes;
+nothing tuned on it), then committed: keyword search b813b34 30/41/44 of 60, 68bba41, 54b81b6 and
+696fbae 31/41/44; with semantic recall (all-MiniLM-L6-v2) 32/40/45 on b813b34, 33/40/45 on 68bba41.
 """
 
 from __future__ import annotations
