@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from .._limits import SEARCH_WORDS
 from ..docs.sandbox import escaped_path
+from ..text.plural import plural
 from ..text.terms import terms, unique_terms
 from .ingest import add_arguments, ingest_command
 from .library import open_library
@@ -111,11 +112,6 @@ def matching_lines(text: str, wanted: set[str], *, context: int = 1, most: int =
     if len(hits) > most:
         out.append(f"  ({plural(len(hits) - most, 'more matching line')} in this chunk; --full shows it)")
     return out
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 chunk``, ``2 chunks``."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 async def forget_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:

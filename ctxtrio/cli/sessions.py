@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from ..text.plural import plural
 from .library import open_library
 from .output import ask, emit_json, err, parse_duration, say, when
 from .transfer import export_args, export_command, import_args, import_command
@@ -154,7 +155,9 @@ async def _lifecycle(config: Config, args: argparse.Namespace, stop: trio.Cancel
             if unchanged:
                 say(f"{session_id} was {'deleted already' if delete else 'not deleted'}")
             else:
-                say(f"{'deleted' if delete else 'restored'} {session_id} ({info.live_entries} live entries)")
+                say(
+                    f"{'deleted' if delete else 'restored'} {session_id} ({plural(info.live_entries, 'live entry', 'live entries')})"
+                )
     if args.json:
         emit_json(done)
     return 0

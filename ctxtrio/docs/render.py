@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._limits import SEARCH_WORDS
+from ..text.plural import plural
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -106,12 +107,12 @@ def render_ingest(result: IngestResult) -> str:
     info = result.doc
     if result.unchanged:
         return (
-            f"Unchanged: {_doc(info)} already holds this file's content ({info.chunks} chunks, {info.tokens} tokens); "
+            f"Unchanged: {_doc(info)} already holds this file's content ({plural(info.chunks, 'chunk')}, {info.tokens} tokens); "
             f"nothing re-ingested. Next: doc_outline, doc_search or doc_window with doc_id={info.doc_id}."
         )
     verb = "Replaced" if result.replaced else "Ingested"
     return (
-        f"{verb} {_doc(info)}: {info.chunks} chunks, {info.tokens} tokens, {info.chars} chars. "
+        f"{verb} {_doc(info)}: {plural(info.chunks, 'chunk')}, {info.tokens} tokens, {info.chars} chars. "
         f"Next: doc_outline, doc_search or doc_window with doc_id={info.doc_id}."
     )
 
@@ -119,13 +120,13 @@ def render_ingest(result: IngestResult) -> str:
 def render_list(docs: Sequence[DocumentInfo]) -> str:
     if not docs:
         return "No documents. Add one with doc_ingest."
-    lines = [f"{len(docs)} documents:"]
+    lines = [f"{plural(len(docs), 'document')}:"]
     lines.extend(_list_line(info) for info in docs)
     return "\n".join(lines)
 
 
 def _list_line(info: DocumentInfo) -> str:
-    return f"- {_doc(info)}: {info.chunks} chunks, {info.tokens} tokens, {info.source}"
+    return f"- {_doc(info)}: {plural(info.chunks, 'chunk')}, {info.tokens} tokens, {info.source}"
 
 
 def render_list_page(
@@ -139,8 +140,8 @@ def render_list_page(
     if not docs:
         return "No documents. Add one with doc_ingest.", 0, None
     if offset >= total:
-        return f"{total} documents; from={offset} is past the end: use from=0 to {total - 1}.", 0, None
-    lines = [f"{total} documents:"]
+        return f"{plural(total, 'document')}; from={offset} is past the end: use from=0 to {total - 1}.", 0, None
+    lines = [f"{plural(total, 'document')}:"]
     used = model.estimate(lines[0]) + model.estimate(f"(next page: doc_list from={total}, {total} more)") + 2
     shown = 0
     for info in docs[offset:]:
@@ -164,7 +165,7 @@ def render_forget(info: DocumentInfo) -> str:
 
 def render_outline(outline: Outline) -> str:
     info = outline.doc
-    lines = [f"{_doc(info)}: {info.chunks} chunks, {info.tokens} tokens. #index [tokens] trail"]
+    lines = [f"{_doc(info)}: {plural(info.chunks, 'chunk')}, {info.tokens} tokens. #index [tokens] trail"]
     if any(entry.summary is not None for entry in outline.entries):
         for entry in outline.entries:
             where = f" {trail_text(entry.trail)}" if entry.trail else ""
@@ -203,7 +204,7 @@ def render_search(result: SearchResult) -> str:
     if not result.hits:
         left_out = _left_out(result)
         if result.omitted:
-            return f"{result.omitted} chunks matched but none fits budget_tokens={result.budget_tokens}; raise it.{left_out}"
+            return f"{plural(result.omitted, 'chunk')} matched but none fits budget_tokens={result.budget_tokens}; raise it.{left_out}"
         return (
             f"No chunk matches {_echo(result.query)}.{left_out} Try other words, or doc_outline to see the structure."
         )
@@ -255,12 +256,12 @@ def render_window(window: Window, *, start: int | None = None) -> str:
     info = window.doc
     if not window.chunks and start is not None:
         return (
-            f"{_doc(info)} has {info.chunks} chunks (#0-{info.chunks - 1}): from={start} is past the end. "
+            f"{_doc(info)} has {plural(info.chunks, 'chunk')} (#0-{info.chunks - 1}): from={start} is past the end. "
             f"Pass from=0 to {info.chunks - 1}, or leave from out to read on from the cursor."
         )
     if not window.chunks:
         return (
-            f"{_doc(info)} has {info.chunks} chunks (#0-{info.chunks - 1}) and the cursor is past the end. "
+            f"{_doc(info)} has {plural(info.chunks, 'chunk')} (#0-{info.chunks - 1}) and the cursor is past the end. "
             "Start over with reset=true, or pass from=N."
         )
     first, last = window.chunks[0].index, window.chunks[-1].index

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from ..text.plural import plural
 from .status import MIN_FOLDED
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def render_opened(result: OpenResult) -> str:
         )
     else:
         text = (
-            f'Resumed {status.session_id} "{status.title}": {status.live_entries} live entries '
+            f'Resumed {status.session_id} "{status.title}": {plural(status.live_entries, "live entry", "live entries")} '
             f"({status.pinned} pinned), {_usage(status)}. context_recall before acting on earlier work."
         )
     return _with_advice(text, status)

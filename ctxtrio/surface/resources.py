@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, NotFoundError
 from ..memory.render import render_status
+from ..text.plural import plural
 from ..tools.guide import guide_text
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ def _doc_resource(info: DocumentInfo) -> dict[str, Any]:
         "uri": doc_uri(info.doc_id),
         "name": info.doc_id,
         "title": info.title,
-        "description": f"Document: {info.chunks} chunks, {info.tokens} tokens (outline and metadata).",
+        "description": f"Document: {plural(info.chunks, 'chunk')}, {info.tokens} tokens (outline and metadata).",
         "mimeType": MIME,
     }
 
@@ -134,7 +135,7 @@ def _session_resource(info: SessionInfo) -> dict[str, Any]:
         "uri": session_uri(info.session_id),
         "name": info.session_id,
         "title": info.title or info.session_id,
-        "description": f"Session: {info.live_entries} live entries (status, pins, latest summary).",
+        "description": f"Session: {plural(info.live_entries, 'live entry', 'live entries')} (status, pins, latest summary).",
         "mimeType": MIME,
     }
 

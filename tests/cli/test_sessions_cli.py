@@ -118,14 +118,14 @@ async def test_delete_and_restore_say_what_changed(tmp_path: Path) -> None:
         async with Client(server(data)) as client:
             await fill(client)
         first = await cli(data, "delete", "ops", "ops", "--yes")
-        assert first.code == 0 and first.out == "deleted ops (1 live entries)\n", first
+        assert first.code == 0 and first.out == "deleted ops (1 live entry)\n", first
         again = await cli(data, "delete", "ops", "--yes")
         assert again.code == 0 and again.out == "ops was deleted already\n", again
         unknown = await cli(data, "restore", "ops", "nope")
         assert unknown.code == 2 and "no session nope" in unknown.err and unknown.out == "", unknown
         assert "DELETED" in (await cli(data, "show", "ops")).out
         restored = await cli(data, "restore", "ops", "auth")
-        assert restored.code == 0 and restored.out == "restored ops (1 live entries)\nauth was not deleted\n", restored
+        assert restored.code == 0 and restored.out == "restored ops (1 live entry)\nauth was not deleted\n", restored
 
 
 async def test_show_marks_pins_tags_summaries_and_status(tmp_path: Path) -> None:

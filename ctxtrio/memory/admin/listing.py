@@ -25,6 +25,7 @@ import trio
 from ..._errors import StoreError
 from ..._limits import LIST_LIMIT, LIST_OFFSET, check_budget, check_range
 from ...store.ids import ID_PATTERN
+from ...text.plural import plural
 from ..model import JournalCheck, SessionInfo, SessionPage
 from ..render import session_line
 from ..sessions.repository import journal_stat, replay, scan_session_ids
@@ -156,7 +157,7 @@ def pack_page(
         used += cost
     next_offset = end if end < total else None
     if offset >= total > 0:  # (as a range it read '6-5 of 2'; doc_list says the same of its from=)
-        past = f"({total} sessions; offset={offset} is past the end: use offset=0 to {total - 1})\n"
+        past = f"({plural(total, 'session')}; offset={offset} is past the end: use offset=0 to {total - 1})\n"
         return SessionPage((), total, offset, None, past)
     return SessionPage(
         tuple(shown), total, offset, next_offset, "".join(lines) + _trailer(offset, end, total, next_offset)
@@ -165,7 +166,9 @@ def pack_page(
 
 def _trailer(offset: int, end: int, total: int, next_offset: int | None) -> str:
     if next_offset is None:
-        return f"({total} sessions)\n" if offset == 0 else f"(sessions {offset + 1}-{end} of {total}; no more)\n"
+        return (
+            f"({plural(total, 'session')})\n" if offset == 0 else f"(sessions {offset + 1}-{end} of {total}; no more)\n"
+        )
     return f"(sessions {offset + 1}-{end} of {total}; next page: offset={next_offset})\n"
 
 

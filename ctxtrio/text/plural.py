@@ -1,0 +1,12 @@
+"""A count and its noun, ``1 chunk`` / ``2 chunks``, for every answer that says how many. Pure.
+
+One helper (it was the CLI's alone) so the tools' answers stop saying "1 sessions" or
+"1 live entries": a small model reads numbers and nouns literally.
+"""
+
+from __future__ import annotations
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 chunk``, ``2 chunks``; ``nouns`` when adding an s is wrong (``entry``, ``entries``)."""
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"

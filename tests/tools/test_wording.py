@@ -1,0 +1,29 @@
+"""Small truths in the tools' answers: one of a thing is singular, and a note says what happened."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from testkit.results import text_of
+from tests.tools.test_sessions import call, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+async def test_one_of_a_thing_is_singular(tmp_path: Path) -> None:
+    """'(1 session)', '1 live entry', '1 chunk', '1 document': a small model reads the noun too."""
+    async with opened(tmp_path) as (_, client):
+        await call(client, "context_open", session_id="s1", title="t")
+        await call(client, "context_append", session_id="s1", text="the build uses trio")
+        assert text_of(await call(client, "context_list_sessions")).endswith("(1 session)")
+        assert ": 1 live entry (0 pinned)" in text_of(await call(client, "context_open", session_id="s1"))
+        ingested = text_of(await call(client, "doc_ingest", doc_id="notes", text="one short chunk of text"))
+        assert ": 1 chunk, " in ingested
+        listed = text_of(await call(client, "doc_list"))
+        assert listed.startswith("1 document:\n") and ": 1 chunk, " in listed
+        past = text_of(await call(client, "doc_window", doc_id="notes", **{"from": 5}))
+        assert " has 1 chunk (#0-0): from=5 is past the end" in past
+        for n in range(2):
+            await call(client, "context_append", session_id="s1", text=f"note {n} about the parser")
+        assert ": 3 live entries (0 pinned)" in text_of(await call(client, "context_open", session_id="s1"))
