@@ -82,7 +82,7 @@ async def doctor_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     if config.llm_enabled:
         await _llm(config, report)
     else:
-        report.add("llm", True, "off (--no-llm): summaries are extractive")
+        report.add("llm", True, "off (--no-llm / CTX_LLM_ENABLED=false): summaries are extractive")
     healthy = all(ok for _, ok, _ in report.lines) and not (args.strict and report.warned)
     if args.json:
         emit_json(

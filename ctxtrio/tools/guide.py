@@ -15,6 +15,11 @@ if TYPE_CHECKING:
 
 __all__ = ["GUIDE", "guide_text"]
 
+#: What turns the LLM off, both spellings: Config keeps no record of which one gave a value,
+#: and naming only the flag sent a user whose host config set the variable looking for a flag
+#: (the budget line says "--budget / CTX_BUDGET" for the same reason).
+_LLM_OFF = "--no-llm / CTX_LLM_ENABLED=false"
+
 _WORKFLOW = """\
 ctxtrio keeps what does not fit in your context window. Nothing is automatic: call it.
 Sessions (working memory):
@@ -35,7 +40,7 @@ def guide_text(ctx: Wiring) -> str:
         model = config.llm_model or "whatever model is loaded"
         summarizer = f"LLM at {config.llm_base_url} ({model}), extractive when it is down or too slow"
     else:
-        summarizer = "extractive only (--no-llm)"
+        summarizer = f"extractive only (LLM off: {_LLM_OFF})"
     roots = ", ".join(str(root) for root in config.ingest_roots) or "none: inline text only"
     settings = [
         f"data dir: {ctx.data.root}",
@@ -73,7 +78,7 @@ def _window(ctx: Wiring) -> str:
     if ctx.live.context_length is not None:
         return f"{ctx.live.context_length} tokens (detected from the server)"
     if not ctx.config.llm_enabled:
-        return "unknown (--no-llm); set --budget to fit your model's window"
+        return f"unknown (LLM off: {_LLM_OFF}); set --budget to fit your model's window"
     return (
         "not detected (yet): this server reports no context length (llama-cpp-python tells it only "
         "when a request overflows; LM Studio, llama.cpp, Ollama and vLLM report it); set --budget to be sure"

@@ -27,7 +27,7 @@ async def test_a_data_dir_that_does_not_exist_is_a_warning_not_created(tmp_path:
     plain = await cli(missing, "doctor")
     assert plain.code == 0, (plain.out, plain.err)
     assert f"warn data dir: {missing} does not exist: nothing is stored there" in plain.out
-    assert "llm: off (--no-llm)" in plain.out
+    assert "llm: off (--no-llm / CTX_LLM_ENABLED=false)" in plain.out
     assert not missing.exists()
     assert (await cli(missing, "doctor", "--strict")).code == 1
     assert not missing.exists()

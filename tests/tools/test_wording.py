@@ -27,3 +27,11 @@ async def test_one_of_a_thing_is_singular(tmp_path: Path) -> None:
         for n in range(2):
             await call(client, "context_append", session_id="s1", text=f"note {n} about the parser")
         assert ": 3 live entries (0 pinned)" in text_of(await call(client, "context_open", session_id="s1"))
+
+
+async def test_the_guide_names_both_ways_the_llm_was_turned_off(tmp_path: Path) -> None:
+    """CTX_LLM_ENABLED=false is how a host config's env block turns the LLM off: the guide named only --no-llm."""
+    async with opened(tmp_path) as (_, client):
+        guide = text_of(await call(client, "context_guide"))
+        assert "- summaries: extractive only (LLM off: --no-llm / CTX_LLM_ENABLED=false)" in guide
+        assert "- context window: unknown (LLM off: --no-llm / CTX_LLM_ENABLED=false); set --budget" in guide
