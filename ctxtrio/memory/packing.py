@@ -371,6 +371,8 @@ def _trailer(
         named = " ".join(pin.id for pin in pins_missing[:_NAMED_PINS])
         if len(pins_missing) > _NAMED_PINS:
             named += f" +{len(pins_missing) - _NAMED_PINS}"
-        parts.append(f"pins over budget_tokens: {named}")
+        # Not "over budget_tokens": a pin that fits alone may leave to make room for the answer's own
+        # lines (the closing line, the token count), and a model told it is too big unpins it.
+        parts.append(f"pins not shown, too little room in budget_tokens: {named}")
     parts.extend(notes)
     return "(" + "; ".join(parts) + ")\n" if parts else ""

@@ -91,7 +91,7 @@ def test_pins_that_do_not_fit_are_named_never_dropped_silently() -> None:
     shown = [e.id for e in result.entries]
     assert shown and set(shown) | set(result.pins_not_fit) == set(pins)
     assert all(pin in result.text for pin in result.pins_not_fit)
-    assert "pins over budget_tokens" in result.text
+    assert "pins not shown, too little room in budget_tokens" in result.text
 
 
 def test_matches_that_do_not_fit_are_counted() -> None:

@@ -35,3 +35,18 @@ async def test_the_guide_names_both_ways_the_llm_was_turned_off(tmp_path: Path) 
         guide = text_of(await call(client, "context_guide"))
         assert "- summaries: extractive only (LLM off: --no-llm / CTX_LLM_ENABLED=false)" in guide
         assert "- context window: unknown (LLM off: --no-llm / CTX_LLM_ENABLED=false); set --budget" in guide
+
+
+async def test_a_pin_that_fits_alone_is_not_said_to_be_over_the_budget(tmp_path: Path) -> None:
+    """At budget_tokens=50 a pin within 50 tokens leaves to make room for the answer's own lines: say that."""
+    async with opened(tmp_path) as (ctx, client):
+        await call(client, "context_open", session_id="s1", title="t")
+        pin = "Decision: we use PostgreSQL 16 for the main store because of jsonb indexing."
+        await call(client, "context_append", session_id="s1", text=pin, pinned=True)
+        recalled = await call(client, "context_recall", session_id="s1", budget_tokens=50)
+        assert recalled.structured_content is not None
+        assert recalled.structured_content["ids"] == []  # the pin left (the case this test is about)
+        assert ctx.live.tokens.current.estimate(pin) < 50
+        text = text_of(recalled)
+        assert "over budget_tokens" not in text
+        assert "(pins not shown, too little room in budget_tokens: e2)" in text
