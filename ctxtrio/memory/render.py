@@ -9,8 +9,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from .._limits import COMPACT_TARGET
 from ..text.plural import plural
-from .status import MIN_FOLDED
+from .status import DEFAULT_KEEP_RECENT, DEFAULT_TARGET_TOKENS, MIN_FOLDED
 
 if TYPE_CHECKING:
     from .model import Appended, CompactResult, OpenResult, RecallResult, SessionInfo, SessionStatus, UpdateResult
@@ -43,11 +44,26 @@ def _advice(status: SessionStatus) -> str:
     if status.foldable < MIN_FOLDED and status.advice != "ok":  # compacting cannot help: the warning says what does
         lines.append("Over budget." if status.advice == "compact now" else "Above 80% of the budget.")
     elif status.advice == "compact now":
-        lines.append("Over budget: call context_compact now.")
+        lines.append(f"Over budget: call context_compact{_compact_args(status)} now.")
     elif status.advice == "compact soon":
-        lines.append("Above 80% of the budget: call context_compact soon.")
+        lines.append(f"Above 80% of the budget: call context_compact{_compact_args(status)} soon.")
     lines.extend(f"Warning: {warning}." for warning in status.warnings)
     return "\n".join(lines)
+
+
+def _compact_args(status: SessionStatus) -> str:
+    """The arguments the advised compaction needs when its defaults would not help, else empty.
+
+    A model follows the advice as written: at --budget 200, a compaction that kept the newest
+    10 entries folded nothing, or one that summarized to 400 tokens left 198% of the budget,
+    and each answer said "call context_compact now" again (a loop).
+    """
+    args: list[str] = []
+    if status.foldable - DEFAULT_KEEP_RECENT < MIN_FOLDED:  # the default keeps them all: fold half
+        args.append(f"keep_recent={min(status.foldable - MIN_FOLDED, status.foldable // 2)}")
+    if DEFAULT_TARGET_TOKENS > status.budget_tokens // 2:  # the summary alone could take the budget
+        args.append(f"target_tokens={max(COMPACT_TARGET.low, status.budget_tokens // 4)}")
+    return " with " + " ".join(args) if args else ""
 
 
 def _with_advice(text: str, status: SessionStatus) -> str:

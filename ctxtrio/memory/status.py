@@ -11,7 +11,15 @@ if TYPE_CHECKING:
     from .._live import Live
     from .state.columns import SessionState
 
-__all__ = ["MAX_PINS", "MIN_FOLDED", "NOTHING_TO_FOLD", "session_status", "summary_status"]
+__all__ = [
+    "DEFAULT_KEEP_RECENT",
+    "DEFAULT_TARGET_TOKENS",
+    "MAX_PINS",
+    "MIN_FOLDED",
+    "NOTHING_TO_FOLD",
+    "session_status",
+    "summary_status",
+]
 
 #: Pins beyond this many crowd the window (practitioners cap anchors at 20-30).
 MAX_PINS: Final = 30
@@ -19,6 +27,10 @@ MAX_PINS: Final = 30
 SOON: Final = 0.8
 #: A compaction folds at least this many entries (one entry folded into one summary would save little).
 MIN_FOLDED: Final = 2
+#: context_compact's defaults (the library's and the tool's): the advice names an argument when
+#: these would fold nothing or leave a summary the budget cannot hold (_advice in render.py).
+DEFAULT_KEEP_RECENT: Final = 10
+DEFAULT_TARGET_TOKENS: Final = 400
 #: The warning of a session near or over its budget that holds nothing context_compact can fold.
 NOTHING_TO_FOLD: Final = (  # no tool named: the compact profile (tools/compact.py) has no context_update
     f"nothing left to fold (pins and summaries are never folded, and a compaction folds at least {MIN_FOLDED} "

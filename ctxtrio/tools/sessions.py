@@ -26,6 +26,7 @@ from ..memory.model import (
     SessionStatus,
     UpdateResult,
 )
+from ..memory.status import DEFAULT_KEEP_RECENT, DEFAULT_TARGET_TOKENS
 from .deadline import llm_deadline
 from .output import Output
 from .results import ToolResult, text_result
@@ -176,8 +177,8 @@ SESSION_TABLE: tuple[Tool, ...] = (
         description="When context_status advises: fold old unpinned entries into a summary (undo: restore it).",
         params=(
             _SID,
-            Param("keep_recent", "integer", default=10, bounds=KEEP_RECENT),
-            Param("target_tokens", "integer", default=400, bounds=COMPACT_TARGET),
+            Param("keep_recent", "integer", default=DEFAULT_KEEP_RECENT, bounds=KEEP_RECENT),
+            Param("target_tokens", "integer", default=DEFAULT_TARGET_TOKENS, bounds=COMPACT_TARGET),
             Param("dry_run", "boolean", default=False),
         ),
         handler=context_compact,

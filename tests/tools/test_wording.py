@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from testkit.results import text_of
@@ -50,3 +51,22 @@ async def test_a_pin_that_fits_alone_is_not_said_to_be_over_the_budget(tmp_path:
         text = text_of(recalled)
         assert "over budget_tokens" not in text
         assert "(pins not shown, too little room in budget_tokens: e2)" in text
+
+
+async def test_following_the_compaction_advice_to_the_letter_never_loops(tmp_path: Path) -> None:
+    """At budget 200 the defaults (keep_recent=10, target_tokens=400) fold little or nothing: the advice names
+    the arguments that fold, so each call it advises folds something, until nothing is left to fold."""
+    async with opened(tmp_path) as (ctx, client):
+        ctx.live.budget_tokens = 200
+        await call(client, "context_open", session_id="s1", title="t")
+        for n in range(14):
+            text = text_of(await call(client, "context_append", session_id="s1", text=f"note {n}: flaky test {n}"))
+        advised = 0
+        while match := re.search(r"call context_compact(?: with ([^.]*?))? (?:now|soon)\.", text):
+            arguments: dict[str, object] = {"session_id": "s1"}
+            arguments.update((key, int(value)) for key, value in (kv.split("=") for kv in (match[1] or "").split()))
+            text = text_of(await call(client, "context_compact", **arguments))
+            assert text.startswith("Folded "), (arguments, text)
+            advised += 1
+            assert advised < 10, text
+        assert advised >= 2 and "nothing left to fold" in text

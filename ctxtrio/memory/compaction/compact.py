@@ -18,7 +18,7 @@ from ...llm.summarizer import Wait, to_the_end
 from ...store.results import JournalChangedError
 from ..model import CompactResult
 from ..sessions.store import same_state
-from ..status import session_status
+from ..status import DEFAULT_KEEP_RECENT, DEFAULT_TARGET_TOKENS, session_status
 from .finishing import pending_summaries, replacement_records, still_pending
 from .plan import (
     entries_extract,
@@ -51,8 +51,8 @@ class CompactionMethods:
         self,
         session_id: str,
         *,
-        keep_recent: int = 10,
-        target_tokens: int = 400,
+        keep_recent: int = DEFAULT_KEEP_RECENT,
+        target_tokens: int = DEFAULT_TARGET_TOKENS,
         dry_run: bool = False,
         reason: str | None = None,
         wait: Wait = to_the_end,
