@@ -79,7 +79,7 @@ def render_status(status: SessionStatus) -> str:
     lines = [
         f'{status.session_id} "{status.title}": {_usage(status)}, advice: {status.advice}',
         f"{status.live_entries} live ({status.pinned} pinned, {status.pinned_tokens} tokens; "
-        f"{status.summaries} summaries), {status.superseded} superseded, {status.deleted} deleted",
+        f"{plural(status.summaries, 'summary', 'summaries')}), {status.superseded} superseded, {status.deleted} deleted",
         f"budget: {status.budget_source}; token counts: {status.token_source}",
     ]
     return _with_advice("\n".join(lines), status)

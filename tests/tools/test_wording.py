@@ -28,6 +28,8 @@ async def test_one_of_a_thing_is_singular(tmp_path: Path) -> None:
         for n in range(2):
             await call(client, "context_append", session_id="s1", text=f"note {n} about the parser")
         assert ": 3 live entries (0 pinned)" in text_of(await call(client, "context_open", session_id="s1"))
+        await call(client, "context_compact", session_id="s1", keep_recent=0)
+        assert "(0 pinned, 0 tokens; 1 summary)" in text_of(await call(client, "context_status", session_id="s1"))
 
 
 async def test_the_guide_names_both_ways_the_llm_was_turned_off(tmp_path: Path) -> None:
