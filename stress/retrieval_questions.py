@@ -112,7 +112,14 @@ questions, 20 of each kind over 60 files, topics apart from python..python11; it
 read python12), written 2026-12-05, 20:13-20:17 UTC by reading the manual, kept outside the
 repository through the next session (its writer and the lead only; totals and miss classes;
 nothing tuned on it), then committed: keyword search b813b34 30/41/44 of 60, 68bba41, 54b81b6 and
-696fbae 31/41/44; with semantic recall (all-MiniLM-L6-v2) 32/40/45 on b813b34, 33/40/45 on 68bba41.
+696fbae 31/41/44; with semantic recall (all-MiniLM-L6-v2) 32/40/45 on b813b34, 33/40/45 on 68bba41. A dev set,
+``--questions stress/retrieval_questions_python15.json`` (60 questions, 20 of each kind over 58
+files, topics apart from every committed set; 24 of them, 16 of the paraphrases, in ``c-api/``,
+the largest part of the manual no set used), written 2026-12-06, 00:39-00:43 UTC by reading the
+manual with its natural questions asked as by someone who has not read the page (at most one or
+two of the manual's key terms): keyword search 54b81b6 and 0f12975 24/28/32 of 60 (natural 6,
+paraphrase 2 at 1,000), where the sets before it whose natural questions use the manual's words
+answer 17-19 of 20 natural questions.
 """
 
 from __future__ import annotations
