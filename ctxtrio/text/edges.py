@@ -60,7 +60,9 @@ _WHOLE_SHARE: Final = 3
 _RAREST_SHARE: Final = 0.9
 #: reST markup no page shows and no reader needs: an ``.. index::`` directive (its entries follow,
 #: on its line and the lines indented under it: ``single: directory; creating``), and a link
-#: target (``.. _tut-keyword-only:``). Python's docs hold 845 and 1,775 of them. Also the directives
+#: target, a label (``.. _tut-keyword-only:``) or a URL's name (``.. _setuptools: https://...``, the URL
+#: perhaps on the indented line below). Python's docs hold 845 and 1,775 + 87 of them: a URL's name
+#: holding the word asked for made a window's core of the line (distributing/index). Also the directives
 #: Sphinx renders as nothing on the page: the authors of a module, section or code (shown only with
 #: show_authors, off by default; 346 lines in Python's docs, two under most module titles), the
 #: language of code blocks (highlight), the module the entries below belong to (currentmodule) and a
@@ -68,7 +70,7 @@ _RAREST_SHARE: Final = 0.9
 _RST_UNSHOWN: Final = re.compile(
     r"[ \t]*\.\.[ \t]+(?:index|moduleauthor|sectionauthor|codeauthor|highlight|currentmodule|tabularcolumns)::"
 )
-_RST_TARGET: Final = re.compile(r"[ \t]*\.\.[ \t]+_[^:`\s][^:`]*:[ \t]*$")
+_RST_TARGET: Final = re.compile(r"[ \t]*\.\.[ \t]+_(?:[^:`\s][^:`]*|`[^`]+`):(?:[ \t]+\S+)?[ \t]*$")
 #: Inline markup a line that goes on with the sentence above it may start with.
 _MARKUP_GOES_ON: Final = re.compile(r"\s*(?:[`(\[\"'“]|[*_:]\S)")
 
@@ -100,15 +102,13 @@ def hidden_lines(raws: Sequence[str]) -> frozenset[int]:
 
 
 def _rst_hidden(raws: Sequence[str]) -> list[int]:
-    """The lines of reST directives no page shows (:data:`_RST_UNSHOWN`, with the lines indented
-    under them) and link targets."""
+    """The lines of reST directives no page shows (:data:`_RST_UNSHOWN`) and link targets
+    (:data:`_RST_TARGET`), with the lines indented under them."""
     out: list[int] = []
     number = 0
     while number < len(raws):
         raw = raws[number]
-        if _RST_TARGET.match(raw):
-            out.append(number)
-        elif _RST_UNSHOWN.match(raw):
+        if _RST_UNSHOWN.match(raw) or _RST_TARGET.match(raw):  # a target's URL may go on indented below it
             indent = indent_of(raw)
             out.append(number)
             while number + 1 < len(raws) and raws[number + 1].strip() and indent_of(raws[number + 1]) > indent:

@@ -193,3 +193,41 @@ def test_the_definition_shown_above_a_window_skips_its_index_entries() -> None:
         shown = _shown(text, existed, budget)
         assert shown.startswith(f"{CUT_MARK} {lead}"), budget
         assert "and the directory existed" in shown and MODEL.estimate(shown) <= budget, budget
+
+
+#: "Why doesn't Python ship with setuptools and twine built in?": distributing/index's chunk #2
+#: (python_distributing_index.rst.txt), which starts with two external link targets.
+SHIP = Asked(
+    focus=["ship", "setuptools", "twine", "built"],
+    named=["python", "ship", "setuptools", "twine", "built"],
+    rarity={"python": 0.007, "ship": 0.72, "setuptools": 0.383, "twine": 1.0, "built": 0.067},
+    trail=("Distributing Python Modules", "Open source licensing and collaboration"),
+    rate=0.357,
+)
+
+
+def test_external_link_targets_are_hidden() -> None:
+    """A link target that names a URL (``.. _setuptools: https://...``, its name backquoted or not,
+    the URL perhaps on the indented line below) renders as nothing on the page, as a label does; a
+    line that only starts like one is kept."""
+    raws = [
+        ".. _setuptools: https://setuptools.readthedocs.io/en/latest/",
+        ".. _`Python Packaging User Guide`: https://packaging.python.org",
+        ".. _label:",
+        ".. _Project structure: \\",
+        "   https://packaging.python.org/tutorials/packaging-projects/#packaging-your-project",
+        "",
+        ".. _setuptools: is a tool, and so on",
+    ]
+    assert hidden_lines(raws) == frozenset({0, 1, 2, 3, 4})
+
+
+def test_a_window_does_not_settle_on_an_external_link_target() -> None:
+    """The rarest word but one asked for ('setuptools') on the link target at the chunk's top made it
+    the window's core there (what a 1,000-token search gives its first hit: 452 tokens), and the
+    window, kept above 'Installing the tools' (a heading its trail lacks), ended on that heading
+    without the sentence under it that answers. Hidden, the target holds no word, and the window
+    shows the answer."""
+    shown = _shown(_read("python_distributing_index.rst.txt"), SHIP, 452)
+    assert "The standard library does not include build tools that support modern" in shown
+    assert "readthedocs" not in shown and MODEL.estimate(shown) <= 452
