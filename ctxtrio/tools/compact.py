@@ -68,8 +68,7 @@ def _in_own_words(result: ToolResult) -> ToolResult:
 async def _run(name: str, ctx: Wiring, given: dict[str, JSON], call: Call) -> ToolResult:
     """The full tool ``name``'s handler on arguments this profile already parsed (None: its default),
     its answer in this profile's words."""
-    tool = _FULL[name]
-    return _in_own_words(await tool.handler(ctx, parsed_for(tool.params, given), call))
+    return await _as_full(name, ctx, parsed_for(_FULL[name].params, given), call)
 
 
 async def _as_full(name: str, ctx: Wiring, args: Args, call: Call) -> ToolResult:
