@@ -73,7 +73,12 @@ class Config:
         "http://localhost:1234/v1", "--llm-base-url", "CTX_LLM_BASE_URL", "URL", "OpenAI-compatible endpoint"
     )
     llm_model: str = setting(
-        "", "--llm-model", "CTX_LLM_MODEL", "ID", "Model id sent to the endpoint", shown="empty: the loaded model"
+        "",
+        "--llm-model",
+        "CTX_LLM_MODEL",
+        "ID",
+        "Model id sent to the endpoint",
+        shown="empty: the loaded model (calibration takes the first model the server lists whose id does not hold `embed`)",
     )
     llm_api_key: str | None = setting(
         None, None, "CTX_LLM_API_KEY", "KEY", "Sent as `Authorization: Bearer` to the endpoint"

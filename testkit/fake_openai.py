@@ -159,6 +159,10 @@ class FakeServer:
     context_style: ContextStyle = "llamacpp"
     n_ctx: int = 8192
     model_id: str = "fake-model-7b"
+    #: Ids ``GET /v1/models`` lists before ``model_id``: models a server serves beside it, such as
+    #: an embedding model (LM Studio's ``text-embedding-nomic-embed-text-v1.5``, the model key its
+    #: docs' "List Downloaded Models" page shows). Chats name no model, so they reach ``model_id``.
+    listed_first: tuple[str, ...] = ()
     reply: Reply = _default_reply
     rates: Mapping[str, float] = field(default_factory=lambda: dict(TRUE_RATES))
     base_url: str = ""
@@ -198,6 +202,7 @@ class FakeServer:
             models: list[dict[str, object]] = [{"id": self.model_id, "object": "model"}]
             if self.context_style == "vllm":
                 models[0]["max_model_len"] = self.n_ctx
+            models[:0] = [{"id": other, "object": "model"} for other in self.listed_first]
             return JSONResponse({"object": "list", "data": models})
         answer = self._tokenize(route, payload) or self._context(route)
         if answer is not None:

@@ -21,6 +21,7 @@ import trio
 from .._errors import LLMError, StoreError
 from ..llm.client import open_llm_client
 from ..llm.messages import LLMSettings
+from ..llm.models import chat_model_among, embedding_models_among
 from ..store.index_errors import IndexBusyError, IndexDamagedError
 from ..store.layout import not_a_directory
 from .aside import free_space, set_aside
@@ -226,7 +227,16 @@ async def _llm(config: Config, report: Report) -> None:
                 warn=True,
             )
             return
-        model = config.llm_model or (models[0] if models else None)
+        model = config.llm_model or chat_model_among(models)
+        if not config.embed_model and (embedding := embedding_models_among(models)):
+            # Semantic recall is opt-in (nothing loads beside the user's model unasked), but a
+            # server that already serves an embedding model makes it one flag away.
+            report.add(
+                "embeddings",
+                True,
+                f"the model server lists {_quoted(embedding)}: --embed-model {embedding[0]} (CTX_EMBED_MODEL) "
+                "adds search by meaning to keyword search (README: Semantic recall)",
+            )
         try:
             tokens = await llm.tokenize(_SAMPLE)
             length = await llm.context_length(model)
@@ -258,6 +268,11 @@ async def _llm(config: Config, report: Report) -> None:
         f"{config.llm_base_url} reachable; model {model or 'none loaded'}; "
         f"tokenize {tokenize}; context length {context}",
     )
+
+
+def _quoted(names: list[str]) -> str:
+    shown = ", ".join(names[:3])
+    return f"embedding model {shown}" if len(names) == 1 else f"embedding models {shown}"
 
 
 COMMANDS: dict[str, Command] = {"doctor": doctor_command}

@@ -55,6 +55,7 @@ from ._requests import Requests
 from ._wire import optional, parse_completion, parse_embeddings, parse_model_ids
 from .breaker import Breaker, BreakerState
 from .messages import ChatMessage, Completion, LLMSettings
+from .models import chat_model_among
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Sequence
@@ -157,11 +158,11 @@ class LLMClient:
         return await self._requests.call("GET", f"{self._settings.base_url}/models", None, parse_model_ids)
 
     async def loaded_model(self) -> str | None:
-        """The configured model, else the first one the server lists (None if it lists none)."""
+        """The configured model, else the first language model the server lists (None if it
+        lists none; see :func:`.models.chat_model_among`)."""
         if self._settings.model:
             return self._settings.model
-        models = await self.list_models()
-        return models[0] if models else None
+        return chat_model_among(await self.list_models())
 
     async def tokenize(self, text: str) -> int | None:
         """The exact token count of ``text`` from the server's tokenizer, or None if it has none.

@@ -148,6 +148,18 @@ async def test_models_tokenize_and_context_from_the_fake(
     assert await client.tokenize(TEXT) is None
 
 
+async def test_the_loaded_model_is_a_language_model_when_an_embedding_model_is_listed_first(
+    nursery: trio.Nursery,
+) -> None:
+    """Unconfigured, the client calibrates and summarizes with the first language model the server lists,
+    not an embedding model listed before it (a summary asked of it fails; its tokenizer is another's)."""
+    listed = FakeServer(model_id="gemma-3-270m-it", listed_first=("text-embedding-nomic-embed-text-v1.5",))
+    _, settings = await _served(nursery, listed)
+    async with open_llm_client(settings) as client:
+        assert await client.list_models() == ["text-embedding-nomic-embed-text-v1.5", "gemma-3-270m-it"]
+        assert await client.loaded_model() == "gemma-3-270m-it"
+
+
 @pytest.mark.parametrize("style", ["lmstudio", "llamacpp", "vllm", "ollama"])
 async def test_context_length_of_each_server_style(nursery: trio.Nursery, style: ContextStyle) -> None:
     """LM Studio's loaded_context_length, llama.cpp's n_ctx, vLLM's max_model_len and Ollama's are all found."""
