@@ -144,13 +144,18 @@ async def test_the_thesaurus_finds_the_page_in_the_documentation_words(
 @pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="Debian's python3.11-doc is not installed")
 async def test_the_thesaurus_over_the_python_docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Over python3.11-doc's 497 reST files: 'a checksum of a file' finds hashlib first (checksum: hash, digest);
-    without the thesaurus, zipfile's page comes first."""
+    'a trend line through my data points' finds statistics first (the third pass's 'trend line':
+    linear_regression, regression, correlation); without the thesaurus, neither page comes first."""
     async with opened(tmp_path) as ctx:
         for path in sorted(PYTHON_DOCS.rglob("*.rst.txt")):
             doc_id = str(path.relative_to(PYTHON_DOCS)).removesuffix(".rst.txt").replace("/", ".")[-64:]
             await ctx.documents.ingest(text=path.read_text(encoding="utf-8"), doc_id=doc_id)
         found = await ctx.documents.search("a checksum of a file", budget_tokens=100_000, limit=3)
+        trend = await ctx.documents.search("a trend line through my data points", budget_tokens=100_000, limit=3)
         monkeypatch.setattr(thesaurus, "alike", lambda *args, **kwargs: {})
         without = await ctx.documents.search("a checksum of a file", budget_tokens=100_000, limit=3)
+        no_trend = await ctx.documents.search("a trend line through my data points", budget_tokens=100_000, limit=3)
     assert [hit.doc_id for hit in found.hits][:1] == ["library.hashlib"], [hit.doc_id for hit in found.hits]
     assert [hit.doc_id for hit in without.hits][:1] != ["library.hashlib"]
+    assert [hit.doc_id for hit in trend.hits][:1] == ["library.statistics"], [hit.doc_id for hit in trend.hits]
+    assert [hit.doc_id for hit in no_trend.hits][:1] != ["library.statistics"]

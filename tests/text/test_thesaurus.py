@@ -84,10 +84,14 @@ def test_the_shipped_table_is_large_parsed_and_says_how_it_was_written() -> None
 
 def test_the_shipped_table_speaks_for_software() -> None:
     """Words people use for a thing map to the documentation's: checksum -> hash, leading zeros -> zfill,
-    unchangeable -> immutable, cut spaces -> strip; a word for no such thing gains nothing."""
+    unchangeable -> immutable, cut spaces -> strip, refcount -> incref, typeface -> font, hashmap -> dict;
+    a word for no such thing gains nothing."""
     assert "hash" in alike(["checksum"])["checksum"]
     assert "zfill" in alike(["leading", "zeros"])["zeros"]
     assert "immutable" in alike(["unchangeable"])["unchangeable"]
     assert "strip" in alike(["cut", "spaces"])["spaces"]
+    assert "incref" in alike(["refcount"])["refcount"]
+    assert "font" in alike(["typeface"])["typeface"]
+    assert "dict" in alike(["hashmap"])["hashmap"]
     assert alike(["zzzqx"]) == {}
     assert thesaurus.loaded()
