@@ -17,7 +17,8 @@ in priority order:
    shown cut, around their passage densest in the query's words (recent mode: from its
    start), with ``[...]`` where text was left out (:func:`ctxtrio.text.long_lines.cut_by_sentences`:
    whole lines, and the sentences of a long line; :func:`ctxtrio.text.cutting.cut_around`
-   when not even one fits), when nothing else was shown or at least :data:`_MIN_CUT_ROOM`
+   when not even one fits; its first sentence above the passage when that holds a query word and
+   is short, :func:`.headline.with_headline`), when nothing else was shown or at least :data:`_MIN_CUT_ROOM`
    tokens are left, and no pin had to leave to make room for the closing line. In query mode they keep their rank and share the budget as doc_search's
    hits do: from where each is met, :data:`_CUT_SHARE` of the budget left (at least
    :data:`_MIN_CUT_ROOM`; a later one whose share would be less takes all of it) is kept for
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from ..text.cutting import CUT_MARK
 from ..text.embedding import coverage
 from ..text.long_lines import cut_by_sentences
+from .headline import with_headline
 from .model import Entry, RecallResult
 from .ranking import place
 from .state.base import entry_line
@@ -311,7 +313,9 @@ def _cut_entry(item: Item, query_terms: Sequence[str], room: int, model: TokenMo
     room_for_text = room - head
 
     def attempt(text_room: int) -> tuple[str, str, int] | None:
-        text = cut_by_sentences(item.text, query_terms, text_room, model)
+        text = with_headline(
+            item.text, cut_by_sentences(item.text, query_terms, text_room, model), query_terms, text_room, model
+        )
         if text != item.text and item.text.startswith(text):  # a prefix cut: mark its end too
             text = f"{text.rstrip()} {CUT_MARK}"
         line = entry_line(item.id, item.role, item.pinned, item.tags, text)
