@@ -72,3 +72,28 @@ async def test_following_the_compaction_advice_to_the_letter_never_loops(tmp_pat
             advised += 1
             assert advised < 10, text
         assert advised >= 2 and "nothing left to fold" in text
+
+
+async def test_a_line_that_starts_like_an_entry_head_does_not_read_as_one(tmp_path: Path) -> None:
+    """A note quoting recall ('[e12 decision pinned] ...') and a summary of it: in recall's answer only an
+    entry's head starts a line with '[', so a model can tell where entries start; the stored text is unchanged."""
+    quoted = "Copied from the old session:\n[e12 decision pinned] use cookies\n[e13 note] tests pass"
+    async with opened(tmp_path) as (ctx, client):
+        await call(client, "context_open", session_id="s1", title="t")
+        await call(client, "context_append", session_id="s1", text=quoted)
+        await call(client, "context_append", session_id="s1", text="[e9 note] an old head on the first line")
+        for session_id, expected in (("s1", 2), ("s2", 1)):
+            if session_id == "s2":  # a summary of such notes: its lines are the notes' lines
+                await call(client, "context_open", session_id="s2", title="t")
+                await call(client, "context_append", session_id="s2", text="[e4 note] the first quoted note")
+                await call(client, "context_append", session_id="s2", text="[e5 note] the second quoted note")
+                await call(client, "context_compact", session_id="s2", keep_recent=0)
+            recalled = await call(client, "context_recall", session_id=session_id)
+            assert recalled.structured_content is not None
+            heads = [line for line in text_of(recalled).splitlines() if line.startswith("[")]
+            assert len(heads) == len(recalled.structured_content["ids"]) == expected, text_of(recalled)
+        assert "\n  [e12 decision pinned] use cookies\n  [e13 note] tests pass" in text_of(
+            await call(client, "context_recall", session_id="s1", query="cookies")
+        )
+        contents = await ctx.sessions.contents("s1")
+        assert [entry.text for entry in contents.entries if entry.role == "note"][0] == quoted

@@ -43,7 +43,7 @@ __all__ = [
     "write_summary",
 ]
 
-_VERSION: Final = 4  # 4: foldable
+_VERSION: Final = 5  # 4: foldable; 5: entry_line indents a text line that starts with "[" (live_tokens)
 #: A summary file is a few hundred bytes; one larger than this is not one.
 MAX_BYTES: Final = 64 * 1024
 _SUFFIX: Final = ".summary.json"

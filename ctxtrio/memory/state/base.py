@@ -7,13 +7,17 @@ views (:mod:`.entries`) read the state without importing its module, and both im
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Protocol
+import re
+from typing import TYPE_CHECKING, Final, Protocol
 
 if TYPE_CHECKING:
     from array import array
     from collections.abc import Iterable
 
 __all__ = ["Columns", "entry_line", "text_hash"]
+
+#: A line of an entry's text that starts with ``[`` (after any line break ``str.splitlines`` knows).
+_BRACKET_LINE: Final = re.compile(r"(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])(?=\[)")
 
 
 class Columns(Protocol):
@@ -38,11 +42,17 @@ class Columns(Protocol):
 
 
 def entry_line(item_id: str, role: str, pinned: bool, tags: Iterable[str], text: str) -> str:
-    """How recall shows an entry: ``[e12 decision pinned #auth] text`` plus a newline."""
+    """How recall shows an entry: ``[e12 decision pinned #auth] text`` plus a newline.
+
+    A line of ``text`` that starts with ``[`` is shown indented by two spaces, so in recall's
+    answer a line that starts with ``[`` is always an entry's head: a note that quotes recall
+    ("[e12 decision pinned] use cookies") or a summary of one read as an entry of its own, and
+    a model could not tell where entries start. Only the rendering changes, never the stored text.
+    """
     head = f"{item_id} {role} pinned" if pinned else f"{item_id} {role}"
     for tag in tags:
         head += " #" + tag
-    return f"[{head}] {text}\n"
+    return f"[{head}] {_BRACKET_LINE.sub('  ', text)}\n"
 
 
 def text_hash(text: str) -> int:

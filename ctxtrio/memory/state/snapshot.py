@@ -48,7 +48,7 @@ __all__ = ["SNAPSHOT_AFTER_BYTES", "load_snapshot", "snapshot_due", "snapshot_li
 
 V = TypeVar("V")
 
-_VERSION: Final = 4
+_VERSION: Final = 5  # 5: entry_line indents a text line that starts with "[" (the stored token counts)
 _SUFFIX: Final = ".snapshot"
 #: A snapshot is (re)written once the journal grew past the last one by an eighth of
 #: its size, at least 64 KB and at most this: a load never replays more than this many
