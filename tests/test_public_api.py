@@ -64,6 +64,8 @@ async def test_every_returned_type_is_exported(tmp_path: Path) -> None:
         assert_type(appended.status, ctxtrio.SessionStatus)
         updated = await ctx.sessions.update("s", appended.entry.id, pinned=False)
         assert_type(updated, ctxtrio.UpdateResult)
+        assert_type(updated.folded_into, str | None)
+        assert_type(updated.still_folded, tuple[str, ...])
         compacted = await ctx.sessions.compact("s", keep_recent=0, dry_run=True)
         assert_type(compacted, ctxtrio.CompactResult)
         page = await ctx.sessions.page_sessions()

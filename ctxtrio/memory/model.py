@@ -171,12 +171,19 @@ class CompactResult:
 
 @dataclass(frozen=True, slots=True)
 class UpdateResult:
-    """An entry after a pin, delete or restore; ``restored`` lists entries brought back."""
+    """An entry after a pin, delete or restore; ``restored`` lists entries brought back.
+
+    ``folded_into``: a restored entry's summary, when that summary is live: it still says what
+    it said of the entry (its text is never rewritten), so recall may show both. ``still_folded``:
+    the entries that summary (or this entry, when it is a summary) still keeps out of recall.
+    """
 
     entry: Entry
     changed: bool
     restored: tuple[str, ...]
     status: SessionStatus
+    folded_into: str | None = None
+    still_folded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,6 +75,14 @@ def _span(ids: tuple[str, ...]) -> str:
     return ids[0] if len(ids) == 1 else f"{ids[0]}..{ids[-1]}"
 
 
+def _listed(ids: tuple[str, ...], whole: tuple[str, ...] = ()) -> str:
+    """``ids`` as a span when they are all of ``whole``; else a few one by one (what is left of a
+    compaction after some entries were restored one by one is no span), or a count and a span."""
+    if ids == whole or len(ids) > 4:
+        return _span(ids) if ids == whole else f"{len(ids)} entries, {_span(ids)}"
+    return " ".join(ids)
+
+
 def render_status(status: SessionStatus) -> str:
     lines = [
         f'{status.session_id} "{status.title}": {_usage(status)}, advice: {status.advice}',
@@ -141,13 +149,26 @@ def render_updated(result: UpdateResult) -> str:
         text = f"{entry.id} unchanged ({entry.status}{', pinned' if entry.pinned else ''})."
     elif result.restored and entry.folds:
         text = f"Undid compaction {entry.id}: {len(result.restored)} entries ({_span(result.restored)}) are live again."
-    elif entry.status == "deleted" and entry.folds:  # a summary: "brings it back" was false (restore undoes it)
+    elif entry.status == "deleted" and entry.folds and result.still_folded:  # "brings it back" was false
         text = (
-            f"{entry.id} deleted; the entries it folds ({_span(entry.folds)}) stay out of recall; "
+            f"{entry.id} deleted; the entries it folds ({_listed(result.still_folded, entry.folds)}) stay out of recall; "
             "restore=true undoes its compaction (they come back, the summary does not)."
         )
+    elif entry.status == "deleted" and entry.folds:  # deleted, or retired by a restore: nothing left to undo
+        text = f"{entry.id} deleted; the entries it folded ({_span(entry.folds)}) are live already (each restored)."
     elif entry.status == "deleted":
         text = f"{entry.id} deleted; restore=true brings it back."
+    elif result.restored and result.folded_into is not None:  # its summary still says it: recall may show both
+        summary = result.folded_into
+        if result.still_folded:
+            back = "comes" if len(result.still_folded) == 1 else "come"
+            undo = f"undoes that compaction ({_listed(result.still_folded)} {back} back too; the summary goes)"
+        else:
+            undo = "retires it (it folds nothing else now)"
+        text = (
+            f"{entry.id} restored; summary {summary} still says what it said of it, so recall may show both: "
+            f"restore=true on {summary} {undo}."
+        )
     elif result.restored:
         text = f"{entry.id} restored."
     else:

@@ -237,3 +237,27 @@ async def test_deleting_a_summary_says_what_becomes_of_what_it_folds(tmp_path: P
         "restore=true undoes its compaction (they come back, the summary does not)."
     ), text_of(deleted)
     assert text_of(restored).startswith(f"Undid compaction {summary_id}: 4 entries (e2..e5) are live again.")
+
+
+async def test_restoring_one_folded_entry_says_its_summary_still_holds_it(tmp_path: Path) -> None:
+    """A summary's text is never rewritten, so a restored entry is also in it: the answer says so and names the
+    restore that undoes the rest; a summary whose entries were each restored is not said to keep them out."""
+    async with opened(tmp_path) as (ctx, client):
+        for n in range(4):
+            await call(client, "context_append", session_id="s", text=f"note {n}: the parser fails on tabs, case {n}")
+        await call(client, "context_compact", session_id="s", keep_recent=1)  # e2..e4 into e6
+        one = text_of(await call(client, "context_update", session_id="s", entry_id="e3", restore=True))
+        assert one.startswith(
+            "e3 restored; summary e6 still says what it said of it, so recall may show both: "
+            "restore=true on e6 undoes that compaction (e2 e4 come back too; the summary goes)."
+        ), one
+        updated = await ctx.sessions.update("s", "e2", restore=True)
+        assert (updated.folded_into, updated.still_folded) == ("e6", ("e4",))
+        last = text_of(await call(client, "context_update", session_id="s", entry_id="e4", restore=True))
+        assert "restore=true on e6 retires it (it folds nothing else now)." in last, last
+        deleted = text_of(await call(client, "context_update", session_id="s", entry_id="e6", delete=True))
+        assert deleted.startswith("e6 deleted; the entries it folded (e2..e4) are live already (each restored)."), (
+            deleted
+        )
+        recalled = text_of(await call(client, "context_recall", session_id="s"))
+        assert [line[:4] for line in recalled.splitlines() if line.startswith("[")] == ["[e2 ", "[e3 ", "[e4 ", "[e5 "]

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from .columns import SessionState
     from .entries import Item
 
-__all__ = ["patch_for"]
+__all__ = ["folding_after", "patch_for"]
 
 
 def patch_for(
@@ -28,3 +28,16 @@ def patch_for(
         back = tuple(folded.id for folded in state.unfoldable(item))
         return ({"restored": True} if back or not item.deleted else {}), back
     return ({"restored": True} if not item.live else {}), ((item.id,) if not item.live else ())
+
+
+def folding_after(item: Item, state: SessionState, folded_into: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """After an update of ``item`` (``folded_into``: the summary that superseded it before, if any):
+    that summary if it is live, and the entries that summary (or ``item``, a summary) still supersedes.
+
+    A restored entry stays in its summary's text, which is never rewritten: the answer says so,
+    and names the restore that undoes the rest (a model saw the entry twice in recall, unsaid)."""
+    summary = state.items.get(folded_into) if folded_into is not None else (item if item.folds else None)
+    if summary is None or (summary is not item and summary.status != "live"):
+        return None, ()
+    still = tuple(folded.id for folded in state.unfoldable(summary))
+    return (None if summary is item else summary.id), still
