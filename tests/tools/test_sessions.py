@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 import trio
+import trio.testing
 from mcp import Client
 
 from ctxtrio._app import build_server
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult
 
     from ctxtrio._wiring import Wiring
+    from ctxtrio.llm.summarizer import Wait
 
 
 @asynccontextmanager
@@ -261,3 +263,43 @@ async def test_restoring_one_folded_entry_says_its_summary_still_holds_it(tmp_pa
         )
         recalled = text_of(await call(client, "context_recall", session_id="s"))
         assert [line[:4] for line in recalled.splitlines() if line.startswith("[")] == ["[e2 ", "[e3 ", "[e4 ", "[e5 "]
+
+
+class _GatedSummarizer(RecordingSummarizer):
+    """Extractive, but each summary waits for :attr:`go` (so other compactions arrive meanwhile)."""
+
+    def __init__(self, ctx: Wiring) -> None:
+        super().__init__(ctx)
+        self.go = trio.Event()
+
+    async def before(self, wait: Wait) -> None:
+        await self.go.wait()
+
+
+async def test_compactions_that_waited_say_which_compaction_folded_the_entries(tmp_path: Path) -> None:
+    """Three context_compact calls at once: the two that waited for the first name its summary, not only 'nothing to fold'."""
+    config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
+    async with open_wiring(config) as ctx:
+        summarizer = _GatedSummarizer(ctx)
+        sessions = SessionService(ctx.store, ctx.live, summarizer)
+        ctx = dataclasses.replace(ctx, context=dataclasses.replace(ctx.context, sessions=sessions))
+        async with Client(build_server(ctx)) as client:
+            for n in range(6):
+                await call(client, "context_append", session_id="s1", text=f"note {n} about the parser")
+            answers: list[str] = []
+
+            async def compact() -> None:
+                answers.append(text_of(await call(client, "context_compact", session_id="s1", keep_recent=2)))
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(3):
+                    nursery.start_soon(compact)
+                await trio.testing.wait_all_tasks_blocked()
+                summarizer.go.set()
+            alone = text_of(await call(client, "context_compact", session_id="s1", keep_recent=2))
+    assert answers[0].startswith("Folded 4 entries (e2..e5) into e8:"), answers
+    for later in answers[1:]:
+        assert later.startswith(
+            "Nothing folded: another compaction folded them while this call waited: e8 (e2..e5); nothing to fold: "
+        ), later
+    assert alone.startswith("Nothing folded: nothing to fold: "), alone  # no compaction ran meanwhile

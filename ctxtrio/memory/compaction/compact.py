@@ -22,6 +22,7 @@ from ..status import DEFAULT_KEEP_RECENT, DEFAULT_TARGET_TOKENS, session_status
 from .finishing import pending_summaries, replacement_records, still_pending
 from .plan import (
     entries_extract,
+    folded_meanwhile,
     nothing_folded,
     plan_compaction,
     still_foldable,
@@ -77,6 +78,10 @@ class CompactionMethods:
         reason: str | None,
         wait: Wait,
     ) -> CompactResult:
+        waited_from = None
+        if session.compact_lock.locked():  # another compaction of this session runs: name what it folds below
+            async with session.lock:
+                waited_from = len(session.state) if session.state is not None else None
         async with session.compact_lock:
             slices = SliceFile(session.path)
             finished = ""
@@ -91,6 +96,8 @@ class CompactionMethods:
                 )
                 if dry_run or not plan.folded:
                     note = "" if plan.folded else nothing_folded(plan.candidates, keep_recent)
+                    if not plan.folded and waited_from is not None:
+                        note = "; ".join(part for part in (folded_meanwhile(state, waited_from), note) if part)
                     note = "; ".join(part for part in (note, finished) if part)
                     return CompactResult(
                         session.session_id,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..state.entries import Item
 
 __all__ = [
-    "CompactionPlan", "entries_extract", "fold_plan", "nothing_folded", "plan_compaction", "still_foldable", "summary_record",
+    "CompactionPlan", "entries_extract", "fold_plan", "folded_meanwhile", "nothing_folded", "plan_compaction", "still_foldable", "summary_record",
     "summary_tokens",
 ]  # fmt: skip
 
@@ -62,6 +62,17 @@ def nothing_folded(candidates: int, keep_recent: int) -> str:
         f"nothing to fold: keep_recent={keep_recent} keeps the newest of the {candidates} live unpinned entries, "
         f"and a compaction folds at least {MIN_FOLDED}: keep_recent={candidates - MIN_FOLDED} or less folds the older ones"
     )
+
+
+def folded_meanwhile(state: SessionState, since: int) -> str:
+    """The compactions written at or after ordinal ``since`` (while a call waited for the one running),
+    as the reason it found nothing to fold: three calls at once answered "Nothing folded: nothing to
+    fold: 2 live unpinned entries ..." twice, which reads as if the session never had any."""
+    written = [state.order[ordinal] for ordinal in range(since, len(state))]
+    said = [f"{item.id} ({item.folds[0]}..{item.folds[-1]})" for item in written if item.folds and item.live]
+    if not said:
+        return ""
+    return f"another compaction folded them while this call waited: {', '.join(said)}"
 
 
 def fold_plan(chosen: Sequence[Item], candidates: int) -> CompactionPlan:
