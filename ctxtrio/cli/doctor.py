@@ -24,6 +24,7 @@ from ..llm.messages import LLMSettings
 from ..llm.models import chat_model_among, embedding_models_among
 from ..store.index_errors import IndexBusyError, IndexDamagedError
 from ..store.layout import not_a_directory
+from ..text.plural import plural
 from .aside import free_space, set_aside
 from .embeddings import check_embeddings, check_session_vectors, probe_dimension
 from .library import open_library
@@ -149,7 +150,7 @@ async def _sessions(ctx: Wiring, report: Report) -> None:
     report.add(
         "sessions",
         not damage,
-        f"{check.sessions} ({check.deleted} deleted), {check.records} records; journals {damage or 'ok'}",
+        f"{check.sessions} ({check.deleted} deleted), {plural(check.records, 'record')}; journals {damage or 'ok'}",
     )
 
 
@@ -159,21 +160,21 @@ def _damage(torn: int, malformed: int, *, copied: bool) -> str:
         parts.append(f"{torn} with a torn last line (a crash mid-write; skipped, healed by the next append)")
     if malformed:
         done = "copied to quarantine/ and skipped" if copied else "skipped (a server's read copies them to quarantine/)"
-        parts.append(f"{malformed} malformed line(s), {done}")
+        parts.append(f"{plural(malformed, 'malformed line')}, {done}")
     return "; ".join(parts)
 
 
 async def _documents(ctx: Wiring, report: Report) -> Mapping[str, int]:
     """Current generation journal name -> chunks the catalog promises."""
     check = await ctx.documents.check_journals()
-    missing = [f"{doc_id} has {found} of {promised} chunks" for doc_id, found, promised in check.short]
+    missing = [f"{doc_id} has {found:,} of {plural(promised, 'chunk')}" for doc_id, found, promised in check.short]
     damage = "; ".join([_damage(check.torn, check.malformed, copied=not ctx.store.read_only), *missing])
     chunks_total = sum(check.journals.values())
     report.facts["documents"] = {"count": len(check.journals), "chunks": chunks_total}
     report.add(
         "documents",
         not damage.strip("; "),
-        f"{len(check.journals)}, {chunks_total} chunks; journals {damage.strip('; ') or 'ok'}",
+        f"{len(check.journals)}, {plural(chunks_total, 'chunk')}; journals {damage.strip('; ') or 'ok'}",
     )
     return check.journals
 
@@ -184,7 +185,7 @@ async def _index(ctx: Wiring, report: Report, *, repair: bool) -> None:
         report.add(
             "index",
             not rebuilt.behind,
-            f"rebuilt {rebuilt.rebuilt} document journal(s), dropped {rebuilt.dropped} stale; "
+            f"rebuilt {plural(rebuilt.rebuilt, 'document journal')}, dropped {rebuilt.dropped} stale; "
             + (f"{len(rebuilt.behind)} still differ" if rebuilt.behind else "in step"),
         )
         return
@@ -200,10 +201,11 @@ async def _index(ctx: Wiring, report: Report, *, repair: bool) -> None:
         report.add(
             "index",
             False,
-            f"{len(behind)} document(s) not fully indexed, {len(stale)} stale journal(s): run ctxtrio doctor --repair",
+            f"{plural(len(behind), 'document')} not fully indexed, {plural(len(stale), 'stale journal')}: "
+            "run ctxtrio doctor --repair",
         )
     else:
-        report.add("index", True, f"in step: {check.rows} rows for {check.documents} documents")
+        report.add("index", True, f"in step: {plural(check.rows, 'row')} for {plural(check.documents, 'document')}")
 
 
 async def _llm(config: Config, report: Report) -> None:

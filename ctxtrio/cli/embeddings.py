@@ -25,6 +25,7 @@ from ..store.reading import DiskFullError
 from ..store.vector_look import look
 from ..store.vector_schema import VectorsBusyError
 from ..store.vectors import VectorStore
+from ..text.plural import plural
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -102,10 +103,12 @@ async def check_embeddings(
         "unmigrated": bool(left),  # another layout, left as it is (no --repair)
         "error": error,
     }
-    repaired = f"; dropped {dropped} vector rows of documents gone or of another model" if repair else ""
+    repaired = f"; dropped {plural(dropped, 'vector row')} of documents gone or of another model" if repair else ""
     # An upgraded file's vectors are linked at the server's next start: say so, lest it be deleted.
-    waiting = f"; {older} vectors of an older layout, taken at the server's next start, no request" if older else ""
-    progress = f"{embedded} of {total} chunks embedded{f'; {left}' if left else waiting}{repaired}"
+    waiting = (
+        f"; {plural(older, 'vector')} of an older layout, taken at the server's next start, no request" if older else ""
+    )
+    progress = f"{embedded:,} of {plural(total, 'chunk')} embedded{f'; {left}' if left else waiting}{repaired}"
     if error is not None:
         return (
             False,
@@ -140,7 +143,13 @@ async def check_session_vectors(
         "unmigrated": bool(check.layout),
     }
     repaired = (
-        f"; dropped {check.dropped} vector rows of sessions or entries gone or of another model" if repair else ""
+        f"; dropped {plural(check.dropped, 'vector row')} of sessions or entries gone or of another model"
+        if repair
+        else ""
     )
     left = f"; session {check.layout}" if check.layout else ""
-    return True, f"{check.embedded} of {check.entries} live session entries embedded{left}{repaired}", facts
+    return (
+        True,
+        f"{check.embedded:,} of {plural(check.entries, 'live session entry', 'live session entries')} embedded{left}{repaired}",
+        facts,
+    )

@@ -50,6 +50,7 @@ from ..store.vector_task import Pending, VectorTask
 from ..store.vectors import VectorHit
 from ..text.embedding import PART_CHARS, Part, text_parts
 from ..text.leads import entry_leads
+from ..text.plural import plural
 from .chunks import chunk_on_line
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def describe_semantic(status: EmbeddingStatus | None) -> str:
     if status is None:
         return "semantic recall: off (keyword search only; --embed-model ID adds search by meaning)"
     dim = f"{status.dimension} dimensions" if status.dimension is not None else "dimension not known yet"
-    done = f"{status.chunks_embedded} of {status.chunks_total} chunks embedded"
+    done = f"{status.chunks_embedded:,} of {plural(status.chunks_total, 'chunk')} embedded"
     if status.chunks_refused:
         done += f", {status.chunks_refused} refused by the endpoint"
     state = status.state

@@ -40,6 +40,7 @@ import logging
 from typing import TYPE_CHECKING, Final
 
 from .._errors import LLMInterruptedError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
+from ..text.plural import plural
 from .messages import Completion
 
 if TYPE_CHECKING:
@@ -107,16 +108,16 @@ def completed(
             raise NoFirstTokenError(f"POST {url}: no answer within {first_s:g} s", headers=headers)
         if answer.chunks == 0:
             raise NoFirstTokenError(f"POST {url}: no first token within {first_s:g} s", headers=headers)
-        raise LLMTimeoutError(f"POST {url}: stream silent for {stall_s:g} s after {answer.chunks} chunks")
+        raise LLMTimeoutError(f"POST {url}: stream silent for {stall_s:g} s after {plural(answer.chunks, 'chunk')}")
     if not answer.done and answer.finish_reason is None:
         # Neither [DONE] nor a finish reason: the server went away mid-answer (a
         # close-delimited body ends "cleanly" when its process dies).
-        raise LLMUnavailableError(f"POST {url}: the stream ended mid-answer after {answer.chunks} chunks")
+        raise LLMUnavailableError(f"POST {url}: the stream ended mid-answer after {plural(answer.chunks, 'chunk')}")
     if answer.finish_reason is None:
         # [DONE] without a finish reason: cut off for another request (see client's docstring).
         raise LLMInterruptedError(
-            f"POST {url}: the server ended the stream without a finish reason after {answer.chunks} chunks "
-            f"({len(answer.text)} characters): interrupted by another request"
+            f"POST {url}: the server ended the stream without a finish reason after {plural(answer.chunks, 'chunk')} "
+            f"({plural(len(answer.text), 'character')}): interrupted by another request"
         )
     text = answer.text.strip()
     if not text:

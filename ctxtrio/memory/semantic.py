@@ -48,6 +48,7 @@ from ..store.vector_look import look
 from ..store.vector_task import Pending, VectorTask
 from ..store.vectors import VectorStore
 from ..text.embedding import text_parts
+from ..text.plural import plural
 from .admin.prune import replay_records
 from .model import EntryVectorCheck
 from .sessions.repository import scan_session_ids
@@ -140,7 +141,7 @@ class EntryVectors(VectorTask):
     def describe(self) -> str:
         """One line for context_status and context_guide: how far the session entries are embedded."""
         entries, refused, vectors = self._progress.stored
-        line = f"session entries by meaning: {entries} embedded ({vectors} vectors)"
+        line = f"session entries by meaning: {entries:,} embedded ({plural(vectors, 'vector')})"
         if refused:
             line += f", {refused} refused by the endpoint"
         return f"{line}; {self.state}"

@@ -64,8 +64,9 @@ async def guide_says(client: Client, state: str) -> bool:
     with trio.move_on_after(25):
         while True:
             _, said = await call(client, "context_guide")
-            line = next((line for line in said.splitlines() if "chunks embedded" in line), "")
-            done = re.search(r"(\d+) of (\d+) chunks embedded", line)
+            # "1 of 1 chunk embedded", "1,200 of 1,200 chunks embedded" (text/plural).
+            done = re.search(r"([\d,]+) of ([\d,]+) chunks? embedded", said)
+            line = next((line for line in said.splitlines() if done is not None and done[0] in line), "")
             whole = done is not None and done.group(1) == done.group(2) != "0"
             if line.endswith(f"; {state}") and (whole or state != "caught up"):
                 return True

@@ -47,7 +47,7 @@ async def test_a_document_indexed_a_moment_later_is_in_step(autojump_clock: trio
     again after the first pause."""
     documents = _Documents([BEHIND, BEHIND, IN_STEP])
     ok, line = await _line(documents)
-    assert ok and line == "in step: 1 rows for 1 documents"
+    assert ok and line == "in step: 1 row for 1 document"
     assert documents.asked_at == [0.0, 0.25, 0.75]
 
 
@@ -55,5 +55,5 @@ async def test_a_gap_no_server_fills_is_bad_after_the_pauses(autojump_clock: tri
     """Behind at every look (no server catches the journal up): BAD naming --repair, after every pause."""
     documents = _Documents([BEHIND])
     ok, line = await _line(documents)
-    assert not ok and line.startswith("1 document(s) not fully indexed") and "doctor --repair" in line
+    assert not ok and line.startswith("1 document not fully indexed") and "doctor --repair" in line
     assert documents.asked_at == [0.0, 0.25, 0.75, 1.75, 3.75]

@@ -101,10 +101,10 @@ async def test_plain_doctor_leaves_every_file_as_it_was(tmp_path: Path, monkeypa
         before = snapshot(data)
         ran = await doctor(data, fake, url)
         assert snapshot(data) == before
-    assert "in step: 1 rows for 1 documents" in line(ran, "index"), ran.out
-    assert "1 of 1 chunks embedded" in line(ran, "embeddings"), ran.out
+    assert "in step: 1 row for 1 document" in line(ran, "index"), ran.out
+    assert "1 of 1 chunk embedded" in line(ran, "embeddings"), ran.out
     assert "session vectors file of an older layout (schema 3), left as it is" in line(ran, "session vectors")
-    assert "1 malformed line(s), skipped (a server's read copies them to quarantine/)" in line(ran, "sessions")
+    assert "1 malformed line, skipped (a server's read copies them to quarantine/)" in line(ran, "sessions")
 
 
 #: The other process: the vectors file's rows deleted (committed, so in its -wal alone: no checkpoint
@@ -148,8 +148,8 @@ async def test_plain_doctor_beside_a_writer_reads_its_commits(tmp_path: Path, mo
                 await writer.wait()
     assert after == before
     assert writer.returncode == 0
-    assert "0 of 1 chunks embedded" in line(ran, "embeddings"), ran.out
-    assert "in step: 1 rows for 1 documents" in line(ran, "index"), ran.out
+    assert "0 of 1 chunk embedded" in line(ran, "embeddings"), ran.out
+    assert "in step: 1 row for 1 document" in line(ran, "index"), ran.out
 
 
 async def test_plain_doctor_says_a_damaged_index_is_bad_and_repair_rebuilds_it(tmp_path: Path) -> None:
@@ -200,8 +200,8 @@ async def test_plain_doctor_says_a_damaged_vectors_file_is_bad_and_repair_starts
     assert "database disk image is malformed" in line(plain, "session vectors")
     assert f"{cure}: every entry is then embedded again" in line(plain, "session vectors")
     assert repaired.code == 0, repaired.out
-    assert "0 of 1 chunks embedded" in line(repaired, "embeddings")
-    assert "0 of 1 live session entries embedded" in line(repaired, "session vectors")
+    assert "0 of 1 chunk embedded" in line(repaired, "embeddings")
+    assert "0 of 1 live session entry embedded" in line(repaired, "session vectors")
     sent = [text for request in fake.requests for text in request]
     assert any("rollback takes the previous image" in text for text in sent), sent
     assert any("tokens expire after an hour" in text for text in sent), sent

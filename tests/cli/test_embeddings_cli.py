@@ -37,7 +37,7 @@ async def test_doctor_says_whether_embeddings_work(tmp_path: Path) -> None:
         on = await cli(data, "doctor", "--embed-model", fake.model, "--embed-base-url", url)
         nursery.cancel_scope.cancel()
     assert on.code == 0, on.out
-    assert f"ok  embeddings: fake-embed at {url} works, 24 dimensions; 0 of 1 chunks embedded" in on.out
+    assert f"ok  embeddings: fake-embed at {url} works, 24 dimensions; 0 of 1 chunk embedded" in on.out
     dead = await cli(data, "doctor", "--json", "--embed-model", "m", "--embed-base-url", closed_port_url())
     facts = dead.json()
     assert dead.code == 1 and facts["embeddings"]["reachable"] is False and facts["embeddings"]["chunks"] == 1
@@ -70,9 +70,7 @@ async def test_doctor_checks_and_repairs_the_session_vectors(tmp_path: Path) -> 
     }
     assert repaired.code == 0, repaired.out
     # Rows, not vectors: a vector stays while the server keeps texts no row names (store/vectors.py).
-    line = (
-        "ok  session vectors: 0 of 2 live session entries embedded; dropped 1 vector rows of sessions or entries gone"
-    )
+    line = "ok  session vectors: 0 of 2 live session entries embedded; dropped 1 vector row of sessions or entries gone"
     assert line in repaired.out, repaired.out
 
 
@@ -123,15 +121,13 @@ async def test_doctor_leaves_an_older_vectors_file_as_it_is_and_repair_migrates_
     assert facts["session_vectors"]["unmigrated"] is True
     lines = {c["area"]: c["detail"] for c in facts["checks"]}
     left = "vectors file of an older layout (schema 3), left as it is: the server's next start or doctor --repair"
-    assert (
-        f"0 of 1 chunks embedded; {left} migrates it, its 2 vectors then taken with no request" in lines["embeddings"]
-    )
-    assert f"0 of 1 live session entries embedded; session {left} migrates it" in lines["session vectors"]
+    assert f"0 of 1 chunk embedded; {left} migrates it, its 2 vectors then taken with no request" in lines["embeddings"]
+    assert f"0 of 1 live session entry embedded; session {left} migrates it" in lines["session vectors"]
     assert repaired.code == 0, repaired.out
     facts = repaired.json()
     assert facts["embeddings"]["unmigrated"] is False and facts["session_vectors"]["unmigrated"] is False
     line = next(c["detail"] for c in facts["checks"] if c["area"] == "embeddings")
-    assert "0 of 1 chunks embedded; 2 vectors of an older layout, taken at the server's next start" in line
+    assert "0 of 1 chunk embedded; 2 vectors of an older layout, taken at the server's next start" in line
     for path in (chunks, entries):
         with closing(sqlite3.connect(path)) as conn:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == 4

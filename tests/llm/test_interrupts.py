@@ -35,7 +35,7 @@ async def test_a_cut_off_stream_is_interrupted_not_a_failure(
             await client.complete(ASK, max_tokens=500)  # about 3.5 s of prompt, then 9 s of answer
         assert client.breaker_state is BreakerState.CLOSED, what
     assert model.interrupted == 1 and model.served[0].generated < model.served[0].planned
-    assert ("after 1 chunks (0 characters)" in str(raised.value)) == (what == "prompt evaluation")
+    assert ("after 1 chunk (0 characters)" in str(raised.value)) == (what == "prompt evaluation")
 
 
 async def test_a_summary_interrupted_by_a_second_client_goes_on_and_keeps_only_whole_answers(
