@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ import trio
 
 from .._errors import InputError
 from ..store.journal_files import fsync_dir
+from ..text.plural import plural
 from .library import open_library
 from .output import emit_json, err, flush_output, say, write_out
 from .progress import Progress
@@ -59,6 +61,7 @@ def export_args(p: argparse.ArgumentParser) -> None:
 
 def import_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="an export (- for stdin)")
+    p.add_argument("-v", "--verbose", action="store_true", help="without a terminal, a progress line per session")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
@@ -81,7 +84,10 @@ async def export_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         flush_output()
     else:
         await trio.to_thread.run_sync(_write_atomically, Path(args.output), payload)
-    err(f"exported {len(ids)} session(s), {count} records" + ("" if args.output == "-" else f" to {args.output}"))
+    err(
+        f"exported {plural(len(ids), 'session')}, {plural(count, 'record')}"
+        + ("" if args.output == "-" else f" to {args.output}")
+    )
     return 0
 
 
@@ -149,8 +155,11 @@ async def import_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     sessions = read_export(text, name)
     total = sum(len(records) for records in sessions.values())
     results: list[ImportResult] = []
+    started = trio.current_time()
     async with open_library(config, stop) as ctx:
-        with Progress("import", total=total, unit="records", items=len(sessions)) as progress:
+        # As ingest: a bar on a terminal; without one (a log, a pipe) no line per session unless --verbose,
+        # since each session's outcome is said below anyway, and the closing line counts them.
+        with Progress("import", total=total, unit="records", items=len(sessions), quiet=not args.verbose) as progress:
             for session_id, records in sessions.items():
                 result = await ctx.sessions.import_session(session_id, records)
                 results.append(result)
@@ -176,7 +185,7 @@ async def import_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         for note in r.skipped:
             say(f"{r.source_id}: passed over {note}")
         if r.outcome == "imported":
-            detail = f"{r.records} records, ids {r.ids}"
+            detail = f"{plural(r.records, 'record')}, ids {r.ids}"
             if r.remapped_entries:
                 detail += f" ({r.remapped_entries} entry ids changed)"
             say(f"{r.source_id}: imported{where} ({detail})")
@@ -184,4 +193,9 @@ async def import_command(config: Config, args: argparse.Namespace, stop: trio.Ca
             say(f"{r.source_id}: already stored{where} but deleted: restored")
         else:
             say(f"{r.source_id}: unchanged (already stored{where})")
+    outcomes = Counter(r.outcome for r in results)
+    say(
+        f"done: {outcomes['imported']} imported, {outcomes['restored']} restored, {outcomes['unchanged']} unchanged; "
+        f"{plural(total, 'record')} in {trio.current_time() - started:.2f} s"
+    )
     return 0

@@ -64,7 +64,7 @@ async def test_export_delete_import_gives_the_same_recall(tmp_path: Path) -> Non
             before = await answers(client)
             exported = await cli(data, "export", "--all", "-o", str(dump))
             assert exported.code == 0, exported.err
-            assert "exported 2 session(s)" in exported.err
+            assert "exported 2 sessions" in exported.err
             deleted = await cli(data, "delete", "auth", "ops", "--yes")
             assert deleted.code == 0, deleted.err
             gone = await client.call_tool("context_recall", {"session_id": "auth", "query": "cookie"})
@@ -158,3 +158,21 @@ async def test_prune_dry_run_changes_nothing(tmp_path: Path) -> None:
     assert journal.stat().st_size == size
     bad = await cli(data, "prune", "--older-than", "soon")
     assert bad.code == 2 and "bad duration" in bad.err
+
+
+async def test_import_without_a_terminal_says_one_line_per_session_and_a_closing_count(tmp_path: Path) -> None:
+    """As ingest: no progress line per session on stderr without a terminal (--verbose brings them back);
+    each session's outcome once on stdout, then one closing count."""
+    data, dump = tmp_path / "data", tmp_path / "all.jsonl"
+    with trio.fail_after(120):
+        async with Client(server(data)) as client:
+            for session_id in ("a", "b", "c"):
+                await client.call_tool("context_append", {"session_id": session_id, "text": f"note of {session_id}"})
+        assert (await cli(data, "export", "--all", "-o", str(dump))).code == 0
+        fresh = tmp_path / "fresh"
+        imported = await cli(fresh, "import", str(dump))
+        assert imported.code == 0 and imported.err == "", imported
+        assert imported.out.count("imported (2 records, ids preserved)") == 3, imported.out
+        assert imported.out.splitlines()[-1].startswith("done: 3 imported, 0 restored, 0 unchanged; 6 records in ")
+        verbose = await cli(fresh, "import", str(dump), "--verbose")
+        assert verbose.err.count("import ") == 3 and ": unchanged" in verbose.err, verbose
