@@ -72,11 +72,14 @@ async def search_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     if not result.hits:
         say(f"no match for {query!r}")
     wanted = set(unique_terms(query))
-    for hit in result.hits:
+    for rank, hit in enumerate(result.hits, start=1):
         trail = " > ".join(hit.trail)
         source = sources.get(hit.doc_id, "")
         where = escaped_path(source) if source and source != "inline" else f'"{hit.title}" (inline text)'
-        say(f"{where}  [{hit.doc_id} #{hit.index}{' · ' + trail if trail else ''} · score {hit.score:.2f}]")
+        # The rank, not the score: BM25 is near 0 for words half the chunks or more hold ("score 0.00" for
+        # every hit), and the hits are ordered by the re-ranking, which the score alone does not follow.
+        found = f"hit {rank}{', by meaning' if hit.by_meaning else ''}"
+        say(f"{where}  [{hit.doc_id} #{hit.index}{' · ' + trail if trail else ''} · {found}]")
         if args.full:
             say(hit.text.rstrip() + (" ..." if hit.cut else ""))
         else:

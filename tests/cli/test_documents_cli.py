@@ -98,6 +98,21 @@ async def test_second_ingest_skips_unchanged_and_replaces_changed(tmp_path: Path
     assert "second version" in long.out and "only the first 16 distinct words" in long.out
 
 
+async def test_search_names_each_hits_rank_not_a_score_that_rounds_to_zero(tmp_path: Path) -> None:
+    """A word every file holds scores near 0 in BM25 ("score 0.00" on every hit): the header says the rank."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    for n in range(4):
+        (docs / f"f{n}.md").write_text(f"# Part {n}\n\nThe parser reads tabs in part {n}.\n")
+    assert (await cli(data, "ingest", str(docs))).code == 0
+    found = await cli(data, "search", "parser")
+    heads = [line for line in found.out.splitlines() if line.startswith(str(docs))]
+    assert [head.rsplit(" · ", 1)[1] for head in heads] == ["hit 1]", "hit 2]", "hit 3]", "hit 4]"], found.out
+    assert "score" not in found.out
+    scores = [hit["score"] for hit in (await cli(data, "search", "parser", "--json")).json()["hits"]]
+    assert len(scores) == 4 and all(0 < score < 0.005 for score in scores)  # (the case: "0.00" at two places)
+
+
 async def test_ctrl_c_stops_ingest_with_nothing_half_committed(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the whole process group) mid-ingest: exit 130, no traceback, true counts, all whole."""
     data, docs = tmp_path / "data", tmp_path / "docs"
