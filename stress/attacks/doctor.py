@@ -143,7 +143,7 @@ async def _full_disk(work: Path, url: str) -> Row:
         and older
         and again.returncode == 0
         and "in step" in _line(again, "index")
-        and f"{OLDER * len(journals)} vectors of an older layout" in _line(again, "embeddings")
+        and f"{OLDER * len(journals):,} vectors of an older layout" in _line(again, "embeddings")
     )
     return Row(
         name,
@@ -251,7 +251,7 @@ async def _killed(work: Path, url: str) -> Row:
         and not changed
         and again.returncode == 0
         and "in step" in _line(again, "index")
-        and f"{OLDER * len(journals)} vectors of an older layout" in _line(again, "embeddings")
+        and f"{OLDER * len(journals):,} vectors of an older layout" in _line(again, "embeddings")
     )
     return Row(
         f"kill -9 of doctor --repair over {len(journals):,} documents (no index, a schema-3 vectors file) "
