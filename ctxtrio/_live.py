@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from .text.fitting import Fitted, fit_by, marked_fitting
-from .text.tokens import TokenModel, TokenModelRef
+from .text.tokens import COLD_SOURCE, TokenModel, TokenModelRef
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -66,7 +66,7 @@ class EstimateCounter:
 
     @property
     def kind(self) -> CountKind:
-        return "cold-start" if self._ref.current.source.startswith("cold-start") else "calibrated"
+        return "cold-start" if self._ref.current.source.startswith(COLD_SOURCE) else "calibrated"
 
     @property
     def model(self) -> TokenModel:
@@ -129,7 +129,8 @@ class Live:
         if config.budget_tokens is not None:
             budget, source = config.budget_tokens, "set by --budget / CTX_BUDGET"
         else:
-            budget, source = 4000, "default 4000 (no model context length detected yet)"
+            # Not "default 4000": the guide shows the number beside it ("4000 tokens (default 4000 (...))").
+            budget, source = 4000, "built-in default, no model context length detected yet"
         return cls(TokenModelRef(TokenModel.cold(config.token_ratio)), budget, source)
 
     def set_context_length(self, tokens: int, *, explicit_budget: bool) -> None:

@@ -120,7 +120,7 @@ async def run_calibrator(
                 if length is not None and on_context_length is not None:
                     on_context_length(length)
                 done_for = model
-                logger.info("token rates now %s; context window %s", ref.current.source, length or "unknown")
+                logger.info("token counts now from %s; context window %s", ref.current.source, length or "unknown")
         except LLMError as exc:
             if isinstance(exc, LLMTimeoutError):
                 stretch = min(stretch * 2.0, _MAX_STRETCH)
@@ -152,7 +152,7 @@ def _report_failure(endpoint: str, exc: LLMError, source: str, retry_s: float, r
     if kind == "absent":
         logger.info(
             "no model server answers at %s (%s): summaries are extractive and token counts "
-            "estimated (%s) until one does; checking again quietly in the background "
+            "estimated from %s until one does; checking again quietly in the background "
             "(--no-llm stops this, --llm-base-url points elsewhere)",
             endpoint, exc, source,
         )  # fmt: skip
@@ -256,7 +256,7 @@ async def _rates_for(
         method, rates = calibration.method, calibration.published(margin)
         await trio.to_thread.run_sync(_cache_store, cache_path, endpoint, model, method, rates)
         suffix = ""
-    source = f"calibrated via {method} against {model} at {endpoint}{suffix}"
+    source = f"rates measured via {method} against {model} at {endpoint}{suffix}"
     return method, TokenModel(rates, source)
 
 

@@ -23,6 +23,8 @@ __all__ = [
 
 #: Pins beyond this many crowd the window (practitioners cap anchors at 20-30).
 MAX_PINS: Final = 30
+#: What the status says of its token counts, by the counter's kind (the model's source then says from what).
+_COUNTS: Final = {"exact": "exact", "calibrated": "calibrated estimate", "cold-start": "cold-start estimate"}
 #: ``compact soon`` from this share of the budget; ``compact now`` above all of it.
 SOON: Final = 0.8
 #: A compaction folds at least this many entries (one entry folded into one summary would save little).
@@ -74,7 +76,7 @@ def summary_status(summary: SessionSummary, live: Live, token_source: str) -> Se
         superseded=summary.superseded,
         deleted=summary.deleted,
         summaries=summary.summaries,
-        token_source=f"{'estimated' if live.counter.estimating_now else live.counter.kind} ({token_source})",
+        token_source=f"{'estimated' if live.counter.estimating_now else _COUNTS[live.counter.kind]} ({token_source})",
         last_activity=summary.last_activity,
         advice=advice,
         foldable=summary.foldable,

@@ -23,7 +23,15 @@ from typing import Final
 
 from .char_classes import _CLASS_ORDER, CHARACTER_CLASSES, ScriptClass, _counts, class_counts
 
-__all__ = ["CHARACTER_CLASSES", "COLD_RATES", "ScriptClass", "TokenModel", "TokenModelRef", "class_counts"]
+__all__ = [
+    "CHARACTER_CLASSES",
+    "COLD_RATES",
+    "COLD_SOURCE",
+    "ScriptClass",
+    "TokenModel",
+    "TokenModelRef",
+    "class_counts",
+]
 
 
 #: ``--token-ratio``'s default: the ASCII rates below are used as they are.
@@ -84,6 +92,8 @@ _ASCII_SCALED: Final = frozenset(
 # Products like 100 * 0.27 land a hair above the exact value in binary floating
 # point; forgive that much before rounding up so exact products are not bumped by one.
 _ROUNDING_SLACK: Final = 1e-9
+#: How the cold-start model's ``source`` starts (nothing measured yet).
+COLD_SOURCE: Final = "built-in rates"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +101,10 @@ class TokenModel:
     """Rates in tokens per character for every :class:`ScriptClass`.
 
     ``rates`` must name every class with a finite, non-negative rate; it is copied
-    into a read-only mapping. ``source`` says where the rates came from, for people.
+    into a read-only mapping. ``source`` says where the rates came from, for people
+    (``built-in rates, ASCII scale 1``, ``rates measured via ...``), not what kind of count they give: the
+    lines that show it name the kind ("cold-start estimate"), and a source that named it too was
+    read twice ("cold-start estimate (...): cold-start estimate (...)").
     """
 
     rates: Mapping[ScriptClass, float]
@@ -163,7 +176,7 @@ class TokenModel:
         """Return the cold-start model; ``ratio`` scales the ASCII rates (see :data:`COLD_RATES`)."""
         scale = ratio / COLD_PROSE_RATIO
         rates = {sc: rate * scale if sc in _ASCII_SCALED else rate for sc, rate in COLD_RATES.items()}
-        return cls(rates, f"cold-start estimate (no tokenizer measured yet; ASCII scale {scale:g})")
+        return cls(rates, f"{COLD_SOURCE}, ASCII scale {scale:g}")
 
 
 class TokenModelRef:

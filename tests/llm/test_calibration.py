@@ -120,7 +120,7 @@ async def _start_calibrator(nursery: trio.Nursery, base_url: str, ref: TokenMode
 
 
 def _calibrated(ref: TokenModelRef) -> Callable[[], bool]:
-    return lambda: ref.current.source.startswith("calibrated")
+    return lambda: ref.current.source.startswith("rates measured via")
 
 
 @PROFILES
@@ -131,7 +131,7 @@ async def test_tokenize_calibration_estimates_unseen_text_within_ten_percent(
     server = FakeServer(tokenize="llamacpp", rates=rates)
     ref, _ = await _calibrate(nursery, server, tmp_path / "calibration.json")
     await wait_for(_calibrated(ref))
-    assert ref.current.source.startswith("calibrated via tokenize against fake-model-7b at http")
+    assert ref.current.source.startswith("rates measured via tokenize against fake-model-7b at http")
     for name, ratio in ratios(ref.current, rates).items():
         assert 1.0 <= ratio <= 1.10, (name, ratio)
     assert server.chat_count == 0
@@ -145,7 +145,7 @@ async def test_usage_slope_calibration_estimates_unseen_text_within_ten_percent(
     server = FakeServer(tokenize=None, rates=rates)
     ref, _ = await _calibrate(nursery, server, tmp_path / "calibration.json")
     await wait_for(_calibrated(ref))
-    assert ref.current.source.startswith("calibrated via usage slope against fake-model-7b")
+    assert ref.current.source.startswith("rates measured via usage slope against fake-model-7b")
     for name, ratio in ratios(ref.current, rates).items():
         assert 1.0 <= ratio <= 1.10, (name, ratio)
     prompts = server.prompts

@@ -78,7 +78,7 @@ async def test_calibration_requests_have_their_own_timeout(clock: trio.testing.M
     ref = TokenModelRef(TokenModel.cold())
     settings = LLMSettings("http://llm/v1", timeout_s=5.0, probe_timeout_s=30.0)
     await _calibrate_within(settings, httpx.MockTransport(slow_handler), ref, tmp_path, within_s=2000.0, every_s=1.0)
-    assert ref.current.source.startswith("calibrated via tokenize")
+    assert ref.current.source.startswith("rates measured via tokenize")
 
 
 async def test_no_model_server_is_one_info_line_not_repeated_warnings(
@@ -139,5 +139,5 @@ async def test_a_slow_server_calibrates_by_resuming_with_a_longer_deadline(
     ref = TokenModelRef(TokenModel.cold())
     settings = LLMSettings("http://llm/v1", probe_timeout_s=30.0)
     await _calibrate_within(settings, httpx.MockTransport(handler), ref, tmp_path, within_s=20_000.0, every_s=60.0)
-    assert ref.current.source.startswith("calibrated via usage slope")
+    assert ref.current.source.startswith("rates measured via usage slope")
     assert max(sent[text] for text in SAMPLES) <= 2

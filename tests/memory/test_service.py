@@ -235,7 +235,7 @@ async def test_status_advice_and_pin_warnings(ctx: Wiring) -> None:
         await ctx.sessions.append("s2", f"pin {n} " + "long " * 5, pinned=True)
     warnings = (await ctx.sessions.status("s2")).warnings
     assert any("31 pins" in w for w in warnings) and any("over half" in w for w in warnings)
-    assert (await ctx.sessions.status("s2")).token_source == f"cold-start ({ctx.live.tokens.current.source})"
+    assert (await ctx.sessions.status("s2")).token_source == f"cold-start estimate ({ctx.live.tokens.current.source})"
 
 
 async def test_a_new_token_model_recounts(ctx: Wiring) -> None:

@@ -148,7 +148,7 @@ def test_cold_model_rates_and_source() -> None:
     scaled = TokenModel.cold(0.54)
     assert scaled.rates[L] == pytest.approx(2 * COLD_RATES[L])
     assert scaled.rates[H] == COLD_RATES[H] and scaled.rates[D] == 1.0
-    assert TokenModel.cold().source.startswith("cold-start estimate")
+    assert TokenModel.cold().source.startswith("built-in rates, ASCII scale")
 
 
 def test_estimate_rounds_up_and_never_zero_for_text() -> None:

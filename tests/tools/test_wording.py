@@ -97,3 +97,16 @@ async def test_a_line_that_starts_like_an_entry_head_does_not_read_as_one(tmp_pa
         )
         contents = await ctx.sessions.contents("s1")
         assert [entry.text for entry in contents.entries if entry.role == "note"][0] == quoted
+
+
+async def test_the_token_and_budget_lines_say_each_thing_once(tmp_path: Path) -> None:
+    """The guide said 'cold-start estimate (...): cold-start estimate (...)' and '4000 tokens (default 4000 (...))',
+    context_status 'cold-start (cold-start estimate (...))': the kind of count and the default, each once."""
+    async with opened(tmp_path) as (_, client):
+        await call(client, "context_append", session_id="s1", text="the build uses trio")
+        guide = text_of(await call(client, "context_guide"))
+        status = text_of(await call(client, "context_status", session_id="s1"))
+    for text in (guide, status):
+        assert text.count("cold-start") == 1 and text.count("4000") <= 1 + text.count("/4000"), text
+    assert "- token counts: cold-start estimate (leans high; no tokenizer): built-in rates, ASCII scale 1" in guide
+    assert "token counts: cold-start estimate (built-in rates, ASCII scale 1)" in status

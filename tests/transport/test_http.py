@@ -156,7 +156,7 @@ async def test_sigterm_lets_the_call_in_flight_finish(tmp_path: Path) -> None:
         async with http_server(tmp_path / "data", "--llm-base-url", fake.base_url, llm=True) as server:
             async with Client(server.mcp_url) as client:
                 with trio.fail_after(30):  # calibration first, so the summary does not queue behind it
-                    while "calibrated" not in await _guide_text(client):
+                    while "rates measured via" not in await _guide_text(client):
                         await trio.sleep(0.1)
                 text = " ".join(f"Sentence {n} about the retry policy and its backoff." for n in range(300))
                 ingested = await client.call_tool("doc_ingest", {"text": text, "doc_id": "long"})
