@@ -169,8 +169,10 @@ async def prune_command(config: Config, args: argparse.Namespace, stop: trio.Can
         plans = await ctx.sessions.prune(older_than_s, idle=args.idle, dry_run=True)
         if plans and not args.dry_run and not args.json:
             for plan in plans:
-                say(f"will {plan.action} {plan.session_id}: {len(plan.entries)} entries ({plan.reason})")
-        go = bool(plans) and not args.dry_run and ask(f"Prune {len(plans)} session(s) for good?", yes=args.yes)
+                say(
+                    f"will {plan.action} {plan.session_id}: {plural(len(plan.entries), 'entry', 'entries')} ({plan.reason})"
+                )
+        go = bool(plans) and not args.dry_run and ask(f"Prune {plural(len(plans), 'session')} for good?", yes=args.yes)
         if go:
             plans = await ctx.sessions.prune(older_than_s, idle=args.idle)
     if args.json:
@@ -180,7 +182,7 @@ async def prune_command(config: Config, args: argparse.Namespace, stop: trio.Can
         say("nothing to prune")
     for plan in plans:
         verb = ("removed" if go else "would remove") + plan.action.removeprefix("remove")
-        say(f"{verb} {plan.session_id}: {len(plan.entries)} entries ({plan.reason})")
+        say(f"{verb} {plan.session_id}: {plural(len(plan.entries), 'entry', 'entries')} ({plan.reason})")
     return 0
 
 

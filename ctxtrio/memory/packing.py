@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from ..text.cutting import CUT_MARK
 from ..text.embedding import coverage
 from ..text.long_lines import cut_by_sentences
+from ..text.plural import plural
 from .headline import with_headline
 from .model import Entry, RecallResult
 from .ranking import place
@@ -369,8 +370,12 @@ def _trailer(
     elif tags and matched == 0:  # (the answer was empty, which the tools render as 'no live entries')
         parts.append(f"no unpinned entry is tagged {' or '.join(sorted(tags))}")
     if not_fit:
-        what = "older entries" if mode == "recent" else "more matches"
-        parts.append(f"{not_fit} {what} not shown: raise {'limit' if by_limit else 'budget_tokens'}")
+        what = (
+            plural(not_fit, "older entry", "older entries")
+            if mode == "recent"
+            else plural(not_fit, "more match", "more matches")
+        )
+        parts.append(f"{what} not shown: raise {'limit' if by_limit else 'budget_tokens'}")
     if pins_missing:
         named = " ".join(pin.id for pin in pins_missing[:_NAMED_PINS])
         if len(pins_missing) > _NAMED_PINS:

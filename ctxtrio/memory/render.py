@@ -148,7 +148,8 @@ def render_updated(result: UpdateResult) -> str:
     if not result.changed:
         text = f"{entry.id} unchanged ({entry.status}{', pinned' if entry.pinned else ''})."
     elif result.restored and entry.folds:
-        text = f"Undid compaction {entry.id}: {len(result.restored)} entries ({_span(result.restored)}) are live again."
+        count, verb = plural(len(result.restored), "entry", "entries"), "is" if len(result.restored) == 1 else "are"
+        text = f"Undid compaction {entry.id}: {count} ({_span(result.restored)}) {verb} live again."
     elif entry.status == "deleted" and entry.folds and result.still_folded:  # "brings it back" was false
         text = (
             f"{entry.id} deleted; the entries it folds ({_listed(result.still_folded, entry.folds)}) stay out of recall; "

@@ -117,7 +117,7 @@ def test_an_entry_larger_than_the_budget_is_cut_around_the_match() -> None:
     shown = result.entries[0].text
     assert "zebrafish tank leaks at valve seven" in shown
     assert shown.startswith("[...] ") and shown.endswith(" [...]") and len(shown) < len(filler)
-    assert f"[{best} note] {shown}" in result.text and "(1 more matches not shown" in result.text
+    assert f"[{best} note] {shown}" in result.text and "(1 more match not shown" in result.text
     assert MODEL.estimate(result.text) <= result.used_tokens <= 120
     assert result.entries[0].tokens == MODEL.estimate(f"[{best} note] {shown}\n")
 
@@ -178,7 +178,7 @@ def test_no_cut_below_a_few_tokens_of_room() -> None:
     journal = Journal()
     journal.entry("cookie " + "word " * 400)
     result = recall(journal.state(), "cookie", 10)
-    assert result.entries == () and "1 more matches not shown" in result.text
+    assert result.entries == () and "1 more match not shown" in result.text
     assert recall(journal.state(), "cookie", 14).entries[0].text.startswith("cookie word")
 
 

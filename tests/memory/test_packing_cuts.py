@@ -102,7 +102,7 @@ def test_cut_matches_count_against_the_limit() -> None:
         result = recall(state, "zebrafish tank valve", 200, limit=limit)
         assert len(result.entries) == limit and result.entries[0].id == long, limit  # oldest first
         assert result.entries[0].text.startswith("[...] ")
-    assert "(1 more matches not shown: raise limit)" in recall(state, "zebrafish tank valve", 200, limit=1).text
+    assert "(1 more match not shown: raise limit)" in recall(state, "zebrafish tank valve", 200, limit=1).text
 
 
 def test_shares_of_long_entries_stay_within_the_budget() -> None:
@@ -170,5 +170,5 @@ def test_a_first_match_holding_every_word_of_the_query_keeps_the_room_it_needs()
     assert next(rank(state, unique_terms("zebrafish tank valve"), frozenset())[0]).id == first
     result = recall(state, "zebrafish tank valve", 300)
     assert "the fix: a new gasket" in result.text and [e.id for e in result.entries] == [first]
-    assert "(1 more matches not shown: raise budget_tokens)" in result.text and other not in result.text
+    assert "(1 more match not shown: raise budget_tokens)" in result.text and other not in result.text
     assert MODEL.estimate(result.text) <= result.used_tokens <= 300

@@ -110,3 +110,22 @@ async def test_the_token_and_budget_lines_say_each_thing_once(tmp_path: Path) ->
         assert text.count("cold-start") == 1 and text.count("4000") <= 1 + text.count("/4000"), text
     assert "- token counts: cold-start estimate (leans high; no tokenizer): built-in rates, ASCII scale 1" in guide
     assert "token counts: cold-start estimate (built-in rates, ASCII scale 1)" in status
+
+
+async def test_one_entry_is_singular_in_recall_compaction_and_undo(tmp_path: Path) -> None:
+    """'(1 more match not shown ...)', 'nothing to fold: 1 live unpinned entry', 'Undid compaction e6: 1 entry (e4) is
+    live again': one of a thing is singular in the session answers too."""
+    async with opened(tmp_path) as (_, client):
+        await call(client, "context_append", session_id="s1", text="the parser fails on tabs " * 30)
+        short = text_of(await call(client, "context_compact", session_id="s1"))
+        assert "nothing to fold: 1 live unpinned entry besides summaries" in short, short
+        await call(client, "context_append", session_id="s1", text="the parser fails on spaces " * 30)
+        recalled = text_of(await call(client, "context_recall", session_id="s1", query="parser", limit=1))
+        assert "(1 more match not shown: raise limit)" in recalled, recalled
+        for n in range(2):
+            await call(client, "context_append", session_id="s1", text=f"note {n}")
+        await call(client, "context_compact", session_id="s1", keep_recent=1)  # e2..e4 into e6
+        for entry_id in ("e2", "e3"):
+            await call(client, "context_update", session_id="s1", entry_id=entry_id, restore=True)
+        undone = text_of(await call(client, "context_update", session_id="s1", entry_id="e6", restore=True))
+        assert undone.startswith("Undid compaction e6: 1 entry (e4) is live again."), undone

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ...store.records import JSON, NewRecord
 from ...text.entries import EntryText, summarize_entries
+from ...text.plural import plural
 from ..model import MAX_TAGS
 from ..state.base import entry_line
 from ..status import MIN_FOLDED
@@ -54,7 +55,7 @@ def nothing_folded(candidates: int, keep_recent: int) -> str:
     """Why a compaction of ``candidates`` foldable entries keeping ``keep_recent`` folds nothing, and what would."""
     if candidates < MIN_FOLDED:
         return (
-            f"nothing to fold: {candidates} live unpinned entries besides summaries "
+            f"nothing to fold: {plural(candidates, 'live unpinned entry', 'live unpinned entries')} besides summaries "
             f"(pins and summaries are never folded; a compaction folds at least {MIN_FOLDED})"
         )
     # The model asked to keep too many: naming the keep_recent that folds spares it a guess and a loop.
