@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import signal
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import trio
 
-from .._errors import ConfigError, CtxError, InputError, StoreError, leaves
+from .._errors import ConfigError, CtxError, Hint, InputError, StoreError, leaves
 from ..store.layout import prepare_data_dir
 from .commands import SUBCOMMANDS, Command
 from .library import opens_read_only
@@ -107,7 +107,19 @@ async def _main(command: Command, config: Config, args: argparse.Namespace) -> i
     return code
 
 
+#: What a command line user does next for each of the library's hints (tools/advice is the model's):
+#: 'ctxtrio show nosuch' said only "no session 'nosuch'", where 'ctxtrio delete nosuch' named the list.
+_ADVICE: Final[dict[Hint, str]] = {
+    "list_sessions": "ctxtrio sessions lists them",
+    "list_documents": "ctxtrio docs lists them",
+    "list_entries": "ctxtrio show SESSION lists them",
+    "store_as_document": "ctxtrio ingest stores a file as a document",
+    "retry": "run it again",
+}
+
+
 def _say(group: BaseExceptionGroup[CtxError]) -> None:
-    """One line per error (the library's messages say what to do); no traceback."""
+    """One line per error (the library's message, and what to do for its hint); no traceback."""
     for exc in leaves(group):
-        err(f"ctxtrio: error: {exc}")
+        hint = exc.hint if isinstance(exc, CtxError) else None
+        err(f"ctxtrio: error: {exc}" + (f"; {_ADVICE[hint]}" if hint is not None else ""))

@@ -176,3 +176,12 @@ async def test_import_without_a_terminal_says_one_line_per_session_and_a_closing
         assert imported.out.splitlines()[-1].startswith("done: 3 imported, 0 restored, 0 unchanged; 6 records in ")
         verbose = await cli(fresh, "import", str(dump), "--verbose")
         assert verbose.err.count("import ") == 3 and ": unchanged" in verbose.err, verbose
+
+
+async def test_a_missing_session_or_document_names_the_command_that_lists_them(tmp_path: Path) -> None:
+    """The library's hint becomes a command: 'ctxtrio show nosuch' said only "no session 'nosuch'"."""
+    data = tmp_path / "data"
+    shown = await cli(data, "show", "nosuch")
+    assert shown.code == 2 and shown.err == "ctxtrio: error: no session 'nosuch'; ctxtrio sessions lists them\n"
+    searched = await cli(data, "search", "parser", "--doc", "nosuch")
+    assert searched.err == "ctxtrio: error: no document 'nosuch'; ctxtrio docs lists them\n", searched
