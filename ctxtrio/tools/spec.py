@@ -21,11 +21,14 @@ Arguments are taken as the client sent them. A string parameter gets the string,
 when it looks like JSON (``"null"``, ``"[1]"``, a JSON document to ingest); only a
 list parameter also accepts a JSON-encoded list, and integer and boolean parameters
 accept their usual spellings as strings (``"10"``, ``"true"``), which small models send.
-Unknown argument names are ignored.
+Unknown argument names are ignored, but for one close to a parameter the call does not give
+(``budget`` beside ``budget_tokens``, ``sessionId``): that call is refused, naming the parameter,
+since a misspelt ``budget`` ignored gave an 8k-window model a 4,000-token answer it did not ask for.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -188,7 +191,22 @@ class Args:
 
 def parse_arguments(params: tuple[Param, ...], raw: Mapping[str, object] | None) -> Args:
     """Check ``raw`` against ``params`` (presence and types; bounds are the service's): InputError naming the argument."""
+    _misspelt(params, raw or {})
     return _arguments(params, raw or {}, _coerce)
+
+
+def _misspelt(params: tuple[Param, ...], raw: Mapping[str, object]) -> None:
+    """InputError for an unknown argument name close to a parameter ``raw`` does not give (see the module doc)."""
+    names = {param.name: param.name for param in params}
+    names.update((param.name.replace("_", ""), param.name) for param in params)  # sessionid, budgettokens
+    for key in raw:
+        if key in names.values() or not isinstance(key, str):
+            continue
+        folded = key.casefold().replace("_", "").replace("-", "")
+        near = names.get(folded) or next(iter(difflib.get_close_matches(key.casefold(), list(names), 1, 0.6)), None)
+        meant = names.get(near) if near is not None else None
+        if meant is not None and meant not in raw:
+            raise InputError(f"unknown argument {key[:40]!r}: did you mean {meant}? Nothing was done.")
 
 
 def parsed_for(params: tuple[Param, ...], given: Mapping[str, JSON]) -> Args:

@@ -16,3 +16,28 @@ def test_boolean_argument_sent_as_text_reads_as_a_switch() -> None:
     assert parse_arguments(PINNED, {"pinned": "off"}).flag("pinned") is False
     with pytest.raises(InputError, match="pinned must be true or false"):
         parse_arguments(PINNED, {"pinned": "maybe"})
+
+
+RECALL = (
+    Param("session_id", "string", required=True),
+    Param("query", "string"),
+    Param("budget_tokens", "integer"),
+    Param("tags", "array"),
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [("budget", "budget_tokens"), ("max_tokens", "budget_tokens"), ("sessionId", "session_id"), ("tag", "tags")],
+)
+def test_an_argument_name_close_to_one_not_given_is_refused_naming_it(key: str, meant: str) -> None:
+    """A misspelt 'budget' was ignored and the answer took the default 4,000 tokens: it is refused, naming the parameter."""
+    given = {"session_id": "s1", key: 200} if key != "sessionId" else {key: "s1"}
+    with pytest.raises(InputError, match=f"^unknown argument '{key}': did you mean {meant}\\? Nothing was done.$"):
+        parse_arguments(RECALL, given)
+
+
+def test_other_unknown_names_are_still_ignored() -> None:
+    """A name close to none (a host's extra key), or close to one the call gives too, changes nothing."""
+    given = {"session_id": "s1", "budget_tokens": 200, "budget": 300, "_meta": {}, "top_k": 3, "foo": 1}
+    assert parse_arguments(RECALL, given).integer("budget_tokens") == 200
