@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from .._errors import InputError
+from .._limits import called
 from ..store.records import check_storable
 from .model import MAX_ENTRY_CHARS, MAX_TAGS, ROLES, Role
 
@@ -29,15 +30,15 @@ MAX_TITLE_CHARS: Final = 200
 def check_text(text: str) -> str:
     """The entry text, stripped; not empty and not larger than an entry should be."""
     if not isinstance(text, str) or not text.strip():
-        raise InputError("text is empty: give the fact, decision or note to store")
+        raise InputError(f"{called('text')} is empty: give the fact, decision or note to store")
     text = text.strip()
     if len(text) > MAX_ENTRY_CHARS:
         raise InputError(
-            f"text has {len(text)} characters, over the {MAX_ENTRY_CHARS} an entry may hold: "
+            f"{called('text')} has {len(text)} characters, over the {MAX_ENTRY_CHARS} an entry may hold: "
             "store large material as a document and append a short note that points to it",
             hint="store_as_document",
         )
-    check_storable(text, "text")
+    check_storable(text, called("text"))
     return text
 
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .._errors import InputError
-from .._limits import BUDGET, CHUNK_INDEX, check_range
+from .._limits import BUDGET, CHUNK_INDEX, calling, check_range
 from .documents import DOC_TABLE
 from .guide import guide_text
 from .results import ToolResult, text_result
@@ -99,11 +99,12 @@ async def memory(ctx: Wiring, args: Args, call: Call) -> ToolResult:
         # The note is written before the recall that spends the budget: a bad budget
         # refuses the whole call here, so nothing is stored (with a query, the recall checks it again).
         check_range("budget_tokens", args.opt_integer("budget_tokens"), BUDGET)
-        parts.append(
-            await _run(
-                "context_append", ctx, {"session_id": session_id, "text": note, "pinned": args.flag("pinned")}, call
+        with calling(text="note"):  # "text is empty" named an argument memory does not have
+            parts.append(
+                await _run(
+                    "context_append", ctx, {"session_id": session_id, "text": note, "pinned": args.flag("pinned")}, call
+                )
             )
-        )
     if query is not None or note is None:
         parts.append(
             await _run(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import pytest
 import trio
 from mcp import Client
 from mcp.types import TextContent
 
 from ctxtrio._app import build_server
 from ctxtrio._config import Config
+from ctxtrio._errors import InputError
 from ctxtrio._wiring import open_wiring
 from testkit.tool_list import listed_chars
 
@@ -115,3 +117,20 @@ async def test_doc_read_without_query_or_doc_id_says_either_will_do(tmp_path: Pa
     block = result.content[0]
     assert result.is_error and isinstance(block, TextContent)
     assert block.text == "Error: give query to search every document, or doc_id to read one in order"
+
+
+async def test_memory_errors_name_its_note_argument(tmp_path: Path) -> None:
+    """memory calls its text 'note': an empty or too long one said "text is empty" / "text has ... characters",
+    an argument memory does not have; context_append still says text."""
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False, tools="compact")
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+        said = []
+        for note in ("  ", "x" * 16_001):
+            result = await client.call_tool("memory", {"session_id": "s", "note": note})
+            block = result.content[0]
+            assert result.is_error and isinstance(block, TextContent)
+            said.append(block.text)
+        with pytest.raises(InputError, match="^text is empty"):
+            await ctx.sessions.append("s", "  ")
+    assert said[0] == "Error: note is empty: give the fact, decision or note to store", said
+    assert said[1].startswith("Error: note has 16001 characters, over the 16000 an entry may hold"), said
