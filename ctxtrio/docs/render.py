@@ -140,7 +140,8 @@ def render_list_page(
     if not docs:
         return "No documents. Add one with doc_ingest.", 0, None
     if offset >= total:
-        return f"{plural(total, 'document')}; from={offset} is past the end: use from=0 to {total - 1}.", 0, None
+        use = "from=0" if total == 1 else f"from=0 to {total - 1}"  # not "from=0 to 0"
+        return f"{plural(total, 'document')}; from={offset} is past the end: use {use}.", 0, None
     lines = [f"{plural(total, 'document')}:"]
     used = model.estimate(lines[0]) + model.estimate(f"(next page: doc_list from={total}, {total} more)") + 2
     shown = 0

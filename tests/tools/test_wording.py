@@ -129,3 +129,14 @@ async def test_one_entry_is_singular_in_recall_compaction_and_undo(tmp_path: Pat
             await call(client, "context_update", session_id="s1", entry_id=entry_id, restore=True)
         undone = text_of(await call(client, "context_update", session_id="s1", entry_id="e6", restore=True))
         assert undone.startswith("Undid compaction e6: 1 entry (e4) is live again."), undone
+
+
+async def test_past_the_end_of_one_item_names_offset_0_alone(tmp_path: Path) -> None:
+    """With one session or one document, a page past the end said "use offset=0 to 0" / "use from=0 to 0"."""
+    async with opened(tmp_path) as (_, client):
+        await call(client, "context_append", session_id="s1", text="the build uses trio")
+        await call(client, "doc_ingest", doc_id="notes", text="one short chunk of text")
+        sessions = text_of(await call(client, "context_list_sessions", offset=5))
+        documents = text_of(await call(client, "doc_list", **{"from": 5}))
+    assert sessions == "(1 session; offset=5 is past the end: use offset=0)", sessions
+    assert "1 document; from=5 is past the end: use from=0." in documents, documents

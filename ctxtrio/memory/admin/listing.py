@@ -157,7 +157,8 @@ def pack_page(
         used += cost
     next_offset = end if end < total else None
     if offset >= total > 0:  # (as a range it read '6-5 of 2'; doc_list says the same of its from=)
-        past = f"({plural(total, 'session')}; offset={offset} is past the end: use offset=0 to {total - 1})\n"
+        use = "offset=0" if total == 1 else f"offset=0 to {total - 1}"  # not "offset=0 to 0"
+        past = f"({plural(total, 'session')}; offset={offset} is past the end: use {use})\n"
         return SessionPage((), total, offset, None, past)
     return SessionPage(
         tuple(shown), total, offset, next_offset, "".join(lines) + _trailer(offset, end, total, next_offset)
