@@ -27,6 +27,11 @@ __all__ = [
 ]
 
 
+#: "verbatim" beside fewer tokens read as if something was cut: the texts are whole, their heads
+#: ("[e3 note #tag] ") became the summary's one.
+_METHOD = {"verbatim": "verbatim (the texts whole, under one head)"}
+
+
 def _when(ts: float) -> str:
     try:
         return time.strftime("%Y-%m-%d %H:%MZ", time.gmtime(ts))
@@ -135,7 +140,7 @@ def render_compacted(result: CompactResult) -> str:
         summary_id = result.summary.id
         text = (
             f"Folded {len(result.folded)} entries ({_span(result.folded)}) into {summary_id}: "
-            f"{result.tokens_before} -> {result.tokens_after} tokens, {result.method}. "
+            f"{result.tokens_before} -> {result.tokens_after} tokens, {_METHOD.get(result.method, result.method)}. "
             f"Now {_usage(result.status)}. Undo: context_update entry_id={summary_id} restore=true."
         )
         if result.note:

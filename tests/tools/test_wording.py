@@ -140,3 +140,14 @@ async def test_past_the_end_of_one_item_names_offset_0_alone(tmp_path: Path) -> 
         documents = text_of(await call(client, "doc_list", **{"from": 5}))
     assert sessions == "(1 session; offset=5 is past the end: use offset=0)", sessions
     assert "1 document; from=5 is past the end: use from=0." in documents, documents
+
+
+async def test_a_verbatim_compaction_says_why_it_has_fewer_tokens(tmp_path: Path) -> None:
+    """'37 -> 21 tokens, verbatim' read as if text was cut: the texts are whole, only their heads became one."""
+    async with opened(tmp_path) as (_, client):
+        for n in range(3):
+            await call(client, "context_append", session_id="s1", text=f"note {n}", tags=["build"])
+        folded = text_of(await call(client, "context_compact", session_id="s1", keep_recent=0))
+        recalled = text_of(await call(client, "context_recall", session_id="s1"))
+    assert re.search(r"tokens, verbatim \(the texts whole, under one head\)\. Now ", folded), folded
+    assert "[e5 summary #build] note 0\nnote 1\nnote 2\n" in recalled, recalled
