@@ -67,7 +67,8 @@ def import_args(p: argparse.ArgumentParser) -> None:
 
 async def export_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     if bool(args.sessions) == bool(args.all):
-        raise InputError("name the sessions to export, or pass --all")
+        both = ", not both" if args.all else ""  # 'export s1 --all' was told to do one of what it did both of
+        raise InputError(f"name the sessions to export, or pass --all{both}")
     async with open_library(config, stop, read_only=args.read_only) as ctx:
         if args.all:
             ids = [info.session_id for info in await ctx.sessions.list_sessions(include_deleted=args.deleted)]
@@ -123,6 +124,8 @@ def _write_atomically(path: Path, payload: str) -> None:
 def read_export(text: str, name: str) -> dict[str, list[Record]]:
     """Records by session, in file order; InputError naming the line when the file is not an export."""
     sessions: dict[str, list[Record]] = {}
+    if not text.strip():  # ("its first line is not a version 1 header" said of nothing at all)
+        raise InputError(f"{name} is empty: give an export ('ctxtrio export' writes one)")
     lines = text.split("\n")  # only \n ends a line (see export_line)
     try:
         header = json.loads(lines[0]) if lines else None

@@ -185,3 +185,15 @@ async def test_a_missing_session_or_document_names_the_command_that_lists_them(t
     assert shown.code == 2 and shown.err == "ctxtrio: error: no session 'nosuch'; ctxtrio sessions lists them\n"
     searched = await cli(data, "search", "parser", "--doc", "nosuch")
     assert searched.err == "ctxtrio: error: no document 'nosuch'; ctxtrio docs lists them\n", searched
+
+
+async def test_export_with_both_and_import_of_nothing_say_what_is_wrong(tmp_path: Path) -> None:
+    """'export s1 --all' was told to name sessions or pass --all (it did both); an empty import was 'not a version 1 header'."""
+    data = tmp_path / "data"
+    both = await cli(data, "export", "s1", "--all")
+    assert both.code == 2 and both.err == "ctxtrio: error: name the sessions to export, or pass --all, not both\n"
+    empty = await cli(data, "import", "-", stdin=b"\n")
+    assert (
+        empty.code == 2
+        and empty.err == "ctxtrio: error: stdin is empty: give an export ('ctxtrio export' writes one)\n"
+    )
