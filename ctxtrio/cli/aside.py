@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from ..store.layout import not_writable
+from ..text.plural import plural
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -78,8 +79,9 @@ def set_aside(data: DataDir) -> list[Aside]:
             Aside(
                 "lost-and-found",
                 len(lost),
-                f"{len(lost)} document generation(s) no catalog record "
-                "commits (a damaged catalog line, see quarantine/) were moved here, not deleted",
+                f"{plural(len(lost), 'document generation')} no catalog record "
+                f"commits (a damaged catalog line, see quarantine/) {'was' if len(lost) == 1 else 'were'} moved here, "
+                "not deleted",
                 details,
             )
         )
@@ -93,7 +95,7 @@ def set_aside(data: DataDir) -> list[Aside]:
             Aside(
                 "quarantine",
                 len(bad),
-                f"{len(bad)} malformed journal line(s) were copied here and "
+                f"{plural(len(bad), 'malformed journal line')} {'was' if len(bad) == 1 else 'were'} copied here and "
                 f"skipped (newest {_when(newest)}); the journals work without them: read them to "
                 "recover anything by hand, then delete them",
                 details,

@@ -25,9 +25,15 @@ async def test_doctor_warns_about_lost_and_found_and_quarantine_and_says_how_to_
     (data.quarantine / "sessions--s.jsonl.120.bad").write_bytes(b"{not json\n")
     plain = await cli(data.root, "doctor")
     assert plain.code == 0, plain.out
-    assert "warn lost-and-found: 1 document generation(s)" in plain.out
+    assert (
+        "warn lost-and-found: 1 document generation no catalog record commits (a damaged catalog line, see quarantine/) was moved"
+        in plain.out
+    )
     assert f"jq -r .text {lost}" in plain.out
-    assert "warn quarantine: 1 malformed journal line(s)" in plain.out and "sessions--s.jsonl.120.bad" in plain.out
+    assert (
+        "warn quarantine: 1 malformed journal line was copied here" in plain.out
+        and "sessions--s.jsonl.120.bad" in plain.out
+    )
     report = (await cli(data.root, "doctor", "--json")).json()
     assert report["ok"] is True and report["warnings"] == ["lost-and-found", "quarantine"]
     assert report["set_aside"]["lost-and-found"]["files"] == 1
