@@ -60,6 +60,7 @@ async def test_every_returned_type_is_exported(tmp_path: Path) -> None:
     async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
         opened = await ctx.sessions.open("s", title="types")
         assert_type(opened, ctxtrio.OpenResult)
+        assert_type(opened.renamed_from, str | None)
         appended = await ctx.sessions.append("s", "Decision: typed results", pinned=True)
         assert_type(appended.status, ctxtrio.SessionStatus)
         updated = await ctx.sessions.update("s", appended.entry.id, pinned=False)

@@ -103,10 +103,12 @@ class SessionInfo:
 
 @dataclass(frozen=True, slots=True)
 class OpenResult:
-    """A session opened: created now, or resumed with what it already holds."""
+    """A session opened: created now, or resumed with what it already holds; ``renamed_from``: the title
+    a resume with a new title replaced."""
 
     status: SessionStatus
     created: bool
+    renamed_from: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,8 +105,11 @@ def render_opened(result: OpenResult) -> str:
             f'Opened new session {status.session_id} ("{status.title}"). Use this session_id in every context_* call.'
         )
     else:
+        # A resume with another title renames the session: said, lest a model rename one it meant only to resume.
+        renamed = f' (renamed from "{result.renamed_from}")' if result.renamed_from is not None else ""
         text = (
-            f'Resumed {status.session_id} "{status.title}": {plural(status.live_entries, "live entry", "live entries")} '
+            f'Resumed {status.session_id} "{status.title}"{renamed}: '
+            f"{plural(status.live_entries, 'live entry', 'live entries')} "
             f"({status.pinned} pinned), {_usage(status)}. context_recall before acting on earlier work."
         )
     return _with_advice(text, status)

@@ -141,10 +141,12 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
                 state = await self._sessions.sync(session, same_state, must_exist=False)
                 refuse_deleted(state)
                 created = not state.exists
+                renamed_from = None
                 if created or (title is not None and title != state.title):
+                    renamed_from = None if created else state.title
                     record = NewRecord("session", {"title": title or session.session_id}, id=session.session_id)
                     state = await self._sessions.append(session, [record])
-                return OpenResult(self._status(state), created)
+                return OpenResult(self._status(state), created, renamed_from)
 
     async def append(
         self,

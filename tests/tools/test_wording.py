@@ -151,3 +151,14 @@ async def test_a_verbatim_compaction_says_why_it_has_fewer_tokens(tmp_path: Path
         recalled = text_of(await call(client, "context_recall", session_id="s1"))
     assert re.search(r"tokens, verbatim \(the texts whole, under one head\)\. Now ", folded), folded
     assert "[e5 summary #build] note 0\nnote 1\nnote 2\n" in recalled, recalled
+
+
+async def test_resuming_with_another_title_says_it_renamed_the_session(tmp_path: Path) -> None:
+    """context_open on an existing session with a new title renames it: the answer said only 'Resumed s1 "New"'."""
+    async with opened(tmp_path) as (ctx, client):
+        await call(client, "context_open", session_id="s1", title="Fix the parser")
+        renamed = text_of(await call(client, "context_open", session_id="s1", title="Fix the lexer"))
+        same = text_of(await call(client, "context_open", session_id="s1", title="Fix the lexer"))
+        assert (await ctx.sessions.open("s1")).renamed_from is None
+    assert renamed.startswith('Resumed s1 "Fix the lexer" (renamed from "Fix the parser"): 0 live entries'), renamed
+    assert same.startswith('Resumed s1 "Fix the lexer": 0 live entries'), same
