@@ -151,13 +151,18 @@ async def test_unicode_recall_through_the_client(tmp_path: Path) -> None:
             assert result.structured_content["ids"] == [ids[word]], word
 
 
+def _with_summarizer(ctx: Wiring, summarizer: RecordingSummarizer) -> Wiring:
+    """``ctx`` whose session service compacts through ``summarizer`` (a test double)."""
+    sessions = SessionService(ctx.store, ctx.live, summarizer)
+    return dataclasses.replace(ctx, context=dataclasses.replace(ctx.context, sessions=sessions))
+
+
 async def test_compact_tool_sets_the_llm_deadline(tmp_path: Path) -> None:
     """context_compact gives the summarizer now + llm_deadline_s as its deadline."""
     config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, llm_deadline_s=30.0)
     async with open_wiring(config) as ctx:
         summarizer = RecordingSummarizer(ctx)
-        sessions = SessionService(ctx.store, ctx.live, summarizer)
-        ctx = dataclasses.replace(ctx, context=dataclasses.replace(ctx.context, sessions=sessions))
+        ctx = _with_summarizer(ctx, summarizer)
         async with Client(build_server(ctx)) as client:
             for n in range(4):
                 await call(client, "context_append", session_id="s1", text=f"note {n}")
@@ -281,8 +286,7 @@ async def test_compactions_that_waited_say_which_compaction_folded_the_entries(t
     config = Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
     async with open_wiring(config) as ctx:
         summarizer = _GatedSummarizer(ctx)
-        sessions = SessionService(ctx.store, ctx.live, summarizer)
-        ctx = dataclasses.replace(ctx, context=dataclasses.replace(ctx.context, sessions=sessions))
+        ctx = _with_summarizer(ctx, summarizer)
         async with Client(build_server(ctx)) as client:
             for n in range(6):
                 await call(client, "context_append", session_id="s1", text=f"note {n} about the parser")
