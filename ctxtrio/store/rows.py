@@ -8,7 +8,7 @@ answers :class:`Hit` s.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -17,7 +17,7 @@ from .records import Record
 if TYPE_CHECKING:
     from ..text.neighbours import SearchWord
 
-__all__ = ["MAX_LEVEL_WORDS", "PHRASED_UNDER", "Hit", "IndexRow", "Level", "RowsFor", "Table", "fts_levels", "no_rows"]
+__all__ = ["MAX_LEVEL_WORDS", "Hit", "IndexRow", "Level", "RowsFor", "Table", "fts_levels", "no_rows"]
 
 Table = Literal["chunks"]
 
@@ -27,9 +27,6 @@ Table = Literal["chunks"]
 #: 6 words on, the levels between cost more than ranking every match
 #: (``stress/search_words.py``: 6 words 97 ms against 59 ms at 10,000 documents).
 MAX_LEVEL_WORDS: Final = 5
-#: A level names its own terms this many times for each time it names a phrase's rare terms
-#: (:attr:`~ctxtrio.text.neighbours.Group.phrased`), so that such a term weighs 1 / this of them in BM25.
-PHRASED_UNDER: Final = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,15 +104,6 @@ def fts_levels(query_terms: Sequence[SearchWord], common: Collection[str] = ()) 
     18,006 of the stdlib's 28,126 chunks: 45-70 ms a search) to find rows that score nothing.
     Only when no level found a row at all is the last level asked again with every word
     (``only_if_none``): a query of a common word and a misspelt one still finds the first.
-
-    A group's ``phrased`` terms (a phrase of the thesaurus said together: ``incref`` for "ref
-    count") are weighed, not searched: each level becomes ``(level) AND (its terms ... OR
-    phrased ...)``, which every row of the level matches, and FTS5's ``bm25()`` sums every
-    phrase the expression names, so a row holding such a term scores more among the rows the
-    level admits anyway. The level's own terms are named :data:`PHRASED_UNDER` times in all
-    and the phrased ones once: a term few rows hold has a high IDF, and admitted or weighed as
-    much as the words asked, it drew the rows of the wrong sense of a phrase first
-    (:mod:`~ctxtrio.text.neighbours`, measured).
     """
     unique = list(dict.fromkeys(t for t in query_terms if t))
     quoted = [_quoted(t) if isinstance(t, str) else _any_of(t.level_terms()) for t in unique]
@@ -134,30 +122,7 @@ def fts_levels(query_terms: Sequence[SearchWord], common: Collection[str] = ()) 
     levels.append(Level(1, any_word))
     if len(rare) < len(unique):
         levels.append(Level(1, _any_word(unique), only_if_none=True))
-    phrased = [term for word in unique if not isinstance(word, str) for term in word.phrased]
-    if not phrased:
-        return levels
-    between = [term for word in unique for term in ((word,) if isinstance(word, str) else word.level_terms())]
-    last = {False: _last_terms(rare), True: _last_terms(unique)}
-    return [
-        replace(
-            level,
-            expression=_weighed(level.expression, between if level.words > 1 else last[level.only_if_none], phrased),
-        )
-        for level in levels
-    ]
-
-
-def _last_terms(words: Sequence[SearchWord]) -> list[str]:
-    """Every term the last level names for ``words`` (:func:`_any_word`)."""
-    return [term for word in words for term in ((word,) if isinstance(word, str) else word.last_terms())]
-
-
-def _weighed(expression: str, terms: Sequence[str], phrased: Sequence[str]) -> str:
-    """``expression`` (a level naming ``terms``, every row it matches holds one of them), with the
-    ``phrased`` terms weighed in its rows' BM25 and not admitting any (:func:`fts_levels`)."""
-    own = [_quoted(term) for term in terms] * (PHRASED_UNDER - 1)
-    return f"({expression}) AND ({' OR '.join(own + [_quoted(term) for term in phrased])})"
+    return levels
 
 
 def _any_word(terms: Sequence[SearchWord]) -> str:

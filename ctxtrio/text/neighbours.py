@@ -39,19 +39,6 @@ twice 1 answer fewer; the thesaurus's words at every level for every word 5 fewe
 last level only the same (1 fewer at 500); words held by over half or by over twice the
 word's rows instead of over as many, 3 and 2 fewer; a cap on how many rows a word of the
 thesaurus may hold (2%, 5%, 10% of them), 0 to 2 fewer.
-
-A phrase of the thesaurus that the query says together (:func:`~.thesaurus.phrased`: "bump the
-ref count") gives its terms that fewer rows hold than the word (``incref``, in 29 of
-python3.11-doc's 7,973 chunks, where ``count`` and ``ref`` are in hundreds) as
-:attr:`Group.phrased`: the search weighs them inside every level, at half the query's own
-words, and admits no row for them (:func:`~ctxtrio.store.rows.fts_levels`); in the passages
-they count a share of the word (:func:`alike_of`). A user who has not read the page says the
-thing in common words, which the rule above never lets reach the manual's rare name for it.
-Measured on the sixteen dev sets (answers inside 500 / 1,000 / 2,000 tokens, of 919, right file
-in the top 3): 450 / 551 / 582, 687 -> 451 / 556 / 589, 688 (weighed at a third: 451 / 555 / 590,
-690, for ~15% more CPU a search; any phrase, not only one said together: 447 / 556 / 591,
-693, but 2 fewer at 500 on two sets); admitted at every level instead (thes20, session 20)
-441 / 538 / 587, 684; at the last level only 446 / 549 / 581, 683.
 """
 
 from __future__ import annotations
@@ -125,9 +112,6 @@ class Group:
     near: tuple[str, ...] = ()
     alike: tuple[str, ...] = ()
     everywhere: bool = False
-    #: Terms of a phrase of the thesaurus said together that fewer rows hold than the word: weighed
-    #: in every level, never a term a row is admitted by (:func:`~ctxtrio.store.rows.fts_levels`).
-    phrased: tuple[str, ...] = ()
 
     def level_terms(self) -> tuple[str, ...]:
         """The terms ORed for this word at every level: its forms, and its ``alike`` words when ``everywhere``."""
@@ -242,15 +226,8 @@ def alike_of(words: Sequence[SearchWord]) -> tuple[tuple[str, tuple[str, ...]], 
     seldom says (those searched at every level, :attr:`Group.everywhere`), by the word as asked: for
     the passages, where each counts a share of the word (:mod:`.runs`). A word the corpus says often
     is the documentation's own word already, and its thesaurus words may be of another sense
-    ("TypedDict total=False": ``total`` gains ``add``, and "to add type hints" drew the window).
-    The terms of a phrase said together (:attr:`Group.phrased`) count too: a line saying ``incref``
-    holds a share of "ref" in "bump the ref count" (one answer more at 1,000 tokens over the dev sets)."""
-    gained = (
-        (word.forms[0], (word.alike if word.everywhere else ()) + word.phrased)
-        for word in words
-        if isinstance(word, Group)
-    )
-    return tuple((term, others) for term, others in gained if others)
+    ("TypedDict total=False": ``total`` gains ``add``, and "to add type hints" drew the window)."""
+    return tuple((word.forms[0], word.alike) for word in words if isinstance(word, Group) and word.everywhere)
 
 
 def expand(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: int) -> list[SearchWord]:
@@ -258,8 +235,7 @@ def expand(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: in
     none). A plain word of ``query`` becomes a :class:`Group` of its other forms held by more
     than :data:`FORMS_MORE` times its rows, the thesaurus's words for it (:func:`alike_words`)
     held by more than :data:`ALIKE_MORE` times the rows of all its forms (at every level when at
-    most :data:`RARE` of ``rows`` hold any of its forms), the terms of a phrase said together that
-    fewer rows hold (:attr:`Group.phrased`, weighed only) and, when at most :data:`RARE` of ``rows`` hold it,
+    most :data:`RARE` of ``rows`` hold any of its forms) and, when at most :data:`RARE` of ``rows`` hold it,
     its neighbours held by more than :data:`MORE` times the rows of all its forms; none is among
     ``terms`` or taken by a word before. A word that gains nothing, and every other term, stays alone.
     A word joined to a prefix the terms leave out (``reraising`` of ``re-raising``, without ``re``:
@@ -271,7 +247,6 @@ def expand(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: in
         whole: word for whole, word in compounds(query).items() if word in terms and whole[: -len(word)] not in terms
     }
     alike = alike_words(query, terms, counts)
-    together = thesaurus.phrased([term for term in dict.fromkeys(terms) if term in plain], counts)
     taken = set(terms)
     words: list[SearchWord] = []
     for term in terms:
@@ -292,9 +267,5 @@ def expand(query: str, terms: Sequence[str], counts: Mapping[str, int], rows: in
             near = tuple(w for w in neighbours_of(term) if w not in taken and counts.get(w, 0) > MORE * own)
         taken.update(near)
         everywhere = bool(same) and own <= RARE * rows
-        # The phrase's terms the rule above left out (held by no more rows than the word's forms).
-        few = tuple(w for w in together.get(term, ()) if w not in taken and 0 < counts.get(w, 0) <= ALIKE_MORE * own)
-        taken.update(few)
-        grouped = near or same or few or len(forms) > 1
-        words.append(Group(forms, near, same, everywhere, few) if grouped else term)
+        words.append(Group(forms, near, same, everywhere) if near or same or len(forms) > 1 else term)
     return words

@@ -15,9 +15,7 @@ matches a query that holds each of its words in any order and inflection (compar
 :func:`~.stems.light_stem`, so "returned" matches "return"); a single word is a phrase of one.
 What a query gains (:func:`alike`) is attached to the phrase's word that the fewest rows
 hold (the later one of equals); :func:`~.neighbours.expand` decides where it searches and how
-much it weighs. A phrase of several words that the query says together (:func:`phrased`:
-"bump the ref count", not "the count of objects a ref holds") names its thing more surely than its words apart,
-and ``expand`` weighs its terms even where the corpus holds them less than the words asked.
+much it weighs.
 """
 
 from __future__ import annotations
@@ -35,7 +33,7 @@ from .terms import STOPWORDS, unique_terms
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["Phrase", "Table", "TableError", "alike", "load", "loaded", "parse", "phrased", "table"]
+__all__ = ["Phrase", "Table", "TableError", "alike", "load", "loaded", "parse", "table"]
 
 #: The shipped table's file name, beside this module.
 _FILE: Final = "thesaurus.txt"
@@ -131,31 +129,13 @@ def alike(
     hold, by the word each is attached to: of the phrase's words, the one the fewest rows hold
     (``held``: rows holding each word, none counted by default), the later one of equals.
     A word that gains nothing is absent. ``source``: the table (the shipped one by default)."""
-    return _gained(words, held, source, together=False)
-
-
-def phrased(
-    words: Sequence[str], held: Mapping[str, int] | None = None, source: Table | None = None
-) -> dict[str, tuple[str, ...]]:
-    """As :func:`alike`, for the phrases of two words or more only, whose words ``words`` holds side by
-    side (in any order: "ref count" in "bump the ref count", not in "the count of objects a ref holds")."""
-    return _gained(words, held, source, together=True)
-
-
-def _gained(
-    words: Sequence[str], held: Mapping[str, int] | None, source: Table | None, *, together: bool
-) -> dict[str, tuple[str, ...]]:
     found = source if source is not None else table()
     rows = held if held is not None else {}
     at = {light_stem(word): n for n, word in enumerate(words)}  # a stem's last place in the query
     gained: dict[int, list[str]] = {}
     for stem in dict.fromkeys(at):
         for phrase in found.by_first.get(stem, ()):
-            if not all(other in at for other in phrase.stems):
-                continue
-            places = [at[other] for other in phrase.stems]
-            if together and (len(places) < 2 or max(places) - min(places) >= len(places)):
-                continue
-            place = min(places, key=lambda n: (rows.get(words[n], 0), -n))
-            gained.setdefault(place, []).extend(phrase.terms)
+            if all(other in at for other in phrase.stems):
+                place = min((at[other] for other in phrase.stems), key=lambda n: (rows.get(words[n], 0), -n))
+                gained.setdefault(place, []).extend(phrase.terms)
     return {words[n]: tuple(dict.fromkeys(terms)) for n, terms in sorted(gained.items())}

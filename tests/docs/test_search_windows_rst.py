@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ctxtrio.text import edges, literal, passages, thesaurus
+from ctxtrio.text import edges, literal, passages
 
 from .conftest import PY_SOURCES, normal, opened
 
@@ -36,13 +36,11 @@ def python_docs() -> Path:
 async def test_answers_found_inside_the_window_rules(
     tmp_path: Path, python_docs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each question's right page is ranked first (or second) and its answer is inside the budget: the keyword-only
+    """Each question's right page is ranked first and its answer is inside the budget: the keyword-only
     sentence shown apart whole (a third of the room; in a quarter it stopped a line before the answer),
     typing's `.. data:: Callable` with its first sentence above the window on callback types, and the
     global statement's first sentence no longer pushed out by its `.. index::` entries. With the three
-    rules off (a quarter, no entry line, index entries shown) none of the answers is inside, when no
-    phrase of the thesaurus weighs its terms either ('function arguments' weighs 'parameter', and the
-    chunk saying 'keyword-only parameter' then shows the answer another way)."""
+    rules off (a quarter, no entry line, index entries shown) none of the answers is inside."""
     async with opened(tmp_path, python_docs) as ctx:
         for path in sorted(python_docs.rglob("*.rst.txt")):
             doc_id = str(path.relative_to(python_docs)).removesuffix(".rst.txt").replace("/", ".")
@@ -51,13 +49,10 @@ async def test_answers_found_inside_the_window_rules(
         monkeypatch.setattr(edges, "_WHOLE_SHARE", 4)
         monkeypatch.setattr(passages, "_entry_line", lambda *_: [])
         monkeypatch.setattr(edges, "_rst_hidden", lambda _: [])
-        monkeypatch.setattr(thesaurus, "phrased", lambda *_: {})
         passages._lines.cache_clear()  # the lines of a text, with their hidden ones, are cached
         literal.literal_lines.cache_clear()
         before = [await ctx.documents.search(query, budget_tokens=budget) for query, budget, _, _ in QUESTIONS]
         passages._lines.cache_clear()
     for (query, _, page, answer), now, then in zip(QUESTIONS, found, before, strict=True):
-        # The right page first, or second below glossary's "annotation" entry: "type hint" is a phrase of the
-        # thesaurus whose rarer terms (annotation, annotations) weigh in the ranking (text/neighbours, measured).
-        assert page in [hit.doc_id for hit in now.hits[:2]] and normal(answer) in normal(now.rendered), query
+        assert now.hits[0].doc_id == page and normal(answer) in normal(now.rendered), query
         assert normal(answer) not in normal(then.rendered), query

@@ -10,7 +10,7 @@ import pytest
 
 from ctxtrio.store.index import SearchIndex
 from ctxtrio.store.records import StoredRecord
-from ctxtrio.store.rows import MAX_LEVEL_WORDS, PHRASED_UNDER, IndexRow, Level, fts_levels
+from ctxtrio.store.rows import MAX_LEVEL_WORDS, IndexRow, Level, fts_levels
 from ctxtrio.text.neighbours import Group
 
 if TYPE_CHECKING:
@@ -205,25 +205,3 @@ def test_leaving_a_common_word_out_keeps_the_scores_and_drops_rows_that_score_no
         assert after.score == pytest.approx(before.score, abs=1e-5)
     misspelt = index.search("chunks", ["test", "frobnicat"], journals=None, limit=5, common={"test"})
     assert len(misspelt) == 5 and all("test" in texts[int(hit.item)] for hit in misspelt)  # the common word still finds
-
-
-def test_a_phrased_term_is_weighed_in_every_level_and_admits_no_row() -> None:
-    """Each level ANDs its own terms (named once more) or the phrased terms: every row of the level matches it."""
-    levels = fts_levels(["bump", Group(("ref",), (), ("refcount",), phrased=("incref",))])
-    assert PHRASED_UNDER == 2
-    assert [level.expression for level in levels] == [
-        '(("bump" AND "ref")) AND ("bump" OR "ref" OR "incref")',
-        '("bump" OR "ref" OR "refcount") AND ("bump" OR "ref" OR "refcount" OR "incref")',
-    ]
-
-
-def test_a_row_holding_a_phrased_term_comes_first_among_the_rows_its_level_admits(index: SearchIndex) -> None:
-    """Of two rows holding ref and count alike, the one that also says incref comes first; a row holding incref
-    alone is not found (the word 'ref' count is its level's; incref is only weighed)."""
-    texts = ["the ref count of a list", "the ref count of an object with incref", "incref incref"]
-    _fill(index, "docs/a.jsonl", texts)
-    phrased = Group(("ref",), phrased=("incref",))
-    hits = index.search("chunks", [phrased, "count"], journals=None, limit=5)
-    assert [hit.item for hit in hits] == ["1", "0"]
-    plain = index.search("chunks", ["ref", "count"], journals=None, limit=5)
-    assert [hit.item for hit in plain] == ["0", "1"]

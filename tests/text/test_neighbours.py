@@ -12,7 +12,6 @@ from ctxtrio.text.neighbours import (
     NEIGHBOURS,
     RARE,
     Group,
-    alike_of,
     alike_words,
     counted_first,
     expand,
@@ -198,19 +197,3 @@ def test_a_hyphenated_word_whose_prefix_is_left_out_is_a_form_of_the_word_after_
     short = expand("before re-raising", ["before", "reraising", "re", "raising"], counts, 7_973)
     assert short[:3] == ["before", "reraising", "re"]
     assert isinstance(short[3], Group) and "reraising" not in short[3].forms
-
-
-def test_a_phrase_said_together_weighs_its_terms_that_fewer_rows_hold() -> None:
-    """'bump the ref count': the table's phrase 'ref count' gives incref and decref, which fewer rows hold than
-    ref's forms, as ref's phrased terms (weighed, never searched at a level: Group.level_terms and last_terms
-    leave them out); refcount, which more rows hold, is ref's thesaurus word as before. Said apart, nothing is phrased."""
-    rows = 8_000
-    counts = {"bump": 3, "ref": 60, "count": 700, "refcount": 80, "incref": 29, "decref": 25, "reference": 900}
-    words = expand("bump the ref count", ["bump", "ref", "count"], counts, rows)
-    group = words[1]
-    assert isinstance(group, Group) and group.forms == ("ref",)
-    assert group.phrased == ("incref", "decref") and "refcount" in group.alike
-    assert not {"incref", "decref"} & {*group.level_terms(), *group.last_terms()}
-    assert {"incref", "decref"} <= set(dict(alike_of(words))["ref"])
-    apart = expand("count every ref", ["count", "every", "ref"], counts, rows)
-    assert not [word for word in apart if isinstance(word, Group) and word.phrased]

@@ -95,16 +95,3 @@ def test_the_shipped_table_speaks_for_software() -> None:
     assert "dict" in alike(["hashmap"])["hashmap"]
     assert alike(["zzzqx"]) == {}
     assert thesaurus.loaded()
-
-
-def test_a_phrase_said_together_is_phrased_apart_it_is_only_alike() -> None:
-    """phrased() takes a phrase of two words or more whose words stand side by side among the query's
-    words, in any order and inflection; alike() takes it anywhere; a phrase of one word is never phrased."""
-    table = parse("ref count, refcount = incref decref\n")
-    assert thesaurus.phrased(["bump", "ref", "count"], {"ref": 50, "count": 900}, table) == {
-        "ref": ("incref", "decref")
-    }
-    assert thesaurus.phrased(["counts", "ref", "object"], source=table) == {"ref": ("incref", "decref")}
-    assert thesaurus.phrased(["count", "object", "ref"], source=table) == {}
-    assert alike(["count", "object", "ref"], source=table) == {"ref": ("incref", "decref")}
-    assert thesaurus.phrased(["refcount", "object"], source=table) == {}
