@@ -19,7 +19,9 @@ sets' uses, written the same way), was held out through a session that changed n
 a fourth, ``--questions stress/recall_questions4.json`` (60 entries up to c412aa1, none of the
 first three sets' uses), likewise, and a fifth, ``--questions stress/recall_questions5.json``
 (60 entries up to b813b34, none of the first three sets' uses; its writer did not read the
-fourth), through two sessions:
+fourth), through two sessions, and a sixth, ``--questions stress/recall_questions6.json`` (60
+entries up to 54b81b6, none of the first four sets' uses; its writer did not read the fifth),
+through one, its natural questions asked as by someone who does not remember the note's words:
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those
