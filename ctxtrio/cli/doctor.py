@@ -233,10 +233,11 @@ async def _llm(config: Config, report: Report) -> None:
         if not config.embed_model and (embedding := embedding_models_among(models)):
             # Semantic recall is opt-in (nothing loads beside the user's model unasked), but a
             # server that already serves an embedding model makes it one flag away.
+            listed = f"embedding model{'' if len(embedding) == 1 else 's'} {', '.join(embedding[:3])}"
             report.add(
                 "embeddings",
                 True,
-                f"the model server lists {_quoted(embedding)}: --embed-model {embedding[0]} (CTX_EMBED_MODEL) "
+                f"the model server lists {listed}: --embed-model {embedding[0]} (CTX_EMBED_MODEL) "
                 "adds search by meaning to keyword search (README: Semantic recall)",
             )
         try:
@@ -270,11 +271,6 @@ async def _llm(config: Config, report: Report) -> None:
         f"{config.llm_base_url} reachable; model {model or 'none loaded'}; "
         f"tokenize {tokenize}; context length {context}",
     )
-
-
-def _quoted(names: list[str]) -> str:
-    shown = ", ".join(names[:3])
-    return f"embedding model {shown}" if len(names) == 1 else f"embedding models {shown}"
 
 
 COMMANDS: dict[str, Command] = {"doctor": doctor_command}

@@ -36,5 +36,4 @@ def chat_model_among(ids: Sequence[str]) -> str | None:
     tokenizer would be another model's.
     """
     embedding = set(embedding_models_among(ids))
-    chat = [model_id for model_id in ids if model_id not in embedding]
-    return chat[0] if chat else (ids[0] if ids else None)
+    return next((model_id for model_id in ids if model_id not in embedding), ids[0] if ids else None)
