@@ -95,10 +95,9 @@ class CompactionMethods:
                     f"requested at {state.live_tokens}/{self._sessions.live.budget_tokens} tokens, keep_recent={keep_recent}"
                 )
                 if dry_run or not plan.folded:
-                    note = "" if plan.folded else nothing_folded(plan.candidates, keep_recent)
-                    if not plan.folded and waited_from is not None:
-                        note = "; ".join(part for part in (folded_meanwhile(state, waited_from), note) if part)
-                    note = "; ".join(part for part in (note, finished) if part)
+                    meanwhile = "" if plan.folded or waited_from is None else folded_meanwhile(state, waited_from)
+                    nothing = "" if plan.folded else nothing_folded(plan.candidates, keep_recent)
+                    note = "; ".join(part for part in (meanwhile, nothing, finished) if part)
                     return CompactResult(
                         session.session_id,
                         plan.folded,
