@@ -83,9 +83,9 @@ def _span(ids: tuple[str, ...]) -> str:
 def _listed(ids: tuple[str, ...], whole: tuple[str, ...] = ()) -> str:
     """``ids`` as a span when they are all of ``whole``; else a few one by one (what is left of a
     compaction after some entries were restored one by one is no span), or a count and a span."""
-    if ids == whole or len(ids) > 4:
-        return _span(ids) if ids == whole else f"{len(ids)} entries, {_span(ids)}"
-    return " ".join(ids)
+    if ids == whole:
+        return _span(ids)
+    return f"{len(ids)} entries, {_span(ids)}" if len(ids) > 4 else " ".join(ids)
 
 
 def render_status(status: SessionStatus) -> str:
