@@ -255,16 +255,14 @@ def render_window(window: Window, *, start: int | None = None) -> str:
     cursor was not read (nor moved), so naming it would send the reader after the wrong thing.
     """
     info = window.doc
-    if not window.chunks and start is not None:
-        return (
-            f"{_doc(info)} has {plural(info.chunks, 'chunk')} (#0-{info.chunks - 1}): from={start} is past the end. "
-            f"Pass from=0 to {info.chunks - 1}, or leave from out to read on from the cursor."
-        )
     if not window.chunks:
-        return (
-            f"{_doc(info)} has {plural(info.chunks, 'chunk')} (#0-{info.chunks - 1}) and the cursor is past the end. "
-            "Start over with reset=true, or pass from=N."
-        )
+        has = f"{_doc(info)} has {plural(info.chunks, 'chunk')} (#0-{info.chunks - 1})"
+        if start is not None:
+            return (
+                f"{has}: from={start} is past the end. "
+                f"Pass from=0 to {info.chunks - 1}, or leave from out to read on from the cursor."
+            )
+        return f"{has} and the cursor is past the end. Start over with reset=true, or pass from=N."
     first, last = window.chunks[0].index, window.chunks[-1].index
     counted = f" ({sum(chunk.tokens for chunk in window.chunks)} tokens, estimated)" if window.estimated else ""
     head = f"{_doc(info)} chunks #{first}-{last} of {info.chunks}{counted}."
