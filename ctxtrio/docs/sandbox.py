@@ -98,18 +98,15 @@ def resolve_in_roots(file_path: str, roots: Sequence[Path]) -> tuple[Path, Path]
     _refuse_non_utf8(file_path)
     real_roots = [_resolve_root(root) for root in roots]
     candidate = Path(file_path)
-    if not candidate.is_absolute():
+    relative = not candidate.is_absolute()
+    if relative:
         candidate = real_roots[0] / candidate
     # Containment first, decided without learning whether the path exists.
     _root_of(Path(os.path.realpath(candidate)), real_roots, file_path)
     try:
         resolved = candidate.resolve(strict=True)
     except FileNotFoundError as exc:
-        where = (
-            ""
-            if Path(file_path).is_absolute()
-            else f" (a relative file_path is read under the first ingest root, {real_roots[0]})"
-        )
+        where = f" (a relative file_path is read under the first ingest root, {real_roots[0]})" if relative else ""
         raise IngestError(f"no such file: {file_path}{where}") from exc
     except RuntimeError as exc:  # a symlink loop (Python < 3.13)
         raise IngestError(f"cannot resolve {file_path}: symlink loop") from exc
