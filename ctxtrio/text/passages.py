@@ -174,7 +174,9 @@ def best_passage(
     first, last = first + top, last + top
     if rarity and far is None and named:  # the definition of the rarest word, or the entry's head, above the window
         at = (top, core_first, core_last, first)
-        led = _above(text, lines, candidates, starts, at, room, (rarity, named), (weights, liked))
+        led = _above(
+            text, lines, (raws, costs, hidden), candidates, starts, at, room, (rarity, named), (weights, liked)
+        )
         if led is not None and model.estimate(marked_text(text, led)) <= budget_tokens:
             return led
     while True:
@@ -198,6 +200,7 @@ def best_passage(
 def _above(
     text: str,
     lines: Sequence[Line],
+    rows: tuple[Sequence[str], Sequence[int], Sequence[bool]],
     candidates: Sequence[Line],
     starts: AbstractSet[int],
     at: tuple[int, int, int, int],
@@ -208,21 +211,22 @@ def _above(
     """The window with what it lies under shown above it, or None: in ``room`` of :data:`~.edges.FAR_ROOM`
     or more, the line above defining the rarest word of the query (``asked``: rarity, terms as asked)
     or else the API directive starting its entry, and the sentence after it, in a quarter of
-    ``room``; in less, the entry's head only (:func:`_entry_head`). ``at``: the entry's start,
-    the core's first and last lines and the grown window's first line."""
+    ``room``; in less, the entry's head only (:func:`_entry_head`). ``rows``: the text's lines,
+    their costs and whether each is hidden; ``at``: the entry's start, the core's first and last
+    lines and the grown window's first line."""
     top, core_first, core_last, first = at
     if room < FAR_ROOM:
-        return _entry_head(text, lines, candidates, starts, (top, core_first, first), room, *weighed)
-    raws = text.split("\n")
-    costs, hidden = [line.cost for line in lines], [line.hidden for line in lines]
+        return _entry_head(text, lines, rows, candidates, starts, (top, core_first, first), room, *weighed)
+    raws = rows[0]
     defining = defining_lines(raws, asked[1], asked[0], first) or _entry_line(raws, starts, top, first)
-    lead = lead_sentence(raws, costs, hidden, defining, core_first, room // 4)
+    lead = lead_sentence(*rows, defining, core_first, room // 4)
     return None if lead is None else _led(text, lines, lead, core_first, core_last, room)
 
 
 def _entry_head(
     text: str,
     lines: Sequence[Line],
+    rows: tuple[Sequence[str], Sequence[int], Sequence[bool]],
     candidates: Sequence[Line],
     starts: AbstractSet[int],
     at: tuple[int, int, int],
@@ -239,10 +243,8 @@ def _entry_head(
     example or notes ('running minimum' in ``accumulate``'s equivalent code) while the sentence
     that says what the entry does, "Make an iterator that returns accumulated sums", was above it."""
     top, core_first, shown_first = at
-    raws = text.split("\n")
-    costs = [line.cost for line in lines]
+    raws, costs, hidden = rows
     entry = _entry_line(raws, starts, top, core_first)
-    hidden = [line.hidden for line in lines]
     lead = lead_sentence(raws, costs, hidden, entry, core_first, room * _HEAD_SHARE - FAR_MARK_COST)
     if lead is None or shown_first <= lead[1]:
         return None
