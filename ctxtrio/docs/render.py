@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._limits import SEARCH_WORDS
-from ..text.plural import plural
+from ..text.plural import first_to_last, plural
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -140,8 +140,11 @@ def render_list_page(
     if not docs:
         return "No documents. Add one with doc_ingest.", 0, None
     if offset >= total:
-        use = "from=0" if total == 1 else f"from=0 to {total - 1}"  # not "from=0 to 0"
-        return f"{plural(total, 'document')}; from={offset} is past the end: use {use}.", 0, None
+        return (
+            f"{plural(total, 'document')}; from={offset} is past the end: use {first_to_last('from', total)}.",
+            0,
+            None,
+        )
     lines = [f"{plural(total, 'document')}:"]
     used = model.estimate(lines[0]) + model.estimate(f"(next page: doc_list from={total}, {total} more)") + 2
     shown = 0
@@ -256,11 +259,12 @@ def render_window(window: Window, *, start: int | None = None) -> str:
     """
     info = window.doc
     if not window.chunks:
-        has = f"{_doc(info)} has {plural(info.chunks, 'chunk')} (#0-{info.chunks - 1})"
+        numbers = "#0" if info.chunks == 1 else f"#0-{info.chunks - 1}"
+        has = f"{_doc(info)} has {plural(info.chunks, 'chunk')} ({numbers})"
         if start is not None:
             return (
                 f"{has}: from={start} is past the end. "
-                f"Pass from=0 to {info.chunks - 1}, or leave from out to read on from the cursor."
+                f"Pass {first_to_last('from', info.chunks)}, or leave from out to read on from the cursor."
             )
         return f"{has} and the cursor is past the end. Start over with reset=true, or pass from=N."
     first, last = window.chunks[0].index, window.chunks[-1].index

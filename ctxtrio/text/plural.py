@@ -10,3 +10,9 @@ from __future__ import annotations
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """``1 chunk``, ``2 chunks``; ``nouns`` when adding an s is wrong (``entry``, ``entries``)."""
     return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def first_to_last(arg: str, total: int) -> str:
+    """The values of ``arg`` that read ``total`` items: ``from=0`` for one, ``from=0 to 4`` for five
+    (a past-the-end answer offered "from=0 to 0")."""
+    return f"{arg}=0" if total == 1 else f"{arg}=0 to {total - 1}"

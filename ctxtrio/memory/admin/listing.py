@@ -25,7 +25,7 @@ import trio
 from ..._errors import StoreError
 from ..._limits import LIST_LIMIT, LIST_OFFSET, check_budget, check_range
 from ...store.ids import ID_PATTERN
-from ...text.plural import plural
+from ...text.plural import first_to_last, plural
 from ..model import JournalCheck, SessionInfo, SessionPage
 from ..render import session_line
 from ..sessions.repository import journal_stat, replay, scan_session_ids
@@ -157,8 +157,7 @@ def pack_page(
         used += cost
     next_offset = end if end < total else None
     if offset >= total > 0:  # (as a range it read '6-5 of 2'; doc_list says the same of its from=)
-        use = "offset=0" if total == 1 else f"offset=0 to {total - 1}"  # not "offset=0 to 0"
-        past = f"({plural(total, 'session')}; offset={offset} is past the end: use {use})\n"
+        past = f"({plural(total, 'session')}; offset={offset} is past the end: use {first_to_last('offset', total)})\n"
         return SessionPage((), total, offset, None, past)
     return SessionPage(
         tuple(shown), total, offset, next_offset, "".join(lines) + _trailer(offset, end, total, next_offset)
