@@ -5,7 +5,7 @@
 The corpus is python3.11-doc's reST sources (``apt-get install python3.11-doc``:
 ``/usr/share/doc/python3.11/html/_sources``, 1,491 files, 11 MB), sorted by path, up to
 ``--mb`` megabytes. It starts ``stress/real_embeddings.EmbedServer`` (all-MiniLM-L6-v2,
-llama-cpp-python, the flags that README's "Semantic recall" section names), opens ctxtrio
+llama-cpp-python, the flags docs/DESIGN-NOTES.md's "Semantic recall" names), opens ctxtrio
 with ``--embed-model`` pointed at it (the real wiring: ``_app.py`` starts the embedder),
 ingests every file, and then waits until every chunk is embedded. Every minute it prints
 how far it got, the load and the server's CPU; at the end the time from the first ingest
@@ -95,7 +95,7 @@ def main() -> int:
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the real-model venv (stress/real_server.py)")
     parser.add_argument("--mb", type=float, default=10.0, help="corpus size in megabytes")
     parser.add_argument("--sources", type=Path, default=SOURCES, help="the reST sources (python3.11-doc's)")
-    parser.add_argument("--threads", type=int, default=1, help="server --n_threads (1: see the README)")
+    parser.add_argument("--threads", type=int, default=1, help="server --n_threads (1: docs/DESIGN-NOTES.md)")
     args = parser.parse_args()
     if not args.sources.is_dir():
         raise SystemExit(f"{args.sources} not found: apt-get install python3.11-doc")
