@@ -43,6 +43,7 @@ __all__ = [
     "CURSOR_SLACK",
     "CatalogState",
     "DocEntry",
+    "commit_key",
     "commit_record",
     "cursor_record",
     "drop_stale_cursors",
@@ -248,3 +249,8 @@ def forget_record(doc_id: str) -> NewRecord:
 
 def cursor_record(doc_id: str, gen: str, session: str, position: int) -> NewRecord:
     return NewRecord("cursor", {"doc": doc_id, "gen": gen, "session": session, "next": position}, id_prefix="k")
+
+
+def commit_key(record: Record) -> tuple[str, str]:
+    """(doc, gen) of a catalog record (a commit's; a forget names no generation)."""
+    return str(record.get("doc")), str(record.get("gen"))

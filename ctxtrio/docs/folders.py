@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 from ..store.index import IndexDamagedError
-from .catalog import generation_end
+from .catalog import commit_key, generation_end
 
 if TYPE_CHECKING:
     from ..store.handle import StoreHandle
@@ -33,6 +33,7 @@ __all__ = [
     "ORPHAN_AGE_S",
     "Sweep",
     "generation_landed",
+    "landed_or_own",
     "make_doc_dir",
     "probe_writable",
     "remove_empty_dirs",
@@ -167,6 +168,12 @@ def generation_landed(docs: Path, record: Record) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def landed_or_own(own: set[tuple[str, str]], docs: Path, record: Record) -> bool:
+    """:func:`generation_landed`, or a commit of this process's (``own``): the writer wrote its chunks
+    before it, so its file is not read."""
+    return commit_key(record) in own or generation_landed(docs, record)
 
 
 def probe_writable(directory: Path) -> None:

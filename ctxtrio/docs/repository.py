@@ -39,6 +39,7 @@ from .._locks import Held
 from .catalog import (
     CatalogState,
     DocEntry,
+    commit_key,
     commit_record,
     cursor_record,
     drop_stale_cursors,
@@ -46,7 +47,7 @@ from .catalog import (
     generation_end,
     unlanded,
 )
-from .folders import generation_landed, probe_writable, remove_empty_dirs, sweep_folders
+from .folders import landed_or_own, probe_writable, remove_empty_dirs, sweep_folders
 from .loaded import DEFAULT_CACHE_CHARS, Key, LoadedGenerations
 
 if TYPE_CHECKING:
@@ -95,6 +96,10 @@ class Repository(LoadedGenerations):
         #: Document → generation of its last commit, skipped by a replay as not landed
         #: (:meth:`unlanded`), until a later commit or forget of the document.
         self.cut_short: dict[str, str] = {}
+        #: (doc, gen) of this process's commits from their append until applied. Concurrent ingests' commits land
+        #: between each other's, so another ingest's refresh applies most; the writer wrote their chunks first and
+        #: indexes them from the rows they came with, so that replay neither reads their files nor catches them up.
+        self._own: set[tuple[str, str]] = set()
 
     # -- paths --------------------------------------------------------------------
 
@@ -217,17 +222,23 @@ class Repository(LoadedGenerations):
         """
         result: AppendResult | None = None
         end: int | None = None
-        with trio.CancelScope(shield=True) as scope:
-            scope.deadline = trio.current_time() + COMMIT_DEADLINE_S
-            if last is None:
-                result = await self.store.append(self.catalog_path, [commit_record(info, gen)])
-            else:
-                records, rows = last
-                chunks, result = await self.store.append_then(
-                    self.gen_path(info.doc_id, gen), records, self.catalog_path, [commit_record(info, gen)], rows=rows
-                )
-                end = chunks.end
+        own, commit = (info.doc_id, gen), [commit_record(info, gen)]
+        self._own.add(own)  # before the append: another ingest's refresh may read it before it is acknowledged
+        try:
+            with trio.CancelScope(shield=True) as scope:
+                scope.deadline = trio.current_time() + COMMIT_DEADLINE_S
+                if last is None:
+                    result = await self.store.append(self.catalog_path, commit)
+                else:
+                    records, rows = last
+                    path = self.gen_path(info.doc_id, gen)
+                    chunks, result = await self.store.append_then(path, records, self.catalog_path, commit, rows=rows)
+                    end = chunks.end
+        except BaseException:
+            self._own.discard(own)  # no commit may follow to be applied: a replay checks any as another process's
+            raise
         if result is None:
+            self._own.discard(own)  # a replay checks it as another process's if it lands after all
             raise CommitTimeoutError(
                 f"the store did not confirm the commit of document {info.doc_id!r} within {COMMIT_DEADLINE_S:g} s "
                 "(is the disk stalled?); it may still land: list the documents to see"
@@ -275,6 +286,7 @@ class Repository(LoadedGenerations):
             for position, record in enumerate(result.records):
                 if position not in skipped:
                     fresh.apply(record.data)
+                    self._own.discard(commit_key(record.data))
             fresh.offset = result.end
             self.state, self._catalog_id = fresh, catalog_id
             return [], []
@@ -282,18 +294,19 @@ class Repository(LoadedGenerations):
         result = await self.store.read(self.catalog_path, self.state.offset)
         skipped = await self.unlanded(result.records)
         records = [record for n, record in enumerate(result.records) if n not in skipped]
+        commits = [key for record in records if (key := commit_key(record.data)) not in self._own]
         obsolete = self._apply(records, result.end)
-        commits = [(record.data.get("doc"), record.data.get("gen")) for record in records]
         current = [(doc, gen) for doc, gen in commits if (entry := self.state.docs.get(str(doc))) and entry.gen == gen]
         return obsolete, [self.gen_path(str(doc), str(gen)) for doc, gen in dict.fromkeys(current)]
 
     async def unlanded(self, records: list[StoredRecord]) -> set[int]:
         """Positions of the commits among ``records`` whose generation file does not reach the
-        end they name (see :mod:`.catalog`): a replay skips them. Our own commits are absorbed
-        without this: they are acknowledged once their chunks are durable."""
-        if not any(generation_end(record.data) is not None for record in records):
+        end they name (see :mod:`.catalog`): a replay skips them. Our own commits are not checked
+        (``_own``): the writer wrote their chunks before them."""
+        own = self._own
+        if all(generation_end(record.data) is None or commit_key(record.data) in own for record in records):
             return set()
-        check = partial(generation_landed, self.data.docs)
+        check = partial(landed_or_own, own, self.data.docs)
         skipped = await trio.to_thread.run_sync(unlanded, [record.data for record in records], check)
         for position in sorted(skipped):
             doc, gen = records[position].data.get("doc"), records[position].data.get("gen")
@@ -312,6 +325,8 @@ class Repository(LoadedGenerations):
         if not records and end <= self.state.offset:
             return []
         obsolete = [found for record in records if (found := self.state.apply(record.data)) is not None]
+        if self._own:
+            self._own.difference_update(commit_key(record.data) for record in records)
         if self.cut_short:
             for record in records:
                 if record.data.get("kind") in ("commit", "forget"):
