@@ -213,10 +213,13 @@ async def verify(url: str, docs: list[Doc], failures: list[str]) -> int:
     """Every document listed with its chunk count, and found by its unique marker."""
     lost = 0
     async with Client(url) as client:
-        listing = await client.call_tool("doc_list", {})
-        listed = set()
-        if isinstance(listing.structured_content, dict):
-            listed = {str(doc_id) for doc_id in listing.structured_content.get("doc_ids", [])}
+        listed: set[str] = set()
+        offset: object = 0
+        while isinstance(offset, int):  # doc_list answers a page at a time (about 100 short entries)
+            listing = await client.call_tool("doc_list", {"from": offset})
+            page = listing.structured_content if isinstance(listing.structured_content, dict) else {}
+            listed.update(str(doc_id) for doc_id in page.get("doc_ids", []))
+            offset = page.get("next_offset")
         for doc in docs:
             problems: list[str] = []
             if doc.doc_id not in listed:
