@@ -18,34 +18,29 @@ in priority order:
    start), with ``[...]`` where text was left out (:func:`ctxtrio.text.long_lines.cut_by_sentences`:
    whole lines, and the sentences of a long line; :func:`ctxtrio.text.cutting.cut_around`
    when not even one fits; its first sentence above the passage when that holds a query word and
-   is short, :func:`.headline.with_headline`), when nothing else was shown or at least :data:`_MIN_CUT_ROOM`
+   is short, :func:`.headline.with_headline`), when nothing else was shown or at least :data:`.cuts.MIN_CUT_ROOM`
    tokens are left, and no pin had to leave to make room for the closing line. In query mode they keep their rank and share the budget as doc_search's
-   hits do: from where each is met, :data:`_CUT_SHARE` of the budget left (at least
-   :data:`_MIN_CUT_ROOM`; a later one whose share would be less takes all of it) is kept for
+   hits do: from where each is met, :data:`.cuts.CUT_SHARE` of the budget left (at least
+   :data:`.cuts.MIN_CUT_ROOM`; a later one whose share would be less takes all of it) is kept for
    its passage, and only the rest goes to whole matches ranked below it; the passages are
    then cut in rank order, each to that share of the room left (the first, the share of the
    query's words it holds when that is more; the last, all of it), so the first gets the most,
-   and the room a passage leaves unused goes back to those above it. A match that the closing
-   line pushed out and that ranked above the first one to cut is cut in its place. The recent window stays contiguous (the cut entry
+   and the room a passage leaves unused goes back to those above it (:mod:`.cuts`). A match that
+   the closing line pushed out and that ranked above the first one to cut is cut in its place. The recent window stays contiguous (the cut entry
    is the oldest shown).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
-from ..text.cutting import CUT_MARK
-from ..text.embedding import coverage
-from ..text.long_lines import cut_by_sentences
 from ..text.plural import plural
-from .headline import with_headline
-from .model import Entry, RecallResult
+from .cuts import CUT_SHARE, MIN_CUT_ROOM, cut_all
+from .model import RecallResult
 from .ranking import place
-from .state.base import entry_line
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
     from collections.abc import Set as AbstractSet
 
     from ..text.tokens import TokenModel
@@ -57,13 +52,6 @@ __all__ = ["pack_recall"]
 #: after this many matches in a row did not fit (long result lists stay cheap).
 _MIN_LINE_TOKENS: Final = 4
 _MAX_MISSES: Final = 16
-#: A cut entry is shown only when at least this much of its text fits, and, next to
-#: whole entries, only when this much of the budget is left (a cut is worth it).
-_MIN_CUT_TOKENS: Final = 8
-_MIN_CUT_ROOM: Final = 64
-#: Query mode: the share of the budget left that each match too large to fit whole keeps for its
-#: cut passage (doc_search's share, docs/sharing._SHARE); matches that fit share the rest.
-_CUT_SHARE: Final = 0.5
 #: How many unshown pins the text names; the structured result names them all.
 _NAMED_PINS: Final = 10
 
@@ -161,7 +149,7 @@ def pack_recall(
 
     chosen.sort(key=placed)
     shown = [(placed(item), item.line(), item.snapshot()) for item in chosen]
-    if (chosen and budget_tokens - used < _MIN_CUT_ROOM) or len(pins) < pins_fitting:
+    if (chosen and budget_tokens - used < MIN_CUT_ROOM) or len(pins) < pins_fitting:
         # A pin that left to make room for the closing line comes before any match: the room it
         # left is not filled with a passage (at budget 50 a pin gave way to "[...] The flaky te [...]").
         cuts = []
@@ -170,7 +158,7 @@ def pack_recall(
         notes = _meaning_notes([item.id for item in chosen] + [item.id for item in cut], by_meaning, skipped)
         return _trailer(not_fit - len(cut), matched, pins_missing, mode, by_limit, notes, tags)
 
-    got, tail = _cut_all([item for item, _ in cuts], budget_tokens - used, closing, query_terms, model)
+    got, tail = cut_all([item for item, _ in cuts], budget_tokens - used, closing, query_terms, model)
     if got:
         shown += [(placed(item), line, snapshot) for item, line, snapshot in got]
         shown.sort(key=lambda one: one[0])
@@ -232,12 +220,12 @@ def _choose(
             misses = 0
             continue
         free = budget_tokens - reserved - used
-        if not cuts or (mode == "query" and free >= _MIN_CUT_ROOM and all(item.text != c.text for c, _ in cuts)):
+        if not cuts or (mode == "query" and free >= MIN_CUT_ROOM and all(item.text != c.text for c, _ in cuts)):
             if mode == "query":
                 # Its passage keeps its place in the ranking, as doc_search's hits do: a share of
                 # what is left is kept for it, not filled first by whole matches ranked below it.
-                share = int(free * _CUT_SHARE)
-                reserved += max(_MIN_CUT_ROOM, share) if not cuts or share >= _MIN_CUT_ROOM else free
+                share = int(free * CUT_SHARE)
+                reserved += max(MIN_CUT_ROOM, share) if not cuts or share >= MIN_CUT_ROOM else free
             cuts.append((item, len(chosen)))
         if mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
             break
@@ -246,101 +234,6 @@ def _choose(
 
 def _ordinal(item: Item) -> int:
     return item.ordinal
-
-
-def _cut_all(
-    items: Sequence[Item],
-    room: int,
-    closing: Callable[[Sequence[Item]], str],
-    query_terms: Sequence[str],
-    model: TokenModel,
-) -> tuple[list[tuple[Item, str, Entry]], str]:
-    """``items`` (best first) cut to share ``room`` with the closing line (``closing(shown)``): the
-    cuts shown, as (entry, line, entry as shown), and that line. The line is first sized as if
-    every cut is shown; when one is not, it counts one more match left out, and when it then no
-    longer fits, the lowest-ranked cut leaves and the rest are cut again."""
-    while items:
-        tail = closing(items)
-        got = _cut_entries(items, query_terms, room - model.estimate(tail), model)
-        if len(got) < len(items):
-            tail = closing([item for item, _, _ in got])
-        if got and sum(snapshot.tokens for _, _, snapshot in got) + model.estimate(tail) <= room:
-            return got, tail
-        items = [item for item, _, _ in got][:-1]
-    return [], ""
-
-
-def _cut_entries(
-    items: Sequence[Item], query_terms: Sequence[str], room: int, model: TokenModel
-) -> list[tuple[Item, str, Entry]]:
-    """``items`` (best first) cut to their passages in ``room``, as doc_search's hits share a budget:
-    each takes :data:`_CUT_SHARE` of what is left (the first, the share of the query's words it
-    holds when that is more; the last, or one whose share would be under :data:`_MIN_CUT_ROOM`,
-    all of it); one that fits no :data:`_MIN_CUT_TOKENS` of text is left out.
-    The room the passages left unused is then given back to them in rank order."""
-    got: list[tuple[Item, str, Entry]] = []
-    for position, item in enumerate(items):
-        # The first keeps at least the share of the room that it holds of the query's words: one
-        # holding them all is most likely the answer and keeps all it needs (the keyword confidence
-        # of semantic recall's fusion, text/embedding.coverage); the less it holds, the more is shared.
-        share = int(room * (max(_CUT_SHARE, coverage(item.text, query_terms)) if position == 0 else _CUT_SHARE))
-        if position + 1 == len(items) or share < _MIN_CUT_ROOM:
-            share = room
-        if got and share < _MIN_CUT_ROOM:
-            break
-        cut = _cut_entry(item, query_terms, share, model)
-        if cut is not None:
-            got.append((item, *cut))
-            room -= cut[1].tokens
-    # A passage that did not fill its share (its next line or sentence too long for it, or the
-    # entry shown whole) leaves room the ones above it could have shown: it goes back to them,
-    # best first, each cut again with its tokens and the room left.
-    for position, (item, _, shown) in enumerate(got):
-        if room < _MIN_CUT_TOKENS:
-            break
-        again = _cut_entry(item, query_terms, shown.tokens + room, model)
-        if again is not None and again[1].tokens > shown.tokens:
-            room -= again[1].tokens - shown.tokens
-            got[position] = (item, *again)
-    return got
-
-
-def _cut_entry(item: Item, query_terms: Sequence[str], room: int, model: TokenModel) -> tuple[str, Entry] | None:
-    """``item`` cut to fit ``room``: (its line, the entry as shown, with the cut text and its estimate).
-
-    None when less than :data:`_MIN_CUT_TOKENS` of its text would fit.
-    """
-    head = model.estimate(entry_line(item.id, item.role, item.pinned, item.tags, "")) + 1
-    room_for_text = room - head
-
-    def attempt(text_room: int) -> tuple[str, str, int] | None:
-        text = with_headline(
-            item.text, cut_by_sentences(item.text, query_terms, text_room, model), query_terms, text_room, model
-        )
-        if text != item.text and item.text.startswith(text):  # a prefix cut: mark its end too
-            text = f"{text.rstrip()} {CUT_MARK}"
-        line = entry_line(item.id, item.role, item.pinned, item.tags, text)
-        tokens = model.estimate(line)
-        return (line, text, tokens) if tokens <= room else None
-
-    # Estimates are not additive (a cut mark, a line head, boundaries at the joins), so
-    # the text room that fits is searched for: the largest that does, in log2(room) cuts.
-    if room_for_text < _MIN_CUT_TOKENS:
-        return None
-    best = attempt(room_for_text)
-    if best is None:  # the largest text room in [low, high] that fits
-        low, high = _MIN_CUT_TOKENS, room_for_text - 1
-        while low <= high:
-            middle = (low + high) // 2
-            got = attempt(middle)
-            if got is None:
-                high = middle - 1
-            else:
-                best, low = got, middle + 1
-    if best is None:
-        return None
-    line, text, tokens = best
-    return line, replace(item.snapshot(), text=text, tokens=tokens)
 
 
 def _meaning_notes(shown: Sequence[str], by_meaning: AbstractSet[str], skipped: str | None) -> list[str]:
