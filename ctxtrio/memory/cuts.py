@@ -1,7 +1,8 @@
 """Recall's cuts: matches too large to fit whole, cut to their passages in the room packing left them. Pure.
 
 :mod:`.packing` chooses which matches are shown whole and which are cut, and keeps room for the cut
-ones; here they are cut to share that room as doc_search's hits share a budget (:func:`cut_all`). Each passage
+ones; here they are cut to share that room as doc_search's hits share a budget (:func:`cut_all`), and
+room still left goes to the best match neither shown whole nor cut (:func:`cut_into_rest`). Each passage
 is the entry's lines and sentences densest in the query's words
 (:func:`~ctxtrio.text.long_lines.cut_by_sentences`), under its first sentence when that holds a word of
 the query and is short (:func:`.headline.with_headline`).
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from .model import Entry
     from .state.columns import Item
 
-__all__ = ["CUT_SHARE", "MIN_CUT_ROOM", "cut_all"]
+__all__ = ["CUT_SHARE", "MIN_CUT_ROOM", "cut_all", "cut_into_rest"]
 
 #: A cut entry is shown only when at least this much of its text fits, and, next to
 #: whole entries, only when this much of the budget is left (a cut is worth it).
@@ -71,7 +72,13 @@ def _cut_entries(
         # The first keeps at least the share of the room that it holds of the query's words: one
         # holding them all is most likely the answer and keeps all it needs (the keyword confidence
         # of semantic recall's fusion, text/embedding.coverage); the less it holds, the more is shared.
-        share = int(room * (max(CUT_SHARE, coverage(item.text, query_terms)) if position == 0 else CUT_SHARE))
+        # Not when the next holds them all too: which of the two answers is then no surer than their
+        # BM25 and recency tell (an identifier asked for, in the entry that made it and in a later one
+        # that names it), and the first taking all the room showed one of them only.
+        held = coverage(item.text, query_terms) if position == 0 else 0.0
+        if held == 1.0 and len(items) > 1 and coverage(items[1].text, query_terms) == 1.0:
+            held = 0.0
+        share = int(room * max(CUT_SHARE, held))
         if position + 1 == len(items) or share < MIN_CUT_ROOM:
             share = room
         if got and share < MIN_CUT_ROOM:
@@ -129,3 +136,37 @@ def _cut_entry(item: Item, query_terms: Sequence[str], room: int, model: TokenMo
         return None
     line, text, tokens = best
     return line, replace(item.snapshot(), text=text, tokens=tokens)
+
+
+def cut_into_rest(
+    got: list[tuple[Item, str, Entry]],
+    tail: str,
+    passed: Sequence[Item],
+    room: int,
+    closing: Callable[[Sequence[Item]], str],
+    query_terms: Sequence[str],
+    model: TokenModel,
+) -> tuple[list[tuple[Item, str, Entry]], str]:
+    """``got`` (the cuts shown in ``room``, with their closing line ``tail``) and, while at least
+    :data:`MIN_CUT_ROOM` of ``room`` is left, the best of ``passed`` (matches neither shown whole nor
+    cut, best first) cut into what is left, with the closing line that then counts them as shown.
+
+    A passage smaller than its share (its next line or sentence too long for it), or a first match
+    that the closing line pushed out and that is cut in the room a match below it was to have,
+    leaves room that nothing filled: asked 'quick_tcp_server' at 250 tokens, 100 were left unused
+    while the entry that answers, ranked second, was not shown."""
+    shown = {item.text for item, _, _ in got}
+    for item in passed:
+        if item.text in shown:
+            continue
+        items = [one for one, _, _ in got] + [item]
+        after = closing(items)
+        left = room - sum(snapshot.tokens for _, _, snapshot in got) - model.estimate(after)
+        if left < MIN_CUT_ROOM:
+            break
+        cut = _cut_entry(item, query_terms, left, model)
+        if cut is not None:
+            got = [*got, (item, *cut)]
+            shown.add(item.text)
+            tail = after
+    return got, tail

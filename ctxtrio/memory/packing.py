@@ -24,9 +24,11 @@ in priority order:
    :data:`.cuts.MIN_CUT_ROOM`; a later one whose share would be less takes all of it) is kept for
    its passage, and only the rest goes to whole matches ranked below it; the passages are
    then cut in rank order, each to that share of the room left (the first, the share of the
-   query's words it holds when that is more; the last, all of it), so the first gets the most,
-   and the room a passage leaves unused goes back to those above it (:mod:`.cuts`). A match that
-   the closing line pushed out and that ranked above the first one to cut is cut in its place. The recent window stays contiguous (the cut entry
+   query's words it holds when that is more, unless the next holds them all too; the last, all
+   of it), so the first gets the most, and the room a passage leaves unused goes back to those
+   above it (:mod:`.cuts`). A match that the closing line pushed out and that ranked above the first one to
+   cut is cut in its place. Room still left (at least :data:`.cuts.MIN_CUT_ROOM`) goes to the best
+   matches neither shown nor cut, each cut in what is left. The recent window stays contiguous (the cut entry
    is the oldest shown).
 """
 
@@ -35,7 +37,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final, Literal
 
 from ..text.plural import plural
-from .cuts import CUT_SHARE, MIN_CUT_ROOM, cut_all
+from .cuts import CUT_SHARE, MIN_CUT_ROOM, cut_all, cut_into_rest
 from .model import RecallResult
 from .ranking import place
 
@@ -131,7 +133,7 @@ def pack_recall(
     """
     pins, pins_missing, used = _fit_pins(state, budget_tokens)
     seen = {pin.text for pin in pins}
-    chosen, cuts, repeats, by_limit, used = _choose(candidates, seen, used, budget_tokens, limit, tags, mode)
+    chosen, cuts, passed, repeats, by_limit, used = _choose(candidates, seen, used, budget_tokens, limit, tags, mode)
     if mode == "recent":
         matched = max(matched, len(chosen) + repeats)
     ranked_chosen = list(chosen)
@@ -141,7 +143,9 @@ def pack_recall(
         budget_tokens=budget_tokens, model=model, by_meaning=by_meaning, skipped=skipped, tags=tags,
     )  # fmt: skip
     if mode == "query" and len(chosen) < len(ranked_chosen) and (not cuts or len(chosen) < cuts[0][1]):
-        # The closing line pushed out a match ranked above the ones to cut: it is cut first instead.
+        # The closing line pushed out a match ranked above the ones to cut: it is cut first instead
+        # (the one it replaces may still have the room it leaves: cuts.cut_into_rest).
+        passed = [item for item, _ in cuts[:1]] + passed
         cuts = [(ranked_chosen[len(chosen)], len(chosen)), *cuts[1:]]
 
     def placed(item: Item) -> float:
@@ -159,6 +163,9 @@ def pack_recall(
         return _trailer(not_fit - len(cut), matched, pins_missing, mode, by_limit, notes, tags)
 
     got, tail = cut_all([item for item, _ in cuts], budget_tokens - used, closing, query_terms, model)
+    if mode == "query" and len(pins) == pins_fitting:
+        spare = len(passed) if limit is None else max(0, limit - len(chosen) - len(got))
+        got, tail = cut_into_rest(got, tail, passed[:spare], budget_tokens - used, closing, query_terms, model)
     if got:
         shown += [(placed(item), line, snapshot) for item, line, snapshot in got]
         shown.sort(key=lambda one: one[0])
@@ -192,20 +199,22 @@ def _choose(
     limit: int | None,
     tags: AbstractSet[str],
     mode: Literal["query", "recent"],
-) -> tuple[list[Item], list[tuple[Item, int]], int, bool, int]:
+) -> tuple[list[Item], list[tuple[Item, int]], list[Item], int, bool, int]:
     """The matches shown whole, best first, and those to cut (see the module doc).
 
     Returns (chosen, the matches to cut best first, each with how many chosen rank above it,
-    repeats, whether the limit cut, tokens used). ``seen`` (the texts shown already) gains the
-    chosen ones. Recent mode cuts one, where the window stops.
+    the matches that neither fit nor were to be cut, best first, repeats, whether the limit
+    cut, tokens used). ``seen`` (the texts shown already) gains the chosen ones. Recent mode
+    cuts one, where the window stops.
     """
     chosen: list[Item] = []
     cuts: list[tuple[Item, int]] = []
+    passed: list[Item] = []
     repeats = misses = 0
     reserved = 0  # query mode: the room kept for the cut passages
     for item in candidates:
         if limit is not None and len(chosen) + len(cuts) >= limit:  # the matches to cut count too
-            return chosen, cuts, repeats, True, used
+            return chosen, cuts, passed, repeats, True, used
         if budget_tokens - reserved - used < _MIN_LINE_TOKENS:
             break
         if item.pinned or (tags and tags.isdisjoint(item.tags)):
@@ -227,9 +236,11 @@ def _choose(
                 share = int(free * CUT_SHARE)
                 reserved += max(MIN_CUT_ROOM, share) if not cuts or share >= MIN_CUT_ROOM else free
             cuts.append((item, len(chosen)))
+        elif all(item.text != other.text for other in passed):
+            passed.append(item)
         if mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
             break
-    return chosen, cuts, repeats, False, used
+    return chosen, cuts, passed, repeats, False, used
 
 
 def _ordinal(item: Item) -> int:

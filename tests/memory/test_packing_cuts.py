@@ -172,3 +172,41 @@ def test_a_first_match_holding_every_word_of_the_query_keeps_the_room_it_needs()
     assert "the fix: a new gasket" in result.text and [e.id for e in result.entries] == [first]
     assert "(1 more match not shown: raise budget_tokens)" in result.text and other not in result.text
     assert MODEL.estimate(result.text) <= result.used_tokens <= 300
+
+
+def test_two_matches_holding_every_word_of_the_query_share_the_room() -> None:
+    """An identifier asked for, named by the note that made it and by a later one: both hold every
+    word of the query, so which answers is no surer than their ranking, and both are shown cut, not
+    the later one alone in all the room (recall_bench at 250 tokens: 'rarity_weights', 'MAX_REBUILDS',
+    '_config._problems' ranked the entry that answers second, and it was not shown)."""
+    journal = Journal()
+    made = journal.entry(_long_note("zebrafish_valve", 0).replace("tank leaks at valve 0", "was made: it counts leaks"))
+    named = journal.entry(_long_note("zebrafish_valve", 1).replace("tank leaks at valve 1", "is renamed in review"))
+    state = journal.state()
+    ranked, _ = rank(state, unique_terms("zebrafish_valve"), frozenset())
+    assert [item.id for item in ranked][:2] == [named, made]  # the later one ranks first
+    result = recall(state, "zebrafish_valve", 250)
+    assert [e.id for e in result.entries] == [made, named]
+    assert "zebrafish_valve was made: it counts leaks" in result.text and "is renamed in review" in result.text
+    assert MODEL.estimate(result.text) <= result.used_tokens <= 250
+
+
+def test_room_the_cuts_leave_goes_to_the_next_matches() -> None:
+    """The first match's passage is its one short line (the next is far too long to add), so most of
+    the room kept for it is left once whole matches below it filled theirs: it goes to the matches
+    that did not fit then, best first, each cut in what is left (here two short notes, whole, and the
+    long note that answers), not left unused (recall_bench at 250 tokens: 'quick_tcp_server' showed
+    150, the entry that answers, ranked second, not at all)."""
+    journal = Journal()
+    lines = [f"line {k}: routine status report number {k} for week 0" for k in range(40)]
+    lines[20] = "the zebrafish fix: a new gasket, fitted on Monday"
+    answer = journal.entry("\n".join(lines))
+    notes = [journal.entry(f"zebrafish valve note {n}: fed at noon " + "ok " * 30) for n in range(5)]
+    first = journal.entry("zebrafish valve tank\n" + "filler " * 600)
+    state = journal.state()
+    ranked, _ = rank(state, unique_terms("zebrafish tank valve"), frozenset())
+    assert [item.id for item in ranked] == [first, *reversed(notes), answer]
+    result = recall(state, "zebrafish tank valve", 300)
+    assert [e.id for e in result.entries] == [answer, *notes, first]
+    assert "the zebrafish fix: a new gasket" in result.text and "more match" not in result.text
+    assert MODEL.estimate(result.text) <= result.used_tokens <= 300
