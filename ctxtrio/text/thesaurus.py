@@ -98,10 +98,17 @@ _DROPPED: Final = STOPWORDS | QUESTION_WORDS
 
 def _term(word: str, number: int) -> str:
     """``word`` as the index holds it: a name joined by ``_`` or ``-`` is one term (``lru_cache``
-    is ``lrucache``, ``__init__`` is ``init``); anything else that is not one term is an error of
-    the table's line ``number``."""
+    is ``lrucache``); anything else that is not one term is an error of the table's line ``number``.
+
+    So is a name with a leading or trailing ``_`` (a dunder, ``__call__``; Node's ``__dirname``): the
+    index holds it as its bare word (``call``), the word of every row that says "call", so the table
+    would search for something else than it names. Its bare word is refused there, written as it is
+    searched: the table then says what it looks for (``__get__`` gave a descriptor ``get``, a word a
+    query never searches for)."""
     found = unique_terms(word)
-    if not found or (len(found) == 1 and found[0] != word.lower().strip("_")) or "." in word or found[0] in STOPWORDS:
+    if found and word.strip("_") != word:
+        raise TableError(f"line {number}: {word!r} is the index term {found[0]!r}: write that, if it is meant")
+    if not found or (len(found) == 1 and found[0] != word.lower()) or "." in word or found[0] in STOPWORDS:
         raise TableError(f"line {number}: {word!r} is not one index term")
     return found[0]
 

@@ -12,7 +12,7 @@ from ctxtrio.text.thesaurus import TableError, alike, parse
 
 _SMALL = """# a comment
 [a topic]
-unchangeable, cannot modify = immutable frozen lru_cache __init__
+unchangeable, cannot modify = immutable frozen lru_cache init
 checksum = hash digest
 """
 
@@ -62,6 +62,8 @@ def test_words_of_two_groups_gain_both() -> None:
         "path list = sys.path",  # a dotted name is two terms
         "either = or",  # a stopword is never indexed
         "unchangeable, = immutable",  # an empty phrase
+        "call an object = __call__",  # a dunder is its bare word in the index: 'call'
+        "script folder = __dirname",  # likewise a name with a leading '_'
     ],
 )
 def test_a_line_off_the_format_is_refused_with_its_number(line: str) -> None:
