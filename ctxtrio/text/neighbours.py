@@ -130,8 +130,10 @@ class Group:
 SearchWord = str | Group
 
 #: A word of the query written plainly: letters only, not joined to an identifier's
-#: connectors or dots, lower case or capitalised (not ``TOAST``, not ``getUser``).
-_PLAIN: Final = re.compile(r"(?<![\w.\-/:@$])([A-Za-z][a-z]+)(?![\w\-(/:@]|\.\w)")
+#: connectors or dots, lower case or capitalised (not ``TOAST``, not ``getUser``). One letter
+#: is a word too: the language of "a C++ extension", "shorthand from C", "presses Ctrl+C", which
+#: the thesaurus's phrases ("c extension", "ctrl c") name (with two letters at least, none matched).
+_PLAIN: Final = re.compile(r"(?<![\w.\-/:@$])([A-Za-z][a-z]*)(?![\w\-(/:@]|\.\w)")
 
 
 @functools.cache

@@ -38,9 +38,25 @@ def test_the_shipped_table_gives_real_neighbours() -> None:
 
 
 def test_plain_words_leave_identifiers_out() -> None:
-    """Only words of two or more letters alone are plain: not parts of dotted names, snake_case, camelCase, flags, calls or acronyms."""
+    """Only words of letters alone are plain: not parts of dotted names, snake_case, camelCase, flags, calls or acronyms."""
     query = "Delete a folder with os.path rmtree max_size getUserName --force TOAST re.VERBOSE f() now"
-    assert plain_words(query) == {"delete", "folder", "with", "rmtree", "now"}
+    assert plain_words(query) == {"delete", "a", "folder", "with", "rmtree", "now"}
+
+
+def test_a_letter_alone_is_a_plain_word() -> None:
+    """'C' of "a C++ extension" and "Ctrl+C" is a word, which the thesaurus's phrases name; not '-m' or 'b' of a.b()."""
+    assert plain_words("a C++ extension, or python -m pdb on a.b().c()") == {
+        "a",
+        "c",
+        "extension",
+        "or",
+        "python",
+        "pdb",
+        "on",
+    }
+    assert (
+        "sigint" in alike_words("what happens when the user presses Ctrl+C", ["user", "presses", "ctrl", "c"], {})["c"]
+    )
 
 
 @pytest.fixture
