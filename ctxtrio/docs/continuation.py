@@ -1,4 +1,4 @@
-"""A definition cut by its chunk's end is followed by the next chunk, which holds the rest of it.
+"""An API entry cut by its chunk's end: each of its two parts brings the other.
 
 Chunks hold several short sections or API entries; an entry that starts near a chunk's end
 (Node's ``### `fs.rm(path[, options], callback)``` as the last lines of one chunk, its
@@ -6,25 +6,43 @@ options in the next) is found by its definition line, which :func:`~.search.defi
 puts first, while what it says is in the next chunk, which the words of the query alone
 rank low. When the first hit defines the name the query asks for and no other definition
 follows it in the chunk, the chunk after it is shown right after it: read, or moved up when it
-is a hit already.
+is a hit already (:func:`with_continuation`).
+
+The other way round, the continuation may rank above the start (:func:`entry_starts_first`):
+``datetime.astimezone``'s entry starts near the end of library.datetime's chunk #35 with
+"Return a datetime object with new tzinfo attribute tz, adjusting the date and time data so
+the result is the same UTC time as self", and ends in #36 with its equivalent code, whose
+"Convert self to UTC, and attach the new time zone object" ranked #36 3rd and #35 8th for
+"How do I convert a datetime to another time zone?". The start, the lines that say what the
+entry is, then comes right above its continuation, shown from its directive.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from .._errors import NotFoundError
 from ..text.definitions import asked_name, definition_at, last_definition, spelling
+from ..text.markup import API_ENTRY
+from ..text.sections import entry_starts
+from ..text.stems import light_stem
+from ..text.terms import terms
+from ..text.words import stemmed_terms
 from .packing import Candidate
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from .catalog import DocEntry
+    from .chunks import StoredChunk
     from .repository import Repository
 
-__all__ = ["cut_definition", "with_continuation"]
+__all__ = ["cut_definition", "entry_start_of", "entry_starts_first", "with_continuation"]
+
+#: A markdown heading that names code (Node's ``### `fs.rm(path[, options], callback)```).
+_CODE_HEADING: Final = re.compile(r"#{1,6}[ \t]+[^\n]*`")
 
 #: An identifier as written (definitions spell it without ``_`` and ``$``, lowercased).
 _WORD: Final = re.compile(r"[A-Za-z_$][\w$]*")
@@ -91,3 +109,69 @@ def _current(repo: Repository, entry: DocEntry) -> bool:
         return repo.entry(entry.doc_id).gen == entry.gen
     except NotFoundError:
         return False
+
+
+def entry_starts_first(candidates: Sequence[Candidate], query_terms: Sequence[str]) -> list[Candidate]:
+    """``candidates`` with the start of an API entry ranked below its continuation moved right above
+    it, to be shown from the entry's directive (``start``), when the continuation is a hit for that
+    entry and the start says as much of the query: the continuation's lines before its first entry
+    start hold more of the query's words than the rest of it (not library.tempfile's #2, whose lines
+    of TemporaryFile's notes come before NamedTemporaryFile's entry, for "When is a
+    NamedTemporaryFile deleted?"), and the entry's lines in its first
+    chunk hold as many as the continuation does."""
+    stems = frozenset(map(light_stem, query_terms))
+    out = list(candidates)
+    position = 0
+    while position < len(out):
+        hit = out[position]
+        start = next(
+            (
+                (n, at)
+                for n in range(position + 1, len(out))
+                if out[n].doc_id == hit.doc_id
+                and (at := entry_start_of(out[n].chunk, hit.chunk)) is not None
+                and _asked_in_entry(out[n].chunk, at, hit.chunk, stems)
+            ),
+            None,
+        )
+        if start is not None:
+            out.insert(position, replace(out.pop(start[0]), start=start[1]))
+            position += 1
+        position += 1
+    return out
+
+
+def entry_start_of(previous: StoredChunk, chunk: StoredChunk) -> int | None:
+    """Where in ``previous`` the API entry starts that ``chunk``, the chunk after it, goes on with; None
+    when it does not. The last entry ``previous`` starts (:func:`~ctxtrio.text.sections.entry_starts`)
+    must be an API directive or a heading that names code, the one ``chunk``'s heading trail ends with,
+    and not a line ``chunk`` holds itself (chunks overlap). A section under a plain heading is left
+    alone: its start is an introduction, not a definition (moved up, PostgreSQL's lost 2 answers)."""
+    if previous.index + 1 != chunk.index or not chunk.trail:
+        return None
+    starts = entry_starts(previous.text)
+    if not starts:
+        return None
+    lines = previous.text.split("\n")
+    number = max(starts)
+    line = lines[number]
+    if not (API_ENTRY.match(line) or _CODE_HEADING.match(line)):
+        return None
+    titled = set(terms(chunk.trail[-1]))
+    if not titled or not titled <= set(terms(line)) or line.strip() in chunk.text:
+        return None
+    return sum(len(one) + 1 for one in lines[:number])
+
+
+def _asked_in_entry(previous: StoredChunk, at: int, chunk: StoredChunk, stems: frozenset[str]) -> bool:
+    """Whether ``chunk`` is a hit for the entry starting at ``at`` in ``previous`` and that part says as much
+    of the query (``stems``); see :func:`entry_starts_first`."""
+    starts = entry_starts(chunk.text)
+    cut = len(chunk.text)
+    if starts:
+        cut = sum(len(one) + 1 for one in chunk.text.split("\n")[: min(starts)])
+    continued = stems.intersection(stemmed_terms(chunk.text[:cut], stem=True))
+    after = stems.intersection(stemmed_terms(chunk.text[cut:], stem=True))
+    held = continued | after
+    said = stems.intersection(stemmed_terms(previous.text[at:], stem=True))
+    return len(continued) > len(after) and len(said) >= len(held)

@@ -53,6 +53,9 @@ class Candidate:
     #: Placed by semantic recall's ordering (docs/hybrid.py: the vector ranking's first, which keyword
     #: search ranked past its first 10); the re-ranking by passages leaves it at its place.
     placed: bool = False
+    #: Where in ``chunk.text`` the API entry starts that the hit after it continues (docs/continuation.py):
+    #: shown from there, what the entry is, not the window of the query's words.
+    start: int | None = None
 
 
 def fresh_text(previous: StoredChunk | None, chunk: StoredChunk) -> str:
@@ -239,7 +242,7 @@ def _passage(
     densest in the query's words (a one-line paragraph), else the characters around its match."""
     chunk = candidate.chunk
     focus = unheaded_terms(query_terms, headings(candidate))
-    passage = _meaning_passage(candidate, room, model) or best_passage(
+    passage = _meaning_passage(candidate, room, model) or _start_passage(candidate, room, model) or best_passage(
         chunk.text, focus, room, model, tokens_per_char(chunk), rarity=rarity, named=query_terms, trail=chunk.trail,
         alike=tuple(pair for pair in alike if pair[0] in focus),
     )  # fmt: skip
@@ -275,6 +278,14 @@ def _meaning_passage(candidate: Candidate, room: int, model: TokenModel) -> Pass
     focus_tokens = math.ceil((candidate.focus[1] - candidate.focus[0]) * rate)
     room = min(room, FOCUS_TOKENS, max(FOCUS_LEAST, math.ceil(FOCUS_MARGIN * focus_tokens)))
     return passage_around(candidate.chunk.text, candidate.focus, room, model, rate)
+
+
+def _start_passage(candidate: Candidate, room: int, model: TokenModel) -> Passage | None:
+    """For a hit with a ``start`` (an API entry its next chunk continues): the lines from there, as many as fit."""
+    if candidate.start is None:
+        return None
+    chunk = candidate.chunk
+    return passage_around(chunk.text, (candidate.start, len(chunk.text)), room, model, tokens_per_char(chunk))
 
 
 def tokens_per_char(chunk: StoredChunk) -> float:

@@ -27,7 +27,7 @@ from ..text.neighbours import alike_of, counted_first
 from ..text.words import rarity_weights
 from .arguments import clean_title, first_line, read_file
 from .checking import CheckingMethods
-from .continuation import with_continuation
+from .continuation import entry_starts_first, with_continuation
 from .hybrid import FUSE_DEPTH
 from .ingest import CharBudget, Source, content_hash, write_generation
 from .loaded import DEFAULT_CACHE_CHARS
@@ -321,7 +321,9 @@ class DocumentService(ReadingMethods, CheckingMethods):
         if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
             candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms, alike, query))
             candidates = definitions_first(candidates, query_terms, query)  # find_candidates put them first before
-        # the pool re-ranked (search.pool), cut to limit; a definition cut by its chunk's end brings the next chunk
+        # the pool re-ranked (search.pool), cut to limit; an entry's start comes above its continuation, and
+        # a definition cut by its chunk's end brings the next chunk
+        candidates = entry_starts_first(candidates, query_terms)
         candidates = await with_continuation(self._repo, candidates, query_terms, query, limit, by_journal)
         also = {word: counted.get(word, 0) for _, words in alike for word in words}
         rarity = rarity_weights({term: counted.get(term, 0) for term in query_terms}, rows, also)
