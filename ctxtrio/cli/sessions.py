@@ -12,7 +12,7 @@ from .transfer import export_args, export_command, import_args, import_command
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     import trio
 
@@ -82,7 +82,7 @@ async def sessions_command(config: Config, args: argparse.Namespace, stop: trio.
     return 0
 
 
-def _entry_line(entry: Entry) -> str:
+def _entry_line(entry: Entry, by_id: Mapping[str, Entry]) -> str:
     marks: list[str] = [entry.role]
     if entry.pinned:
         marks.append("pinned")
@@ -92,10 +92,36 @@ def _entry_line(entry: Entry) -> str:
     elif entry.status == "deleted":
         marks.append("DELETED")
     if entry.folds:
-        marks.append(f"folds {', '.join(entry.folds)}")
+        marks.append(_folds_now(entry, by_id))
     text = entry.text if len(entry.text) <= 400 else entry.text[:400] + f"... ({len(entry.text)} chars)"
     text = text.replace("\n", "\n" + " " * 8)  # continuation lines stay under the entry
     return f"{entry.id:>6} {when(entry.ts)} [{' '.join(marks)}] {text}"
+
+
+def _folds_now(summary: Entry, by_id: Mapping[str, Entry]) -> str:
+    """What ``summary`` folds now, and what became of the rest: ``folds e2, e4 (e3 restored; e5 deleted)``.
+
+    ``Entry.folds`` is what the compaction folded (the journal is never rewritten); listed bare, entries
+    restored one by one, deleted or folded again read as if the summary still kept them out of recall."""
+    fates: dict[str, list[str]] = {}
+    for folded_id in summary.folds:
+        fates.setdefault(_fate(by_id.get(folded_id), summary.id), []).append(folded_id)
+    still = fates.pop("", [])
+    if not fates:
+        return f"folds {', '.join(still)}"
+    if not still and len(fates) == 1:
+        return f"folded {', '.join(summary.folds)} (all {next(iter(fates))})"
+    rest = "; ".join(f"{', '.join(ids)} {fate}" for fate, ids in fates.items())
+    return f"folds {', '.join(still)} ({rest})" if still else f"folded {', '.join(summary.folds)} ({rest})"
+
+
+def _fate(entry: Entry | None, summary_id: str) -> str:
+    """What became of an entry ``summary_id`` folded: "" while it still folds it."""
+    if entry is None:
+        return "pruned"
+    if entry.status == "superseded":
+        return "" if entry.superseded_by == summary_id else f"folded again into {entry.superseded_by}"
+    return "restored" if entry.status == "live" else "deleted"
 
 
 async def show_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
@@ -116,8 +142,9 @@ async def show_command(config: Config, args: argparse.Namespace, stop: trio.Canc
     superseded = sum(entry.status == "superseded" for entry in entries)
     gone = sum(entry.status == "deleted" for entry in entries)
     say(f'{info.session_id} "{info.title}": {info.live_entries} live, {superseded} superseded, {gone} deleted{deleted}')
+    by_id = {entry.id: entry for entry in entries}
     for entry in entries:
-        say(_entry_line(entry))
+        say(_entry_line(entry, by_id))
     return 0
 
 

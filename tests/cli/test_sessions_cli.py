@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 import trio
 from mcp import Client
 
+from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
 from ctxtrio.cli.commands import find_subcommand
 from ctxtrio.cli.settings import value_flags
 from testkit.results import text_of
@@ -143,6 +145,25 @@ async def test_show_marks_pins_tags_summaries_and_status(tmp_path: Path) -> None
     assert any("[summary" in line and "folds e3, e4" in line for line in lines)
     entries = (await cli(data, "show", "auth", "--json")).json()
     assert isinstance(entries, dict) and len(entries["entries"]) == 11
+
+
+async def test_show_says_what_a_summary_still_folds_after_restores_and_deletes(tmp_path: Path) -> None:
+    """A summary whose entries were restored or deleted one by one listed them all as 'folds e2, e3, e4, e5'."""
+    data = tmp_path / "data"
+    async with open_wiring(Config(data_dir=data, llm_enabled=False, audit=False)) as ctx:
+        for n in range(5):
+            await ctx.sessions.append("s", f"note {n}: the parser fails on tabs, case {n}")
+        await ctx.sessions.compact("s", keep_recent=1)  # e2..e5 into e7
+        await ctx.sessions.update("s", "e3", restore=True)
+        await ctx.sessions.update("s", "e5", delete=True)
+        for n in range(2):
+            await ctx.sessions.append("t", f"note {n} of t")
+        await ctx.sessions.compact("t", keep_recent=0)  # e2, e3 into e4
+        await ctx.sessions.update("t", "e4", restore=True)
+    shown = (await cli(data, "show", "s")).out
+    assert "[summary folds e2, e4 (e3 restored; e5 deleted)]" in shown, shown
+    undone = (await cli(data, "show", "t")).out
+    assert "[summary DELETED folded e2, e3 (all restored)]" in undone, undone
 
 
 async def test_prune_dry_run_changes_nothing(tmp_path: Path) -> None:
