@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import trio
 
-from .._errors import InputError, NotFoundError
+from .._errors import InputError
 from .._limits import RECALL_LIMIT, check_budget, check_range
 from .._locks import Held
 from ..llm.summarizer import Summarizer
@@ -59,7 +59,7 @@ from .semantic import EntryHits, check_vectors
 from .sessions.registry import MAX_ENTRIES, MAX_SESSIONS
 from .sessions.store import SessionStore, same_state
 from .sessions.summary import fresh_summary
-from .state.patches import folding_after, patch_for
+from .state.patches import entry_named, folding_after, patch_for
 from .status import session_status, summary_status
 
 if TYPE_CHECKING:
@@ -329,14 +329,12 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
     ) -> UpdateResult:
         async with session.lock:
             state = await self._sessions.sync(session, same_state)
-            item = state.items.get(entry_id)
-            if item is None:
-                raise NotFoundError(f"session {session.session_id!r} has no entry {entry_id!r}", hint="list_entries")
+            item = entry_named(state, entry_id)
             body, restored = patch_for(item, state, pinned=pinned, delete=delete)
             folded_into = item.superseded_by if restored == (item.id,) else None
             if body:
                 state = await self._sessions.append(session, [NewRecord("patch", body, id=item.id)])
-                item = state.items[entry_id]
+                item = state.items[item.id]
             summary, still = folding_after(item, state, folded_into)
             return UpdateResult(item.snapshot(), bool(body), restored, self._status(state), summary, still)
 

@@ -162,3 +162,18 @@ async def test_resuming_with_another_title_says_it_renamed_the_session(tmp_path:
         assert (await ctx.sessions.open("s1")).renamed_from is None
     assert renamed.startswith('Resumed s1 "Fix the lexer" (renamed from "Fix the parser"): 0 live entries'), renamed
     assert same.startswith('Resumed s1 "Fix the lexer": 0 live entries'), same
+
+
+async def test_an_entry_id_in_another_case_is_the_entry_and_a_bare_number_is_told_the_e(tmp_path: Path) -> None:
+    """'E3' answered "no entry 'E3'" with e3 in the session; '3' now says to type e3."""
+    async with opened(tmp_path) as (_, client):
+        for n in range(3):
+            await call(client, "context_append", session_id="s", text=f"note {n} about the parser")
+        pinned = await call(client, "context_update", session_id="s", entry_id="E3", pinned=True)
+        assert not pinned.is_error and text_of(pinned).startswith("e3 pinned."), text_of(pinned)
+        bare = await call(client, "context_update", session_id="s", entry_id="3", delete=True)
+        assert bare.is_error and text_of(bare).startswith(
+            "Error: session 's' has no entry '3' (entry ids start with e: e3); context_recall shows entry ids"
+        ), text_of(bare)
+        recalled = text_of(await call(client, "context_recall", session_id="s"))
+        assert "[e3 note pinned]" in recalled and "[e4 note]" in recalled, recalled

@@ -1,17 +1,31 @@
-"""The patch that pins, deletes or restores one entry (:func:`patch_for`). Pure."""
+"""The entry an id names (:func:`entry_named`) and the patch that pins, deletes or restores it (:func:`patch_for`). Pure."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..._errors import InputError
+from ..._errors import InputError, NotFoundError
 
 if TYPE_CHECKING:
     from ...store.records import JSON
     from .columns import SessionState
     from .entries import Item
 
-__all__ = ["folding_after", "patch_for"]
+__all__ = ["entry_named", "folding_after", "patch_for"]
+
+
+def entry_named(state: SessionState, entry_id: str) -> Item:
+    """The entry ``entry_id`` names: its id, else the one id equal to it but for case ("E12": recall shows
+    "[e12 note]", and a model often capitalizes it); none: NotFoundError, saying "e12" for a bare "12"."""
+    item = state.items.get(entry_id)
+    if item is not None:
+        return item
+    folded = entry_id.casefold()
+    alike = [state.items[known] for known in state.items if known.casefold() == folded]
+    if len(alike) == 1:
+        return alike[0]
+    numbered = f" (entry ids start with e: e{entry_id})" if entry_id.isdigit() and f"e{entry_id}" in state.items else ""
+    raise NotFoundError(f"session {state.session_id!r} has no entry {entry_id!r}{numbered}", hint="list_entries")
 
 
 def patch_for(
