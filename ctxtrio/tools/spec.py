@@ -22,8 +22,9 @@ when it looks like JSON (``"null"``, ``"[1]"``, a JSON document to ingest); only
 list parameter also accepts a JSON-encoded list, and integer and boolean parameters
 accept their usual spellings as strings (``"10"``, ``"true"``), which small models send.
 Unknown argument names are ignored, but for one close to a parameter the call does not give
-(``budget`` beside ``budget_tokens``, ``sessionId``): that call is refused, naming the parameter,
-since a misspelt ``budget`` ignored gave an 8k-window model a 4,000-token answer it did not ask for.
+(``budget`` beside ``budget_tokens``, ``sessionId``), or another tool's name for it (``top_k`` for
+``limit``, ``q`` for ``query``): that call is refused, naming the parameter, since a misspelt
+``budget`` ignored gave an 8k-window model a 4,000-token answer it did not ask for.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Final, Literal, TypeVar
 
 from .._errors import InputError
 from .._limits import BUDGET, Bounds
@@ -195,18 +196,32 @@ def parse_arguments(params: tuple[Param, ...], raw: Mapping[str, object] | None)
     return _arguments(params, raw or {}, _coerce)
 
 
+#: Names other tools give what these call otherwise, each with the parameters it may mean, first choice
+#: first: a model's habit from elsewhere, too far from ours for a misspelling, and ignored it answered
+#: at the defaults (``top_k=3`` took up to 10 hits; ``q=...`` said only "query is required").
+_HABITS: Final[Mapping[str, tuple[str, ...]]] = {
+    **dict.fromkeys(("top_k", "topk", "k", "n", "max_results", "num_results", "count"), ("limit",)),
+    **dict.fromkeys(("q", "search", "search_query", "question", "keywords"), ("query",)),
+    **dict.fromkeys(("content", "message", "body"), ("text", "note")),
+    **dict.fromkeys(("document_id", "document", "doc"), ("doc_id",)),
+    "session": ("session_id",),
+}
+
+
 def _misspelt(params: tuple[Param, ...], raw: Mapping[str, object]) -> None:
-    """InputError for an unknown argument name close to a parameter ``raw`` does not give (see the module doc)."""
-    names = {param.name: param.name for param in params}
-    names.update((param.name.replace("_", ""), param.name) for param in params)  # sessionid, budgettokens
-    for key in raw:
-        if key in names.values() or not isinstance(key, str):
-            continue
-        folded = key.casefold().replace("_", "").replace("-", "")
-        near = names.get(folded) or next(iter(difflib.get_close_matches(key.casefold(), list(names), 1, 0.6)), None)
-        meant = names.get(near) if near is not None else None
-        if meant is not None and meant not in raw:
-            raise InputError(f"unknown argument {key[:40]!r}: did you mean {meant}? Nothing was done.")
+    """InputError for an unknown argument name close to a parameter ``raw`` does not give, or another
+    tool's name for one (:data:`_HABITS`; see the module doc)."""
+    own = {param.name for param in params}
+    names = {name.replace("_", ""): name for name in own} | {name: name for name in own}  # sessionid, budgettokens
+    for key in [key for key in raw if key not in own]:  # in the order sent: the first is named
+        folded = key.casefold()
+        near = names.get(folded.replace("_", "").replace("-", "")) or next(
+            (name for name in _HABITS.get(folded, ()) if name in own), None
+        )
+        if near is None:
+            near = names.get(next(iter(difflib.get_close_matches(folded, names, 1, 0.6)), ""))
+        if near is not None and near not in raw:
+            raise InputError(f"unknown argument {key[:40]!r}: did you mean {near}? Nothing was done.")
 
 
 def parsed_for(params: tuple[Param, ...], given: Mapping[str, JSON]) -> Args:

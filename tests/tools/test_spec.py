@@ -37,6 +37,19 @@ def test_an_argument_name_close_to_one_not_given_is_refused_naming_it(key: str, 
         parse_arguments(RECALL, given)
 
 
+SEARCH = (Param("query", "string", required=True), Param("limit", "integer"), Param("doc_id", "string"))
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"), [("top_k", "limit"), ("k", "limit"), ("q", "query"), ("Search", "query"), ("document", "doc_id")]
+)
+def test_another_tools_name_for_a_parameter_is_refused_naming_it(key: str, meant: str) -> None:
+    """top_k and q (other tools' names for limit and query) were ignored: limit's default for top_k=3, or 'query is required'."""
+    given: dict[str, object] = {"query": "json decode", key: 3} if meant != "query" else {key: "json decode"}
+    with pytest.raises(InputError, match=f"^unknown argument '{key}': did you mean {meant}\\? Nothing was done.$"):
+        parse_arguments(SEARCH, given)
+
+
 def test_other_unknown_names_are_still_ignored() -> None:
     """A name close to none (a host's extra key), or close to one the call gives too, changes nothing."""
     given = {"session_id": "s1", "budget_tokens": 200, "budget": 300, "_meta": {}, "top_k": 3, "foo": 1}
