@@ -223,10 +223,12 @@ def search_head(result: SearchResult) -> str:
     (``doc_id= from=#``) a small model may copy as they stand."""
     skipped = f" Keyword search only: {result.semantic_skipped}." if result.semantic_skipped else ""
     counted = ", estimated" if result.estimated else ""
-    matched = f"{len(result.hits) + result.omitted}{'+' if result.more else ''}"
-    head = (
-        f"{len(result.hits)} of {matched} hits fit ({result.used_tokens} tokens{counted}).{_left_out(result)}{skipped}"
-    )
+    shown = len(result.hits)
+    if result.omitted or result.more:
+        fit = f"{shown} of {shown + result.omitted}{'+' if result.more else ''} hits fit"
+    else:  # "1 of 1 hits fit" read as a program's count; both are shorter than service's widest head, so no room changes
+        fit = "The only hit fits" if shown == 1 else f"All {shown} hits fit"
+    head = f"{fit} ({result.used_tokens} tokens{counted}).{_left_out(result)}{skipped}"
     if any(hit.cut for hit in result.hits):
         head += " Whole: doc_window [doc_id #from]."
     return head

@@ -83,4 +83,6 @@ def test_hit_headers_are_short() -> None:
         "library.os", "os.rst.txt", 58, ("os", "function makedirs"), 4.0, "text", 1, cut=True, lines=(2, 3, 9)
     )
     text = render_search(SearchResult("makedirs", (hit,), 0, False, 1000, 20))
-    assert text == "1 of 1 hits fit (20 tokens). Whole: doc_window [doc_id #from].\n\n[library.os #58 lines 2-3]\ntext"
+    assert (
+        text == "The only hit fits (20 tokens). Whole: doc_window [doc_id #from].\n\n[library.os #58 lines 2-3]\ntext"
+    )
