@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, TypeVar
 import trio
 
 from .._errors import InputError
-from .._limits import RECALL_LIMIT, check_budget, check_range
+from .._limits import RECALL_LIMIT, called, check_budget, check_range
 from .._locks import Held
 from ..llm.summarizer import Summarizer
 from ..store.ids import validate_id
@@ -320,7 +320,7 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
             raise InputError("give exactly one of pinned, delete or restore")
         if restore is False:
             raise InputError("restore takes true; to delete an entry use delete=true")
-        validate_id(entry_id, "entry_id")
+        validate_id(entry_id, called("entry_id"))
         with self._sessions.use(session_id) as session:
             return await self._update(session, entry_id, pinned=pinned, delete=delete)
 

@@ -8,7 +8,7 @@ full tool's service's check:
 
 * ``context_guide`` — the compact workflow and this instance's settings;
 * ``memory`` — append a note and/or recall, in one call (context_append + context_recall);
-* ``context_compact`` — the full tool (its answer names no tool this profile lacks);
+* ``context_compact`` — the full tool, and ``undo`` (the full profile's context_update restore=true on a summary);
 * ``doc_ingest`` — the full tool (likewise);
 * ``doc_read`` — search (with ``query``) or read in order (context of doc_search + doc_window).
 """
@@ -38,7 +38,7 @@ _FULL = {tool.name: tool for tool in (*SESSION_TABLE, *DOC_TABLE)}
 COMPACT_WORKFLOW = """\
 ctxtrio keeps what does not fit in your window. Nothing is automatic: call it.
 1. memory with your session_id: note=... stores a fact or decision (pinned=true for goals and constraints); query=... recalls what matters, pins first. Both at once is fine.
-2. context_compact when memory says to compact.
+2. context_compact when memory says to compact (undo=<summary id> brings its entries back).
 3. doc_ingest large text once; then doc_read: query=... finds chunks (doc_id optional), or doc_id alone reads on from your cursor.
 Never paste a whole document into a note: ingest it."""
 
@@ -52,7 +52,8 @@ _OWN_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\(reset=true starts over\)"), "(from=0 starts over)"),
     (re.compile(r"Start over with reset=true, or pass from=N\."), "Start over with from=0."),
     (re.compile(r" Whole: doc_window \[doc_id #from\]\."), " Whole: doc_read [doc_id #from]."),
-    (re.compile(r" Undo: context_update entry_id=\S+ restore=true\."), ""),  # no tool here undoes it
+    (re.compile(r" Undo: context_update entry_id=(\S+) restore=true\."), r" Undo: context_compact undo=\1."),
+    (re.compile(r"restore=true on (\S+) (undoes|retires)"), r"context_compact undo=\1 \2"),
 )
 
 
@@ -77,7 +78,15 @@ async def _as_full(name: str, ctx: Wiring, args: Args, call: Call) -> ToolResult
 
 
 async def compact_compact(ctx: Wiring, args: Args, call: Call) -> ToolResult:
-    return await _as_full("context_compact", ctx, args, call)
+    undo = args.opt_text("undo")
+    if undo is None:
+        return await _as_full("context_compact", ctx, args, call)
+    # The full profile undoes a compaction with context_update restore=true on its summary, a tool
+    # this profile lacks: without undo a small model could fold its notes and never get them back.
+    with calling(entry_id="undo"):
+        return await _run(
+            "context_update", ctx, {"session_id": args.text("session_id"), "entry_id": undo, "restore": True}, call
+        )
 
 
 async def compact_ingest(ctx: Wiring, args: Args, call: Call) -> ToolResult:
@@ -165,7 +174,14 @@ COMPACT_TOOLS: tuple[Tool, ...] = (
         hints=Hints(read_only=False, destructive=False, idempotent=False),
         audit=("session_id",),
     ),
-    replace(_FULL["context_compact"], handler=compact_compact),
+    replace(
+        _FULL["context_compact"],
+        # The full description's "When context_status advises" and "restore it" name tools this profile lacks.
+        description="When memory advises: fold old unpinned entries into a summary. undo=<summary id> undoes one.",
+        params=(*_FULL["context_compact"].params, Param("undo", "string")),
+        handler=compact_compact,
+        output=None,  # an undo answers as context_update does, which the full tool's outputSchema would refuse
+    ),
     replace(_FULL["doc_ingest"], handler=compact_ingest),
     Tool(
         name="doc_read",

@@ -134,3 +134,24 @@ async def test_memory_errors_name_its_note_argument(tmp_path: Path) -> None:
             await ctx.sessions.append("s", "  ")
     assert said[0] == "Error: note is empty: give the fact, decision or note to store", said
     assert said[1].startswith("Error: note has 16001 characters, over the 16000 an entry may hold"), said
+
+
+async def test_the_compact_profile_undoes_a_compaction(tmp_path: Path) -> None:
+    """The full profile undoes a compaction with context_update restore=true, which this profile lacks: a compaction
+    here could not be undone, and its answer dropped the 'Undo:' sentence. context_compact undo=<summary id> does it."""
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False, tools="compact")
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+        for n in range(3):
+            await client.call_tool("memory", {"session_id": "s", "note": f"fact {n} about the build"})
+        folded = await client.call_tool("context_compact", {"session_id": "s", "keep_recent": 0})
+        one = await client.call_tool("context_compact", {"session_id": "s", "undo": "e3"})
+        undone = await client.call_tool("context_compact", {"session_id": "s", "undo": "e5"})
+        bad = await client.call_tool("context_compact", {"session_id": "s", "undo": "../e5"})
+        recalled = await client.call_tool("memory", {"session_id": "s"})
+    results = (folded, one, undone, bad, recalled)
+    texts = [block.text for result in results for block in result.content[:1] if isinstance(block, TextContent)]
+    assert texts[0].startswith("Folded 3 entries (e2..e4) into e5: ") and " Undo: context_compact undo=e5." in texts[0]
+    assert "so recall may show both: context_compact undo=e5 undoes that compaction" in texts[1], texts[1]
+    assert texts[2].startswith("Undid compaction e5: 2 entries ("), texts[2]
+    assert bad.is_error and texts[3].startswith("Error: invalid undo '../e5'"), texts[3]
+    assert [line[:4] for line in texts[4].splitlines() if line.startswith("[")] == ["[e2 ", "[e3 ", "[e4 "], texts[4]
