@@ -157,7 +157,7 @@ def render_updated(result: UpdateResult) -> str:
         text = f"{entry.id} unchanged ({entry.status}{', pinned' if entry.pinned else ''})."
     elif result.restored and entry.folds:
         count, verb = plural(len(result.restored), "entry", "entries"), "is" if len(result.restored) == 1 else "are"
-        text = f"Undid compaction {entry.id}: {count} ({_span(result.restored)}) {verb} live again."
+        text = f"Undid compaction {entry.id}: {count} ({_listed(result.restored, entry.folds)}) {verb} live again."
     elif entry.status == "deleted" and entry.folds and result.still_folded:  # "brings it back" was false
         text = (
             f"{entry.id} deleted; the entries it folds ({_listed(result.still_folded, entry.folds)}) stay out of recall; "
