@@ -38,6 +38,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 from retrieval_questions import doc_id_for
 

@@ -30,13 +30,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 from mcp import Client
 from proc_cpu import TreeMeter, children
 from real_text import CORPORA, identifier_queries, load
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(1, str(ROOT))  # testkit/
 
 from testkit.results import text_of  # noqa: E402
 from testkit.servers import server_params  # noqa: E402

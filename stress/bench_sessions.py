@@ -21,15 +21,14 @@ import math
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from typing import TYPE_CHECKING  # noqa: E402
 

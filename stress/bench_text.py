@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
+
 from ctxtrio.text.chunking import chunk_document
 from ctxtrio.text.extractive import summarize_extractive
 from ctxtrio.text.terms import terms

@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from typing import TYPE_CHECKING
 

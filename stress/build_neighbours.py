@@ -35,15 +35,14 @@ import hashlib
 import io
 import json
 import re
-import sys
 import tempfile
 import time
 import zipfile
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ctxtrio.text.query import QUESTION_WORDS
 from ctxtrio.text.terms import STOPWORDS
 

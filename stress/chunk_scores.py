@@ -23,10 +23,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 from html_text import convert_dir
 from retrieval_questions import HTML, Question, doc_id_for, load_questions, normalized
 

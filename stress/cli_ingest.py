@@ -37,6 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 from real_text import CORPORA, load
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,6 +22,8 @@ import json
 import sys
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
+
 
 def main() -> int:
     import llama_cpp  # type: ignore[import-not-found,unused-ignore]  # only in the real-model venv

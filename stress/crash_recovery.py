@@ -16,17 +16,16 @@ from __future__ import annotations
 import argparse
 import random
 import signal
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 from harness import start_http_server, stop_server
 from mcp import Client
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from ctxtrio.store.reading import read_journal  # noqa: E402
 

@@ -34,6 +34,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import numpy as np
 import torch  # type: ignore[import-not-found,unused-ignore]  # the real-model venv's
 from transformers import AutoModel  # type: ignore[import-not-found,unused-ignore]

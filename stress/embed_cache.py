@@ -33,6 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import numpy as np
 
 DEFAULT_CACHE = Path("~/.cache/ctxtrio-realmodel/embed/cache.sqlite3").expanduser()

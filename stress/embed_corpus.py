@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

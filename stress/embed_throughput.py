@@ -27,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import httpx
 import trio
 

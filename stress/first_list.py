@@ -33,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 from proc_cpu import rss_mb
 
 ROOT = Path(__file__).resolve().parents[1]

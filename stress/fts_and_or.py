@@ -20,6 +20,7 @@ import sqlite3
 import statistics
 import time
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 from scale import Corpus
 
 ROW_CHARS = 2000

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(1, str(ROOT))  # testkit/
 
 from testkit.processes import stop_process  # noqa: E402
 

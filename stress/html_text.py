@@ -20,6 +20,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Final
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
+
 __all__ = ["convert_dir", "html_to_text"]
 
 _SKIPPED_CLASSES: Final = frozenset({"navheader", "navfooter", "toc"})

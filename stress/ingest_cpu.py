@@ -33,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 from bench_docs import markdown_document, vocabulary
 from mcp import Client

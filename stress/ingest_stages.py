@@ -36,12 +36,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 from mcp import types
 from real_text import CORPORA, Doc, load, megabytes
 
 # This tree's ctxtrio, not the installed one (an exported revision is measured as itself).
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
-
 from ctxtrio.docs.catalog import commit_record
 from ctxtrio.docs.chunks import chunk_body, heading_terms
 from ctxtrio.docs.ingest import text_digest

@@ -25,10 +25,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from ctxtrio.store.layout import prepare_data_dir  # noqa: E402
 from ctxtrio.store.reading import read_journal  # noqa: E402

@@ -33,8 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(1, str(ROOT))  # testkit/
 
 from testkit.processes import stop_popen  # noqa: E402
 

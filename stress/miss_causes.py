@@ -23,10 +23,10 @@ import json
 import sys
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # this tree's ctxtrio, not an installed one
 from retrieval_questions import KINDS, doc_id_for, load_questions, normalized
 
 from ctxtrio._config import Config

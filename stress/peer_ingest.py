@@ -41,6 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 from bench_docs import ROOT, markdown_document, vocabulary
 from ingest_cpu import ingest_all

@@ -11,6 +11,7 @@ import compileall
 import os
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 
 __all__ = ["TreeMeter", "byte_compiled", "children", "cpu_seconds", "rss_mb", "threads"]

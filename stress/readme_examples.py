@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 from mcp import Client
 from mcp.types import TextContent

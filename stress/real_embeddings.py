@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import httpx
 import trio
 

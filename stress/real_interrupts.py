@@ -32,12 +32,12 @@ import sys
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import httpx
 import trio
 
 STRESS = Path(__file__).resolve().parent
 sys.path.insert(0, str(STRESS))
-sys.path.insert(0, str(STRESS.parent))
 
 from real_server import gguf_for, model_arguments, running_server  # noqa: E402
 from real_summaries import CutOffs  # noqa: E402

@@ -48,12 +48,12 @@ import time
 import urllib.request
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # testkit/
 from real_server import RealServer, ensure_venv, gguf_for, running_server, without_tokenize
 
 from ctxtrio.llm.calibration import measure_rates

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # testkit/
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 
 from testkit.processes import stop_popen
 

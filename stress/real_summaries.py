@@ -61,12 +61,12 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import httpx
 import trio
 
 STRESS = Path(__file__).resolve().parent
 sys.path.insert(0, str(STRESS))
-sys.path.insert(0, str(STRESS.parent))
 
 from real_server import gguf_for, model_arguments, running_server  # noqa: E402
 from slow_model import document, load  # noqa: E402

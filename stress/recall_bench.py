@@ -48,7 +48,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -56,10 +55,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 from mcp import Client
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # testkit/
 from ctxtrio._app import build_server
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 from mcp import Client
 from mcp.types import TextResourceContents
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import ctxtrio
 from ctxtrio._app import build_server

@@ -135,6 +135,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
+
 #: The first set's corpus: postgresql-doc-15's HTML pages (``apt-get install postgresql-doc-15``).
 HTML = Path("/usr/share/doc/postgresql-doc-15/html")
 #: A question's kinds, in the order the bench's tables print them.

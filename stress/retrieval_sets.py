@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
+
 HERE: Final = Path(__file__).resolve().parent
 PYTHON_DOCS: Final = Path("/usr/share/doc/python3.11/html/_sources")
 BUDGETS: Final = ("500", "1000", "2000")

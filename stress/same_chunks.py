@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_text import CORPORA, Doc, load

@@ -23,13 +23,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 import tempfile
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ctxtrio._config import Config
 from ctxtrio._wiring import Wiring, open_wiring

@@ -23,6 +23,7 @@ import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import numpy as np
 from tokenizers import Tokenizer  # type: ignore[import-not-found,unused-ignore]  # the real-model venv's
 

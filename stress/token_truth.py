@@ -34,6 +34,8 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
+
 from ctxtrio.llm._fit import Measurement, fit_rates, publishable_rates
 from ctxtrio.text.tokens import ScriptClass, TokenModel, class_counts
 

@@ -13,11 +13,9 @@ or the model uses, and the table shows how far they would get toward a whole lis
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # testkit/
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 
 from ctxtrio.store.records import JSON
 from ctxtrio.tools.compact import COMPACT_TOOLS

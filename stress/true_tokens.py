@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # ctxtrio.text needs no third-party module
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 
 from ctxtrio.text.cutting import CUT_MARK
 from ctxtrio.text.tokens import TokenModel

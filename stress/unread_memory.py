@@ -23,6 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 
 ROOT = Path(__file__).resolve().parent.parent

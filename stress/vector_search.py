@@ -19,16 +19,15 @@ import argparse
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import httpx
 import trio
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
 from ctxtrio.docs.chunks import chunk_on_line

@@ -1,0 +1,60 @@
+"""Every stress script imports the checkout it lives in, not the editable install's (stress/_tree.py)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STRESS = ROOT / "stress"
+
+
+def _first_line_importing(tree: ast.Module, wanted: tuple[str, ...]) -> int | None:
+    lines = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        and any(
+            name.split(".")[0] in wanted
+            for name in ([alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+        )
+    ]
+    return min(lines, default=None)
+
+
+def test_each_stress_script_imports_its_tree_before_ctxtrio_or_testkit() -> None:
+    """readme_examples, recall_worst, bench_text and five more imported /work/main's ctxtrio from any worktree."""
+    late = []
+    for path in sorted(STRESS.glob("*.py")):
+        if path.name == "_tree.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        first_tree, first_code = (
+            _first_line_importing(tree, ("_tree",)),
+            _first_line_importing(tree, ("ctxtrio", "testkit")),
+        )
+        if first_tree is None or (first_code is not None and first_code < first_tree):
+            late.append(path.name)
+    assert late == []
+
+
+def test_a_script_run_from_elsewhere_imports_the_ctxtrio_beside_it(tmp_path: Path) -> None:
+    """Run from another directory, without PYTHONPATH, a script's ctxtrio is this checkout's."""
+    script = tmp_path / "probe.py"
+    script.write_text("import _tree  # noqa: F401\nimport ctxtrio\nprint(ctxtrio.__file__)\n", encoding="utf-8")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import runpy, sys; sys.path.insert(0, {str(STRESS)!r}); runpy.run_path({str(script)!r})",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.strip() == str(ROOT / "ctxtrio" / "__init__.py")
