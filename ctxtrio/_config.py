@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
@@ -310,9 +310,10 @@ class Config:
         """A copy with ``changes`` applied (not validated)."""
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]  # kwargs are checked by validated()
 
-    def validated(self) -> Config:
-        """Return self with paths made absolute, or raise ConfigError naming the bad value."""
-        found = out_of_range(self)
+    def validated(self, *, given: Mapping[str, str] | None = None) -> Config:
+        """Return self with paths made absolute, or raise ConfigError naming the bad value by its flag, or as
+        ``given`` spells it (the command line maps ``--budget`` to ``CTX_BUDGET`` when that variable gave it)."""
+        found = out_of_range(self, given)
         if found:
             raise ConfigError(found[0])
         return dataclasses.replace(

@@ -123,6 +123,12 @@ def test_bad_values_are_config_errors(argv: list[str], env: dict[str, str], mess
             "CTX_ALLOW_REMOTE needs --http-token (or CTX_HTTP_TOKEN)",
         ),
         (["--budget", "10"], {"CTX_BUDGET": "10"}, "--budget must be between"),
+        # The value is echoed as given: the message was rewritten as a whole, value and all.
+        (
+            [],
+            {"CTX_LLM_BASE_URL": "localhost:1234/--llm-base-url"},
+            "CTX_LLM_BASE_URL must start with http:// or https://, got 'localhost:1234/--llm-base-url'",
+        ),
     ],
 )
 def test_a_bad_value_is_named_as_it_was_given(argv: list[str], env: dict[str, str], message: str) -> None:

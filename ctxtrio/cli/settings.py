@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import types
 import typing
 from functools import cache
@@ -157,23 +156,10 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         elif (text := env.get(row.env, "")) != "":
             changes[row.name] = _convert(row, text, row.env)
             from_env.append(row)
-    try:
-        return Config().replace(**changes).validated()
-    except ConfigError as exc:
-        raise ConfigError(_as_given(str(exc), from_env), hint=exc.hint) from exc
-
-
-def _as_given(message: str, from_env: Iterable[Setting]) -> str:
-    """``message`` with the flag of each setting a variable gave spelled as that variable.
-
-    The range checks (``Config.validated``) name flags, as a library Config has no source;
-    a value from a host config's ``env`` block named by a flag the user never wrote sends them
-    looking through ``args`` for it.
-    """
-    for row in from_env:
-        if row.flag is not None:
-            message = re.sub(rf"(?<![\w-]){re.escape(row.flag)}(?![\w-])", row.env, message)
-    return message
+    # Each check names the setting as given: the variable a host config's env block set, not a flag the user
+    # never wrote (which sent them looking through args for it).
+    given = {row.flag: row.env for row in from_env if row.flag is not None}
+    return Config().replace(**changes).validated(given=given)
 
 
 def _convert(row: Setting, value: object, source: str) -> object:
