@@ -54,6 +54,7 @@ _OWN_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r" Whole: doc_window \[doc_id #from\]\."), " Whole: doc_read [doc_id #from]."),
     (re.compile(r" Undo: context_update entry_id=(\S+) restore=true\."), r" Undo: context_compact undo=\1."),
     (re.compile(r"restore=true on (\S+) (undoes|retires)"), r"context_compact undo=\1 \2"),
+    (re.compile(r" Try other words, or doc_outline to see the structure\."), " Try other words."),
 )
 
 

@@ -87,6 +87,7 @@ async def test_compact_answers_name_only_the_tools_it_offers(tmp_path: Path) -> 
         ("doc_read", {"doc_id": "nope"}),
         ("doc_read", {"query": "alpha1", "doc_id": "nope"}),
         ("doc_read", {"doc_id": "d", "session_id": "never-opened"}),
+        ("doc_read", {"query": "zebra"}),  # no chunk matches: 'Try other words, or doc_outline ...'
         ("memory", {"session_id": "s", "note": "fact 1 about the build"}),
         ("memory", {"session_id": "s", "note": "fact 2 about the tests"}),
         ("memory", {"session_id": "s", "note": "fact 3 about the deploy"}),
