@@ -203,6 +203,7 @@ _HABITS: Final[Mapping[str, tuple[str, ...]]] = {
     **dict.fromkeys(("top_k", "topk", "k", "n", "max_results", "num_results", "count"), ("limit",)),
     **dict.fromkeys(("q", "search", "search_query", "question", "keywords"), ("query",)),
     **dict.fromkeys(("content", "message", "body"), ("text", "note")),
+    "text": ("note",),  # context_append's name, sent to the compact profile's memory
     **dict.fromkeys(("document_id", "document", "doc"), ("doc_id",)),
     "session": ("session_id",),
 }

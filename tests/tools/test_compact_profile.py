@@ -120,6 +120,17 @@ async def test_doc_read_without_query_or_doc_id_says_either_will_do(tmp_path: Pa
     assert block.text == "Error: give query to search every document, or doc_id to read one in order"
 
 
+async def test_memory_refuses_text_naming_note(tmp_path: Path) -> None:
+    """memory with context_append's text='...' ignored it and only recalled: the note was never stored, unsaid."""
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False, tools="compact")
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+        await client.call_tool("memory", {"session_id": "s", "note": "fact A"})
+        result = await client.call_tool("memory", {"session_id": "s", "text": "fact B"})
+    block = result.content[0]
+    assert result.is_error and isinstance(block, TextContent)
+    assert block.text == "Error: unknown argument 'text': did you mean note? Nothing was done."
+
+
 async def test_memory_errors_name_its_note_argument(tmp_path: Path) -> None:
     """memory calls its text 'note': an empty or too long one said "text is empty" / "text has ... characters",
     an argument memory does not have; context_append still says text."""
