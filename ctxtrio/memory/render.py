@@ -132,7 +132,9 @@ def render_recalled(result: RecallResult) -> str:
 
 def render_compacted(result: CompactResult) -> str:
     if not result.folded:
-        text = f"Nothing folded: {result.note}."
+        # The note starts "nothing to fold: ..." when the plan found nothing: said once, not "Nothing folded: nothing to fold".
+        reason = result.note.removeprefix("nothing to fold: ")
+        text = f"Nothing to fold: {reason}." if reason != result.note else f"Nothing folded: {result.note}."
     elif result.dry_run:
         text = (
             f"Would fold {len(result.folded)} entries ({_span(result.folded)}, {result.tokens_before} tokens) "

@@ -60,7 +60,7 @@ async def _compact_round(a: Client, b: Client, session: str) -> int:
 
     async def compact(client: Client) -> None:
         ok, said = await _call(client, "context_compact", session_id=session, keep_recent=2)
-        if ok and "nothing to fold" not in said:
+        if ok and "nothing to fold" not in said.lower():
             succeeded[0] += 1
 
     async with trio.open_nursery() as nursery:

@@ -224,7 +224,7 @@ async def test_compacting_one_entry_or_keeping_too_many_says_what_folds(tmp_path
             await call(client, "context_append", session_id="b", text=f"note {n}: {words}")
         kept = await call(client, "context_compact", session_id="b")  # keep_recent=10 by default
     assert text_of(kept).startswith(
-        "Nothing folded: nothing to fold: keep_recent=10 keeps the newest of the 5 live unpinned entries, "
+        "Nothing to fold: keep_recent=10 keeps the newest of the 5 live unpinned entries, "
         "and a compaction folds at least 2: keep_recent=3 or less folds the older ones."
     ), text_of(kept)
 
@@ -306,4 +306,4 @@ async def test_compactions_that_waited_say_which_compaction_folded_the_entries(t
         assert later.startswith(
             "Nothing folded: another compaction folded them while this call waited: e8 (e2..e5); nothing to fold: "
         ), later
-    assert alone.startswith("Nothing folded: nothing to fold: "), alone  # no compaction ran meanwhile
+    assert alone.startswith("Nothing to fold: keep_recent=2 keeps"), alone  # no compaction ran meanwhile; said once
