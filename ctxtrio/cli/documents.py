@@ -122,7 +122,10 @@ async def forget_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         known = {doc.doc_id: doc for doc in await ctx.documents.list_documents()}
         missing = [doc_id for doc_id in args.docs if doc_id not in known]
         if missing:
-            err(f"ctxtrio: error: no document {', '.join(missing)} (ctxtrio docs lists them)")
+            named = ", ".join(map(repr, missing))  # as search --doc says it (the library's message and its hint)
+            err(
+                f"ctxtrio: error: no {'document' if len(missing) == 1 else 'documents'} {named}; ctxtrio docs lists them"
+            )
             return 2
         shown = ", ".join(
             f'{doc_id} ("{known[doc_id].title}", {plural(known[doc_id].chunks, "chunk")})' for doc_id in args.docs

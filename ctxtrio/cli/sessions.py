@@ -165,7 +165,10 @@ async def _lifecycle(config: Config, args: argparse.Namespace, stop: trio.Cancel
         known = {info.session_id: info for info in await ctx.sessions.list_sessions(include_deleted=True)}
         missing = [sid for sid in named if sid not in known]
         if missing:
-            err(f"ctxtrio: error: no session {', '.join(missing)} (ctxtrio sessions lists them)")
+            # Worded as show's and export's (the library's message and its hint), quoted: a name is anyone's text.
+            quoted = ", ".join(map(repr, missing))
+            noun = "session" if len(missing) == 1 else "sessions"
+            err(f"ctxtrio: error: no {noun} {quoted}; ctxtrio sessions lists them")
             return 2
         if delete:
             shown = ", ".join(f"{sid} ({known[sid].live_entries} live)" for sid in named)

@@ -124,7 +124,8 @@ async def test_delete_and_restore_say_what_changed(tmp_path: Path) -> None:
         again = await cli(data, "delete", "ops", "--yes")
         assert again.code == 0 and again.out == "ops was deleted already\n", again
         unknown = await cli(data, "restore", "ops", "nope")
-        assert unknown.code == 2 and "no session nope" in unknown.err and unknown.out == "", unknown
+        assert unknown.code == 2 and unknown.out == "", unknown
+        assert unknown.err == "ctxtrio: error: no session 'nope'; ctxtrio sessions lists them\n", unknown
         assert "DELETED" in (await cli(data, "show", "ops")).out
         restored = await cli(data, "restore", "ops", "auth")
         assert restored.code == 0 and restored.out == "restored ops (1 live entry)\nauth was not deleted\n", restored
@@ -206,6 +207,11 @@ async def test_a_missing_session_or_document_names_the_command_that_lists_them(t
     assert shown.code == 2 and shown.err == "ctxtrio: error: no session 'nosuch'; ctxtrio sessions lists them\n"
     searched = await cli(data, "search", "parser", "--doc", "nosuch")
     assert searched.err == "ctxtrio: error: no document 'nosuch'; ctxtrio docs lists them\n", searched
+    # delete, restore and forget check the names themselves: they said "no session nosuch (ctxtrio sessions ...)"
+    restored = await cli(data, "restore", "nosuch", "other")
+    assert restored.err == "ctxtrio: error: no sessions 'nosuch', 'other'; ctxtrio sessions lists them\n", restored
+    forgot = await cli(data, "forget", "nosuch")
+    assert forgot.code == 2 and forgot.err == "ctxtrio: error: no document 'nosuch'; ctxtrio docs lists them\n", forgot
 
 
 async def test_export_with_both_and_import_of_nothing_say_what_is_wrong(tmp_path: Path) -> None:
