@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from .._limits import SEARCH_WORDS
+from .._limits import SEARCH_WORDS, calling
 from ..docs.sandbox import escaped_path
 from ..text.plural import plural
 from ..text.terms import terms, unique_terms
@@ -64,7 +64,8 @@ async def docs_command(config: Config, args: argparse.Namespace, stop: trio.Canc
 async def search_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     query = " ".join(args.query)
     async with open_library(config, stop, read_only=args.read_only) as ctx:
-        result = await ctx.documents.search(query, doc_id=args.doc, limit=args.limit)
+        with calling(limit="--limit"):  # the library's check named 'limit', a flag this command spells --limit
+            result = await ctx.documents.search(query, doc_id=args.doc, limit=args.limit)
         sources = {doc.doc_id: doc.source for doc in await ctx.documents.list_documents()} if result.hits else {}
     if args.json:
         emit_json(asdict(result))

@@ -153,8 +153,12 @@ async def import_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     try:
         raw = sys.stdin.buffer.read() if args.file == "-" else await trio.to_thread.run_sync(Path(args.file).read_bytes)
         text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {name}: {exc}") from exc
+    except OSError as exc:  # as export says it: the reason once, not "[Errno 2] ...: 'PATH'" after the path
+        raise InputError(f"cannot read {name}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{name} is not UTF-8 text (byte {exc.start}): give an export ('ctxtrio export' writes one)"
+        ) from exc
     sessions = read_export(text, name)
     total = sum(len(records) for records in sessions.values())
     results: list[ImportResult] = []

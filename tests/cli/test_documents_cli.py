@@ -111,6 +111,8 @@ async def test_search_names_each_hits_rank_not_a_score_that_rounds_to_zero(tmp_p
     assert "score" not in found.out
     scores = [hit["score"] for hit in (await cli(data, "search", "parser", "--json")).json()["hits"]]
     assert len(scores) == 4 and all(0 < score < 0.005 for score in scores)  # (the case: "0.00" at two places)
+    limited = await cli(data, "search", "parser", "--limit", "0")  # said 'limit must be ...', a flag spelt --limit
+    assert limited.code == 2 and limited.err == "ctxtrio: error: --limit must be between 1 and 50, got 0\n", limited
 
 
 async def test_ctrl_c_stops_ingest_with_nothing_half_committed(tmp_path: Path) -> None:

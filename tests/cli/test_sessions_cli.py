@@ -219,6 +219,10 @@ async def test_export_with_both_and_import_of_nothing_say_what_is_wrong(tmp_path
     data = tmp_path / "data"
     both = await cli(data, "export", "s1", "--all")
     assert both.code == 2 and both.err == "ctxtrio: error: name the sessions to export, or pass --all, not both\n"
+    missing = await cli(data, "import", str(data / "nowhere.jsonl"))
+    assert missing.err == f"ctxtrio: error: cannot read {data / 'nowhere.jsonl'}: No such file or directory\n", missing
+    binary = await cli(data, "import", "-", stdin=b"\xff\xfe")
+    assert binary.err.startswith("ctxtrio: error: stdin is not UTF-8 text (byte 0): give an export"), binary
     empty = await cli(data, "import", "-", stdin=b"\n")
     assert (
         empty.code == 2
