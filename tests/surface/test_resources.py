@@ -62,6 +62,17 @@ async def test_documents_sessions_and_guide_read_as_resources(tmp_path: Path) ->
         assert guide.startswith("ctxtrio keeps what does not fit")
 
 
+async def test_a_sessions_latest_summary_says_what_it_folds_now(tmp_path: Path) -> None:
+    """After one of its entries was restored, the session resource said the summary 'folds 3 entries'."""
+    async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+        for n in range(3):
+            await ctx.sessions.append("s", f"note {n} about the parser")
+        await ctx.sessions.compact("s", keep_recent=0)  # e2..e4 into e5
+        await ctx.sessions.update("s", "e3", restore=True)
+        session = await _text(client, "ctxtrio://sessions/s")
+    assert "\nLatest summary (e5, folds 2 entries of the 3 it summarizes):\n" in session, session
+
+
 async def test_reading_chunks_moves_no_cursor(tmp_path: Path) -> None:
     """A resource read is the person's, not the model's: doc_window's cursor stays where it was."""
     async with open_wiring(_config(tmp_path, chunk_tokens=100, chunk_overlap_tokens=0)) as ctx:
