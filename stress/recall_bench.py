@@ -21,7 +21,9 @@ first three sets' uses), likewise, and a fifth, ``--questions stress/recall_ques
 (60 entries up to b813b34, none of the first three sets' uses; its writer did not read the
 fourth), through two sessions, and a sixth, ``--questions stress/recall_questions6.json`` (60
 entries up to 54b81b6, none of the first four sets' uses; its writer did not read the fifth),
-through one, its natural questions asked as by someone who does not remember the note's words:
+through one, its natural questions asked as by someone who does not remember the note's words, and
+a seventh, ``--questions stress/recall_questions7.json`` (60 entries up to 4732694, none of the
+first five sets' uses; its writer did not read the sixth), written the same way, through one:
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those

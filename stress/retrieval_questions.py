@@ -126,7 +126,14 @@ over 59 files, topics apart from python..python12; its writer did not read pytho
 has not read the page, kept outside the repository (its writer and the lead only; totals and miss
 classes; nothing tuned on it), then committed: keyword search 23/28/29 of 60 on 54b81b6, f3c8a58,
 4732694 and 1716eb8 (natural 6, paraphrase 2 at 1,000); with semantic recall (all-MiniLM-L6-v2)
-28/33/37.
+28/33/37. A nineteenth, **held out** through the session after its writing,
+``--questions stress/retrieval_questions_python16.json`` (60 questions, 20 of each kind over 53
+files, topics apart from python..python13 and python15; its writer did not read python14), written
+2026-12-06, 01:42-01:48 UTC by reading the manual, its natural questions asked as by someone who
+has not read the page, kept outside the repository (its writer and the lead only; totals and miss
+classes; nothing tuned on it), then committed: keyword search 24/27/30 of 60 on 4732694, 24/26/30
+on 1716eb8 and 82244c8 (natural 4, paraphrase 2 at 1,000); with semantic recall
+(all-MiniLM-L6-v2) 24/28/33 on 4732694, 1716eb8 and 82244c8.
 """
 
 from __future__ import annotations
