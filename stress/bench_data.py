@@ -108,7 +108,8 @@ def fingerprint(chunks: Iterable[Chunk]) -> str:
 def _read(ctx: Wiring, path: Path) -> tuple[str, str]:
     """The file's text and resolved path, read as ``doc_ingest`` reads it (blocking)."""
     config = ctx.config
-    return read_file(str(path), config, config.max_ingest_chars)
+    read = read_file(str(path), config.ingest_roots, config.max_ingest_chars)
+    return read.text, read.source
 
 
 def _chunked(ctx: Wiring, path: Path, text: str) -> str:

@@ -230,7 +230,7 @@ CLI_FROM_SERVICES: dict[str, set[str] | None] = {
     "ctxtrio.docs": None,
     "ctxtrio.docs.model": None,
     "ctxtrio.docs.sandbox": None,
-    "ctxtrio.docs.ingest": {"text_digest"},
+    "ctxtrio.docs.arguments": {"FileRead", "read_file"},
     "ctxtrio.memory": None,
     "ctxtrio.memory.model": None,
 }

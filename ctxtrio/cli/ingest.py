@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import IngestError, StoreError
-from ..docs.ingest import text_digest
+from ..docs.arguments import FileRead, read_file
 from ..docs.model import IngestResult
-from ..docs.sandbox import NotTextError, escaped_path, read_source
+from ..docs.sandbox import NotTextError, escaped_path
 from .library import open_library
 from .output import emit_json, err, say
 from .progress import Progress
@@ -45,6 +45,9 @@ __all__ = ["add_arguments", "ingest_command"]
 PARALLEL_FILES = 4
 #: Files read and hashed per worker-thread call when looking for unchanged ones.
 PRECHECK_FILES = 32
+#: Characters of read text a batch keeps for the ingest (the first file's whatever its size): a file
+#: past them is read again by the document service, so what waits in memory stays bounded.
+PRECHECK_KEEP_CHARS = 4_000_000
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -69,7 +72,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Checked:
-    """A file after reading: its resolved source and text hash, or why it is skipped or refused."""
+    """A file after reading: its resolved source and text hash (and text, when kept), or why it is
+    skipped or refused."""
 
     path: Path
     size: int
@@ -77,25 +81,31 @@ class Checked:
     digest: str | None = None
     skip: str | None = None
     refusal: str | None = None
+    #: The read itself, for the ingest: the file is then stored as it was read and checked here (one
+    #: snapshot decides "unchanged" and is stored), not read again. None past PRECHECK_KEEP_CHARS.
+    read: FileRead | None = None
 
 
-def precheck(batch: list[tuple[Path, int]], roots: tuple[Path, ...], max_bytes: int) -> list[Checked]:
-    """Each file read under the sandbox's rules (blocking): what it is, before the service sees it."""
+def precheck(batch: list[tuple[Path, int]], roots: tuple[Path, ...], limit: int) -> list[Checked]:
+    """Each file read under the sandbox's rules (blocking): what it is, before the service sees it.
+
+    The same read as the service's own (:func:`~ctxtrio.docs.arguments.read_file`, the same roots
+    and limit), so the service takes it as it is.
+    """
     checked: list[Checked] = []
+    kept = 0
     for path, size in batch:
         try:
-            text, resolved = read_source(str(path), roots, max_bytes=max_bytes)
+            read = read_file(str(path), roots, limit)
         except NotTextError as exc:
             checked.append(Checked(path, size, skip=exc.reason))
             continue
         except IngestError as exc:
             checked.append(Checked(path, size, refusal=str(exc)))
             continue
-        digest = text_digest(text)
-        if not text.strip():
-            checked.append(Checked(path, size, skip="empty"))
-        else:
-            checked.append(Checked(path, size, str(resolved), digest))
+        keep = not kept or kept + len(read.text) <= PRECHECK_KEEP_CHARS
+        kept += len(read.text) if keep else 0
+        checked.append(Checked(path, size, read.source, read.digest, read=read if keep else None))
     return checked
 
 
@@ -146,8 +156,12 @@ class _Run:
 
     async def ingest(self, item: Checked) -> None:
         shown = escaped_path(str(item.path))
+        documents = self.ctx.documents
         try:
-            result = await self.ctx.documents.ingest(file_path=str(item.path))
+            if item.read is not None:
+                result = await documents.ingest_read(str(item.path), item.read)
+            else:
+                result = await documents.ingest(file_path=str(item.path))
         except NotTextError as exc:
             self.tally.skipped[exc.reason] += 1
             self.finish(item, f"skipped {shown}: {exc.reason}")

@@ -2,21 +2,39 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
 
 from .._errors import InputError
 from .._limits import CHUNK_INDEX, called, check_range
+from .ingest import text_digest
 from .sandbox import check_text, read_source
 
-if TYPE_CHECKING:
-    from .._config import Config
-
-__all__ = ["check_start_end", "clean_title", "first_line", "read_file"]
+__all__ = ["FileRead", "check_start_end", "clean_title", "first_line", "read_file"]
 
 
-def read_file(file_path: str, config: Config, limit: int) -> tuple[str, str]:
-    text, resolved = read_source(file_path, config.ingest_roots, max_bytes=limit)
-    return check_text(text, max_chars=limit, name=str(resolved)), str(resolved)
+@dataclass(frozen=True, slots=True)
+class FileRead:
+    """A file as :func:`read_file` read it: its checked text, resolved path and text digest.
+
+    ``roots`` and ``limit`` are the rules it was read under: the document service takes
+    a read made by its caller (``ctxtrio ingest``'s precheck) instead of reading the file
+    again only when they are its own.
+    """
+
+    text: str
+    source: str
+    digest: str
+    roots: tuple[Path, ...]
+    limit: int
+
+
+def read_file(file_path: str, roots: tuple[Path, ...], limit: int) -> FileRead:
+    """Read ``file_path`` under the sandbox (blocking): IngestError, or NotTextError to skip it."""
+    text, resolved = read_source(file_path, roots, max_bytes=limit)
+    text = check_text(text, max_chars=limit, name=str(resolved))
+    # Hashed here, in the reading thread: the service and the CLI's unchanged check both need it.
+    return FileRead(text, str(resolved), text_digest(text), roots, limit)
 
 
 def check_start_end(start: int | None, end: int | None) -> None:

@@ -25,7 +25,7 @@ from ..store.records import check_storable, unstorable
 from ..text.kinds import kind_for
 from ..text.neighbours import alike_of, counted_first
 from ..text.words import rarity_weights
-from .arguments import clean_title, first_line, read_file
+from .arguments import FileRead, clean_title, first_line, read_file
 from .checking import CheckingMethods
 from .continuation import entry_starts_first, with_continuation
 from .hybrid import FUSE_DEPTH
@@ -139,6 +139,16 @@ class DocumentService(ReadingMethods, CheckingMethods):
         async with Held(self._ingest_slots):  # the store's round trip checkpoints
             return await self._ingest(text, file_path, title, doc_id, progress, started)
 
+    async def ingest_read(self, file_path: str, read: FileRead) -> IngestResult:
+        """:meth:`ingest` of ``file_path`` (no title, no ``doc_id``) from ``read``, the file as
+        :func:`~.arguments.read_file` read it: ``ctxtrio ingest``'s precheck reads and hashes each
+        file once, not again here. A read made under other roots or another limit than this
+        service's is not taken: the file is read again under this service's.
+        """
+        started = trio.current_time()
+        async with Held(self._ingest_slots):
+            return await self._ingest(None, file_path, None, None, None, started, read)
+
     async def _ingest(
         self,
         text: str | None,
@@ -147,22 +157,24 @@ class DocumentService(ReadingMethods, CheckingMethods):
         doc_id: str | None,
         progress: Progress | None,
         started: float,
+        read: FileRead | None = None,
     ) -> IngestResult:
         limit = self._config.max_ingest_chars
         if file_path is not None:
-            read = partial(read_file, file_path, self._config, limit)
-            body, source = await trio.to_thread.run_sync(read)
+            if read is None or read.roots != self._config.ingest_roots or read.limit != limit:
+                read = await trio.to_thread.run_sync(read_file, file_path, self._config.ingest_roots, limit)
+            body, source, digest = read.text, read.source, read.digest
             default_title = _file_title(file_path, source)
         else:
             assert text is not None
             body, source = check_text(text, max_chars=limit), "inline"
             default_title = first_line(text) or "inline text"
+            try:
+                digest = await content_hash(body)
+            except UnicodeEncodeError as exc:  # only inline text: a file's is decoded strictly
+                raise unstorable("text") from exc
         if self._pool is not None and len(body) >= self._child_min_chars(self._ingest_chars.holders):
-            self._pool.warm()  # a text for the chunking processes: start them all (once) while it is hashed
-        try:
-            digest = await content_hash(body)
-        except UnicodeEncodeError as exc:  # only inline text: a file's is decoded strictly
-            raise unstorable("text") from exc
+            self._pool.warm()  # a text for the chunking processes: start them all (once)
         shown_title = clean_title(title) or default_title
         check_storable(shown_title, "title")
         found = Source(doc_id or "", shown_title, source, body, digest, kind_for(body, file_path, title))
