@@ -271,7 +271,7 @@ def render_window(window: Window, *, start: int | None = None) -> str:
         return f"{has} and the cursor is past the end. Start over with reset=true, or pass from=N."
     first, last = window.chunks[0].index, window.chunks[-1].index
     counted = f" ({sum(chunk.tokens for chunk in window.chunks)} tokens, estimated)" if window.estimated else ""
-    head = f"{_doc(info)} chunks #{first}-{last} of {info.chunks}{counted}."
+    head = f"{_doc(info)} {_span(first, last)} of {info.chunks}{counted}."
     if window.at_end:
         head += " End of document (reset=true starts over)."
     else:
@@ -289,8 +289,13 @@ def render_window(window: Window, *, start: int | None = None) -> str:
 def render_summary(summary: DocSummary) -> str:
     info = summary.doc
     whole = summary.start == 0 and summary.end == info.chunks - 1
-    span = "whole document" if whole else f"chunks #{summary.start}-{summary.end}"
+    span = "whole document" if whole else _span(summary.start, summary.end)
     head = f"Summary of {_doc(info)}, {span} ({summary.method}{', cached' if summary.cached else ''})."
     if summary.note:
         head += f" Note: {summary.note}."
     return f"{head}\n{summary.text}"
+
+
+def _span(first: int, last: int) -> str:
+    """``chunk #3`` or ``chunks #3-5``: "chunks #1-1" read as two chunks or a typo."""
+    return f"chunk #{first}" if first == last else f"chunks #{first}-{last}"

@@ -4,8 +4,25 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ctxtrio.docs.model import DocumentInfo, Outline, OutlineEntry, SearchHit, SearchResult, Window, WindowChunk
-from ctxtrio.docs.render import hit_header, render_outline, render_search, render_window, shown_title, trail_text
+from ctxtrio.docs.model import (
+    DocSummary,
+    DocumentInfo,
+    Outline,
+    OutlineEntry,
+    SearchHit,
+    SearchResult,
+    Window,
+    WindowChunk,
+)
+from ctxtrio.docs.render import (
+    hit_header,
+    render_outline,
+    render_search,
+    render_summary,
+    render_window,
+    shown_title,
+    trail_text,
+)
 
 INFO = DocumentInfo("d1", "Guide", "inline", 5, 9000, 2500, 0.0)
 
@@ -31,9 +48,17 @@ def test_window_says_where_to_continue_and_what_was_cut() -> None:
     """A window names the next chunk, and a cut chunk says how to read it whole."""
     window = Window(INFO, None, (WindowChunk(2, ("Guide",), "partial", 3, cut=True),), 3, 50)
     text = render_window(window)
-    assert text.startswith('d1 "Guide" chunks #2-2 of 5. Next: #3 (call doc_window again).')
+    assert text.startswith('d1 "Guide" chunk #2 of 5. Next: #3 (call doc_window again).')
     assert "#2 was cut to fit budget_tokens=50; read it whole with from=2" in text
     assert text.endswith("[#2 · Guide]\npartial")
+
+
+def test_one_chunk_is_said_as_one() -> None:
+    """A window or summary of one chunk says "chunk #2", not "chunks #2-2" (read as two, or a typo)."""
+    two = (WindowChunk(1, (), "a", 1), WindowChunk(2, (), "b", 1))
+    assert render_window(Window(INFO, None, two, 3, 50)).startswith('d1 "Guide" chunks #1-2 of 5.')
+    assert render_summary(DocSummary(INFO, 2, 2, "s", "extractive")).startswith('Summary of d1 "Guide", chunk #2 (')
+    assert render_summary(DocSummary(INFO, 1, 2, "s", "extractive")).startswith('Summary of d1 "Guide", chunks #1-2 (')
 
 
 def test_window_past_the_end_says_how_to_start_over() -> None:

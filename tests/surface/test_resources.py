@@ -54,7 +54,7 @@ async def test_documents_sessions_and_guide_read_as_resources(tmp_path: Path) ->
         outline = await _text(client, "ctxtrio://docs/man")
         assert outline.startswith("source: inline;") and 'man "Manual":' in outline and "Usage" in outline
         chunks = await _text(client, "ctxtrio://docs/man/chunks/0-0")
-        assert chunks.startswith('man "Manual" chunks #0-0 of ') and "Install it." in chunks
+        assert chunks.startswith('man "Manual" chunk #0 of ') and "Install it." in chunks
         session = await _text(client, "ctxtrio://sessions/work")
         assert "Pinned (1):" in session and "Goal: keep cookies" in session and "Looked at" not in session
         assert "No summary yet" in session
