@@ -20,15 +20,17 @@ from ..store.ids import validate_id
 from ..text.extractive import summarize_extractive
 from .arguments import check_start_end
 from .loaded import GenerationCache
-from .model import DocSummary, Outline, OutlineEntry, Window
+from .model import DocSummary, Outline, OutlineEntry, Window, WindowChunk
 from .packing import contiguous_text, pack_outline, pack_window
-from .render import render_outline, render_window
+from .render import chunk_header, render_outline, render_window, window_head
+from .sharing import GAP_TOKENS
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from .._live import Live
     from .._progress import Progress
+    from ..text.tokens import TokenModel
     from .chunks import LoadedDoc
     from .repository import Repository
 
@@ -68,7 +70,8 @@ class ReadingMethods:
         """Read chunks in order from ``start`` (default: the cursor of (doc, session)).
 
         At least one chunk is returned (cut to fit a small budget); the cursor moves
-        past the last chunk returned. ``end`` is inclusive. A ``session_id`` that names no
+        past the last chunk returned. A budget too small for the answer's own lines and a few
+        tokens of text is an InputError saying what budget to pass (the cursor stays). ``end`` is inclusive. A ``session_id`` that names no
         session (deleted, or never opened) is a NotFoundError, and nothing is written: its
         cursor would stay in the catalog until the document is forgotten.
         """
@@ -101,13 +104,19 @@ class ReadingMethods:
                 return replace(past, rendered=render_window(past, start=start))
             last = min(end, total - 1) if end is not None else total - 1
             model = self._live.tokens.current
+            head_tokens = _widest_head(Window(entry.info, session_id, (), last, budget), first, last, model)
 
             def build(room: int, estimated: bool) -> Window:
-                chunks = pack_window(doc.chunks, first, last, room, model)
+                # The head kept out of the chunks' room: shrinking by the overshoot's share alone took
+                # four packs to reach the smallest answer (budget_tokens=200 showed 8 tokens of text).
+                chunks = pack_window(doc.chunks, first, last, max(1, room - head_tokens), model)
                 return Window(entry.info, session_id, tuple(chunks), chunks[-1].index + 1, budget, estimated)
 
             # The final check, in the model's own tokens when the server can count.
-            window = await self._fit_window(budget, build)
+            fitted = await self._live.counter.fit_marked(budget, build, render_window)
+            if fitted.tokens > budget:  # the head and the least text (packing's floor) outgrew it
+                raise InputError(_too_small(fitted.tokens, fitted.result, doc.chunks[first].tokens, head_tokens, model))
+            window = replace(fitted.result, rendered=fitted.text)
             await self._repo.set_cursor(entry, session, window.next_index)
         return window
 
@@ -264,3 +273,34 @@ class ReadingMethods:
         text = await trio.to_thread.run_sync(condense)
         before, after = sum(c.tokens for c in chunks), model.estimate(text)
         return text, f"the {before}-token range was condensed extractively to {after} tokens first"
+
+
+#: Tokens of text the budget doc_window advises for a budget too small shows at least.
+_ADVISED_TEXT_TOKENS = 64
+
+
+def _too_small(tokens: int, window: Window, whole: int, head_tokens: int, model: TokenModel) -> str:
+    """What a budget that could not hold a window holds, and what to pass: the answer showed a few
+    tokens of its first chunk over the budget (a user asking budget_tokens=60 got 7 tokens of text).
+    The answer's own lines are what it counted without its text, or what the packing keeps for them
+    (the widest head and the chunk's header), whichever is more: a budget advised reads what it says."""
+    chunk = window.chunks[0]
+    kept = head_tokens + model.estimate(chunk_header(chunk.index, chunk.trail)) + GAP_TOKENS
+    lines = max(tokens - chunk.tokens, kept)
+    whole_at = -(-(lines + whole) // 10) * 10  # rounded up to tens: an advice, not a count
+    advised = min(whole_at, -(-(lines + _ADVISED_TEXT_TOKENS) // 10) * 10)
+    reads = "it whole" if advised == whole_at else f"its start, or about {whole_at} to read it whole"
+    return (
+        f"budget_tokens={window.budget_tokens} cannot hold chunk #{chunk.index} of {window.doc.doc_id}: this "
+        f"answer's own lines take about {lines} tokens, leaving no room for its text. Pass budget_tokens={advised} "
+        f"or more to read {reads}"
+    )
+
+
+def _widest_head(shell: Window, first: int, last: int, model: TokenModel) -> int:
+    """Tokens of the longest head a window of chunks ``first`` .. ``last`` of ``shell``'s document can
+    have (every clause, the largest numbers), and the gap after it."""
+    shown = max(shell.budget_tokens, 9_999)  # the count in the head, at most the budget (or one the advice names)
+    chunks = (WindowChunk(first, (), "", shown), WindowChunk(last, (), "", 0, cut=True))
+    heads = (replace(shell, chunks=chunks, estimated=True, next_index=at) for at in (last, shell.doc.chunks))
+    return max(model.estimate(window_head(head)) for head in heads) + 1

@@ -34,6 +34,7 @@ __all__ = [
     "search_hit_header",
     "shown_title",
     "trail_text",
+    "window_head",
 ]
 
 
@@ -269,6 +270,13 @@ def render_window(window: Window, *, start: int | None = None) -> str:
                 f"Pass {first_to_last('from', info.chunks)}, or leave from out to read on from the cursor."
             )
         return f"{has} and the cursor is past the end. Start over with reset=true, or pass from=N."
+    body = [f"{chunk_header(chunk.index, chunk.trail)}\n{chunk.text}" for chunk in window.chunks]
+    return "\n\n".join([window_head(window), *body])
+
+
+def window_head(window: Window) -> str:
+    """The first line of a window with chunks: which, where the cursor goes, and what was cut."""
+    info = window.doc
     first, last = window.chunks[0].index, window.chunks[-1].index
     counted = f" ({sum(chunk.tokens for chunk in window.chunks)} tokens, estimated)" if window.estimated else ""
     head = f"{_doc(info)} {_span(first, last)} of {info.chunks}{counted}."
@@ -277,13 +285,9 @@ def render_window(window: Window, *, start: int | None = None) -> str:
     else:
         head += f" Next: #{window.next_index} (call doc_window again)."
     cut = [chunk.index for chunk in window.chunks if chunk.cut]
-    if cut:
-        head += (
-            f" #{cut[0]} was cut to fit budget_tokens={window.budget_tokens}; "
-            f"read it whole with from={cut[0]} and a larger budget_tokens."
-        )
-    body = [f"{chunk_header(chunk.index, chunk.trail)}\n{chunk.text}" for chunk in window.chunks]
-    return "\n\n".join([head, *body])
+    if cut:  # short: the head is paid from the budget that cut the text
+        head += f" #{cut[0]} was cut: from={cut[0]} with more budget_tokens reads it whole."
+    return head
 
 
 def render_summary(summary: DocSummary) -> str:

@@ -28,7 +28,7 @@ async def test_library_errors_say_start_and_end(tmp_path: Path) -> None:
     async with opened(tmp_path) as ctx:
         docs = ctx.documents
         await docs.ingest(text=_TEXT, doc_id="d")
-        while (await docs.window("d", budget_tokens=100)).next_index < 3:  # the cursor moves past #1
+        while (await docs.window("d", budget_tokens=300)).next_index < 3:  # the cursor moves past #1
             pass
         bad_calls: dict[str, Callable[[], Awaitable[object]]] = {
             "order": lambda: docs.window("d", start=3, end=1),
@@ -69,7 +69,7 @@ async def test_tool_errors_say_from_and_to(tmp_path: Path) -> None:
         await client.call_tool("doc_ingest", {"text": _TEXT, "doc_id": "d"})
         await client.call_tool("context_open", {"session_id": "s"})
         for _ in range(3):  # the cursor of session s moves past #1
-            await client.call_tool("doc_window", {"doc_id": "d", "budget_tokens": 100, "session_id": "s"})
+            await client.call_tool("doc_window", {"doc_id": "d", "budget_tokens": 300, "session_id": "s"})
         for tool, arguments, expected in calls:
             result = await client.call_tool(tool, {"doc_id": "d", **arguments})
             block = result.content[0]

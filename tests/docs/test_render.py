@@ -49,7 +49,7 @@ def test_window_says_where_to_continue_and_what_was_cut() -> None:
     window = Window(INFO, None, (WindowChunk(2, ("Guide",), "partial", 3, cut=True),), 3, 50)
     text = render_window(window)
     assert text.startswith('d1 "Guide" chunk #2 of 5. Next: #3 (call doc_window again).')
-    assert "#2 was cut to fit budget_tokens=50; read it whole with from=2" in text
+    assert "#2 was cut: from=2 with more budget_tokens reads it whole." in text
     assert text.endswith("[#2 · Guide]\npartial")
 
 

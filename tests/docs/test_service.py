@@ -162,9 +162,13 @@ async def test_window_bounds_and_errors(tmp_path: Path, root: Path) -> None:
             f'm "manual.md" has {info.chunks} chunks (#0-{last}): from={info.chunks + 5} is past the end. '
             f"Pass from=0 to {last}, or leave from out to read on from the cursor."
         ), past.rendered
-        assert (await docs.window("m")).chunks[0].index == 4
-        tiny = await docs.window("m", start=0, budget_tokens=50)
-        assert len(tiny.chunks) == 1 and tiny.cut and tiny.next_index == 1
+        before = await docs.window("m")
+        assert before.chunks[0].index == 4
+        with pytest.raises(InputError, match=r"^budget_tokens=50 cannot hold chunk #0 of m: .* Pass budget_tokens=\d+"):
+            await docs.window("m", start=0, budget_tokens=50)  # not even its head: said, and the cursor stays
+        assert (await docs.window("m")).chunks[0].index == before.next_index
+        small = await docs.window("m", start=0, budget_tokens=200)
+        assert len(small.chunks) == 1 and small.cut and small.next_index == 1
 
 
 async def test_cursors_and_documents_survive_restart(tmp_path: Path, root: Path) -> None:
@@ -211,7 +215,7 @@ async def test_forget_removes_everything(tmp_path: Path, root: Path) -> None:
     async with opened(tmp_path, root) as ctx:
         await ctx.documents.ingest(file_path="chinese.txt", doc_id="c")
         await ctx.sessions.open("s")
-        await ctx.documents.window("c", budget_tokens=60, session_id="s")
+        await ctx.documents.window("c", budget_tokens=300, session_id="s")
         files = list((ctx.data.docs / "c").glob("*.jsonl"))
         assert len(files) == 1
         await ctx.documents.forget("c")
@@ -222,7 +226,7 @@ async def test_forget_removes_everything(tmp_path: Path, root: Path) -> None:
         with pytest.raises(NotFoundError):
             await ctx.documents.forget("c")
         await ctx.documents.ingest(file_path="chinese.txt", doc_id="c")
-        assert (await ctx.documents.window("c", budget_tokens=60, session_id="s")).chunks[0].index == 0
+        assert (await ctx.documents.window("c", budget_tokens=300, session_id="s")).chunks[0].index == 0
     async with opened(tmp_path, root) as ctx:
         assert [info.doc_id for info in await ctx.documents.list_documents()] == ["c"]
 

@@ -79,7 +79,7 @@ async def test_reading_chunks_moves_no_cursor(tmp_path: Path) -> None:
         await ctx.documents.ingest(text="\n\n".join(f"Paragraph {i} " + "word " * 80 for i in range(20)), doc_id="d")
         async with Client(build_server(ctx)) as client:
             await _text(client, "ctxtrio://docs/d/chunks/3-5")
-        window = await ctx.documents.window("d", budget_tokens=100)
+        window = await ctx.documents.window("d", budget_tokens=300)
         assert window.chunks[0].index == 0
 
 

@@ -79,7 +79,7 @@ async def test_compact_answers_name_only_the_tools_it_offers(tmp_path: Path) -> 
         ("memory", {"session_id": "new", "query": "anything"}),
         ("doc_ingest", {"text": text, "doc_id": "d"}),
         ("doc_ingest", {"text": text, "doc_id": "d"}),
-        ("doc_read", {"doc_id": "d", "budget_tokens": 100}),
+        ("doc_read", {"doc_id": "d", "budget_tokens": 200}),
         ("doc_read", {"doc_id": "d", "from": 3}),
         ("doc_read", {"doc_id": "d"}),
         ("doc_read", {"doc_id": "d", "from": 9}),

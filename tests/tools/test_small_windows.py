@@ -1,0 +1,52 @@
+"""doc_window at a small budget: text, or a plain reason and the budget to pass (budget_tokens=60 showed 7 tokens)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from testkit.results import text_of
+from tests.tools.test_sessions import call, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_TEXT = "\n\n".join(
+    f"# Part {part}\n\n" + " ".join(f"item{part}x{n} says something about the parser and the build" for n in range(60))
+    for part in range(3)
+)
+
+
+def _shown(answer: str) -> int:
+    """The tokens of text a window says it shows ("(42 tokens, estimated)")."""
+    found = re.search(r"\((\d+) tokens, estimated\)", answer)
+    assert found is not None, answer
+    return int(found.group(1))
+
+
+def _advised(reason: str, reads: str) -> int:
+    """The budget a refusal says to pass to read ``reads``."""
+    assert reason.startswith("Error: budget_tokens=60 cannot hold chunk #"), reason
+    assert "this answer's own lines take about " in reason, reason
+    found = re.search(rf"Pass budget_tokens=(\d+) or more to read {reads}$", reason)
+    assert found is not None, reason
+    return int(found.group(1))
+
+
+async def test_a_small_window_shows_text_or_says_what_to_pass(tmp_path: Path) -> None:
+    """A budget too small for the window's own lines is refused naming a budget that reads text, and
+    the cursor stays; that budget shows that much text, and so does one a little larger (the head is
+    kept out of the chunks' room: budget_tokens=200 showed 8 tokens when the fit shrank by shares)."""
+    async with opened(tmp_path) as (_, client):
+        await call(client, "doc_ingest", doc_id="d", text=_TEXT)
+        refused = await call(client, "doc_window", doc_id="d", budget_tokens=60)
+        assert refused.is_error
+        advised = _advised(text_of(refused), "it whole")  # chunk #0 is its heading alone
+        window = text_of(await call(client, "doc_window", doc_id="d", budget_tokens=advised))
+        assert window.startswith('d "Part 0" chunk #0 of ') and "was cut" not in window, window  # the cursor stayed
+        refused = await call(client, "doc_window", doc_id="d", budget_tokens=60, **{"from": 1})
+        advised = _advised(text_of(refused), r"its start, or about \d+ to read it whole")
+        cut = text_of(await call(client, "doc_window", doc_id="d", budget_tokens=advised, **{"from": 1}))
+        assert "#1 was cut: from=1 with more budget_tokens reads it whole." in cut and _shown(cut) >= 48, cut
+        larger = text_of(await call(client, "doc_window", doc_id="d", budget_tokens=200, **{"from": 1}))
+        assert _shown(larger) >= 80, larger
