@@ -19,7 +19,7 @@ service to check it (``doc_list``'s ``from``), checks it in its handler.
 
 Arguments are taken as the client sent them. A string parameter gets the string, even
 when it looks like JSON (``"null"``, ``"[1]"``, a JSON document to ingest); only a
-list parameter also accepts a JSON-encoded list, and integer and boolean parameters
+list parameter also accepts a JSON-encoded list or one string as a list of one (``tags="auth"``), and integer and boolean parameters
 accept their usual spellings as strings (``"10"``, ``"true"``), which small models send.
 Unknown argument names are ignored, but for one close to a parameter the call does not give
 (``budget`` beside ``budget_tokens``, ``sessionId``), or another tool's name for it (``top_k`` for
@@ -274,6 +274,8 @@ def _coerce(param: Param, value: object) -> JSON:
                 value = json.loads(value)
             except ValueError:
                 pass
+        elif isinstance(value, str):  # tags="auth" means ["auth"]; refusing it made a model retry to no end
+            return [value]
         if isinstance(value, list) and all(isinstance(item, str) for item in value):
             return list(value)
     wanted = {"string": "a string", "integer": "an integer", "boolean": "true or false", "array": "a list of strings"}

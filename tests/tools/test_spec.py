@@ -54,3 +54,14 @@ def test_other_unknown_names_are_still_ignored() -> None:
     """A name close to none (a host's extra key), or close to one the call gives too, changes nothing."""
     given = {"session_id": "s1", "budget_tokens": 200, "budget": 300, "_meta": {}, "top_k": 3, "foo": 1}
     assert parse_arguments(RECALL, given).integer("budget_tokens") == 200
+
+
+def test_one_string_for_a_list_of_tags_is_one_tag() -> None:
+    """tags="auth" is ["auth"] (it was refused: "tags must be a list of strings, got 'auth'"); a JSON-encoded
+    list is still a list, and a string that starts one but is not JSON is still refused."""
+    assert parse_arguments(RECALL, {"session_id": "s1", "tags": "auth"}).strings("tags") == ["auth"]
+    assert parse_arguments(RECALL, {"session_id": "s1", "tags": '["a", "b"]'}).strings("tags") == ["a", "b"]
+    with pytest.raises(InputError, match=r"tags must be a list of strings, got '\[a'"):
+        parse_arguments(RECALL, {"session_id": "s1", "tags": "[a"})
+    with pytest.raises(InputError, match="tags must be a list of strings, got 3"):
+        parse_arguments(RECALL, {"session_id": "s1", "tags": 3})

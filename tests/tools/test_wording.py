@@ -177,3 +177,13 @@ async def test_an_entry_id_in_another_case_is_the_entry_and_a_bare_number_is_tol
         ), text_of(bare)
         recalled = text_of(await call(client, "context_recall", session_id="s"))
         assert "[e3 note pinned]" in recalled and "[e4 note]" in recalled, recalled
+
+
+async def test_a_tag_sent_as_one_string_is_stored_and_recalled(tmp_path: Path) -> None:
+    """context_append and context_recall, the two tools with tags, take tags="auth" as one tag."""
+    async with opened(tmp_path) as (_, client):
+        await call(client, "context_open", session_id="s1", title="t")
+        stored = await call(client, "context_append", session_id="s1", text="the login fails on expiry", tags="Auth")
+        assert not stored.is_error, text_of(stored)
+        await call(client, "context_append", session_id="s1", text="the build uses trio", tags=["build"])
+        assert text_of(await call(client, "context_recall", session_id="s1", tags="auth")).startswith("[e2 note #auth]")
