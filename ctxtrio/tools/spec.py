@@ -23,7 +23,8 @@ list parameter also accepts a JSON-encoded list or one string as a list of one (
 accept their usual spellings as strings (``"10"``, ``"true"``), which small models send.
 Unknown argument names are ignored, but for one close to a parameter the call does not give
 (``budget`` beside ``budget_tokens``, ``sessionId``), or another tool's name for it (``top_k`` for
-``limit``, ``q`` for ``query``): that call is refused, naming the parameter, since a misspelt
+``limit``, ``q`` for ``query``): that call is refused, naming the parameter (a count on a tool with no
+``limit``, naming ``budget_tokens``, which bounds its answer), since a misspelt
 ``budget`` ignored gave an 8k-window model a 4,000-token answer it did not ask for.
 """
 
@@ -199,8 +200,9 @@ def parse_arguments(params: tuple[Param, ...], raw: Mapping[str, object] | None)
 #: Names other tools give what these call otherwise, each with the parameters it may mean, first choice
 #: first: a model's habit from elsewhere, too far from ours for a misspelling, and ignored it answered
 #: at the defaults (``top_k=3`` took up to 10 hits; ``q=...`` said only "query is required").
+_COUNTS: Final = ("top_k", "topk", "k", "n", "max_results", "num_results", "count")
 _HABITS: Final[Mapping[str, tuple[str, ...]]] = {
-    **dict.fromkeys(("top_k", "topk", "k", "n", "max_results", "num_results", "count"), ("limit",)),
+    **dict.fromkeys(_COUNTS, ("limit",)),
     **dict.fromkeys(("q", "search", "search_query", "question", "keywords"), ("query",)),
     **dict.fromkeys(("content", "message", "body"), ("text", "note")),
     "text": ("note",),  # context_append's name, sent to the compact profile's memory
@@ -223,6 +225,13 @@ def _misspelt(params: tuple[Param, ...], raw: Mapping[str, object]) -> None:
             near = names.get(next(iter(difflib.get_close_matches(folded, names, 1, 0.6)), ""))
         if near is not None and near not in raw:
             raise InputError(f"unknown argument {key[:40]!r}: did you mean {near}? Nothing was done.")
+        if near is None and folded in _COUNTS and "budget_tokens" in own:
+            # A tool without limit (memory, doc_window, doc_read) answered top_k=3 with what fits the budget,
+            # unsaid; the count asked cannot be kept, so say what bounds the answer, budget_tokens given or not.
+            raise InputError(
+                f"unknown argument {key[:40]!r}: this tool takes no count of results; "
+                "budget_tokens bounds its answer. Nothing was done."
+            )
 
 
 def parsed_for(params: tuple[Param, ...], given: Mapping[str, JSON]) -> Args:

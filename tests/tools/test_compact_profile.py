@@ -167,3 +167,17 @@ async def test_the_compact_profile_undoes_a_compaction(tmp_path: Path) -> None:
     assert texts[2].startswith("Undid compaction e5: 2 entries (e2 e4) are live again."), texts[2]  # not 'e2..e4'
     assert bad.is_error and texts[3].startswith("Error: invalid undo '../e5'"), texts[3]
     assert [line[:4] for line in texts[4].splitlines() if line.startswith("[")] == ["[e2 ", "[e3 ", "[e4 "], texts[4]
+
+
+async def test_memory_refuses_a_count_naming_the_budget(tmp_path: Path) -> None:
+    """memory has no limit: top_k=3 was ignored (the answer took what fit the budget); it names budget_tokens."""
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False, tools="compact")
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+        await client.call_tool("memory", {"session_id": "s", "note": "the build uses trio"})
+        result = await client.call_tool("memory", {"session_id": "s", "query": "build", "top_k": 3})
+        block = result.content[0]
+        assert result.is_error and isinstance(block, TextContent)
+        assert block.text == (
+            "Error: unknown argument 'top_k': this tool takes no count of results; budget_tokens bounds its answer. "
+            "Nothing was done."
+        )

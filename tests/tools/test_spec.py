@@ -52,8 +52,18 @@ def test_another_tools_name_for_a_parameter_is_refused_naming_it(key: str, meant
 
 def test_other_unknown_names_are_still_ignored() -> None:
     """A name close to none (a host's extra key), or close to one the call gives too, changes nothing."""
-    given = {"session_id": "s1", "budget_tokens": 200, "budget": 300, "_meta": {}, "top_k": 3, "foo": 1}
+    given = {"session_id": "s1", "budget_tokens": 200, "budget": 300, "_meta": {}, "foo": 1}
     assert parse_arguments(RECALL, given).integer("budget_tokens") == 200
+
+
+@pytest.mark.parametrize("given", [{"top_k": 3}, {"k": 3, "budget_tokens": 500}])
+def test_a_count_for_a_tool_without_limit_names_what_bounds_it(given: dict[str, object]) -> None:
+    """memory (compact) has no limit: top_k=3 was ignored and the answer took what fit the budget. It is refused
+    naming budget_tokens, also when budget_tokens is given (the count asked still could not be kept)."""
+    message = "^unknown argument '(top_k|k)': this tool takes no count of results; budget_tokens bounds its answer."
+    with pytest.raises(InputError, match=message):
+        parse_arguments(RECALL, {"session_id": "s1", **given})
+    assert parse_arguments((Param("doc_id", "string"),), {"doc_id": "d", "top_k": 3}).opt_text("doc_id") == "d"
 
 
 def test_one_string_for_a_list_of_tags_is_one_tag() -> None:
