@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -15,11 +16,12 @@ from .output import ask, emit_json, err, say, when
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     import trio
 
     from .._config import Config
+    from ..docs.model import DocumentInfo
     from .commands import Command
 
 __all__ = ["ARGUMENTS", "COMMANDS"]
@@ -33,7 +35,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "query", metavar="WORD", nargs="+", help="the query: every word up to the options (no quotes needed)"
     )
-    p.add_argument("--doc", metavar="ID", help="search one document only")
+    p.add_argument("--doc", metavar="ID", help="search one document only: its id, or its file's path or name")
     p.add_argument("--limit", metavar="N", type=int, default=10, help="most hits (default 10)")
     p.add_argument("--full", action="store_true", help="print each matching chunk whole, not only its matching lines")
     p.add_argument("--json", action="store_true", help="print JSON for scripts (the library's SearchResult, as ever)")
@@ -64,8 +66,14 @@ async def docs_command(config: Config, args: argparse.Namespace, stop: trio.Canc
 async def search_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     query = " ".join(args.query)
     async with open_library(config, stop, read_only=args.read_only) as ctx:
+        doc_id = None
+        if args.doc is not None:
+            doc_id, several = _named(await ctx.documents.list_documents(), args.doc)
+            if doc_id is None:  # said here: the library's check of a path named none was "invalid doc_id 'a/b.md'"
+                err(f"ctxtrio: error: {_none_or_several(args.doc, several)}")
+                return 2
         with calling(limit="--limit"):  # the library's check named 'limit', a flag this command spells --limit
-            result = await ctx.documents.search(query, doc_id=args.doc, limit=args.limit)
+            result = await ctx.documents.search(query, doc_id=doc_id, limit=args.limit)
         sources = {doc.doc_id: doc.source for doc in await ctx.documents.list_documents()} if result.hits else {}
     if args.json:
         emit_json(asdict(result))
@@ -94,6 +102,29 @@ async def search_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     if result.words_left_out:
         say(f"(only the first {SEARCH_WORDS} distinct words of the query were searched)")
     return 0
+
+
+def _none_or_several(given: str, several: Sequence[str]) -> str:
+    if not several:
+        return f"no document {given!r}; ctxtrio docs lists them"
+    return f"--doc {given!r} names {len(several)} documents: {'; '.join(several)}; pass one's id"
+
+
+def _named(docs: Sequence[DocumentInfo], given: str) -> tuple[str | None, list[str]]:
+    """The id of the document ``given`` names (None for none or several), and ``id (source)`` of each of several.
+
+    A folder's files get generated ids (doc-2286e5d7) and a person types the file: ``given`` is an id, or
+    else the path of one document's source (as given, or from here), or the end of sources' paths
+    (``a.md``, ``sub/a.md``).
+    """
+    if any(doc.doc_id == given for doc in docs):
+        return given, []
+    files = [doc for doc in docs if doc.source != "inline"]
+    exact = [doc for doc in files if doc.source in (given, os.path.abspath(given))]
+    ending = exact or [doc for doc in files if doc.source.endswith(os.sep + given.lstrip(os.sep))]
+    if len(ending) == 1:
+        return ending[0].doc_id, []
+    return None, [f"{doc.doc_id} ({escaped_path(doc.source)})" for doc in ending]
 
 
 def matching_lines(text: str, wanted: set[str], *, context: int = 1, most: int = 6) -> list[str]:

@@ -115,6 +115,32 @@ async def test_search_names_each_hits_rank_not_a_score_that_rounds_to_zero(tmp_p
     assert limited.code == 2 and limited.err == "ctxtrio: error: --limit must be between 1 and 50, got 0\n", limited
 
 
+async def test_search_doc_takes_a_files_path_or_name_when_it_names_one(tmp_path: Path) -> None:
+    """A folder's files get generated ids (doc-2286e5d7) and a person types the file: --doc a.md was 'no document'.
+    A path or the end of one naming one document is taken; one naming several says which; one naming none says so
+    (a path was 'invalid doc_id', the library's syntax check)."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "other").mkdir()
+    (docs / "a.md").write_text("the parser reads tokens\n")
+    (docs / "sub" / "b.md").write_text("the parser in sub\n")
+    (docs / "other" / "b.md").write_text("the parser elsewhere\n")
+    ingested = (await cli(data, "ingest", str(docs), "--json")).json()
+    ids = {str(Path(item["path"]).relative_to(docs)): item["doc_id"] for item in ingested["ingested"]}
+    for given, meant in [("a.md", "a.md"), ("sub/b.md", "sub/b.md"), (str(docs / "other" / "b.md"), "other/b.md")]:
+        hits = (await cli(data, "search", "parser", "--doc", given, "--json")).json()
+        assert {hit["doc_id"] for hit in hits["hits"]} == {ids[meant]}, (given, hits)
+    several = await cli(data, "search", "parser", "--doc", "b.md")
+    assert several.code == 2 and several.err.startswith("ctxtrio: error: --doc 'b.md' names 2 documents: "), several
+    assert (
+        ids["sub/b.md"] in several.err
+        and ids["other/b.md"] in several.err
+        and several.err.endswith("; pass one's id\n")
+    )
+    none = await cli(data, "search", "parser", "--doc", "sub/c.md")
+    assert none.err == "ctxtrio: error: no document 'sub/c.md'; ctxtrio docs lists them\n", none
+
+
 async def test_ctrl_c_stops_ingest_with_nothing_half_committed(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the whole process group) mid-ingest: exit 130, no traceback, true counts, all whole."""
     data, docs = tmp_path / "data", tmp_path / "docs"
