@@ -179,7 +179,7 @@ def render_outline(outline: Outline) -> str:
         lines.extend(_grouped(outline.entries))
     if outline.remaining:
         following = outline.start + len(outline.entries)
-        lines.append(f"... {outline.remaining} more chunks: call again with from={following}.")
+        lines.append(f"... {plural(outline.remaining, 'more chunk')}: call again with from={following}.")
     if outline.note:
         lines.append(f"Note: {outline.note}")
     return "\n".join(lines)

@@ -40,7 +40,7 @@ def test_outline_groups_runs_of_one_trail() -> None:
         "#0 [100] Guide",
         "#1-2 [500] Guide > Install",
         "#3 [50] (no heading)",
-        "... 1 more chunks: call again with from=4.",
+        "... 1 more chunk: call again with from=4.",  # one of a thing is singular
     ]
 
 
