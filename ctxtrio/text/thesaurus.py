@@ -102,9 +102,9 @@ def _term(word: str, number: int) -> str:
 
     So is a name with a leading or trailing ``_`` (a dunder, ``__call__``; Node's ``__dirname``): the
     index holds it as its bare word (``call``), the word of every row that says "call", so the table
-    would search for something else than it names. Its bare word is refused there, written as it is
-    searched: the table then says what it looks for (``__get__`` gave a descriptor ``get``, a word a
-    query never searches for)."""
+    would search for something else than it names. So the name is refused and the table writes the bare
+    word, as it is searched: it then says what it looks for (``__get__`` gave a descriptor ``get``, a
+    word a query never searches for)."""
     found = unique_terms(word)
     if found and word.strip("_") != word:
         raise TableError(f"line {number}: {word!r} is the index term {found[0]!r}: write that, if it is meant")
