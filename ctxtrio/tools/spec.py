@@ -228,9 +228,11 @@ def _misspelt(params: tuple[Param, ...], raw: Mapping[str, object]) -> None:
         if near is None and folded in _COUNTS and "budget_tokens" in own:
             # A tool without limit (memory, doc_window, doc_read) answered top_k=3 with what fits the budget,
             # unsaid; the count asked cannot be kept, so say what bounds the answer, budget_tokens given or not.
+            # doc_window's to does too: n=3 there means three chunks, which to says and budget_tokens does not.
+            bound = "to (the last chunk) and budget_tokens bound" if "to" in own else "budget_tokens bounds"
             raise InputError(
-                f"unknown argument {key[:40]!r}: this tool takes no count of results; "
-                "budget_tokens bounds its answer. Nothing was done."
+                f"unknown argument {key[:40]!r}: this tool takes no count of results; {bound} its answer. "
+                "Nothing was done."
             )
 
 

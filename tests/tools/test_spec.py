@@ -66,6 +66,22 @@ def test_a_count_for_a_tool_without_limit_names_what_bounds_it(given: dict[str, 
     assert parse_arguments((Param("doc_id", "string"),), {"doc_id": "d", "top_k": 3}).opt_text("doc_id") == "d"
 
 
+def test_a_count_for_a_tool_with_a_range_end_names_it() -> None:
+    """doc_window has no limit but to: n=3 means three chunks, which to says (it was told only that budget_tokens
+    bounds the answer, and reading on to the budget is not three chunks)."""
+    window = (
+        Param("doc_id", "string"),
+        Param("from", "integer"),
+        Param("to", "integer"),
+        Param("budget_tokens", "integer"),
+    )
+    message = (
+        "^unknown argument 'n': this tool takes no count of results; to \\(the last chunk\\) and budget_tokens bound"
+    )
+    with pytest.raises(InputError, match=message):
+        parse_arguments(window, {"doc_id": "d", "n": 3})
+
+
 def test_one_string_for_a_list_of_tags_is_one_tag() -> None:
     """tags="auth" is ["auth"] (it was refused: "tags must be a list of strings, got 'auth'"); a JSON-encoded
     list is still a list, and a string that starts one but is not JSON is still refused."""
