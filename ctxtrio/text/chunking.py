@@ -10,8 +10,12 @@ so a chunk's text starts at its first overlap block; its ``trail`` is the headin
 trail of its first *new* block.
 
 Only a block larger than a whole chunk is split: on line boundaries, and a line that
-is itself too large (minified code, base64) on characters, never between a character
-and the combining marks, joiners or variation selectors that follow it.
+is itself too large at the last good boundary in the last half of the piece: a
+sentence end (with its spaces; 。！？ too), else whitespace, else ``;`` ``,`` ``)`` ``}``
+(and ，、；), so an unwrapped paragraph (markdown, text from HTML or PDF, a commit
+message, Chinese or Japanese) is not cut inside a word; a line with none of them there
+(base64, a long identifier) on characters, never between a character and the combining
+marks, joiners or variation selectors that follow it.
 
 Guarantees, for every chunk: ``text == source[start:end]``; chunks are in order,
 each ends after the previous one ends, and together they cover every character of
@@ -22,10 +26,12 @@ budget (only possible when a calibrated rate exceeds ``chunk_tokens``).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from ctxtrio.text.extractive import last_sentence_end
 from ctxtrio.text.kinds import CODE_KINDS, Kind
 from ctxtrio.text.parts import iter_parts
 from ctxtrio.text.spans import SpanEstimates
@@ -39,6 +45,12 @@ __all__ = ["Chunk", "chunk_document", "iter_chunks"]
 
 # Upper bound on the characters examined for one hard-split piece, per token of budget.
 _PROBE_CHARS_PER_TOKEN: Final = 16
+# Where a line too long for a chunk is cut when no sentence ends in the last half of a piece:
+# after whitespace (not the no-break space), else after what separates tokens in code (and
+# Chinese and Japanese clauses), so no word is cut in two.
+_WHITESPACE: Final = (" ", "\t", "\u3000", "\r")
+_SEPARATORS: Final = (";", ",", ")", "}", "\uff0c", "\u3001", "\uff1b")
+_SPACES: Final = re.compile(r"[ \t\u3000]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +155,7 @@ def _hard_split(
     """Split an oversized block into (start, end, tokens) pieces within ``budget``.
 
     Each piece is the longest run of whole lines that fits, found from a proportional
-    guess; a line that does not fit alone is cut on characters.
+    guess; a line that does not fit alone is cut at a boundary (:func:`_word_boundary`).
     """
     while position < end:
         limit = min(end, position + budget * _PROBE_CHARS_PER_TOKEN)
@@ -157,14 +169,38 @@ def _hard_split(
             target = position + max(1, (limit - position) * budget // tokens)
         while True:
             cut = text.rfind("\n", position, target) + 1
-            if cut <= position:  # no whole line fits: cut the line on characters
-                cut = _char_boundary(text, position, target)
+            if cut <= position:  # no whole line fits: cut the line between words if it has any
+                cut = _word_boundary(text, position, target)
             tokens = spans.estimate(position, cut)
             if tokens <= budget or target - position <= 1:
                 break
             target = position + max(1, (target - position) * 9 // 10)
         yield position, cut, tokens
         position = cut
+
+
+def _word_boundary(text: str, start: int, target: int) -> int:
+    """Where to cut a line that starts at ``start`` at or before ``target``, best first: after a
+    sentence (and its spaces), after whitespace, after code's separators, in the last half of
+    the piece; else on characters (:func:`_char_boundary`).
+
+    Each is one bounded C scan (rfind, a regex over the half): ingest CPU. A cut before a
+    combining mark is not taken (a space may carry one).
+    """
+    low = start + (target - start) // 2
+    end = last_sentence_end(text, low, target)
+    if end > low:
+        spaces = _SPACES.match(text, end, target)
+        cut = spaces.end() if spaces is not None else end
+        if cut >= len(text) or not _continues_cluster(text[cut]):
+            return cut
+    for separators in (_WHITESPACE, _SEPARATORS):
+        cut = low
+        for char in separators:  # each scan only after the best cut so far
+            cut = text.rfind(char, cut, target) + 1 or cut
+        if cut > low and (cut >= len(text) or not _continues_cluster(text[cut])):
+            return cut
+    return _char_boundary(text, start, target)
 
 
 def _char_boundary(text: str, start: int, cut: int) -> int:

