@@ -82,6 +82,12 @@ async def compact_compact(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     undo = args.opt_text("undo")
     if undo is None:
         return await _as_full("context_compact", ctx, args, call)
+    if args.opt_flag("dry_run"):
+        # An undo has no preview: ignoring dry_run would do at once what was asked to be shown first.
+        raise InputError(
+            f"undo={undo} with dry_run=true: an undo has no preview (context_recall shows the summary and the "
+            "entries it folds). Nothing was done."
+        )
     # The full profile undoes a compaction with context_update restore=true on its summary, a tool
     # this profile lacks: without undo a small model could fold its notes and never get them back.
     with calling(entry_id="undo"):

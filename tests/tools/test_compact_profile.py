@@ -181,3 +181,21 @@ async def test_memory_refuses_a_count_naming_the_budget(tmp_path: Path) -> None:
             "Error: unknown argument 'top_k': this tool takes no count of results; budget_tokens bounds its answer. "
             "Nothing was done."
         )
+
+
+async def test_an_undo_asked_as_a_dry_run_is_refused_and_undoes_nothing(tmp_path: Path) -> None:
+    """context_compact undo=e5 dry_run=true undid the compaction at once: dry_run was ignored beside undo, so a
+    model asking what an undo would bring back got it done. It is refused, and the entries stay folded."""
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False, tools="compact")
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+        for n in range(3):
+            await client.call_tool("memory", {"session_id": "s", "note": f"fact {n} about the build"})
+        await client.call_tool("context_compact", {"session_id": "s", "keep_recent": 0})
+        asked = await client.call_tool("context_compact", {"session_id": "s", "undo": "e5", "dry_run": True})
+        recalled = await client.call_tool("memory", {"session_id": "s"})
+    said = [
+        block.text for result in (asked, recalled) for block in result.content[:1] if isinstance(block, TextContent)
+    ]
+    assert asked.is_error and said[0].startswith("Error: undo=e5 with dry_run=true: an undo has no preview"), said[0]
+    assert said[0].endswith("Nothing was done."), said[0]
+    assert [line[:4] for line in said[1].splitlines() if line.startswith("[")] == ["[e5 "], said[1]
