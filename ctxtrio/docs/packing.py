@@ -90,8 +90,9 @@ def pack_window(
         if used + header_tokens + text_tokens > budget_tokens:
             if not out:
                 room = max(_MIN_TEXT_TOKENS, budget_tokens - header_tokens)
-                text = cut_to_fit(text, room, model)
-                out.append(WindowChunk(chunk.index, chunk.trail, text, model.estimate(text), cut=True))
+                kept = cut_to_fit(text, room, model)
+                # Whole when it fits the floor (a heading's chunk): a head saying it was cut costs tokens for nothing.
+                out.append(WindowChunk(chunk.index, chunk.trail, kept, model.estimate(kept), cut=kept != text))
             break
         out.append(WindowChunk(chunk.index, chunk.trail, text, text_tokens))
         used += header_tokens + text_tokens

@@ -26,12 +26,12 @@ from .render import chunk_header, render_outline, render_window, window_head
 from .sharing import GAP_TOKENS
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Sequence
 
     from .._live import Live
     from .._progress import Progress
     from ..text.tokens import TokenModel
-    from .chunks import LoadedDoc
+    from .chunks import LoadedDoc, StoredChunk
     from .repository import Repository
 
 
@@ -103,26 +103,26 @@ class ReadingMethods:
                 past = Window(entry.info, session_id, (), first, budget)
                 return replace(past, rendered=render_window(past, start=start))
             last = min(end, total - 1) if end is not None else total - 1
-            model = self._live.tokens.current
-            head_tokens = _widest_head(Window(entry.info, session_id, (), last, budget), first, last, model)
-
-            def build(room: int, estimated: bool) -> Window:
-                # The head kept out of the chunks' room: shrinking by the overshoot's share alone took
-                # four packs to reach the smallest answer (budget_tokens=200 showed 8 tokens of text).
-                chunks = pack_window(doc.chunks, first, last, max(1, room - head_tokens), model)
-                return Window(entry.info, session_id, tuple(chunks), chunks[-1].index + 1, budget, estimated)
-
-            # The final check, in the model's own tokens when the server can count.
-            fitted = await self._live.counter.fit_marked(budget, build, render_window)
-            if fitted.tokens > budget:  # the head and the least text (packing's floor) outgrew it
-                raise InputError(_too_small(fitted.tokens, fitted.result, doc.chunks[first].tokens, head_tokens, model))
-            window = replace(fitted.result, rendered=fitted.text)
+            shell = Window(entry.info, session_id, (), first, budget)
+            window = await self._fit_window(shell, doc.chunks, first, last, given=True)
             await self._repo.set_cursor(entry, session, window.next_index)
         return window
 
-    async def read(self, doc_id: str, start: int, end: int, *, budget_tokens: int | None = None) -> Window:
+    async def read(
+        self,
+        doc_id: str,
+        start: int,
+        end: int,
+        *,
+        budget_tokens: int | None = None,
+        onward: Callable[[int], str] | None = None,
+    ) -> Window:
         """Chunks ``start`` .. ``end`` (inclusive) packed into the budget, like :meth:`window`,
         but no cursor is read or moved (a resource read by the person, not the model's reading).
+
+        ``onward``: the address that reads on from a chunk, said in the head instead of doc_window's
+        cursor (:func:`~.render.window_head`); the head counted is the one rendered. A budget too small
+        for the head and a few tokens of text is an InputError, as for :meth:`window`.
         """
         validate_id(doc_id, "doc_id")
         budget = check_budget(budget_tokens, self._live.budget_tokens)
@@ -136,18 +136,36 @@ class ReadingMethods:
         # tokens), so a large document is not loaded to show a few of them.
         last = min(end, total - 1, start + budget // 16 + 8)
         chunks = await self._repo.chunk_range(entry, start, last)
+        shell = Window(entry.info, None, (), start, budget)
+        return await self._fit_window(shell, chunks, 0, len(chunks) - 1, given=budget_tokens is not None, onward=onward)
+
+    async def _fit_window(
+        self,
+        shell: Window,
+        chunks: Sequence[StoredChunk],
+        first: int,
+        last: int,
+        *,
+        given: bool,
+        onward: Callable[[int], str] | None = None,
+    ) -> Window:
+        """``chunks[first..last]`` packed into ``shell``'s budget, with the widest head ``onward`` can
+        give kept out of the chunks' room (shrinking by the overshoot's share alone took four packs to
+        reach the smallest answer: budget_tokens=200 showed 8 tokens of text), checked in the model's
+        own tokens when the server can count; the text counted, its "estimated" mark inside, is the
+        answer. InputError when the head and the least text outgrow the budget (``given``: the caller
+        named the budget, which the refusal then names)."""
+        budget = shell.budget_tokens
         model = self._live.tokens.current
+        head_tokens = _widest_head(shell, chunks[first].index, chunks[last].index, model, onward)
 
         def build(room: int, estimated: bool) -> Window:
-            packed = pack_window(chunks, 0, len(chunks) - 1, room, model)
-            return Window(entry.info, None, tuple(packed), packed[-1].index + 1, budget, estimated)
+            packed = pack_window(chunks, first, last, max(1, room - head_tokens), model)
+            return replace(shell, chunks=tuple(packed), next_index=packed[-1].index + 1, estimated=estimated)
 
-        return await self._fit_window(budget, build)
-
-    async def _fit_window(self, budget: int, build: Callable[[int, bool], Window]) -> Window:
-        """The final check of a window, in the model's own tokens when the server can count; the
-        text counted, its "estimated" mark inside, is the answer."""
-        fitted = await self._live.counter.fit_marked(budget, build, render_window)
+        fitted = await self._live.counter.fit_marked(budget, build, lambda window: render_window(window, onward=onward))
+        if fitted.tokens > budget:  # the head and the least text (packing's floor) outgrew it
+            raise InputError(_too_small(fitted.tokens, fitted.result, chunks[first].tokens, head_tokens, model, given))
         return replace(fitted.result, rendered=fitted.text)
 
     async def outline(
@@ -279,28 +297,37 @@ class ReadingMethods:
 _ADVISED_TEXT_TOKENS = 64
 
 
-def _too_small(tokens: int, window: Window, whole: int, head_tokens: int, model: TokenModel) -> str:
+def _too_small(tokens: int, window: Window, whole: int, head_tokens: int, model: TokenModel, given: bool) -> str:
     """What a budget that could not hold a window holds, and what to pass: the answer showed a few
     tokens of its first chunk over the budget (a user asking budget_tokens=60 got 7 tokens of text).
     The answer's own lines are what it counted without its text, or what the packing keeps for them
-    (the widest head and the chunk's header), whichever is more: a budget advised reads what it says."""
+    (the widest head and the chunk's header), whichever is more: a budget advised reads what it says.
+    ``given``: the caller passed the budget; else it is the default (a resource's reader has none to pass)."""
     chunk = window.chunks[0]
     kept = head_tokens + model.estimate(chunk_header(chunk.index, chunk.trail)) + GAP_TOKENS
     lines = max(tokens - chunk.tokens, kept)
     whole_at = -(-(lines + whole) // 10) * 10  # rounded up to tens: an advice, not a count
     advised = min(whole_at, -(-(lines + _ADVISED_TEXT_TOKENS) // 10) * 10)
-    reads = "it whole" if advised == whole_at else f"its start, or about {whole_at} to read it whole"
-    return (
-        f"budget_tokens={window.budget_tokens} cannot hold chunk #{chunk.index} of {window.doc.doc_id}: this "
-        f"answer's own lines take about {lines} tokens, leaving no room for its text. Pass budget_tokens={advised} "
-        f"or more to read {reads}"
+    budget = f"budget_tokens={window.budget_tokens}" if given else f"the budget of {window.budget_tokens} tokens"
+    held = (
+        f"{budget} cannot hold chunk #{chunk.index} of {window.doc.doc_id}: this answer's own lines take about "
+        f"{lines} tokens, leaving no room for its text."
     )
+    if not given:
+        reads = "reads it whole" if advised == whole_at else f"reads its start, or about {whole_at} reads it whole"
+        return f"{held} A budget of {advised} tokens or more {reads}"
+    reads = "it whole" if advised == whole_at else f"its start, or about {whole_at} to read it whole"
+    return f"{held} Pass budget_tokens={advised} or more to read {reads}"
 
 
-def _widest_head(shell: Window, first: int, last: int, model: TokenModel) -> int:
+def _widest_head(
+    shell: Window, first: int, last: int, model: TokenModel, onward: Callable[[int], str] | None = None
+) -> int:
     """Tokens of the longest head a window of chunks ``first`` .. ``last`` of ``shell``'s document can
-    have (every clause, the largest numbers), and the gap after it."""
+    have (every clause, the largest numbers; ``onward`` as :func:`~.render.window_head` takes it), and
+    the gap after it."""
     shown = max(shell.budget_tokens, 9_999)  # the count in the head, at most the budget (or one the advice names)
     chunks = (WindowChunk(first, (), "", shown), WindowChunk(last, (), "", 0, cut=True))
-    heads = (replace(shell, chunks=chunks, estimated=True, next_index=at) for at in (last, shell.doc.chunks))
-    return max(model.estimate(window_head(head)) for head in heads) + 1
+    ends = (min(last + 1, shell.doc.chunks), shell.doc.chunks)  # the next chunk named, or the end said
+    heads = (replace(shell, chunks=chunks, estimated=True, next_index=at) for at in ends)
+    return max(model.estimate(window_head(head, onward)) for head in heads) + 1

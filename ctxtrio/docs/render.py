@@ -14,7 +14,7 @@ from .._limits import SEARCH_WORDS
 from ..text.plural import first_to_last, plural
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from ..text.tokens import TokenModel
     from .model import DocSummary, DocumentInfo, IngestResult, Outline, OutlineEntry, SearchHit, SearchResult, Window
@@ -254,8 +254,9 @@ def search_hit_header(hit: SearchHit) -> str:
     return hit_header(hit.doc_id, title, hit.index, hit.lines, by_meaning=hit.by_meaning, under=under)
 
 
-def render_window(window: Window, *, start: int | None = None) -> str:
-    """``window`` as the tools send it; ``start``: the chunk the caller asked to start at, if it named one.
+def render_window(window: Window, *, start: int | None = None, onward: Callable[[int], str] | None = None) -> str:
+    """``window`` as the tools send it; ``start``: the chunk the caller asked to start at, if it named one;
+    ``onward``: see :func:`window_head`.
 
     An empty window that started at a given ``start`` says that chunk is past the end: the
     cursor was not read (nor moved), so naming it would send the reader after the wrong thing.
@@ -271,22 +272,26 @@ def render_window(window: Window, *, start: int | None = None) -> str:
             )
         return f"{has} and the cursor is past the end. Start over with reset=true, or pass from=N."
     body = [f"{chunk_header(chunk.index, chunk.trail)}\n{chunk.text}" for chunk in window.chunks]
-    return "\n\n".join([window_head(window), *body])
+    return "\n\n".join([window_head(window, onward), *body])
 
 
-def window_head(window: Window) -> str:
-    """The first line of a window with chunks: which, where the cursor goes, and what was cut."""
+def window_head(window: Window, onward: Callable[[int], str] | None = None) -> str:
+    """The first line of a window with chunks: which, where the cursor goes, and what was cut.
+
+    ``onward``: the address that reads on from a chunk, for a reader without doc_window's cursor (the
+    chunks resource); its head then names no cursor and says that the tool reads a cut chunk whole."""
     info = window.doc
     first, last = window.chunks[0].index, window.chunks[-1].index
     counted = f" ({sum(chunk.tokens for chunk in window.chunks)} tokens, estimated)" if window.estimated else ""
     head = f"{_doc(info)} {_span(first, last)} of {info.chunks}{counted}."
     if window.at_end:
-        head += " End of document (reset=true starts over)."
+        head += " End of document." if onward else " End of document (reset=true starts over)."
     else:
-        head += f" Next: #{window.next_index} (call doc_window again)."
+        head += f" Next: #{window.next_index} ({onward(window.next_index) if onward else 'call doc_window again'})."
     cut = [chunk.index for chunk in window.chunks if chunk.cut]
     if cut:  # short: the head is paid from the budget that cut the text
-        head += f" #{cut[0]} was cut: from={cut[0]} with more budget_tokens reads it whole."
+        tool = "doc_window " if onward else ""
+        head += f" #{cut[0]} was cut: {tool}from={cut[0]} with more budget_tokens reads it whole."
     return head
 
 

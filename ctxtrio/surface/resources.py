@@ -166,7 +166,7 @@ async def read(ctx: Wiring, uri: str) -> str:
     """The text of the resource at ``uri``, within the configured budget.
 
     NotFoundError for a URI that is not ours or names nothing stored; InputError for a
-    bad chunk range.
+    bad chunk range, or a budget too small for a chunk range's head and a few tokens of text.
     """
     ref = parse_uri(uri)
     if ref is None:
@@ -178,10 +178,10 @@ async def read(ctx: Wiring, uri: str) -> str:
         outline = await ctx.documents.outline(ref.ident)
         text = _doc_meta(outline.doc) + "\n" + outline.rendered
     elif ref.kind == "chunks":
-        window = await ctx.documents.read(ref.ident, ref.start, ref.end)
-        text = window.rendered.replace(
-            " (call doc_window again).", f" ({doc_uri(ref.ident)}/chunks/{window.next_index}-{ref.end}).", 1
-        ).replace(" End of document (reset=true starts over).", " End of document.", 1)
+        # Fitted already, head and all, in the model's own tokens when the server can count: cutting it
+        # again by the estimate (which leans high) would cut what the head says it shows.
+        onward = f"{doc_uri(ref.ident)}/chunks/{{}}-{ref.end}".format  # the rest of the range asked for
+        return (await ctx.documents.read(ref.ident, ref.start, ref.end, onward=onward)).rendered
     else:
         status = await ctx.sessions.status(ref.ident)
         entries = await ctx.sessions.export(ref.ident)

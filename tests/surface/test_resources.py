@@ -128,3 +128,40 @@ async def test_a_large_read_stays_within_the_budget(tmp_path: Path) -> None:
             read = await _text(client, uri)
             assert model.estimate(read) <= 2000, uri
         assert "(ctxtrio://docs/big/chunks/" in read
+
+
+_PARTS = "\n\n".join(
+    f"# Part {part}\n\n" + " ".join(f"item{part}x{n} says something about the parser and the build" for n in range(60))
+    for part in range(3)
+)
+
+
+async def test_a_chunk_range_at_a_small_budget_shows_what_its_head_says(tmp_path: Path) -> None:
+    """The chunks resource keeps its head's room out of the text's, as doc_window does: at CTX_BUDGET=200 it
+    showed 8 tokens of chunk #1, and at 150 its head said 65 tokens of text, cut to fewer after it was counted."""
+    for budget in (150, 200, 300):
+        async with open_wiring(_config(tmp_path / str(budget), budget_tokens=budget)) as ctx:
+            await ctx.documents.ingest(text=_PARTS, doc_id="d")
+            model: TokenModel = ctx.live.tokens.current
+            async with Client(build_server(ctx)) as client:
+                read = await _text(client, "ctxtrio://docs/d/chunks/1-2")
+            head, _, text = read.partition("\n\n[#1 · Part 0]\n")
+            assert model.estimate(read) <= budget and "[cut to fit" not in read, read
+            assert f"({model.estimate(text)} tokens, estimated)" in head and model.estimate(text) >= 40, read
+            assert head.endswith(
+                ". Next: #2 (ctxtrio://docs/d/chunks/2-2). #1 was cut: doc_window from=1 with more budget_tokens reads it whole."
+            ), head
+
+
+async def test_a_budget_too_small_for_a_chunk_range_says_what_would_hold_it(tmp_path: Path) -> None:
+    """A budget that cannot hold the head and a few tokens of text is refused saying what budget would, as
+    doc_window's is; a range that starts with a short chunk is shown whole and not said to be cut."""
+    async with open_wiring(_config(tmp_path, budget_tokens=80)) as ctx, Client(build_server(ctx)) as client:
+        await ctx.documents.ingest(text=_PARTS, doc_id="d")
+        with pytest.raises(MCPError) as small:
+            await client.read_resource("ctxtrio://docs/d/chunks/1-2")
+        heading = await _text(client, "ctxtrio://docs/d/chunks/0-2")
+    assert small.value.code == INVALID_PARAMS
+    assert small.value.error.message.startswith("the budget of 80 tokens cannot hold chunk #1 of d: "), small.value
+    assert "A budget of " in small.value.error.message, small.value
+    assert heading.endswith(". Next: #1 (ctxtrio://docs/d/chunks/1-2).\n\n[#0 · Part 0]\n# Part 0\n\n"), heading
