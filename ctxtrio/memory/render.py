@@ -7,6 +7,7 @@ a result ends with what to do next (compact, recall, undo) when that is not obvi
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from .._limits import COMPACT_TARGET
@@ -14,9 +15,12 @@ from ..text.plural import plural
 from .status import DEFAULT_KEEP_RECENT, DEFAULT_TARGET_TOKENS, MIN_FOLDED
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .model import Appended, CompactResult, OpenResult, RecallResult, SessionInfo, SessionStatus, UpdateResult
 
 __all__ = [
+    "id_span",
     "render_appended",
     "render_compacted",
     "render_opened",
@@ -76,16 +80,36 @@ def _with_advice(text: str, status: SessionStatus) -> str:
     return f"{text}\n{advice}" if advice else text
 
 
-def _span(ids: tuple[str, ...]) -> str:
-    return ids[0] if len(ids) == 1 else f"{ids[0]}..{ids[-1]}"
+def id_span(ids: Sequence[str]) -> str:
+    """``ids`` (oldest first) as short as is true: ``e2..e7`` only when every entry between is among them.
+
+    A compaction skips pins and summaries, so "Folded 6 entries (e2..e8)" took in a pinned e4 it
+    left: runs (``e2..e3, e5..e8``) when there are three at most, else the entries left out between
+    when as few (``e2..e30 but e4, e9, e15``), else their count; ids that are not ``e`` and a number in
+    order (an imported entry's) are listed, or the first and last with "..." between.
+    """
+    seqs = [int(item_id[1:]) if item_id[:1] == "e" and item_id[1:].isdigit() else -1 for item_id in ids]
+    if len(ids) < 2 or -1 in seqs or any(b <= a for a, b in pairwise(seqs)):
+        return ", ".join(ids) if len(ids) <= 4 else f"{ids[0]}, ..., {ids[-1]}"
+    runs = [[seqs[0], seqs[0]]]
+    for seq in seqs[1:]:
+        if seq == runs[-1][1] + 1:
+            runs[-1][1] = seq
+        else:
+            runs.append([seq, seq])
+    if len(runs) <= 3:
+        return ", ".join(f"e{low}" if low == high else f"e{low}..e{high}" for low, high in runs)
+    left = [seq for (_, high), (low, _) in pairwise(runs) for seq in range(high + 1, low)]
+    but = ", ".join(f"e{seq}" for seq in left) if len(left) <= 3 else plural(len(left), "entry", "entries") + " between"
+    return f"{ids[0]}..{ids[-1]} but {but}"
 
 
 def _listed(ids: tuple[str, ...], whole: tuple[str, ...] = ()) -> str:
     """``ids`` as a span when they are all of ``whole``; else a few one by one (what is left of a
     compaction after some entries were restored one by one is no span), or a count and a span."""
     if ids == whole:
-        return _span(ids)
-    return f"{len(ids)} entries, {_span(ids)}" if len(ids) > 4 else " ".join(ids)
+        return id_span(ids)
+    return f"{len(ids)} entries, {id_span(ids)}" if len(ids) > 4 else " ".join(ids)
 
 
 def render_status(status: SessionStatus) -> str:
@@ -137,14 +161,14 @@ def render_compacted(result: CompactResult) -> str:
         text = f"Nothing to fold: {reason}." if reason != result.note else f"Nothing folded: {result.note}."
     elif result.dry_run:
         text = (
-            f"Would fold {len(result.folded)} entries ({_span(result.folded)}, {result.tokens_before} tokens) "
+            f"Would fold {len(result.folded)} entries ({id_span(result.folded)}, {result.tokens_before} tokens) "
             "into one summary. Call again without dry_run to do it."
         )
     else:
         assert result.summary is not None
         summary_id = result.summary.id
         text = (
-            f"Folded {len(result.folded)} entries ({_span(result.folded)}) into {summary_id}: "
+            f"Folded {len(result.folded)} entries ({id_span(result.folded)}) into {summary_id}: "
             f"{result.tokens_before} -> {result.tokens_after} tokens, {_METHOD.get(result.method, result.method)}. "
             f"Now {_usage(result.status)}. Undo: context_update entry_id={summary_id} restore=true."
         )
@@ -166,7 +190,7 @@ def render_updated(result: UpdateResult) -> str:
             "restore=true undoes its compaction (they come back, the summary does not)."
         )
     elif entry.status == "deleted" and entry.folds:  # deleted, or retired by a restore: nothing left to undo
-        text = f"{entry.id} deleted; the entries it folded ({_span(entry.folds)}) are live already (each restored)."
+        text = f"{entry.id} deleted; the entries it folded ({id_span(entry.folds)}) are live already (each restored)."
     elif entry.status == "deleted":
         text = f"{entry.id} deleted; restore=true brings it back."
     elif result.restored and result.folded_into is not None:  # its summary still says it: recall may show both

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ctxtrio.memory.render import id_span
 from testkit.results import text_of
 from tests.tools.test_sessions import call, opened
 
@@ -187,3 +188,25 @@ async def test_a_tag_sent_as_one_string_is_stored_and_recalled(tmp_path: Path) -
         assert not stored.is_error, text_of(stored)
         await call(client, "context_append", session_id="s1", text="the build uses trio", tags=["build"])
         assert text_of(await call(client, "context_recall", session_id="s1", tags="auth")).startswith("[e2 note #auth]")
+
+
+async def test_a_compaction_that_skips_a_pin_does_not_span_it(tmp_path: Path) -> None:
+    """'Folded 5 entries (e2..e7)' took in the pinned e4 it left: the entries folded are said as their runs."""
+    async with opened(tmp_path) as (_, client):
+        for n in range(6):
+            await call(client, "context_append", session_id="s", text=f"note {n} about the parser", pinned=n == 2)
+        preview = text_of(await call(client, "context_compact", session_id="s", keep_recent=0, dry_run=True))
+        folded = text_of(await call(client, "context_compact", session_id="s", keep_recent=0))
+        undone = text_of(await call(client, "context_update", session_id="s", entry_id="e8", restore=True))
+    assert preview.startswith("Would fold 5 entries (e2..e3, e5..e7, "), preview
+    assert folded.startswith("Folded 5 entries (e2..e3, e5..e7) into e8: "), folded
+    assert undone.startswith("Undid compaction e8: 5 entries (e2..e3, e5..e7) are live again."), undone
+
+
+def test_a_span_of_entries_says_only_what_it_holds() -> None:
+    """A span is said whole only when nothing between is left out; else its runs, what is left out, or a count."""
+    ids = ("e2", "e3", "e5", "e7", "e8", "e9", "e11")  # four runs, three left out
+    assert id_span(ids) == "e2..e11 but e4, e6, e10"
+    assert id_span(("e2", "e4", "e6", "e8", "e10")) == "e2..e10 but 4 entries between"
+    assert id_span(("e2", "e3", "e4")) == "e2..e4" and id_span(("e2", "e5")) == "e2, e5"
+    assert id_span(("x1", "e2")) == "x1, e2" and id_span(("a", "b", "c", "d", "e")) == "a, ..., e"

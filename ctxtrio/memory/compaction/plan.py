@@ -14,6 +14,7 @@ from ...store.records import JSON, NewRecord
 from ...text.entries import EntryText, summarize_entries
 from ...text.plural import plural
 from ..model import MAX_TAGS
+from ..render import id_span
 from ..state.base import entry_line
 from ..status import MIN_FOLDED
 
@@ -70,7 +71,7 @@ def folded_meanwhile(state: SessionState, since: int) -> str:
     as the reason it found nothing to fold: three calls at once answered "Nothing folded: nothing to
     fold: 2 live unpinned entries ..." twice, which reads as if the session never had any."""
     written = [state.order[ordinal] for ordinal in range(since, len(state))]
-    said = [f"{item.id} ({item.folds[0]}..{item.folds[-1]})" for item in written if item.folds and item.live]
+    said = [f"{item.id} ({id_span(item.folds)})" for item in written if item.folds and item.live]
     if not said:
         return ""
     return f"another compaction folded them while this call waited: {', '.join(said)}"
