@@ -15,7 +15,7 @@ sentence end (with its spaces; 。！？ too), else whitespace, else ``;`` ``,``
 (and ，、；), so an unwrapped paragraph (markdown, text from HTML or PDF, a commit
 message, Chinese or Japanese) is not cut inside a word; a line with none of them there
 (base64, a long identifier) on characters, never between a character and the combining
-marks, joiners or variation selectors that follow it.
+marks, joiners or variation selectors that follow it, nor between a CR and its LF.
 
 Guarantees, for every chunk: ``text == source[start:end]``; chunks are in order,
 each ends after the previous one ends, and together they cover every character of
@@ -171,6 +171,8 @@ def _hard_split(
             cut = text.rfind("\n", position, target) + 1
             if cut <= position:  # no whole line fits: cut the line between words if it has any
                 cut = _word_boundary(text, position, target)
+                if cut < end and text[cut - 1 : cut + 1] == "\r\n":  # a CR (whitespace) cut from its LF
+                    cut += 1  # the line ends after both; the budget check below still holds
             tokens = spans.estimate(position, cut)
             if tokens <= budget or target - position <= 1:
                 break
