@@ -315,9 +315,9 @@ def _too_small(tokens: int, window: Window, whole: int, head_tokens: int, model:
     )
     if not given:
         reads = "reads it whole" if advised == whole_at else f"reads its start, or about {whole_at} reads it whole"
-        return f"{held} A budget of {advised} tokens or more {reads}"
+        return f"{held} A budget of {advised} tokens or more {reads}."
     reads = "it whole" if advised == whole_at else f"its start, or about {whole_at} to read it whole"
-    return f"{held} Pass budget_tokens={advised} or more to read {reads}"
+    return f"{held} Pass budget_tokens={advised} or more to read {reads}."  # two sentences: the last closes too
 
 
 def _widest_head(

@@ -63,8 +63,9 @@ def hit_header(
 ) -> str:
     """A hit's first line, short (it is paid for by every hit of every answer): where the passage
     is, i.e. the document (its title only where the id does not already say it; "" for none), the chunk, and
-    the lines shown of a cut chunk. The heading trail and the score are in the structured result
-    (:class:`~.model.SearchHit`); how to read around a hit is said once, in the head line.
+    the lines shown of a cut chunk. The heading trail and the score are in the library's
+    :class:`~.model.SearchHit` (doc_search's structured content has the score, not the trail:
+    doc_outline shows trails); how to read around a hit is said once, in the head line.
     ``under``: a trail to show (its end), for a hit whose text does not hold the query words
     its headings matched (:attr:`~.model.SearchHit.under`)."""
     named = f' "{title}"' if _title_adds(doc_id, title) else ""

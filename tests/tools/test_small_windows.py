@@ -28,7 +28,7 @@ def _advised(reason: str, reads: str) -> int:
     """The budget a refusal says to pass to read ``reads``."""
     assert reason.startswith("Error: budget_tokens=60 cannot hold chunk #"), reason
     assert "this answer's own lines take about " in reason, reason
-    found = re.search(rf"Pass budget_tokens=(\d+) or more to read {reads}$", reason)
+    found = re.search(rf"Pass budget_tokens=(\d+) or more to read {reads}\.$", reason)
     assert found is not None, reason
     return int(found.group(1))
 
