@@ -157,14 +157,16 @@ SESSION_TABLE: tuple[Tool, ...] = (
     Tool(
         name="context_recall",
         title="Recall",
-        description="Before acting on earlier work: pins, then best matches for query (none: latest), "
-        "within budget_tokens.",
+        # Tags are not searched by query (a tag is a filter, not a word of the entry): said, lest a
+        # model put its tags in the query ("past work" for "earlier work": tools/list stays under 9,800).
+        description="Before acting on past work: pins, then best matches within budget_tokens. "
+        "query searches the text (none: latest); tags filters: any of.",
         params=(
             _SID,
             Param("query", "string"),
             BUDGET_PARAM,
             Param("limit", "integer", bounds=RECALL_LIMIT),
-            Param("tags", "array", description="any of"),
+            Param("tags", "array"),
         ),
         handler=context_recall,
         output=_RECALLED,

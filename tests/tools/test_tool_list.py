@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 #: The original's tools/list was 10,430 characters; what a host shows the model of ours
 #: (name, title, description, input schema, annotations) must stay under this.
 MAX_TOOLS_LIST_CHARS = 7000
-#: The whole tools/list result, outputSchemas included (9,770 now). Hosts keep outputSchema
+#: The whole tools/list result, outputSchemas included (9,798 now). Hosts keep outputSchema
 #: out of the model's tool catalogue (Claude Code sends the model only name, description
 #: and input schema: anthropics/claude-code#54197) and use it to validate
 #: structuredContent. stress/tool_list_size.py prints what further cuts would cost.

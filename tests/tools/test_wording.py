@@ -210,3 +210,18 @@ def test_a_span_of_entries_says_only_what_it_holds() -> None:
     assert id_span(("e2", "e4", "e6", "e8", "e10")) == "e2..e10 but 4 entries between"
     assert id_span(("e2", "e3", "e4")) == "e2..e4" and id_span(("e2", "e5")) == "e2, e5"
     assert id_span(("x1", "e2")) == "x1, e2" and id_span(("a", "b", "c", "d", "e")) == "a, ..., e"
+
+
+async def test_recall_says_its_query_searches_the_text_and_its_tags_filter(tmp_path: Path) -> None:
+    """A tag is not searched by query (a model put 'auth' in the query to find entries tagged auth): the
+    description says which does what, and a query of a tag alone finds no entry by it."""
+    async with opened(tmp_path) as (_, client):
+        (recall,) = [tool for tool in (await client.list_tools()).tools if tool.name == "context_recall"]
+        await call(client, "context_append", session_id="s", text="the login form keeps cookies", tags=["auth"])
+        await call(client, "context_append", session_id="s", text="the build is green again")
+        by_query = text_of(await call(client, "context_recall", session_id="s", query="auth"))
+        by_tag = text_of(await call(client, "context_recall", session_id="s", query="login", tags=["auth"]))
+    assert (
+        recall.description is not None and "query searches the text (none: latest); tags filters" in recall.description
+    )
+    assert "cookies" not in by_query and "cookies" in by_tag, (by_query, by_tag)
