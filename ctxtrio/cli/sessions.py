@@ -119,8 +119,10 @@ def _fate(entry: Entry | None, summary_id: str) -> str:
     """What became of an entry ``summary_id`` folded: "" while it still folds it."""
     if entry is None:
         return "pruned"
+    if entry.still_folded_by(summary_id):
+        return ""
     if entry.status == "superseded":
-        return "" if entry.superseded_by == summary_id else f"folded again into {entry.superseded_by}"
+        return f"folded again into {entry.superseded_by}"
     return "restored" if entry.status == "live" else "deleted"
 
 

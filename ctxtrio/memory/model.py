@@ -61,6 +61,12 @@ class Entry:
     superseded_by: str | None = None
     folds: tuple[str, ...] = ()
 
+    def still_folded_by(self, summary_id: str) -> bool:
+        """Whether summary ``summary_id`` still keeps this entry out of recall, so that undoing its
+        compaction brings it back: superseded by it, not restored or deleted since (a deleted entry
+        keeps ``superseded_by``), nor folded again into another summary."""
+        return self.status == "superseded" and self.superseded_by == summary_id
+
 
 @dataclass(frozen=True, slots=True)
 class SessionStatus:

@@ -204,7 +204,7 @@ def _pins_and_summary(entries: Sequence[Entry]) -> str:
     if summaries:
         latest = summaries[-1]
         # What it keeps out of recall now: entries restored one by one since are live again (its text is never rewritten).
-        still = sum(entry.superseded_by == latest.id for entry in entries)
+        still = sum(entry.still_folded_by(latest.id) for entry in entries)
         of = f" of the {len(latest.folds)} it summarizes" if still != len(latest.folds) else ""
         parts.append(f"\nLatest summary ({latest.id}, folds {plural(still, 'entry', 'entries')}{of}):\n{latest.text}")
     else:

@@ -74,6 +74,21 @@ async def test_a_sessions_latest_summary_says_what_it_folds_now(tmp_path: Path) 
     assert "\nLatest summary (e5, folds 2 entries of the 3 it summarizes):\n" in session, session
 
 
+async def test_a_summary_does_not_fold_an_entry_deleted_since(tmp_path: Path) -> None:
+    """A folded entry deleted since is out of recall by itself, and an undo leaves it deleted: the session
+    resource said the summary 'folds 3 entries', and the undo '3 entries (e2..e4) are live again'."""
+    async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+        for n in range(3):
+            await ctx.sessions.append("s", f"note {n} about the parser")
+        await ctx.sessions.compact("s", keep_recent=0)  # e2..e4 into e5
+        await ctx.sessions.update("s", "e3", delete=True)
+        session = await _text(client, "ctxtrio://sessions/s")
+        undone = await ctx.sessions.update("s", "e5", restore=True)
+        entries = {entry.id: entry.status for entry in await ctx.sessions.export("s")}
+    assert "\nLatest summary (e5, folds 2 entries of the 3 it summarizes):\n" in session, session
+    assert undone.restored == ("e2", "e4") and entries == {"e2": "live", "e3": "deleted", "e4": "live", "e5": "deleted"}
+
+
 async def test_reading_chunks_moves_no_cursor(tmp_path: Path) -> None:
     """A resource read is the person's, not the model's: doc_window's cursor stays where it was."""
     async with open_wiring(_config(tmp_path, chunk_tokens=100, chunk_overlap_tokens=0)) as ctx:

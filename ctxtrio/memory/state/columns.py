@@ -276,10 +276,12 @@ class SessionState:
             self.deleted_flags[ordinal] = 1
         if data.get("restored") is True:
             if ordinal in self.folds:
-                for folded in self.unfoldable(Item(self, ordinal)):
-                    self._account(folded.ordinal, -1)
-                    del self.superseded_by[folded.ordinal]
-                    self._account(folded.ordinal, 1)
+                # Every entry it supersedes lets go of it; one deleted meanwhile stays deleted.
+                for folded in map(self.ordinal_of, self.folds[ordinal]):
+                    if folded is not None and self.superseded_by.get(folded) == ordinal:
+                        self._account(folded, -1)
+                        del self.superseded_by[folded]
+                        self._account(folded, 1)
                 self.deleted_flags[ordinal] = 1
             else:
                 self.deleted_flags[ordinal] = 0
@@ -344,9 +346,15 @@ class SessionState:
         return None
 
     def unfoldable(self, summary: Item) -> list[Item]:
-        """The entries ``summary`` folded that it still supersedes."""
+        """The entries ``summary`` folded that it still supersedes and an undo brings back: not one deleted
+        since (out of recall by itself; an undo said "4 entries (e2..e5) are live again" of 3), as
+        :meth:`~ctxtrio.memory.model.Entry.still_folded_by` says of the public entries."""
         found = (self.ordinal_of(folded_id) for folded_id in summary.folds)
-        return [Item(self, o) for o in found if o is not None and self.superseded_by.get(o) == summary.ordinal]
+        return [
+            Item(self, o)
+            for o in found
+            if o is not None and self.superseded_by.get(o) == summary.ordinal and not self.deleted_flags[o]
+        ]
 
     def foldable(self) -> list[Item]:
         """Live, unpinned, non-summary entries, oldest first (compaction candidates)."""
