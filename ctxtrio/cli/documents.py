@@ -42,7 +42,12 @@ def _search_args(p: argparse.ArgumentParser) -> None:
 
 
 def _forget_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("docs", metavar="DOC", nargs="+", help="document ids (ctxtrio docs lists them)")
+    p.add_argument(
+        "docs",
+        metavar="DOC",
+        nargs="+",
+        help="documents: ids (ctxtrio docs lists them), or their files' paths or names",
+    )
     p.add_argument("--yes", action="store_true", help="do not ask")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
@@ -104,10 +109,10 @@ async def search_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     return 0
 
 
-def _none_or_several(given: str, several: Sequence[str]) -> str:
+def _none_or_several(given: str, several: Sequence[str], flag: str = "--doc ") -> str:
     if not several:
         return f"no document {given!r}; ctxtrio docs lists them"
-    return f"--doc {given!r} names {len(several)} documents: {'; '.join(several)}; pass one's id"
+    return f"{flag}{given!r} names {len(several)} documents: {'; '.join(several)}; pass one's id"
 
 
 def _named(docs: Sequence[DocumentInfo], given: str) -> tuple[str | None, list[str]]:
@@ -151,22 +156,28 @@ def matching_lines(text: str, wanted: set[str], *, context: int = 1, most: int =
 
 async def forget_command(config: Config, args: argparse.Namespace, stop: trio.CancelScope) -> int:
     async with open_library(config, stop) as ctx:
-        known = {doc.doc_id: doc for doc in await ctx.documents.list_documents()}
-        missing = [doc_id for doc_id in args.docs if doc_id not in known]
+        docs = await ctx.documents.list_documents()
+        known = {doc.doc_id: doc for doc in docs}
+        named = {given: _named(docs, given) for given in args.docs}  # as search --doc takes a document
+        missing = [given for given, (doc_id, several) in named.items() if doc_id is None and not several]
         if missing:
-            named = ", ".join(map(repr, missing))  # as search --doc says it (the library's message and its hint)
+            listed = ", ".join(map(repr, missing))  # as search --doc says it (the library's message and its hint)
             err(
-                f"ctxtrio: error: no {'document' if len(missing) == 1 else 'documents'} {named}; ctxtrio docs lists them"
+                f"ctxtrio: error: no {'document' if len(missing) == 1 else 'documents'} {listed}; ctxtrio docs lists them"
             )
             return 2
-        shown = ", ".join(
-            f'{doc_id} ("{known[doc_id].title}", {plural(known[doc_id].chunks, "chunk")})' for doc_id in args.docs
-        )
+        for given, (_, several) in named.items():  # nothing is forgotten on a guess
+            if several:
+                err(f"ctxtrio: error: {_none_or_several(given, several, flag='')}")
+        if any(several for _, several in named.values()):
+            return 2
+        chosen = list(dict.fromkeys(doc_id for doc_id, _ in named.values() if doc_id is not None))
+        shown = ", ".join(_forgetting(known[doc_id]) for doc_id in chosen)
         if not ask(f"Forget {shown}? This cannot be undone; the files themselves stay.", yes=args.yes):
             err("nothing forgotten")
             return 1
         done = []
-        for doc_id in dict.fromkeys(args.docs):
+        for doc_id in chosen:
             info = await ctx.documents.forget(doc_id)
             done.append(asdict(info))
             if not args.json:
@@ -174,6 +185,12 @@ async def forget_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     if args.json:
         emit_json(done)
     return 0
+
+
+def _forgetting(doc: DocumentInfo) -> str:
+    """A document as forget asks about it: its file too, when it has one (a name given may have found it)."""
+    source = f", {escaped_path(doc.source)}" if doc.source != "inline" else ""
+    return f'{doc.doc_id} ("{doc.title}", {plural(doc.chunks, "chunk")}{source})'
 
 
 COMMANDS: dict[str, Command] = {

@@ -6,11 +6,14 @@ import json
 import os
 import signal
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import trio
 from mcp import Client
 
+from ctxtrio.cli.documents import _forgetting
+from ctxtrio.docs.model import DocumentInfo
 from testkit.fake_openai import FakeServer, closed_port_url, open_fake_openai
 
 from .runner import ENV, ROOT, cli, command, server
@@ -139,6 +142,35 @@ async def test_search_doc_takes_a_files_path_or_name_when_it_names_one(tmp_path:
     )
     none = await cli(data, "search", "parser", "--doc", "sub/c.md")
     assert none.err == "ctxtrio: error: no document 'sub/c.md'; ctxtrio docs lists them\n", none
+
+
+async def test_forget_takes_a_files_path_or_name_and_refuses_one_naming_several(tmp_path: Path) -> None:
+    """forget takes a document as search --doc does ('forget a.md' was 'no document'); a name of several
+    forgets nothing and lists them, and the question names each document's file."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "other").mkdir()
+    for name in ("a.md", "c.md", "sub/b.md", "other/b.md"):
+        (docs / name).write_text(f"the parser of {name}\n")
+    ingested = (await cli(data, "ingest", str(docs), "--json")).json()
+    ids = {str(Path(item["path"]).relative_to(docs)): item["doc_id"] for item in ingested["ingested"]}
+    several = await cli(data, "forget", "a.md", "b.md", "--yes")
+    assert several.code == 2 and several.err.startswith("ctxtrio: error: 'b.md' names 2 documents: "), several
+    assert ids["sub/b.md"] in several.err and several.err.endswith("; pass one's id\n"), several
+    asked = await cli(data, "forget", "sub/b.md")  # no terminal: it asks nothing, and says what it would forget
+    assert asked.code == 2 and "--yes" in asked.err, asked
+    done = await cli(data, "forget", "a.md", str(docs / "sub" / "b.md"), ids["c.md"], "--yes")
+    assert done.code == 0, done
+    assert done.out.splitlines() == [
+        f'forgot {ids["a.md"]} "a.md" (1 chunk)',
+        f'forgot {ids["sub/b.md"]} "b.md" (1 chunk)',
+        f'forgot {ids["c.md"]} "c.md" (1 chunk)',
+    ], done.out
+    left = (await cli(data, "docs", "--json")).json()
+    assert [doc["doc_id"] for doc in left] == [ids["other/b.md"]]
+    file = DocumentInfo("doc-1", "b.md", "/f/sub/b.md", 1, 10, 3, 0.0)
+    assert _forgetting(file) == 'doc-1 ("b.md", 1 chunk, /f/sub/b.md)'  # the question at a terminal
+    assert _forgetting(replace(file, source="inline", chunks=2)) == 'doc-1 ("b.md", 2 chunks)'
 
 
 async def test_ctrl_c_stops_ingest_with_nothing_half_committed(tmp_path: Path) -> None:
