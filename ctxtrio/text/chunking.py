@@ -104,7 +104,8 @@ def iter_chunks(
     budget = chunk_tokens
     marked = _DEFINITION if kind in CODE_KINDS else _TITLE
     # The chunk being built: the pieces after the carried ones, and the tokens of all
-    # (an upper bound of its estimate). Each piece is added once the next one is known.
+    # (its estimate, but where pieces count more together: _Packer._fit). Each piece is
+    # added once the next one is known.
     new: list[_Piece] = []
     tokens = 0
     held: _Piece | None = None
@@ -123,18 +124,18 @@ def iter_chunks(
                     tokens + held_size > budget
                     or (held[_HEADING] and (tokens * 2 >= budget or tokens + held_size + piece[_TOKENS] > budget))
                 ):
-                    chunk, new, tokens = packer.emit(new, held)
-                    yield chunk
+                    done, new, tokens = packer.emit(new, held)
+                    yield from done
                 new.append(held)
                 tokens += held_size
             held = piece
     if held is not None:
         if new and (tokens + held[_TOKENS] > budget or (held[_HEADING] and tokens * 2 >= budget)):
-            chunk, new, tokens = packer.emit(new, held)
-            yield chunk
+            done, new, tokens = packer.emit(new, held)
+            yield from done
         new.append(held)
     if new:
-        yield packer.last(new)
+        yield from packer.last(new)
 
 
 def _split_block(
@@ -246,22 +247,49 @@ class _Packer:
         self._carried: list[_Piece] = []  # overlap pieces from the previous chunk
         self._index = 0
 
-    def emit(self, new: list[_Piece], following: _Piece) -> tuple[Chunk, list[_Piece], int]:
-        """Emit the chunk of the carried pieces and ``new``, the next of which is ``following``.
+    def emit(self, new: list[_Piece], following: _Piece) -> tuple[list[Chunk], list[_Piece], int]:
+        """Emit the chunk of the carried pieces and ``new``, the next of which is ``following``
+        (rarely more than one: :meth:`_fit`).
 
-        Returns it, the pieces of the next chunk after its carried ones (trailing titles
-        go on with the text they introduce) and that chunk's tokens so far.
+        Returns them, the pieces of the next chunk after its carried ones (trailing titles, and
+        pieces the chunk could not hold, go on with ``following``) and that chunk's tokens so far.
         """
         moved: list[_Piece] = []
         room = self._budget - following[_TOKENS]
         while len(new) > 1 and new[-1][_HEADING] == _TITLE and new[-1][_TOKENS] <= room:
             room -= new[-1][_TOKENS]
             moved.insert(0, new.pop())
-        pieces = self._carried + new
-        chunk = self._chunk(pieces)
+        chunks: list[Chunk] = []
+        while True:
+            chunk, pieces, left = self._fit(new)
+            chunks.append(chunk)
+            if not left:
+                break
+            left_tokens = sum(piece[_TOKENS] for piece in left)
+            if left_tokens <= room:  # they go on before the following piece
+                moved[:0] = left
+                room -= left_tokens
+                break
+            self._carry(pieces, min(self._overlap, self._budget - left_tokens))
+            new = left
+        carried_tokens = self._carry(pieces, min(self._overlap, room))
+        return chunks, moved, carried_tokens + sum(piece[_TOKENS] for piece in moved)
+
+    def last(self, new: list[_Piece]) -> list[Chunk]:
+        """The last chunk of the carried pieces and ``new`` (not empty); rarely more than one (:meth:`_fit`)."""
+        chunks: list[Chunk] = []
+        while True:
+            chunk, pieces, left = self._fit(new)
+            chunks.append(chunk)
+            if not left:
+                return chunks
+            self._carry(pieces, min(self._overlap, self._budget - sum(piece[_TOKENS] for piece in left)))
+            new = left
+
+    def _carry(self, pieces: list[_Piece], limit: int) -> int:
+        """Carry the trailing pieces of ``pieces`` within ``limit`` into the next chunk; their tokens."""
         carried: list[_Piece] = []
         carried_tokens = 0
-        limit = min(self._overlap, room)
         for piece in reversed(pieces[1:]):  # never all of it: chunk starts must advance
             if carried_tokens + piece[_TOKENS] > limit:
                 break
@@ -269,18 +297,37 @@ class _Packer:
             carried_tokens += piece[_TOKENS]
         carried.reverse()
         self._carried = carried
-        return chunk, moved, carried_tokens + sum(piece[_TOKENS] for piece in moved)
+        return carried_tokens
 
-    def last(self, new: list[_Piece]) -> Chunk:
-        """The last chunk: the carried pieces and ``new`` (not empty)."""
-        return self._chunk(self._carried + new)
+    def _fit(self, new: list[_Piece]) -> tuple[Chunk, list[_Piece], list[_Piece]]:
+        """The chunk of the carried pieces and ``new``, its pieces, and the new pieces it could not hold.
 
-    def _chunk(self, pieces: list[_Piece]) -> Chunk:
-        start, end = pieces[0][_START], pieces[-1][_END]
-        text = self._text[start:end]
-        first_new = pieces[len(self._carried)] if len(pieces) > len(self._carried) else pieces[0]
+        Piece estimates are not additive where pieces meet at a line break and whitespace (an indent,
+        which neither counts alone) or inside a word cut on characters: with the cold model a chunk
+        whose pieces' sum fit came out 1 token over (threading.py as Python, 801 of 800). Such a chunk
+        ends before its last new pieces; a chunk of one new piece gives up carried pieces instead.
+        The chunk's estimate is made once, as before, unless it is over.
+        """
+        pieces = self._carried + new
+        kept, tokens = len(pieces), self._tokens(pieces)
+        if tokens <= self._budget:
+            return self._chunk(pieces, tokens), pieces, []
+        while tokens > self._budget and kept > 1:
+            if kept > len(self._carried) + 1:
+                kept -= 1
+            else:  # one new piece and some carried: less overlap
+                self._carried = self._carried[1:]
+                pieces, kept = pieces[1:], kept - 1
+            tokens = self._tokens(pieces[:kept])
+        return self._chunk(pieces[:kept], tokens), pieces[:kept], pieces[kept:]
+
+    def _tokens(self, pieces: list[_Piece]) -> int:
         # A chunk of one piece spans just that piece, whose estimate is known.
-        tokens = pieces[0][_TOKENS] if len(pieces) == 1 else self._spans.estimate(start, end)
-        chunk = Chunk(self._index, text, start, end, first_new[_TRAIL], tokens)
+        return pieces[0][_TOKENS] if len(pieces) == 1 else self._spans.estimate(pieces[0][_START], pieces[-1][_END])
+
+    def _chunk(self, pieces: list[_Piece], tokens: int) -> Chunk:
+        start, end = pieces[0][_START], pieces[-1][_END]
+        first_new = pieces[len(self._carried)] if len(pieces) > len(self._carried) else pieces[0]
+        chunk = Chunk(self._index, self._text[start:end], start, end, first_new[_TRAIL], tokens)
         self._index += 1
         return chunk
