@@ -180,7 +180,12 @@ async def read(ctx: Wiring, uri: str) -> str:
     elif ref.kind == "chunks":
         # Fitted already, head and all, in the model's own tokens when the server can count: cutting it
         # again by the estimate (which leans high) would cut what the head says it shows.
-        onward = f"{doc_uri(ref.ident)}/chunks/{{}}-{ref.end}".format  # the rest of the range asked for
+        end, uri = ref.end, doc_uri(ref.ident)
+
+        def onward(after: int) -> str:
+            """The rest of the range asked for; past it (0-0 read whole), the next chunk: 'chunks/1-0' is no resource."""
+            return f"{uri}/chunks/{after}-{max(after, end)}"
+
         return (await ctx.documents.read(ref.ident, ref.start, ref.end, onward=onward)).rendered
     else:
         status = await ctx.sessions.status(ref.ident)

@@ -56,6 +56,8 @@ async def test_documents_sessions_and_guide_read_as_resources(tmp_path: Path) ->
         assert outline.startswith("source: inline;") and 'man "Manual":' in outline and "Usage" in outline
         chunks = await _text(client, "ctxtrio://docs/man/chunks/0-0")
         assert chunks.startswith('man "Manual" chunk #0 of ') and "Install it." in chunks
+        assert ". Next: #1 (ctxtrio://docs/man/chunks/1-1)." in chunks, chunks  # was 1-0: no resource
+        await _text(client, "ctxtrio://docs/man/chunks/1-1")
         session = await _text(client, "ctxtrio://sessions/work")
         assert "Pinned (1):" in session and "Goal: keep cookies" in session and "Looked at" not in session
         assert "No summary yet" in session
