@@ -161,7 +161,8 @@ def render_compacted(result: CompactResult) -> str:
         text = f"Nothing to fold: {reason}." if reason != result.note else f"Nothing folded: {result.note}."
     elif result.dry_run:
         text = (
-            f"Would fold {len(result.folded)} entries ({id_span(result.folded)}, {result.tokens_before} tokens) "
+            # "; ": "(e2, e4, e6, 33 tokens)" read the count as one more of the list.
+            f"Would fold {len(result.folded)} entries ({id_span(result.folded)}; {result.tokens_before} tokens) "
             "into one summary. Call again without dry_run to do it."
         )
     else:

@@ -198,7 +198,7 @@ async def test_a_compaction_that_skips_a_pin_does_not_span_it(tmp_path: Path) ->
         preview = text_of(await call(client, "context_compact", session_id="s", keep_recent=0, dry_run=True))
         folded = text_of(await call(client, "context_compact", session_id="s", keep_recent=0))
         undone = text_of(await call(client, "context_update", session_id="s", entry_id="e8", restore=True))
-    assert preview.startswith("Would fold 5 entries (e2..e3, e5..e7, "), preview
+    assert preview.startswith("Would fold 5 entries (e2..e3, e5..e7; "), preview
     assert folded.startswith("Folded 5 entries (e2..e3, e5..e7) into e8: "), folded
     assert undone.startswith("Undid compaction e8: 5 entries (e2..e3, e5..e7) are live again."), undone
 
