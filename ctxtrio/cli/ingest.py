@@ -148,7 +148,9 @@ class _Run:
         elif item.refusal is not None:
             _refuse(self.tally, str(item.path), item.refusal, self.args, self.progress)
             self.finish(item, "")
-        elif (earlier := await _unchanged(self.ctx, item)) is not None:
+        elif item.read is None and (earlier := await _unchanged(self.ctx, item)) is not None:
+            # (A kept read goes to ingest_read, which looks the file up itself, under the source's lock:
+            # asking first cost each changed file a catalog refresh more, often a worker-thread read.)
             self.tally.done.append((item.path, IngestResult(earlier, False, 0.0, unchanged=True)))
             self.finish(item, f"unchanged {shown} -> {earlier.doc_id}")
         else:

@@ -173,11 +173,9 @@ class DocumentService(ReadingMethods, CheckingMethods):
                 digest = await content_hash(body)
             except UnicodeEncodeError as exc:  # only inline text: a file's is decoded strictly
                 raise unstorable("text") from exc
-        if self._pool is not None and len(body) >= self._child_min_chars(self._ingest_chars.holders):
-            self._pool.warm()  # a text for the chunking processes: start them all (once)
         shown_title = clean_title(title) or default_title
         check_storable(shown_title, "title")
-        found = Source(doc_id or "", shown_title, source, body, digest, kind_for(body, file_path, title))
+        found = Source(doc_id or "", shown_title, source, body, digest)
         if doc_id is None and file_path is not None:
             # From the look-up of the file's earlier document to the commit, no other task or
             # process ingests the same file (concurrent runs stored it twice).
@@ -188,9 +186,17 @@ class DocumentService(ReadingMethods, CheckingMethods):
                     return IngestResult(earlier, False, trio.current_time() - started, unchanged=True)
                 if earlier is not None:
                     found = replace(found, doc_id=earlier.doc_id)
-                return await self._commit(found, progress, started)
+                return await self._commit(self._to_chunk(found, file_path, title), progress, started)
+        found = self._to_chunk(found, file_path, title)
         await self._repo.refresh()
         return await self._commit(found, progress, started)
+
+    def _to_chunk(self, found: Source, file_path: str | None, title: str | None) -> Source:
+        """``found`` with its kind, once it is known to be chunked (an unchanged file is not: neither
+        its kind is sniffed nor are the chunking processes started for it, ``ctxtrio ingest``'s reruns)."""
+        if self._pool is not None and len(found.text) >= self._child_min_chars(self._ingest_chars.holders):
+            self._pool.warm()  # a text for the chunking processes: start them all (once)
+        return replace(found, kind=kind_for(found.text, file_path, title))
 
     async def _commit(self, read: Source, progress: Progress | None, started: float) -> IngestResult:
         """Chunk and commit ``read`` (a new id when it has none)."""

@@ -6,6 +6,7 @@ and the ingest, and count the sandbox's reads.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING
 
@@ -14,13 +15,17 @@ import trio
 
 import ctxtrio.cli.ingest as cli_ingest
 import ctxtrio.docs.sandbox as sandbox
+import ctxtrio.docs.service as docs_service
 from ctxtrio._config import Config
 from ctxtrio._errors import IngestError
 from ctxtrio._wiring import open_wiring
 from ctxtrio.cli.run import build_parser
 from ctxtrio.docs.arguments import read_file
 from ctxtrio.docs.ingest import text_digest
+from ctxtrio.docs.service import DocumentService
 from ctxtrio.store.layout import prepare_data_dir
+from ctxtrio.text.kinds import Kind
+from ctxtrio.text.kinds import kind_for as real_kind_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -156,3 +161,40 @@ async def test_a_read_made_under_other_roots_is_read_again_under_the_services(tm
         assert result.doc.content_hash == text_digest(B)  # read again, under this service's limit
         own = read_file(str(root / "inside.md"), (root,), ctx.config.max_ingest_chars)
         assert (await ctx.documents.ingest_read(str(root / "inside.md"), own)).unchanged
+
+
+async def test_a_kept_read_is_looked_up_once_and_an_unchanged_file_is_not_sniffed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file whose read is kept is looked up by ingest_read alone, under its source's lock (the command asked
+    unchanged_file first: one catalog refresh more per changed file, often a worker-thread read); a rerun still
+    reports each file unchanged, and an unchanged file's kind is not sniffed."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    names = [f"f{i}.txt" for i in range(3)]
+    for name in names:
+        (folder / name).write_text(f"notes of {name}\n")
+    asked: list[str] = []
+
+    async def unchanged_file(self: DocumentService, file_path: str, source: str, digest: str) -> DocumentInfo | None:
+        asked.append(file_path)
+        return None
+
+    sniffed: list[str | None] = []
+
+    def kind_for(text: str, *names: str | None) -> Kind:
+        sniffed.append(names[0])
+        return real_kind_for(text, *names)
+
+    monkeypatch.setattr(DocumentService, "unchanged_file", unchanged_file)
+    monkeypatch.setattr(docs_service, "kind_for", kind_for)
+    assert await _ingest(tmp_path, folder) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert sorted(os.path.basename(item["path"]) for item in first["ingested"]) == names
+    assert len(sniffed) == 3
+    sniffed.clear()
+    assert await _ingest(tmp_path, folder) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert sorted(os.path.basename(item["path"]) for item in again["unchanged"]) == names
+    assert again["ingested"] == again["replaced"] == []
+    assert asked == [] and sniffed == []
