@@ -125,7 +125,7 @@ def _flush_appends(
                 op.outcome.error = result
         else:
             stats.fsyncs += number < len(items)  # (a follow-up shares their round)
-            _acknowledge(data, path, ops, result, pending, stats, rows_for)
+            _acknowledge(data, path, ops, result, pending, stats, rows_for, led=number >= len(items))
     _flush_follow_ups(groups, follow.later, partial(again, pending=pending, give_way=give_way))
 
 
@@ -177,12 +177,17 @@ def _acknowledge(
     pending: list[IndexWork],
     stats: WriterStats,
     rows_for: RowsFor,
+    *,
+    led: bool = False,
 ) -> None:
-    """Give each append of a journal written in a group its part of ``result``; queue its index rows."""
+    """Give each append of a journal written in a group its part of ``result``; queue its index rows.
+
+    ``led`` (follow-ups: documents' commits): each part also names the parts before it (``lead``).
+    """
     stats.appends += len(ops)
     stats.records += len(result.records)
     rows: dict[int, list[IndexRow]] = {}
-    for op, mine in zip(ops, _split(result, ops), strict=True):
+    for op, mine in zip(ops, _split(result, ops, led=led), strict=True):
         op.outcome.result = mine
         for number, stored in enumerate(mine.records):
             found = op.rows[number] if op.rows is not None else rows_for(stored.data)
@@ -192,16 +197,18 @@ def _acknowledge(
         pending.append((data.journal_name(path), path, result, rows))
 
 
-def _split(result: AppendResult, ops: list[AppendOp]) -> list[AppendResult]:
-    """The result of one append of a journal's group, per operation, in order."""
+def _split(result: AppendResult, ops: list[AppendOp], *, led: bool = False) -> list[AppendResult]:
+    """The result of one append of a journal's group, per operation, in order; ``led``: each names
+    the records of those before it (:attr:`~.results.AppendResult.lead`)."""
     results: list[AppendResult] = []
     position = 0
     for op in ops:
+        lead = tuple(result.records[:position]) if led else ()
         mine = result.records[position : position + len(op.records)]
         position += len(op.records)
         start = mine[0].offset if mine else result.end
         end = mine[-1].end if mine else result.end
-        results.append(AppendResult(result.path, mine, start, end, result.foreign, result.file_id))
+        results.append(AppendResult(result.path, mine, start, end, result.foreign, result.file_id, lead))
     return results
 
 

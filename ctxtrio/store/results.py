@@ -31,19 +31,28 @@ class AppendResult:
     foreign: list[StoredRecord]
     #: (device, inode) of the file written: a journal replaced by a prune is another file.
     file_id: tuple[int, int] | None = None
+    #: The records of this process's appends written right before these in the same write (the
+    #: commits of one group round's other documents): nothing of another lies between them.
+    lead: tuple[StoredRecord, ...] = ()
 
     def to_absorb(self, applied_end: int) -> list[StoredRecord] | None:
         """What a state replayed from this journal up to ``applied_end`` applies to take in this append.
 
         The one way both domains absorb their own writes: ``[]`` when the state already
         read past it (a refresh got there first); the records, when the state ends
-        exactly where the append began; None when other lines may lie in between (any
-        process's): then re-read the journal from ``applied_end`` instead.
+        exactly where the append began, or where one of ``lead`` begins (with the rest of
+        ``lead`` before them: a round's commits are absorbed in whatever order their tasks
+        run, and the first to run takes those before its own, where it re-read them); None
+        when other lines may lie in between (any process's): then re-read the journal from
+        ``applied_end`` instead.
         """
         if self.end <= applied_end:
             return []
         if self.start == applied_end:
             return self.records
+        for number, record in enumerate(self.lead):
+            if record.offset == applied_end:
+                return [*self.lead[number:], *self.records]
         return None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxtrio.store.handle import StoreHandle
+    from ctxtrio.store.results import AppendResult
 
 
 @pytest.fixture
@@ -322,3 +324,42 @@ async def test_append_then_writes_nothing_more_when_the_first_append_fails(store
     with pytest.raises(StoreError, match="UnicodeEncodeError"):
         await store.append_then(chunks, [_chunk(0, "bad \udcff")], catalog, [_note("commit")])
     assert not catalog.exists() or read_journal(catalog).records == []
+
+
+async def test_the_commits_of_one_round_name_those_before_them_so_any_absorbs_them_all(
+    store: StoreHandle, data: DataDir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two documents' commits written in one round: the later one's result names the earlier one's record
+    (lead), so a state that ends where the round's commits begin takes both from it, whichever task runs
+    first, without reading the catalog again; a state short of them (another's lines between) still re-reads."""
+    entered, gate = threading.Event(), threading.Event()
+    real_fsync = os.fsync
+
+    def held_fsync(fd: int) -> None:
+        entered.set()
+        assert gate.wait(10)
+        real_fsync(fd)
+
+    catalog = data.docs / "catalog.jsonl"
+    before = await store.append(catalog, [_note("an earlier commit")])
+    monkeypatch.setattr(os, "fsync", held_fsync)
+    results: dict[str, AppendResult] = {}
+
+    async def commit(name: str) -> None:
+        _, results[name] = await store.append_then(
+            data.docs / name / "g.jsonl", [_chunk(0, name)], catalog, [_note(name)]
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(store.append, data.session_journal("s1"), [_note("holds the writer")]))
+        await trio.to_thread.run_sync(entered.wait, 10)  # the writer waits in that round's fsync
+        nursery.start_soon(commit, "a")
+        nursery.start_soon(commit, "b")
+        await trio.testing.wait_all_tasks_blocked()  # both queued: the next round takes them together
+        gate.set()
+    first, later = sorted(results.values(), key=lambda result: result.start)
+    assert first.end == later.start and first.lead == ()
+    assert later.lead == tuple(first.records)
+    assert later.to_absorb(first.start) == [*first.records, *later.records]
+    assert later.to_absorb(later.start) == later.records and later.to_absorb(later.end) == []
+    assert later.to_absorb(before.start) is None  # a line not of this round lies between
