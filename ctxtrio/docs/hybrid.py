@@ -44,6 +44,10 @@ ranking as far as the query lets it:
   is ``placed``: one that fusion already put at its place or above is re-ranked with the keyword hits
   and may sink. Marking it too (all-MiniLM-L6-v2, 14 python dev sets, answers inside 500 / 1,000 /
   2,000 tokens: 410 / 507 / 565 -> 408 / 507 / 562, python9 -2 at 2,000) cost answers, as in session 20.
+* **The vector ranking's first, when keyword search found it too and the words do not all match.** Fusion puts
+  it at the top of a query in the asker's words, and the re-ranking by passages, which reads the query's words
+  only, could sink it under hits holding more of them. It comes no lower than ``MEANING_FIRST_FLOOR``
+  (third; ``meaning_first``, :func:`meaning_first_floor`): kept at its place (first) gained more and lost more.
 """
 
 from __future__ import annotations
@@ -61,8 +65,8 @@ if TYPE_CHECKING:
     from .packing import Candidate
 
 __all__ = [
-    "CONFIDENT_DOC_HITS", "FOCUS_BELOW", "FUSE_DEPTH", "MEANING_FIRST_BELOW", "MEANING_FIRST_PLACE", "MEANING_PLACES", "Fused", "Ranks", "by_words", "coverage",
-    "fuse", "hybrid_order", "keyword_confidence",
+    "CONFIDENT_DOC_HITS", "FOCUS_BELOW", "FUSE_DEPTH", "MEANING_FIRST_BELOW", "MEANING_FIRST_FLOOR", "MEANING_FIRST_PLACE", "MEANING_PLACES", "Fused", "Ranks",
+    "by_words", "coverage", "fuse", "hybrid_order", "keyword_confidence", "meaning_first_floor",
 ]  # fmt: skip
 
 #: Keyword hits whose coverage sets a search's keyword confidence: the first alone (session
@@ -97,6 +101,20 @@ MEANING_PLACES: Final = (MEANING_FIRST_PLACE, MEANING_FIRST_PLACE + 1)
 #: Keyword ranks past this count as not found for that rule (a search of 10 would not show them). The first
 #: version held only hits keyword search did not find at all (f6b7005): dev sums 276/341/383 -> 277/342/385.
 MEANING_FIRST_BELOW = 10
+#: The lowest place (1-based) the passage re-ranking leaves the vector ranking's first at when keyword search
+#: found it too (and it is not ``placed``) and the query's words do not all match (keyword confidence under
+#: 1: a question in the asker's words, re-ranked by passages from FOCUS_BELOW on). There the vector ranking
+#: weighs more than keyword search and fusion puts it first (in every such miss looked at); the re-ranking,
+#: which reads the query's words only, sank it to 6th-9th under hits holding more of them, past the four a
+#: 1,000-token answer shows, where it was the answer: "Why did the Python developers stop using SourceForge
+#: for bug tracking?" (faq/bugs, keyword's 2nd, 6th after the re-ranking), "How do I pretty-print an XML
+#: document with minidom?" (keyword's 11th, fused first so not ``placed``, 6th after the re-ranking).
+#: Measured with all-MiniLM-L6-v2 through the caching endpoint over the 14 python dev sets, python14 and
+#: python16 (/work/bench/hh.sh), answers inside 500 / 1,000 / 2,000 tokens, right file in the top 3:
+#: 462 / 568 / 636, 714 without; floor 3: 464 / 570 / 638, 719 (+2 / -0 at 1,000); floor 2: 464 / 570 / 638
+#: (+4 / -2, python7 lost "underscores in numeric literals"); kept at its fused place (floor 1): 462 / 571 /
+#: 639 (+9 / -6, python7 -2); floor 3 for confident queries too: 465 / 570 / 639, 721 (+3 / -1).
+MEANING_FIRST_FLOOR: Final = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +196,8 @@ def hybrid_order(
     ``len(MEANING_PLACES)``, each when keyword search did not find it among its first
     MEANING_FIRST_BELOW, at its place of :data:`MEANING_PLACES` or above: moved up to that place
     (``placed``) when below it, else left where fusion put it (not ``placed``: see the module's docstring).
-    Ties keep the given order."""
+    The vector ranking's first, when keyword search found it too and it is not ``placed``, is marked
+    ``meaning_first`` when the keyword confidence is under 1 (:func:`meaning_first_floor`). Ties keep the given order."""
     confidence = keyword_confidence(candidates, ranks, query_terms)
     scored = [(-fused_score(rank.keyword, rank.meaning, confidence), n) for n, rank in enumerate(ranks)]
     order = [position for _, position in sorted(scored)]
@@ -196,7 +215,19 @@ def hybrid_order(
             candidate = replace(candidate, focus=None)
         if position in placed:
             candidate = replace(candidate, placed=True)
+        elif confidence < 1.0 and ranks[position].meaning == 1 and ranks[position].keyword is not None:
+            candidate = replace(candidate, meaning_first=True)
         ordered.append(candidate)
+    return ordered
+
+
+def meaning_first_floor(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """``candidates`` with the one marked ``meaning_first`` (:func:`hybrid_order`) moved up to
+    :data:`MEANING_FIRST_FLOOR` when it is below; the others keep their order."""
+    ordered = list(candidates)
+    at = next((n for n, candidate in enumerate(ordered) if candidate.meaning_first), None)
+    if at is not None and at >= MEANING_FIRST_FLOOR:
+        ordered.insert(MEANING_FIRST_FLOOR - 1, ordered.pop(at))
     return ordered
 
 

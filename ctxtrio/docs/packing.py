@@ -53,6 +53,9 @@ class Candidate:
     #: Placed by semantic recall's ordering (docs/hybrid.py: the vector ranking's first, which keyword
     #: search ranked past its first 10); the re-ranking by passages leaves it at its place.
     placed: bool = False
+    #: The vector ranking's first, a keyword hit of a query whose words do not all match (docs/hybrid.py): the
+    #: re-ranking by passages leaves it no lower than :data:`~ctxtrio.docs.hybrid.MEANING_FIRST_FLOOR`.
+    meaning_first: bool = False
     #: Where in ``chunk.text`` the API entry starts that the hit after it continues (docs/continuation.py):
     #: shown from there, what the entry is, not the window of the query's words.
     start: int | None = None

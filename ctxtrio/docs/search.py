@@ -41,7 +41,7 @@ from ..text.definitions import Name, asked_name, defines, names_qualifier
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
 from ..text.terms import STOPWORDS
-from .hybrid import FUSE_DEPTH, Fused, Ranks, by_words, fuse, hybrid_order
+from .hybrid import FUSE_DEPTH, Fused, Ranks, by_words, fuse, hybrid_order, meaning_first_floor
 from .packing import Candidate
 from .ranking import rerank
 
@@ -101,13 +101,14 @@ def rerank_fused(
 ) -> list[Candidate]:
     """Keyword hits re-ranked by their best passage (:func:`~.ranking.rerank`, ``alike`` and ``query`` its) within the
     places fusion gave them; hits found by meaning keep theirs (their score is a
-    similarity, which does not add to BM25), and so does a hit ``placed`` by it (:func:`~.hybrid.hybrid_order`).
-    Without semantic recall, :func:`rerank` itself."""
+    similarity, which does not add to BM25), and so does a hit ``placed`` by it (:func:`~.hybrid.hybrid_order`);
+    the vector ranking's first comes no lower than :data:`~.hybrid.MEANING_FIRST_FLOOR` when it is marked
+    ``meaning_first`` (:func:`~.hybrid.meaning_first_floor`). Without semantic recall, :func:`rerank` itself."""
     kept = [c.by_meaning or c.placed for c in candidates]
     keyword = iter(
         rerank([c for c, keep in zip(candidates, kept, strict=True) if not keep], query_terms, alike=alike, query=query)
     )
-    return [c if keep else next(keyword) for c, keep in zip(candidates, kept, strict=True)]
+    return meaning_first_floor([c if keep else next(keyword) for c, keep in zip(candidates, kept, strict=True)])
 
 
 def search_words(query: str) -> tuple[list[str], bool]:

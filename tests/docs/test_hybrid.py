@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ctxtrio.docs.hybrid import Ranks, by_words, coverage, hybrid_order, keyword_confidence
+from ctxtrio.docs.hybrid import MEANING_FIRST_FLOOR, Ranks, by_words, coverage, hybrid_order, keyword_confidence
 from ctxtrio.docs.packing import Candidate, pack_hits
 from ctxtrio.docs.search import rerank_fused, search_words
 from ctxtrio.text.chunking import Chunk
@@ -144,3 +144,37 @@ def test_the_vector_rankings_second_that_keyword_search_ranked_past_its_first_10
     assert [c.doc_id for c in ordered][:4] == ["k1", "nearest", "glossary", "k2"]
     assert ordered[1].placed and ordered[2].placed and ordered[2].focus is None
     assert [c.doc_id for c in rerank_fused(ordered, terms)][1:3] == ["nearest", "glossary"]
+
+
+def _logs(first_words: str) -> tuple[list[Candidate], list[Ranks], list[str]]:
+    """Five keyword hits about rotating logs, the first holding ``first_words``, then the vector ranking's
+    first, keyword search's 3rd, which holds one of the query's words."""
+    terms = ["rotate", "log", "files", "big"]
+    keyword = [_candidate("k1", first_words)] + [
+        _candidate(f"k{n}", f"rotate the log files when they grow big, page {n}") for n in range(2, 6)
+    ]
+    nearest = _candidate("handlers", "RotatingFileHandler rolls over at maxBytes; the log goes on in a new file.")
+    ranks = [Ranks(1, None), Ranks(2, None), Ranks(4, None), Ranks(5, None), Ranks(6, None), Ranks(3, 1)]
+    return [*keyword, nearest], ranks, terms
+
+
+def test_the_nearest_in_meaning_of_a_question_in_the_askers_words_stays_in_the_first_three() -> None:
+    """The first keyword hit holds three of the four words (confidence 0.75): fusion puts the vector
+    ranking's first, which keyword search ranked 3rd, first; the re-ranking by passages would sink it
+    under the five hits holding more of the words, to 6th, past what 1,000 tokens show. It stays third."""
+    candidates, ranks, terms = _logs("rotate the log when the files reach maxBytes")
+    assert keyword_confidence(candidates, ranks, terms) == 0.75
+    ordered = hybrid_order(candidates, ranks, terms)
+    assert ordered[0].doc_id == "handlers" and ordered[0].meaning_first and not ordered[0].placed
+    reranked = rerank_fused(ordered, terms)
+    assert [c.doc_id for c in reranked].index("handlers") == MEANING_FIRST_FLOOR - 1 == 2
+
+
+def test_the_nearest_in_meaning_of_a_query_in_the_manuals_words_is_re_ranked_with_the_others() -> None:
+    """The first keyword hit holds every word (confidence 1): the re-ranking by passages orders it
+    with the keyword hits, as before."""
+    candidates, ranks, terms = _logs("rotate the log files that grow big")
+    assert keyword_confidence(candidates, ranks, terms) == 1.0
+    ordered = hybrid_order(candidates, ranks, terms)
+    assert not any(c.meaning_first for c in ordered)
+    assert [c.doc_id for c in rerank_fused(ordered, terms)][-1] == "handlers"
