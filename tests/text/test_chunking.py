@@ -116,6 +116,20 @@ def test_pieces_that_count_more_together_still_make_chunks_within_budget() -> No
             assert chunk.tokens == cold.estimate(chunk.text) and (chunk.tokens <= size or alone), (text, size, chunk)
 
 
+def test_a_long_line_is_never_cut_between_cr_and_lf() -> None:
+    """A CRLF line too long for a chunk was cut after its CR (whitespace), leaving the LF to start the next piece."""
+    rng = random.Random(2222)
+    words = ["word", "the", "parser", "x" * 40, ". ", " ", "\r\n", ",", "数据"]
+    for model in (MODEL, TokenModel.cold()):
+        for _ in range(400):
+            text = "".join(rng.choice(words) + " " * rng.randrange(2) for _ in range(rng.randrange(20, 300)))
+            size = rng.choice([5, 10, 20, 40])
+            found = chunks(text, size, model=model)
+            edges = {edge for chunk in found for edge in (chunk.start, chunk.end)}
+            assert not [edge for edge in edges if text[edge - 1 : edge + 1] == "\r\n"], (text, size)
+            assert_valid(text, found, size, model)
+
+
 def test_empty_text_has_no_chunks_and_blank_text_one() -> None:
     """ "" yields no chunks; whitespace-only text is one chunk."""
     assert chunks("", 100) == []
