@@ -119,13 +119,14 @@ def _named(docs: Sequence[DocumentInfo], given: str) -> tuple[str | None, list[s
     """The id of the document ``given`` names (None for none or several), and ``id (source)`` of each of several.
 
     A folder's files get generated ids (doc-2286e5d7) and a person types the file: ``given`` is an id, or
-    else the path of one document's source (as given, or from here), or the end of sources' paths
+    else the path of one document's source (as given, or from here, or through links), or the end of sources' paths
     (``a.md``, ``sub/a.md``).
     """
     if any(doc.doc_id == given for doc in docs):
         return given, []
     files = [doc for doc in docs if doc.source != "inline"]
-    exact = [doc for doc in files if doc.source in (given, os.path.abspath(given))]
+    # A file ingested through a link is stored as the file it names (os.path.realpath): the link's path finds it.
+    exact = [doc for doc in files if doc.source in (given, os.path.abspath(given), os.path.realpath(given))]
     ending = exact or [doc for doc in files if doc.source.endswith(os.sep + given.lstrip(os.sep))]
     if len(ending) == 1:
         return ending[0].doc_id, []

@@ -173,6 +173,19 @@ async def test_forget_takes_a_files_path_or_name_and_refuses_one_naming_several(
     assert _forgetting(replace(file, source="inline", chunks=2)) == 'doc-1 ("b.md", 2 chunks)'
 
 
+async def test_a_file_ingested_through_a_link_is_found_by_the_links_path(tmp_path: Path) -> None:
+    """A linked file is stored as the file it names: 'ingest alias.md' then 'forget alias.md' said 'no document'."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    (docs / "real").mkdir(parents=True)
+    (docs / "real" / "a.md").write_text("the parser of a\n")
+    (docs / "alias.md").symlink_to(docs / "real" / "a.md")
+    [item] = (await cli(data, "ingest", str(docs / "alias.md"), "--json")).json()["ingested"]
+    hits = (await cli(data, "search", "parser", "--doc", str(docs / "alias.md"), "--json")).json()
+    assert [hit["doc_id"] for hit in hits["hits"]] == [item["doc_id"]], hits
+    done = await cli(data, "forget", str(docs / "alias.md"), "--yes")
+    assert done.code == 0 and done.out.startswith(f"forgot {item['doc_id']} "), done
+
+
 async def test_ctrl_c_stops_ingest_with_nothing_half_committed(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the whole process group) mid-ingest: exit 130, no traceback, true counts, all whole."""
     data, docs = tmp_path / "data", tmp_path / "docs"
