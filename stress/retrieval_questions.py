@@ -133,7 +133,13 @@ files, topics apart from python..python13 and python15; its writer did not read 
 has not read the page, kept outside the repository (its writer and the lead only; totals and miss
 classes; nothing tuned on it), then committed: keyword search 24/27/30 of 60 on 4732694, 24/26/30
 on 1716eb8 and 82244c8 (natural 4, paraphrase 2 at 1,000); with semantic recall
-(all-MiniLM-L6-v2) 24/28/33 on 4732694, 1716eb8 and 82244c8.
+(all-MiniLM-L6-v2) 24/28/33 on 4732694, 1716eb8 and 82244c8. A twentieth, **held out** through the
+session after its writing, ``--questions stress/retrieval_questions_python17.json`` (60 questions,
+20 of each kind over 53 files, topics apart from python..python15; its writer did not read
+python16), written 2026-12-06, 04:21-04:28 UTC by reading the manual, its natural questions asked
+as by someone who has not read the page, kept outside the repository, then committed: keyword
+search 20/23/25 of 60 on 107f348 and d716dfe (natural 3, paraphrase 1 at 1,000); with semantic
+recall (all-MiniLM-L6-v2) 22/27/31 on 107f348 and 7f5ae39, 23/28/32 on d716dfe.
 """
 
 from __future__ import annotations
