@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,22 @@ def test_a_script_run_from_elsewhere_imports_the_ctxtrio_beside_it(tmp_path: Pat
         check=True,
     )
     assert done.stdout.strip() == str(ROOT / "ctxtrio" / "__init__.py")
+
+
+def test_a_script_given_another_tree_on_pythonpath_imports_that_trees_ctxtrio(tmp_path: Path) -> None:
+    """same_chunks --against REV runs itself with PYTHONPATH=<exported tree>: that tree's ctxtrio is imported."""
+    other = tmp_path / "other"
+    (other / "ctxtrio").mkdir(parents=True)
+    (other / "ctxtrio" / "__init__.py").write_text("", encoding="utf-8")
+    script = tmp_path / "probe.py"
+    script.write_text("import _tree  # noqa: F401\nimport ctxtrio\nprint(ctxtrio.__file__)\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join([str(other), str(STRESS)])},
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.strip() == str(other / "ctxtrio" / "__init__.py")
