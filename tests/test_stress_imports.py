@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 STRESS = ROOT / "stress"
@@ -77,3 +82,20 @@ def test_a_script_given_another_tree_on_pythonpath_imports_that_trees_ctxtrio(tm
         check=True,
     )
     assert done.stdout.strip() == str(other / "ctxtrio" / "__init__.py")
+
+
+def test_same_chunks_chunks_a_file_as_the_kind_its_path_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """same_chunks sniffed each text alone, so a .rst.txt page that sniffs as markdown was never chunked as reST."""
+    monkeypatch.syspath_prepend(str(STRESS))
+    same_chunks = importlib.import_module("same_chunks")
+    from ctxtrio.text.chunking import iter_chunks
+    from ctxtrio.text.kinds import Kind, kind_for
+    from ctxtrio.text.tokens import TokenModel
+
+    text = "Intro\n~~~~~\n\nSome words.\n"
+    assert kind_for(text, None, None) is Kind.MARKDOWN  # "~~~~~" is a fence there
+    monkeypatch.setattr(same_chunks, "load", lambda corpus: [same_chunks.Doc("page.rst.txt", text)])
+    ((_, _, kinds, chunkings),) = same_chunks.results(["docs"])
+    as_rst = iter_chunks(text, chunk_tokens=800, overlap_tokens=80, model=TokenModel.cold(), kind=Kind.RST)
+    assert kinds == "markdown/rst"
+    assert [chunk[3] for chunk in chunkings[0]] == [chunk.trail for chunk in as_rst] == [("Intro",)]
