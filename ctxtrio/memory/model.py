@@ -45,8 +45,9 @@ MAX_ENTRY_CHARS: Final = 16_000
 class Entry:
     """One session entry as it stands now.
 
-    ``folds`` lists the entries a summary replaced (empty for other entries);
-    ``superseded_by`` names the summary that replaced this one.
+    ``folds`` lists the entries a summary's compaction folded (empty for other entries; it never
+    changes); ``superseded_by`` names the summary that keeps this entry out of recall now: set
+    only while ``status`` is ``"superseded"`` (an entry folded and deleted since names none).
     """
 
     id: str
@@ -63,8 +64,8 @@ class Entry:
 
     def still_folded_by(self, summary_id: str) -> bool:
         """Whether summary ``summary_id`` still keeps this entry out of recall, so that undoing its
-        compaction brings it back: superseded by it, not restored or deleted since (a deleted entry
-        keeps ``superseded_by``), nor folded again into another summary."""
+        compaction brings it back: superseded by it, not restored or deleted since, nor folded again
+        into another summary."""
         return self.status == "superseded" and self.superseded_by == summary_id
 
 

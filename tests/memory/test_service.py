@@ -201,6 +201,25 @@ async def test_compaction_round_trip_and_restore(ctx: Wiring) -> None:
     )
 
 
+async def test_a_folded_entry_deleted_since_names_no_summary(ctx: Wiring) -> None:
+    """A folded entry deleted afterwards said status 'deleted' and superseded_by 'e5' (ctxtrio show --json too):
+    no summary keeps it out of recall now, and undoing the compaction leaves it deleted."""
+    for n in range(3):
+        await ctx.sessions.append("s1", f"note {n}")
+    done = await ctx.sessions.compact("s1", keep_recent=0)  # e2..e4 into e5
+    assert done.summary is not None and done.folded == ("e2", "e3", "e4")
+    deleted = await ctx.sessions.update("s1", "e3", delete=True)
+    exported = {e.id: e for e in await ctx.sessions.export("s1")}
+    assert (deleted.entry.status, deleted.entry.superseded_by) == ("deleted", None)
+    assert (exported["e3"].status, exported["e3"].superseded_by) == ("deleted", None)
+    assert (exported["e2"].status, exported["e2"].superseded_by) == ("superseded", "e5")
+    assert exported["e5"].folds == ("e2", "e3", "e4")  # what the compaction folded stays on the summary
+    undone = await ctx.sessions.update("s1", "e5", restore=True)
+    statuses = {e.id: (e.status, e.superseded_by) for e in await ctx.sessions.export("s1")}
+    assert undone.restored == ("e2", "e4")
+    assert statuses == {"e2": ("live", None), "e3": ("deleted", None), "e4": ("live", None), "e5": ("deleted", None)}
+
+
 async def test_second_compaction_never_folds_summaries_or_pins(ctx: Wiring) -> None:
     """Summaries and pins stay; with too few candidates nothing is folded."""
     for n in range(6):

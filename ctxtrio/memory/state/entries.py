@@ -98,6 +98,7 @@ class Item:
         return entry_line(self.id, self.role, self.pinned, self.tags, self.text)
 
     def snapshot(self) -> Entry:
+        status = self.status
         return Entry(
             self.id,
             self.seq,
@@ -105,10 +106,13 @@ class Item:
             self.text,
             self.tags,
             self.pinned,
-            self.status,
+            status,
             self.ts,
             self.tokens,
-            self.superseded_by,
+            # Only while it is superseded: a folded entry deleted since keeps the summary in the
+            # state (a restore of the summary clears it, so replay stays as it was), but no summary
+            # keeps it out of recall, and its summary's undo leaves it deleted.
+            self.superseded_by if status == "superseded" else None,
             self.folds,
         )
 
