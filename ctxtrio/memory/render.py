@@ -104,14 +104,6 @@ def id_span(ids: Sequence[str]) -> str:
     return f"{ids[0]}..{ids[-1]} but {but}"
 
 
-def _listed(ids: tuple[str, ...], whole: tuple[str, ...] = ()) -> str:
-    """``ids`` as a span when they are all of ``whole``; else a few one by one (what is left of a
-    compaction after some entries were restored one by one is no span), or a count and a span."""
-    if ids == whole:
-        return id_span(ids)
-    return f"{len(ids)} entries, {id_span(ids)}" if len(ids) > 4 else " ".join(ids)
-
-
 def render_status(status: SessionStatus) -> str:
     lines = [
         f'{status.session_id} "{status.title}": {_usage(status)}, advice: {status.advice}',
@@ -184,10 +176,10 @@ def render_updated(result: UpdateResult) -> str:
         text = f"{entry.id} unchanged ({entry.status}{', pinned' if entry.pinned else ''})."
     elif result.restored and entry.folds:
         count, verb = plural(len(result.restored), "entry", "entries"), "is" if len(result.restored) == 1 else "are"
-        text = f"Undid compaction {entry.id}: {count} ({_listed(result.restored, entry.folds)}) {verb} live again."
+        text = f"Undid compaction {entry.id}: {count} ({id_span(result.restored)}) {verb} live again."
     elif entry.status == "deleted" and entry.folds and result.still_folded:  # "brings it back" was false
         text = (
-            f"{entry.id} deleted; the entries it folds ({_listed(result.still_folded, entry.folds)}) stay out of recall; "
+            f"{entry.id} deleted; the entries it folds ({id_span(result.still_folded)}) stay out of recall; "
             "restore=true undoes its compaction (they come back, the summary does not)."
         )
     elif entry.status == "deleted" and entry.folds:  # deleted, or retired by a restore: nothing left to undo
@@ -198,7 +190,7 @@ def render_updated(result: UpdateResult) -> str:
         summary = result.folded_into
         if result.still_folded:
             back = "comes" if len(result.still_folded) == 1 else "come"
-            undo = f"undoes that compaction ({_listed(result.still_folded)} {back} back too; the summary goes)"
+            undo = f"undoes that compaction ({id_span(result.still_folded)} {back} back too; the summary goes)"
         else:
             undo = "retires it (it folds nothing else now)"
         text = (

@@ -164,7 +164,7 @@ async def test_the_compact_profile_undoes_a_compaction(tmp_path: Path) -> None:
     texts = [block.text for result in results for block in result.content[:1] if isinstance(block, TextContent)]
     assert texts[0].startswith("Folded 3 entries (e2..e4) into e5: ") and " Undo: context_compact undo=e5." in texts[0]
     assert "so recall may show both: context_compact undo=e5 undoes that compaction" in texts[1], texts[1]
-    assert texts[2].startswith("Undid compaction e5: 2 entries (e2 e4) are live again."), texts[2]  # not 'e2..e4'
+    assert texts[2].startswith("Undid compaction e5: 2 entries (e2, e4) are live again."), texts[2]  # not 'e2..e4'
     assert bad.is_error and texts[3].startswith("Error: invalid undo '../e5'"), texts[3]
     assert [line[:4] for line in texts[4].splitlines() if line.startswith("[")] == ["[e2 ", "[e3 ", "[e4 "], texts[4]
 

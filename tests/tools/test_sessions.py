@@ -256,7 +256,7 @@ async def test_restoring_one_folded_entry_says_its_summary_still_holds_it(tmp_pa
         one = text_of(await call(client, "context_update", session_id="s", entry_id="e3", restore=True))
         assert one.startswith(
             "e3 restored; summary e6 still says what it said of it, so recall may show both: "
-            "restore=true on e6 undoes that compaction (e2 e4 come back too; the summary goes)."
+            "restore=true on e6 undoes that compaction (e2, e4 come back too; the summary goes)."
         ), one
         updated = await ctx.sessions.update("s", "e2", restore=True)
         assert (updated.folded_into, updated.still_folded) == ("e6", ("e4",))
@@ -268,6 +268,18 @@ async def test_restoring_one_folded_entry_says_its_summary_still_holds_it(tmp_pa
         )
         recalled = text_of(await call(client, "context_recall", session_id="s"))
         assert [line[:4] for line in recalled.splitlines() if line.startswith("[")] == ["[e2 ", "[e3 ", "[e4 ", "[e5 "]
+
+
+async def test_entries_left_of_a_compaction_are_listed_as_the_compaction_lists_them(tmp_path: Path) -> None:
+    """Undo said '6 entries (6 entries, e2..e3, e5..e8)' and a short list 'e2 e4': the compaction's span, commas."""
+    async with opened(tmp_path) as (_, client):
+        for n in range(7):
+            await call(client, "context_append", session_id="s", text=f"note {n}: the parser fails on tabs, case {n}")
+        await call(client, "context_compact", session_id="s", keep_recent=0)  # e2..e8 into e9
+        one = text_of(await call(client, "context_update", session_id="s", entry_id="e4", restore=True))
+        undone = text_of(await call(client, "context_update", session_id="s", entry_id="e9", restore=True))
+    assert "restore=true on e9 undoes that compaction (e2..e3, e5..e8 come back too; the summary goes)." in one, one
+    assert undone.startswith("Undid compaction e9: 6 entries (e2..e3, e5..e8) are live again."), undone
 
 
 class _GatedSummarizer(RecordingSummarizer):
