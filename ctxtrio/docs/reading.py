@@ -302,12 +302,20 @@ def _too_small(tokens: int, window: Window, whole: int, head_tokens: int, model:
     tokens of its first chunk over the budget (a user asking budget_tokens=60 got 7 tokens of text).
     The answer's own lines are what it counted without its text, or what the packing keeps for them
     (the widest head and the chunk's header), whichever is more: a budget advised reads what it says.
-    ``given``: the caller passed the budget; else it is the default (a resource's reader has none to pass)."""
+    ``given``: the caller passed the budget; else it is the default (a resource's reader has none to pass).
+
+    A chunk shown whole at packing's floor (a heading's chunk) is whole at any budget: the answer
+    refused, ``tokens``, is the one every budget from ``tokens`` on gives (the fit only shrinks to
+    that floor), so it is the advice; counting the widest head there advised 120 where 80 showed it."""
     chunk = window.chunks[0]
-    kept = head_tokens + model.estimate(chunk_header(chunk.index, chunk.trail)) + GAP_TOKENS
-    lines = max(tokens - chunk.tokens, kept)
-    whole_at = -(-(lines + whole) // 10) * 10  # rounded up to tens: an advice, not a count
-    advised = min(whole_at, -(-(lines + _ADVISED_TEXT_TOKENS) // 10) * 10)
+    if len(window.chunks) == 1 and not chunk.cut:
+        lines, whole_at = tokens - chunk.tokens, -(-tokens // 10) * 10
+        advised = whole_at
+    else:
+        kept = head_tokens + model.estimate(chunk_header(chunk.index, chunk.trail)) + GAP_TOKENS
+        lines = max(tokens - chunk.tokens, kept)
+        whole_at = -(-(lines + whole) // 10) * 10  # rounded up to tens: an advice, not a count
+        advised = min(whole_at, -(-(lines + _ADVISED_TEXT_TOKENS) // 10) * 10)
     budget = f"budget_tokens={window.budget_tokens}" if given else f"the budget of {window.budget_tokens} tokens"
     held = (
         f"{budget} cannot hold chunk #{chunk.index} of {window.doc.doc_id}: this answer's own lines take about "

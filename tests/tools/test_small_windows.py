@@ -50,3 +50,15 @@ async def test_a_small_window_shows_text_or_says_what_to_pass(tmp_path: Path) ->
         assert "#1 was cut: from=1 with more budget_tokens reads it whole." in cut and _shown(cut) >= 48, cut
         larger = text_of(await call(client, "doc_window", doc_id="d", budget_tokens=200, **{"from": 1}))
         assert _shown(larger) >= 80, larger
+
+
+async def test_a_chunk_shown_whole_at_any_budget_is_advised_the_smallest_that_shows_it(tmp_path: Path) -> None:
+    """A heading's chunk is whole at packing's floor: the advice counted the widest head and said 100
+    where 70 shows it; now the advice (rounded up to tens) shows it, and ten less is refused."""
+    async with opened(tmp_path) as (_, client):
+        await call(client, "doc_ingest", doc_id="d", text=_TEXT)
+        advised = _advised(text_of(await call(client, "doc_window", doc_id="d", budget_tokens=60)), "it whole")
+        less = await call(client, "doc_window", doc_id="d", budget_tokens=advised - 10)
+        shown = text_of(await call(client, "doc_window", doc_id="d", budget_tokens=advised))
+    assert less.is_error and text_of(less).startswith(f"Error: budget_tokens={advised - 10} cannot hold chunk #0")
+    assert shown.startswith('d "Part 0" chunk #0 of ') and "was cut" not in shown, shown
