@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, NotFoundError
+from .._limits import calling
 from ..memory.render import render_status
 from ..text.plural import plural
 from ..tools.guide import guide_text
@@ -186,7 +187,8 @@ async def read(ctx: Wiring, uri: str) -> str:
             """The rest of the range asked for; past it (0-0 read whole), the next chunk: 'chunks/1-0' is no resource."""
             return f"{uri}/chunks/{after}-{max(after, end)}"
 
-        return (await ctx.documents.read(ref.ident, ref.start, ref.end, onward=onward)).rendered
+        with calling(start="from", end="to"):  # the URI's words: 'chunks/3-1' said 'end=1 is before start=3'
+            return (await ctx.documents.read(ref.ident, ref.start, ref.end, onward=onward)).rendered
     else:
         status = await ctx.sessions.status(ref.ident)
         entries = await ctx.sessions.export(ref.ident)

@@ -135,6 +135,16 @@ async def test_unknown_resources_are_invalid_params_naming_the_uri(tmp_path: Pat
             assert missing.value.error.data == {"uri": uri}
 
 
+async def test_a_backward_chunk_range_is_refused_in_the_uris_words(tmp_path: Path) -> None:
+    """The template says {from}-{to}: a range that ends before it starts said 'end=1 is before start=3'."""
+    async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+        await ctx.documents.ingest(text="word " * 3000, doc_id="d")
+        with pytest.raises(MCPError) as backward:
+            await client.read_resource("ctxtrio://docs/d/chunks/3-1")
+    assert backward.value.code == INVALID_PARAMS
+    assert backward.value.error.message == "to=1 is before from=3; to is the last chunk to include"
+
+
 async def test_a_large_read_stays_within_the_budget(tmp_path: Path) -> None:
     """Reading every chunk of a 3 MB document returns one budget's worth, and says where to go on."""
     text = "\n\n".join(f"## Part {i}\n\n" + f"Line {i} of the log, nothing unusual here. " * 30 for i in range(2500))
