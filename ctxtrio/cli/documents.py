@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .._limits import SEARCH_WORDS, calling
 from ..docs.sandbox import escaped_path
-from ..text.plural import plural
+from ..text.plural import plural, token_count
 from ..text.terms import terms, unique_terms
 from .ingest import add_arguments, ingest_command
 from .library import open_library
@@ -62,7 +62,7 @@ async def docs_command(config: Config, args: argparse.Namespace, stop: trio.Canc
         say("no documents")
     for doc in docs:
         say(
-            f"{doc.doc_id}  {plural(doc.chunks, 'chunk')}  {doc.tokens} tokens  {doc.chars} chars  "
+            f"{doc.doc_id}  {plural(doc.chunks, 'chunk')}  {token_count(doc.tokens)}  {doc.chars} chars  "
             f'{when(doc.ingested_at)}  "{doc.title}"  {doc.source}'
         )
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._limits import SEARCH_WORDS
-from ..text.plural import first_to_last, plural
+from ..text.plural import first_to_last, plural, token_count
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -109,12 +109,12 @@ def render_ingest(result: IngestResult) -> str:
     info = result.doc
     if result.unchanged:
         return (
-            f"Unchanged: {_doc(info)} already holds this file's content ({plural(info.chunks, 'chunk')}, {info.tokens} tokens); "
+            f"Unchanged: {_doc(info)} already holds this file's content ({plural(info.chunks, 'chunk')}, {token_count(info.tokens)}); "
             f"nothing re-ingested. Next: doc_outline, doc_search or doc_window with doc_id={info.doc_id}."
         )
     verb = "Replaced" if result.replaced else "Ingested"
     return (
-        f"{verb} {_doc(info)}: {plural(info.chunks, 'chunk')}, {info.tokens} tokens, {info.chars} chars. "
+        f"{verb} {_doc(info)}: {plural(info.chunks, 'chunk')}, {token_count(info.tokens)}, {info.chars} chars. "
         f"Next: doc_outline, doc_search or doc_window with doc_id={info.doc_id}."
     )
 
@@ -128,7 +128,7 @@ def render_list(docs: Sequence[DocumentInfo]) -> str:
 
 
 def _list_line(info: DocumentInfo) -> str:
-    return f"- {_doc(info)}: {plural(info.chunks, 'chunk')}, {info.tokens} tokens, {info.source}"
+    return f"- {_doc(info)}: {plural(info.chunks, 'chunk')}, {token_count(info.tokens)}, {info.source}"
 
 
 def render_list_page(
@@ -171,7 +171,7 @@ def render_forget(info: DocumentInfo) -> str:
 
 def render_outline(outline: Outline) -> str:
     info = outline.doc
-    lines = [f"{_doc(info)}: {plural(info.chunks, 'chunk')}, {info.tokens} tokens. #index [tokens] trail"]
+    lines = [f"{_doc(info)}: {plural(info.chunks, 'chunk')}, {token_count(info.tokens)}. #index [tokens] trail"]
     if any(entry.summary is not None for entry in outline.entries):
         for entry in outline.entries:
             where = f" {trail_text(entry.trail)}" if entry.trail else ""
@@ -283,7 +283,7 @@ def window_head(window: Window, onward: Callable[[int], str] | None = None) -> s
     chunks resource); its head then names no cursor and says that the tool reads a cut chunk whole."""
     info = window.doc
     first, last = window.chunks[0].index, window.chunks[-1].index
-    counted = f" ({sum(chunk.tokens for chunk in window.chunks)} tokens, estimated)" if window.estimated else ""
+    counted = f" ({token_count(sum(chunk.tokens for chunk in window.chunks))}, estimated)" if window.estimated else ""
     head = f"{_doc(info)} {_span(first, last)} of {info.chunks}{counted}."
     if window.at_end:
         head += " End of document." if onward else " End of document (reset=true starts over)."

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import InputError, NotFoundError
 from .._limits import calling
 from ..memory.render import render_status
-from ..text.plural import plural
+from ..text.plural import plural, token_count
 from ..tools.guide import guide_text
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def _doc_resource(info: DocumentInfo) -> dict[str, Any]:
         "uri": doc_uri(info.doc_id),
         "name": info.doc_id,
         "title": info.title,
-        "description": f"Document: {plural(info.chunks, 'chunk')}, {info.tokens} tokens (outline and metadata).",
+        "description": f"Document: {plural(info.chunks, 'chunk')}, {token_count(info.tokens)} (outline and metadata).",
         "mimeType": MIME,
     }
 

@@ -12,6 +12,13 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
+def token_count(count: int) -> str:
+    """``1 token``, ``40 tokens``, ``1949 tokens``: a count of tokens as the answers' heads give it, the digits
+    without separators, as the search head's "(1949 tokens, estimated)" (a one-token chunk or document said
+    "1 tokens"; ``plural``'s "1,949" would make one count read two ways across the answers)."""
+    return f"{count} {'token' if count == 1 else 'tokens'}"
+
+
 def first_to_last(arg: str, total: int) -> str:
     """The values of ``arg`` that read ``total`` items: ``from=0`` for one, ``from=0 to 4`` for five
     (a past-the-end answer offered "from=0 to 0")."""

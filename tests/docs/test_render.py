@@ -7,6 +7,7 @@ from dataclasses import replace
 from ctxtrio.docs.model import (
     DocSummary,
     DocumentInfo,
+    IngestResult,
     Outline,
     OutlineEntry,
     SearchHit,
@@ -16,6 +17,8 @@ from ctxtrio.docs.model import (
 )
 from ctxtrio.docs.render import (
     hit_header,
+    render_ingest,
+    render_list,
     render_outline,
     render_search,
     render_summary,
@@ -59,6 +62,22 @@ def test_one_chunk_is_said_as_one() -> None:
     assert render_window(Window(INFO, None, two, 3, 50)).startswith('d1 "Guide" chunks #1-2 of 5.')
     assert render_summary(DocSummary(INFO, 2, 2, "s", "extractive")).startswith('Summary of d1 "Guide", chunk #2 (')
     assert render_summary(DocSummary(INFO, 1, 2, "s", "extractive")).startswith('Summary of d1 "Guide", chunks #1-2 (')
+
+
+def test_one_token_is_said_as_one() -> None:
+    """A window of a one-token chunk and a one-token document say "1 token" (they said "1 tokens"); more
+    stay plural, their digits as the search head's."""
+    one = replace(INFO, chunks=1, tokens=1)
+    window = Window(one, None, (WindowChunk(0, (), "a", 1),), 1, 60, estimated=True)
+    assert render_window(window).startswith('d1 "Guide" chunk #0 of 1 (1 token, estimated). End of document')
+    assert render_ingest(IngestResult(one, False, 0.0)).startswith('Ingested d1 "Guide": 1 chunk, 1 token, 9000 chars.')
+    assert render_list([one]).endswith('- d1 "Guide": 1 chunk, 1 token, inline')
+    assert render_outline(Outline(one, (OutlineEntry(0, (), 1),), 0)).startswith('d1 "Guide": 1 chunk, 1 token. #index')
+    wide = Window(INFO, None, (WindowChunk(0, (), "a", 1949),), 1, 4000, estimated=True)
+    assert "(1949 tokens, estimated)" in render_window(wide)
+    assert render_ingest(IngestResult(INFO, False, 0.0)).startswith(
+        'Ingested d1 "Guide": 5 chunks, 2500 tokens, 9000 chars.'
+    )
 
 
 def test_window_past_the_end_says_how_to_start_over() -> None:
