@@ -86,11 +86,15 @@ def id_span(ids: Sequence[str]) -> str:
     A compaction skips pins and summaries, so "Folded 6 entries (e2..e8)" took in a pinned e4 it
     left: runs (``e2..e3, e5..e8``) when there are three at most, else the entries left out between
     when as few (``e2..e30 but e4, e9, e15``), else their count; ids that are not ``e`` and a number in
-    order (an imported entry's) are listed, or the first and last with "..." between.
+    order (an imported entry's) are listed when four at most, else the first and last and how many
+    between (``x1, x9 and 7 entries between``: "x1, ..., x9" left the count out, and "the entries it
+    folds (...)" gives none of its own).
     """
     seqs = [int(item_id[1:]) if item_id[:1] == "e" and item_id[1:].isdigit() else -1 for item_id in ids]
     if len(ids) < 2 or -1 in seqs or any(b <= a for a, b in pairwise(seqs)):
-        return ", ".join(ids) if len(ids) <= 4 else f"{ids[0]}, ..., {ids[-1]}"
+        if len(ids) <= 4:
+            return ", ".join(ids)
+        return f"{ids[0]}, {ids[-1]} and {plural(len(ids) - 2, 'entry', 'entries')} between"
     runs = [[seqs[0], seqs[0]]]
     for seq in seqs[1:]:
         if seq == runs[-1][1] + 1:

@@ -209,7 +209,14 @@ def test_a_span_of_entries_says_only_what_it_holds() -> None:
     assert id_span(ids) == "e2..e11 but e4, e6, e10"
     assert id_span(("e2", "e4", "e6", "e8", "e10")) == "e2..e10 but 4 entries between"
     assert id_span(("e2", "e3", "e4")) == "e2..e4" and id_span(("e2", "e5")) == "e2, e5"
-    assert id_span(("x1", "e2")) == "x1, e2" and id_span(("a", "b", "c", "d", "e")) == "a, ..., e"
+    assert id_span(("x1", "e2")) == "x1, e2" and id_span(("a", "b", "c", "d")) == "a, b, c, d"
+
+
+def test_a_long_list_of_imported_ids_says_how_many_it_leaves_out() -> None:
+    """More than four ids that are not ``e`` and a number (an imported entry's) say the first, the last
+    and how many between, as a run of e-numbers says its count: "x1, ..., x9" gave none."""
+    assert id_span(tuple(f"x{n}" for n in range(1, 10))) == "x1, x9 and 7 entries between"
+    assert id_span(("a", "b", "c", "d", "e")) == "a, e and 3 entries between"
 
 
 async def test_recall_says_its_query_searches_the_text_and_its_tags_filter(tmp_path: Path) -> None:
