@@ -39,6 +39,23 @@ class _Outer:
         return len(self.items)
 
 
+def test_field_specs_are_parsed_once_per_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An Output parses its field specs when built, its nested ones too; dumping a result parses none."""
+    from ctxtrio.tools import output
+
+    out = Output(_Outer, ("name=inner.name", "items", "count"), items={"items": Output(_Inner, ("name",))})
+    parses: list[tuple[str, ...]] = []
+
+    def parsed(fields: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+        parses.append(fields)
+        return []
+
+    monkeypatch.setattr(output, "_parsed", parsed)
+    value = _Outer(_Inner("a", 1), (_Inner("b", 2),), 0.5)
+    assert out.dump(value) == out.dump(value) == {"name": "a", "items": [{"name": "b"}], "count": 1}
+    assert parses == []
+
+
 def test_paths_renames_properties_and_nulls() -> None:
     """Dotted paths, renames, mapped sequences, properties and optional parents give matching schema and content."""
     out = Output(_Outer, ("name=inner.name", "sizes=items.size", "ratio", "count"))
