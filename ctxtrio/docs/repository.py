@@ -375,6 +375,25 @@ class Repository(LoadedGenerations):
             )
             await self.store.catch_up_later(sweep.unchecked)
         await trio.to_thread.run_sync(partial(remove_empty_dirs, self.data.docs, self.state, now=time.time()))
+        await self._drop_rows_of_files_gone()
+
+    async def _drop_rows_of_files_gone(self) -> None:
+        """Drop the index rows of generation files that are gone. A removal deletes the file and leaves its
+        rows to the writer's next index flush; a process killed between left them for good (the sweep goes by
+        the files), and ctxtrio doctor called them stale (exit 1) after every start until --repair."""
+        try:
+            names = await self.store.indexed_journals()
+        except StoreError:
+            return  # the index cannot be read now: the next start looks again
+        current, root, prefix = self.current_journals(), self.data.root, self._docs_prefix
+        gone = await trio.to_thread.run_sync(
+            lambda: [
+                name for name in names if name.startswith(prefix) and name not in current and not (root / name).exists()
+            ]
+        )
+        for name in gone:
+            log.info("dropping the search index rows of %s: its file is gone", name)
+            await self.store.remove(root / name)  # the file is gone already: drops its rows
 
     async def _remove(self, obsolete: list[Key]) -> None:
         for doc_id, gen in obsolete:

@@ -356,6 +356,10 @@ class StoreHandle:
         """
         return await trio.to_thread.run_sync(read_lines, spans)
 
+    async def indexed_journals(self) -> list[str]:
+        """Every journal the index knows, as it stands (queued index work is not waited for)."""
+        return await trio.to_thread.run_sync(self._index.journal_names)
+
     async def inventory(self) -> dict[str, tuple[int, int]]:
         """Journal name -> (indexed offset, rows), for every journal the index knows (once settled)."""
         await self.index_settled()

@@ -52,7 +52,7 @@ from .index_errors import (
     is_damage,
     refusal_message,
 )
-from .index_queries import doc_counts, inventory, search_levels
+from .index_queries import doc_counts, inventory, journal_names, search_levels
 from .index_tables import ensure_schema, forget_rows, insert_rows, set_watermark, watermark
 from .layout import private_file
 from .read_only import read_only
@@ -320,6 +320,10 @@ class SearchIndex:
 
     def watermark(self, journal: str) -> int:
         return self._read("search index read failed", lambda conn: watermark(conn, journal), 0)
+
+    def journal_names(self) -> list[str]:
+        """Every journal the index knows (a start's check for rows of files gone)."""
+        return self._read("search index read failed", journal_names, [])
 
     def inventory(self) -> dict[str, tuple[int, int]]:
         """Journal name -> (indexed offset, chunk rows), for every journal the index knows (``ctxtrio doctor``)."""

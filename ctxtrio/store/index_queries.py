@@ -66,6 +66,11 @@ def doc_counts(conn: sqlite3.Connection, table: Table, terms: Sequence[str]) -> 
     return counts
 
 
+def journal_names(conn: sqlite3.Connection) -> list[str]:
+    """Every journal the index holds a watermark of (its rows go with it), without counting rows."""
+    return [str(name) for (name,) in conn.execute("SELECT name FROM journals")]
+
+
 def inventory(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
     """Journal name -> (indexed offset, chunk rows), for every journal the index knows."""
     marks = {str(n): int(o) for n, o in conn.execute("SELECT name, indexed_offset FROM journals")}

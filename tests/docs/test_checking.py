@@ -66,6 +66,22 @@ async def test_check_index_finds_rows_behind_and_stale_and_rebuild_mends_both(tm
         assert (await ctx.documents.search("numbat")).hits
 
 
+async def test_a_start_drops_the_rows_of_a_generation_whose_file_is_gone(tmp_path: Path) -> None:
+    """A removal deletes the file and leaves its rows to the next index flush: a process killed between left
+    rows no start dropped (the sweep goes by the files), and doctor said 'stale journals' until --repair."""
+    async with opened(tmp_path) as ctx:
+        doc = (await ctx.documents.ingest(text=TEXT, doc_id="a")).doc
+        _, copy = _copy_of_the_generation(tmp_path, "a", "gone.jsonl")
+        await ctx.store.reindex(copy)  # the rows of a replaced generation, as a kill left them
+        copy.unlink()
+        stale = ctx.data.journal_name(copy)
+        assert (await ctx.documents.check_index()).stale == (stale,)
+    async with opened(tmp_path) as ctx:
+        assert await ctx.documents.list_documents() == [doc]  # opens the documents: the start's sweep
+        assert await ctx.documents.check_index() == IndexCheck(1, 1, doc.chunks, (), ())
+        assert (await ctx.documents.search("numbat")).hits
+
+
 async def test_the_looks_sweep_nothing_where_a_refresh_would(tmp_path: Path) -> None:
     """An old uncommitted generation stays put through every check; list_documents (a refresh) sets it aside."""
     async with opened(tmp_path) as ctx:
