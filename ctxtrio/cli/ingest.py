@@ -50,8 +50,9 @@ PARALLEL_FILES = 8
 #: Files read and hashed per worker-thread call when looking for unchanged ones.
 PRECHECK_FILES = 32
 #: Characters of read text a batch keeps for the ingest (the first file's whatever its size): a file
-#: past them is read again by the document service, so what waits in memory stays bounded, at
-#: PARALLEL_FILES x this (16M characters, as with 4 files of 4M).
+#: past them is read again by the document service, so what waits in memory stays bounded: per batch
+#: this or the batch's first file, whichever is larger (a file can be max_ingest_chars, 20M by
+#: default), so PARALLEL_FILES x that at most (16M characters for files of 2M or less).
 PRECHECK_KEEP_CHARS = 2_000_000
 
 
