@@ -1,8 +1,8 @@
 """Turning ``ingest PATH...`` into files to ingest and the roots that sandbox them (blocking).
 
-Each argument is a file, a directory (walked) or a glob (``docs/**/*.md``, matched while
-walking its fixed part). Walks follow no directory symlink (counted, not followed: a
-link to ``.`` cannot loop), skip names starting with ``.`` (``.git``, ``.venv``), honour
+Each argument is a file, a directory (walked; a link to one named as an argument is walked
+where it leads) or a glob (``docs/**/*.md``, matched while walking its fixed part). Walks
+follow no directory symlink they meet (counted, not followed: a link to ``.`` cannot loop), skip names starting with ``.`` (``.git``, ``.venv``), honour
 ``.gitignore`` files as git does and ``--exclude``/``--include`` globs (:mod:`.patterns`);
 a file named as an argument is always taken. A symlink to a file that is also listed is
 taken once. Unless ``--ingest-root`` (or ``CTX_INGEST_ROOTS``) names the roots, each
@@ -108,7 +108,8 @@ def find_files(
             top, rest = _split_glob(argument)
             # What the glob matched, not what it added: files an earlier argument listed are a match too.
             matched: list[Path] = []
-            if top.is_dir() and not top.is_symlink():
+            if top.is_dir():
+                top = _followed(top)
                 add_root(top)
                 depth = None if "**" in rest.split("/") else rest.count("/") + 1
                 _walk(
@@ -118,9 +119,10 @@ def find_files(
                 add(match)
             if not matched:
                 found.refused.append((argument, "no file matches this pattern"))
-        elif path.is_dir() and not path.is_symlink():
-            add_root(path)
-            _walk(path, add, found, filters)
+        elif path.is_dir():
+            top = _followed(path)
+            add_root(top)
+            _walk(top, add, found, filters)
         elif os.path.lexists(path):
             add_root(path.parent)
             add(path)
@@ -129,6 +131,14 @@ def find_files(
             found.refused.append((argument, "no such file or directory"))
     _once(candidates, found)
     return found
+
+
+def _followed(directory: Path) -> Path:
+    """A directory named as an argument, or the one a link named so leads to: a person who types a link to a folder
+    means the folder (``find -H`` and ``grep -r`` follow a link given on the command line, and only there). Walked
+    where it leads, which is also its root: the sandbox follows links before checking a file against its root, and
+    every file is stored by its resolved path. Links met while walking are still counted, not followed."""
+    return Path(os.path.realpath(directory)) if directory.is_symlink() else directory
 
 
 def _once(candidates: list[Path], found: Found) -> None:

@@ -186,6 +186,18 @@ async def test_a_file_ingested_through_a_link_is_found_by_the_links_path(tmp_pat
     assert done.code == 0 and done.out.startswith(f"forgot {item['doc_id']} "), done
 
 
+async def test_a_link_to_a_folder_is_ingested_as_the_folder(tmp_path: Path) -> None:
+    """'ctxtrio ingest LINK-TO-FOLDER' ingests the folder's files (exit 0); it was refused as a directory (exit 1)."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("the parser of a\n")
+    (docs / "b.md").write_text("the lexer of b\n")
+    (tmp_path / "link").symlink_to(docs)
+    done = await cli(data, "ingest", str(tmp_path / "link"), "--json")
+    assert done.code == 0, done
+    assert sorted(Path(item["path"]).name for item in done.json()["ingested"]) == ["a.md", "b.md"], done
+
+
 async def test_ctrl_c_stops_ingest_with_nothing_half_committed(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the whole process group) mid-ingest: exit 130, no traceback, true counts, all whole."""
     data, docs = tmp_path / "data", tmp_path / "docs"

@@ -87,3 +87,29 @@ def test_a_symlink_inside_the_folder_is_taken_once(tmp_path: Path) -> None:
     names = sorted(os.path.relpath(path, tmp_path) for path, _ in found.files)
     assert names == ["a/keep.txt", "a/x.md", "b.md", "docs/guide.md", "notes.md"]
     assert found.skipped == {DUPLICATE_LINK: 1}
+
+
+def test_a_link_to_a_folder_named_as_an_argument_is_walked_where_it_leads(tmp_path: Path) -> None:
+    """'ingest LINK', 'ingest LINK/' and 'ingest LINK/**/*.md' take the folder the link leads to, rooted there (the
+    sandbox follows links before checking a file against its root). Before, the first two were refused as 'a
+    directory, not a regular file' and the glob matched nothing. A link met while walking is still not followed."""
+    real = tmp_path / "real"
+    real.mkdir()
+    _tree(real)
+    (real / "inner").symlink_to(real / "docs")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    for argument in (str(link), f"{link}/"):
+        found = find_files([argument], ())
+        assert found.refused == [], argument
+        assert sorted(os.path.relpath(path, real) for path, _ in found.files) == [
+            "a/keep.txt",
+            "a/x.md",
+            "docs/guide.md",
+            "notes.md",
+        ], argument
+        assert found.roots == [real.resolve()], argument
+        assert found.skipped[LINKED_DIRECTORY] == 1, argument
+    found = find_files([f"{link}/**/*.md"], ())
+    assert found.refused == [] and found.roots == [real.resolve()]
+    assert sorted(os.path.relpath(path, real) for path, _ in found.files) == ["a/x.md", "docs/guide.md", "notes.md"]
