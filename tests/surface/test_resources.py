@@ -18,6 +18,7 @@ from ctxtrio.surface.resources import PAGE_SIZE
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ctxtrio._wiring import Wiring
     from ctxtrio.text.tokens import TokenModel
 
 INVALID_PARAMS = -32602
@@ -65,12 +66,17 @@ async def test_documents_sessions_and_guide_read_as_resources(tmp_path: Path) ->
         assert guide.startswith("ctxtrio keeps what does not fit")
 
 
+async def _three_notes_folded(ctx: Wiring) -> None:
+    """Session s: three notes, e2..e4, folded into the summary e5."""
+    for n in range(3):
+        await ctx.sessions.append("s", f"note {n} about the parser")
+    await ctx.sessions.compact("s", keep_recent=0)
+
+
 async def test_a_sessions_latest_summary_says_what_it_folds_now(tmp_path: Path) -> None:
     """After one of its entries was restored, the session resource said the summary 'folds 3 entries'."""
     async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
-        for n in range(3):
-            await ctx.sessions.append("s", f"note {n} about the parser")
-        await ctx.sessions.compact("s", keep_recent=0)  # e2..e4 into e5
+        await _three_notes_folded(ctx)
         await ctx.sessions.update("s", "e3", restore=True)
         session = await _text(client, "ctxtrio://sessions/s")
     assert "\nLatest summary (e5, folds 2 entries of the 3 it summarizes):\n" in session, session
@@ -80,9 +86,7 @@ async def test_a_summary_does_not_fold_an_entry_deleted_since(tmp_path: Path) ->
     """A folded entry deleted since is out of recall by itself, and an undo leaves it deleted: the session
     resource said the summary 'folds 3 entries', and the undo '3 entries (e2..e4) are live again'."""
     async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
-        for n in range(3):
-            await ctx.sessions.append("s", f"note {n} about the parser")
-        await ctx.sessions.compact("s", keep_recent=0)  # e2..e4 into e5
+        await _three_notes_folded(ctx)
         await ctx.sessions.update("s", "e3", delete=True)
         session = await _text(client, "ctxtrio://sessions/s")
         undone = await ctx.sessions.update("s", "e5", restore=True)

@@ -81,13 +81,20 @@ def test_random_documents_hold_the_invariants() -> None:
         assert_valid(text, chunks(text, size, overlap), size)
 
 
+#: What long lines are made of: sentence ends, spaces, code separators, CJK, marks, emoji, CR and LF.
+LONG_LINE_PARTS = ["word", " ", "  ", ". ", "e.g. ", "os.", "! ", "。", "，", ";", ",", ")", "}", "\u3000", "\t"]
+LONG_LINE_PARTS += ["e\u0301", " \u0301", "\u00a0", "数据库", "xyz" * 30, "\U0001f44d\U0001f3fd", "\r", "\n"]
+
+
+def _long_line(rng: random.Random) -> str:
+    return "".join(rng.choice(LONG_LINE_PARTS) for _ in range(rng.randrange(1, 400)))
+
+
 def test_random_long_lines_hold_the_invariants() -> None:
     """Lines cut at sentences, spaces, separators or characters keep every guarantee."""
     rng = random.Random(2121)
-    parts = ["word", " ", "  ", ". ", "e.g. ", "os.", "! ", "。", "，", ";", ",", ")", "}", "\u3000", "\t"]
-    parts += ["e\u0301", " \u0301", "\u00a0", "数据库", "xyz" * 30, "\U0001f44d\U0001f3fd", "\r", "\n"]
     for _ in range(300):
-        text = "".join(rng.choice(parts) for _ in range(rng.randrange(1, 400)))
+        text = _long_line(rng)
         size = rng.choice([3, 7, 20, 60])
         overlap = rng.randrange(0, size)
         found = chunks(text, size, overlap)
@@ -101,10 +108,8 @@ def test_pieces_that_count_more_together_still_make_chunks_within_budget() -> No
     but one character (and its marks) whose own estimate is over it, and chunks keep their order."""
     cold = TokenModel.cold()
     rng = random.Random(2122)
-    parts = ["word", " ", "  ", ". ", "e.g. ", "os.", "! ", "。", "，", ";", ",", ")", "}", "\u3000", "\t"]
-    parts += ["e\u0301", " \u0301", "\u00a0", "数据库", "xyz" * 30, "\U0001f44d\U0001f3fd", "\r", "\n"]
     for _ in range(200):
-        text = "".join(rng.choice(parts) for _ in range(rng.randrange(1, 400)))
+        text = _long_line(rng)
         size = rng.choice([3, 7, 20, 60])
         found = chunks(text, size, rng.randrange(0, size), cold)
         assert found[0].start == 0 and found[-1].end == len(text)
