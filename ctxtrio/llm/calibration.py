@@ -164,6 +164,11 @@ def _report_failure(endpoint: str, exc: LLMError, source: str, retry_s: float, r
 async def _context_length(client: LLMClient, model: str, method: Method) -> int | None:
     """The window from the server's endpoints, else (llama-cpp-python) from its overflow error."""
     length = await client.context_length(model)
+    if length is None and method == "tokenize" and client.tokenize_style is None:
+        # Rates from the cache (a restart): nothing has been tokenized yet, so which server this is
+        # is unknown. One short count tells, else the window stayed unknown and the budget the
+        # built-in default (4,000 tokens: more than half, or all, of a small model's window).
+        await client.tokenize("x")
     if length is None and method == "tokenize" and client.tokenize_style == "llama-cpp-python":
         length = await client.context_from_overflow()
     return length

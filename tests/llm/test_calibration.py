@@ -4,6 +4,7 @@ itself: test_calibration_fit.py; endpoints that refuse or are slow, in virtual t
 from __future__ import annotations
 
 import json
+import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -292,3 +293,21 @@ async def test_llama_cpp_python_window_comes_from_its_overflow_error(nursery: tr
     server = FakeServer(tokenize="extras", context_style=None, n_ctx=8192)
     assert await _first_lengths(nursery, server, tmp_path) == [8192]
     assert server.chat_count == 1  # the one overflow probe; counts came from /extras/tokenize
+
+
+async def test_llama_cpp_python_window_is_learned_when_the_rates_are_cached(
+    nursery: trio.Nursery, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A restart takes its rates from the cache and still learns llama-cpp-python's window from the overflow error."""
+    caplog.set_level(logging.INFO, logger="ctxtrio.llm.calibration")
+    server = FakeServer(tokenize="extras", context_style=None, n_ctx=8192)
+    assert await _first_lengths(nursery, server, tmp_path) == [8192]  # measured and cached
+    lengths: list[int] = []
+    ref = TokenModelRef(TokenModel.cold())
+    await _start_calibrator(
+        nursery, server.base_url, ref, cache_path=tmp_path / "c.json", on_context_length=lengths.append
+    )
+    # A fresh client (a new process) has tokenized nothing yet; its rates come from the cache.
+    await wait_for(lambda: caplog.text.count("token counts now from") == 2)
+    assert ref.current.source.endswith("(cached)")
+    assert lengths == [8192]
