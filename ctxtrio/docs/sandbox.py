@@ -15,7 +15,8 @@ known to be inside a root:
    strictly, so outside the roots ``/etc/shadow`` and ``/etc/nonexistent`` get the same
    answer: no path's existence can be probed. The strict result is checked again.
 3. ``stat`` must say regular file, no larger than the limit, with one link:
-   directories, FIFOs, sockets and devices are refused here, and so are files with
+   directories (naming a few of their files, which a caller may pass instead), FIFOs,
+   sockets and devices are refused here, and so are files with
    several hard links. A hard link has no "real" name: every name of the file is equal,
    and nothing short of scanning the whole filesystem finds the others, so a link made
    inside a root to a file outside it would pass every path check. Comparing device
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["NotTextError", "check_text", "decode_text", "escaped_path", "read_source", "resolve_in_roots"]
 
 _KINDS = (
-    (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISSOCK, "a socket"),
     (stat.S_ISCHR, "a character device"),
@@ -184,6 +184,8 @@ def _read_checked(resolved: Path, root: Path, max_bytes: int) -> str:
 
 
 def _check_kind(info: os.stat_result, resolved: Path, max_bytes: int) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise IngestError(_directory_refusal(resolved))
     for test, kind in _KINDS:
         if test(info.st_mode):
             raise IngestError(f"{resolved} is {kind}, not a regular file")
@@ -196,6 +198,38 @@ def _check_kind(info: os.stat_result, resolved: Path, max_bytes: int) -> None:
         )
     if info.st_size > max_bytes:
         raise IngestError(f"{resolved} is {info.st_size:,} bytes; the limit is {max_bytes:,} (--max-ingest-chars)")
+
+
+#: Files a directory's refusal names; the rest are counted.
+_NAMED_FILES = 3
+#: Entries of a directory looked at for its refusal: a huge folder is not listed whole.
+_LISTED_ENTRIES = 10_000
+
+
+def _directory_refusal(directory: Path) -> str:
+    """What to pass instead of ``directory`` (inside a root: its names may be told): a model
+    given a folder calls again with a folder unless told which files to name."""
+    names: list[str] = []
+    try:
+        with os.scandir(directory) as entries:
+            for count, entry in enumerate(entries):
+                if count >= _LISTED_ENTRIES:
+                    break
+                if not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
+                    names.append(escaped_path(entry.path))  # whole: a bare name is read under the first root
+    except OSError:
+        pass  # unreadable: the refusal still says what doc_ingest takes
+    folder = "a whole folder is ingested from a shell with ctxtrio ingest FOLDER"
+    if not names:
+        return f"{directory} is a directory, not a file: doc_ingest reads one file a call ({folder})"
+    names.sort()
+    shown = ", ".join(names[:_NAMED_FILES])
+    if len(names) > _NAMED_FILES:
+        shown += f" and {len(names) - _NAMED_FILES} more"
+    return (
+        f"{directory} is a directory, not a file: doc_ingest reads one file a call; pass one of its files "
+        f"as file_path ({shown}); {folder}"
+    )
 
 
 def _check_opened(fd: int, resolved: Path, root: Path) -> None:

@@ -130,9 +130,29 @@ def test_symlink_inside_root_is_fine(root: Path) -> None:
 
 
 def test_directory(root: Path) -> None:
-    """A directory is refused as not a regular file."""
+    """A directory is refused as not a file."""
     (root / "sub").mkdir()
-    assert "is a directory" in refusal("sub", [root])
+    assert "is a directory, not a file" in refusal("sub", [root])
+
+
+def test_a_directory_is_refused_naming_files_to_pass_instead(root: Path) -> None:
+    """A directory's refusal says doc_ingest reads one file and names the first of its files by their whole
+    paths (not hidden ones, not folders), and how a whole folder is ingested."""
+    sub = root / "sub"
+    sub.mkdir()
+    for name in ("e.md", "c.md", "a.md", "d.md", "b.md", ".hidden.md"):
+        (sub / name).write_text("text\n", encoding="utf-8")
+    (sub / "inner").mkdir()
+    assert refusal("sub", [root]) == (
+        f"{sub} is a directory, not a file: doc_ingest reads one file a call; pass one of its files as "
+        f"file_path ({sub / 'a.md'}, {sub / 'b.md'}, {sub / 'c.md'} and 2 more); a whole folder is ingested "
+        "from a shell with ctxtrio ingest FOLDER"
+    )
+    (root / "empty").mkdir()
+    assert refusal(str(root / "empty"), [root]) == (
+        f"{root / 'empty'} is a directory, not a file: doc_ingest reads one file a call "
+        "(a whole folder is ingested from a shell with ctxtrio ingest FOLDER)"
+    )
 
 
 def test_fifo_is_refused_without_blocking(root: Path) -> None:
