@@ -35,6 +35,10 @@ _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
 _HEADING: Final = re.compile(r" {0,3}#{1,6}[ \t]+")
 _LIST_ITEM: Final = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _UNDERLINE: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
+#: A line of reST explicit markup: '..' opens a directive, a comment, a link target or a footnote (not '...').
+_EXPLICIT_MARKUP: Final = re.compile(r"[ \t]*\.\.(?:[ \t]|\r?\n|\Z)")
+#: A directive's option line (``:synopsis: ...``, ``:noindex:``), indented under it.
+_OPTION: Final = re.compile(r"[ \t]+:[\w-]+:")
 _CLOSERS: Final = "\"'”’)\\]}」』）》"  # a regex class body: the bracket is escaped
 # Either ``[.!?]+`` closers, then whitespace or the end, or ``[。！？．｡]+`` closers. Written as one
 # leading class, the branch chosen by the mark it matched, so the regex engine skips to the next
@@ -118,16 +122,35 @@ def summarize_extractive(text: str, *, target_tokens: int, model: TokenModel) ->
 def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
     """Return the first non-heading sentence of ``text`` cut to ``max_tokens`` ("" if none).
 
-    Falls back to the first heading when the text has nothing else. Meant for one-line
+    reST explicit markup (``.. note::``, ``.. versionchanged:: 3.6``) is taken only when no
+    prose follows; then the first heading when the text has nothing else. Meant for one-line
     outline summaries. ``max_tokens`` must be at least 1.
     """
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+    # An outline line of '.. note::' or '.. versionchanged:: 3.6' says nothing of its chunk: reST's
+    # explicit markup (directives, comments, link targets) is passed over while prose follows.
+    for source in (_without_markup(text), text):
+        sentences = _sentences(source)
+        body = [sentence for sentence in sentences if not sentence.heading]
+        if body:
+            return _fit(body[0].text, max_tokens, model)
     sentences = _sentences(text)
-    if not sentences:
-        return ""
-    body = [sentence for sentence in sentences if not sentence.heading]
-    return _fit((body or sentences)[0].text, max_tokens, model)
+    return _fit(sentences[0].text, max_tokens, model) if sentences else ""
+
+
+def _without_markup(text: str) -> str:
+    """``text`` without the lines of reST explicit markup: a ``..`` line, the lines its trailing
+    backslash continues, and the ``:option:`` lines right under it (a directive's body stays)."""
+    kept: list[str] = []
+    state = ""  # after a markup line: "continued" (it ended in a backslash) or "options"
+    for line in text.splitlines(keepends=True):
+        if _EXPLICIT_MARKUP.match(line) or state == "continued" or (state == "options" and _OPTION.match(line)):
+            state = "continued" if line.rstrip().endswith("\\") else "options"
+            continue
+        state = ""
+        kept.append(line)
+    return "".join(kept)
 
 
 def _sentences(text: str) -> list[_Sentence]:

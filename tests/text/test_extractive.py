@@ -235,6 +235,20 @@ def test_log_lines_are_sentences_but_wrapped_prose_is_not() -> None:
     assert split_sentences(prose) == [prose]
 
 
+def test_first_sentence_passes_over_rest_markup() -> None:
+    """An outline's extractive line is the chunk's first prose, not a line of reST explicit markup (a directive
+    with its options and backslash continuations, a link target, a comment); markup alone is still a line."""
+    text = (
+        "   .. versionchanged:: 3.4\n\n.. _json-dumps:\n\n..\n\n"
+        ".. function:: dumps(obj, *, skipkeys=False, \\\n                 indent=None)\n   :noindex:\n\n"
+        "   Keys in key/value pairs of JSON are always of the type str.\n"
+    )
+    first = first_sentence(text, max_tokens=50, model=MODEL)
+    assert first == "Keys in key/value pairs of JSON are always of the type str."
+    assert first_sentence(".. seealso::\n", max_tokens=50, model=MODEL) == ".. seealso::"
+    assert first_sentence("... and so on. Then more.", max_tokens=50, model=MODEL) == "... and so on."
+
+
 def test_first_sentence_needs_a_positive_budget() -> None:
     """first_sentence with max_tokens below one is a ValueError."""
     with pytest.raises(ValueError):
