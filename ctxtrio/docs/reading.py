@@ -21,7 +21,7 @@ from ..text.extractive import summarize_extractive
 from .arguments import check_start_end
 from .loaded import GenerationCache
 from .model import DocSummary, Outline, OutlineEntry, Window, WindowChunk
-from .packing import contiguous_text, pack_outline, pack_window
+from .packing import contiguous_text, fresh_text, pack_outline, pack_window
 from .render import chunk_header, render_outline, render_window, window_head
 from .sharing import GAP_TOKENS
 
@@ -207,7 +207,11 @@ class ReadingMethods:
         await self._repo.top_up(doc)
         cache = GenerationCache(self._repo, doc)
         lines = await self._summarizer.one_liners(
-            [chunk.text for chunk in selected], cache=cache, job_key=f"outline/{doc.doc_id}/{doc.gen}", wait=wait
+            [chunk.text for chunk in selected],
+            cache=cache,
+            job_key=f"outline/{doc.doc_id}/{doc.gen}",
+            wait=wait,
+            fresh=[fresh_text(doc.chunks[chunk.index - 1] if chunk.index else None, chunk) for chunk in selected],
         )
         notes: dict[str, str] = {}  # the first note of each kind, keyed without its numbers
         for line in lines:

@@ -194,8 +194,13 @@ class Summarizer:
         progress: Progress | None = None,
         job_key: str | None = None,
         wait: Wait = to_the_end,
+        fresh: Sequence[str] | None = None,
     ) -> list[Summary]:
         """One sentence about each of ``texts`` (chunks, for outlines); never raises LLMError.
+
+        ``fresh``: each text without what the text before it said already (a chunk's overlap),
+        where an extractive line is taken from (else from ``texts``): the first sentence of an
+        overlap is the chunk before's.
 
         The ones not cached yet are one background job (one request per text, each kept
         in ``cache`` the moment it is checked), waited for by ``wait`` like
@@ -206,7 +211,8 @@ class Summarizer:
         (16 repeated calls filled the queue); what it did not cover comes with the next call.
         """
         model = self._ref.current
-        fallbacks = [first_sentence(text, max_tokens=ONE_LINER_TOKENS, model=model) for text in texts]
+        leads = texts if fresh is None else [part or text for part, text in zip(fresh, texts, strict=True)]
+        fallbacks = [first_sentence(text, max_tokens=ONE_LINER_TOKENS, model=model) for text in leads]
         if self._client is None:
             return [
                 short(text, model) or Summary(line, "extractive", "no LLM configured; extractive")

@@ -15,9 +15,11 @@ import trio.testing
 
 from ctxtrio._errors import InputError
 from ctxtrio.docs.service import DocumentService
+from ctxtrio.llm._outcome import ONE_LINER_TOKENS
 from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.llm.summarizer import Summarizer
+from ctxtrio.text.extractive import first_sentence
 from ctxtrio.text.tokens import TokenModel
 from testkit.clock import held_clock
 from testkit.deadlines import until
@@ -154,3 +156,19 @@ async def test_repeated_outline_calls_join_one_job_per_document(tmp_path: Path, 
             summary = await docs.summarize("d", target_tokens=200, wait=until(trio.current_time() + 0.5))
             assert "queue is full" not in summary.note, summary.note
             nursery.cancel_scope.cancel()
+
+
+async def test_an_extractive_outline_line_is_taken_past_the_overlap(tmp_path: Path) -> None:
+    """Without an LLM a chunk's outline line is the first sentence of what it adds, not of the overlap it
+    repeats from the chunk before (which would say what that chunk holds)."""
+    async with opened(tmp_path) as ctx:
+        ctx.live.tokens.current = TokenModel.flat()
+        text = "\n\n".join(f"Fact {n} sets limit {n * 3} for node-{n}." for n in range(600))  # short blocks carry over
+        info = (await ctx.documents.ingest(text=text, doc_id="d")).doc
+        outline = await ctx.documents.outline("d", summarize=True, max_chunks=6)
+        window = await ctx.documents.window("d", start=0, end=5, budget_tokens=100_000)  # chunks past their overlap
+        model = ctx.live.tokens.current
+        full = [(await ctx.documents.window("d", start=n, end=n, budget_tokens=100_000)).chunks[0] for n in range(6)]
+        assert info.chunks > 6 and any(whole.text != shown.text for whole, shown in zip(full, window.chunks))
+        for entry, shown in zip(outline.entries, window.chunks, strict=True):
+            assert entry.summary == first_sentence(shown.text, max_tokens=ONE_LINER_TOKENS, model=model)
