@@ -87,6 +87,7 @@ def _make_room_for_trailer(
     by_meaning: AbstractSet[str],
     skipped: str | None,
     tags: AbstractSet[str],
+    folded: tuple[str, str] | None,
 ) -> tuple[int, str, int, int, bool]:
     """Drop the last chosen entries, then the last pins, until the trailer fits beside them.
 
@@ -96,7 +97,7 @@ def _make_room_for_trailer(
     while True:
         not_fit = max(0, matched - repeats - len(chosen))
         notes = _meaning_notes([item.id for item in chosen], by_meaning, skipped)
-        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit, notes, tags)
+        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit, notes, tags, folded)
         trailer_tokens = model.estimate(trailer)
         if used + trailer_tokens <= budget_tokens or not (chosen or pins):
             return not_fit, trailer, trailer_tokens, used, by_limit
@@ -123,24 +124,31 @@ def pack_recall(
     query_terms: Sequence[str] = (),
     by_meaning: AbstractSet[str] = frozenset(),
     skipped: str | None = None,
+    folded: tuple[str, str] | None = None,
 ) -> RecallResult:
     """Pack pins and ``candidates`` (best first) into ``budget_tokens``; see the module doc.
 
     Candidates that are pinned or carry none of ``tags`` (when given) are skipped.
     ``query_terms`` (the terms of the query) place the cut of an entry too large to fit.
     ``by_meaning``: ids of entries semantic recall found and the words did not; the
-    closing line names those shown. ``skipped``: why semantic recall was not asked.
+    closing line names those shown. ``skipped``: why semantic recall was not asked. ``folded``: (entry,
+    summary) of a folded entry the query matches, which the closing line names when nothing live does.
     """
     pins, pins_missing, used = _fit_pins(state, budget_tokens)
     seen = {pin.text for pin in pins}
     chosen, cuts, passed, repeats, by_limit, used = _choose(candidates, seen, used, budget_tokens, limit, tags, mode)
     if mode == "recent":
         matched = max(matched, len(chosen) + repeats)
+    if (
+        folded is not None
+        and used + model.estimate(_trailer(0, matched, (), mode, False, (), tags, folded)) > budget_tokens
+    ):
+        folded = None  # a pin comes before this hint: no pin leaves to make room for it
     ranked_chosen = list(chosen)
     pins_fitting = len(pins)
     not_fit, trailer, trailer_tokens, used, by_limit = _make_room_for_trailer(
         pins, pins_missing, chosen, used, by_limit, matched=matched, repeats=repeats, mode=mode,
-        budget_tokens=budget_tokens, model=model, by_meaning=by_meaning, skipped=skipped, tags=tags,
+        budget_tokens=budget_tokens, model=model, by_meaning=by_meaning, skipped=skipped, tags=tags, folded=folded,
     )  # fmt: skip
     if mode == "query" and len(chosen) < len(ranked_chosen) and (not cuts or len(chosen) < cuts[0][1]):
         # The closing line pushed out a match ranked above the ones to cut: it is cut first instead
@@ -160,7 +168,7 @@ def pack_recall(
 
     def closing(cut: Sequence[Item]) -> str:  # the closing line when ``cut`` is shown too
         notes = _meaning_notes([item.id for item in chosen] + [item.id for item in cut], by_meaning, skipped)
-        return _trailer(not_fit - len(cut), matched, pins_missing, mode, by_limit, notes, tags)
+        return _trailer(not_fit - len(cut), matched, pins_missing, mode, by_limit, notes, tags, folded)
 
     got, tail = cut_all([item for item, _ in cuts], budget_tokens - used, closing, query_terms, model)
     if mode == "query" and len(pins) == pins_fitting:
@@ -266,11 +274,18 @@ def _trailer(
     by_limit: bool,
     notes: Sequence[str] = (),
     tags: AbstractSet[str] = frozenset(),
+    folded: tuple[str, str] | None = None,
 ) -> str:
     """The closing line: what was left out and what to do, and ``notes``; empty when there is nothing to say."""
     parts: list[str] = []
     if mode == "query" and matched == 0:
         parts.append("no unpinned entry matches the query")
+        if folded is not None:  # else "not recorded", to a model that wrote it before a compaction
+            entry, summary = folded
+            parts.append(
+                f"{entry} matches it, folded into {summary} by a compaction: "
+                f"context_update entry_id={entry} restore=true brings it back"
+            )
     elif tags and matched == 0:  # (the answer was empty, which the tools render as 'no live entries')
         parts.append(f"no unpinned entry is tagged {' or '.join(sorted(tags))}")
     if not_fit:

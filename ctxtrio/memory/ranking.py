@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
     from collections.abc import Set as AbstractSet
 
-__all__ = ["MEANING_DEPTH", "RECENCY_WEIGHT", "fuse_meaning", "place", "rank", "recent_candidates"]
+__all__ = ["MEANING_DEPTH", "RECENCY_WEIGHT", "folded_match", "fuse_meaning", "place", "rank", "recent_candidates"]
 
 RECENCY_WEIGHT: Final = 0.25
 #: With semantic recall: the entries nearest the query in meaning that are fused with BM25's
@@ -100,6 +100,20 @@ def fuse_meaning(
     rest = (item for item in keyword if item.ordinal not in by_meaning)
     fused = chain((Item(state, ordinal) for ordinal in pool), rest)
     return fused, matched + len(meaning_only), frozenset(meaning_only)
+
+
+def folded_match(state: SessionState, query_terms: Sequence[str]) -> tuple[str, str] | None:
+    """(entry id, summary id) of the folded entry holding the most of ``query_terms`` (the newest of
+    equals), or None. A recall that matches nothing live names it: an extractive summary keeps some
+    of its entries' lines, and one it left out is in the journal, out of recall until restored."""
+    folded = bytearray(len(state))
+    for ordinal in state.superseded_by:
+        folded[ordinal] = not state.deleted_flags[ordinal] and not state.live[ordinal]
+    held = state.index.holding(query_terms, folded)
+    if not held:
+        return None
+    best = max(held, key=lambda ordinal: (held[ordinal], ordinal))
+    return Item(state, best).id, Item(state, state.superseded_by[best]).id
 
 
 def _drain(state: SessionState, heap: list[tuple[float, int]]) -> Iterator[Item]:

@@ -53,7 +53,7 @@ from .model import (
     UpdateResult,
 )
 from .packing import pack_recall
-from .ranking import MEANING_DEPTH, fuse_meaning, rank, recent_candidates
+from .ranking import MEANING_DEPTH, folded_match, fuse_meaning, rank, recent_candidates
 from .render import render_recalled
 from .semantic import EntryHits, check_vectors
 from .sessions.registry import MAX_ENTRIES, MAX_SESSIONS
@@ -241,6 +241,7 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
                     ranked, matched, meaning = fuse_meaning(state, terms, wanted, near.keys, weights)
                 else:
                     (ranked, matched), meaning = rank(state, terms, wanted, weights), frozenset[str]()
+                folded = folded_match(state, terms) if matched == 0 and not wanted else None
                 return pack_recall(
                     state,
                     ranked,
@@ -253,6 +254,7 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
                     query_terms=terms,
                     by_meaning=meaning,
                     skipped=near.skipped,
+                    folded=folded,
                 )
             if wanted:
                 matched = sum(1 for _ in recent_candidates(state, wanted))

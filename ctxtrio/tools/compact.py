@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from .._errors import InputError
 from .._limits import BUDGET, CHUNK_INDEX, calling, check_range
@@ -56,6 +56,20 @@ _OWN_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"restore=true on (\S+) (undoes|retires)"), r"context_compact undo=\1 \2"),
     (re.compile(r" Try other words, or doc_outline to see the structure\."), " Try other words."),
 )
+
+
+#: A recall's closing line naming a folded entry's restore (memory/packing._trailer): this profile undoes the
+#: compaction instead, which brings that entry back with the rest it folds. Shorter, as _OWN_WORDS are.
+_FOLDED_RESTORE: Final = re.compile(r"folded into (\S+) by a compaction: context_update entry_id=\S+ restore=true")
+
+
+def _undo_named(recalled: str) -> str:
+    """``recalled`` with its closing line (the one starting "(no unpinned entry matches") naming this profile's undo;
+    the entries' lines, stored text, are never rewritten."""
+    head, found, closing = recalled.rpartition("(no unpinned entry matches")
+    if not found or head[-1:] not in ("", "\n"):
+        return recalled
+    return head + found + _FOLDED_RESTORE.sub(r"folded into \1 by a compaction: context_compact undo=\1", closing)
 
 
 def _in_own_words(result: ToolResult) -> ToolResult:
@@ -122,14 +136,13 @@ async def memory(ctx: Wiring, args: Args, call: Call) -> ToolResult:
                 )
             )
     if query is not None or note is None:
-        parts.append(
-            await _run(
-                "context_recall",
-                ctx,
-                {"session_id": session_id, "query": query, "budget_tokens": args.opt_integer("budget_tokens")},
-                call,
-            )
+        recalled = await _run(
+            "context_recall",
+            ctx,
+            {"session_id": session_id, "query": query, "budget_tokens": args.opt_integer("budget_tokens")},
+            call,
         )
+        parts.append(replace(recalled, text=_undo_named(recalled.text)))
     structured: dict[str, JSON] = {}
     for part, key in zip(parts, ("stored", "recalled") if note is not None else ("recalled",)):
         if part.structured is not None:

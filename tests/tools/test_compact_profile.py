@@ -199,3 +199,22 @@ async def test_an_undo_asked_as_a_dry_run_is_refused_and_undoes_nothing(tmp_path
     assert asked.is_error and said[0].startswith("Error: undo=e5 with dry_run=true: an undo has no preview"), said[0]
     assert said[0].endswith("Nothing was done."), said[0]
     assert [line[:4] for line in said[1].splitlines() if line.startswith("[")] == ["[e5 "], said[1]
+
+
+async def test_a_recall_matching_only_a_folded_entry_names_the_undo_of_this_profile(tmp_path: Path) -> None:
+    """memory's recall names a folded entry the query matches with context_compact undo=<summary>, not the full
+    profile's context_update restore, which this profile lacks."""
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False, tools="compact")
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+        for n in range(12):
+            await client.call_tool("memory", {"session_id": "s", "note": f"Decision {n}: retry webhook batch {n}."})
+        await client.call_tool("memory", {"session_id": "s", "note": "Tried SERIALIZABLE isolation: deadlocks."})
+        for n in range(12):
+            await client.call_tool("memory", {"session_id": "s", "note": f"Decision {n + 12}: page for batch {n}."})
+        await client.call_tool("context_compact", {"session_id": "s", "keep_recent": 1, "target_tokens": 60})
+        recalled = await client.call_tool("memory", {"session_id": "s", "query": "serializable isolation"})
+    text = recalled.content[0].text if isinstance(recalled.content[0], TextContent) else ""
+    assert (
+        "(no unpinned entry matches the query; e14 matches it, folded into e27 by a compaction: "
+        "context_compact undo=e27 brings it back)" in text
+    ), text

@@ -319,3 +319,45 @@ async def test_compactions_that_waited_say_which_compaction_folded_the_entries(t
             "Nothing folded: another compaction folded them while this call waited: e8 (e2..e5); nothing to fold: "
         ), later
     assert alone.startswith("Nothing to fold: keep_recent=2 keeps"), alone  # no compaction ran meanwhile; said once
+
+
+async def test_a_recall_matching_only_a_folded_entry_names_it_and_its_restore(tmp_path: Path) -> None:
+    """An extractive summary leaves lines out: a query only such an entry matches said 'no unpinned entry
+    matches the query', as if it was never written; it names the entry, its summary and the restore."""
+    async with opened(tmp_path) as (_, client):
+        await call(client, "context_append", session_id="s", text="Goal: no double charges.", pinned=True)
+        for n in range(12):
+            await call(client, "context_append", session_id="s", text=f"Decision {n}: retry webhook batch {n} later.")
+        await call(client, "context_append", session_id="s", text="Tried SERIALIZABLE isolation: deadlocks, reverted.")
+        for n in range(12):
+            await call(client, "context_append", session_id="s", text=f"Decision {n + 12}: page on-call for batch {n}.")
+        compacted = text_of(await call(client, "context_compact", session_id="s", keep_recent=1, target_tokens=60))
+        assert compacted.startswith("Folded 24 entries (e3..e26) into e28:"), compacted
+        recalled = text_of(await call(client, "context_recall", session_id="s", query="serializable isolation"))
+        assert "SERIALIZABLE" not in recalled  # the summary's extract left it out
+        assert (
+            "\n(no unpinned entry matches the query; e15 matches it, folded into e28 by a compaction: "
+            "context_update entry_id=e15 restore=true brings it back)\n" in recalled
+        ), recalled
+        assert "e15 restored" in text_of(
+            await call(client, "context_update", session_id="s", entry_id="e15", restore=True)
+        )
+        again = text_of(await call(client, "context_recall", session_id="s", query="serializable isolation"))
+        assert "[e15 note] Tried SERIALIZABLE" in again and "no unpinned entry matches" not in again
+        none = text_of(await call(client, "context_recall", session_id="s", query="kubernetes"))
+        assert "\n(no unpinned entry matches the query)\n" in none, none
+
+
+async def test_the_folded_entry_hint_never_pushes_out_a_pin(tmp_path: Path) -> None:
+    """At a budget that holds the pin and the plain closing line but not the hint, the pin stays and the hint goes."""
+    async with opened(tmp_path) as (ctx, client):
+        await call(
+            client, "context_append", session_id="s", text="Goal: keep the public webhook URL unchanged.", pinned=True
+        )
+        for n in range(6):
+            await call(client, "context_append", session_id="s", text=f"Decision {n}: retry webhook batch {n} later.")
+        await call(client, "context_append", session_id="s", text="Tried SERIALIZABLE isolation: deadlocks.")
+        await call(client, "context_compact", session_id="s", keep_recent=0, target_tokens=50)
+        recalled = await ctx.sessions.recall("s", "serializable", budget_tokens=80)
+        assert [pin.id for pin in recalled.entries] == ["e2"] and "pins not shown" not in recalled.text, recalled.text
+        assert "no unpinned entry matches the query" in recalled.text and "restore=true" not in recalled.text

@@ -123,6 +123,19 @@ class TermIndex:
         if found is not None:
             yield from zip(found[0], found[1])
 
+    def holding(self, query_terms: Iterable[str], among: Sequence[int]) -> dict[int, int]:
+        """How many of ``query_terms`` (each once) every entry with ``among[ordinal]`` true holds, if any:
+        unlike :meth:`scores`, for entries out of the live statistics (a folded entry's words may be in
+        no live one)."""
+        held: dict[int, int] = {}
+        for term in dict.fromkeys(query_terms):
+            term_id = self.term_id(term)
+            if term_id is not None:
+                for ordinal, _ in self.postings(term_id):
+                    if among[ordinal]:
+                        held[ordinal] = held.get(ordinal, 0) + 1
+        return held
+
     def count(self, term: str) -> int:
         """How many live entries hold ``term``."""
         term_id = self.term_id(term)
