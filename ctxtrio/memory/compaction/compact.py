@@ -182,8 +182,13 @@ class CompactionMethods:
         said = []
         for pending in found:
             done = await self._summarizer.resume(pending.plan.text, target_tokens=pending.target_tokens, cache=slices)
-            if done is None:
-                continue  # still going on in the background
+            if done is None:  # still going on in the background, or waiting for the LLM to answer again
+                # Said: the call that wrote the stand-in said "call again", and a call that then hears only
+                # "nothing to fold" reads as if the LLM summary was dropped.
+                said.append(
+                    f"the LLM summary of {pending.summary_id} is not done yet: compact again later to swap it in"
+                )
+                continue
             if done.method == "llm":
                 async with session.lock:
                     state = await self._sessions.sync(session, same_state)

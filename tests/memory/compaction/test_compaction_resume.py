@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -106,10 +107,36 @@ async def test_a_background_summary_the_llm_could_not_write_is_said_by_the_next_
             first = await service.compact("s", keep_recent=5, target_tokens=150, wait=until(trio.current_time() + 5.0))
             assert "goes on in the background" in first.note and first.summary is not None
             with trio.fail_after(3600.0):
-                while first.summary.id not in (again := await service.compact("s", keep_recent=5)).note:
+                while "could not summarize" not in (again := await service.compact("s", keep_recent=5)).note:
                     await trio.sleep(30.0)
             entries = {entry.id: entry for entry in await service.export("s")}
         nursery.cancel_scope.cancel()
     said = f"; the LLM could not summarize what {first.summary.id} folds (LLM answer rejected ("
     assert said in again.note and again.note.endswith("): it stays as it is"), again.note
     assert entries[first.summary.id].status == "live" and len(summaries(ctx)) == 1
+
+
+async def test_a_compact_while_the_llm_summary_is_not_done_says_so(tmp_path: Path) -> None:
+    """The LLM down mid-compaction: the stand-in's answer says to call again; a call before the LLM summary is done
+    said only 'Nothing to fold' (as if it was dropped) and now says it is not done yet."""
+    with socket.socket() as probe:  # a loopback port nothing listens on: the model server was killed
+        probe.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    async with (
+        open_wiring(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+        open_llm_client(LLMSettings(gone, timeout_s=120.0)) as client,
+        trio.open_nursery() as nursery,
+    ):
+        summarizer = Summarizer(client, ctx.live.tokens, context_tokens=lambda: 4096)
+        await nursery.start(summarizer.run_worker)
+        service = SessionService(ctx.store, ctx.live, summarizer)
+        for n in range(40):
+            await service.append("s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13}.")
+        first = await service.compact("s", keep_recent=5, target_tokens=150)
+        assert first.method == "extractive" and "call again" in first.note and first.summary is not None, first.note
+        again = await service.compact("s", keep_recent=5)
+        nursery.cancel_scope.cancel()
+    assert again.summary is None and again.note.startswith("nothing to fold"), again.note
+    assert again.note.endswith(
+        f"; the LLM summary of {first.summary.id} is not done yet: compact again later to swap it in"
+    )
