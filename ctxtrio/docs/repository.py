@@ -36,6 +36,7 @@ import trio
 
 from .._errors import NotFoundError, StoreError
 from .._locks import Held
+from ..store.ids import other_case
 from .catalog import (
     CatalogState,
     DocEntry,
@@ -177,7 +178,7 @@ class Repository(LoadedGenerations):
                 hint="list_documents",
             )
         if entry is None:
-            raise NotFoundError(f"no document {doc_id!r}", hint="list_documents")
+            raise NotFoundError(f"no document {doc_id!r}{other_case(doc_id, self.state.docs)}", hint="list_documents")
         return entry
 
     async def append_catalog(self, records: list[NewRecord]) -> None:

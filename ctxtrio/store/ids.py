@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import re
 import secrets
+from typing import TYPE_CHECKING
 
 from .._errors import InvalidIdError
 
-__all__ = ["ID_PATTERN", "new_id", "validate_id"]
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["ID_PATTERN", "new_id", "other_case", "validate_id"]
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -24,6 +28,16 @@ def validate_id(value: str, what: str) -> str:
             f"invalid {what} {shown!r}: use 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit"
         )
     return value
+
+
+def other_case(value: str, known: Iterable[str]) -> str:
+    """`` (ids are case-sensitive: X)`` when ``value`` names no id but differs from the known id X only in
+    case, else "": a model that wrote 'Subprocess' for subprocess, told only "no document", tries others."""
+    folded = value.casefold()
+    for other in known:
+        if other != value and other.casefold() == folded:
+            return f" (ids are case-sensitive: {other})"
+    return ""
 
 
 def new_id(prefix: str) -> str:

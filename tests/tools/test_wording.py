@@ -232,3 +232,19 @@ async def test_recall_says_its_query_searches_the_text_and_its_tags_filter(tmp_p
         recall.description is not None and "query searches the text (none: latest); tags filters" in recall.description
     )
     assert "cookies" not in by_query and "cookies" in by_tag, (by_query, by_tag)
+
+
+async def test_an_id_that_differs_only_in_case_is_named(tmp_path: Path) -> None:
+    """'Subprocess' for the document subprocess, 'Webhooks' for the session webhooks: ids are case-sensitive,
+    and "no document" alone sends a small model guessing; the refusal names the id it meant."""
+    async with opened(tmp_path) as (_, client):
+        await call(client, "doc_ingest", doc_id="subprocess", text="Popen.kill sends SIGKILL to the child.")
+        await call(client, "context_open", session_id="webhooks")
+        window = text_of(await call(client, "doc_window", doc_id="Subprocess"))
+        assert window == (
+            "Error: no document 'Subprocess' (ids are case-sensitive: subprocess); doc_list shows the documents"
+        ), window
+        recalled = text_of(await call(client, "context_recall", session_id="Webhooks", query="kill"))
+        assert recalled.startswith("Error: no session 'Webhooks' (ids are case-sensitive: webhooks); "), recalled
+        other = text_of(await call(client, "doc_window", doc_id="nosuch"))
+        assert other == "Error: no document 'nosuch'; doc_list shows the documents", other

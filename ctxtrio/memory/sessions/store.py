@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 import trio
 
 from ..._errors import NotFoundError
-from ...store.ids import new_id
+from ...store.ids import new_id, other_case
 from .registry import MAX_ENTRIES, MAX_SESSIONS, SessionRegistry
 from .repository import LoadedSession, journal_stat, refresh, up_to_date
 from .summary import write_summaries
@@ -98,7 +98,10 @@ class SessionStore:
             state = session.state
             assert state is not None
             if must_exist and not state.exists:
-                raise NotFoundError(f"no session {session.session_id!r}", hint="list_sessions")
+                stored = (path.stem for path in self.handle.data.sessions.glob("*.jsonl"))  # only when refused
+                raise NotFoundError(
+                    f"no session {session.session_id!r}{other_case(session.session_id, stored)}", hint="list_sessions"
+                )
             if must_exist and not deleted_ok and state.deleted_at is not None:
                 raise NotFoundError(
                     f"session {session.session_id!r} was deleted "
