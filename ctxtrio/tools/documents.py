@@ -64,10 +64,17 @@ def _write(*, destructive: bool, idempotent: bool) -> Hints:
 
 
 async def doc_ingest(ctx: Wiring, args: Args, call: Call) -> ToolResult:
+    text, file_path, title = args.opt_text("text"), args.opt_text("file_path"), args.opt_text("title")
+    # Every field filled, the unused ones blank (text='' beside a file_path): the one given is meant, where
+    # "pass exactly one of text or file_path" refused a call that gave one. A blank one alone is still refused.
+    if file_path is not None and file_path.strip() and text is not None and not text.strip():
+        text = None
+    elif text is not None and text.strip() and file_path is not None and not file_path.strip():
+        file_path = None
     result = await ctx.documents.ingest(
-        text=args.opt_text("text"),
-        file_path=args.opt_text("file_path"),
-        title=args.opt_text("title"),
+        text=text,
+        file_path=file_path,
+        title=title if title is None or title.strip() else None,  # a blank title: the file's name, as none
         doc_id=args.opt_text("doc_id"),
         progress=call.progress,
     )

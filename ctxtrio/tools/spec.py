@@ -249,6 +249,8 @@ def _arguments(params: tuple[Param, ...], given: Mapping[str, _V], take: Callabl
     values: dict[str, JSON] = {}
     for param in params:
         value = given.get(param.name)
+        if _blank_unset(param, value):
+            value = None
         if value is None:
             if param.required:
                 raise InputError(f"{param.name} is required")
@@ -256,6 +258,16 @@ def _arguments(params: tuple[Param, ...], given: Mapping[str, _V], take: Callabl
         else:
             values[param.name] = take(param, value)
     return Args(values)
+
+
+def _blank_unset(param: Param, value: object) -> bool:
+    """An optional number, flag, list, id or string with a default (role) sent as a blank string is not given:
+    a small model fills every field of the schema, and refusing '' (limit, pinned, tags, doc_id, session_id,
+    role) refused each call it made. Other text ('' as a query, a note or a title) stays given: its tool says
+    what an empty one means."""
+    blank = isinstance(value, str) and not value.strip()
+    unset_by_blank = param.kind != "string" or param.name.endswith("_id") or param.default is not None
+    return blank and not param.required and unset_by_blank
 
 
 def _integer(value: object) -> int | None:

@@ -91,3 +91,22 @@ def test_one_string_for_a_list_of_tags_is_one_tag() -> None:
         parse_arguments(RECALL, {"session_id": "s1", "tags": "[a"})
     with pytest.raises(InputError, match="tags must be a list of strings, got 3"):
         parse_arguments(RECALL, {"session_id": "s1", "tags": 3})
+
+
+def test_a_blank_optional_number_flag_list_id_or_defaulted_string_is_not_given() -> None:
+    """A small model fills every field of the schema: '' for limit, pinned, tags, doc_id, session_id or role was
+    refused ('limit must be an integer, got '''); it is the default. Required ones and other text stay given."""
+    params = (
+        Param("session_id", "string", required=True),
+        Param("query", "string"),
+        Param("doc_id", "string"),
+        Param("limit", "integer", default=10),
+        Param("pinned", "boolean", default=False),
+        Param("tags", "array"),
+        Param("role", "string", default="note"),
+    )
+    blank = {"query": "", "doc_id": " ", "limit": "", "pinned": "", "tags": "", "role": ""}
+    args = parse_arguments(params, {"session_id": "s1", **blank})
+    assert (args.opt_text("doc_id"), args.integer("limit"), args.flag("pinned")) == (None, 10, False)
+    assert (args.strings("tags"), args.text("role"), args.opt_text("query")) == (None, "note", "")
+    assert parse_arguments(params, {"session_id": ""}).text("session_id") == ""  # the service refuses it by name

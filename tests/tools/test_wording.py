@@ -248,3 +248,19 @@ async def test_an_id_that_differs_only_in_case_is_named(tmp_path: Path) -> None:
         assert recalled.startswith("Error: no session 'Webhooks' (ids are case-sensitive: webhooks); "), recalled
         other = text_of(await call(client, "doc_window", doc_id="nosuch"))
         assert other == "Error: no document 'nosuch'; doc_list shows the documents", other
+
+
+async def test_every_field_filled_and_the_unused_ones_blank_is_one_call(tmp_path: Path) -> None:
+    """A small model sends each field of the schema, the ones it does not use as '': every such call was refused
+    (doc_ingest "pass exactly one of text or file_path" beside text=''); it now does what the filled fields say."""
+    async with opened(tmp_path) as (_, client):
+        ingested = text_of(await call(client, "doc_ingest", text="Popen.kill sends SIGKILL.", file_path="", doc_id=""))
+        assert ingested.startswith("Ingested doc-"), ingested
+        stored = await call(client, "context_append", session_id="s", text="kill it", role="", tags="", pinned="")
+        assert stored.structured_content is not None and stored.structured_content["id"] == "e2", text_of(stored)
+        found = text_of(await call(client, "doc_search", query="SIGKILL", doc_id="", limit="", budget_tokens=""))
+        assert "Popen.kill sends SIGKILL." in found, found
+        recalled = text_of(await call(client, "context_recall", session_id="s", query="kill", tags="", limit=""))
+        assert "[e2 note] kill it" in recalled, recalled
+        empty = text_of(await call(client, "doc_ingest", text="", file_path=""))
+        assert empty.startswith("Error: "), empty  # nothing given at all is still refused
