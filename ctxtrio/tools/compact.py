@@ -93,7 +93,7 @@ async def _as_full(name: str, ctx: Wiring, args: Args, call: Call) -> ToolResult
 
 
 async def compact_compact(ctx: Wiring, args: Args, call: Call) -> ToolResult:
-    undo = args.opt_text("undo")
+    undo = _given(args.opt_text("undo"))
     if undo is None:
         return await _as_full("context_compact", ctx, args, call)
     if args.opt_flag("dry_run"):
@@ -122,8 +122,15 @@ async def compact_guide(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     )
 
 
+def _given(value: str | None) -> str | None:
+    """``value``, or None when blank: a small model fills every field, sending '' for what it does not mean."""
+    return value if value is None or value.strip() else None
+
+
 async def memory(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     session_id, note, query = args.text("session_id"), args.opt_text("note"), args.opt_text("query")
+    if _given(query) is not None:  # a blank note beside a query is none: recall only (a blank one alone is refused)
+        note = _given(note)
     parts: list[ToolResult] = []
     if note is not None:
         # The note is written before the recall that spends the budget: a bad budget
@@ -152,6 +159,8 @@ async def memory(ctx: Wiring, args: Args, call: Call) -> ToolResult:
 
 async def doc_read(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     query, doc_id, budget = args.opt_text("query"), args.opt_text("doc_id"), args.opt_integer("budget_tokens")
+    if doc_id is not None:  # a blank query beside a doc_id is none: read it in order
+        query = _given(query)
     if query is not None:
         return await _run("doc_search", ctx, {"query": query, "doc_id": doc_id, "budget_tokens": budget}, call)
     if doc_id is None:  # doc_window's "doc_id is required" would hide that a query alone is enough

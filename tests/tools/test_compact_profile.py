@@ -218,3 +218,27 @@ async def test_a_recall_matching_only_a_folded_entry_names_the_undo_of_this_prof
         "(no unpinned entry matches the query; e14 matches it, folded into e27 by a compaction: "
         "context_compact undo=e27 brings it back)" in text
     ), text
+
+
+async def test_blank_fields_beside_the_ones_meant_do_what_those_say(tmp_path: Path) -> None:
+    """A small model fills every field: memory note='' with a query, doc_read query='' with a doc_id and
+    context_compact undo='' were refused ('note is empty', 'query is empty', "invalid undo ''"); a blank field
+    beside the one meant is now none. A blank note alone is still refused."""
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False, tools="compact")
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+        for n in range(3):
+            await client.call_tool("memory", {"session_id": "s", "note": f"fact {n} about the build"})
+        await client.call_tool("doc_ingest", {"doc_id": "d", "text": "Popen.kill sends SIGKILL to the child."})
+        calls = (
+            ("memory", {"session_id": "s", "note": "", "query": "build", "pinned": ""}),
+            ("doc_read", {"doc_id": "d", "query": "", "from": "", "session_id": ""}),
+            ("context_compact", {"session_id": "s", "undo": "", "keep_recent": 0}),
+            ("memory", {"session_id": "s", "note": " "}),
+        )
+        results = [await client.call_tool(name, arguments) for name, arguments in calls]
+    texts = [block.text for result in results for block in result.content[:1] if isinstance(block, TextContent)]
+    assert not any(result.is_error for result in results[:3]), texts
+    assert "[e2 note] fact 0 about the build" in texts[0], texts[0]
+    assert texts[1].startswith('d "Popen.kill sends SIGKILL to the child." chunk #0 of 1 '), texts[1]
+    assert texts[2].startswith("Folded 3 entries (e2..e4) into e5: "), texts[2]
+    assert results[3].is_error and texts[3] == "Error: note is empty: give the fact, decision or note to store"
