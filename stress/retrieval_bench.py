@@ -58,6 +58,11 @@ unchanged file otherwise (another tree, another ``--chunk-tokens``): use one ``D
 chunking. With ``--real-embeddings`` the embedding requests sent before the first question
 are counted (from the server's log).
 
+``--rewrites FILE`` (JSON ``{question: words}``, e.g. what ``stress/query_rewrites.py`` had a local
+model write for each question) searches each question with those words added, and still judges it
+by the question's own file and answer; ``--rewrite-to meaning`` adds them only to semantic recall's
+query (needs ``--embed-model``), the keyword side searching the question as it is.
+
 ``--classify`` says why each answer missing at 1,000 tokens is missing (the chunks holding
 the answer are read from the store): *window* (a chunk holding it is shown, but not the
 lines that hold it), *room* (such a chunk is among the first 10 hits but did not fit),
@@ -87,6 +92,7 @@ from mcp import Client
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_data import data_dir, plan, record, refusing
 from html_text import convert_dir
+from query_rewrites import read_rewrites, restate_meaning
 from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
 from retrieval_questions import HTML, KINDS, Question, doc_id_for, load_questions, missing_answers, normalized
 
@@ -152,8 +158,11 @@ async def ingest_all(client: Client, corpus: Path, files: list[Path], concurrenc
 SKIPPED = "Keyword search only:"
 
 
-async def ask(client: Client, question: Question, outcome: Outcome, latencies: list[float], cpu: list[float]) -> None:
-    ranking = await client.call_tool("doc_search", {"query": question.query, "budget_tokens": 100_000, "limit": 10})
+async def ask(
+    client: Client, question: Question, outcome: Outcome, latencies: list[float], cpu: list[float], query: str
+) -> None:
+    """Search ``query`` (the question's own, or it restated: ``--rewrites``); judge by the question's answer."""
+    ranking = await client.call_tool("doc_search", {"query": query, "budget_tokens": 100_000, "limit": 10})
     _text(ranking)
     wanted = doc_id_for(question.file)
     outcome.ranked = _hits(ranking)
@@ -162,7 +171,7 @@ async def ask(client: Client, question: Question, outcome: Outcome, latencies: l
     answer = normalized(question.answer)
     for budget in BUDGETS:
         began, began_cpu = time.perf_counter(), time.process_time()
-        result = await client.call_tool("doc_search", {"query": question.query, "budget_tokens": budget})
+        result = await client.call_tool("doc_search", {"query": query, "budget_tokens": budget})
         if budget == 1000:
             latencies.append(time.perf_counter() - began)
             cpu.append(time.process_time() - began_cpu)
@@ -225,8 +234,14 @@ async def run(args: argparse.Namespace, requests: Callable[[], int] | None = Non
             outcomes = [Outcome(q) for q in questions]
             latencies: list[float] = []
             cpu: list[float] = []
+            added = read_rewrites(args.rewrites)
+            searched = {o.question.query: o.question.query for o in outcomes}
+            if args.rewrite_to == "query":
+                searched = {q: f"{q} {added[q]}" if added.get(q) else q for q in searched}
+            elif added:
+                restate_meaning(ctx.documents, added)
             for outcome in outcomes:
-                await ask(client, outcome.question, outcome, latencies, cpu)
+                await ask(client, outcome.question, outcome, latencies, cpu, searched[outcome.question.query])
             if args.classify:
                 await classify(ctx, outcomes)
     skipped = sum(o.skipped for o in outcomes)
@@ -344,6 +359,13 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the real-model venv, for --real-embeddings")
     parser.add_argument("--query-wait", type=float, help="seconds a search waits for its query's vector")
     parser.add_argument("--data", type=Path, help="keep the server's data dir here; the next run ingests what changed")
+    parser.add_argument("--rewrites", type=Path, help="JSON {question: words added to it when searched}")
+    parser.add_argument(
+        "--rewrite-to",
+        choices=("query", "meaning"),
+        default="query",
+        help="the added words go to the whole query, or only to semantic recall's (needs --embed-model)",
+    )
     return parser
 
 

@@ -81,10 +81,11 @@ class Bench:
         self.kept = tmp_path / "kept"
         self._questions, self._corpus, self.fake, self._url = tmp_path / "questions.json", corpus, fake, url
 
-    async def run(self, chunk_tokens: int = 50) -> list[Outcome]:
+    async def run(self, chunk_tokens: int = 50, more: tuple[str, ...] = ()) -> list[Outcome]:
         args = retrieval_bench.arguments().parse_args(
             ["--sources", str(self._corpus), "--questions", str(self._questions), "--data", str(self.kept)]
             + ["--embed-model", self.fake.model, "--embed-base-url", self._url, "--chunk-tokens", str(chunk_tokens)]
+            + list(more)
         )
         return await retrieval_bench.run(args)
 
@@ -165,6 +166,40 @@ async def test_documents_this_run_does_not_ingest_are_refused(bench: Bench, corp
     (corpus / "alpha.md").unlink()
     with pytest.raises(SystemExit, match="holds 1 document this run does not ingest"):
         await bench.run()
+
+
+def _queries(fake: FakeEmbeddings) -> set[str]:
+    """The texts embedded that are no chunk's (a chunk's part is led by its page's title)."""
+    return {text for batch in fake.requests for text in batch if not text.startswith(("Alpha", "Beta", "Gamma"))}
+
+
+async def test_rewrites_go_to_semantic_recall_alone_or_to_the_whole_query(bench: Bench, tmp_path: Path) -> None:
+    """--rewrites adds a question's words when it is searched: to the vector side's query alone (meaning),
+    or to the query itself, which semantic recall then embeds as it is (query)."""
+    rewrites = tmp_path / "rewrites.json"
+    rewrites.write_text(json.dumps({"how does quoting work": "escaping and encoding"}), encoding="utf-8")
+    await bench.run(more=("--rewrites", str(rewrites), "--rewrite-to", "meaning"))
+    assert _queries(bench.fake) == {"how does quoting work escaping and encoding", "timeouts"}
+    bench.fake.requests.clear()
+    outcomes = await bench.run(more=("--rewrites", str(rewrites)))
+    assert _queries(bench.fake) == {"how does quoting work escaping and encoding", "timeouts"}
+    assert [outcome.question.query for outcome in outcomes] == [q["query"] for q in QUESTIONS]  # as asked
+
+
+async def test_rewritten_words_find_what_the_question_alone_does_not(tmp_path: Path, corpus: Path) -> None:
+    """Keyword search only: the added words are searched, and the answer judged is the question's own."""
+    (tmp_path / "zebra.json").write_text(
+        json.dumps({"questions": [{"kind": "paraphrase", "query": "what do zebras eat", "file": "beta.md",
+                                   "answer": "how escaping works"}]}),
+        encoding="utf-8",
+    )  # fmt: skip
+    (tmp_path / "rewrites.json").write_text(json.dumps({"what do zebras eat": "escaping"}), encoding="utf-8")
+    plain = ["--sources", str(corpus), "--questions", str(tmp_path / "zebra.json"), "--chunk-tokens", "50"]
+    (alone,) = await retrieval_bench.run(retrieval_bench.arguments().parse_args(plain))
+    rewritten = plain + ["--rewrites", str(tmp_path / "rewrites.json")]
+    (restated,) = await retrieval_bench.run(retrieval_bench.arguments().parse_args(rewritten))
+    assert not any(alone.found.values())
+    assert all(restated.found.values()) and restated.rank == 1
 
 
 async def test_the_wait_for_embeddings_sees_the_ingest(tmp_path: Path) -> None:
