@@ -37,6 +37,8 @@ _LIST_ITEM: Final = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _UNDERLINE: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 #: A line of reST explicit markup: '..' opens a directive, a comment, a link target or a footnote (not '...').
 _EXPLICIT_MARKUP: Final = re.compile(r"[ \t]*\.\.(?:[ \t]|\r?\n|\Z)")
+#: A reST section adornment: one punctuation character repeated, three or more, alone on its line.
+_ADORNMENT: Final = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?\Z")
 #: A directive's option line (``:synopsis: ...``, ``:noindex:``), indented under it.
 _OPTION: Final = re.compile(r"[ \t]+:[\w-]+:")
 _CLOSERS: Final = "\"'”’)\\]}」』）》"  # a regex class body: the bracket is escaped
@@ -140,11 +142,18 @@ def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
 
 
 def _without_markup(text: str) -> str:
-    """``text`` without the lines of reST explicit markup: a ``..`` line, the lines its trailing
-    backslash continues, and the ``:option:`` lines right under it (a directive's body stays)."""
+    """``text`` without the lines of reST explicit markup (a ``..`` line, the lines its trailing backslash
+    continues, and the ``:option:`` lines right under it; a directive's body stays) and without reST titles
+    (a line underlined by ``^^^`` or ``~~~``, which the sentence splitter does not take for a heading: an
+    outline line repeating the title its trail ends with says nothing more)."""
     kept: list[str] = []
     state = ""  # after a markup line: "continued" (it ended in a backslash) or "options"
     for line in text.splitlines(keepends=True):
+        if _ADORNMENT.match(line):
+            if kept and kept[-1].strip() and not kept[-1][:1].isspace():
+                kept.pop()  # the title it underlines
+            state = ""
+            continue
         if _EXPLICIT_MARKUP.match(line) or state == "continued" or (state == "options" and _OPTION.match(line)):
             state = "continued" if line.rstrip().endswith("\\") else "options"
             continue

@@ -249,6 +249,16 @@ def test_first_sentence_passes_over_rest_markup() -> None:
     assert first_sentence("... and so on. Then more.", max_tokens=50, model=MODEL) == "... and so on."
 
 
+def test_first_sentence_passes_over_rest_titles() -> None:
+    """A chunk that starts with a reST title underlined by ^^^ (which the splitter does not take for a heading)
+    gave the title as its outline line, the same words as the trail beside it; its first prose is meant."""
+    titled = "Infinite and NaN Number Values\n^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n\nThe RFC does not permit NaN. More."
+    assert first_sentence(titled, max_tokens=50, model=MODEL) == "The RFC does not permit NaN."
+    assert first_sentence("Only a title\n~~~~~~~~~~~~\n", max_tokens=50, model=MODEL) == "Only a title"
+    rule = "Text before a rule.\n\n---\n\nText after."  # a transition after a blank line takes nothing with it
+    assert first_sentence(rule, max_tokens=50, model=MODEL) == "Text before a rule."
+
+
 def test_first_sentence_needs_a_positive_budget() -> None:
     """first_sentence with max_tokens below one is a ValueError."""
     with pytest.raises(ValueError):
