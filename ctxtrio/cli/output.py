@@ -17,6 +17,7 @@ import time
 from typing import TextIO
 
 from .._errors import InputError, leaves
+from ..text.harmless import BIDI, CONTROLS, harmless
 
 __all__ = [
     "CLOSED_PIPE",
@@ -43,13 +44,8 @@ CLOSED_PIPE = 141
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 
-#: Bidi embeddings, overrides and isolates: they reorder what follows them on the line (a name can hide its end).
-_BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-#: The characters a terminal may act on rather than show: C0 but tab and newline, DEL, C1 (CSI is U+009B).
-_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if chr(c) not in "\t\n"}
-_HARMLESS = str.maketrans({**_CONTROLS, **{c: f"\\u{c:04x}" for c in _BIDI}})
 #: What JSON (ensure_ascii=False) leaves raw of those: C0 it escapes itself.
-_JSON_RAW = str.maketrans({c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *_BIDI)})
+_JSON_RAW = str.maketrans({c: f"\\u{c:04x}" for c in (*CONTROLS, *BIDI) if c >= 0x7F})
 
 
 def closed_pipe(error: BaseException) -> bool:
@@ -152,16 +148,6 @@ def setup_logging(*, serving: bool) -> None:
     handler.setFormatter(_HarmlessFormatter("ctxtrio %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO if serving else logging.WARNING, handlers=[handler])
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per LLM request is noise
-
-
-def harmless(text: str) -> str:
-    """``text`` with what a terminal would obey shown as escapes (``\\x1b``, ``\\u202e``); tab and newline kept.
-
-    Titles, file names, entries and chunks are anyone's text: an ESC sequence in them
-    would clear or rewrite the terminal of whoever lists them (git quotes such names
-    too). A CR before a newline goes quietly: on a terminal it is only the line's end.
-    """
-    return text.replace("\r\n", "\n").translate(_HARMLESS)
 
 
 def emit_json(value: object, out: TextIO | None = None) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .._errors import InputError
 from .._limits import CHUNK_INDEX, called, check_range
+from ..text.harmless import one_line
 from .ingest import text_digest
 from .sandbox import check_text, read_source
 
@@ -59,4 +60,9 @@ def first_line(text: str) -> str:
 
 
 def clean_title(title: str | None) -> str:
-    return " ".join(title.split())[:200] if title else ""
+    """A title as stored and shown: one harmless line (:func:`~ctxtrio.text.harmless.one_line`), at most 200 characters.
+
+    It is anyone's text (a ``title`` argument, a first heading), shown in tool answers,
+    resources and the CLI's lines; made harmless here, where it is made, it is safe in all.
+    """
+    return one_line(title)[:200] if title else ""

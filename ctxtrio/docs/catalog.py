@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..store.ops import ENDS_AT
 from ..store.records import NewRecord, Record
+from ..text.harmless import one_line
 from .model import DocumentInfo
 
 if TYPE_CHECKING:
@@ -173,7 +174,8 @@ def _entry(doc: str, record: Record) -> DocEntry | None:
     ingested_at = float(ts) if isinstance(ts, (int, float)) else 0.0
     digest = record.get("sha256")
     content_hash = digest if isinstance(digest, str) else ""
-    return DocEntry(DocumentInfo(doc, title, source, chunks, chars, tokens, ingested_at, content_hash), gen)
+    # A title stored before titles were made harmless (or by hand) is shown as one harmless line too.
+    return DocEntry(DocumentInfo(doc, one_line(title), source, chunks, chars, tokens, ingested_at, content_hash), gen)
 
 
 def generation_end(record: Record) -> int | None:

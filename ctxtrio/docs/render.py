@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._limits import SEARCH_WORDS
+from ..text.harmless import harmless
 from ..text.plural import first_to_last, plural, token_count
 
 if TYPE_CHECKING:
@@ -128,7 +129,8 @@ def render_list(docs: Sequence[DocumentInfo]) -> str:
 
 
 def _list_line(info: DocumentInfo) -> str:
-    return f"- {_doc(info)}: {plural(info.chunks, 'chunk')}, {token_count(info.tokens)}, {info.source}"
+    # The path stays as stored (it is how the file is found again); shown, it is made harmless (ESC in a file's name).
+    return f"- {_doc(info)}: {plural(info.chunks, 'chunk')}, {token_count(info.tokens)}, {harmless(info.source)}"
 
 
 def render_list_page(

@@ -22,6 +22,7 @@ from .._locks import Held
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..store.records import check_storable, unstorable
+from ..text.harmless import one_line
 from ..text.kinds import kind_for
 from ..text.neighbours import alike_of, counted_first
 from ..text.words import rarity_weights
@@ -390,8 +391,8 @@ async def _counts_of(repo: Repository, query_terms: list[str], also: Sequence[st
 
 
 def _file_title(file_path: str, source: str) -> str:
-    """The title a file gets when none is given: its name."""
-    return PurePath(file_path).name or source.rsplit("/", 1)[-1]
+    """The title a file gets when none is given: its name, one harmless line (a file's name may hold ESC or a newline)."""
+    return one_line(PurePath(file_path).name or source.rsplit("/", 1)[-1])
 
 
 def _unchanged(earlier: DocumentInfo, digest: str, title: str) -> bool:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Final
 from .._errors import InputError
 from .._limits import called
 from ..store.records import check_storable
+from ..text.harmless import one_line
 from .model import MAX_ENTRY_CHARS, MAX_TAGS, ROLES, Role
 
 if TYPE_CHECKING:
@@ -75,4 +76,6 @@ def check_title(title: str | None) -> str | None:
     if len(value) > MAX_TITLE_CHARS:
         raise InputError(f"title has {len(value)} characters: keep it under {MAX_TITLE_CHARS}")
     check_storable(value, "title")
-    return value
+    # Anyone's text, shown in answers, resources and the CLI's lines: made harmless once, here (after the
+    # length check, which counts what was given, not the escapes).
+    return one_line(value)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import InputError, NotFoundError
 from .._limits import calling
 from ..memory.render import render_status
+from ..text.harmless import harmless
 from ..text.plural import plural, token_count
 from ..tools.guide import guide_text
 
@@ -198,7 +199,7 @@ async def read(ctx: Wiring, uri: str) -> str:
 
 def _doc_meta(info: DocumentInfo) -> str:
     when = datetime.fromtimestamp(info.ingested_at, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"source: {info.source}; ingested {when}; {info.chars} characters"
+    return f"source: {harmless(info.source)}; ingested {when}; {info.chars} characters"
 
 
 def _pins_and_summary(entries: Sequence[Entry]) -> str:

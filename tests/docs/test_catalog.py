@@ -189,3 +189,13 @@ def test_unlanded_checks_the_last_commit_of_each_document_and_walks_back_to_a_fo
         if position not in {2, 6}:
             state.apply(record)
     assert {doc: entry.gen for doc, entry in state.docs.items()} == {"a": "g2", "b": "h1"}
+
+
+def test_a_title_stored_with_controls_is_read_as_one_harmless_line() -> None:
+    """A title stored before titles were made harmless (or written by hand) is read with its controls as
+    escapes and its whitespace as single spaces: every answer and resource shows the catalog's title."""
+    state = CatalogState()
+    raw = DocumentInfo("a", "T\x1b[2J\u202eevil\n- b  \x9b", "/tmp/x\x1b.md", 3, 100, 30, 0.0)
+    state.apply(stored(commit_record(raw, "g1"), 1))
+    assert state.docs["a"].info.title == "T\\x1b[2J\\u202eevil - b \\x9b"
+    assert state.docs["a"].info.source == "/tmp/x\x1b.md"  # the path finds the file again: kept as stored

@@ -37,6 +37,7 @@ from array import array
 from bisect import bisect_left
 from typing import TYPE_CHECKING, Final
 
+from ...text.harmless import one_line
 from ...text.terms import terms
 from ..model import ROLES, Role
 from .base import entry_line, text_hash
@@ -201,7 +202,7 @@ class SessionState:
         elif kind == "session":
             title = data.get("title")
             if isinstance(title, str) and title:
-                self.title = title
+                self.title = one_line(title)  # one stored before titles were made harmless, too
             deleted = data.get("deleted")
             if deleted is True:
                 self.deleted_at = ts if ts is not None else 0.0

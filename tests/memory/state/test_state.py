@@ -64,6 +64,13 @@ def test_session_record_sets_title_and_last_write_wins() -> None:
     assert state.exists and state.created == 1001.0 and state.last_activity == 1003.0
 
 
+def test_a_title_stored_with_controls_is_read_as_one_harmless_line() -> None:
+    """A session title stored before titles were made harmless is read with its controls as escapes."""
+    journal = Journal()
+    journal.add("session", {"title": "S\x1b[2J\u202eevil\nnext"}, "s1")
+    assert journal.state().title == "S\\x1b[2J\\u202eevil next"
+
+
 def test_patches_pin_delete_and_restore() -> None:
     """Pin, delete and restore patches move an entry between the totals."""
     journal = Journal()
