@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..store.records import JSON
+from ..text.harmless import harmless
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,5 +33,9 @@ def text_result(text: str, structured: Mapping[str, JSON] | None = None) -> Tool
 
 
 def error_result(message: str) -> ToolResult:
-    """A failed call the model can act on: one clear sentence of what to do instead."""
-    return ToolResult(f"Error: {message}", is_error=True)
+    """A failed call the model can act on: one clear sentence of what to do instead.
+
+    Refusals name paths (a symlink's target, a file's resolved name) and ids as found: made
+    :func:`~ctxtrio.text.harmless.harmless` here, the one door every refusal leaves by.
+    """
+    return ToolResult(f"Error: {harmless(message)}", is_error=True)

@@ -122,6 +122,44 @@ async def reingest_same_file(work: Path) -> Row:
     )
 
 
+#: What a terminal or a bidi renderer obeys: clear screen, window title (OSC ... BEL), C1 CSI, DEL, RLO, an isolate.
+NASTY = "\x1b[2J\x1b]0;owned\x07\x9b2J\x7f\u202eevil\u2066"
+
+
+async def hostile_names(work: Path) -> Row:
+    """Titles and paths holding terminal and bidi controls: every answer and resource shows them escaped."""
+    data, root = work / "names" / "data", work / "names" / "root"
+    root.mkdir(parents=True)
+    (root / f"file{NASTY}\nline.md").write_text("Numbats dig burrows.\n", encoding="utf-8")
+    (root / f"dir{NASTY}").mkdir()
+    (root / "link.md").symlink_to(root / f"dir{NASTY}")
+    async with _server(data, "--ingest-root", str(root)) as client:
+        said = [
+            text_of(await client.call_tool(name, arguments))
+            for name, arguments in (
+                ("doc_ingest", {"file_path": f"file{NASTY}\nline.md", "doc_id": "f"}),
+                ("doc_ingest", {"text": "Numbats again.", "title": f"T{NASTY}", "doc_id": "t"}),
+                ("doc_ingest", {"file_path": "link.md"}),  # refused, naming the link's target
+                ("context_open", {"session_id": "s", "title": f"S{NASTY}"}),
+                ("doc_list", {}),
+                ("doc_search", {"query": "numbats"}),
+                ("context_list_sessions", {}),
+            )
+        ]
+        listed = (await client.list_resources()).resources
+        said += [f"{resource.title} {resource.description}" for resource in listed]
+        for uri in ("ctxtrio://docs/f", "ctxtrio://docs/t", "ctxtrio://sessions/s"):
+            said += [getattr(content, "text", "") for content in (await client.read_resource(uri)).contents]
+    raw = sum(any(control in text for control in NASTY if control < " " or "\x7f" <= control <= "\x9f") or
+              any(control in text for control in "\u202e\u2066") for text in said)  # fmt: skip
+    return Row(
+        "titles, a file name and a symlink target holding ESC, OSC, C1, DEL, U+202E, U+2066",
+        "every tool answer, resource and refusal shows them as escapes",
+        f"{raw} of {len(said)} answers hold raw controls",
+        raw == 0 and len(said) == 14,
+    )
+
+
 def _versions(paragraphs: int) -> tuple[str, str]:
     """Two versions of one document, every paragraph of each naming its version."""
     return tuple(  # type: ignore[return-value]
@@ -194,6 +232,7 @@ async def _main(work: Path) -> list[Row]:
         await worker_killed(work),
         await old_index_schema(work),
         await reingest_same_file(work),
+        await hostile_names(work),
         *await killed_mid_reingest(work),
     ]
 
