@@ -11,7 +11,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from .._limits import COMPACT_TARGET
-from ..text.plural import plural
+from ..text.plural import plural, token_count
 from .status import DEFAULT_KEEP_RECENT, DEFAULT_TARGET_TOKENS, MIN_FOLDED
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ def id_span(ids: Sequence[str]) -> str:
 def render_status(status: SessionStatus) -> str:
     lines = [
         f'{status.session_id} "{status.title}": {_usage(status)}, advice: {status.advice}',
-        f"{status.live_entries} live ({status.pinned} pinned, {status.pinned_tokens} tokens; "
+        f"{status.live_entries} live ({status.pinned} pinned, {token_count(status.pinned_tokens)}; "
         f"{plural(status.summaries, 'summary', 'summaries')}), {status.superseded} superseded, {status.deleted} deleted",
         f"budget: {status.budget_source}; token counts: {status.token_source}",
     ]

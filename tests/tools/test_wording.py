@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ctxtrio.memory.render import id_span
+from ctxtrio.memory.model import SessionStatus
+from ctxtrio.memory.render import id_span, render_status
 from testkit.results import text_of
 from tests.tools.test_sessions import call, opened
 
@@ -264,3 +266,10 @@ async def test_every_field_filled_and_the_unused_ones_blank_is_one_call(tmp_path
         assert "[e2 note] kill it" in recalled, recalled
         empty = text_of(await call(client, "doc_ingest", text="", file_path=""))
         assert empty.startswith("Error: "), empty  # nothing given at all is still refused
+
+
+def test_the_pinned_tokens_of_a_status_say_one_token() -> None:
+    """The status line's pinned count says '1 token' for one, as every count of tokens does (text/plural)."""
+    status = SessionStatus("s", "S", 1, 1, 4000, "built-in default", 1, 1, 0, 0, 0, "cold", 0.0, "ok", 0)
+    assert "(1 pinned, 1 token; 0 summaries)" in render_status(status)
+    assert "(0 pinned, 0 tokens; 0 summaries)" in render_status(replace(status, pinned=0, pinned_tokens=0))
