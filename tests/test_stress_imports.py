@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import trio
+
 if TYPE_CHECKING:
     import pytest
 
@@ -99,3 +101,27 @@ def test_same_chunks_chunks_a_file_as_the_kind_its_path_names(monkeypatch: pytes
     as_rst = iter_chunks(text, chunk_tokens=800, overlap_tokens=80, model=TokenModel.cold(), kind=Kind.RST)
     assert kinds == "markdown/rst"
     assert [chunk[3] for chunk in chunkings[0]] == [chunk.trail for chunk in as_rst] == [("Intro",)]
+
+
+async def test_same_store_reports_the_empty_folders_a_full_disk_leaves(tmp_path: Path) -> None:
+    """same_store took one generation file from every docs/ folder and crashed (ValueError) on the empty
+    ones a failed ingest leaves; it compares the catalog's current documents and counts the rest apart."""
+    import ctxtrio
+
+    root = tmp_path / "root"
+    root.mkdir()
+    for name in ("a.md", "b.md"):
+        (root / name).write_text(f"# {name}\n\nSome words about {name}.\n", encoding="utf-8")
+    for data in ("one", "two"):
+        config = ctxtrio.Config(data_dir=tmp_path / data, llm_enabled=False, audit=False, ingest_roots=(root,))
+        async with ctxtrio.open_context(config) as ctx:
+            for name in ("a.md", "b.md"):
+                await ctx.documents.ingest(file_path=str(root / name))
+    (tmp_path / "two" / "docs" / "doc-left").mkdir()  # what a refused ingest on a full disk leaves
+    command = [sys.executable, str(STRESS / "same_store.py"), str(tmp_path / "one"), str(tmp_path / "two")]
+    done = await trio.run_process(command, capture_stdout=True, capture_stderr=True, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().splitlines() == [
+        "2 / 2 documents; 0 differ",
+        "after: 1 left under docs/ by no current document (1 empty folder), not compared: docs/doc-left/ (empty)",
+    ]
