@@ -208,6 +208,12 @@ _HABITS: Final[Mapping[str, tuple[str, ...]]] = {
     "text": ("note",),  # context_append's name, sent to the compact profile's memory
     **dict.fromkeys(("document_id", "document", "doc"), ("doc_id",)),
     "session": ("session_id",),
+    # The two list tools page by different names (doc_list from=, context_list_sessions offset=, as the
+    # pages' own "next" lines say): either name sent to the other was ignored and answered the first page
+    # again, which a model paging on loops over.
+    "offset": ("from",),
+    "from": ("offset",),
+    "start": ("from", "offset"),
 }
 
 

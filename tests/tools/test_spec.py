@@ -110,3 +110,21 @@ def test_a_blank_optional_number_flag_list_id_or_defaulted_string_is_not_given()
     assert (args.opt_text("doc_id"), args.integer("limit"), args.flag("pinned")) == (None, 10, False)
     assert (args.strings("tags"), args.text("role"), args.opt_text("query")) == (None, "note", "")
     assert parse_arguments(params, {"session_id": ""}).text("session_id") == ""  # the service refuses it by name
+
+
+@pytest.mark.parametrize(
+    ("params", "key", "meant"),
+    [
+        ((Param("from", "integer"),), "offset", "from"),  # doc_list
+        ((Param("from", "integer"),), "start", "from"),
+        ((Param("offset", "integer"),), "from", "offset"),  # context_list_sessions
+        ((Param("offset", "integer"),), "start", "offset"),
+    ],
+)
+def test_the_other_list_tools_paging_name_is_refused_naming_this_ones(
+    params: tuple[Param, ...], key: str, meant: str
+) -> None:
+    """doc_list pages by from=, context_list_sessions by offset=: either name sent to the other was ignored and
+    answered the first page again (a model paging on looped over it); it is refused, naming the tool's own."""
+    with pytest.raises(InputError, match=f"^unknown argument '{key}': did you mean {meant}\\? Nothing was done.$"):
+        parse_arguments(params, {key: 5})
