@@ -25,7 +25,9 @@ Unknown argument names are ignored, but for one close to a parameter the call do
 (``budget`` beside ``budget_tokens``, ``sessionId``), or another tool's name for it (``top_k`` for
 ``limit``, ``q`` for ``query``): that call is refused, naming the parameter (a count on a tool with no
 ``limit``, naming ``budget_tokens``, which bounds its answer), since a misspelt
-``budget`` ignored gave an 8k-window model a 4,000-token answer it did not ask for.
+``budget`` ignored gave an 8k-window model a 4,000-token answer it did not ask for. So is
+another tool's action (``undo`` on the full profile's ``context_compact``, which folded instead),
+naming the call that does it.
 """
 
 from __future__ import annotations
@@ -214,7 +216,16 @@ _HABITS: Final[Mapping[str, tuple[str, ...]]] = {
     "offset": ("from",),
     "from": ("offset",),
     "start": ("from", "offset"),
+    "restore": ("undo",),  # the full profile's way to undo a compaction, sent to the compact profile's
 }
+#: Another tool's action asked of a tool that would do its own with the argument ignored: the full profile's
+#: context_compact given undo=e9 (the compact profile's name, or a guess) folded entries instead (6 of 16 in
+#: one call). Argument -> (a parameter that marks the tool, what to call instead); the compact profile's
+#: context_compact takes undo itself (and restore is a habit for it).
+_ELSEWHERE: Final[Mapping[str, tuple[str, str]]] = dict.fromkeys(
+    ("undo", "restore"),
+    ("keep_recent", "this tool only folds; context_update entry_id=<summary id> restore=true undoes a compaction"),
+)
 
 
 def _misspelt(params: tuple[Param, ...], raw: Mapping[str, object]) -> None:
@@ -231,6 +242,9 @@ def _misspelt(params: tuple[Param, ...], raw: Mapping[str, object]) -> None:
             near = names.get(next(iter(difflib.get_close_matches(folded, names, 1, 0.6)), ""))
         if near is not None and near not in raw:
             raise InputError(f"unknown argument {key[:40]!r}: did you mean {near}? Nothing was done.")
+        marker, instead = _ELSEWHERE.get(folded, ("", ""))
+        if near is None and marker in own:
+            raise InputError(f"unknown argument {key[:40]!r}: {instead}. Nothing was done.")
         if near is None and folded in _COUNTS and "budget_tokens" in own:
             # A tool without limit (memory, doc_window, doc_read) answered top_k=3 with what fits the budget,
             # unsaid; the count asked cannot be kept, so say what bounds the answer, budget_tokens given or not.

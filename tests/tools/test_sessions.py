@@ -361,3 +361,18 @@ async def test_the_folded_entry_hint_never_pushes_out_a_pin(tmp_path: Path) -> N
         recalled = await ctx.sessions.recall("s", "serializable", budget_tokens=80)
         assert [pin.id for pin in recalled.entries] == ["e2"] and "pins not shown" not in recalled.text, recalled.text
         assert "no unpinned entry matches the query" in recalled.text and "restore=true" not in recalled.text
+
+
+async def test_undo_on_the_full_compaction_tool_is_refused_naming_the_undo(tmp_path: Path) -> None:
+    """The full profile's context_compact has no undo (the compact profile's): undo=e3 was ignored and the call
+    folded 6 of 16 entries instead. It is refused, naming context_update restore=true, and nothing is folded."""
+    async with opened(tmp_path) as (ctx, client):
+        for number in range(16):
+            await call(client, "context_append", session_id="s", text=f"note number {number} " * 5)
+        refused = await call(client, "context_compact", session_id="s", undo="e3", keep_recent=2)
+        assert refused.is_error
+        assert text_of(refused) == (
+            "Error: unknown argument 'undo': this tool only folds; context_update entry_id=<summary id> "
+            "restore=true undoes a compaction. Nothing was done."
+        )
+        assert (await ctx.sessions.status("s")).summaries == 0

@@ -128,3 +128,19 @@ def test_the_other_list_tools_paging_name_is_refused_naming_this_ones(
     answered the first page again (a model paging on looped over it); it is refused, naming the tool's own."""
     with pytest.raises(InputError, match=f"^unknown argument '{key}': did you mean {meant}\\? Nothing was done.$"):
         parse_arguments(params, {key: 5})
+
+
+COMPACT = (Param("session_id", "string", required=True), Param("keep_recent", "integer"), Param("dry_run", "boolean"))
+
+
+def test_undo_asked_of_the_compaction_that_only_folds_names_the_undo() -> None:
+    """The full profile's context_compact ignored undo= (and restore=) and folded; it names context_update's
+    restore. The compact profile's, which takes undo, names it for restore=."""
+    for key in ("undo", "restore"):
+        with pytest.raises(InputError, match=f"^unknown argument '{key}': this tool only folds; context_update "):
+            parse_arguments(COMPACT, {"session_id": "s", key: "e5"})
+    with pytest.raises(InputError, match="^unknown argument 'restore': did you mean undo\\? Nothing was done.$"):
+        parse_arguments((*COMPACT, Param("undo", "string")), {"session_id": "s", "restore": True})
+    assert (
+        parse_arguments((Param("session_id", "string"),), {"session_id": "s", "undo": "e5"}).text("session_id") == "s"
+    )
