@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._limits import SEARCH_WORDS
-from ..text.harmless import harmless
+from ..text.harmless import harmless, one_line
 from ..text.plural import first_to_last, plural, token_count
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def shown_title(title: str, text: str) -> str:
     while title and start < len(text):  # its first line with words (not splitting the whole text)
         end = text.find("\n", start)
         end = len(text) if end < 0 else end
-        words = " ".join(text[start:end].lstrip("#").split())
+        words = one_line(text[start:end].lstrip("#"))  # as the title was made of it (docs/arguments.clean_title)
         if words:
             return "" if words.startswith(title) else title
         start = end + 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ctxtrio.docs.arguments import first_line
 from ctxtrio.docs.model import (
     DocSummary,
     DocumentInfo,
@@ -108,6 +109,13 @@ def test_a_title_the_text_shown_opens_with_is_not_repeated() -> None:
     assert shown_title(subject, "[...] moves to store/vector_upkeep.py [...]") == subject
     assert shown_title("os.rst.txt", ":mod:`os` --- Miscellaneous operating system interfaces") == "os.rst.txt"
     assert shown_title("", "anything") == ""
+
+
+def test_a_title_made_harmless_still_matches_the_line_it_was_made_of() -> None:
+    """An inline text's title is its first line made harmless (ESC as '\\x1b'): a hit opening with that line
+    showed the title again in its header, beside the line, once titles were made harmless."""
+    line = "Widgets \x1b[2Jand\u202e gadgets"
+    assert shown_title(first_line(line + "\n\nbody"), f"# {line}\n\nbody") == ""
 
 
 def test_long_trails_keep_their_end() -> None:
