@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ctxtrio.docs.hybrid import MEANING_FIRST_FLOOR, Ranks, by_words, coverage, hybrid_order, keyword_confidence
+from ctxtrio.docs.hybrid import (
+    MEANING_FIRST_FLOOR,
+    Ranks,
+    by_words,
+    coverage,
+    hybrid_order,
+    keyword_confidence,
+    meaning_first_floor,
+)
 from ctxtrio.docs.packing import Candidate, pack_hits
 from ctxtrio.docs.search import rerank_fused, search_words
 from ctxtrio.text.chunking import Chunk
@@ -178,3 +186,20 @@ def test_the_nearest_in_meaning_of_a_query_in_the_manuals_words_is_re_ranked_wit
     ordered = hybrid_order(candidates, ranks, terms)
     assert not any(c.meaning_first for c in ordered)
     assert [c.doc_id for c in rerank_fused(ordered, terms)][-1] == "handlers"
+
+
+def test_the_nearest_in_meaning_moved_up_leaves_a_hit_keeping_the_floors_place_there() -> None:
+    """The floor inserted the vector ranking's first at the third place, pushing a hit found by meaning alone
+    (or placed there) that held it down to 4th. That hit keeps its place, and the first takes the nearest place
+    above that no such hit holds (2nd, then 1st), the hits the re-ranking moved making room for it."""
+    first = replace(_candidate("first", "the nearest in meaning"), meaning_first=True)
+    kept = _candidate("kept", "found by meaning alone", by_meaning=True)
+    placed = replace(_candidate("placed", "the vector ranking's second"), placed=True)
+    k = [_candidate(f"k{n}", f"keyword hit {n}") for n in range(1, 5)]
+    ordered = meaning_first_floor([k[0], k[1], kept, k[2], placed, first])
+    assert [c.doc_id for c in ordered] == ["k1", "first", "kept", "k2", "placed", "k3"]
+    ordered = meaning_first_floor([k[0], kept, placed, k[1], k[2], first])
+    assert [c.doc_id for c in ordered] == ["first", "kept", "placed", "k1", "k2", "k3"]
+    ordered = meaning_first_floor([k[0], k[1], k[2], placed, k[3], first])  # the floor's place is free: as before
+    assert [c.doc_id for c in ordered] == ["k1", "k2", "first", "k3", "placed", "k4"]
+    assert meaning_first_floor([kept, kept, kept, first]) == [kept, kept, kept, first]
