@@ -10,7 +10,7 @@ generations found while replaying are removed through the store writer (file and
 index rows; removing twice is harmless) once what replaced them is durable: another
 process's commit may be read while its fsync round still runs, so the catalog and the
 replacing file are fsynced here first (:meth:`Repository._replaced_durably`). The first refresh replays the
-whole catalog and sweeps the folders instead (:mod:`.folders`): generations a readable catalog record
+whole catalog and sweeps the folders instead (:mod:`.folders`, acted on by :mod:`.startup`): generations a readable catalog record
 proves obsolete (committed, then superseded or forgotten) are removed. Data is never
 deleted because metadata is unreadable: a generation no readable record commits (an
 ingest that crashed or was cancelled, or one whose commit line is damaged or was cut
@@ -50,6 +50,7 @@ from .catalog import (
 )
 from .folders import landed_or_own, probe_writable, remove_empty_dirs, sweep_folders
 from .loaded import DEFAULT_CACHE_CHARS, Key, LoadedGenerations
+from .startup import drop_rows_of_files_gone, settle_sweep
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -347,54 +348,9 @@ class Repository(LoadedGenerations):
             # it lacks. (Each of these writes, refused, failed the reader, `ctxtrio docs` too.)
             await self.store.catch_up_later([*sweep.catch_up, *sweep.unchecked])
             return
-        if sweep.damaged is not None:
-            await self.store.heal(corrupt=sweep.damaged.corrupt)
-        for path in sweep.remove:
-            log.info("removing obsolete document generation %s", path)
-            await self.store.remove(path)
-        uncommitted = (
-            "no readable catalog record commits it (its commit line may be damaged, see quarantine/, or a crash "
-            "cut the file short before its commit landed)"
-        )
-        unreplaced = (
-            "it was replaced, but the version that replaced it does not read whole (a crash in its fsync round, "
-            "or damage since)"
-        )
-        for paths, why in ((sweep.lost, uncommitted), (sweep.kept, unreplaced)):
-            for path in paths:
-                target = self.data.lost_found / path.relative_to(self.data.root)
-                log.warning("%s: %s: moved to %s, not deleted", path, why, target)
-                await self.store.move(path, target)
-                self.lost.append(target)
-        for path in sweep.catch_up:
-            await self.store.catch_up(path)
-        if sweep.unchecked:  # (one line: a server's start beside a held lock said it once for every document)
-            log.warning(
-                "%d document(s) not checked against the search index, which cannot be opened now: the next "
-                "search of them catches them up",
-                len(sweep.unchecked),
-            )
-            await self.store.catch_up_later(sweep.unchecked)
+        await settle_sweep(self.store, self.data, sweep, self.lost)
         await trio.to_thread.run_sync(partial(remove_empty_dirs, self.data.docs, self.state, now=time.time()))
-        await self._drop_rows_of_files_gone()
-
-    async def _drop_rows_of_files_gone(self) -> None:
-        """Drop the index rows of generation files that are gone. A removal deletes the file and leaves its
-        rows to the writer's next index flush; a process killed between left them for good (the sweep goes by
-        the files), and ctxtrio doctor called them stale (exit 1) after every start until --repair."""
-        try:
-            names = await self.store.indexed_journals()
-        except StoreError:
-            return  # the index cannot be read now: the next start looks again
-        current, root, prefix = self.current_journals(), self.data.root, self._docs_prefix
-        gone = await trio.to_thread.run_sync(
-            lambda: [
-                name for name in names if name.startswith(prefix) and name not in current and not (root / name).exists()
-            ]
-        )
-        for name in gone:
-            log.info("dropping the search index rows of %s: its file is gone", name)
-            await self.store.remove(root / name)  # the file is gone already: drops its rows
+        await drop_rows_of_files_gone(self.store, self.data.root, self._docs_prefix, self.current_journals())
 
     async def _remove(self, obsolete: list[Key]) -> None:
         for doc_id, gen in obsolete:
