@@ -31,7 +31,7 @@ from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from retrieval_bench import Outcome
+    from retrieval_report import Outcome
 
 
 def _page(name: str, topics: list[str]) -> str:
