@@ -41,6 +41,7 @@ import trio
 from ..text.extractive import first_sentence
 from ._asking import ask
 from ._keeping import Rejected, as_good_as_extractive
+from ._notes import one_liner_note, partial_note
 from ._outcome import (
     ONE_LINER_TOKENS,
     Method,
@@ -249,23 +250,9 @@ class Summarizer:
             elif found is not None:
                 results.append(Summary(line, "extractive", f"LLM answer rejected: {found.why}; extractive"))
             else:
-                note = self._missing_note(step.key, job, later=later, missing=len(missing), reason=reason)
+                note = one_liner_note(step.key, job, self._put_off, later=later, missing=len(missing), reason=reason)
                 results.append(Summary(line, "extractive", note))
         return results
-
-    def _missing_note(self, key: str, job: Job | None, *, later: bool, missing: int, reason: str) -> str:
-        """Why the one-liner of step ``key`` is extractive, and whether calling again helps."""
-        if later:
-            done = job.steps_done if job is not None else 0
-            return (
-                f"deadline passed; extractive for now. The LLM one-liners go on in the background "
-                f"({done} of {missing} done): call again to get them"
-            )
-        if key in self._put_off and job is not None and job.failure is None:
-            return f"{self._put_off[key]}; extractive — call again"
-        if reason == "deadline passed":
-            return f"{reason}; extractive — call again to continue (done one-liners are cached)"
-        return f"{reason}; extractive"
 
     def _submit(self, job: Job, progress: Progress | None) -> Pending | None:
         """``job`` for the worker (None: the queue is full), or, with no worker running, to do in the call."""
@@ -362,24 +349,7 @@ class Summarizer:
         if not done:
             summary = await trio.to_thread.run_sync(whole, text, target_tokens)
         method: Method = "llm+extractive" if done else "extractive"
-        share = f"{done} of {parts} parts by the LLM, the rest extractive" if done else "extractive"
-        again = " — call again to continue (finished parts are kept)" if job.durable else ""
-        if job.failure is not None:
-            return Summary(summary, method, f"{job.failure}; {share}{again}")
-        if not self.queue.running or not job.durable:  # nothing goes on after this call
-            return Summary(summary, method, f"deadline passed; {share}{again}")
-        if job.steps_total:
-            left = max(1, job.steps_total - job.steps_done)
-            eta = f", about {left * job.seconds_per_step:.0f} s of work left" if job.seconds_per_step else ""
-            progress = f"{job.steps_done} of {job.steps_total} steps done{eta}"
-        else:  # not started: the queue works one job at a time ("0 of 0 steps done" said nothing)
-            ahead = self.queue.ahead(job)
-            progress = f"queued behind {ahead} other summar{'y' if ahead == 1 else 'ies'}" if ahead else "starting"
-        note = (
-            f"deadline passed; {share} for now. The LLM summary goes on in the background "
-            f"({progress}): call again to get it"
-        )
-        return Summary(summary, method, note)
+        return Summary(summary, method, partial_note(job, self.queue, done=done, parts=parts))
 
     def _lookup(self, cache: SummaryCache | None, answers: dict[str, Answer] | None) -> Callable[[str], Answer | None]:
         def lookup(key: str) -> Answer | None:
