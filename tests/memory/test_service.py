@@ -1,4 +1,6 @@
-"""SessionService through the library: durability, errors, compaction, restarts, sharing."""
+"""SessionService through the library: durability, errors, compaction, status and recall.
+
+Restarts and two instances on one data dir: test_service_replay.py."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 import trio
 
-import ctxtrio
 from ctxtrio._config import Config
 from ctxtrio._errors import InputError, InvalidIdError, NotFoundError
 from ctxtrio._wiring import open_wiring
@@ -25,9 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
-    from ctxtrio._context import Context
     from ctxtrio._wiring import Wiring
-    from ctxtrio.memory import Entry, RecallResult, SessionStatus
 
 
 T = TypeVar("T")
@@ -287,43 +286,6 @@ async def test_list_sessions_newest_first(ctx: Wiring) -> None:
     infos = await ctx.sessions.list_sessions()
     assert [(i.session_id, i.title, i.live_entries) for i in infos] == [("new", "new", 2), ("old", "Old one", 0)]
     assert infos[0].last_activity >= infos[1].last_activity
-
-
-async def snapshot(ctx: Context) -> tuple[list[Entry], SessionStatus, RecallResult]:
-    sessions = ctx.sessions
-    return await sessions.export("s1"), await sessions.status("s1"), await sessions.recall("s1", "fact value")
-
-
-async def test_state_after_restart_equals_state_before(tmp_path: Path) -> None:
-    """Everything (entries, pins, deletes, compaction) replays to the same state."""
-    async with ctxtrio.open_context(config(tmp_path)) as ctx:
-        for n in range(8):
-            await ctx.sessions.append("s1", f"fact {n}: value {n * n}", tags=["x"] if n % 2 else None)
-        await ctx.sessions.update("s1", "e3", pinned=True)
-        await ctx.sessions.update("s1", "e4", delete=True)
-        await ctx.sessions.compact("s1", keep_recent=2)
-        before = await snapshot(ctx)
-    async with ctxtrio.open_context(config(tmp_path)) as ctx:
-        after = await snapshot(ctx)
-    assert after == before
-
-
-async def test_two_instances_see_each_other(tmp_path: Path) -> None:
-    """Two contexts on one data dir (like two processes) see each other's writes on their next call."""
-    async with ctxtrio.open_context(config(tmp_path)) as a, ctxtrio.open_context(config(tmp_path)) as b:
-        first = await a.sessions.append("shared", "written by A about cookies")
-        found = await b.sessions.recall("shared", "cookies")
-        assert [e.id for e in found.entries] == [first.entry.id]
-        second = await b.sessions.append("shared", "written by B about sessions")
-        assert second.entry.id != first.entry.id
-        await b.sessions.update("shared", first.entry.id, pinned=True)
-        status = await a.sessions.status("shared")
-        assert (status.live_entries, status.pinned) == (2, 1)
-        again = await a.sessions.append("shared", "written by B about sessions")
-        assert again.duplicate and again.entry.id == second.entry.id
-        third = await a.sessions.append("shared", "A again")
-        assert third.status.live_entries == 3
-        assert (await b.sessions.status("shared")).live_entries == 3
 
 
 async def test_status_of_an_unchanged_session_needs_no_worker_thread(
