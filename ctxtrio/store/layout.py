@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,14 +47,14 @@ class DataDir:
     """Paths inside one data dir. Ids passed in must already be validated."""
 
     root: Path
+    #: Made once, with the data dir: a property built them on each call, and an ingest asks for docs
+    #: three times a document (~2 us each); sessions is asked for each session listed or watched.
+    sessions: Path = field(init=False, repr=False, compare=False)
+    docs: Path = field(init=False, repr=False, compare=False)
 
-    @property
-    def sessions(self) -> Path:
-        return self.root / "sessions"
-
-    @property
-    def docs(self) -> Path:
-        return self.root / "docs"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sessions", self.root / "sessions")
+        object.__setattr__(self, "docs", self.root / "docs")
 
     @property
     def quarantine(self) -> Path:
