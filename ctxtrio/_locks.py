@@ -12,18 +12,22 @@ a checkpoint: a caller that must be one (a loop that would otherwise never yield
 await something else. Cancellation: a task cancelled while it waits for the lock does not
 hold it; one that took it at once releases it when the ``async with`` body exits, however
 that happens.
+
+:class:`CharBudget` is a limiter weighted by size, for memory held in flight.
 """
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Protocol
 
 import trio
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from types import TracebackType
 
-__all__ = ["Held", "Lockable"]
+__all__ = ["CharBudget", "Held", "Lockable"]
 
 
 class Lockable(Protocol):
@@ -54,3 +58,33 @@ class Held:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self._lock.release()
+
+
+class CharBudget:
+    """A weighted limiter: the document service's ingests hold their text's length in characters
+    until they finish, ``ctxtrio ingest``'s batches their files' bytes (so it lives here, for both).
+
+    A holder waits while the others hold more than ``total - its size``; one larger than the
+    whole budget runs alone. Waiters are woken in no particular order.
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.free = total
+        #: Ingests holding characters now.
+        self.holders = 0
+        self._lot = trio.lowlevel.ParkingLot()
+
+    @asynccontextmanager
+    async def hold(self, chars: int) -> AsyncIterator[None]:
+        need = max(1, min(chars, self.total))
+        while self.free < need:
+            await self._lot.park()
+        self.free -= need
+        self.holders += 1
+        try:
+            yield
+        finally:
+            self.free += need
+            self.holders -= 1
+            self._lot.unpark_all()

@@ -12,8 +12,10 @@ progress comes as plain lines). It prints:
   and that every file was reported unchanged.
 
 ``--corpus stdlib`` (or ``docs``, ``log``, ``cjk``: :mod:`real_text`) copies real text
-instead, one file per corpus file under its own name; the first run then also prints the
-CPU seconds (user + system) of the command and its chunking processes per MB.
+instead, one file per corpus file under its own name (``--joined N``: joined into N files of
+about equal size, a few big files); the first run then also prints the CPU seconds (user +
+system) of the command and its chunking processes per MB, and the peak RSS of the largest
+process (one process: the chunking processes are not added).
 
 ``--tty`` runs the first ingest under a pseudo-terminal instead, to show the tqdm bar
 redrawing (it counts the carriage-return redraws). ``--folder PATH`` ingests a real
@@ -76,10 +78,25 @@ def command(folder: Path, data: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "ctxtrio", "ingest", str(folder), "--data-dir", str(data), "--no-llm", *extra]
 
 
-def write_corpus(folder: Path, corpus: str) -> tuple[int, int]:
-    """The files of ``corpus`` under their own names; returns (files, bytes)."""
+def write_corpus(folder: Path, corpus: str, joined: int = 0) -> tuple[int, int]:
+    """The files of ``corpus`` under their own names, or joined in order into ``joined`` files of about
+    equal size (``part00.txt`` ...: a few big files); returns (files, bytes)."""
     written = 0
     docs = load(corpus)
+    if joined:
+        folder.mkdir(parents=True, exist_ok=True)
+        texts = [doc.text.encode("utf-8", "surrogatepass") for doc in docs]
+        share = sum(map(len, texts)) / joined
+        parts: list[list[bytes]] = [[] for _ in range(joined)]
+        done = 0
+        for text in texts:
+            parts[min(joined - 1, int(done // share))].append(text)
+            done += len(text)
+        for number, part in enumerate(parts):
+            data = b"\n\n".join(part)
+            (folder / f"part{number:02}.txt").write_bytes(data)
+            written += len(data)
+        return joined, written
     for doc in docs:
         target = folder / doc.name.removesuffix(".gz").lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -92,6 +109,11 @@ def write_corpus(folder: Path, corpus: str) -> tuple[int, int]:
 def _cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def _peak_rss_mb() -> float:
+    """The largest peak RSS of any command run so far (Linux reports KiB), in MiB."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def run_plain(folder: Path, data: Path, *extra: str) -> tuple[float, list[float], str, int]:
@@ -138,6 +160,7 @@ def main() -> int:
     p.add_argument("--tty", action="store_true", help="first run under a pseudo-terminal (tqdm bar)")
     p.add_argument("--folder", type=Path, help="ingest this real folder instead of writing synthetic files")
     p.add_argument("--corpus", choices=sorted(CORPORA), help="real text (stress/real_text.py) instead of markdown")
+    p.add_argument("--joined", type=int, default=0, metavar="N", help="with --corpus: its files joined into N files")
     args = p.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     with tempfile.TemporaryDirectory(prefix="ctxtrio-cli-ingest-") as tmp:
@@ -145,7 +168,7 @@ def main() -> int:
         if args.folder is not None:
             return real_folder(args.folder, data)
         if args.corpus:
-            args.files, size = write_corpus(folder, args.corpus)
+            args.files, size = write_corpus(folder, args.corpus, args.joined)
         else:
             size = write_tree(folder, args.files, args.total_mb)
         mb = size / (1 << 20)
@@ -162,7 +185,7 @@ def main() -> int:
         cpu = _cpu_s() - cpu
         print(
             f"  command + chunking processes: {cpu:.2f} CPU-s = {cpu / (size / 1e6):.3f} CPU-s per MB (10^6 bytes); "
-            f"load {os.getloadavg()[0]:.1f}"
+            f"peak RSS of the largest process {_peak_rss_mb():.0f} MB; load {os.getloadavg()[0]:.1f}"
         )
         again, _, out, code = run_plain(folder, data, "--json")
         report = json.loads(out)

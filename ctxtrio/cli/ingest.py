@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import IngestError, StoreError
+from .._locks import CharBudget
 from ..docs.arguments import FileRead, read_file
 from ..docs.model import IngestResult
 from ..docs.sandbox import NotTextError, escaped_path
@@ -41,19 +42,26 @@ if TYPE_CHECKING:
 
 __all__ = ["add_arguments", "ingest_command"]
 
-#: Files ingested at once (the document service admits 16). The store writer commits what is queued
-#: as one round, so more files in flight share each round's fixed costs (its worker-thread call, the
-#: catalog's and docs/'s fsyncs, the hand-offs to the fsync threads): 8 where 4 gave small-file trees
-#: about a tenth less CPU (postgresql-doc as text 2.46 -> 2.23 CPU-s). 16 gained a few percent more at
-#: most, inside this machine's noise, and would halve the characters a batch keeps again.
+#: Batches read and ingested at once (the document service admits 16). The store writer commits what
+#: is queued as one round, so more files in flight share each round's fixed costs (its worker-thread
+#: call, the catalog's and docs/'s fsyncs, the hand-offs to the fsync threads): 8 where 4 gave
+#: small-file trees about a tenth less CPU (postgresql-doc as text 2.46 -> 2.23 CPU-s). 16 gained a
+#: few percent more at most, inside this machine's noise.
 PARALLEL_FILES = 8
-#: Files read and hashed per worker-thread call when looking for unchanged ones.
+#: Files read and hashed per worker-thread call, settled in turn (a hop per small file would cost more
+#: than its read); a batch ends before PRECHECK_BYTES too, so big files are batches of their own and
+#: run side by side (a folder of up to 32 files was one batch: one file at a time).
 PRECHECK_FILES = 32
+PRECHECK_BYTES = 2_000_000
 #: Characters of read text a batch keeps for the ingest (the first file's whatever its size): a file
-#: past them is read again by the document service, so what waits in memory stays bounded: per batch
-#: this or the batch's first file, whichever is larger (a file can be max_ingest_chars, 20M by
-#: default), so PARALLEL_FILES x that at most (16M characters for files of 2M or less).
+#: past them (one that grew since the walk) is read again by the document service.
 PRECHECK_KEEP_CHARS = 2_000_000
+#: Bytes of the batches in flight, from their read to their last file's commit: what is read and not
+#: yet stored stays under this, or one batch alone when larger (a file can be max_ingest_chars, 20M
+#: by default). A file in flight costs the process about 7-11 times its size at its peak (its text,
+#: chunks, records and index rows; and as much in a chunking process while chunked), so many small
+#: files keep PARALLEL_FILES batches going and a few big ones run a few at a time.
+IN_FLIGHT_BYTES = 16_000_000
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -90,6 +98,23 @@ class Checked:
     #: The read itself, for the ingest: the file is then stored as it was read and checked here (one
     #: snapshot decides "unchanged" and is stored), not read again. None past PRECHECK_KEEP_CHARS.
     read: FileRead | None = None
+
+
+def precheck_batches(files: list[tuple[Path, int]]) -> list[list[tuple[Path, int]]]:
+    """``files`` in order, cut into batches of PRECHECK_FILES files or PRECHECK_BYTES bytes, whichever
+    comes first (a file past those bytes is a batch of its own)."""
+    batches: list[list[tuple[Path, int]]] = []
+    batch: list[tuple[Path, int]] = []
+    held = 0
+    for path, size in files:
+        if batch and (len(batch) == PRECHECK_FILES or held + size > PRECHECK_BYTES):
+            batches.append(batch)
+            batch, held = [], 0
+        batch.append((path, size))
+        held += size
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def precheck(batch: list[tuple[Path, int]], roots: tuple[Path, ...], limit: int) -> list[Checked]:
@@ -131,6 +156,7 @@ class _Run:
 
     def __init__(self, ctx: Wiring, config: Config, args: argparse.Namespace, tally: Tally, progress: Progress) -> None:
         self.ctx, self.config, self.args, self.tally, self.progress = ctx, config, args, tally, progress
+        self.in_flight = CharBudget(IN_FLIGHT_BYTES)  # counts bytes here
 
     def finish(self, item: Checked, note: str) -> None:
         self.tally.processed_bytes += item.size
@@ -139,11 +165,12 @@ class _Run:
     async def worker(self, batches: Iterator[list[tuple[Path, int]]]) -> None:
         """Read and hash a batch in a worker thread, then settle each file; until no batch is left."""
         for batch in batches:
-            checked = await trio.to_thread.run_sync(
-                partial(precheck, batch, self.config.ingest_roots, self.config.max_ingest_chars)
-            )
-            for item in checked:
-                await self.settle(item)
+            async with self.in_flight.hold(sum(size for _, size in batch)):
+                checked = await trio.to_thread.run_sync(
+                    partial(precheck, batch, self.config.ingest_roots, self.config.max_ingest_chars)
+                )
+                for item in checked:
+                    await self.settle(item)
 
     async def settle(self, item: Checked) -> None:
         """Skipped, refused, unchanged (the document service says so) or ingested."""
@@ -208,9 +235,7 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
         async with open_library(config, stop) as ctx:
             with Progress("ingest", total=total, unit="B", items=len(found.files), quiet=not args.verbose) as progress:
                 run = _Run(ctx, config, args, tally, progress)
-                batches = iter(
-                    [found.files[i : i + PRECHECK_FILES] for i in range(0, len(found.files), PRECHECK_FILES)]
-                )
+                batches = iter(precheck_batches(found.files))
                 async with trio.open_nursery() as nursery:
                     for _ in range(PARALLEL_FILES):
                         nursery.start_soon(run.worker, batches)

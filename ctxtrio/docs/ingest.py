@@ -36,7 +36,6 @@ import hashlib
 import logging
 import secrets
 import time
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -55,7 +54,7 @@ from .offload import OFFLOAD_MIN_CHARS, produce_in_child
 from .repository import CommitTimeoutError, Repository
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable
+    from collections.abc import Awaitable, Callable
 
     from .._live import TokenCounting
     from ..text.tokens import TokenModel
@@ -68,7 +67,6 @@ __all__ = [
     "BATCH_CHUNKS",
     "CLEANUP_DEADLINE_S",
     "INLINE_CHUNK_CHARS",
-    "CharBudget",
     "Source",
     "content_hash",
     "text_digest",
@@ -188,35 +186,6 @@ async def write_generation(
     current = repo.state.docs.get(source.doc_id)
     replaced = (source.doc_id, gen) in repo.state.replacing
     return (current.info if current is not None and current.gen == gen else info), replaced
-
-
-class CharBudget:
-    """A weighted limiter: ingests hold their text's length in characters until they finish.
-
-    An ingest waits while the others in flight hold more than ``total - its size``; one
-    larger than the whole budget runs alone. Waiters are woken in no particular order.
-    """
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.free = total
-        #: Ingests holding characters now.
-        self.holders = 0
-        self._lot = trio.lowlevel.ParkingLot()
-
-    @asynccontextmanager
-    async def hold(self, chars: int) -> AsyncIterator[None]:
-        need = max(1, min(chars, self.total))
-        while self.free < need:
-            await self._lot.park()
-        self.free -= need
-        self.holders += 1
-        try:
-            yield
-        finally:
-            self.free += need
-            self.holders -= 1
-            self._lot.unpark_all()
 
 
 async def content_hash(text: str) -> str:

@@ -18,7 +18,7 @@ import trio
 
 from .._errors import InputError, InvalidIdError
 from .._limits import SEARCH_LIMIT, check_budget, check_range
-from .._locks import Held
+from .._locks import CharBudget, Held
 from ..llm.summarizer import Summarizer
 from ..store.ids import new_id, validate_id
 from ..store.records import check_storable, unstorable
@@ -30,7 +30,7 @@ from .arguments import FileRead, clean_title, first_line, read_file
 from .checking import CheckingMethods
 from .continuation import entry_starts_first, with_continuation
 from .hybrid import FUSE_DEPTH
-from .ingest import CharBudget, Source, content_hash, write_generation
+from .ingest import Source, content_hash, write_generation
 from .loaded import DEFAULT_CACHE_CHARS
 from .model import DocumentInfo, IngestResult, SearchHit, SearchResult
 from .offload import OFFLOAD_MIN_CHARS
