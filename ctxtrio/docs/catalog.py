@@ -13,8 +13,10 @@ dir. Its records, replayed in file order (the last word wins):
   commit stands. Commits without ``end`` (older stores wrote a commit only once its chunks
   were durable) always land.
 * ``forget`` (doc): the document and all its cursors are gone.
-* ``cursor`` (doc, gen, session, next): where ``doc_window`` continues for one session
-  (``""`` is the default cursor). A cursor of another generation reads as 0.
+* ``cursor`` (doc, gen, session, next, optional at): where ``doc_window`` continues for one session
+  (``""`` is the default cursor): chunk ``next``, ``at`` characters into its text (written only
+  when a window ended in a chunk cut to fit its budget; absent is 0, the chunk's start, as older
+  catalogs say). A cursor of another generation reads as 0.
 
 Every ``doc_window`` call appends a cursor record, so the catalog would grow with every
 read (issue 27, finding 10). Once the cursor records outnumber the live cursors by
@@ -77,7 +79,8 @@ class CatalogState:
     """
 
     docs: dict[str, DocEntry] = field(default_factory=dict)
-    cursors: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
+    #: (doc, session) → (gen, next chunk, characters into it).
+    cursors: dict[tuple[str, str], tuple[str, int, int]] = field(default_factory=dict)
     committed: set[tuple[str, str]] = field(default_factory=set)
     #: The committed generations that replaced a current version of their document, so an
     #: ingest answers what its commit did where the catalog orders it among concurrent ones.
@@ -127,8 +130,9 @@ class CatalogState:
             return (doc, previous.gen) if previous is not None else None
         if kind == "cursor":
             gen, session, position = record.get("gen"), record.get("session"), record.get("next")
+            at = record.get("at", 0)
             if isinstance(gen, str) and isinstance(session, str) and isinstance(position, int):
-                self.cursors[(doc, session)] = (gen, position)
+                self.cursors[(doc, session)] = (gen, position, at if isinstance(at, int) and at > 0 else 0)
                 self.cursor_records += 1
         return None
 
@@ -156,12 +160,17 @@ class CatalogState:
         return set(self.changed[version - start :])
 
     def cursor(self, doc: str, session: str) -> int:
-        """Where reading continues for (doc, session): 0 unless a cursor of the current generation exists."""
+        """The chunk where reading continues for (doc, session): 0 unless a cursor of the current generation exists."""
+        return self.position(doc, session)[0]
+
+    def position(self, doc: str, session: str) -> tuple[int, int]:
+        """Where reading continues for (doc, session): (chunk, characters into its text); (0, 0)
+        unless a cursor of the current generation exists."""
         entry = self.docs.get(doc)
         found = self.cursors.get((doc, session))
         if entry is None or found is None or found[0] != entry.gen:
-            return 0
-        return found[1]
+            return 0, 0
+        return found[1], found[2]
 
 
 def _entry(doc: str, record: Record) -> DocEntry | None:
@@ -249,8 +258,13 @@ def forget_record(doc_id: str) -> NewRecord:
     return NewRecord("forget", {"doc": doc_id}, id_prefix="f")
 
 
-def cursor_record(doc_id: str, gen: str, session: str, position: int) -> NewRecord:
-    return NewRecord("cursor", {"doc": doc_id, "gen": gen, "session": session, "next": position}, id_prefix="k")
+def cursor_record(doc_id: str, gen: str, session: str, position: int, at: int = 0) -> NewRecord:
+    """A cursor at chunk ``position``, ``at`` characters into its text (said only when not 0, so a
+    cursor at a chunk's start is the record older versions wrote and read)."""
+    body: Record = {"doc": doc_id, "gen": gen, "session": session, "next": position}
+    if at:
+        body["at"] = at
+    return NewRecord("cursor", body, id_prefix="k")
 
 
 def commit_key(record: Record) -> tuple[str, str]:

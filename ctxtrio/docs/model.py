@@ -140,13 +140,17 @@ class SearchResult:
 class WindowChunk:
     """A chunk read in order. ``text`` skips what the previous chunk of the window showed
     (the overlap), so consecutive chunks read as the continuous source; ``cut`` marks a
-    chunk shortened to fit the budget."""
+    chunk shortened to fit the budget. ``offset``: the characters of the chunk's text before
+    ``text``; ``lines``, for a chunk whose reading starts inside it (where doc_window's cursor
+    stood after a cut), is (first, last, of) its lines shown, 1-based and inclusive."""
 
     index: int
     trail: tuple[str, ...]
     text: str
     tokens: int
     cut: bool = False
+    offset: int = 0
+    lines: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +171,13 @@ class Window:
     #: The answer as the tools send it, rendered once: the text counted against the budget
     #: (its "estimated" mark included).
     rendered: str = ""
+    #: Characters into chunk ``next_index``'s text where reading goes on: not 0 only when
+    #: :meth:`~.service.DocumentService.window` ended in a chunk cut to fit its budget (the cursor
+    #: then stands inside it, so the next window shows the rest; the chunks resource and
+    #: :meth:`~.service.DocumentService.read` name whole chunks, and go on with the next one).
+    next_offset: int = 0
+    #: The line of chunk ``next_index`` where reading goes on (1 at its start).
+    next_line: int = 1
 
     @property
     def at_end(self) -> bool:

@@ -63,9 +63,19 @@ class Candidate:
 
 def fresh_text(previous: StoredChunk | None, chunk: StoredChunk) -> str:
     """The part of ``chunk`` not already shown by ``previous``, its predecessor (the overlap skipped)."""
+    return chunk.text[_fresh_offset(previous, chunk) :]
+
+
+def _fresh_offset(previous: StoredChunk | None, chunk: StoredChunk) -> int:
+    """Where :func:`fresh_text` starts in ``chunk``'s text."""
     if previous is not None and previous.index + 1 == chunk.index and chunk.start < previous.end <= chunk.end:
-        return chunk.text[previous.end - chunk.start :]
-    return chunk.text
+        return previous.end - chunk.start
+    return 0
+
+
+def line_span(text: str, start: int, end: int) -> tuple[int, int, int]:
+    """(first, last, of): the 1-based lines of ``text`` that ``text[start:end]`` shows, of its lines."""
+    return text.count("\n", 0, start) + 1, text.count("\n", 0, max(start, end - 1)) + 1, text.count("\n") + 1
 
 
 def contiguous_text(chunks: Sequence[StoredChunk]) -> str:
@@ -79,25 +89,33 @@ def contiguous_text(chunks: Sequence[StoredChunk]) -> str:
 
 
 def pack_window(
-    chunks: Sequence[StoredChunk], first: int, last: int, budget_tokens: int, model: TokenModel
+    chunks: Sequence[StoredChunk], first: int, last: int, budget_tokens: int, model: TokenModel, offset: int = 0
 ) -> list[WindowChunk]:
-    """Chunks ``first`` .. at most ``last`` in order, as many as fit; at least one (cut if needed)."""
+    """Chunks ``first`` .. at most ``last`` in order, as many as fit; at least one (cut if needed).
+
+    ``offset``: characters of chunk ``first``'s text already read (doc_window's cursor stands inside a
+    chunk an earlier window cut): it is shown from there, its header naming the lines shown."""
     out: list[WindowChunk] = []
     used = 0
     previous: StoredChunk | None = None
     for position in range(first, last + 1):
         chunk = chunks[position]
-        text = fresh_text(previous, chunk)
-        header_tokens = model.estimate(chunk_header(chunk.index, chunk.trail)) + GAP_TOKENS
+        skip = offset if position == first else _fresh_offset(previous, chunk)
+        text = chunk.text[skip:]
+        inside = position == first and offset > 0
+        lines = line_span(chunk.text, skip, len(chunk.text)) if inside else None
+        header_tokens = model.estimate(chunk_header(chunk.index, chunk.trail, lines)) + GAP_TOKENS
         text_tokens = model.estimate(text)
         if used + header_tokens + text_tokens > budget_tokens:
             if not out:
                 room = max(_MIN_TEXT_TOKENS, budget_tokens - header_tokens)
                 kept = cut_to_fit(text, room, model)
+                shown = line_span(chunk.text, skip, skip + len(kept)) if inside else None
                 # Whole when it fits the floor (a heading's chunk): a head saying it was cut costs tokens for nothing.
-                out.append(WindowChunk(chunk.index, chunk.trail, kept, model.estimate(kept), cut=kept != text))
+                cut = kept != text
+                out.append(WindowChunk(chunk.index, chunk.trail, kept, model.estimate(kept), cut, skip, shown))
             break
-        out.append(WindowChunk(chunk.index, chunk.trail, text, text_tokens))
+        out.append(WindowChunk(chunk.index, chunk.trail, text, text_tokens, offset=skip, lines=lines))
         used += header_tokens + text_tokens
         previous = chunk
     return out

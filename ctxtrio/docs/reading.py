@@ -70,7 +70,10 @@ class ReadingMethods:
         """Read chunks in order from ``start`` (default: the cursor of (doc, session)).
 
         At least one chunk is returned (cut to fit a small budget); the cursor moves
-        past the last chunk returned. A budget too small for the answer's own lines and a few
+        past the last chunk returned, or, when that chunk was cut to fit, to where the cut left
+        off inside it: the next window without ``start`` shows the rest of it (its lines in its
+        header), so a reader paging at a budget smaller than a chunk skips nothing. ``start``
+        and ``reset`` read from a chunk's start. A budget too small for the answer's own lines and a few
         tokens of text is an InputError saying what budget to pass (the cursor stays). ``end`` is inclusive. A ``session_id`` that names no
         session (deleted, or never opened) is a NotFoundError, and nothing is written: its
         cursor would stay in the catalog until the document is forgotten.
@@ -92,8 +95,9 @@ class ReadingMethods:
         entry, doc = await self._repo.load(doc_id)
         lock = self._cursor_locks.setdefault((doc_id, session), trio.Lock())
         async with lock:
-            cursor = self._repo.state.cursor(doc_id, session)
+            cursor, offset = self._repo.state.position(doc_id, session)
             first = start if start is not None else (0 if reset else cursor)
+            offset = offset if start is None and not reset else 0
             if end is not None and end < first:
                 raise InputError(
                     f"the last chunk to read, #{end}, is before the cursor at #{first}: say where to start, or reset the cursor"
@@ -104,8 +108,10 @@ class ReadingMethods:
                 return replace(past, rendered=render_window(past, start=start))
             last = min(end, total - 1) if end is not None else total - 1
             shell = Window(entry.info, session_id, (), first, budget)
-            window = await self._fit_window(shell, doc.chunks, first, last, given=True)
-            await self._repo.set_cursor(entry, session, window.next_index)
+            if offset >= len(doc.chunks[first].text):  # a record no window of this generation wrote (hand-edited)
+                offset = 0
+            window = await self._fit_window(shell, doc.chunks, first, last, given=True, offset=offset)
+            await self._repo.set_cursor(entry, session, window.next_index, window.next_offset)
         return window
 
     async def read(
@@ -148,20 +154,34 @@ class ReadingMethods:
         *,
         given: bool,
         onward: Callable[[int], str] | None = None,
+        offset: int | None = None,
     ) -> Window:
         """``chunks[first..last]`` packed into ``shell``'s budget, with the widest head ``onward`` can
         give kept out of the chunks' room (shrinking by the overshoot's share alone took four packs to
         reach the smallest answer: budget_tokens=200 showed 8 tokens of text), checked in the model's
         own tokens when the server can count; the text counted, its "estimated" mark inside, is the
         answer. InputError when the head and the least text outgrow the budget (``given``: the caller
-        named the budget, which the refusal then names)."""
+        named the budget, which the refusal then names). ``offset``: characters of chunk ``first`` read
+        already, for doc_window's cursor (None: :meth:`read`, whose next window starts at a chunk)."""
         budget = shell.budget_tokens
         model = self._live.tokens.current
-        head_tokens = _widest_head(shell, chunks[first].index, chunks[last].index, model, onward)
+        # Only the window's first chunk is ever cut (pack_window), so the cursor's line is one of its lines.
+        inside = chunks[first].text.count("\n") + 1 if offset is not None else None
+        head_tokens = _widest_head(shell, chunks[first].index, chunks[last].index, model, onward, inside)
 
         def build(room: int, estimated: bool) -> Window:
-            packed = pack_window(chunks, first, last, max(1, room - head_tokens), model)
-            return replace(shell, chunks=tuple(packed), next_index=packed[-1].index + 1, estimated=estimated)
+            packed = pack_window(chunks, first, last, max(1, room - head_tokens), model, offset or 0)
+            window = replace(shell, chunks=tuple(packed), next_index=packed[-1].index + 1, estimated=estimated)
+            ended = packed[-1]
+            if offset is None or not ended.cut:
+                return window
+            text = chunks[first + len(packed) - 1].text
+            at = ended.offset + len(ended.text)
+            at += text[at : at + 1] in ("\n", " ")  # the cut ends before a break or space: its separator
+            if not ended.text or not text[at:].strip():  # nothing left; or no progress (a cursor that never moves)
+                return window
+            line = text.count("\n", 0, at) + 1
+            return replace(window, next_index=ended.index, next_offset=at, next_line=line)
 
         fitted = await self._live.counter.fit_marked(budget, build, lambda window: render_window(window, onward=onward))
         if fitted.tokens > budget:  # the head and the least text (packing's floor) outgrew it
@@ -333,13 +353,21 @@ def _too_small(tokens: int, window: Window, whole: int, head_tokens: int, model:
 
 
 def _widest_head(
-    shell: Window, first: int, last: int, model: TokenModel, onward: Callable[[int], str] | None = None
+    shell: Window,
+    first: int,
+    last: int,
+    model: TokenModel,
+    onward: Callable[[int], str] | None = None,
+    inside: int | None = None,
 ) -> int:
     """Tokens of the longest head a window of chunks ``first`` .. ``last`` of ``shell``'s document can
     have (every clause, the largest numbers; ``onward`` as :func:`~.render.window_head` takes it), and
-    the gap after it."""
+    the gap after it. ``inside``: the lines of the chunk the cursor may stand inside (doc_window's),
+    the head then naming one of them."""
     shown = max(shell.budget_tokens, 9_999)  # the count in the head, at most the budget (or one the advice names)
     chunks = (WindowChunk(first, (), "", shown), WindowChunk(last, (), "", 0, cut=True))
     ends = (min(last + 1, shell.doc.chunks), shell.doc.chunks)  # the next chunk named, or the end said
-    heads = (replace(shell, chunks=chunks, estimated=True, next_index=at) for at in ends)
+    heads = [replace(shell, chunks=chunks, estimated=True, next_index=at) for at in ends]
+    if inside is not None:  # "Next: #N line L"
+        heads.append(replace(heads[0], next_index=last, next_offset=1, next_line=inside))
     return max(model.estimate(window_head(head, onward)) for head in heads) + 1

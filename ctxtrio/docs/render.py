@@ -98,7 +98,13 @@ def shown_title(title: str, text: str) -> str:
     return title
 
 
-def chunk_header(index: int, trail: Sequence[str]) -> str:
+def chunk_header(index: int, trail: Sequence[str], lines: tuple[int, int, int] | None = None) -> str:
+    """A window's chunk header; ``lines``: the chunk's lines shown, when reading started inside it (its
+    trail is then left out, as doc_search's passages leave it: the window before showed it, and at a
+    budget that cut the chunk, a long trail took the room of the text: budget_tokens=120 could not
+    read on in library.json's #0)."""
+    if lines is not None:
+        return f"[#{index} lines {lines[0]}-{lines[1]}]"
     return f"[#{index} · {trail_text(trail)}]" if trail else f"[#{index}]"
 
 
@@ -274,7 +280,7 @@ def render_window(window: Window, *, start: int | None = None, onward: Callable[
                 f"Pass {first_to_last('from', info.chunks)}, or leave from out to read on from the cursor."
             )
         return f"{has} and the cursor is past the end. Start over with reset=true, or pass from=N."
-    body = [f"{chunk_header(chunk.index, chunk.trail)}\n{chunk.text}" for chunk in window.chunks]
+    body = [f"{chunk_header(chunk.index, chunk.trail, chunk.lines)}\n{chunk.text}" for chunk in window.chunks]
     return "\n\n".join([window_head(window, onward), *body])
 
 
@@ -290,7 +296,10 @@ def window_head(window: Window, onward: Callable[[int], str] | None = None) -> s
     if window.at_end:
         head += " End of document." if onward else " End of document (reset=true starts over)."
     else:
-        head += f" Next: #{window.next_index} ({onward(window.next_index) if onward else 'call doc_window again'})."
+        inside = f" line {window.next_line}" if window.next_offset else ""  # the cursor stands in a cut chunk
+        head += (
+            f" Next: #{window.next_index}{inside} ({onward(window.next_index) if onward else 'call doc_window again'})."
+        )
     cut = [chunk.index for chunk in window.chunks if chunk.cut]
     if cut:  # short: the head is paid from the budget that cut the text
         tool = "doc_window " if onward else ""

@@ -257,8 +257,8 @@ class Repository(LoadedGenerations):
         await trio.to_thread.run_sync(probe_writable, self.data.docs / doc_id)
         await self.append_catalog([forget_record(doc_id)])
 
-    async def set_cursor(self, entry: DocEntry, session: str, position: int) -> None:
-        await self.append_catalog([cursor_record(entry.doc_id, entry.gen, session, position)])
+    async def set_cursor(self, entry: DocEntry, session: str, position: int, at: int = 0) -> None:
+        await self.append_catalog([cursor_record(entry.doc_id, entry.gen, session, position, at)])
         if self.state.compaction_due():
             # Under the catalog's lock, whatever other processes appended meanwhile included;
             # every process (this one too) notices the new file and replays it (_replay).

@@ -68,8 +68,10 @@ async def test_tool_errors_say_from_and_to(tmp_path: Path) -> None:
     async with opened(tmp_path) as ctx, Client(build_server(ctx)) as client:
         await client.call_tool("doc_ingest", {"text": _TEXT, "doc_id": "d"})
         await client.call_tool("context_open", {"session_id": "s"})
-        for _ in range(3):  # the cursor of session s moves past #1
-            await client.call_tool("doc_window", {"doc_id": "d", "budget_tokens": 300, "session_id": "s"})
+        # the cursor of session s moves past #1 (to #3, or inside #2 when the budget cuts it)
+        await client.call_tool(
+            "doc_window", {"doc_id": "d", "budget_tokens": 300, "session_id": "s", "from": 2, "to": 2}
+        )
         for tool, arguments, expected in calls:
             result = await client.call_tool(tool, {"doc_id": "d", **arguments})
             block = result.content[0]

@@ -62,3 +62,19 @@ async def test_a_chunk_shown_whole_at_any_budget_is_advised_the_smallest_that_sh
         shown = text_of(await call(client, "doc_window", doc_id="d", budget_tokens=advised))
     assert less.is_error and text_of(less).startswith(f"Error: budget_tokens={advised - 10} cannot hold chunk #0")
     assert shown.startswith('d "Part 0" chunk #0 of ') and "was cut" not in shown, shown
+
+
+async def test_reading_on_after_a_cut_shows_the_rest_of_the_chunk(tmp_path: Path) -> None:
+    """doc_window without from at budget_tokens=400, as a small model pages: the window after one that
+    cut #0 shows #0's rest, its lines in its header, and then #1 (user23: Paras 17-40 of 400 one-line
+    paragraphs were never shown, the second window starting at #1's Para 41)."""
+    text = "\n\n".join(f"Para {n} about retries and backoff number {n}." for n in range(400))
+    async with opened(tmp_path) as (_, client):
+        await call(client, "doc_ingest", doc_id="d", text=text)
+        answers = [text_of(await call(client, "doc_window", doc_id="d", budget_tokens=400)) for _ in range(4)]
+    first = answers[0]
+    found = re.search(r"Next: #0 line (\d+) \(call doc_window again\)\. #0 was cut", first)
+    assert found is not None, first
+    assert re.search(rf"^\[#0 lines {found.group(1)}-\d+\]$", answers[1], re.MULTILINE), answers[1]
+    shown = {int(n) for answer in answers for n in re.findall(r"^Para (\d+) ", answer, re.MULTILINE)}
+    assert set(range(max(shown) + 1)) <= shown and max(shown) > 41, sorted(shown)
