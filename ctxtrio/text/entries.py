@@ -14,8 +14,12 @@ decisions survived). A session is not prose; its entries are the units:
   rarity of their terms), a repeated group counting once.
 
 Chosen lines keep the entries' order and their ``role: `` prefix (none for notes). If
-the decisions alone do not fit, each is cut to an equal share, so every decision keeps
-its start. Every line is a verbatim entry (or a verbatim prefix of one).
+the decisions alone do not fit, the newest are kept whole and a first line says how many
+older ones were left out. Cutting each to an equal share instead left six decisions at
+a 50-token target as bare labels ("Decision 0:\nDecision 1:..."), which say nothing; the
+newest are kept because a later decision is the one in force when two disagree, and the
+undo brings back every folded entry anyway. Every other line is a verbatim entry (or,
+when not even one decision fits whole, a verbatim start of the newest).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from .plural import plural
 from .terms import terms
 
 if TYPE_CHECKING:
@@ -41,6 +46,7 @@ _DECISION: Final = re.compile(
     r"|\b(?:decided to|agreed to|going with|settled on|opted for|must not|must never|won't|will not)\b",
     re.IGNORECASE,
 )
+_SAYS_SOMETHING: Final = 10  # tokens: a shorter start of a decision is little more than its label
 _SIGNATURE_NOISE: Final = re.compile(r"[\d\W_]+")
 
 
@@ -85,17 +91,8 @@ def summarize_entries(entries: Sequence[EntryText], *, target_tokens: int, model
     shown = {id(group): _shown(entries, group) for group in groups}
     decisions = [group for group in groups if group.decision]
     others = sorted((g for g in groups if not g.decision), key=lambda g: (-g.score, g.first))
-    chosen: dict[int, str] = {}
-    used = 0
-    decision_cost = sum(model.estimate(shown[id(group)]) + 1 for group in decisions)
-    share = target_tokens // max(1, len(decisions)) - 1
-    for group in decisions:
-        line = shown[id(group)]
-        if decision_cost > target_tokens:
-            line = _cut(line, max(1, share), model)
-        chosen[group.first] = line
-        used += model.estimate(line) + 1
-    for group in others:
+    chosen, used = _decision_lines(decisions, shown, target_tokens, model)
+    for group in others if -1 not in chosen else ():  # decisions left out outrank the rest
         line = shown[id(group)]
         cost = model.estimate(line) + 1
         if used + cost <= target_tokens:
@@ -105,6 +102,37 @@ def summarize_entries(entries: Sequence[EntryText], *, target_tokens: int, model
         best = others[0] if others else groups[0]
         chosen[best.first] = _cut(shown[id(best)], target_tokens, model)
     return "\n".join(chosen[position] for position in sorted(chosen))
+
+
+def _decision_lines(
+    decisions: Sequence[_Group], shown: dict[int, str], target_tokens: int, model: TokenModel
+) -> tuple[dict[int, str], int]:
+    """The decisions' lines by position and their tokens: all whole if they fit, else the newest whole
+    and a first line (position -1) saying how many older ones were left out."""
+    costs = [model.estimate(shown[id(group)]) + 1 for group in decisions]
+    if sum(costs) <= target_tokens:
+        return {group.first: shown[id(group)] for group in decisions}, sum(costs)
+    room = target_tokens - model.estimate(_left_out(len(decisions))) - 1
+    chosen: dict[int, str] = {}
+    used = 0
+    for group, cost in zip(reversed(decisions), reversed(costs)):
+        if used + cost > room:
+            break  # an older, shorter one kept after a gap would make "older ... left out" untrue
+        chosen[group.first] = shown[id(group)]
+        used += cost
+    if not chosen:  # not even the newest fits whole: its start, if it says more than a label ("Decis")
+        newest = decisions[-1]
+        start = _cut(shown[id(newest)], max(1, room - 1), model)
+        if model.estimate(start) >= _SAYS_SOMETHING:
+            chosen[newest.first] = start
+            used = model.estimate(start) + 1
+    note = _left_out(len(decisions) - len(chosen), older=bool(chosen))
+    chosen[-1] = note
+    return chosen, used + model.estimate(note) + 1
+
+
+def _left_out(count: int, *, older: bool = True) -> str:
+    return f"({plural(count, 'older decision' if older else 'decision')} left out; restore shows them)"
 
 
 def _groups(entries: Sequence[EntryText]) -> list[_Group]:

@@ -56,14 +56,26 @@ def test_near_duplicates_are_said_once_with_a_count() -> None:
     assert summary.count("user: ok") + summary.count("user: OK") == 1 and "user: OK! (×2)" in summary
 
 
-def test_decisions_are_cut_to_a_share_when_they_do_not_fit() -> None:
-    """With room for little, every decision still keeps its start; the routine lines go."""
+def test_decisions_that_do_not_fit_leave_the_newest_whole_and_a_count() -> None:
+    """With room for little, the newest decisions stay whole and the summary says how many older ones were
+    left out; the routine lines go. Cutting each to a share left six decisions at a 50-token target as bare
+    labels ("Decision 0:\nDecision 1:...", user23's sitting)."""
     summary = summarize_entries(session(), target_tokens=90, model=MODEL)
     lines = summary.split("\n")
     assert "Ran npm test" not in summary and MODEL.estimate(summary) <= 90
-    for decision in DECISIONS:
-        full = decision.text if decision.role == "note" else f"{decision.role}: {decision.text}"
-        assert any(full.startswith(line) and len(line) >= 12 for line in lines), full
+    whole = [d.text if d.role == "note" else f"{d.role}: {d.text}" for d in DECISIONS]
+    kept = lines[1:]
+    assert kept and kept == whole[len(whole) - len(kept) :]
+    assert lines[0] == f"({len(whole) - len(kept)} older decisions left out; restore shows them)"
+
+
+def test_a_tiny_target_never_leaves_a_decision_as_a_label() -> None:
+    """Six short decisions at target_tokens=50: the newest whole, the rest counted, no stub line."""
+    entries = [EntryText("note", f"Decision {n}: retry webhook batch {n} later.") for n in range(6)]
+    entries.append(EntryText("note", "Tried SERIALIZABLE isolation: deadlocks."))
+    summary = summarize_entries(entries, target_tokens=50, model=MODEL)
+    assert summary == "(5 older decisions left out; restore shows them)\nDecision 5: retry webhook batch 5 later."
+    assert summarize_entries(entries, target_tokens=20, model=MODEL) == "(6 decisions left out; restore shows them)"
 
 
 def test_what_counts_as_a_decision() -> None:
