@@ -259,6 +259,27 @@ def test_first_sentence_passes_over_rest_titles() -> None:
     assert first_sentence(rule, max_tokens=50, model=MODEL) == "Text before a rule."
 
 
+def test_summaries_pass_over_rest_markup_and_keep_headings() -> None:
+    """An extractive summary of reST held '.. function:: dump(obj, fp, *, \\' with its continued lines and
+    '.. versionchanged:: 3.11' (user23's sitting: a quarter of json.rst.txt's 300-token summary); the prose
+    under them is meant, under its section's heading. Markup alone is still summarized."""
+    filler = " ".join(f"Detail {n} mentions widget{n} in passing." for n in range(30))
+    text = (
+        "Basic Usage\n-----------\n\n"
+        ".. function:: dump(obj, fp, *, skipkeys=False, ensure_ascii=True, \\\n"
+        "                   check_circular=True, allow_nan=True, cls=None, \\\n"
+        "                   sort_keys=False, **kw)\n\n"
+        "   Serialize obj as a JSON formatted stream to fp.\n\n"
+        "   .. versionchanged:: 3.11\n      The default parse_int of int now limits the length.\n\n"
+        f"{filler}\n"
+    )
+    summary = summarize_extractive(text, target_tokens=60, model=MODEL)
+    assert ".." not in summary and "skipkeys" not in summary and "versionchanged" not in summary
+    assert summary.startswith("Basic Usage\n") and "Serialize obj as a JSON formatted stream to fp." in summary
+    markup = ".. function:: loads(s, *, cls=None, object_hook=None, parse_float=None, parse_int=None) \\\n" * 9
+    assert summarize_extractive(markup, target_tokens=20, model=MODEL).startswith(".. function:: loads(")
+
+
 def test_first_sentence_needs_a_positive_budget() -> None:
     """first_sentence with max_tokens below one is a ValueError."""
     with pytest.raises(ValueError):
