@@ -185,6 +185,8 @@ class UpdateResult:
     ``folded_into``: a restored entry's summary, when that summary is live: it still says what
     it said of the entry (its text is never rewritten), so recall may show both. ``still_folded``:
     the entries that summary (or this entry, when it is a summary) still keeps out of recall.
+    ``folds_now``: for a summary deleted or undone, each entry it folded and where it is now
+    (``live``, ``deleted`` or the id of a summary that folded it since).
     """
 
     entry: Entry
@@ -193,6 +195,7 @@ class UpdateResult:
     status: SessionStatus
     folded_into: str | None = None
     still_folded: tuple[str, ...] = ()
+    folds_now: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

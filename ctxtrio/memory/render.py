@@ -176,7 +176,9 @@ def render_compacted(result: CompactResult) -> str:
 
 def render_updated(result: UpdateResult) -> str:
     entry = result.entry
-    if not result.changed:
+    if not result.changed and result.folds_now and not result.still_folded:
+        text = _undone_already(entry.id, result.folds_now)
+    elif not result.changed:
         text = f"{entry.id} unchanged ({entry.status}{', pinned' if entry.pinned else ''})."
     elif result.restored and entry.folds:
         count, verb = plural(len(result.restored), "entry", "entries"), "is" if len(result.restored) == 1 else "are"
@@ -206,6 +208,21 @@ def render_updated(result: UpdateResult) -> str:
     else:
         text = f"{entry.id} {'pinned' if entry.pinned else 'unpinned'}."
     return _with_advice(f"{text} Now {_usage(result.status)}.", result.status)
+
+
+def _undone_already(summary_id: str, folds_now: tuple[tuple[str, str], ...]) -> str:
+    """A restore of a summary undone before: that it was, where its entries are now, and that there is no
+    redo ("e42 unchanged (deleted)" said none of it)."""
+    where: dict[str, list[str]] = {}
+    for folded_id, now in folds_now:
+        where.setdefault(now, []).append(folded_id)
+    parts = [
+        f"{id_span(ids)} {'is' if len(ids) == 1 else 'are'} live again" for now, ids in where.items() if now == "live"
+    ]
+    parts += [f"{id_span(ids)} deleted since" for now, ids in where.items() if now == "deleted"]
+    parts += [f"{id_span(ids)} folded into {now} since" for now, ids in where.items() if now not in ("live", "deleted")]
+    redo = "; context_compact folds live entries again" if "live" in where else ""
+    return f"{summary_id} was undone already: of the entries it folded, {', '.join(parts)}. There is no redo{redo}."
 
 
 def session_line(info: SessionInfo) -> str:

@@ -273,3 +273,26 @@ def test_the_pinned_tokens_of_a_status_say_one_token() -> None:
     status = SessionStatus("s", "S", 1, 1, 4000, "built-in default", 1, 1, 0, 0, 0, "cold", 0.0, "ok", 0)
     assert "(1 pinned, 1 token; 0 summaries)" in render_status(status)
     assert "(0 pinned, 0 tokens; 0 summaries)" in render_status(replace(status, pinned=0, pinned_tokens=0))
+
+
+async def test_undoing_a_summary_again_says_it_was_undone_and_where_its_entries_are(tmp_path: Path) -> None:
+    """A second restore answered "e8 unchanged (deleted)" (user23's sitting): it says the undo happened, where
+    the folded entries are now, and that there is no redo (context_compact folds again while any is live)."""
+    async with opened(tmp_path) as (_, client):
+        for n in range(6):
+            await call(client, "context_append", session_id="s", text=f"note {n} about the parser")
+        await call(client, "context_compact", session_id="s", keep_recent=0)  # e2..e7 into e8
+        await call(client, "context_update", session_id="s", entry_id="e8", restore=True)
+        again = text_of(await call(client, "context_update", session_id="s", entry_id="e8", restore=True))
+        await call(client, "context_update", session_id="s", entry_id="e2", delete=True)
+        await call(client, "context_compact", session_id="s", keep_recent=0)  # e3..e7 into a new summary
+        later = text_of(await call(client, "context_update", session_id="s", entry_id="e8", restore=True))
+    assert again.startswith(
+        "e8 was undone already: of the entries it folded, e2..e7 are live again. "
+        "There is no redo; context_compact folds live entries again."
+    ), again
+    assert re.match(
+        r"e8 was undone already: of the entries it folded, e2 deleted since, e3\.\.e7 folded into e\d+ since\. "
+        r"There is no redo\. ",
+        later,
+    ), later

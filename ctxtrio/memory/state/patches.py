@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from .columns import SessionState
     from .entries import Item
 
-__all__ = ["entry_named", "folding_after", "patch_for"]
+__all__ = ["entry_named", "folding_after", "folds_now", "patch_for"]
 
 
 def entry_named(state: SessionState, entry_id: str) -> Item:
@@ -55,3 +55,19 @@ def folding_after(item: Item, state: SessionState, folded_into: str | None) -> t
         return None, ()
     still = tuple(folded.id for folded in state.unfoldable(summary))
     return (None if summary is item else summary.id), still
+
+
+def folds_now(item: Item, state: SessionState) -> tuple[tuple[str, str], ...]:
+    """For ``item``, a deleted summary: each entry it folded and where it is now, ``live``, ``deleted`` or the
+    id of the summary folding it (``item`` itself when it was deleted without an undo). A second restore
+    answered "e42 unchanged (deleted)", which does not say the undo happened or what came back."""
+    if not (item.folds and item.deleted):
+        return ()
+    now: list[tuple[str, str]] = []
+    for folded_id in item.folds:
+        folded = state.items.get(folded_id)
+        if folded is None:
+            continue
+        by = folded.superseded_by
+        now.append((folded_id, "deleted" if folded.deleted else by if by is not None else "live"))
+    return tuple(now)
