@@ -15,6 +15,7 @@ import trio
 
 from .._errors import InputError, NotFoundError
 from .._limits import CHUNK_INDEX, OUTLINE_CHUNKS, SUMMARY_TARGET, check_budget, check_range
+from ..llm._notes import notes_in_one
 from ..llm.summarizer import Summarizer, Wait, to_the_end
 from ..store.ids import validate_id
 from ..text.extractive import summarize_extractive
@@ -241,7 +242,7 @@ class ReadingMethods:
             OutlineEntry(chunk.index, chunk.trail, chunk.tokens, line.text)
             for chunk, line in zip(selected, lines, strict=True)
         )
-        return await self._fit_outline(Outline(entry.info, summarized, start, "; ".join(notes.values())))
+        return await self._fit_outline(Outline(entry.info, summarized, start, notes_in_one(list(notes.values()))))
 
     async def _fit_outline(self, outline: Outline) -> Outline:
         """The final check: the first entries that fit the default budget in the model's own tokens

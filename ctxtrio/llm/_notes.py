@@ -7,14 +7,22 @@ summarizer's control flow decides *what* happened; these only word it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from .jobs import Job, SummaryQueue
 
-__all__ = ["one_liner_note", "partial_note"]
+__all__ = ["notes_in_one", "one_liner_note", "partial_note", "rejected_note"]
+
+_EXTRACTIVE: Final = "; extractive"  # how a one-liner's note ends its reason
+_REJECTED: Final = "LLM answer rejected: "
+
+
+def rejected_note(why: str) -> str:
+    """The note of a one-liner whose LLM answer the checks rejected (:func:`notes_in_one` reads it back)."""
+    return f"{_REJECTED}{why}{_EXTRACTIVE}"
 
 
 def one_liner_note(
@@ -55,3 +63,26 @@ def partial_note(job: Job, queue: SummaryQueue, *, done: int, parts: int) -> str
         f"deadline passed; {share} for now. The LLM summary goes on in the background "
         f"({progress}): call again to get it"
     )
+
+
+def notes_in_one(notes: Sequence[str]) -> str:
+    """The one-liners' notes (each "reason; extractive" and maybe what to do) as one clause: the reasons, the
+    rejections' whys in one parenthesis, then "extractive" once with what to do. An outline said "LLM answer
+    rejected: ...; extractive; LLM answer rejected: ...; extractive; deadline passed; extractive for now. ..."
+    (user23's sitting): "extractive" once per reason, read long by a small model."""
+    whys: list[str] = []
+    reasons: list[str] = []
+    tails: list[str] = []
+    extractive = False
+    for note in notes:
+        reason, found, tail = note.partition(_EXTRACTIVE)
+        extractive = extractive or bool(found)
+        if reason.startswith(_REJECTED) and found:
+            whys.append(reason.removeprefix(_REJECTED))
+        elif reason not in reasons:
+            reasons.append(reason)
+        if tail.strip() and tail not in tails:
+            tails.append(tail)
+    if whys:  # in brackets: a why holds commas and semicolons of its own
+        reasons.insert(0, f"LLM answer{'s' if len(whys) > 1 else ''} rejected ({'; '.join(whys)})")
+    return ", ".join(reasons) + (_EXTRACTIVE + "".join(tails) if extractive else "")

@@ -41,7 +41,7 @@ import trio
 from ..text.extractive import first_sentence
 from ._asking import ask
 from ._keeping import Rejected, as_good_as_extractive
-from ._notes import one_liner_note, partial_note
+from ._notes import one_liner_note, partial_note, rejected_note
 from ._outcome import (
     ONE_LINER_TOKENS,
     Method,
@@ -248,7 +248,7 @@ class Summarizer:
             elif found is not None and found.by_llm:
                 results.append(Summary(found.text, "llm"))
             elif found is not None:
-                results.append(Summary(line, "extractive", f"LLM answer rejected: {found.why}; extractive"))
+                results.append(Summary(line, "extractive", rejected_note(found.why)))
             else:
                 note = one_liner_note(step.key, job, self._put_off, later=later, missing=len(missing), reason=reason)
                 results.append(Summary(line, "extractive", note))

@@ -172,3 +172,24 @@ async def test_an_extractive_outline_line_is_taken_past_the_overlap(tmp_path: Pa
         assert info.chunks > 6 and any(whole.text != shown.text for whole, shown in zip(full, window.chunks))
         for entry, shown in zip(outline.entries, window.chunks, strict=True):
             assert entry.summary == first_sentence(shown.text, max_tokens=ONE_LINER_TOKENS, model=model)
+
+
+class RejectedLLM(FakeLLM):
+    """One-liners the checks reject, for two reasons by turns: a name the text lacks, a line cut mid-sentence."""
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.calls += 1
+        content = "It sets up the zeta_gateway_77 node." if self.calls % 2 else "It configures the nodes and"
+        return httpx.Response(200, json={"choices": [{"message": {"content": content}}]})
+
+
+async def test_an_outline_note_says_extractive_once(tmp_path: Path) -> None:
+    """Each rejected one-liner's reason came with its own "; extractive" (user23's sitting: "LLM answer rejected:
+    ...; extractive; LLM answer rejected: ...; extractive; deadline passed; extractive for now. ..."): the
+    outline's note gives the reasons in one clause and "extractive" once."""
+    async with opened(tmp_path) as ctx, service_with_llm(ctx, RejectedLLM()) as docs:
+        ctx.live.tokens.current = TokenModel.flat()
+        await docs.ingest(text=SECTIONS, doc_id="d")
+        outline = await docs.outline("d", summarize=True, max_chunks=4)
+    assert outline.note.count("extractive") == 1 and outline.note.endswith("; extractive"), outline.note
+    assert outline.note.startswith("LLM answers rejected (") and outline.note.count("rejected") == 1, outline.note
