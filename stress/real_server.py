@@ -281,10 +281,6 @@ def _main() -> None:
         sys.stdin.readline()
 
 
-if __name__ == "__main__":
-    _main()
-
-
 @contextmanager
 def without_tokenize(server: RealServer) -> Iterator[RealServer]:
     """A loopback proxy to ``server`` that has no tokenize endpoint (404), as LM Studio and
@@ -338,3 +334,7 @@ def without_tokenize(server: RealServer) -> Iterator[RealServer]:
     finally:
         proxy.shutdown()
         proxy.server_close()
+
+
+if __name__ == "__main__":
+    _main()
