@@ -139,7 +139,13 @@ session after its writing, ``--questions stress/retrieval_questions_python17.jso
 python16), written 2026-12-06, 04:21-04:28 UTC by reading the manual, its natural questions asked
 as by someone who has not read the page, kept outside the repository, then committed: keyword
 search 20/23/25 of 60 on 107f348 and d716dfe (natural 3, paraphrase 1 at 1,000); with semantic
-recall (all-MiniLM-L6-v2) 22/27/31 on 107f348 and 7f5ae39, 23/28/32 on d716dfe.
+recall (all-MiniLM-L6-v2) 22/27/31 on 107f348 and 7f5ae39, 23/28/32 on d716dfe. A twenty-first,
+**held out** through the session after its writing, ``--questions
+stress/retrieval_questions_python18.json`` (60 questions, 20 of each kind over 57 files, topics
+apart from python..python16; its writer did not read python17), written 2026-12-06, 06:49-06:54 UTC
+the same way, kept outside the repository, then committed: keyword search 24/27/33 of 60 on
+107f348, a1ba018 and 0883189 (natural 5, paraphrase 2 at 1,000); with semantic recall
+(all-MiniLM-L6-v2) 29/31/37 on the same three.
 """
 
 from __future__ import annotations
