@@ -128,12 +128,10 @@ class CatalogState:
             for key in [key for key in self.cursors if key[0] == doc]:
                 del self.cursors[key]
             return (doc, previous.gen) if previous is not None else None
-        if kind == "cursor":
-            gen, session, position = record.get("gen"), record.get("session"), record.get("next")
-            at = record.get("at", 0)
-            if isinstance(gen, str) and isinstance(session, str) and isinstance(position, int):
-                self.cursors[(doc, session)] = (gen, position, at if isinstance(at, int) and at > 0 else 0)
-                self.cursor_records += 1
+        if kind == "cursor" and (cursor := _cursor(record)) is not None:
+            gen, session, position, at = cursor
+            self.cursors[(doc, session)] = (gen, position, at)
+            self.cursor_records += 1
         return None
 
     def from_source(self, source: str) -> list[DocEntry]:
@@ -171,6 +169,16 @@ class CatalogState:
         if entry is None or found is None or found[0] != entry.gen:
             return 0, 0
         return found[1], found[2]
+
+
+def _cursor(record: Record) -> tuple[str, str, int, int] | None:
+    """A cursor record's (gen, session, next, at), or None when it is not one a window wrote (hand-edited
+    or damaged): replay ignores it. A negative ``next`` is refused too: as an index it reads the
+    document from its end (``next: -1`` showed its last chunk); ``at`` no window wrote reads as 0."""
+    gen, session, position, at = record.get("gen"), record.get("session"), record.get("next"), record.get("at", 0)
+    if not (isinstance(gen, str) and isinstance(session, str) and isinstance(position, int) and position >= 0):
+        return None
+    return gen, session, position, at if isinstance(at, int) and at > 0 else 0
 
 
 def _entry(doc: str, record: Record) -> DocEntry | None:

@@ -83,6 +83,16 @@ def test_malformed_records_are_ignored() -> None:
     assert state.docs == {} and state.cursors == {}
 
 
+def test_a_cursor_record_with_a_negative_chunk_is_ignored() -> None:
+    """A hand-edited ``next: -1`` is no window's cursor: taken as an index it read the document from its
+    end (doc_window showed json's last chunk, #19 of 20); the cursor before it stands."""
+    state = CatalogState()
+    state.apply(stored(commit_record(info("a"), "g1"), 1))
+    state.apply(stored(cursor_record("a", "g1", "", 2), 2))
+    state.apply({"kind": "cursor", "doc": "a", "gen": "g1", "session": "", "next": -1, "at": 5})
+    assert state.position("a", "") == (2, 0)
+
+
 def test_dropping_stale_cursors_keeps_what_replays_to_the_same_state() -> None:
     """Replaced cursors and cursors before a forget go; commits, forgets and the last cursors stay; replay agrees."""
     records = [
