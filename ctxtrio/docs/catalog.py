@@ -229,17 +229,24 @@ def drop_stale_cursors(records: list[Record]) -> list[Record] | None:
     None when there is nothing to drop (the journal is then left as it is). Everything
     else is kept as it was, in order, so replaying the result gives the same state.
     """
+    # Only the cursor records replay takes: a malformed one after a good one (hand-edited) was the "last",
+    # so the good one went and the read position fell back to the start. Malformed ones are kept as they are.
+    cursors = {
+        number
+        for number, record in enumerate(records)
+        if record.get("kind") == "cursor" and _cursor(record) is not None
+    }
     last: dict[tuple[object, object], int] = {}
     forgotten: dict[object, int] = {}
     for number, record in enumerate(records):
-        if record.get("kind") == "cursor":
+        if number in cursors:
             last[(record.get("doc"), record.get("session"))] = number
         elif record.get("kind") == "forget":
             forgotten[record.get("doc")] = number
     kept = [
         record
         for number, record in enumerate(records)
-        if record.get("kind") != "cursor"
+        if number not in cursors
         or (
             last.get((record.get("doc"), record.get("session"))) == number
             and forgotten.get(record.get("doc"), -1) < number

@@ -116,6 +116,26 @@ def test_dropping_stale_cursors_keeps_what_replays_to_the_same_state() -> None:
     assert (compacted.docs, compacted.cursors, compacted.committed) == (whole.docs, whole.cursors, whole.committed)
 
 
+def test_dropping_stale_cursors_keeps_the_cursor_a_malformed_record_after_it_leaves_standing() -> None:
+    """Replay ignores a cursor record no window wrote (hand-edited, damaged), so the one before it stands;
+    the compaction keeps that one too, or the read position would move to the document's start."""
+    records: list[Record] = [
+        stored(commit_record(info("a"), "g1"), 1),
+        stored(cursor_record("a", "g1", "s", 1), 2),
+        stored(cursor_record("a", "g1", "s", 2, 40), 3),
+        {"kind": "cursor", "doc": "a", "gen": "g1", "session": "s", "next": -1, "seq": 4},
+        {"kind": "cursor", "doc": "a", "gen": "g1", "session": "s", "next": "x", "seq": 5},
+    ]
+    kept = drop_stale_cursors(records)
+    assert kept is not None and [record["seq"] for record in kept] == [1, 3, 4, 5]
+    whole, compacted = CatalogState(), CatalogState()
+    for record in records:
+        whole.apply(record)
+    for record in kept:
+        compacted.apply(record)
+    assert compacted.position("a", "s") == whole.position("a", "s") == (2, 40)
+
+
 def test_compaction_is_due_only_past_the_slack(monkeypatch: pytest.MonkeyPatch) -> None:
     """Replaced cursor records beyond CURSOR_SLACK make a compaction due; live ones never do."""
     monkeypatch.setattr(catalog, "CURSOR_SLACK", 3)
