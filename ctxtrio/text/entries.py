@@ -132,7 +132,8 @@ def _decision_lines(
 
 
 def _left_out(count: int, *, older: bool = True) -> str:
-    return f"({plural(count, 'older decision' if older else 'decision')} left out; restore shows them)"
+    them = "them" if count != 1 else "it"  # a small model reads the pronoun as a count too
+    return f"({plural(count, 'older decision' if older else 'decision')} left out; restore shows {them})"
 
 
 def _groups(entries: Sequence[EntryText]) -> list[_Group]:

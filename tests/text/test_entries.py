@@ -83,3 +83,14 @@ def test_what_counts_as_a_decision() -> None:
     assert all(is_decision(entry) for entry in DECISIONS)
     assert not is_decision(EntryText("assistant", "Ran npm test: 0 failing."))
     assert not is_decision(EntryText("note", "The decision tree module is slow.", tags=("perf",)))
+
+
+def test_one_decision_left_out_is_said_in_the_singular() -> None:
+    """Two decisions with room for the newest: '1 older decision left out; restore shows it' (it said
+    'them'; a server's recall showed '[e14 summary] (1 older decision left out; restore shows them)')."""
+    entries = [
+        EntryText("note", "Decision 0: keep the billing tables on the old cluster until the quarter ends."),
+        EntryText("note", "Decision 1: retry webhook batch 1 later."),
+    ]
+    summary = summarize_entries(entries, target_tokens=44, model=MODEL)
+    assert summary == "(1 older decision left out; restore shows it)\nDecision 1: retry webhook batch 1 later."
