@@ -19,7 +19,7 @@ older ones were left out. Cutting each to an equal share instead left six decisi
 a 50-token target as bare labels ("Decision 0:\nDecision 1:..."), which say nothing; the
 newest are kept because a later decision is the one in force when two disagree, and the
 undo brings back every folded entry anyway. Every other line is a verbatim entry (or,
-when not even one decision fits whole, a verbatim start of the newest).
+when not even one decision fits whole, a verbatim start of the newest, marked "...").
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ _DECISION: Final = re.compile(
     re.IGNORECASE,
 )
 _SAYS_SOMETHING: Final = 10  # tokens: a shorter start of a decision is little more than its label
+_CUT_MARK: Final = " ..."  # ends a line cut to fit (see _cut)
 _SIGNATURE_NOISE: Final = re.compile(r"[\d\W_]+")
 
 
@@ -123,7 +124,7 @@ def _decision_lines(
     if not chosen:  # not even the newest fits whole: its start, if it says more than a label ("Decis")
         newest = decisions[-1]
         start = _cut(shown[id(newest)], max(1, room - 1), model)
-        if model.estimate(start) >= _SAYS_SOMETHING:
+        if model.estimate(start.removesuffix(_CUT_MARK)) >= _SAYS_SOMETHING:  # the words, not the mark
             chosen[newest.first] = start
             used = model.estimate(start) + 1
     note = _left_out(len(decisions) - len(chosen), older=bool(chosen))
@@ -167,8 +168,12 @@ def _shown(entries: Sequence[EntryText], group: _Group) -> str:
 
 
 def _cut(line: str, max_tokens: int, model: TokenModel) -> str:
-    size = model.fitting_prefix(line, max_tokens)
-    if size >= len(line):
+    """``line``'s start within ``max_tokens``, ending in "..." when cut: without it a cut decision reads as
+    whole ("Decision 1: retry webhook batch 1" for "... batch 1 later."), and a cut before a "not" or an
+    "only if" turns it around."""
+    if model.fitting_prefix(line, max_tokens) >= len(line):
         return line
+    size = model.fitting_prefix(line, max(1, max_tokens - model.estimate(_CUT_MARK)))
     space = line.rfind(" ", 0, size)
-    return (line[:space] if space > size * 0.6 else line[:size]).rstrip() or line[: max(1, size)]
+    start = (line[:space] if space > size * 0.6 else line[:size]).rstrip() or line[: max(1, size)]
+    return start + _CUT_MARK

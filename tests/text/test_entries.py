@@ -94,3 +94,17 @@ def test_one_decision_left_out_is_said_in_the_singular() -> None:
     ]
     summary = summarize_entries(entries, target_tokens=44, model=MODEL)
     assert summary == "(1 older decision left out; restore shows it)\nDecision 1: retry webhook batch 1 later."
+
+
+def test_a_decision_cut_to_fit_is_marked_cut() -> None:
+    """When not even the newest decision fits whole, its start ends in '...': unmarked, 'Decision 1: retry
+    webhook' read as the whole decision (and a cut before a 'not' turns one around)."""
+    entries = [
+        EntryText("note", "Decision 0: keep the billing tables on the old cluster until the quarter ends."),
+        EntryText("note", "Decision 1: retry webhook batch 1 later."),
+    ]
+    summary = summarize_entries(entries, target_tokens=38, model=MODEL)
+    assert summary == "(1 older decision left out; restore shows it)\nDecision 1: retry webhook ..."
+    assert MODEL.estimate(summary) <= 38
+    # A start that is little more than the label is still left out, the mark not counted as its words.
+    assert summarize_entries(entries, target_tokens=36, model=MODEL) == "(2 decisions left out; restore shows them)"
