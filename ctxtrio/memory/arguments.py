@@ -5,6 +5,7 @@ Every check runs before anything is read or written, so bad input never stores a
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Final
 
@@ -60,11 +61,20 @@ def check_tags(tags: Sequence[str] | None) -> tuple[str, ...]:
     for tag in tags:
         value = tag.strip().lstrip("#").casefold() if isinstance(tag, str) else ""
         if _TAG.fullmatch(value) is None:
-            raise InputError(f"tag {tag!r} is invalid: use 1-32 letters, digits or . _ : / + - (no spaces)")
+            raise InputError(_invalid_tag(tag))
         cleaned[value] = None
     if len(cleaned) > MAX_TAGS:
         raise InputError(f"{len(cleaned)} tags given: at most {MAX_TAGS} are allowed")
     return tuple(cleaned)
+
+
+def _invalid_tag(tag: object) -> str:
+    """Why a tag is refused. A small model often sends its tags as one comma string (tags="a,b" reaches here as
+    the one tag 'a,b'): when the words of it would each be a tag, say that tags is a list and show it."""
+    words = [word.lstrip("#") for word in re.split(r"[\s,;]+", tag) if word] if isinstance(tag, str) else []
+    if len(words) > 1 and all(_TAG.fullmatch(word) for word in words):
+        return f"tag {tag!r} is invalid: tags is a list, one tag per item: send tags={json.dumps(words)}"
+    return f"tag {tag!r} is invalid: use 1-32 letters, digits or . _ : / + - (no spaces)"
 
 
 def check_title(title: str | None) -> str | None:

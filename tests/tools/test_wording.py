@@ -296,3 +296,18 @@ async def test_undoing_a_summary_again_says_it_was_undone_and_where_its_entries_
         r"There is no redo\. ",
         later,
     ), later
+
+
+async def test_tags_sent_as_one_comma_string_are_refused_saying_tags_is_a_list(tmp_path: Path) -> None:
+    """tags="a,b" (a small model's habit) was refused "tag 'a,b' is invalid: use 1-32 letters ...", which never
+    says that tags is a list: the refusal shows the list to send; a tag that is no list of tags is refused as before."""
+    async with opened(tmp_path) as (_, client):
+        appended = text_of(await call(client, "context_append", session_id="s", text="x", tags="auth,#bug"))
+        recalled = text_of(await call(client, "context_recall", session_id="s", tags="auth; bug"))
+        spaced = text_of(await call(client, "context_append", session_id="s", text="x", tags=["auth bug"]))
+        odd = text_of(await call(client, "context_append", session_id="s", text="x", tags="a!b"))
+    sent = 'tags is a list, one tag per item: send tags=["auth", "bug"]'
+    assert appended == f"Error: tag 'auth,#bug' is invalid: {sent}", appended
+    assert recalled == f"Error: tag 'auth; bug' is invalid: {sent}", recalled
+    assert spaced == f"Error: tag 'auth bug' is invalid: {sent}", spaced
+    assert odd == "Error: tag 'a!b' is invalid: use 1-32 letters, digits or . _ : / + - (no spaces)", odd
