@@ -89,7 +89,7 @@ def _build(ctx: Wiring) -> tuple[Server[Any], Hub]:
         call=runner.call,
     )
     hub = Hub(secrets=[secret for secret in (ctx.config.llm_api_key, ctx.config.http_token) if secret])
-    install(server, ServedSurface(ctx), hub)
+    install(server, ServedSurface(ctx, [tool.name for tool in tools]), hub)
     return server, hub
 
 

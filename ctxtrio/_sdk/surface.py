@@ -69,12 +69,17 @@ class Surface(Protocol):
         """At most 100 values, and how many match in all."""
         ...
 
+    def refusal(self, exc: CtxError, request: str) -> str:
+        """What the client reads when ``request`` (``resources/read``, ...) failed with ``exc``: its message
+        and the next step, worded as the tools word theirs."""
+        ...
 
-def _invalid(exc: CtxError, data: Mapping[str, Any] | None = None) -> Exception:
+
+def _invalid(message: str, data: Mapping[str, Any] | None = None) -> Exception:
     from mcp import types
     from mcp.shared.exceptions import MCPError
 
-    return MCPError(types.INVALID_PARAMS, str(exc), dict(data) if data is not None else None)
+    return MCPError(types.INVALID_PARAMS, message, dict(data) if data is not None else None)
 
 
 # C901 waived: a flat list of the SDK's handlers, each a few lines; mccabe adds their branches to install's.
@@ -95,7 +100,7 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:  # noqa: C
         try:
             page, cursor = await surface.list_resources(params.cursor)
         except CtxError as exc:
-            raise _invalid(exc) from None
+            raise _invalid(surface.refusal(exc, "resources/list")) from None
         return types.ListResourcesResult(resources=[types.Resource.model_validate(r) for r in page], next_cursor=cursor)
 
     async def list_templates(
@@ -108,7 +113,7 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:  # noqa: C
         try:
             contents = await surface.read_resource(params.uri)
         except CtxError as exc:
-            raise _invalid(exc, {"uri": params.uri}) from None
+            raise _invalid(surface.refusal(exc, "resources/read"), {"uri": params.uri}) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents.model_validate(contents)])
 
     async def subscribe(ctx: ServerRequestContext[Any], params: SubscribeRequestParams) -> EmptyResult:
@@ -128,7 +133,7 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:  # noqa: C
         try:
             result = await surface.get_prompt(params.name, params.arguments or {})
         except CtxError as exc:
-            raise _invalid(exc) from None
+            raise _invalid(surface.refusal(exc, "prompts/get")) from None
         return types.GetPromptResult.model_validate(result)
 
     async def complete(ctx: ServerRequestContext[Any], params: CompleteRequestParams) -> CompleteResult:
@@ -137,7 +142,7 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:  # noqa: C
         try:
             values, total = await surface.complete(ref.type, name, params.argument.name, params.argument.value)
         except CtxError as exc:
-            raise _invalid(exc) from None
+            raise _invalid(surface.refusal(exc, "completion/complete")) from None
         return types.CompleteResult(
             completion=types.Completion(values=list(values), total=total, has_more=total > len(values))
         )

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..tools.advice import advised_read
 from . import complete, prompts, resources
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
+    from .._errors import CtxError
     from .._wiring import Wiring
 
 __all__ = ["ServedSurface"]
 
 
 class ServedSurface:
-    """The resources, prompts and completions of ``ctx``, in the protocol's JSON."""
+    """The resources, prompts and completions of ``ctx``, in the protocol's JSON; ``offered``: the names of
+    the tools served beside them (None: the full profile's), which a refusal's advice may name."""
 
-    def __init__(self, ctx: Wiring) -> None:
+    def __init__(self, ctx: Wiring, offered: Collection[str] | None = None) -> None:
         self._ctx = ctx
+        self._offered = offered
 
     def templates(self) -> Sequence[Mapping[str, Any]]:
         return resources.TEMPLATES
@@ -37,3 +41,6 @@ class ServedSurface:
 
     async def complete(self, ref_type: str, ref: str, argument: str, value: str) -> tuple[Sequence[str], int]:
         return await complete.complete(self._ctx, ref_type, ref, argument, value)
+
+    def refusal(self, exc: CtxError, request: str) -> str:
+        return advised_read(exc, request, self._offered)

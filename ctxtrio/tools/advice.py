@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from .._errors import CtxError, Hint
 
-__all__ = ["advised"]
+__all__ = ["advised", "advised_read"]
 
 #: Each hint's advice, as (the tool it needs, the sentence), first choice first: a profile that does
 #: not offer the tool (``--tools compact`` has no context_open, doc_list, context_recall) gets the next
@@ -34,13 +34,31 @@ _ADVICE: Final[dict[Hint, tuple[tuple[str, str], ...]]] = {
 }
 
 
+#: What a refused ``resources/read`` says first: whoever reads resources can list them, tools or not.
+_LISTED: Final[dict[Hint, str]] = {
+    "list_documents": "resources/list names every document",
+    "list_sessions": "resources/list names every session",
+}
+
+
 def advised(exc: CtxError, tool: str, offered: Collection[str] | None = None) -> str:
     """The error's message for the model: the library message plus advice for its hint, naming only
     tools in ``offered`` (None: every tool of the full profile)."""
-    message = str(exc)
+    return "; ".join(part for part in (str(exc), _advice(exc, tool, offered)) if part)
+
+
+def advised_read(exc: CtxError, request: str, offered: Collection[str] | None = None) -> str:
+    """The message of a refused resource or prompt request (``request``: ``resources/read``, ...): for a
+    read, the listing that names what can be read, then the tools' advice, since the model a host shows
+    resources to has the tools too (a read refused without a next step left it guessing URIs)."""
+    listed = _LISTED.get(exc.hint) if exc.hint is not None and request == "resources/read" else None
+    return "; ".join(part for part in (str(exc), listed, _advice(exc, request, offered)) if part)
+
+
+def _advice(exc: CtxError, tool: str, offered: Collection[str] | None) -> str | None:
     if exc.hint is None:
-        return message
+        return None
     for needs, advice in _ADVICE[exc.hint]:
         if not needs or offered is None or needs in offered:
-            return f"{message}; {advice.format(tool=tool)}"
-    return message
+            return advice.format(tool=tool)
+    return None

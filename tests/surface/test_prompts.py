@@ -80,6 +80,7 @@ async def test_bad_prompt_requests_are_invalid_params(tmp_path: Path) -> None:
             with pytest.raises(MCPError) as bad:
                 await client.get_prompt(name, arguments)
             assert bad.value.code == INVALID_PARAMS, (name, arguments)
+        assert bad.value.error.message == "no document 'missing'; doc_list shows the documents"  # the tools' advice
 
 
 async def test_ids_complete_by_prefix_bounded(tmp_path: Path) -> None:

@@ -139,6 +139,30 @@ async def test_unknown_resources_are_invalid_params_naming_the_uri(tmp_path: Pat
             assert missing.value.error.data == {"uri": uri}
 
 
+async def test_a_read_of_nothing_stored_says_what_to_read_instead(tmp_path: Path) -> None:
+    """'no document 'nope'' was all a refused read said, where a tool's refusal names the next step: a read names
+    the listing, then the tools' advice (the compact profile's own tools there), as the tools word theirs."""
+    for tools, docs, sessions in (
+        ("full", "doc_list shows the documents", "context_list_sessions shows existing ones, context_open creates one"),
+        (
+            "compact",
+            "doc_read with a query and no doc_id searches every document",
+            "memory with a note creates the session",
+        ),
+    ):
+        async with open_wiring(_config(tmp_path / tools, tools=tools)) as ctx, Client(build_server(ctx)) as client:
+            messages = []
+            for uri in ("ctxtrio://docs/nope", "ctxtrio://docs/nope/chunks/0-1", "ctxtrio://sessions/nope"):
+                with pytest.raises(MCPError) as missing:
+                    await client.read_resource(uri)
+                messages.append(missing.value.error.message)
+        assert messages == [
+            f"no document 'nope'; resources/list names every document; {docs}",
+            f"no document 'nope'; resources/list names every document; {docs}",
+            f"no session 'nope'; resources/list names every session; {sessions}",
+        ], messages
+
+
 async def test_a_backward_chunk_range_is_refused_in_the_uris_words(tmp_path: Path) -> None:
     """The template says {from}-{to}: a range that ends before it starts said 'end=1 is before start=3'."""
     async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
