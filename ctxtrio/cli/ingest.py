@@ -279,12 +279,28 @@ def _refuse(tally: Tally, path: str, reason: str, args: argparse.Namespace, prog
     tally.refused.append((path, reason))
     if args.json:
         return
-    shown, said = escaped_path(path), escaped_path(reason)
-    line = f"refused: {said}" if shown in said else f"refused {shown}: {said}"
+    shown = escaped_path(path)
+    line = f"refused {shown}: {_without_path(escaped_path(reason), shown)}"
     if progress is not None:
         progress.write(line)
     else:
         err(line)
+
+
+def _without_path(said: str, shown: str) -> str:
+    """A reason that names the path already, worded to follow it in one shape of line, "refused PATH: REASON",
+    as "skipped PATH: REASON" is: the library's reasons name their file ('/dev/null is a character device, not
+    a regular file'), the walk's do not ('no such file or directory'), and the two shapes of line these made
+    read as two kinds of thing. The path as the subject goes ('a character device, ...', 'it grew past ...'),
+    as the object is 'it' ('cannot read it: ...'), at the end goes; a path named otherwise (a link's target)
+    stays."""
+    if said.startswith(f"{shown} is "):
+        return said[len(shown) + len(" is ") :]
+    if said.startswith(f"{shown} "):
+        return "it" + said[len(shown) :]
+    if said.endswith(f": {shown}"):
+        return said[: -len(f": {shown}")]
+    return said.replace(f" {shown}:", " it:")
 
 
 def _report(args: argparse.Namespace, tally: Tally, elapsed_s: float, interrupted: bool) -> None:

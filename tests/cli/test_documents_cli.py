@@ -60,6 +60,26 @@ async def test_ingest_refuses_and_names_symlink_and_fifo_and_counts_binary(tmp_p
             )
 
 
+async def test_every_refused_line_has_one_shape(tmp_path: Path) -> None:
+    """'refused PATH: REASON', as 'skipped PATH: REASON': the library's reasons name the file ('refused: /x/pipe.md
+    is a FIFO ...') where the walk's do not ('refused /nope: no such file or directory'), two shapes of one line."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    tree(docs, tmp_path / "secret.txt")
+    (docs / "long.md").write_text("word " * 400)
+    named = [docs / name for name in ("pipe.md", "escape.md", "long.md", "nope.md", "*.none")]
+    ran = await cli(data, "ingest", *map(str, named), "--max-ingest-chars", "1000")
+    said = ran.err.splitlines()
+    assert len(said) == len(named), said
+    reasons = {}
+    for line in said:
+        path = next(str(path) for path in named if line.startswith(f"refused {path}: "))
+        reasons[Path(path).name] = line.removeprefix(f"refused {path}: ")
+        assert path not in reasons[Path(path).name], line
+    assert reasons["pipe.md"] == "a FIFO (named pipe), not a regular file", reasons
+    assert reasons["escape.md"].startswith("outside the ingest roots ("), reasons
+    assert reasons["nope.md"] == "no such file or directory", reasons
+
+
 async def test_ingest_of_a_named_file_it_refuses_exits_1(tmp_path: Path) -> None:
     """A file named as an argument and refused (a FIFO, over the size limit, a symlink out of its folder) is an
     argument that stored nothing: exit 1, as for a path that does not exist (it was 0: 'ctxtrio ingest
