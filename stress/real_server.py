@@ -37,6 +37,7 @@ scripts alike (wrap in ``trio.to_thread.run_sync`` if the event loop must stay f
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import json
 import os
@@ -57,7 +58,6 @@ import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the ins
 from testkit.processes import stop_popen
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Callable, Iterator
 
 __all__ = [
@@ -271,9 +271,23 @@ def running_server(
 
 
 def _main() -> None:
-    """``python stress/real_server.py [VENV] [gemma|smollm2|FILE.gguf]``: start, print the base URL, stop on Enter."""
-    venv = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.home() / ".cache" / "ctxtrio-realmodel" / "venv"
-    which = sys.argv[2] if len(sys.argv) > 2 else "gemma"
+    """``python stress/real_server.py [VENV] [gemma|smollm2|FILE.gguf]``: start, print the base URL, stop on Enter.
+
+    argparse, so ``--help`` answers: read from sys.argv by position it was the venv to build ("building --help").
+    """
+    parser = argparse.ArgumentParser(
+        prog="real_server.py", description="Serve a real local model (llama-cpp-python) until Enter."
+    )
+    parser.add_argument(
+        "venv",
+        nargs="?",
+        type=Path,
+        default=Path.home() / ".cache" / "ctxtrio-realmodel" / "venv",
+        help="the venv with llama-cpp-python, built there if missing (~10 min; default: %(default)s)",
+    )
+    parser.add_argument("model", nargs="?", default="gemma", help="gemma, smollm2 or a FILE.gguf (default: gemma)")
+    args = parser.parse_args()
+    venv, which = args.venv, args.model
     ensure_venv(venv)
     gguf = Path(which) if which.endswith(".gguf") else gguf_for(which, venv, venv.parent)
     with running_server(venv, gguf) as server:

@@ -82,3 +82,19 @@ def test_a_script_stopped_by_sigterm_takes_its_model_server_with_it(tmp_path: Pa
         script.stdout.close()
         if _alive(server_pid):  # the stand-in this test started, left running without the fix
             os.kill(server_pid, signal.SIGKILL)
+
+
+def test_help_is_answered_not_taken_for_the_venv(tmp_path: Path) -> None:
+    """``python stress/real_server.py --help`` printed "building --help ..." and ran ``python -m venv --help``: the
+    script read sys.argv by position. It answers its usage and builds nothing."""
+    done = subprocess.run(
+        [sys.executable, str(STRESS / "real_server.py"), "--help"],
+        cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("usage: real_server.py [-h] [venv] [model]"), done
+    assert "building" not in done.stderr and list(tmp_path.iterdir()) == [], done
