@@ -9,7 +9,8 @@ sentences of fewer than three terms come last. The best are taken greedily until
 token target is reached (repeats skipped), each with the heading of its section when
 both fit, so the extract shows where its sentences come from. All is printed in document order, sentences of one paragraph joined by a
 space, others by a newline. Every sentence in a summary occurs verbatim in the input
-(one cut to fit is a verbatim prefix). Everything is deterministic.
+(one cut to fit is a verbatim prefix), but for reST: its explicit markup is passed over, and an API entry's
+first sentence is prefixed with its bare signature (:mod:`ctxtrio.text.prose`). Everything is deterministic.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from ctxtrio.text.prose import without_markup
 from ctxtrio.text.terms import terms
 
 if TYPE_CHECKING:
@@ -35,12 +37,6 @@ _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
 _HEADING: Final = re.compile(r" {0,3}#{1,6}[ \t]+")
 _LIST_ITEM: Final = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _UNDERLINE: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
-#: A line of reST explicit markup: '..' opens a directive, a comment, a link target or a footnote (not '...').
-_EXPLICIT_MARKUP: Final = re.compile(r"[ \t]*\.\.(?:[ \t]|\r?\n|\Z)")
-#: A reST section adornment: one punctuation character repeated, three or more, alone on its line.
-_ADORNMENT: Final = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?\Z")
-#: A directive's option line (``:synopsis: ...``, ``:noindex:``), indented under it.
-_OPTION: Final = re.compile(r"[ \t]+:[\w-]+:")
 _CLOSERS: Final = "\"'”’)\\]}」』）》"  # a regex class body: the bracket is escaped
 # Either ``[.!?]+`` closers, then whitespace or the end, or ``[。！？．｡]+`` closers. Written as one
 # leading class, the branch chosen by the mark it matched, so the regex engine skips to the next
@@ -94,7 +90,9 @@ def summarize_extractive(text: str, *, target_tokens: int, model: TokenModel) ->
     # scored as rare-word sentences and took a quarter of a 300-token json.rst.txt summary; the outline's
     # one-liners pass over it already (first_sentence). Markup alone is still summarized.
     # Titles underlined by = or - stay: they are the sections' headings the extract shows its sentences under.
-    sentences = _sentences(_without_markup(text, headings=True)) or _sentences(text)
+    # An API entry's signature goes on, bare, in front of its first line of prose ('dump(obj, fp, *, ...):
+    # Serialize ...'): without it a summary of an API page no longer said which function a sentence is of.
+    sentences = _sentences(without_markup(text, headings=True, signatures=True)) or _sentences(text)
     if not sentences:
         return _fit(text.strip(), target_tokens, model)
     ranked, regular = _rank(sentences)
@@ -136,35 +134,13 @@ def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
         raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
     # An outline line of '.. note::' or '.. versionchanged:: 3.6' says nothing of its chunk: reST's
     # explicit markup (directives, comments, link targets) is passed over while prose follows.
-    for source in (_without_markup(text), text):
+    for source in (without_markup(text), text):
         sentences = _sentences(source)
         body = [sentence for sentence in sentences if not sentence.heading]
         if body:
             return _fit(body[0].text, max_tokens, model)
     sentences = _sentences(text)
     return _fit(sentences[0].text, max_tokens, model) if sentences else ""
-
-
-def _without_markup(text: str, *, headings: bool = False) -> str:
-    """``text`` without the lines of reST explicit markup (a ``..`` line, the lines its trailing backslash
-    continues, and the ``:option:`` lines right under it; a directive's body stays) and without reST titles
-    (a line underlined by ``^^^`` or ``~~~``, which the sentence splitter does not take for a heading: an
-    outline line repeating the title its trail ends with says nothing more). ``headings=True`` keeps a title
-    underlined by ``===`` or ``---``, which the splitter takes for a heading."""
-    kept: list[str] = []
-    state = ""  # after a markup line: "continued" (it ended in a backslash) or "options"
-    for line in text.splitlines(keepends=True):
-        if _ADORNMENT.match(line) and not (headings and _UNDERLINE.fullmatch(line.rstrip("\r\n"))):
-            if kept and kept[-1].strip() and not kept[-1][:1].isspace():
-                kept.pop()  # the title it underlines
-            state = ""
-            continue
-        if _EXPLICIT_MARKUP.match(line) or state == "continued" or (state == "options" and _OPTION.match(line)):
-            state = "continued" if line.rstrip().endswith("\\") else "options"
-            continue
-        state = ""
-        kept.append(line)
-    return "".join(kept)
 
 
 def _sentences(text: str) -> list[_Sentence]:

@@ -15,6 +15,7 @@ from ctxtrio.text.extractive import (
     split_sentences,
     summarize_extractive,
 )
+from ctxtrio.text.prose import bare_signature
 from ctxtrio.text.tokens import TokenModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -274,10 +275,51 @@ def test_summaries_pass_over_rest_markup_and_keep_headings() -> None:
         f"{filler}\n"
     )
     summary = summarize_extractive(text, target_tokens=60, model=MODEL)
-    assert ".." not in summary and "skipkeys" not in summary and "versionchanged" not in summary
+    assert ".. " not in summary and "skipkeys" not in summary and "versionchanged" not in summary
     assert summary.startswith("Basic Usage\n") and "Serialize obj as a JSON formatted stream to fp." in summary
     markup = ".. function:: loads(s, *, cls=None, object_hook=None, parse_float=None, parse_int=None) \\\n" * 9
     assert summarize_extractive(markup, target_tokens=20, model=MODEL).startswith(".. function:: loads(")
+
+
+def test_summaries_say_which_api_entry_a_sentence_describes() -> None:
+    """Since 467ff12 a summary passed over '.. function:: dump(obj, fp, *, \\' and so no longer said which
+    function its sentences describe: an entry's bare signature goes in front of its first line of prose (one
+    of several signatures each; an entry without a body gives nothing). Outline lines stay prose alone."""
+    filler = " ".join(f"Detail {n} mentions widget{n} in passing." for n in range(30))
+    text = (
+        "Basic Usage\n-----------\n\n"
+        ".. function:: dump(obj, fp, *, skipkeys=False, ensure_ascii=True, \\\n"
+        "                   separators=(', ', ': '), **kw)\n\n"
+        "   Serialize obj as a JSON formatted stream to fp.\n\n"
+        ".. data:: NO_BODY\n\n"
+        ".. function:: loads(s, *, cls=None)\n"
+        "              load(fp)\n"
+        "   :noindex:\n\n"
+        "   Deserialize a JSON document to a Python object.\n\n"
+        f"{filler}\n"
+    )
+    summary = summarize_extractive(text, target_tokens=80, model=MODEL)
+    assert "\ndump(obj, fp, *, ...): Serialize obj as a JSON formatted stream to fp.\n" in summary, summary
+    assert "\nloads(s, *, ...), load(fp): Deserialize a JSON document to a Python object.\n" in summary, summary
+    assert "NO_BODY" not in summary and "noindex" not in summary and "skipkeys" not in summary, summary
+    assert first_sentence(text, max_tokens=40, model=MODEL) == "Serialize obj as a JSON formatted stream to fp."
+
+
+@pytest.mark.parametrize(
+    ("signature", "bare"),
+    [
+        ("dump(obj, fp, *, skipkeys=False, separators=(', ', ': '), **kw)", "dump(obj, fp, *, ...)"),
+        ("Popen.poll()", "Popen.poll()"),
+        ("f(a: dict[str, int], b) -> None", "f(a: dict[str, int], b)"),
+        ("h(*args, **kwargs)", "h(*args, ...)"),
+        ("int PyList_Check(PyObject *p)", "int PyList_Check(PyObject *p)"),
+        ("DEVNULL", "DEVNULL"),
+        ("unclosed(a,  b", "unclosed(a, b"),
+    ],
+)
+def test_a_bare_signature_is_the_name_and_what_a_call_must_give(signature: str, bare: str) -> None:
+    """Parameters from the first with a default (or ``**``) on are '...'; no brackets or none closed: as given."""
+    assert bare_signature(signature) == bare
 
 
 def test_first_sentence_needs_a_positive_budget() -> None:
