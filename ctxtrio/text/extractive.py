@@ -134,12 +134,13 @@ def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
         raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
     # An outline line of '.. note::' or '.. versionchanged:: 3.6' says nothing of its chunk: reST's
     # explicit markup (directives, comments, link targets) is passed over while prose follows.
+    sentences: list[_Sentence] = []
     for source in (without_markup(text), text):
         sentences = _sentences(source)
         body = [sentence for sentence in sentences if not sentence.heading]
         if body:
             return _fit(body[0].text, max_tokens, model)
-    sentences = _sentences(text)
+    # The loop's last pass split ``text`` itself: its first sentence is a heading, or there is none.
     return _fit(sentences[0].text, max_tokens, model) if sentences else ""
 
 
