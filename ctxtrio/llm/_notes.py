@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from ..text.plural import plural
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
@@ -58,7 +60,9 @@ def partial_note(job: Job, queue: SummaryQueue, *, done: int, parts: int) -> str
         progress = f"{job.steps_done} of {job.steps_total} steps done{eta}"
     else:  # not started: the queue works one job at a time ("0 of 0 steps done" said nothing)
         ahead = queue.ahead(job)
-        progress = f"queued behind {ahead} other summar{'y' if ahead == 1 else 'ies'}" if ahead else "starting"
+        progress = (
+            f"queued behind {plural(ahead, 'other summary', 'other summaries', grouped=False)}" if ahead else "starting"
+        )
     return (
         f"deadline passed; {share} for now. The LLM summary goes on in the background "
         f"({progress}): call again to get it"
