@@ -19,7 +19,10 @@ from ._config_checks import out_of_range
 from ._errors import ConfigError
 from ._setting import Setting, default_data_dir, setting
 
-__all__ = ["Config", "StrPath", "Transport", "settings"]
+__all__ = ["EMPTY_PATH_ADVICE", "Config", "StrPath", "Transport", "settings"]
+
+#: What a refusal of an empty path setting says to do instead (the library's and the command line's).
+EMPTY_PATH_ADVICE = "give a directory ('.' is the current one)"
 
 Transport = Literal["stdio", "http"]
 ToolProfile = Literal["full", "compact"]
@@ -279,6 +282,10 @@ class Config:
         ) -> None: ...
 
     def __post_init__(self) -> None:
+        # Path("") is Path("."): an empty string (a variable read with "" for unset) would make the
+        # working directory the data dir, silently; '.' says so on purpose and is kept.
+        if os.fspath(self.data_dir) == "":
+            raise ConfigError(f"data_dir is an empty path: {EMPTY_PATH_ADVICE}, or leave it out for the default")
         object.__setattr__(self, "data_dir", Path(self.data_dir))
         object.__setattr__(self, "ingest_roots", _paths(self.ingest_roots))
 
@@ -329,7 +336,10 @@ class Config:
 def _paths(roots: object) -> tuple[Path, ...]:
     """``roots`` as a tuple of Paths; a single str or PathLike is one root, not its characters."""
     if isinstance(roots, (str, os.PathLike)):
-        return (Path(roots),)
+        roots = (roots,)
     if not isinstance(roots, Iterable):
         raise ConfigError(f"ingest_roots must be paths, got {roots!r}")
-    return tuple(Path(root) for root in roots)
+    paths = tuple(roots)
+    if any(os.fspath(root) == "" for root in paths):  # Path("") would open the working directory to reads
+        raise ConfigError(f"ingest_roots holds an empty path: {EMPTY_PATH_ADVICE}")
+    return tuple(Path(root) for root in paths)

@@ -97,6 +97,8 @@ def test_ingest_roots_repeatable_and_path_list(tmp_path: Path) -> None:
         (["--ingest-root", "/definitely/not/here"], {}, "is not a directory"),
         (["--shutdown-grace", "-1"], {}, "--shutdown-grace must be >= 0"),
         ([], {"CTX_TOOLS": "tiny"}, "CTX_TOOLS must be full or compact"),
+        (["--data-dir", ""], {}, "--data-dir is an empty path"),
+        (["--ingest-root", ""], {}, "--ingest-root is an empty path"),
     ],
 )
 def test_bad_values_are_config_errors(argv: list[str], env: dict[str, str], message: str) -> None:
@@ -251,6 +253,23 @@ def test_config_is_frozen() -> None:
     config = Config()
     with pytest.raises(AttributeError):
         config.audit = False  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"data_dir": ""}, "data_dir is an empty path"),
+        ({"ingest_roots": ""}, "ingest_roots holds an empty path"),
+        ({"ingest_roots": ["/tmp", ""]}, "ingest_roots holds an empty path"),
+    ],
+)
+def test_an_empty_path_is_refused_not_taken_as_the_current_directory(changes: dict[str, str], message: str) -> None:
+    """A library Config with data_dir="" (an unset variable read with a default of "") is refused: Path("") is
+    ".", so the data dir was the working directory and docs/, sessions/ and index.sqlite3 landed there; an
+    empty ingest root let doc_ingest read every file under it. '.' itself still means the current one."""
+    with pytest.raises(ConfigError, match=message):
+        Config(**changes)  # type: ignore[arg-type]  # the keyword arguments of one field each
+    assert str(Config(data_dir=".", ingest_roots=["."]).data_dir) == "."
 
 
 def test_an_unusable_index_turns_document_search_off_with_one_warning(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NoReturn
 
-from .._config import Config, settings
+from .._config import EMPTY_PATH_ADVICE, Config, settings
 from .._errors import ConfigError
 from .._setting import Setting, yes_no
 from .._version import __version__
@@ -166,7 +166,7 @@ def _convert(row: Setting, value: object, source: str) -> object:
     """A flag's or variable's value as the field's type; ConfigError naming ``source`` if it is not one."""
     kind = _kind(row)
     if isinstance(value, (bool, list)):  # a switch, or a repeated flag: argparse made it
-        return tuple(Path(item) for item in value) if isinstance(value, list) else value
+        return tuple(_path(str(item), source) for item in value) if isinstance(value, list) else value
     text = str(value)
     if kind is bool:
         if (switch := yes_no(text)) is not None:
@@ -182,10 +182,18 @@ def _convert(row: Setting, value: object, source: str) -> object:
         except ValueError:
             raise ConfigError(f"{source} must be a number, got {text!r}") from None
     if kind is Path:
-        return Path(text)
+        return _path(text, source)
     if typing.get_origin(kind) is tuple:
         return tuple(Path(part) for part in text.split(os.pathsep) if part)
     return text
+
+
+def _path(text: str, source: str) -> Path:
+    """``text`` as a path; ConfigError for an empty one, which Path would take as '.', the working directory
+    (``--data-dir ''`` stored there, ``--ingest-root ''`` opened it to reads). A variable set to '' is unset."""
+    if text == "":
+        raise ConfigError(f"{source} is an empty path: {EMPTY_PATH_ADVICE}")
+    return Path(text)
 
 
 def _either(choices: Iterable[str]) -> str:
