@@ -223,6 +223,18 @@ def test_readme_library_example_is_the_tested_one() -> None:
     assert example.split("\n", 2)[2].lstrip("\n") == block
 
 
+def test_readme_says_how_to_install_the_library_for_mypy() -> None:
+    """The library section names an install mypy can see: after the quick start's plain ``pip install -e .``
+    (setuptools' import hook) ``mypy --strict`` of a program outside the checkout stops at ``import ctxtrio``
+    with import-not-found; ``pip install PATH`` and ``editable_mode=strict`` (a link tree) both type-check
+    (user24's sitting, a fresh venv each; this venv's own install is the hook, so it cannot be run here)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## As a library") : readme.index("```python", readme.index("## As a library"))]
+    words = " ".join(section.split())
+    assert "pip install /path/to/ctxtrio" in words
+    assert "pip install -e /path/to/ctxtrio --config-settings editable_mode=strict" in words
+
+
 def test_readme_library_example_runs(tmp_path: Path) -> None:
     """The README's library example runs as written and prints the recalled decision and the hit."""
     done = subprocess.run(
