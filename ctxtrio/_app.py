@@ -38,6 +38,7 @@ from .surface.served import ServedSurface
 from .surface.watch import watch
 from .tools.compact import COMPACT_TOOLS
 from .tools.runner import ToolRunner
+from .tools.stopping import ANSWER_S, Stopping
 from .tools.table import INSTRUCTIONS, TOOLS, listing
 from .transport.stdio import MAX_UNANSWERED, CancellableLines, Traffic, claim_stdout, serve_stdio
 from .transport.warm_start import AnswerRecorder, Handoff, WarmStart, begin_warm_start
@@ -75,12 +76,12 @@ def build_server(ctx: Wiring) -> Server[Any]:
 
     Subscriptions and warnings are only delivered while :func:`running_server` runs.
     """
-    return _build(ctx)[0]
+    return _build(ctx, Stopping())[0]
 
 
-def _build(ctx: Wiring) -> tuple[Server[Any], Hub]:
+def _build(ctx: Wiring, stopping: Stopping) -> tuple[Server[Any], Hub]:
     tools = COMPACT_TOOLS if ctx.config.tools == "compact" else TOOLS
-    runner = ToolRunner(ctx, tools)
+    runner = ToolRunner(ctx, tools, stopping=stopping)
     server = make_server(
         name="ctxtrio",
         version=__version__,
@@ -94,13 +95,14 @@ def _build(ctx: Wiring) -> tuple[Server[Any], Hub]:
 
 
 @asynccontextmanager
-async def running_server(ctx: Wiring) -> AsyncIterator[Server[Any]]:
+async def running_server(ctx: Wiring, stopping: Stopping | None = None) -> AsyncIterator[Server[Any]]:
     """:func:`build_server`, with the tasks that deliver its notifications running.
 
     The data-dir watcher (resource updates and list changes, from any process sharing
     the data dir) and the warning forwarder (``logging/setLevel``) stop on exit.
+    ``stopping`` is what the transport's stop sets: calls past the grace are answered.
     """
-    server, hub = _build(ctx)
+    server, hub = _build(ctx, stopping if stopping is not None else Stopping())
     async with trio.open_nursery() as nursery:
         await nursery.start(hub.run_logs)
         await nursery.start(partial(watch, ctx, hub))
@@ -120,18 +122,24 @@ async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = N
 
 async def _serve(config: Config, *, stdin_fd: int, warm: WarmStart | None) -> None:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with open_wiring(config) as ctx, running_server(ctx) as server:
+        stopping = Stopping()
+        async with open_wiring(config) as ctx, running_server(ctx, stopping) as server:
             if ctx.config.transport == "http":
-                await _serve_http(ctx, server, signals)
+                await _serve_http(ctx, server, signals, stopping)
             else:
                 if warm is None and ctx.config.warm_start:  # library use: no early answers, but record them
                     settings = ctx.config.answer_settings
                     warm = await trio.to_thread.run_sync(partial(begin_warm_start, settings, answer=False))
-                await _serve_stdio(ctx, server, signals, stdin_fd, warm)
+                await _serve_stdio(ctx, server, signals, stdin_fd, warm, stopping)
 
 
 async def _serve_stdio(
-    ctx: Wiring, server: Server[Any], signals: AsyncIterator[int], stdin_fd: int, warm: WarmStart | None
+    ctx: Wiring,
+    server: Server[Any],
+    signals: AsyncIterator[int],
+    stdin_fd: int,
+    warm: WarmStart | None,
+    stopping: Stopping,
 ) -> None:
     handoff = Handoff()
     recorder: AnswerRecorder | None = None
@@ -148,7 +156,8 @@ async def _serve_stdio(
         # EOF or a signal: accept nothing more, but let calls in flight finish.
         cause = f"stopping on {signalled[0]}" if signalled else "stdin closed"
         log.info("%s: %d request(s) in flight", cause, len(traffic.inflight))
-        with trio.move_on_after(grace_s) as grace:
+        stopping.stop_within(grace_s)  # a tool call past the grace is answered that the server stops
+        with trio.move_on_after(grace_s + ANSWER_S) as grace:
             await traffic.inflight.wait_idle()
         if grace.cancelled_caught:
             log.warning("%d request(s) still in flight after %g s: cancelling them", len(traffic.inflight), grace_s)
@@ -166,7 +175,7 @@ async def _serve_stdio(
         async for signum in signals:
             signalled.append(signal.Signals(signum).name)  # drain() says why it drains
             lines.close()  # stop accepting
-            transport.deadline = trio.current_time() + grace_s + 0.5  # backstop behind drain()
+            transport.deadline = trio.current_time() + grace_s + ANSWER_S + 0.5  # backstop behind drain()
             return
 
     try:
@@ -182,7 +191,7 @@ async def _serve_stdio(
             await lines.aclose()
 
 
-async def _serve_http(ctx: Wiring, server: Server[Any], signals: AsyncIterator[int]) -> None:
+async def _serve_http(ctx: Wiring, server: Server[Any], signals: AsyncIterator[int], stopping: Stopping) -> None:
     from .transport.http import serve_http
 
     shutdown = trio.Event()
@@ -190,11 +199,12 @@ async def _serve_http(ctx: Wiring, server: Server[Any], signals: AsyncIterator[i
     async def stop_on_signal() -> None:
         async for signum in signals:
             log.info("received %s: stopping", signal.Signals(signum).name)
+            stopping.stop_within(ctx.config.shutdown_grace_s)  # a tool call past the grace is answered
             shutdown.set()  # hypercorn stops accepting, then gives in-flight calls the grace period
             return
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(stop_on_signal)
-        binds: list[str] = await nursery.start(serve_http, server, ctx.config, shutdown)
+        binds: list[str] = await nursery.start(partial(serve_http, answer_s=ANSWER_S), server, ctx.config, shutdown)
         log.info("ready: MCP over HTTP at %s, data dir %s", ", ".join(f"{b}/mcp" for b in binds), ctx.data.root)
         await shutdown.wait()

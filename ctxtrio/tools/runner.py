@@ -27,6 +27,7 @@ from .._errors import CtxError
 from .advice import advised
 from .results import ToolResult, error_result
 from .spec import Call, Tool, parse_arguments
+from .stopping import Stopping
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -43,10 +44,18 @@ class ToolRunner:
     """Runs the table's handlers against one :class:`~ctxtrio._wiring.Wiring`; audits and contains their failures."""
 
     def __init__(
-        self, ctx: Wiring, tools: Sequence[Tool], *, audit: bool | None = None, stream: TextIO | None = None
+        self,
+        ctx: Wiring,
+        tools: Sequence[Tool],
+        *,
+        audit: bool | None = None,
+        stream: TextIO | None = None,
+        stopping: Stopping | None = None,
     ) -> None:
         self._ctx = ctx
         self._tools = {tool.name: tool for tool in tools}
+        #: Set by the transport's stop: a call past the shutdown grace is answered, not dropped.
+        self.stopping = stopping if stopping is not None else Stopping()
         self._audit = ctx.config.audit if audit is None else audit
         self._stream = stream
 
@@ -72,7 +81,13 @@ class ToolRunner:
         outcome = "ok"
         error: str | None = None
         try:
-            return await tool.handler(self._ctx, parse_arguments(tool.params, raw), call)
+            result: ToolResult | None = None
+            with self.stopping.bounded():
+                result = await tool.handler(self._ctx, parse_arguments(tool.params, raw), call)
+            if result is None:  # the stop deadline's cancellation, caught by its scope; any other passes through
+                outcome = "cancelled"
+                return error_result(self._stopped(tool.name, trio.current_time() - started))
+            return result
         except CtxError as exc:
             outcome, error = "error", type(exc).__name__
             return error_result(advised(exc, tool.name, self._tools))
@@ -87,6 +102,20 @@ class ToolRunner:
         finally:
             if self._audit:
                 self._write(tool.name, outcome, error, trio.current_time() - started, call.ids)
+
+    def _stopped(self, tool: str, ran_s: float) -> str:
+        """What a call cut off by the shutdown grace answers (and the log says)."""
+        grace = f"{self.stopping.grace_s or 0:g} s"
+        log.warning(
+            "%s cancelled after %.1f s: the shutdown grace (%s) ran out; answered that the server stops",
+            tool,
+            ran_s,
+            grace,
+        )
+        return (
+            f"not done: the server is stopping, and this call did not finish within its shutdown grace ({grace}, "
+            f"--shutdown-grace); call {tool} again once the server is back"
+        )
 
     def _write(self, tool: str, outcome: str, error: str | None, duration_s: float, ids: dict[str, str]) -> None:
         line: dict[str, object] = {

@@ -306,12 +306,15 @@ async def serve_http(
     config: Config,
     shutdown: trio.Event,
     *,
+    answer_s: float = 0.0,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over HTTP until ``shutdown`` is set.
 
     Reports the bound URLs (``http://127.0.0.1:PORT``) through ``task_status`` once the
-    socket listens, so ``--port 0`` callers learn the port.
+    socket listens, so ``--port 0`` callers learn the port. Connections are kept
+    ``answer_s`` past the shutdown grace: the time a call the grace cut off has to send
+    its answer (the server's tools stop their calls at the grace itself).
     """
     from hypercorn.config import Config as HypercornConfig
 
@@ -326,7 +329,7 @@ async def serve_http(
     hypercorn_config = HypercornConfig()
     host = f"[{config.http_host}]" if ":" in config.http_host else config.http_host
     hypercorn_config.bind = [f"{host}:{config.http_port}"]
-    hypercorn_config.graceful_timeout = config.shutdown_grace_s
+    hypercorn_config.graceful_timeout = config.shutdown_grace_s + answer_s
     hypercorn_config.accesslog = None
     hypercorn_config.errorlog = logging.getLogger("hypercorn.error")
     gate = Gate(

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import httpx2
+import pytest
 import trio
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -179,6 +180,44 @@ async def test_sigterm_lets_the_call_in_flight_finish(tmp_path: Path) -> None:
             with trio.fail_after(10):
                 assert await server.process.wait() == 0
         nursery.cancel_scope.cancel()
+
+
+# The server exits while the SDK client still holds its GET stream; the client leaves that stream's
+# generators to the garbage collector (ResourceWarnings of the client's, as in tests/surface/test_notify).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_a_call_past_the_grace_is_answered_that_the_server_stops(tmp_path: Path) -> None:
+    """SIGTERM with --shutdown-grace 0 during a large ingest: the client gets an error answer saying the server
+    stops and to call again, then exit 0 (before: the connection closed without an answer, which the SDK client
+    raised as a bare -32603 'Server returned an error response'; user24's sitting, a 16 MB file at 5 s)."""
+    text = "\n\n".join(f"## Part {n}\n\nThe marker zebrafinch{n} sits in part {n} of the manual." for n in range(60000))
+    answers: list[str] = []
+    async with http_server(tmp_path / "data", "--shutdown-grace", "0") as server:
+        async with Client(server.mcp_url) as client:
+            running = trio.Event()
+
+            async def progressed(progress: float, total: float | None, message: str | None) -> None:
+                running.set()  # the ingest is under way in the tool: the stop cuts it off
+
+            async def ingest() -> None:
+                result = await client.call_tool(
+                    "doc_ingest", {"text": text, "doc_id": "big"}, progress_callback=progressed
+                )
+                assert result.is_error
+                block = result.content[0]
+                assert isinstance(block, TextContent)
+                answers.append(block.text)
+
+            with trio.fail_after(120):  # only stops a hang
+                async with trio.open_nursery() as calls:
+                    calls.start_soon(ingest)
+                    await running.wait()
+                    server.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(30):
+            assert await server.process.wait() == 0
+    assert answers == [
+        "Error: not done: the server is stopping, and this call did not finish within its shutdown grace "
+        "(0 s, --shutdown-grace); call doc_ingest again once the server is back"
+    ]
 
 
 async def test_client_gone_mid_ingest_cancels_it_cleanly(tmp_path: Path) -> None:

@@ -1,0 +1,111 @@
+"""A call still running when the shutdown grace ends is answered that the server is stopping, not dropped."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import TYPE_CHECKING
+
+import trio
+import trio.testing
+
+from ctxtrio._config import Config
+from ctxtrio._wiring import open_wiring
+from ctxtrio.tools.results import ToolResult, text_result
+from ctxtrio.tools.runner import ToolRunner
+from ctxtrio.tools.spec import Call, Hints, Tool
+from ctxtrio.tools.stopping import Stopping
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ctxtrio._wiring import Wiring
+    from ctxtrio.tools.spec import Args
+
+
+async def _forever(ctx: Wiring, args: Args, call: Call) -> ToolResult:
+    """A handler that never finishes on its own (an ingest far longer than the grace)."""
+    await trio.sleep_forever()
+    raise AssertionError("not reached")
+
+
+async def _forever_in_a_nursery(ctx: Wiring, args: Args, call: Call) -> ToolResult:
+    """The same, waiting in a nursery as the summarizing tools do (the cancel comes out in a group)."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.sleep_forever)
+        await trio.sleep_forever()
+    raise AssertionError("not reached")
+
+
+async def _a_second(ctx: Wiring, args: Args, call: Call) -> ToolResult:
+    """A handler that finishes one second after it starts."""
+    await trio.sleep(1.0)
+    return text_result("done")
+
+
+def _tool(name: str, handler: object) -> Tool:
+    return Tool(name, name, "a test tool", (), handler, Hints(read_only=True))  # type: ignore[arg-type]
+
+
+async def _run_stopped(
+    tmp_path: Path, tool: Tool, *, start_s: float, stop_s: float, grace_s: float
+) -> tuple[ToolResult, float, dict[str, object]]:
+    """Start the call ``start_s`` in and stop the server ``stop_s`` in with ``grace_s``; the answer, when it came
+    (virtual seconds), and the audit line."""
+    stream = io.StringIO()
+    answers: list[tuple[ToolResult, float]] = []
+    async with open_wiring(Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+        stopping = Stopping()
+        runner = ToolRunner(ctx, [tool], audit=True, stream=stream, stopping=stopping)
+        began = trio.current_time()
+
+        async def call() -> None:
+            await trio.sleep(start_s)
+            answers.append((await runner.call(tool.name, {}), trio.current_time() - began))
+
+        with trio.fail_after(60):  # a call never answered (as before) fails the test instead of hanging it
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(call)
+                await trio.sleep(stop_s)
+                stopping.stop_within(grace_s)
+    ((result, at_s),) = answers
+    (line,) = stream.getvalue().splitlines()
+    audited: dict[str, object] = json.loads(line)
+    return result, at_s, audited
+
+
+async def test_a_call_past_the_grace_is_answered_that_the_server_stops(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Stopped 0.5 s into a call with a 2 s grace: at 2.5 s it answers, as an error naming the grace and saying to
+    call again (before: the transport cancelled it with its connection, and the client got no answer at all)."""
+    for handler in (_forever, _forever_in_a_nursery):
+        result, at_s, audited = await _run_stopped(
+            tmp_path, _tool("doc_ingest", handler), start_s=0.0, stop_s=0.5, grace_s=2.0
+        )
+        assert at_s == 2.5
+        assert result.is_error
+        assert result.text == (
+            "Error: not done: the server is stopping, and this call did not finish within its shutdown grace "
+            "(2 s, --shutdown-grace); call doc_ingest again once the server is back"
+        )
+        assert audited["outcome"] == "cancelled"
+
+
+async def test_a_call_started_after_the_stop_gets_what_is_left_of_the_grace(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A call that starts 1.5 s into a 2 s grace is cut off at the grace's end, 0.5 s later."""
+    result, at_s, _ = await _run_stopped(tmp_path, _tool("doc_ingest", _forever), start_s=1.5, stop_s=0.0, grace_s=2.0)
+    assert at_s == 2.0
+    assert "the server is stopping" in result.text
+
+
+async def test_a_call_that_ends_within_the_grace_is_answered_as_usual(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A call that needs 1 s, stopped with 2 s of grace, gives its own answer at 1 s."""
+    result, at_s, audited = await _run_stopped(
+        tmp_path, _tool("doc_ingest", _a_second), start_s=0.0, stop_s=0.1, grace_s=2.0
+    )
+    assert (result.text, result.is_error, at_s, audited["outcome"]) == ("done", False, 1.0, "ok")
