@@ -166,12 +166,16 @@ class ReadingMethods:
         already, for doc_window's cursor (None: :meth:`read`, whose next window starts at a chunk)."""
         budget = shell.budget_tokens
         model = self._live.tokens.current
-        # Only the window's first chunk is ever cut (pack_window), so the cursor's line is one of its lines.
-        inside = chunks[first].text.count("\n") + 1 if offset is not None else None
+        # The cursor may stop inside the last chunk shown (pack_window fills the room by cutting it): the
+        # head names one of its lines; no more chunks than the budget could hold (see read) are counted.
+        reach = range(first, min(last, first + budget // 16 + 8) + 1)
+        inside = max(chunks[at].text.count("\n") + 1 for at in reach) if offset is not None else None
         head_tokens = _widest_head(shell, chunks[first].index, chunks[last].index, model, onward, inside)
 
         def build(room: int, estimated: bool) -> Window:
-            packed = pack_window(chunks, first, last, max(1, room - head_tokens), model, offset or 0)
+            packed = pack_window(
+                chunks, first, last, max(1, room - head_tokens), model, offset or 0, fill=offset is not None
+            )
             window = replace(shell, chunks=tuple(packed), next_index=packed[-1].index + 1, estimated=estimated)
             ended = packed[-1]
             if offset is None or not ended.cut:

@@ -44,6 +44,7 @@ async def _read_through(ctx: Wiring, doc_id: str, text: str, budget: int, starts
     here = 0  # where the last piece shown ends
     for calls in range(1, 2_000):
         window = await ctx.documents.window(doc_id, budget_tokens=budget)
+        assert ctx.live.counter.model.estimate(window.rendered) <= budget, (budget, calls)
         for position, chunk in enumerate(window.chunks):
             at = starts[chunk.index] + chunk.offset
             assert text.startswith(chunk.text, at), (budget, calls, chunk.index, chunk.offset)

@@ -78,3 +78,21 @@ async def test_reading_on_after_a_cut_shows_the_rest_of_the_chunk(tmp_path: Path
     assert re.search(rf"^\[#0 lines {found.group(1)}-\d+\]$", answers[1], re.MULTILINE), answers[1]
     shown = {int(n) for answer in answers for n in re.findall(r"^Para (\d+) ", answer, re.MULTILINE)}
     assert set(range(max(shown) + 1)) <= shown and max(shown) > 41, sorted(shown)
+
+
+async def test_a_window_read_on_inside_a_chunk_fills_its_budget_with_the_next(tmp_path: Path) -> None:
+    """doc_window without from at budget_tokens=400 through 400 one-line paragraphs: a window resumed
+    inside a cut chunk goes on into the next chunk, cut in its turn, instead of stopping at it (read23:
+    the third window showed 198 tokens of 400), and paging to the end shows every paragraph, in order
+    (a window from a chunk's start shows the overlap with the chunk before again, as it always did)."""
+    text = "\n\n".join(f"Para {n} about retries and backoff number {n}." for n in range(400))
+    answers: list[str] = []
+    async with opened(tmp_path) as (_, client):
+        await call(client, "doc_ingest", doc_id="d", text=text)
+        while not answers or "End of document" not in answers[-1]:
+            answers.append(text_of(await call(client, "doc_window", doc_id="d", budget_tokens=400)))
+            assert len(answers) < 60, answers[-1]
+    assert min(_shown(answer) for answer in answers[:-1]) >= 260, [_shown(answer) for answer in answers]
+    assert any(re.search(r"^\[#\d+ lines .*\n(?:.*\n)*\[#\d+\]$", answer, re.MULTILINE) for answer in answers)
+    shown = [int(n) for answer in answers for n in re.findall(r"^Para (\d+) ", answer, re.MULTILINE)]
+    assert list(dict.fromkeys(shown)) == list(range(400)), shown
