@@ -189,6 +189,13 @@ class Window:
         """True when a chunk was shortened to fit the budget."""
         return any(chunk.cut for chunk in self.chunks)
 
+    @property
+    def next_from(self) -> int | None:
+        """The chunk a window ``from`` it reads on at; None while the cursor stands inside a chunk, whose rest
+        only a window without ``from`` shows (from= starts at a chunk's start: a model paging with
+        from=<this> re-read the same cut window for ever, rev23). Structured content's ``next``."""
+        return None if self.next_offset else self.next_index
+
 
 @dataclass(frozen=True, slots=True)
 class DocSummary:

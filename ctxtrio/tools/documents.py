@@ -53,7 +53,7 @@ _FOUND = Output(
     ("hits", "omitted", "more", "used_tokens"),
     items={"hits": Output(SearchHit, ("doc_id", "index", "score", "cut"))},
 )
-_WINDOW = Output(Window, ("doc_id=doc.doc_id", "chunks=chunks.index", "next=next_index", "at_end"))
+_WINDOW = Output(Window, ("doc_id=doc.doc_id", "chunks=chunks.index", "next=next_from", "at_end"))
 _SUMMARY = Output(DocSummary, ("doc_id=doc.doc_id", "start", "end", "method", "cached"))
 _DOCS = Output(DocPage, ("doc_ids=docs.doc_id", "total", "next_offset"))
 _FORGOTTEN = Output(DocumentInfo, ("doc_id",))
@@ -186,7 +186,7 @@ DOC_TABLE: tuple[Tool, ...] = (
     Tool(
         name="doc_search",
         title="Search documents",
-        description="Keyword search in one document (doc_id) or all; returns the best passages, best first, "
+        description="Keyword search in one document (doc_id) or all; returns passages, best first, "
         "within budget_tokens.",
         params=(
             Param("query", "string", required=True),

@@ -96,3 +96,25 @@ async def test_a_window_read_on_inside_a_chunk_fills_its_budget_with_the_next(tm
     assert any(re.search(r"^\[#\d+ lines .*\n(?:.*\n)*\[#\d+\]$", answer, re.MULTILINE) for answer in answers)
     shown = [int(n) for answer in answers for n in re.findall(r"^Para (\d+) ", answer, re.MULTILINE)]
     assert list(dict.fromkeys(shown)) == list(range(400)), shown
+
+
+async def test_a_model_paging_with_from_next_advances(tmp_path: Path) -> None:
+    """A model that pages by sending the structured ``next`` back as ``from`` reads on: ``next`` is null
+    while the cursor stands inside a cut chunk (null ``from`` is the cursor), where it named that chunk and
+    from=0 showed the same cut window call after call (rev23)."""
+    text = "\n\n".join(f"Para {n} about retries and backoff number {n}." for n in range(400))
+    shown: list[int] = []
+    nexts: list[object] = []  # the structured next of every window
+    async with opened(tmp_path) as (_, client):
+        await call(client, "doc_ingest", doc_id="d", text=text)
+        start: object = None
+        for _ in range(60):
+            answer = await call(client, "doc_window", doc_id="d", budget_tokens=400, **{"from": start})
+            assert answer.structured_content is not None, text_of(answer)
+            shown += [int(n) for n in re.findall(r"^Para (\d+) ", text_of(answer), re.MULTILINE)]
+            if answer.structured_content["at_end"]:
+                break
+            start = answer.structured_content["next"]
+            nexts.append(start)
+    assert None in nexts, nexts
+    assert list(dict.fromkeys(shown)) == list(range(400)), shown
