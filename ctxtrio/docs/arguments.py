@@ -8,10 +8,11 @@ from pathlib import Path
 from .._errors import InputError
 from .._limits import CHUNK_INDEX, called, check_range
 from ..text.harmless import one_line
+from ..text.plural import first_to_last
 from .ingest import text_digest
 from .sandbox import check_text, read_source
 
-__all__ = ["FileRead", "check_start_end", "clean_title", "first_line", "read_file"]
+__all__ = ["FileRead", "check_start_end", "clean_title", "first_line", "past_the_end", "read_file"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,15 @@ def check_start_end(start: int | None, end: int | None) -> None:
     first, last = called("start"), called("end")
     if start is not None and end is not None and end < start:
         raise InputError(f"{last}={end} is before {first}={start}; {last} is the last chunk to include")
+
+
+def past_the_end(start: int, total: int) -> InputError:
+    """The refusal of a range starting at chunk ``start`` of a document of ``total`` chunks: it names the
+    starts there are, as the caller calls them (``chunks/9-9`` of a one-chunk document named no next step)."""
+    return InputError(
+        f"the first chunk asked for, #{start}, is past the last chunk #{total - 1}: "
+        f"pass {first_to_last(called('start'), total)}"
+    )
 
 
 def first_line(text: str) -> str:

@@ -19,7 +19,7 @@ from ..llm._notes import notes_in_one
 from ..llm.summarizer import Summarizer, Wait, to_the_end
 from ..store.ids import validate_id
 from ..text.extractive import summarize_extractive
-from .arguments import check_start_end
+from .arguments import check_start_end, past_the_end
 from .loaded import GenerationCache
 from .model import DocSummary, Outline, OutlineEntry, Window, WindowChunk
 from .packing import contiguous_text, fresh_text, pack_outline, pack_window
@@ -138,7 +138,7 @@ class ReadingMethods:
         entry = self._repo.entry(doc_id)
         total = entry.info.chunks
         if start >= total:
-            raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{total - 1}")
+            raise past_the_end(start, total)
         # No more chunks than the budget could hold (a chunk and its header cost over 16
         # tokens), so a large document is not loaded to show a few of them.
         last = min(end, total - 1, start + budget // 16 + 8)
@@ -219,7 +219,7 @@ class ReadingMethods:
         if not summarize:  # the chunks shown only, not the whole document (see Repository.chunk_range)
             info = self._repo.entry(doc_id).info
             if start >= info.chunks:
-                raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{info.chunks - 1}")
+                raise past_the_end(start, info.chunks)
             shown = await self._repo.chunk_range(
                 self._repo.entry(doc_id), start, min(start + max_chunks, info.chunks) - 1
             )
@@ -227,7 +227,7 @@ class ReadingMethods:
             return await self._fit_outline(Outline(info, entries, start))
         entry, doc = await self._repo.load(doc_id)
         if start >= len(doc.chunks):
-            raise InputError(f"the first chunk asked for, #{start}, is past the last chunk #{len(doc.chunks) - 1}")
+            raise past_the_end(start, len(doc.chunks))
         selected = doc.chunks[start : start + max_chunks]
         await self._repo.top_up(doc)
         cache = GenerationCache(self._repo, doc)
@@ -285,7 +285,7 @@ class ReadingMethods:
         total = len(doc.chunks)
         first = start if start is not None else 0
         if first >= total:
-            raise InputError(f"the first chunk asked for, #{first}, is past the last chunk #{total - 1}")
+            raise past_the_end(first, total)
         last = min(end, total - 1) if end is not None else total - 1
         whole = first == 0 and last == total - 1
         await self._repo.top_up(doc)

@@ -14,6 +14,7 @@ import ctxtrio
 from ctxtrio._app import build_server
 from ctxtrio._wiring import open_wiring
 from ctxtrio.surface.resources import PAGE_SIZE
+from testkit.results import text_of
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -171,6 +172,24 @@ async def test_a_backward_chunk_range_is_refused_in_the_uris_words(tmp_path: Pat
             await client.read_resource("ctxtrio://docs/d/chunks/3-1")
     assert backward.value.code == INVALID_PARAMS
     assert backward.value.error.message == "to=1 is before from=3; to is the last chunk to include"
+
+
+async def test_a_range_past_the_end_names_the_chunks_there_are(tmp_path: Path) -> None:
+    """chunks/9-9 of a one-chunk document, and doc_outline / doc_summarize from past the end, said only
+    'the first chunk asked for, #9, is past the last chunk #0': no next step. They name the starts there are."""
+    async with open_wiring(_config(tmp_path)) as ctx, Client(build_server(ctx)) as client:
+        await ctx.documents.ingest(text="One paragraph.", doc_id="d")
+        last = (await ctx.documents.ingest(text="word " * 3000, doc_id="m")).doc.chunks - 1
+        with pytest.raises(MCPError) as past:
+            await client.read_resource("ctxtrio://docs/d/chunks/9-9")
+        outline = await client.call_tool("doc_outline", {"doc_id": "m", "from": 30})
+        summary = await client.call_tool("doc_summarize", {"doc_id": "d", "from": 9})
+    assert past.value.code == INVALID_PARAMS
+    assert past.value.error.message == "the first chunk asked for, #9, is past the last chunk #0: pass from=0"
+    assert outline.is_error and text_of(outline) == (
+        f"Error: the first chunk asked for, #30, is past the last chunk #{last}: pass from=0 to {last}"
+    )
+    assert summary.is_error and text_of(summary).endswith("past the last chunk #0: pass from=0")
 
 
 async def test_a_large_read_stays_within_the_budget(tmp_path: Path) -> None:
