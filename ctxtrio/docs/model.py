@@ -108,6 +108,9 @@ class SearchHit:
     #: The heading trail is shown in the hit's header: its headings hold a query word its
     #: chunk's text does not (found under that heading; the text alone would not say why).
     under: bool = False
+    #: False: the header leaves the document's title out (the id names the document), for a first
+    #: hit at a budget where the title would leave its text a few tokens.
+    titled: bool = True
 
 
 @dataclass(frozen=True, slots=True)

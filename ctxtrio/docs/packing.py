@@ -11,11 +11,11 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
-from ..text.cutting import CUT_MARK, cut_around, cut_to_fit
+from ..text.cutting import CUT_MARK, cut_around, cut_to_fit, whole_words
 from ..text.focus import passage_around
 from ..text.headings import unheaded_terms
 from ..text.long_lines import cut_by_sentences
-from ..text.passages import Passage, best_passage, cut_to_passage, marked_text
+from ..text.passages import Passage, best_passage, marked_text
 from ..text.stems import light_stem
 from ..text.words import Alike, stemmed_terms
 from .chunks import StoredChunk
@@ -30,12 +30,16 @@ if TYPE_CHECKING:
 
 # CUT_MARK, cut_around and cut_to_fit live in text/cutting.py (sessions cut entries too); re-exported here.
 __all__ = [
-    "CUT_MARK", "Candidate", "contiguous_text", "cut_around", "cut_to_fit", "fresh_text", "headings", "pack_hits", "pack_outline",
-    "pack_window", "tokens_per_char",
+    "CUT_MARK", "Candidate", "contiguous_text", "cut_around", "cut_to_fit", "fresh_text", "headings", "least_hit_tokens",
+    "pack_hits", "pack_outline", "pack_window", "tokens_per_char",
 ]  # fmt: skip
 
 #: Tokens a chunk gets at least when it is cut to fit a budget smaller than its header.
 _MIN_TEXT_TOKENS = 8
+#: Tokens of text under which a hit's header leaves the document's title out, the id naming the document:
+#: doc_search budget_tokens=50 showed '[...] : Tim [...]' under a 30-token title, the answer over its budget.
+#: As sharing's least text for a hit, so only a first hit at a small budget (a share under its need) drops it.
+_TITLED_TEXT_TOKENS = 40
 #: Tokens of text a window fills its room with at least when it cuts the chunk after its last whole one
 #: (a sentence or two: less costs the cut's clause in the head for a fragment).
 _MIN_FILL_TOKENS = 32
@@ -165,8 +169,9 @@ def pack_hits(
     left out and the next hit takes its room; it is not counted in ``omitted``, which tells
     the caller how many hits a larger budget would add (a repeat would add nothing). Ranking
     is the caller's: any ordered candidates (BM25, fused) are packed the same way.
-    Hits after the last that fits are counted in ``omitted``. When not even a
-    minimal passage of the first hit fits, it is cut by characters around its match.
+    Hits after the last that fits are counted in ``omitted``. When not even a minimal passage of the
+    first hit fits, none is shown (the caller says what budget to pass): it was cut by characters
+    around its match, '[...] : Tim [...]' at budget_tokens=50, the answer over its budget.
     ``rarity`` weighs the query's terms in choosing windows (:func:`~ctxtrio.text.passages.rarity_weights`);
     ``alike`` (the documentation's words the search also looked for) count there at a share of their word's.
     """
@@ -194,10 +199,6 @@ def pack_hits(
         cost = model.estimate(search_hit_header(hit)) + GAP_TOKENS
         hits.append(hit)
         used += cost + hit.tokens
-    if not hits and candidates:
-        hit = _cut_hit(candidates[0], budget_tokens, model, query_terms)
-        hits.append(hit)
-        used = model.estimate(search_hit_header(hit)) + GAP_TOKENS + hit.tokens
     return hits, len(candidates) - len(hits) - repeats, used
 
 
@@ -254,8 +255,16 @@ def _passage_hit(
     full = header_tokens(candidate.title)
     short = full if title == candidate.title else header_tokens(title)
     room = share - full - GAP_TOKENS
-    if room < _MIN_TEXT_TOKENS:
-        return None
+    if room < _TITLED_TEXT_TOKENS:  # only a first hit's share can be under its need (a small budget)
+        untitled = share - header_tokens("") - GAP_TOKENS
+        if untitled < _MIN_TEXT_TOKENS:
+            return None
+        text, lines, cut = _passage(candidate, untitled, model, query_terms, rarity, alike)
+        if lines is None:  # characters around the match: '[...] : Tim [...]' says nothing
+            text = whole_words(candidate.chunk.text, text)
+            if not text:
+                return None
+        return _hit(candidate, text, model.estimate(text), lines, cut=cut, under=bool(under), titled=False)
     text, lines, cut = _passage(candidate, room, model, query_terms, rarity, alike)
     if short < full and not shown_title(candidate.title, text):
         # It shows the title's line, so its header leaves the title out: that room is the text's.
@@ -329,14 +338,16 @@ def tokens_per_char(chunk: StoredChunk) -> float:
     return chunk.tokens / max(1, len(chunk.text))
 
 
-def _cut_hit(candidate: Candidate, budget_tokens: int, model: TokenModel, query_terms: Sequence[str]) -> SearchHit:
-    """``candidate`` cut by characters around its best match to whatever the budget leaves (at least a few tokens)."""
+def least_hit_tokens(candidate: Candidate, model: TokenModel, query_terms: Sequence[str]) -> int:
+    """Tokens the first hit of a search takes at least to be worth showing: its header without the title
+    (every line number as wide as the chunk's count) and :data:`_TITLED_TEXT_TOKENS` of text."""
     chunk = candidate.chunk
+    widest = chunk.text.count("\n") + 1
     under = shown_trail(chunk, query_terms)
-    header = hit_header(candidate.doc_id, candidate.title, chunk.index, by_meaning=candidate.by_meaning, under=under)
-    room = max(_MIN_TEXT_TOKENS, budget_tokens - model.estimate(header) - GAP_TOKENS)
-    text = cut_to_passage(chunk.text, query_terms, room, model)
-    return _hit(candidate, text, model.estimate(text), cut=True, under=bool(under))
+    header = hit_header(
+        candidate.doc_id, "", chunk.index, (widest, widest, widest), by_meaning=candidate.by_meaning, under=under
+    )
+    return model.estimate(header) + GAP_TOKENS + _TITLED_TEXT_TOKENS
 
 
 def _hit(
@@ -347,6 +358,7 @@ def _hit(
     *,
     cut: bool = False,
     under: bool = False,
+    titled: bool = True,
 ) -> SearchHit:
     """The hit showing ``text`` of its chunk; ``under``: its header shows the heading trail,
     which holds a query word the chunk's text does not (:func:`~ctxtrio.text.headings.only_headed`):
@@ -357,7 +369,7 @@ def _hit(
     return SearchHit(
         candidate.doc_id, candidate.title, chunk.index, chunk.trail, candidate.score, text, tokens,
         cut or lines is not None, by_meaning=candidate.by_meaning, lines=lines,
-        under=under,
+        under=under, titled=titled,
     )  # fmt: skip
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "render_window",
     "search_head",
     "search_hit_header",
+    "search_too_small",
     "shown_title",
     "trail_text",
     "window_head",
@@ -244,6 +245,14 @@ def search_head(result: SearchResult) -> str:
     return head
 
 
+def search_too_small(budget_tokens: int, least_tokens: int) -> str:
+    """Why a search is refused at ``budget_tokens``: its head and its first hit's header leave no room
+    for text (``least_tokens``: what they take with some text), as doc_window refuses a budget too
+    small for its own lines. budget_tokens=50 answered '[...] : Tim [...]' in 83 tokens."""
+    advised = -(-max(least_tokens, budget_tokens + 1) // 10) * 10  # rounded up to tens: an advice, not a count
+    return f"budget_tokens={budget_tokens} cannot hold a hit with some text: pass budget_tokens={advised} or more."
+
+
 def _echo(query: str) -> str:
     return repr(query if len(query) <= _ECHO_CHARS else query[:_ECHO_CHARS] + "…")
 
@@ -259,7 +268,7 @@ def _hit(hit: SearchHit) -> str:
 def search_hit_header(hit: SearchHit) -> str:
     """The header :func:`render_search` gives ``hit``."""
     under = hit.trail if hit.under else ()
-    title = shown_title(hit.title, hit.text)
+    title = shown_title(hit.title, hit.text) if hit.titled else ""
     return hit_header(hit.doc_id, title, hit.index, hit.lines, by_meaning=hit.by_meaning, under=under)
 
 

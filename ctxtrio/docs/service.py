@@ -34,10 +34,10 @@ from .ingest import Source, content_hash, write_generation
 from .loaded import DEFAULT_CACHE_CHARS
 from .model import DocumentInfo, IngestResult, SearchHit, SearchResult
 from .offload import OFFLOAD_MIN_CHARS
-from .packing import pack_hits
+from .packing import least_hit_tokens, pack_hits
 from .pool import POOL_ALONE_MIN_CHARS, POOL_MIN_CHARS, ChunkPool
 from .reading import ReadingMethods
-from .render import render_search, search_head
+from .render import render_search, search_head, search_too_small
 from .repository import CATALOG_NAME, Repository
 from .sandbox import check_text
 from .search import definitions_first, find_candidates, load_tables, rerank_fused, search_words
@@ -354,14 +354,7 @@ class DocumentService(ReadingMethods, CheckingMethods):
         head_tokens = model.estimate(search_head(widest)) + 1
 
         def build(room: int, estimated: bool) -> SearchResult:
-            packed, omitted, used = pack_hits(
-                candidates,
-                max(1, room - head_tokens),
-                model,
-                query_terms,
-                rarity,
-                alike,
-            )
+            packed, omitted, used = pack_hits(candidates, max(1, room - head_tokens), model, query_terms, rarity, alike)
             marked = estimated and bool(packed)
             if not estimated:  # grown past the budget by a tokenizer counting less: say no more than it holds
                 used = min(used, max(1, budget - head_tokens))
@@ -371,6 +364,10 @@ class DocumentService(ReadingMethods, CheckingMethods):
         # counted, its "estimated" mark inside, is the answer. An answer counted well under
         # the budget is packed again larger (grow: the parts' rounded-up sums, the widest head).
         fitted = await self._live.counter.fit_marked(budget, build, render_search, grow=True)
+        if candidates and (fitted.tokens > budget or not fitted.result.hits):  # the head left a hit no room
+            raise InputError(
+                search_too_small(budget, head_tokens + least_hit_tokens(candidates[0], model, query_terms))
+            )
         return replace(fitted.result, rendered=fitted.text)
 
 

@@ -7,6 +7,7 @@ budget: rather than nothing, the reader gets the part that matters, with
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -14,11 +15,13 @@ if TYPE_CHECKING:
 
     from .tokens import TokenModel
 
-__all__ = ["CUT_MARK", "cut_around", "cut_to_fit"]
+__all__ = ["CUT_MARK", "cut_around", "cut_to_fit", "whole_words"]
 
 #: Marks where a text was cut (before and after the part shown). ASCII: the cold-start estimate
 #: counts "[…]" as 6 tokens and "[...]" as 3, and a search answer can hold eight of them.
 CUT_MARK: Final = "[...]"
+#: A word, for :func:`whole_words`: two letters or digits.
+_WORD: Final = re.compile(r"[^\W_]{2}")
 
 
 def cut_to_fit(text: str, budget_tokens: int, model: TokenModel) -> str:
@@ -120,3 +123,21 @@ def _best_match(text: str, query_terms: Sequence[str]) -> int | None:
         if best is None or key < best:
             best = key
     return first_in_line[best[1]] if best is not None else None
+
+
+def whole_words(whole: str, shown: str) -> str:
+    """``shown``, characters of ``whole`` between cut marks (:func:`cut_around`'s), without a part of a word
+    at either end; "" when no word of two letters or digits is left ('[...] : Tim [...]' says nothing)."""
+    core = shown.replace(CUT_MARK, "").strip()
+    at = whole.find(core)
+    if not core or at < 0:
+        return shown
+    end = at + len(core)
+    if at > 0 and whole[at - 1].isalnum() and core[0].isalnum():
+        core = core.partition(" ")[2] if " " in core else ""
+    if end < len(whole) and whole[end].isalnum() and core[-1:].isalnum():
+        core = core.rpartition(" ")[0]
+    core = core.strip()
+    if not _WORD.search(core):
+        return ""
+    return f"{CUT_MARK} {core} {CUT_MARK}" if shown.startswith(CUT_MARK) else f"{core} {CUT_MARK}"

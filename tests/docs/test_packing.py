@@ -18,6 +18,7 @@ from ctxtrio.docs.packing import (
     pack_window,
 )
 from ctxtrio.docs.render import render_outline
+from ctxtrio.text.cutting import whole_words
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.tokens import TokenModel
 
@@ -132,6 +133,16 @@ def test_cut_around_centres_on_the_term_inside_an_overlong_line() -> None:
     shown = cut_around(line, ["needle"], 40, MODEL)
     assert "needle" in shown and shown.startswith(CUT_MARK) and shown.endswith(CUT_MARK)
     assert MODEL.estimate(shown) <= 40
+
+
+def test_whole_words_drops_the_parts_of_words_a_character_cut_left_at_its_ends() -> None:
+    """'[...] : Tim [...]' (of ':exc: Timeout') says nothing: a cut's part-words go, and with no word left, all."""
+    whole = "   :exc:`TimeoutExpired` is raised after timeout seconds."
+    assert whole_words(whole, f"{CUT_MARK} exc:`TimeoutExp {CUT_MARK}") == ""
+    assert whole_words(whole, f"{CUT_MARK} `TimeoutExpired` is raised aft {CUT_MARK}") == (
+        f"{CUT_MARK} `TimeoutExpired` is raised {CUT_MARK}"
+    )
+    assert whole_words(whole, f":exc:`TimeoutExpired` is {CUT_MARK}") == f":exc:`TimeoutExpired` is {CUT_MARK}"
 
 
 def test_cut_around_without_a_match_is_the_prefix_cut() -> None:

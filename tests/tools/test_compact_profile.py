@@ -83,7 +83,7 @@ async def test_compact_answers_name_only_the_tools_it_offers(tmp_path: Path) -> 
         ("doc_read", {"doc_id": "d", "from": 3}),
         ("doc_read", {"doc_id": "d"}),
         ("doc_read", {"doc_id": "d", "from": 9}),
-        ("doc_read", {"query": "alpha2 words", "budget_tokens": 60}),
+        ("doc_read", {"query": "alpha2 words", "budget_tokens": 100}),
         ("doc_read", {"doc_id": "nope"}),
         ("doc_read", {"query": "alpha1", "doc_id": "nope"}),
         ("doc_read", {"doc_id": "d", "session_id": "never-opened"}),
