@@ -70,10 +70,14 @@ def check_tags(tags: Sequence[str] | None) -> tuple[str, ...]:
 
 def _invalid_tag(tag: object) -> str:
     """Why a tag is refused. A small model often sends its tags as one comma string (tags="a,b" reaches here as
-    the one tag 'a,b'): when the words of it would each be a tag, say that tags is a list and show it."""
+    the one tag 'a,b'): when the words of it would each be a tag, say that tags is a list and show it. Words
+    apart by spaces alone may be one tag of two words ("build failure"): the hyphened tag is shown too."""
     words = [word.lstrip("#") for word in re.split(r"[\s,;]+", tag) if word] if isinstance(tag, str) else []
     if len(words) > 1 and all(_TAG.fullmatch(word) for word in words):
-        return f"tag {tag!r} is invalid: tags is a list, one tag per item: send tags={json.dumps(words)}"
+        one = "-".join(words)
+        spaced = isinstance(tag, str) and not re.search(r"[,;]", tag) and _TAG.fullmatch(one.casefold())
+        either = f', or tags=["{one}"] for one tag' if spaced else ""
+        return f"tag {tag!r} is invalid: tags is a list, one tag per item: send tags={json.dumps(words)}{either}"
     return f"tag {tag!r} is invalid: use 1-32 letters, digits or . _ : / + - (no spaces)"
 
 

@@ -309,5 +309,18 @@ async def test_tags_sent_as_one_comma_string_are_refused_saying_tags_is_a_list(t
     sent = 'tags is a list, one tag per item: send tags=["auth", "bug"]'
     assert appended == f"Error: tag 'auth,#bug' is invalid: {sent}", appended
     assert recalled == f"Error: tag 'auth; bug' is invalid: {sent}", recalled
-    assert spaced == f"Error: tag 'auth bug' is invalid: {sent}", spaced
+    assert spaced == f"Error: tag 'auth bug' is invalid: {sent}, or tags=[\"auth-bug\"] for one tag", spaced
     assert odd == "Error: tag 'a!b' is invalid: use 1-32 letters, digits or . _ : / + - (no spaces)", odd
+
+
+async def test_a_tag_of_words_apart_by_spaces_is_refused_naming_both_readings(tmp_path: Path) -> None:
+    """tags="build failure" may be two tags or one tag of two words: the refusal showed only the list of two
+    (mend23c); it shows the one hyphened tag too. Commas or semicolons say a list: the list alone."""
+    async with opened(tmp_path) as (_, client):
+        spaced = text_of(await call(client, "context_append", session_id="s", text="x", tags="build failure"))
+        recalled = text_of(await call(client, "context_recall", session_id="s", tags="build  #failure"))
+        listed = text_of(await call(client, "context_append", session_id="s", text="x", tags="build, failure"))
+    both = 'send tags=["build", "failure"], or tags=["build-failure"] for one tag'
+    assert spaced == f"Error: tag 'build failure' is invalid: tags is a list, one tag per item: {both}", spaced
+    assert recalled.endswith(both), recalled
+    assert listed.endswith('send tags=["build", "failure"]'), listed
