@@ -63,16 +63,17 @@ def past_the_end(start: int, total: int) -> InputError:
 
 def first_line(text: str) -> str:
     for line in text[:2000].splitlines():
-        title = clean_title(line.lstrip("#").strip())
+        title = clean_title(line.lstrip("#").strip(), 80)
         if title:
-            return title[:80]
+            return title
     return ""
 
 
-def clean_title(title: str | None) -> str:
-    """A title as stored and shown: one harmless line (:func:`~ctxtrio.text.harmless.one_line`), at most 200 characters.
+def clean_title(title: str | None, limit: int = 200) -> str:
+    """A title as stored and shown: one harmless line (:func:`~ctxtrio.text.harmless.one_line`), at most ``limit``
+    characters, never cut inside an escape.
 
     It is anyone's text (a ``title`` argument, a first heading), shown in tool answers,
     resources and the CLI's lines; made harmless here, where it is made, it is safe in all.
     """
-    return one_line(title)[:200] if title else ""
+    return one_line(title, limit) if title else ""

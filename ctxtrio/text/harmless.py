@@ -26,7 +26,19 @@ def harmless(text: str) -> str:
     return text.replace("\r\n", "\n").translate(_HARMLESS)
 
 
-def one_line(text: str) -> str:
+def one_line(text: str, limit: int | None = None) -> str:
     """``text`` as one harmless line, as a title is shown: every run of whitespace one space (a
-    newline in a name would start a line of its own in a list), other controls as escapes."""
-    return harmless(" ".join(text.split()))
+    newline in a name would start a line of its own in a list), other controls as escapes.
+
+    ``limit``: at most that many characters, cut between the text's characters, never inside an
+    escape (a title cut at 200 after escaping could end in "\\x1", which reads as another text)."""
+    line = " ".join(text.split())
+    shown = harmless(line)
+    if limit is None or len(shown) <= limit:
+        return shown
+    size = 0
+    for at, char in enumerate(line[:limit]):  # each character shows as 1 (itself) to 6 characters
+        size += len(char.translate(_HARMLESS))
+        if size > limit:
+            return harmless(line[:at])
+    return harmless(line[:limit])

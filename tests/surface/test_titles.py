@@ -81,3 +81,20 @@ async def test_hostile_titles_and_file_names_are_shown_as_escapes(tmp_path: Path
     )
     assert 'b "Head\\x1b[2J' in shown["doc_list {}"]
     assert "\\u202e" in shown["read ctxtrio://docs/c"].split("\n", 1)[0]  # the source line names the file's path
+
+
+async def test_a_title_is_cut_between_characters_never_inside_an_escape(tmp_path: Path) -> None:
+    """A title is cut to 200 characters (a first heading to 80) after its controls became escapes, and the
+    cut could end inside one ('...aa\\x1'), which reads as other text; now it ends before the escape."""
+    config = ctxtrio.Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)
+    async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
+        for args in (
+            {"text": "Widgets.", "title": "a" * 198 + NASTY, "doc_id": "given"},
+            {"text": "# " + "h" * 78 + NASTY + "\n\nGadgets.", "doc_id": "heading"},
+        ):
+            result = await client.call_tool("doc_ingest", args)
+            assert not result.is_error, result
+        listed = _text((await client.call_tool("doc_list", {})).content[0])
+    assert f'given "{"a" * 198}"' in listed, listed
+    assert f'heading "{"h" * 78}"' in listed, listed
+    assert "\\x1" not in listed and not _obeyed(listed), listed
