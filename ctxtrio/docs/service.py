@@ -129,6 +129,11 @@ class DocumentService(ReadingMethods, CheckingMethods):
         its earlier document, or, when its content and title are unchanged, is skipped
         (``IngestResult.unchanged``); inline text without ``doc_id`` is a new document.
         ``progress(done_chars, total_chars)`` is awaited after each durable batch.
+
+        Cancelled before its commit is queued, nothing of the document is stored and the
+        version before stays current. The commit itself is shielded: once queued it lands,
+        and a cancel that arrives meanwhile may still come out of this call as Cancelled
+        (:meth:`get` says whether the document is there).
         """
         started = trio.current_time()
         if (text is None) == (file_path is None):

@@ -164,6 +164,9 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         not look for other processes' lines first (that would cost a worker-thread hop
         per append): it checks duplicates against what this process has seen, then
         applies whatever the journal gained in between along with its own record.
+
+        Cancelled once its record is queued to the store, the entry may still be stored
+        (the journal, not the caller, is the truth): a later call sees it.
         """
         text = check_text(text)
         checked_role = check_role(role)  # a caller that ignores the type still gets a clear error

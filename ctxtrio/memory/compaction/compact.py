@@ -63,6 +63,10 @@ class CompactionMethods:
         ``wait`` is how the summarizer's work is waited for (the caller's cancel scope
         around it; default: until done): past its deadline the summary is extractive.
         ``dry_run`` only reports what would be folded.
+
+        Cancelled once the fold is queued to the store, it may still land: a later call
+        sees it, and a compaction planned before it landed is refused with InputError
+        ("the session changed while compacting ...: compact again").
         """
         check_range("keep_recent", keep_recent, KEEP_RECENT)
         check_range("target_tokens", target_tokens, COMPACT_TARGET)
