@@ -105,6 +105,10 @@ class Gate:
         self._buffer = ByteBudget(buffer_bytes)
         self._token = token.encode() if token else None
         self._max_body_bytes = max_body_bytes
+        #: POST requests not yet answered (a tool call's SSE answer included); shutdown waits for them.
+        self._posts = 0
+        self._no_posts = trio.Event()
+        self._no_posts.set()
         self._hosts = set(_LOOPBACK_NAMES)
         if not is_loopback_host(host) and host not in ("0.0.0.0", "::"):
             self._hosts.add(host)
@@ -135,6 +139,21 @@ class Gate:
         if scope.get("method") != "POST":
             await self._app(scope, receive, send)
             return
+        self._posts += 1
+        self._no_posts = trio.Event() if self._posts == 1 else self._no_posts
+        try:
+            await self._post(scope, receive, send, length)
+        finally:
+            self._posts -= 1
+            if self._posts == 0:
+                self._no_posts.set()
+
+    async def posts_done(self) -> None:
+        """Return once no POST is being answered (idle GET streams do not count)."""
+        while self._posts:
+            await self._no_posts.wait()
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send, length: str | None) -> None:
         size = int(length) if length is not None and length.isdigit() else None
         if _is_large(length, self.LARGE_BODY_BYTES):
             await self._queue_large(scope, receive, send, size)
@@ -312,9 +331,10 @@ async def serve_http(
     """Serve ``server`` over HTTP until ``shutdown`` is set.
 
     Reports the bound URLs (``http://127.0.0.1:PORT``) through ``task_status`` once the
-    socket listens, so ``--port 0`` callers learn the port. Connections are kept
-    ``answer_s`` past the shutdown grace: the time a call the grace cut off has to send
-    its answer (the server's tools stop their calls at the grace itself).
+    socket listens, so ``--port 0`` callers learn the port. At the end of the shutdown
+    grace, connections are closed once no POST is being answered, at most ``answer_s``
+    later: the time a call the grace cut off has to send its answer (the server's tools
+    stop their calls at the grace itself); an idle GET stream does not keep them open.
     """
     from hypercorn.config import Config as HypercornConfig
 
@@ -329,7 +349,7 @@ async def serve_http(
     hypercorn_config = HypercornConfig()
     host = f"[{config.http_host}]" if ":" in config.http_host else config.http_host
     hypercorn_config.bind = [f"{host}:{config.http_port}"]
-    hypercorn_config.graceful_timeout = config.shutdown_grace_s + answer_s
+    hypercorn_config.graceful_timeout = config.shutdown_grace_s
     hypercorn_config.accesslog = None
     hypercorn_config.errorlog = logging.getLogger("hypercorn.error")
     gate = Gate(
@@ -344,4 +364,11 @@ async def serve_http(
     cap = connection_cap()
     log.info("serving at most %d HTTP connections at once (fd limit less %d)", cap, FD_RESERVE)
     with session_race_logs_quiet():
-        await serve_capped(framework, hypercorn_config, shutdown=shutdown, max_connections=cap, task_status=task_status)
+        await serve_capped(
+            framework,
+            hypercorn_config,
+            shutdown=shutdown,
+            max_connections=cap,
+            answering=(gate.posts_done, answer_s),
+            task_status=task_status,
+        )

@@ -67,9 +67,15 @@ async def serve_capped(
     *,
     shutdown: trio.Event,
     max_connections: int,
+    answering: tuple[Callable[[], Awaitable[None]], float] | None = None,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``app`` on ``config.bind`` until ``shutdown`` is set; report the bound URLs."""
+    """Serve ``app`` on ``config.bind`` until ``shutdown`` is set; report the bound URLs.
+
+    ``answering`` is (wait until no answer is owed, how long past the grace to wait for that):
+    the connections get ``config.graceful_timeout``, then are cancelled once the wait
+    returns, or when that much more has passed.
+    """
     from hypercorn.trio.lifespan import Lifespan
     from hypercorn.trio.statsd import StatsdLogger
     from hypercorn.trio.worker_context import WorkerContext
@@ -102,9 +108,23 @@ async def serve_capped(
                     accepting.cancel_scope.cancel()
             finally:
                 await context.terminated.set()
-                connections.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
+                grace_end = trio.current_time() + config.graceful_timeout
+                connections.cancel_scope.deadline = grace_end
+                if answering is not None:
+                    owed, answer_s = answering
+                    connections.cancel_scope.deadline = grace_end + answer_s
+                    lifespan_nursery.start_soon(_close_when_answered, connections.cancel_scope, grace_end, owed)
         await lifespan.wait_for_shutdown()
         lifespan_nursery.cancel_scope.cancel()
+
+
+async def _close_when_answered(
+    connections: trio.CancelScope, grace_end: float, owed: Callable[[], Awaitable[None]]
+) -> None:
+    """At the grace's end, cancel the connections as soon as no answer is owed (the deadline bounds the wait)."""
+    await trio.sleep_until(grace_end)
+    await owed()
+    connections.cancel()
 
 
 Handler = Callable[[trio.abc.HalfCloseableStream], Awaitable[None]]
