@@ -86,7 +86,7 @@ class ToolRunner:
                 result = await tool.handler(self._ctx, parse_arguments(tool.params, raw), call)
             if result is None:  # the stop deadline's cancellation, caught by its scope; any other passes through
                 outcome = "cancelled"
-                return error_result(self._stopped(tool.name, trio.current_time() - started))
+                return error_result(self._stopped(tool, trio.current_time() - started))
             return result
         except CtxError as exc:
             outcome, error = "error", type(exc).__name__
@@ -103,18 +103,26 @@ class ToolRunner:
             if self._audit:
                 self._write(tool.name, outcome, error, trio.current_time() - started, call.ids)
 
-    def _stopped(self, tool: str, ran_s: float) -> str:
-        """What a call cut off by the shutdown grace answers (and the log says)."""
+    def _stopped(self, tool: Tool, ran_s: float) -> str:
+        """What a call cut off by the shutdown grace answers (and the log says). A write may have landed before
+        the cut (an ingest's commit is shielded, then the cancel comes out of the call): "not done, call again"
+        made a model ingest an inline text twice, so a write that is not idempotent says to look first."""
         grace = f"{self.stopping.grace_s or 0:g} s"
         log.warning(
             "%s cancelled after %.1f s: the shutdown grace (%s) ran out; answered that the server stops",
-            tool,
+            tool.name,
             ran_s,
             grace,
         )
+        if tool.hints.read_only or tool.hints.idempotent:
+            return (
+                f"not done: the server is stopping, and this call did not finish within its shutdown grace ({grace}, "
+                f"--shutdown-grace); call {tool.name} again once the server is back"
+            )
         return (
-            f"not done: the server is stopping, and this call did not finish within its shutdown grace ({grace}, "
-            f"--shutdown-grace); call {tool} again once the server is back"
+            f"not finished: the server is stopping, and this call did not finish within its shutdown grace ({grace}, "
+            f"--shutdown-grace), so what it stores may or may not have landed; once the server is back, look before "
+            f"you call {tool.name} again"
         )
 
     def _write(self, tool: str, outcome: str, error: str | None, duration_s: float, ids: dict[str, str]) -> None:

@@ -11,15 +11,23 @@ import trio.testing
 
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
+from ctxtrio.store.handle import StoreHandle
 from ctxtrio.tools.results import ToolResult, text_result
 from ctxtrio.tools.runner import ToolRunner
 from ctxtrio.tools.spec import Call, Hints, Tool
 from ctxtrio.tools.stopping import Stopping
+from ctxtrio.tools.table import TOOLS
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
+    import pytest
+
     from ctxtrio._wiring import Wiring
+    from ctxtrio.store.records import NewRecord
+    from ctxtrio.store.results import AppendResult
+    from ctxtrio.store.rows import IndexRow
     from ctxtrio.tools.spec import Args
 
 
@@ -109,3 +117,35 @@ async def test_a_call_that_ends_within_the_grace_is_answered_as_usual(
         tmp_path, _tool("doc_ingest", _a_second), start_s=0.0, stop_s=0.1, grace_s=2.0
     )
     assert (result.text, result.is_error, at_s, audited["outcome"]) == ("done", False, 1.0, "ok")
+
+
+async def test_a_write_cut_off_after_its_commit_does_not_say_it_was_not_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop lands while doc_ingest's commit is queued (shielded: it lands, then the cancel comes out of the
+    call): the document is stored, so the answer must not say 'not done, call doc_ingest again', which for an
+    inline text without doc_id stores it a second time under a new id. It says to look first."""
+    async with open_wiring(Config(data_dir=tmp_path, llm_enabled=False)) as ctx:
+        stopping = Stopping()
+        runner = ToolRunner(ctx, TOOLS, audit=False, stopping=stopping)
+        commit = StoreHandle.append_then
+
+        async def stopped_meanwhile(
+            self: StoreHandle,
+            path: Path,
+            records: Sequence[NewRecord],
+            then_path: Path,
+            then_records: Sequence[NewRecord],
+            *,
+            rows: Sequence[list[IndexRow]] | None = None,
+        ) -> tuple[AppendResult, AppendResult]:
+            stopping.stop_within(0)  # SIGTERM with --shutdown-grace 0, just as the commit is queued
+            return await commit(self, path, records, then_path, then_records, rows=rows)
+
+        monkeypatch.setattr(StoreHandle, "append_then", stopped_meanwhile)
+        result = await runner.call("doc_ingest", {"text": "Widgets are blue."})
+        stored = await ctx.documents.list_documents()
+    assert [info.title for info in stored] == ["Widgets are blue."]
+    assert result.is_error and "the server is stopping" in result.text, result.text
+    assert "not done" not in result.text and "may or may not have landed" in result.text, result.text
+    assert result.text.endswith("look before you call doc_ingest again"), result.text

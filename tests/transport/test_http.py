@@ -215,8 +215,9 @@ async def test_a_call_past_the_grace_is_answered_that_the_server_stops(tmp_path:
         with trio.fail_after(30):
             assert await server.process.wait() == 0
     assert answers == [
-        "Error: not done: the server is stopping, and this call did not finish within its shutdown grace "
-        "(0 s, --shutdown-grace); call doc_ingest again once the server is back"
+        "Error: not finished: the server is stopping, and this call did not finish within its shutdown grace "
+        "(0 s, --shutdown-grace), so what it stores may or may not have landed; once the server is back, look "
+        "before you call doc_ingest again"
     ]
 
 
