@@ -127,17 +127,20 @@ def _best_match(text: str, query_terms: Sequence[str]) -> int | None:
 
 def whole_words(whole: str, shown: str) -> str:
     """``shown``, characters of ``whole`` between cut marks (:func:`cut_around`'s), without a part of a word
-    at either end; "" when no word of two letters or digits is left ('[...] : Tim [...]' says nothing)."""
+    at either end; "" when no word of two letters or digits is left ('[...] : Tim [...]' says nothing).
+    An end keeps its mark, or gains one where a part-word went, and only then: a text shown to its end, or
+    whole, given a mark there read as cut ('... the widget section. [...]' of a one-sentence chunk)."""
     core = shown.replace(CUT_MARK, "").strip()
     at = whole.find(core)
     if not core or at < 0:
         return shown
     end = at + len(core)
+    before, after = shown.startswith(CUT_MARK), shown.endswith(CUT_MARK)
     if at > 0 and whole[at - 1].isalnum() and core[0].isalnum():
-        core = core.partition(" ")[2] if " " in core else ""
+        core, before = (core.partition(" ")[2] if " " in core else ""), True
     if end < len(whole) and whole[end].isalnum() and core[-1:].isalnum():
-        core = core.rpartition(" ")[0]
+        core, after = core.rpartition(" ")[0], True
     core = core.strip()
     if not _WORD.search(core):
         return ""
-    return f"{CUT_MARK} {core} {CUT_MARK}" if shown.startswith(CUT_MARK) else f"{core} {CUT_MARK}"
+    return (CUT_MARK + " " if before else "") + core + (" " + CUT_MARK if after else "")

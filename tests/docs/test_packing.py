@@ -145,6 +145,18 @@ def test_whole_words_drops_the_parts_of_words_a_character_cut_left_at_its_ends()
     assert whole_words(whole, f":exc:`TimeoutExpired` is {CUT_MARK}") == f":exc:`TimeoutExpired` is {CUT_MARK}"
 
 
+def test_whole_words_marks_only_the_ends_it_cut() -> None:
+    """A text shown to its end, or whole, gains no cut mark there: 'widget section. [...]' read as cut."""
+    whole = "Set the retry timeout in seconds with the timeout key of the widget section."
+    assert whole_words(whole, whole) == whole
+    assert whole_words(whole, f"{CUT_MARK} t in seconds with the timeout key of the widget section.") == (
+        f"{CUT_MARK} in seconds with the timeout key of the widget section."
+    )
+    assert (
+        whole_words(whole, f"{CUT_MARK} retry timeout in sec {CUT_MARK}") == f"{CUT_MARK} retry timeout in {CUT_MARK}"
+    )
+
+
 def test_cut_around_without_a_match_is_the_prefix_cut() -> None:
     """No term found: the same prefix cut as before."""
     assert cut_around(SOURCE, ["absent"], 40, MODEL) == cut_to_fit(SOURCE, 40, MODEL)

@@ -46,3 +46,17 @@ async def test_a_small_search_shows_whole_words_within_its_budget_or_says_what_t
                 assert hits, answer
                 assert set(_WORDS.findall(" ".join(hits))) <= words, (query, budget, answer)
     assert 50 in refused, refused
+
+
+async def test_a_small_search_showing_a_chunk_whole_does_not_mark_it_cut(tmp_path: Path) -> None:
+    """Under a long title, a one-sentence chunk shown whole at budget_tokens=80 (the header leaving the title out)
+    ended in '[...]' as if cut, while the head said the hit fits whole; it ends where the chunk does."""
+    sentence = "Set the retry timeout in seconds with the timeout key of the widget section."
+    title = "The reference manual of the widget framework, chapter seven: configuration files and their many options"
+    async with opened(tmp_path) as (_, client):
+        await call(client, "doc_ingest", doc_id="w", text=sentence, title=title)
+        answers = [
+            text_of(await call(client, "doc_search", query="timeout", budget_tokens=budget)) for budget in (80, 90)
+        ]
+    for answer in answers:
+        assert answer.endswith(f"[w #0]\n{sentence}"), answer
