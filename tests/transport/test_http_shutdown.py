@@ -67,7 +67,7 @@ async def _stopped_after(owed: Callable[[], Awaitable[None]]) -> float:
 
 async def test_an_open_stream_is_closed_at_the_grace_when_no_answer_is_owed(mock_clock: trio.testing.MockClock) -> None:
     """Nothing owed: a standing stream holds the stop for the grace only, not the grace plus the answer time
-    (bfed8d3 lengthened every stop with a connected client from 5.1 to 7.1 s)."""
+    (4b688df lengthened every stop with a connected client from 5.1 to 7.1 s)."""
     mock_clock.autojump_threshold = 0.05
 
     async def nothing_owed() -> None:
