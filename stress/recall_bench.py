@@ -42,28 +42,38 @@ does not hold the answer), *room* (the entry ranks in the first 10 but was not r
 no room), *not returned* (not among the first 10). ``--docs`` ingests every message as a
 document too (``doc_ingest`` text, one document each) and asks ``doc_search`` the same
 questions at the same budgets, to compare how the two pack the same text.
-``--json FILE`` writes every question's outcome; ``--show KIND`` prints that kind's
+``--json FILE`` writes every question's outcome (``stress/recall_report.py`` reads a run); ``--show KIND`` prints that kind's
 1,000-token misses. Answers are deterministic (no embeddings, token estimates only);
 latencies (wall, in process) are not.
+
+Semantic recall: ``--embed-model ID --embed-base-url URL`` runs the server with it (e.g.
+all-MiniLM-L6-v2 through ``stress/embed_cache.py``'s caching endpoint, which answers a text
+it has embedded before from its cache). After the appends it waits until every entry is
+embedded (``bench_embed.caught_up``: by a pass that began after the last append), prints how
+long that took, and refuses to ask anything when an entry has no vector (the endpoint
+refused it): a count over part of the session is not the count. ``--query-wait S`` replaces
+how long a recall waits for its query's vector (0.5 s in the server); each answer that went
+without semantic recall is counted. Each question's entry is also looked up among the 10
+nearest the query in meaning alone (its *meaning rank*), and the misses say how many of
+them meaning had found. With ``--docs`` the documents' chunks are embedded too, waited for
+the same way, so ``doc_search`` answers with its hybrid ranking.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
 import subprocess
 import tempfile
 import time
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
+from bench_embed import add_embed_arguments, caught_up, set_query_wait
 from mcp import Client
+from recall_report import BUDGETS, KINDS, RANK_DEPTH, Note, Outcome, Question, Run, as_json, report
 
 from ctxtrio._app import build_server
 from ctxtrio._config import Config
@@ -73,44 +83,12 @@ from testkit.results import text_of
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
 
+    from ctxtrio._wiring import Wiring
+
 HERE = Path(__file__).resolve().parent
-BUDGETS = (250, 500, 1000)
-KINDS = ("exact", "natural", "paraphrase")
-MISSES = ("cut", "room", "not returned")
 SESSION = "recall-bench"
-RANK_DEPTH = 10
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    key: str  # the commit hash (or a fixture's name)
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    kind: str
-    query: str
-    entry: str  # the Note.key whose text holds the answer
-    answer: str
-
-
-@dataclass(slots=True)
-class Outcome:
-    question: Question
-    rank: int | None = None  # 1-based rank of the entry among the first RANK_DEPTH matches
-    found: dict[int, bool] = field(default_factory=dict)  # budget -> answer inside the recall's text
-    returned: dict[int, bool] = field(default_factory=dict)  # budget -> entry among the ids returned
-    miss: dict[int, str] = field(default_factory=dict)  # budget -> why not (MISSES), "" if found
-    texts: dict[int, str] = field(default_factory=dict)
-    doc_found: dict[int, bool] = field(default_factory=dict)  # --docs: answer inside doc_search's text
-
-
-@dataclass(slots=True)
-class Run:
-    outcomes: list[Outcome]
-    latencies: dict[int, list[float]]  # budget -> seconds a context_recall call took
-    append_s: float
+#: The closing lines that say a recall (a search) went without semantic recall (memory/packing, docs/render).
+SKIPPED = ("keyword recall only:", "Keyword search only:")
 
 
 def normalized(text: str) -> str:
@@ -180,6 +158,15 @@ async def _rank(client: Client, query: str, wanted: str) -> int | None:
     return low
 
 
+async def _meaning_rank(ctx: Wiring, query: str, wanted: str) -> int | None:
+    """The entry's rank among the RANK_DEPTH entries nearest ``query`` in meaning alone (None: not among them)."""
+    semantic = ctx.sessions.semantic
+    assert semantic is not None
+    near = await semantic.nearest(SESSION, query, RANK_DEPTH)
+    entries = [key.partition("#")[0] for key in near.keys]  # a key is the entry id and its text's hash
+    return entries.index(wanted) + 1 if wanted in entries else None
+
+
 async def ask(client: Client, outcome: Outcome, wanted: str, latencies: dict[int, list[float]]) -> None:
     question = outcome.question
     outcome.rank = await _rank(client, question.query, wanted)
@@ -189,6 +176,7 @@ async def ask(client: Client, outcome: Outcome, wanted: str, latencies: dict[int
         ids, text = await _ids(client, question.query, budget)
         latencies[budget].append(time.perf_counter() - began)
         outcome.texts[budget] = text
+        outcome.skipped += SKIPPED[0] in text
         outcome.found[budget] = answer in normalized(text)
         outcome.returned[budget] = wanted in ids
         if outcome.found[budget]:
@@ -199,21 +187,60 @@ async def ask(client: Client, outcome: Outcome, wanted: str, latencies: dict[int
             outcome.miss[budget] = "room" if outcome.rank is not None else "not returned"
 
 
-async def ask_docs(client: Client, notes: list[Note], outcomes: list[Outcome]) -> None:
+async def ask_docs(ctx: Wiring, client: Client, notes: list[Note], outcomes: list[Outcome]) -> None:
     """Each note as a document; each question asked of doc_search at the same budgets."""
+    began = time.perf_counter()
     for note in notes:
         _text(await client.call_tool("doc_ingest", {"text": note.text, "doc_id": f"c{note.key[:40]}"}))
+    if ctx.documents.semantic is not None:
+        await caught_up(ctx.documents.semantic)
+        status = ctx.documents.semantic.status()
+        print(
+            f"documents fully embedded {time.perf_counter() - began:.0f} s after their ingest began: "
+            f"{status.chunks_embedded} of {status.chunks_total} chunks ({status.chunks_refused} refused)",
+            flush=True,
+        )
+        if status.chunks_embedded < status.chunks_total:
+            raise SystemExit("refused: not every chunk has a vector (see the server log)")
     for outcome in outcomes:
         answer = normalized(outcome.question.answer)
         for budget in BUDGETS:
             result = await client.call_tool("doc_search", {"query": outcome.question.query, "budget_tokens": budget})
-            outcome.doc_found[budget] = answer in normalized(_text(result))
+            text = _text(result)
+            outcome.skipped += SKIPPED[1] in text
+            outcome.doc_found[budget] = answer in normalized(text)
 
 
-async def run(notes: list[Note], questions: list[Question], *, docs: bool = False) -> Run:
-    """One session of ``notes`` (in order) through the real server, then every question asked."""
+async def entries_embedded(ctx: Wiring, entries: int, began: float) -> None:
+    """Wait until every one of the session's ``entries`` has a vector; refuse the run when one has none."""
+    semantic = ctx.sessions.semantic
+    assert semantic is not None
+    await caught_up(semantic)
+    embedded, refused, vectors = semantic.stored
+    print(
+        f"entries fully embedded {time.perf_counter() - began:.0f} s after the appends began: "
+        f"{embedded} of {entries} entries, {vectors} vectors ({refused} refused)",
+        flush=True,
+    )
+    if embedded < entries:
+        raise SystemExit(f"refused: {entries - embedded} of {entries} entries have no vector (see the server log)")
+
+
+async def run(
+    notes: list[Note], questions: list[Question], *, docs: bool = False, embed_model: str = "", embed_base_url: str = ""
+) -> Run:
+    """One session of ``notes`` (in order) through the real server, then every question asked.
+
+    ``embed_model``/``embed_base_url``: the server's semantic recall (none when empty).
+    """
     with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
-        config = Config(data_dir=Path(tmp) / "data", llm_enabled=False, audit=False)
+        config = Config(
+            data_dir=Path(tmp) / "data",
+            llm_enabled=False,
+            audit=False,
+            embed_model=embed_model,
+            embed_base_url=embed_base_url,
+        )
         async with open_wiring(config) as ctx, Client(build_server(ctx)) as client:
             began = time.perf_counter()
             ids: dict[str, str] = {}
@@ -221,68 +248,18 @@ async def run(notes: list[Note], questions: list[Question], *, docs: bool = Fals
                 result = await client.call_tool("context_append", {"session_id": SESSION, "text": note.text})
                 ids[note.key] = str(_field(result, "id"))  # a repeated message is stored once: its first id
             append_s = time.perf_counter() - began
+            if ctx.sessions.semantic is not None:
+                await entries_embedded(ctx, len(set(ids.values())), began)
             outcomes = [Outcome(q) for q in questions]
             latencies: dict[int, list[float]] = {budget: [] for budget in BUDGETS}
             for outcome in outcomes:
-                await ask(client, outcome, ids[outcome.question.entry], latencies)
+                wanted = ids[outcome.question.entry]
+                await ask(client, outcome, wanted, latencies)
+                if ctx.sessions.semantic is not None:
+                    outcome.meaning_rank = await _meaning_rank(ctx, outcome.question.query, wanted)
             if docs:
-                await ask_docs(client, notes, outcomes)
-    return Run(outcomes, latencies, append_s)
-
-
-def _row(label: str, counts: dict[str, int], total: int) -> str:
-    return f"{label:>12} | " + " | ".join(f"{counts.get(kind, 0):>10}" for kind in KINDS) + f" | {total:>4}"
-
-
-def report(found: Run, notes: list[Note]) -> None:
-    outcomes = found.outcomes
-    chars = [len(note.text) for note in notes]
-    print(
-        f"session: {len(notes)} entries, {sum(chars):,} characters (median {statistics.median(chars):.0f}, "
-        f"{sum(c >= 500 for c in chars)} of 500 or more), appended in {found.append_s:.1f} s; "
-        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
-    )
-    per_kind = Counter(o.question.kind for o in outcomes)
-    header = f"{'budget':>12} | " + " | ".join(f"{kind:>10}" for kind in KINDS) + " |  all"
-    print("answer inside the context_recall text:")
-    print(header)
-    print(_row("questions", dict(per_kind), len(outcomes)))
-    for budget in BUDGETS:
-        inside = Counter(o.question.kind for o in outcomes if o.found[budget])
-        print(_row(str(budget), dict(inside), sum(inside.values())))
-    top3 = Counter(o.question.kind for o in outcomes if o.rank is not None and o.rank <= 3)
-    print(_row("entry top 3", dict(top3), sum(top3.values())))
-    mrr = sum(1 / o.rank for o in outcomes if o.rank is not None) / max(1, len(outcomes))
-    print(f"context_recall MRR@{RANK_DEPTH}: {mrr:.3f}")
-    if outcomes and outcomes[0].doc_found:
-        print("answer inside the doc_search text (each message one document):")
-        for budget in BUDGETS:
-            inside = Counter(o.question.kind for o in outcomes if o.doc_found[budget])
-            print(_row(str(budget), dict(inside), sum(inside.values())))
-    for budget in BUDGETS:
-        misses = Counter(o.miss[budget] for o in outcomes if o.miss[budget])
-        shown = ", ".join(f"{miss} {misses[miss]}" for miss in MISSES)
-        wall = sorted(found.latencies[budget])
-        p95 = wall[min(len(wall) - 1, int(0.95 * len(wall)))] if wall else 0.0
-        print(
-            f"at {budget}: misses {shown}; context_recall p50 {statistics.median(wall or [0.0]) * 1000:.1f} ms, "
-            f"p95 {p95 * 1000:.1f} ms"
-        )
-
-
-def as_json(outcome: Outcome) -> dict[str, object]:
-    q = outcome.question
-    return {
-        "kind": q.kind,
-        "query": q.query,
-        "entry": q.entry,
-        "answer": q.answer,
-        "rank": outcome.rank,
-        "found": {str(b): v for b, v in outcome.found.items()},
-        "returned": {str(b): v for b, v in outcome.returned.items()},
-        "miss": {str(b): v for b, v in outcome.miss.items()},
-        "doc_found": {str(b): v for b, v in outcome.doc_found.items()},
-    }
+                await ask_docs(ctx, client, notes, outcomes)
+    return Run(outcomes, latencies, append_s, semantic=bool(embed_model))
 
 
 def arguments() -> argparse.ArgumentParser:
@@ -292,6 +269,7 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--docs", action="store_true", help="also ask doc_search over the messages as documents")
     parser.add_argument("--json", type=Path, help="write every question's outcome here")
     parser.add_argument("--show", choices=KINDS, help="print this kind's 1,000-token misses")
+    add_embed_arguments(parser)
     return parser
 
 
@@ -302,14 +280,26 @@ def main() -> int:
     missing = missing_answers(notes, questions)
     if missing:
         raise SystemExit(f"answers not in their entries: {missing}")
-    found = trio.run(lambda: run(notes, questions, docs=args.docs))
+    set_query_wait(args.query_wait)
+    found = trio.run(
+        lambda: run(
+            notes,
+            questions,
+            docs=args.docs,
+            embed_model=args.embed_model or "",
+            embed_base_url=args.embed_base_url or "",
+        )
+    )
     report(found, notes)
     if args.json is not None:
         args.json.write_text(json.dumps([as_json(o) for o in found.outcomes], indent=1) + "\n", encoding="utf-8")
     for outcome in found.outcomes:
         if args.show == outcome.question.kind and not outcome.found[1000]:
             q = outcome.question
-            print(f"--- {q.query!r} ({q.entry[:10]}, rank {outcome.rank}, {outcome.miss[1000]}): {q.answer!r}")
+            print(
+                f"--- {q.query!r} ({q.entry[:10]}, rank {outcome.rank}, meaning rank {outcome.meaning_rank}, "
+                f"{outcome.miss[1000]}): {q.answer!r}"
+            )
             print(outcome.texts[1000])
     return 0
 

@@ -86,6 +86,7 @@ from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_data import data_dir, plan, record, refusing
+from bench_embed import add_embed_arguments, caught_up, set_query_wait
 from html_text import convert_dir
 from query_rewrites import read_rewrites, restate_meaning
 from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
@@ -95,7 +96,6 @@ from retrieval_report import BUDGETS, Outcome, classify, report, write
 from ctxtrio._app import build_server
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
-from ctxtrio.store import vector_task
 from testkit.results import text_of
 
 if TYPE_CHECKING:
@@ -236,19 +236,11 @@ async def run(args: argparse.Namespace, requests: Callable[[], int] | None = Non
 
 
 async def embedded(ctx: Wiring, began: float, data: Path, requests: Callable[[], int] | None = None) -> None:
-    """Wait until every chunk is embedded; print how long since the ingest began, and what it holds.
-
-    "Caught up" counts only from a pass of the embedder that began after the ingest: one
-    before it (on a one-file set, the pass over the empty catalog at startup) said caught up
-    with 0 of 0 chunks, and every search went without semantic recall. Pass ``mark + 1`` ends
-    after now, so pass ``mark + 2`` began after it; the wakes only spare the polls' waits.
-    """
+    """Wait until every chunk is embedded (:func:`bench_embed.caught_up`: by a pass that began after the
+    ingest); print how long since the ingest began, and what it holds."""
     semantic = ctx.documents.semantic
     assert semantic is not None
-    mark = semantic.passes
-    while semantic.passes < mark + 2 or semantic.status().state != "caught up":
-        semantic.wake()
-        await trio.sleep(0.2)
+    await caught_up(semantic)
     status = semantic.status()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     sent = "" if requests is None else f"; {requests()} embedding requests answered so far"
@@ -277,11 +269,9 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--classify", action="store_true", help="say why each answer missing at 1000 tokens is")
     parser.add_argument("--drop-missing", action="store_true", help="leave out questions whose answer their file lacks")
     parser.add_argument("--files", type=int, help="keep the questions' files and this many others")
-    parser.add_argument("--embed-model", help="semantic recall with this embedding model")
-    parser.add_argument("--embed-base-url", help="where --embed-model is served")
+    add_embed_arguments(parser)
     parser.add_argument("--real-embeddings", action="store_true", help="serve all-MiniLM-L6-v2 (real_embeddings.py)")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the real-model venv, for --real-embeddings")
-    parser.add_argument("--query-wait", type=float, help="seconds a search waits for its query's vector")
     parser.add_argument("--data", type=Path, help="keep the server's data dir here; the next run ingests what changed")
     parser.add_argument("--rewrites", type=Path, help="JSON {question: words added to it when searched}")
     parser.add_argument(
@@ -299,8 +289,7 @@ def main() -> int:
         raise SystemExit(f"{args.sources} not found: apt-get install python3.11-doc")
     if args.sources is None and not args.html.is_dir():
         raise SystemExit(f"{args.html} not found: apt-get install postgresql-doc-15")
-    if args.query_wait is not None:
-        vector_task.QUERY_S = args.query_wait
+    set_query_wait(args.query_wait)
     if not args.real_embeddings:
         outcomes = trio.run(run, args)
     else:

@@ -138,6 +138,11 @@ class EntryVectors(VectorTask):
         """(entries, vectors) embedded by this process so far."""
         return self._progress.embedded, self._progress.vectors
 
+    @property
+    def stored(self) -> tuple[int, int, int]:
+        """(entries embedded, entries refused, vectors) in the file for this model, as of the last pass."""
+        return self._progress.stored
+
     def describe(self) -> str:
         """One line for context_status and context_guide: how far the session entries are embedded."""
         entries, refused, vectors = self._progress.stored

@@ -1,7 +1,9 @@
 """stress/recall_bench.py's core on a tiny session: the real server, the tools a model calls.
 
 The bench itself runs over this repository's commit messages; here the notes are a small
-fixture, so the test does not depend on which commits a clone holds.
+fixture, so the test does not depend on which commits a clone holds. With semantic recall the
+endpoint is the fake of testkit/fake_embeddings.py, served on loopback, whose synonym groups
+stand in for meaning.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ import pytest
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "stress"))
-from recall_bench import Note, Question, commit_notes, missing_answers, run
+from recall_bench import arguments, commit_notes, missing_answers, run
+from recall_report import Note, Question
+
+from ctxtrio.store import vector_task
+from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 
 if TYPE_CHECKING:
-    from recall_bench import Run
+    from recall_report import Run
 
 FILLER = "\n".join(f"step {n}: the routine rebuild of the cache went as planned, nothing to report" for n in range(60))
 NOTES = [
@@ -71,3 +77,34 @@ def test_commit_notes_reads_whole_messages_oldest_first(tmp_path: Path) -> None:
     notes = commit_notes(tmp_path, "HEAD")
     assert [note.text for note in notes] == messages
     assert notes[-1].key == git("rev-parse", "HEAD")
+
+
+@pytest.fixture
+def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedders poll and retry quickly; a query's vector may take a loaded machine's while."""
+    monkeypatch.setattr(vector_task, "POLL_S", 0.5)
+    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
+    monkeypatch.setattr(vector_task, "QUERY_S", 10.0)
+
+
+# The paraphrase shares no word with its note; to the fake endpoint "pets" means "zebrafish" and "fed" "cleaned".
+MEANING = [{"pets", "zebrafish"}, {"fed", "cleaned"}]
+
+
+@pytest.mark.usefixtures("quick_polls")
+async def test_with_an_embedding_model_meaning_finds_what_the_words_do_not() -> None:
+    fake = FakeEmbeddings(synonyms=MEANING)
+    async with trio.open_nursery() as nursery:
+        url = await serve_fake_embeddings(nursery, fake)
+        args = arguments().parse_args(["--embed-model", fake.model, "--embed-base-url", url, "--docs"])
+        found = await run(NOTES, QUESTIONS, docs=args.docs, embed_model=args.embed_model, embed_base_url=url)
+        nursery.cancel_scope.cancel()
+    paraphrase = next(o for o in found.outcomes if o.question.kind == "paraphrase")
+    # Without the model nothing is returned (test_the_bench_ranks_finds_and_classifies); with it, the note
+    # is the one nearest in meaning, ranked first by the fused ranking and shown at every budget.
+    assert found.semantic and paraphrase.meaning_rank == 1 and paraphrase.rank == 1
+    assert paraphrase.found == {250: True, 500: True, 1000: True} and paraphrase.miss[1000] == ""
+    assert all(o.skipped == 0 for o in found.outcomes)  # every answer had semantic recall
+    # Every entry, and every note as a document, was embedded before the first question.
+    asked = {text for batch in fake.requests for text in batch}
+    assert all(any(note.text in text or text in note.text for text in asked) for note in NOTES)
