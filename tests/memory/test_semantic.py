@@ -267,6 +267,20 @@ async def test_fusion_skips_a_vector_of_another_text(tmp_path: Path) -> None:
     assert meaning == {entry.id} and matched == 2
 
 
+async def test_the_best_keyword_match_stays_first_beside_entries_near_in_meaning(tmp_path: Path) -> None:
+    """A query whose words its note holds a third of weighs the vector ranking high: the entries nearest in
+    meaning were fused above the one match BM25 found, which a small budget then left out."""
+    async with opened(tmp_path) as ctx:
+        deploy = (await ctx.sessions.append("s1", DEPLOY)).entry
+        tokens = (await ctx.sessions.append("s1", TOKENS)).entry
+        database = (await ctx.sessions.append("s1", DATABASE)).entry
+        state = replay_records("s1", await ctx.sessions.records("s1"))
+    near = [entry_key(tokens.id, TOKENS), entry_key(database.id, DATABASE)]
+    ranked, matched, meaning = fuse_meaning(state, ["docker", "rollout", "window"], frozenset(), near)
+    assert [item.id for item in ranked] == [deploy.id, tokens.id, database.id]
+    assert matched == 3 and meaning == {tokens.id, database.id}
+
+
 async def test_wired_by_embed_model_through_loopback_http(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--embed-model and --embed-base-url start the entry embedder too: a served fake embeds, a paraphrase is recalled."""
     monkeypatch.setattr(vector_task, "QUERY_S", 10.0)  # wiring, not latency: loopback HTTP on a loaded machine
