@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 import trio.testing
@@ -19,15 +19,12 @@ from ctxtrio.tools.stopping import Stopping
 from ctxtrio.tools.table import TOOLS
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from pathlib import Path
 
     import pytest
 
     from ctxtrio._wiring import Wiring
-    from ctxtrio.store.records import NewRecord
     from ctxtrio.store.results import AppendResult
-    from ctxtrio.store.rows import IndexRow
     from ctxtrio.tools.spec import Args
 
 
@@ -130,17 +127,9 @@ async def test_a_write_cut_off_after_its_commit_does_not_say_it_was_not_done(
         runner = ToolRunner(ctx, TOOLS, audit=False, stopping=stopping)
         commit = StoreHandle.append_then
 
-        async def stopped_meanwhile(
-            self: StoreHandle,
-            path: Path,
-            records: Sequence[NewRecord],
-            then_path: Path,
-            then_records: Sequence[NewRecord],
-            *,
-            rows: Sequence[list[IndexRow]] | None = None,
-        ) -> tuple[AppendResult, AppendResult]:
+        async def stopped_meanwhile(*args: Any, **kwargs: Any) -> tuple[AppendResult, AppendResult]:
             stopping.stop_within(0)  # SIGTERM with --shutdown-grace 0, just as the commit is queued
-            return await commit(self, path, records, then_path, then_records, rows=rows)
+            return await commit(*args, **kwargs)
 
         monkeypatch.setattr(StoreHandle, "append_then", stopped_meanwhile)
         result = await runner.call("doc_ingest", {"text": "Widgets are blue."})
