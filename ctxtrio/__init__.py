@@ -24,6 +24,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "._app": ("open_context", "serve"),
     "._config": ("Config",),
     "._context": ("Context",),
+    "._progress": ("Progress",),
     "._errors": (
         "ConfigError", "CtxError", "EventLoopError", "Hint", "IngestError", "InputError", "InvalidIdError",
         "LLMError", "LLMInterruptedError", "LLMResponseError", "LLMTimeoutError", "LLMUnavailableError",
@@ -33,7 +34,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DocSummary", "DocumentCheck", "DocumentInfo", "DocumentService", "IndexCheck", "IngestResult", "Outline",
         "OutlineEntry", "SearchHit", "SearchResult", "Window", "WindowChunk",
     ),
-    ".llm.summarizer": ("Summary",),
+    ".docs.arguments": ("FileRead",),
+    ".llm.summarizer": ("Pending", "Summary", "Wait"),
     ".memory": (
         "Advice", "Appended", "CompactResult", "Entry", "EntryStatus", "EntryVectorCheck", "ImportResult",
         "JournalCheck", "OpenResult", "RecallResult", "Role", "SessionContents", "SessionInfo", "SessionPage",
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from ._app import open_context as open_context, serve as serve
     from ._config import Config as Config
     from ._context import Context as Context
+    from ._progress import Progress as Progress
     from ._errors import (
         ConfigError as ConfigError,
         CtxError as CtxError,
@@ -80,7 +83,8 @@ if TYPE_CHECKING:
         Window as Window,
         WindowChunk as WindowChunk,
     )
-    from .llm.summarizer import Summary as Summary
+    from .docs.arguments import FileRead as FileRead
+    from .llm.summarizer import Pending as Pending, Summary as Summary, Wait as Wait
     from .memory import (
         Advice as Advice,
         Appended as Appended,

@@ -46,7 +46,7 @@ from .llm.embeddings import Embedder
 from .llm.messages import LLMSettings
 from .llm.summarizer import Summarizer
 from .memory.semantic import EntryVectors
-from .memory.service import SessionService
+from .memory.service import SessionService, held_sessions
 from .store.handle import StoreHandle
 from .store.layout import existing_data_dir, prepare_data_dir
 from .store.vectors import VectorStore
@@ -170,7 +170,7 @@ async def _open_wiring(config: Config, *, read_only: bool) -> AsyncIterator[Wiri
                     semantic = SemanticIndex(repository_of(documents), embedder, VectorStore(data.vectors_path))
                     await background.start(semantic.run)
                     documents.semantic = semantic
-                    entries = EntryVectors(sessions.store, embedder, VectorStore(data.session_vectors_path))
+                    entries = EntryVectors(held_sessions(sessions), embedder, VectorStore(data.session_vectors_path))
                     await background.start(entries.run)
                     sessions.semantic = entries
                 try:

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from .sessions.repository import LoadedSession
     from .state.columns import SessionState
 
-__all__ = ["SessionService"]
+__all__ = ["SessionService", "held_sessions"]
 
 T = TypeVar("T")
 
@@ -123,11 +123,6 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         re-embeds every entry).
         """
         return await check_vectors(self._sessions.handle, model, dim, repair=repair)
-
-    @property
-    def store(self) -> SessionStore:
-        """The sessions held in this process (the background entry embedder reads through it)."""
-        return self._sessions
 
     # -- the seven operations ---------------------------------------------------------
 
@@ -348,3 +343,12 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
 
     def _status(self, state: SessionState) -> SessionStatus:
         return session_status(state, self._live)
+
+
+def held_sessions(service: SessionService) -> SessionStore:
+    """The sessions ``service`` holds in this process, for the wiring's background entry embedder.
+
+    A function, not a property: ``SessionStore`` is internal, and a library user under
+    ``mypy --strict`` meets on :class:`SessionService` only types ``ctxtrio`` exports.
+    """
+    return service._sessions

@@ -17,6 +17,7 @@ from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.memory.admin.prune import replay_records
 from ctxtrio.memory.ranking import fuse_meaning
 from ctxtrio.memory.semantic import EntryVectors, embeddable
+from ctxtrio.memory.service import held_sessions
 from ctxtrio.memory.state.base import entry_key
 from ctxtrio.store import vector_task
 from ctxtrio.store.vectors import VectorStore
@@ -59,7 +60,7 @@ async def entry_vectors(ctx: Context, fake: FakeEmbeddings) -> AsyncIterator[Ent
     settings = LLMSettings(BASE, model=fake.model, concurrency=2)
     async with open_llm_client(settings, transport=fake.transport()) as client, trio.open_nursery() as nursery:
         vectors = VectorStore(ctx.data.session_vectors_path)
-        index = EntryVectors(ctx.sessions.store, Embedder(client, fake.model), vectors)
+        index = EntryVectors(held_sessions(ctx.sessions), Embedder(client, fake.model), vectors)
         await nursery.start(index.run)
         ctx.sessions.semantic = index
         try:
@@ -258,7 +259,7 @@ async def test_fusion_skips_a_vector_of_another_text(tmp_path: Path) -> None:
     async with opened(tmp_path) as ctx:
         entry = (await ctx.sessions.append("s1", TOKENS)).entry
         await ctx.sessions.append("s1", DEPLOY)
-        held = await embeddable(ctx.sessions.store, "s1")
+        held = await embeddable(held_sessions(ctx.sessions), "s1")
         state = replay_records("s1", await ctx.sessions.records("s1"))
     assert held is not None and entry_key(entry.id, TOKENS) in held.held
     _, matched, meaning = fuse_meaning(state, ["docker"], frozenset(), [entry_key(entry.id, "other text")])
