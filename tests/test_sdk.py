@@ -7,6 +7,7 @@ is taken only after they pass on it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -132,6 +133,24 @@ def test_the_sdk_http_handler_parses_a_post_with_its_module_json() -> None:
     stand_in = modern.__dict__["json"]  # an unexported global
     assert stand_in.loads(b'{"a": 1}') == {"a": 1}
     assert stand_in.loads.__module__ == "ctxtrio._sdk.bodies"
+
+
+def test_the_sdk_stateful_http_handler_parses_a_post_with_its_module_pydantic_core() -> None:
+    """A 2025 session's POSTs are parsed by streamable_http's pydantic_core.from_json(body), the only pydantic_core
+    name that module uses: http_app points that global at ctxtrio._sdk.bodies, so a large body the gate parsed is
+    not parsed again there, and the stand-in the SDK is handed for it parses to the gate's object."""
+    import inspect
+
+    from mcp.server import streamable_http as stateful
+
+    source = inspect.getsource(stateful)
+    assert "raw_message = pydantic_core.from_json(body)" in source
+    assert set(re.findall(r"pydantic_core\.(\w+)", source)) == {"from_json"}
+    server = make_server(name="t", version="0", instructions="i", tools=[_TOOL], call=_no_call)
+    http_app(server, host="127.0.0.1", max_body_bytes=1 << 20)
+    stand_in = stateful.__dict__["pydantic_core"]  # an unexported global
+    assert stand_in.from_json(b'{"a": 1}') == {"a": 1}
+    assert stand_in.from_json.__module__ == "ctxtrio._sdk.bodies"
 
 
 def test_the_sdk_internals_the_session_cap_reads_are_there() -> None:

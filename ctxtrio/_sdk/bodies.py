@@ -43,12 +43,30 @@ _GIVEN: ContextVar[list[tuple[bytes, object]] | None] = ContextVar("ctxtrio_pars
 _NOT_PARSED = object()
 
 
+def _handed(data: object) -> object:
+    """The object the gate parsed for ``data``, once, or :data:`_NOT_PARSED`."""
+    box = _GIVEN.get()
+    if box and box[0][0] == data:
+        return box.pop()[1]  # once: the SDK parses a body once, and the object is its now
+    return _NOT_PARSED
+
+
 def _loads(data: str | bytes | bytearray, **options: object) -> object:
     """``json.loads``, except that the body the gate parsed is not parsed again."""
-    box = _GIVEN.get()
-    if box and not options and box[0][0] == data:
-        return box.pop()[1]  # once: the SDK parses a body once, and the object is its now
+    handed = _NOT_PARSED if options else _handed(data)
+    if handed is not _NOT_PARSED:
+        return handed
     return json.loads(data, **options)  # type: ignore[arg-type]  # json's own keyword arguments
+
+
+def _from_json(data: str | bytes | bytearray, **options: object) -> object:
+    """``pydantic_core.from_json``, except that the body the gate parsed is not parsed again."""
+    import pydantic_core
+
+    handed = _NOT_PARSED if options else _handed(data)
+    if handed is not _NOT_PARSED:
+        return handed
+    return pydantic_core.from_json(data, **options)  # type: ignore[arg-type]  # its own keyword arguments
 
 
 #: Stands in for the ``json`` module in the SDK's module: its ``loads`` is :func:`_loads`.
@@ -57,20 +75,30 @@ _JSON.loads = _loads
 
 
 def install() -> None:
-    """Point the SDK's Streamable HTTP handler at :func:`_loads` (idempotent)."""
+    """Point the SDK's two Streamable HTTP POST handlers at :func:`_loads` and :func:`_from_json` (idempotent).
+
+    The modern one (a protocol version after the 2025 handshakes) parses with its module's
+    ``json.loads``; the stateful one (a 2025 session: ``initialize``, then ``Mcp-Session-Id``)
+    with its module's ``pydantic_core.from_json``.
+    """
     from mcp.server import _streamable_http_modern as modern
+    from mcp.server import streamable_http as stateful
 
     modern.json = _JSON  # type: ignore[attr-defined,assignment]  # its unexported global ``json``
+    # That module uses nothing else of pydantic_core (tests/test_sdk.py holds it to that).
+    stateful.pydantic_core = SimpleNamespace(from_json=_from_json)  # type: ignore[attr-defined,assignment]
 
 
 async def parse_in_thread(pieces: list[bytes], limiter: trio.CapacityLimiter) -> tuple[bytes, object]:
     """The body of ``pieces`` joined, and ``json.loads`` of it, in a worker thread (at most ``limiter`` at once).
 
     A body that is not valid JSON parses to a marker :func:`given` does not hand over.
+    ``pieces`` is emptied once joined: the parts are not kept beside the whole.
     """
 
     def parse() -> tuple[bytes, object]:
         body = b"".join(pieces)
+        pieces.clear()
         try:
             return body, json.loads(body)
         except (ValueError, RecursionError):  # the SDK parses it again and answers the error
@@ -80,15 +108,43 @@ async def parse_in_thread(pieces: list[bytes], limiter: trio.CapacityLimiter) ->
 
 
 @contextmanager
-def given(body: bytes, parsed: object) -> Iterator[None]:
-    """While the block runs, the SDK's ``json.loads(body)`` in this task returns ``parsed``."""
+def given(body: bytes, parsed: object) -> Iterator[bytes]:
+    """While the block runs, the SDK's ``json.loads`` of the bytes this yields, in this task, returns ``parsed``.
+
+    The SDK is to be handed the yielded bytes as the request's body: a short stand-in when
+    ``body`` parsed (so the SDK's request object, which an HTTP session keeps until its next
+    message, caches a few bytes, not the body), else ``body`` itself for the SDK to refuse.
+    At the end of a request's block (the SDK has answered it) the containers of ``parsed``
+    are emptied: the SDK keeps the last message it validated from them, whose values (a
+    doc_ingest's text) are the same objects. Not a notification's, which the SDK answers
+    (202) before it handles it.
+    """
     if parsed is _NOT_PARSED:
-        yield
+        yield body
         return
-    box = [(body, parsed)]
+    del body  # the caller passes parse_in_thread's pair unnamed: this was the last reference
+    stand_in = _STAND_IN
+    box = [(stand_in, parsed)]
     token = _GIVEN.set(box)
     try:
-        yield
+        yield stand_in
     finally:
         box.clear()  # for the context copies made inside the block, which may outlive it
         _GIVEN.reset(token)
+        if isinstance(parsed, dict) and "id" in parsed:
+            _empty(parsed)
+
+
+#: What the SDK reads as the body of a request the gate parsed: only :func:`_loads` under
+#: :func:`given` parses it (to the gate's object); anywhere else it is an invalid request.
+_STAND_IN = b'{"ctxtrio": "request body parsed by the gate"}'
+
+
+def _empty(value: object, depth: int = 0) -> None:
+    """Empty the dicts and lists inside ``value`` (a parsed JSON request) depth first, a few levels down."""
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    if depth < 4:
+        for child in list(children):
+            _empty(child, depth + 1)
+    if isinstance(value, dict | list):
+        value.clear()

@@ -182,10 +182,13 @@ class Gate:
 
             try:
                 # Parsed off the event loop; the SDK is handed the result (.._sdk.bodies).
-                body, parsed = await bodies.parse_in_thread([m.get("body", b"") for m in messages], self._parsing)
-                whole: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+                # The parse's pair goes to given() unnamed, and the pieces are let go, so the joined
+                # body's last reference is given()'s (the SDK is handed a stand-in for a parsed one).
+                pieces = [m.pop("body", b"") for m in messages]
                 del messages
-                with bodies.given(body, parsed):
+                with bodies.given(*await bodies.parse_in_thread(pieces, self._parsing)) as body:
+                    whole: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+                    del body
                     await self._app(scope, _replay(whole, receive, on_end=release), send)
             finally:
                 release()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import copy
 import gc
 import json
 import threading
@@ -68,7 +69,8 @@ async def _through_gate(body: bytes) -> list[object]:
             if not message["more_body"]:
                 break
         try:
-            got.append(_sdk_json().loads(b"".join(pieces)))  # the SDK's own call (contract: tests/test_sdk.py)
+            # The SDK's own call (contract: tests/test_sdk.py), copied as the SDK validates it during the request.
+            got.append(copy.deepcopy(_sdk_json().loads(b"".join(pieces))))
         except ValueError as exc:
             got.append(exc)
 
@@ -111,11 +113,11 @@ async def test_a_handed_body_is_handed_once_and_only_for_its_bytes() -> None:
     bodies.install()
     marker = {"handed": True}
     body = b'{"handed": false}'
-    with bodies.given(body, marker):
+    with bodies.given(body, marker) as handed:
         assert _sdk_json().loads(b'{"other": 1}') == {"other": 1}
-        assert _sdk_json().loads(body) is marker
-        assert _sdk_json().loads(body) == {"handed": False}
-    assert _sdk_json().loads(body) == {"handed": False}
+        assert _sdk_json().loads(handed) is marker
+        assert _sdk_json().loads(handed) == json.loads(handed) != marker
+    assert _sdk_json().loads(handed) == json.loads(handed)
     assert _sdk_json().dumps({"a": 1}, separators=(",", ":")) == '{"a":1}'
 
 
@@ -126,18 +128,19 @@ async def test_the_hand_over_is_not_seen_by_another_request() -> None:
     body = b'{"handed": false}'
     other: list[object] = []
     inside = trio.Event()
+    handed = b""
 
     async def another_request() -> None:
         await inside.wait()
-        other.append(_sdk_json().loads(body))
+        other.append(_sdk_json().loads(handed))
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(another_request)
-        with bodies.given(body, marker):
+        with bodies.given(body, marker) as handed:
             inside.set()
             await trio.testing.wait_all_tasks_blocked()
-            assert _sdk_json().loads(body) is marker
-    assert other == [{"handed": False}]
+            assert _sdk_json().loads(handed) is marker
+    assert other == [json.loads(handed)]
 
 
 class _Parsed:
@@ -152,12 +155,47 @@ async def test_a_context_copied_inside_the_block_does_not_keep_the_body() -> Non
     parsed = _Parsed()
     watched = weakref.ref(parsed)
     body = b'{"handed": true}'
-    with bodies.given(body, parsed):
+    with bodies.given(body, parsed) as handed:
         before_the_parse = contextvars.copy_context()
-        assert _sdk_json().loads(body) is parsed
-        assert before_the_parse.run(_sdk_json().loads, body) == {"handed": True}  # handed once, in any copy
+        assert _sdk_json().loads(handed) is parsed
+        assert before_the_parse.run(_sdk_json().loads, handed) == json.loads(handed)  # handed once, in any copy
         after_the_parse = contextvars.copy_context()
     del parsed
     gc.collect()
     assert watched() is None
-    assert before_the_parse.run(_sdk_json().loads, body) == after_the_parse.run(_sdk_json().loads, body)
+    assert before_the_parse.run(_sdk_json().loads, handed) == after_the_parse.run(_sdk_json().loads, handed)
+
+
+async def _kept_by_the_app(call: dict[str, Any]) -> tuple[bytes, Any]:
+    """The body an app read through the gate and what it parsed to, both kept past the request as the SDK does."""
+    kept: list[tuple[bytes, Any]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        message = await receive()
+        assert not message["more_body"]
+        kept.append((message["body"], _sdk_json().loads(message["body"])))
+
+    body = json.dumps(call).encode()
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Message) -> None:
+        raise AssertionError(f"the gate answered itself: {message}")
+
+    gate = Gate(app, host="127.0.0.1", token=None, max_body_bytes=10 << 20)
+    await gate(_scope(len(body)), receive, send)
+    return kept[0]
+
+
+async def test_the_sdk_keeps_neither_a_parsed_body_nor_its_values_after_the_answer() -> None:
+    """What the SDK keeps of the last request an HTTP session answered (until the session's next message) holds a
+    few bytes for the body and an empty parse: a refused 90M-character doc_ingest left the server at 338 MB
+    after gc, against 81 MB before it (user24's sitting, big90.py). A notification's parse, handled after its 202,
+    is left whole."""
+    bodies.install()
+    body, parsed = await _kept_by_the_app(_CALL)
+    assert len(body) < 100 and parsed == {}
+    notification = {key: value for key, value in _CALL.items() if key != "id"}
+    body, parsed = await _kept_by_the_app(notification)
+    assert len(body) < 100 and parsed == notification
