@@ -154,6 +154,9 @@ class WindowChunk:
     cut: bool = False
     offset: int = 0
     lines: tuple[int, int, int] | None = None
+    #: The character of line ``lines[0]`` that ``text`` starts at (1: the line's start; more when a
+    #: window read on inside a long line, whose pieces the lines alone do not tell apart).
+    column: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +184,8 @@ class Window:
     next_offset: int = 0
     #: The line of chunk ``next_index`` where reading goes on (1 at its start).
     next_line: int = 1
+    #: The character of ``next_line`` where reading goes on (1 at its start).
+    next_column: int = 1
 
     @property
     def at_end(self) -> bool:

@@ -22,7 +22,7 @@ from ..text.extractive import summarize_extractive
 from .arguments import check_start_end, past_the_end
 from .loaded import GenerationCache
 from .model import DocSummary, Outline, OutlineEntry, Window, WindowChunk
-from .packing import contiguous_text, fresh_text, pack_outline, pack_window
+from .packing import LONG_LINE_CHARS, contiguous_text, fresh_text, line_column, pack_outline, pack_window
 from .render import chunk_header, render_outline, render_window, window_head
 from .sharing import GAP_TOKENS
 
@@ -170,7 +170,10 @@ class ReadingMethods:
         # head names one of its lines; no more chunks than the budget could hold (see read) are counted.
         reach = range(first, min(last, first + budget // 16 + 8) + 1)
         inside = max(chunks[at].text.count("\n") + 1 for at in reach) if offset is not None else None
-        head_tokens = _widest_head(shell, chunks[first].index, chunks[last].index, model, onward, inside)
+        # The character of its line the cursor may stand at, named in a long line: at most the longest's length.
+        inside_column = max(len(line) for at in reach for line in chunks[at].text.split("\n"))
+        inside_column = inside_column if inside_column >= LONG_LINE_CHARS else 1
+        head_tokens = _widest_head(shell, chunks[first].index, chunks[last].index, model, onward, inside, inside_column)
 
         def build(room: int, estimated: bool) -> Window:
             packed = pack_window(
@@ -185,8 +188,8 @@ class ReadingMethods:
             at += text[at : at + 1] in ("\n", " ")  # the cut ends before a break or space: its separator
             if not ended.text or not text[at:].strip():  # nothing left; or no progress (a cursor that never moves)
                 return window
-            line = text.count("\n", 0, at) + 1
-            return replace(window, next_index=ended.index, next_offset=at, next_line=line)
+            line, column = text.count("\n", 0, at) + 1, line_column(text, at)
+            return replace(window, next_index=ended.index, next_offset=at, next_line=line, next_column=column)
 
         fitted = await self._live.counter.fit_marked(budget, build, lambda window: render_window(window, onward=onward))
         if fitted.tokens > budget:  # the head and the least text (packing's floor) outgrew it
@@ -364,15 +367,16 @@ def _widest_head(
     model: TokenModel,
     onward: Callable[[int], str] | None = None,
     inside: int | None = None,
+    column: int = 1,
 ) -> int:
     """Tokens of the longest head a window of chunks ``first`` .. ``last`` of ``shell``'s document can
     have (every clause, the largest numbers; ``onward`` as :func:`~.render.window_head` takes it), and
     the gap after it. ``inside``: the lines of the chunk the cursor may stand inside (doc_window's),
-    the head then naming one of them."""
+    the head then naming one of them, and at most ``column`` characters into it."""
     shown = max(shell.budget_tokens, 9_999)  # the count in the head, at most the budget (or one the advice names)
     chunks = (WindowChunk(first, (), "", shown), WindowChunk(last, (), "", 0, cut=True))
     ends = (min(last + 1, shell.doc.chunks), shell.doc.chunks)  # the next chunk named, or the end said
     heads = [replace(shell, chunks=chunks, estimated=True, next_index=at) for at in ends]
     if inside is not None:  # "Next: #N line L"
-        heads.append(replace(heads[0], next_index=last, next_offset=1, next_line=inside))
+        heads.append(replace(heads[0], next_index=last, next_offset=1, next_line=inside, next_column=column))
     return max(model.estimate(window_head(head, onward)) for head in heads) + 1

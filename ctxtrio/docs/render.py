@@ -99,13 +99,16 @@ def shown_title(title: str, text: str) -> str:
     return title
 
 
-def chunk_header(index: int, trail: Sequence[str], lines: tuple[int, int, int] | None = None) -> str:
+def chunk_header(index: int, trail: Sequence[str], lines: tuple[int, int, int] | None = None, column: int = 1) -> str:
     """A window's chunk header; ``lines``: the chunk's lines shown, when reading started inside it (its
     trail is then left out, as doc_search's passages leave it: the window before showed it, and at a
     budget that cut the chunk, a long trail took the room of the text: budget_tokens=120 could not
-    read on in library.json's #0)."""
+    read on in library.json's #0). ``column``: the character of the first line shown where the text
+    starts, named when not 1 (raw HTML's lines run to thousands of characters, and two pieces of one
+    were both headed "[#0 lines 2-2]")."""
     if lines is not None:
-        return f"[#{index} lines {lines[0]}-{lines[1]}]"
+        within = f", line {lines[0]} from character {column:,}" if column > 1 else ""
+        return f"[#{index} lines {lines[0]}-{lines[1]}{within}]"
     return f"[#{index} · {trail_text(trail)}]" if trail else f"[#{index}]"
 
 
@@ -289,7 +292,9 @@ def render_window(window: Window, *, start: int | None = None, onward: Callable[
                 f"Pass {first_to_last('from', info.chunks)}, or leave from out to read on from the cursor."
             )
         return f"{has} and the cursor is past the end. Start over with reset=true, or pass from=N."
-    body = [f"{chunk_header(chunk.index, chunk.trail, chunk.lines)}\n{chunk.text}" for chunk in window.chunks]
+    body = [
+        f"{chunk_header(chunk.index, chunk.trail, chunk.lines, chunk.column)}\n{chunk.text}" for chunk in window.chunks
+    ]
     return "\n\n".join([window_head(window, onward), *body])
 
 
@@ -306,6 +311,7 @@ def window_head(window: Window, onward: Callable[[int], str] | None = None) -> s
         head += " End of document." if onward else " End of document (reset=true starts over)."
     else:
         inside = f" line {window.next_line}" if window.next_offset else ""  # the cursor stands in a cut chunk
+        inside += f" from character {window.next_column:,}" if window.next_offset and window.next_column > 1 else ""
         head += (
             f" Next: #{window.next_index}{inside} ({onward(window.next_index) if onward else 'call doc_window again'})."
         )

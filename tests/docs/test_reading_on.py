@@ -59,7 +59,11 @@ async def _read_through(ctx: Wiring, doc_id: str, text: str, budget: int, starts
                 )
             if position == 0 and chunk.offset:
                 assert chunk.lines is not None
-                assert f"[#{chunk.index} lines {chunk.lines[0]}-{chunk.lines[1]}]" in window.rendered
+                within = f", line {chunk.lines[0]} from character {chunk.column:,}" if chunk.column > 1 else ""
+                assert f"[#{chunk.index} lines {chunk.lines[0]}-{chunk.lines[1]}{within}]" in window.rendered
+                # The column (named in a long line) is the character of its line in the chunk's text, as the lines
+                # are the chunk's.
+                assert chunk.column == 1 or max(text.rfind("\n", 0, at), starts[chunk.index] - 1) == at - chunk.column
             here = at + len(chunk.text)
             shown = max(shown, here)
         if window.at_end:
@@ -117,3 +121,26 @@ def test_a_cursor_record_says_where_in_its_chunk_only_when_inside() -> None:
     assert state.position("d", "") == (0, 0)
     kept = drop_stale_cursors([commit, {"kind": "cursor", "doc": "d", "gen": "g1", "session": "", "next": 2}, inside])
     assert kept is not None and kept[-1]["at"] == 140
+
+
+async def test_pieces_of_one_long_line_say_where_in_the_line_they_start(tmp_path: Path) -> None:
+    """Reading on inside a line of thousands of characters (raw HTML), each window's header and its Next say which
+    character of the line: two pieces were both headed '[#0 lines 2-2]' and both said 'Next: #0 line 2' (user24's
+    sitting, PostgreSQL's HTML), which a model could not tell apart. The pieces still read as the text, in order."""
+    line = " ".join(f"<td>cell{n}</td>" for n in range(600))
+    text = f"<html><body>\n{line}\n</body></html>\n"
+    async with opened(tmp_path) as ctx:
+        doc = (await ctx.documents.ingest(text=text, title="raw html", doc_id="h")).doc
+        starts = await _chunk_starts(ctx, "h", text, doc.chunks)
+        assert await _read_through(ctx, "h", text, 400, starts) > doc.chunks
+        heads: list[str] = []
+        for call in range(6):
+            window = await ctx.documents.window("h", budget_tokens=400, reset=call == 0)
+            heads.append(window.rendered.split("\n")[0])
+            heads.extend(window.rendered.split("\n")[2::2][:1])
+            if window.next_offset:
+                here = window.next_index
+                at = starts[here] + window.next_offset
+                assert f"Next: #{here} line {window.next_line} from character {window.next_column:,} " in heads[-2]
+                assert max(text.rfind("\n", 0, at), starts[here] - 1) == at - window.next_column
+        assert len(heads) == len(set(heads)), heads
