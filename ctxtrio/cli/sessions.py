@@ -12,7 +12,7 @@ from .transfer import export_args, export_command, import_args, import_command
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     import trio
 
@@ -108,11 +108,24 @@ def _folds_now(summary: Entry, by_id: Mapping[str, Entry]) -> str:
         fates.setdefault(_fate(by_id.get(folded_id), summary.id), []).append(folded_id)
     still = fates.pop("", [])
     if not fates:
-        return f"folds {', '.join(still)}"
+        return f"folds {_ids(still)}"
     if not still and len(fates) == 1:
-        return f"folded {', '.join(summary.folds)} (all {next(iter(fates))})"
-    rest = "; ".join(f"{', '.join(ids)} {fate}" for fate, ids in fates.items())
-    return f"folds {', '.join(still)} ({rest})" if still else f"folded {', '.join(summary.folds)} ({rest})"
+        return f"folded {_ids(summary.folds)} (all {next(iter(fates))})"
+    rest = "; ".join(f"{_ids(ids)} {fate}" for fate, ids in fates.items())
+    return f"folds {_ids(still)} ({rest})" if still else f"folded {_ids(summary.folds)} ({rest})"
+
+
+#: Ids listed whole up to this many; past it, the first few and how many more (``--json`` has them all).
+_IDS_LISTED = 8
+_IDS_FIRST = 5
+
+
+def _ids(ids: Sequence[str]) -> str:
+    """``e2, e3, e4`` or, for a long list, ``e2, e3, e4, e5, e6 and 395 more``: a compaction of 400 entries
+    printed 400 ids on its summary's line, which a person scrolls past (user24's sitting)."""
+    if len(ids) <= _IDS_LISTED:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:_IDS_FIRST])} and {len(ids) - _IDS_FIRST} more"
 
 
 def _fate(entry: Entry | None, summary_id: str) -> str:

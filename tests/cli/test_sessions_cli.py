@@ -167,6 +167,22 @@ async def test_show_says_what_a_summary_still_folds_after_restores_and_deletes(t
     assert "[summary DELETED folded e2, e3 (all restored)]" in undone, undone
 
 
+async def test_show_lists_the_first_few_ids_of_a_large_compaction(tmp_path: Path) -> None:
+    """A summary of 400 entries is shown with the first five ids folded and how many more, where show printed all
+    400 on one line (user24's sitting); --json still lists every one, and a short list is shown whole."""
+    data = tmp_path / "data"
+    async with open_wiring(Config(data_dir=data, llm_enabled=False, audit=False)) as ctx:
+        for n in range(400):
+            await ctx.sessions.append("s", f"note {n}: the parser fails on tabs, case {n}")
+        await ctx.sessions.compact("s", keep_recent=0)  # e2..e401 into e402
+        await ctx.sessions.update("s", "e3", restore=True)
+    shown = (await cli(data, "show", "s")).out
+    assert "[summary folds e2, e4, e5, e6, e7 and 394 more (e3 restored)]" in shown, shown[-600:]
+    assert max(len(line) for line in shown.splitlines()) < 600
+    (summary,) = [entry for entry in (await cli(data, "show", "s", "--json")).json()["entries"] if entry["folds"]]
+    assert len(summary["folds"]) == 400
+
+
 async def test_prune_dry_run_changes_nothing(tmp_path: Path) -> None:
     """prune --dry-run says what would go and leaves every journal as it was."""
     data = tmp_path / "data"
