@@ -262,7 +262,16 @@ def test_readme_library_example_is_the_tested_one() -> None:
 
 
 @pytest.mark.parametrize(
-    "method", [ctxtrio.SessionService.append, ctxtrio.SessionService.compact, ctxtrio.DocumentService.ingest]
+    "method",
+    [
+        ctxtrio.SessionService.append,
+        ctxtrio.SessionService.compact,
+        ctxtrio.SessionService.update,
+        ctxtrio.SessionService.import_session,
+        ctxtrio.SessionService.prune,
+        ctxtrio.DocumentService.ingest,
+        ctxtrio.DocumentService.forget,
+    ],
 )
 def test_the_writes_a_caller_may_cancel_say_what_a_cancel_leaves(method: object) -> None:
     """The docstring an editor shows says what a cancel leaves: a compaction cancelled 0.05 s in landed after

@@ -276,6 +276,10 @@ class DocumentService(ReadingMethods, CheckingMethods):
 
         The ``forget`` record in the catalog is the commit point; files are removed
         after it (and by the next startup sweep if the process dies first).
+
+        Cancelled before that record is queued, the document stays as it was. Once queued
+        it may still be stored: a later call (each reads the catalog first) no longer finds
+        the document, and that reading removes its files.
         """
         validate_id(doc_id, "doc_id")
         await self._repo.refresh()

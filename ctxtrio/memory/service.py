@@ -315,6 +315,10 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
 
         Restoring a summary undoes its compaction. ``delete=False`` means restore.
         Asking for the state an entry already has changes nothing and stores nothing.
+
+        Cancelled before its one patch record is queued to the store, the entry is as it
+        was. Once queued the patch may still be stored (the journal, not the caller, is the
+        truth): a later call sees the entry pinned, deleted or restored.
         """
         if sum(value is not None for value in (pinned, delete, restore)) != 1:
             raise InputError("give exactly one of pinned, delete or restore")

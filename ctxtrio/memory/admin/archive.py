@@ -230,6 +230,11 @@ class ArchiveMethods:
         (:meth:`~ctxtrio.store.handle.StoreHandle.install`), under its lock, and never onto
         a journal that holds records, even one another process created meanwhile: that id
         is passed over and the result says so. See the module's docstring.
+
+        Cancelled before a journal is queued to the store, nothing is written. Once queued
+        the session may still be written, whole: importing the same records again then
+        answers ``unchanged`` for it (a deleted one that was being restored: ``restored``
+        or ``unchanged``), never a second copy.
         """
         validate_id(session_id, "session_id")
         await trio.to_thread.run_sync(check_records, session_id, records)

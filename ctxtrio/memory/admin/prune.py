@@ -159,6 +159,10 @@ class PruneMethods:
         superseded or deleted before it (see :func:`plan_session`). ``dry_run`` only says what
         would go. Each journal is rewritten under its lock, re-planned there, so an append
         from another process in the meantime is never lost.
+
+        Cancelled, the sessions before are pruned (one at a time), those after untouched,
+        and the one whose rewrite was queued to the store may still be rewritten (whole, or
+        not at all). Nothing is half-pruned; pruning again does the rest.
         """
         if not older_than_s >= 0:
             raise InputError(f"older_than_s must be >= 0, got {older_than_s}")
