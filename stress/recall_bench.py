@@ -27,7 +27,9 @@ first five sets' uses; its writer did not read the sixth), written the same way,
 an eighth, ``--questions stress/recall_questions8.json`` (60 entries up to 7486b7d, none of the
 first six sets' uses; its writer did not read the seventh), written the same way, through one, and
 a ninth, ``--questions stress/recall_questions9.json`` (60 entries up to 9a2f615, none of the
-first seven sets' uses; its writer did not read the eighth), written the same way, through one:
+first seven sets' uses; its writer did not read the eighth), written the same way, through one, and
+a tenth, ``--questions stress/recall_questions10.json`` (60 entries up to 8d0d9fc, none of the
+first eight sets' uses; its writer did not read the ninth), written the same way, through one:
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those

@@ -145,7 +145,12 @@ stress/retrieval_questions_python18.json`` (60 questions, 20 of each kind over 5
 apart from python..python16; its writer did not read python17), written 2026-12-06, 06:49-06:54 UTC
 the same way, kept outside the repository, then committed: keyword search 24/27/33 of 60 on
 107f348, a1ba018 and 0883189 (natural 5, paraphrase 2 at 1,000); with semantic recall
-(all-MiniLM-L6-v2) 29/31/37 on the same three.
+(all-MiniLM-L6-v2) 29/31/37 on the same three. A twenty-second, **held out** through the session
+after its writing, ``--questions stress/retrieval_questions_python19.json`` (60 questions, 20 of
+each kind over 60 files, topics apart from python..python17; its writer did not read python18),
+written 2026-12-06, 09:28-09:34 UTC the same way, kept outside the repository, then committed:
+keyword search 20/24/30 of 60 on 8d0d9fc, 0883189 and 6f9d2c9 (natural 5, paraphrase 0 at
+1,000); with semantic recall (all-MiniLM-L6-v2) 28/33/39 on the same three.
 """
 
 from __future__ import annotations
