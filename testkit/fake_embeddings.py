@@ -14,8 +14,14 @@ made of synonyms lands near its original while sharing no word with it.
 
 Knobs are plain attributes: ``down`` (every request fails to connect, like a killed
 server), ``down_after`` (goes down by itself once it has answered that many requests),
-``delay_s`` (a slow answer, in trio time), ``dimension``. ``requests`` keeps
-each request's inputs, so a test can tell what was embedded, and how often.
+``delay_s`` (a slow answer, in trio time), ``dimension``, ``refuse`` (a request holding
+an input that contains one of these strings is refused whole with HTTP 400 and an
+``{"error": {"message", "type": "invalid_request_error", "code"}}`` body, as OpenAI answers
+an input it will not take (API reference, "Error codes": 400, "invalid encoding, format, or
+size of request data") and llama-cpp-python's server one longer than its context
+(llama_cpp/server/errors.py, ``context_length_exceeded``); nothing of it is embedded).
+``requests`` keeps each answered request's inputs, so a test can tell what was embedded,
+and how often; ``refusals`` each refused request's.
 """
 
 from __future__ import annotations
@@ -55,7 +61,9 @@ class FakeEmbeddings:
     down: bool = False
     down_after: int | None = None
     delay_s: float = 0.0
+    refuse: set[str] = field(default_factory=set)
     requests: list[list[str]] = field(default_factory=list)
+    refusals: list[list[str]] = field(default_factory=list)
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self._handle)
@@ -90,6 +98,19 @@ class FakeEmbeddings:
             return httpx.Response(404, json={"error": {"message": f"model {body.get('model')!r} not found"}})
         inputs = body["input"]
         texts = [inputs] if isinstance(inputs, str) else list(inputs)
+        refused = next((text for text in texts for word in self.refuse if word in text), None)
+        if refused is not None:
+            self.refusals.append(texts)
+            message = (
+                f"This model's maximum context length is 512 tokens, however you requested more ({refused[:20]}...)"
+            )
+            error = {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": "input",
+                "code": "context_length_exceeded",
+            }
+            return httpx.Response(400, json={"error": error})
         self.requests.append(texts)
         data = [{"object": "embedding", "index": i, "embedding": self.vector(t)} for i, t in enumerate(texts)]
         tokens = sum(max(1, math.ceil(len(t) / 4)) for t in texts)

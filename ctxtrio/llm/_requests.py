@@ -23,7 +23,7 @@ import httpx
 import trio
 
 from .._errors import LLMError, LLMInterruptedError, LLMResponseError, LLMTimeoutError, LLMUnavailableError
-from ._wire import OneChunk
+from ._wire import InputRefusedError, OneChunk
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -90,7 +90,9 @@ class Requests:
         its whole deadline. An endpoint that answered recently, or whose stream is
         still delivering tokens, is slow, not hung: cutting it is no verdict, and the
         next call resumes with it. An interrupted stream (:class:`LLMInterruptedError`)
-        came from a server that works, and counts as an answer.
+        came from a server that works, and counts as an answer; so does an input the
+        embeddings endpoint refuses (:class:`~._wire.InputRefusedError`): one text it will
+        not take must not make every other text wait out a cooldown.
         """
         self.breaker.check()
         async with self._limiter:
@@ -99,7 +101,7 @@ class Requests:
             judged = False
             try:
                 result = await exchange()
-            except LLMInterruptedError:
+            except (LLMInterruptedError, InputRefusedError):
                 judged = True
                 self.heard()
                 self.breaker.succeeded(ticket)

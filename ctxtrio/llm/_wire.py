@@ -19,9 +19,35 @@ from .messages import Completion
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
-__all__ = ["OneChunk", "close_stream", "optional", "parse_completion", "parse_embeddings", "parse_model_ids"]
+__all__ = [
+    "InputRefusedError",
+    "OneChunk",
+    "close_stream",
+    "optional",
+    "parse_completion",
+    "parse_embeddings",
+    "parse_model_ids",
+]
 
 _T = TypeVar("_T")
+
+#: Statuses an embeddings endpoint answers for an input it will not take: 400, as OpenAI's API ("Error
+#: codes": 400 BadRequestError, "invalid encoding, format, or size of request data"), Voyage's ("number of
+#: tokens in an example exceeds the context length") and llama-cpp-python's server (a text longer than the
+#: context: llama_cpp/server/errors.py, ``context_length_exceeded``) answer; 413, a body too large; 422, the
+#: validation error of FastAPI-based servers. Not 404 (no such model: the endpoint is unusable), not
+#: 408/429 (come back later), not 5xx (llama.cpp's llama-server answers 500 "input is too large to process"
+#: (ggml-org/llama.cpp#12295): that stays a failure, as every 5xx).
+_INPUT_REFUSED = frozenset({400, 413, 422})
+
+
+class InputRefusedError(LLMResponseError):
+    """The embeddings endpoint answered that it will not take these inputs (:data:`_INPUT_REFUSED`).
+
+    The server is up and answered: the breaker counts it as an answer (:mod:`._requests`), so
+    the background embedders can send the inputs again one by one and learn which is refused
+    (``store/vector_task``) instead of finding the breaker open.
+    """
 
 
 class OneChunk(httpx.AsyncByteStream):
@@ -120,8 +146,14 @@ def parse_embeddings(response: httpx.Response, count: int) -> list[list[float]]:
     "usage"}``), which llama.cpp's ``llama-server --embeddings`` (tools/server/README.md,
     ``POST /v1/embeddings``) and llama-cpp-python's server (``create_embedding``) follow.
     Items are put in order by ``index`` where given. Anything else (a count that differs
-    from ``count``, vectors of different lengths, non-numbers) is LLMResponseError.
+    from ``count``, vectors of different lengths, non-numbers) is LLMResponseError; an input
+    refused (HTTP 400, 413, 422) is its :class:`InputRefusedError`.
     """
+    if response.status_code in _INPUT_REFUSED:
+        try:
+            json_object(response, "embeddings")  # raises with the server's message
+        except LLMResponseError as exc:
+            raise InputRefusedError(str(exc)) from None
     payload = json_object(response, "embeddings")
     data = payload.get("data")
     if not isinstance(data, list) or len(data) != count:

@@ -23,8 +23,11 @@ Errors, all :class:`~ctxtrio._errors.LLMError`:
   (no content at all); later, a truncated answer. Neither is complete.
 
 Each of them but the last counts as a failure for the breaker: an interrupted stream
-came from a server that works, and counts as an answer. A call cancelled by its caller
-(a ``move_on_at`` around it) gives no verdict: the breaker stays as it was. The optional
+came from a server that works, and counts as an answer. So does an embeddings request
+refused for its input (HTTP 400, 413, 422: ``_wire.InputRefusedError``, an
+LLMResponseError): one text the model will not take is not the endpoint being down. A
+call cancelled by its caller (a ``move_on_at`` around it) gives no verdict: the breaker
+stays as it was. The optional
 endpoints (tokenize, context length) answer ``None`` for "this server has no such
 endpoint" and only fail on transport errors.
 

@@ -102,3 +102,22 @@ async def test_a_dead_endpoint_opens_the_breaker(autojump_clock: trio.testing.Mo
         await trio.sleep(2)
         await embedder.query("a")
         assert (str(embedder.breaker_state), embedder.last_error) == ("closed", None)
+
+
+async def test_an_input_refused_leaves_the_breaker_closed(autojump_clock: trio.testing.MockClock) -> None:
+    """HTTP 400 for one input is an answer (the next request goes out at once); a 500 still opens the breaker."""
+    fake = FakeEmbeddings(refuse={"huge"})
+    async with open_llm_client(LLMSettings(BASE), transport=fake.transport()) as client:
+        embedder = Embedder(client, fake.model)
+        with pytest.raises(LLMResponseError, match="HTTP 400: This model's maximum context length"):
+            await embedder.documents(["fine", "huge text"])
+        assert embedder.breaker_state is BreakerState.CLOSED
+        assert len(await embedder.documents(["fine"])) == 1
+    assert (fake.refusals, fake.requests) == ([["fine", "huge text"]], [["fine"]])
+
+    transport = httpx.MockTransport(lambda request: httpx.Response(500, json={"error": {"message": "crashed"}}))
+    async with open_llm_client(LLMSettings(BASE), transport=transport) as client:
+        embedder = Embedder(client, fake.model)
+        with pytest.raises(LLMResponseError, match="HTTP 500"):
+            await embedder.documents(["fine"])
+        assert embedder.breaker_state is BreakerState.OPEN
