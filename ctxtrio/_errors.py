@@ -28,6 +28,7 @@ checks the drawing against the classes)::
         ├── LLMTimeoutError      no answer within the deadline
         │   └── NoFirstTokenError    (llm/_first_token.py) no first token within the wait (``.headers``)
         ├── LLMResponseError     an answer that is not usable (5xx, not JSON, error body, empty)
+        │   └── InputRefusedError    (llm/_wire.py) embeddings refused for an input (400/413/422): no failure
         └── LLMInterruptedError  a stream cut off by the server for another request: retry, no failure
 
 Messages describe the problem in the library's own terms. Where a next step exists, the
