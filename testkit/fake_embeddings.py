@@ -42,11 +42,14 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ctxtrio.store import vector_task
+
 if TYPE_CHECKING:
+    import pytest
     from hypercorn.typing import ASGIFramework
     from starlette.requests import Request
 
-__all__ = ["FakeEmbeddings", "serve_fake_embeddings"]
+__all__ = ["FakeEmbeddings", "quick_embedders", "serve_fake_embeddings"]
 
 _WORD = re.compile(r"\w+")
 
@@ -140,3 +143,20 @@ async def serve_fake_embeddings(nursery: trio.Nursery, fake: FakeEmbeddings) -> 
     app = cast("ASGIFramework", Starlette(routes=[Route("/{path:path}", endpoint, methods=["GET", "POST"])]))
     binds: list[str] = await nursery.start(partial(serve, app, config, mode="asgi"))
     return binds[0] + "/v1"
+
+
+def quick_embedders(
+    monkeypatch: pytest.MonkeyPatch, *, poll_s: float, retry_max_s: float | None = None, query_s: float | None = None
+) -> None:
+    """The background embedders (store/vector_task) retry after 0.05 s and poll every ``poll_s``.
+
+    For tests on real time (the store's worker threads, a loopback endpoint), where the module's
+    seconds-long waits would only slow them; ``retry_max_s`` caps the doubling, ``query_s`` gives a
+    query's vector a loaded machine's while.
+    """
+    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
+    monkeypatch.setattr(vector_task, "POLL_S", poll_s)
+    if retry_max_s is not None:
+        monkeypatch.setattr(vector_task, "RETRY_MAX_S", retry_max_s)
+    if query_s is not None:
+        monkeypatch.setattr(vector_task, "QUERY_S", query_s)

@@ -24,9 +24,8 @@ from bench_data import data_dir
 
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
-from ctxtrio.store import vector_task
 from ctxtrio.text.terms import index_text
-from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
+from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -59,9 +58,7 @@ QUERIES = {question["query"] for question in QUESTIONS}
 @pytest.fixture(autouse=True)
 def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
     """The embedder polls and retries quickly; a query's vector may take a loaded machine's while."""
-    monkeypatch.setattr(vector_task, "POLL_S", 0.5)
-    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
-    monkeypatch.setattr(vector_task, "QUERY_S", 10.0)
+    quick_embedders(monkeypatch, poll_s=0.5, query_s=10.0)
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from ctxtrio.store.vectors import VectorHit, VectorStore
 from ctxtrio.text.chunking import Chunk
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.guide import guide_text
-from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
+from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings
 
 from .conftest import opened
 
@@ -46,9 +46,7 @@ QUERY = "leaderboard ordered when scores arrive"
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Real time here (the store's worker threads and a virtual clock race on a loaded machine),
     so the embedder retries and polls quickly."""
-    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
-    monkeypatch.setattr(vector_task, "RETRY_MAX_S", 0.2)
-    monkeypatch.setattr(vector_task, "POLL_S", 0.5)
+    quick_embedders(monkeypatch, poll_s=0.5, retry_max_s=0.2)
 
 
 def _paragraphs(n: int) -> str:

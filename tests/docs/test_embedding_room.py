@@ -12,7 +12,7 @@ import trio
 from ctxtrio.docs.embedding import SemanticIndex, describe_semantic
 from ctxtrio.store import vector_task
 from testkit.disk import fill_disk, free_bytes
-from testkit.fake_embeddings import FakeEmbeddings
+from testkit.fake_embeddings import FakeEmbeddings, quick_embedders
 from tests.docs.test_embedding import _paragraphs, caught_up, semantic
 from tests.store.test_disk_full import small_tmpfs
 
@@ -25,9 +25,7 @@ if TYPE_CHECKING:
 @pytest.fixture(autouse=True)
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Real time here (the store's worker threads), so the embedder retries and polls quickly."""
-    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
-    monkeypatch.setattr(vector_task, "RETRY_MAX_S", 0.2)
-    monkeypatch.setattr(vector_task, "POLL_S", 0.5)
+    quick_embedders(monkeypatch, poll_s=0.5, retry_max_s=0.2)
 
 
 async def test_a_full_disk_pauses_embedding_until_there_is_room(tmp_path: Path) -> None:

@@ -21,8 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "stress"))
 from recall_bench import arguments, commit_notes, missing_answers, run
 from recall_report import Note, Question
 
-from ctxtrio.store import vector_task
-from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
+from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings
 
 if TYPE_CHECKING:
     from recall_report import Run
@@ -82,9 +81,7 @@ def test_commit_notes_reads_whole_messages_oldest_first(tmp_path: Path) -> None:
 @pytest.fixture
 def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
     """The embedders poll and retry quickly; a query's vector may take a loaded machine's while."""
-    monkeypatch.setattr(vector_task, "POLL_S", 0.5)
-    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
-    monkeypatch.setattr(vector_task, "QUERY_S", 10.0)
+    quick_embedders(monkeypatch, poll_s=0.5, query_s=10.0)
 
 
 # The paraphrase shares no word with its note; to the fake endpoint "pets" means "zebrafish" and "fed" "cleaned".

@@ -21,7 +21,7 @@ from ctxtrio.memory.service import held_sessions
 from ctxtrio.memory.state.base import entry_key
 from ctxtrio.store import vector_task
 from ctxtrio.store.vectors import VectorStore
-from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
+from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings
 from tests.docs.test_embedding_reuse import as_schema_3
 
 if TYPE_CHECKING:
@@ -41,9 +41,7 @@ QUERY = "when do login tokens expire"
 @pytest.fixture(autouse=True)
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Real time here (the store's worker threads), so the embedder retries and polls quickly."""
-    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
-    monkeypatch.setattr(vector_task, "RETRY_MAX_S", 0.2)
-    monkeypatch.setattr(vector_task, "POLL_S", 0.2)
+    quick_embedders(monkeypatch, poll_s=0.2, retry_max_s=0.2)
 
 
 @asynccontextmanager

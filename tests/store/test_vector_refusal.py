@@ -16,8 +16,7 @@ import pytest
 import trio
 
 from ctxtrio.docs.embedding import describe_semantic
-from ctxtrio.store import vector_task
-from testkit.fake_embeddings import FakeEmbeddings
+from testkit.fake_embeddings import FakeEmbeddings, quick_embedders
 from tests.docs.conftest import opened as opened_docs
 from tests.docs.test_embedding import semantic
 from tests.memory.test_semantic import entry_vectors, settled
@@ -37,9 +36,7 @@ REFUSED = "topic7 "
 @pytest.fixture(autouse=True)
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Real time here (the store's worker threads), so the embedder retries and polls quickly."""
-    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
-    monkeypatch.setattr(vector_task, "RETRY_MAX_S", 0.2)
-    monkeypatch.setattr(vector_task, "POLL_S", 0.2)
+    quick_embedders(monkeypatch, poll_s=0.2, retry_max_s=0.2)
 
 
 @dataclass
