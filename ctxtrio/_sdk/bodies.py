@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import trio
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 __all__ = ["given", "install", "parse_in_thread"]
 
@@ -43,30 +43,25 @@ _GIVEN: ContextVar[list[tuple[bytes, object]] | None] = ContextVar("ctxtrio_pars
 _NOT_PARSED = object()
 
 
-def _handed(data: object) -> object:
-    """The object the gate parsed for ``data``, once, or :data:`_NOT_PARSED`."""
+def _handed_or(parse: Callable[..., object], data: str | bytes | bytearray, options: dict[str, object]) -> object:
+    """The object the gate parsed for ``data``, once (the SDK parses a body once, and the object is its
+    now); else ``parse(data, **options)``."""
     box = _GIVEN.get()
-    if box and box[0][0] == data:
-        return box.pop()[1]  # once: the SDK parses a body once, and the object is its now
-    return _NOT_PARSED
+    if not options and box and box[0][0] == data:
+        return box.pop()[1]
+    return parse(data, **options)
 
 
 def _loads(data: str | bytes | bytearray, **options: object) -> object:
     """``json.loads``, except that the body the gate parsed is not parsed again."""
-    handed = _NOT_PARSED if options else _handed(data)
-    if handed is not _NOT_PARSED:
-        return handed
-    return json.loads(data, **options)  # type: ignore[arg-type]  # json's own keyword arguments
+    return _handed_or(json.loads, data, options)
 
 
 def _from_json(data: str | bytes | bytearray, **options: object) -> object:
     """``pydantic_core.from_json``, except that the body the gate parsed is not parsed again."""
     import pydantic_core
 
-    handed = _NOT_PARSED if options else _handed(data)
-    if handed is not _NOT_PARSED:
-        return handed
-    return pydantic_core.from_json(data, **options)  # type: ignore[arg-type]  # its own keyword arguments
+    return _handed_or(pydantic_core.from_json, data, options)
 
 
 #: Stands in for the ``json`` module in the SDK's module: its ``loads`` is :func:`_loads`.
