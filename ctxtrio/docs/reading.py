@@ -169,10 +169,13 @@ class ReadingMethods:
         # The cursor may stop inside the last chunk shown (pack_window fills the room by cutting it): the
         # head names one of its lines; no more chunks than the budget could hold (see read) are counted.
         reach = range(first, min(last, first + budget // 16 + 8) + 1)
-        inside = max(chunks[at].text.count("\n") + 1 for at in reach) if offset is not None else None
-        # The character of its line the cursor may stand at, named in a long line: at most the longest's length.
-        inside_column = max(len(line) for at in reach for line in chunks[at].text.split("\n"))
-        inside_column = inside_column if inside_column >= LONG_LINE_CHARS else 1
+        inside: int | None = None
+        inside_column = 1
+        if offset is not None:  # read() starts its next window at a chunk: no line or character to name
+            inside = max(chunks[at].text.count("\n") + 1 for at in reach)
+            # The character of its line the cursor may stand at, named in a long line: at most the longest's length.
+            longest = max(len(line) for at in reach for line in chunks[at].text.split("\n"))
+            inside_column = longest if longest >= LONG_LINE_CHARS else 1
         head_tokens = _widest_head(shell, chunks[first].index, chunks[last].index, model, onward, inside, inside_column)
 
         def build(room: int, estimated: bool) -> Window:
