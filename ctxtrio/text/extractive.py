@@ -21,7 +21,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from ctxtrio.text.prose import without_markup
+from ctxtrio.text.prose import UNDERLINE, without_markup
 from ctxtrio.text.terms import terms
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ _MIN_TERMS: Final = 3  # headings and shorter sentences are chosen only as a las
 _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
 _HEADING: Final = re.compile(r" {0,3}#{1,6}[ \t]+")
 _LIST_ITEM: Final = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
-_UNDERLINE: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 _CLOSERS: Final = "\"'”’)\\]}」』）》"  # a regex class body: the bracket is escaped
 # Either ``[.!?]+`` closers, then whitespace or the end, or ``[。！？．｡]+`` closers. Written as one
 # leading class, the branch chosen by the mark it matched, so the regex engine skips to the next
@@ -191,7 +190,7 @@ def _units(text: str) -> list[tuple[str, bool]]:
         elif (heading := _HEADING.match(line)) is not None:
             start, lines_open = _close(units, text, start, end)
             units.append((line[heading.end() :].strip().rstrip("#").strip(), True))
-        elif _UNDERLINE.fullmatch(line) is not None:
+        elif UNDERLINE.fullmatch(line) is not None:
             if lines_open == 1:  # a setext heading: the line above is its text
                 units.append((text[start:end].strip(), True))
                 start = -1

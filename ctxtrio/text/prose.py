@@ -15,7 +15,7 @@ from typing import Final
 
 from ctxtrio.text.markup import API_KINDS
 
-__all__ = ["bare_signature", "without_markup"]
+__all__ = ["UNDERLINE", "bare_signature", "without_markup"]
 
 #: A line of reST explicit markup: '..' opens a directive, a comment, a link target or a footnote (not '...').
 _EXPLICIT_MARKUP: Final = re.compile(r"[ \t]*\.\.(?:[ \t]|\r?\n|\Z)")
@@ -25,8 +25,8 @@ _API_ENTRY: Final = re.compile(
 )
 #: A reST section adornment: one punctuation character repeated, three or more, alone on its line.
 _ADORNMENT: Final = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?\Z")
-#: A markdown/reST underline the sentence splitter takes for a heading's (``===``, ``---``).
-_UNDERLINE: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
+#: A markdown/reST underline the sentence splitter (:mod:`ctxtrio.text.extractive`) takes for a heading's (``===``, ``---``).
+UNDERLINE: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 #: A directive's option line (``:synopsis: ...``, ``:noindex:``), indented under it.
 _OPTION: Final = re.compile(r"[ \t]+:[\w-]+:")
 
@@ -45,7 +45,7 @@ def without_markup(text: str, *, headings: bool = False, signatures: bool = Fals
     pending: list[str] = []  # the entry's bare signatures, waiting for its body's first line
     indent = 0  # the entry's indentation: its body is indented further
     for line in text.splitlines(keepends=True):
-        if _ADORNMENT.match(line) and not (headings and _UNDERLINE.fullmatch(line.rstrip("\r\n"))):
+        if _ADORNMENT.match(line) and not (headings and UNDERLINE.fullmatch(line.rstrip("\r\n"))):
             if kept and kept[-1].strip() and not kept[-1][:1].isspace():
                 kept.pop()  # the title it underlines
             state, entry, pending = "", None, []
