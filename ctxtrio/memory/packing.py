@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from ..text.plural import plural
 from .cuts import CUT_SHARE, MIN_CUT_ROOM, cut_all, cut_into_rest
 from .model import RecallResult
-from .ranking import place
+from .ranking import place, shown_in_recall
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -225,7 +225,7 @@ def _choose(
             return chosen, cuts, passed, repeats, True, used
         if budget_tokens - reserved - used < _MIN_LINE_TOKENS:
             break
-        if item.pinned or (tags and tags.isdisjoint(item.tags)):
+        if not shown_in_recall(item, tags):
             continue
         if item.text in seen:  # texts are stored stripped
             repeats += 1  # said once already: not shown, and not "did not fit" either

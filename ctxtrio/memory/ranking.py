@@ -21,7 +21,16 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
     from collections.abc import Set as AbstractSet
 
-__all__ = ["MEANING_DEPTH", "RECENCY_WEIGHT", "folded_match", "fuse_meaning", "place", "rank", "recent_candidates"]
+__all__ = [
+    "MEANING_DEPTH",
+    "RECENCY_WEIGHT",
+    "folded_match",
+    "fuse_meaning",
+    "place",
+    "rank",
+    "recent_candidates",
+    "shown_in_recall",
+]
 
 RECENCY_WEIGHT: Final = 0.25
 #: With semantic recall: the entries nearest the query in meaning that are fused with BM25's
@@ -62,6 +71,11 @@ def _ranked(
     return _drain(state, heap), scores.keys(), matched
 
 
+def shown_in_recall(item: Item, tags: AbstractSet[str]) -> bool:
+    """A match recall shows among its matches: not a pin (pins come first, whole), and carrying a tag asked for."""
+    return not item.pinned and (not tags or not tags.isdisjoint(item.tags))
+
+
 def fuse_meaning(
     state: SessionState,
     query_terms: Sequence[str],
@@ -93,7 +107,7 @@ def fuse_meaning(
         if not item.live or entry_key(item.id, item.text) != key:
             continue
         by_meaning[ordinal] = len(by_meaning) + 1
-        if ordinal not in scores and not item.pinned and (not tags or not tags.isdisjoint(item.tags)):
+        if ordinal not in scores and shown_in_recall(item, tags):
             meaning_only.add(item.id)
     confidence = max((coverage(item.text, query_terms) for item in first[:CONFIDENT_HITS]), default=0.0)
     pool = list(by_word) + [ordinal for ordinal in by_meaning if ordinal not in by_word]
@@ -106,7 +120,7 @@ def fuse_meaning(
     # recall's fused order is final. Measured with all-MiniLM-L6-v2 over recall sets 1-9 (answers inside
     # 250 / 500 / 1,000 tokens, entry in the top 3): fused alone 293 / 350 / 386, 396; first 303 / 363 /
     # 405, 409; no lower than 2nd 295 / 355 / 397, 409 (keyword recall alone 295 / 342 / 366, 369).
-    best = next((item for item in first if not item.pinned and (not tags or not tags.isdisjoint(item.tags))), None)
+    best = next((item for item in first if shown_in_recall(item, tags)), None)
     if best is not None and pool[0] != best.ordinal:
         pool.remove(best.ordinal)
         pool.insert(0, best.ordinal)
