@@ -90,7 +90,7 @@ def _build(ctx: Wiring, stopping: Stopping) -> tuple[Server[Any], Hub]:
         call=runner.call,
     )
     hub = Hub(secrets=[secret for secret in (ctx.config.llm_api_key, ctx.config.http_token) if secret])
-    install(server, ServedSurface(ctx, [tool.name for tool in tools]), hub)
+    install(server, ServedSurface(ctx, [tool.name for tool in tools], stopping), hub)
     return server, hub
 
 

@@ -23,13 +23,14 @@ checks the drawing against the classes)::
     │   ├── IndexBusyError       (store/index_errors.py) another process held the index's lock when it was opened
     │   ├── VectorsBusyError     (store/vector_schema.py) another process held the vectors file's lock too long
     │   └── CommitTimeoutError   (docs/repository.py) the writer did not acknowledge a commit in time
-    └── LLMError             the summarizer endpoint failed; callers fall back
-        ├── LLMUnavailableError  refused, unreachable, or the breaker is open
-        ├── LLMTimeoutError      no answer within the deadline
-        │   └── NoFirstTokenError    (llm/_first_token.py) no first token within the wait (``.headers``)
-        ├── LLMResponseError     an answer that is not usable (5xx, not JSON, error body, empty)
-        │   └── InputRefusedError    (llm/_wire.py) embeddings refused for an input (400/413/422): no failure
-        └── LLMInterruptedError  a stream cut off by the server for another request: retry, no failure
+    ├── LLMError             the summarizer endpoint failed; callers fall back
+    │   ├── LLMUnavailableError  refused, unreachable, or the breaker is open
+    │   ├── LLMTimeoutError      no answer within the deadline
+    │   │   └── NoFirstTokenError    (llm/_first_token.py) no first token within the wait (``.headers``)
+    │   ├── LLMResponseError     an answer that is not usable (5xx, not JSON, error body, empty)
+    │   │   └── InputRefusedError    (llm/_wire.py) embeddings refused for an input (400/413/422): no failure
+    │   └── LLMInterruptedError  a stream cut off by the server for another request: retry, no failure
+    └── StoppingError        the MCP server is stopping and its shutdown grace cut a request off (server only)
 
 Messages describe the problem in the library's own terms. Where a next step exists, the
 error carries a :data:`Hint` (``exc.hint``) naming it; the MCP tool layer turns a hint
@@ -68,6 +69,7 @@ __all__ = [
     "LLMUnavailableError",
     "LockTimeoutError",
     "NotFoundError",
+    "StoppingError",
     "StoreError",
     "leaves",
     "lone_error",
@@ -140,6 +142,12 @@ class LLMInterruptedError(LLMError):
     before its first token, to serve another request (llama-cpp-python's default
     ``interrupt_requests``). The server works: the circuit breaker does not count it, and
     the step is asked again later; the truncated text is never kept."""
+
+
+class StoppingError(CtxError):
+    """The MCP server is stopping, and a request (``resources/read``, ``prompts/get``, ...) did not finish within
+    its shutdown grace: the message says so and what to do once the server is back. Raised by the server's
+    surface only, never by the library's services; the SDK boundary answers it as an error response."""
 
 
 def leaves(error: BaseException) -> list[BaseException]:

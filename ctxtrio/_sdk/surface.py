@@ -6,7 +6,9 @@ its handlers (``initialize``, ``server/discover``) are exactly what is served. T
 values come from a :class:`Surface` in plain JSON (the protocol's objects), validated
 here against the SDK's models; a ``CtxError`` raised by the surface becomes an
 ``Invalid params`` (-32602) protocol error, with the URI in ``data`` for
-``resources/read`` (SEP-2164).
+``resources/read`` (SEP-2164), except a ``StoppingError`` (the shutdown grace cut the
+request off): an ``Internal error`` (-32603) in the surface's words, since the request
+was sound.
 
 Caching hints (2026-07-28, SEP-2549) are filled by the SDK from ``Server.cache_hints``:
 the fixed lists (tools, prompts, templates) may be reused for a while, what reads the
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._errors import CtxError
+from .._errors import CtxError, StoppingError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -52,7 +54,11 @@ LIST_TTL_MS = 300_000
 
 
 class Surface(Protocol):
-    """The resources, prompts and completions of a server, in the protocol's JSON."""
+    """The resources, prompts and completions of a server, in the protocol's JSON.
+
+    The async methods raise ``CtxError`` to refuse a request (:meth:`refusal` words it), and
+    ``StoppingError`` when the server's shutdown grace cut one off (its message is the answer).
+    """
 
     def templates(self) -> Sequence[Mapping[str, Any]]: ...
     def prompts(self) -> Sequence[Mapping[str, Any]]: ...
@@ -75,11 +81,15 @@ class Surface(Protocol):
         ...
 
 
-def _invalid(message: str, data: Mapping[str, Any] | None = None) -> Exception:
+def _refused(surface: Surface, exc: CtxError, request: str, data: Mapping[str, Any] | None = None) -> Exception:
+    """The protocol error ``request`` answers for ``exc``: the surface's refusal, or that the server stops."""
     from mcp import types
     from mcp.shared.exceptions import MCPError
 
-    return MCPError(types.INVALID_PARAMS, message, dict(data) if data is not None else None)
+    data = dict(data) if data is not None else None
+    if isinstance(exc, StoppingError):
+        return MCPError(types.INTERNAL_ERROR, str(exc), data)
+    return MCPError(types.INVALID_PARAMS, surface.refusal(exc, request), data)
 
 
 # C901 waived: a flat list of the SDK's handlers, each a few lines; mccabe adds their branches to install's.
@@ -100,7 +110,7 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:  # noqa: C
         try:
             page, cursor = await surface.list_resources(params.cursor)
         except CtxError as exc:
-            raise _invalid(surface.refusal(exc, "resources/list")) from None
+            raise _refused(surface, exc, "resources/list") from None
         return types.ListResourcesResult(resources=[types.Resource.model_validate(r) for r in page], next_cursor=cursor)
 
     async def list_templates(
@@ -113,7 +123,7 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:  # noqa: C
         try:
             contents = await surface.read_resource(params.uri)
         except CtxError as exc:
-            raise _invalid(surface.refusal(exc, "resources/read"), {"uri": params.uri}) from None
+            raise _refused(surface, exc, "resources/read", {"uri": params.uri}) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents.model_validate(contents)])
 
     async def subscribe(ctx: ServerRequestContext[Any], params: SubscribeRequestParams) -> EmptyResult:
@@ -133,7 +143,7 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:  # noqa: C
         try:
             result = await surface.get_prompt(params.name, params.arguments or {})
         except CtxError as exc:
-            raise _invalid(surface.refusal(exc, "prompts/get")) from None
+            raise _refused(surface, exc, "prompts/get") from None
         return types.GetPromptResult.model_validate(result)
 
     async def complete(ctx: ServerRequestContext[Any], params: CompleteRequestParams) -> CompleteResult:
@@ -142,7 +152,7 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:  # noqa: C
         try:
             values, total = await surface.complete(ref.type, name, params.argument.name, params.argument.value)
         except CtxError as exc:
-            raise _invalid(surface.refusal(exc, "completion/complete")) from None
+            raise _refused(surface, exc, "completion/complete") from None
         return types.CompleteResult(
             completion=types.Completion(values=list(values), total=total, has_more=total > len(values))
         )

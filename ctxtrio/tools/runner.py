@@ -107,22 +107,13 @@ class ToolRunner:
         """What a call cut off by the shutdown grace answers (and the log says). A write may have landed before
         the cut (an ingest's commit is shielded, then the cancel comes out of the call): "not done, call again"
         made a model ingest an inline text twice, so a write that is not idempotent says to look first."""
-        grace = f"{self.stopping.grace_s or 0:g} s"
-        log.warning(
-            "%s cancelled after %.1f s: the shutdown grace (%s) ran out; answered that the server stops",
-            tool.name,
-            ran_s,
-            grace,
-        )
+        self.stopping.cut_off(tool.name, ran_s)
         if tool.hints.read_only or tool.hints.idempotent:
-            return (
-                f"not done: the server is stopping, and this call did not finish within its shutdown grace ({grace}, "
-                f"--shutdown-grace); call {tool.name} again once the server is back"
-            )
+            return self.stopping.not_done("this call", f"call {tool.name} again")
         return (
-            f"not finished: the server is stopping, and this call did not finish within its shutdown grace ({grace}, "
-            f"--shutdown-grace), so what it stores may or may not have landed; once the server is back, look before "
-            f"you call {tool.name} again"
+            f"not finished: the server is stopping, and this call did not finish within its shutdown grace "
+            f"({self.stopping.grace}, --shutdown-grace), so what it stores may or may not have landed; once the "
+            f"server is back, look before you call {tool.name} again"
         )
 
     def _write(self, tool: str, outcome: str, error: str | None, duration_s: float, ids: dict[str, str]) -> None:

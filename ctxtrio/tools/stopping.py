@@ -9,12 +9,14 @@ cannot tell that from a crash, nor that calling again later is all it takes.
 :class:`Stopping` holds the cancel scope of every call in flight. :meth:`Stopping.stop_within`
 (the transport's stop, at SIGTERM or stdin EOF) gives each of them, and every call that starts
 after it, a deadline at the end of the grace; :class:`~.runner.ToolRunner` answers a call so
-cancelled with an error result. The transports keep their connections :data:`ANSWER_S` past
-the grace so that answer goes out.
+cancelled with an error result, and ``ctxtrio.surface.served.ServedSurface`` a ``resources/read``,
+``prompts/get``, ``resources/list`` or ``completion/complete`` with an error response. The
+transports keep their connections :data:`ANSWER_S` past the grace so that answer goes out.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import TYPE_CHECKING
 
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 __all__ = ["ANSWER_S", "Stopping"]
+
+log = logging.getLogger("ctxtrio.tools")
 
 #: How long past the grace a transport keeps a connection, for the answer of a call cancelled at its end:
 #: an ingest of a 16 MB file took up to 0.47 s to give way to a cancel (user24's sitting, five deadlines).
@@ -46,6 +50,28 @@ class Stopping:
         ``notifications/cancelled``, the transport) passes through as before.
         """
         return _Bounded(self._scopes, trio.CancelScope(deadline=self._deadline))
+
+    @property
+    def grace(self) -> str:
+        """The grace the calls were given, as the answers word it ("5 s")."""
+        return f"{self.grace_s or 0:g} s"
+
+    def cut_off(self, name: str, ran_s: float) -> None:
+        """Log that ``name`` (a tool, or a request such as ``resources/read``) ran ``ran_s`` and the grace cut it off."""
+        log.warning(
+            "%s cancelled after %.1f s: the shutdown grace (%s) ran out; answered that the server stops",
+            name,
+            ran_s,
+            self.grace,
+        )
+
+    def not_done(self, subject: str, again: str) -> str:
+        """The answer of a read the grace cut off: ``subject`` ("this call") did not finish; ``again`` is the next
+        step ("call doc_search again"), to take once the server is back. Not for a write, which may have landed."""
+        return (
+            f"not done: the server is stopping, and {subject} did not finish within its shutdown grace ({self.grace}, "
+            f"--shutdown-grace); {again} once the server is back"
+        )
 
     def stop_within(self, grace_s: float) -> None:
         """Cancel every call, running or still to start, that has not finished ``grace_s`` from now."""
