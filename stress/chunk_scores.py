@@ -35,7 +35,8 @@ from ctxtrio._wiring import open_wiring
 from ctxtrio.docs.packing import Candidate, tokens_per_char
 from ctxtrio.docs.ranking import PASSAGE_TOKENS, _heading_share
 from ctxtrio.docs.search import find_candidates, search_words
-from ctxtrio.docs.service import DocumentService, _counts_of, repository_of
+from ctxtrio.docs.searching import _counts_of
+from ctxtrio.docs.service import DocumentService, repository_of
 from ctxtrio.text.passages import passage_score
 
 HERE = Path(__file__).resolve().parent

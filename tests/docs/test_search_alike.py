@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ctxtrio.docs import service
+from ctxtrio.docs import searching
 from ctxtrio.docs.packing import pack_hits
 from ctxtrio.docs.search import rerank_fused
 
@@ -39,8 +39,8 @@ async def _alike_passed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, query: 
         seen.append(args[5] if len(args) > 5 else kwargs.get("alike", ()))  # type: ignore[arg-type]
         return pack_hits(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(service, "rerank_fused", reranking)
-    monkeypatch.setattr(service, "pack_hits", packing)
+    monkeypatch.setattr(searching, "rerank_fused", reranking)
+    monkeypatch.setattr(searching, "pack_hits", packing)
     async with opened(tmp_path, None, **changes) as ctx:
         for path in (FIXTURES / "python_threading.rst.txt", FIXTURES / "python_multiprocessing.rst.txt", SHUTIL):
             await ctx.documents.ingest(text=path.read_text(encoding="utf-8"), doc_id=path.name.split(".")[0])
