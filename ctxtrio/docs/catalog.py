@@ -157,10 +157,6 @@ class CatalogState:
             return set(self.changed)
         return set(self.changed[version - start :])
 
-    def cursor(self, doc: str, session: str) -> int:
-        """The chunk where reading continues for (doc, session): 0 unless a cursor of the current generation exists."""
-        return self.position(doc, session)[0]
-
     def position(self, doc: str, session: str) -> tuple[int, int]:
         """Where reading continues for (doc, session): (chunk, characters into its text); (0, 0)
         unless a cursor of the current generation exists."""

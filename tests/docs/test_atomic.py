@@ -204,7 +204,7 @@ async def test_own_catalog_lines_are_absorbed_without_reading_them_back(
         await docs.window("b", session_id="s")
         assert reads == []
         assert repo.state.offset == repo.catalog_path.stat().st_size
-        assert set(repo.state.docs) == {"a", "b"} and repo.state.cursor("b", "s") > 0
+        assert set(repo.state.docs) == {"a", "b"} and repo.state.position("b", "s") > (0, 0)
 
 
 async def test_a_small_document_costs_one_writer_batch_and_no_worker_thread_for_its_chunks(

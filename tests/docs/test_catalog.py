@@ -58,9 +58,9 @@ def test_cursor_is_per_session_and_per_generation() -> None:
     state.apply(stored(commit_record(info("a"), "g1"), 1))
     state.apply(stored(cursor_record("a", "g1", "s1", 2), 2))
     state.apply(stored(cursor_record("a", "g1", "s2", 1), 3))
-    assert (state.cursor("a", "s1"), state.cursor("a", "s2"), state.cursor("a", "")) == (2, 1, 0)
+    assert (state.position("a", "s1"), state.position("a", "s2"), state.position("a", "")) == ((2, 0), (1, 0), (0, 0))
     state.apply(stored(commit_record(info("a"), "g2"), 4))
-    assert state.cursor("a", "s1") == 0
+    assert state.position("a", "s1") == (0, 0)
 
 
 def test_version_changes_only_with_documents() -> None:
