@@ -18,6 +18,8 @@ from .runner import cli, server
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ctxtrio._wiring import Wiring
+
 QUERIES = ("cookie decision", "token rotation", "middleware", "")
 
 
@@ -148,13 +150,18 @@ async def test_show_marks_pins_tags_summaries_and_status(tmp_path: Path) -> None
     assert isinstance(entries, dict) and len(entries["entries"]) == 11
 
 
+async def _notes_compacted(ctx: Wiring, count: int, *, keep_recent: int) -> None:
+    """Session s: ``count`` notes (e2 on), all but ``keep_recent`` folded into a summary."""
+    for n in range(count):
+        await ctx.sessions.append("s", f"note {n}: the parser fails on tabs, case {n}")
+    await ctx.sessions.compact("s", keep_recent=keep_recent)
+
+
 async def test_show_says_what_a_summary_still_folds_after_restores_and_deletes(tmp_path: Path) -> None:
     """A summary whose entries were restored or deleted one by one listed them all as 'folds e2, e3, e4, e5'."""
     data = tmp_path / "data"
     async with open_wiring(Config(data_dir=data, llm_enabled=False, audit=False)) as ctx:
-        for n in range(5):
-            await ctx.sessions.append("s", f"note {n}: the parser fails on tabs, case {n}")
-        await ctx.sessions.compact("s", keep_recent=1)  # e2..e5 into e7
+        await _notes_compacted(ctx, 5, keep_recent=1)  # e2..e5 into e7
         await ctx.sessions.update("s", "e3", restore=True)
         await ctx.sessions.update("s", "e5", delete=True)
         for n in range(2):
@@ -172,9 +179,7 @@ async def test_show_lists_the_first_few_ids_of_a_large_compaction(tmp_path: Path
     400 on one line (user24's sitting); --json still lists every one, and a short list is shown whole."""
     data = tmp_path / "data"
     async with open_wiring(Config(data_dir=data, llm_enabled=False, audit=False)) as ctx:
-        for n in range(400):
-            await ctx.sessions.append("s", f"note {n}: the parser fails on tabs, case {n}")
-        await ctx.sessions.compact("s", keep_recent=0)  # e2..e401 into e402
+        await _notes_compacted(ctx, 400, keep_recent=0)  # e2..e401 into e402
         await ctx.sessions.update("s", "e3", restore=True)
     shown = (await cli(data, "show", "s")).out
     assert "[summary folds e2, e4, e5, e6, e7 and 394 more (e3 restored)]" in shown, shown[-600:]

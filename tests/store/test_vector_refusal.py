@@ -8,6 +8,7 @@ the task sent the whole batch again for ever: nothing more of that journal was e
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,8 +24,10 @@ from tests.memory.test_semantic import entry_vectors, settled
 from tests.memory.test_semantic import opened as opened_sessions
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
+    from ctxtrio import Context
     from ctxtrio.docs.embedding import SemanticIndex
     from ctxtrio.memory.semantic import EntryVectors
 
@@ -71,6 +74,16 @@ async def _chunks_settled(index: SemanticIndex) -> None:
             await trio.sleep(0.05)
 
 
+@asynccontextmanager
+async def _entries_embedded(tmp_path: Path, fake: FakeEmbeddings) -> AsyncIterator[tuple[Context, EntryVectors]]:
+    """Session s1 holding ENTRIES, with the entries' embedder running against ``fake``."""
+    async with opened_sessions(tmp_path) as ctx:
+        for text in ENTRIES:
+            await ctx.sessions.append("s1", text)
+        async with entry_vectors(ctx, fake) as index:
+            yield ctx, index
+
+
 async def _paused(task: SemanticIndex | EntryVectors, fake: Failing) -> None:
     """Wait until the task has paused for the endpoint, after it failed twice."""
     with trio.fail_after(30):
@@ -93,14 +106,11 @@ async def test_a_chunk_refused_alone_is_recorded_and_every_other_chunk_embedded(
 
 async def test_a_session_entry_refused_alone_is_recorded_and_every_other_entry_embedded(tmp_path: Path) -> None:
     fake = FakeEmbeddings(refuse={REFUSED})
-    async with opened_sessions(tmp_path) as ctx:
-        for text in ENTRIES:
-            await ctx.sessions.append("s1", text)
-        async with entry_vectors(ctx, fake) as index:
-            await settled(index)
-            embedded, refused, _ = index.stored
-            said = index.describe()
-            found = await ctx.sessions.recall("s1", "topic39 detail39", limit=1)
+    async with _entries_embedded(tmp_path, fake) as (ctx, index):
+        await settled(index)
+        embedded, refused, _ = index.stored
+        said = index.describe()
+        found = await ctx.sessions.recall("s1", "topic39 detail39", limit=1)
     assert (embedded, refused) == (len(ENTRIES) - 1, 1)
     assert "1 refused by the endpoint; caught up" in said
     # Each entry once, but the refused; besides them only the probe and the recall's query.
@@ -112,15 +122,12 @@ async def test_a_session_entry_refused_alone_is_recorded_and_every_other_entry_e
 async def test_an_endpoint_down_at_the_probe_pauses_and_records_no_refusal(tmp_path: Path) -> None:
     """The input refused, then the probe unanswered: the endpoint is down, not the input refused."""
     fake = Failing(refuse={REFUSED})
-    async with opened_sessions(tmp_path) as ctx:
-        for text in ENTRIES:
-            await ctx.sessions.append("s1", text)
-        async with entry_vectors(ctx, fake) as index:
-            await _paused(index, fake)
-            assert index.stored[1] == 0
-            fake.failing, fake.refuse = "", set()  # (back, with a model that takes every input)
-            await settled(index)
-            assert index.stored[:2] == (len(ENTRIES), 0)
+    async with _entries_embedded(tmp_path, fake) as (_, index):
+        await _paused(index, fake)
+        assert index.stored[1] == 0
+        fake.failing, fake.refuse = "", set()  # (back, with a model that takes every input)
+        await settled(index)
+        assert index.stored[:2] == (len(ENTRIES), 0)
 
 
 async def test_a_server_error_pauses_the_chunks_and_records_no_refusal(tmp_path: Path) -> None:

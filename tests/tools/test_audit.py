@@ -12,32 +12,13 @@ import trio.testing
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
 from ctxtrio.tools.runner import ToolRunner
-from ctxtrio.tools.spec import Call, Hints, Tool
+
+from .handlers import forever, forever_in_a_nursery, read_only_tool
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ctxtrio._wiring import Wiring
-    from ctxtrio.tools.results import ToolResult
-    from ctxtrio.tools.spec import Args
-
-
-async def _nursery_inside(ctx: Wiring, args: Args, call: Call) -> ToolResult:
-    """A handler that waits in a nursery, as the summarizing tools do."""
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(trio.sleep_forever)
-        await trio.sleep_forever()
-    raise AssertionError("not reached")
-
-
-async def _plain(ctx: Wiring, args: Args, call: Call) -> ToolResult:
-    """A handler that waits on its own."""
-    await trio.sleep_forever()
-    raise AssertionError("not reached")
-
-
-def _tool(name: str, handler: object) -> Tool:
-    return Tool(name, name, "a test tool", (), handler, Hints(read_only=True))  # type: ignore[arg-type]
+    from ctxtrio.tools.spec import Tool
 
 
 async def _audited_when_cancelled(tmp_path: Path, tool: Tool) -> dict[str, object]:
@@ -55,12 +36,12 @@ async def _audited_when_cancelled(tmp_path: Path, tool: Tool) -> dict[str, objec
 
 async def test_a_call_cancelled_inside_a_nursery_is_audited_cancelled(tmp_path: Path) -> None:
     """Cancelled while its handler waits in a nursery (a Cancelled inside an exception group): "cancelled", not "ok"."""
-    audited = await _audited_when_cancelled(tmp_path, _tool("waits_in_a_nursery", _nursery_inside))
+    audited = await _audited_when_cancelled(tmp_path, read_only_tool("waits_in_a_nursery", forever_in_a_nursery))
     assert (audited["tool"], audited["outcome"]) == ("waits_in_a_nursery", "cancelled")
     assert "error" not in audited
 
 
 async def test_a_plain_cancelled_call_is_audited_cancelled(tmp_path: Path) -> None:
     """Cancelled while its handler waits directly: "cancelled"."""
-    audited = await _audited_when_cancelled(tmp_path, _tool("waits", _plain))
+    audited = await _audited_when_cancelled(tmp_path, read_only_tool("waits", forever))
     assert audited["outcome"] == "cancelled"

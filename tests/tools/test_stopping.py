@@ -14,9 +14,10 @@ from ctxtrio._wiring import open_wiring
 from ctxtrio.store.handle import StoreHandle
 from ctxtrio.tools.results import ToolResult, text_result
 from ctxtrio.tools.runner import ToolRunner
-from ctxtrio.tools.spec import Call, Hints, Tool
 from ctxtrio.tools.stopping import Stopping
 from ctxtrio.tools.table import TOOLS
+
+from .handlers import forever, forever_in_a_nursery, read_only_tool
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,31 +26,13 @@ if TYPE_CHECKING:
 
     from ctxtrio._wiring import Wiring
     from ctxtrio.store.results import AppendResult
-    from ctxtrio.tools.spec import Args
-
-
-async def _forever(ctx: Wiring, args: Args, call: Call) -> ToolResult:
-    """A handler that never finishes on its own (an ingest far longer than the grace)."""
-    await trio.sleep_forever()
-    raise AssertionError("not reached")
-
-
-async def _forever_in_a_nursery(ctx: Wiring, args: Args, call: Call) -> ToolResult:
-    """The same, waiting in a nursery as the summarizing tools do (the cancel comes out in a group)."""
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(trio.sleep_forever)
-        await trio.sleep_forever()
-    raise AssertionError("not reached")
+    from ctxtrio.tools.spec import Args, Call, Tool
 
 
 async def _a_second(ctx: Wiring, args: Args, call: Call) -> ToolResult:
     """A handler that finishes one second after it starts."""
     await trio.sleep(1.0)
     return text_result("done")
-
-
-def _tool(name: str, handler: object) -> Tool:
-    return Tool(name, name, "a test tool", (), handler, Hints(read_only=True))  # type: ignore[arg-type]
 
 
 async def _run_stopped(
@@ -84,9 +67,9 @@ async def test_a_call_past_the_grace_is_answered_that_the_server_stops(
 ) -> None:
     """Stopped 0.5 s into a call with a 2 s grace: at 2.5 s it answers, as an error naming the grace and saying to
     call again (before: the transport cancelled it with its connection, and the client got no answer at all)."""
-    for handler in (_forever, _forever_in_a_nursery):
+    for handler in (forever, forever_in_a_nursery):
         result, at_s, audited = await _run_stopped(
-            tmp_path, _tool("doc_ingest", handler), start_s=0.0, stop_s=0.5, grace_s=2.0
+            tmp_path, read_only_tool("doc_ingest", handler), start_s=0.0, stop_s=0.5, grace_s=2.0
         )
         assert at_s == 2.5
         assert result.is_error
@@ -101,7 +84,9 @@ async def test_a_call_started_after_the_stop_gets_what_is_left_of_the_grace(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
     """A call that starts 1.5 s into a 2 s grace is cut off at the grace's end, 0.5 s later."""
-    result, at_s, _ = await _run_stopped(tmp_path, _tool("doc_ingest", _forever), start_s=1.5, stop_s=0.0, grace_s=2.0)
+    result, at_s, _ = await _run_stopped(
+        tmp_path, read_only_tool("doc_ingest", forever), start_s=1.5, stop_s=0.0, grace_s=2.0
+    )
     assert at_s == 2.0
     assert "the server is stopping" in result.text
 
@@ -111,7 +96,7 @@ async def test_a_call_that_ends_within_the_grace_is_answered_as_usual(
 ) -> None:
     """A call that needs 1 s, stopped with 2 s of grace, gives its own answer at 1 s."""
     result, at_s, audited = await _run_stopped(
-        tmp_path, _tool("doc_ingest", _a_second), start_s=0.0, stop_s=0.1, grace_s=2.0
+        tmp_path, read_only_tool("doc_ingest", _a_second), start_s=0.0, stop_s=0.1, grace_s=2.0
     )
     assert (result.text, result.is_error, at_s, audited["outcome"]) == ("done", False, 1.0, "ok")
 
