@@ -44,7 +44,7 @@ class ServedSurface:
         return prompts.PROMPTS
 
     async def list_resources(self, cursor: str | None) -> tuple[Sequence[Mapping[str, Any]], str | None]:
-        return await self._bounded("resources/list", "list them", resources.list_page(self._ctx, cursor))
+        return await self._bounded("resources/list", "list the resources again", resources.list_page(self._ctx, cursor))
 
     async def read_resource(self, uri: str) -> Mapping[str, Any]:
         text = await self._bounded("resources/read", f"read {uri[:200]} again", resources.read(self._ctx, uri))

@@ -106,6 +106,19 @@ async def test_a_prompt_past_the_grace_is_answered_that_the_server_stops(
     assert answer.message.endswith("get prompt 'resume_session' again once the server is back"), answer
 
 
+async def test_a_resource_list_past_the_grace_is_answered_that_the_server_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: trio.testing.MockClock
+) -> None:
+    """A slow resources/list, stopped with 1 s of grace, is answered at 1 s that the server is stopping."""
+    _slowed(monkeypatch, DocumentService, "list_documents")
+    answer, at_s = await _asked_while_stopping(
+        tmp_path, lambda client: client.list_resources(), stop_s=0.0, grace_s=1.0
+    )
+    assert isinstance(answer, MCPError), answer
+    assert (answer.code, at_s) == (INTERNAL_ERROR, 1.0)
+    assert answer.message.endswith("(1 s, --shutdown-grace); list the resources again once the server is back")
+
+
 async def test_a_resource_read_within_the_grace_is_answered_as_usual(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: trio.testing.MockClock
 ) -> None:
