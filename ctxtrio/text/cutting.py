@@ -129,18 +129,42 @@ def whole_words(whole: str, shown: str) -> str:
     """``shown``, characters of ``whole`` between cut marks (:func:`cut_around`'s), without a part of a word
     at either end; "" when no word of two letters or digits is left ('[...] : Tim [...]' says nothing).
     An end keeps its mark, or gains one where a part-word went, and only then: a text shown to its end, or
-    whole, given a mark there read as cut ('... the widget section. [...]' of a one-sentence chunk)."""
+    whole, given a mark there read as cut ('... the widget section. [...]' of a one-sentence chunk).
+
+    Where the characters shown occur more than once in ``whole``, the occurrence that leaves the fewest
+    part-words is taken (the first of those): the first alone, inside a longer word ('timeoutms') where
+    the part shown stood on a word's edge ('timeout=30'), cut away a whole word, or the whole hit."""
     core = shown.replace(CUT_MARK, "").strip()
-    at = whole.find(core)
-    if not core or at < 0:
+    if not core:
         return shown
-    end = at + len(core)
+    parts = _part_words(whole, core)
+    if parts is None:
+        return shown
     before, after = shown.startswith(CUT_MARK), shown.endswith(CUT_MARK)
-    if at > 0 and whole[at - 1].isalnum() and core[0].isalnum():
+    if parts[0]:
         core, before = (core.partition(" ")[2] if " " in core else ""), True
-    if end < len(whole) and whole[end].isalnum() and core[-1:].isalnum():
+    if parts[1]:
         core, after = core.rpartition(" ")[0], True
     core = core.strip()
     if not _WORD.search(core):
         return ""
     return (CUT_MARK + " " if before else "") + core + (" " + CUT_MARK if after else "")
+
+
+def _part_words(whole: str, core: str) -> tuple[bool, bool] | None:
+    """Whether ``core``, where it occurs in ``whole``, starts and ends inside a word: of its occurrences, the
+    first with the fewest such ends; None when it does not occur."""
+    best: tuple[bool, bool] | None = None
+    at = whole.find(core)
+    while at >= 0:
+        end = at + len(core)
+        parts = (
+            at > 0 and whole[at - 1].isalnum() and core[0].isalnum(),
+            end < len(whole) and whole[end].isalnum() and core[-1].isalnum(),
+        )
+        if best is None or sum(parts) < sum(best):
+            best = parts
+            if not any(parts):
+                break
+        at = whole.find(core, at + 1)
+    return best

@@ -157,6 +157,27 @@ def test_whole_words_marks_only_the_ends_it_cut() -> None:
     )
 
 
+def test_whole_words_looks_past_a_first_occurrence_inside_a_longer_word() -> None:
+    """Characters shown that occur first inside a longer word ('readtimeout') and later on a word's edge are
+    judged where they are whole words: 'timeout key' lost its 'timeout', and 'timeout' alone
+    was dropped as a part-word (str.find saw the first occurrence only)."""
+    whole = "The readtimeout key is old. Use the timeout key of the widget."
+    assert whole_words(whole, f"{CUT_MARK} timeout key {CUT_MARK}") == f"{CUT_MARK} timeout key {CUT_MARK}"
+    assert whole_words(whole, f"{CUT_MARK} timeout {CUT_MARK}") == f"{CUT_MARK} timeout {CUT_MARK}"
+    assert whole_words(whole, f"{CUT_MARK} eadtimeout k {CUT_MARK}") == ""  # occurs once, inside words: as before
+
+
+def test_a_hit_cut_by_characters_is_not_dropped_for_an_earlier_look_alike() -> None:
+    """A config line's 'timeout=30' cut around by characters at budget 37-39 showed nothing (the hit dropped):
+    its characters 'pt299=1; timeout=30' occur first in the line above, inside 'timeout=300'."""
+    options = "; ".join(f"opt{n}=1" for n in range(300)) + "; timeout=30; retries=5; "
+    text = "Old names: opt299=1; timeout=300; retry=5.\n" + options + "; ".join(f"opt{n}=1" for n in range(300, 600))
+    chunk = StoredChunk(0, text, 0, len(text), (), MODEL.estimate(text))
+    for budget in (37, 38, 39):
+        hits, _, _ = pack_hits([Candidate("conf", "c", chunk, 1.0)], budget, MODEL, ["timeout", "retries"])
+        assert [hit.text for hit in hits] == [f"{CUT_MARK} timeout=30 {CUT_MARK}"], budget
+
+
 def test_cut_around_without_a_match_is_the_prefix_cut() -> None:
     """No term found: the same prefix cut as before."""
     assert cut_around(SOURCE, ["absent"], 40, MODEL) == cut_to_fit(SOURCE, 40, MODEL)
