@@ -157,18 +157,7 @@ async def _serve_stdio(
         cause = f"stopping on {signalled[0]}" if signalled else "stdin closed"
         log.info("%s: %d request(s) in flight", cause, len(traffic.inflight))
         stopping.stop_within(grace_s)  # a tool call past the grace is answered that the server stops
-        waited_s = grace_s + ANSWER_S  # the grace for the calls, then the moment kept for the answers of those it cut
-        with trio.move_on_after(waited_s) as grace:
-            await traffic.inflight.wait_idle()
-        if grace.cancelled_caught:
-            log.warning(
-                "%d request(s) still in flight after %g s (the shutdown grace, %g s, and %g s kept for answers): "
-                "cancelling them",
-                len(traffic.inflight),
-                waited_s,
-                grace_s,
-                ANSWER_S,
-            )
+        await traffic.inflight.settle(grace_s, ANSWER_S)
 
     preload = b"".join(handoff.lines) + handoff.rest
     lines = CancellableLines(

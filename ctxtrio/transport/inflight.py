@@ -9,9 +9,13 @@ grace period ends) before it reports EOF to the SDK.
 
 from __future__ import annotations
 
+import logging
+
 import trio
 
 __all__ = ["InFlight"]
+
+log = logging.getLogger("ctxtrio")
 
 
 class InFlight:
@@ -48,3 +52,20 @@ class InFlight:
         """Return once nothing is in flight."""
         while self._ids:
             await self._idle.wait()
+
+    async def settle(self, grace_s: float, answer_s: float) -> None:
+        """Return once nothing is in flight, or ``grace_s + answer_s`` from now: the shutdown grace the
+        calls get, then the moment kept for the answers of those it cut off. What is still in flight
+        then is logged, with the time waited; the caller cancels it (and so leaves it unanswered)."""
+        waited_s = grace_s + answer_s
+        with trio.move_on_after(waited_s) as waiting:
+            await self.wait_idle()
+        if waiting.cancelled_caught:
+            log.warning(
+                "%d request(s) still in flight after %g s (the shutdown grace, %g s, and %g s kept for answers): "
+                "cancelling them",
+                len(self._ids),
+                waited_s,
+                grace_s,
+                answer_s,
+            )

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import logging
+from typing import TYPE_CHECKING
 
 import trio
 import trio.testing
 
 from ctxtrio.transport.inflight import InFlight
 from ctxtrio.transport.messages import peek
+
+if TYPE_CHECKING:
+    import pytest
 
 
 def test_peek_kinds() -> None:
@@ -83,3 +88,43 @@ def test_cancelled_request_is_no_longer_in_flight() -> None:
     traffic.incoming('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"6"}}')
     traffic.incoming('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}')
     assert len(traffic.inflight) == 0
+
+
+async def _settled(inflight: InFlight, caplog: pytest.LogCaptureFixture) -> tuple[float, list[str]]:
+    """settle(0.5, 2.0) on ``inflight``: when it returned (virtual seconds) and what it logged."""
+    began = trio.current_time()
+    with caplog.at_level(logging.WARNING, logger="ctxtrio"):
+        await inflight.settle(0.5, 2.0)
+    return trio.current_time() - began, [record.getMessage() for record in caplog.records]
+
+
+async def test_settle_names_the_time_it_waited_for_what_stays_in_flight(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A request never answered: settle waits the grace and the moment kept for answers, 2.5 s, and says that
+    (before: '... still in flight after 0.5 s', the grace alone, though it had waited 2.5 s)."""
+    inflight = InFlight()
+    inflight.started("1")
+    waited_s, logged = await _settled(inflight, caplog)
+    assert waited_s == 2.5
+    assert logged == [
+        "1 request(s) still in flight after 2.5 s (the shutdown grace, 0.5 s, and 2 s kept for answers): "
+        "cancelling them"
+    ]
+
+
+async def test_settle_returns_when_the_last_request_is_answered(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A request answered 1 s in, within the 2.5 s: settle returns then, and logs nothing."""
+    inflight = InFlight()
+    inflight.started("1")
+    async with trio.open_nursery() as nursery:
+
+        async def answer() -> None:
+            await trio.sleep(1.0)
+            inflight.finished("1")
+
+        nursery.start_soon(answer)
+        waited_s, logged = await _settled(inflight, caplog)
+    assert (waited_s, logged) == (1.0, [])
