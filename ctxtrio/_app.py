@@ -90,6 +90,7 @@ def _build(ctx: Wiring, stopping: Stopping) -> tuple[Server[Any], Hub]:
         call=runner.call,
     )
     hub = Hub(secrets=[secret for secret in (ctx.config.llm_api_key, ctx.config.http_token) if secret])
+    stopping.at_stop(hub.end_listens)  # listen streams end with their result when the transport stops
     install(server, ServedSurface(ctx, [tool.name for tool in tools], stopping), hub)
     return server, hub
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from mcp.server.connection import Connection
     from mcp.server.context import ServerRequestContext
@@ -80,6 +80,8 @@ class Hub:
         self._send, self._receive = trio.open_memory_channel[tuple[int, str, str]](_QUEUE)
         self._token: trio.lowlevel.TrioToken | None = None
         self._dropped = 0
+        #: Set by :meth:`end_listens`: the server is stopping, and a new listen stream is refused.
+        self._ending = False
         self.listen = self._listen_handler()
 
     # -- connections ----------------------------------------------------------------
@@ -149,10 +151,25 @@ class Hub:
                 await connection.send_resource_list_changed()
         await self._bus.publish(ResourcesListChanged())
 
-    def _listen_handler(self) -> Callable[[ServerRequestContext[Any], SubscriptionsListenRequestParams], Any]:
+    def end_listens(self) -> None:
+        """End every listen stream now, gracefully, and refuse new ones: the server is stopping.
+
+        Each stream's handler sends its ``SubscriptionsListenResult`` as the last frame (the
+        SDK's :meth:`ListenHandler.close`, the spec's graceful close), so its client knows it
+        ended on purpose. Left open, a stream was a request in flight that never finishes: the
+        shutdown waited the grace and the moment kept for answers for it, then cut it off, which
+        the SDK client raises as ``SubscriptionLost``.
+        """
+        self._ending = True
+        self.listen.close()
+
+    def _listen_handler(self) -> ListenHandler:
+        from mcp import types
         from mcp.server.subscriptions import ListenHandler
+        from mcp.shared.exceptions import MCPError
 
         listened = self._listened
+        hub = self
 
         class CountingListen(ListenHandler):
             """The SDK's handler, counting the URIs of the streams open now."""
@@ -160,6 +177,8 @@ class Hub:
             async def __call__(
                 self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams
             ) -> SubscriptionsListenResult:
+                if hub._ending:
+                    raise MCPError(types.INTERNAL_ERROR, "the server is stopping: listen again once it is back")
                 uris = list(params.notifications.resource_subscriptions or ())[:MAX_SUBSCRIPTIONS]
                 listened.update(uris)
                 try:
@@ -170,8 +189,7 @@ class Hub:
                         if listened[uri] <= 0:
                             del listened[uri]
 
-        handler: ListenHandler = CountingListen(self._bus)
-        return handler
+        return CountingListen(self._bus)
 
     # -- warnings -------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ after it, a deadline at the end of the grace; :class:`~.runner.ToolRunner` answe
 cancelled with an error result, and ``ctxtrio.surface.served.ServedSurface`` a ``resources/read``,
 ``prompts/get``, ``resources/list`` or ``completion/complete`` with an error response. The
 transports keep their connections :data:`ANSWER_S` past the grace so that answer goes out.
+What never finishes on its own (a listen stream) is ended as the stop begins (:meth:`Stopping.at_stop`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 import trio
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import TracebackType
 
 __all__ = ["ANSWER_S", "Stopping"]
@@ -40,6 +42,7 @@ class Stopping:
     def __init__(self) -> None:
         self._scopes: set[trio.CancelScope] = set()
         self._deadline = math.inf
+        self._at_stop: list[Callable[[], None]] = []
         #: The grace the calls were given, once the server is stopping (for the answer's words).
         self.grace_s: float | None = None
 
@@ -73,12 +76,22 @@ class Stopping:
             f"--shutdown-grace); {again} once the server is back"
         )
 
+    def at_stop(self, end: Callable[[], None]) -> None:
+        """Call ``end`` when the server starts to stop (once): for what never finishes on its own, such as
+        a listen stream, which is ended then rather than cut off unanswered at the grace's end."""
+        self._at_stop.append(end)
+
     def stop_within(self, grace_s: float) -> None:
-        """Cancel every call, running or still to start, that has not finished ``grace_s`` from now."""
+        """Cancel every call, running or still to start, that has not finished ``grace_s`` from now; the first
+        time, call what :meth:`at_stop` was given."""
+        first = self.grace_s is None
         self.grace_s = grace_s if self.grace_s is None else min(self.grace_s, grace_s)
         self._deadline = min(self._deadline, trio.current_time() + grace_s)
         for scope in self._scopes:
             scope.deadline = min(scope.deadline, self._deadline)
+        if first:
+            for end in self._at_stop:
+                end()
 
 
 class _Bounded:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
 import trio
 import trio.testing
 from mcp import Client
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from pathlib import Path
 
-    import pytest
 
 INTERNAL_ERROR = -32603
 
@@ -131,3 +131,25 @@ async def test_a_resource_read_within_the_grace_is_answered_as_usual(
     (content,) = answer.contents
     assert isinstance(content, TextResourceContents) and 'man "Manual": 1 chunk' in content.text, content
     assert at_s == 1.0
+
+
+async def test_listen_streams_end_when_the_server_starts_to_stop(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """A 2026-07-28 listen stream ends with its result as the stop begins, not at the grace's end (5 s here) nor
+    cut off then; a listen asked for after the stop is refused, saying why."""
+    config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    stopping = Stopping()
+    async with open_wiring(config) as ctx, running_server(ctx, stopping) as server, Client(server) as client:
+        with trio.fail_after(60):
+            async with client.listen(resources_list_changed=True) as stream:
+                began = trio.current_time()
+                stopping.stop_within(5.0)
+                events = [event async for event in stream]
+            ended_s = trio.current_time() - began
+            with pytest.raises(MCPError) as refused:
+                async with client.listen(resources_list_changed=True):
+                    pass
+    assert (events, ended_s) == ([], 0.0)
+    assert (refused.value.code, refused.value.message) == (
+        INTERNAL_ERROR,
+        "the server is stopping: listen again once it is back",
+    )

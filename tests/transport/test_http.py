@@ -221,6 +221,25 @@ async def test_a_call_past_the_grace_is_answered_that_the_server_stops(tmp_path:
     ]
 
 
+# The server exits while the SDK client still holds its connection (see the test above).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_a_listen_stream_ends_gracefully_when_the_server_stops(tmp_path: Path) -> None:
+    """A 2026-07-28 client listening for changes, SIGTERM: its stream ends with the server's result (the loop
+    over it just ends), exit 0 (before: the stream was a request owed an answer, kept past the grace, then cut
+    off, which the SDK client raised as SubscriptionLost, 3.1 s after SIGTERM with a 1 s grace)."""
+    events: list[object] = []
+    async with http_server(tmp_path / "data", "--shutdown-grace", "1") as server:
+        async with Client(server.mcp_url) as client:
+            assert client.protocol_version == "2026-07-28"
+            with trio.fail_after(60):  # only stops a hang
+                async with client.listen(resources_list_changed=True) as stream:
+                    server.process.send_signal(signal.SIGTERM)
+                    async for event in stream:  # SubscriptionLost, raised here, fails the test
+                        events.append(event)
+                assert await server.process.wait() == 0
+    assert events == []
+
+
 async def test_client_gone_mid_ingest_cancels_it_cleanly(tmp_path: Path) -> None:
     """A client that disconnects during a large ingest cancels it: nothing half-stored, the server serves on."""
     text = "\n\n".join(f"## Part {n}\n\nThe marker zebrafinch{n} sits in part {n} of the manual." for n in range(60000))
