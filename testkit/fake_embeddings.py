@@ -20,8 +20,11 @@ an input that contains one of these strings is refused whole with HTTP 400 and a
 an input it will not take (API reference, "Error codes": 400, "invalid encoding, format, or
 size of request data") and llama-cpp-python's server one longer than its context
 (llama_cpp/server/errors.py, ``context_length_exceeded``); nothing of it is embedded).
-``requests`` keeps each answered request's inputs, so a test can tell what was embedded,
-and how often; ``refusals`` each refused request's.
+``ubatch_tokens`` (a request holding an input of more tokens than this fails whole with
+HTTP 500, as llama.cpp's ``llama-server`` answers an input longer than its physical batch,
+``--ubatch-size``, 512 by default: :data:`TOO_LARGE`). ``requests`` keeps each answered
+request's inputs, so a test can tell what was embedded, and how often; ``refusals`` each
+refused request's (400 or 500).
 """
 
 from __future__ import annotations
@@ -49,9 +52,36 @@ if TYPE_CHECKING:
     from hypercorn.typing import ASGIFramework
     from starlette.requests import Request
 
-__all__ = ["FakeEmbeddings", "quick_embedders", "serve_fake_embeddings"]
+__all__ = ["TOO_LARGE", "FakeEmbeddings", "bert_tokens", "quick_embedders", "serve_fake_embeddings"]
 
 _WORD = re.compile(r"\w+")
+#: What BERT's basic tokenizer makes one token before WordPiece splits further: a CJK ideograph, a run
+#: of other word characters, a punctuation mark or symbol (transformers, BasicTokenizer: _tokenize_chinese_chars,
+#: _run_split_on_punc).
+_BASIC_TOKEN = re.compile(
+    r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\w\s]"
+)
+#: llama.cpp's answer to an input of more tokens than the physical batch (``n_ubatch``), vendored in
+#: llama-cpp-python 0.3.36's sdist: tools/server/server-context.cpp, ``update_slots`` (an embedding task
+#: cannot be split across batches: ``send_error(slot, "input (%d tokens) is too large to process. increase
+#: the physical batch size (current batch size: %d)", ERROR_TYPE_SERVER)``), server-common.cpp,
+#: ``format_error_response`` (ERROR_TYPE_SERVER: ``{"code": 500, "message", "type": "server_error"}``, the HTTP
+#: status being ``code``), under ``{"error": ...}``; the request's other inputs are not answered
+#: (``wait_for_all`` returns the first error). Older versions said "input is too large to process. increase
+#: the physical batch size" (ggml-org/llama.cpp#12295).
+TOO_LARGE = (
+    "input ({tokens} tokens) is too large to process. increase the physical batch size (current batch size: {ubatch})"
+)
+
+
+def bert_tokens(text: str) -> int:
+    """At least the tokens a BERT WordPiece model (all-MiniLM-L6-v2) makes of ``text``, [CLS] and [SEP] included.
+
+    Against llama-server's own count of all-MiniLM-L6-v2 as GGUF (its 500's "input (N tokens)"): 522 = 522
+    for 520 characters of a psql table's rule, 607 = 607 for 605 Chinese characters, 526 against 528 for the
+    rule led by "Quolls › Quoll 7" (WordPiece cuts "quolls" in two).
+    """
+    return len(_BASIC_TOKEN.findall(text)) + 2
 
 
 @dataclass
@@ -65,6 +95,7 @@ class FakeEmbeddings:
     down_after: int | None = None
     delay_s: float = 0.0
     refuse: set[str] = field(default_factory=set)
+    ubatch_tokens: int | None = None
     requests: list[list[str]] = field(default_factory=list)
     refusals: list[list[str]] = field(default_factory=list)
 
@@ -114,6 +145,10 @@ class FakeEmbeddings:
                 "code": "context_length_exceeded",
             }
             return httpx.Response(400, json={"error": error})
+        too_large = self._too_large(texts)
+        if too_large is not None:
+            self.refusals.append(texts)
+            return httpx.Response(500, json={"error": {"code": 500, "message": too_large, "type": "server_error"}})
         self.requests.append(texts)
         data = [{"object": "embedding", "index": i, "embedding": self.vector(t)} for i, t in enumerate(texts)]
         tokens = sum(max(1, math.ceil(len(t) / 4)) for t in texts)
@@ -126,6 +161,13 @@ class FakeEmbeddings:
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
             },
         )
+
+    def _too_large(self, texts: list[str]) -> str | None:
+        """llama-server's message for the first input longer than ``ubatch_tokens``, if one is."""
+        if self.ubatch_tokens is None:
+            return None
+        tokens = next((n for n in map(bert_tokens, texts) if n > self.ubatch_tokens), None)
+        return None if tokens is None else TOO_LARGE.format(tokens=tokens, ubatch=self.ubatch_tokens)
 
 
 async def serve_fake_embeddings(nursery: trio.Nursery, fake: FakeEmbeddings) -> str:

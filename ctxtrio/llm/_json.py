@@ -17,7 +17,17 @@ from .._json import JSON
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["JSON", "as_int", "as_object", "error_body", "json_object", "parse_json", "snippet", "whole_characters"]
+__all__ = [
+    "JSON",
+    "as_int",
+    "as_object",
+    "error_body",
+    "json_object",
+    "parse_json",
+    "snippet",
+    "status_error",
+    "whole_characters",
+]
 
 
 _HALF = re.compile("[\ud800-\udfff]")
@@ -77,12 +87,18 @@ def error_body(payload: dict[str, object]) -> str | None:
     return str(error)
 
 
+def status_error(response: httpx.Response, what: str) -> LLMResponseError:
+    """The error of a ``what`` call answered with an HTTP error status, holding the server's message."""
+    payload = as_object(parse_json(response))
+    message = error_body(payload) if payload is not None else None
+    return LLMResponseError(f"{what}: HTTP {response.status_code}: {snippet(message or response.text)}")
+
+
 def json_object(response: httpx.Response, what: str) -> dict[str, object]:
     """The JSON object a successful ``what`` call returned, or LLMResponseError saying why not."""
-    payload = as_object(parse_json(response))
     if response.status_code >= 400:
-        message = error_body(payload) if payload is not None else None
-        raise LLMResponseError(f"{what}: HTTP {response.status_code}: {snippet(message or response.text)}")
+        raise status_error(response, what)
+    payload = as_object(parse_json(response))
     if payload is None:
         raise LLMResponseError(f"{what}: answer is not a JSON object: {snippet(response.text)!r}")
     message = error_body(payload)

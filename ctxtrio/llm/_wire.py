@@ -13,7 +13,7 @@ import httpx
 import trio
 
 from .._errors import LLMResponseError
-from ._json import as_int, as_object, json_object, parse_json, whole_characters
+from ._json import as_int, as_object, json_object, parse_json, status_error, whole_characters
 from .messages import Completion
 
 if TYPE_CHECKING:
@@ -36,13 +36,15 @@ _T = TypeVar("_T")
 #: tokens in an example exceeds the context length") and llama-cpp-python's server (a text longer than the
 #: context: llama_cpp/server/errors.py, ``context_length_exceeded``) answer; 413, a body too large; 422, the
 #: validation error of FastAPI-based servers. Not 404 (no such model: the endpoint is unusable), not
-#: 408/429 (come back later), not 5xx (llama.cpp's llama-server answers 500 "input is too large to process"
-#: (ggml-org/llama.cpp#12295): that stays a failure, as every 5xx).
+#: 408/429 (come back later), not 5xx: llama.cpp's llama-server answers 500 "input (N tokens) is too large
+#: to process" (ggml-org/llama.cpp#12295), as it answers a failure of its own, so a 500 is judged by a
+#: one-word input sent right after it (``client.LLMClient.embed``), and is this error only if that is embedded.
 _INPUT_REFUSED = frozenset({400, 413, 422})
 
 
 class InputRefusedError(LLMResponseError):
-    """The embeddings endpoint answered that it will not take these inputs (:data:`_INPUT_REFUSED`).
+    """The embeddings endpoint answered that it will not take these inputs (:data:`_INPUT_REFUSED`, or a
+    500 while it embeds a one-word input: ``client.LLMClient.embed``).
 
     The server is up and answered: the breaker counts it as an answer (:mod:`._requests`), so
     the background embedders can send the inputs again one by one and learn which is refused
@@ -150,10 +152,7 @@ def parse_embeddings(response: httpx.Response, count: int) -> list[list[float]]:
     refused (HTTP 400, 413, 422) is its :class:`InputRefusedError`.
     """
     if response.status_code in _INPUT_REFUSED:
-        try:
-            json_object(response, "embeddings")  # raises with the server's message
-        except LLMResponseError as exc:
-            raise InputRefusedError(str(exc)) from None
+        raise InputRefusedError(str(status_error(response, "embeddings")))
     payload = json_object(response, "embeddings")
     data = payload.get("data")
     if not isinstance(data, list) or len(data) != count:

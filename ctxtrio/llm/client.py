@@ -24,10 +24,10 @@ Errors, all :class:`~ctxtrio._errors.LLMError`:
 
 Each of them but the last counts as a failure for the breaker: an interrupted stream
 came from a server that works, and counts as an answer. So does an embeddings request
-refused for its input (HTTP 400, 413, 422: ``_wire.InputRefusedError``, an
-LLMResponseError): one text the model will not take is not the endpoint being down. A
-call cancelled by its caller (a ``move_on_at`` around it) gives no verdict: the breaker
-stays as it was. The optional
+refused for its input (HTTP 400, 413, 422, or 500 while a one-word input sent right after
+it is embedded: ``_wire.InputRefusedError``, an LLMResponseError): one text the model will
+not take is not the endpoint being down. A call cancelled by its caller (a ``move_on_at``
+around it) gives no verdict: the breaker stays as it was. The optional
 endpoints (tokenize, context length) answer ``None`` for "this server has no such
 endpoint" and only fail on transport errors.
 
@@ -38,12 +38,14 @@ connections. It starts no tasks.
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final, NoReturn
 
 import httpx
 import trio
 
+from .._errors import LLMError, LLMResponseError
 from ._chat import ChatStreams, chat_body
+from ._json import status_error
 from ._probes import (
     OVERFLOW_PROBE_TOKENS,
     context_from_error,
@@ -55,7 +57,7 @@ from ._probes import (
     vllm_context,
 )
 from ._requests import Requests
-from ._wire import optional, parse_completion, parse_embeddings, parse_model_ids
+from ._wire import InputRefusedError, optional, parse_completion, parse_embeddings, parse_model_ids
 from .breaker import Breaker, BreakerState
 from .messages import ChatMessage, Completion, LLMSettings
 from .models import chat_model_among
@@ -65,7 +67,15 @@ if TYPE_CHECKING:
 
     from ._json import JSON
 
-__all__ = ["LLMClient", "open_llm_client"]
+__all__ = ["EMBED_PROBE", "JUDGED_BY_PROBE", "LLMClient", "open_llm_client"]
+
+#: The status of an embeddings answer judged by a probe (:meth:`LLMClient.embed`): 500, what llama.cpp's
+#: llama-server answers for an input longer than its physical batch, and for a server failing everything.
+#: Not 502/503/504 (a proxy without its upstream, a model still loading: llama-server's 503
+#: ``unavailable_error``) nor 501 (no embeddings served): the server is down or unusable, probe or not.
+JUDGED_BY_PROBE: Final = 500
+#: The one-word input sent to tell a refused input from a failing server (a word every tokenizer takes).
+EMBED_PROBE: Final = "probe"
 
 
 class LLMClient:
@@ -152,9 +162,44 @@ class LLMClient:
         Through the breaker and the queue like every request, within ``embed_timeout_s``.
         See :func:`._wire.parse_embeddings` for the shape.
         """
-        body: JSON = {"input": list(texts), "encoding_format": "float", "model": self._settings.model}
         url = f"{self._settings.base_url}/embeddings"
-        return await self._requests.call("POST", url, body, lambda r: parse_embeddings(r, len(texts)), kind="embed")
+
+        async def exchange() -> list[list[float]]:
+            response = await self._requests.send("POST", url, self._embeddings_body(texts), kind="embed")
+            if response.status_code == JUDGED_BY_PROBE:
+                await self._blame_for_server_error(url, response)
+            return parse_embeddings(response, len(texts))
+
+        return await self._requests.guarded(exchange)
+
+    async def _blame_for_server_error(self, url: str, failed: httpx.Response) -> NoReturn:
+        """An embeddings request answered HTTP 500: the input's fault, or the server's? A probe tells.
+
+        llama.cpp's ``llama-server`` answers an input of more tokens than its physical batch
+        (``--ubatch-size``, 512 by default) with HTTP 500 ``{"error": {"code": 500, "message":
+        "input (N tokens) is too large to process. increase the physical batch size (current
+        batch size: 512)", "type": "server_error"}}`` (tools/server/server-context.cpp,
+        ``update_slots``, ``ERROR_TYPE_SERVER``; server-common.cpp, ``format_error_response``;
+        ggml-org/llama.cpp#12295), and one input's error fails the whole request
+        (``wait_for_all``). The status, type and wording are those of a server that fails every
+        input (a model that cannot run), and the wording changed across versions, so the body
+        is not trusted: one input of a single word (:data:`EMBED_PROBE`) is sent at once, inside
+        the same admission. Embedded: the server works, the input is refused
+        (:class:`~._wire.InputRefusedError`, an answer for the breaker; the background embedders
+        then send the inputs one by one and record the one refused alone). Not: the 500's
+        LLMResponseError, a failure that opens the breaker, as before.
+        """
+        refusal = status_error(failed, "embeddings")
+        try:
+            parse_embeddings(
+                await self._requests.send("POST", url, self._embeddings_body([EMBED_PROBE]), kind="embed"), 1
+            )
+        except LLMError as exc:
+            raise LLMResponseError(f"{refusal} (and a one-word input failed too: {exc})") from exc
+        raise InputRefusedError(f"{refusal} (a one-word input is embedded: this input is refused)")
+
+    def _embeddings_body(self, texts: Sequence[str]) -> JSON:
+        return {"input": list(texts), "encoding_format": "float", "model": self._settings.model}
 
     async def list_models(self) -> list[str]:
         """The model ids of ``GET {base}/models``."""

@@ -3,14 +3,19 @@
 Every attack runs ``python -m ctxtrio --embed-model`` (stdio, through the SDK client) against
 the fake embeddings endpoint of the tests served on loopback, which counts the texts it is
 sent: a document edited and ingested again, a vectors file written by a newer rows layout,
-and a vector cut short in the file (a damaged page). Each server is bounded (60 s).
+a vector cut short in the file (a damaged page), and a table rule llama.cpp's llama-server
+answers HTTP 500 "input is too large to process" to (``testkit/fake_embeddings.TOO_LARGE``),
+with the server answering and then failing every input. Each server is bounded (60 s).
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import httpx
 import trio
 
 from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
@@ -128,12 +133,126 @@ async def cut_short(work: Path) -> Row:
     )
 
 
+#: A psql table (``\\pset border 2``) as a note or a manual section holds it: its rule is one token a
+#: character for a BERT model, more than llama-server's default physical batch (512 tokens) in one input.
+RULE = "+" + "+".join(["-" * 10] * 60) + "+"
+TABLE = f"{RULE}\n| 1 | spotted | 12 |\n{RULE}"
+UBATCH = 512
+
+
+@dataclass
+class Crashing(FakeEmbeddings):
+    """While ``crashed``, HTTP 500 to every input, as a server whose model cannot run."""
+
+    crashed: bool = False
+
+    async def _handle(self, request: httpx.Request) -> httpx.Response:
+        if self.crashed:
+            return httpx.Response(
+                500, json={"error": {"code": 500, "message": "model crashed", "type": "server_error"}}
+            )
+        return await super()._handle(request)
+
+
+async def semantic_lines(client: Client) -> tuple[str, str]:
+    """context_guide's two semantic recall lines: the chunks', the session entries'."""
+    _, said = await call(client, "context_guide")
+    lines = said.splitlines()
+    chunks = next((line for line in lines if line.startswith("- semantic recall:")), "")
+    entries = next((line for line in lines if line.startswith("- session entries by meaning:")), "")
+    return chunks, entries
+
+
+async def settled_or_none(client: Client, fake: FakeEmbeddings) -> tuple[str, str] | None:
+    """Both lines caught up with every chunk and entry embedded or refused, and no request for 6 s (40 s
+    at most: the server has 60); None if not."""
+    with trio.move_on_after(40):
+        while True:
+            chunks, entries = await semantic_lines(client)
+            counts = re.search(r"([\d,]+) of ([\d,]+) chunks? embedded(?:, (\d+) refused)?", chunks)
+            whole = counts is not None and int(counts[1]) + int(counts[3] or 0) == int(counts[2]) > 0
+            if whole and chunks.endswith("; caught up") and entries.endswith("; caught up"):
+                seen = len(fake.requests) + len(fake.refusals)
+                await trio.sleep(6.0)
+                if len(fake.requests) + len(fake.refusals) == seen:
+                    return chunks, entries
+            await trio.sleep(0.5)
+    return None
+
+
+async def fill(client: Client) -> None:
+    """A manual of 40 sections, section 7 holding TABLE, and 40 notes, note 7 TABLE."""
+    manual = MANUAL.replace("## Quoll 7\n\n", f"## Quoll 7\n\n{TABLE}\n\n")
+    await call(client, "doc_ingest", text=manual, doc_id="q")
+    for n in range(40):
+        await call(client, "context_append", session_id="s", text=TABLE if n == 7 else f"Quoll {n} nests by the creek.")
+
+
+def counts(lines: tuple[str, str] | None) -> str:
+    """What the two lines say was embedded and refused ("not caught up" for None)."""
+    if lines is None:
+        return "not caught up"
+    chunks, entries = (re.sub(r"; caught up$", "", line).rpartition("; ")[2] for line in lines)
+    return f"{chunks}; entries: {entries.removeprefix('- session entries by meaning: ')}"
+
+
+def _refused_once(lines: tuple[str, str] | None) -> bool:
+    return lines is not None and all(", 1 refused by the endpoint; caught up" in line for line in lines)
+
+
+async def too_large(work: Path) -> Row:
+    fake = FakeEmbeddings(ubatch_tokens=UBATCH)
+    data = work / "v4"
+    async with trio.open_nursery() as nursery:
+        url = await serve_fake_embeddings(nursery, fake)
+        embed = ("--embed-model", fake.model, "--embed-base-url", url)
+        async with _server(data, *embed) as client:
+            await fill(client)
+            first = await settled_or_none(client, fake)
+        sent = len(fake.embedded)
+        async with _server(data, *embed) as client:
+            again = await settled_or_none(client, fake)
+            resent = fake.embedded[sent:]
+            ok, said = await call(client, "doc_search", query="quoll 39 seen near the creek")
+        nursery.cancel_scope.cancel()
+    table = sum(RULE[:60] in one for one in fake.embedded)
+    return Row(
+        "a psql table (661-character rules) in a manual section and a note; the endpoint answers llama-server's "
+        "HTTP 500 'input (N tokens) is too large to process' to it; server started again",
+        "that chunk and that note refused, every other one embedded; after the restart nothing sent again",
+        f"{counts(first)}; after the restart: {len(resent)} sent; search: {ok and '39' in said}",
+        _refused_once(first) and _refused_once(again) and resent == [] and table == 0 and ok,
+    )
+
+
+async def crashing(work: Path) -> Row:
+    fake = Crashing(ubatch_tokens=UBATCH, crashed=True)
+    async with trio.open_nursery() as nursery:
+        url = await serve_fake_embeddings(nursery, fake)
+        async with _server(work / "v5", "--embed-model", fake.model, "--embed-base-url", url) as client:
+            await fill(client)
+            await trio.sleep(8.0)
+            paused = await semantic_lines(client)
+            fake.crashed = False
+            done = await settled_or_none(client, fake)
+        nursery.cancel_scope.cancel()
+    held = all("refused by" not in line and "endpoint unreachable" in line for line in paused)
+    return Row(
+        "the same, the endpoint answering HTTP 500 to every input (the one-word probe too) for 8 s, then working",
+        "embedding paused, nothing refused; then the table's chunk and note refused, every other one embedded",
+        f"while failing: {'paused, 0 refused' if held else paused}; then: {counts(done)}",
+        held and _refused_once(done),
+    )
+
+
 async def _main(work: Path) -> list[Row]:
     rows: list[Row] = []
     attacks: list[tuple[str, Callable[[], Awaitable[Row | list[Row]]]]] = [
         ("edited", lambda: edited(work)),
         ("newer rows", lambda: newer_rows(work)),
         ("cut short", lambda: cut_short(work)),
+        ("too large", lambda: too_large(work)),
+        ("crashing", lambda: crashing(work)),
     ]
     for name, attack in attacks:
         rows.extend(await guarded(name, attack, 150))

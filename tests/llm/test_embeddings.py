@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, field
 
 import httpx
 import pytest
@@ -11,8 +12,9 @@ import trio
 import trio.testing
 
 from ctxtrio._errors import LLMResponseError, LLMUnavailableError
+from ctxtrio.llm._wire import InputRefusedError
 from ctxtrio.llm.breaker import BreakerState
-from ctxtrio.llm.client import open_llm_client
+from ctxtrio.llm.client import EMBED_PROBE, open_llm_client
 from ctxtrio.llm.embeddings import Embedder, prefixes_for
 from ctxtrio.llm.messages import LLMSettings
 from testkit.fake_embeddings import FakeEmbeddings
@@ -105,7 +107,7 @@ async def test_a_dead_endpoint_opens_the_breaker(autojump_clock: trio.testing.Mo
 
 
 async def test_an_input_refused_leaves_the_breaker_closed(autojump_clock: trio.testing.MockClock) -> None:
-    """HTTP 400 for one input is an answer (the next request goes out at once); a 500 still opens the breaker."""
+    """HTTP 400 for one input is an answer (the next request goes out at once); a 500 to every input opens the breaker."""
     fake = FakeEmbeddings(refuse={"huge"})
     async with open_llm_client(LLMSettings(BASE), transport=fake.transport()) as client:
         embedder = Embedder(client, fake.model)
@@ -118,6 +120,70 @@ async def test_an_input_refused_leaves_the_breaker_closed(autojump_clock: trio.t
     transport = httpx.MockTransport(lambda request: httpx.Response(500, json={"error": {"message": "crashed"}}))
     async with open_llm_client(LLMSettings(BASE), transport=transport) as client:
         embedder = Embedder(client, fake.model)
-        with pytest.raises(LLMResponseError, match="HTTP 500"):
+        with pytest.raises(LLMResponseError, match="HTTP 500") as failed:
             await embedder.documents(["fine"])
         assert embedder.breaker_state is BreakerState.OPEN
+    assert not isinstance(failed.value, InputRefusedError)
+
+
+async def test_an_input_too_large_for_llama_server_leaves_the_breaker_closed(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """llama-server's HTTP 500 for an input longer than its batch, while a one-word input is embedded: refused, no failure."""
+    fake = FakeEmbeddings(ubatch_tokens=512)
+    long = "漢" * 520  # one token a character for a BERT model: 522 with [CLS] and [SEP]
+    async with open_llm_client(LLMSettings(BASE), transport=fake.transport()) as client:
+        embedder = Embedder(client, fake.model)
+        with pytest.raises(
+            InputRefusedError, match=r"HTTP 500: input \(522 tokens\) is too large to process"
+        ) as refused:
+            await embedder.documents(["fine", long])
+        assert "a one-word input is embedded" in str(refused.value)
+        assert embedder.breaker_state is BreakerState.CLOSED
+        assert len(await embedder.documents(["fine"])) == 1
+        assert autojump_clock.current_time() == 0  # (no cooldown waited)
+    assert (fake.refusals, fake.requests) == ([["fine", long]], [[EMBED_PROBE], ["fine"]])
+
+
+@dataclass
+class Answers:
+    """An embeddings endpoint answering ``status`` to every request, or refusing to connect once ``down``."""
+
+    status: int
+    down: bool = False
+    seen: list[list[str]] = field(default_factory=list)
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(json.loads(request.content)["input"])
+        if self.down:
+            raise httpx.ConnectError("connection refused", request=request)
+        return httpx.Response(self.status, json={"error": {"code": self.status, "message": "boom", "type": "x"}})
+
+
+@pytest.mark.parametrize(("status", "requests"), [(500, 2), (502, 1), (503, 1), (504, 1)])
+async def test_a_server_error_to_the_probe_too_opens_the_breaker(
+    autojump_clock: trio.testing.MockClock, status: int, requests: int
+) -> None:
+    """A 500 whose one-word probe fails too is the server's failure; 502-504 (a model loading, no upstream) are, unprobed."""
+    answers = Answers(status)
+    async with open_llm_client(LLMSettings(BASE), transport=httpx.MockTransport(answers.handle)) as client:
+        with pytest.raises(LLMResponseError, match=f"HTTP {status}: boom") as failed:
+            await client.embed(["fine", "text"])
+        assert client.breaker_state is BreakerState.OPEN
+    assert not isinstance(failed.value, InputRefusedError)
+    assert answers.seen == [["fine", "text"], [EMBED_PROBE]][:requests]
+
+
+async def test_a_server_error_then_no_connection_opens_the_breaker(autojump_clock: trio.testing.MockClock) -> None:
+    """HTTP 500, then the one-word probe cannot connect: the endpoint went down, not an input refused."""
+    answers = Answers(500)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        answers.down = bool(answers.seen)  # the probe, after the first request
+        return answers.handle(request)
+
+    async with open_llm_client(LLMSettings(BASE), transport=httpx.MockTransport(handle)) as client:
+        with pytest.raises(LLMResponseError, match="a one-word input failed too: .*cannot connect") as failed:
+            await client.embed(["fine"])
+        assert client.breaker_state is BreakerState.OPEN
+    assert not isinstance(failed.value, InputRefusedError)

@@ -1,9 +1,11 @@
-"""One input the embedding endpoint refuses (HTTP 400) is recorded as refused; the rest is embedded.
+"""One input the embedding endpoint refuses is recorded as refused; the rest is embedded.
 
-Through the real client and its breaker (``llm/_requests.py``) and both background embedders
-(``store/vector_task.py``): chunks and session entries. Before the refusal counted as an answer,
-the 400 opened the breaker, the one-word probe found it open, nothing was recorded as refused, and
-the task sent the whole batch again for ever: nothing more of that journal was embedded.
+Refused with HTTP 400 (OpenAI, llama-cpp-python), or with llama.cpp's llama-server's 500 for an input
+longer than its physical batch (``testkit/fake_embeddings.TOO_LARGE``), through the real client and its
+breaker (``llm/_requests.py``, ``llm/client.py``) and both background embedders (``store/vector_task.py``):
+chunks and session entries. Before a refusal counted as an answer, it opened the breaker, the one-word
+probe found it open, nothing was recorded as refused, and the task sent the whole batch again for ever:
+nothing more of that journal was embedded.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import pytest
 import trio
 
 from ctxtrio.docs.embedding import describe_semantic
-from testkit.fake_embeddings import FakeEmbeddings, quick_embedders
+from ctxtrio.text.embedding import text_parts
+from testkit.fake_embeddings import FakeEmbeddings, bert_tokens, quick_embedders
 from tests.docs.conftest import opened as opened_docs
 from tests.docs.test_embedding import semantic
 from tests.memory.test_semantic import entry_vectors, settled
@@ -44,8 +47,10 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @dataclass
 class Failing(FakeEmbeddings):
-    """While ``failing``: the one-word probe cannot connect (``probe_down``), or every request gets HTTP 500
-    (``crashed``); ``failed`` counts the requests so answered."""
+    """While ``failing``: the one-word probe cannot connect (``probe_down``), every request gets HTTP 500
+    (``crashed``), or 503 with llama-server's body while it loads its model (``loading``: tools/server/
+    server-http.cpp, ``{"error": {"message": "Loading model", "type": "unavailable_error", "code": 503}}``);
+    ``failed`` counts the requests so answered."""
 
     failing: str = "probe_down"
     failed: int = 0
@@ -54,6 +59,10 @@ class Failing(FakeEmbeddings):
         if self.failing == "crashed":
             self.failed += 1
             return httpx.Response(500, json={"error": {"message": "model crashed"}})
+        if self.failing == "loading":
+            self.failed += 1
+            error = {"message": "Loading model", "type": "unavailable_error", "code": 503}
+            return httpx.Response(503, json={"error": error})
         if self.failing == "probe_down" and b'"probe"' in request.content:
             self.failed += 1
             raise httpx.ConnectError("connection refused (fake endpoint down)", request=request)
@@ -144,3 +153,92 @@ async def test_a_server_error_pauses_the_chunks_and_records_no_refusal(tmp_path:
             status = index.status()
     assert (status.chunks_refused, status.chunks_embedded) == (0, doc.doc.chunks)
     assert fake.refusals == []
+
+
+#: A table's rule (psql draws them so): a BERT model (all-MiniLM-L6-v2) makes each punctuation mark a token,
+#: so a part of PART_CHARS (520) of it is 520+ tokens, more than llama-server's default physical batch (512),
+#: while the cold token estimate counts a run of punctuation at 1/16 a character: one chunk of 50 tokens.
+RULE = "+----------" * 60
+UBATCH = 512
+
+
+def _ruled_sections(n: int, ruled: int) -> str:
+    """_sections(n), section ``ruled`` ending in RULE."""
+    return "\n\n".join(
+        f"## Part {i}\n\nSection {i} explains topic{i} with example{i} and detail{i}." + ("\n\n" + RULE) * (i == ruled)
+        for i in range(n)
+    )
+
+
+def test_the_long_input_is_too_large_for_llama_server_and_every_other_fits() -> None:
+    """(The premise:) RULE's first part is over llama-server's batch; an entry of ENTRIES is far under."""
+    assert bert_tokens(text_parts(RULE)[0].text) > UBATCH
+    assert max(bert_tokens(part.text) for text in ENTRIES for part in text_parts(text)) < 20
+
+
+async def test_a_chunk_too_large_for_llama_server_is_recorded_and_every_other_chunk_embedded(tmp_path: Path) -> None:
+    """HTTP 500 "input is too large to process" for one chunk: that chunk is refused, every other one embedded;
+    a restart sends none of them again."""
+    fake = FakeEmbeddings(ubatch_tokens=UBATCH)
+    async with opened_docs(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+        doc = await ctx.documents.ingest(text=_ruled_sections(40, ruled=7), title="parts")
+        async with semantic(ctx, fake) as index:
+            await _chunks_settled(index)
+            status = index.status()
+    assert doc.doc.chunks >= 40
+    assert (status.chunks_refused, status.chunks_embedded) == (1, doc.doc.chunks - 1)
+    assert "1 refused by the endpoint; caught up" in describe_semantic(status)
+    assert fake.refusals and not any(RULE[:100] in text for text in fake.embedded)
+
+    again = FakeEmbeddings(ubatch_tokens=UBATCH)
+    async with opened_docs(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+        async with semantic(ctx, again) as index:
+            await _chunks_settled(index)
+            after = index.status()
+    assert (after.chunks_refused, after.chunks_embedded) == (1, doc.doc.chunks - 1)
+    assert (again.embedded, again.refusals) == ([], [])
+
+
+async def test_an_entry_too_large_for_llama_server_is_refused_and_stays_so_after_a_restart(tmp_path: Path) -> None:
+    """One entry of 40 gets HTTP 500 "too large": 39 embedded, 1 refused; a restart sends none of them again."""
+    entries = [*ENTRIES[:7], RULE, *ENTRIES[8:]]
+    fake = FakeEmbeddings(ubatch_tokens=UBATCH)
+    async with opened_sessions(tmp_path) as ctx:
+        for text in entries:
+            await ctx.sessions.append("s1", text)
+        async with entry_vectors(ctx, fake) as index:
+            await settled(index)
+            before = index.stored[:2]
+            said = index.describe()
+    assert before == (len(entries) - 1, 1)
+    assert "1 refused by the endpoint; caught up" in said
+    assert sorted(text for text in fake.embedded if text.startswith("Entry")) == sorted(set(entries) - {RULE})
+
+    again = FakeEmbeddings(ubatch_tokens=UBATCH)
+    async with opened_sessions(tmp_path) as ctx:
+        async with entry_vectors(ctx, again) as index:
+            await settled(index)
+            after = index.stored[:2]
+            await ctx.sessions.append("s1", "Entry 40 is about topic40.")
+            await settled(index)
+            added = index.stored[:2]
+    assert after == before
+    assert (again.embedded, again.refusals) == (["Entry 40 is about topic40."], [])
+    assert added == (len(entries), 1)
+
+
+@pytest.mark.parametrize("failing", ["crashed", "loading"])
+async def test_an_endpoint_failing_every_input_pauses_and_records_no_refusal(tmp_path: Path, failing: str) -> None:
+    """HTTP 500 to every input (the one-word probe too), or 503 while a model loads: paused, nothing refused;
+    once it answers, the entry too large for it is the only one refused."""
+    entries = [*ENTRIES[:7], RULE, *ENTRIES[8:]]
+    fake = Failing(failing=failing, ubatch_tokens=UBATCH)
+    async with opened_sessions(tmp_path) as ctx:
+        for text in entries:
+            await ctx.sessions.append("s1", text)
+        async with entry_vectors(ctx, fake) as index:
+            await _paused(index, fake)
+            assert index.stored[:2] == (0, 0)
+            fake.failing = ""
+            await settled(index)
+            assert index.stored[:2] == (len(entries) - 1, 1)
