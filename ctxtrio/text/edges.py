@@ -224,6 +224,8 @@ def lead_sentence(
     defining: Sequence[int],
     core_first: int,
     most: float,
+    *,
+    touching: bool = False,
 ) -> tuple[int, int] | None:
     """The lines of a definition above the window, to show apart (before a cut mark), or None: the
     first of ``defining`` (lines that define the query's rarest word, or start the API entry the
@@ -233,7 +235,8 @@ def lead_sentence(
     between them and the core (which starts at ``core_first``). An API directive's block, its other
     signatures and options up to its first blank line, goes with it: the sentence is its content's
     (``.. decorator:: lru_cache(user_function)`` / ``lru_cache(maxsize=128, typed=False)``, or a
-    signature continued after a backslash, was taken for the first sentence)."""
+    signature continued after a backslash, was taken for the first sentence). With ``touching`` the sentence may
+    end on the line just above the core (no line left between)."""
     if not defining:
         return None
     first = defining[0]
@@ -248,6 +251,7 @@ def lead_sentence(
         if _SENTENCE_END.search(raws[last]):
             break
         last += 1
-    if last + 1 >= core_first or any(hidden[start : last + 1]) or sum(costs[first : last + 1]) > most:
+    reach = core_first if touching else core_first - 1  # the line the sentence may not end on or after
+    if last >= reach or any(hidden[start : last + 1]) or sum(costs[first : last + 1]) > most:
         return None
     return first, last

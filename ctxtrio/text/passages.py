@@ -241,14 +241,17 @@ def _entry_head(
     the window grown as usual (from ``at``'s entry start ``top``, core start and first line) shows
     that sentence already, or no line below it holds a query word. Such a window sat on an entry's
     example or notes ('running minimum' in ``accumulate``'s equivalent code) while the sentence
-    that says what the entry does, "Make an iterator that returns accumulated sums", was above it."""
+    that says what the entry does, "Make an iterator that returns accumulated sums", was above it. The
+    sentence may end right above the core: a small window filled by the lines about the query's words under
+    ``copyfileobj``'s first sentence, "Copy the contents of the file-like object *fsrc* to the file-like object
+    *fdst*." (the answer), could neither grow up to it nor, with no line between, show it apart."""
     top, core_first, shown_first = at
     raws, costs, hidden = rows
     entry = _entry_line(raws, starts, top, core_first)
-    lead = lead_sentence(raws, costs, hidden, entry, core_first, room * _HEAD_SHARE - FAR_MARK_COST)
+    lead = lead_sentence(raws, costs, hidden, entry, core_first, room * _HEAD_SHARE - FAR_MARK_COST, touching=True)
     if lead is None or shown_first <= lead[1]:
         return None
-    below = lead[1] + 2  # a line at least between the two, as _led shows them
+    below = lead[1] + _below(lead, core_first)
     rest = candidates[below:]
     if not any(line.found or line.alike for line in rest):
         return None
@@ -268,12 +271,19 @@ def _entry_line(raws: Sequence[str], starts: AbstractSet[int], top: int, first: 
     return [top] if top in starts and top < first and API_ENTRY.match(raws[top]) else []
 
 
+def _below(lead: tuple[int, int], core_first: int) -> int:
+    """Lines from ``lead``'s last to the first a window under it may start on: the core's next one when the lead
+    ends right above it (an entry's first sentence, then the lines about the query's words), else two (a line at
+    least between the two, left out under a cut mark)."""
+    return 1 if lead[1] + 1 == core_first else 2
+
+
 def _led(
     text: str, lines: Sequence[Line], lead: tuple[int, int], core_first: int, core_last: int, room: int
 ) -> Passage:
     """The window grown from the core below ``lead`` in what the lead leaves of ``room``, with the
     lines ``lead`` shown above it, and a cut mark for the lines between when they hold text."""
-    below = lead[1] + 2  # a line at least between the two
+    below = lead[1] + _below(lead, core_first)
     costs = [line.cost for line in lines[below:]]
     lead_cost = sum(line.cost for line in lines[lead[0] : lead[1] + 1]) + FAR_MARK_COST
     first, last = grow(costs, core_first - below, core_last - below, room - lead_cost)

@@ -90,3 +90,47 @@ def test_author_and_other_unshown_directives_are_hidden() -> None:
         "The :mod:`atexit` module defines functions to register and unregister cleanup",
     ]
     assert hidden_lines(raws) == frozenset({6, 7, 9, 10, 11, 13})
+
+
+#: "copy everything from one already open file to another without reading it all into memory at once"
+#: (python9's paraphrase): library.shutil's chunk #1, its search terms, rarities and trail as doc_search weighs them.
+COPY_FOCUS = ["copy", "everything", "one", "already", "open", "another", "without", "reading", "all", "memory", "once"]
+COPY_RARITY = {
+    "copy": 0.458, "everything": 1.0, "one": 0.103, "already": 0.405, "open": 0.272, "file": 0.076,
+    "another": 0.329, "without": 0.249, "reading": 0.515, "all": 0.063, "memory": 0.353, "once": 0.424,
+}  # fmt: skip
+COPY_TRAIL = (":mod:`shutil` --- High-level file operations", "Directory and files operations")
+
+
+def test_a_small_window_right_under_the_first_sentence_shows_it_above() -> None:
+    """shutil's `.. function:: copyfileobj` in a search's fourth hit at 1,000 tokens (116-138 tokens): the window
+    settled on the lines about copying without looping and reading in chunks, right under the entry's first sentence, "Copy the
+    contents of the file-like object *fsrc* to the file-like object *fdst*.", the answer. With no line between
+    the two the sentence was never shown apart (a line at least had to be left out between), and the window,
+    its room full, could not grow up to it. Now the directive and that sentence are shown above the lines
+    about the query's words, within the budget (this excerpt ends sooner than the chunk: from 138 tokens its
+    window reaches the sentence itself)."""
+    text = _read("python_shutil_copyfileobj.rst.txt")
+    model = TokenModel.cold()
+    named = [*COPY_FOCUS[:5], "file", *COPY_FOCUS[5:]]
+    lead = (
+        ".. function:: copyfileobj(fsrc, fdst[, length])\n\n"
+        "   Copy the contents of the file-like object *fsrc* to the file-like object *fdst*.\n"
+    )
+    raws = text.split("\n")
+    costs = [math.ceil((len(raw) + 1) * 0.403) for raw in raws]
+    directive = raws.index(".. function:: copyfileobj(fsrc, fdst[, length])")
+    sentence = directive + 2
+    assert lead_sentence(raws, costs, [False] * len(raws), [directive], sentence + 1, 100) is None
+    assert lead_sentence(raws, costs, [False] * len(raws), [directive], sentence + 1, 100, touching=True) == (
+        directive,
+        sentence,
+    )
+    for budget in (116, 127):
+        passage = best_passage(
+            text, COPY_FOCUS, budget, model, 0.403, rarity=COPY_RARITY, named=named, trail=COPY_TRAIL
+        )
+        assert passage is not None
+        shown = marked_text(text, passage)
+        assert shown.startswith(f"{CUT_MARK} {lead}"), (budget, shown)
+        assert "to copy the data without looping" in shown.split(lead)[1] and model.estimate(shown) <= budget, budget
