@@ -158,6 +158,13 @@ class Summarizer:
             return await as_good_as_extractive(job.result, text, target_tokens, whole)
         return await self._partial(job, text, target_tokens, limits, model, cache, whole)
 
+    async def extractive(self, text: str, *, target_tokens: int, whole_extract: Extract, note: str) -> Summary:
+        """``text`` within ``target_tokens`` without asking the LLM: as it is when it fits, else
+        ``whole_extract(text, target_tokens)`` (in a thread), labelled extractive with ``note``."""
+        if self._ref.current.estimate(text) <= target_tokens:
+            return Summary(text, "verbatim")
+        return Summary(await trio.to_thread.run_sync(whole_extract, text, target_tokens), "extractive", note)
+
     @property
     def uses_llm(self) -> bool:
         """Whether summaries are asked of an LLM at all (False with ``--no-llm``)."""

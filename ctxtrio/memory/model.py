@@ -164,7 +164,11 @@ class RecallResult:
 
 @dataclass(frozen=True, slots=True)
 class CompactResult:
-    """A compaction (or its plan, when ``dry_run``): what was folded into which summary."""
+    """A compaction (or its plan, when ``dry_run``): what was folded into which summary.
+
+    ``merged``: the earlier summaries it retired; the entries they folded are among ``folded``,
+    summarized again from their own text, so undoing this summary brings back all of ``folded``.
+    """
 
     session_id: str
     folded: tuple[str, ...]
@@ -176,6 +180,7 @@ class CompactResult:
     reason: str
     dry_run: bool
     status: SessionStatus
+    merged: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,19 +159,29 @@ def render_compacted(result: CompactResult) -> str:
         text = (
             # "; ": "(e2, e4, e6, 33 tokens)" read the count as one more of the list.
             f"Would fold {len(result.folded)} entries ({id_span(result.folded)}; {result.tokens_before} tokens) "
-            "into one summary. Call again without dry_run to do it."
+            f"into one summary{_merging(result)}. Call again without dry_run to do it."
         )
     else:
         assert result.summary is not None
         summary_id = result.summary.id
         text = (
-            f"Folded {len(result.folded)} entries ({id_span(result.folded)}) into {summary_id}: "
+            f"Folded {len(result.folded)} entries ({id_span(result.folded)}) into {summary_id}{_merging(result)}: "
             f"{result.tokens_before} -> {result.tokens_after} tokens, {_METHOD.get(result.method, result.method)}. "
             f"Now {_usage(result.status)}. Undo: context_update entry_id={summary_id} restore=true."
         )
+        if result.merged:
+            text += f" The undo brings back all {len(result.folded)} entries."
         if result.note:
             text += f"\nNote: {result.note}."
     return _with_advice(text, result.status)
+
+
+def _merging(result: CompactResult) -> str:
+    """``, merging summary e14 (the entries folded there are summarized again, from their own text)``, or ""."""
+    if not result.merged:
+        return ""
+    noun = "summary" if len(result.merged) == 1 else "summaries"
+    return f", merging {noun} {id_span(result.merged)} (the entries folded there are summarized again, from their own text)"
 
 
 def render_updated(result: UpdateResult) -> str:

@@ -35,8 +35,8 @@ DEFAULT_KEEP_RECENT: Final = 10
 DEFAULT_TARGET_TOKENS: Final = 400
 #: The warning of a session near or over its budget that holds nothing context_compact can fold.
 NOTHING_TO_FOLD: Final = (  # no tool named: the compact profile (tools/compact.py) has no context_update
-    f"nothing left to fold (pins and summaries are never folded, and a compaction folds at least {MIN_FOLDED} "
-    "entries): unpin what is no longer a constraint, delete entries no longer needed, or undo a summary "
+    f"nothing left to fold (pins are never folded, and a summary is merged only into a compaction that folds at "
+    f"least {MIN_FOLDED} entries): unpin what is no longer a constraint, delete entries no longer needed, or undo a summary "
     "(restore it) and compact again with a smaller target_tokens"
 )
 

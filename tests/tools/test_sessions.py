@@ -196,14 +196,13 @@ async def test_list_sessions_pages_by_offset(tmp_path: Path) -> None:
 
 
 async def test_over_budget_with_nothing_to_fold_does_not_advise_compacting(tmp_path: Path) -> None:
-    """Summaries and pins over the budget: the advice says what helps, not context_compact, which folds neither."""
+    """Pins and a summary over the budget: the advice says what helps, not context_compact, which folds neither."""
     async with opened(tmp_path) as (_, client):
         await call(client, "context_open", session_id="s")
-        for round_ in range(3):  # three summaries of about 1,500 tokens: past the 4,000 default, none foldable
-            for n in range(12):
-                words = " ".join(f"w{round_}x{n}x{k}" for k in range(120))
-                await call(client, "context_append", session_id="s", text=f"finding {round_}.{n}: {words}")
-            await call(client, "context_compact", session_id="s", keep_recent=0, target_tokens=1500)
+        for n in range(16):  # four pins and a summary of about 1,500 tokens: past the 4,000 default, none foldable
+            words = " ".join(f"w{n}x{k}" for k in range(120))
+            await call(client, "context_append", session_id="s", text=f"finding {n}: {words}", pinned=n < 4)
+        await call(client, "context_compact", session_id="s", keep_recent=0, target_tokens=1500)
         status = await call(client, "context_status", session_id="s")
         assert status.structured_content is not None and status.structured_content["advice"] == "compact now"
         again = await call(client, "context_compact", session_id="s", keep_recent=0)
@@ -211,7 +210,7 @@ async def test_over_budget_with_nothing_to_fold_does_not_advise_compacting(tmp_p
         text = text_of(result)
         assert "call context_compact" not in text, text
         assert "nothing left to fold" in text and "undo a summary (restore it)" in text, text
-    assert "summaries are never folded" in text_of(again), text_of(again)
+    assert "pins are never folded, and a summary is merged only into a compaction" in text_of(again), text_of(again)
 
 
 async def test_compacting_one_entry_or_keeping_too_many_says_what_folds(tmp_path: Path) -> None:

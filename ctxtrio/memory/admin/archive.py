@@ -111,7 +111,7 @@ def candidate_ids(session_id: str) -> Iterator[str]:
 def remap(records: Sequence[Record], session_id: str) -> tuple[list[NewRecord], int]:
     """Records to append to an empty journal of ``session_id``, and how many entry ids changed.
 
-    Entry ``n`` of the batch gets id ``e<its sequence number>``; patches and folds are
+    Entry ``n`` of the batch gets id ``e<its sequence number>``; patches, folds and merges are
     rewritten to follow; ``session`` records take the new session id; timestamps are kept.
     """
     ids: dict[str, str] = {}
@@ -123,10 +123,11 @@ def remap(records: Sequence[Record], session_id: str) -> tuple[list[NewRecord], 
         kind = str(record.get("kind"))
         old_id = str(record.get("id"))
         body: Record = {key: value for key, value in record.items() if key not in _ENVELOPE}
-        folds = body.get("folds")
-        if isinstance(folds, list):
-            mapped: list[JSON] = [ids.get(f, f) if isinstance(f, str) else f for f in folds]
-            body["folds"] = mapped
+        for field in ("folds", "merges"):  # entry ids, both (merges: the summaries a compaction merged)
+            listed = body.get(field)
+            if isinstance(listed, list):
+                mapped: list[JSON] = [ids.get(f, f) if isinstance(f, str) else f for f in listed]
+                body[field] = mapped
         if kind == "session":
             new_id = session_id
         else:
@@ -192,9 +193,10 @@ def _entry_problem(record: Record, record_id: str) -> str:
         return f"entry {record_id}: {exc}"
     if stored != words:
         return f"entry {record_id} has tags {str(tags)[:80]}, which an append stores as {str(stored)[:80]}"
-    folds = record.get("folds", [])
-    if not isinstance(folds, list) or not all(isinstance(f, str) and ID_PATTERN.fullmatch(f) for f in folds):
-        return f"entry {record_id} folds something that is not a list of entry ids"
+    for field in ("folds", "merges"):
+        listed = record.get(field, [])
+        if not isinstance(listed, list) or not all(isinstance(f, str) and ID_PATTERN.fullmatch(f) for f in listed):
+            return f"entry {record_id} {field} something that is not a list of entry ids"
     return ""
 
 

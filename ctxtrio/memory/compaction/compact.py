@@ -36,10 +36,15 @@ if TYPE_CHECKING:
     from ..sessions.repository import LoadedSession
     from ..sessions.store import SessionStore
 
-__all__ = ["COMPACT_WRITE_TRIES", "CompactionMethods"]
+__all__ = ["COMPACT_WRITE_TRIES", "MERGED_NOTE", "CompactionMethods"]
 
 #: Times a compaction re-reads and re-checks after other processes appended meanwhile.
 COMPACT_WRITE_TRIES = 20
+#: Why a compaction that merges earlier summaries is extractive although an LLM is configured.
+MERGED_NOTE = (
+    "extractive, decisions first: a compaction that merges earlier summaries is written from all their entries, "
+    "which is not asked of the LLM (it would summarize the whole session each time)"
+)
 
 
 class CompactionMethods:
@@ -113,14 +118,24 @@ class CompactionMethods:
                         why,
                         dry_run,
                         session_status(state, self._sessions.live),
+                        plan.merged,
                     )
-            summary = await self._summarizer.summarize(
-                plan.text,
-                target_tokens=target_tokens,
-                cache=slices if self._summarizer.uses_llm else None,
-                whole_extract=entries_extract(plan, self._sessions.live.tokens.current),
-                wait=wait,
-            )
+            extract = entries_extract(plan, self._sessions.live.tokens.current)
+            merging = bool(plan.merged) and self._summarizer.uses_llm
+            if merging:
+                # A merge folds every entry the earlier summaries folded: an LLM summary of them all would be
+                # a job over the whole session at each compaction. The decisions-first extract instead.
+                summary = await self._summarizer.extractive(
+                    plan.text, target_tokens=target_tokens, whole_extract=extract, note=MERGED_NOTE
+                )
+            else:
+                summary = await self._summarizer.summarize(
+                    plan.text,
+                    target_tokens=target_tokens,
+                    cache=slices if self._summarizer.uses_llm else None,
+                    whole_extract=extract,
+                    wait=wait,
+                )
             text = summary.text.strip() or plan.text  # an empty summary would lose everything folded
             async with session.lock:
                 for _ in range(COMPACT_WRITE_TRIES):
@@ -150,7 +165,7 @@ class CompactionMethods:
                     )
                 state = await self._sessions.absorb(session, result)
                 item = state.items[result.records[-1].id]
-            if summary.method in ("extractive", "llm+extractive") and self._summarizer.uses_llm:
+            if summary.method in ("extractive", "llm+extractive") and self._summarizer.uses_llm and not merging:
                 await slices.mark_pending(item.id, target_tokens)  # the next compact swaps in the LLM summary
             elif not slices.pending:
                 await slices.clear()
@@ -166,6 +181,7 @@ class CompactionMethods:
                 why,
                 False,
                 session_status(state, self._sessions.live),
+                plan.merged,
             )
 
     async def _finish_pending(self, session: LoadedSession, slices: SliceFile) -> str:

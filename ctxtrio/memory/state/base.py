@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from array import array
     from collections.abc import Iterable
 
-__all__ = ["Columns", "entry_line", "text_hash"]
+    from ...store.records import JSON
+
+__all__ = ["LATEST_TS", "Columns", "all_folds", "entry_line", "record_time", "strings_of", "text_hash"]
 
 #: A line of an entry's text that starts with ``[`` (after any line break ``str.splitlines`` knows).
 _BRACKET_LINE: Final = re.compile(r"(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])(?=\[)")
@@ -32,6 +34,7 @@ class Columns(Protocol):
     live: bytearray
     tags: dict[int, tuple[str, ...]]
     folds: dict[int, tuple[str, ...]]
+    merges: dict[int, tuple[int, ...]]
     superseded_by: dict[int, int]
 
     def id_of(self, ordinal: int) -> str: ...
@@ -39,6 +42,20 @@ class Columns(Protocol):
     def ordinal_of(self, item_id: str) -> int | None: ...
 
     def text(self, ordinal: int) -> str: ...
+
+
+def all_folds(state: Columns, summary: int) -> tuple[str, ...]:
+    """The ids ``summary``'s record folds and, through the summaries it merged, theirs, oldest first.
+    Each record lists only what it folded itself, so a long session's journal and state stay linear."""
+    if summary not in state.merges:
+        return state.folds.get(summary, ())
+    found: list[str] = []
+    pending = [summary]
+    while pending:
+        merged = pending.pop()
+        found.extend(state.folds.get(merged, ()))
+        pending.extend(state.merges.get(merged, ()))
+    return tuple(sorted(found, key=lambda folded_id: state.ordinal_of(folded_id) or 0))
 
 
 def entry_line(item_id: str, role: str, pinned: bool, tags: Iterable[str], text: str) -> str:
@@ -66,3 +83,22 @@ def entry_key(entry_id: str, text: str) -> str:
     """An entry's key among the session vectors (``memory/semantic.py``): its id and its text's
     hash, so a vector is never taken for another text under the same id (``e12#5f0c...``)."""
     return f"{entry_id}#{text_hash(text) & 0xFFFFFFFFFFFFFFFF:016x}"
+
+
+def strings_of(value: JSON) -> tuple[str, ...]:
+    """The strings of a record's list field (none when it is not a list)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(item for item in value if isinstance(item, str))
+
+
+#: Latest timestamp a state takes as it is (the end of year 9999, what datetime and gmtime render).
+LATEST_TS = 253_402_300_799.0
+
+
+def record_time(value: object) -> float | None:
+    """A record's timestamp as seconds, or None when it is missing or not a time
+    (NaN, infinite, negative, past year 9999: written before imports were checked)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    return float(value) if 0 <= value <= LATEST_TS else None

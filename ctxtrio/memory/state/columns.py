@@ -10,7 +10,10 @@ Records, applied in journal order (last write wins; the journal is never rewritt
   replaces), ``tokens_before``, ``tokens_after``, ``method`` and ``reason``: one line,
   so a crash can never leave a summary without its folding or the reverse. Replay
   supersedes each listed entry that is still live, unpinned and not a summary at that
-  point, so every process replays a race between two writers the same way.
+  point, so every process replays a race between two writers the same way. With
+  ``merges`` (ids of earlier summaries, each still live and unpinned at that point), it
+  also takes over the entries those summaries still fold and retires them as an undo
+  does (an older reader ignores the field: both summaries live, nothing lost).
 * ``patch`` — id = the target entry; one of ``pinned`` (bool), ``deleted`` (true) or
   ``restored`` (true). Restoring a deleted or superseded entry makes it live again;
   restoring a summary undoes its compaction: the entries it folded come back and the
@@ -40,14 +43,14 @@ from typing import TYPE_CHECKING, Final
 from ...text.harmless import one_line
 from ...text.terms import terms
 from ..model import ROLES, Role
-from .base import entry_line, text_hash
+from .base import entry_line, record_time, strings_of, text_hash
 from .bm25 import TermIndex
 from .entries import Item, ItemMap, ItemSequence
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
-    from ...store.records import JSON, Record, StoredRecord
+    from ...store.records import Record, StoredRecord
     from ...text.tokens import TokenModel
 
 __all__ = ["Item", "SessionState", "entry_line", "text_hash"]
@@ -100,6 +103,7 @@ class SessionState:
         # -- sparse --
         self.tags: dict[int, tuple[str, ...]] = {}
         self.folds: dict[int, tuple[str, ...]] = {}
+        self.merges: dict[int, tuple[int, ...]] = {}  # a summary -> the earlier summaries it merged
         self.superseded_by: dict[int, int] = {}
         self.pin_set: dict[int, None] = {}
         # -- texts: entries below ``blob_count`` live in ``blob`` (UTF-8), the rest in ``tail_texts`` --
@@ -187,7 +191,7 @@ class SessionState:
 
     def apply_record(self, data: Record) -> None:
         kind = data.get("kind")
-        ts = _timestamp(data.get("ts"))
+        ts = record_time(data.get("ts"))
         if ts is not None:
             if not self.exists:
                 self.created = float(ts)
@@ -217,8 +221,8 @@ class SessionState:
         text = text.strip()  # the service stores texts stripped; anything else is shown stripped
         role = data.get("role")
         seq = data.get("seq")
-        ts = _timestamp(data.get("ts"))
-        tags = _strings(data.get("tags"))
+        ts = record_time(data.get("ts"))
+        tags = strings_of(data.get("tags"))
         pinned = data.get("pinned") is True
         role_name: Role = role if isinstance(role, str) and role in _ROLE_CODE else "note"
         if self.light:
@@ -253,9 +257,30 @@ class SessionState:
             term_ids, length = self.index.add(ordinal, known if known is not None else terms(text))
         self.lengths.append(length)
         self._account(ordinal, 1, term_ids)
-        folds = _strings(data.get("folds"))
-        if folds:
-            self.folds[ordinal] = tuple(self._fold(ordinal, folds))
+        self._fold_in(ordinal, strings_of(data.get("folds")), strings_of(data.get("merges")))
+
+    def _fold_in(self, summary: int, folds: tuple[str, ...], merges: tuple[str, ...]) -> None:
+        """``summary`` supersedes ``folds`` and, from each summary it ``merges``, what that one still folds."""
+        if not (folds or merges):
+            return
+        merged = [o for o in map(self.ordinal_of, merges) if o is not None and self._mergeable(o)]
+        for target in [o for earlier in merged for o in self._still_folded(earlier) if not self.deleted_flags[o]]:
+            self.superseded_by[target] = summary  # superseded before and after: no total changes
+        self.folds[summary] = tuple(self._fold(summary, folds))
+        if merged:
+            self.merges[summary] = tuple(merged)
+        for retired in merged:  # as an undo retires a summary, without bringing its entries back first
+            self._account(retired, -1)
+            self.deleted_flags[retired] = 1
+            self._account(retired, 1)
+
+    def _mergeable(self, ordinal: int) -> bool:
+        return bool(self.live[ordinal]) and not self.pinned[ordinal] and self.roles[ordinal] == _SUMMARY
+
+    def _still_folded(self, summary: int) -> list[int]:
+        """The entries ``summary`` supersedes, oldest first: by the reverse map, as one it merged holds only its
+        own folds (walking each merge's chain of ids replayed a week's journal in twice the time)."""
+        return sorted(o for o, by in self.superseded_by.items() if by == summary)
 
     def _fold(self, summary: int, folds: tuple[str, ...]) -> Iterator[str]:
         for folded_id in folds:
@@ -278,11 +303,10 @@ class SessionState:
         if data.get("restored") is True:
             if ordinal in self.folds:
                 # Every entry it supersedes lets go of it; one deleted meanwhile stays deleted.
-                for folded in map(self.ordinal_of, self.folds[ordinal]):
-                    if folded is not None and self.superseded_by.get(folded) == ordinal:
-                        self._account(folded, -1)
-                        del self.superseded_by[folded]
-                        self._account(folded, 1)
+                for folded in self._still_folded(ordinal):
+                    self._account(folded, -1)
+                    del self.superseded_by[folded]
+                    self._account(folded, 1)
                 self.deleted_flags[ordinal] = 1
             else:
                 self.deleted_flags[ordinal] = 0
@@ -350,12 +374,7 @@ class SessionState:
         """The entries ``summary`` folded that it still supersedes and an undo brings back: not one deleted
         since (out of recall by itself; an undo said "4 entries (e2..e5) are live again" of 3), as
         :meth:`~ctxtrio.memory.model.Entry.still_folded_by` says of the public entries."""
-        found = (self.ordinal_of(folded_id) for folded_id in summary.folds)
-        return [
-            Item(self, o)
-            for o in found
-            if o is not None and self.superseded_by.get(o) == summary.ordinal and not self.deleted_flags[o]
-        ]
+        return [Item(self, o) for o in self._still_folded(summary.ordinal) if not self.deleted_flags[o]]
 
     def foldable(self) -> list[Item]:
         """Live, unpinned, non-summary entries, oldest first (compaction candidates)."""
@@ -374,21 +393,3 @@ def _remember(by_hash: dict[int, int | list[int]], digest: int, ordinal: int) ->
         by_hash[digest] = [found, ordinal]
     else:
         found.append(ordinal)
-
-
-def _strings(value: JSON) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(item for item in value if isinstance(item, str))
-
-
-#: Latest timestamp a state takes as it is (the end of year 9999, what datetime and gmtime render).
-LATEST_TS = 253_402_300_799.0
-
-
-def _timestamp(value: object) -> float | None:
-    """A record's timestamp as seconds, or None when it is missing or not a time
-    (NaN, infinite, negative, past year 9999: written before imports were checked)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return None
-    return float(value) if 0 <= value <= LATEST_TS else None

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..model import ROLES, Entry, EntryStatus, Role
-from .base import entry_line
+from .base import all_folds, entry_line
 
 if TYPE_CHECKING:
     from .base import Columns
@@ -78,7 +78,7 @@ class Item:
 
     @property
     def folds(self) -> tuple[str, ...]:
-        return self._state.folds.get(self.ordinal, ())
+        return all_folds(self._state, self.ordinal)
 
     @property
     def tokens(self) -> int:

@@ -125,6 +125,7 @@ def write_snapshot(journal: Path, state: SessionState, file_id: tuple[int, int])
         "live_length": state.index.live_length,
         "tags": {str(o): list(tags) for o, tags in state.tags.items()},
         "folds": {str(o): list(folds) for o, folds in state.folds.items()},
+        "merges": {str(o): list(merged) for o, merged in state.merges.items()},
         "superseded_by": {str(o): by for o, by in state.superseded_by.items()},
         "sections": [len(section) for section in sections],
         "little": sys.byteorder == "little",
@@ -301,6 +302,7 @@ def _restore(header: dict[str, Any], parts: list[memoryview], session_id: str, m
         setattr(state, name, scalars[name])
     state.tags = _sparse(header["tags"], lambda value: tuple(str(v) for v in value))
     state.folds = _sparse(header["folds"], lambda value: tuple(str(v) for v in value))
+    state.merges = _sparse(header.get("merges", {}), lambda value: tuple(int(v) for v in value))  # none before
     state.superseded_by = _sparse(header["superseded_by"], int)
     state.odd_ids = _sparse(header["odd_ids"], str)
     state.odd_ordinals = {item_id: o for o, item_id in state.odd_ids.items()}

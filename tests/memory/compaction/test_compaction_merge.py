@@ -1,0 +1,131 @@
+"""A compaction merges the earlier summaries into its own, so a long session's summaries do not pile up.
+
+A session compacted each time its status says so (keep_recent 10, target 400, the defaults) grew one
+~400-token summary per compaction and never shrank: a week of 3,000 notes at budget 4,000 ended with
+294 summaries, 111,440 of its 112,626 live tokens, status "compact now" after every compaction.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import trio
+
+import ctxtrio
+from ctxtrio._wiring import open_wiring
+from ctxtrio.memory.compaction.compact import MERGED_NOTE
+from ctxtrio.memory.render import render_compacted
+from ctxtrio.store.reading import read_journal
+from tests.llm.fake_stream import FakeModel, open_fake_model
+from tests.memory.compaction.test_compaction_resume import sessions
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ctxtrio._context import Context
+
+DECISION = "Decision: keep cookie support behind LEGACY_COOKIES for one release"
+
+
+def config(tmp_path: Path) -> ctxtrio.Config:
+    return ctxtrio.Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False, budget_tokens=4000)
+
+
+async def _day(ctx: Context, day: int) -> ctxtrio.CompactResult:
+    """Twelve findings of ~70 tokens, then a compaction with the defaults."""
+    for n in range(12):
+        words = " ".join(f"w{day}x{n}x{k}" for k in range(20))
+        await ctx.sessions.append("week", f"finding {day}.{n}: {words}")
+    return await ctx.sessions.compact("week")
+
+
+async def test_compacting_again_and_again_keeps_one_summary_under_the_budget(tmp_path: Path) -> None:
+    """Twenty compactions with the defaults: one summary, made from the entries (the first day's
+    decision is in it word for word), the session under its budget, and every folded entry in it."""
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        await ctx.sessions.append("week", DECISION, role="decision")
+        results = [await _day(ctx, day) for day in range(20)]
+        status = await ctx.sessions.status("week")
+        entries = await ctx.sessions.export("week")
+    last, previous = results[-1].summary, results[-2].summary
+    assert last is not None and previous is not None and results[-1].merged == (previous.id,)
+    assert status.summaries == 1 and status.advice == "ok", status
+    assert DECISION in last.text
+    superseded = [e.id for e in entries if e.status == "superseded"]
+    assert list(results[-1].folded) == superseded and len(superseded) == 1 + 20 * 12 - 10
+    assert all(e.superseded_by == last.id for e in entries if e.status == "superseded")
+    retired = [e for e in entries if e.role == "summary" and e.id != last.id]
+    assert len(retired) == 19 and all(e.status == "deleted" for e in retired)
+
+
+async def test_undoing_a_merged_compaction_brings_back_every_entry_and_replays_the_same(tmp_path: Path) -> None:
+    """The merge is one journal line (the new summary names the one it merges and folds its entries too):
+    a restart replays it to the same state, and undoing it brings back every entry either folded."""
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        first = await _day(ctx, 0)
+        second = await _day(ctx, 1)
+        before = await ctx.sessions.export("week"), await ctx.sessions.status("week")
+    assert first.summary is not None and second.summary is not None and second.merged == (first.summary.id,)
+    journal = read_journal(tmp_path / "data" / "sessions" / "week.jsonl").records
+    last = journal[-1]
+    assert (last.id, last.data["merges"], journal[-2].kind) == (second.summary.id, [first.summary.id], "entry")
+    assert last.data["folds"] == [f for f in second.folded if f not in first.folded]  # the line stays short
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        assert (await ctx.sessions.export("week"), await ctx.sessions.status("week")) == before
+        undone = await ctx.sessions.update("week", second.summary.id, restore=True)
+        status = await ctx.sessions.status("week")
+    assert undone.restored == second.folded and len(second.folded) == 2 + 12
+    assert (status.live_entries, status.summaries, status.superseded) == (24, 0, 0)
+
+
+async def test_a_merge_says_which_summary_it_takes_the_place_of(tmp_path: Path) -> None:
+    """The answer names the merged summary and what an undo brings back; a dry run says it would merge."""
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        first = await _day(ctx, 0)
+        for n in range(12):
+            await ctx.sessions.append("week", f"finding 1.{n}: more words here")
+        plan = await ctx.sessions.compact("week", dry_run=True)
+        done = await ctx.sessions.compact("week")
+    assert first.summary is not None and done.summary is not None
+    rendered_plan, rendered = render_compacted(plan), render_compacted(done)
+    assert f"merging summary {first.summary.id}" in rendered_plan, rendered_plan
+    assert f"merging summary {first.summary.id}" in rendered, rendered
+    assert f"The undo brings back all {len(done.folded)} entries." in rendered, rendered
+
+
+async def test_a_merge_does_not_ask_the_llm_to_summarize_the_whole_session(tmp_path: Path) -> None:
+    """With an LLM: the first compaction asks it; the next, which merges the first's entries, is the
+    decisions-first extract (no request: one over every entry folded so far at each compaction)."""
+    async with (
+        trio.open_nursery() as nursery,
+        open_wiring(ctxtrio.Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+    ):
+        model = await open_fake_model(nursery, FakeModel(tokens_per_event=8))
+        async with sessions(ctx, model) as service:
+            for n in range(30):
+                await service.append("s", f"finding {n}: the cache answered in {n * 7} ms on host h{n}")
+            first = await service.compact("s", keep_recent=0, target_tokens=120)
+            asked = len(model.served)
+            for n in range(30, 40):
+                await service.append("s", f"finding {n}: the cache answered in {n * 7} ms on host h{n}")
+            second = await service.compact("s", keep_recent=0, target_tokens=120)
+        nursery.cancel_scope.cancel()
+    assert asked > 0 and first.summary is not None and second.merged == (first.summary.id,)
+    assert len(model.served) == asked and second.method == "extractive" and second.note == MERGED_NOTE
+
+
+async def test_an_import_that_renumbers_entries_renumbers_what_a_summary_merges(tmp_path: Path) -> None:
+    """Export without the first entry (as after a prune), import: the ids move down by one, and the
+    merging summary still names the summary it merged (it named a stale id: two summaries live)."""
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        await ctx.sessions.append("week", "a note pruned away later")
+        await _day(ctx, 0)
+        await _day(ctx, 1)
+        records = await ctx.sessions.records("week")
+        kept = [r for r in records if r.get("id") != "e2"]
+        imported = await ctx.sessions.import_session("copy", kept)
+        source, copy = await ctx.sessions.status("week"), await ctx.sessions.status(imported.session_id)
+        live = [e.text for e in await ctx.sessions.export("copy") if e.status == "live"]
+    assert imported.ids == "remapped"
+    assert (copy.summaries, copy.live_entries, copy.superseded) == (1, source.live_entries, source.superseded - 1)
+    assert len(live) == copy.live_entries
