@@ -90,6 +90,8 @@ class SessionStatus:
     #: Live entries context_compact may fold (unpinned, not summaries): with none, compacting cannot help.
     foldable: int
     warnings: tuple[str, ...] = ()
+    #: Of ``deleted``, the summaries undone or merged into a later compaction's (nothing was deleted by hand).
+    retired: int = 0
 
     @property
     def percent(self) -> int:

@@ -112,10 +112,16 @@ def render_status(status: SessionStatus) -> str:
     lines = [
         f'{status.session_id} "{status.title}": {_usage(status)}, advice: {status.advice}',
         f"{status.live_entries} live ({status.pinned} pinned, {token_count(status.pinned_tokens)}; "
-        f"{plural(status.summaries, 'summary', 'summaries')}), {status.superseded} superseded, {status.deleted} deleted",
+        f"{plural(status.summaries, 'summary', 'summaries')}), {status.superseded} superseded, "
+        f"{status.deleted - status.retired} deleted{_retired(status.retired)}",
         f"budget: {status.budget_source}; token counts: {status.token_source}",
     ]
     return _with_advice("\n".join(lines), status)
+
+
+def _retired(count: int) -> str:
+    """``, 3 earlier summaries (merged or undone)`` when some deleted entries are summaries retired so, else ""."""
+    return f", {plural(count, 'earlier summary', 'earlier summaries')} (merged or undone)" if count else ""
 
 
 def render_opened(result: OpenResult) -> str:

@@ -81,4 +81,5 @@ def summary_status(summary: SessionSummary, live: Live, token_source: str) -> Se
         advice=advice,
         foldable=summary.foldable,
         warnings=tuple(warnings),
+        retired=summary.retired,
     )

@@ -43,7 +43,7 @@ __all__ = [
     "write_summary",
 ]
 
-_VERSION: Final = 5  # 4: foldable; 5: entry_line indents a text line that starts with "[" (live_tokens)
+_VERSION: Final = 6  # 4: foldable; 5: entry_line indents a text line that starts with "[" (live_tokens); 6: retired
 #: A summary file is a few hundred bytes; one larger than this is not one.
 MAX_BYTES: Final = 64 * 1024
 _SUFFIX: Final = ".summary.json"
@@ -75,6 +75,8 @@ class SessionSummary:
     deleted_at: float | None
     #: Live entries a compaction may fold: unpinned, not summaries (it folds neither pins nor summaries).
     foldable: int
+    #: Deleted summaries that keep nothing out of recall: undone, or merged into a later compaction's.
+    retired: int
 
     def info(self) -> SessionInfo:
         return SessionInfo(self.session_id, self.title, self.live, self.last_activity, self.deleted_at)
@@ -107,7 +109,16 @@ def summarize_state(state: SessionState, ino: int) -> SessionSummary:
         - len(state.pins)
         - state.summaries
         + sum(1 for pin in state.pins.values() if pin.role == "summary"),
+        retired=retired_summaries(state),
     )
+
+
+def retired_summaries(state: SessionState) -> int:
+    """Deleted summaries that supersede nothing (undone, or merged into a later compaction's summary): counted
+    apart, as a week of merged compactions read "229 deleted" of a session where nothing was deleted."""
+    deleted = state.deleted_flags
+    keeping = {by for folded, by in state.superseded_by.items() if deleted[by] and not deleted[folded]}
+    return sum(1 for summary in state.folds if deleted[summary] and summary not in keeping)
 
 
 def write_summary(journal: Path, summary: SessionSummary) -> None:
@@ -178,6 +189,7 @@ def _well_typed(summary: SessionSummary) -> bool:
         summary.deleted,
         summary.summaries,
         summary.foldable,
+        summary.retired,
     )
     floats = (summary.created, summary.last_activity, 0.0 if summary.deleted_at is None else summary.deleted_at)
     return (

@@ -14,8 +14,9 @@ import trio
 import ctxtrio
 from ctxtrio._wiring import open_wiring
 from ctxtrio.memory.compaction.compact import MERGED_NOTE
-from ctxtrio.memory.render import render_compacted
+from ctxtrio.memory.render import render_compacted, render_status
 from ctxtrio.store.reading import read_journal
+from tests.cli.runner import cli
 from tests.llm.fake_stream import FakeModel, open_fake_model
 from tests.memory.compaction.test_compaction_resume import sessions
 
@@ -129,3 +130,17 @@ async def test_an_import_that_renumbers_entries_renumbers_what_a_summary_merges(
     assert imported.ids == "remapped"
     assert (copy.summaries, copy.live_entries, copy.superseded) == (1, source.live_entries, source.superseded - 1)
     assert len(live) == copy.live_entries
+
+
+async def test_summaries_merged_or_undone_are_not_counted_as_deleted(tmp_path: Path) -> None:
+    """Status and `ctxtrio show` said "2 deleted" after two merges, of a session where nothing was deleted;
+    they count those summaries apart, and an entry deleted by hand still reads as deleted."""
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        for day in range(3):
+            await _day(ctx, day)
+        await ctx.sessions.update("week", "e30", delete=True)
+        status = await ctx.sessions.status("week")
+    assert (status.deleted, status.retired) == (3, 2)
+    assert ", 1 deleted, 2 earlier summaries (merged or undone)" in render_status(status), render_status(status)
+    shown = (await cli(tmp_path / "data", "show", "week")).out
+    assert ", 1 deleted, 2 earlier summaries (merged or undone)" in shown.splitlines()[0], shown
