@@ -93,7 +93,7 @@ class CompactionMethods:
                 waited_from = len(session.state) if session.state is not None else None
         async with session.compact_lock:
             slices = SliceFile(session.path)
-            finished = ""
+            finished: list[tuple[str, str]] = []
             if not dry_run and self._summarizer.uses_llm:
                 await slices.load()
                 finished = await self._finish_pending(session, slices)
@@ -106,7 +106,8 @@ class CompactionMethods:
                 if dry_run or not plan.folded:
                     meanwhile = "" if plan.folded or waited_from is None else folded_meanwhile(state, waited_from)
                     nothing = "" if plan.folded else nothing_folded(plan.candidates, keep_recent)
-                    note = "; ".join(part for part in (meanwhile, nothing, finished) if part)
+                    told = "; ".join(said for _, said in finished)
+                    note = "; ".join(part for part in (meanwhile, nothing, told) if part)
                     return CompactResult(
                         session.session_id,
                         plan.folded,
@@ -167,9 +168,13 @@ class CompactionMethods:
                 item = state.items[result.records[-1].id]
             if summary.method in ("extractive", "llm+extractive") and self._summarizer.uses_llm and not merging:
                 await slices.mark_pending(item.id, target_tokens)  # the next compact swaps in the LLM summary
-            elif not slices.pending:
+            for summary_id in plan.merged:  # retired: an LLM summary of it would replace nothing now
+                if summary_id in slices.pending:
+                    await slices.mark_done(summary_id)
+            if not slices.pending:
                 await slices.clear()
-            note = "; ".join(part for part in (summary.note, finished) if part)
+            told = "; ".join(said for summary_id, said in finished if summary_id not in plan.merged)
+            note = "; ".join(part for part in (summary.note, told) if part)
             return CompactResult(
                 session.session_id,
                 item.folds,
@@ -184,29 +189,33 @@ class CompactionMethods:
                 plan.merged,
             )
 
-    async def _finish_pending(self, session: LoadedSession, slices: SliceFile) -> str:
-        """Swap in the LLM summaries finished since their compactions wrote stand-ins; say which.
+    async def _finish_pending(self, session: LoadedSession, slices: SliceFile) -> list[tuple[str, str]]:
+        """Swap in the LLM summaries finished since their compactions wrote stand-ins; say which, by stand-in id
+        (one this compaction then merges is not said to be swapped in later: it is retired).
 
         Never waits for the LLM: a summary still being worked on stays pending (and its job
         is queued again if none runs, as after a restart). A summary the LLM could not
         write (answers rejected) waits no more: its stand-in stays, and the note says so.
         """
         if not slices.pending:
-            return ""  # nothing waits (the common case): no journal sync, the compaction does its own
+            return []  # nothing waits (the common case): no journal sync, the compaction does its own
         store, model = self._sessions.handle, self._sessions.live.tokens.current
         async with session.lock:
             state = await self._sessions.sync(session, same_state)
             found, gone = pending_summaries(state, slices.pending)
         for summary_id in gone:
             await slices.mark_done(summary_id)
-        said = []
+        said: list[tuple[str, str]] = []
         for pending in found:
             done = await self._summarizer.resume(pending.plan.text, target_tokens=pending.target_tokens, cache=slices)
             if done is None:  # still going on in the background, or waiting for the LLM to answer again
                 # Said: the call that wrote the stand-in said "call again", and a call that then hears only
                 # "nothing to fold" reads as if the LLM summary was dropped.
                 said.append(
-                    f"the LLM summary of {pending.summary_id} is not done yet: compact again later to swap it in"
+                    (
+                        pending.summary_id,
+                        f"the LLM summary of {pending.summary_id} is not done yet: compact again later to swap it in",
+                    )
                 )
                 continue
             if done.method == "llm":
@@ -220,12 +229,10 @@ class CompactionMethods:
                         except JournalChangedError:
                             continue  # another process wrote meanwhile: the next compact tries again
                         await self._sessions.absorb(session, result)
-                        said.append(
-                            f"the LLM summary of {pending.summary_id} is done and replaced it as {result.records[-1].id}"
-                        )
+                        replaced = f"the LLM summary of {pending.summary_id} is done and replaced it as {result.records[-1].id}"
+                        said.append((pending.summary_id, replaced))
             else:  # the call that wrote the stand-in said "call again to get it": the answer is no
-                said.append(
-                    f"the LLM could not summarize what {pending.summary_id} folds ({done.note}): it stays as it is"
-                )
+                stays = f"the LLM could not summarize what {pending.summary_id} folds ({done.note}): it stays as it is"
+                said.append((pending.summary_id, stays))
             await slices.mark_done(pending.summary_id)
-        return "; ".join(said)
+        return said

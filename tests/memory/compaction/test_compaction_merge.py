@@ -7,14 +7,20 @@ A session compacted each time its status says so (keep_recent 10, target 400, th
 
 from __future__ import annotations
 
+import socket
 from typing import TYPE_CHECKING
 
 import trio
 
 import ctxtrio
 from ctxtrio._wiring import open_wiring
+from ctxtrio.llm.client import open_llm_client
+from ctxtrio.llm.messages import LLMSettings
+from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.memory.compaction.compact import MERGED_NOTE
+from ctxtrio.memory.compaction.slices import SliceFile
 from ctxtrio.memory.render import render_compacted, render_status
+from ctxtrio.memory.service import SessionService
 from ctxtrio.store.reading import read_journal
 from tests.cli.runner import cli
 from tests.llm.fake_stream import FakeModel, open_fake_model
@@ -144,3 +150,32 @@ async def test_summaries_merged_or_undone_are_not_counted_as_deleted(tmp_path: P
     assert ", 1 deleted, 2 earlier summaries (merged or undone)" in render_status(status), render_status(status)
     shown = (await cli(tmp_path / "data", "show", "week")).out
     assert ", 1 deleted, 2 earlier summaries (merged or undone)" in shown.splitlines()[0], shown
+
+
+async def test_a_merge_of_a_stand_in_does_not_promise_its_llm_summary(tmp_path: Path) -> None:
+    """The LLM gone mid-compaction leaves a stand-in waiting for its LLM summary; the next compaction merges it and
+    said "the LLM summary of e44 is not done yet: compact again later to swap it in", of a summary it had retired
+    (against Gemma 3 270M too). It says nothing of it now, and nothing waits for it any more."""
+    with socket.socket() as probe:  # a loopback port nothing listens on: the model server was killed
+        probe.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    async with (
+        open_wiring(ctxtrio.Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+        open_llm_client(LLMSettings(gone, timeout_s=120.0)) as client,
+        trio.open_nursery() as nursery,
+    ):
+        summarizer = Summarizer(client, ctx.live.tokens, context_tokens=lambda: 4096)
+        await nursery.start(summarizer.run_worker)
+        service = SessionService(ctx.store, ctx.live, summarizer)
+        for n in range(40):
+            await service.append("s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13}.")
+        first = await service.compact("s", keep_recent=5, target_tokens=150)
+        for n in range(40, 50):
+            await service.append("s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13}.")
+        second = await service.compact("s", keep_recent=5, target_tokens=150)
+        nursery.cancel_scope.cancel()
+    assert first.summary is not None and "call again" in first.note, first.note
+    assert second.merged == (first.summary.id,) and first.summary.id not in second.note, second.note
+    waiting = SliceFile(ctx.data.session_journal("s"))
+    await waiting.load()
+    assert not waiting.pending
