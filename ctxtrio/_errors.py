@@ -77,8 +77,8 @@ __all__ = [
 ]
 
 
-#: A next step an error points to: listing what exists, or a different way to do it.
-Hint: TypeAlias = Literal["list_documents", "list_sessions", "list_entries", "store_as_document", "retry"]
+#: A next step an error points to: listing what exists, a different way to do it, or making room for it.
+Hint: TypeAlias = Literal["list_documents", "list_sessions", "list_entries", "store_as_document", "retry", "free_space"]
 
 
 class CtxError(Exception):

@@ -115,6 +115,7 @@ _ADVICE: Final[dict[Hint, str]] = {
     "list_entries": "ctxtrio show SESSION lists them",
     "store_as_document": "ctxtrio ingest stores a file as a document",
     "retry": "run it again",
+    "free_space": "free space on the data dir's disk, then run it again",
 }
 
 

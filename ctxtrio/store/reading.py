@@ -60,8 +60,9 @@ class DiskFullError(StoreError):
 
 
 def store_error(action: str, path: Path, exc: OSError) -> StoreError:
-    kind = DiskFullError if exc.errno in (errno.ENOSPC, errno.EDQUOT) else StoreError
-    return kind(f"cannot {action} {path}: {exc.strerror or exc}")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFullError(f"cannot {action} {path}: {exc.strerror or exc}", hint="free_space")
+    return StoreError(f"cannot {action} {path}: {exc.strerror or exc}")
 
 
 def journal_size(path: Path) -> int:

@@ -31,6 +31,13 @@ _ADVICE: Final[dict[Hint, tuple[tuple[str, str], ...]]] = {
     "list_entries": (("context_recall", "context_recall shows entry ids"), ("memory", "memory shows entry ids")),
     "store_as_document": (("doc_ingest", "doc_ingest stores a document"),),
     "retry": (("", "call {tool} again"),),
+    # A model read "No space left on device" and retried, or gave up on the session; the user can act.
+    "free_space": (
+        (
+            "",
+            "nothing was stored, reading still works: ask the user to free space on the data dir's disk, then call {tool} again",
+        ),
+    ),
 }
 
 

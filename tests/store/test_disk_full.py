@@ -171,6 +171,8 @@ async def test_a_full_disk_at_startup_leaves_every_read_working(tmp_path: Path) 
                     if appended.is_error:
                         break
                 assert appended.is_error and "No space left on device" in text_of(appended), text_of(appended)
+                free = "ask the user to free space on the data dir's disk, then call context_append again"
+                assert free in text_of(appended), text_of(appended)  # what to do, not only the errno
                 (mount / "filler").unlink()
                 searched = await client.call_tool("doc_search", {"query": "echidna"})
                 assert not searched.is_error and "echidna" in text_of(searched), text_of(searched)
