@@ -87,7 +87,8 @@ class SessionStatus:
     token_source: str
     last_activity: float
     advice: Advice
-    #: Live entries context_compact may fold (unpinned, not summaries): with none, compacting cannot help.
+    #: Live entries context_compact may fold (unpinned, not summaries): with fewer than two, compacting cannot
+    #: help (it merges earlier summaries only into a fold of entries).
     foldable: int
     warnings: tuple[str, ...] = ()
     #: Of ``deleted``, the summaries undone or merged into a later compaction's (nothing was deleted by hand).

@@ -73,7 +73,8 @@ class SessionSummary:
     deleted: int
     summaries: int
     deleted_at: float | None
-    #: Live entries a compaction may fold: unpinned, not summaries (it folds neither pins nor summaries).
+    #: Live entries a compaction may fold: unpinned, not summaries (it folds no pin, and merges summaries only
+    #: into a fold of at least two such entries).
     foldable: int
     #: Deleted summaries that keep nothing out of recall: undone, or merged into a later compaction's.
     retired: int
