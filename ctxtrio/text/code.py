@@ -33,8 +33,6 @@ __all__ = ["DEFINITIONS", "Part", "code_parts"]
 Part = tuple[int, int, tuple[str, ...], bool]
 
 _MAX_TITLE_CHARS: Final = 120
-#: Lines walked back over for a definition's decorators and comments.
-_MAX_LEAD_LINES: Final = 64
 
 _JAVA_MODIFIERS: Final = (
     r"(?:(?:public|private|protected|internal|static|final|abstract|sealed|partial|readonly|unsafe|new|open|data"
@@ -60,8 +58,11 @@ _DEFINITION_LINES: Final[dict[Kind, str]] = {
         r"(?!(?:if|for|while|switch|catch|return|function|else|do|try|with|new|typeof|await|yield|throw|super)\b)"
         r"[\w$]+(?=[ \t]*\([^\n;]*\)[ \t]*(?::[^\n{;]*)?\{[ \t]*\r?$))"
     ),
+    # Every type declaration, not only structs and interfaces: ``type HandlerFunc func(...)``,
+    # ``type Header map[string][]string``, ``type ConnState int``, generic ``type Pointer[T any] struct``.
     Kind.GO: (
-        r"(?P<indent>)(?P<head>func[ \t]+(?:\([^)\n]*\)[ \t]*)?\w+|type[ \t]+\w+[ \t]+(?:struct|interface)\b)"
+        r"(?P<indent>)(?P<head>func[ \t]+(?:\([^)\n]*\)[ \t]*)?\w+"
+        r"|type[ \t]+\w+(?:\[[^\]\n]*\])?(?=[ \t]+[^\s(])(?:[ \t]+(?:struct|interface)\b)?)"
     ),
     Kind.RUST: (
         r"(?P<indent>[ \t]*+)(?P<head>(?:pub(?:\([^)\n]*\))?[ \t]+)?"
@@ -114,7 +115,7 @@ def code_parts(text: str, kind: Kind) -> Iterator[Part]:
             start = len(text)
         else:
             line_start = match.start() + (match is not first)
-            start = max(position, _lead_start(text, line_start, match.group("indent"), lead))
+            start = _lead_start(text, line_start, match.group("indent"), lead, position)
         # The paragraphs up to the next definition's part: the first is the heading part
         # of the definition before them, each other one closes the definitions indented
         # no less than its first code line. They end at the cuts before ``start``.
@@ -184,15 +185,17 @@ def _code_indent(text: str, start: int, end: int, comment: tuple[str, ...]) -> i
     return first
 
 
-def _lead_start(text: str, line_start: int, indent: str, lead: tuple[str, ...]) -> int:
-    """Where a definition's part starts: above it, its decorators and comments at its indentation."""
+def _lead_start(text: str, line_start: int, indent: str, lead: tuple[str, ...], floor: int) -> int:
+    """Where a definition's part starts: above it, its decorators and comments at its indentation,
+    however many (a Javadoc or a Rust doc comment with its examples runs past 64 lines: tokio's
+    ``interval``, 84 definitions of OpenJDK's java.util), but not before ``floor``, where the part
+    before it starts. Each line is walked over once a text: the walk stops at the line above the
+    comments, which the next definition's walk does not pass, or at ``floor``."""
     start = line_start
-    for _ in range(_MAX_LEAD_LINES):
-        if start == 0:
-            break
+    while start > floor:
         above = text.rfind("\n", 0, start - 1) + 1
         line = text[above:start]
         if not line.startswith(indent) or not line.lstrip(" \t").startswith(lead):
             break
         start = above
-    return start
+    return max(start, floor)

@@ -132,3 +132,35 @@ def test_paragraphs_cut_at_blank_lines_and_leading_blanks_join() -> None:
         (cut("@dec"), cut("    b = 2"), ("def f",), True),
         (cut("    b = 2"), len(text), ("def f",), False),
     ]
+
+
+def test_a_doc_comment_of_any_length_joins_its_definition() -> None:
+    """tokio's ``pub struct OpenOptions`` (src/fs/open_options.rs): its doc comment and attribute, 66 lines, are
+    its part, under its trail; the imports and ``mod`` line above are not."""
+    text = (FIXTURES / "tokio_open_options.rs.txt").read_text(encoding="utf-8")
+    doc = text.index("/// Options and flags")
+    assert [(start, trail, heading) for start, _, trail, heading in code_parts(text, Kind.RUST)] == [
+        (0, (), False),
+        (text.index("use std::io;"), (), False),
+        (text.index("#[cfg(test)]"), (), False),
+        (doc, ("pub struct OpenOptions",), True),
+    ]
+
+
+def test_go_type_declarations_of_every_kind_are_definitions() -> None:
+    """Go's ``type`` declarations that are not structs or interfaces (net/http's header.go and server.go,
+    sync/atomic's type.go, Go 1.19) carry their trail, as structs do."""
+    go = ("package http\n\n// A Header represents the key-value pairs in an HTTP header.\n//\n"
+          "// The keys should be in canonical form, as returned by\n// CanonicalHeaderKey.\n"
+          "type Header map[string][]string\n\n// Add adds the key, value pair to the header.\n"
+          "func (h Header) Add(key, value string) {\n\ttextproto.MIMEHeader(h).Add(key, value)\n}\n\n"
+          "type HandlerFunc func(ResponseWriter, *Request)\n\ntype ConnState int\n\n"
+          "// A Pointer is an atomic pointer of type *T. The zero value is a nil *T.\n"
+          "type Pointer[T any] struct {\n\t_ [0]*T\n}\n\ntype (\n\tx int\n)\n")  # fmt: skip
+    assert [(line, trail) for line, trail, heading in trails(go, Kind.GO) if heading] == [
+        ("// A Header represents the key-value pairs in an HTTP header.", ("type Header",)),
+        ("// Add adds the key, value pair to the header.", ("func (h Header) Add",)),
+        ("type HandlerFunc func(ResponseWriter, *Request)", ("type HandlerFunc",)),
+        ("type ConnState int", ("type ConnState",)),
+        ("// A Pointer is an atomic pointer of type *T. The zero value is a nil *T.", ("type Pointer[T any] struct",)),
+    ]
