@@ -2,7 +2,7 @@
 
 Chunks hold several short sections or API entries; an entry that starts near a chunk's end
 (Node's ``### `fs.rm(path[, options], callback)``` as the last lines of one chunk, its
-options in the next) is found by its definition line, which :func:`~.search.definitions_first`
+options in the next) is found by its definition line, which :func:`~.defined.definitions_first`
 puts first, while what it says is in the next chunk, which the words of the query alone
 rank low. When the first hit defines the name the query asks for and no other definition
 follows it in the chunk, the chunk after it is shown right after it: read, or moved up when it
@@ -68,7 +68,7 @@ def _written(text: str, identifier: str) -> set[str]:
     """The words of ``text`` that spell ``identifier`` with case: definitions match names case aside
     (:func:`~ctxtrio.text.definitions.defines`), but the room of the chunk after is given only to the
     entry the query writes as it is written (not bdb's class Breakpoint for 'breakpoint()', which
-    :func:`~.search.definitions_first` puts first with library.functions' breakpoint)."""
+    :func:`~.defined.definitions_first` puts first with library.functions' breakpoint)."""
     return {word for word in _WORD.findall(text) if spelling(word) == identifier}
 
 

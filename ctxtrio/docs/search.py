@@ -37,10 +37,11 @@ from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import MAX_LEVEL_WORDS, Hit
 from ..text import neighbours
-from ..text.definitions import Name, asked_name, defines, names_qualifier
+from ..text.definitions import Name, asked_name, defines, member_names
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
 from ..text.terms import STOPWORDS
+from .defined import definitions_first, member_in
 from .hybrid import FUSE_DEPTH, Fused, Ranks, by_words, fuse, hybrid_order, meaning_first_floor
 from .packing import Candidate
 from .ranking import rerank
@@ -77,6 +78,8 @@ POOL_DEPTH = 30
 _DEFINITION_HITS = 8
 #: The same for an identifier that is a stopword or a question word, searched with its qualifier.
 _LEFT_OUT_HITS = 30
+#: How many of a query's members with an owner (:func:`_member_hits`) the index is asked for.
+_MEMBERS_ASKED = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,9 +180,16 @@ async def find_candidates(
     ranked = ranked if hybrid else ranked[:limit] + pooled
     name = asked_name(query, query_terms)
     deep: set[tuple[str, int]] = set()  # rows read only for the definition they may hold
+    members: set[tuple[str, int]] = set()  # rows read only for the member definition they may hold
     if name is not None and (name.identifier not in query_terms or name.qualifier is not None):
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
         named = await _named_hits(repo, name, by_journal, all_docs=all_docs)
+        if not named and name.qualifier is None:  # no row holds the name whole: a member its words spell
+            named = [
+                hit for hit in await _member_hits(repo, query, by_journal, all_docs=all_docs) if hit.item.isdigit()
+            ]
+            fresh = [hit for hit in named if (hit.journal, hit.item) not in seen]
+            members = {(by_journal[hit.journal].doc_id, int(hit.item)) for hit in fresh}
         ranked += [Fused(hit) for hit in named if (hit.journal, hit.item) not in seen]
     elif name is not None and meaning is None:  # the query's own word: its rows are those searched
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
@@ -194,6 +204,13 @@ async def find_candidates(
             for c in candidates
             if (c.doc_id, c.chunk.index) not in deep or defines(c.chunk.text, name.identifier, name.qualifier)
         ]
+    if members:  # a row read for a member is kept only where it defines one (its place in ranks with it)
+        kept = [
+            (c, r)
+            for c, r in zip(candidates, ranks, strict=True)
+            if (c.doc_id, c.chunk.index) not in members or member_in(c, query)
+        ]
+        candidates, ranks = [c for c, _ in kept], [r for _, r in kept]
     worded = True
     if hybrid:
         worded = by_words(candidates, ranks, query_terms)
@@ -291,21 +308,6 @@ async def _read(
     return candidates, ranks
 
 
-def definitions_first(candidates: Sequence[Candidate], query_terms: list[str], query: str = "") -> list[Candidate]:
-    """``candidates`` with those that define the name the query asks for first
-    (:func:`~ctxtrio.text.definitions.asked_name`), those of a document named as the
-    qualifier the query wrote (``library.re`` for ``re.VERBOSE``) before other definitions,
-    each group in its given order (all of them as given when the query asks for none)."""
-    name: Name | None = asked_name(query, query_terms)
-    if name is None:
-        return list(candidates)
-    first = [c for c in candidates if defines(c.chunk.text, name.identifier, name.qualifier)]
-    if name.qualifier is not None:  # the page of that qualifier first: re.VERBOSE's own in library.re, not the HOWTO's
-        own = [c for c in first if names_qualifier(c.doc_id, name.qualifier)]
-        first = own + [c for c in first if c not in own]
-    return first + [candidate for candidate in candidates if candidate not in first]
-
-
 async def _named_hits(repo: Repository, name: Name, by_journal: dict[str, DocEntry], *, all_docs: bool) -> list[Hit]:
     """Rows that may define ``name``: those holding its identifier, the best :data:`_DEFINITION_HITS`.
     An identifier that is a word the query leaves out (``shutil.which``, ``dict.get``: a stopword
@@ -313,6 +315,22 @@ async def _named_hits(repo: Repository, name: Name, by_journal: dict[str, DocEnt
     if name.qualifier is None or not _left_out(name.identifier):
         return await _hits(repo, [name.identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
     return await _hits(repo, [name.qualifier, name.identifier], by_journal, _LEFT_OUT_HITS, all_docs=all_docs)
+
+
+async def _member_hits(repo: Repository, query: str, by_journal: dict[str, DocEntry], *, all_docs: bool) -> list[Hit]:
+    """Rows that may define a member the query's words spell of an owner they name (:func:`~ctxtrio.text.
+    definitions.member_names`), for the first :data:`_MEMBERS_ASKED` members with an owner: the best
+    :data:`_DEFINITION_HITS` rows holding the member and its owner's word nearest it (``writestring`` and
+    ``builder`` for ``strings builder write string``). The query's own rows seldom hold the definition: the
+    callers that repeat its words outrank it (Go's strings/builder.go defines ``WriteString`` in a chunk past
+    the 20th row; with ``builder`` alone beside it, the first)."""
+    found: list[Hit] = []
+    owned = [member for member in member_names(query) if member.owners][:_MEMBERS_ASKED]
+    for member in owned:
+        found += await _hits(
+            repo, [member.identifier, member.owners[-1]], by_journal, _DEFINITION_HITS, all_docs=all_docs
+        )
+    return found
 
 
 def _left_out(word: str) -> bool:

@@ -23,16 +23,22 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from .query import QUESTION_WORDS
+from .terms import terms
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = [
+    "Member",
     "Name",
     "asked_name",
     "declared_name",
     "definition_at",
     "defines",
+    "defines_member",
     "last_definition",
+    "member_names",
     "names_qualifier",
     "spelled_identifier",
     "spelling",
@@ -40,14 +46,28 @@ __all__ = [
 
 #: Queries of more words are questions, not names.
 _MAX_NAME_TERMS: Final = 4
+#: Words that say what kind of name a query asks for, not the name (``where is the Deserializer trait defined``).
+_KIND_WORDS: Final = frozenset(
+    "defined define defines definition declared declaration class interface trait type struct enum function "
+    "method func fn def".split()
+)
 _DEFINED: Final = re.compile(
-    r"(?:\b(?:def|class|function|func|fn|fun|struct|enum|trait|interface|type|record|impl|module|object|protocol)"
+    r"(?:(?P<keyword>)\b(?:def|class|function|func|fn|fun|struct|enum|trait|interface|type|record|impl|module|object|protocol)"
     r"[ \t]+(?:\([^)\n]*\)[ \t]*)?(?:(?P<code>[\w$]+)\.)?"
     r"|^[ \t]*\.\.[ \t]+c(?:pp)?:(?:function|member|type|var|macro|struct)::[ \t]+"
     r"(?:[^(\n]*\([ \t]*\*[ \t]*|(?:[^(\n]*[ \t*&])?)"
     r"|^[ \t]*\.\.[ \t]+(?:\w+:)?(?:class|function|method|attribute|exception|data|decorator|module)::[ \t]+"
     r"(?:(?P<entry>[\w.]+)\.)?"
-    r"|^#{1,6}[ \t]+(?:[A-Z][A-Za-z ]{0,30}:[ \t]+)?`?(?:(?P<heading>[\w.]+)\.)?)"
+    r"|^#{1,6}[ \t]+(?:[A-Z][A-Za-z ]{0,30}:[ \t]+)?`?(?:(?P<heading>[\w.]+)\.)?"
+    # A Java or C# method or constructor, which no keyword announces: a line of modifiers, type
+    # parameters and a return type before the name and its ``(`` (``public T get()``, ``final
+    # Node<K,V> getNode(Object key)``, ``public static <T extends Comparable<? super T>> void sort(``).
+    r"|(?P<method>)^[ \t]*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default|override|virtual"
+    r"|sealed|internal|async)[ \t]+)+(?:<[^\n(]*?>[ \t]+)?(?:[\w$.<>\[\],?]+[ \t]+)?(?=[A-Za-z_$][\w$]*[ \t]*\()"
+    # A JavaScript class method: an indented name, its parameters on the line and ``{`` ending it
+    # (``  addModule(module, callback) {``), not a call or a statement such as ``if (x) {``.
+    r"|(?P<js_method>)^[ \t]+(?:(?:static|async|get|set)[ \t]+)*\*?(?!(?:if|for|while|switch|catch|return|function|with|else)\b)"
+    r"(?=[A-Za-z_$][\w$]*[ \t]*\([^()\n]*\)[ \t]*\{[ \t]*$))"
     r"(?P<name>[A-Za-z_$][\w$]*)",
     re.MULTILINE,
 )
@@ -72,6 +92,14 @@ _C_NAME: Final = re.compile(r"[A-Za-z_][\w.]*")
 
 def spelled_identifier(query_terms: Sequence[str]) -> str | None:
     """The identifier a query of 1 to 4 words spells, joined; None for longer queries."""
+    words = _name_words(query_terms)
+    if not 1 <= len(words) <= _MAX_NAME_TERMS:
+        return None
+    return "".join(words)
+
+
+def _name_words(query_terms: Sequence[str]) -> list[str]:
+    """The words of a query, an identifier followed by its parts among the terms counted once."""
     words: list[str] = []
     position, count = 0, len(query_terms)
     while position < count:
@@ -82,9 +110,70 @@ def spelled_identifier(query_terms: Sequence[str]) -> str | None:
             joined += query_terms[end]
             end += 1
         position = end if joined == whole else position + 1  # skip an identifier's parts
-    if not 1 <= len(words) <= _MAX_NAME_TERMS:
-        return None
-    return "".join(words)
+    return words
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A name a short query may ask for with its owner's words: ``identifier`` (spelled as
+    :func:`spelling` spells) and the query's other words, ``owners`` (``decode`` of a Go ``Decoder``
+    for ``json decoder decode``; ``getnode`` of Java's ``HashMap`` for ``hash map get node``)."""
+
+    identifier: str
+    owners: tuple[str, ...]
+
+
+def member_names(query: str) -> list[Member]:
+    """The names a query of 1 to 4 words (stopwords aside) may ask for as a member of something its other words name,
+    best first: its words whole when it also said what kind of name it asks for (``text wrapper
+    class``: ``textwrapper``, of no owner), then the longest run of its last words before shorter ones (``builder write string``:
+    ``writestring``, then ``string``), then runs of its first words (``NewReader defined in bufio``:
+    ``newreader`` of ``bufio``). Its words are all its terms in order, but for words such as
+    ``defined`` and ``class`` and the question words it starts with (``where``): after a name's
+    first word, a question word is a name's (Java's ``ThreadLocal.get`` in ``thread local get``,
+    ``getNode`` in ``hash map get node``, Go's ``Once.Do`` in ``sync once do``)."""
+    spelled = _name_words(terms(query))
+    if len(spelled) > _MAX_NAME_TERMS:
+        return []  # a question (``what does the function that parses a url do``), not a name
+    words = [word for word in spelled if word not in _KIND_WORDS]
+    while words and words[0] in QUESTION_WORDS:
+        del words[0]
+    count = len(words)
+    if not 1 <= count <= _MAX_NAME_TERMS:
+        return []
+    # With ``class`` or ``defined`` left out, the rest may be the name whole (``text wrapper class``).
+    whole = [Member("".join(words), ())] if count < len(spelled) else []
+    last = [Member("".join(words[k:]), tuple(words[:k])) for k in range(1, count)]
+    first = [Member("".join(words[:k]), tuple(words[k:])) for k in range(count - 1, 0, -1)]
+    return whole + last + first
+
+
+def defines_member(text: str, member: Member, context: str) -> bool:
+    """Whether ``text`` defines ``member.identifier`` in source code (see :func:`_in_code`) where one of its
+    owner words is named: in
+    ``context`` (the chunk's heading trail and its document's title: ``public class HashMap``,
+    ``bufio.go``) or on the definition's own line (a Go method's receiver, ``func (dec *Decoder) Decode``)."""
+    if member.identifier not in spelling(text):
+        return False  # the common case, without the regex
+    for match in _DEFINED.finditer(text):
+        if not _in_code(match) or spelling(match.group("name")) != member.identifier:
+            continue
+        if not member.owners:
+            return True
+        line_end = text.find("\n", match.start())
+        named = spelling(context) + " " + spelling(text[match.start() : line_end if line_end >= 0 else len(text)])
+        if any(owner in named for owner in member.owners):
+            return True
+    return False
+
+
+def _in_code(match: re.Match[str]) -> bool:
+    """Whether a :data:`_DEFINED` match is a definition in source code (a keyword's, a Java or a JavaScript
+    method's), not a reST entry or a markdown heading: a manual's ``.. attribute:: maxlen`` under ``deque``
+    answers ``deque maxlen`` less than the class's own text does, which the dotted-name rules already weigh."""
+    return (
+        match.group("keyword") is not None or match.group("method") is not None or match.group("js_method") is not None
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,92 @@
+"""doc_search over real source: a member asked for with its owner's words brings its definition first.
+
+Go 1.19's ``strings/builder.go`` and ``strings/builder_test.go`` (Debian's golang-1.19-src, copied into
+the fixtures, see ``fixtures/NOTICE.txt``): ``strings builder write string`` asks for the method
+``func (b *Builder) WriteString``, which the test file calls nine times and the source defines once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxtrio.text.definitions import Member, defines, defines_member, member_names
+
+from .conftest import opened
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+async def test_a_go_method_asked_for_by_its_owners_words_comes_first(tmp_path: Path) -> None:
+    """The first hit of ``strings builder write string`` holds ``WriteString``'s definition (before: the test
+    file's ``TestBuilder``, which calls it most; no name the query spells whole is defined anywhere)."""
+    async with opened(tmp_path, FIXTURES) as ctx:
+        for name in ("go_strings_builder_test.go.txt", "go_strings_builder.go.txt"):
+            await ctx.documents.ingest(file_path=str(FIXTURES / name), title=name.removesuffix(".txt"))
+        result = await ctx.documents.search("strings builder write string", budget_tokens=1000)
+        first = result.hits[0]
+        assert "func (b *Builder) WriteString(s string) (int, error) {" in first.text, [
+            (hit.title, hit.trail) for hit in result.hits
+        ]
+
+
+def test_member_names_run_from_the_last_words_then_the_first() -> None:
+    """A short query's members: its words whole when it said the kind of name, then its last words, then its first."""
+    assert member_names("json decoder decode") == [
+        Member("decoderdecode", ("json",)),
+        Member("decode", ("json", "decoder")),
+        Member("jsondecoder", ("decode",)),
+        Member("json", ("decoder", "decode")),
+    ]
+    assert member_names("hash map get node")[1] == Member("getnode", ("hash", "map"))  # ``get`` is a name's here
+    assert member_names("where is NewReader defined in bufio") == [
+        Member("newreaderbufio", ()),
+        Member("bufio", ("newreader",)),
+        Member("newreader", ("bufio",)),
+    ]
+    assert member_names("text wrapper class")[0] == Member("textwrapper", ())
+    assert member_names("what does the function that parses a url do") == []  # a question, not a name
+
+
+def test_a_member_is_defined_under_an_owner_its_words_name() -> None:
+    """The owner is named by the trail, the document's title or the definition's own line (a Go receiver)."""
+    go = "// WriteString appends.\nfunc (b *Builder) WriteString(s string) (int, error) {\n"
+    assert defines_member(go, Member("writestring", ("strings", "builder")), "builder.go")
+    assert not defines_member(go, Member("writestring", ("bytes",)), "buffer.go")
+    java = "    final Node<K,V> getNode(Object key) {\n        Node<K,V>[] tab;\n"
+    assert defines_member(java, Member("getnode", ("hash", "map")), "public class HashMap HashMap.java")
+    assert not defines_member(java, Member("getnode", ("tree",)), "public class LinkedList LinkedList.java")
+
+
+def test_java_and_javascript_methods_are_definitions() -> None:
+    """Methods no keyword announces (OpenJDK 17's HashMap and Collections, webpack's Compilation) define their
+    names; calls, statements and ``new`` do not."""
+    assert defines("    final Node<K,V> getNode(Object key) {\n", "getnode")
+    assert defines("    public static <T extends Comparable<? super T>> void sort(List<T> list) {\n", "sort")
+    assert defines("    public HashMap(int initialCapacity) {\n", "hashmap")
+    assert defines("\taddModule(module, callback) {\n", "addmodule")
+    assert not defines("        return getNode(key);\n", "getnode")
+    assert not defines("\t\tif (module) {\n", "if")
+    assert not defines("        tab = resize(n);\n", "resize")
+
+
+async def test_a_member_defined_past_the_querys_rows_is_looked_for(tmp_path: Path) -> None:
+    """With 40 copies of builder_test.go (about 300 rows calling WriteString, the query's rows to the 30th), the
+    definition is found by the member and its nearest owner word (``writestring`` and ``builder``) and comes first."""
+    test_file = FIXTURES / "go_strings_builder_test.go.txt"
+    async with opened(tmp_path, FIXTURES) as ctx:
+        for n in range(40):
+            await ctx.documents.ingest(file_path=str(test_file), doc_id=f"test{n}", title=f"builder{n}_test.go")
+        await ctx.documents.ingest(file_path=str(FIXTURES / "go_strings_builder.go.txt"), title="builder.go")
+        result = await ctx.documents.search("strings builder write string", budget_tokens=1000)
+        assert "func (b *Builder) WriteString(s string) (int, error) {" in result.hits[0].text, [
+            (hit.title, hit.trail) for hit in result.hits
+        ]
+
+
+def test_a_member_is_a_definition_in_source_code_only() -> None:
+    """A manual's entry or heading is no member definition (python3.11-doc's ``.. attribute:: maxlen`` under
+    ``deque``: the class's own text answers ``deque maxlen``); a keyword's, a Java or a JavaScript method's are."""
+    deque = ".. class:: deque([iterable, [maxlen]])\n\n   .. attribute:: maxlen\n\n      Maximum size of a deque.\n"
+    assert not defines_member(deque, Member("maxlen", ("deque",)), "collections deque objects")
+    assert not defines_member("### `deque.maxlen`\n", Member("maxlen", ("deque",)), "deque")
+    assert defines_member("class Deque:\n    def maxlen(self):\n", Member("maxlen", ("deque",)), "class Deque")
