@@ -33,6 +33,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import _tree  # noqa: F401  (first: this tree's modules, split_zip among them)
 import numpy as np
 from split_zip import extract
 
