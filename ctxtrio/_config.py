@@ -69,8 +69,9 @@ class Config:
         "--llm",
         "CTX_LLM_ENABLED",
         "",
-        "Summaries and token calibration through "
-        "the LLM endpoint; `--no-llm`: extractive summaries only, no calibration",
+        "Summaries and token calibration through the LLM endpoint (a session's compaction asks it only while no "
+        "earlier summary is live: one that merges earlier summaries is extractive); `--no-llm`: extractive "
+        "summaries only, no calibration",
     )
     llm_base_url: str = setting(
         "http://localhost:1234/v1", "--llm-base-url", "CTX_LLM_BASE_URL", "URL", "OpenAI-compatible endpoint"
