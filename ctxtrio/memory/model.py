@@ -194,7 +194,8 @@ class UpdateResult:
     it said of the entry (its text is never rewritten), so recall may show both. ``still_folded``:
     the entries that summary (or this entry, when it is a summary) still keeps out of recall.
     ``folds_now``: for a summary deleted or undone, each entry it folded and where it is now
-    (``live``, ``deleted`` or the id of a summary that folded it since).
+    (``live``, ``deleted`` or the id of a summary that folded it since). ``merged_into``: for a
+    summary a later compaction merged (retired as an undo retires it), that compaction's summary.
     """
 
     entry: Entry
@@ -204,6 +205,7 @@ class UpdateResult:
     folded_into: str | None = None
     still_folded: tuple[str, ...] = ()
     folds_now: tuple[tuple[str, str], ...] = ()
+    merged_into: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -193,7 +193,7 @@ def _merging(result: CompactResult) -> str:
 def render_updated(result: UpdateResult) -> str:
     entry = result.entry
     if not result.changed and result.folds_now and not result.still_folded:
-        text = _undone_already(entry.id, result.folds_now)
+        text = _undone_already(entry.id, result.folds_now, result.merged_into)
     elif not result.changed:
         text = f"{entry.id} unchanged ({entry.status}{', pinned' if entry.pinned else ''})."
     elif result.restored and entry.folds:
@@ -226,9 +226,9 @@ def render_updated(result: UpdateResult) -> str:
     return _with_advice(f"{text} Now {_usage(result.status)}.", result.status)
 
 
-def _undone_already(summary_id: str, folds_now: tuple[tuple[str, str], ...]) -> str:
-    """A restore of a summary undone before: that it was, where its entries are now, and that there is no
-    redo ("e42 unchanged (deleted)" said none of it)."""
+def _undone_already(summary_id: str, folds_now: tuple[tuple[str, str], ...], merged_into: str | None) -> str:
+    """A restore of a summary undone before (or merged into a later one): that it was, where its entries are
+    now, and that there is no redo ("e42 unchanged (deleted)" said none of it)."""
     where: dict[str, list[str]] = {}
     for folded_id, now in folds_now:
         where.setdefault(now, []).append(folded_id)
@@ -238,6 +238,11 @@ def _undone_already(summary_id: str, folds_now: tuple[tuple[str, str], ...]) -> 
     parts += [f"{id_span(ids)} deleted since" for now, ids in where.items() if now == "deleted"]
     parts += [f"{id_span(ids)} folded into {now} since" for now, ids in where.items() if now not in ("live", "deleted")]
     redo = "; context_compact folds live entries again" if "live" in where else ""
+    if merged_into is not None:  # nobody undid it: a later compaction took its entries over
+        return (
+            f"{summary_id} was merged into {merged_into} by a later compaction: of the entries it folded, "
+            f"{', '.join(parts)}. restore=true on {merged_into} undoes that compaction{redo}."
+        )
     return f"{summary_id} was undone already: of the entries it folded, {', '.join(parts)}. There is no redo{redo}."
 
 

@@ -59,7 +59,7 @@ from .semantic import EntryHits, check_vectors
 from .sessions.registry import MAX_ENTRIES, MAX_SESSIONS
 from .sessions.store import SessionStore, same_state
 from .sessions.summary import fresh_summary
-from .state.patches import entry_named, folding_after, folds_now, patch_for
+from .state.patches import entry_named, folding_after, folds_now, merged_into, patch_for
 from .status import session_status, summary_status
 
 if TYPE_CHECKING:
@@ -340,8 +340,9 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
                 state = await self._sessions.append(session, [NewRecord("patch", body, id=item.id)])
                 item = state.items[item.id]
             summary, still = folding_after(item, state, folded_into)
-            now = folds_now(item, state) if not body else ()
-            return UpdateResult(item.snapshot(), bool(body), restored, self._status(state), summary, still, now)
+            now, merger = (folds_now(item, state), merged_into(item, state)) if not body else ((), None)
+            status = self._status(state)
+            return UpdateResult(item.snapshot(), bool(body), restored, status, summary, still, now, merger)
 
     # -- plumbing -------------------------------------------------------------------
 

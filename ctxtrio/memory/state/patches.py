@@ -71,3 +71,9 @@ def folds_now(item: Item, state: SessionState) -> tuple[tuple[str, str], ...]:
         by = folded.superseded_by
         now.append((folded_id, "deleted" if folded.deleted else by if by is not None else "live"))
     return tuple(now)
+
+
+def merged_into(item: Item, state: SessionState) -> str | None:
+    """The summary whose compaction merged ``item`` (a summary it retired), if one did. Restoring such a
+    summary changes nothing, and its answer said "e14 was undone already" of one nobody undid."""
+    return next((state.order[by].id for by, merged in state.merges.items() if item.ordinal in merged), None)

@@ -7,24 +7,19 @@ A session compacted each time its status says so (keep_recent 10, target 400, th
 
 from __future__ import annotations
 
-import socket
 from typing import TYPE_CHECKING
 
 import trio
 
 import ctxtrio
 from ctxtrio._wiring import open_wiring
-from ctxtrio.llm.client import open_llm_client
-from ctxtrio.llm.messages import LLMSettings
-from ctxtrio.llm.summarizer import Summarizer
 from ctxtrio.memory.compaction.compact import MERGED_NOTE
 from ctxtrio.memory.compaction.slices import SliceFile
-from ctxtrio.memory.render import render_compacted, render_status
-from ctxtrio.memory.service import SessionService
+from ctxtrio.memory.render import id_span, render_compacted, render_status, render_updated
 from ctxtrio.store.reading import read_journal
 from tests.cli.runner import cli
 from tests.llm.fake_stream import FakeModel, open_fake_model
-from tests.memory.compaction.test_compaction_resume import sessions
+from tests.memory.compaction.test_compaction_resume import sessions, stand_in
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -100,6 +95,22 @@ async def test_a_merge_says_which_summary_it_takes_the_place_of(tmp_path: Path) 
     assert f"The undo brings back all {len(done.folded)} entries." in rendered, rendered
 
 
+async def test_restoring_a_merged_summary_names_the_summary_that_merged_it(tmp_path: Path) -> None:
+    """A restore of a summary a later compaction merged changes nothing; it answered "e14 was undone already
+    ... There is no redo" of a summary nobody undid. It names the merging summary and its undo."""
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        first = await _day(ctx, 0)
+        second = await _day(ctx, 1)
+        assert first.summary is not None and second.summary is not None
+        answer = await ctx.sessions.update("week", first.summary.id, restore=True)
+    merged, into = first.summary.id, second.summary.id
+    assert not answer.changed and answer.merged_into == into
+    assert render_updated(answer).startswith(
+        f"{merged} was merged into {into} by a later compaction: of the entries it folded, "
+        f"{id_span(first.folded)} folded into {into} since. restore=true on {into} undoes that compaction. Now "
+    ), render_updated(answer)
+
+
 async def test_a_merge_does_not_ask_the_llm_to_summarize_the_whole_session(tmp_path: Path) -> None:
     """With an LLM: the first compaction asks it; the next, which merges the first's entries, is the
     decisions-first extract (no request: one over every entry folded so far at each compaction)."""
@@ -156,24 +167,10 @@ async def test_a_merge_of_a_stand_in_does_not_promise_its_llm_summary(tmp_path: 
     """The LLM gone mid-compaction leaves a stand-in waiting for its LLM summary; the next compaction merges it and
     said "the LLM summary of e44 is not done yet: compact again later to swap it in", of a summary it had retired
     (against Gemma 3 270M too). It says nothing of it now, and nothing waits for it any more."""
-    with socket.socket() as probe:  # a loopback port nothing listens on: the model server was killed
-        probe.bind(("127.0.0.1", 0))
-        gone = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
-    async with (
-        open_wiring(ctxtrio.Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
-        open_llm_client(LLMSettings(gone, timeout_s=120.0)) as client,
-        trio.open_nursery() as nursery,
-    ):
-        summarizer = Summarizer(client, ctx.live.tokens, context_tokens=lambda: 4096)
-        await nursery.start(summarizer.run_worker)
-        service = SessionService(ctx.store, ctx.live, summarizer)
-        for n in range(40):
-            await service.append("s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13}.")
-        first = await service.compact("s", keep_recent=5, target_tokens=150)
+    async with stand_in(tmp_path) as (ctx, service, first):
         for n in range(40, 50):
             await service.append("s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13}.")
         second = await service.compact("s", keep_recent=5, target_tokens=150)
-        nursery.cancel_scope.cancel()
     assert first.summary is not None and "call again" in first.note, first.note
     assert second.merged == (first.summary.id,) and first.summary.id not in second.note, second.note
     waiting = SliceFile(ctx.data.session_journal("s"))

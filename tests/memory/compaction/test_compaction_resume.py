@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxtrio._wiring import Wiring
+    from ctxtrio.memory.model import CompactResult
 
 ENTRIES = 150  # about 6,000 tokens folded: four slices and a merge in a 4,096-token window
 DEADLINE_S = 45.0
@@ -37,6 +38,27 @@ async def sessions(ctx: Wiring, model: FakeModel) -> AsyncIterator[SessionServic
         summarizer = Summarizer(client, ctx.live.tokens, context_tokens=lambda: 4096)
         await nursery.start(summarizer.run_worker)
         yield SessionService(ctx.store, ctx.live, summarizer)
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def stand_in(tmp_path: Path) -> AsyncIterator[tuple[Wiring, SessionService, CompactResult]]:
+    """Session "s", 40 steps compacted (keep_recent 5, target 150) with the model server gone: the summary is
+    the extractive stand-in waiting for its LLM summary. The wiring, the service and that compaction."""
+    with socket.socket() as probe:  # a loopback port nothing listens on: the model server was killed
+        probe.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    async with (
+        open_wiring(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
+        open_llm_client(LLMSettings(gone, timeout_s=120.0)) as client,
+        trio.open_nursery() as nursery,
+    ):
+        summarizer = Summarizer(client, ctx.live.tokens, context_tokens=lambda: 4096)
+        await nursery.start(summarizer.run_worker)
+        service = SessionService(ctx.store, ctx.live, summarizer)
+        for n in range(40):
+            await service.append("s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13}.")
+        yield ctx, service, await service.compact("s", keep_recent=5, target_tokens=150)
         nursery.cancel_scope.cancel()
 
 
@@ -119,23 +141,9 @@ async def test_a_background_summary_the_llm_could_not_write_is_said_by_the_next_
 async def test_a_compact_while_the_llm_summary_is_not_done_says_so(tmp_path: Path) -> None:
     """The LLM down mid-compaction: the stand-in's answer says to call again; a call before the LLM summary is done
     said only 'Nothing to fold' (as if it was dropped) and now says it is not done yet."""
-    with socket.socket() as probe:  # a loopback port nothing listens on: the model server was killed
-        probe.bind(("127.0.0.1", 0))
-        gone = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
-    async with (
-        open_wiring(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx,
-        open_llm_client(LLMSettings(gone, timeout_s=120.0)) as client,
-        trio.open_nursery() as nursery,
-    ):
-        summarizer = Summarizer(client, ctx.live.tokens, context_tokens=lambda: 4096)
-        await nursery.start(summarizer.run_worker)
-        service = SessionService(ctx.store, ctx.live, summarizer)
-        for n in range(40):
-            await service.append("s", f"Step {n} moved node-{n} to rack {n % 7} and set its limit to {n * 13}.")
-        first = await service.compact("s", keep_recent=5, target_tokens=150)
+    async with stand_in(tmp_path) as (_, service, first):
         assert first.method == "extractive" and "call again" in first.note and first.summary is not None, first.note
         again = await service.compact("s", keep_recent=5)
-        nursery.cancel_scope.cancel()
     assert again.summary is None and again.note.startswith("nothing to fold"), again.note
     assert again.note.endswith(
         f"; the LLM summary of {first.summary.id} is not done yet: compact again later to swap it in"
