@@ -46,8 +46,7 @@ def test_no_headline_without_a_query_word_or_room_for_it() -> None:
     cut = cut_by_sentences(long, terms, room, MODEL)
     assert cut.startswith("[...] ") and with_headline(long, cut, terms, room, MODEL) == cut
     text = _note(_SUBJECT)
-    prefix = text[:200] + " [...]"
-    assert with_headline(text, prefix, terms, room, MODEL) == prefix
+    assert with_headline(text, text, terms, room, MODEL) == text
 
 
 def test_a_headline_sentence_inside_a_line_joins_as_written() -> None:
@@ -61,3 +60,26 @@ def test_a_headline_sentence_inside_a_line_joins_as_written() -> None:
     shown = with_headline(text, cut_by_sentences(text, terms, room, MODEL), terms, room, MODEL)
     assert shown.startswith(_SUBJECT + ". [...] ") and "RETRY_LIMIT 5 kept every answer" in shown
     assert MODEL.estimate(shown) <= room
+
+
+def test_a_passage_from_the_top_keeps_the_first_sentence_and_cuts_the_rest_on_its_own() -> None:
+    """When the query's words are densest in the subject line, the window starts at the top and
+    its room went to the lines that follow it; now the first sentence stays and the room below goes
+    to the rest's own best passage, the detail holding the query's words (recall_bench: "Why was
+    starting the writer's thread with no loop turn reverted?" answered further down the note)."""
+    subject = "fetch: RETRY_LIMIT on the slow mirror, how often a failed fetch is tried again"
+    text = _note(subject)
+    terms = unique_terms("RETRY_LIMIT slow mirror")
+    room = 90
+    cut = cut_by_sentences(text, terms, room, MODEL)
+    assert cut.startswith(subject + "\n" + _FILLER[0])  # the window the whole text gives: the top
+    shown = with_headline(text, cut, terms, room, MODEL)
+    assert shown.startswith(subject + "\n[...] ") and _DETAIL[0] in shown
+    assert _FILLER[0] not in shown and MODEL.estimate(shown) <= room
+    journal = Journal()
+    entry = journal.entry(text)
+    result = recall(journal.state(), "RETRY_LIMIT slow mirror", 120)
+    assert [e.id for e in result.entries] == [entry]
+    assert result.entries[0].text.startswith(subject + "\n[...] ")
+    assert _DETAIL[0] in result.entries[0].text
+    assert MODEL.estimate(result.text) <= result.used_tokens <= 120
