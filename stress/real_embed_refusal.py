@@ -7,19 +7,25 @@
 
 all-MiniLM-L6-v2 as GGUF (``real_embeddings.ensure_gguf``). For each server: the HTTP answer to
 three over-long inputs (520 characters of a psql table's rule, the rule led by a heading trail, 605
-Chinese characters: one BERT token a character) and one word, with ``testkit.fake_embeddings.bert_tokens``'
+Chinese characters: one BERT token a character), the first parts ctxtrio cuts of the table and the
+Chinese text, and one word, with ``testkit.fake_embeddings.bert_tokens``'
 count beside; then ctxtrio's client on a batch holding one of them (the error, the breaker after it, the
 next request). With ``--llama-server`` (llama.cpp's C++ server; build it from the llama.cpp that
 llama-cpp-python's sdist vendors: ``cmake -S vendor/llama.cpp -B build -G Ninja -DLLAMA_OPENSSL=OFF
 -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF && ninja -C build
 llama-server``), also end to end: ctxtrio's stdio server with ``--embed-model`` embeds a 40-section
 manual and 40 notes, one psql table in each (``stress/attacks/vectors.py``'s), then starts again;
-it prints both semantic-recall lines of ``context_guide`` and how often llama-server refused.
+it prints both semantic-recall lines of ``context_guide`` and how often llama-server refused. Then
+the same manual and notes on a llama-server started with ``--ubatch-size 256`` (the table's parts,
+cut to 512 tokens by ``text/wordpiece.py``, are refused), started again with its default batch
+(nothing is asked again: a refusal is kept), ``ctxtrio doctor --repair`` (it forgets the refusals)
+and one more start (the table is embedded).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import subprocess
 import sys
 import tempfile
@@ -49,9 +55,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 INPUTS = {
-    "a table rule's first part (520 characters)": text_parts(RULE)[0].text,
-    "the rule led by its trail 'Quolls › Quoll 7'": text_parts(TABLE, ("Quolls", "Quoll 7"))[0].text,
+    "520 characters of a table rule": RULE[:520],
+    "the rule led by its trail 'Quolls › Quoll 7'": f"Quolls › Quoll 7\n{RULE[:520]}",
     "605 Chinese characters": "机器学习模型的输入太长" * 55,
+    "the table's first part as ctxtrio cuts it": text_parts(TABLE, ("Quolls", "Quoll 7"))[0].text,
+    "the Chinese text's first part as ctxtrio cuts it": text_parts("机器学习模型的输入太长" * 55)[0].text,
     "one word": "probe",
 }
 
@@ -86,14 +94,14 @@ async def through_ctxtrio(base: str) -> list[str]:
     return said
 
 
-async def end_to_end(work: Path, base: str, log: Path) -> list[str]:
-    """The manual and notes through ctxtrio's stdio server, twice; what context_guide says each time."""
+async def end_to_end(work: Path, base: str, log: Path, runs: tuple[str, ...]) -> list[str]:
+    """The manual and notes through ctxtrio's stdio server, once a run; what context_guide says each time."""
     embed = ("--embed-model", MODEL_ALIAS, "--embed-base-url", base)
     lines: list[str] = []
-    for run in ("first start", "started again"):
+    for run in runs:
         started = time.monotonic()
         async with stdio_server(work / "data", *embed) as client:
-            if run == "first start":
+            if run.startswith("first start"):
                 await fill(client)
             done = await settled_or_none(client, FakeEmbeddings())  # (an endpoint of its own: nothing to wait out)
             states = await semantic_lines(client) if done is None else None
@@ -107,12 +115,14 @@ async def end_to_end(work: Path, base: str, log: Path) -> list[str]:
     return lines
 
 
-def llama_server(binary: Path, gguf: Path, work: Path) -> None:
+@contextlib.contextmanager
+def served(binary: Path, gguf: Path, work: Path, *extra: str) -> Iterator[tuple[str, Path]]:
+    """llama-server on all-MiniLM-L6-v2 (``extra``: its further flags) while inside: its base URL and log."""
     port = free_port()
-    log = work / "llama-server.log"
+    log = work / f"llama-server-{port}.log"
     command = [str(binary), "-m", str(gguf), "--embeddings", "--host", "127.0.0.1", "--port", str(port)]
-    command += ["-a", MODEL_ALIAS, "-t", "1"]
-    print(f"llama.cpp's llama-server, defaults: {' '.join(command[1:])}")
+    command += ["-a", MODEL_ALIAS, "-t", "1", *extra]
+    print(f"llama.cpp's llama-server: {' '.join(command[1:])}")
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
@@ -121,12 +131,32 @@ def llama_server(binary: Path, gguf: Path, work: Path) -> None:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"llama-server did not start: {log.read_text(errors='replace')[-2000:]}")
             time.sleep(0.5)
-        base = f"http://127.0.0.1:{port}/v1"
-        _say([*answers(base), *trio.run(through_ctxtrio, base)])
-        _say(trio.run(end_to_end, work, base, log))
+        yield f"http://127.0.0.1:{port}/v1", log
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def llama_server(binary: Path, gguf: Path, work: Path) -> None:
+    """Its defaults: the raw answers, ctxtrio's client, and the manual and notes embedded, twice."""
+    with served(binary, gguf, work / "defaults") as (base, log):
+        _say([*answers(base), *trio.run(through_ctxtrio, base)])
+        _say(trio.run(end_to_end, work / "defaults", base, log, ("first start", "started again")))
+
+
+def refused_then_repaired(binary: Path, gguf: Path, work: Path) -> None:
+    """Started with a batch of 256, llama-server refuses the table's parts (up to 512 tokens); started again
+    with its default (512), it is asked none of them; ``ctxtrio doctor --repair``; the next start embeds them."""
+    with served(binary, gguf, work, "--ubatch-size", "256") as (base, log):
+        _say(trio.run(end_to_end, work, base, log, ("first start (--ubatch-size 256)",)))
+    with served(binary, gguf, work) as (base, log):
+        _say(trio.run(end_to_end, work, base, log, ("started again (the server's default batch)",)))
+        embed = ["--embed-model", MODEL_ALIAS, "--embed-base-url", base, "--no-llm"]
+        command = [sys.executable, "-m", "ctxtrio", "doctor", "--repair", "--data-dir", str(work / "data"), *embed]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        print(f"  ctxtrio doctor --repair: exit {done.returncode}")
+        _say([line for line in done.stdout.splitlines() if "embedd" in line])
+        _say(trio.run(end_to_end, work, base, log, ("started after doctor --repair",)))
 
 
 def _say(lines: list[str]) -> None:
@@ -156,7 +186,9 @@ def main(argv: list[str]) -> None:
         server.stop()
     if args.llama_server is not None:
         with tempfile.TemporaryDirectory(prefix="ctxtrio-refusal-") as work:
+            (Path(work) / "defaults").mkdir()
             llama_server(args.llama_server, gguf, Path(work))
+            refused_then_repaired(args.llama_server, gguf, Path(work))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ SUBCOMMANDS: dict[str, str] = {
     "search": "search the documents: matching lines with their file (--full: whole chunks)",
     "forget": "remove documents from the store for good (asks unless --yes; the files stay)",
     "doctor": "check the data dir, the search index, the vectors and the LLM endpoint "
-    "(--repair mends the index and the vectors)",
+    "(--repair mends the index and the vectors, and has embeddings refused before sent again)",
 }
 
 

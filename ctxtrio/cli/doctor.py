@@ -66,7 +66,12 @@ class Report:
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--repair", action="store_true", help="rebuild the search index from the journals")
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="rebuild the search index from the journals, mend the vectors files, and forget the embedding "
+        "endpoint's refusals so that they are sent again (after raising llama-server's --ubatch-size, say)",
+    )
     p.add_argument("--strict", action="store_true", help="exit 1 on warnings too (a model server that is not there)")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 

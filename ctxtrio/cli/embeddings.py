@@ -5,7 +5,9 @@ vectors file beside the index (chunks) and, through the session service, the ses
 entries' (``session-vectors.sqlite3``). ``--repair`` drops the rows of documents gone or
 replaced and of sessions or entries gone (their vectors stay until a server that has caught
 up bounds the texts no row names: ``store/vectors.py``), and the vectors of another model or
-dimension; a server with ``--embed-model`` then embeds what is missing in the background.
+dimension, and forgets the items the endpoint refused (an input longer than its batch, say,
+before the server's ``--ubatch-size`` was raised); a server with ``--embed-model`` then embeds
+what is missing in the background, those included, from its next start.
 Deleting a vectors file re-embeds everything in it.
 """
 
@@ -63,7 +65,7 @@ async def check_embeddings(
     url, model = config.embed_url, config.embed_model
     dim, error = probed
     vectors = VectorStore(ctx.data.vectors_path)
-    key, dropped, done, older, left = dim, 0, {}, 0, ""
+    key, dropped, retried, done, older, left = dim, 0, 0, {}, 0, ""
     try:
         # Without --repair nothing is written: the file is only looked at (an older server still running
         # on this data dir keeps its table, a damaged file is kept for doctor to report), none is created.
@@ -78,6 +80,7 @@ async def check_embeddings(
             key = dim if dim is not None else (stored[0] if len(stored) == 1 else None)
             drop = functools.partial(vectors.drop_except, forgotten=removed_for_good(current))
             dropped = await trio.to_thread.run_sync(drop, model, key, set(current))
+            retried = await trio.to_thread.run_sync(vectors.forget_refused, model)
             done = await trio.to_thread.run_sync(vectors.done, model, key) if key is not None else {}
             older = await trio.to_thread.run_sync(vectors.older, model)
     except VectorsBusyError as exc:  # a server writing: nothing wrong with the file
@@ -102,8 +105,10 @@ async def check_embeddings(
         "older": older,
         "unmigrated": bool(left),  # another layout, left as it is (no --repair)
         "error": error,
+        "retried": retried,
     }
     repaired = f"; dropped {plural(dropped, 'vector row')} of documents gone or of another model" if repair else ""
+    repaired += f"; {_retried(retried, 'chunk')}" if retried else ""
     # An upgraded file's vectors are linked at the server's next start: say so, lest it be deleted.
     waiting = (
         f"; {plural(older, 'vector')} of an older layout, taken at the server's next start, no request" if older else ""
@@ -141,15 +146,23 @@ async def check_session_vectors(
         "embedded": check.embedded,
         "dropped": check.dropped,
         "unmigrated": bool(check.layout),
+        "retried": check.retried,
     }
     repaired = (
         f"; dropped {plural(check.dropped, 'vector row')} of sessions or entries gone or of another model"
         if repair
         else ""
     )
+    repaired += f"; {_retried(check.retried, 'entry', 'entries')}" if check.retried else ""
     left = f"; session {check.layout}" if check.layout else ""
     return (
         True,
         f"{check.embedded:,} of {plural(check.entries, 'live session entry', 'live session entries')} embedded{left}{repaired}",
         facts,
     )
+
+
+def _retried(count: int, one: str, many: str | None = None) -> str:
+    """What --repair says of the refusals it forgot (``store/vectors.VectorStore.forget_refused``)."""
+    said = plural(count, f"refused {one}", f"refused {many}" if many else None)
+    return f"{said} to be sent again at the server's next start"

@@ -25,11 +25,13 @@ When the endpoint is unreachable or too slow (LLMUnavailableError, LLMTimeoutErr
 the task waits (RETRY_S, doubling to RETRY_MAX_S) and starts the pass again; searches
 meanwhile answer from BM25 and say so. A chunk the endpoint refuses alone (an
 LLMResponseError while a one-word probe is answered) is recorded as refused and skipped
-for good; when the probe fails too, the endpoint is treated as down. A broken vectors
+until ``ctxtrio doctor --repair`` forgets the refusals (``VectorStore.forget_refused``);
+when the probe fails too, the endpoint is treated as down. A broken vectors
 file (StoreError) stops semantic recall, logged, and never the server. Cancelling the
 task closes the vectors file.
 
-Each chunk is embedded in parts of at most PART_CHARS characters (an embedding model
+Each chunk is embedded in parts of at most PART_CHARS characters and of the model's
+window in word pieces (``text/wordpiece.py``; an embedding model
 reads a few hundred tokens: all-MiniLM-L6-v2 256, trained on 128), each part prefixed
 with the chunk's heading trail and stored with the characters of the chunk it holds; a
 chunk matches by its best part, and a search can show that part (``docs/hybrid.py``).
@@ -46,7 +48,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from ..store.layout import removed_for_good
-from ..store.vector_task import Pending, VectorTask
+from ..store.vector_task import RETRY_REFUSED, Pending, VectorTask
 from ..store.vectors import VectorHit
 from ..text.embedding import PART_CHARS, Part, text_parts
 from ..text.leads import entry_leads
@@ -106,7 +108,8 @@ def describe_semantic(status: EmbeddingStatus | None) -> str:
     state = status.state
     if status.last_error and not status.working:
         state += f" ({status.last_error})"
-    return f"semantic recall: {status.model} at {status.base_url}, {dim}; {done}; {state}"
+    retry = f"; {RETRY_REFUSED}" if status.chunks_refused else ""
+    return f"semantic recall: {status.model} at {status.base_url}, {dim}; {done}; {state}{retry}"
 
 
 @dataclass(frozen=True, slots=True)

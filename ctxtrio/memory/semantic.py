@@ -32,7 +32,8 @@ its texts the file already holds are not sent again (vectors are kept by text).
 
 Failures are handled as the chunks' embedder handles them (both are
 :class:`~ctxtrio.store.vector_task.VectorTask`): an unreachable or slow endpoint pauses the task (RETRY_S doubling to RETRY_MAX_S); an
-entry refused alone while a one-word probe is answered is recorded as refused; a
+entry refused alone while a one-word probe is answered is recorded as refused (until
+``ctxtrio doctor --repair`` forgets it: ``_check_vectors``); a
 broken vectors file stops session recall by meaning, never the server.
 """
 
@@ -45,7 +46,7 @@ import trio
 
 from .._errors import StoreError
 from ..store.vector_look import look
-from ..store.vector_task import Pending, VectorTask
+from ..store.vector_task import RETRY_REFUSED, Pending, VectorTask
 from ..store.vectors import VectorStore
 from ..text.embedding import text_parts
 from ..text.plural import plural
@@ -149,7 +150,7 @@ class EntryVectors(VectorTask):
         line = f"session entries by meaning: {entries:,} embedded ({plural(vectors, 'vector')})"
         if refused:
             line += f", {refused} refused by the endpoint"
-        return f"{line}; {self.state}"
+        return f"{line}; {self.state}{f'; {RETRY_REFUSED}' if refused else ''}"
 
     async def nearest(self, session_id: str, query: str, limit: int) -> EntryHits:
         """Keys of the entries of ``session_id`` nearest ``query`` in meaning (within QUERY_S)."""
@@ -243,7 +244,8 @@ def _check_vectors(
 
     ``dim`` None: the one dimension stored, if one. ``repair`` drops what the embedder's
     next pass would: vectors of sessions gone, of another model or dimension, and of
-    entries no journal holds with that text. Without ``repair`` nothing is written: the file
+    entries no journal holds with that text; and it forgets the entries the endpoint
+    refused, which a server's next start then sends again. Without ``repair`` nothing is written: the file
     is only looked at (:func:`~ctxtrio.store.vector_look.look`: not migrated nor healed, none
     created, nothing left beside it).
     """
@@ -257,12 +259,13 @@ def _check_vectors(
     stored = vectors.dimensions(model)
     checked = dim if dim is not None else (stored[0] if len(stored) == 1 else None)
     dropped = vectors.drop_except(model, checked, set(sessions))
+    retried = vectors.forget_refused(model)
     done = vectors.done(model, checked) if checked is not None else {}
     for session_id, have in done.items():
         stale = have - sessions[session_id].held if session_id in sessions else set()
         if stale:
             dropped += vectors.drop_items(model, session_id, stale)
-    return EntryVectorCheck(checked, entries, _embedded(sessions, done), dropped)
+    return EntryVectorCheck(checked, entries, _embedded(sessions, done), dropped, retried=retried)
 
 
 def _embedded(sessions: Mapping[str, Embeddable], done: Mapping[str, set[str]]) -> int:

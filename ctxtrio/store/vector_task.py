@@ -53,10 +53,13 @@ from .vectors import VectorHit, VectorRow, VectorStore
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
 
-__all__ = ["WAITING_FOR_LOCK", "WAITING_FOR_ROOM", "Embeds", "Pending", "VectorTask"]
+__all__ = ["RETRY_REFUSED", "WAITING_FOR_LOCK", "WAITING_FOR_ROOM", "Embeds", "Pending", "VectorTask"]
 
 log = logging.getLogger("ctxtrio.embeddings")
 
+#: What a status line says after a count of refused items: how to have them sent again (a server whose
+#: batch was too small, raised since); a refusal is otherwise kept for good, and never asked again.
+RETRY_REFUSED = "refused ones are sent again after ctxtrio doctor --repair and a restart"
 #: The state of a task whose last write found no room on the disk (:meth:`VectorTask._wait_for_room`).
 WAITING_FOR_ROOM = "waiting for room on the disk"
 #: The state of a task that found the vectors file locked by another process too long (:meth:`VectorTask._wait_out`).

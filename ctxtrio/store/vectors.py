@@ -292,6 +292,12 @@ class VectorStore:
                 self._matrix = None  # read again at the next search
             return deleted
 
+    def forget_refused(self, model: str) -> int:
+        """Delete ``model``'s marks of items refused for good (part -1 rows), so an embedder sends them
+        again, as to a server fixed since (a larger batch); marks deleted."""
+        with self._db("prune") as conn, schema.transaction(conn):
+            return conn.execute("DELETE FROM rows WHERE model=? AND part < 0", (model,)).rowcount
+
     def collect(self, model: str, dim: int, *, legacy: bool = False) -> int:
         """Evict the texts of (``model``, ``dim``) no row names, but the SPARE_MIN (or one per
         SPARE_SHARE named) most recently named; texts evicted. ``legacy``: also drop what an older

@@ -5,8 +5,10 @@ Used by both sides of semantic recall: document chunks (``docs/embedding.py``,
 
 * **Parts.** An embedding model reads a few hundred tokens (all-MiniLM-L6-v2 256 word
   pieces, trained on 128), so a text is embedded in parts of at most :data:`PART_CHARS`
-  characters (~120-150 tokens), cut at a line or sentence end where one lies in their
-  second half, each led by the text's heading trail. A text matches by its best part.
+  characters (~120-150 tokens of prose), and never more than the model's window by a
+  count of word pieces from above (:mod:`.wordpiece`: a table's rule or minified JSON is a
+  token a character), cut at a line or sentence end where one lies in their second half,
+  each led by the text's heading trail. A text matches by its best part.
 * **Weighted reciprocal rank fusion.** A hit scores ``c / (RANK_K + keyword rank)`` plus
   ``w / (RANK_K + vector rank)``: ``c`` is the query's *keyword confidence* (the best
   coverage of the query's terms among the first keyword hits, see :func:`coverage`),
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
+
+from .wordpiece import SPECIAL_TOKENS, WINDOW_TOKENS, fitting_end, wordpiece_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,7 +41,7 @@ __all__ = [
     "text_parts",
 ]
 
-#: An embedding input's text at most (~120-150 tokens).
+#: An embedding input's text at most (~120-150 tokens of prose; text/wordpiece.py bounds the rest).
 PART_CHARS: Final = 520
 #: RRF's constant here: small, so the first places of a ranking count.
 RANK_K: Final = 5
@@ -65,17 +69,18 @@ class Part:
 
 
 def text_parts(text: str, trail: Sequence[str] = ()) -> list[Part]:
-    """The parts ``text`` is embedded as: passages of at most PART_CHARS characters, cut at a
-    line or sentence end where one lies in their second half, each led by ``trail``.
-    A whitespace-only text is one part of its trail (or a space)."""
-    lead = " › ".join(trail)
-    lead = f"{lead}\n" if lead else ""
+    """The parts ``text`` is embedded as: passages of at most PART_CHARS characters, and
+    fewer where the model would read more than its window in them (a table, JSON, CJK:
+    :mod:`.wordpiece`), cut at a line or sentence end where one lies in their second half,
+    each led by ``trail``. A whitespace-only text is one part of its trail (or a space)."""
+    lead = _lead(trail)
+    room = WINDOW_TOKENS - SPECIAL_TOKENS - wordpiece_tokens(lead)
     parts: list[Part] = []
     at = len(text) - len(text.lstrip())
     while at < len(text):
-        end = min(len(text), at + PART_CHARS)
+        end = fitting_end(text, at, min(len(text), at + PART_CHARS), room)
         if end < len(text):
-            half = at + PART_CHARS // 2
+            half = at + (end - at) // 2
             cut = max(text.rfind("\n", half, end), text.rfind(". ", half, end) + 1)
             end = cut if cut > at else end
         piece = text[at:end].strip()
@@ -86,6 +91,13 @@ def text_parts(text: str, trail: Sequence[str] = ()) -> list[Part]:
         while at < len(text) and text[at].isspace():
             at += 1
     return parts or [Part(0, len(text), lead or " ")]
+
+
+def _lead(trail: Sequence[str]) -> str:
+    """The line a part starts with: the heading trail, cut to half the window (a part keeps room)."""
+    lead = " › ".join(trail)
+    lead = lead[: fitting_end(lead, 0, len(lead), (WINDOW_TOKENS - SPECIAL_TOKENS) // 2)]
+    return f"{lead}\n" if lead else ""
 
 
 def coverage(text: str, query_terms: Sequence[str]) -> float:

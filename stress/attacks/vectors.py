@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import httpx
 import trio
 
+from ctxtrio.store.vector_task import RETRY_REFUSED
 from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings
 
 from . import Row, guarded
@@ -134,10 +135,11 @@ async def cut_short(work: Path) -> Row:
 
 
 #: A psql table (``\\pset border 2``) as a note or a manual section holds it: its rule is one token a
-#: character for a BERT model, more than llama-server's default physical batch (512 tokens) in one input.
+#: character for a BERT model. ctxtrio cuts its parts to 512 tokens (text/wordpiece.py), llama-server's default
+#: physical batch; a server started with a smaller one (``--ubatch-size 256``) refuses them.
 RULE = "+" + "+".join(["-" * 10] * 60) + "+"
 TABLE = f"{RULE}\n| 1 | spotted | 12 |\n{RULE}"
-UBATCH = 512
+UBATCH = 256
 
 
 @dataclass
@@ -168,7 +170,7 @@ async def settled_or_none(client: Client, fake: FakeEmbeddings) -> tuple[str, st
     at most: the server has 60); None if not."""
     with trio.move_on_after(40):
         while True:
-            chunks, entries = await semantic_lines(client)
+            chunks, entries = (line.removesuffix(f"; {RETRY_REFUSED}") for line in await semantic_lines(client))
             counts = re.search(r"([\d,]+) of ([\d,]+) chunks? embedded(?:, (\d+) refused)?", chunks)
             whole = counts is not None and int(counts[1]) + int(counts[3] or 0) == int(counts[2]) > 0
             if whole and chunks.endswith("; caught up") and entries.endswith("; caught up"):
@@ -192,7 +194,8 @@ def counts(lines: tuple[str, str] | None) -> str:
     """What the two lines say was embedded and refused ("not caught up" for None)."""
     if lines is None:
         return "not caught up"
-    chunks, entries = (re.sub(r"; caught up$", "", line).rpartition("; ")[2] for line in lines)
+    plain = (line.removesuffix(f"; {RETRY_REFUSED}") for line in lines)
+    chunks, entries = (re.sub(r"; caught up$", "", line).rpartition("; ")[2] for line in plain)
     return f"{chunks}; entries: {entries.removeprefix('- session entries by meaning: ')}"
 
 
@@ -218,7 +221,7 @@ async def too_large(work: Path) -> Row:
     table = sum(RULE[:60] in one for one in fake.embedded)
     return Row(
         "a psql table (661-character rules) in a manual section and a note; the endpoint answers llama-server's "
-        "HTTP 500 'input (N tokens) is too large to process' to it; server started again",
+        "HTTP 500 'input (N tokens) is too large to process' to it (--ubatch-size 256); server started again",
         "that chunk and that note refused, every other one embedded; after the restart nothing sent again",
         f"{counts(first)}; after the restart: {len(resent)} sent; search: {ok and '39' in said}",
         _refused_once(first) and _refused_once(again) and resent == [] and table == 0 and ok,

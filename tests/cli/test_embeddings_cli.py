@@ -67,6 +67,7 @@ async def test_doctor_checks_and_repairs_the_session_vectors(tmp_path: Path) -> 
         "embedded": 0,
         "dropped": 0,
         "unmigrated": False,
+        "retried": 0,
     }
     assert repaired.code == 0, repaired.out
     # Rows, not vectors: a vector stays while the server keeps texts no row names (store/vectors.py).

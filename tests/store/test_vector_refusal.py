@@ -20,7 +20,8 @@ import trio
 
 from ctxtrio.docs.embedding import describe_semantic
 from ctxtrio.text.embedding import text_parts
-from testkit.fake_embeddings import FakeEmbeddings, bert_tokens, quick_embedders
+from testkit.fake_embeddings import FakeEmbeddings, bert_tokens, quick_embedders, serve_fake_embeddings
+from tests.cli.runner import cli
 from tests.docs.conftest import opened as opened_docs
 from tests.docs.test_embedding import semantic
 from tests.memory.test_semantic import entry_vectors, settled
@@ -156,10 +157,11 @@ async def test_a_server_error_pauses_the_chunks_and_records_no_refusal(tmp_path:
 
 
 #: A table's rule (psql draws them so): a BERT model (all-MiniLM-L6-v2) makes each punctuation mark a token,
-#: so a part of PART_CHARS (520) of it is 520+ tokens, more than llama-server's default physical batch (512),
-#: while the cold token estimate counts a run of punctuation at 1/16 a character: one chunk of 50 tokens.
+#: so its parts are cut to the model's window (text/wordpiece.py: 512 tokens), while the cold token estimate
+#: counts a run of punctuation at 1/16 a character: one chunk of 50 tokens. A llama-server started with a
+#: smaller physical batch (``--ubatch-size 256``) still refuses such a part with its HTTP 500.
 RULE = "+----------" * 60
-UBATCH = 512
+UBATCH = 256
 
 
 def _ruled_sections(n: int, ruled: int) -> str:
@@ -171,7 +173,7 @@ def _ruled_sections(n: int, ruled: int) -> str:
 
 
 def test_the_long_input_is_too_large_for_llama_server_and_every_other_fits() -> None:
-    """(The premise:) RULE's first part is over llama-server's batch; an entry of ENTRIES is far under."""
+    """(The premise:) RULE's first part is over a 256-token batch; an entry of ENTRIES is far under."""
     assert bert_tokens(text_parts(RULE)[0].text) > UBATCH
     assert max(bert_tokens(part.text) for text in ENTRIES for part in text_parts(text)) < 20
 
@@ -242,3 +244,43 @@ async def test_an_endpoint_failing_every_input_pauses_and_records_no_refusal(tmp
             fake.failing = ""
             await settled(index)
             assert index.stored[:2] == (len(entries) - 1, 1)
+
+
+async def test_refusals_are_sent_again_after_doctor_repair_once_the_server_takes_them(tmp_path: Path) -> None:
+    """A chunk and an entry refused by a server with a 256-token batch stay refused across a restart; once the
+    server's batch is raised, ``ctxtrio doctor --repair`` forgets both refusals and the next start embeds both."""
+    small = FakeEmbeddings(ubatch_tokens=UBATCH)
+    async with opened_docs(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+        doc = await ctx.documents.ingest(text=_ruled_sections(12, ruled=7), title="parts")
+        await ctx.sessions.append("s1", "Entry 1 is about topic1.")
+        await ctx.sessions.append("s1", RULE)
+        async with semantic(ctx, small) as index:
+            await _chunks_settled(index)
+            assert index.status().chunks_refused == 1
+            assert "refused ones are sent again after ctxtrio doctor --repair" in describe_semantic(index.status())
+    async with opened_sessions(tmp_path) as sessions_ctx, entry_vectors(sessions_ctx, small) as entries:
+        await settled(entries)
+        assert entries.stored[:2] == (1, 1)
+
+    fixed = FakeEmbeddings()  # the server started again with a batch of 2,048
+    async with trio.open_nursery() as nursery:
+        url = await serve_fake_embeddings(nursery, fixed)
+        repaired = await cli(
+            tmp_path / "data", "doctor", "--repair", "--embed-model", fixed.model, "--embed-base-url", url
+        )
+        nursery.cancel_scope.cancel()
+    assert repaired.code == 0, repaired.out
+    assert "1 refused chunk to be sent again at the server's next start" in repaired.out
+    assert "1 refused entry to be sent again at the server's next start" in repaired.out
+
+    fixed.requests.clear()
+    async with opened_docs(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+        async with semantic(ctx, fixed) as index:
+            await _chunks_settled(index)
+            after = index.status()
+    assert (after.chunks_refused, after.chunks_embedded) == (0, doc.doc.chunks)
+    async with opened_sessions(tmp_path) as sessions_ctx, entry_vectors(sessions_ctx, fixed) as entries:
+        await settled(entries)
+        assert entries.stored[:2] == (2, 0)
+    # The chunk's rule and the entry, two parts each (661 characters of punctuation), nothing else.
+    assert sum(RULE[:100] in text for text in fixed.embedded) == 4 and len(fixed.embedded) == 4
