@@ -164,3 +164,18 @@ def test_go_type_declarations_of_every_kind_are_definitions() -> None:
         ("type ConnState int", ("type ConnState",)),
         ("// A Pointer is an atomic pointer of type *T. The zero value is a nil *T.", ("type Pointer[T any] struct",)),
     ]
+
+
+def test_a_typescript_ambient_module_encloses_its_declarations() -> None:
+    """@types/node's http.d.ts (Debian's node-types-node) wraps everything in ``declare module "http" {``: its
+    classes and functions carry the module in their trail, as a namespace's do; ``module.exports`` is no module."""
+    ts = ('declare module "http" {\n    import * as stream from "node:stream";\n\n    /**\n'
+          "     * @since v0.1.17\n     */\n    class IncomingMessage extends stream.Readable {\n"
+          "        constructor(socket: Socket);\n    }\n\n    function createServer(): Server;\n}\n"
+          'declare module "node:http" {\n    export * from "http";\n}\n\nmodule.exports = { a };\n')  # fmt: skip
+    assert [(line, trail) for line, trail, heading in trails(ts, Kind.JAVASCRIPT) if heading] == [
+        ('declare module "http" {', ('declare module "http"',)),
+        ("/**", ('declare module "http"', "class IncomingMessage")),
+        ("function createServer(): Server;", ('declare module "http"', "function createServer")),
+        ('declare module "node:http" {', ('declare module "node:http"',)),
+    ]
