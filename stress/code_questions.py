@@ -33,12 +33,15 @@ tree     6fc6876 (before)    after               ingest, MB of text per second (
 =======  ==================  ==================  =====================================
 go       4 / 4 / 7           7 / 7 / 9           1.5-1.7 (6.7 MB, 461 files)
 rust     4 / 8 / 9           7 / 8 / 9           1.9-2.3 (6.8 MB, 654 files)
-java     1 / 4 / 11          3 / 6 / 11          2.7-3.3 (17.4 MB, 800 files)
+java     1 / 4 / 11          2-3 / 5-6 / 11      2.7-3.3 (17.4 MB, 800 files)
 js       4 / 9 / 8           6 / 10 / 10         1.7-2.5 (12.2 MB, 1,240 files)
 python   8 / 8 / 10          8 / 8 / 10          2.4-3.0 (11.5 MB, 684 files)
-all      21 / 33 / 45        31 / 39 / 49
+all      21 / 33 / 45        30-31 / 38-39 / 49
 =======  ==================  ==================  =====================================
 
+Before: two runs on 6fc6876, the same counts; after: three runs on 73c7282..68a6570 (java's count moves by
+one between runs: ingest order decides ties). ``doc_search`` p50 at load 4: 12-13 ms a language before,
+16-27 ms after (a query naming a member its words spell asks the index twice more, ``docs/search._member_hits``).
 TypeScript's ``typescript.js`` alone (10.8 MB, one file): 1.57 MB/s; chunking itself runs at 18-27 MB per
 CPU-second on every tree, so ingest time is the store's, not the code rules'.
 """
