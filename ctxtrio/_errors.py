@@ -28,7 +28,7 @@ checks the drawing against the classes)::
     │   ├── LLMTimeoutError      no answer within the deadline
     │   │   └── NoFirstTokenError    (llm/_first_token.py) no first token within the wait (``.headers``)
     │   ├── LLMResponseError     an answer that is not usable (5xx, not JSON, error body, empty)
-    │   │   └── InputRefusedError    (llm/_wire.py) embeddings refused for an input (400/413/422; 500 and a probe): no failure
+    │   │   └── InputRefusedError    (llm/_wire.py) embeddings refused for an input (400/413/422; 500 twice around a probe): no failure
     │   └── LLMInterruptedError  a stream cut off by the server for another request: retry, no failure
     └── StoppingError        the MCP server is stopping and its shutdown grace cut a request off (server only)
 

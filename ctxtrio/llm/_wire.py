@@ -38,13 +38,14 @@ _T = TypeVar("_T")
 #: validation error of FastAPI-based servers. Not 404 (no such model: the endpoint is unusable), not
 #: 408/429 (come back later), not 5xx: llama.cpp's llama-server answers 500 "input (N tokens) is too large
 #: to process" (ggml-org/llama.cpp#12295), as it answers a failure of its own, so a 500 is judged by a
-#: one-word input sent right after it (``client.LLMClient.embed``), and is this error only if that is embedded.
+#: one-word input sent right after it (``client.LLMClient.embed``), and is this error only if that is embedded
+#: and the same request, sent once more, is answered 500 again (a 500 of a moment is not a refusal).
 _INPUT_REFUSED = frozenset({400, 413, 422})
 
 
 class InputRefusedError(LLMResponseError):
     """The embeddings endpoint answered that it will not take these inputs (:data:`_INPUT_REFUSED`, or a
-    500 while it embeds a one-word input: ``client.LLMClient.embed``).
+    500 twice while it embeds a one-word input: ``client.LLMClient.embed``).
 
     The server is up and answered: the breaker counts it as an answer (:mod:`._requests`), so
     the background embedders can send the inputs again one by one and learn which is refused

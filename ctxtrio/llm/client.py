@@ -24,8 +24,8 @@ Errors, all :class:`~ctxtrio._errors.LLMError`:
 
 Each of them but the last counts as a failure for the breaker: an interrupted stream
 came from a server that works, and counts as an answer. So does an embeddings request
-refused for its input (HTTP 400, 413, 422, or 500 while a one-word input sent right after
-it is embedded: ``_wire.InputRefusedError``, an LLMResponseError): one text the model will
+refused for its input (HTTP 400, 413, 422, or 500 again when sent once more after a one-word
+input was embedded: ``_wire.InputRefusedError``, an LLMResponseError): one text the model will
 not take is not the endpoint being down. A call cancelled by its caller (a ``move_on_at``
 around it) gives no verdict: the breaker stays as it was. The optional
 endpoints (tokenize, context length) answer ``None`` for "this server has no such
@@ -38,7 +38,7 @@ connections. It starts no tasks.
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import TYPE_CHECKING, Final
 
 import httpx
 import trio
@@ -167,12 +167,12 @@ class LLMClient:
         async def exchange() -> list[list[float]]:
             response = await self._requests.send("POST", url, self._embeddings_body(texts), kind="embed")
             if response.status_code == JUDGED_BY_PROBE:
-                await self._blame_for_server_error(url, response)
+                response = await self._judge_server_error(url, texts, response)
             return parse_embeddings(response, len(texts))
 
         return await self._requests.guarded(exchange)
 
-    async def _blame_for_server_error(self, url: str, failed: httpx.Response) -> NoReturn:
+    async def _judge_server_error(self, url: str, texts: Sequence[str], failed: httpx.Response) -> httpx.Response:
         """An embeddings request answered HTTP 500: the input's fault, or the server's? A probe tells.
 
         llama.cpp's ``llama-server`` answers an input of more tokens than its physical batch
@@ -184,10 +184,13 @@ class LLMClient:
         (``wait_for_all``). The status, type and wording are those of a server that fails every
         input (a model that cannot run), and the wording changed across versions, so the body
         is not trusted: one input of a single word (:data:`EMBED_PROBE`) is sent at once, inside
-        the same admission. Embedded: the server works, the input is refused
+        the same admission. Not embedded: the 500's LLMResponseError, a failure that opens the
+        breaker, as before. Embedded: the server works, and ``texts`` are sent once more, as a 500
+        of a moment (a server busy or restarting) and the word answered right after it would
+        otherwise mark a good input refused for good: a 500 again is the input refused
         (:class:`~._wire.InputRefusedError`, an answer for the breaker; the background embedders
-        then send the inputs one by one and record the one refused alone). Not: the 500's
-        LLMResponseError, a failure that opens the breaker, as before.
+        then send the inputs one by one and record the one refused alone); any other answer is
+        the request's own (returned).
         """
         refusal = status_error(failed, "embeddings")
         try:
@@ -196,7 +199,11 @@ class LLMClient:
             )
         except LLMError as exc:
             raise LLMResponseError(f"{refusal} (and a one-word input failed too: {exc})") from exc
-        raise InputRefusedError(f"{refusal} (a one-word input is embedded: this input is refused)")
+        again = await self._requests.send("POST", url, self._embeddings_body(texts), kind="embed")
+        if again.status_code != JUDGED_BY_PROBE:
+            return again
+        twice = status_error(again, "embeddings")
+        raise InputRefusedError(f"{twice} (twice, while a one-word input is embedded: this input is refused)")
 
     def _embeddings_body(self, texts: Sequence[str]) -> JSON:
         return {"input": list(texts), "encoding_format": "float", "model": self._settings.model}

@@ -17,7 +17,7 @@ embedded, :meth:`VectorTask._tidy` bounds them.
 * a batch refused (LLMResponseError): item by item; an item refused alone while a
   one-word probe is answered gets one row of part -1 and no vector (done for good);
   when the probe fails too, the endpoint is treated as down (an input refused with HTTP
-  400, 413 or 422, or with 500 while the client's own one-word probe right after it is
+  400, 413 or 422, or with 500 twice around the client's own one-word probe, which was
   embedded, leaves the embedder's breaker closed, so the items and the probe go out:
   ``llm/_wire.InputRefusedError``; another 5xx, or a 500 to the one word too, opens it, and
   the task waits);

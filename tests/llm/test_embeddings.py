@@ -142,7 +142,26 @@ async def test_an_input_too_large_for_llama_server_leaves_the_breaker_closed(
         assert embedder.breaker_state is BreakerState.CLOSED
         assert len(await embedder.documents(["fine"])) == 1
         assert autojump_clock.current_time() == 0  # (no cooldown waited)
-    assert (fake.refusals, fake.requests) == ([["fine", long]], [[EMBED_PROBE], ["fine"]])
+    assert (fake.refusals, fake.requests) == ([["fine", long]] * 2, [[EMBED_PROBE], ["fine"]])
+
+
+async def test_a_server_error_of_a_moment_is_not_an_input_refused(autojump_clock: trio.testing.MockClock) -> None:
+    """HTTP 500 once (a server busy or restarting), then every request answered: the one word, then the same
+    texts sent again, embedded. The first 500 alone made the texts refused, and an entry sent alone refused for good."""
+    fake = FakeEmbeddings()
+    seen: list[list[str]] = []
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content)["input"])
+        if len(seen) == 1:
+            return httpx.Response(500, json={"error": {"code": 500, "message": "busy", "type": "server_error"}})
+        return await fake.transport().handle_async_request(request)
+
+    async with open_llm_client(LLMSettings(BASE), transport=httpx.MockTransport(handle)) as client:
+        vectors = await client.embed(["fine", "text"])
+        assert client.breaker_state is BreakerState.CLOSED
+    assert len(vectors) == 2 and fake.embedded == [EMBED_PROBE, "fine", "text"]
+    assert seen == [["fine", "text"], [EMBED_PROBE], ["fine", "text"]]
 
 
 @dataclass

@@ -284,3 +284,31 @@ async def test_refusals_are_sent_again_after_doctor_repair_once_the_server_takes
         assert entries.stored[:2] == (2, 0)
     # The chunk's rule and the entry, two parts each (661 characters of punctuation), nothing else.
     assert sum(RULE[:100] in text for text in fixed.embedded) == 4 and len(fixed.embedded) == 4
+
+
+@dataclass
+class Busy(FakeEmbeddings):
+    """HTTP 500 (llama-server's shape, ``server_error``) to the next ``busy`` requests that are not the one-word
+    probe, as a server busy or restarting for a moment answers; every other request as the fake does."""
+
+    busy: int = 0
+
+    async def _handle(self, request: httpx.Request) -> httpx.Response:
+        if self.busy and b'"probe"' not in request.content:
+            self.busy -= 1
+            return httpx.Response(500, json={"error": {"code": 500, "message": "busy", "type": "server_error"}})
+        return await super()._handle(request)
+
+
+async def test_a_server_error_of_a_moment_does_not_mark_a_new_entry_refused(tmp_path: Path) -> None:
+    """One HTTP 500 to a new entry's request (sent alone, as appends come), the one-word probe answered: the
+    entry was recorded refused for good (40 embedded, 1 refused, after passes and restarts). Now it is embedded."""
+    fake = Busy()
+    async with _entries_embedded(tmp_path, fake) as (ctx, index):
+        await settled(index)
+        fake.busy = 1
+        await ctx.sessions.append("s1", "Entry 40 is about topic40 and detail40.")
+        index.wake()
+        await settled(index)
+        stored = index.stored
+    assert (stored[:2], fake.busy) == ((len(ENTRIES) + 1, 0), 0)
