@@ -35,6 +35,7 @@ class Columns(Protocol):
     tags: dict[int, tuple[str, ...]]
     folds: dict[int, tuple[str, ...]]
     merges: dict[int, tuple[int, ...]]
+    merged_into: dict[int, int]
     superseded_by: dict[int, int]
 
     def id_of(self, ordinal: int) -> str: ...
@@ -46,8 +47,10 @@ class Columns(Protocol):
 
 def all_folds(state: Columns, summary: int) -> tuple[str, ...]:
     """The ids ``summary``'s record folds and, through the summaries it merged, theirs, oldest first.
-    Each record lists only what it folded itself, so a long session's journal and state stay linear."""
-    if summary not in state.merges:
+    Each record lists only what it folded itself, so a long session's journal and state stay linear.
+    A summary merged into a later one gives its record's own: each of a chain of merged summaries
+    listed all the folds before it, so exporting 3,000 notes compacted every 10 listed 448,500 ids."""
+    if summary not in state.merges or summary in state.merged_into:
         return state.folds.get(summary, ())
     found: list[str] = []
     pending = [summary]

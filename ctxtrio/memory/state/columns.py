@@ -104,6 +104,7 @@ class SessionState:
         self.tags: dict[int, tuple[str, ...]] = {}
         self.folds: dict[int, tuple[str, ...]] = {}
         self.merges: dict[int, tuple[int, ...]] = {}  # a summary -> the earlier summaries it merged
+        self.merged_into: dict[int, int] = {}  # the reverse: a summary merged -> the one that merged it
         self.superseded_by: dict[int, int] = {}
         self.pin_set: dict[int, None] = {}
         # -- texts: entries below ``blob_count`` live in ``blob`` (UTF-8), the rest in ``tail_texts`` --
@@ -270,6 +271,7 @@ class SessionState:
         if merged:
             self.merges[summary] = tuple(merged)
         for retired in merged:  # as an undo retires a summary, without bringing its entries back first
+            self.merged_into[retired] = summary
             self._account(retired, -1)
             self.deleted_flags[retired] = 1
             self._account(retired, 1)

@@ -76,4 +76,5 @@ def folds_now(item: Item, state: SessionState) -> tuple[tuple[str, str], ...]:
 def merged_into(item: Item, state: SessionState) -> str | None:
     """The summary whose compaction merged ``item`` (a summary it retired), if one did. Restoring such a
     summary changes nothing, and its answer said "e14 was undone already" of one nobody undid."""
-    return next((state.order[by].id for by, merged in state.merges.items() if item.ordinal in merged), None)
+    by = state.merged_into.get(item.ordinal)
+    return None if by is None else state.order[by].id

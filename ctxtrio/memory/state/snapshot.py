@@ -303,6 +303,7 @@ def _restore(header: dict[str, Any], parts: list[memoryview], session_id: str, m
     state.tags = _sparse(header["tags"], lambda value: tuple(str(v) for v in value))
     state.folds = _sparse(header["folds"], lambda value: tuple(str(v) for v in value))
     state.merges = _sparse(header.get("merges", {}), lambda value: tuple(int(v) for v in value))  # none before
+    state.merged_into = {merged: by for by, earlier in state.merges.items() for merged in earlier}
     state.superseded_by = _sparse(header["superseded_by"], int)
     state.odd_ids = _sparse(header["odd_ids"], str)
     state.odd_ordinals = {item_id: o for o, item_id in state.odd_ids.items()}

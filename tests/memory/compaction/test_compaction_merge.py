@@ -60,6 +60,22 @@ async def test_compacting_again_and_again_keeps_one_summary_under_the_budget(tmp
     assert len(retired) == 19 and all(e.status == "deleted" for e in retired)
 
 
+async def test_a_chain_of_merged_summaries_lists_each_entry_folded_twice_at_most(tmp_path: Path) -> None:
+    """Each summary merged into a later one listed in ``folds`` everything folded before it: exported, twenty
+    compactions of 12 notes listed 2,6xx ids for 231 folded (3,000 notes compacted every 10: 448,500). A merged
+    summary lists what its own compaction folded; the live one lists them all; so does it after a restart."""
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        results = [await _day(ctx, day) for day in range(20)]
+        entries = await ctx.sessions.export("week")
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        assert await ctx.sessions.export("week") == entries
+    folded = [e.id for e in entries if e.status == "superseded"]
+    merged = [e for e in entries if e.role == "summary" and e.status == "deleted"]
+    assert (len(merged), len(folded)) == (19, 20 * 12 - 10)
+    assert sorted(f for e in merged for f in e.folds) == sorted(f for r in results[:-1] for f in r.folded[-12:])
+    assert [e.folds for e in entries if e.status == "live" and e.role == "summary"] == [tuple(folded)]
+
+
 async def test_undoing_a_merged_compaction_brings_back_every_entry_and_replays_the_same(tmp_path: Path) -> None:
     """The merge is one journal line (the new summary names the one it merges and folds its entries too):
     a restart replays it to the same state, and undoing it brings back every entry either folded."""
