@@ -29,7 +29,10 @@ first six sets' uses; its writer did not read the seventh), written the same way
 a ninth, ``--questions stress/recall_questions9.json`` (60 entries up to 9a2f615, none of the
 first seven sets' uses; its writer did not read the eighth), written the same way, through one, and
 a tenth, ``--questions stress/recall_questions10.json`` (60 entries up to 8d0d9fc, none of the
-first eight sets' uses; its writer did not read the ninth), written the same way, through one:
+first eight sets' uses; its writer did not read the ninth), written the same way, through one, and
+an eleventh, ``--questions stress/recall_questions11.json`` (60 entries up to 2492543, none of the
+first nine sets' uses; its writer did not read the tenth), written the same way, through the
+session of its writing (committed at its end):
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those
