@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -107,10 +108,19 @@ def export_line(session_id: str, record: Record) -> str:
 
 def _write_atomically(path: Path, payload: str) -> None:
     """Write ``payload`` as ``path`` whole or not at all, durably: the file and then its new name are
-    fsynced, so an export a ``prune`` or ``delete`` follows cannot vanish in a crash after they are durable."""
-    temporary = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    fsynced, so an export a ``prune`` or ``delete`` follows cannot vanish in a crash after they are durable.
+
+    The file is created 0600, as private as the data dir (0700) whose notes it holds: open(path, "w") made it
+    0644 under the usual umask. mkstemp creates a new file of a random name (O_EXCL, O_NOFOLLOW), so a symlink
+    planted at the temporary's name is not written through, as the old ``.NAME.partial-PID`` was; one planted
+    at ``path`` is replaced by the rename (rename(2) does not follow it), not written through."""
     try:
-        with open(temporary, "w", encoding="utf-8") as handle:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.partial-", dir=path.parent)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    temporary = Path(name)
+    try:
+        with open(fd, "w", encoding="utf-8") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
