@@ -71,7 +71,8 @@ class CompactionMethods:
 
         Cancelled once the fold is queued to the store, it may still land: a later call
         sees it, and a compaction planned before it landed is refused with InputError
-        ("the session changed while compacting ...: compact again").
+        ("the session changed while compacting ...") whose hint is "retry": the hint words the one instruction
+        (tools/advice: "call context_compact again", the CLI: "run it again"; the message said "compact again" too).
         """
         check_range("keep_recent", keep_recent, KEEP_RECENT)
         check_range("target_tokens", target_tokens, COMPACT_TARGET)
@@ -143,8 +144,7 @@ class CompactionMethods:
                     state = await self._sessions.sync(session, same_state)
                     if not still_foldable(state, plan):
                         raise InputError(
-                            "the session changed while compacting (an entry was pinned, deleted or "
-                            "folded meanwhile): compact again",
+                            "the session changed while compacting (an entry was pinned, deleted or folded meanwhile)",
                             hint="retry",
                         )
                     tokens_after = summary_tokens(state, plan, text, self._sessions.live.tokens.current)
@@ -161,9 +161,7 @@ class CompactionMethods:
                         continue  # re-read what another process wrote, and decide again
                     break
                 else:
-                    raise InputError(
-                        "other processes kept writing to this session while compacting: compact again", hint="retry"
-                    )
+                    raise InputError("other processes kept writing to this session while compacting", hint="retry")
                 state = await self._sessions.absorb(session, result)
                 item = state.items[result.records[-1].id]
             if summary.method in ("extractive", "llm+extractive") and self._summarizer.uses_llm and not merging:

@@ -11,6 +11,7 @@ from ctxtrio._errors import InputError
 from ctxtrio._wiring import open_wiring
 from ctxtrio.memory.service import SessionService
 from ctxtrio.store.reading import read_journal
+from ctxtrio.tools.advice import advised
 from tests.memory.doubles import HookedSummarizer
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ async def test_two_processes_compacting_one_session_fold_once(tmp_path: Path) ->
         arrived, both = [0], trio.Event()
         services = [SessionService(ctx.store, ctx.live, _Rendezvous(ctx, arrived, both)) for ctx in (a, b)]
         outcomes: list[str] = []
+        advice: list[str] = []
 
         async def compact(service: SessionService) -> None:
             try:
@@ -56,6 +58,7 @@ async def test_two_processes_compacting_one_session_fold_once(tmp_path: Path) ->
                 outcomes.append(f"folded {len(result.folded)}")
             except InputError as exc:
                 outcomes.append(str(exc))
+                advice.append(advised(exc, "context_compact"))
 
         with trio.fail_after(30):  # a deadlock guard
             async with trio.open_nursery() as nursery:
@@ -63,6 +66,8 @@ async def test_two_processes_compacting_one_session_fold_once(tmp_path: Path) ->
                     nursery.start_soon(compact, service)
         assert sorted(outcomes)[0] == "folded 10"
         assert "changed while compacting" in sorted(outcomes)[1]
+        # One instruction: it read "...: compact again; call context_compact again".
+        assert len(advice) == 1 and advice[0].endswith(" folded meanwhile); call context_compact again"), advice
         records = read_journal(a.data.session_journal("s1")).records
         assert [r.data.get("role") for r in records].count("summary") == 1
         for ctx in (a, b):
