@@ -155,11 +155,10 @@ async def show_command(config: Config, args: argparse.Namespace, stop: trio.Canc
         return 0
     deleted = f", DELETED {when(info.deleted_at)} (ctxtrio restore {info.session_id})" if info.deleted_at else ""
     superseded = sum(entry.status == "superseded" for entry in entries)
-    keeping = {entry.superseded_by for entry in entries if entry.status == "superseded"}
-    retired = sum(entry.status == "deleted" and bool(entry.folds) and entry.id not in keeping for entry in entries)
+    retired = contents.retired  # counted where context_status counts it (it read "1 earlier summaries" here)
     gone = sum(entry.status == "deleted" for entry in entries) - retired
     counts = f"{superseded} superseded, {gone} deleted" + (
-        f", {retired} earlier summaries (merged or undone)" if retired else ""
+        f", {plural(retired, 'earlier summary', 'earlier summaries')} (merged or undone)" if retired else ""
     )
     say(f'{info.session_id} "{info.title}": {info.live_entries} live, {counts}{deleted}')
     by_id = {entry.id: entry for entry in entries}

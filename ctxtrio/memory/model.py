@@ -230,6 +230,8 @@ class SessionContents:
     info: SessionInfo
     #: Entries of every status (live, superseded, deleted), in the order they were appended.
     entries: tuple[Entry, ...]
+    #: Deleted entries that are summaries retired by a merge or an undo (SessionStatus.retired's count).
+    retired: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from ...store.results import JournalExistsError
 from ..arguments import check_tags
 from ..model import MAX_ENTRY_CHARS, ROLES, SessionContents
 from ..sessions.store import same_state
+from ..sessions.summary import retired_summaries
 from .lifecycle import session_info
 from .prune import replay_records
 
@@ -284,4 +285,6 @@ def _snapshots(state: SessionState) -> list[Entry]:
 
 
 def _contents(state: SessionState) -> SessionContents:
-    return SessionContents(session_info(state), tuple(item.snapshot() for item in state.order))
+    return SessionContents(
+        session_info(state), tuple(item.snapshot() for item in state.order), retired_summaries(state)
+    )

@@ -179,6 +179,20 @@ async def test_summaries_merged_or_undone_are_not_counted_as_deleted(tmp_path: P
     assert ", 1 deleted, 2 earlier summaries (merged or undone)" in shown.splitlines()[0], shown
 
 
+async def test_show_and_status_count_one_merged_summary_alike(tmp_path: Path) -> None:
+    """`ctxtrio show` counted retired summaries over its entries apart from status's count over the state, and
+    said "1 earlier summaries"; the count is the state's (SessionContents.retired), worded as status words it."""
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        for day in range(2):
+            await _day(ctx, day)
+        status = await ctx.sessions.status("week")
+        contents = await ctx.sessions.contents("week")
+    assert status.retired == contents.retired == 1
+    assert ", 0 deleted, 1 earlier summary (merged or undone)" in render_status(status), render_status(status)
+    shown = (await cli(tmp_path / "data", "show", "week")).out
+    assert ", 0 deleted, 1 earlier summary (merged or undone)" in shown.splitlines()[0], shown
+
+
 async def test_a_merge_of_a_stand_in_does_not_promise_its_llm_summary(tmp_path: Path) -> None:
     """The LLM gone mid-compaction leaves a stand-in waiting for its LLM summary; the next compaction merges it and
     said "the LLM summary of e44 is not done yet: compact again later to swap it in", of a summary it had retired
