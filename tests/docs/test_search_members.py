@@ -64,6 +64,12 @@ def test_java_and_javascript_methods_are_definitions() -> None:
     assert defines("    public static <T extends Comparable<? super T>> void sort(List<T> list) {\n", "sort")
     assert defines("    public HashMap(int initialCapacity) {\n", "hashmap")
     assert defines("\taddModule(module, callback) {\n", "addmodule")
+    # The name on the line after a long generic return type: OpenJDK 17's java/net/http/HttpClient.java, 585-587.
+    send_async = ("    public abstract <T> CompletableFuture<HttpResponse<T>>\n    sendAsync(HttpRequest request,\n"
+                  "              BodyHandler<T> responseBodyHandler);\n")  # fmt: skip
+    assert defines(send_async, "sendasync")
+    assert defines_member(send_async, Member("sendasync", ("http", "client")), "public abstract class HttpClient")
+    assert not defines("    private static final Set<Characteristics>\n    CH_ID = of(IDENTITY);\n", "of")
     assert not defines("        return getNode(key);\n", "getnode")
     assert not defines("\t\tif (module) {\n", "if")
     assert not defines("        tab = resize(n);\n", "resize")

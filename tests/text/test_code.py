@@ -100,6 +100,30 @@ def test_go_rust_java_definitions() -> None:
     ]
 
 
+def test_a_java_method_named_on_the_line_after_its_generic_return_type() -> None:
+    """OpenJDK writes a long generic return type, or the type parameters, on a line of their own and the name
+    on the next (lines 1033-1036 and 1082-1086 of openjdk-17-source's java/util/stream/Collectors.java,
+    GPL-2.0 with the Classpath Exception); both lines make the method's title. A field's type above its
+    assignment (``= new``) and a call are no method."""
+    java = ("public final class Collectors {\n\n"
+            "    public static <T, K> Collector<T, ?, Map<K, List<T>>>\n"
+            "    groupingBy(Function<? super T, ? extends K> classifier) {\n"
+            "        return groupingBy(classifier, toList());\n    }\n\n"
+            "    public static <T, K, A, D>\n"
+            "    Collector<T, ?, Map<K, D>> groupingBy(Function<? super T, ? extends K> classifier,\n"
+            "                                          Collector<? super T, A, D> downstream) {\n"
+            "        return groupingBy(classifier, HashMap::new, downstream);\n    }\n\n"
+            "    private static final Set<Collector.Characteristics>\n"
+            "    CH_ID = Collections.unmodifiableSet(EnumSet.of(Collector.Characteristics.IDENTITY_FINISH));\n\n"
+            "    static void run() {\n        int n = size\n        + count(x);\n    }\n}\n")  # fmt: skip
+    assert [t for _, t, h in trails(java, Kind.JAVA) if h] == [
+        ("public final class Collectors",),
+        ("public final class Collectors", "public static <T, K> Collector<T, ?, Map<K, List<T>>> groupingBy"),
+        ("public final class Collectors", "public static <T, K, A, D> Collector<T, ?, Map<K, D>> groupingBy"),
+        ("public final class Collectors", "static void run"),
+    ]
+
+
 @pytest.mark.parametrize("kind", sorted(CODE_KINDS))
 def test_definitions_after_line_feeds_are_those_of_line_starts(kind: Kind) -> None:
     """Searching a line feed then a definition finds what a MULTILINE ``^`` with a backtracking indent finds."""
