@@ -144,7 +144,7 @@ class CompactionMethods:
                     state = await self._sessions.sync(session, same_state)
                     if not still_foldable(state, plan):
                         raise InputError(
-                            "the session changed while compacting (an entry was pinned, deleted or folded meanwhile)",
+                            "the session changed while compacting (an entry was pinned, deleted, restored or folded meanwhile)",
                             hint="retry",
                         )
                     tokens_after = summary_tokens(state, plan, text, self._sessions.live.tokens.current)

@@ -128,7 +128,9 @@ def entries_extract(plan: CompactionPlan, model: TokenModel) -> Callable[[str, i
 
 def still_foldable(state: SessionState, plan: CompactionPlan) -> bool:
     """Whether every planned entry is still live, unpinned and not a summary, or still folded by
-    one of the summaries the plan merges, each of them still live and unpinned."""
+    one of the summaries the plan merges, each of them still live and unpinned. An entry the plan takes
+    from a merged summary must still be folded by it: one restored meanwhile is live, but the record
+    would not fold it (``taken`` is left out of its folds) while the summary holds its text."""
     merged = set(plan.merged)
     for summary_id in merged:
         summary = state.items.get(summary_id)
@@ -136,7 +138,7 @@ def still_foldable(state: SessionState, plan: CompactionPlan) -> bool:
             return False
     for folded_id in plan.folded:
         item = state.items.get(folded_id)
-        if item is None or item.pinned or item.role == "summary":
+        if item is None or item.pinned or item.role == "summary" or (item.live and folded_id in plan.taken):
             return False
         if not item.live and (item.deleted or item.superseded_by not in merged):
             return False
