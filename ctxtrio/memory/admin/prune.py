@@ -116,10 +116,14 @@ def _retired_before(state: SessionState, records: list[Record], cutoff: float) -
         kind = record.get("kind")
         if kind == "patch":
             retired_at[str(record.get("id"))] = when
-        elif kind == "entry" and isinstance(folds := record.get("folds"), list):
-            for folded in folds:
-                if isinstance(folded, str):
-                    retired_at[folded] = max(retired_at.get(folded, 0.0), when)
+        elif kind == "entry":
+            # A fold is retired when the summary that folds it is written; a summary a later compaction merged
+            # when that compaction is written (dated by its own creation, it went before its window).
+            for key in ("folds", "merges"):
+                if isinstance(named := record.get(key), list):
+                    for retired in named:
+                        if isinstance(retired, str):
+                            retired_at[retired] = max(retired_at.get(retired, 0.0), when)
     removed = {item.id for item in state.order if not item.live and retired_at.get(item.id, item.ts) <= cutoff}
     # A summary that still supersedes an entry which stays must stay too.
     for item in state.order:
