@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from ctxtrio.text.entries import EntryText, is_decision, summarize_entries
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import ctxtrio.text.entries
+from ctxtrio.text.entries import EntryMemo, EntryText, is_decision, summarize_entries
+from ctxtrio.text.terms import terms
 from ctxtrio.text.tokens import TokenModel
+
+if TYPE_CHECKING:
+    import pytest
 
 MODEL = TokenModel.cold()
 DECISIONS = [
@@ -108,3 +116,28 @@ def test_a_decision_cut_to_fit_is_marked_cut() -> None:
     assert MODEL.estimate(summary) <= 38
     # A start that is little more than the label is still left out, the mark not counted as its words.
     assert summarize_entries(entries, target_tokens=36, model=MODEL) == "(2 decisions left out; restore shows them)"
+
+
+def test_a_memo_reads_each_entry_once_and_changes_no_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A merging compaction summarizes every entry folded so far; on 20,000 notes terms() of each was three
+    quarters of its 2.3-3.0 s. With a memo, a later summary reads only the entries new since, and says the same."""
+    read: list[str] = []
+
+    def counted(text: str) -> list[str]:  # the real terms(), counted
+        read.append(text)
+        return terms(text)
+
+    monkeypatch.setattr(ctxtrio.text.entries, "terms", counted)
+    entries = [replace(entry, key=f"e{n}") for n, entry in enumerate(session())]
+    memo = EntryMemo()
+    for target in (60, 400):  # a summary with and without near-duplicates cut, decisions left out
+        assert summarize_entries(entries, target_tokens=target, model=MODEL, memo=memo) == summarize_entries(
+            entries, target_tokens=target, model=MODEL
+        )
+    assert len(memo) == len(entries)
+    newer = [*entries, EntryText("note", "Cache hit rate is 93% on the staging proxy.", key="e99")]
+    read.clear()
+    with_memo = summarize_entries(newer, target_tokens=400, model=MODEL, memo=memo)
+    assert read == [newer[-1].text]
+    assert with_memo == summarize_entries(newer, target_tokens=400, model=MODEL)
+    assert "Cache hit rate is 93%" in with_memo

@@ -23,6 +23,7 @@ from .finishing import pending_summaries, replacement_records, still_pending
 from .plan import (
     entries_extract,
     folded_meanwhile,
+    memo_of,
     nothing_folded,
     plan_compaction,
     still_foldable,
@@ -122,7 +123,7 @@ class CompactionMethods:
                         session_status(state, self._sessions.live),
                         plan.merged,
                     )
-            extract = entries_extract(plan, self._sessions.live.tokens.current)
+            extract = entries_extract(plan, self._sessions.live.tokens.current, memo_of(state))
             merging = bool(plan.merged) and self._summarizer.uses_llm
             if merging:
                 # A merge folds every entry the earlier summaries folded: an LLM summary of them all would be

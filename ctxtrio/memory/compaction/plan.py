@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from ...store.records import JSON, NewRecord
-from ...text.entries import EntryText, summarize_entries
+from ...text.entries import EntryMemo, EntryText, summarize_entries
 from ...text.plural import plural
 from ..model import MAX_TAGS
 from ..render import id_span
@@ -34,8 +35,8 @@ if TYPE_CHECKING:
     from ..state.entries import Item
 
 __all__ = [
-    "CompactionPlan", "entries_extract", "fold_plan", "folded_meanwhile", "nothing_folded", "plan_compaction", "still_foldable", "summary_record",
-    "summary_tokens",
+    "CompactionPlan", "entries_extract", "fold_plan", "folded_meanwhile", "memo_of", "nothing_folded", "plan_compaction", "still_foldable",
+    "summary_record", "summary_tokens",
 ]  # fmt: skip
 
 
@@ -109,19 +110,35 @@ def fold_plan(chosen: Sequence[Item], candidates: int) -> CompactionPlan:
         tags=tuple(tags)[:MAX_TAGS],
         tokens_before=sum(item.tokens for item in chosen),
         candidates=candidates,
-        entries=tuple(EntryText(item.role, item.text, tuple(item.tags), item.pinned) for item in chosen),
+        entries=tuple(EntryText(item.role, item.text, tuple(item.tags), item.pinned, item.id) for item in chosen),
     )
 
 
-def entries_extract(plan: CompactionPlan, model: TokenModel) -> Callable[[str, int], str]:
+#: Per loaded state, what the extracts read of its entries' texts: a merge summarizes every entry folded so
+#: far, and each but the newest was read by the compaction before. Dropped with the state (a reload starts afresh).
+_MEMOS: WeakKeyDictionary[SessionState, EntryMemo] = WeakKeyDictionary()
+
+
+def memo_of(state: SessionState) -> EntryMemo:
+    """The memo of ``state``'s entries for :func:`entries_extract` (call it on the event loop's thread)."""
+    memo = _MEMOS.get(state)
+    if memo is None:
+        memo = _MEMOS[state] = EntryMemo()
+    return memo
+
+
+def entries_extract(
+    plan: CompactionPlan, model: TokenModel, memo: EntryMemo | None = None
+) -> Callable[[str, int], str]:
     """The extractive summary of ``plan`` (run it in a thread): decisions first, repeats once.
 
     Plain sentence scoring favours rare words and kept status lines over decisions
-    (issue 10); :func:`~ctxtrio.text.entries.summarize_entries` ranks entries instead.
+    (issue 10); :func:`~ctxtrio.text.entries.summarize_entries` ranks entries instead. ``memo``
+    (:func:`memo_of` the state): one summary at a time may use it, as one compaction of a session runs at a time.
     """
 
     def extract(text: str, target_tokens: int) -> str:
-        return summarize_entries(plan.entries, target_tokens=target_tokens, model=model)
+        return summarize_entries(plan.entries, target_tokens=target_tokens, model=model, memo=memo)
 
     return extract
 
