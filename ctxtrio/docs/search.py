@@ -37,7 +37,7 @@ from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import MAX_LEVEL_WORDS, Hit
 from ..text import neighbours
-from ..text.definitions import Name, asked_name, defines, member_names
+from ..text.definitions import Name, asked_name, defines, member_names, spelling
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
 from ..text.terms import STOPWORDS
@@ -323,14 +323,26 @@ async def _member_hits(repo: Repository, query: str, by_journal: dict[str, DocEn
     :data:`_DEFINITION_HITS` rows holding the member and its owner's word nearest it (``writestring`` and
     ``builder`` for ``strings builder write string``). The query's own rows seldom hold the definition: the
     callers that repeat its words outrank it (Go's strings/builder.go defines ``WriteString`` in a chunk past
-    the 20th row; with ``builder`` alone beside it, the first)."""
+    the 20th row; with ``builder`` alone beside it, the first). Where an owner word is a source file's name
+    (``subprocess`` of ``subprocess.py`` for ``subprocess run``), the member alone is looked for in that file:
+    its definition seldom repeats the module's name, which its callers all write."""
     found: list[Hit] = []
     owned = [member for member in member_names(query) if member.owners][:_MEMBERS_ASKED]
     for member in owned:
         found += await _hits(
             repo, [member.identifier, member.owners[-1]], by_journal, _DEFINITION_HITS, all_docs=all_docs
         )
+    if owned:
+        files = {journal: entry for journal, entry in by_journal.items() if _file_named(entry, owned[0].owners)}
+        if files:
+            found += await _hits(repo, [owned[0].identifier], files, _DEFINITION_HITS, all_docs=False)
     return found
+
+
+def _file_named(entry: DocEntry, owners: tuple[str, ...]) -> bool:
+    """Whether a document's title is a file name (``subprocess.py``) whose stem one of ``owners`` spells."""
+    stem, dot, extension = entry.info.title.rpartition(".")
+    return bool(dot) and extension.isalnum() and spelling(stem) in owners
 
 
 def _left_out(word: str) -> bool:

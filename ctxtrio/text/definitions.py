@@ -19,12 +19,13 @@ it must be the one asked for (``fs.rm``).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from .query import QUESTION_WORDS
-from .terms import terms
+from .terms import STOPWORDS, terms
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -86,6 +87,10 @@ _SIGNATURE: Final = re.compile(r"[ \t]*(?:(?P<entry>[\w.]+)\.)?(?P<name>[A-Za-z_
 #: A dotted name in a query (``Buffer.allocUnsafe``, ``threading.Event.wait``): its qualifier and last part.
 _DOTTED: Final = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)+)([A-Za-z_$][\w$]*)(?![\w$.])")
 _SEPARATORS: Final = str.maketrans("", "", "_$")
+#: A query's words as written, stopwords kept (:func:`_stopwords_around`).
+_WORDS: Final = re.compile(r"[\w$]+")
+#: Stopwords that join an owner and its member in a query rather than start a name.
+_CONNECTORS: Final = frozenset(("in", "of"))
 #: The name a C or C++ declaration declares: the one in a function pointer's ``(*name)``, else
 #: the last identifier before the parameters (``PyObject* PyList_New(Py_ssize_t len)``, ``void *buf``).
 #: Dotted, as Sphinx writes a member of a struct (``const char* PyTypeObject.tp_name``).
@@ -146,9 +151,31 @@ def member_names(query: str) -> list[Member]:
         return []
     # With ``class`` or ``defined`` left out, the rest may be the name whole (``text wrapper class``).
     whole = [Member("".join(words), ())] if count < len(spelled) else []
-    last = [Member("".join(words[k:]), tuple(words[:k])) for k in range(1, count)]
+    last: list[Member] = []
+    before, after = _stopwords_around(query, words[-1])
+    for k in range(1, count):
+        run = "".join(words[k:])
+        spelled_with = [before.get(words[k], "") + run, run + after, before.get(words[k], "") + run + after]
+        last += [Member(name, tuple(words[:k])) for name in dict.fromkeys(spelled_with) if name != run]
+        last.append(Member(run, tuple(words[:k])))
     first = [Member("".join(words[:k]), tuple(words[k:])) for k in range(count - 1, 0, -1)]
     return whole + last + first
+
+
+def _stopwords_around(query: str, last_word: str) -> tuple[dict[str, str], str]:
+    """The stopwords a query's words drop that a member's name may start or end with: the one right before
+    each word (``with`` of ``timeout`` in ``context with timeout``: Go's ``WithTimeout``; ``or`` in ``optional
+    or else throw``: ``orElseThrow``), but ``in`` and ``of``, which join an owner to its member (``NewReader
+    defined in bufio``); and the one after ``last_word`` that ends the query (``collectors grouping by``:
+    ``groupingBy``)."""
+    words = [spelling(word) for word in _WORDS.findall(query)]
+    before = {
+        word: stop
+        for stop, word in itertools.pairwise(words)
+        if stop in STOPWORDS and stop not in _CONNECTORS and word not in STOPWORDS
+    }
+    ends = len(words) >= 2 and words[-1] in STOPWORDS and words[-2] == last_word
+    return before, words[-1] if ends else ""
 
 
 def defines_member(text: str, member: Member, context: str) -> bool:

@@ -96,3 +96,43 @@ def test_a_member_is_a_definition_in_source_code_only() -> None:
     assert not defines_member(deque, Member("maxlen", ("deque",)), "collections deque objects")
     assert not defines_member("### `deque.maxlen`\n", Member("maxlen", ("deque",)), "deque")
     assert defines_member("class Deque:\n    def maxlen(self):\n", Member("maxlen", ("deque",)), "class Deque")
+
+
+async def test_a_function_asked_for_with_its_modules_file_name_is_looked_for_in_that_file(tmp_path: Path) -> None:
+    """``subprocess run`` asks for ``def run`` of ``subprocess.py`` (its lines 506-575 in Python 3.11, see
+    ``fixtures/NOTICE.txt``), whose text names ``subprocess`` once, in prose, while 40 scripts call
+    ``subprocess.run`` (the query's rows and those of ``run`` beside ``subprocess``): the member alone is looked
+    for in the file its owner word names, and comes first (before: a script)."""
+    script = "import subprocess\n\n\ndef build(target):\n" + "".join(
+        f"    subprocess.run(['make', target, '-j{n}'], check=True)  # subprocess run {n}\n" for n in range(12)
+    )
+    async with opened(tmp_path, FIXTURES) as ctx:
+        for n in range(40):
+            await ctx.documents.ingest(text=script, doc_id=f"script{n}", title=f"build{n}.py")
+        await ctx.documents.ingest(file_path=str(FIXTURES / "python_subprocess_run.py.txt"), title="subprocess.py")
+        result = await ctx.documents.search("subprocess run", budget_tokens=1000)
+        assert result.hits[0].text.lstrip().startswith("def run(*popenargs,"), [
+            (hit.title, hit.trail) for hit in result.hits
+        ]
+
+
+def test_a_members_name_keeps_the_stopword_before_or_ending_it() -> None:
+    """``with`` in ``context with timeout`` starts Go's ``WithTimeout`` (context/context.go line 506), which
+    comes before context.go's ``Timeout`` method (line 166) that ``timeout`` alone names; ``or`` starts
+    ``orElseThrow`` and ``by`` ends ``groupingBy``. ``in`` joins an owner to its member and starts no name."""
+    assert member_names("context with timeout")[:2] == [
+        Member("withtimeout", ("context",)),
+        Member("timeout", ("context",)),
+    ]
+    assert member_names("optional or else throw")[0] == Member("orelsethrow", ("optional",))
+    assert member_names("collectors grouping by")[0] == Member("groupingby", ("collectors",))
+    assert member_names("where is NewReader defined in bufio") == [
+        Member("newreaderbufio", ()),
+        Member("bufio", ("newreader",)),
+        Member("newreader", ("bufio",)),
+    ]
+    with_timeout = "func WithTimeout(parent Context, timeout time.Duration) (Context, CancelFunc) {\n"
+    timeout = "func (deadlineExceededError) Timeout() bool   { return true }\n"
+    first = member_names("context with timeout")[0]
+    assert defines_member(with_timeout, first, "context.go")
+    assert not defines_member(timeout, first, "context.go")
