@@ -22,9 +22,9 @@ from ..text.extractive import summarize_extractive
 from .arguments import check_start_end, past_the_end
 from .loaded import GenerationCache
 from .model import DocSummary, Outline, OutlineEntry, Window, WindowChunk
-from .packing import LONG_LINE_CHARS, contiguous_text, fresh_text, line_column, pack_outline, pack_window
 from .render import chunk_header, render_outline, render_window, window_head
 from .sharing import GAP_TOKENS
+from .window_packing import LONG_LINE_CHARS, contiguous_text, fresh_text, line_column, pack_outline, pack_window
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
