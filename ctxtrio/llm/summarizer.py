@@ -132,9 +132,7 @@ class Summarizer:
             return Summary(text, "verbatim")
         whole: Extract = whole_extract or partial(extract, model=model)
         if self._client is None:
-            return Summary(
-                await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", "no LLM configured; extractive"
-            )
+            return await _extracted(whole, text, target_tokens, "no LLM configured; extractive")
         limits = self._limits(target_tokens)
         lookup = self._lookup(cache, None)
         found = await trio.to_thread.run_sync(walk, text, target_tokens, limits, model, lookup)
@@ -142,7 +140,7 @@ class Summarizer:
             return await as_good_as_extractive(found, text, target_tokens, whole)
         if self._client.breaker_state is BreakerState.OPEN:
             note = "LLM unavailable (breaker open after a failure); extractive"
-            return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
+            return await _extracted(whole, text, target_tokens, note)
         key = cache_key("job/v2", target_tokens, text)
         job: Job | None = self.queue.find(key) or Job(
             key, partial(self._run_job, text, target_tokens, limits, model, cache), durable=cache is not None
@@ -151,7 +149,7 @@ class Summarizer:
         pending = self._submit(job, progress)
         if pending is None:
             note = "the summary queue is full; extractive — call again later"
-            return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
+            return await _extracted(whole, text, target_tokens, note)
         await wait(pending)
         job = pending.job
         if job.result is not None:
@@ -163,7 +161,7 @@ class Summarizer:
         ``whole_extract(text, target_tokens)`` (in a thread), labelled extractive with ``note``."""
         if self._ref.current.estimate(text) <= target_tokens:
             return Summary(text, "verbatim")
-        return Summary(await trio.to_thread.run_sync(whole_extract, text, target_tokens), "extractive", note)
+        return await _extracted(whole_extract, text, target_tokens, note)
 
     @property
     def uses_llm(self) -> bool:
@@ -378,3 +376,8 @@ class Summarizer:
     def _limits(self, target_tokens: int) -> Limits:
         context = self._context_tokens() or DEFAULT_CONTEXT_TOKENS
         return Limits.fitting(context, target_tokens, single_pass=self._single_pass_tokens, slice_=self._slice_tokens)
+
+
+async def _extracted(whole: Extract, text: str, target_tokens: int, note: str) -> Summary:
+    """``whole(text, target_tokens)``, run in a thread (it reads the whole text), labelled extractive with ``note``."""
+    return Summary(await trio.to_thread.run_sync(whole, text, target_tokens), "extractive", note)
