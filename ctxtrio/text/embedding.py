@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from .wordpiece import SPECIAL_TOKENS, WINDOW_TOKENS, fitting_end, wordpiece_tokens
+from .wordpiece import SPECIAL_TOKENS, WINDOW_TOKENS, fitting_end, fitting_start, wordpiece_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -95,8 +95,7 @@ def text_parts(text: str, trail: Sequence[str] = ()) -> list[Part]:
 
 def _lead(trail: Sequence[str]) -> str:
     """The line a part starts with: the heading trail, cut to half the window (a part keeps room)."""
-    lead = " › ".join(trail)
-    lead = lead[: fitting_end(lead, 0, len(lead), (WINDOW_TOKENS - SPECIAL_TOKENS) // 2)]
+    lead = fitting_start(" › ".join(trail), (WINDOW_TOKENS - SPECIAL_TOKENS) // 2)
     return f"{lead}\n" if lead else ""
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["SPECIAL_TOKENS", "WINDOW_TOKENS", "fitting_end", "wordpiece_tokens"]
+__all__ = ["SPECIAL_TOKENS", "WINDOW_TOKENS", "fitting_end", "fitting_start", "wordpiece_tokens"]
 
 #: The tokens an embedding input may take, [CLS] and [SEP] included: all-MiniLM-L6-v2's
 #: positions (its GGUF's n_ctx_train), llama-server's default physical batch for embeddings
@@ -66,3 +66,8 @@ def fitting_end(text: str, start: int, end: int, tokens: int) -> int:
             return found.start() + inside
         spent += cost
     return end
+
+
+def fitting_start(text: str, tokens: int) -> str:
+    """The longest start of ``text`` that counts at most ``tokens`` by :func:`wordpiece_tokens` (:func:`fitting_end`)."""
+    return text[: fitting_end(text, 0, len(text), tokens)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ctxtrio.text.embedding import PART_CHARS, text_parts
 from ctxtrio.text.leads import entry_leads
-from ctxtrio.text.wordpiece import SPECIAL_TOKENS, WINDOW_TOKENS, fitting_end, wordpiece_tokens
+from ctxtrio.text.wordpiece import SPECIAL_TOKENS, WINDOW_TOKENS, fitting_end, fitting_start, wordpiece_tokens
 from testkit.fake_embeddings import bert_tokens
 
 #: Chinese prose: PostgreSQL 15's own messages in its zh_CN translation (Debian's postgresql-15,
@@ -76,3 +76,10 @@ def test_fitting_end_cuts_a_word_too_long_to_fit_inside() -> None:
     assert fitting_end("ab 0123456789", 0, 13, 5) == 3 + 4  # "ab" 1, "0123" 4
     assert fitting_end("abcdefghij", 0, 10, 3) == 6
     assert fitting_end("a, b", 0, 4, 10) == 4
+
+
+def test_fitting_start_is_the_start_fitting_end_keeps() -> None:
+    """The start of a text within a count: cut inside a word too long, the whole text when it fits."""
+    assert fitting_start("ab 0123456789", 5) == "ab 0123"
+    assert fitting_start("a, b", 10) == "a, b"
+    assert fitting_start("", 3) == ""
