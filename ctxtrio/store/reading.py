@@ -60,9 +60,10 @@ class DiskFullError(StoreError):
 
 
 def store_error(action: str, path: Path, exc: OSError) -> StoreError:
+    message = f"cannot {action} {path}: {exc.strerror or exc}"
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return DiskFullError(f"cannot {action} {path}: {exc.strerror or exc}", hint="free_space")
-    return StoreError(f"cannot {action} {path}: {exc.strerror or exc}")
+        return DiskFullError(message, hint="free_space")
+    return StoreError(message)
 
 
 def journal_size(path: Path) -> int:
