@@ -26,9 +26,9 @@ from pathlib import Path
 import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
 
 from ctxtrio.store.reading import read_journal
+from testkit.results import text_of
 from testkit.servers import server_params
 
 FILES = ("auth/middleware.ts", "src/ctx/store.py", "db/migrations/0042_add_index.sql", "api/handlers/user.go")
@@ -75,10 +75,6 @@ def note(rng: random.Random, n: int) -> tuple[str, str, list[str]]:
         )
         return f"Pasted log {n}:\n" + "\n".join(lines), "note", ["log"]
     return f"{rng.choice(OTHER)} #{n}", "note", []
-
-
-def text_of(result: CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
 def spread(samples: list[float]) -> str:
