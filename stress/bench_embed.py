@@ -27,7 +27,12 @@ if TYPE_CHECKING:
 
     from ctxtrio.store.vector_task import VectorTask
 
-__all__ = ["add_embed_arguments", "caught_up", "set_query_wait"]
+__all__ = ["RECALL_SKIPPED", "SEARCH_SKIPPED", "add_embed_arguments", "caught_up", "set_query_wait"]
+
+#: How an answer that went without semantic recall says so: a search's closing note (docs/render.py),
+#: a recall's (memory/packing.py); both benches count them.
+SEARCH_SKIPPED = "Keyword search only:"
+RECALL_SKIPPED = "keyword recall only:"
 
 
 def add_embed_arguments(parser: argparse.ArgumentParser) -> None:

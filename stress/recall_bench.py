@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING
 
 import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
-from bench_embed import add_embed_arguments, caught_up, set_query_wait
+from bench_embed import RECALL_SKIPPED, SEARCH_SKIPPED, add_embed_arguments, caught_up, set_query_wait
 from mcp import Client
 from recall_report import BUDGETS, KINDS, RANK_DEPTH, Note, Outcome, Question, Run, as_json, report
 
@@ -92,8 +92,6 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).resolve().parent
 SESSION = "recall-bench"
-#: The closing lines that say a recall (a search) went without semantic recall (memory/packing, docs/render).
-SKIPPED = ("keyword recall only:", "Keyword search only:")
 
 
 def normalized(text: str) -> str:
@@ -181,7 +179,7 @@ async def ask(client: Client, outcome: Outcome, wanted: str, latencies: dict[int
         ids, text = await _ids(client, question.query, budget)
         latencies[budget].append(time.perf_counter() - began)
         outcome.texts[budget] = text
-        outcome.skipped += SKIPPED[0] in text
+        outcome.skipped += RECALL_SKIPPED in text
         outcome.found[budget] = answer in normalized(text)
         outcome.returned[budget] = wanted in ids
         if outcome.found[budget]:
@@ -212,7 +210,7 @@ async def ask_docs(ctx: Wiring, client: Client, notes: list[Note], outcomes: lis
         for budget in BUDGETS:
             result = await client.call_tool("doc_search", {"query": outcome.question.query, "budget_tokens": budget})
             text = _text(result)
-            outcome.skipped += SKIPPED[1] in text
+            outcome.skipped += SEARCH_SKIPPED in text
             outcome.doc_found[budget] = answer in normalized(text)
 
 

@@ -86,7 +86,7 @@ from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_data import data_dir, plan, record, refusing
-from bench_embed import add_embed_arguments, caught_up, set_query_wait
+from bench_embed import SEARCH_SKIPPED, add_embed_arguments, caught_up, set_query_wait
 from html_text import convert_dir
 from query_rewrites import read_rewrites, restate_meaning
 from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
@@ -137,9 +137,6 @@ async def ingest_all(client: Client, corpus: Path, files: list[Path], concurrenc
             nursery.start_soon(one, path)
 
 
-SKIPPED = "Keyword search only:"
-
-
 async def ask(
     client: Client, question: Question, outcome: Outcome, latencies: list[float], cpu: list[float], query: str
 ) -> None:
@@ -159,7 +156,7 @@ async def ask(
             cpu.append(time.process_time() - began_cpu)
             outcome.shown = _hits(result)
         text = _text(result)
-        outcome.skipped += SKIPPED in text
+        outcome.skipped += SEARCH_SKIPPED in text
         outcome.texts[budget] = text
         outcome.found[budget] = answer in normalized(text)
 
