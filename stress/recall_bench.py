@@ -83,6 +83,7 @@ from recall_report import BUDGETS, KINDS, RANK_DEPTH, Note, Outcome, Question, R
 from ctxtrio._app import build_server
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
+from ctxtrio.memory.semantic import entry_of
 from testkit.results import text_of
 
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ async def _meaning_rank(ctx: Wiring, query: str, wanted: str) -> int | None:
     semantic = ctx.sessions.semantic
     assert semantic is not None
     near = await semantic.nearest(SESSION, query, RANK_DEPTH)
-    entries = [key.partition("#")[0] for key in near.keys]  # a key is the entry id and its text's hash
+    entries = [entry_of(key) for key in near.keys]
     return entries.index(wanted) + 1 if wanted in entries else None
 
 
