@@ -14,7 +14,7 @@ yet still compete through BM25.
 
 A query of a few words that spell an identifier (``json decode error``) also asks the
 index for the identifier whole (``jsondecodeerror``); chunks that *define* it
-(:func:`~ctxtrio.text.definitions.defines`) come first (:func:`definitions_first`, also
+(:func:`~ctxtrio.text.definitions.defines`) come first (:func:`~.defined.definitions_first`, also
 after any re-ranking), so a function or class asked for by its words brings its
 definition before the chunks that use it most.
 
@@ -60,7 +60,6 @@ __all__ = [
     "Found",
     "Fused",
     "above_mean",
-    "definitions_first",
     "find_candidates",
     "load_tables",
     "pool",

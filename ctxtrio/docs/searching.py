@@ -20,11 +20,12 @@ from ..store.ids import validate_id
 from ..text.neighbours import alike_of, counted_first
 from ..text.words import rarity_weights
 from .continuation import entry_starts_first, with_continuation
+from .defined import definitions_first
 from .hybrid import FUSE_DEPTH
 from .model import SearchHit, SearchResult
 from .packing import least_hit_tokens, pack_hits
 from .render import render_search, search_head, search_too_small
-from .search import definitions_first, find_candidates, load_tables, rerank_fused, search_words
+from .search import find_candidates, load_tables, rerank_fused, search_words
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
