@@ -43,8 +43,8 @@ class Stopping:
         self._scopes: set[trio.CancelScope] = set()
         self._deadline = math.inf
         self._at_stop: list[Callable[[], None]] = []
-        #: The grace the calls were given, once the server is stopping (for the answer's words).
-        self.grace_s: float | None = None
+        #: The grace the calls were given, once the server is stopping (:attr:`grace` words it).
+        self._grace_s: float | None = None
 
     def bounded(self) -> _Bounded:
         """A ``with`` block run under the stop deadline; its scope says whether the deadline cut it off.
@@ -57,7 +57,7 @@ class Stopping:
     @property
     def grace(self) -> str:
         """The grace the calls were given, as the answers word it ("5 s")."""
-        return f"{self.grace_s or 0:g} s"
+        return f"{self._grace_s or 0:g} s"
 
     def cut_off(self, name: str, ran_s: float) -> None:
         """Log that ``name`` (a tool, or a request such as ``resources/read``) ran ``ran_s`` and the grace cut it off."""
@@ -84,8 +84,8 @@ class Stopping:
     def stop_within(self, grace_s: float) -> None:
         """Cancel every call, running or still to start, that has not finished ``grace_s`` from now; the first
         time, call what :meth:`at_stop` was given."""
-        first = self.grace_s is None
-        self.grace_s = grace_s if self.grace_s is None else min(self.grace_s, grace_s)
+        first = self._grace_s is None
+        self._grace_s = grace_s if self._grace_s is None else min(self._grace_s, grace_s)
         self._deadline = min(self._deadline, trio.current_time() + grace_s)
         for scope in self._scopes:
             scope.deadline = min(scope.deadline, self._deadline)
