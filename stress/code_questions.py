@@ -6,7 +6,8 @@ librust-serde-json-dev`` (and ``--jdk DIR``: where ``/usr/lib/jvm/java-17-openjd
 ``java.base`` and ``java.net.http`` are unzipped). For each language it ingests a real tree with the
 command a person runs, ``python -m ctxtrio ingest PATH... --data-dir D --no-llm --json``, into a fresh data
 dir (timed: MB of text ingested, that is the files the command stored, over its wall time), then asks each
-of that language's questions in ``stress/code_questions.json`` (about 12 a language, of the kinds a model
+of that language's questions in ``stress/code_questions.json`` (or ``--questions FILE``, a set in its
+format: an object of language to ``[query, file, definition]`` lists; about 12 a language, of the kinds a model
 asks: ``json decoder decode``, ``where is NewReader defined in bufio``, ``what does the function that
 parses a duration do``) of ``doc_search`` through the real server and the official SDK's in-memory client
 (``open_wiring`` + ``build_server``, no LLM):
@@ -102,6 +103,25 @@ class Outcome:
     seconds: float = 0.0
 
 
+def read_questions(path: Path) -> dict[str, list[list[str]]]:
+    """The set at ``path`` by language, in ``TREES``' order: keys starting ``_`` are notes, and a language
+    without a tree or a question not ``[query, file, definition]`` stops the run before any ingest."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    asked = {lang: rows for lang, rows in raw.items() if not lang.startswith("_")}
+    unknown = sorted(set(asked) - set(TREES))
+    if unknown:
+        raise SystemExit(f"{path}: no tree for {', '.join(unknown)} (trees: {', '.join(TREES)})")
+    for lang, rows in asked.items():
+        bad = [
+            row
+            for row in rows
+            if not (isinstance(row, list) and len(row) == 3 and all(isinstance(x, str) for x in row))
+        ]
+        if bad:
+            raise SystemExit(f"{path}: {lang}: not [query, file, definition]: {bad[0]!r}")
+    return {lang: asked[lang] for lang in TREES if lang in asked}
+
+
 def _normal(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
@@ -161,13 +181,17 @@ async def _show(client: Client, outcome: Outcome, hits: list[object], sources: d
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--langs", nargs="*", default=list(TREES), choices=list(TREES))
+    parser.add_argument("--langs", nargs="*", choices=list(TREES), help="default: every language the questions have")
+    parser.add_argument(
+        "--questions", type=Path, default=QUESTIONS, help="a question set in code_questions.json's format"
+    )
     parser.add_argument("--jdk", default="/work/data/code25/jdk", help="where OpenJDK 17's src.zip is unzipped")
     parser.add_argument("--show", action="store_true", help="print the misses and the trails of their hits")
     args = parser.parse_args()
-    questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+    questions = read_questions(args.questions)
+    langs = [lang for lang in args.langs or questions if lang in questions]
     totals = [0, 0, 0, 0]
-    for lang in args.langs:
+    for lang in langs:
         with tempfile.TemporaryDirectory(prefix=f"code-questions-{lang}-") as tmp:
             mb, seconds, files = ingest(lang, Path(tmp), args.jdk)
             outcomes = trio.run(ask_all, Path(tmp), questions[lang], args.show)
