@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from ..memory import entry_counts
 from ..text.plural import plural
 from .library import open_library
 from .output import ask, emit_json, err, parse_duration, say, when
@@ -155,11 +156,9 @@ async def show_command(config: Config, args: argparse.Namespace, stop: trio.Canc
         return 0
     deleted = f", DELETED {when(info.deleted_at)} (ctxtrio restore {info.session_id})" if info.deleted_at else ""
     superseded = sum(entry.status == "superseded" for entry in entries)
-    retired = contents.retired  # counted where context_status counts it (it read "1 earlier summaries" here)
-    gone = sum(entry.status == "deleted" for entry in entries) - retired
-    counts = f"{superseded} superseded, {gone} deleted" + (
-        f", {plural(retired, 'earlier summary', 'earlier summaries')} (merged or undone)" if retired else ""
-    )
+    gone = sum(entry.status == "deleted" for entry in entries)
+    # Retired summaries counted where context_status counts them, and worded by the same function.
+    counts = entry_counts(superseded, gone, contents.retired)
     say(f'{info.session_id} "{info.title}": {info.live_entries} live, {counts}{deleted}')
     by_id = {entry.id: entry for entry in entries}
     for entry in entries:

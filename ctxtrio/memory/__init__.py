@@ -19,6 +19,7 @@ from .model import (
     SessionStatus,
     UpdateResult,
 )
+from .render import entry_counts
 from .service import SessionService
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "SessionService",
     "SessionStatus",
     "UpdateResult",
+    "entry_counts",
 ]

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .model import Appended, CompactResult, OpenResult, RecallResult, SessionInfo, SessionStatus, UpdateResult
 
 __all__ = [
+    "entry_counts",
     "id_span",
     "render_appended",
     "render_compacted",
@@ -112,16 +113,23 @@ def render_status(status: SessionStatus) -> str:
     lines = [
         f'{status.session_id} "{status.title}": {_usage(status)}, advice: {status.advice}',
         f"{status.live_entries} live ({status.pinned} pinned, {token_count(status.pinned_tokens)}; "
-        f"{plural(status.summaries, 'summary', 'summaries')}), {status.superseded} superseded, "
-        f"{status.deleted - status.retired} deleted{_retired(status.retired)}",
+        f"{plural(status.summaries, 'summary', 'summaries')}), "
+        f"{entry_counts(status.superseded, status.deleted, status.retired)}",
         f"budget: {status.budget_source}; token counts: {status.token_source}",
     ]
     return _with_advice("\n".join(lines), status)
 
 
-def _retired(count: int) -> str:
-    """``, 3 earlier summaries (merged or undone)`` when some deleted entries are summaries retired so, else ""."""
-    return f", {plural(count, 'earlier summary', 'earlier summaries')} (merged or undone)" if count else ""
+def entry_counts(superseded: int, deleted: int, retired: int) -> str:
+    """``2 superseded, 1 deleted, 3 earlier summaries (merged or undone)``: of ``deleted`` entries, the ``retired``
+    summaries (merged or undone; none was deleted by hand) are counted apart, and named only when there are some.
+
+    context_status's line and ``ctxtrio show``'s head (which reaches it through :mod:`ctxtrio.memory`) both say it.
+    """
+    counts = f"{superseded} superseded, {deleted - retired} deleted"
+    return counts + (
+        f", {plural(retired, 'earlier summary', 'earlier summaries')} (merged or undone)" if retired else ""
+    )
 
 
 def render_opened(result: OpenResult) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import trio
 
 import ctxtrio
+import ctxtrio.memory
 import ctxtrio.text.entries
 from ctxtrio._wiring import open_wiring
 from ctxtrio.memory.compaction.compact import MERGED_NOTE
@@ -195,6 +196,26 @@ async def test_show_and_status_count_one_merged_summary_alike(tmp_path: Path) ->
     assert ", 0 deleted, 1 earlier summary (merged or undone)" in render_status(status), render_status(status)
     shown = (await cli(tmp_path / "data", "show", "week")).out
     assert ", 0 deleted, 1 earlier summary (merged or undone)" in shown.splitlines()[0], shown
+
+
+async def test_show_and_status_word_their_counts_with_one_function(tmp_path: Path) -> None:
+    """`ctxtrio show` kept a copy of context_status's "N deleted, M earlier summaries (merged or undone)" words
+    (rvA25: the layering test keeps cli/ off memory/render); both now say ctxtrio.memory.entry_counts, which
+    counts a summary retired by a merge apart from an entry deleted by hand, and names retired ones only if any."""
+    assert ctxtrio.memory.entry_counts(3, 1, 0) == "3 superseded, 1 deleted"
+    assert ctxtrio.memory.entry_counts(0, 3, 2) == "0 superseded, 1 deleted, 2 earlier summaries (merged or undone)"
+    async with ctxtrio.open_context(config(tmp_path)) as ctx:
+        for day in range(2):
+            result = await _day(ctx, day)
+        assert result.summary is not None
+        kept = next(e.id for e in await ctx.sessions.export("week") if e.status == "live" and e.role == "note")
+        await ctx.sessions.update("week", kept, delete=True)
+        status = await ctx.sessions.status("week")
+    words = ctxtrio.memory.entry_counts(status.superseded, status.deleted, status.retired)
+    assert words == f"{status.superseded} superseded, 1 deleted, 1 earlier summary (merged or undone)", words
+    assert f"), {words}\n" in render_status(status), render_status(status)
+    shown = (await cli(tmp_path / "data", "show", "week")).out.splitlines()[0]
+    assert shown.endswith(f" live, {words}"), shown
 
 
 async def test_a_merge_of_a_stand_in_does_not_promise_its_llm_summary(tmp_path: Path) -> None:
