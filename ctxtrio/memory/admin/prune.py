@@ -26,7 +26,7 @@ from ..._errors import InputError
 from ...store.records import JSON, SCHEMA_VERSION, Record
 from ...text.tokens import TokenModel
 from ..sessions.repository import scan_session_ids
-from ..state.base import strings_of
+from ..state.base import record_time, strings_of
 from ..state.columns import SessionState
 
 if TYPE_CHECKING:
@@ -112,8 +112,9 @@ def prune_records(session_id: str, records: list[Record], cutoff: float, *, now:
 def _retired_before(state: SessionState, records: list[Record], cutoff: float) -> set[str]:
     retired_at: dict[str, float] = {}
     for record in records:
-        ts = record.get("ts")
-        when = float(ts) if isinstance(ts, (int, float)) else 0.0
+        # A time that is not one (NaN, infinite, negative, past year 9999, a string) counts as 0, as replay counts
+        # it for an entry's time and a session's deletion: prune's own float() kept an entry deleted at NaN for good.
+        when = record_time(record.get("ts")) or 0.0
         kind = record.get("kind")
         if kind == "patch":
             retired_at[str(record.get("id"))] = when
