@@ -5,17 +5,17 @@ from __future__ import annotations
 import math
 
 from ctxtrio.memory.admin.prune import plan_session, prune_records
-from ctxtrio.store.records import SCHEMA_VERSION, Record
+from ctxtrio.store.records import JSON, SCHEMA_VERSION, Record
 
 NOW = 1_780_000_000.0
 CUTOFF = NOW - 86_400
 
 #: Times a journal can hold that are not times: json.loads reads NaN and Infinity (it accepts them by default,
 #: Python's json docs, "parse_constant"), and sessions imported before imports were checked kept anything.
-NOT_TIMES: list[object] = [math.nan, math.inf, -math.inf, -5.0, 1e300, True, "2026-01-01", None]
+NOT_TIMES: list[JSON] = [math.nan, math.inf, -math.inf, -5.0, 1e300, True, "2026-01-01", None]
 
 
-def _journal(deleted_at: object) -> list[Record]:
+def _journal(deleted_at: JSON) -> list[Record]:
     """Two notes written a week before NOW; a patch stamped ``deleted_at`` deletes the first."""
     made = NOW - 7 * 86_400
     return [
