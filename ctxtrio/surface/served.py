@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import trio
-
 from .._errors import StoppingError
 from ..tools.advice import advised_read
-from ..tools.stopping import Stopping
+from ..tools.stopping import CutOff, Stopping
 from . import complete, prompts, resources
 
 if TYPE_CHECKING:
@@ -63,8 +61,7 @@ class ServedSurface:
 
     async def _bounded(self, request: str, again: str, reading: Awaitable[T]) -> T:
         """``reading``'s value, or StoppingError when the shutdown grace ends before it does."""
-        started = trio.current_time()
-        with self._stopping.bounded():
-            return await reading
-        self._stopping.cut_off(request, trio.current_time() - started)
-        raise StoppingError(self._stopping.not_done("this request", again))
+        answer = await self._stopping.finish(request, reading)
+        if answer is CutOff.CUT_OFF:
+            raise StoppingError(self._stopping.not_done("this request", again))
+        return answer

@@ -27,7 +27,7 @@ from .._errors import CtxError
 from .advice import advised
 from .results import ToolResult, error_result
 from .spec import Call, Tool, parse_arguments
-from .stopping import Stopping
+from .stopping import CutOff, Stopping
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -81,12 +81,11 @@ class ToolRunner:
         outcome = "ok"
         error: str | None = None
         try:
-            result: ToolResult | None = None
-            with self.stopping.bounded():
-                result = await tool.handler(self._ctx, parse_arguments(tool.params, raw), call)
-            if result is None:  # the stop deadline's cancellation, caught by its scope; any other passes through
+            handled = tool.handler(self._ctx, parse_arguments(tool.params, raw), call)
+            result = await self.stopping.finish(tool.name, handled)
+            if result is CutOff.CUT_OFF:  # the stop deadline's cancellation; any other cancel passes through
                 outcome = "cancelled"
-                return error_result(self._stopped(tool, trio.current_time() - started))
+                return error_result(self._stopped(tool))
             return result
         except CtxError as exc:
             outcome, error = "error", type(exc).__name__
@@ -103,18 +102,13 @@ class ToolRunner:
             if self._audit:
                 self._write(tool.name, outcome, error, trio.current_time() - started, call.ids)
 
-    def _stopped(self, tool: Tool, ran_s: float) -> str:
-        """What a call cut off by the shutdown grace answers (and the log says). A write may have landed before
-        the cut (an ingest's commit is shielded, then the cancel comes out of the call): "not done, call again"
-        made a model ingest an inline text twice, so a write that is not idempotent says to look first."""
-        self.stopping.cut_off(tool.name, ran_s)
+    def _stopped(self, tool: Tool) -> str:
+        """What a call cut off by the shutdown grace answers. A write may have landed before the cut (an
+        ingest's commit is shielded, then the cancel comes out of the call): "not done, call again" made a
+        model ingest an inline text twice, so a write that is not idempotent says to look first."""
         if tool.hints.read_only or tool.hints.idempotent:
             return self.stopping.not_done("this call", f"call {tool.name} again")
-        return (
-            f"not finished: the server is stopping, and this call did not finish within its shutdown grace "
-            f"({self.stopping.grace}, --shutdown-grace), so what it stores may or may not have landed; once the "
-            f"server is back, look before you call {tool.name} again"
-        )
+        return self.stopping.not_finished("what it stores", f"look before you call {tool.name} again")
 
     def _write(self, tool: str, outcome: str, error: str | None, duration_s: float, ids: dict[str, str]) -> None:
         line: dict[str, object] = {

@@ -8,32 +8,42 @@ cannot tell that from a crash, nor that calling again later is all it takes.
 
 :class:`Stopping` holds the cancel scope of every call in flight. :meth:`Stopping.stop_within`
 (the transport's stop, at SIGTERM or stdin EOF) gives each of them, and every call that starts
-after it, a deadline at the end of the grace; :class:`~.runner.ToolRunner` answers a call so
-cancelled with an error result, and ``ctxtrio.surface.served.ServedSurface`` a ``resources/read``,
-``prompts/get``, ``resources/list`` or ``completion/complete`` with an error response. The
+after it, a deadline at the end of the grace. Each runs under :meth:`Stopping.finish`, which logs
+a cut-off; :class:`~.runner.ToolRunner` answers a call so cancelled with an error result, and
+``ctxtrio.surface.served.ServedSurface`` a ``resources/read``, ``prompts/get``,
+``resources/list`` or ``completion/complete`` with an error response. The
 transports keep their connections :data:`ANSWER_S` past the grace so that answer goes out.
 What never finishes on its own (a listen stream) is ended as the stop begins (:meth:`Stopping.at_stop`).
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import trio
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
     from types import TracebackType
 
-__all__ = ["ANSWER_S", "Stopping"]
+__all__ = ["ANSWER_S", "CutOff", "Stopping"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("ctxtrio.tools")
 
 #: How long past the grace a transport keeps a connection, for the answer of a call cancelled at its end:
 #: an ingest of a 16 MB file took up to 0.47 s to give way to a cancel (user24's sitting, five deadlines).
 ANSWER_S = 2.0
+
+
+class CutOff(enum.Enum):
+    """What :meth:`Stopping.finish` gives for work the shutdown grace cut off (a value no work returns)."""
+
+    CUT_OFF = "cut off"
 
 
 class Stopping:
@@ -59,22 +69,33 @@ class Stopping:
         """The grace the calls were given, as the answers word it ("5 s")."""
         return f"{self._grace_s or 0:g} s"
 
-    def cut_off(self, name: str, ran_s: float) -> None:
-        """Log that ``name`` (a tool, or a request such as ``resources/read``) ran ``ran_s`` and the grace cut it off."""
+    async def finish(self, name: str, work: Awaitable[T]) -> T | CutOff:
+        """``work``'s value, run under the stop deadline (:meth:`bounded`), or :attr:`CutOff.CUT_OFF` when the
+        shutdown grace ended first, logged once with ``name`` (a tool, or a request such as ``resources/read``)
+        and how long the work ran. A cancel from outside passes through, as :meth:`bounded` says."""
+        started = trio.current_time()
+        with self.bounded():
+            return await work
         log.warning(
             "%s cancelled after %.1f s: the shutdown grace (%s) ran out; answered that the server stops",
             name,
-            ran_s,
+            trio.current_time() - started,
             self.grace,
         )
+        return CutOff.CUT_OFF
 
     def not_done(self, subject: str, again: str) -> str:
         """The answer of a read the grace cut off: ``subject`` ("this call") did not finish; ``again`` is the next
-        step ("call doc_search again"), to take once the server is back. Not for a write, which may have landed."""
-        return (
-            f"not done: the server is stopping, and {subject} did not finish within its shutdown grace ({self.grace}, "
-            f"--shutdown-grace); {again} once the server is back"
-        )
+        step ("call doc_search again"), to take once the server is back. A write says :meth:`not_finished`."""
+        return f"not done: {self._cut(subject)}; {again} once the server is back"
+
+    def not_finished(self, stored: str, again: str) -> str:
+        """The answer of a write the grace cut off, which may have landed before the cut: ``stored`` ("what it
+        stores") may or may not be there; ``again`` is the next step once the server is back ("look before ...")."""
+        return f"not finished: {self._cut('this call')}, so {stored} may or may not have landed; once the server is back, {again}"
+
+    def _cut(self, subject: str) -> str:
+        return f"the server is stopping, and {subject} did not finish within its shutdown grace ({self.grace}, --shutdown-grace)"
 
     def at_stop(self, end: Callable[[], None]) -> None:
         """Call ``end`` when the server starts to stop (once): for what never finishes on its own, such as

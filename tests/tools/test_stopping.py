@@ -14,7 +14,7 @@ from ctxtrio._wiring import open_wiring
 from ctxtrio.store.handle import StoreHandle
 from ctxtrio.tools.results import ToolResult, text_result
 from ctxtrio.tools.runner import ToolRunner
-from ctxtrio.tools.stopping import Stopping
+from ctxtrio.tools.stopping import CutOff, Stopping
 from ctxtrio.tools.table import TOOLS
 
 from .handlers import forever, forever_in_a_nursery, read_only_tool
@@ -123,3 +123,42 @@ async def test_a_write_cut_off_after_its_commit_does_not_say_it_was_not_done(
     assert result.is_error and "the server is stopping" in result.text, result.text
     assert "not done" not in result.text and "may or may not have landed" in result.text, result.text
     assert result.text.endswith("look before you call doc_ingest again"), result.text
+
+
+async def _after(wait_s: float, value: str | None) -> str | None:
+    await trio.sleep(wait_s)
+    return value
+
+
+async def test_finish_gives_the_work_s_value_or_says_and_logs_that_the_grace_cut_it_off(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Stopping.finish, which ToolRunner and ServedSurface both run their work under (each timed and logged the
+    cut-off itself, rvC25): work done in time gives its value, None too; work the grace cuts off gives CUT_OFF
+    at the grace's end and one warning with its name, how long it ran and the grace; a cancel from outside
+    passes through, unlogged."""
+    stopping = Stopping()
+    assert await stopping.finish("doc_search", _after(1.0, "found")) == "found"
+    assert await stopping.finish("doc_search", _after(0.0, None)) is None
+    answers: list[tuple[object, float]] = []
+    began = trio.current_time()
+
+    async def asking() -> None:
+        answers.append((await stopping.finish("resources/read", _after(60.0, "late")), trio.current_time() - began))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(asking)
+        await trio.sleep(0.5)
+        stopping.stop_within(2.0)
+    assert answers == [(CutOff.CUT_OFF, 2.5)]
+    with trio.move_on_after(1.0):  # the deadline is past: a call started now is cut off at once
+        assert await stopping.finish("context_recall", _after(1.0, "late")) is CutOff.CUT_OFF
+    with trio.CancelScope() as outside:
+        outside.cancel()
+        await stopping.finish("doc_window", _after(0.0, "never"))
+    assert outside.cancelled_caught
+    warned = [r.getMessage() for r in caplog.records if r.name == "ctxtrio.tools"]
+    assert warned == [
+        "resources/read cancelled after 2.5 s: the shutdown grace (2 s) ran out; answered that the server stops",
+        "context_recall cancelled after 0.0 s: the shutdown grace (2 s) ran out; answered that the server stops",
+    ]
