@@ -25,7 +25,7 @@ __all__ = [
     "json_object",
     "parse_json",
     "snippet",
-    "status_error",
+    "status_message",
     "whole_characters",
 ]
 
@@ -87,17 +87,17 @@ def error_body(payload: dict[str, object]) -> str | None:
     return str(error)
 
 
-def status_error(response: httpx.Response, what: str) -> LLMResponseError:
-    """The error of a ``what`` call answered with an HTTP error status, holding the server's message."""
+def status_message(response: httpx.Response, what: str) -> str:
+    """What a ``what`` call answered with an HTTP error status says: the status and the server's message."""
     payload = as_object(parse_json(response))
     message = error_body(payload) if payload is not None else None
-    return LLMResponseError(f"{what}: HTTP {response.status_code}: {snippet(message or response.text)}")
+    return f"{what}: HTTP {response.status_code}: {snippet(message or response.text)}"
 
 
 def json_object(response: httpx.Response, what: str) -> dict[str, object]:
     """The JSON object a successful ``what`` call returned, or LLMResponseError saying why not."""
     if response.status_code >= 400:
-        raise status_error(response, what)
+        raise LLMResponseError(status_message(response, what))
     payload = as_object(parse_json(response))
     if payload is None:
         raise LLMResponseError(f"{what}: answer is not a JSON object: {snippet(response.text)!r}")

@@ -13,7 +13,7 @@ import httpx
 import trio
 
 from .._errors import LLMResponseError
-from ._json import as_int, as_object, json_object, parse_json, status_error, whole_characters
+from ._json import as_int, as_object, json_object, parse_json, status_message, whole_characters
 from .messages import Completion
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def parse_embeddings(response: httpx.Response, count: int) -> list[list[float]]:
     refused (HTTP 400, 413, 422) is its :class:`InputRefusedError`.
     """
     if response.status_code in _INPUT_REFUSED:
-        raise InputRefusedError(str(status_error(response, "embeddings")))
+        raise InputRefusedError(status_message(response, "embeddings"))
     payload = json_object(response, "embeddings")
     data = payload.get("data")
     if not isinstance(data, list) or len(data) != count:

@@ -45,7 +45,7 @@ import trio
 
 from .._errors import LLMError, LLMResponseError
 from ._chat import ChatStreams, chat_body
-from ._json import status_error
+from ._json import status_message
 from ._probes import (
     OVERFLOW_PROBE_TOKENS,
     context_from_error,
@@ -192,7 +192,7 @@ class LLMClient:
         then send the inputs one by one and record the one refused alone); any other answer is
         the request's own (returned).
         """
-        refusal = status_error(failed, "embeddings")
+        refusal = status_message(failed, "embeddings")
         try:
             parse_embeddings(
                 await self._requests.send("POST", url, self._embeddings_body([EMBED_PROBE]), kind="embed"), 1
@@ -202,7 +202,7 @@ class LLMClient:
         again = await self._requests.send("POST", url, self._embeddings_body(texts), kind="embed")
         if again.status_code != JUDGED_BY_PROBE:
             return again
-        twice = status_error(again, "embeddings")
+        twice = status_message(again, "embeddings")
         raise InputRefusedError(f"{twice} (twice, while a one-word input is embedded: this input is refused)")
 
     def _embeddings_body(self, texts: Sequence[str]) -> JSON:
