@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, cast
@@ -55,12 +56,20 @@ if TYPE_CHECKING:
 __all__ = ["TOO_LARGE", "FakeEmbeddings", "bert_tokens", "quick_embedders", "serve_fake_embeddings"]
 
 _WORD = re.compile(r"\w+")
-#: What BERT's basic tokenizer makes one token before WordPiece splits further: a CJK ideograph, a run
-#: of other word characters, a punctuation mark or symbol (transformers, BasicTokenizer: _tokenize_chinese_chars,
-#: _run_split_on_punc).
-_BASIC_TOKEN = re.compile(
-    r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\w\s]"
+#: llama.cpp's WordPiece words (llama-vocab.cpp, ``llm_tokenizer_wpm_session::preprocess``, vendored in
+#: llama-cpp-python 0.3.36's sdist): text is cut at these whitespace code points (unicode.cpp's
+#: unicode_set_whitespace, from scripts/gen-unicode-data.py's White_Space list), ...
+_WPM_SPACE = frozenset(
+    [*range(0x09, 0x0E), *range(0x2000, 0x200B), 0x20, 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000]
 )
+#: ... a code point of category C* (control, format such as U+200B, private use) is dropped, and so is a mark
+#: (M*: the model strips accents, after NFD), without ending the word it stands in ...
+_WPM_DROPPED = ("C", "M")
+#: ... and one of these is a word of its own: punctuation (P*), an ASCII symbol, an ideograph (``is_chinese_char``).
+_WPM_IDEOGRAPHS = (
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+    (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+)  # fmt: skip
 #: llama.cpp's answer to an input of more tokens than the physical batch (``n_ubatch``), vendored in
 #: llama-cpp-python 0.3.36's sdist: tools/server/server-context.cpp, ``update_slots`` (an embedding task
 #: cannot be split across batches: ``send_error(slot, "input (%d tokens) is too large to process. increase
@@ -75,13 +84,30 @@ TOO_LARGE = (
 
 
 def bert_tokens(text: str) -> int:
-    """At least the tokens a BERT WordPiece model (all-MiniLM-L6-v2) makes of ``text``, [CLS] and [SEP] included.
+    """At most the tokens llama-server makes of ``text`` with a BERT WordPiece model (all-MiniLM-L6-v2), [CLS]
+    and [SEP] included: its words, cut as llama.cpp cuts them (the tables above), each of which becomes one
+    or more pieces, or one [UNK] when its pieces are not all in the vocabulary (``tokenize``: "discard all").
 
-    Against llama-server's own count of all-MiniLM-L6-v2 as GGUF (its 500's "input (N tokens)"): 522 = 522
-    for 520 characters of a psql table's rule, 607 = 607 for 605 Chinese characters, 526 against 528 for the
-    rule led by "Quolls › Quoll 7" (WordPiece cuts "quolls" in two).
+    Against llama-server's own count (its /tokenize, or its 500's "input (N tokens)"): 522 = 522 for 520
+    characters of a psql table's rule, 607 = 607 for 605 Chinese characters, 526 against 528 for the rule led
+    by "Quolls › Quoll 7" (WordPiece cuts "quolls" in two); tests/test_testkit.py has text it counts fewer of
+    (identifiers) and text the count of every other character took for more (box drawing, emoji, accents).
     """
-    return len(_BASIC_TOKEN.findall(text)) + 2
+    words, in_word = 0, False
+    for char in unicodedata.normalize("NFD", text):
+        point = ord(char)
+        if point in _WPM_SPACE:
+            in_word = False
+            continue
+        category = unicodedata.category(char)
+        if category.startswith(_WPM_DROPPED) or point in (0, 0xFFFD):
+            continue
+        alone = category.startswith("P") or (point < 0x7F and category.startswith("S"))
+        if alone or any(low <= point <= high for low, high in _WPM_IDEOGRAPHS):
+            words, in_word = words + 1, False
+        elif not in_word:
+            words, in_word = words + 1, True
+    return words + 2
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """The shared test helpers: text_of reads a tool result, stop_process ends a child that ignores SIGTERM,
-held_clock keeps virtual time still while a worker thread runs."""
+held_clock keeps virtual time still while a worker thread runs, bert_tokens counts no more than llama-server."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import trio
 from mcp.types import CallToolResult, ImageContent, TextContent
 
 from testkit.clock import held_clock
+from testkit.fake_embeddings import bert_tokens
 from testkit.processes import stop_process
 from testkit.results import text_of
 
@@ -49,3 +50,30 @@ def test_held_clock_does_not_jump_while_a_worker_thread_runs() -> None:
 
     trio.run(main, clock=held_clock(autojump_threshold=0.01))
     assert seen == [0.0, 10.0]
+
+
+#: llama-server's counts ([CLS] and [SEP] included) of all-MiniLM-L6-v2 as GGUF, from its /tokenize (llama.cpp
+#: built from llama-cpp-python 0.3.36's vendored tree, /root/.cache/ctxtrio-realmodel/embed/minilm.gguf).
+LLAMA_SERVER_COUNTS = {
+    "Return a string representing the current working directory.": 11,
+    "os_getcwd_and_chdir snake_case_names here": 19,
+    "a → b , x ≤ y": 9,
+    "a→b x≤y 5€ price©2024 α∈β": 17,
+    "┌──────┐│cell│└──────┘": 3,  # one word of symbols, not in the vocabulary: one [UNK]
+    "fix🎉done ok👍": 4,
+    "cafe\u0301 re\u0301sume\u0301": 4,  # accents as combining marks, stripped
+    "data\u200bbase zero\u200bwidth": 7,  # a zero-width space is dropped inside its word
+    "data\u00adbase": 3,
+    "line\x07bell\x1bescape": 6,
+    "\U00020000\U00020001\U00020002": 5,  # ideographs beyond the BMP, one word each
+}
+
+
+def test_bert_tokens_never_counts_more_than_llama_server() -> None:
+    """The fake endpoint refuses an input over its batch by bert_tokens, which said "at least" the model's count
+    and counted each symbol, mark and format character as a token: 21 for a box-drawing rule llama-server
+    makes 3 of (rvC25 finding 7). Now it counts llama.cpp's words, which the model never makes fewer tokens of."""
+    for text, tokens in LLAMA_SERVER_COUNTS.items():
+        assert bert_tokens(text) <= tokens, (text, bert_tokens(text), tokens)
+    assert bert_tokens("Return a string representing the current working directory.") == 11
+    assert bert_tokens("┌──────┐│cell│└──────┘") == 3
