@@ -9,16 +9,19 @@ else, in source code, a member its words spell of an owner its other words name 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from ..text.definitions import Name, asked_name, defines, defines_member, member_names, names_qualifier
+from ..text.definitions import Member, Name, asked_name, defines, member_names, members_defined, names_qualifier
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Collection, Sequence
 
     from .packing import Candidate
 
-__all__ = ["definitions_first", "member_in", "members_first"]
+__all__ = ["defines_name", "definitions_first", "kept_where", "member_in", "members_first"]
+
+#: What travels with each candidate through :func:`kept_where` (its places in the rankings).
+_Rank = TypeVar("_Rank")
 
 
 def definitions_first(candidates: Sequence[Candidate], query_terms: list[str], query: str = "") -> list[Candidate]:
@@ -34,23 +37,50 @@ def definitions_first(candidates: Sequence[Candidate], query_terms: list[str], q
         own = [c for c in first if names_qualifier(c.doc_id, name.qualifier)]
         first = own + [c for c in first if c not in own]
     elif not first:
-        first = members_first(candidates, query)
+        first = members_first(candidates, member_names(query))
     return first + [candidate for candidate in candidates if candidate not in first]
 
 
-def members_first(candidates: Sequence[Candidate], query: str) -> list[Candidate]:
+def members_first(candidates: Sequence[Candidate], members: Sequence[Member]) -> list[Candidate]:
     """When nothing defines the name a query's words spell whole, the candidates that define a member
-    its last (or first) words spell of an owner its other words name (:func:`~ctxtrio.text.definitions.
-    member_names`): ``json decoder decode`` asks for Go's ``func (dec *Decoder) Decode``, ``hash map get
-    node`` for ``getNode`` under ``public class HashMap``; the first member any candidate defines."""
-    for member in member_names(query):
-        found = [c for c in candidates if defines_member(c.chunk.text, member, " ".join((*c.chunk.trail, c.title)))]
+    its last (or first) words spell of an owner its other words name (``members``, best first, as
+    :func:`~ctxtrio.text.definitions.member_names` gives them): ``json decoder decode`` asks for Go's
+    ``func (dec *Decoder) Decode``, ``hash map get node`` for ``getNode`` under ``public class HashMap``;
+    the first member any candidate defines. Each candidate's text is read once for all the members."""
+    defined = [members_defined(c.chunk.text, members, _owner_context(c)) for c in candidates]
+    for member in members:
+        found = [c for c, theirs in zip(candidates, defined, strict=True) if member in theirs]
         if found:
             return found
     return []
 
 
-def member_in(candidate: Candidate, query: str) -> bool:
-    """Whether ``candidate`` defines a member the query's words spell (:func:`~ctxtrio.text.definitions.member_names`)."""
-    context = " ".join((*candidate.chunk.trail, candidate.title))
-    return any(defines_member(candidate.chunk.text, member, context) for member in member_names(query))
+def member_in(candidate: Candidate, members: Sequence[Member]) -> bool:
+    """Whether ``candidate`` defines one of ``members`` (:func:`~ctxtrio.text.definitions.member_names`)."""
+    return bool(members_defined(candidate.chunk.text, members, _owner_context(candidate)))
+
+
+def _owner_context(candidate: Candidate) -> str:
+    """Where a candidate names the owners of what it defines, besides the definition's line: its heading
+    trail and its document's title (``public class HashMap``, ``bufio.go``)."""
+    return " ".join((*candidate.chunk.trail, candidate.title))
+
+
+def defines_name(candidate: Candidate, name: Name) -> bool:
+    """Whether ``candidate`` defines ``name`` (:func:`~ctxtrio.text.definitions.defines`)."""
+    return defines(candidate.chunk.text, name.identifier, name.qualifier)
+
+
+def kept_where(
+    holds: Callable[[Candidate], bool],
+    checked: Collection[tuple[str, int]],
+    candidates: Sequence[Candidate],
+    ranks: Sequence[_Rank],
+) -> tuple[list[Candidate], list[_Rank]]:
+    """``candidates`` without those ``checked`` (``(doc_id, chunk index)``: rows a search read only for the
+    definition they may hold) that do not hold it (``holds``: :func:`defines_name`, :func:`member_in`), and
+    each kept one's ``ranks`` with it: the two lists stay in step."""
+    kept = [
+        (c, r) for c, r in zip(candidates, ranks, strict=True) if (c.doc_id, c.chunk.index) not in checked or holds(c)
+    ]
+    return [c for c, _ in kept], [r for _, r in kept]

@@ -28,6 +28,7 @@ more, where the search comes down to rows holding any of the query's words
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import trio
@@ -37,11 +38,11 @@ from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import MAX_LEVEL_WORDS, Hit
 from ..text import neighbours
-from ..text.definitions import Name, asked_name, defines, member_names, spelling
+from ..text.definitions import Member, Name, asked_name, member_names, spelling
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
 from ..text.terms import STOPWORDS
-from .defined import definitions_first, member_in
+from .defined import defines_name, definitions_first, kept_where, member_in
 from .hybrid import FUSE_DEPTH, Fused, Ranks, by_words, fuse, hybrid_order, meaning_first_floor
 from .packing import Candidate
 from .ranking import rerank
@@ -178,38 +179,31 @@ async def find_candidates(
     more = len(ranked) > limit
     ranked = ranked if hybrid else ranked[:limit] + pooled
     name = asked_name(query, query_terms)
-    deep: set[tuple[str, int]] = set()  # rows read only for the definition they may hold
-    members: set[tuple[str, int]] = set()  # rows read only for the member definition they may hold
+    # Rows read only for the definition they may hold, and what they must define to be kept.
+    checked: set[tuple[str, int]] = set()
+    holds: Callable[[Candidate], bool] | None = None
     if name is not None and (name.identifier not in query_terms or name.qualifier is not None):
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
         named = await _named_hits(repo, name, by_journal, all_docs=all_docs)
         if not named and name.qualifier is None:  # no row holds the name whole: a member its words spell
+            members = member_names(query)
             named = [
-                hit for hit in await _member_hits(repo, query, by_journal, all_docs=all_docs) if hit.item.isdigit()
+                hit for hit in await _member_hits(repo, members, by_journal, all_docs=all_docs) if hit.item.isdigit()
             ]
             fresh = [hit for hit in named if (hit.journal, hit.item) not in seen]
-            members = {(by_journal[hit.journal].doc_id, int(hit.item)) for hit in fresh}
+            checked = {(by_journal[hit.journal].doc_id, int(hit.item)) for hit in fresh}
+            holds = partial(member_in, members=members)
         ranked += [Fused(hit) for hit in named if (hit.journal, hit.item) not in seen]
     elif name is not None and meaning is None:  # the query's own word: its rows are those searched
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
         extra = [hit for hit in hits[limit : _pool_depth(limit)] if (hit.journal, hit.item) not in seen]
-        deep = {(by_journal[hit.journal].doc_id, int(hit.item)) for hit in extra if hit.item.isdigit()}
+        checked = {(by_journal[hit.journal].doc_id, int(hit.item)) for hit in extra if hit.item.isdigit()}
+        holds = partial(defines_name, name=name)
         ranked += [Fused(hit) for hit in extra]
     ranked = [one for one in ranked if one.hit.item.isdigit()]
     candidates, ranks = await _read(repo, by_journal, ranked)
-    if deep and name is not None:
-        candidates = [
-            c
-            for c in candidates
-            if (c.doc_id, c.chunk.index) not in deep or defines(c.chunk.text, name.identifier, name.qualifier)
-        ]
-    if members:  # a row read for a member is kept only where it defines one (its place in ranks with it)
-        kept = [
-            (c, r)
-            for c, r in zip(candidates, ranks, strict=True)
-            if (c.doc_id, c.chunk.index) not in members or member_in(c, query)
-        ]
-        candidates, ranks = [c for c, _ in kept], [r for _, r in kept]
+    if holds is not None:
+        candidates, ranks = kept_where(holds, checked, candidates, ranks)
     worded = True
     if hybrid:
         worded = by_words(candidates, ranks, query_terms)
@@ -316,9 +310,11 @@ async def _named_hits(repo: Repository, name: Name, by_journal: dict[str, DocEnt
     return await _hits(repo, [name.qualifier, name.identifier], by_journal, _LEFT_OUT_HITS, all_docs=all_docs)
 
 
-async def _member_hits(repo: Repository, query: str, by_journal: dict[str, DocEntry], *, all_docs: bool) -> list[Hit]:
-    """Rows that may define a member the query's words spell of an owner they name (:func:`~ctxtrio.text.
-    definitions.member_names`), for the first :data:`_MEMBERS_ASKED` members with an owner: the best
+async def _member_hits(
+    repo: Repository, members: Sequence[Member], by_journal: dict[str, DocEntry], *, all_docs: bool
+) -> list[Hit]:
+    """Rows that may define a member the query's words spell of an owner they name (``members``, as :func:`~ctxtrio.
+    text.definitions.member_names` gives them), for the first :data:`_MEMBERS_ASKED` members with an owner: the best
     :data:`_DEFINITION_HITS` rows holding the member and its owner's word nearest it (``writestring`` and
     ``builder`` for ``strings builder write string``). The query's own rows seldom hold the definition: the
     callers that repeat its words outrank it (Go's strings/builder.go defines ``WriteString`` in a chunk past
@@ -326,7 +322,7 @@ async def _member_hits(repo: Repository, query: str, by_journal: dict[str, DocEn
     (``subprocess`` of ``subprocess.py`` for ``subprocess run``), the member alone is looked for in that file:
     its definition seldom repeats the module's name, which its callers all write."""
     found: list[Hit] = []
-    owned = [member for member in member_names(query) if member.owners][:_MEMBERS_ASKED]
+    owned = [member for member in members if member.owners][:_MEMBERS_ASKED]
     for member in owned:
         found += await _hits(
             repo, [member.identifier, member.owners[-1]], by_journal, _DEFINITION_HITS, all_docs=all_docs

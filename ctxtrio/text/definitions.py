@@ -37,9 +37,9 @@ __all__ = [
     "declared_name",
     "definition_at",
     "defines",
-    "defines_member",
     "last_definition",
     "member_names",
+    "members_defined",
     "names_qualifier",
     "spelled_identifier",
     "spelling",
@@ -178,23 +178,28 @@ def _stopwords_around(query: str, last_word: str) -> tuple[dict[str, str], str]:
     return before, words[-1] if ends else ""
 
 
-def defines_member(text: str, member: Member, context: str) -> bool:
-    """Whether ``text`` defines ``member.identifier`` in source code (see :func:`_in_code`) where one of its
-    owner words is named: in
-    ``context`` (the chunk's heading trail and its document's title: ``public class HashMap``,
-    ``bufio.go``) or on the definition's own line (a Go method's receiver, ``func (dec *Decoder) Decode``)."""
-    if member.identifier not in spelling(text):
-        return False  # the common case, without the regex
+def members_defined(text: str, members: Sequence[Member], context: str) -> frozenset[Member]:
+    """Which of ``members`` ``text`` defines in source code (see :func:`_in_code`) where one of the member's
+    owner words is named: in ``context`` (the chunk's heading trail and its document's title: ``public class
+    HashMap``, ``bufio.go``) or on the definition's own line (a Go method's receiver, ``func (dec *Decoder)
+    Decode``). One pass over ``text`` for all of them: the text and the context are spelled once."""
+    spelled = spelling(text)
+    wanted = [member for member in members if member.identifier in spelled]
+    if not wanted:
+        return frozenset()  # the common case, without the regex
+    named_around = spelling(context)
+    found: set[Member] = set()
     for match in _DEFINED.finditer(text):
-        if not _in_code(match) or spelling(match.group("name")) != member.identifier:
+        if not _in_code(match):
             continue
-        if not member.owners:
-            return True
+        name = spelling(match.group("name"))
+        here = [member for member in wanted if member.identifier == name and member not in found]
+        if not here:
+            continue
         line_end = text.find("\n", match.start())
-        named = spelling(context) + " " + spelling(text[match.start() : line_end if line_end >= 0 else len(text)])
-        if any(owner in named for owner in member.owners):
-            return True
-    return False
+        named = named_around + " " + spelling(text[match.start() : line_end if line_end >= 0 else len(text)])
+        found.update(member for member in here if not member.owners or any(owner in named for owner in member.owners))
+    return frozenset(found)
 
 
 def _in_code(match: re.Match[str]) -> bool:
