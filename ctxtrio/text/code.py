@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Final
 
 from ctxtrio.text.kinds import Kind
 from ctxtrio.text.markup import PARAGRAPH_GAP
+from ctxtrio.text.methods import split_return_type
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -78,13 +79,8 @@ _DEFINITION_LINES: Final[dict[Kind, str]] = {
         r"|(?:<[^>\n]+>[ \t]+)?(?!(?:return|new|else|throw|case|await|yield|if|for|while|switch|catch|using|lock"
         r"|foreach|goto|do|try|import|package)\b)[\w.<>\[\],?]+(?:[ \t]+[\w.<>\[\],?]+)?[ \t]+\w+"
         r"(?=[ \t]*\([^;\n=]*$))"
-        # A method whose name starts the line after its return type or its type parameters, as OpenJDK
-        # writes long generic ones (``public static <T, K> Collector<T, ?, Map<K, List<T>>>`` then
-        # ``groupingBy(Function<...``; ``public static <T, K, A, D>`` then ``Collector<...> groupingBy(``):
-        # an access or ``static`` modifier first, a line without ``(``, ``;``, ``=`` or braces, then the
-        # name (after the return type) at the same indentation.
-        r"|(?:(?:public|protected|private|static|final|abstract|synchronized|override|virtual|async)[ \t]+)+"
-        r"(?:<[^>\n]+>[ \t]+)?[\w.<>\[\],? \t]*[\w>\]][ \t]*\r?\n(?P=indent)(?:[\w.<>\[\],? \t]*[ \t])?\w+(?=[ \t]*\())"
+        # A method whose name starts the line after its return type or its type parameters (split_return_type).
+        r"|" + split_return_type("(?P=indent)") + r"\w+(?=[ \t]*\())"
     ),
 }  # fmt: skip
 

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from .methods import METHOD_MODIFIERS, split_return_type
 from .query import QUESTION_WORDS
 from .terms import STOPWORDS, terms
 
@@ -62,12 +63,13 @@ _DEFINED: Final = re.compile(
     r"|^#{1,6}[ \t]+(?:[A-Z][A-Za-z ]{0,30}:[ \t]+)?`?(?:(?P<heading>[\w.]+)\.)?"
     # A Java or C# method or constructor, which no keyword announces: a line of modifiers, type
     # parameters and a return type before the name and its ``(`` (``public T get()``, ``final
-    # Node<K,V> getNode(Object key)``, ``public static <T extends Comparable<? super T>> void sort(``), the
-    # name maybe on the next line, after a long generic return type (OpenJDK's ``public static <T, K>
-    # Collector<T, ?, Map<K, List<T>>>`` then ``groupingBy(Function<...``).
-    r"|(?P<method>)^[ \t]*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default|override|virtual"
-    r"|sealed|internal|async)[ \t]+)+(?:<[^\n(]*?>[ \t]+)?(?:[\w$.<>\[\],?]+[ \t]+"
-    r"|[\w$.<>\[\],? \t]*[\w$>\]][ \t]*\r?\n[ \t]*(?:[\w$.<>\[\],? \t]*[ \t])?)?(?=[A-Za-z_$][\w$]*[ \t]*\()"
+    # Node<K,V> getNode(Object key)``, ``public static <T extends Comparable<? super T>> void sort(``), or
+    # the name on the next line, after a long generic return type (the chunker's pattern, split_return_type:
+    # OpenJDK's ``public static <T, K> Collector<T, ?, Map<K, List<T>>>`` then ``groupingBy(Function<...``).
+    r"|(?P<method>)^(?P<method_indent>[ \t]*)(?:"
+    + split_return_type("(?P=method_indent)")
+    + rf"|(?:(?:{METHOD_MODIFIERS})[ \t]+)+(?:<[^\n(]*?>[ \t]+)?(?:[\w$.<>\[\],?]+[ \t]+)?)"
+    r"(?=[A-Za-z_$][\w$]*[ \t]*\()"
     # A JavaScript class method: an indented name, its parameters on the line and ``{`` ending it
     # (``  addModule(module, callback) {``), not a call or a statement such as ``if (x) {``.
     r"|(?P<js_method>)^[ \t]+(?:(?:static|async|get|set)[ \t]+)*\*?(?!(?:if|for|while|switch|catch|return|function|with|else)\b)"

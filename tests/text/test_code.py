@@ -10,6 +10,7 @@ import pytest
 
 from ctxtrio.text import code
 from ctxtrio.text.code import code_parts
+from ctxtrio.text.definitions import defines
 from ctxtrio.text.kinds import CODE_KINDS, Kind
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -122,6 +123,22 @@ def test_a_java_method_named_on_the_line_after_its_generic_return_type() -> None
         ("public final class Collectors", "public static <T, K, A, D> Collector<T, ?, Map<K, D>> groupingBy"),
         ("public final class Collectors", "static void run"),
     ]
+
+
+def test_the_chunker_and_defines_read_a_split_method_head_alike() -> None:
+    """One pattern (text/methods.split_return_type): each method the chunker titles from two lines is one
+    ``defines`` finds, and the reverse. The Java Language Specification allows a ``default`` interface method
+    (JLS 17, 9.4) and a ``native`` method (8.4.3.4) with a generic return type, written OpenJDK's way (its type
+    on a line of its own); before, only ``defines`` knew those modifiers, the chunker gave them no trail entry,
+    and ``defines`` took a name indented less than its type's line, which the chunker does not."""
+    java = ("public interface Streams<T> {\n\n"
+            "    default <R> Stream<R>\n    mapAll(Function<? super T, ? extends R> mapper) {\n"
+            "        return map(mapper);\n    }\n\n"
+            "    public static native <E> List<E>\n    copyOf(Object[] array);\n\n"
+            "    public static final Comparator<String>\nreversed(Comparator<String> order);\n}\n")  # fmt: skip
+    titled = [t[-1] for _, t, h in trails(java, Kind.JAVA) if h][1:]
+    assert titled == ["default <R> Stream<R> mapAll", "public static native <E> List<E> copyOf"]
+    assert [name for name in ("mapall", "copyof", "reversed") if defines(java, name)] == ["mapall", "copyof"]
 
 
 @pytest.mark.parametrize("kind", sorted(CODE_KINDS))
