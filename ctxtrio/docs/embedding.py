@@ -5,13 +5,21 @@
 
     wait for a wake-up (an ingest or forget committed) or POLL_S
     refresh the catalog; drop rows of documents gone or replaced, or of another model
-    for each current document (oldest first) with chunks not embedded yet:
+    for each current document (newest ingest first) with chunks not embedded yet:
         read its generation file block by block (4 MB), cut each missing chunk into parts
         for BATCH_PARTS parts: ask the vectors file which texts it holds (an unchanged chunk
         of a document edited and ingested again: all), and one request for the rest, the
         client's embed_timeout_s, through the breaker
-        store the rows of whole chunks in one transaction, then the next batch
+        store the rows of whole chunks in one transaction; the catalog changed meanwhile
+        (any process ingested or forgot): the pass starts again, else the next batch
     every chunk embedded: bound the texts no row names (VectorStore.collect)
+
+Newest first, and looked at again after every batch, because the document a model just
+ingested is the one it searches next: a backlog of hours (a corpus ingested at once, on a
+CPU-only embedder) made a document ingested later wait for all of it, and an edited file
+ingested again lost search by meaning that long, though most of its texts' vectors were
+held (stress/embed_lag.py). Documents ingested together are embedded in reverse; the
+backlog as a whole takes as long as before.
 
 What is done lives only in the vectors file, so the task resumes after a restart where
 it stopped, catches up documents ingested before ``--embed-model`` was set, and embeds
@@ -178,6 +186,7 @@ class SemanticIndex(VectorTask):
         todo = sorted(
             ((j, e) for j, e in journals.items() if len(done.get(j, ())) < e.info.chunks),
             key=lambda pair: pair[1].info.ingested_at,
+            reverse=True,
         )
         if not todo:
             await self._tidy()
@@ -187,8 +196,8 @@ class SemanticIndex(VectorTask):
         self.state = "embedding"
         for journal, entry in todo:
             dim = self._dim
-            if not await self._embed_document(journal, entry, done.get(journal, set())) or self._dim != dim:
-                return True  # the endpoint failed (waited already) or the model changed: look again
+            if not await self._embed_document(journal, entry, done.get(journal, set()), seen[0]) or self._dim != dim:
+                return True  # the endpoint failed (waited already), the catalog or the model changed: look again
         return True
 
     async def _count(self, journals: dict[str, DocEntry], done: dict[str, set[str]]) -> None:
@@ -201,8 +210,9 @@ class SemanticIndex(VectorTask):
         else:
             p.embedded = p.refused = p.vectors = 0
 
-    async def _embed_document(self, journal: str, entry: DocEntry, done: set[str]) -> bool:
-        """Embed the chunks of one generation not in ``done``; False when the endpoint failed."""
+    async def _embed_document(self, journal: str, entry: DocEntry, done: set[str], version: int) -> bool:
+        """Embed the chunks of one generation not in ``done``; False when the endpoint failed, or when
+        the catalog moved past ``version`` (the pass's) after a batch: a newer document may wait."""
         path, store, start = self._repo.gen_path(entry.doc_id, entry.gen), self._repo.store, 0
         while True:
             # One block (4 MB) at a time; the generator is dropped, and its file closed, each time.
@@ -217,8 +227,13 @@ class SemanticIndex(VectorTask):
                     continue
                 batch.append(Pending(str(chunk.index), record.offset, record.end, chunk_parts(chunk)))
                 if sum(len(one.parts) for one in batch) >= BATCH_PARTS:
-                    if not await self._embed(journal, batch):
+                    if not await self._embed(journal, batch) or await self._catalog_moved(version):
                         return False
                     batch = []
-            if batch and not await self._embed(journal, batch):
+            if batch and (not await self._embed(journal, batch) or await self._catalog_moved(version)):
                 return False
+
+    async def _catalog_moved(self, version: int) -> bool:
+        """Whether a document was ingested or forgotten (by any process) since the catalog's ``version``."""
+        await self._repo.refresh()
+        return self._repo.state.version != version
