@@ -32,7 +32,8 @@ shared with session entries' embedder (``memory/semantic.py``).
 When the endpoint is unreachable or too slow (LLMUnavailableError, LLMTimeoutError)
 the task waits (RETRY_S, doubling to RETRY_MAX_S) and starts the pass again; searches
 meanwhile answer from BM25 and say so. A chunk the endpoint refuses alone (an
-LLMResponseError while a one-word probe is answered) is recorded as refused and skipped
+LLMResponseError while a one-word probe is answered) is sent again part by part: the parts
+taken are embedded, and the chunk is recorded as refused and skipped
 until ``ctxtrio doctor --repair`` forgets the refusals (``VectorStore.forget_refused``);
 when the probe fails too, the endpoint is treated as down. A broken vectors
 file (StoreError) stops semantic recall, logged, and never the server. Cancelling the
@@ -166,12 +167,12 @@ class SemanticIndex(VectorTask):
         hits, skipped = await self._nearest(query, journals, limit)
         return SemanticHits(hits, skipped)
 
-    def _embedded(self, items: int, vectors: int) -> None:
-        if vectors:
-            self._progress.embedded += items
-            self._progress.vectors += vectors
-        else:
+    def _embedded(self, items: int, vectors: int, *, refused: bool = False) -> None:
+        if refused:  # (in part too: counted as VectorStore.counts counts it)
             self._progress.refused += items
+        else:
+            self._progress.embedded += items
+        self._progress.vectors += vectors
 
     async def _pass(self) -> bool:
         """One look at the catalog; True if it embedded (or tried to) anything."""

@@ -32,7 +32,8 @@ its texts the file already holds are not sent again (vectors are kept by text).
 
 Failures are handled as the chunks' embedder handles them (both are
 :class:`~ctxtrio.store.vector_task.VectorTask`): an unreachable or slow endpoint pauses the task (RETRY_S doubling to RETRY_MAX_S); an
-entry refused alone while a one-word probe is answered is recorded as refused (until
+entry refused alone while a one-word probe is answered is sent again part by part (the parts taken are
+embedded) and recorded as refused (until
 ``ctxtrio doctor --repair`` forgets it: ``_check_vectors``); a
 broken vectors file stops session recall by meaning, never the server.
 """
@@ -157,7 +158,7 @@ class EntryVectors(VectorTask):
         hits, skipped = await self._nearest(query, [session_id], limit)
         return EntryHits([hit.item for hit in hits], skipped)
 
-    def _embedded(self, items: int, vectors: int) -> None:
+    def _embedded(self, items: int, vectors: int, *, refused: bool = False) -> None:
         self._progress.embedded += items
         self._progress.vectors += vectors
 

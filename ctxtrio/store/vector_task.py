@@ -15,8 +15,10 @@ embedded, :meth:`VectorTask._tidy` bounds them.
 * the endpoint unreachable or too slow (LLMUnavailableError, LLMTimeoutError): the task
   waits (RETRY_S, doubling to RETRY_MAX_S) and the pass starts again;
 * a batch refused (LLMResponseError): item by item; an item refused alone while a
-  one-word probe is answered gets one row of part -1 and no vector (done for good);
-  when the probe fails too, the endpoint is treated as down (an input refused with HTTP
+  one-word probe is answered, part by part: the parts taken are stored and found as any
+  item's, and a row of part -1 marks the item refused (done for good) when a part was
+  refused (a chunk of a psql table refused whole lost its prose, about half of its text:
+  :meth:`VectorTask._part_by_part`); when the probe fails too, the endpoint is treated as down (an input refused with HTTP
   400, 413 or 422, or with 500 twice around the client's own one-word probe, which was
   embedded, leaves the embedder's breaker closed, so the items and the probe go out:
   ``llm/_wire.InputRefusedError``; another 5xx, or a 500 to the one word too, opens it, and
@@ -131,8 +133,9 @@ class VectorTask:
         """One look at what should be embedded; True if it embedded (or tried to) anything."""
         raise NotImplementedError
 
-    def _embedded(self, items: int, vectors: int) -> None:
-        """Called after ``items`` were stored with ``vectors`` vectors (refused: ``vectors`` 0)."""
+    def _embedded(self, items: int, vectors: int, *, refused: bool = False) -> None:
+        """Called after ``items`` were stored with ``vectors`` vectors; ``refused``: marked refused (in whole,
+        ``vectors`` 0, or in part)."""
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Keep the vectors up to date until cancelled. A disk too full to open the vectors file
@@ -228,16 +231,11 @@ class VectorTask:
             try:
                 vectors = await self._embedder.documents(list(send.values()))
             except LLMResponseError as exc:
-                return await self._refused(journal, batch, exc)
+                return await self._refused(journal, batch, exc, held, set(send))
             except LLMError as exc:
                 return await self._wait_for_endpoint(exc)
-            self._retry_s = RETRY_S
             got = dict(zip(send, vectors, strict=True))
-            dim = len(vectors[0])
-            if dim != self._dim:
-                if self._dim is not None:  # the pass starts again once this batch is stored
-                    log.warning("embedding model %s now answers %d dimensions, not %d", self.model, dim, self._dim)
-                self._dim = dim
+            self._answered(vectors[0])
         rows = [
             VectorRow(
                 journal, one.item, number, one.line_start, one.line_end, got.get(digest), (part.start, part.end), digest
@@ -253,9 +251,20 @@ class VectorTask:
         # looks at it again, and the next pass sends that text.
         return items == len(batch)
 
-    async def _refused(self, journal: str, batch: list[Pending], exc: LLMResponseError) -> bool:
-        """A batch the endpoint refused: item by item; an item refused alone while a probe is answered
-        is stored as refused for good. False when the endpoint failed (waited already)."""
+    def _answered(self, vector: Sequence[float]) -> None:
+        """An answer came: the endpoint works (waits start at RETRY_S again), and its vectors are this long."""
+        self._retry_s = RETRY_S
+        dim = len(vector)
+        if dim != self._dim:
+            if self._dim is not None:  # the pass starts again once this batch is stored
+                log.warning("embedding model %s now answers %d dimensions, not %d", self.model, dim, self._dim)
+            self._dim = dim
+
+    async def _refused(
+        self, journal: str, batch: list[Pending], exc: LLMResponseError, held: set[bytes], sent: set[bytes]
+    ) -> bool:
+        """A batch the endpoint refused: item by item; an item refused alone while a probe is answered,
+        part by part (:meth:`_part_by_part`). False when the endpoint failed (waited already)."""
         if len(batch) > 1:
             for one in batch:
                 if not await self._embed(journal, [one]):
@@ -263,13 +272,53 @@ class VectorTask:
             return True
         if not await self._probe():
             return await self._wait_for_endpoint(exc)
-        log.warning("embedding endpoint refuses %s %s of %s: %s", self._what, batch[0].item, journal, exc)
-        refused = batch[0]
-        await self._store(
-            [VectorRow(journal, refused.item, -1, refused.line_start, refused.line_end, None)], self._dim or 0
-        )
-        self._embedded(1, 0)
-        return True
+        return await self._part_by_part(journal, batch[0], exc, held, sent)
+
+    async def _part_by_part(
+        self, journal: str, one: Pending, exc: LLMResponseError, held: set[bytes], sent: set[bytes]
+    ) -> bool:
+        """An item refused alone while the probe is answered: each of its texts the file lacks is sent alone
+        (``sent``, the texts of the request refused, is one: that one is refused). The parts taken are stored,
+        and found as any item's; when one was refused while the probe is still answered after it, a row of
+        part -1 marks the item refused for good, until ``doctor --repair`` (:meth:`VectorStore.forget_refused
+        <.vectors.VectorStore.forget_refused>`) forgets it and its parts. False when the endpoint failed (waited
+        already; nothing stored), or a text held was lost meanwhile (as :meth:`_embed`)."""
+        digests = [text_digest(self._embedder.document_input(part.text)) for part in one.parts]
+        got: dict[bytes, list[float]] = {}
+        refused = set(sent) if len(sent) == 1 else set()
+        asked = len(refused)
+        for part, digest in zip(one.parts, digests, strict=True):
+            if digest in held or digest in got or digest in refused:
+                continue
+            try:
+                (vector,) = await self._embedder.documents([part.text])
+            except LLMResponseError as error:
+                refused.add(digest)
+                exc = error
+                continue
+            except LLMError as error:
+                return await self._wait_for_endpoint(error)
+            got[digest] = vector
+            self._answered(vector)
+        if len(refused) > asked and not await self._probe():  # a server that failed meanwhile refuses nothing
+            return await self._wait_for_endpoint(exc)
+        rows = [
+            VectorRow(
+                journal, one.item, number, one.line_start, one.line_end, got.get(digest), (part.start, part.end), digest
+            )
+            for number, (part, digest) in enumerate(zip(one.parts, digests, strict=True))
+            if digest not in refused
+        ]
+        if refused:
+            parts = sum(digest in refused for digest in digests)
+            log.warning(
+                "embedding endpoint refuses %s %s of %s (%d of its %d part(s); any other is embedded): %s",
+                self._what, one.item, journal, parts, len(one.parts), exc,
+            )  # fmt: skip
+            rows.append(VectorRow(journal, one.item, -1, one.line_start, one.line_end, None))
+        items, stored = await self._store(rows, self._dim or 0)
+        self._embedded(items, stored, refused=bool(refused))
+        return items == 1
 
     async def _store(self, rows: list[VectorRow], dim: int) -> tuple[int, int]:
         """(items, rows) stored (:meth:`VectorStore.add <.vectors.VectorStore.add>`)."""

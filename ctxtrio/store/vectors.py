@@ -11,7 +11,7 @@ embedding input is embedded in parts (see ``docs/embedding.py``) and matches by 
 part. Each row keeps the byte range of the chunk's journal line, so a search reads the
 chunk alone, and the characters of the chunk's text its part holds, so a search can
 show the part that matched. A chunk the endpoint refused for good gets one row of part -1 and no
-vector: it counts as done and never matches.
+vector: it counts as done (and refused), and matches only by the parts the endpoint took, if any.
 
 A row names its vector by the digest of the exact text embedded, and the vector is kept
 once per text (``vector_schema.py``: the layout, its versions, and how older files are
@@ -70,7 +70,7 @@ SPARE_SHARE = 4
 
 @dataclass(frozen=True, slots=True)
 class VectorRow:
-    """One embedded part of a chunk; ``part`` -1 marks a chunk refused for good (no vector).
+    """One embedded part of a chunk; ``part`` -1 marks a chunk refused for good, in whole or in part (no vector).
 
     ``span``: the characters of the chunk's text the part holds (its whole text by default).
     ``digest``: :func:`~.vector_schema.text_digest` of the exact text embedded. ``vector``
@@ -293,10 +293,20 @@ class VectorStore:
             return deleted
 
     def forget_refused(self, model: str) -> int:
-        """Delete ``model``'s marks of items refused for good (part -1 rows), so an embedder sends them
-        again, as to a server fixed since (a larger batch); marks deleted."""
+        """Delete ``model``'s rows of items refused for good (a part -1 row marks one), so an embedder sends
+        them again, as to a server fixed since (a larger batch); items forgotten. The rows of the parts
+        taken go too (the item would count as done by them), but not their texts: sent again, the item
+        costs a request for its refused parts alone."""
         with self._db("prune") as conn, schema.transaction(conn):
-            return conn.execute("DELETE FROM rows WHERE model=? AND part < 0", (model,)).rowcount
+            marks = conn.execute("SELECT count(*) FROM rows WHERE model=? AND part < 0", (model,)).fetchone()[0]
+            deleted = conn.execute(
+                "DELETE FROM rows WHERE model=? AND (journal, item) IN "
+                "(SELECT journal, item FROM rows WHERE model=? AND part < 0)",
+                (model, model),
+            ).rowcount
+            if deleted > marks:
+                self._matrix = None  # it holds the parts' vectors: read again at the next search
+            return int(marks)
 
     def collect(self, model: str, dim: int, *, legacy: bool = False) -> int:
         """Evict the texts of (``model``, ``dim``) no row names, but the SPARE_MIN (or one per
@@ -326,7 +336,8 @@ class VectorStore:
             return schema.done_items(conn, model, dim, journal)
 
     def counts(self, model: str, dim: int) -> tuple[int, int, int]:
-        """(chunks embedded, chunks refused, vectors) for (``model``, ``dim``)."""
+        """(chunks embedded, chunks refused, vectors) for (``model``, ``dim``); a chunk refused in part is
+        refused (its parts taken are among the vectors)."""
         with self._db("read") as conn:
             chunks, refused, vectors = conn.execute(
                 "SELECT count(DISTINCT journal || char(0) || item), "

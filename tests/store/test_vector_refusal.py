@@ -10,6 +10,7 @@ nothing more of that journal was embedded.
 
 from __future__ import annotations
 
+import json
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -190,7 +191,11 @@ async def test_a_chunk_too_large_for_llama_server_is_recorded_and_every_other_ch
     assert doc.doc.chunks >= 40
     assert (status.chunks_refused, status.chunks_embedded) == (1, doc.doc.chunks - 1)
     assert "1 refused by the endpoint; caught up" in describe_semantic(status)
-    assert fake.refusals and not any(RULE[:100] in text for text in fake.embedded)
+    # The rule's chunk is two parts: the first, 511 tokens, refused; its second, 157 tokens, taken.
+    alone = [request[0] for request in fake.refusals if len(request) == 1]
+    assert alone and all(RULE[:100] in text and bert_tokens(text) > UBATCH for text in alone)
+    ruled = [text for text in fake.embedded if RULE[:100] in text]
+    assert len(ruled) == 1 and bert_tokens(ruled[0]) < UBATCH
 
     again = FakeEmbeddings(ubatch_tokens=UBATCH)
     async with opened_docs(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
@@ -227,6 +232,93 @@ async def test_an_entry_too_large_for_llama_server_is_refused_and_stays_so_after
     assert after == before
     assert (again.embedded, again.refusals) == (["Entry 40 is about topic40."], [])
     assert added == (len(entries), 1)
+
+
+#: Prose about quolls, then a psql table's rule, in one chunk: its prose parts fit a 256-token batch, the rule's
+#: first part does not. "dasyures" is the fake's synonym of "quolls", in no text: only meaning finds them.
+QUOLLS = (
+    "# Quolls\n\nQuolls are carnivorous marsupials of Australia and New Guinea. They hunt at night for insects, "
+    "birds, reptiles and small mammals, climb trees well, and rest by day in hollow logs, rock piles and burrows. "
+    "Each female raises up to six young, carried in a pouch that opens backwards. Their numbers fell as cane "
+    "toads spread, as foxes and cats were brought in, and as their forests were cleared for farms.\n\n" + RULE + "\n"
+)
+
+
+async def test_the_parts_a_server_takes_are_embedded_when_another_part_of_their_chunk_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A chunk of prose and a table, whose rule's first part is over llama-server's batch: the chunk was refused
+    whole, its prose not found by meaning (measured at --ubatch-size 256: 921 of postgresql-doc-15's 11,647
+    chunks, 48% of their text in parts the server takes). Now each of its parts is sent alone: the prose is
+    embedded and found, the chunk counted refused; a restart sends nothing; after doctor --repair and a server
+    that takes it, only the refused part is sent."""
+    fake = FakeEmbeddings(ubatch_tokens=UBATCH, synonyms=[{"quolls", "dasyures"}])
+    async with opened_docs(tmp_path, query_expansion=False) as ctx:
+        doc = await ctx.documents.ingest(text=QUOLLS, title="quolls")
+        assert (await ctx.documents.search("dasyures")).hits == ()
+        async with semantic(ctx, fake) as index:
+            await _chunks_settled(index)
+            status = index.status()
+            found = await ctx.documents.search("dasyures", limit=1)
+    assert doc.doc.chunks == 1
+    assert (status.chunks_refused, status.chunks_embedded) == (1, 0)
+    assert [(hit.doc_id, hit.by_meaning) for hit in found.hits] == [(doc.doc.doc_id, True)]
+    taken = [text for text in fake.embedded if text != "probe"]
+    assert any("carnivorous marsupials" in text for text in taken)
+    assert len(taken) == len(set(taken)) and all(bert_tokens(text) <= UBATCH for text in taken)
+
+    again = FakeEmbeddings(ubatch_tokens=UBATCH)
+    async with opened_docs(tmp_path) as ctx, semantic(ctx, again) as index:
+        await _chunks_settled(index)
+        assert (index.status().chunks_refused, again.embedded, again.refusals) == (1, [], [])
+
+    fixed = FakeEmbeddings()
+    async with trio.open_nursery() as nursery:
+        url = await serve_fake_embeddings(nursery, fixed)
+        repaired = await cli(
+            tmp_path / "data", "doctor", "--repair", "--embed-model", fixed.model, "--embed-base-url", url
+        )
+        nursery.cancel_scope.cancel()
+    assert "1 refused chunk to be sent again at the server's next start" in repaired.out, repaired.out
+    fixed.requests.clear()
+    async with opened_docs(tmp_path) as ctx, semantic(ctx, fixed) as index:
+        await _chunks_settled(index)
+        assert (index.status().chunks_refused, index.status().chunks_embedded) == (0, 1)
+    (sent,) = fixed.embedded
+    assert bert_tokens(sent) > UBATCH and RULE[:100] in sent
+
+
+@dataclass
+class CrashingAlone(Failing):
+    """As Failing, but fine (``failing`` "") until it gets a request of one input holding ``crash_on``: from
+    then on HTTP 500 to every request (``crashed``), as a server dying while the parts are sent one by one."""
+
+    crash_on: str = ""
+
+    async def _handle(self, request: httpx.Request) -> httpx.Response:
+        if (
+            self.crash_on
+            and self.crash_on in request.content.decode()
+            and len(json.loads(request.content)["input"]) == 1
+        ):
+            self.failing, self.crash_on = "crashed", ""
+        return await super()._handle(request)
+
+
+async def test_a_server_failing_while_the_parts_go_one_by_one_marks_nothing_refused(tmp_path: Path) -> None:
+    """The chunk is refused whole, then the server fails (500 to everything, the probe too) at the last of its
+    parts sent alone: nothing is stored or marked refused (that part's error is not the part's), the task
+    waits; once the server is back, the part over its batch is the only one refused, the other three embedded."""
+    fake = CrashingAlone(failing="", crash_on="Quolls: ", ubatch_tokens=UBATCH)  # the last part sent: its lead
+    async with opened_docs(tmp_path, query_expansion=False) as ctx:
+        await ctx.documents.ingest(text=QUOLLS, title="quolls")
+        async with semantic(ctx, fake) as index:
+            await _paused(index, fake)
+            assert (index.status().chunks_refused, index.status().chunks_embedded) == (0, 0)
+            fake.failing = ""
+            await _chunks_settled(index)
+            status = index.status()
+    assert (status.chunks_refused, status.vectors) == (1, 3)
 
 
 @pytest.mark.parametrize("failing", ["crashed", "loading"])
@@ -282,8 +374,10 @@ async def test_refusals_are_sent_again_after_doctor_repair_once_the_server_takes
     async with opened_sessions(tmp_path) as sessions_ctx, entry_vectors(sessions_ctx, fixed) as entries:
         await settled(entries)
         assert entries.stored[:2] == (2, 0)
-    # The chunk's rule and the entry, two parts each (661 characters of punctuation), nothing else.
-    assert sum(RULE[:100] in text for text in fixed.embedded) == 4 and len(fixed.embedded) == 4
+    # The chunk's rule and the entry (two parts each, 661 characters of punctuation): the part of each refused
+    # before, nothing else (the other parts were taken before, and their texts kept by the --repair).
+    assert sum(RULE[:100] in text for text in fixed.embedded) == 2 and len(fixed.embedded) == 2
+    assert all(bert_tokens(text) > UBATCH for text in fixed.embedded)
 
 
 @dataclass
