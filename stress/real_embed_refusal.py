@@ -146,7 +146,8 @@ def llama_server(binary: Path, gguf: Path, work: Path) -> None:
 
 def refused_then_repaired(binary: Path, gguf: Path, work: Path) -> None:
     """Started with a batch of 256, llama-server refuses the table's parts (up to 512 tokens); started again
-    with its default (512), it is asked none of them; ``ctxtrio doctor --repair``; the next start embeds them."""
+    with its default (512), it is asked none of them; ``ctxtrio doctor --repair``; the next start embeds them (a running
+    server would too: tests/store/test_vector_refusal.py)."""
     with served(binary, gguf, work, "--ubatch-size", "256") as (base, log):
         _say(trio.run(end_to_end, work, base, log, ("first start (--ubatch-size 256)",)))
     with served(binary, gguf, work) as (base, log):

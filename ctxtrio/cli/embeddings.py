@@ -7,7 +7,8 @@ replaced and of sessions or entries gone (their vectors stay until a server that
 up bounds the texts no row names: ``store/vectors.py``), and the vectors of another model or
 dimension, and forgets the items the endpoint refused (an input longer than its batch, say,
 before the server's ``--ubatch-size`` was raised); a server with ``--embed-model`` then embeds
-what is missing in the background, those included, from its next start.
+what is missing in the background, those included: one running sees the refusals forgotten
+within POLL_S (``VectorStore.forgets_seen_elsewhere``), another from its next start.
 Deleting a vectors file re-embeds everything in it.
 """
 
@@ -26,6 +27,7 @@ from ..store.layout import removed_for_good
 from ..store.reading import DiskFullError
 from ..store.vector_look import look
 from ..store.vector_schema import VectorsBusyError
+from ..store.vector_task import POLL_S
 from ..store.vectors import VectorStore
 from ..text.plural import plural
 
@@ -165,4 +167,4 @@ async def check_session_vectors(
 def _retried(count: int, one: str, many: str | None = None) -> str:
     """What --repair says of the refusals it forgot (``store/vectors.VectorStore.forget_refused``)."""
     said = plural(count, f"refused {one}", f"refused {many}" if many else None)
-    return f"{said} to be sent again at the server's next start"
+    return f"{said} to be sent again, by a running server within {POLL_S:g} s (else at its start)"

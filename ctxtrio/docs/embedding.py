@@ -178,7 +178,8 @@ class SemanticIndex(VectorTask):
         """One look at the catalog; True if it embedded (or tried to) anything."""
         await self._repo.refresh()
         seen = (self._repo.state.version, self._dim)
-        if self.state == "caught up" and seen == self._caught_up_at:
+        forgotten = await self._refusals_forgotten()
+        if self.state == "caught up" and seen == self._caught_up_at and not forgotten:
             return False  # the catalog as it was when every chunk was embedded: no write, no count
         journals = dict(self._repo.current_journals())
         await self._drop_except(set(journals), removed_for_good(journals))

@@ -260,5 +260,5 @@ class EntryVectorCheck:
     dropped: int
     #: What a writer will do to a file of another layout, left as it is without ``repair`` ("": this layout).
     layout: str = ""
-    #: Entries the endpoint had refused whose refusal a repair forgot: a server's next start sends them again.
+    #: Entries the endpoint had refused whose refusal a repair forgot: a server sends them again (a running one too).
     retried: int = 0

@@ -169,6 +169,8 @@ class EntryVectors(VectorTask):
         if self._progress.stamped_dim != self._dim:  # the endpoint answered another dimension
             seen.clear()
             self._progress.stamped_dim = self._dim
+        if await self._refusals_forgotten():  # doctor --repair: the entries refused are to be sent again
+            seen.clear()
         if stamps == seen and self.state == "caught up":
             return False  # every journal as it was when all its entries were embedded: no write, no count
         await self._drop_except(set(stamps))
@@ -246,7 +248,7 @@ def _check_vectors(
     ``dim`` None: the one dimension stored, if one. ``repair`` drops what the embedder's
     next pass would: vectors of sessions gone, of another model or dimension, and of
     entries no journal holds with that text; and it forgets the entries the endpoint
-    refused, which a server's next start then sends again. Without ``repair`` nothing is written: the file
+    refused, which a server then sends again (one running too, within POLL_S). Without ``repair`` nothing is written: the file
     is only looked at (:func:`~ctxtrio.store.vector_look.look`: not migrated nor healed, none
     created, nothing left beside it).
     """

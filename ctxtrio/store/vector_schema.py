@@ -238,6 +238,22 @@ def _migrate(conn: sqlite3.Connection, rows_version: int) -> None:
     conn.execute(f"PRAGMA user_version = {ROWS_VERSION}")
 
 
+#: ``meta``'s count of the times ``ctxtrio doctor --repair`` forgot refusals (a file without it: 0).
+_FORGETS = "forgets"
+
+
+def forgets(conn: sqlite3.Connection) -> int:
+    """How many times refusals were forgotten in this file (:func:`count_forget`)."""
+    found = conn.execute("SELECT value FROM meta WHERE name=?", (_FORGETS,)).fetchone()
+    return 0 if found is None else int(found[0])
+
+
+def count_forget(conn: sqlite3.Connection) -> None:
+    """Count one forgetting of refusals, inside the caller's transaction: a running server sees the count
+    change (``VectorStore.forgets_seen_elsewhere``) and looks at every item again."""
+    conn.execute("INSERT INTO meta VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = value + 1", (_FORGETS,))
+
+
 def has_legacy(conn: sqlite3.Connection) -> bool:
     """Whether the file holds rows of an older layout not all taken yet."""
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='legacy'").fetchone() is not None

@@ -61,7 +61,7 @@ log = logging.getLogger("ctxtrio.embeddings")
 
 #: What a status line says after a count of refused items: how to have them sent again (a server whose
 #: batch was too small, raised since); a refusal is otherwise kept for good, and never asked again.
-RETRY_REFUSED = "refused ones are sent again after ctxtrio doctor --repair and a restart"
+RETRY_REFUSED = "refused ones are sent again after ctxtrio doctor --repair"
 #: The state of a task whose last write found no room on the disk (:meth:`VectorTask._wait_for_room`).
 WAITING_FOR_ROOM = "waiting for room on the disk"
 #: The state of a task that found the vectors file locked by another process too long (:meth:`VectorTask._wait_out`).
@@ -183,6 +183,13 @@ class VectorTask:
         await trio.to_thread.run_sync(self._vectors.open)
         dims = await trio.to_thread.run_sync(self._vectors.dimensions, self.model)
         self._dim = dims[0] if len(dims) == 1 else None
+        await self._refusals_forgotten()  # (learns the count)
+
+    async def _refusals_forgotten(self) -> bool:
+        """Whether ``ctxtrio doctor --repair`` forgot refusals in the file since the last look: a pass that
+        would find nothing changed (a catalog or journals as they were) then looks at every item again, so
+        a running server sends them within POLL_S, not at its next start only."""
+        return await trio.to_thread.run_sync(self._vectors.forgets_seen_elsewhere)
 
     async def _nearest(
         self, query: str, journals: Collection[str] | None, limit: int

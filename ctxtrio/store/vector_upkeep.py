@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Collection
 
-__all__ = ["drop_rows", "evict_spares"]
+__all__ = ["drop_rows", "evict_spares", "forget_refused"]
 
 
 def drop_rows(
@@ -74,3 +74,19 @@ def evict_spares(
         if legacy:
             conn.execute("DROP TABLE IF EXISTS legacy")
     return len(evict)
+
+
+def forget_refused(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
+    """Delete every row of ``model``'s items marked refused (a part -1 row), the parts taken with them (they
+    would count the item as done), not their texts; counted in ``meta`` (:func:`~.vector_schema.count_forget`)
+    when there were any. (Items forgotten, rows deleted.)"""
+    with schema.transaction(conn):
+        marks = int(conn.execute("SELECT count(*) FROM rows WHERE model=? AND part < 0", (model,)).fetchone()[0])
+        deleted = conn.execute(
+            "DELETE FROM rows WHERE model=? AND (journal, item) IN "
+            "(SELECT journal, item FROM rows WHERE model=? AND part < 0)",
+            (model, model),
+        ).rowcount
+        if marks:
+            schema.count_forget(conn)
+    return marks, deleted

@@ -106,6 +106,8 @@ class VectorStore:
         self._matrix_model = ""
         #: False once the file is known to hold no ``legacy`` table (None: not looked at yet).
         self._legacy: bool | None = None
+        #: The file's count of forgotten refusals as this object last saw it (None: not looked at yet).
+        self._forgets: int | None = None
 
     @property
     def path(self) -> Path:
@@ -297,16 +299,25 @@ class VectorStore:
         them again, as to a server fixed since (a larger batch); items forgotten. The rows of the parts
         taken go too (the item would count as done by them), but not their texts: sent again, the item
         costs a request for its refused parts alone."""
-        with self._db("prune") as conn, schema.transaction(conn):
-            marks = conn.execute("SELECT count(*) FROM rows WHERE model=? AND part < 0", (model,)).fetchone()[0]
-            deleted = conn.execute(
-                "DELETE FROM rows WHERE model=? AND (journal, item) IN "
-                "(SELECT journal, item FROM rows WHERE model=? AND part < 0)",
-                (model, model),
-            ).rowcount
+        with self._db("prune") as conn:
+            marks, deleted = upkeep.forget_refused(conn, model)
             if deleted > marks:
                 self._matrix = None  # it holds the parts' vectors: read again at the next search
-            return int(marks)
+            if self._forgets is not None:
+                self._forgets = schema.forgets(conn)  # its own forgetting is not another process's
+            return marks
+
+    def forgets_seen_elsewhere(self) -> bool:
+        """Whether refusals were forgotten in the file (by ``ctxtrio doctor --repair``, another process) since
+        this object last looked; the first look only learns the count. Then the parts' rows of the items
+        forgotten may be gone: the matrix is read again at the next search."""
+        with self._db("read") as conn:
+            count = schema.forgets(conn)
+        seen, self._forgets = self._forgets, count
+        if seen is None or seen == count:
+            return False
+        self._matrix = None
+        return True
 
     def collect(self, model: str, dim: int, *, legacy: bool = False) -> int:
         """Evict the texts of (``model``, ``dim``) no row names, but the SPARE_MIN (or one per

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxtrio._context import Context
+    from ctxtrio._wiring import Wiring
 
 BASE = "http://embed.test/v1"
 SYNONYMS = [{"login", "signin"}, {"tokens", "credentials"}, {"expire", "lapse"}]
@@ -53,8 +54,9 @@ async def opened(tmp_path: Path) -> AsyncIterator[Context]:
 
 
 @asynccontextmanager
-async def entry_vectors(ctx: Context, fake: FakeEmbeddings) -> AsyncIterator[EntryVectors]:
-    """``ctx``'s sessions with semantic recall on ``fake``, wired as ``_wiring.py`` does."""
+async def entry_vectors(ctx: Context | Wiring, fake: FakeEmbeddings) -> AsyncIterator[EntryVectors]:
+    """``ctx``'s sessions (a library context, or the wiring beneath one) with semantic recall on ``fake``, wired
+    as ``_wiring.py`` does."""
     settings = LLMSettings(BASE, model=fake.model, concurrency=2)
     async with open_llm_client(settings, transport=fake.transport()) as client, trio.open_nursery() as nursery:
         vectors = VectorStore(ctx.data.session_vectors_path)
