@@ -14,7 +14,7 @@ from itertools import chain, islice
 from typing import TYPE_CHECKING, Final
 
 from ..text.embedding import CONFIDENT_HITS, coverage, fused_score
-from .state.base import entry_key
+from .state.base import entry_key, entry_of
 from .state.columns import Item, SessionState
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def fuse_meaning(
     by_meaning: dict[int, int] = {}
     meaning_only: set[str] = set()
     for key in near:
-        ordinal = state.ordinal_of(key.partition("#")[0])
+        ordinal = state.ordinal_of(entry_of(key))
         if ordinal is None or ordinal in by_meaning:
             continue
         item = Item(state, ordinal)

@@ -54,7 +54,7 @@ from ..text.plural import plural
 from .admin.prune import replay_records
 from .model import EntryVectorCheck
 from .sessions.repository import scan_session_ids
-from .state.base import entry_key
+from .state.base import entry_key, entry_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -68,11 +68,6 @@ if TYPE_CHECKING:
 __all__ = ["Embeddable", "EntryHits", "EntryVectors", "check_vectors", "embeddable", "embeddable_of", "entry_of"]
 
 BATCH_PARTS = 16
-
-
-def entry_of(key: str) -> str:
-    """The entry id in a vector key."""
-    return key.partition("#")[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from ..arguments import check_tags
 from ..model import MAX_ENTRY_CHARS, ROLES, SessionContents
 from ..sessions.store import same_state
 from ..sessions.summary import retired_summaries
+from ..state.base import ENTRY_ID_FIELDS
 from .lifecycle import session_info
 from .prune import replay_records
 
@@ -124,7 +125,7 @@ def remap(records: Sequence[Record], session_id: str) -> tuple[list[NewRecord], 
         kind = str(record.get("kind"))
         old_id = str(record.get("id"))
         body: Record = {key: value for key, value in record.items() if key not in _ENVELOPE}
-        for field in ("folds", "merges"):  # entry ids, both (merges: the summaries a compaction merged)
+        for field in ENTRY_ID_FIELDS:
             listed = body.get(field)
             if isinstance(listed, list):
                 mapped: list[JSON] = [ids.get(f, f) if isinstance(f, str) else f for f in listed]
@@ -194,7 +195,7 @@ def _entry_problem(record: Record, record_id: str) -> str:
         return f"entry {record_id}: {exc}"
     if stored != words:
         return f"entry {record_id} has tags {str(tags)[:80]}, which an append stores as {str(stored)[:80]}"
-    for field in ("folds", "merges"):
+    for field in ENTRY_ID_FIELDS:
         listed = record.get(field, [])
         if not isinstance(listed, list) or not all(isinstance(f, str) and ID_PATTERN.fullmatch(f) for f in listed):
             return f"entry {record_id} {field} something that is not a list of entry ids"

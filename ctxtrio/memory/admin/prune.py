@@ -26,7 +26,7 @@ from ..._errors import InputError
 from ...store.records import JSON, SCHEMA_VERSION, Record
 from ...text.tokens import TokenModel
 from ..sessions.repository import scan_session_ids
-from ..state.base import record_time, strings_of
+from ..state.base import ENTRY_ID_FIELDS, record_time, strings_of
 from ..state.columns import SessionState
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def _retired_before(state: SessionState, records: list[Record], cutoff: float) -
         elif kind == "entry":
             # A fold is retired when the summary that folds it is written; a summary a later compaction merged
             # when that compaction is written (dated by its own creation, it went before its window).
-            for retired in (*strings_of(record.get("folds")), *strings_of(record.get("merges"))):
+            for retired in (entry for field in ENTRY_ID_FIELDS for entry in strings_of(record.get(field))):
                 retired_at[retired] = max(retired_at.get(retired, 0.0), when)
     removed = {item.id for item in state.order if not item.live and retired_at.get(item.id, item.ts) <= cutoff}
     # A summary that still supersedes an entry which stays must stay too.

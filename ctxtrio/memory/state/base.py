@@ -16,7 +16,18 @@ if TYPE_CHECKING:
 
     from ...store.records import JSON
 
-__all__ = ["LATEST_TS", "Columns", "all_folds", "entry_line", "record_time", "strings_of", "text_hash"]
+__all__ = [
+    "ENTRY_ID_FIELDS",
+    "LATEST_TS",
+    "Columns",
+    "all_folds",
+    "entry_key",
+    "entry_line",
+    "entry_of",
+    "record_time",
+    "strings_of",
+    "text_hash",
+]
 
 #: A line of an entry's text that starts with ``[`` (after any line break ``str.splitlines`` knows).
 _BRACKET_LINE: Final = re.compile(r"(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])(?=\[)")
@@ -86,6 +97,16 @@ def entry_key(entry_id: str, text: str) -> str:
     """An entry's key among the session vectors (``memory/semantic.py``): its id and its text's
     hash, so a vector is never taken for another text under the same id (``e12#5f0c...``)."""
     return f"{entry_id}#{text_hash(text) & 0xFFFFFFFFFFFFFFFF:016x}"
+
+
+def entry_of(key: str) -> str:
+    """The entry id in a key :func:`entry_key` made."""
+    return key.partition("#")[0]
+
+
+#: A record's fields that list entry ids: ``folds`` (the entries a summary folds) and ``merges`` (the summaries
+#: a compaction merged). Import remaps them, its check reads them, prune dates their retirement by them.
+ENTRY_ID_FIELDS: Final = ("folds", "merges")
 
 
 def strings_of(value: JSON) -> tuple[str, ...]:
