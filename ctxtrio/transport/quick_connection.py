@@ -16,6 +16,17 @@ for as trio's) and :class:`QuickSingleTask` (restarts the timer with ``start_soo
 cancel scope it made itself: nothing to wait for, so no lock is needed; it still checks
 cancellation first). The keep-alive timeout, the order of writes and everything else are
 hypercorn's.
+
+One more change: closing the connection is shielded. Once the server is stopping, hypercorn
+closes a connection as soon as an answer on it ends (``H11Protocol._maybe_recycle``), from
+inside the app's last ``send``; the SDK answers in a task group whose ``watch_disconnect``
+task cancels it on the ``http.disconnect`` that the same end of the stream delivers
+(``mcp/server/_streamable_http_modern.py``). So ``TCPServer._close`` was cancelled at its
+first checkpoint (``send_eof``), before ``aclose``: the socket stayed open and read on, and
+the client's next request on it, sent after the answer, waited unanswered to the end of the
+shutdown grace (5 s) and then lost its connection ("Server disconnected without sending a
+response", found with SIGTERM under 4 SDK clients calling in a loop). A close is two system
+calls and two checkpoints; nothing in it waits.
 """
 
 from __future__ import annotations
@@ -94,4 +105,12 @@ def quick_tcp_server(
     # Both are used only through ``async with`` / restart / stop, which these provide.
     server.send_lock = Held(trio.Lock())  # type: ignore[assignment]
     server.idle_task = QuickSingleTask()  # type: ignore[assignment]
+    close = server._close
+
+    async def close_shielded() -> None:
+        """hypercorn's close, finished even when the task that asked for it is being cancelled."""
+        with trio.CancelScope(shield=True):
+            await close()
+
+    server._close = close_shielded  # type: ignore[method-assign]
     return server
