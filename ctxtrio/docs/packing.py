@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit, whole_words
+from ..text.embedding import PART_CHARS
 from ..text.focus import passage_around
 from ..text.headings import unheaded_terms
 from ..text.long_lines import cut_by_sentences
@@ -114,7 +115,7 @@ def pack_hits(
         if hits and remaining < shares.need(position):
             continue  # its header leaves it no room to say anything; a later hit's may
         share = shares.share(position, remaining)
-        hit = _passage_hit(candidate, share, model, query_terms, rarity, alike, shares.under(position))
+        hit = _passage_hit(candidate, share, model, query_terms, rarity, alike, shares.under(position), first=not hits)
         if hit is None:  # the first hit only: a later one's share holds its header and some text
             break
         lines = _lines_of(hit.text)
@@ -159,9 +160,12 @@ def _passage_hit(
     rarity: Mapping[str, float] | None,
     alike: Alike,
     under: tuple[str, ...],
+    *,
+    first: bool = False,
 ) -> SearchHit | None:
     """``candidate`` whole when it fits ``share`` tokens with its header (``under``: the trail it
-    shows), else its best passage; None if none fits."""
+    shows), else its best passage; None if none fits. ``first``: no hit is shown above it
+    (:func:`_meaning_passage`)."""
     chunk = candidate.chunk
     title = shown_title(candidate.title, chunk.text)  # "": the chunk opens with its title (and shows it whole)
     whole_header = model.estimate(
@@ -185,16 +189,16 @@ def _passage_hit(
         untitled = share - header_tokens("") - GAP_TOKENS
         if untitled < MIN_TEXT_TOKENS:
             return None
-        text, lines, cut = _passage(candidate, untitled, model, query_terms, rarity, alike)
+        text, lines, cut = _passage(candidate, untitled, model, query_terms, rarity, alike, first=first)
         if lines is None:  # characters around the match: '[...] : Tim [...]' says nothing
             text = whole_words(candidate.chunk.text, text)
             if not text:
                 return None
         return _hit(candidate, text, model.estimate(text), lines, cut=cut, under=bool(under), titled=False)
-    text, lines, cut = _passage(candidate, room, model, query_terms, rarity, alike)
+    text, lines, cut = _passage(candidate, room, model, query_terms, rarity, alike, first=first)
     if short < full and not shown_title(candidate.title, text):
         # It shows the title's line, so its header leaves the title out: that room is the text's.
-        wider = _passage(candidate, room + full - short, model, query_terms, rarity, alike)
+        wider = _passage(candidate, room + full - short, model, query_terms, rarity, alike, first=first)
         if not shown_title(candidate.title, wider[0]):
             text, lines, cut = wider
     return _hit(candidate, text, model.estimate(text), lines, cut=cut, under=bool(under))
@@ -207,13 +211,16 @@ def _passage(
     query_terms: Sequence[str],
     rarity: Mapping[str, float] | None,
     alike: Alike,
+    *,
+    first: bool = False,
 ) -> tuple[str, tuple[int, int, int] | None, bool]:
     """The text a hit too large for its share shows in ``room`` tokens, its line range (None when not
     whole lines) and whether it is cut: its best passage; when no whole line fits, its sentences
-    densest in the query's words (a one-line paragraph), else the characters around its match."""
+    densest in the query's words (a one-line paragraph), else the characters around its match.
+    ``first``: no hit is shown above it (:func:`_meaning_passage`)."""
     chunk = candidate.chunk
     focus = unheaded_terms(query_terms, headings(candidate))
-    passage = _meaning_passage(candidate, room, model) or _start_passage(candidate, room, model) or best_passage(
+    passage = _meaning_passage(candidate, room, model, first=first) or _start_passage(candidate, room, model) or best_passage(
         chunk.text, focus, room, model, tokens_per_char(chunk), rarity=rarity, named=query_terms, trail=chunk.trail,
         alike=tuple(pair for pair in alike if pair[0] in focus),
     )  # fmt: skip
@@ -238,17 +245,39 @@ FOCUS_TOKENS: Final = 250
 #: inside 500 / 1,000 / 2,000 tokens, 1.5 and 40 against 2 and 60; see the commit's message).
 FOCUS_MARGIN: Final = 1.5
 FOCUS_LEAST: Final = 40
+#: The first hit shown, when found by meaning, shows more around its part: FIRST_FOCUS_MARGIN times the part's
+#: tokens, at most FIRST_FOCUS_TOKENS. Its part is often a question, a title or an entry's lead, and the answer
+#: the lines under it, past what 1.5 times it shows: "Why does the result of id() appear to be not unique?"
+#: and the sentence on it, then "the next freshly created object is allocated at the same position" two sentences
+#: on; parse_qs's signature and "The dictionary keys are the unique query variable names" under it. A first hit
+#: has half the budget or more (docs/sharing.py) and seldom needs it all; a later one's lines are taken from the
+#: hits after it (2.5 for every hit lost an answer of python20 at 1,000 tokens, a line of the third hit).
+#: A part under FIRST_FOCUS_CHARS characters keeps FOCUS_MARGIN: the tail of a chunk cut into parts, a phrase
+#: near the query by a word or two ("used, with replacement texts to make the output in the table consistent",
+#: 71 characters, for "...so a printed table lines up"), whose lines grown a few more tokens took the last line
+#: of the third hit, the answer. Measured with all-MiniLM-L6-v2 over the whole Python manual (/work/bench/mm.sh,
+#: python17-20, answers inside 500 / 1,000 / 2,000 tokens): 111 / 130 / 150 -> 113 / 134 / 150. For every hit
+#: (python17-19, 80 / 92 / 108): margin 2.0 at most 350 tokens 80 / 94 / 108, 2.5 82 / 96 / 108, 3.0 82 / 96 /
+#: 108; 2.5 at most 250 82 / 95 / 108, at most 500 82 / 96 / 107 (the commit's message has the rest).
+FIRST_FOCUS_MARGIN: Final = 2.5
+FIRST_FOCUS_TOKENS: Final = 350
+FIRST_FOCUS_CHARS: Final = PART_CHARS // 4
 
 
-def _meaning_passage(candidate: Candidate, room: int, model: TokenModel) -> Passage | None:
+def _meaning_passage(candidate: Candidate, room: int, model: TokenModel, *, first: bool = False) -> Passage | None:
     """For a hit with a ``focus`` (semantic recall's best part, kept by ``docs/hybrid.py``
-    where the query's words are not what matched): the lines around it; None otherwise."""
-    if candidate.focus is None:
+    where the query's words are not what matched): the lines around it; None otherwise.
+    ``first``: no hit is shown above it, which gives a part of FIRST_FOCUS_CHARS or more a wider window."""
+    focus = candidate.focus
+    if focus is None:
         return None
     rate = tokens_per_char(candidate.chunk)
-    focus_tokens = math.ceil((candidate.focus[1] - candidate.focus[0]) * rate)
-    room = min(room, FOCUS_TOKENS, max(FOCUS_LEAST, math.ceil(FOCUS_MARGIN * focus_tokens)))
-    return passage_around(candidate.chunk.text, candidate.focus, room, model, rate)
+    focus_tokens = math.ceil((focus[1] - focus[0]) * rate)
+    margin, most = FOCUS_MARGIN, FOCUS_TOKENS
+    if first and focus[1] - focus[0] >= FIRST_FOCUS_CHARS:
+        margin, most = FIRST_FOCUS_MARGIN, FIRST_FOCUS_TOKENS
+    room = min(room, most, max(FOCUS_LEAST, math.ceil(margin * focus_tokens)))
+    return passage_around(candidate.chunk.text, focus, room, model, rate)
 
 
 def _start_passage(candidate: Candidate, room: int, model: TokenModel) -> Passage | None:

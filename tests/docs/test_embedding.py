@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,15 @@ from ctxtrio._app import open_context
 from ctxtrio._config import Config
 from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
 from ctxtrio.docs.hybrid import fuse
-from ctxtrio.docs.packing import FOCUS_LEAST, Candidate, pack_hits
+from ctxtrio.docs.packing import (
+    FIRST_FOCUS_CHARS,
+    FIRST_FOCUS_MARGIN,
+    FOCUS_LEAST,
+    FOCUS_MARGIN,
+    Candidate,
+    pack_hits,
+    tokens_per_char,
+)
 from ctxtrio.docs.render import render_search
 from ctxtrio.docs.search import rerank_fused
 from ctxtrio.docs.service import repository_of
@@ -22,12 +31,14 @@ from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.store import vector_task
 from ctxtrio.store.rows import Hit
 from ctxtrio.store.vectors import VectorHit, VectorStore
-from ctxtrio.text.chunking import Chunk
+from ctxtrio.text.chunking import Chunk, chunk_document
+from ctxtrio.text.kinds import Kind
+from ctxtrio.text.leads import entry_leads
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.guide import guide_text
 from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings
 
-from .conftest import opened
+from .conftest import PY_SOURCES, normal, opened
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -305,8 +316,9 @@ def test_a_hit_found_by_meaning_shows_the_part_that_matched() -> None:
 
 
 def test_a_hit_found_by_meaning_shows_about_its_part_and_leaves_the_room_to_the_next() -> None:
-    """A part found by meaning (here two lines, ~20 tokens) is shown with a margin of half its size,
-    not a window grown to FOCUS_TOKENS: at 1,000 tokens the hit after it is shown whole."""
+    """A part found by meaning (here two lines, ~20 tokens: under FIRST_FOCUS_CHARS, so also as the first
+    hit) is shown with a margin of half its size, not a window grown to FOCUS_TOKENS: at 1,000 tokens the
+    hit after it is shown whole."""
     source = "".join(f"Line {n} is about topic{n} of the manual.\n" for n in range(80))
     chunk = Chunk(0, source, 0, len(source), ("Manual",), TokenModel.cold().estimate(source))
     focus = (source.index("Line 50 "), source.index("Line 52 ") - 1)
@@ -338,3 +350,40 @@ def test_a_chunk_is_embedded_in_its_passages_then_its_entries_leads() -> None:
     assert text[leads[0].start : leads[0].end] == (
         ".. function:: getcwd()\n\n   Return a string representing the current working directory."
     )
+
+
+def _faq_id_hit() -> Candidate:
+    """The Programming FAQ's chunk on id() (Debian's python3.11-doc, chunked as ingest does) as a hit found by
+    meaning, focused on the lead all-MiniLM-L6-v2 put nearest "Why do two different objects sometimes show the
+    same id number?" (python17): the question's title and the sentence under it."""
+    text = (PY_SOURCES / "faq" / "programming.rst.txt").read_text(encoding="utf-8")
+    model = TokenModel.cold()
+    title = "Why does the result of ``id()`` appear to be not unique?"
+    chunk = next(c for c in chunk_document(text, chunk_tokens=800, overlap_tokens=80, model=model, kind=Kind.RST)
+                 if title in c.text)  # fmt: skip
+    lead = next(part for part in entry_leads(chunk.text, chunk.trail) if chunk.text[part.start :].startswith(title))
+    assert lead.end - lead.start >= FIRST_FOCUS_CHARS  # a title and a sentence: no tail of a chunk
+    return Candidate(
+        "faq.programming", "faq/programming.rst.txt", chunk, 0.62, by_meaning=True, focus=(lead.start, lead.end)
+    )
+
+
+@pytest.mark.skipif(not PY_SOURCES.is_dir(), reason="needs Debian's python3.11-doc")
+def test_the_first_hit_found_by_meaning_shows_the_answer_under_its_part() -> None:
+    """The first hit shown, found by meaning, shows FIRST_FOCUS_MARGIN times its part: the FAQ's answer, two
+    sentences under the question's title and first sentence; the same hit under another shows FOCUS_MARGIN
+    times it, and leaves that room to the hits after it."""
+    answer = "next freshly created object is allocated at the same position"
+    found = _faq_id_hit()
+    other = "".join(f"Entry {n} of the other page.\n" for n in range(200))
+    first_other = Candidate("e", "other", Chunk(0, other, 0, len(other), (), TokenModel.cold().estimate(other)), 5.0)
+    terms = ["two", "different", "objects", "sometimes", "show", "same", "id", "number"]
+    (hit, _), _, _ = pack_hits([found, first_other], 1000, TokenModel.cold(), terms)
+    assert hit.by_meaning and hit.cut and answer in normal(hit.text)
+    focus = found.focus
+    assert focus is not None
+    part_tokens = math.ceil((focus[1] - focus[0]) * tokens_per_char(found.chunk))  # as packing sizes it
+    assert hit.tokens <= math.ceil(FIRST_FOCUS_MARGIN * part_tokens)
+    (_, second), _, _ = pack_hits([first_other, found], 1000, TokenModel.cold(), terms)
+    assert second.doc_id == "faq.programming" and answer not in normal(second.text)
+    assert second.tokens <= math.ceil(FOCUS_MARGIN * part_tokens)
