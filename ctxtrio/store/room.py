@@ -39,9 +39,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REBUILD_FACTOR",
+    "REBUILD_LOG_BYTES",
+    "REBUILD_LOG_FACTOR",
     "ROOM_KEPT_BYTES",
     "give_way",
     "has_room",
+    "rebuild_needs_bytes",
     "room_to_rebuild",
     "shelve",
     "shelve_all_the_same",
@@ -53,6 +56,16 @@ log = logging.getLogger("ctxtrio.store")
 #: python3.11-doc's library/ holds 1.67x their journals' bytes (3,719,168 against 2,221,786;
 #: /tmp/diskfull/ratio.py), and its write-ahead log needs room beside it while it is built.
 REBUILD_FACTOR = 2
+#: Free bytes a rebuild needs beside the index for its write-ahead log: the pages it writes (FTS5's
+#: segment merges write several times the index's final size) until the log reaches SQLite's
+#: 1,000-page autocheckpoint (4 MB), after which the log is reused without shrinking. So the log
+#: takes REBUILD_LOG_FACTOR per journal byte, at most REBUILD_LOG_BYTES. Measured, index and log at
+#: their peak while a start rebuilt the index of python3.11-doc's pages: 5.48 MB for the first 60
+#: (0.78 MB of journals: 7.1x) and 28.1 MB for all 497 (13.8 MB: 2.04x). Twice the journals alone
+#: (before) let a rebuild begin that filled the disk, was shelved again and began again at the next
+#: search, the writer, and every ingest, waiting on it each time (a 40 MB tmpfs, 8 clients ingesting).
+REBUILD_LOG_FACTOR = 6
+REBUILD_LOG_BYTES = 8 << 20
 #: Free bytes a rebuild leaves for the journals beyond what it needs itself.
 ROOM_KEPT_BYTES = 1 << 20
 
@@ -98,12 +111,19 @@ def has_room(folder: Path, size: int) -> bool:
     return free is not None and free >= size + ROOM_KEPT_BYTES
 
 
+def rebuild_needs_bytes(data: DataDir) -> int:
+    """Free bytes a rebuild of the index from ``data``'s document journals asks for: its peak (the
+    index and its log) with :data:`ROOM_KEPT_BYTES` still free. Raises OSError or StoreError."""
+    held = sum(journal_size(path) for path in data.docs.glob("*/*.jsonl"))
+    return REBUILD_FACTOR * held + min(REBUILD_LOG_FACTOR * held, REBUILD_LOG_BYTES) + ROOM_KEPT_BYTES
+
+
 def room_to_rebuild(data: DataDir) -> bool:
     """Whether the disk has room to rebuild the index and still keep :data:`ROOM_KEPT_BYTES` free."""
     try:
         room = os.statvfs(data.root)
-        held = sum(journal_size(path) for path in data.docs.glob("*/*.jsonl"))
+        needed = rebuild_needs_bytes(data)
     except (OSError, StoreError) as exc:
         log.warning("cannot tell the room on the disk of %s (%s): the search index stays set aside", data.root, exc)
         return False
-    return room.f_bavail * room.f_frsize >= REBUILD_FACTOR * held + ROOM_KEPT_BYTES
+    return room.f_bavail * room.f_frsize >= needed
