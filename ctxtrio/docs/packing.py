@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from ..text.code import comment_start
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit, whole_words
 from ..text.embedding import PART_CHARS
 from ..text.focus import passage_around
@@ -64,6 +65,11 @@ class Candidate:
     #: Where in ``chunk.text`` the API entry starts that the hit after it continues (docs/continuation.py):
     #: shown from there, what the entry is, not the window of the query's words.
     start: int | None = None
+    #: The document's source (a file's path), whose folders may name a definition's owner (docs/defined.py).
+    source: str = ""
+    #: Where in ``chunk.text`` the line starts that defines the member the query asks for (docs/defined.py's
+    #: :func:`~.defined.members_first`): its passage holds that line, not only the words around it.
+    defines_at: int | None = None
 
 
 #: A passage whose lines, and lines with a query word, are at least this share lines shown above
@@ -220,7 +226,11 @@ def _passage(
     ``first``: no hit is shown above it (:func:`_meaning_passage`)."""
     chunk = candidate.chunk
     focus = unheaded_terms(query_terms, headings(candidate))
-    passage = _meaning_passage(candidate, room, model, first=first) or _start_passage(candidate, room, model) or best_passage(
+    passage = (
+        _meaning_passage(candidate, room, model, first=first)
+        or _start_passage(candidate, room, model)
+        or _definition_passage(candidate, room, model)
+    ) or best_passage(
         chunk.text, focus, room, model, tokens_per_char(chunk), rarity=rarity, named=query_terms, trail=chunk.trail,
         alike=tuple(pair for pair in alike if pair[0] in focus),
     )  # fmt: skip
@@ -286,6 +296,24 @@ def _start_passage(candidate: Candidate, room: int, model: TokenModel) -> Passag
         return None
     chunk = candidate.chunk
     return passage_around(chunk.text, (candidate.start, len(chunk.text)), room, model, tokens_per_char(chunk))
+
+
+def _definition_passage(candidate: Candidate, room: int, model: TokenModel) -> Passage | None:
+    """For a hit that defines the member the query asks for (``defines_at``): the lines around its definition's
+    line, from the comment right above it when that fits in half the room (a Javadoc, a Go doc comment), else
+    from the line itself. The query's words are its owner's and its callers' too: the densest window of them
+    may leave the definition's line out (a long class Javadoc above ``public class ArrayList<E>``)."""
+    at = candidate.defines_at
+    if at is None:
+        return None
+    chunk = candidate.chunk
+    text, rate = chunk.text, tokens_per_char(chunk)
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    lead = comment_start(text, at)
+    if model.estimate(text[lead:end]) > room // 2:
+        lead = at
+    return passage_around(text, (lead, end), room, model, rate)
 
 
 def tokens_per_char(chunk: StoredChunk) -> float:

@@ -38,11 +38,11 @@ from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import MAX_LEVEL_WORDS, Hit
 from ..text import neighbours
-from ..text.definitions import Member, Name, asked_name, member_names, spelling
+from ..text.definitions import Member, Name, asked_name, member_names, owner_runs
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
 from ..text.terms import STOPWORDS
-from .defined import defines_name, definitions_first, kept_where, member_in
+from .defined import defines_name, definitions_first, file_names, kept_where, member_in
 from .hybrid import FUSE_DEPTH, Fused, Ranks, by_words, fuse, hybrid_order, meaning_first_floor
 from .packing import Candidate
 from .ranking import rerank
@@ -296,7 +296,11 @@ async def _read(
             chunk = doc.chunks[index]
         one = ranked[position]
         focus = one.focus if one.focus is not None and one.focus[1] <= len(chunk.text) else None
-        candidates.append(Candidate(entry.doc_id, entry.info.title, chunk, one.hit.score, one.by_meaning, focus))
+        candidates.append(
+            Candidate(
+                entry.doc_id, entry.info.title, chunk, one.hit.score, one.by_meaning, focus, source=entry.info.source
+            )
+        )
         ranks.append(one.ranks)
     return candidates, ranks
 
@@ -318,26 +322,32 @@ async def _member_hits(
     :data:`_DEFINITION_HITS` rows holding the member and its owner's word nearest it (``writestring`` and
     ``builder`` for ``strings builder write string``). The query's own rows seldom hold the definition: the
     callers that repeat its words outrank it (Go's strings/builder.go defines ``WriteString`` in a chunk past
-    the 20th row; with ``builder`` alone beside it, the first). Where an owner word is a source file's name
-    (``subprocess`` of ``subprocess.py`` for ``subprocess run``), the member alone is looked for in that file:
-    its definition seldom repeats the module's name, which its callers all write."""
+    the 20th row; with ``builder`` alone beside it, the first). Where owner words name a source file or a folder
+    of one (:func:`~.defined.file_names`: ``subprocess`` of ``subprocess.py`` for ``subprocess run``, Go's package folder
+    ``strconv`` for ``strconv parse float``), the member alone is looked for in those files: its definition seldom
+    repeats the module's name, which its callers all write. A name asked for whole with its kind (``where is
+    ArrayList defined``: no owner) is looked for alone."""
     found: list[Hit] = []
+    if members and not members[0].owners:  # the name whole, its kind said (``where is ArrayList defined``)
+        found += await _hits(repo, [members[0].identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
     owned = [member for member in members if member.owners][:_MEMBERS_ASKED]
     for member in owned:
         found += await _hits(
             repo, [member.identifier, member.owners[-1]], by_journal, _DEFINITION_HITS, all_docs=all_docs
         )
-    if owned:
-        files = {journal: entry for journal, entry in by_journal.items() if _file_named(entry, owned[0].owners)}
+    for member in owned:
+        names = frozenset(owner_runs(member.owners))  # ``hash map``: HashMap.java too
+        files = {
+            journal: entry
+            for journal, entry in by_journal.items()
+            if not file_names(entry.info.title, entry.info.source).isdisjoint(names)
+        }
         if files:
-            found += await _hits(repo, [owned[0].identifier], files, _DEFINITION_HITS, all_docs=False)
-    return found
-
-
-def _file_named(entry: DocEntry, owners: tuple[str, ...]) -> bool:
-    """Whether a document's title is a file name (``subprocess.py``) whose stem one of ``owners`` spells."""
-    stem, dot, extension = entry.info.title.rpartition(".")
-    return bool(dot) and extension.isalnum() and spelling(stem) in owners
+            found += await _hits(repo, [member.identifier], files, _LEFT_OUT_HITS, all_docs=False)
+    firsts: dict[tuple[str, str], Hit] = {}
+    for hit in found:  # a row more than one lookup found is read once, where it was first found
+        firsts.setdefault((hit.journal, hit.item), hit)
+    return list(firsts.values())
 
 
 def _left_out(word: str) -> bool:

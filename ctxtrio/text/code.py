@@ -28,7 +28,7 @@ from ctxtrio.text.methods import split_return_type
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["DEFINITIONS", "Part", "code_parts"]
+__all__ = ["DEFINITIONS", "Part", "code_parts", "comment_start"]
 
 #: (start, end, trail, heading) of one part of a text; parts tile it.
 Part = tuple[int, int, tuple[str, ...], bool]
@@ -187,6 +187,14 @@ def _code_indent(text: str, start: int, end: int, comment: tuple[str, ...]) -> i
             continue
         return None if text[code] in _KEEPS else code - position
     return first
+
+
+def comment_start(text: str, line_start: int) -> int:
+    """Where the comments, decorators and attributes right above the line at ``line_start`` start, at its
+    indentation, in any language's markers (``line_start`` itself when there are none): a definition's doc."""
+    indent = _INDENT.match(text, line_start)
+    width = indent.group(0) if indent is not None else ""
+    return _lead_start(text, line_start, width, (*_LEAD_OTHER, "#"), 0)
 
 
 def _lead_start(text: str, line_start: int, indent: str, lead: tuple[str, ...], floor: int) -> int:

@@ -19,9 +19,11 @@ it must be the one asked for (``fs.rm``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
 from .methods import METHOD_MODIFIERS, split_return_type
@@ -29,11 +31,13 @@ from .query import QUESTION_WORDS
 from .terms import STOPWORDS, terms
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 __all__ = [
+    "Defined",
     "Member",
     "Name",
+    "asked_keywords",
     "asked_name",
     "declared_name",
     "definition_at",
@@ -42,6 +46,7 @@ __all__ = [
     "member_names",
     "members_defined",
     "names_qualifier",
+    "owner_runs",
     "spelled_identifier",
     "spelling",
 ]
@@ -51,8 +56,21 @@ _MAX_NAME_TERMS: Final = 4
 #: Words that say what kind of name a query asks for, not the name (``where is the Deserializer trait defined``).
 _KIND_WORDS: Final = frozenset(
     "defined define defines definition declared declaration class interface trait type struct enum function "
-    "method func fn def".split()
+    "method func fn def decorator".split()
 )
+_FUNCTION_KEYWORDS: Final = frozenset(("def", "function", "func", "fn", "fun"))
+#: The keywords that announce each kind of name a query may say it asks for (``""``: a method no keyword
+#: announces): ``http header type`` asks for Go's ``type Header``, not ``func (r *response) Header``.
+_KIND_KEYWORDS: Final[dict[str, frozenset[str]]] = {
+    "class": frozenset(("class",)),
+    "interface": frozenset(("interface", "type", "protocol")),
+    "trait": frozenset(("trait",)),
+    "struct": frozenset(("struct", "type")),
+    "enum": frozenset(("enum", "type")),
+    "type": frozenset(("type", "struct", "enum", "class", "interface", "trait", "record")),
+    **dict.fromkeys(("function", "func", "fn", "def", "decorator"), _FUNCTION_KEYWORDS),
+    "method": _FUNCTION_KEYWORDS | {""},
+}
 _DEFINED: Final = re.compile(
     r"(?:(?P<keyword>)\b(?:def|class|function|func|fn|fun|struct|enum|trait|interface|type|record|impl|module|object|protocol)"
     r"[ \t]+(?:\([^)\n]*\)[ \t]*)?(?:(?P<code>[\w$]+)\.)?"
@@ -89,6 +107,12 @@ _SIGNATURE: Final = re.compile(r"[ \t]*(?:(?P<entry>[\w.]+)\.)?(?P<name>[A-Za-z_
 #: A dotted name in a query (``Buffer.allocUnsafe``, ``threading.Event.wait``): its qualifier and last part.
 _DOTTED: Final = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)+)([A-Za-z_$][\w$]*)(?![\w$.])")
 _SEPARATORS: Final = str.maketrans("", "", "_$")
+_NONE_DEFINED: Final[Mapping[Member, Defined]] = MappingProxyType({})
+#: The words that say a definition is not for its owner's users, before its name.
+_HIDDEN: Final = frozenset(("private", "protected"))
+#: What a comment's line starts with, in the languages whose definitions :data:`_DEFINED` finds (and a
+#: docstring's example, ``>>>``).
+_COMMENTS: Final = ("//", "/*", "*", "#", ">>>", "--")
 #: A query's words as written, stopwords kept (:func:`_stopwords_around`).
 _WORDS: Final = re.compile(r"[\w$]+")
 #: Stopwords that join an owner and its member in a query rather than start a name.
@@ -164,6 +188,13 @@ def member_names(query: str) -> list[Member]:
     return whole + last + first
 
 
+def asked_keywords(query: str) -> frozenset[str] | None:
+    """The keywords that announce the kinds of name a query says it asks for (``scanner split function type``:
+    a function's or a type's), None when it says no kind (``json decoder decode``)."""
+    kinds = [_KIND_KEYWORDS[word] for word in terms(query) if word in _KIND_KEYWORDS]
+    return frozenset().union(*kinds) if kinds else None
+
+
 def _stopwords_around(query: str, last_word: str) -> tuple[dict[str, str], str]:
     """The stopwords a query's words drop that a member's name may start or end with: the one right before
     each word (``with`` of ``timeout`` in ``context with timeout``: Go's ``WithTimeout``; ``or`` in ``optional
@@ -180,28 +211,75 @@ def _stopwords_around(query: str, last_word: str) -> tuple[dict[str, str], str]:
     return before, words[-1] if ends else ""
 
 
-def members_defined(text: str, members: Sequence[Member], context: str) -> frozenset[Member]:
-    """Which of ``members`` ``text`` defines in source code (see :func:`_in_code`) where one of the member's
-    owner words is named: in ``context`` (the chunk's heading trail and its document's title: ``public class
-    HashMap``, ``bufio.go``) or on the definition's own line (a Go method's receiver, ``func (dec *Decoder)
-    Decode``). One pass over ``text`` for all of them: the text and the context are spelled once."""
+@dataclass(frozen=True, slots=True)
+class Defined:
+    """How a text defines a member (:func:`members_defined`): where the definition's line starts (``at``), the
+    keyword that announces it (``class``, ``func``, ``type``, ``trait``...; ``""`` for a Java or JavaScript method
+    no keyword announces, as a constructor shares its class's name), whether its owner is named whole near it (in
+    the chunk's trail, its document's title or the definition's line: ``near``; not inside a longer name, as
+    ``parse`` in ``parser.js``, nor only by the folders its file is in) and whether its owner is named as a whole name (``owner_whole``: ``Optional`` for ``optional or
+    else throw``, not inside ``OptionalDouble``), and whether it is said to be hidden: ``private`` or ``protected``
+    before its name, a Rust ``fn`` without ``pub`` (``fn from_str`` of an ``impl FromStr``, not ``pub fn
+    from_str``), or a name starting with ``_`` (Python's ``_copytree`` beside ``copytree``); a line that says none
+    of these, or that a chunk's start cut from its modifiers, is not."""
+
+    at: int
+    keyword: str
+    near: bool
+    owner_whole: bool
+    hidden: bool = False
+
+
+@functools.lru_cache(maxsize=512)
+def members_defined(
+    text: str, members: tuple[Member, ...], context: str, folders: str = ""
+) -> Mapping[Member, Defined]:
+    """Which of ``members`` ``text`` defines in source code (see :func:`_in_code`), not in a comment, where one of
+    the member's owner words is named: in ``context`` (the chunk's heading trail and its document's title: ``public
+    class HashMap``, ``bufio.go``), on the definition's own line (a Go method's receiver, ``func (dec *Decoder)
+    Decode``) or in ``folders`` (the folders its file is in: Go's package ``strconv``, a crate's ``tokio-1.24.2``);
+    each with its first such definition. One pass over ``text`` for all of them: the text and the context are
+    spelled once. Remembered (the last 512): a search asks it of the same chunks two or three times (before and
+    after re-ranking, and of a row read only for a member: ~37 calls a search over the code trees); not to be
+    changed."""
     spelled = spelling(text)
     wanted = [member for member in members if member.identifier in spelled]
     if not wanted:
-        return frozenset()  # the common case, without the regex
-    named_around = spelling(context)
-    found: set[Member] = set()
+        return _NONE_DEFINED  # the common case, without the regex
+    named_around, named_folders = spelling(context), spelling(folders)
+    found: dict[Member, Defined] = {}
     for match in _DEFINED.finditer(text):
         if not _in_code(match):
             continue
         name = spelling(match.group("name"))
         here = [member for member in wanted if member.identifier == name and member not in found]
-        if not here:
-            continue
-        line_end = text.find("\n", match.start())
-        named = named_around + " " + spelling(text[match.start() : line_end if line_end >= 0 else len(text)])
-        found.update(member for member in here if not member.owners or any(owner in named for owner in member.owners))
-    return frozenset(found)
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if not here or text[line_start : match.start()].lstrip().startswith(_COMMENTS):
+            continue  # a definition in a comment is an example (Rust's ``/// #  trait Serialize {}``)
+        line_end = text.find("\n", match.end())
+        named = named_around + " " + spelling(text[line_start : line_end if line_end >= 0 else len(text)])
+        names_near = frozenset(_WORDS.findall(named))
+        names = names_near | frozenset(_WORDS.findall(named_folders))
+        keyword = _WORDS.match(text, match.start()) if match.group("keyword") is not None else None
+        for member in here:
+            runs = owner_runs(member.owners)
+            if not member.owners or any(owner in named or owner in named_folders for owner in member.owners):
+                near = not member.owners or any(run in names_near for run in runs)
+                whole = any(run in names for run in runs)
+                said = frozenset(_WORDS.findall(text, line_start, match.start("name")))
+                hidden = (
+                    not _HIDDEN.isdisjoint(said)
+                    or ("fn" in said and "pub" not in said)
+                    or match.group("name").startswith("_")
+                )
+                found[member] = Defined(line_start, keyword.group(0) if keyword else "", near, whole, hidden)
+    return MappingProxyType(found)
+
+
+def owner_runs(words: Sequence[str]) -> list[str]:
+    """The runs of consecutive ``words`` joined (``hash map``: ``hash``, ``hashmap``, ``map``): how an owner's
+    name may be spelled whole."""
+    return ["".join(words[start:end]) for start in range(len(words)) for end in range(start + 1, len(words) + 1)]
 
 
 def _in_code(match: re.Match[str]) -> bool:

@@ -54,11 +54,11 @@ def test_member_names_run_from_the_last_words_then_the_first() -> None:
 def test_a_member_is_defined_under_an_owner_its_words_name() -> None:
     """The owner is named by the trail, the document's title or the definition's own line (a Go receiver)."""
     go = "// WriteString appends.\nfunc (b *Builder) WriteString(s string) (int, error) {\n"
-    assert members_defined(go, [Member("writestring", ("strings", "builder"))], "builder.go")
-    assert not members_defined(go, [Member("writestring", ("bytes",))], "buffer.go")
+    assert members_defined(go, (Member("writestring", ("strings", "builder")),), "builder.go")
+    assert not members_defined(go, (Member("writestring", ("bytes",)),), "buffer.go")
     java = "    final Node<K,V> getNode(Object key) {\n        Node<K,V>[] tab;\n"
-    assert members_defined(java, [Member("getnode", ("hash", "map"))], "public class HashMap HashMap.java")
-    assert not members_defined(java, [Member("getnode", ("tree",))], "public class LinkedList LinkedList.java")
+    assert members_defined(java, (Member("getnode", ("hash", "map")),), "public class HashMap HashMap.java")
+    assert not members_defined(java, (Member("getnode", ("tree",)),), "public class LinkedList LinkedList.java")
 
 
 def test_the_members_a_text_defines_are_found_in_one_pass() -> None:
@@ -70,8 +70,18 @@ def test_the_members_a_text_defines_are_found_in_one_pass() -> None:
     )
     get_node, put_val, get = Member("getnode", ("map",)), Member("putval", ("hash",)), Member("get", ("map",))
     context = "public class HashMap HashMap.java"
-    assert members_defined(java, [get, put_val, get_node], context) == {get_node, put_val}
-    assert members_defined(java, [Member("putval", ("tree",))], context) == frozenset()
+    assert set(
+        members_defined(
+            java,
+            (
+                get,
+                put_val,
+                get_node,
+            ),
+            context,
+        )
+    ) == {get_node, put_val}
+    assert members_defined(java, (Member("putval", ("tree",)),), context) == {}
 
 
 def test_java_and_javascript_methods_are_definitions() -> None:
@@ -85,7 +95,7 @@ def test_java_and_javascript_methods_are_definitions() -> None:
     send_async = ("    public abstract <T> CompletableFuture<HttpResponse<T>>\n    sendAsync(HttpRequest request,\n"
                   "              BodyHandler<T> responseBodyHandler);\n")  # fmt: skip
     assert defines(send_async, "sendasync")
-    assert members_defined(send_async, [Member("sendasync", ("http", "client"))], "public abstract class HttpClient")
+    assert members_defined(send_async, (Member("sendasync", ("http", "client")),), "public abstract class HttpClient")
     assert not defines("    private static final Set<Characteristics>\n    CH_ID = of(IDENTITY);\n", "of")
     assert not defines("        return getNode(key);\n", "getnode")
     assert not defines("\t\tif (module) {\n", "if")
@@ -110,9 +120,9 @@ def test_a_member_is_a_definition_in_source_code_only() -> None:
     """A manual's entry or heading is no member definition (python3.11-doc's ``.. attribute:: maxlen`` under
     ``deque``: the class's own text answers ``deque maxlen``); a keyword's, a Java or a JavaScript method's are."""
     deque = ".. class:: deque([iterable, [maxlen]])\n\n   .. attribute:: maxlen\n\n      Maximum size of a deque.\n"
-    assert not members_defined(deque, [Member("maxlen", ("deque",))], "collections deque objects")
-    assert not members_defined("### `deque.maxlen`\n", [Member("maxlen", ("deque",))], "deque")
-    assert members_defined("class Deque:\n    def maxlen(self):\n", [Member("maxlen", ("deque",))], "class Deque")
+    assert not members_defined(deque, (Member("maxlen", ("deque",)),), "collections deque objects")
+    assert not members_defined("### `deque.maxlen`\n", (Member("maxlen", ("deque",)),), "deque")
+    assert members_defined("class Deque:\n    def maxlen(self):\n", (Member("maxlen", ("deque",)),), "class Deque")
 
 
 async def test_a_function_asked_for_with_its_modules_file_name_is_looked_for_in_that_file(tmp_path: Path) -> None:
@@ -151,8 +161,8 @@ def test_a_members_name_keeps_the_stopword_before_or_ending_it() -> None:
     with_timeout = "func WithTimeout(parent Context, timeout time.Duration) (Context, CancelFunc) {\n"
     timeout = "func (deadlineExceededError) Timeout() bool   { return true }\n"
     first = member_names("context with timeout")[0]
-    assert members_defined(with_timeout, [first], "context.go")
-    assert not members_defined(timeout, [first], "context.go")
+    assert members_defined(with_timeout, (first,), "context.go")
+    assert not members_defined(timeout, (first,), "context.go")
 
 
 def test_rows_read_only_for_a_definition_leave_with_their_ranks() -> None:
