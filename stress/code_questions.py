@@ -48,7 +48,8 @@ CPU-second on every tree, so ingest time is the store's, not the code rules'.
 
 code26 (owners named by folders, the kind the query says, overloads, copies, the definition's line in its
 passage; ``docs/defined.members_first``): on b4f139d 32 / 41 / 50, after 48 / 52 / 57 (go 10 / 10 / 12, rust
-10 / 11 / 11, java 10 / 11 / 12, js 8 / 10 / 11, python 10 / 10 / 11).
+10 / 11 / 11, java 9-10 / 10-11 / 12, js 8-9 / 10-11 / 11, python 10 / 10 / 11; js's second figures with members
+looked for where rows only use the name, ``docs/search._members_read``; java moves by one with ingest order).
 """
 
 from __future__ import annotations

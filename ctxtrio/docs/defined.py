@@ -40,6 +40,7 @@ __all__ = [
     "kept_where",
     "member_in",
     "members_first",
+    "named_only",
     "source_folders",
 ]
 
@@ -196,6 +197,16 @@ def source_folders(source: str) -> tuple[str, ...]:
 def defines_name(candidate: Candidate, name: Name) -> bool:
     """Whether ``candidate`` defines ``name`` (:func:`~ctxtrio.text.definitions.defines`)."""
     return defines(candidate.chunk.text, name.identifier, name.qualifier)
+
+
+def named_only(name: Name | None, query_terms: Sequence[str], candidates: Sequence[Candidate]) -> bool:
+    """Whether a query spells a name whole, not one of its own words nor qualified, that no candidate defines
+    (none holds it, or they only use it: ``module graph get module``, where ``moduleGraph`` is in every caller of
+    webpack's ModuleGraph and ``getModule`` is asked for): then the members its words spell are looked for
+    (:func:`members_first`)."""
+    if name is None or name.qualifier is not None or name.identifier in query_terms:
+        return False
+    return not any(defines_name(c, name) for c in candidates)
 
 
 def kept_where(

@@ -42,7 +42,7 @@ from ..text.definitions import Member, Name, asked_name, member_names, owner_run
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
 from ..text.terms import STOPWORDS
-from .defined import defines_name, definitions_first, file_names, kept_where, member_in
+from .defined import defines_name, definitions_first, file_names, kept_where, member_in, named_only
 from .hybrid import FUSE_DEPTH, Fused, Ranks, by_words, fuse, hybrid_order, meaning_first_floor
 from .packing import Candidate
 from .ranking import rerank
@@ -179,31 +179,23 @@ async def find_candidates(
     more = len(ranked) > limit
     ranked = ranked if hybrid else ranked[:limit] + pooled
     name = asked_name(query, query_terms)
-    # Rows read only for the definition they may hold, and what they must define to be kept.
-    checked: set[tuple[str, int]] = set()
-    holds: Callable[[Candidate], bool] | None = None
+    checked: set[tuple[str, int]] = set()  # rows read only for the definition of ``name`` they may hold
     if name is not None and (name.identifier not in query_terms or name.qualifier is not None):
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
         named = await _named_hits(repo, name, by_journal, all_docs=all_docs)
-        if not named and name.qualifier is None:  # no row holds the name whole: a member its words spell
-            members = member_names(query)
-            named = [
-                hit for hit in await _member_hits(repo, members, by_journal, all_docs=all_docs) if hit.item.isdigit()
-            ]
-            fresh = [hit for hit in named if (hit.journal, hit.item) not in seen]
-            checked = {(by_journal[hit.journal].doc_id, int(hit.item)) for hit in fresh}
-            holds = partial(member_in, members=members)
         ranked += [Fused(hit) for hit in named if (hit.journal, hit.item) not in seen]
     elif name is not None and meaning is None:  # the query's own word: its rows are those searched
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
         extra = [hit for hit in hits[limit : _pool_depth(limit)] if (hit.journal, hit.item) not in seen]
         checked = {(by_journal[hit.journal].doc_id, int(hit.item)) for hit in extra if hit.item.isdigit()}
-        holds = partial(defines_name, name=name)
         ranked += [Fused(hit) for hit in extra]
     ranked = [one for one in ranked if one.hit.item.isdigit()]
     candidates, ranks = await _read(repo, by_journal, ranked)
-    if holds is not None:
-        candidates, ranks = kept_where(holds, checked, candidates, ranks)
+    if checked and name is not None:
+        candidates, ranks = kept_where(partial(defines_name, name=name), checked, candidates, ranks)
+    if named_only(name, query_terms, candidates):  # no row read defines the name whole: a member its words spell
+        late, late_ranks = await _members_read(repo, member_names(query), by_journal, ranked, all_docs=all_docs)
+        candidates, ranks = candidates + late, ranks + late_ranks
     worded = True
     if hybrid:
         worded = by_words(candidates, ranks, query_terms)
@@ -314,19 +306,32 @@ async def _named_hits(repo: Repository, name: Name, by_journal: dict[str, DocEnt
     return await _hits(repo, [name.qualifier, name.identifier], by_journal, _LEFT_OUT_HITS, all_docs=all_docs)
 
 
+async def _members_read(
+    repo: Repository, members: list[Member], by_journal: dict[str, DocEntry], ranked: list[Fused], *, all_docs: bool
+) -> tuple[list[Candidate], list[Ranks]]:
+    """The chunks of the rows :func:`_member_hits` finds past ``ranked`` that define one of ``members``, with
+    their places in the rankings: when no row holds the name a query spells whole (``json decoder decode``), or
+    rows hold it and none defines it (``module graph get module``: ``moduleGraph`` is in every caller of
+    webpack's ModuleGraph; ``getModule`` is asked for)."""
+    seen = {(one.hit.journal, one.hit.item) for one in ranked}
+    found = await _member_hits(repo, members, by_journal, all_docs=all_docs)
+    fresh = [Fused(hit) for hit in found if hit.item.isdigit() and (hit.journal, hit.item) not in seen]
+    late, late_ranks = await _read(repo, by_journal, fresh)
+    kept = [(c, r) for c, r in zip(late, late_ranks, strict=True) if member_in(c, members)]
+    return [c for c, _ in kept], [r for _, r in kept]
+
+
 async def _member_hits(
     repo: Repository, members: Sequence[Member], by_journal: dict[str, DocEntry], *, all_docs: bool
 ) -> list[Hit]:
     """Rows that may define a member the query's words spell of an owner they name (``members``, as :func:`~ctxtrio.
     text.definitions.member_names` gives them), for the first :data:`_MEMBERS_ASKED` members with an owner: the best
     :data:`_DEFINITION_HITS` rows holding the member and its owner's word nearest it (``writestring`` and
-    ``builder`` for ``strings builder write string``). The query's own rows seldom hold the definition: the
-    callers that repeat its words outrank it (Go's strings/builder.go defines ``WriteString`` in a chunk past
-    the 20th row; with ``builder`` alone beside it, the first). Where owner words name a source file or a folder
-    of one (:func:`~.defined.file_names`: ``subprocess`` of ``subprocess.py`` for ``subprocess run``, Go's package folder
-    ``strconv`` for ``strconv parse float``), the member alone is looked for in those files: its definition seldom
-    repeats the module's name, which its callers all write. A name asked for whole with its kind (``where is
-    ArrayList defined``: no owner) is looked for alone."""
+    ``builder`` for ``strings builder write string``): the callers that repeat the query's words outrank the
+    definition (Go's strings/builder.go's ``WriteString`` past the 20th row; with ``builder`` beside it, the first).
+    Where owner words name a source file or its folder (:func:`~.defined.file_names`: ``subprocess.py``, Go's
+    package ``strconv/``), the member alone is looked for in those files, whose definitions seldom repeat the
+    module's name. A name asked for whole with its kind (``where is ArrayList defined``) is looked for alone."""
     found: list[Hit] = []
     if members and not members[0].owners:  # the name whole, its kind said (``where is ArrayList defined``)
         found += await _hits(repo, [members[0].identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)

@@ -61,6 +61,29 @@ async def test_a_packages_folder_names_the_owner_of_its_files_definitions(tmp_pa
         ]
 
 
+async def test_a_member_is_looked_for_where_rows_only_use_the_name_its_owner_spells(tmp_path: Path) -> None:
+    """``module graph get module`` spells ``modulegraph``, which 30 callers hold (``this.moduleGraph``) and none
+    defines: the member ``getModule`` is then looked for as when no row holds the name, and webpack's
+    ``class ModuleGraph``'s ``getModule(dependency)`` comes first (webpack 5's lib/ModuleGraph.js lines 117 and
+    414-421, MIT licence, Tobias Koppers; before: a caller first, the member never looked for)."""
+    graph = ("class ModuleGraph {\n\tconstructor() {\n\t\tthis._dependencyMap = new WeakMap();\n\t}\n\n"
+             "\t/**\n\t * @param {Dependency} dependency the dependency to look for a referenced module\n"
+             "\t * @returns {Module} the referenced module\n\t */\n\tgetModule(dependency) {\n"
+             "\t\tconst connection = this.getConnection(dependency);\n"
+             "\t\treturn connection !== undefined ? connection.module : null;\n\t}\n}\n")  # fmt: skip
+    caller = "".join(
+        f"\tlink{n}(dependency) {{\n\t\tconst module = this.moduleGraph.getModule(dependency); // module graph\n"
+        f"\t\treturn this.moduleGraph.isAsync(module);\n\t}}\n"
+        for n in range(8)
+    )
+    async with opened(tmp_path) as ctx:
+        for n in range(30):
+            await ctx.documents.ingest(text=f"class Plugin{n} {{\n{caller}}}\n", doc_id=f"plugin{n}", title=f"P{n}.js")
+        await ctx.documents.ingest(text=graph, doc_id="graph", title="ModuleGraph.js")
+        result = await ctx.documents.search("module graph get module", budget_tokens=1000)
+        assert "\tgetModule(dependency) {" in result.hits[0].text, [(hit.title, hit.trail) for hit in result.hits]
+
+
 def test_the_kind_the_query_says_comes_first() -> None:
     """``http header type`` asks for Go's ``type Header`` (net/http/header.go line 24), not the method
     ``Header`` of fcgi's response (net/http/fcgi/child.go line 91), which ranks above it and names ``http`` on
