@@ -211,14 +211,16 @@ def named_only(name: Name | None, query_terms: Sequence[str], candidates: Sequen
 
 def kept_where(
     holds: Callable[[Candidate], bool],
-    checked: Collection[tuple[str, int]],
+    checked: Collection[tuple[str, int]] | None,
     candidates: Sequence[Candidate],
     ranks: Sequence[_Rank],
 ) -> tuple[list[Candidate], list[_Rank]]:
     """``candidates`` without those ``checked`` (``(doc_id, chunk index)``: rows a search read only for the
-    definition they may hold) that do not hold it (``holds``: :func:`defines_name`, :func:`member_in`), and
-    each kept one's ``ranks`` with it: the two lists stay in step."""
+    definition they may hold; None: every one, as the rows read only for a member) that do not hold it (``holds``:
+    :func:`defines_name`, :func:`member_in`), and each kept one's ``ranks`` with it: the two lists stay in step."""
     kept = [
-        (c, r) for c, r in zip(candidates, ranks, strict=True) if (c.doc_id, c.chunk.index) not in checked or holds(c)
+        (c, r)
+        for c, r in zip(candidates, ranks, strict=True)
+        if (checked is not None and (c.doc_id, c.chunk.index) not in checked) or holds(c)
     ]
     return [c for c, _ in kept], [r for _, r in kept]

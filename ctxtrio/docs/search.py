@@ -317,8 +317,7 @@ async def _members_read(
     found = await _member_hits(repo, members, by_journal, all_docs=all_docs)
     fresh = [Fused(hit) for hit in found if hit.item.isdigit() and (hit.journal, hit.item) not in seen]
     late, late_ranks = await _read(repo, by_journal, fresh)
-    kept = [(c, r) for c, r in zip(late, late_ranks, strict=True) if member_in(c, members)]
-    return [c for c, _ in kept], [r for _, r in kept]
+    return kept_where(partial(member_in, members=members), None, late, late_ranks)
 
 
 async def _member_hits(
