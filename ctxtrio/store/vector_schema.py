@@ -67,6 +67,7 @@ __all__ = [
     "digests_of",
     "done_items",
     "has_legacy",
+    "item_counts",
     "legacy_count",
     "legacy_vectors",
     "stored_dimensions",
@@ -271,6 +272,20 @@ def stored_dimensions(conn: sqlite3.Connection, model: str) -> list[int]:
     tables = ["rows", "texts", *(["legacy"] if has_legacy(conn) else [])]
     union = " UNION ".join(f"SELECT DISTINCT dim FROM {table} WHERE model=?" for table in tables)
     return sorted(int(d) for (d,) in conn.execute(union, (model,) * len(tables)))
+
+
+def item_counts(conn: sqlite3.Connection, model: str, dim: int) -> tuple[int, int, int]:
+    """(items embedded, items refused, vectors) of (``model``, ``dim``): an item with a part -1 row is refused
+    (in whole, or in part: its parts taken are among the vectors). One walk of ``rows``' key in its order,
+    an item a group: the count of distinct concatenated keys it replaces sorted them in two temporary trees
+    (600,000 rows of 10,000 journals: 493-671 -> 362-450 ms; the store's lock, which searches wait on, is held
+    that much less at every pass of the embedder)."""
+    items, refused, vectors = conn.execute(
+        "SELECT count(*), sum(refused), sum(parts) FROM (SELECT max(part < 0) AS refused, sum(part >= 0) AS parts "
+        "FROM rows WHERE model=? AND dim=? GROUP BY journal, item)",
+        (model, dim),
+    ).fetchone()
+    return int(items) - int(refused or 0), int(refused or 0), int(vectors or 0)
 
 
 def done_items(conn: sqlite3.Connection, model: str, dim: int, journal: str | None = None) -> dict[str, set[str]]:

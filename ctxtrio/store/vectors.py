@@ -350,13 +350,7 @@ class VectorStore:
         """(chunks embedded, chunks refused, vectors) for (``model``, ``dim``); a chunk refused in part is
         refused (its parts taken are among the vectors)."""
         with self._db("read") as conn:
-            chunks, refused, vectors = conn.execute(
-                "SELECT count(DISTINCT journal || char(0) || item), "
-                "count(DISTINCT CASE WHEN part < 0 THEN journal || char(0) || item END), sum(part >= 0) "
-                "FROM rows WHERE model=? AND dim=?",
-                (model, dim),
-            ).fetchone()
-            return int(chunks or 0) - int(refused or 0), int(refused or 0), int(vectors or 0)
+            return schema.item_counts(conn, model, dim)
 
     def nearest(
         self, model: str, query: Sequence[float], *, journals: Collection[str] | None, limit: int
