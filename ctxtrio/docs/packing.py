@@ -84,6 +84,8 @@ def pack_hits(
     query_terms: Sequence[str] = (),
     rarity: Mapping[str, float] | None = None,
     alike: Alike = (),
+    *,
+    worded: bool = True,
 ) -> tuple[list[SearchHit], int, int]:
     """The best passages of the hits, in the given (rank) order; returns (hits, omitted, tokens used).
 
@@ -107,13 +109,14 @@ def pack_hits(
     around its match, '[...] : Tim [...]' at budget_tokens=50, the answer over its budget.
     ``rarity`` weighs the query's terms in choosing windows (:func:`~ctxtrio.text.passages.rarity_weights`);
     ``alike`` (the documentation's words the search also looked for) count there at a share of their word's.
+    ``worded``: the query's words match well (:class:`~ctxtrio.docs.sharing.Shares`: else each hit may take more).
     """
     hits: list[SearchHit] = []
     used = 0
     shown: set[str] = set()  # the lines of the hits above (see _lines_of)
     stems = frozenset(map(light_stem, query_terms))
     repeats = 0
-    shares = Shares(candidates, model, query_terms)
+    shares = Shares(candidates, model, query_terms, worded=worded)
     for position, candidate in enumerate(candidates):
         remaining = budget_tokens - used
         if hits and remaining < MIN_SHARE:

@@ -117,7 +117,9 @@ class SearchingMethods:
         head_tokens = model.estimate(search_head(widest)) + 1
 
         def build(room: int, estimated: bool) -> SearchResult:
-            packed, omitted, used = pack_hits(candidates, max(1, room - head_tokens), model, query_terms, rarity, alike)
+            packed, omitted, used = pack_hits(
+                candidates, max(1, room - head_tokens), model, query_terms, rarity, alike, worded=found.by_words
+            )
             marked = estimated and bool(packed)
             if not estimated:  # grown past the budget by a tokenizer counting less: say no more than it holds
                 used = min(used, max(1, budget - head_tokens))

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..text.tokens import TokenModel
     from .chunks import StoredChunk
 
-__all__ = ["GAP_TOKENS", "MIN_SHARE", "Contender", "Shares", "shown_trail"]
+__all__ = ["GAP_TOKENS", "MEANING_SHARE", "MIN_SHARE", "Contender", "Shares", "shown_trail"]
 
 #: Separator lines between blocks of a result.
 GAP_TOKENS: Final = 1
@@ -32,6 +32,16 @@ MIN_SHARE: Final = 100
 _MIN_HIT_TEXT: Final = 40
 #: Share of what is left of the budget each hit may take (the last one shown takes the rest).
 _SHARE: Final = 0.5
+#: The same for a query whose words match poorly (keyword confidence under FOCUS_BELOW, docs/hybrid.py: its
+#: candidates keep the order fusion gave them, led by semantic recall). A hit found by meaning shows a window
+#: around its part, smaller than its share, and a keyword hit's window of such a query is seldom the answer,
+#: but a hit after them shown cut lost the answer's last line ("...will be less than [...]" for "chance that a
+#: value from a bell-shaped spread ... comes out at or below some number") or was not shown. Measured with
+#: all-MiniLM-L6-v2 over the whole Python manual (/work/bench/mm.sh, python17-19 tuned, python20 checked;
+#: answers inside 500 / 1,000 / 2,000 tokens, 17-19 then 20): 0.5 82 / 96 / 108, 31 / 38 / 42; 0.4 -4 / -2 / +1
+#: (20: -1 / -1 / +1); 0.55 +3 / +1 / 0 (20: -1 / 0 / 0); 0.6 +1 / +2 / +1 (20: +1 / 0 / 0); 0.65 +2 / +2 / 0
+#: (20: +2 / -1 / 0); 0.7 -1 / +4 / 0 (20: +2 / -2 / 0). Keyword search alone never has such a query.
+MEANING_SHARE: Final = 0.6
 #: The first hit's share instead when its BM25 score leads the second's (:func:`_leads`): an answer found
 #: inside 1,000 tokens of the keyword dev sets then lies in it 104 times of 112 (180 of 246 within a tenth).
 _LEAD_SHARE: Final = 0.55
@@ -78,10 +88,15 @@ class Shares:
     count) and :data:`_MIN_HIT_TEXT` tokens of text when that is more (a long document id and
     title can take a hundred tokens)."""
 
-    __slots__ = ("_candidates", "_model", "_needs", "_query_terms", "_unders")
+    __slots__ = ("_candidates", "_model", "_needs", "_query_terms", "_unders", "_worded")
 
-    def __init__(self, candidates: Sequence[Contender], model: TokenModel, query_terms: Sequence[str]) -> None:
+    def __init__(
+        self, candidates: Sequence[Contender], model: TokenModel, query_terms: Sequence[str], *, worded: bool = True
+    ) -> None:
+        """``worded``: the query's words match well enough that its candidates were re-ranked by their
+        passages (always, by keyword search alone); else each hit may take :data:`MEANING_SHARE`."""
         self._candidates, self._model, self._query_terms = candidates, model, query_terms
+        self._worded = worded
         self._unders: dict[int, tuple[str, ...]] = {}
         self._needs: dict[int, int] = {}
 
@@ -110,11 +125,13 @@ class Shares:
 
     def share(self, position: int, remaining: int) -> int:
         """The tokens the candidate at ``position`` may take of the ``remaining``: :data:`_SHARE` of
-        them, the first :data:`_LEAD_SHARE` when it leads (:func:`_leads`) unless that leaves no hit
-        after it room (a small budget), at least what it :meth:`need`s, and all of them when no
-        hit after it could be shown in what it would leave."""
-        share = min(remaining, max(int(remaining * _SHARE), self.need(position)))
-        if position == 0 and _leads(self._candidates):
+        them (:data:`MEANING_SHARE` for a query not ``worded``), the first of a ``worded`` query
+        :data:`_LEAD_SHARE` when it leads (:func:`_leads`) unless that leaves no hit after it room (a
+        small budget), at least what it :meth:`need`s, and all of them when no hit after it could be
+        shown in what it would leave."""
+        fraction = _SHARE if self._worded else MEANING_SHARE
+        share = min(remaining, max(int(remaining * fraction), self.need(position)))
+        if position == 0 and self._worded and _leads(self._candidates):
             lead = min(remaining, max(int(remaining * _LEAD_SHARE), self.need(position)))
             if self.any_shown(1, remaining - lead) or not self.any_shown(1, remaining - share):
                 share = lead  # not at the cost of every hit after it (a small budget)
