@@ -46,7 +46,10 @@ and the store's files. ``--query-wait S`` replaces how long a search waits for i
 query's vector (``store/vector_task.py`` QUERY_S) on a machine too loaded for 0.5 s; each
 search that skipped semantic recall is counted. ``--files N`` keeps the questions'
 files plus the first N others (sorted), for a run that embeds in minutes: compare it
-with the same ``--files`` without embeddings.
+with the same ``--files`` without embeddings. ``--max-file-parts N`` first drops the questions
+whose file is longer than N embedding parts (``retrieval_questions.within_parts``): a model
+embedding ~0.5 parts/s (nomic-embed-text-v1.5, all-mpnet-base-v2 here) finishes ``--files 0``
+of python20 at ``--max-file-parts 59`` in about an hour, not four.
 
 ``--data DIR`` keeps the server's data dir in ``DIR`` (created if absent) instead of a
 temporary one: a second run over the same files ingests only what changed
@@ -90,7 +93,16 @@ from bench_embed import SEARCH_SKIPPED, add_embed_arguments, caught_up, set_quer
 from html_text import convert_dir
 from query_rewrites import read_rewrites, restate_meaning
 from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
-from retrieval_questions import HTML, KINDS, Question, doc_id_for, load_questions, missing_answers, normalized
+from retrieval_questions import (
+    HTML,
+    KINDS,
+    Question,
+    doc_id_for,
+    load_questions,
+    missing_answers,
+    normalized,
+    within_parts,
+)
 from retrieval_report import BUDGETS, Outcome, classify, report, write
 
 from ctxtrio._app import build_server
@@ -161,6 +173,21 @@ async def ask(
         outcome.found[budget] = answer in normalized(text)
 
 
+def _chosen(
+    args: argparse.Namespace, questions: list[Question], corpus: Path, files: list[Path]
+) -> tuple[list[Question], list[Path]]:
+    """The questions asked and the files ingested: ``--max-file-parts`` first, then ``--files`` keeps the
+    files still asked about and that many others (sorted)."""
+    if args.max_file_parts is not None:
+        questions = within_parts(questions, corpus, args.max_file_parts)
+    if args.files is not None:
+        asked = {q.file for q in questions}
+        named = {str(path.relative_to(corpus)): path for path in files}
+        others = [path for name, path in sorted(named.items()) if name not in asked][: args.files]
+        files = [path for name, path in named.items() if name in asked] + others
+    return questions, files
+
+
 async def run(args: argparse.Namespace, requests: Callable[[], int] | None = None) -> list[Outcome]:
     """Ingest, wait for the embeddings if any, ask; ``requests()`` counts the embedding requests so far."""
     questions = load_questions(args.questions)
@@ -173,11 +200,7 @@ async def run(args: argparse.Namespace, requests: Callable[[], int] | None = Non
         else:  # converted beside --data's server data, so a second run finds the same paths unchanged
             corpus = Path(tmp) / "corpus" if args.data is None else args.data / "corpus"
             files = convert_dir(args.html, corpus)
-        if args.files is not None:
-            asked = {q.file for q in questions}
-            named = {str(path.relative_to(corpus)): path for path in files}
-            others = [path for name, path in sorted(named.items()) if name not in asked][: args.files]
-            files = [path for name, path in named.items() if name in asked] + others
+        questions, files = _chosen(args, questions, corpus, files)
         missing = missing_answers(questions, corpus)
         if missing and not args.drop_missing:
             raise SystemExit(f"answers not in their files: {missing}")
@@ -266,6 +289,12 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--classify", action="store_true", help="say why each answer missing at 1000 tokens is")
     parser.add_argument("--drop-missing", action="store_true", help="leave out questions whose answer their file lacks")
     parser.add_argument("--files", type=int, help="keep the questions' files and this many others")
+    parser.add_argument(
+        "--max-file-parts",
+        type=int,
+        help="ask only the questions whose file is at most this many embedding parts long (with --files 0: "
+        "a corpus a slow embedder finishes; python20 at 59: 34 questions, 33 files)",
+    )
     add_embed_arguments(parser)
     parser.add_argument("--real-embeddings", action="store_true", help="serve all-MiniLM-L6-v2 (real_embeddings.py)")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the real-model venv, for --real-embeddings")

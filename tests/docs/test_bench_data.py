@@ -24,6 +24,7 @@ from bench_data import data_dir
 
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
+from ctxtrio.text.embedding import text_parts
 from ctxtrio.text.terms import index_text
 from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings
 
@@ -217,3 +218,20 @@ async def test_the_wait_for_embeddings_sees_the_ingest(tmp_path: Path) -> None:
             status = semantic.status()
         nursery.cancel_scope.cancel()
     assert status.chunks_embedded == result.doc.chunks > 0
+
+
+async def test_max_file_parts_asks_only_about_short_files_and_ingests_only_theirs(tmp_path: Path, corpus: Path) -> None:
+    """--max-file-parts N --files 0: a question whose file is longer than N embedding parts is not asked,
+    and its file is not ingested (the corpus a slow embedder must embed shrinks with the set)."""
+    topics = [f"topic{n} handling" for n in range(40)]
+    (corpus / "delta.md").write_text(_page("delta", topics), encoding="utf-8")
+    longest_short = max(len(text_parts(text)) for text in PAGES.values())
+    assert len(text_parts((corpus / "delta.md").read_text(encoding="utf-8"))) > longest_short
+    delta = {"kind": "exact", "query": "topic7 handling", "file": "delta.md", "answer": "how topic7 handling works"}
+    (tmp_path / "four.json").write_text(json.dumps({"questions": [*QUESTIONS, delta]}), encoding="utf-8")
+    kept = tmp_path / "kept"
+    args = ["--sources", str(corpus), "--questions", str(tmp_path / "four.json"), "--chunk-tokens", "50"]
+    args += ["--files", "0", "--data", str(kept), "--max-file-parts", str(longest_short)]
+    outcomes = await retrieval_bench.run(retrieval_bench.arguments().parse_args(args))
+    assert [outcome.question.query for outcome in outcomes] == [q["query"] for q in QUESTIONS]
+    assert {path.name for path in (data_dir(kept) / "docs").iterdir() if path.is_dir()} == {"beta", "gamma"}
