@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from .wordpiece import SPECIAL_TOKENS, WINDOW_TOKENS, fitting_end, fitting_start, wordpiece_tokens
+from .wordpiece import PART_TOKENS, fitting_end, fitting_start, wordpiece_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -74,7 +74,7 @@ def text_parts(text: str, trail: Sequence[str] = ()) -> list[Part]:
     :mod:`.wordpiece`), cut at a line or sentence end where one lies in their second half,
     each led by ``trail``. A whitespace-only text is one part of its trail (or a space)."""
     lead = _lead(trail)
-    room = WINDOW_TOKENS - SPECIAL_TOKENS - wordpiece_tokens(lead)
+    room = PART_TOKENS - wordpiece_tokens(lead)
     parts: list[Part] = []
     at = len(text) - len(text.lstrip())
     while at < len(text):
@@ -95,7 +95,7 @@ def text_parts(text: str, trail: Sequence[str] = ()) -> list[Part]:
 
 def _lead(trail: Sequence[str]) -> str:
     """The line a part starts with: the heading trail, cut to half the window (a part keeps room)."""
-    lead = fitting_start(" › ".join(trail), (WINDOW_TOKENS - SPECIAL_TOKENS) // 2)
+    lead = fitting_start(" › ".join(trail), PART_TOKENS // 2)
     return f"{lead}\n" if lead else ""
 
 

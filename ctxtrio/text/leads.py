@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Final
 
 from .embedding import Part
 from .markup import API_KINDS
-from .wordpiece import SPECIAL_TOKENS, WINDOW_TOKENS, fitting_start
+from .wordpiece import PART_TOKENS, fitting_start
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -83,7 +83,7 @@ def entry_leads(text: str, trail: Sequence[str] = ()) -> list[Part]:
         words, end = sentence
         if line.lstrip().startswith("#") and not words.endswith((".", "!", "?")):
             continue  # an ATX title needs a sentence under it: in code, a comment over code has none
-        said = fitting_start(f"{head}{name}: {words}", WINDOW_TOKENS - SPECIAL_TOKENS)  # a CJK or symbol-laden lead
+        said = fitting_start(f"{head}{name}: {words}", PART_TOKENS)  # a CJK or symbol-laden lead
         leads.append(Part(starts[number] + len(line) - len(line.lstrip()), end, said))
     return leads
 

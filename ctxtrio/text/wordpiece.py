@@ -27,7 +27,15 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["SPECIAL_TOKENS", "WINDOW_TOKENS", "fitting_end", "fitting_start", "wordpiece_tokens"]
+__all__ = [
+    "PART_TOKENS",
+    "PREFIX_TOKENS",
+    "SPECIAL_TOKENS",
+    "WINDOW_TOKENS",
+    "fitting_end",
+    "fitting_start",
+    "wordpiece_tokens",
+]
 
 #: The tokens an embedding input may take, [CLS] and [SEP] included: all-MiniLM-L6-v2's
 #: positions (its GGUF's n_ctx_train), llama-server's default physical batch for embeddings
@@ -36,6 +44,14 @@ __all__ = ["SPECIAL_TOKENS", "WINDOW_TOKENS", "fitting_end", "fitting_start", "w
 WINDOW_TOKENS: Final = 512
 #: [CLS] and [SEP], added by the model's tokenizer around every input.
 SPECIAL_TOKENS: Final = 2
+#: Room for a model family's document prefix, which the embedder puts before a part after it is
+#: cut (``llm/embeddings.prefixes_for``): nomic's ``search_document: `` is 4 tokens to the model and
+#: 9 by :func:`wordpiece_tokens`' count from above, e5's ``passage: `` 2 and 5. Without this room a
+#: part cut to the window was 4 over it with nomic's prefix (516 tokens by llama-cpp-python's
+#: tokenizer): llama-cpp-python cut it silently, llama-server refuses it.
+PREFIX_TOKENS: Final = 10
+#: What a part's own text (its lead included) may take of the window.
+PART_TOKENS: Final = WINDOW_TOKENS - SPECIAL_TOKENS - PREFIX_TOKENS
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 #: One CJK ideograph, a word (letters and digits; "_" is punctuation to BERT), or one
