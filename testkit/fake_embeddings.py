@@ -14,7 +14,11 @@ made of synonyms lands near its original while sharing no word with it.
 
 Knobs are plain attributes: ``down`` (every request fails to connect, like a killed
 server), ``down_after`` (goes down by itself once it has answered that many requests),
-``delay_s`` (a slow answer, in trio time), ``dimension``, ``refuse`` (a request holding
+``delay_s`` (a slow answer, in trio time), ``seconds_per_token`` (a CPU-bound model: each request
+takes this many trio seconds per input token (:func:`bert_tokens`), and requests are answered one
+at a time, in the order they came, as llama-cpp-python's server computes them: one model behind
+``llama_outer_lock``/``llama_inner_lock``, anyio Locks, which wake waiters in order;
+llama_cpp/server/app.py, ``get_llama_proxy``), ``dimension``, ``refuse`` (a request holding
 an input that contains one of these strings is refused whole with HTTP 400 and an
 ``{"error": {"message", "type": "invalid_request_error", "code"}}`` body, as OpenAI answers
 an input it will not take (API reference, "Error codes": 400, "invalid encoding, format, or
@@ -124,6 +128,8 @@ class FakeEmbeddings:
     ubatch_tokens: int | None = None
     requests: list[list[str]] = field(default_factory=list)
     refusals: list[list[str]] = field(default_factory=list)
+    seconds_per_token: float = 0.0
+    _model_lock: trio.Lock = field(default_factory=trio.Lock, repr=False)
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self._handle)
@@ -175,6 +181,9 @@ class FakeEmbeddings:
         if too_large is not None:
             self.refusals.append(texts)
             return httpx.Response(500, json={"error": {"code": 500, "message": too_large, "type": "server_error"}})
+        if self.seconds_per_token:
+            async with self._model_lock:  # one request computed at a time (trio's Lock is FIFO too)
+                await trio.sleep(self.seconds_per_token * sum(map(bert_tokens, texts)))
         self.requests.append(texts)
         data = [{"object": "embedding", "index": i, "embedding": self.vector(t)} for i, t in enumerate(texts)]
         tokens = sum(max(1, math.ceil(len(t) / 4)) for t in texts)

@@ -18,6 +18,19 @@ Others (all-MiniLM, gte, ...) take text as is.
 Vectors are returned L2-normalised, so a dot product is the cosine similarity.
 Each request is bounded by the client's ``embed_timeout_s`` (a batch of the background
 embedder); a search wraps :meth:`Embedder.query` in its own, shorter ``move_on_after``.
+
+A query comes before the backfill. The local servers answer one request at a time:
+llama-cpp-python's server holds one lock around the model for every request
+(llama_cpp/server/app.py, ``get_llama_proxy``: ``llama_outer_lock``/``llama_inner_lock``,
+anyio Locks, so waiters go in order), llama-server runs one slot unless started with
+``--parallel``, and a query sent while a background batch is computed waits for all of it.
+A batch of 16 parts took seconds on a loaded CPU, past a search's 0.5 s, so 20-45% of
+searches during a backfill went without meaning (stress/team_http.py). :meth:`Embedder.documents`
+therefore sends its texts in requests sized to take about BATCH_S each, by the seconds per
+character the server's own answers took so far (:class:`_Pace`), one text at least: a query
+waits behind one such request at most (the client's limiter and the server's lock are both
+first come, first served). The backfill pays more round trips, and a request failing inside
+a batch loses the answers to that batch's earlier ones (the caller sends the batch again).
 """
 
 from __future__ import annotations
@@ -37,7 +50,15 @@ if TYPE_CHECKING:
     from .breaker import BreakerState
     from .client import LLMClient
 
-__all__ = ["Embedder", "Prefixes", "normalized", "prefixes_for"]
+__all__ = ["BATCH_S", "Embedder", "Prefixes", "normalized", "prefixes_for"]
+
+#: How long one background request should take on the server: a query waits at most about this
+#: long behind it (a search waits QUERY_S = 0.5 s for its vector, store/vector_task.py).
+BATCH_S = 0.15
+#: A request's texts before the server's pace is known (a probe, a short batch, go whole).
+FIRST_TEXTS = 4
+#: Weight of the newest answer in the seconds-per-character estimate (the load on a shared CPU moves).
+_PACE_WEIGHT = 0.3
 
 _BGE_QUERY = "Represent this sentence for searching relevant passages: "
 
@@ -72,6 +93,31 @@ def normalized(vector: Sequence[float]) -> list[float]:
     return [x / norm for x in vector] if norm > 0 else [0.0 for _ in vector]
 
 
+@dataclass(slots=True)
+class _Pace:
+    """The server's seconds per input character, from its answers to background requests (None until one came)."""
+
+    seconds_per_char: float | None = None
+
+    def texts_within(self, texts: Sequence[str], seconds: float) -> int:
+        """How many of ``texts``, from the first, one request should carry to take about ``seconds`` (one at least;
+        FIRST_TEXTS until the pace is known: the first answer measures it)."""
+        if self.seconds_per_char is None:
+            return min(len(texts), FIRST_TEXTS)
+        budget, taken = seconds / max(self.seconds_per_char, 1e-9), 0
+        for count, text in enumerate(texts):
+            taken += max(len(text), 1)
+            if taken > budget:
+                return max(count, 1)
+        return len(texts)
+
+    def answered(self, texts: Sequence[str], seconds: float) -> None:
+        """A request of ``texts`` was answered in ``seconds``."""
+        pace = seconds / max(sum(max(len(text), 1) for text in texts), 1)
+        old = self.seconds_per_char
+        self.seconds_per_char = pace if old is None else old + _PACE_WEIGHT * (pace - old)
+
+
 class Embedder:
     """Documents and queries to vectors through one embedding endpoint.
 
@@ -89,6 +135,7 @@ class Embedder:
         #: Background requests (documents) go one at a time, whoever sends them (chunks, session
         #: entries), so the endpoint serves one batch and a query; trio's lock is fair (FIFO).
         self._one_at_a_time = trio.Lock()
+        self._pace = _Pace()
         #: Vector length, learned from the first answer (None until then).
         self.dimension: int | None = None
         #: The last failure's message, None after a success.
@@ -107,12 +154,22 @@ class Embedder:
         return self.prefixes.document + text
 
     async def documents(self, texts: Sequence[str]) -> list[list[float]]:
-        """One request embedding ``texts`` (with the family's document prefix); LLMError on failure.
+        """The vectors of ``texts`` (with the family's document prefix); LLMError on failure (a refusal of
+        any request: the caller sends fewer texts again).
 
-        Within the client's ``embed_timeout_s``, one such request at a time (queries do not wait).
+        In requests of about BATCH_S each on the server (see the module docstring), each within the
+        client's ``embed_timeout_s``; one such request at a time, whoever asks.
         """
+        inputs = [self.document_input(text) for text in texts]
+        vectors: list[list[float]] = []
         async with self._one_at_a_time:
-            return await self._embed([self.document_input(text) for text in texts])
+            while len(vectors) < len(inputs):
+                rest = inputs[len(vectors) :]
+                request = rest[: self._pace.texts_within(rest, BATCH_S)]
+                sent_at = trio.current_time()
+                vectors += await self._embed(request)
+                self._pace.answered(request, trio.current_time() - sent_at)
+        return vectors
 
     async def query(self, text: str) -> list[float]:
         """The vector of a search query (cached for ``query_ttl_s``); LLMError on failure.

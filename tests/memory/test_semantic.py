@@ -158,7 +158,9 @@ async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Pa
 
 async def test_restart_resumes_from_the_vectors_file(tmp_path: Path) -> None:
     """Stopped mid-backfill and started again, the embedder asks only for the entries not stored yet."""
-    first = FakeEmbeddings(down_after=1)
+    # Down after the first batch: Embedder.documents sends a batch as FIRST_TEXTS (4) texts, then (this fake
+    # answering at once) the other 12; a request failing inside a batch loses the batch's answers.
+    first = FakeEmbeddings(down_after=2)
     texts = [f"Entry {i} is about topic{i}." for i in range(40)]
     async with opened(tmp_path) as ctx:
         for text in texts:
