@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import trio
 from mcp import Client
 
+from testkit.processes import stop_process
 from testkit.results import text_of
 from testkit.servers import server_params
 
@@ -193,17 +194,24 @@ async def test_a_listen_stream_open_at_eof_is_answered_and_nothing_is_left_in_fl
     request that never finished, waited for the grace and the 2 s kept for answers, then cancelled unanswered
     with '1 request(s) still in flight ...'); exit 0."""
     data = tmp_path / "data"
-    process = await spawn("--data-dir", str(data), "--no-llm", "--no-audit", "--shutdown-grace", "60")
+    # The grace (an hour) is far past the ceiling below, so a stream held open to the grace's end fails the test
+    # as a hang, whatever the machine's speed; were it cut off there, 'still in flight' and an error answer would
+    # fail the checks below. (It was a 50 s ceiling under a 60 s grace, which a busy machine lost: the test took
+    # 38 s of wall time beside CPU hogs at load 10, most of it the server's start.)
+    process = await spawn("--data-dir", str(data), "--no-llm", "--no-audit", "--shutdown-grace", "3600")
     session = _Session(process)
-    with trio.fail_after(50):  # under the grace: a stream held to its end fails the test
-        await session.send(
-            _line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": _MODERN}})
-        )
-        await session.response(1)
-        listen = {"notifications": {"resourcesListChanged": True}, "_meta": _MODERN}
-        await session.send(_line({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": listen}))
-        code = await session.finish()
-        answers = await session.rest_of_stdout()
+    try:
+        with trio.fail_after(300):  # only stops a hang
+            await session.send(
+                _line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": _MODERN}})
+            )
+            await session.response(1)
+            listen = {"notifications": {"resourcesListChanged": True}, "_meta": _MODERN}
+            await session.send(_line({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": listen}))
+            code = await session.finish()
+            answers = await session.rest_of_stdout()
+    finally:
+        await stop_process(process)  # a server held in its hour of grace does not outlive a failed test
     log = session.stderr.decode(errors="replace")
     assert code == 0, log[-2000:]
     assert "stdin closed: 1 request(s) in flight" in log and "still in flight" not in log, log[-2000:]
