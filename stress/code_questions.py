@@ -50,6 +50,15 @@ code26 (owners named by folders, the kind the query says, overloads, copies, the
 passage; ``docs/defined.members_first``): on b4f139d 32 / 41 / 50, after 48 / 52 / 57 (go 10 / 10 / 12, rust
 10 / 11 / 11, java 9-10 / 10-11 / 12, js 8-9 / 10-11 / 11, python 10 / 10 / 11; js's second figures with members
 looked for where rows only use the name, ``docs/search._members_read``; java moves by one with ingest order).
+
+A second set, ``--questions stress/code_questions2.json`` (60 questions, 12 a language, over the same trees;
+none of the first set's definitions; a third by identifier, a third in a developer's words, a third describing
+the code without its names, with methods asked with their owner, .d.ts declarations, Java overloads and Rust
+impl blocks), written 2026-12-06 17:35-17:37 UTC by another engineer reading the sources before code26's
+changes, **held out** through that session (the lead only ran it, totals only; nothing tuned on it), then
+committed at its end: on b4f139d 16 / 28 / 48 (go 2 / 4 / 8, rust 4 / 7 / 10, java 4 / 7 / 12, js 1 / 3 / 7,
+python 5 / 7 / 11); after code26, on 716e825's change (78e0fc8), ed15554 and 1b37984, 22 / 32 / 51 (go 4 / 6 / 10,
+rust 6 / 8 / 11, java 4 / 7 / 12, js 2 / 4 / 7, python 6 / 7 / 11).
 """
 
 from __future__ import annotations

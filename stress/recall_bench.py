@@ -32,7 +32,10 @@ a tenth, ``--questions stress/recall_questions10.json`` (60 entries up to 8d0d9f
 first eight sets' uses; its writer did not read the ninth), written the same way, through one, and
 an eleventh, ``--questions stress/recall_questions11.json`` (60 entries up to 2492543, none of the
 first nine sets' uses; its writer did not read the tenth), written the same way, through the
-session of its writing (committed at its end):
+session of its writing (committed at its end), and a twelfth, ``--questions
+stress/recall_questions12.json`` (60 entries up to b4f139d, none of the first ten sets' uses; its
+writer did not read the eleventh; its "about" says each third holds 6-7 questions of each kind, but
+the last third holds 8 paraphrases), likewise:
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those
