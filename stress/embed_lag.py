@@ -35,7 +35,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from embed_corpus import SOURCES, corpus
-from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, ensure_gguf
+from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, one_thread_server
 
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
@@ -111,14 +111,8 @@ def main() -> int:
     if not SOURCES.is_dir():
         raise SystemExit(f"{SOURCES} not found: apt-get install python3.11-doc")
     files = corpus(SOURCES, int(args.mb * 1e6))
-    server = EmbedServer(args.venv, ensure_gguf(args.venv, args.venv.parent / "embed"), port=args.port, n_threads=1)
-    server.start()
-    try:
-        print(f"load average {os.getloadavg()[0]:.2f}; server {server.base_url}", flush=True)
-        with tempfile.TemporaryDirectory() as tmp:
-            trio.run(run, server, Path(tmp) / "data", files, args.after, args.wait)
-    finally:
-        server.stop()
+    with one_thread_server(args.venv, args.port) as server, tempfile.TemporaryDirectory() as tmp:
+        trio.run(run, server, Path(tmp) / "data", files, args.after, args.wait)
     return 0
 
 

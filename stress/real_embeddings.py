@@ -32,6 +32,7 @@ prints ingest time, embedding throughput, search latencies in each phase, and th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -62,6 +63,8 @@ from ctxtrio.store.vectors import VectorStore
 from testkit.processes import stop_popen  # on sys.path through real_server
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ctxtrio._context import Context
 
 MODEL_ALIAS: Final = "all-minilm-l6-v2"
@@ -194,6 +197,19 @@ class EmbedServer:
         if self._process is not None:
             stop_popen(self._process, grace_s=10)
             self._process = None
+
+
+@contextlib.contextmanager
+def one_thread_server(venv: Path, port: int | None = None) -> Iterator[EmbedServer]:
+    """all-MiniLM-L6-v2 served on one thread (as a CPU embedder beside other work is), for the block;
+    prints the load and its address first."""
+    server = EmbedServer(venv, ensure_gguf(venv, venv.parent / "embed"), port=port, n_threads=1)
+    server.start()
+    try:
+        print(f"load average {os.getloadavg()[0]:.2f}; server {server.base_url}", flush=True)
+        yield server
+    finally:
+        server.stop()
 
 
 class Recording(httpx.AsyncBaseTransport):
