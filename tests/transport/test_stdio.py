@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,9 +14,11 @@ from mcp import Client
 from mcp.types import TextContent
 
 from testkit import servers
-from testkit.processes import run_reader_gone
+from testkit.processes import run_reader_gone, stop_process
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from mcp.client.stdio import StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,8 +44,10 @@ async def test_list_tools_and_call_guide(tmp_path: Path) -> None:
             assert "extractive only" in block.text
 
 
-async def _spawn(data_dir: Path) -> trio.Process:
-    return await trio.lowlevel.open_process(
+@asynccontextmanager
+async def _spawned(data_dir: Path) -> AsyncIterator[trio.Process]:
+    """The server on pipes; stopped on the way out, so a test that fails leaves no server behind."""
+    process = await trio.lowlevel.open_process(
         servers.server_command(data_dir, audit=True),
         cwd=ROOT,
         stdin=subprocess.PIPE,
@@ -50,12 +55,16 @@ async def _spawn(data_dir: Path) -> trio.Process:
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
+    try:
+        yield process
+    finally:
+        await stop_process(process)
 
 
 async def _wait_ready(process: trio.Process) -> bytes:
     assert process.stderr is not None
     seen = b""
-    with trio.fail_after(60):
+    with trio.fail_after(300):  # only a hang guard: a start beside CPU hogs lost a 60 s one (see serving.read_until)
         while b"ready" not in seen:
             chunk = await process.stderr.receive_some()
             assert chunk, f"server exited early: {seen.decode(errors='replace')}"
@@ -65,40 +74,40 @@ async def _wait_ready(process: trio.Process) -> bytes:
 
 async def test_stdin_eof_exits_zero(tmp_path: Path) -> None:
     """Closing stdin shuts the server down cleanly with exit code 0 and nothing on stdout."""
-    process = await _spawn(tmp_path / "data")
-    await _wait_ready(process)
-    assert process.stdin is not None and process.stdout is not None
-    await process.stdin.aclose()
-    with trio.fail_after(5):
-        code = await process.wait()
-    assert code == 0
-    assert await process.stdout.receive_some() == b""
+    async with _spawned(tmp_path / "data") as process:
+        await _wait_ready(process)
+        assert process.stdin is not None and process.stdout is not None
+        await process.stdin.aclose()
+        with trio.fail_after(5):
+            code = await process.wait()
+        assert code == 0
+        assert await process.stdout.receive_some() == b""
 
 
 async def test_sigterm_exits_zero_within_two_seconds(tmp_path: Path) -> None:
     """SIGTERM with stdin still open: exit 0 within 2 s."""
-    process = await _spawn(tmp_path / "data")
-    await _wait_ready(process)
-    started = trio.current_time()
-    process.send_signal(signal.SIGTERM)
-    with trio.fail_after(2):
-        code = await process.wait()
-    assert code == 0
-    assert trio.current_time() - started < 2
-    assert process.stdin is not None
-    await process.stdin.aclose()
+    async with _spawned(tmp_path / "data") as process:
+        await _wait_ready(process)
+        started = trio.current_time()
+        process.send_signal(signal.SIGTERM)
+        with trio.fail_after(2):
+            code = await process.wait()
+        assert code == 0
+        assert trio.current_time() - started < 2
+        assert process.stdin is not None
+        await process.stdin.aclose()
 
 
 async def test_sigint_exits_zero(tmp_path: Path) -> None:
     """SIGINT (Ctrl-C) takes the same graceful path as SIGTERM."""
-    process = await _spawn(tmp_path / "data")
-    await _wait_ready(process)
-    process.send_signal(signal.SIGINT)
-    with trio.fail_after(2):
-        code = await process.wait()
-    assert code == 0
-    assert process.stdin is not None
-    await process.stdin.aclose()
+    async with _spawned(tmp_path / "data") as process:
+        await _wait_ready(process)
+        process.send_signal(signal.SIGINT)
+        with trio.fail_after(2):
+            code = await process.wait()
+        assert code == 0
+        assert process.stdin is not None
+        await process.stdin.aclose()
 
 
 def test_a_host_that_stops_reading_stdout_ends_the_server_quietly(tmp_path: Path) -> None:
