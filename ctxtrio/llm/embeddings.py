@@ -29,8 +29,9 @@ searches during a backfill went without meaning (stress/team_http.py). :meth:`Em
 therefore sends its texts in requests sized to take about BATCH_S each, by the seconds per
 character the server's own answers took so far (:class:`_Pace`), one text at least: a query
 waits behind one such request at most (the client's limiter and the server's lock are both
-first come, first served). The backfill pays more round trips, and a request failing inside
-a batch loses the answers to that batch's earlier ones (the caller sends the batch again).
+first come, first served). The backfill pays more round trips; a request failing inside a
+batch keeps the answers to that batch's earlier ones for the caller's retry, so no text is
+embedded twice.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ __all__ = ["BATCH_S", "Embedder", "Prefixes", "normalized", "prefixes_for"]
 BATCH_S = 0.15
 #: A request's texts before the server's pace is known (a probe, a short batch, go whole).
 FIRST_TEXTS = 4
+#: Vectors kept from a batch whose later request failed, for the caller's retry (a batch is 16 parts).
+ANSWERED_KEPT = 64
 #: Weight of the newest answer in the seconds-per-character estimate (the load on a shared CPU moves).
 _PACE_WEIGHT = 0.3
 
@@ -136,6 +139,10 @@ class Embedder:
         #: entries), so the endpoint serves one batch and a query; trio's lock is fair (FIFO).
         self._one_at_a_time = trio.Lock()
         self._pace = _Pace()
+        #: Vectors of a batch's requests answered before a later request of it failed (a refused
+        #: text among them): the caller sends the batch, or its parts, again, and these are not
+        #: asked twice. Each is dropped once used; at most ANSWERED_KEPT, the oldest going first.
+        self._answered: OrderedDict[str, list[float]] = OrderedDict()
         #: Vector length, learned from the first answer (None until then).
         self.dimension: int | None = None
         #: The last failure's message, None after a success.
@@ -161,15 +168,19 @@ class Embedder:
         client's ``embed_timeout_s``; one such request at a time, whoever asks.
         """
         inputs = [self.document_input(text) for text in texts]
-        vectors: list[list[float]] = []
         async with self._one_at_a_time:
-            while len(vectors) < len(inputs):
-                rest = inputs[len(vectors) :]
-                request = rest[: self._pace.texts_within(rest, BATCH_S)]
+            todo = [text for text in dict.fromkeys(inputs) if text not in self._answered]
+            while todo:
+                request = todo[: self._pace.texts_within(todo, BATCH_S)]
                 sent_at = trio.current_time()
-                vectors += await self._embed(request)
+                vectors = await self._embed(request)
                 self._pace.answered(request, trio.current_time() - sent_at)
-        return vectors
+                self._answered.update(zip(request, vectors, strict=True))
+                while len(self._answered) > ANSWERED_KEPT:
+                    self._answered.popitem(last=False)
+                todo = todo[len(request) :]
+            found = {text: self._answered.pop(text) for text in dict.fromkeys(inputs)}
+        return [found[text] for text in inputs]
 
     async def query(self, text: str) -> list[float]:
         """The vector of a search query (cached for ``query_ttl_s``); LLMError on failure.
