@@ -22,7 +22,7 @@ import trio
 from ctxtrio.docs.embedding import describe_semantic
 from ctxtrio.text.embedding import text_parts
 from testkit.fake_embeddings import FakeEmbeddings, bert_tokens, quick_embedders, serve_fake_embeddings
-from tests.cli.runner import cli
+from tests.cli.runner import Ran, cli
 from tests.docs.conftest import opened as opened_docs
 from tests.docs.test_embedding import semantic
 from tests.memory.test_semantic import entry_vectors, settled
@@ -93,6 +93,17 @@ async def _entries_embedded(tmp_path: Path, fake: FakeEmbeddings) -> AsyncIterat
             await ctx.sessions.append("s1", text)
         async with entry_vectors(ctx, fake) as index:
             yield ctx, index
+
+
+async def _doctor_repair(data: Path) -> Ran:
+    """``ctxtrio doctor --repair`` with a fake endpoint that takes every input (a server started again
+    with a larger batch): what it printed and its exit code."""
+    fixed = FakeEmbeddings()
+    async with trio.open_nursery() as nursery:
+        url = await serve_fake_embeddings(nursery, fixed)
+        repaired = await cli(data, "doctor", "--repair", "--embed-model", fixed.model, "--embed-base-url", url)
+        nursery.cancel_scope.cancel()
+    return repaired
 
 
 async def _paused(task: SemanticIndex | EntryVectors, fake: Failing) -> None:
@@ -272,15 +283,9 @@ async def test_the_parts_a_server_takes_are_embedded_when_another_part_of_their_
         await _chunks_settled(index)
         assert (index.status().chunks_refused, again.embedded, again.refusals) == (1, [], [])
 
-    fixed = FakeEmbeddings()
-    async with trio.open_nursery() as nursery:
-        url = await serve_fake_embeddings(nursery, fixed)
-        repaired = await cli(
-            tmp_path / "data", "doctor", "--repair", "--embed-model", fixed.model, "--embed-base-url", url
-        )
-        nursery.cancel_scope.cancel()
+    repaired = await _doctor_repair(tmp_path / "data")
     assert "1 refused chunk to be sent again, by a running server within 5 s (else at its start)" in repaired.out
-    fixed.requests.clear()
+    fixed = FakeEmbeddings()
     async with opened_docs(tmp_path) as ctx, semantic(ctx, fixed) as index:
         await _chunks_settled(index)
         assert (index.status().chunks_refused, index.status().chunks_embedded) == (0, 1)
@@ -354,18 +359,12 @@ async def test_refusals_are_sent_again_after_doctor_repair_once_the_server_takes
         await settled(entries)
         assert entries.stored[:2] == (1, 1)
 
-    fixed = FakeEmbeddings()  # the server started again with a batch of 2,048
-    async with trio.open_nursery() as nursery:
-        url = await serve_fake_embeddings(nursery, fixed)
-        repaired = await cli(
-            tmp_path / "data", "doctor", "--repair", "--embed-model", fixed.model, "--embed-base-url", url
-        )
-        nursery.cancel_scope.cancel()
+    repaired = await _doctor_repair(tmp_path / "data")
     assert repaired.code == 0, repaired.out
     assert "1 refused chunk to be sent again, by a running server within 5 s (else at its start)" in repaired.out
     assert "1 refused entry to be sent again, by a running server within 5 s (else at its start)" in repaired.out
 
-    fixed.requests.clear()
+    fixed = FakeEmbeddings()  # the server started again with a batch of 2,048
     async with opened_docs(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
         async with semantic(ctx, fixed) as index:
             await _chunks_settled(index)
@@ -396,13 +395,7 @@ async def test_a_running_server_sends_the_refusals_doctor_repair_forgot(tmp_path
             assert (index.status().chunks_refused, entries.stored[:2]) == (1, (1, 1))
             small.ubatch_tokens = None  # the server started again with a batch of 2,048
             small.requests.clear()
-            fixed = FakeEmbeddings()
-            async with trio.open_nursery() as nursery:
-                url = await serve_fake_embeddings(nursery, fixed)
-                repaired = await cli(
-                    tmp_path / "data", "doctor", "--repair", "--embed-model", fixed.model, "--embed-base-url", url
-                )
-                nursery.cancel_scope.cancel()
+            repaired = await _doctor_repair(tmp_path / "data")
             assert "1 refused entry to be sent again, by a running server within 5 s" in repaired.out, repaired.out
             with trio.fail_after(30):
                 while index.status().chunks_refused or entries.stored[1]:
