@@ -49,6 +49,22 @@ def corpus(sources: Path, limit: int) -> list[tuple[str, str]]:
     return found
 
 
+def backlog_parser(description: str | None, mb: float) -> argparse.ArgumentParser:
+    """The flags a script embedding a backlog of these sources on a one-thread server shares: --venv, --mb, --port."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the real-model venv (stress/real_server.py)")
+    parser.add_argument("--mb", type=float, default=mb, help="the backlog's corpus size in megabytes")
+    parser.add_argument("--port", type=int, help="the embedding server's port (default: any free one)")
+    return parser
+
+
+def backlog(mb: float) -> list[tuple[str, str]]:
+    """``mb`` megabytes of python3.11-doc's reST sources (:func:`corpus`); exits when the package is missing."""
+    if not SOURCES.is_dir():
+        raise SystemExit(f"{SOURCES} not found: apt-get install python3.11-doc")
+    return corpus(SOURCES, int(mb * 1e6))
+
+
 async def run(server: EmbedServer, data: Path, files: list[tuple[str, str]]) -> None:
     config = Config(
         data_dir=data, llm_enabled=False, audit=False, embed_model=MODEL_ALIAS, embed_base_url=server.base_url

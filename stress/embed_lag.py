@@ -21,7 +21,6 @@ not embedded yet) when it was ingested.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import sys
@@ -34,8 +33,8 @@ import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the ins
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from embed_corpus import SOURCES, corpus
-from real_embeddings import DEFAULT_VENV, MODEL_ALIAS, EmbedServer, one_thread_server
+from embed_corpus import backlog, backlog_parser
+from real_embeddings import MODEL_ALIAS, EmbedServer, one_thread_server
 
 from ctxtrio._app import open_context
 from ctxtrio._config import Config
@@ -101,16 +100,11 @@ async def run(server: EmbedServer, data: Path, files: list[tuple[str, str]], aft
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the real-model venv (stress/real_server.py)")
-    parser.add_argument("--mb", type=float, default=3.0, help="the backlog's corpus size in megabytes")
+    parser = backlog_parser(__doc__, 3.0)
     parser.add_argument("--after", type=float, default=30.0, help="seconds of embedding before the new ingests")
     parser.add_argument("--wait", type=float, default=300.0, help="give up on a document after this many seconds")
-    parser.add_argument("--port", type=int, help="the embedding server's port (default: any free one)")
     args = parser.parse_args()
-    if not SOURCES.is_dir():
-        raise SystemExit(f"{SOURCES} not found: apt-get install python3.11-doc")
-    files = corpus(SOURCES, int(args.mb * 1e6))
+    files = backlog(args.mb)
     with one_thread_server(args.venv, args.port) as server, tempfile.TemporaryDirectory() as tmp:
         trio.run(run, server, Path(tmp) / "data", files, args.after, args.wait)
     return 0
