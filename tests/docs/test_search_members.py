@@ -7,13 +7,9 @@ the fixtures, see ``fixtures/NOTICE.txt``): ``strings builder write string`` ask
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
-from ctxtrio.docs.chunks import StoredChunk
-from ctxtrio.docs.defined import defines_name, kept_where, member_in
-from ctxtrio.docs.packing import Candidate
-from ctxtrio.text.definitions import Member, Name, defines, member_names, members_defined
+from ctxtrio.text.definitions import Member, defines, member_names, members_defined
 
 from .conftest import opened
 
@@ -163,21 +159,3 @@ def test_a_members_name_keeps_the_stopword_before_or_ending_it() -> None:
     first = member_names("context with timeout")[0]
     assert members_defined(with_timeout, (first,), "context.go")
     assert not members_defined(timeout, (first,), "context.go")
-
-
-def test_rows_read_only_for_a_definition_leave_with_their_ranks() -> None:
-    """kept_where drops a checked row that does not define the member, and its places in the rankings with it
-    (the ``deep`` filter of before dropped the candidate and kept its ranks: the lists went out of step)."""
-    defining = "    final Node<K,V> getNode(Object key) {\n"
-    calling = "        return getNode(key);\n"
-    chunks = [StoredChunk(n, text, 0, len(text), ("public class HashMap",), 9) for n, text in enumerate(
-        (calling, defining, calling)
-    )]  # fmt: skip
-    candidates = [Candidate("hashmap", "HashMap.java", chunk, 1.0) for chunk in chunks]
-    holds = partial(member_in, members=[Member("getnode", ("hash", "map"))])
-    kept, ranks = kept_where(holds, {("hashmap", 1), ("hashmap", 2)}, candidates, ["r0", "r1", "r2"])
-    assert [c.chunk.index for c in kept] == [0, 1]  # row 0 was not read for the definition: it stays
-    assert ranks == ["r0", "r1"]
-    name = Name("getnode")
-    assert defines_name(candidates[1], name)
-    assert not defines_name(candidates[0], name)
