@@ -50,7 +50,7 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ctxtrio.store import vector_task
+from ctxtrio.store import vector_batch, vector_task
 
 if TYPE_CHECKING:
     import pytest
@@ -225,15 +225,15 @@ async def serve_fake_embeddings(nursery: trio.Nursery, fake: FakeEmbeddings) -> 
 def quick_embedders(
     monkeypatch: pytest.MonkeyPatch, *, poll_s: float, retry_max_s: float | None = None, query_s: float | None = None
 ) -> None:
-    """The background embedders (store/vector_task) retry after 0.05 s and poll every ``poll_s``.
+    """The background embedders (store/vector_task, their waits in store/vector_batch) retry after 0.05 s and poll every ``poll_s``.
 
     For tests on real time (the store's worker threads, a loopback endpoint), where the module's
     seconds-long waits would only slow them; ``retry_max_s`` caps the doubling, ``query_s`` gives a
     query's vector a loaded machine's while.
     """
-    monkeypatch.setattr(vector_task, "RETRY_S", 0.05)
+    monkeypatch.setattr(vector_batch, "RETRY_S", 0.05)
     monkeypatch.setattr(vector_task, "POLL_S", poll_s)
     if retry_max_s is not None:
-        monkeypatch.setattr(vector_task, "RETRY_MAX_S", retry_max_s)
+        monkeypatch.setattr(vector_batch, "RETRY_MAX_S", retry_max_s)
     if query_s is not None:
         monkeypatch.setattr(vector_task, "QUERY_S", query_s)

@@ -60,7 +60,8 @@ from typing import TYPE_CHECKING, Literal
 import trio
 
 from ..store.layout import removed_for_good
-from ..store.vector_task import RETRY_REFUSED, Pending, VectorTask
+from ..store.vector_batch import Pending
+from ..store.vector_task import RETRY_REFUSED, VectorTask
 from ..store.vectors import VectorHit
 from ..text.embedding import PART_CHARS, Part, text_parts
 from ..text.leads import entry_leads

@@ -46,8 +46,9 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import StoreError
+from ..store.vector_batch import Pending
 from ..store.vector_look import look
-from ..store.vector_task import RETRY_REFUSED, Pending, VectorTask
+from ..store.vector_task import RETRY_REFUSED, VectorTask
 from ..store.vectors import VectorStore
 from ..text.embedding import text_parts
 from ..text.plural import plural

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import sqlite3
+
     import numpy as np
     import numpy.typing as npt
 
@@ -50,6 +52,22 @@ class Matrix:
         self.keys: list[Key] = []
         self.journal_ids: dict[str, int] = {}
         self.row_journal: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+
+    @classmethod
+    def read(cls, conn: sqlite3.Connection, model: str, dim: int) -> Matrix:
+        """The vectors of (``model``, ``dim``) the file on ``conn`` holds, of the right length (``vector_schema.py``'s
+        layout: each row's vector is its text's); ``sqlite3.Error`` as it comes."""
+        # In the primary key's order, as the rows of one table were read before texts were shared.
+        rows = conn.execute(
+            "SELECT r.journal, r.item, r.line_start, r.line_end, r.span_start, r.span_end, t.vec FROM rows AS r "
+            "JOIN texts AS t ON t.model = r.model AND t.dim = r.dim AND t.digest = r.digest "
+            "WHERE r.model=? AND r.dim=? AND r.part >= 0 AND length(t.vec) = ? ORDER BY r.journal, r.item, r.part",
+            (model, dim, 4 * dim),
+        ).fetchall()
+        matrix = cls(dim)
+        keys = [(str(j), str(i), int(a), int(b), int(c), int(d)) for j, i, a, b, c, d, _ in rows]
+        matrix.extend(keys, [bytes(v) for *_, v in rows])
+        return matrix
 
     def extend(self, keys: list[Key], blobs: list[bytes]) -> None:
         import numpy as np

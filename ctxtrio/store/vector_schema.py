@@ -113,7 +113,7 @@ BUSY_TIMEOUT_S = 5.0
 class VectorsBusyError(StoreError):
     """Another process (a second server on the data dir, ``ctxtrio doctor``) held the vectors file's
     lock past :data:`BUSY_TIMEOUT_S`. Unlike a damaged file, waiting helps: the embedder waits and
-    goes on (``store/vector_task.py``), a search answers from BM25 meanwhile."""
+    goes on (``store/vector_batch.py``), a search answers from BM25 meanwhile."""
 
 
 def is_busy(exc: sqlite3.Error) -> bool:

@@ -27,8 +27,8 @@ Search is an exact scan of every vector of the model, one float32 matrix in memo
 read from the file once, then grown in place as vectors are added; dropping vectors makes
 the next search read it again.
 
-All methods block (call them through ``trio.to_thread``); ``sqlite3.Error`` becomes
-``StoreError``.
+The SQL of what comes in is ``vector_write.py``'s, of what goes ``vector_upkeep.py``'s. All
+methods block (call them through ``trio.to_thread``); ``sqlite3.Error`` becomes ``StoreError``.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 from .._errors import StoreError
 from . import vector_schema as schema
 from . import vector_upkeep as upkeep
+from . import vector_write as write
 from .index_errors import for_lack_of_room, is_damage, is_full
 from .reading import DiskFullError
 from .room import REBUILD_FACTOR, has_room
@@ -179,7 +180,7 @@ class VectorStore:
         """
         import numpy as np
 
-        values: list[tuple[str, str, int, int, int, int, int, bytes | None]] = []
+        values: list[write.RowValues] = []
         fresh: dict[bytes, bytes] = {}
         for row in rows:
             digest: bytes | None = None
@@ -197,24 +198,7 @@ class VectorStore:
             raise DiskFullError(f"vectors file {self._path}: no room on the disk for {len(values)} more vector(s)")
         now = time.time_ns() // 1_000_000
         with self._db("add") as conn:
-            with schema.transaction(conn):
-                conn.executemany(
-                    "INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?)",
-                    [(model, dim, digest, blob, now) for digest, blob in fresh.items()],
-                )
-                blobs = dict(fresh)
-                for digest in {v[7] for v in values if v[7] is not None and v[7] not in fresh}:
-                    key = (model, dim, digest)
-                    found = conn.execute("SELECT vec FROM texts WHERE model=? AND dim=? AND digest=?", key).fetchone()
-                    if found is not None and len(found[0]) == 4 * dim:
-                        conn.execute("UPDATE texts SET used=? WHERE model=? AND dim=? AND digest=?", (now, *key))
-                        blobs[digest] = bytes(found[0])
-                lost = {(v[0], v[1]) for v in values if v[7] is not None and v[7] not in blobs}
-                kept = [v for v in values if (v[0], v[1]) not in lost]
-                conn.executemany(
-                    "INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(model, dim, *v) for v in kept],
-                )
+            kept, blobs, lost = write.store_rows(conn, model, dim, values, fresh, now)
             matrix = self._matrix
             if matrix is not None and self._matrix_model == model and matrix.dim == dim:
                 named = [(v, digest) for v in kept if (digest := v[7]) is not None]
@@ -234,14 +218,7 @@ class VectorStore:
         (journal, item, part) holding the same characters; those items' old rows are then deleted
         (taken or of no use). DiskFullError when the disk has no room for the texts taken."""
         with self._db("read") as conn:
-            held: set[bytes] = set()
-            for digest in {p[3] for p in parts}:
-                # Of the right length: a vector cut short in the file is embedded again, not scanned.
-                if conn.execute(
-                    "SELECT 1 FROM texts WHERE model=? AND dim=? AND digest=? AND length(vec)=?",
-                    (model, dim, digest, 4 * dim),
-                ).fetchone():
-                    held.add(digest)
+            held = write.held_texts(conn, model, dim, [p[3] for p in parts])
             if self._legacy is False or all(p[3] in held for p in parts):
                 return held
             if not schema.has_legacy(conn):
@@ -251,16 +228,7 @@ class VectorStore:
             items = {p[0] for p in parts if p[3] not in held}
             if not has_room(self._path.parent, REBUILD_FACTOR * (sum(map(len, taken.values())) + _ROW_BYTES)):
                 raise DiskFullError(f"vectors file {self._path}: no room on the disk for {len(taken)} vector(s)")
-            now = time.time_ns() // 1_000_000
-            with schema.transaction(conn):
-                conn.executemany(
-                    "INSERT OR IGNORE INTO texts VALUES (?, ?, ?, ?, ?)",
-                    [(model, dim, digest, blob, now) for digest, blob in taken.items()],
-                )
-                conn.executemany(
-                    "DELETE FROM legacy WHERE model=? AND dim=? AND journal=? AND item=?",
-                    [(model, dim, journal, item) for item in items],
-                )
+            write.keep_taken(conn, model, dim, journal, taken, items, time.time_ns() // 1_000_000)
             return held | set(taken)
 
     def drop_except(
@@ -378,18 +346,9 @@ class VectorStore:
         if self._conn is None:
             return None
         try:
-            # In the primary key's order, as the rows of one table were read before texts were shared.
-            rows = self._conn.execute(
-                "SELECT r.journal, r.item, r.line_start, r.line_end, r.span_start, r.span_end, t.vec FROM rows AS r "
-                "JOIN texts AS t ON t.model = r.model AND t.dim = r.dim AND t.digest = r.digest "
-                "WHERE r.model=? AND r.dim=? AND r.part >= 0 AND length(t.vec) = ? ORDER BY r.journal, r.item, r.part",
-                (model, dim, 4 * dim),
-            ).fetchall()
+            matrix = Matrix.read(self._conn, model, dim)
         except sqlite3.Error as exc:
             raise StoreError(f"vectors file {self._path}: read failed: {exc}") from exc
-        matrix = Matrix(dim)
-        keys = [(str(j), str(i), int(a), int(b), int(c), int(d)) for j, i, a, b, c, d, _ in rows]
-        matrix.extend(keys, [bytes(v) for *_, v in rows])
         self._matrix, self._matrix_model = matrix, model
         return matrix
 

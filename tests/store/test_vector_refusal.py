@@ -2,7 +2,7 @@
 
 Refused with HTTP 400 (OpenAI, llama-cpp-python), or with llama.cpp's llama-server's 500 for an input
 longer than its physical batch (``testkit/fake_embeddings.TOO_LARGE``), through the real client and its
-breaker (``llm/_requests.py``, ``llm/client.py``) and both background embedders (``store/vector_task.py``):
+breaker (``llm/_requests.py``, ``llm/client.py``) and both background embedders (``store/vector_batch.py``):
 chunks and session entries. Before a refusal counted as an answer, it opened the breaker, the one-word
 probe found it open, nothing was recorded as refused, and the task sent the whole batch again for ever:
 nothing more of that journal was embedded.
