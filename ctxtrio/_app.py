@@ -157,7 +157,9 @@ async def _serve_stdio(
         # EOF or a signal: accept nothing more, but let calls in flight finish.
         cause = f"stopping on {signalled[0]}" if signalled else "stdin closed"
         log.info("%s: %d request(s) in flight", cause, len(traffic.inflight))
-        stopping.stop_within(grace_s)  # a tool call past the grace is answered that the server stops
+        # A tool call past the grace is answered that the server stops. Not accepting: the reader has ended, so
+        # every request read was asked before the stop, a listen whose handler has not started yet too.
+        stopping.stop_within(grace_s, accepting=False)
         await traffic.inflight.settle(grace_s, ANSWER_S)
 
     preload = b"".join(handoff.lines) + handoff.rest

@@ -14,6 +14,11 @@ a cut-off; :class:`~.runner.ToolRunner` answers a call so cancelled with an erro
 ``resources/list`` or ``completion/complete`` with an error response. The
 transports keep their connections :data:`ANSWER_S` past the grace so that answer goes out.
 What never finishes on its own (a listen stream) is ended as the stop begins (:meth:`Stopping.at_stop`).
+
+Whether requests can still arrive after the stop depends on the transport, and :meth:`Stopping.stop_within`
+is told: over HTTP connections stay open through the grace, so a request whose handler starts after the stop
+may have been asked after it; stdio stops only once its reader has ended (EOF, or the signal closed it), so
+every request it passed on was asked before the stop, however late its handler task gets to run.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ class Stopping:
     def __init__(self) -> None:
         self._scopes: set[trio.CancelScope] = set()
         self._deadline = math.inf
-        self._at_stop: list[Callable[[], None]] = []
+        self._at_stop: list[Callable[[bool], None]] = []
         #: The grace the calls were given, once the server is stopping (:attr:`grace` words it).
         self._grace_s: float | None = None
 
@@ -97,14 +102,19 @@ class Stopping:
     def _cut(self, subject: str) -> str:
         return f"the server is stopping, and {subject} did not finish within its shutdown grace ({self.grace}, --shutdown-grace)"
 
-    def at_stop(self, end: Callable[[], None]) -> None:
-        """Call ``end`` when the server starts to stop (once): for what never finishes on its own, such as
-        a listen stream, which is ended then rather than cut off unanswered at the grace's end."""
+    def at_stop(self, end: Callable[[bool], None]) -> None:
+        """Call ``end(accepting)`` when the server starts to stop (once), with :meth:`stop_within`'s ``accepting``:
+        for what never finishes on its own, such as a listen stream, which is ended then rather than cut off
+        unanswered at the grace's end."""
         self._at_stop.append(end)
 
-    def stop_within(self, grace_s: float) -> None:
+    def stop_within(self, grace_s: float, *, accepting: bool = True) -> None:
         """Cancel every call, running or still to start, that has not finished ``grace_s`` from now; the first
-        time, call what :meth:`at_stop` was given."""
+        time, call what :meth:`at_stop` was given.
+
+        ``accepting`` says whether the transport may still take requests after this (HTTP, through its grace),
+        or took its last one before it (stdio: its reader has ended), so that a request whose handler has not
+        started yet was nonetheless asked before the stop."""
         first = self._grace_s is None
         self._grace_s = grace_s if self._grace_s is None else min(self._grace_s, grace_s)
         self._deadline = min(self._deadline, trio.current_time() + grace_s)
@@ -112,7 +122,7 @@ class Stopping:
             scope.deadline = min(scope.deadline, self._deadline)
         if first:
             for end in self._at_stop:
-                end()
+                end(accepting)
 
 
 class _Bounded:

@@ -153,3 +153,22 @@ async def test_listen_streams_end_when_the_server_starts_to_stop(tmp_path: Path,
         INTERNAL_ERROR,
         "the server is stopping: listen again once it is back",
     )
+
+
+async def test_a_listen_that_starts_after_a_stop_that_takes_no_more_requests_ends_with_its_result(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """When the transport took its last request before the stop (stdio: its reader ended), a listen whose handler
+    starts after the stop was asked before it: acknowledged, then ended with its result at once, not refused. (The
+    hub closes its stream as the SDK's handler registers it, through ListenHandler._streams: were that moved, the
+    stream would stay open and this test fail on its ceiling.)"""
+    config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    stopping = Stopping()
+    async with open_wiring(config) as ctx, running_server(ctx, stopping) as server, Client(server) as client:
+        stopping.stop_within(5.0, accepting=False)
+        began = trio.current_time()
+        with trio.fail_after(60):
+            async with client.listen(resources_list_changed=True) as stream:
+                events = [event async for event in stream]
+        ended_s = trio.current_time() - began
+    assert (events, ended_s) == ([], 0.0)
