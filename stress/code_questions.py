@@ -42,14 +42,14 @@ all      21 / 33 / 45        30-31 / 38-39 / 49
 
 Before: two runs on 6fc6876, the same counts; after: three runs on 73c7282..68a6570 (java's count moves by
 one between runs: ingest order decides ties). ``doc_search`` p50 at load 4: 12-13 ms a language before,
-16-27 ms after (a query naming a member its words spell asks the index twice more, ``docs/search._member_hits``).
+16-27 ms after (a query naming a member its words spell asks the index twice more, ``docs/definition_rows._member_hits``).
 TypeScript's ``typescript.js`` alone (10.8 MB, one file): 1.57 MB/s; chunking itself runs at 18-27 MB per
 CPU-second on every tree, so ingest time is the store's, not the code rules'.
 
 code26 (owners named by folders, the kind the query says, overloads, copies, the definition's line in its
 passage; ``docs/defined.members_first``): on b4f139d 32 / 41 / 50, after 48 / 52 / 57 (go 10 / 10 / 12, rust
 10 / 11 / 11, java 9-10 / 10-11 / 12, js 8-9 / 10-11 / 11, python 10 / 10 / 11; js's second figures with members
-looked for where rows only use the name, ``docs/search._members_read``; java moves by one with ingest order).
+looked for where rows only use the name, ``docs/definition_rows.members_read``; java moves by one with ingest order).
 
 A second set, ``--questions stress/code_questions2.json`` (60 questions, 12 a language, over the same trees;
 none of the first set's definitions; a third by identifier, a third in a developer's words, a third describing

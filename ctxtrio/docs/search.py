@@ -3,7 +3,7 @@
 The store's FTS5 index is asked for the best hits within the current generation of
 each document; each hit's chunk is read alone from its journal line where the index
 knows it, else from the loaded document (loaded concurrently). Hits of a document
-replaced or forgotten meanwhile are dropped.
+replaced or forgotten meanwhile are dropped (:mod:`.hits`).
 
 With semantic recall (``--embed-model``), the vector ranking is asked at the same time
 as BM25. The chunks read are the best by reciprocal rank fusion (:func:`~.hybrid.fuse`)
@@ -13,7 +13,7 @@ A hit that is not among the keyword hits is marked ``by_meaning``; chunks not em
 yet still compete through BM25.
 
 A query of a few words that spell an identifier (``json decode error``) also asks the
-index for the identifier whole (``jsondecodeerror``); chunks that *define* it
+index for the identifier whole (``jsondecodeerror``, :mod:`.definition_rows`); chunks that *define* it
 (:func:`~ctxtrio.text.definitions.defines`) come first (:func:`~.defined.definitions_first`, also
 after any re-ranking), so a function or class asked for by its words brings its
 definition before the chunks that use it most.
@@ -33,26 +33,26 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .._errors import NotFoundError
 from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
-from ..store.rows import MAX_LEVEL_WORDS, Hit
+from ..store.rows import MAX_LEVEL_WORDS
 from ..text import neighbours
-from ..text.definitions import Member, Name, asked_name, member_names, owner_runs
+from ..text.definitions import asked_name, member_names
 from ..text.neighbours import SearchWord, expand, wanted
-from ..text.query import QUESTION_WORDS, query_terms, without_prefixes
-from ..text.terms import STOPWORDS
-from .defined import defines_name, definitions_first, file_names, kept_where, member_in, named_only
-from .hybrid import FUSE_DEPTH, Fused, Ranks, by_words, fuse, hybrid_order, meaning_first_floor
+from ..text.query import query_terms, without_prefixes
+from .defined import defines_name, definitions_first, kept_where, named_only
+from .definition_rows import members_read, named_hits
+from .hits import hits_within, read_fused
+from .hybrid import FUSE_DEPTH, Fused, by_words, fuse, hybrid_order, meaning_first_floor
 from .packing import Candidate
 from .ranking import rerank
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
 
+    from ..store.rows import Hit
     from ..text.words import Alike
     from .catalog import DocEntry
-    from .chunks import LoadedDoc
     from .embedding import SemanticHits
     from .repository import Repository
 
@@ -68,18 +68,10 @@ __all__ = [
     "search_words",
 ]
 
-#: Extra rows asked of an unfiltered search, to make up for rows of obsolete generations.
-_SLACK = 8
 #: Rows a keyword search alone reads; those past the first ``limit + 1`` join the re-ranking only
 #: when BM25 scores them above the mean of the first ``limit`` (:func:`above_mean`) or, among the
 #: next ``(limit + 1) // 2``, they are of a document one of the first ``limit + 1`` is of (:func:`pool`).
 POOL_DEPTH = 30
-#: Rows holding a spelled identifier whole that are checked for its definition.
-_DEFINITION_HITS = 8
-#: The same for an identifier that is a stopword or a question word, searched with its qualifier.
-_LEFT_OUT_HITS = 30
-#: How many of a query's members with an owner (:func:`_member_hits`) the index is asked for.
-_MEMBERS_ASKED = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +136,7 @@ async def find_candidates(
     search of 10, the 11th included: it only told that there were more): ``breakpoint()``'s entry in
     library.functions, the 11th row, under bdb's chunks that name Breakpoint more.
 
-    ``all_docs``: ``by_journal`` holds every current document (see :func:`_hits`).
+    ``all_docs``: ``by_journal`` holds every current document (see :func:`~.hits.hits_within`).
     ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
     ``query``: as written, for the dotted name it may hold (:func:`~ctxtrio.text.definitions.asked_name`)
     and the plain words that may search with their neighbours (``expand_words``, :func:`_expanded`).
@@ -159,7 +151,7 @@ async def find_candidates(
     words = await _expanded(repo, query, query_terms, counts, rows) if expand_words else list(query_terms)
     pooled: list[Fused] = []  # rows past the first limit + 1 that join the re-ranking (keyword search alone)
     if meaning is None:
-        hits = await _hits(repo, words, by_journal, max(limit + 1, POOL_DEPTH), all_docs=all_docs, common=common)
+        hits = await hits_within(repo, words, by_journal, max(limit + 1, POOL_DEPTH), all_docs=all_docs, common=common)
         ranked = [Fused(hit) for hit in hits[: limit + 1]]
         pooled = [Fused(hit) for hit in pool(hits, limit)]
     else:
@@ -170,7 +162,9 @@ async def find_candidates(
 
         async with open_nursery() as nursery:
             nursery.start_soon(ask)
-            keyword = await _hits(repo, words, by_journal, max(limit + 1, FUSE_DEPTH), all_docs=all_docs, common=common)
+            keyword = await hits_within(
+                repo, words, by_journal, max(limit + 1, FUSE_DEPTH), all_docs=all_docs, common=common
+            )
         near = [hit for hit in asked[0].hits if hit.journal in by_journal]
         skipped = asked[0].skipped
         hybrid = bool(near)
@@ -182,7 +176,7 @@ async def find_candidates(
     checked: set[tuple[str, int]] = set()  # rows read only for the definition of ``name`` they may hold
     if name is not None and (name.identifier not in query_terms or name.qualifier is not None):
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
-        named = await _named_hits(repo, name, by_journal, all_docs=all_docs)
+        named = await named_hits(repo, name, by_journal, all_docs=all_docs)
         ranked += [Fused(hit) for hit in named if (hit.journal, hit.item) not in seen]
     elif name is not None and meaning is None:  # the query's own word: its rows are those searched
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
@@ -190,11 +184,11 @@ async def find_candidates(
         checked = {(by_journal[hit.journal].doc_id, int(hit.item)) for hit in extra if hit.item.isdigit()}
         ranked += [Fused(hit) for hit in extra]
     ranked = [one for one in ranked if one.hit.item.isdigit()]
-    candidates, ranks = await _read(repo, by_journal, ranked)
+    candidates, ranks = await read_fused(repo, by_journal, ranked)
     if checked and name is not None:
         candidates, ranks = kept_where(partial(defines_name, name=name), checked, candidates, ranks)
     if named_only(name, query_terms, candidates):  # no row read defines the name whole: a member its words spell
-        late, late_ranks = await _members_read(repo, member_names(query), by_journal, ranked, all_docs=all_docs)
+        late, late_ranks = await members_read(repo, member_names(query), by_journal, ranked, all_docs=all_docs)
         candidates, ranks = candidates + late, ranks + late_ranks
     worded = True
     if hybrid:
@@ -266,135 +260,3 @@ async def load_tables() -> None:
     process, in a thread, not on the event loop."""
     if not neighbours.tables_loaded():
         await trio.to_thread.run_sync(neighbours.load_tables)
-
-
-async def _read(
-    repo: Repository, by_journal: dict[str, DocEntry], ranked: list[Fused]
-) -> tuple[list[Candidate], list[Ranks]]:
-    """The chunks of ``ranked`` (those of documents replaced or forgotten meanwhile left
-    out), each with its places in the rankings."""
-    wanted = [(by_journal[one.hit.journal], int(one.hit.item), one.hit.line_start, one.hit.line_end) for one in ranked]
-    found = await repo.chunks_at(wanted)
-    missing = sorted({wanted[n][0].doc_id for n in range(len(wanted)) if n not in found})
-    loaded = await _load_many(repo, missing) if missing else {}
-    candidates: list[Candidate] = []
-    ranks: list[Ranks] = []
-    for position, (entry, index, _, _) in enumerate(wanted):
-        chunk = found.get(position)
-        if chunk is None:
-            doc = loaded.get(entry.doc_id)
-            if doc is None or doc.gen != entry.gen or index >= len(doc.chunks):
-                continue  # replaced or forgotten meanwhile
-            chunk = doc.chunks[index]
-        one = ranked[position]
-        focus = one.focus if one.focus is not None and one.focus[1] <= len(chunk.text) else None
-        candidates.append(
-            Candidate(
-                entry.doc_id, entry.info.title, chunk, one.hit.score, one.by_meaning, focus, source=entry.info.source
-            )
-        )
-        ranks.append(one.ranks)
-    return candidates, ranks
-
-
-async def _named_hits(repo: Repository, name: Name, by_journal: dict[str, DocEntry], *, all_docs: bool) -> list[Hit]:
-    """Rows that may define ``name``: those holding its identifier, the best :data:`_DEFINITION_HITS`.
-    An identifier that is a word the query leaves out (``shutil.which``, ``dict.get``: a stopword
-    or a question word, held by most rows) is searched with its qualifier, among more rows."""
-    if name.qualifier is None or not _left_out(name.identifier):
-        return await _hits(repo, [name.identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
-    return await _hits(repo, [name.qualifier, name.identifier], by_journal, _LEFT_OUT_HITS, all_docs=all_docs)
-
-
-async def _members_read(
-    repo: Repository, members: list[Member], by_journal: dict[str, DocEntry], ranked: list[Fused], *, all_docs: bool
-) -> tuple[list[Candidate], list[Ranks]]:
-    """The chunks of the rows :func:`_member_hits` finds past ``ranked`` that define one of ``members``, with
-    their places in the rankings: when no row holds the name a query spells whole (``json decoder decode``), or
-    rows hold it and none defines it (``module graph get module``: ``moduleGraph`` is in every caller of
-    webpack's ModuleGraph; ``getModule`` is asked for)."""
-    seen = {(one.hit.journal, one.hit.item) for one in ranked}
-    found = await _member_hits(repo, members, by_journal, all_docs=all_docs)
-    fresh = [Fused(hit) for hit in found if hit.item.isdigit() and (hit.journal, hit.item) not in seen]
-    late, late_ranks = await _read(repo, by_journal, fresh)
-    return kept_where(partial(member_in, members=members), None, late, late_ranks)
-
-
-async def _member_hits(
-    repo: Repository, members: Sequence[Member], by_journal: dict[str, DocEntry], *, all_docs: bool
-) -> list[Hit]:
-    """Rows that may define a member the query's words spell of an owner they name (``members``, as :func:`~ctxtrio.
-    text.definitions.member_names` gives them), for the first :data:`_MEMBERS_ASKED` members with an owner: the best
-    :data:`_DEFINITION_HITS` rows holding the member and its owner's word nearest it (``writestring`` and
-    ``builder`` for ``strings builder write string``): the callers that repeat the query's words outrank the
-    definition (Go's strings/builder.go's ``WriteString`` past the 20th row; with ``builder`` beside it, the first).
-    Where owner words name a source file or its folder (:func:`~.defined.file_names`: ``subprocess.py``, Go's
-    package ``strconv/``), the member alone is looked for in those files, whose definitions seldom repeat the
-    module's name. A name asked for whole with its kind (``where is ArrayList defined``) is looked for alone."""
-    found: list[Hit] = []
-    if members and not members[0].owners:  # the name whole, its kind said (``where is ArrayList defined``)
-        found += await _hits(repo, [members[0].identifier], by_journal, _DEFINITION_HITS, all_docs=all_docs)
-    owned = [member for member in members if member.owners][:_MEMBERS_ASKED]
-    for member in owned:
-        found += await _hits(
-            repo, [member.identifier, member.owners[-1]], by_journal, _DEFINITION_HITS, all_docs=all_docs
-        )
-    for member in owned:
-        names = frozenset(owner_runs(member.owners))  # ``hash map``: HashMap.java too
-        files = {
-            journal: entry
-            for journal, entry in by_journal.items()
-            if not file_names(entry.info.title, entry.info.source).isdisjoint(names)
-        }
-        if files:
-            found += await _hits(repo, [member.identifier], files, _LEFT_OUT_HITS, all_docs=False)
-    firsts: dict[tuple[str, str], Hit] = {}
-    for hit in found:  # a row more than one lookup found is read once, where it was first found
-        firsts.setdefault((hit.journal, hit.item), hit)
-    return list(firsts.values())
-
-
-def _left_out(word: str) -> bool:
-    return word in STOPWORDS or word in QUESTION_WORDS
-
-
-async def _hits(
-    repo: Repository,
-    query_terms: Sequence[SearchWord],
-    by_journal: dict[str, DocEntry],
-    wanted: int,
-    *,
-    all_docs: bool,
-    common: Collection[str] = (),
-) -> list[Hit]:
-    """The best ``wanted`` hits within the current generations in ``by_journal``.
-
-    Across all documents the index is asked without a journal filter (checking
-    each match's journal in SQL costs as much as the match itself) and rows of
-    obsolete generations, rare and short-lived, are dropped here; only if that
-    leaves too few is it asked again with the filter.
-    """
-    store = repo.store
-    if all_docs:
-        hits = await store.search("chunks", query_terms, journals=None, limit=wanted + _SLACK, common=common)
-        kept = [hit for hit in hits if hit.journal in by_journal]
-        if len(kept) == len(hits) or len(kept) >= wanted:
-            return kept[:wanted]
-    hits = await store.search("chunks", query_terms, journals=list(by_journal), limit=wanted, common=common)
-    return [hit for hit in hits if hit.journal in by_journal]
-
-
-async def _load_many(repo: Repository, doc_ids: list[str]) -> dict[str, LoadedDoc]:
-    """Load several documents concurrently (most are usually cached already)."""
-    loaded: dict[str, LoadedDoc] = {}
-
-    async def one(doc_id: str) -> None:
-        try:
-            _, loaded[doc_id] = await repo.load(doc_id)
-        except NotFoundError:
-            pass  # forgotten by another process since the search: its hits are dropped
-
-    async with open_nursery() as nursery:
-        for doc_id in doc_ids:
-            nursery.start_soon(one, doc_id)
-    return loaded

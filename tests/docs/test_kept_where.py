@@ -23,7 +23,7 @@ def _rows(*texts: str) -> list[Candidate]:
 
 
 def test_rows_read_only_for_a_member_are_all_checked_and_leave_with_their_ranks() -> None:
-    """``checked`` None checks every row (search._members_read's rows, each read only for a member): one that
+    """``checked`` None checks every row (definition_rows.members_read's rows, each read only for a member): one that
     does not define it leaves, its places in the rankings with it; the others stay in their order."""
     candidates = _rows(DEFINING, CALLING, DEFINING)
     kept, ranks = kept_where(HOLDS, None, candidates, ["r0", "r1", "r2"])
