@@ -36,6 +36,17 @@ _MIN_TERMS: Final = 3  # headings and shorter sentences are chosen only as a las
 _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
 _HEADING: Final = re.compile(r" {0,3}#{1,6}[ \t]+")
 _LIST_ITEM: Final = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
+# AsciiDoc (asciidoc-py's user guide, ch17 "Lists", ch28 "Attribute lists"; git's manual): a labeled-list
+# label hard against the margin ('--keep-base::', 'core.bare::'; the body follows on the next line), a
+# list item continuation ('+' alone: the next paragraph belongs to the same item) and a block attribute or
+# anchor line ('[NOTE]', '[verse]', '[[def_commit]]'). A label is its entry's heading; the other two are breaks.
+_LABEL: Final = re.compile(r"(?P<label>[^\s][^\n]*?)(?::{2,4}|;;)[ \t]*")
+_CONTINUATION: Final = re.compile(r"\+[ \t]*")
+_ATTRIBUTES: Final = re.compile(r"[ \t]*\[[^\]\n]*\][ \t]*")
+_PREPROCESSOR: Final = re.compile(r"(?:ifdef|ifndef|ifeval|endif|include)::[^\s\[]*\[[^\]\n]*\][ \t]*")
+#: Inline markup a wrapped line may start with (`code`, 'quoted', <placeholder>, *strong*, _emphasis_):
+#: the letter after it says whether the line goes on a sentence.
+_INLINE_OPENERS: Final = "`'\"(<*_"
 _CLOSERS: Final = "\"'”’)\\]}」』）》"  # a regex class body: the bracket is escaped
 # Either ``[.!?]+`` closers, then whitespace or the end, or ``[。！？．｡]+`` closers. Written as one
 # leading class, the branch chosen by the mark it matched, so the regex engine skips to the next
@@ -70,7 +81,8 @@ def split_sentences(text: str) -> list[str]:
     ``。！？．`` with no space needed. Blank lines, headings and list items are breaks
     too, and so is every line break of a paragraph that is not wrapped prose (a log).
     List markers, heading markers, setext underlines, table rows and fenced code are
-    left out.
+    left out. AsciiDoc's labeled-list labels ('--keep-base::' over its body) are headings;
+    its list continuations ('+'), attribute lines ('[NOTE]') and preprocessor lines are breaks.
     """
     return [sentence.text for sentence in _sentences(text)]
 
@@ -185,8 +197,13 @@ def _units(text: str) -> list[tuple[str, bool]]:
         if (opening := _FENCE.match(line)) is not None:
             start, lines_open = _close(units, text, start, end)
             fence = opening.group(1)
-        elif not line.strip() or line.lstrip().startswith("|"):  # blank, or a table row
+        elif not line.strip() or line.lstrip().startswith("|") or _is_break(line):  # blank, a table row
             start, lines_open = _close(units, text, start, end)
+        elif (
+            line.rstrip().endswith(("::", ";;")) and (label := _LABEL.fullmatch(line)) and _body_follows(text, line_end)
+        ):
+            start, lines_open = _close(units, text, start, end)
+            units.append((label.group("label").strip(), True))
         elif (heading := _HEADING.match(line)) is not None:
             start, lines_open = _close(units, text, start, end)
             units.append((line[heading.end() :].strip().rstrip("#").strip(), True))
@@ -205,6 +222,19 @@ def _units(text: str) -> list[tuple[str, bool]]:
             lines_open += 1
     _close(units, text, start, end)
     return [(unit, heading) for unit, heading in units if unit]
+
+
+def _is_break(line: str) -> bool:
+    """An AsciiDoc list continuation ('+'), block attribute line ('[NOTE]') or preprocessor line
+    ('endif::git-pull[]'): it ends a paragraph and says nothing."""
+    return any(pattern.fullmatch(line) is not None for pattern in (_CONTINUATION, _ATTRIBUTES, _PREPROCESSOR))
+
+
+def _body_follows(text: str, line_end: int) -> bool:
+    """Whether a line goes on at ``line_end`` (an AsciiDoc label's body does; after reST's
+    'paragraph::' a blank line comes first)."""
+    stop = text.find("\n", line_end)
+    return bool(text[line_end : stop if stop >= 0 else len(text)].strip())
 
 
 def _close(units: list[tuple[str, bool]], text: str, start: int, end: int) -> tuple[int, int]:
@@ -229,7 +259,7 @@ def _split_unit(unit: str) -> list[list[str]]:
     """
     lines = unit.split("\n")
     if len(lines) > 1:
-        wrapped = sum(1 for line in lines[1:] if line.lstrip()[:1].islower())
+        wrapped = sum(1 for line in lines[1:] if line.lstrip().lstrip(_INLINE_OPENERS)[:1].islower())
         if wrapped * 2 < len(lines) - 1:
             return [_split_text(line) for line in lines]
     return [_split_text(unit)]

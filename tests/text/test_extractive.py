@@ -361,3 +361,65 @@ def test_last_sentence_end_in_a_window_of_a_line() -> None:
     assert last_sentence_end(line, done, line.rindex("path")) == -1
     assert last_sentence_end(line, 0, line.index(" the")) == line.index("here.") + 5  # 'e.g.' ends none
     assert last_sentence_end(line, line.index("See"), line.index("!")) == -1
+
+
+# git's manual (/usr/share/doc/git-doc/git-rebase.txt, git 2.39, GPL-2.0): an AsciiDoc labeled-list entry whose
+# body is indented by a tab and whose later paragraphs are attached by a '+' line (asciidoc-py's user guide,
+# ch17 "Lists": "List item continuation"), as every OPTIONS section of git's manual is written.
+KEEP_BASE = (
+    "--keep-base::\n"
+    "\tSet the starting point at which to create the new commits to the\n"
+    "\tmerge base of `<upstream>` and `<branch>`. Running\n"
+    "\t`git rebase --keep-base <upstream> <branch>` is equivalent to\n"
+    "\trunning\n"
+    "\t`git rebase --reapply-cherry-picks --no-fork-point --onto <upstream>...<branch> <upstream> <branch>`.\n"
+    "+\n"
+    "This option is useful in the case where one is developing a feature on\n"
+    "top of an upstream branch. While the feature is being worked on, the\n"
+    "upstream branch may advance and it may not be the best idea to keep\n"
+    "rebasing on top of the upstream but to keep the base commit as-is. As\n"
+    "the base commit is unchanged this option implies `--reapply-cherry-picks`\n"
+    "to avoid losing commits.\n"
+    "+\n"
+    "See also INCOMPATIBLE OPTIONS below.\n"
+    "\n"
+    "endif::git-pull[]\n"
+    "[NOTE]\n"
+    "`ORIG_HEAD` is not guaranteed to still point to the previous branch tip\n"
+    "at the end of the rebase.\n"
+)
+
+
+def test_asciidoc_entries_split_into_whole_sentences() -> None:
+    """An AsciiDoc option entry (a 'label::' line, a tab-indented body, paragraphs joined by '+' lines) is
+    whole sentences under its label: with git's manual, extracts and outline lines were wrapped lines cut
+    mid-sentence ('This option is useful in the case where one is developing a feature on') and an option's
+    outline line was its label ('--keep-base::'), as the '+' lines kept the entry one paragraph that read
+    as a log, line by line, and a block attribute line ('[NOTE]') was a sentence of its own."""
+    sentences = split_sentences(KEEP_BASE)
+    assert sentences == [
+        "--keep-base",
+        "Set the starting point at which to create the new commits to the\n"
+        "\tmerge base of `<upstream>` and `<branch>`.",
+        "Running\n\t`git rebase --keep-base <upstream> <branch>` is equivalent to\n\trunning\n"
+        "\t`git rebase --reapply-cherry-picks --no-fork-point --onto <upstream>...<branch> <upstream> <branch>`.",
+        "This option is useful in the case where one is developing a feature on\ntop of an upstream branch.",
+        "While the feature is being worked on, the\nupstream branch may advance and it may not be the best idea to keep\n"
+        "rebasing on top of the upstream but to keep the base commit as-is.",
+        "As\nthe base commit is unchanged this option implies `--reapply-cherry-picks`\nto avoid losing commits.",
+        "See also INCOMPATIBLE OPTIONS below.",
+        "`ORIG_HEAD` is not guaranteed to still point to the previous branch tip\nat the end of the rebase.",
+    ]
+    assert first_sentence(KEEP_BASE, max_tokens=50, model=MODEL) == sentences[1]
+    assert first_sentence(KEEP_BASE[KEEP_BASE.index("[NOTE]") :], max_tokens=50, model=MODEL) == sentences[-1]
+
+
+def test_a_line_ending_in_colons_before_a_blank_line_stays_prose() -> None:
+    """reST's 'paragraph::' (a literal block follows, after a blank line) is a sentence of its paragraph, not a
+    label; a '+' inside a line and a bracketed word inside prose change nothing."""
+    text = "For example, run it like this::\n\n    python -m json.tool\n\nThen add [x] and 1 + 2 to it.\n"
+    assert split_sentences(text) == [
+        "For example, run it like this::",
+        "python -m json.tool",
+        "Then add [x] and 1 + 2 to it.",
+    ]
