@@ -178,19 +178,25 @@ class Traffic:
             self.inflight.finished(canonical_id(cancelled))
 
     async def outgoing(self, line: str) -> bool:
-        """False when the line must not be sent (already answered by the warm start)."""
+        """False when the line must not be sent (already answered by the warm start).
+
+        The request stays in flight until this returns (the writer then hands the line on with no checkpoint):
+        the stop's drain waits for a warm-start recording saved first. Marked answered before that save, it let
+        the drain end at once, and the SDK, cancelling its handlers as the reader ended, caught this one waiting
+        for a worker thread: its answer was never written.
+        """
         token = response_id(line)
         if token is None:
             seen = peek(line)
             if seen.kind != "response" or seen.id is None:
                 return True
             token = seen.id
-        self.inflight.finished(canonical_id(token))
+        keep = True
         recorder = self._recorder
-        if recorder is None or not recorder.wants(token):
-            return True
-        keep = recorder.filter(peek(line))
-        await trio.to_thread.run_sync(recorder.save)
+        if recorder is not None and recorder.wants(token):
+            keep = recorder.filter(peek(line))
+            await trio.to_thread.run_sync(recorder.save)
+        self.inflight.finished(canonical_id(token))
         return keep
 
 

@@ -1,5 +1,6 @@
 """Over stdio, a request read just before stdin's EOF is answered as one asked before the stop, whenever its
-handler task gets to run: here the server runs in-process, and the test holds a handler until the stop began."""
+handler task gets to run, and its answer is out before the stop ends what is in flight: the server runs
+in-process, or its transport's parts, and the test holds a task at the point where the order was lost."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import os
 from typing import TYPE_CHECKING, Any
 
 import trio
+import trio.testing
 from mcp.types import SubscriptionsListenRequestParams
 
 import ctxtrio
 from ctxtrio import _app
+from ctxtrio.transport.answers import AnswerRecorder
+from ctxtrio.transport.stdio import ProtocolWriter, Traffic
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -97,3 +101,54 @@ async def test_a_listen_read_before_eof_whose_handler_starts_after_the_stop_ends
     assert answer["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 2, answer
     order = [message.get("method", message.get("id")) for message in out]
     assert order == [1, "notifications/subscriptions/acknowledged", 2], out
+
+
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+#: The answer as the SDK writes it (``jsonrpc`` then ``id``: see ctxtrio._sdk.response_id), one the warm start keeps.
+_INITIALIZED = (
+    '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},'
+    '"serverInfo":{"name":"ctxtrio","version":"0"}}}\n'
+)
+
+
+async def test_an_answer_the_warm_start_records_is_in_flight_until_it_is_written(tmp_path: Path) -> None:
+    """An initialize answered as stdin ends, its answer waiting for a worker thread to save the warm start's
+    recording (all threads busy): the stop's drain waits for it, and the line goes out before the handlers are
+    cancelled. Before, it counted as answered before the save, so the drain ended at once and the cancel (the
+    SDK's, as the reader ends) caught the handler in the save: the host never got its answer."""
+    recorder = AnswerRecorder(tmp_path / "answers.json", "stamp", {})
+    traffic = Traffic(recorder)
+    read_fd, write_fd = os.pipe()
+    writer = ProtocolWriter(write_fd, traffic)
+    threads = trio.to_thread.current_default_thread_limiter()
+    threads.total_tokens = 1
+    busy = object()  # the one worker thread, busy elsewhere (a search's SQLite read) until the test frees it
+    await threads.acquire_on_behalf_of(busy)
+    traffic.incoming(json.dumps(_INITIALIZE))
+
+    async def answer() -> None:
+        await writer.write(_INITIALIZED)
+
+    async def free_the_thread() -> None:
+        await trio.testing.wait_all_tasks_blocked()  # once the drain waits (when it does)
+        threads.release_on_behalf_of(busy)
+
+    with trio.fail_after(300):  # only a hang guard: the grace below is an hour
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer.run)
+            async with trio.open_nursery() as handlers:  # the SDK's handler task group
+                handlers.start_soon(answer)
+                await trio.testing.wait_all_tasks_blocked()  # the answer waits for the thread
+                handlers.start_soon(free_the_thread)
+                await traffic.inflight.settle(3600.0, 2.0)  # drain(), at EOF
+                handlers.cancel_scope.cancel()  # the reader ended: the SDK cancels the handlers still running
+            writer.close()
+    await writer.aclose()
+    with os.fdopen(read_fd, "rb") as out:
+        assert out.read() == _INITIALIZED.encode()
+    assert json.loads((tmp_path / "answers.json").read_text())["answers"], "the answer was recorded"
