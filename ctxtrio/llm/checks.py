@@ -21,7 +21,7 @@ The thresholds, and why:
   kept only where the answer states it as a figure of its own ("1" inside "8011", or a
   list marker, keeps nothing);
 * **names** — an identifier, path or URL in the answer must occur in the input or the
-  instruction, like a number (a small model invents ``/api/v2/users`` as readily as 8011).
+  instruction (its first letter capitalized to open a sentence aside), like a number (a small model invents ``/api/v2/users`` as readily as 8011).
   What must be kept is counted without the markup's metadata (HTML comments, YAML front
   matter, link targets: :func:`without_markup`), and a figure the answer writes in words
   counts as kept where the same word follows it ("three times" keeps "3 times");
@@ -210,6 +210,13 @@ def _identifiers(text: str) -> set[str]:
     return {name.rstrip(".,;:!?") for name in found} - {""}
 
 
+def _stated(name: str, source: str, instruction: str) -> bool:
+    """Whether ``name`` occurs in ``source`` or ``instruction``, also with its first letter in lower case:
+    a model opening a sentence with ``test_tz_boundary`` writes 'Test_tz_boundary' (SmolLM2-135M did)."""
+    lowered = name[:1].lower() + name[1:]
+    return any(form in text for form in {name, lowered} for text in (source, instruction))
+
+
 def _in_words(answer: str, source: str) -> set[str]:
     """The source's numbers the answer writes in words, each with the same following word
     ("three times" for "3 times", "ten minutes" for "10 minutes")."""
@@ -231,12 +238,14 @@ def _figure_fault(answer: str, source: str, instruction: str, target_tokens: int
     invented = sorted(n for n in numbers if n not in given and not _occurs(n, source))
     if invented:
         return f"it states figures the text does not ({', '.join(invented[:4])})"
-    named = sorted(n for n in _identifiers(answer) if n not in source and n not in instruction)
+    named = sorted(n for n in _identifiers(answer) if not _stated(n, source, instruction))
     if named:
         return f"it states identifiers the text does not ({', '.join(named[:4])})"
     if not stated:
         return None
-    kept = stated & (figures(answer) | _in_words(answer, source))
+    said = figures(answer)
+    said |= {name[:1].lower() + name[1:] for name in said}  # 'Test_tz_boundary' opening a sentence keeps it
+    kept = stated & (said | _in_words(answer, source))
     needed = min(math.ceil(len(stated) / 3), max(1, target_tokens // TOKENS_PER_FIGURE))
     if len(kept) < needed:
         missing = sorted(stated - kept)[:4]

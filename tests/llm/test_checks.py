@@ -139,3 +139,15 @@ def test_an_announcement_is_no_answer() -> None:
         "The text is:", source="Cats sleep a lot and purr.", instruction="Summarize.", target_tokens=48, model=MODEL
     )
     assert found is not None and "announces" in found
+
+
+def test_an_identifier_capitalized_to_open_a_sentence_is_not_invented() -> None:
+    """SmolLM2-135M-Instruct opened a sentence of a session's summary with 'Test_tz_boundary' for the notes'
+    test_tz_boundary: the answer was rejected as inventing an identifier, after 43 s of the compaction's 45 s
+    deadline; a capital first letter is the sentence's, not another name. A capital in the middle is."""
+    source = "test_tz_boundary fails because period_end is computed in local time on prod-2 (Europe/Berlin)."
+    answer = "Test_tz_boundary fails: period_end uses local time on prod-2."
+    assert rejection(answer, source=source, instruction="Summarize.", target_tokens=48, model=MODEL) is None
+    renamed = "test_Tz_boundary fails: period_end uses local time on prod-2."
+    found = rejection(renamed, source=source, instruction="Summarize.", target_tokens=48, model=MODEL)
+    assert found is not None and "test_Tz_boundary" in found
