@@ -29,11 +29,19 @@ _ADORNMENT: Final = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?\Z")
 UNDERLINE: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 #: A directive's option line (``:synopsis: ...``, ``:noindex:``), indented under it.
 _OPTION: Final = re.compile(r"[ \t]+:[\w-]+:")
+#: A directive whose body is code or program output (docutils and Sphinx), passed over like a Markdown fence.
+_CODE_DIRECTIVE: Final = re.compile(
+    r"[ \t]*\.\.[ \t]+(?:code-block|code|sourcecode|doctest|testcode|testoutput|parsed-literal|productionlist)::"
+)
+#: An AsciiDoc labeled-list entry, its body on the next line ('--keep-base::' over a tab-indented line): in such
+#: a text an indented block after 'label::' is the entry's text, not reST's literal block.
+_ASCIIDOC_ENTRY: Final = re.compile(r"^[^\s][^\n]*(?::{2,4}|;;)[ \t]*\r?\n[ \t]+\S", re.MULTILINE)
 
 
 def without_markup(text: str, *, headings: bool = False, signatures: bool = False) -> str:
     """``text`` without the lines of reST explicit markup (a ``..`` line, the lines its trailing backslash
-    continues, and the ``:option:`` lines right under it; a directive's body stays) and without reST titles
+    continues, and the ``:option:`` lines right under it; a directive's body stays, but for a code directive's:
+    literal blocks are left out, as the sentence splitter leaves out Markdown's fences) and without reST titles
     (a line underlined by ``^^^`` or ``~~~``, which the sentence splitter does not take for a heading: an
     outline line repeating the title its trail ends with says nothing more). ``headings=True`` keeps a title
     underlined by ``===`` or ``---``, which the splitter takes for a heading. ``signatures=True`` puts an
@@ -44,7 +52,11 @@ def without_markup(text: str, *, headings: bool = False, signatures: bool = Fals
     entry: list[str] | None = None  # while an API entry's lines are read: its signature's parts so far
     pending: list[str] = []  # the entry's bare signatures, waiting for its body's first line
     indent = 0  # the entry's indentation: its body is indented further
-    for line in text.splitlines(keepends=True):
+    lines = text.splitlines(keepends=True)
+    code = _literal_lines(lines, asciidoc=_ASCIIDOC_ENTRY.search(text) is not None)
+    for number, line in enumerate(lines):
+        if number in code:
+            continue
         if _ADORNMENT.match(line) and not (headings and UNDERLINE.fullmatch(line.rstrip("\r\n"))):
             if kept and kept[-1].strip() and not kept[-1][:1].isspace():
                 kept.pop()  # the title it underlines
@@ -73,6 +85,32 @@ def without_markup(text: str, *, headings: bool = False, signatures: bool = Fals
             pending.append(bare_signature(" ".join(entry)))
             entry = []
     return "".join(kept)
+
+
+def _literal_lines(lines: list[str], *, asciidoc: bool) -> set[int]:
+    """The numbers of the non-blank lines of reST literal blocks: the body of a code directive
+    (``.. code-block:: python``) and the indented block after a paragraph ending in ``::`` and a blank line
+    (not in AsciiDoc, ``asciidoc``, where that is a labeled entry's text). Blank lines stay: they part the
+    paragraphs either side."""
+    code: set[int] = set()
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        directive = _CODE_DIRECTIVE.match(line) is not None
+        literal = (
+            not asciidoc
+            and line.rstrip().endswith("::")
+            and _EXPLICIT_MARKUP.match(line) is None
+            and number + 1 < len(lines)
+            and not lines[number + 1].strip()
+        )
+        number += 1
+        if directive or literal:
+            while number < len(lines) and (not lines[number].strip() or _indent(lines[number]) > _indent(line)):
+                if lines[number].strip():
+                    code.add(number)
+                number += 1
+    return code
 
 
 def _signed(line: str, signatures: list[str], indent: int) -> str:

@@ -15,7 +15,7 @@ from ctxtrio.text.extractive import (
     split_sentences,
     summarize_extractive,
 )
-from ctxtrio.text.prose import bare_signature
+from ctxtrio.text.prose import bare_signature, without_markup
 from ctxtrio.text.tokens import TokenModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -423,3 +423,34 @@ def test_a_line_ending_in_colons_before_a_blank_line_stays_prose() -> None:
         "python -m json.tool",
         "Then add [x] and 1 + 2 to it.",
     ]
+
+
+# pytest's manual (/usr/share/doc/python-pytest-doc/rst/how-to/fixtures.rst.txt, pytest 7.2, MIT), shortened:
+# a section whose first block is a code-block directive's body, and a paragraph introducing a literal block.
+QUICK_EXAMPLE = (
+    "Quick example\n^^^^^^^^^^^^^\n\n.. code-block:: python\n\n    import pytest\n\n\n"
+    '    # Arrange\n    @pytest.fixture\n    def fruit_bowl():\n        return [Fruit("apple"), Fruit("banana")]\n\n'
+    "    def test_fruit_salad(fruit_bowl):\n        # Assert\n        assert all(fruit.cubed for fruit in fruit_salad.fruit)\n\n"
+    'In this example, ``test_fruit_salad`` "**requests**" ``fruit_bowl`` (i.e.\nthe test function declares it).\n'
+    "Running it gives::\n\n    $ pytest -q test_fruit.py\n    1 passed in 0.12s\n\nThe test passes.\n"
+)
+
+
+def test_rest_code_blocks_are_not_sentences_of_an_extract() -> None:
+    """A reST code-block directive's body and a literal block after 'paragraph::' are code, passed over like a
+    Markdown fence: doc_summarize's extracts of pytest's manual held code lines ('def expected_list():',
+    'entry = first_entry()', '$ pytest -q'), and a section opening with an example had its code as first line."""
+    first = first_sentence(QUICK_EXAMPLE, max_tokens=60, model=MODEL)
+    assert first.startswith("In this example, ``test_fruit_salad``")
+    summary = summarize_extractive(QUICK_EXAMPLE, target_tokens=60, model=MODEL)
+    assert "requests" in summary and "pytest -q" not in summary and "def " not in summary
+    assert first_sentence(".. code-block:: python\n\n    import pytest\n", max_tokens=60, model=MODEL)
+
+
+def test_an_asciidoc_entry_body_is_no_literal_block() -> None:
+    """In AsciiDoc an indented body under a 'label::' is the entry's text, also after a blank line (git's
+    manual has both forms, git-clean.txt's 'quit::' the second): it is not passed over as reST's literal block."""
+    text = "help::\n  Show brief usage of git clean.\n\nquit::\n\n  This lets you quit without do cleaning.\n"
+    assert without_markup(text) == text
+    rest = "Example::\n\n  $ git clean -n\n\nThe end.\n"
+    assert without_markup(rest) == "Example::\n\n\nThe end.\n"
