@@ -47,6 +47,7 @@ _PREPROCESSOR: Final = re.compile(r"(?:ifdef|ifndef|ifeval|endif|include)::[^\s\
 #: Inline markup a wrapped line may start with (`code`, 'quoted', <placeholder>, *strong*, _emphasis_):
 #: the letter after it says whether the line goes on a sentence.
 _INLINE_OPENERS: Final = "`'\"(<*_"
+_LEADING_CODE: Final = re.compile(r"(?:[ \t]*\r?\n| {4,}[^\n]*\n)+")
 _CLOSERS: Final = "\"'”’)\\]}」』）》"  # a regex class body: the bracket is escaped
 # Either ``[.!?]+`` closers, then whitespace or the end, or ``[。！？．｡]+`` closers. Written as one
 # leading class, the branch chosen by the mark it matched, so the regex engine skips to the next
@@ -137,8 +138,9 @@ def summarize_extractive(text: str, *, target_tokens: int, model: TokenModel) ->
 def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
     """Return the first non-heading sentence of ``text`` cut to ``max_tokens`` ("" if none).
 
-    reST explicit markup (``.. note::``, ``.. versionchanged:: 3.6``) is taken only when no
-    prose follows; then the first heading when the text has nothing else. Meant for one-line
+    reST explicit markup (``.. note::``, ``.. versionchanged:: 3.6``) and code the text opens
+    with (indented by four spaces or more) are taken only when no prose follows; then the
+    first heading when the text has nothing else. Meant for one-line
     outline summaries. ``max_tokens`` must be at least 1.
     """
     if max_tokens < 1:
@@ -146,13 +148,24 @@ def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
     # An outline line of '.. note::' or '.. versionchanged:: 3.6' says nothing of its chunk: reST's
     # explicit markup (directives, comments, link targets) is passed over while prose follows.
     sentences: list[_Sentence] = []
-    for source in (without_markup(text), text):
+    for source in (without_markup(_past_leading_code(text)), without_markup(text), text):
         sentences = _sentences(source)
         body = [sentence for sentence in sentences if not sentence.heading]
         if body:
             return _fit(body[0].text, max_tokens, model)
     # The loop's last pass split ``text`` itself: its first sentence is a heading, or there is none.
     return _fit(sentences[0].text, max_tokens, model) if sentences else ""
+
+
+def _past_leading_code(text: str) -> str:
+    """``text`` past the lines indented by four spaces or more it starts with (blank ones among them), when
+    something follows them. A chunk cut inside a long example starts with its code, indented as reST's and
+    Markdown's code blocks are, and no '::' or fence before it says so (pytest's fixtures.rst: its outline
+    line was '# Assert assert all(fruit.cubed ...)'). Tab-indented lines stay: they are AsciiDoc's entry bodies."""
+    found = _LEADING_CODE.match(text)
+    if found is None or not found.group().strip() or not text[found.end() :].strip():
+        return text
+    return text[found.end() :]
 
 
 def _sentences(text: str) -> list[_Sentence]:

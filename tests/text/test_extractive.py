@@ -454,3 +454,16 @@ def test_an_asciidoc_entry_body_is_no_literal_block() -> None:
     assert without_markup(text) == text
     rest = "Example::\n\n  $ git clean -n\n\nThe end.\n"
     assert without_markup(rest) == "Example::\n\n\nThe end.\n"
+
+
+def test_an_outline_line_passes_over_the_code_a_chunk_opens_with() -> None:
+    """A chunk cut inside a long example (pytest's fixtures.rst, chunk #1) opens with indented code and no
+    '::' before it: its outline line is the prose after it, not '# Assert assert all(...)'. Code alone is
+    still a line, and an AsciiDoc entry's tab-indented body is prose."""
+    chunk = QUICK_EXAMPLE[QUICK_EXAMPLE.index("    # Arrange") :]
+    assert first_sentence(chunk, max_tokens=60, model=MODEL).startswith("In this example, ``test_fruit_salad``")
+    assert first_sentence("    import pytest\n\n    x = 1\n", max_tokens=60, model=MODEL) == "import pytest"
+    body = "\tSet the starting point at which to create the new commits.\n+\nThis option is useful.\n"
+    assert (
+        first_sentence(body, max_tokens=60, model=MODEL) == "Set the starting point at which to create the new commits."
+    )
