@@ -44,11 +44,22 @@ async def test_list_tools_and_call_guide(tmp_path: Path) -> None:
             assert "extractive only" in block.text
 
 
+#: The shutdown grace of the servers whose stop is tested: an hour, so a stop that waits for its grace (a request
+#: it thinks is still in flight, a listen left open, a reader it cannot cancel) outlasts :data:`STOP_GUARD_S`, and
+#: one that waits for nothing ends well before it, however busy the machine. That the stop waits on no timer at all
+#: is pinned on the server's own clock (test_stdio_stop_time.py); its wall-clock time against the 2 s an SDK host
+#: allows is measured, not asserted: ``python stress/attack.py stop``.
+GRACE = "3600"
+#: Only a hang guard (as for a server's start): a stop held by its grace never ends before it.
+STOP_GUARD_S = 300
+
+
 @asynccontextmanager
 async def _spawned(data_dir: Path) -> AsyncIterator[trio.Process]:
-    """The server on pipes; stopped on the way out, so a test that fails leaves no server behind."""
+    """The server on pipes, with an hour of grace; stopped on the way out, so a test that fails leaves no server
+    behind."""
     process = await trio.lowlevel.open_process(
-        servers.server_command(data_dir, audit=True),
+        servers.server_command(data_dir, "--shutdown-grace", GRACE, audit=True),
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -73,37 +84,36 @@ async def _wait_ready(process: trio.Process) -> bytes:
 
 
 async def test_stdin_eof_exits_zero(tmp_path: Path) -> None:
-    """Closing stdin shuts the server down cleanly with exit code 0 and nothing on stdout."""
+    """Closing stdin shuts the server down cleanly with exit code 0 and nothing on stdout, without waiting for its
+    grace."""
     async with _spawned(tmp_path / "data") as process:
         await _wait_ready(process)
         assert process.stdin is not None and process.stdout is not None
         await process.stdin.aclose()
-        with trio.fail_after(5):
+        with trio.fail_after(STOP_GUARD_S):
             code = await process.wait()
         assert code == 0
         assert await process.stdout.receive_some() == b""
 
 
-async def test_sigterm_exits_zero_within_two_seconds(tmp_path: Path) -> None:
-    """SIGTERM with stdin still open: exit 0 within 2 s."""
+async def test_sigterm_exits_zero_without_waiting_for_its_grace(tmp_path: Path) -> None:
+    """SIGTERM with stdin still open: exit 0, with nothing in flight to wait for (an hour of grace unused)."""
     async with _spawned(tmp_path / "data") as process:
         await _wait_ready(process)
-        started = trio.current_time()
         process.send_signal(signal.SIGTERM)
-        with trio.fail_after(2):
+        with trio.fail_after(STOP_GUARD_S):
             code = await process.wait()
         assert code == 0
-        assert trio.current_time() - started < 2
         assert process.stdin is not None
         await process.stdin.aclose()
 
 
 async def test_sigint_exits_zero(tmp_path: Path) -> None:
-    """SIGINT (Ctrl-C) takes the same graceful path as SIGTERM."""
+    """SIGINT (Ctrl-C) takes the same graceful path as SIGTERM: exit 0 without waiting for its grace."""
     async with _spawned(tmp_path / "data") as process:
         await _wait_ready(process)
         process.send_signal(signal.SIGINT)
-        with trio.fail_after(2):
+        with trio.fail_after(STOP_GUARD_S):
             code = await process.wait()
         assert code == 0
         assert process.stdin is not None

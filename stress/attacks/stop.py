@@ -1,0 +1,175 @@
+"""The stdio server's stop, on the wall clock and at the edge of stdin's EOF.
+
+* How long an idle server takes to exit after stdin's EOF, SIGTERM and SIGINT, against what a host built on
+  the MCP Python SDK allows (``mcp/client/stdio.py``: ``PROCESS_TERMINATION_TIMEOUT = 2.0`` after closing
+  stdin, then SIGTERM and ``FORCE_KILL_TIMEOUT = 2.0`` before SIGKILL). The tests pin that the stop waits on
+  no timer (tests/transport/test_stdio_stop_time.py); what is left is the machine's speed, measured here.
+* Requests written together with EOF (the host writes them and closes stdin at once): each is answered as
+  one asked before the stop: a 2026-07-28 ``subscriptions/listen`` with its result (it was refused -32603
+  when its handler started after the stop), ``initialize`` and ``tools/list`` with their answers (which the
+  warm start records on the way out).
+
+Each spawn is ``python -m ctxtrio`` on a fresh data dir with its own warm-start cache, 60 s at most.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+from testkit.servers import server_command
+
+from . import Row
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: What a host built on the SDK waits, after closing stdin and again after SIGTERM, before escalating.
+HOST_WAIT_S = 2.0
+STARTS = 3
+_MODERN = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "attack", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _env(work: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(work / "cache")}
+
+
+def _line(message: object) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def _until_ready(process: subprocess.Popen[bytes], limit_s: float = 60.0) -> None:
+    assert process.stderr is not None
+    seen, deadline = b"", time.monotonic() + limit_s
+    while b"ready: MCP over stdio" not in seen:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([process.stderr], [], [], left)[0]:
+            raise TimeoutError(f"no ready line in {limit_s:g} s")
+        chunk = os.read(process.stderr.fileno(), 65536)
+        if not chunk:
+            raise RuntimeError(f"server exited: {seen.decode(errors='replace')[-500:]}")
+        seen += chunk
+
+
+def _stop_once(work: Path, name: str, how: str) -> tuple[int, float]:
+    """Exit code and seconds from the stop (``eof``, ``SIGTERM`` or ``SIGINT``) to the exit of an idle server."""
+    process = subprocess.Popen(
+        server_command(work / name),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=_env(work),
+    )
+    try:
+        _until_ready(process)
+        assert process.stdin is not None
+        started = time.perf_counter()
+        if how == "eof":
+            process.stdin.close()
+        else:
+            process.send_signal(getattr(signal, how))
+        code = process.wait(timeout=60)
+        return code, time.perf_counter() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for pipe in (process.stdin, process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def idle_stop(work: Path, how: str) -> Row:
+    runs = [_stop_once(work, f"stop-{how}-{i}", how) for i in range(STARTS)]
+    seconds = [s for _, s in runs]
+    codes = sorted({code for code, _ in runs})
+    cause = "stdin closed" if how == "eof" else how
+    return Row(
+        f"{cause}, nothing in flight ({STARTS} starts)",
+        f"exit 0 within {HOST_WAIT_S:g} s each (what an SDK host waits before escalating)",
+        f"exit {codes}, {statistics.median(seconds):.2f} s median, {max(seconds):.2f} s max",
+        codes == [0] and max(seconds) < HOST_WAIT_S,
+    )
+
+
+def _fed(work: Path, name: str, lines: list[bytes]) -> tuple[int, list[dict[str, object]], str]:
+    """Exit code, answers and stderr of one spawn fed ``lines`` and EOF in one write."""
+    done = subprocess.run(
+        server_command(work / name),
+        input=b"".join(lines),
+        capture_output=True,
+        cwd=ROOT,
+        env=_env(work),
+        timeout=60,
+        check=False,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return done.returncode, answers, done.stderr.decode(errors="replace")
+
+
+def _by_id(answers: list[dict[str, object]], request_id: int) -> dict[str, object] | None:
+    return next((message for message in answers if message.get("id") == request_id), None)
+
+
+def listen_at_eof(work: Path) -> Row:
+    listen = {"notifications": {"resourcesListChanged": True}, "_meta": _MODERN}
+    lines = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": _MODERN}}),
+        _line({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": listen}),
+    ]
+    ended, seen = 0, []
+    for i in range(STARTS):
+        code, answers, log = _fed(work, f"listen-{i}", lines)
+        answer = _by_id(answers, 2)
+        if code == 0 and answer is not None and "result" in answer and "Traceback" not in log:
+            ended += 1
+        else:
+            seen.append(f"exit {code}: {json.dumps(answer)[:80]}")
+    return Row(
+        f"server/discover, subscriptions/listen and EOF in one write ({STARTS} starts)",
+        "the listen acknowledged and ended with its result each time, exit 0",
+        f"{ended} of {STARTS} ended with their result" + (f"; {'; '.join(seen)}" if seen else ""),
+        ended == STARTS,
+    )
+
+
+def handshake_at_eof(work: Path) -> Row:
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attack", "version": "0"}}
+    lines = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ]
+    answered = 0
+    for i in range(STARTS):
+        code, answers, log = _fed(work, f"handshake-{i}", lines)
+        tools = _by_id(answers, 2)
+        result = tools.get("result") if tools is not None else None
+        if code == 0 and _by_id(answers, 1) is not None and isinstance(result, dict) and result.get("tools"):
+            answered += 1 if "Traceback" not in log else 0
+    return Row(
+        f"initialize, initialized, tools/list and EOF in one write ({STARTS} starts, the first records its answers)",
+        "both answered each time, exit 0",
+        f"{answered} of {STARTS} answered both",
+        answered == STARTS,
+    )
+
+
+def run(work: Path) -> list[Row]:
+    return [
+        idle_stop(work, "eof"),
+        idle_stop(work, "SIGTERM"),
+        idle_stop(work, "SIGINT"),
+        listen_at_eof(work),
+        handshake_at_eof(work),
+    ]
