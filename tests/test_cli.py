@@ -282,3 +282,38 @@ def test_an_unusable_index_turns_document_search_off_with_one_warning(tmp_path: 
     warnings = [line for line in result.stderr.splitlines() if "WARNING" in line]
     assert len(warnings) == 1 and "search index" in warnings[0] and "cannot be opened" in warnings[0], result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "named"),
+    [
+        (["--ingest-root", "."], {}, "--ingest-root '.'"),
+        (["--data-dir", "state"], {}, "--data-dir 'state'"),
+        ([], {"CTX_INGEST_ROOTS": "/usr:docs"}, "CTX_INGEST_ROOTS 'docs'"),
+        ([], {"CTX_DATA_DIR": "ctxtrio-state"}, "CTX_DATA_DIR 'ctxtrio-state'"),
+    ],
+)
+def test_relative_paths_are_refused_in_the_filesystem_root(
+    argv: list[str], env: dict[str, str], named: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host may start the server in / (an SDK stdio client without cwd passes on its own): there
+    '--ingest-root .' opened every file of the machine to doc_ingest and '--data-dir state' wrote /state,
+    silently (the ready line and context_guide showed them). Such a relative path is refused, naming it."""
+    monkeypatch.chdir("/")
+    with pytest.raises(ConfigError, match="relative path and the working directory is /") as raised:
+        build_config(argv, env)
+    assert named in str(raised.value) and "give an absolute path" in str(raised.value)
+
+
+def test_relative_paths_elsewhere_and_absolute_ones_in_the_root_still_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From a directory of one's own (the quick start's 'ctxtrio --ingest-root ./'), relative paths resolve
+    against it as before; in / absolute paths and '~' are fine."""
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    config = build_config(["--ingest-root", "./docs", "--data-dir", "state"], {})
+    assert config.ingest_roots == (tmp_path / "docs",) and config.data_dir == tmp_path / "state"
+    monkeypatch.chdir("/")
+    config = build_config(["--ingest-root", str(tmp_path), "--data-dir", "~/ctxtrio-state"], {})
+    assert config.ingest_roots == (tmp_path,) and config.data_dir.is_absolute()

@@ -141,8 +141,35 @@ def serving_parser() -> argparse.ArgumentParser:
 
 
 def build_config(argv: Sequence[str], env: Mapping[str, str]) -> Config:
-    """The validated Config for serving flags ``argv`` and ``env``; raises ConfigError (or exits 2 on a bad flag)."""
-    return config_from_args(serving_parser().parse_args(list(argv)), env)
+    """The validated Config for serving flags ``argv`` and ``env``; raises ConfigError (or exits 2 on a bad flag).
+
+    Started in the filesystem's root, where some hosts start a server (an MCP SDK's stdio client without a
+    ``cwd`` passes on its own working directory), a relative ``--data-dir`` or ``--ingest-root`` is refused: ``--ingest-root .``
+    opened every file of the machine to ``doc_ingest`` and ``--data-dir state`` wrote ``/state``, silently.
+    """
+    args = serving_parser().parse_args(list(argv))
+    if os.getcwd() == os.sep:
+        _refuse_relative_paths(args, env)
+    return config_from_args(args, env)
+
+
+def _refuse_relative_paths(args: argparse.Namespace, env: Mapping[str, str]) -> None:
+    """ConfigError naming the first path setting given as a relative path (flag, else variable)."""
+    for row in settings():
+        if _kind(row) is not Path and typing.get_origin(_kind(row)) is not tuple:
+            continue
+        flagged = getattr(args, row.name, None) if row.flag is not None else None
+        if flagged is not None:
+            given, source = [str(part) for part in (flagged if isinstance(flagged, list) else [flagged])], row.flag
+        else:
+            given, source = [part for part in env.get(row.env, "").split(os.pathsep) if part], row.env
+        for part in given:
+            if not Path(part).expanduser().is_absolute():
+                raise ConfigError(
+                    f"{source} {part!r} is a relative path and the working directory is {os.sep} (where some hosts "
+                    f"start a server): it would mean {Path(os.sep, part)}; "
+                    "give an absolute path"
+                )
 
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config:
