@@ -5,9 +5,10 @@
   stdin, then SIGTERM and ``FORCE_KILL_TIMEOUT = 2.0`` before SIGKILL). The tests pin that the stop waits on
   no timer (tests/transport/test_stdio_stop_time.py); what is left is the machine's speed, measured here.
 * Requests written together with EOF (the host writes them and closes stdin at once): each is answered as
-  one asked before the stop: a 2026-07-28 ``subscriptions/listen`` with its result (it was refused -32603
-  when its handler started after the stop), ``initialize`` and ``tools/list`` with their answers (which the
-  warm start records on the way out).
+  one asked before the stop: tool calls, resources, prompts, and a 2026-07-28 ``subscriptions/listen`` with
+  its result (it was refused -32603 when its handler started after the stop); ``initialize`` and
+  ``tools/list`` with their answers (which the warm start records on the way out). The order that lost is
+  forced in-process by tests/transport/test_stdio_stop_order.py; here it is left to the scheduler.
 
 Each spawn is ``python -m ctxtrio`` on a fresh data dir with its own warm-start cache, 60 s at most.
 """
@@ -121,25 +122,39 @@ def _by_id(answers: list[dict[str, object]], request_id: int) -> dict[str, objec
     return next((message for message in answers if message.get("id") == request_id), None)
 
 
-def listen_at_eof(work: Path) -> Row:
-    listen = {"notifications": {"resourcesListChanged": True}, "_meta": _MODERN}
-    lines = [
-        _line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": _MODERN}}),
-        _line({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": listen}),
-    ]
-    ended, seen = 0, []
+def _request(request_id: int, method: str, params: dict[str, object] | None = None) -> bytes:
+    return _line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": _MODERN}})
+
+
+_AT_EOF = [
+    _request(1, "server/discover"),
+    _request(2, "tools/call", {"name": "context_append", "arguments": {"session_id": "s", "text": "Decision: X"}}),
+    _request(3, "tools/call", {"name": "doc_search", "arguments": {"query": "decision"}}),
+    _request(4, "tools/list"),
+    _request(5, "resources/read", {"uri": "ctxtrio://guide"}),
+    _request(6, "resources/list"),
+    _request(7, "prompts/list"),
+    _request(8, "subscriptions/listen", {"notifications": {"resourcesListChanged": True}}),
+]
+
+
+def requests_at_eof(work: Path) -> Row:
+    whole, seen = 0, []
     for i in range(STARTS):
-        code, answers, log = _fed(work, f"listen-{i}", lines)
-        answer = _by_id(answers, 2)
-        if code == 0 and answer is not None and "result" in answer and "Traceback" not in log:
-            ended += 1
+        code, answers, log = _fed(work, f"at-eof-{i}", _AT_EOF)
+        results = {n: (_by_id(answers, n) or {}).get("result") for n in range(1, 9)}
+        missing = [n for n, result in results.items() if not isinstance(result, dict)]
+        failed = [n for n in (2, 3) if isinstance(result := results[n], dict) and result.get("isError")]
+        if code == 0 and not missing and not failed and "Traceback" not in log:
+            whole += 1
         else:
-            seen.append(f"exit {code}: {json.dumps(answer)[:80]}")
+            seen.append(f"exit {code}, no result for {missing}, tool errors {failed}")
     return Row(
-        f"server/discover, subscriptions/listen and EOF in one write ({STARTS} starts)",
-        "the listen acknowledged and ended with its result each time, exit 0",
-        f"{ended} of {STARTS} ended with their result" + (f"; {'; '.join(seen)}" if seen else ""),
-        ended == STARTS,
+        f"2026-07-28 discover, a write and a read tool call, tools/list, resources/read and /list, prompts/list "
+        f"and subscriptions/listen, with EOF in one write ({STARTS} starts)",
+        "each answered with its result (the listen acknowledged and ended), exit 0",
+        f"{whole} of {STARTS} answered all eight" + (f"; {'; '.join(seen)}" if seen else ""),
+        whole == STARTS,
     )
 
 
@@ -170,6 +185,6 @@ def run(work: Path) -> list[Row]:
         idle_stop(work, "eof"),
         idle_stop(work, "SIGTERM"),
         idle_stop(work, "SIGINT"),
-        listen_at_eof(work),
+        requests_at_eof(work),
         handshake_at_eof(work),
     ]

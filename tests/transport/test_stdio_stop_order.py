@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 import trio.testing
-from mcp.types import SubscriptionsListenRequestParams
 
 import ctxtrio
 from ctxtrio import _app
@@ -18,12 +17,11 @@ from ctxtrio.transport.answers import AnswerRecorder
 from ctxtrio.transport.stdio import ProtocolWriter, Traffic
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
     from pathlib import Path
 
     import pytest
-    from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
-    from mcp.types import SubscriptionsListenResult
 
     from ctxtrio._sdk.events import Hub
     from ctxtrio._wiring import Wiring
@@ -40,27 +38,31 @@ def _line(message: dict[str, object]) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-def _held_until_the_stop(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server's ``subscriptions/listen`` handler reaches the hub only once the stop began: the order a busy
-    machine gave when the listen line and EOF were read together (flaky26: 2 runs in 5 at load 5), forced."""
+def _held_until_the_stop(monkeypatch: pytest.MonkeyPatch, *methods: str) -> None:
+    """The server's handlers of ``methods`` run only once the stop began: the order a busy machine gave a
+    listen whose line and EOF were read together (flaky26: 2 runs in 5 at load 5), forced. Each handler is
+    the one the server registered (``Server.get_request_handler``), called after the stop."""
     build = _app._build
 
     def held(ctx: Wiring, stopping: Stopping) -> tuple[Server[Any], Hub]:
         server, hub = build(ctx, stopping)
         stopped = trio.Event()
         stopping.at_stop(lambda *_: stopped.set())  # after hub.end_listens, registered first by _build
-        listen = hub.listen
-
-        async def after_the_stop(
-            ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams
-        ) -> SubscriptionsListenResult:
-            await stopped.wait()
-            return await listen(ctx, params)
-
-        server.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, after_the_stop)
+        for method in methods:
+            entry = server.get_request_handler(method)
+            assert entry is not None, method
+            server.add_request_handler(method, entry.params_type, _after(stopped, entry.handler))
         return server, hub
 
     monkeypatch.setattr(_app, "_build", held)
+
+
+def _after(stopped: trio.Event, handler: Callable[[Any, Any], Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
+    async def after_the_stop(ctx: Any, params: Any) -> Any:
+        await stopped.wait()
+        return await handler(ctx, params)
+
+    return after_the_stop
 
 
 async def _served(tmp_path: Path, capfd: pytest.CaptureFixture[str], *lines: bytes) -> list[dict[str, Any]]:
@@ -88,7 +90,7 @@ async def test_a_listen_read_before_eof_whose_handler_starts_after_the_stop_ends
     """A listen read just before EOF, whose handler starts only once the stop began, is acknowledged and ended
     with its result (before: refused, -32603 "the server is stopping: listen again once it is back", for a
     request the server had read before it stopped)."""
-    _held_until_the_stop(monkeypatch)
+    _held_until_the_stop(monkeypatch, "subscriptions/listen")
     listen = {"notifications": {"resourcesListChanged": True}, "_meta": _MODERN}
     out = await _served(
         tmp_path,
@@ -101,6 +103,39 @@ async def test_a_listen_read_before_eof_whose_handler_starts_after_the_stop_ends
     assert answer["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 2, answer
     order = [message.get("method", message.get("id")) for message in out]
     assert order == [1, "notifications/subscriptions/acknowledged", 2], out
+
+
+def _request(request_id: int, method: str, params: dict[str, object] | None = None) -> bytes:
+    return _line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": _MODERN}})
+
+
+_HELD = ("tools/call", "tools/list", "resources/read", "resources/list", "prompts/list", "subscriptions/listen")
+
+
+async def test_every_request_read_before_eof_whose_handler_starts_after_the_stop_gets_its_result(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same losing order for each kind of request a host sends: a write (context_append) and a read tool
+    call, tools/list, resources/read, resources/list, prompts/list and a listen, all read with EOF and each
+    handler held until the stop began: every one is answered with its result (the grace, an hour, is not
+    spent), none refused nor answered that the server stops."""
+    _held_until_the_stop(monkeypatch, *_HELD)
+    out = await _served(
+        tmp_path,
+        capfd,
+        _request(1, "server/discover"),
+        _request(2, "tools/call", {"name": "context_append", "arguments": {"session_id": "s", "text": "Decision: X"}}),
+        _request(3, "tools/call", {"name": "context_guide", "arguments": {}}),
+        _request(4, "tools/list"),
+        _request(5, "resources/read", {"uri": "ctxtrio://guide"}),
+        _request(6, "resources/list"),
+        _request(7, "prompts/list"),
+        _request(8, "subscriptions/listen", {"notifications": {"resourcesListChanged": True}}),
+    )
+    answers = {message["id"]: message for message in out if "id" in message}
+    assert sorted(answers) == list(range(1, 9)), out
+    assert all("result" in answer for answer in answers.values()), out
+    assert not any(answers[i]["result"].get("isError") for i in (2, 3)), out
 
 
 _INITIALIZE = {
