@@ -10,8 +10,9 @@ caller's own extractive summary (decisions first for sessions), as ``--no-llm`` 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import trio
 
@@ -23,6 +24,13 @@ if TYPE_CHECKING:
     from ._plan import Extract, Finished, Step
 
 __all__ = ["Rejected", "as_good_as_extractive", "checked"]
+
+#: A first line that only labels what follows ('Summary:', '**Summary**', '## Summary'): SmolLM2-135M
+#: opened an accepted summary so, and the tools show a summary under a head of their own.
+_LABEL_LINE: Final = re.compile(
+    r"\A\s*(?:#{1,6}[ \t]*)?(?:\*\*)?summary[ \t]*:?[ \t]*(?:\*\*)?[ \t]*:?[ \t]*\r?\n",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +58,8 @@ def checked(answer: str, step: Step, model: TokenModel, *, one_line: bool = Fals
     if reason is not None:
         return Rejected(reason)
     shaped = answer
+    if (label := _LABEL_LINE.match(answer)) is not None:
+        shaped = answer[label.end() :].lstrip("\n")
     if one_line:
         lines = [line.strip() for line in answer.splitlines() if line.strip()]
         shaped = next((line for line in lines if not line.endswith(":")), lines[0])

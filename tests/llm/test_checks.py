@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ctxtrio.llm._keeping import checked
 from ctxtrio.llm._plan import Step
 from ctxtrio.llm.checks import copied_share, echo_so_far, figures, rejection, without_markup
 from ctxtrio.text.tokens import TokenModel
@@ -151,3 +152,13 @@ def test_an_identifier_capitalized_to_open_a_sentence_is_not_invented() -> None:
     renamed = "test_Tz_boundary fails: period_end uses local time on prod-2."
     found = rejection(renamed, source=source, instruction="Summarize.", target_tokens=48, model=MODEL)
     assert found is not None and "test_Tz_boundary" in found
+
+
+@pytest.mark.parametrize("label", ["Summary:", "\nSummary:\n", "**Summary**", "## Summary", "**Summary:**"])
+def test_a_summary_label_the_model_opens_with_is_not_kept(label: str) -> None:
+    """SmolLM2-135M-Instruct opened its accepted summary of git-bisect.txt's chunk #3 with a line 'Summary:',
+    which doc_summarize showed under its own 'Summary of bisect ...' head: the label is no part of the text."""
+    faithful = "Staging runs on port 8003; retention stays 9 days for the audit; deploys use scripts/deploy.sh."
+    assert checked(f"{label}\n{faithful}", STEP, MODEL) == faithful
+    inline = f"{label.strip()} {faithful}"
+    assert checked(inline, STEP, MODEL) == inline  # a label inside its line stays
