@@ -216,9 +216,10 @@ async def test_a_listen_stream_open_at_eof_is_answered_and_nothing_is_left_in_fl
             await session.response(1)
             listen = {"notifications": {"resourcesListChanged": True}, "_meta": _MODERN}
             await session.send(_line({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": listen}))
-            # Open: acknowledged (the SDK's handler sends the ack once the stream is registered). Closing stdin
-            # before the ack raced the handler's start against the stop, which refuses a listen it has not
-            # seen yet: the test failed 2 runs in 5 at load 5 (flaky26), on an order no client relies on.
+            # Open: acknowledged (the SDK's handler sends the ack once the stream is registered), so this is the
+            # stream open at EOF. Closing stdin before the ack left the order to the scheduler; the other one (the
+            # handler starting after the stop, which refused the listen until d04bb16: 2 runs in 5 at load 5,
+            # flaky26) is forced in tests/transport/test_stdio_stop_order.py.
             await session.notification("notifications/subscriptions/acknowledged")
             code = await session.finish()
             answers = await session.rest_of_stdout()
