@@ -12,8 +12,8 @@
         client's embed_timeout_s, through the breaker
         store the rows of whole chunks in one transaction; the catalog changed meanwhile
         (any process ingested or forgot): the pass reads the rows of the documents changed
-        since (and drops rows only of those replaced or forgotten), then takes the newest
-        document again, else the next batch
+        since, drops those of the ones replaced or forgotten by their journal (their counts
+        go with them), then takes the newest document again, else the next batch
     every chunk embedded: bound the texts no row names (VectorStore.collect)
 
 Newest first, and looked at again after every batch, because the document a model just
@@ -62,7 +62,7 @@ import trio
 from ..store.layout import removed_for_good
 from ..store.vector_batch import Pending
 from ..store.vector_task import RETRY_REFUSED, VectorTask
-from ..store.vectors import VectorHit
+from ..store.vectors import Tally, VectorHit
 from ..text.embedding import PART_CHARS, Part, text_parts
 from ..text.leads import entry_leads
 from ..text.plural import plural
@@ -150,6 +150,8 @@ class SemanticIndex(VectorTask):
         super().__init__(embedder, vectors, "chunks")
         self._repo = repo
         self._progress = _Progress()
+        #: Journal -> (embedded, refused, vectors): its share of ``_progress``, as this pass counted it.
+        self._counted: dict[str, tuple[int, int, int]] = {}
         #: (catalog version, dimension) when every chunk was last found embedded.
         self._caught_up_at: tuple[int, int | None] | None = None
 
@@ -173,12 +175,15 @@ class SemanticIndex(VectorTask):
         hits, skipped = await self._nearest(query, journals, limit)
         return SemanticHits(hits, skipped)
 
-    def _embedded(self, items: int, vectors: int, *, refused: bool = False) -> None:
-        if refused:  # (in part too: counted as VectorStore.counts counts it)
-            self._progress.refused += items
-        else:
-            self._progress.embedded += items
-        self._progress.vectors += vectors
+    def _embedded(self, journal: str, items: int, vectors: int, *, refused: bool = False) -> None:
+        # (refused in part too: counted as VectorStore.counts counts it)
+        self._count_in(journal, 0 if refused else items, items if refused else 0, vectors)
+
+    def _count_in(self, journal: str, embedded: int, refused: int, vectors: int) -> None:
+        """Add to the counts ``context_status`` gives, and to ``journal``'s share of them (taken away when it goes)."""
+        p, had = self._progress, self._counted.get(journal, (0, 0, 0))
+        self._counted[journal] = (had[0] + embedded, had[1] + refused, had[2] + vectors)
+        p.embedded, p.refused, p.vectors = p.embedded + embedded, p.refused + refused, p.vectors + vectors
 
     async def _pass(self) -> bool:
         """One look at the catalog; True if it embedded (or tried to) anything."""
@@ -189,8 +194,7 @@ class SemanticIndex(VectorTask):
             return False  # the catalog as it was when every chunk was embedded: no write, no count
         journals = dict(self._repo.current_journals())
         await self._drop_except(set(journals), removed_for_good(journals))
-        done = await trio.to_thread.run_sync(self._vectors.done, self.model, self._dim) if self._dim else {}
-        await self._count(journals, done)
+        done = await self._count(journals)
         version = seen[0]
         while True:
             todo = sorted(
@@ -221,10 +225,13 @@ class SemanticIndex(VectorTask):
 
     async def _moved(self, version: int, journals: dict[str, DocEntry], done: dict[str, set[str]]) -> int:
         """The catalog moved past ``version`` during a pass: bring the pass's ``journals`` and ``done`` (kept
-        as batches land) up to the catalog's version, reading what the documents changed since hold, not
+        as batches land) up to the catalog's version, reading the rows of the documents changed since, not
         every row: a bulk ingest moves it after nearly every batch, and each full read of the vectors file
-        held the lock a search's scan waits for (1.4 s at 600,000 rows). Rows go, and are counted again,
-        only when a document was replaced or forgotten. The catalog's version now."""
+        held the lock a search's scan waits for (1.4 s at 600,000 rows). The rows of a document replaced or
+        forgotten go by their journal (:meth:`VectorStore.drop_journals <ctxtrio.store.vectors.VectorStore.
+        drop_journals>`), and the counts lose what this pass counted of it; a new document's rows, however
+        many another process stored, are counted as the file holds them (embedded, refused, vectors). The
+        catalog's version now."""
         now = dict(self._repo.current_journals())
         gone = set(journals) - set(now)
         fresh = {
@@ -236,31 +243,35 @@ class SemanticIndex(VectorTask):
         journals.update(now)
         for journal in gone:
             done.pop(journal, None)
-        if gone:
-            await self._drop_except(set(now), removed_for_good(now))
-        held = 0
+        if gone and self._dim is not None:
+            drop = functools.partial(self._vectors.drop_journals, forgotten=removed_for_good(now))
+            if await trio.to_thread.run_sync(drop, self.model, self._dim, sorted(gone)):
+                self._untidy = True
+        p = self._progress
+        for journal in gone:
+            embedded, refused, vectors = self._counted.pop(journal, (0, 0, 0))
+            p.embedded, p.refused, p.vectors = p.embedded - embedded, p.refused - refused, p.vectors - vectors
         for journal in sorted(fresh - set(done)):
             if self._dim is not None:
-                read = functools.partial(self._vectors.done, self.model, self._dim, journal=journal)
-                found = await trio.to_thread.run_sync(read)
-                done[journal] = found.get(journal, set())
-                held += len(done[journal])
-        if gone:
-            await self._count(journals, done)
-        else:  # (another process's rows of a new journal: counted embedded until the next pass counts afresh)
-            self._progress.total = sum(entry.info.chunks for entry in journals.values())
-            self._progress.embedded += held
+                read = functools.partial(self._vectors.tally, self.model, self._dim, journal=journal)
+                tally = (await trio.to_thread.run_sync(read)).get(journal, Tally())
+                done[journal] = tally.items
+                self._count_in(journal, tally.embedded, tally.refused, tally.vectors)
+        self._progress.total = sum(entry.info.chunks for entry in journals.values())
         return self._repo.state.version
 
-    async def _count(self, journals: dict[str, DocEntry], done: dict[str, set[str]]) -> None:
-        p = self._progress
-        p.total = sum(entry.info.chunks for entry in journals.values())
-        if self._dim is not None:
-            p.embedded, p.refused, p.vectors = await trio.to_thread.run_sync(
-                self._vectors.counts, self.model, self._dim
-            )
-        else:
-            p.embedded = p.refused = p.vectors = 0
+    async def _count(self, journals: dict[str, DocEntry]) -> dict[str, set[str]]:
+        """What the vectors file holds of every journal (the pass's ``done``: journal -> items with rows), and the
+        counts ``context_status`` gives, in one walk of its rows (:meth:`VectorStore.tally
+        <ctxtrio.store.vectors.VectorStore.tally>`)."""
+        self._progress = _Progress(total=sum(entry.info.chunks for entry in journals.values()))
+        self._counted = {}
+        if self._dim is None:
+            return {}
+        tallies = await trio.to_thread.run_sync(self._vectors.tally, self.model, self._dim)
+        for journal, tally in tallies.items():
+            self._count_in(journal, tally.embedded, tally.refused, tally.vectors)
+        return {journal: tally.items for journal, tally in tallies.items()}
 
     async def _embed_document(self, journal: str, entry: DocEntry, done: set[str], version: int) -> Ended:
         """Embed the chunks of one generation not in ``done``, adding each batch stored to it: "failed" when

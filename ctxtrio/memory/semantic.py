@@ -154,7 +154,7 @@ class EntryVectors(VectorTask):
         hits, skipped = await self._nearest(query, [session_id], limit)
         return EntryHits([hit.item for hit in hits], skipped)
 
-    def _embedded(self, items: int, vectors: int, *, refused: bool = False) -> None:
+    def _embedded(self, journal: str, items: int, vectors: int, *, refused: bool = False) -> None:
         self._progress.embedded += items
         self._progress.vectors += vectors
 

@@ -101,9 +101,9 @@ class BatchEmbedder:
     def model(self) -> str:
         return self._embedder.model
 
-    def _embedded(self, items: int, vectors: int, *, refused: bool = False) -> None:
-        """Called after ``items`` were stored with ``vectors`` vectors; ``refused``: marked refused (in whole,
-        ``vectors`` 0, or in part)."""
+    def _embedded(self, journal: str, items: int, vectors: int, *, refused: bool = False) -> None:
+        """Called after ``items`` of ``journal`` were stored with ``vectors`` vectors; ``refused``: marked refused
+        (in whole, ``vectors`` 0, or in part)."""
 
     async def _embed(self, journal: str, batch: list[Pending]) -> bool:
         """Store ``batch``'s vectors, asking one request for the texts the file lacks (:meth:`VectorStore.known
@@ -142,7 +142,7 @@ class BatchEmbedder:
         ]
         assert self._dim is not None  # (known from the file, or from the answer just stored)
         items, stored = await self._store(rows, self._dim)
-        self._embedded(items, stored)
+        self._embedded(journal, items, stored)
         # An item lost (a text evicted by another process, or held under the dimension before the
         # answer's): False, so a caller that marks its source seen (memory/semantic's journal stamps)
         # looks at it again, and the next pass sends that text.
@@ -214,7 +214,7 @@ class BatchEmbedder:
             )  # fmt: skip
             rows.append(VectorRow(journal, one.item, -1, one.line_start, one.line_end, None))
         items, stored = await self._store(rows, self._dim or 0)
-        self._embedded(items, stored, refused=bool(refused))
+        self._embedded(journal, items, stored, refused=bool(refused))
         return items == 1
 
     async def _store(self, rows: list[VectorRow], dim: int) -> tuple[int, int]:

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 from .read_only import read_only
+from .vector_counts import done_items
 from .vector_schema import (
     BUSY_TIMEOUT_S,
     LEGACY_VERSIONS,
     ROWS_VERSION,
     TEXTS_VERSION,
     VectorsBusyError,
-    done_items,
     is_busy,
     legacy_count,
     stored_dimensions,

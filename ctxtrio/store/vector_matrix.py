@@ -9,17 +9,21 @@ builds without ``enable_load_extension`` (this one).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Collection
 
     import numpy as np
     import numpy.typing as npt
 
 __all__ = ["Key", "Matrix", "VectorHit", "best_chunks"]
 
+#: Rows of journals dropped are removed from memory once they are one in _SHED_SHARE (masked till then).
+_SHED_SHARE = 4
 #: Rows read per chunk wanted by a search (a chunk has several parts, often near each other).
 _ROWS_PER_HIT = 8
 
@@ -50,8 +54,14 @@ class Matrix:
         self.dim = dim
         self.rows: npt.NDArray[np.float32] = np.zeros((0, dim), dtype=np.float32)
         self.keys: list[Key] = []
+        #: Journal -> its id in ``row_journal`` (a journal dropped loses its id: rows stored under its name
+        #: again get a new one, so they are not masked with the old).
         self.journal_ids: dict[str, int] = {}
         self.row_journal: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        #: False for a row of a journal dropped (:meth:`drop`) and not yet removed; ``dropped`` counts them.
+        self.live: npt.NDArray[np.bool_] = np.ones(0, dtype=np.bool_)
+        self.dropped = 0
+        self._next_id = 0
 
     @classmethod
     def read(cls, conn: sqlite3.Connection, model: str, dim: int) -> Matrix:
@@ -75,10 +85,37 @@ class Matrix:
         if not keys:
             return
         block = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(keys), self.dim)
-        ids = [self.journal_ids.setdefault(key[0], len(self.journal_ids)) for key in keys]
+        ids = [self._id(key[0]) for key in keys]
         self.rows = np.concatenate([self.rows, block]) if len(self.rows) else block.copy()
         self.row_journal = np.concatenate([self.row_journal, np.asarray(ids, dtype=np.int32)])
+        self.live = np.concatenate([self.live, np.ones(len(keys), dtype=np.bool_)])
         self.keys.extend(keys)
+
+    def _id(self, journal: str) -> int:
+        found = self.journal_ids.get(journal)
+        if found is None:
+            found = self.journal_ids[journal] = self._next_id
+            self._next_id += 1
+        return found
+
+    def drop(self, journals: Collection[str]) -> None:
+        """Stop finding the rows of ``journals`` (deleted from the file): masked at once (a scan scores them
+        -inf), removed from memory once they are a 1/_SHED_SHARE of the rows (one copy of the rest), never read
+        from the file again: reading it all again after each document replaced or forgotten during a backfill
+        cost the next search a read of every vector (``stress/vector_moves.py``)."""
+        import numpy as np
+
+        ids = [self.journal_ids.pop(journal) for journal in journals if journal in self.journal_ids]
+        if not ids:
+            return
+        gone = np.isin(self.row_journal, np.asarray(ids, dtype=np.int32)) & self.live
+        self.live &= ~gone
+        self.dropped += int(gone.sum())
+        if self.dropped * _SHED_SHARE >= len(self.keys):
+            kept = self.live
+            self.rows, self.row_journal = self.rows[kept], self.row_journal[kept]
+            self.keys = list(itertools.compress(self.keys, kept.tolist()))
+            self.live, self.dropped = np.ones(len(self.keys), dtype=np.bool_), 0
 
 
 def best_chunks(scores: npt.NDArray[np.float32], keys: list[Key], limit: int) -> list[VectorHit]:

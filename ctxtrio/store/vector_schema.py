@@ -51,6 +51,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
+from .index_errors import for_lack_of_room
 from .layout import private_file
 
 if TYPE_CHECKING:
@@ -65,9 +66,8 @@ __all__ = [
     "connect",
     "delete_unnamed",
     "digests_of",
-    "done_items",
+    "has_digest_index",
     "has_legacy",
-    "item_counts",
     "legacy_count",
     "legacy_vectors",
     "stored_dimensions",
@@ -104,6 +104,12 @@ CREATE TABLE IF NOT EXISTS rows (
 ) WITHOUT ROWID
 """
 _META = "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+#: Rows by the text they name: whether a text is still named, asked when a document is forgotten (its texts
+#: go unless another row names them), is then a lookup, not a scan of every row (a forget during a backfill
+#: of 600,000 rows read them all: ``stress/vector_moves.py``). ~50 bytes a row (3% of a 384-dimension
+#: file); made by the first writer that opens a file without it (5 s at 600,000 rows, once). An index,
+#: not a layout change: an older tree reads and writes the file as before (SQLite keeps it up to date).
+_DIGESTS = "CREATE INDEX IF NOT EXISTS rows_digest ON rows (model, dim, digest)"
 
 
 #: Seconds a statement waits for another process's write lock before SQLite gives up ("database is locked").
@@ -146,6 +152,7 @@ def connect(path: Path) -> sqlite3.Connection:
             with transaction(conn):
                 _migrate(conn, rows_version)
         _heal(conn)
+        _index_digests(conn, path)
     except BaseException:
         conn.close()
         raise
@@ -182,6 +189,24 @@ def _heal(conn: sqlite3.Connection) -> None:
             conn.execute(
                 f"DELETE FROM rows WHERE (model, dim, journal, item) IN (SELECT r.model, r.dim, r.journal, r.item {orphan})"
             )
+
+
+def _index_digests(conn: sqlite3.Connection, path: Path) -> None:
+    """Make ``rows_digest`` if the file lacks it. A disk without room for it leaves the file as it was (its
+    vectors still found; a forgotten document's texts then checked by one scan of the rows, as before the
+    index), and the next open tries again."""
+    try:
+        conn.execute(_DIGESTS)
+    except sqlite3.Error as exc:
+        if not for_lack_of_room(exc, path.parent):
+            raise
+        log.warning("vectors file %s: no room for its index of rows by text (%s); made at a later start", path, exc)
+
+
+def has_digest_index(conn: sqlite3.Connection) -> bool:
+    """Whether the file holds ``rows_digest`` (see :func:`_index_digests`)."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='rows_digest'").fetchone()
+    return found is not None
 
 
 def _say_if_newer(path: Path, rows_version: int, texts_version: int | None) -> None:
@@ -274,29 +299,6 @@ def stored_dimensions(conn: sqlite3.Connection, model: str) -> list[int]:
     return sorted(int(d) for (d,) in conn.execute(union, (model,) * len(tables)))
 
 
-def item_counts(conn: sqlite3.Connection, model: str, dim: int) -> tuple[int, int, int]:
-    """(items embedded, items refused, vectors) of (``model``, ``dim``): an item with a part -1 row is refused
-    (in whole, or in part: its parts taken are among the vectors). One walk of ``rows``' key in its order,
-    an item a group: the count of distinct concatenated keys it replaces sorted them in two temporary trees
-    (600,000 rows of 10,000 journals: 493-671 -> 362-450 ms; the store's lock, which searches wait on, is held
-    that much less at every pass of the embedder)."""
-    items, refused, vectors = conn.execute(
-        "SELECT count(*), sum(refused), sum(parts) FROM (SELECT max(part < 0) AS refused, sum(part >= 0) AS parts "
-        "FROM rows WHERE model=? AND dim=? GROUP BY journal, item)",
-        (model, dim),
-    ).fetchone()
-    return int(items) - int(refused or 0), int(refused or 0), int(vectors or 0)
-
-
-def done_items(conn: sqlite3.Connection, model: str, dim: int, journal: str | None = None) -> dict[str, set[str]]:
-    """Journal -> items with rows (embedded, or refused for good) of (``model``, ``dim``), of one ``journal`` if given."""
-    where, args = ("", (model, dim)) if journal is None else (" AND journal=?", (model, dim, journal))
-    found: dict[str, set[str]] = {}
-    for name, item in conn.execute(f"SELECT DISTINCT journal, item FROM rows WHERE model=? AND dim=?{where}", args):
-        found.setdefault(str(name), set()).add(str(item))
-    return found
-
-
 def legacy_vectors(
     conn: sqlite3.Connection,
     model: str,
@@ -320,22 +322,29 @@ def legacy_vectors(
 
 
 def digests_of(conn: sqlite3.Connection, model: str, dim: int, journal: str) -> set[bytes]:
-    """The digests of the texts the rows of (``model``, ``dim``, ``journal``) name."""
-    found = conn.execute(
-        "SELECT digest FROM rows WHERE model=? AND dim=? AND journal=? AND digest IS NOT NULL", (model, dim, journal)
-    )
-    return {bytes(digest) for (digest,) in found}
+    """The digests of the texts the rows of (``model``, ``dim``, ``journal``) name: that journal's rows alone (its
+    key's prefix; asked ``digest IS NOT NULL``, SQLite scanned the ``rows_digest`` index of every row instead)."""
+    found = conn.execute("SELECT digest FROM rows WHERE model=? AND dim=? AND journal=?", (model, dim, journal))
+    return {bytes(digest) for (digest,) in found if digest is not None}
 
 
 def delete_unnamed(conn: sqlite3.Connection, model: str, dim: int, digests: set[bytes]) -> int:
     """Delete the texts of (``model``, ``dim``) among ``digests`` that no row names; texts deleted.
-    One scan of the rows (no index by digest, see :func:`unnamed_texts`)."""
-    named = {
-        bytes(digest)
-        for (digest,) in conn.execute(
-            "SELECT digest FROM rows WHERE model=? AND dim=? AND digest IS NOT NULL", (model, dim)
-        )
-    }
+    A lookup a text (the ``rows_digest`` index), however many rows the file holds; without the index
+    (no room to make it), one scan of the rows."""
+    if not digests:
+        return 0
+    if has_digest_index(conn):
+        named = {
+            digest
+            for digest in digests
+            if conn.execute(
+                "SELECT 1 FROM rows WHERE model=? AND dim=? AND digest=? LIMIT 1", (model, dim, digest)
+            ).fetchone()
+        }
+    else:
+        found = conn.execute("SELECT digest FROM rows WHERE model=? AND dim=? AND digest IS NOT NULL", (model, dim))
+        named = {bytes(digest) for (digest,) in found}
     gone = [(model, dim, digest) for digest in digests - named]
     conn.executemany("DELETE FROM texts WHERE model=? AND dim=? AND digest=?", gone)
     return len(gone)
@@ -344,8 +353,8 @@ def delete_unnamed(conn: sqlite3.Connection, model: str, dim: int, digests: set[
 def unnamed_texts(conn: sqlite3.Connection, model: str, dim: int) -> list[bytes]:
     """Digests of the texts of (``model``, ``dim``) no row names, the most recently named first.
 
-    Two scans, not a lookup per text: an index of rows by digest would cost ~2 MB a 40,000 rows
-    to answer a question asked once each time the embedder catches up after a drop."""
+    Two scans, not a lookup per text: every text is asked (the rows' scan reads the ``rows_digest`` index,
+    their digests' smallest copy)."""
     named = {
         bytes(digest)
         for (digest,) in conn.execute(

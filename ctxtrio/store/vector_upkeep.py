@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Collection
 
-__all__ = ["drop_rows", "evict_spares", "forget_refused"]
+__all__ = ["drop_journals", "drop_rows", "evict_spares", "forget_refused"]
 
 
 def drop_rows(
@@ -52,6 +52,34 @@ def drop_rows(
         conn.execute(f"DELETE FROM texts WHERE {other}", args)
         if legacy:
             conn.execute(f"DELETE FROM legacy WHERE {other}", args)
+    return deleted
+
+
+def drop_journals(
+    conn: sqlite3.Connection,
+    model: str,
+    dim: int,
+    journals: Collection[str],
+    forgotten: Callable[[str], bool],
+    *,
+    maybe_legacy: bool,
+) -> int:
+    """Delete the rows of (``model``, ``dim``) of ``journals``, reading no other: each journal's rows are its
+    key's prefix, and whether a ``forgotten`` journal's text is named elsewhere is a lookup (``rows_digest``).
+    Texts only a forgotten journal's rows named go with them, and an older file's rows of it, as in
+    :func:`drop_rows`; rows deleted. (:func:`drop_rows` reads every row to find the journals gone.)"""
+    deleted = 0
+    erased: set[bytes] = set()
+    with schema.transaction(conn):
+        legacy = maybe_legacy and schema.has_legacy(conn)
+        for journal in journals:
+            if forgotten(journal):
+                erased |= schema.digests_of(conn, model, dim, journal)
+                if legacy:
+                    conn.execute("DELETE FROM legacy WHERE journal=?", (journal,))
+            key = (model, dim, journal)
+            deleted += conn.execute("DELETE FROM rows WHERE model=? AND dim=? AND journal=?", key).rowcount
+        schema.delete_unnamed(conn, model, dim, erased)
     return deleted
 
 

@@ -43,12 +43,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
+from . import vector_counts as counting
 from . import vector_schema as schema
 from . import vector_upkeep as upkeep
 from . import vector_write as write
 from .index_errors import for_lack_of_room, is_damage, is_full
 from .reading import DiskFullError
 from .room import REBUILD_FACTOR, has_room
+from .vector_counts import Tally
 from .vector_matrix import Matrix, VectorHit, best_chunks
 from .vector_schema import VectorsBusyError, is_busy
 
@@ -56,7 +58,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
     from pathlib import Path
 
-__all__ = ["VectorHit", "VectorRow", "VectorStore"]
+__all__ = ["Tally", "VectorHit", "VectorRow", "VectorStore"]
 
 log = logging.getLogger("ctxtrio.store")
 
@@ -249,6 +251,20 @@ class VectorStore:
             self._matrix = None  # read again at the next search
             return deleted
 
+    def drop_journals(
+        self, model: str, dim: int, journals: Collection[str], *, forgotten: Callable[[str], bool]
+    ) -> int:
+        """Delete the rows of (``model``, ``dim``) of ``journals`` (documents replaced or forgotten during a
+        pass), reading only theirs; texts go as in :meth:`drop_except` (``forgotten``); rows deleted. The
+        matrix drops their rows in place (:meth:`Matrix.drop <.vector_matrix.Matrix.drop>`), not read again."""
+        with self._db("prune") as conn:
+            deleted = upkeep.drop_journals(
+                conn, model, dim, journals, forgotten, maybe_legacy=self._legacy is not False
+            )
+            if deleted and self._matrix is not None:
+                self._matrix.drop(journals)
+            return deleted
+
     def drop_items(self, model: str, journal: str, items: Collection[str]) -> int:
         """Delete the rows of ``items`` of ``journal`` (every dimension of ``model``); rows deleted."""
         with self._db("prune") as conn:
@@ -312,13 +328,19 @@ class VectorStore:
     def done(self, model: str, dim: int, *, journal: str | None = None) -> dict[str, set[str]]:
         """Journal -> items embedded (or refused for good) for (``model``, ``dim``), of one ``journal`` if given."""
         with self._db("read") as conn:
-            return schema.done_items(conn, model, dim, journal)
+            return counting.done_items(conn, model, dim, journal)
+
+    def tally(self, model: str, dim: int, *, journal: str | None = None) -> dict[str, Tally]:
+        """Journal -> its items with rows and their counts for (``model``, ``dim``), of one ``journal`` if given
+        (its key's prefix): :meth:`done` and :meth:`counts` in one walk of the rows."""
+        with self._db("read") as conn:
+            return counting.item_tallies(conn, model, dim, journal)
 
     def counts(self, model: str, dim: int) -> tuple[int, int, int]:
         """(chunks embedded, chunks refused, vectors) for (``model``, ``dim``); a chunk refused in part is
         refused (its parts taken are among the vectors)."""
         with self._db("read") as conn:
-            return schema.item_counts(conn, model, dim)
+            return counting.item_counts(conn, model, dim)
 
     def nearest(
         self, model: str, query: Sequence[float], *, journals: Collection[str] | None, limit: int
@@ -336,6 +358,8 @@ class VectorStore:
             if journals is not None:
                 allowed = [matrix.journal_ids[j] for j in journals if j in matrix.journal_ids]
                 scores = np.where(np.isin(matrix.row_journal, allowed), scores, -np.inf)
+            if matrix.dropped:
+                scores = np.where(matrix.live, scores, -np.inf)
             keys = matrix.keys
         return best_chunks(scores, keys, limit)
 

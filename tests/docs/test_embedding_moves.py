@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
 import trio
 
 from ctxtrio.docs.service import repository_of
-from ctxtrio.store.vectors import VectorStore
+from ctxtrio.store.vectors import Tally, VectorRow, VectorStore
 from testkit.fake_embeddings import FakeEmbeddings
 from tests.docs.test_embedding import (  # quick_retries: a fixture
     _paragraphs,
@@ -28,26 +29,41 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.usefixtures("quick_retries")
 
 
-def count_full_reads(monkeypatch: pytest.MonkeyPatch, read: list[str]) -> dict[str, int]:
-    """Calls of the VectorStore methods that read every row of the vectors file (``done`` of every journal);
-    the journals ``done`` was asked of alone go to ``read``."""
-    calls = {"done": 0, "counts": 0, "drop_except": 0}
-    done, counts, drop_except = VectorStore.done, VectorStore.counts, VectorStore.drop_except
+def count_full_reads(
+    monkeypatch: pytest.MonkeyPatch, read: list[str], running: list[SemanticIndex] | None = None
+) -> dict[str, int]:
+    """Calls of the VectorStore methods that read every row of the vectors file (``done`` and ``tally`` of every
+    journal); the journals ``done`` or ``tally`` was asked of alone go to ``read``. With ``running`` (which holds
+    the index once it runs), each full read is also counted under ``pass N``: the passes it had finished."""
+    calls = {"done": 0, "counts": 0, "drop_except": 0, "tally": 0}
+    done, counts, drop_except, tally = VectorStore.done, VectorStore.counts, VectorStore.drop_except, VectorStore.tally
+
+    def full(name: str) -> None:
+        if threading.current_thread() is threading.main_thread():
+            return  # the test's own look, on the event loop (the embedder reads in worker threads)
+        calls[name] += 1
+        if running:
+            key = f"pass {running[0].passes}"
+            calls[key] = calls.get(key, 0) + 1
 
     def counted_done(self: VectorStore, model: str, dim: int, *, journal: str | None = None) -> dict[str, set[str]]:
-        calls["done"] += journal is None
-        read.extend([journal] if journal is not None else [])
+        full("done") if journal is None else read.append(journal)  # (the test's own too)
         return done(self, model, dim, journal=journal)
 
+    def counted_tally(self: VectorStore, model: str, dim: int, *, journal: str | None = None) -> dict[str, Tally]:
+        full("tally") if journal is None else read.append(journal)
+        return tally(self, model, dim, journal=journal)
+
     def counted_counts(self: VectorStore, model: str, dim: int) -> tuple[int, int, int]:
-        calls["counts"] += 1
+        full("counts")
         return counts(self, model, dim)
 
     def counted_drop(self: VectorStore, *args: object, **kwargs: object) -> int:
-        calls["drop_except"] += 1
+        full("drop_except")
         return drop_except(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(VectorStore, "done", counted_done)
+    monkeypatch.setattr(VectorStore, "tally", counted_tally)
     monkeypatch.setattr(VectorStore, "counts", counted_counts)
     monkeypatch.setattr(VectorStore, "drop_except", counted_drop)
     return calls
@@ -88,8 +104,9 @@ async def test_ingests_during_a_backfill_do_not_read_every_row_again(
     assert max(backlog) > max(late), "the late documents waited for the backlog"
     assert len(fake.embedded) == len(set(fake.embedded))
     # One full read when the first batch gave the dimension, one to find the pass caught up (and a drop_except
-    # when the pass began). On main before, one of each more for every ingest: 5, 5 and 6.
-    assert calls["done"] <= 2 and calls["counts"] <= 2 and calls["drop_except"] <= 3, calls
+    # when the pass began): a tally, done and counts in one walk. On 9b845d0 before, a done and a counts at each
+    # of these (2 and 2); before 550caa1, one of each more for every ingest: 5, 5 and 6.
+    assert calls["done"] + calls["counts"] == 0 and calls["tally"] <= 2 and calls["drop_except"] <= 3, calls
     # What it read instead: the rows of the documents ingested meanwhile (none yet), each once (late0 may
     # come with the full read the dimension's arrival makes).
     names = [journal.split("/")[1] for journal in read]
@@ -124,3 +141,86 @@ async def test_a_document_replaced_and_one_forgotten_during_a_backfill(tmp_path:
                 == sum(entry.info.chunks for entry in repository_of(ctx.documents).state.docs.values())
             )
     assert len(fake.embedded) == len(set(fake.embedded)), "an unchanged text was sent again"
+
+
+async def test_a_replace_and_a_forget_during_a_backfill_read_no_other_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document edited and ingested again and one forgotten, mid-pass: the pass drops their rows by journal and
+    takes their counts away, reading no other row (before, a drop_except and a counts over every row, ~0.8 s at
+    600,000 rows: stress/vector_moves.py); the counts still match the file, and no text is sent twice."""
+    fake = FakeEmbeddings(delay_s=0.05)
+    running: list[SemanticIndex] = []
+    async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+        await ctx.documents.ingest(text=_paragraphs(400), title="backlog", doc_id="backlog")
+        await ctx.documents.ingest(text="# sturgeon\n\nSturgeon live long.\n\n## Age\n\nA century.\n", doc_id="fish")
+        await ctx.documents.ingest(text="# gone\n\nWombats dig burrows.\n", doc_id="gone")
+        calls = count_full_reads(monkeypatch, [], running)
+        async with semantic(ctx, fake) as index:
+            running.append(index)
+            with trio.fail_after(30):
+                while not (index._dim and rows_of(index, "gone") and rows_of(index, "fish")):
+                    await trio.sleep(0.01)
+            await requests_grow(fake, 2)  # (the pass that learned the dimension ended: a pass with backlog runs)
+            during = index.passes
+            before = dict(calls)
+            await ctx.documents.ingest(
+                text="# sturgeon\n\nSturgeon live long.\n\n## Age\n\nTwo centuries.\n", doc_id="fish"
+            )
+            await ctx.documents.forget("gone")
+            await requests_grow(fake, 3)
+            assert index.passes == during, "the backlog ended before the pass saw the changes"
+            status = index.status()
+            held = index._vectors.counts(index.model, index._dim or 0)
+            await caught_up(index)
+            assert not rows_of(index, "gone")
+    # Full reads in the pass that saw the replace and the forget: none after they came (on main: a drop_except
+    # and a counts).
+    assert calls.get(f"pass {during}", 0) == before.get(f"pass {during}", 0), calls
+    # What context_status said then was the file's count, but for a batch its worker thread may have been storing.
+    assert 0 <= held[0] - status.chunks_embedded <= 16 and status.chunks_refused == held[1] == 0, (status, held)
+    assert len(fake.embedded) == len(set(fake.embedded)), "an unchanged text was sent again"
+
+
+async def test_another_process_rows_of_a_new_document_count_as_stored(tmp_path: Path) -> None:
+    """A document whose rows another process (a second server on the data dir) stored, one chunk refused, before
+    this pass saw it ingested: context_status counts them as the file does, refused apart, during that same pass
+    (before, all as embedded and none of its vectors, until the next pass counted every row)."""
+    fake = FakeEmbeddings(delay_s=0.05)
+    async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+        await ctx.documents.ingest(text=_paragraphs(400), title="backlog", doc_id="backlog")
+        async with semantic(ctx, fake) as index:
+            with trio.fail_after(30):
+                while not index._dim:
+                    await trio.sleep(0.01)
+                # The pass that learned the dimension ends at the catalog's next move; the next one reads it all.
+                await ctx.documents.ingest(text="# nudge\n\nA move.\n", doc_id="nudge")
+                while not (index.passes >= 1 and index.state == "embedding"):
+                    await trio.sleep(0.01)
+            during, dim = index.passes, index._dim or 0
+            text = "\n\n".join(
+                f"## {title}\n\n" + " ".join(f"Otters {title.casefold()} word{n}." for n in range(30))
+                for title in ("Sleep", "Float", "Food")
+            )
+            assert (await ctx.documents.ingest(text=text, doc_id="peer")).doc.chunks >= 2
+            # No checkpoint from the ingest's answer to the peer's commit: the pass sees both at its next batch.
+            journal = repository_of(ctx.documents).journal(repository_of(ctx.documents).entry("peer"))
+            peer = VectorStore(ctx.data.vectors_path)
+            peer.open()
+            peer.add(index.model, dim, [VectorRow(journal, "0", n, 0, 1, [1.0] + [0.0] * (dim - 1)) for n in (0, 1)])
+            peer.add(index.model, dim, [VectorRow(journal, "1", -1, 0, 1, None)])
+            peer.close()
+            embedded, vectors = index.status().chunks_embedded, index.status().vectors
+            with trio.fail_after(30):
+                while index.status().chunks_refused == 0 and index.passes == during:
+                    await trio.sleep(0.01)
+            status = index.status()
+            assert index.passes == during, "the refusal was counted only by the next pass's full count"
+            assert status.chunks_refused == 1
+            assert status.chunks_embedded >= embedded + 1 and status.vectors >= vectors + 2
+            with trio.fail_after(30):  # (not caught_up(): one chunk stays refused)
+                while index.status().state != "caught up":
+                    await trio.sleep(0.05)
+            status = index.status()
+            assert status.chunks_refused == 1 and status.chunks_embedded == status.chunks_total - 1
+            assert index._vectors.counts(index.model, dim) == (status.chunks_embedded, 1, status.vectors)

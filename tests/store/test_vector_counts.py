@@ -1,10 +1,10 @@
-"""VectorStore.counts (vector_schema.item_counts): what context_status says of the vectors, from one walk of the rows."""
+"""VectorStore.counts (vector_counts.item_counts): what context_status says of the vectors, from one walk of the rows."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ctxtrio.store import vector_schema
+from ctxtrio.store import vector_counts, vector_schema
 from ctxtrio.store.vectors import VectorRow, VectorStore
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def test_counting_walks_the_rows_key_in_order_without_sorting(tmp_path: Path) ->
     conn = vector_schema.connect(tmp_path / "v.sqlite3")
     said: list[str] = []  # (the statements as run, their values in place)
     conn.set_trace_callback(said.append)
-    assert vector_schema.item_counts(conn, "m", 2) == (0, 0, 0)
+    assert vector_counts.item_counts(conn, "m", 2) == (0, 0, 0)
     conn.set_trace_callback(None)
     (query,) = [sql for sql in said if sql.lstrip().upper().startswith("SELECT")]
     plan = [str(step[3]) for step in conn.execute(f"EXPLAIN QUERY PLAN {query}")]

@@ -2,8 +2,9 @@
 
 ``python -m tests.store.vector_worker PATH SEED``: opens ``PATH`` (migrating an older file
 first), prints ``open`` once it is open, then repeats: store a batch of new texts under a
-journal of its own, store rows naming texts already stored under another, drop a journal
-(its texts become unnamed), and bound the unnamed texts.
+journal of its own, store rows naming texts already stored under another, drop the previous
+round's copy by its journal (drop_journals; forgotten every other round), drop a journal (its texts
+become unnamed), and bound the unnamed texts.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def main() -> None:
         store.add("m", DIM, rows)
         named = [VectorRow(journal + "b", str(n), 0, n, n + 1, None, (0, 4), row.digest) for n, row in enumerate(rows)]
         store.add("m", DIM, named)
+        # The previous round's copy goes by its journal, forgotten (its texts looked up) every other round.
+        store.drop_journals("m", DIM, [f"j{seed}.{round_ - 1}b"], forgotten=lambda _journal: round_ % 2 == 0)
         kept = {journal, journal + "b"} | {f"j{seed}.{round_ - 1}b"}
         store.drop_except("m", DIM, kept)
         store.collect("m", DIM, legacy=True)
