@@ -4,7 +4,9 @@ The candidates come best first from :mod:`.ranking` (recent mode: newest first).
 in priority order:
 
 1. every live pin, oldest first, while it fits; a pin that does not fit is named in
-   the result, never dropped silently;
+   the result, never dropped silently (in query mode it is a candidate match too, so one
+   the query matches is shown cut around its passage, step 4, rather than only named:
+   a pinned log was otherwise the one entry recall could not show);
 2. matches by blended score (recent mode: newest first), skipping any that does not
    fit (recent mode stops at the first, so the window stays contiguous), at most
    ``limit`` of them, whole and cut together, never two entries with the same text;
@@ -136,7 +138,10 @@ def pack_recall(
     """
     pins, pins_missing, used = _fit_pins(state, budget_tokens)
     seen = {pin.text for pin in pins}
-    chosen, cuts, passed, repeats, by_limit, used = _choose(candidates, seen, used, budget_tokens, limit, tags, mode)
+    unshown_pins = frozenset(pin.id for pin in pins_missing) if mode == "query" else frozenset[str]()
+    chosen, cuts, passed, repeats, by_limit, used = _choose(
+        candidates, seen, used, budget_tokens, limit, tags, mode, unshown_pins
+    )
     if mode == "recent":
         matched = max(matched, len(chosen) + repeats)
     if (
@@ -168,7 +173,8 @@ def pack_recall(
 
     def closing(cut: Sequence[Item]) -> str:  # the closing line when ``cut`` is shown too
         notes = _meaning_notes([item.id for item in chosen] + [item.id for item in cut], by_meaning, skipped)
-        return _trailer(not_fit - len(cut), matched, pins_missing, mode, by_limit, notes, tags, folded)
+        missing = [pin for pin in pins_missing if all(pin.id != item.id for item in cut)]
+        return _trailer(not_fit - _unpinned(cut), matched, missing, mode, by_limit, notes, tags, folded)
 
     got, tail = cut_all([item for item, _ in cuts], budget_tokens - used, closing, query_terms, model)
     if mode == "query" and len(pins) == pins_fitting:
@@ -178,7 +184,8 @@ def pack_recall(
         shown += [(placed(item), line, snapshot) for item, line, snapshot in got]
         shown.sort(key=lambda one: one[0])
         used += sum(snapshot.tokens for _, _, snapshot in got)
-        not_fit -= len(got)
+        not_fit -= _unpinned([item for item, _, _ in got])  # a pin cut to its passage was no match counted
+        pins_missing = [pin for pin in pins_missing if all(pin.id != item.id for item, _, _ in got)]
         trailer, trailer_tokens = tail, model.estimate(tail)
     lines = [pin.line() for pin in pins] + [line for _, line, _ in shown]
     entries = [pin.snapshot() for pin in pins] + [snapshot for _, _, snapshot in shown]
@@ -207,8 +214,10 @@ def _choose(
     limit: int | None,
     tags: AbstractSet[str],
     mode: Literal["query", "recent"],
+    unshown_pins: AbstractSet[str] = frozenset(),
 ) -> tuple[list[Item], list[tuple[Item, int]], list[Item], int, bool, int]:
-    """The matches shown whole, best first, and those to cut (see the module doc).
+    """The matches shown whole, best first, and those to cut (see the module doc). ``unshown_pins``:
+    the pins that did not fit, taken as matches (they never fit whole, so they can only be cut).
 
     Returns (chosen, the matches to cut best first, each with how many chosen rank above it,
     the matches that neither fit nor were to be cut, best first, repeats, whether the limit
@@ -225,7 +234,7 @@ def _choose(
             return chosen, cuts, passed, repeats, True, used
         if budget_tokens - reserved - used < _MIN_LINE_TOKENS:
             break
-        if not shown_in_recall(item, tags):
+        if not shown_in_recall(item, tags) and not (item.id in unshown_pins and _tagged(item, tags)):
             continue
         if item.text in seen:  # texts are stored stripped
             repeats += 1  # said once already: not shown, and not "did not fit" either
@@ -249,6 +258,15 @@ def _choose(
         if mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
             break
     return chosen, cuts, passed, repeats, False, used
+
+
+def _tagged(item: Item, tags: AbstractSet[str]) -> bool:
+    return not tags or not tags.isdisjoint(item.tags)
+
+
+def _unpinned(items: Iterable[Item]) -> int:
+    """How many of ``items`` are no pins: the matches among them that ``matched`` counts."""
+    return sum(1 for item in items if not item.pinned)
 
 
 def _ordinal(item: Item) -> int:

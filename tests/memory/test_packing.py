@@ -270,3 +270,23 @@ def test_identifier_parts_find_camel_case() -> None:
     journal.entry("username column is unique")
     result = recall(journal.state(), "user name", 4000)
     assert [e.id for e in result.entries] == [target]
+
+
+def test_a_pin_too_long_for_the_budget_shows_its_passage_when_the_query_matches_it() -> None:
+    """A pinned 14,000-character log (stdio, budget 2000) asked 'batch 117' at 500 tokens answered only
+    '(pins not shown, too little room in budget_tokens: e2)', while the same entry unpinned showed its lines
+    around batch 117: pinning made an entry unrecallable. A pin that does not fit is now cut around its
+    passage like a match, and no longer named as not shown; pins that fit come first as before."""
+    journal = Journal()
+    goal = journal.entry("goal: keep the workers fast", pinned=True)
+    log = "\n".join(f"worker[{n % 7}] INFO processed batch {n} in {n * 13 % 997} ms" for n in range(220))
+    big = journal.entry(log, pinned=True)
+    note = journal.entry("Decision: batch size stays 500.")
+    result = recall(journal.state(), "batch 117", 300)
+    shown = [entry.id for entry in result.entries]
+    assert shown[0] == goal and big in shown and note in shown
+    assert "processed batch 117 in" in result.text and "[...]" in result.text
+    assert big not in result.pins_not_fit and "pins not shown" not in result.text
+    assert MODEL.estimate(result.text) <= result.used_tokens <= 300
+    unrelated = recall(journal.state(), "lunch", 300)  # a pin the query does not match is still only named
+    assert big in unrelated.pins_not_fit and "processed batch" not in unrelated.text
