@@ -4,7 +4,7 @@ The server's settings may come from flags (``docker run ... ctxtrio:latest --htt
 --port 8000 --http-token ...``) or from variables (``-e CTX_TRANSPORT=http``), so the
 check reads them where the server got them: its command line and environment in
 ``/proc/PID`` (PID: the oldest ``ctxtrio`` process in the container unless given), put
-through the same settings table (:func:`.settings.build_config`). A stdio server has no
+through the same settings table (:func:`.settings.config_from_args`). A stdio server has no
 socket to ask and is healthy while it runs; an HTTP one must answer ``GET /health``
 (with its bearer token, when it has one) within 4 s (``--timeout``; Docker's own
 ``--timeout=5s`` ends the check anyway). Exit 0 healthy, 1 not.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .._errors import ConfigError
 from .commands import find_subcommand
-from .settings import build_config, value_flags
+from .settings import config_from_args, serving_parser, value_flags
 
 __all__ = ["main", "server_process"]
 
@@ -61,7 +61,10 @@ def check(pid: int, proc: Path = Path("/proc"), *, timeout_s: float = _TIMEOUT_S
     if argv is None:
         return f"process {pid} is not a ctxtrio server"
     try:
-        config = build_config(argv, _environment(pid, proc))
+        # Not build_config: its refusal of relative paths in / judges a start in this process's working
+        # directory, and the server started in its own (a check run from / called one using --data-dir state
+        # from /srv unhealthy).
+        config = config_from_args(serving_parser().parse_args(argv), _environment(pid, proc))
     except (ConfigError, OSError) as exc:
         return f"cannot read the server's settings: {exc}"
     except SystemExit:  # argparse refused a flag (the server would not have started either)

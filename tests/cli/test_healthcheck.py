@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from ctxtrio.cli.healthcheck import server_process
+from ctxtrio.cli.healthcheck import check, server_process
 from tests.transport.serving import read_until, spawn
 
 from .runner import ENV, ROOT
@@ -16,6 +16,8 @@ from .runner import ENV, ROOT
 if TYPE_CHECKING:
     import subprocess
     from pathlib import Path
+
+    import pytest
 
 TOKEN = "a-token-of-sixteen-plus"
 
@@ -89,3 +91,20 @@ def test_the_server_is_the_oldest_ctxtrio_without_a_command(tmp_path: Path) -> N
         (tmp_path / str(pid)).mkdir()
         (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(words) + b"\0")
     assert server_process(tmp_path) == 9
+
+
+def test_a_server_using_relative_paths_from_its_own_directory_is_healthy_to_a_check_run_from_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check reads a server's settings, not whether it may start where the check runs: a stdio server started
+    with '--data-dir state' from a directory of its own is healthy to a check run from / (it was unhealthy,
+    'cannot read the server's settings: --data-dir 'state' is a relative path and the working directory is /',
+    since serving from / refuses such paths, 640e662). Its /proc entry as proc(5) lays it out: cmdline and
+    environ, NUL-terminated strings."""
+    (tmp_path / "4242").mkdir()
+    (tmp_path / "4242" / "cmdline").write_bytes(
+        b"\0".join([b"python", b"-m", b"ctxtrio", b"--data-dir", b"state"]) + b"\0"
+    )
+    (tmp_path / "4242" / "environ").write_bytes(b"HOME=/home/ctx\0")
+    monkeypatch.chdir("/")
+    assert check(4242, tmp_path) is None
