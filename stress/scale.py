@@ -3,6 +3,7 @@
     python stress/scale.py                         # 10, 100, 1,000, 10,000 documents of 100 KB
     python stress/scale.py --docs 10 100 1000      # chosen sizes
     python stress/scale.py --no-sessions           # documents only
+    python stress/scale.py --docs 1000 10000 20000 --kb 2 --files --no-sessions   # files in folders
 
 One server (``python -m ctxtrio --http``, see ``harness``) on a fresh data dir. The store
 grows step by step to each size in ``--docs``: the documents added in a step are
@@ -13,6 +14,11 @@ timed from one client. Per size it prints the step's ingest MB/s, ``doc_search``
 p99 (client side, request to parsed result), and the server's RSS (VmRSS; the chunking
 processes' RSS beside it), then the slope of each column against the size on log-log
 scales (0: flat, 1: linear).
+
+``--files`` writes each document as a file in folders (``pkg07/sub3/doc000123.md``) under an
+``--ingest-root`` and ingests it by ``file_path``, as a source tree is: a search of 2-3 words that
+spell no name a hit defines looks for a member in the files its words name
+(:meth:`ctxtrio.docs.repository.Repository.files_named`), and every document then has file names.
 
 Sessions: if ``stress/scale_sessions.py`` is present, its ``measure_sessions`` runs for
 1k, 10k and 100k entries (``--sessions``) and its table is printed too.
@@ -31,6 +37,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -113,8 +120,24 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-async def ingest_range(url: str, corpus: Corpus, first: int, last: int, clients: int, failures: list[str]) -> float:
-    """Ingest documents ``first`` .. ``last - 1``; returns MB/s."""
+def file_path(number: int) -> str:
+    """Where ``--files`` writes document ``number``, under the ingest root: in folders, as a source tree's."""
+    return f"pkg{number % 50:02d}/sub{number % 7}/doc{number:06d}.md"
+
+
+def write_files(corpus: Corpus, files: Path, first: int, last: int) -> None:
+    """Write documents ``first`` .. ``last - 1`` under ``files`` (blocking: in a thread), before they are ingested."""
+    for number in range(first, last):
+        path = files / file_path(number)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(corpus.document(number), encoding="utf-8")
+
+
+async def ingest_range(
+    url: str, corpus: Corpus, first: int, last: int, clients: int, failures: list[str], files: Path | None = None
+) -> float:
+    """Ingest documents ``first`` .. ``last - 1`` (``files``: written under that ingest root, ingested by
+    ``file_path``); returns MB/s."""
     numbers = iter(range(first, last))
     sent = 0
 
@@ -124,10 +147,13 @@ async def ingest_range(url: str, corpus: Corpus, first: int, last: int, clients:
             for number in numbers:
                 text = corpus.document(number)
                 sent += len(text)
-                result = await session.call_tool("doc_ingest", {"text": text, "doc_id": f"doc-{number:06d}"})
+                source: dict[str, object] = {"text": text} if files is None else {"file_path": file_path(number)}
+                result = await session.call_tool("doc_ingest", {**source, "doc_id": f"doc-{number:06d}"})
                 if result.is_error:
                     failures.append(f"doc-{number:06d}: {text_of(result)[:200]}")
 
+    if files is not None:
+        await trio.to_thread.run_sync(write_files, corpus, files, first, last)
     started = time.perf_counter()
     async with trio.open_nursery() as nursery:
         for _ in range(min(clients, last - first)):
@@ -152,12 +178,18 @@ async def search_latencies(url: str, corpus: Corpus, docs: int, searches: int, f
     return latencies
 
 
-async def grow(sizes: list[int], kb: int, clients: int, searches: int) -> tuple[list[Row], list[str]]:
+async def grow(
+    sizes: list[int], kb: int, clients: int, searches: int, *, in_files: bool = False
+) -> tuple[list[Row], list[str]]:
     corpus = Corpus(kb * 1024)
     rows: list[Row] = []
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="scale-") as tmp:
-        process, url = await start_http_server(Path(tmp) / "data")
+        files = Path(tmp) / "files" if in_files else None
+        extra = ("--ingest-root", str(files)) if files is not None else ()
+        if files is not None:
+            files.mkdir()
+        process, url = await start_http_server(Path(tmp) / "data", *extra)
         assert process.stderr is not None
         stderr = process.stderr
         try:
@@ -170,7 +202,7 @@ async def grow(sizes: list[int], kb: int, clients: int, searches: int) -> tuple[
                 nursery.start_soon(drain)
                 have = 0
                 for size in sorted(sizes):
-                    mb_s = await ingest_range(url, corpus, have, size, clients, failures)
+                    mb_s = await ingest_range(url, corpus, have, size, clients, failures, files)
                     have = size
                     latencies = await search_latencies(url, corpus, size, searches, failures)
                     rows.append(
@@ -238,11 +270,13 @@ def main() -> int:
     parser.add_argument("--searches", type=int, default=100, help="doc_search calls per size")
     parser.add_argument("--sessions", type=int, nargs="*", default=[1000, 10_000, 100_000])
     parser.add_argument("--no-sessions", action="store_true")
+    parser.add_argument("--files", action="store_true", help="documents as files in folders, ingested by file_path")
     args = parser.parse_args()
     started = time.perf_counter()
-    print(f"documents of {args.kb} KB, {args.clients} ingest clients, {args.searches} searches per size")
+    kind = "files in folders" if args.files else "documents"
+    print(f"{kind} of {args.kb} KB, {args.clients} ingest clients, {args.searches} searches per size")
     print(HEADER)
-    rows, failures = trio.run(grow, args.docs, args.kb, args.clients, args.searches)
+    rows, failures = trio.run(partial(grow, args.docs, args.kb, args.clients, args.searches, in_files=args.files))
     xs = [float(row.docs) for row in rows]
     print_slopes(
         "documents",
