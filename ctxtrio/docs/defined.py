@@ -9,7 +9,6 @@ else, in source code, a member its words spell of an owner its other words name 
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final, TypeVar
@@ -176,12 +175,11 @@ def _folders(candidate: Candidate) -> str:
     return " ".join(source_folders(candidate.source))
 
 
-@functools.lru_cache(maxsize=16384)
 def file_names(title: str, source: str) -> frozenset[str]:
     """The names that make a document's file an owner of its definitions, spelled: its name's stem (``title``:
     ``subprocess.py``, ``HashMap.java``) and its folders' names without their versions (Go's ``strconv/``, a
-    crate's ``tokio-1.24.2/``). Remembered: a search of a member asks it of every document (1,240 in the js
-    tree: 6 ms a search without)."""
+    crate's ``tokio-1.24.2/``). Asked once a document version, by the first member search after it was ingested
+    (:class:`~.file_owners.FileOwners`, which keeps the answers)."""
     stem, dot, extension = title.rpartition(".")
     own = (stem,) if dot and extension.isalnum() else ()
     return frozenset(spelling(name) for name in (*own, *(_VERSION.sub("", f) for f in source_folders(source))))

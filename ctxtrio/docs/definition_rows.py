@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..text.definitions import owner_runs
 from ..text.query import QUESTION_WORDS
 from ..text.terms import STOPWORDS
-from .defined import file_names, kept_where, member_in
+from .defined import kept_where, member_in
 from .hits import hits_within, read_fused
 from .hybrid import Fused
 
@@ -71,7 +71,7 @@ async def _member_hits(
     ``builder`` for ``strings builder write string``): the callers that repeat the query's words outrank the
     definition (Go's strings/builder.go's ``WriteString`` past the 20th row; with ``builder`` beside it, the first).
     Where owner words name a source file or its folder (:func:`~.defined.file_names`: ``subprocess.py``, Go's
-    package ``strconv/``), the member alone is looked for in those files, whose definitions seldom repeat the
+    package ``strconv/``; :meth:`~.repository.Repository.files_named`), the member alone is looked for in those files, whose definitions seldom repeat the
     module's name. A name asked for whole with its kind (``where is ArrayList defined``) is looked for alone."""
     found: list[Hit] = []
     if members and not members[0].owners:  # the name whole, its kind said (``where is ArrayList defined``)
@@ -83,11 +83,7 @@ async def _member_hits(
         )
     for member in owned:
         names = frozenset(owner_runs(member.owners))  # ``hash map``: HashMap.java too
-        files = {
-            journal: entry
-            for journal, entry in by_journal.items()
-            if not file_names(entry.info.title, entry.info.source).isdisjoint(names)
-        }
+        files = await repo.files_named(names, by_journal)
         if files:
             found += await hits_within(repo, [member.identifier], files, _LEFT_OUT_HITS, all_docs=False)
     firsts: dict[tuple[str, str], Hit] = {}

@@ -48,11 +48,13 @@ from .catalog import (
     generation_end,
     unlanded,
 )
+from .file_owners import FileOwners
 from .folders import landed_or_own, probe_writable, remove_empty_dirs, sweep_folders
 from .loaded import DEFAULT_CACHE_CHARS, Key, LoadedGenerations
 from .startup import drop_rows_of_files_gone, settle_sweep
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from pathlib import Path
 
     from ..store.handle import StoreHandle
@@ -93,6 +95,7 @@ class Repository(LoadedGenerations):
         self._docs_prefix = self.data.journal_name(self.data.docs) + "/"
         self._journals: dict[str, DocEntry] = {}
         self._journals_version = -1
+        self._file_owners = FileOwners(self.journal)
         #: Generation files set aside in lost-and-found by this process's startup sweep.
         self.lost: list[Path] = []
         #: Document → generation of its last commit, skipped by a replay as not landed
@@ -118,6 +121,16 @@ class Repository(LoadedGenerations):
             self._journals = {self.journal(entry): entry for entry in self.state.docs.values()}
             self._journals_version = self.state.version
         return self._journals
+
+    async def files_named(self, names: Collection[str], by_journal: dict[str, DocEntry]) -> dict[str, DocEntry]:
+        """The documents of ``by_journal`` whose file names hold one of ``names`` (:func:`~.defined.file_names`),
+        looked up by name (:class:`~.file_owners.FileOwners`, in step with the catalog as it stands). Those of
+        ``by_journal`` changed since it was taken (a search that began before an ingest, a replace or a forget)
+        are not among them: a search drops their hits as replaced or forgotten meanwhile."""
+        state = self.state
+        await self._file_owners.build(state)
+        found = self._file_owners.journals(state, names)
+        return {journal: by_journal[journal] for journal in sorted(found) if journal in by_journal}
 
     # -- the catalog --------------------------------------------------------------
 
