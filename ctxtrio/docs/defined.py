@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .packing import Candidate
 
 __all__ = [
+    "DefinitionOrder",
     "copies_nearest_first",
     "defines_name",
     "definitions_first",
@@ -56,23 +57,56 @@ _Rank = TypeVar("_Rank")
 
 
 def definitions_first(candidates: Sequence[Candidate], query_terms: list[str], query: str = "") -> list[Candidate]:
-    """``candidates`` with those that define the name the query asks for first
-    (:func:`~ctxtrio.text.definitions.asked_name`), those of a document named as the
-    qualifier the query wrote (``library.re`` for ``re.VERBOSE``) before other definitions,
-    each group in its given order (all of them as given when the query asks for none); else those that define a
-    member (:func:`members_first`), marked where their definitions start."""
-    name: Name | None = asked_name(query, query_terms)
-    if name is None:
-        return list(candidates)
-    first = [c for c in candidates if defines(c.chunk.text, name.identifier, name.qualifier)]
-    if name.qualifier is not None:  # the page of that qualifier first: re.VERBOSE's own in library.re, not the HOWTO's
-        own = [c for c in first if names_qualifier(c.doc_id, name.qualifier)]
-        first = own + [c for c in first if c not in own]
-    elif not first:
-        found = members_first(candidates, member_names(query), asked_keywords(query))
-        first = [replace(candidates[n], defines_at=at) for n, at in found.items()]
-        return copies_nearest_first(first) + [candidate for n, candidate in enumerate(candidates) if n not in found]
-    return copies_nearest_first(first) + [candidate for candidate in candidates if candidate not in first]
+    """``candidates`` with those that define the name the query asks for first (:meth:`DefinitionOrder.first`),
+    the query read afresh: for one search's several orderings, a :class:`DefinitionOrder`."""
+    return DefinitionOrder(query_terms, query).first(candidates)
+
+
+class DefinitionOrder:
+    """What one search's query asks for by name, read once, and which candidates' texts define it, each text
+    read once (by :func:`~ctxtrio.text.definitions.defines`): a search orders its candidates by it before
+    re-ranking (which decides those it keeps) and again after, and asks which define it on the way
+    (:func:`kept_where`, :func:`named_only`); each asked afresh read every text two or three times."""
+
+    __slots__ = ("_defines", "_members", "_query", "name")
+
+    def __init__(self, query_terms: list[str], query: str = "") -> None:
+        self._query = query
+        #: The name the query asks for (:func:`~ctxtrio.text.definitions.asked_name`), if any.
+        self.name: Name | None = asked_name(query, query_terms)
+        self._defines: dict[str, bool] = {}  # a candidate's text -> whether it defines ``name``
+        self._members: tuple[list[Member], frozenset[str] | None] | None = None
+
+    def defines(self, candidate: Candidate) -> bool:
+        """Whether ``candidate`` defines the name asked for (:func:`defines_name`; False when none is)."""
+        if self.name is None:
+            return False
+        text = candidate.chunk.text
+        held = self._defines.get(text)
+        if held is None:
+            held = self._defines[text] = defines_name(candidate, self.name)
+        return held
+
+    def first(self, candidates: Sequence[Candidate]) -> list[Candidate]:
+        """``candidates`` with those that define the name the query asks for first, those of a document named as
+        the qualifier the query wrote (``library.re`` for ``re.VERBOSE``) before other definitions, each group in
+        its given order (all of them as given when the query asks for none); else those that define a member
+        (:func:`members_first`), marked where their definitions start."""
+        name = self.name
+        if name is None:
+            return list(candidates)
+        first = [c for c in candidates if self.defines(c)]
+        if name.qualifier is not None:
+            # the page of that qualifier first: re.VERBOSE's own in library.re, not the HOWTO's
+            own = [c for c in first if names_qualifier(c.doc_id, name.qualifier)]
+            first = own + [c for c in first if c not in own]
+        elif not first:
+            if self._members is None:  # the members its words spell, and the kinds it says
+                self._members = member_names(self._query), asked_keywords(self._query)
+            found = members_first(candidates, *self._members)
+            first = [replace(candidates[n], defines_at=at) for n, at in found.items()]
+            return copies_nearest_first(first) + [candidate for n, candidate in enumerate(candidates) if n not in found]
+        return copies_nearest_first(first) + [candidate for candidate in candidates if candidate not in first]
 
 
 def copies_nearest_first(candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -197,14 +231,15 @@ def defines_name(candidate: Candidate, name: Name) -> bool:
     return defines(candidate.chunk.text, name.identifier, name.qualifier)
 
 
-def named_only(name: Name | None, query_terms: Sequence[str], candidates: Sequence[Candidate]) -> bool:
-    """Whether a query spells a name whole, not one of its own words nor qualified, that no candidate defines
-    (none holds it, or they only use it: ``module graph get module``, where ``moduleGraph`` is in every caller of
-    webpack's ModuleGraph and ``getModule`` is asked for): then the members its words spell are looked for
-    (:func:`members_first`)."""
+def named_only(order: DefinitionOrder, query_terms: Sequence[str], candidates: Sequence[Candidate]) -> bool:
+    """Whether a query spells a name whole (``order.name``), not one of its own words nor qualified, that no
+    candidate defines (none holds it, or they only use it: ``module graph get module``, where ``moduleGraph`` is
+    in every caller of webpack's ModuleGraph and ``getModule`` is asked for): then the members its words spell are
+    looked for (:func:`members_first`)."""
+    name = order.name
     if name is None or name.qualifier is not None or name.identifier in query_terms:
         return False
-    return not any(defines_name(c, name) for c in candidates)
+    return not any(order.defines(c) for c in candidates)
 
 
 def kept_where(

@@ -28,7 +28,6 @@ more, where the search comes down to rows holding any of the query's words
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING
 
 import trio
@@ -37,10 +36,10 @@ from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import MAX_LEVEL_WORDS
 from ..text import neighbours
-from ..text.definitions import asked_name, member_names
+from ..text.definitions import member_names
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import query_terms, without_prefixes
-from .defined import defines_name, definitions_first, kept_where, named_only
+from .defined import DefinitionOrder, kept_where, named_only
 from .definition_rows import members_read, named_hits
 from .hits import hits_within, read_fused
 from .hybrid import FUSE_DEPTH, Fused, by_words, fuse, hybrid_order, meaning_first_floor
@@ -89,6 +88,8 @@ class Found:
     #: The words searched for: the query's, grouped with their other forms and the words
     #: expansion gave them (:func:`_expanded`), or the query's own without expansion.
     words: tuple[SearchWord, ...] = ()
+    #: How the candidates were put in order of the name the query asks for: again after re-ranking.
+    definitions: DefinitionOrder | None = None
 
 
 def rerank_fused(
@@ -172,7 +173,8 @@ async def find_candidates(
         ranked = fuse(keyword, near, 2 * limit, each=limit + 1) if hybrid else fuse(keyword, near, limit + 1)
     more = len(ranked) > limit
     ranked = ranked if hybrid else ranked[:limit] + pooled
-    name = asked_name(query, query_terms)
+    order = DefinitionOrder(query_terms, query)  # each candidate's text read once for the name it asks for
+    name = order.name
     checked: set[tuple[str, int]] = set()  # rows read only for the definition of ``name`` they may hold
     if name is not None and (name.identifier not in query_terms or name.qualifier is not None):
         seen = {(one.hit.journal, one.hit.item) for one in ranked}
@@ -186,8 +188,8 @@ async def find_candidates(
     ranked = [one for one in ranked if one.hit.item.isdigit()]
     candidates, ranks = await read_fused(repo, by_journal, ranked)
     if checked and name is not None:
-        candidates, ranks = kept_where(partial(defines_name, name=name), checked, candidates, ranks)
-    if named_only(name, query_terms, candidates):  # no row read defines the name whole: a member its words spell
+        candidates, ranks = kept_where(order.defines, checked, candidates, ranks)
+    if named_only(order, query_terms, candidates):  # no row read defines the name whole: a member its words spell
         late, late_ranks = await members_read(repo, member_names(query), by_journal, ranked, all_docs=all_docs)
         candidates, ranks = candidates + late, ranks + late_ranks
     worded = True
@@ -195,8 +197,8 @@ async def find_candidates(
         worded = by_words(candidates, ranks, query_terms)
         candidates = hybrid_order(candidates, ranks, query_terms)
     if name is not None:
-        candidates = definitions_first(candidates, query_terms, query)
-    return Found(candidates[: limit + len(pooled)], more, skipped, worded, tuple(words))
+        candidates = order.first(candidates)
+    return Found(candidates[: limit + len(pooled)], more, skipped, worded, tuple(words), order)
 
 
 def pool(hits: Sequence[Hit], limit: int) -> list[Hit]:

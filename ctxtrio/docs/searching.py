@@ -20,7 +20,7 @@ from ..store.ids import validate_id
 from ..text.neighbours import alike_of, counted_first
 from ..text.words import rarity_weights
 from .continuation import entry_starts_first, with_continuation
-from .defined import definitions_first
+from .defined import DefinitionOrder
 from .hybrid import FUSE_DEPTH
 from .model import SearchHit, SearchResult
 from .packing import least_hit_tokens, pack_hits
@@ -102,7 +102,8 @@ class SearchingMethods:
         candidates = found.candidates
         if found.by_words:  # a paraphrase keeps the order semantic recall gave it (docs/hybrid.py)
             candidates = await trio.to_thread.run_sync(partial(rerank_fused, candidates, query_terms, alike, query))
-            candidates = definitions_first(candidates, query_terms, query)  # find_candidates put them first before
+            order = found.definitions or DefinitionOrder(query_terms, query)  # its texts already read
+            candidates = order.first(candidates)  # find_candidates put them first before
         # the pool re-ranked (search.pool), cut to limit; an entry's start comes above its continuation, and
         # a definition cut by its chunk's end brings the next chunk
         candidates = entry_starts_first(candidates, query_terms)
