@@ -328,3 +328,19 @@ def test_anyio_on_trio_is_welcome(tmp_path: Path) -> None:
             return (await ctx.sessions.append("s", "via anyio")).entry.text
 
     assert anyio.run(main, backend="trio") == "via anyio"
+
+
+async def test_a_file_is_ingested_from_a_path_object(tmp_path: Path) -> None:
+    """documents.ingest takes file_path as a str or any os.PathLike, as Config takes its paths: a typed
+    program passing a pathlib.Path was refused by mypy --strict (expected "str | None"), and untyped it failed
+    deep in the sandbox with "TypeError: argument of type 'PosixPath' is not iterable" in an ExceptionGroup."""
+    notes = tmp_path / "docs" / "notes.md"
+    notes.parent.mkdir()
+    notes.write_text("# Notes\n\nThe deploy runs at nine.\n", encoding="utf-8")
+    config = ctxtrio.Config(data_dir=tmp_path / "state", llm_enabled=False, ingest_roots=[notes.parent])
+    async with ctxtrio.open_context(config) as ctx:
+        by_path = await ctx.documents.ingest(file_path=notes)
+        assert_type(by_path, ctxtrio.IngestResult)
+        assert by_path.doc.source == str(notes) and by_path.doc.chunks == 1
+        again = await ctx.documents.ingest(file_path=str(notes))
+        assert again.unchanged and again.doc.doc_id == by_path.doc.doc_id

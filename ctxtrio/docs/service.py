@@ -10,6 +10,7 @@ FTS5 index, filtered to the current generation of each document; nothing is rebu
 from __future__ import annotations
 
 from dataclasses import replace
+from os import PathLike, fspath
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
@@ -108,14 +109,14 @@ class DocumentService(SearchingMethods, ReadingMethods, CheckingMethods):
         self,
         *,
         text: str | None = None,
-        file_path: str | None = None,
+        file_path: str | PathLike[str] | None = None,
         title: str | None = None,
         doc_id: str | None = None,
         progress: Progress | None = None,
     ) -> IngestResult:
         """Chunk, index and commit a document; re-ingesting a ``doc_id`` replaces it atomically.
 
-        Exactly one of ``text`` and ``file_path`` (read only under the ingest roots).
+        Exactly one of ``text`` and ``file_path`` (a str or any ``os.PathLike``, read only under the ingest roots).
         Without ``doc_id``, a file already ingested from the same resolved path replaces
         its earlier document, or, when its content and title are unchanged, is skipped
         (``IngestResult.unchanged``); inline text without ``doc_id`` is a new document.
@@ -133,8 +134,9 @@ class DocumentService(SearchingMethods, ReadingMethods, CheckingMethods):
             validate_id(doc_id, "doc_id")
             if doc_id == CATALOG_NAME:
                 raise InvalidIdError(f"doc_id {CATALOG_NAME!r} is reserved; choose another")
+        path = None if file_path is None else fspath(file_path)
         async with Held(self._ingest_slots):  # the store's round trip checkpoints
-            return await self._ingest(text, file_path, title, doc_id, progress, started)
+            return await self._ingest(text, path, title, doc_id, progress, started)
 
     async def ingest_read(self, file_path: str, read: FileRead) -> IngestResult:
         """:meth:`ingest` of ``file_path`` (no title, no ``doc_id``) from ``read``, the file as
