@@ -24,7 +24,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from .._errors import NotFoundError
-from ..text.definitions import asked_name, definition_at, last_definition, spelling
+from ..text.asked import asked_name
+from ..text.definitions import definition_at, last_definition, spelling
 from ..text.markup import API_ENTRY
 from ..text.sections import entry_starts
 from ..text.stems import light_stem

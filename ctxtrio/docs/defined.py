@@ -13,18 +13,8 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from ..text.definitions import (
-    Defined,
-    Member,
-    Name,
-    asked_keywords,
-    asked_name,
-    defines,
-    member_names,
-    members_defined,
-    names_qualifier,
-    spelling,
-)
+from ..text.asked import asked_keywords, asked_name, member_names
+from ..text.definitions import Defined, Member, Name, defines, members_defined, names_qualifier, spelling
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
@@ -72,7 +62,7 @@ class DefinitionOrder:
 
     def __init__(self, query_terms: list[str], query: str = "") -> None:
         self._query = query
-        #: The name the query asks for (:func:`~ctxtrio.text.definitions.asked_name`), if any.
+        #: The name the query asks for (:func:`~ctxtrio.text.asked.asked_name`), if any.
         self.name: Name | None = asked_name(query, query_terms)
         self._defines: dict[str, bool] = {}  # a candidate's text -> whether it defines ``name``
         self._members: tuple[list[Member], frozenset[str] | None] | None = None
@@ -134,13 +124,13 @@ def members_first(
 ) -> dict[int, int]:
     """When nothing defines the name a query's words spell whole, the candidates that define a member
     its last (or first) words spell of an owner its other words name (``members``, best first, as
-    :func:`~ctxtrio.text.definitions.member_names` gives them): ``json decoder decode`` asks for Go's
+    :func:`~ctxtrio.text.asked.member_names` gives them): ``json decoder decode`` asks for Go's
     ``func (dec *Decoder) Decode``, ``hash map get node`` for ``getNode`` under ``public class HashMap``;
     the first member any candidate defines. By their places in ``candidates``, in order, each with where its
     definition's line starts.
 
     Which member is first: one defined as the kind the query says (``kinds``, the keywords
-    :func:`~ctxtrio.text.definitions.asked_keywords` gives: ``map entry interface`` asks for ``interface Entry``
+    :func:`~ctxtrio.text.asked.asked_keywords` gives: ``map entry interface`` asks for ``interface Entry``
     of ``Map``, not ``class MapEntry``), where its owner is named whole near it (its trail, title or line) before
     one whose owner is named inside a name or only by a folder (a crate's name is every one of its definitions' owner: ``Display for
     serde_json Value`` asks for ``impl Display for Value``, not ``enum Value``). Among its definitions, first
@@ -193,7 +183,7 @@ def _preference(definition: Defined, candidate: Candidate, member: Member) -> tu
 
 
 def member_in(candidate: Candidate, members: Sequence[Member]) -> bool:
-    """Whether ``candidate`` defines one of ``members`` (:func:`~ctxtrio.text.definitions.member_names`)."""
+    """Whether ``candidate`` defines one of ``members`` (:func:`~ctxtrio.text.asked.member_names`)."""
     return bool(members_defined(candidate.chunk.text, tuple(members), _owner_context(candidate), _folders(candidate)))
 
 

@@ -66,7 +66,7 @@ async def _member_hits(
     repo: Repository, members: Sequence[Member], by_journal: dict[str, DocEntry], *, all_docs: bool
 ) -> list[Hit]:
     """Rows that may define a member the query's words spell of an owner they name (``members``, as :func:`~ctxtrio.
-    text.definitions.member_names` gives them), for the first :data:`_MEMBERS_ASKED` members with an owner: the best
+    text.asked.member_names` gives them), for the first :data:`_MEMBERS_ASKED` members with an owner: the best
     :data:`_DEFINITION_HITS` rows holding the member and its owner's word nearest it (``writestring`` and
     ``builder`` for ``strings builder write string``): the callers that repeat the query's words outrank the
     definition (Go's strings/builder.go's ``WriteString`` past the 20th row; with ``builder`` beside it, the first).

@@ -36,7 +36,7 @@ from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import MAX_LEVEL_WORDS
 from ..text import neighbours
-from ..text.definitions import member_names
+from ..text.asked import member_names
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import query_terms, without_prefixes
 from .defined import DefinitionOrder, kept_where, named_only
@@ -131,7 +131,7 @@ async def find_candidates(
 ) -> Found:
     """The chunks of the best ``limit`` hits in ``by_journal`` (journal -> current entry), and whether there were more;
     by keyword search alone, also those of the rows after them that :func:`pool` keeps (the
-    caller re-ranks all and keeps ``limit``). A query that asks for a name (:func:`~ctxtrio.text.definitions.asked_name`)
+    caller re-ranks all and keeps ``limit``). A query that asks for a name (:func:`~ctxtrio.text.asked.asked_name`)
     also brings the chunks that define it: found by the name alone when the query spells it in parts or
     qualified; else, by keyword search alone, those among the rows the pool looks at (to the 16th of a
     search of 10, the 11th included: it only told that there were more): ``breakpoint()``'s entry in
@@ -139,7 +139,7 @@ async def find_candidates(
 
     ``all_docs``: ``by_journal`` holds every current document (see :func:`~.hits.hits_within`).
     ``meaning``: the vector ranking, asked while BM25 runs and fused with it.
-    ``query``: as written, for the dotted name it may hold (:func:`~ctxtrio.text.definitions.asked_name`)
+    ``query``: as written, for the dotted name it may hold (:func:`~ctxtrio.text.asked.asked_name`)
     and the plain words that may search with their neighbours (``expand_words``, :func:`_expanded`).
     ``counts``: how many rows hold each of ``query_terms`` (and any other word counted with them, such as
     their other forms), of ``rows`` current chunks, counted once the index settled: for the plain words

@@ -1,34 +1,27 @@
 """Does a text define the identifier a query spells? (``json decode error`` → ``class JSONDecodeError``).
 
-A search for a function or class by its words should bring its definition first, not
-the chunks that merely use it most. :func:`spelled_identifier` joins a short query's
-words (``py scanstring`` → ``pyscanstring``), the form the index holds for
-``py_scanstring`` and ``PyScanString`` alike (an identifier in the query, followed by
-its parts among the terms, counts once: ``JSONDecodeError`` stays ``jsondecodeerror``);
-a short query that holds a dotted name asks for its last part, qualified
-(:func:`asked_name`: ``Buffer.allocUnsafe`` → ``allocunsafe`` of ``buffer``).
-:func:`defines` says whether a text holds
+A search for a function or class by its words should bring its definition first, not the chunks that merely use
+it most. What a query asks for (the identifier its words spell, qualified where it writes a dotted name, the
+members of an owner it names) is :mod:`.asked`'s. :func:`defines` says whether a text holds
 a definition of an identifier of that spelling: a ``def``/``class``/``function``/
 ``func``/``fn``/``struct``/... line, a reST or Sphinx API entry (``.. function:: name``)
 (each of its signatures: Sphinx takes one a line, ``.. data:: X`` then ``VERBOSE``
 aligned below it, as ``re``'s flags and overloaded functions are written) or a markdown
 heading that starts with the name, after a label (``### Static method:
 `Buffer.allocUnsafe(size)```). Where the definition names a qualifier (``fsPromises.rm``),
-it must be the one asked for (``fs.rm``).
+it must be the one asked for (``fs.rm``); :func:`members_defined` says which members of an owner a
+text defines.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
 from .methods import METHOD_MODIFIERS, split_return_type
-from .query import QUESTION_WORDS
-from .terms import STOPWORDS, terms
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -37,40 +30,16 @@ __all__ = [
     "Defined",
     "Member",
     "Name",
-    "asked_keywords",
-    "asked_name",
     "declared_name",
     "definition_at",
     "defines",
     "last_definition",
-    "member_names",
     "members_defined",
     "names_qualifier",
     "owner_runs",
-    "spelled_identifier",
     "spelling",
 ]
 
-#: Queries of more words are questions, not names.
-_MAX_NAME_TERMS: Final = 4
-#: Words that say what kind of name a query asks for, not the name (``where is the Deserializer trait defined``).
-_KIND_WORDS: Final = frozenset(
-    "defined define defines definition declared declaration class interface trait type struct enum function "
-    "method func fn def decorator".split()
-)
-_FUNCTION_KEYWORDS: Final = frozenset(("def", "function", "func", "fn", "fun"))
-#: The keywords that announce each kind of name a query may say it asks for (``""``: a method no keyword
-#: announces): ``http header type`` asks for Go's ``type Header``, not ``func (r *response) Header``.
-_KIND_KEYWORDS: Final[dict[str, frozenset[str]]] = {
-    "class": frozenset(("class",)),
-    "interface": frozenset(("interface", "type", "protocol")),
-    "trait": frozenset(("trait",)),
-    "struct": frozenset(("struct", "type")),
-    "enum": frozenset(("enum", "type")),
-    "type": frozenset(("type", "struct", "enum", "class", "interface", "trait", "record")),
-    **dict.fromkeys(("function", "func", "fn", "def", "decorator"), _FUNCTION_KEYWORDS),
-    "method": _FUNCTION_KEYWORDS | {""},
-}
 _DEFINED: Final = re.compile(
     r"(?:(?P<keyword>)\b(?:def|class|function|func|fn|fun|struct|enum|trait|interface|type|record|impl|module|object|protocol)"
     r"[ \t]+(?:\([^)\n]*\)[ \t]*)?(?:(?P<code>[\w$]+)\.)?"
@@ -104,8 +73,6 @@ _ENTRY_SIGNATURES: Final = re.compile(
 )
 #: The name a further signature starts with, and the qualifier it is written with.
 _SIGNATURE: Final = re.compile(r"[ \t]*(?:(?P<entry>[\w.]+)\.)?(?P<name>[A-Za-z_$][\w$]*)")
-#: A dotted name in a query (``Buffer.allocUnsafe``, ``threading.Event.wait``): its qualifier and last part.
-_DOTTED: Final = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)+)([A-Za-z_$][\w$]*)(?![\w$.])")
 _SEPARATORS: Final = str.maketrans("", "", "_$")
 _NONE_DEFINED: Final[Mapping[Member, Defined]] = MappingProxyType({})
 #: The words that say a definition is not for its owner's users, before its name.
@@ -113,38 +80,13 @@ _HIDDEN: Final = frozenset(("private", "protected"))
 #: What a comment's line starts with, in the languages whose definitions :data:`_DEFINED` finds (and a
 #: docstring's example, ``>>>``).
 _COMMENTS: Final = ("//", "/*", "*", "#", ">>>", "--")
-#: A query's words as written, stopwords kept (:func:`_stopwords_around`).
+#: Words as written: of a definition's line and of what names its owner (:func:`members_defined`).
 _WORDS: Final = re.compile(r"[\w$]+")
-#: Stopwords that join an owner and its member in a query rather than start a name.
-_CONNECTORS: Final = frozenset(("in", "of"))
 #: The name a C or C++ declaration declares: the one in a function pointer's ``(*name)``, else
 #: the last identifier before the parameters (``PyObject* PyList_New(Py_ssize_t len)``, ``void *buf``).
 #: Dotted, as Sphinx writes a member of a struct (``const char* PyTypeObject.tp_name``).
 _C_POINTER: Final = re.compile(r"\(\s*\*\s*([A-Za-z_][\w.]*)\s*\)")
 _C_NAME: Final = re.compile(r"[A-Za-z_][\w.]*")
-
-
-def spelled_identifier(query_terms: Sequence[str]) -> str | None:
-    """The identifier a query of 1 to 4 words spells, joined; None for longer queries."""
-    words = _name_words(query_terms)
-    if not 1 <= len(words) <= _MAX_NAME_TERMS:
-        return None
-    return "".join(words)
-
-
-def _name_words(query_terms: Sequence[str]) -> list[str]:
-    """The words of a query, an identifier followed by its parts among the terms counted once."""
-    words: list[str] = []
-    position, count = 0, len(query_terms)
-    while position < count:
-        whole = query_terms[position]
-        words.append(whole)
-        joined, end = "", position + 1
-        while end < count and len(joined) < len(whole):
-            joined += query_terms[end]
-            end += 1
-        position = end if joined == whole else position + 1  # skip an identifier's parts
-    return words
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,58 +99,13 @@ class Member:
     owners: tuple[str, ...]
 
 
-def member_names(query: str) -> list[Member]:
-    """The names a query of 1 to 4 words (stopwords aside) may ask for as a member of something its other words name,
-    best first: its words whole when it also said what kind of name it asks for (``text wrapper
-    class``: ``textwrapper``, of no owner), then the longest run of its last words before shorter ones (``builder write string``:
-    ``writestring``, then ``string``), then runs of its first words (``NewReader defined in bufio``:
-    ``newreader`` of ``bufio``). Its words are all its terms in order, but for words such as
-    ``defined`` and ``class`` and the question words it starts with (``where``): after a name's
-    first word, a question word is a name's (Java's ``ThreadLocal.get`` in ``thread local get``,
-    ``getNode`` in ``hash map get node``, Go's ``Once.Do`` in ``sync once do``)."""
-    spelled = _name_words(terms(query))
-    if len(spelled) > _MAX_NAME_TERMS:
-        return []  # a question (``what does the function that parses a url do``), not a name
-    words = [word for word in spelled if word not in _KIND_WORDS]
-    while words and words[0] in QUESTION_WORDS:
-        del words[0]
-    count = len(words)
-    if not 1 <= count <= _MAX_NAME_TERMS:
-        return []
-    # With ``class`` or ``defined`` left out, the rest may be the name whole (``text wrapper class``).
-    whole = [Member("".join(words), ())] if count < len(spelled) else []
-    last: list[Member] = []
-    before, after = _stopwords_around(query, words[-1])
-    for k in range(1, count):
-        run = "".join(words[k:])
-        spelled_with = [before.get(words[k], "") + run, run + after, before.get(words[k], "") + run + after]
-        last += [Member(name, tuple(words[:k])) for name in dict.fromkeys(spelled_with) if name != run]
-        last.append(Member(run, tuple(words[:k])))
-    first = [Member("".join(words[:k]), tuple(words[k:])) for k in range(count - 1, 0, -1)]
-    return whole + last + first
+@dataclass(frozen=True, slots=True)
+class Name:
+    """The name a query asks for: ``identifier`` spelled as :func:`~.asked.spelled_identifier` does, and
+    the last part of the qualifier it was written with (``buffer`` for ``Buffer.allocUnsafe``), if any."""
 
-
-def asked_keywords(query: str) -> frozenset[str] | None:
-    """The keywords that announce the kinds of name a query says it asks for (``scanner split function type``:
-    a function's or a type's), None when it says no kind (``json decoder decode``)."""
-    kinds = [_KIND_KEYWORDS[word] for word in terms(query) if word in _KIND_KEYWORDS]
-    return frozenset().union(*kinds) if kinds else None
-
-
-def _stopwords_around(query: str, last_word: str) -> tuple[dict[str, str], str]:
-    """The stopwords a query's words drop that a member's name may start or end with: the one right before
-    each word (``with`` of ``timeout`` in ``context with timeout``: Go's ``WithTimeout``; ``or`` in ``optional
-    or else throw``: ``orElseThrow``), but ``in`` and ``of``, which join an owner to its member (``NewReader
-    defined in bufio``); and the one after ``last_word`` that ends the query (``collectors grouping by``:
-    ``groupingBy``)."""
-    words = [spelling(word) for word in _WORDS.findall(query)]
-    before = {
-        word: stop
-        for stop, word in itertools.pairwise(words)
-        if stop in STOPWORDS and stop not in _CONNECTORS and word not in STOPWORDS
-    }
-    ends = len(words) >= 2 and words[-1] in STOPWORDS and words[-2] == last_word
-    return before, words[-1] if ends else ""
+    identifier: str
+    qualifier: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,28 +186,6 @@ def _in_code(match: re.Match[str]) -> bool:
     return (
         match.group("keyword") is not None or match.group("method") is not None or match.group("js_method") is not None
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Name:
-    """The name a query asks for: ``identifier`` spelled as :func:`spelled_identifier` does, and
-    the last part of the qualifier it was written with (``buffer`` for ``Buffer.allocUnsafe``), if any."""
-
-    identifier: str
-    qualifier: str | None = None
-
-
-def asked_name(query: str, query_terms: Sequence[str]) -> Name | None:
-    """The name a short query asks for (None for a longer one, see :func:`spelled_identifier`):
-    the last part of its first dotted name, qualified, else the identifier its words spell."""
-    spelled = spelled_identifier(query_terms)
-    if spelled is None:
-        return None
-    dotted = _DOTTED.search(query)
-    if dotted is None:
-        return Name(spelled)
-    qualifier = dotted.group(1).rstrip(".").rsplit(".", 1)[-1]
-    return Name(spelling(dotted.group(2)), spelling(qualifier))
 
 
 def names_qualifier(doc_id: str, qualifier: str) -> bool:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from ctxtrio.docs import search
-from ctxtrio.text.definitions import defines, spelled_identifier
+from ctxtrio.text.asked import spelled_identifier
+from ctxtrio.text.definitions import defines
 
 from .conftest import opened
 

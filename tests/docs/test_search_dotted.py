@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxtrio.text.definitions import Name, asked_name, defines
+from ctxtrio.text.asked import asked_name
+from ctxtrio.text.definitions import Name, defines
 from ctxtrio.text.query import query_terms
 
 from .conftest import opened

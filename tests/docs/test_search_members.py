@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxtrio.text.definitions import Member, defines, member_names, members_defined
+from ctxtrio.text.asked import member_names
+from ctxtrio.text.definitions import Member, defines, members_defined
 
 from .conftest import opened
 

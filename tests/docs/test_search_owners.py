@@ -12,7 +12,8 @@ from pathlib import Path
 from ctxtrio.docs.chunks import StoredChunk
 from ctxtrio.docs.defined import copies_nearest_first, definitions_first, members_first
 from ctxtrio.docs.packing import Candidate, pack_hits
-from ctxtrio.text.definitions import Member, asked_keywords, member_names, members_defined
+from ctxtrio.text.asked import asked_keywords, member_names
+from ctxtrio.text.definitions import Member, members_defined
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.tokens import TokenModel
 
