@@ -19,6 +19,7 @@ from ..llm._notes import notes_in_one
 from ..llm.summarizer import Summarizer, Wait, to_the_end
 from ..store.ids import validate_id
 from ..text.extractive import summarize_extractive
+from ..text.kinds import CODE_KINDS, kind_for
 from .arguments import check_start_end, past_the_end
 from .loaded import GenerationCache
 from .model import DocSummary, Outline, OutlineEntry, Window, WindowChunk
@@ -243,6 +244,9 @@ class ReadingMethods:
             job_key=f"outline/{doc.doc_id}/{doc.gen}",
             wait=wait,
             fresh=[fresh_text(doc.chunks[chunk.index - 1] if chunk.index else None, chunk) for chunk in selected],
+            # As its ingest judged it (the kind is not stored): a file's extension, else the text's look.
+            prose=kind_for(doc.chunks[0].text if doc.chunks else "", entry.info.source, entry.info.title)
+            not in CODE_KINDS,
         )
         notes: dict[str, str] = {}  # the first note of each kind, keyed without its numbers
         for line in lines:

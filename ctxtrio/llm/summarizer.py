@@ -201,8 +201,12 @@ class Summarizer:
         job_key: str | None = None,
         wait: Wait = to_the_end,
         fresh: Sequence[str] | None = None,
+        prose: bool = False,
     ) -> list[Summary]:
         """One sentence about each of ``texts`` (chunks, for outlines); never raises LLMError.
+
+        ``prose``: the texts are of a document of prose (not source code), so an extractive line
+        passes over the code a text opens with (:func:`~ctxtrio.text.extractive.first_sentence`).
 
         ``fresh``: each text without what the text before it said already (a chunk's overlap),
         where an extractive line is taken from (else from ``texts``): the first sentence of an
@@ -218,7 +222,7 @@ class Summarizer:
         """
         model = self._ref.current
         leads = texts if fresh is None else [part or text for part, text in zip(fresh, texts, strict=True)]
-        fallbacks = await trio.to_thread.run_sync(_first_sentences, leads, model)
+        fallbacks = await trio.to_thread.run_sync(_first_sentences, leads, model, prose)
         if self._client is None:
             return [
                 short(text, model) or Summary(line, "extractive", "no LLM configured; extractive")
@@ -378,10 +382,10 @@ class Summarizer:
         return Limits.fitting(context, target_tokens, single_pass=self._single_pass_tokens, slice_=self._slice_tokens)
 
 
-def _first_sentences(texts: Sequence[str], model: TokenModel) -> list[str]:
+def _first_sentences(texts: Sequence[str], model: TokenModel, prose: bool) -> list[str]:
     """Each text's first sentence, its one-liner's stand-in. Run in a thread: an outline's 200 chunks (the
     default, 500 at most) take 40-60 ms of CPU, and with them the event loop did."""
-    return [first_sentence(text, max_tokens=ONE_LINER_TOKENS, model=model) for text in texts]
+    return [first_sentence(text, max_tokens=ONE_LINER_TOKENS, model=model, past_code=prose) for text in texts]
 
 
 async def _extracted(whole: Extract, text: str, target_tokens: int, note: str) -> Summary:

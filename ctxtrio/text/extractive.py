@@ -135,11 +135,12 @@ def summarize_extractive(text: str, *, target_tokens: int, model: TokenModel) ->
     return _join([sentences[index] for index in sorted(chosen)])
 
 
-def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
+def first_sentence(text: str, *, max_tokens: int, model: TokenModel, past_code: bool = False) -> str:
     """Return the first non-heading sentence of ``text`` cut to ``max_tokens`` ("" if none).
 
-    reST explicit markup (``.. note::``, ``.. versionchanged:: 3.6``) and code the text opens
-    with (indented by four spaces or more) are taken only when no prose follows; then the
+    reST explicit markup (``.. note::``, ``.. versionchanged:: 3.6``) and, with ``past_code`` (a
+    document of prose: the code a chunk of source code opens with is its content), code the text
+    opens with (indented by four spaces or more) are taken only when no prose follows; then the
     first heading when the text has nothing else. Meant for one-line
     outline summaries. ``max_tokens`` must be at least 1.
     """
@@ -148,7 +149,8 @@ def first_sentence(text: str, *, max_tokens: int, model: TokenModel) -> str:
     # An outline line of '.. note::' or '.. versionchanged:: 3.6' says nothing of its chunk: reST's
     # explicit markup (directives, comments, link targets) is passed over while prose follows.
     sentences: list[_Sentence] = []
-    for source in (without_markup(_past_leading_code(text)), without_markup(text), text):
+    opening = (without_markup(_past_leading_code(text)),) if past_code else ()
+    for source in (*opening, without_markup(text), text):
         sentences = _sentences(source)
         body = [sentence for sentence in sentences if not sentence.heading]
         if body:

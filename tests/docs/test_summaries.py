@@ -193,3 +193,17 @@ async def test_an_outline_note_says_extractive_once(tmp_path: Path) -> None:
         outline = await docs.outline("d", summarize=True, max_chunks=4)
     assert outline.note.count("extractive") == 1 and outline.note.endswith("; extractive"), outline.note
     assert outline.note.startswith("LLM answers rejected (") and outline.note.count("rejected") == 1, outline.note
+
+
+async def test_an_outline_line_passes_over_opening_code_in_prose_only(tmp_path: Path) -> None:
+    """Without an LLM, a chunk of a document of prose that opens with indented code (the chunker cut a long
+    example: pytest's fixtures.rst #1 read '# Assert assert all(...)') has the prose after it as its line; a chunk of
+    source code keeps the line it opens with (the method it starts in). The kind is the one ingest gave it."""
+    body = "    def isatty(self):\n        return self.raw.isatty()\n\nThe buffer answers isatty like its raw stream.\n"
+    async with opened(tmp_path) as ctx:
+        for title in ("buffers.md", "buffers.py"):
+            await ctx.documents.ingest(text=body, title=title, doc_id=title.replace(".", "-"))
+        prose = await ctx.documents.outline("buffers-md", summarize=True)
+        code = await ctx.documents.outline("buffers-py", summarize=True)
+    assert prose.entries[0].summary == "The buffer answers isatty like its raw stream."
+    assert code.entries[0].summary is not None and code.entries[0].summary.startswith("def isatty(self):")

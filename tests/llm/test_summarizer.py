@@ -336,9 +336,9 @@ async def test_the_first_sentences_an_outline_stands_on_are_taken_in_a_worker_th
     doc_outline, up to 500) are taken in a worker thread, not on the event loop every other call shares."""
     on_the_loop: list[bool] = []
 
-    def recorded(text: str, *, max_tokens: int, model: TokenModel) -> str:
+    def recorded(text: str, *, max_tokens: int, model: TokenModel, past_code: bool = False) -> str:
         on_the_loop.append(threading.current_thread() is threading.main_thread())
-        return first_sentence(text, max_tokens=max_tokens, model=model)
+        return first_sentence(text, max_tokens=max_tokens, model=model, past_code=past_code)
 
     monkeypatch.setattr(summarizer, "first_sentence", recorded)
     texts = [document(12), document(12, start=100)]

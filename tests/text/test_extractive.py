@@ -458,12 +458,24 @@ def test_an_asciidoc_entry_body_is_no_literal_block() -> None:
 
 def test_an_outline_line_passes_over_the_code_a_chunk_opens_with() -> None:
     """A chunk cut inside a long example (pytest's fixtures.rst, chunk #1) opens with indented code and no
-    '::' before it: its outline line is the prose after it, not '# Assert assert all(...)'. Code alone is
-    still a line, and an AsciiDoc entry's tab-indented body is prose."""
+    '::' before it: in a document of prose (past_code) its outline line is the prose after it, not '# Assert
+    assert all(...)'. Code alone is still a line, and an AsciiDoc entry's tab-indented body is prose."""
     chunk = QUICK_EXAMPLE[QUICK_EXAMPLE.index("    # Arrange") :]
-    assert first_sentence(chunk, max_tokens=60, model=MODEL).startswith("In this example, ``test_fruit_salad``")
-    assert first_sentence("    import pytest\n\n    x = 1\n", max_tokens=60, model=MODEL) == "import pytest"
-    body = "\tSet the starting point at which to create the new commits.\n+\nThis option is useful.\n"
-    assert (
-        first_sentence(body, max_tokens=60, model=MODEL) == "Set the starting point at which to create the new commits."
+    assert first_sentence(chunk, max_tokens=60, model=MODEL, past_code=True).startswith(
+        "In this example, ``test_fruit_salad``"
     )
+    assert (
+        first_sentence("    import pytest\n\n    x = 1\n", max_tokens=60, model=MODEL, past_code=True)
+        == "import pytest"
+    )
+    body = "\tSet the starting point at which to create the new commits.\n+\nThis option is useful.\n"
+    expected = "Set the starting point at which to create the new commits."
+    assert first_sentence(body, max_tokens=60, model=MODEL, past_code=True) == expected
+
+
+def test_a_chunk_of_source_code_keeps_the_code_it_opens_with() -> None:
+    """In source code the indented lines a chunk opens with are its content (the method it starts in): passing
+    over them gave _pyio.py's chunk 'class BytesIO(BufferedIOBase):' for 'def isatty(self):'. Without past_code
+    (the default) the first line stays."""
+    chunk = "    def isatty(self):\n        return self.raw.isatty()\n\n\nclass BytesIO(BufferedIOBase):\n    pass\n"
+    assert first_sentence(chunk, max_tokens=60, model=MODEL).startswith("def isatty(self):")
