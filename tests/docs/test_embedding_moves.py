@@ -97,7 +97,11 @@ async def test_ingests_during_a_backfill_do_not_read_every_row_again(
             await requests_grow(fake, 2)
             for n in range(3):
                 await ctx.documents.ingest(text=f"# late{n}\n\nZebrafish{n} regrow fins.\n", doc_id=f"late{n}")
-                await requests_grow(fake, 3)
+                # Embedded: the pass saw it (three requests were not enough under load: a batch's requests, paced
+                # by 1b37984, could all come before the pass looked, and late1 then came with a pass start's read).
+                with trio.fail_after(30):
+                    while not rows_of(index, f"late{n}"):
+                        await trio.sleep(0.01)
             await caught_up(index)
     late = [max(n for n, text in enumerate(fake.embedded) if f"zebrafish{k}" in text.casefold()) for k in range(3)]
     backlog = [n for n, text in enumerate(fake.embedded) if "topic" in text]
@@ -224,3 +228,36 @@ async def test_another_process_rows_of_a_new_document_count_as_stored(tmp_path: 
             status = index.status()
             assert status.chunks_refused == 1 and status.chunks_embedded == status.chunks_total - 1
             assert index._vectors.counts(index.model, dim) == (status.chunks_embedded, 1, status.vectors)
+
+
+async def test_a_replaced_documents_rows_another_process_dropped_first_leave_the_counts_right(tmp_path: Path) -> None:
+    """The opposite process: a second server drops a replaced document's old rows before this pass sees the
+    replace; this pass then finds none to drop and takes away what it had counted of them, so context_status
+    still says what the file holds (it does not take the file's rows of the journal, which are none by then)."""
+    fake = FakeEmbeddings(delay_s=0.05)
+    async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
+        await ctx.documents.ingest(text=_paragraphs(400), title="backlog", doc_id="backlog")
+        await ctx.documents.ingest(text="# sturgeon\n\nSturgeon live long.\n\n## Age\n\nA century.\n", doc_id="fish")
+        async with semantic(ctx, fake) as index:
+            with trio.fail_after(30):
+                while not (index._dim and rows_of(index, "fish")):
+                    await trio.sleep(0.01)
+                await ctx.documents.ingest(text="# nudge\n\nA move.\n", doc_id="nudge")  # (a pass with the dim)
+                while not (index.passes >= 1 and index.state == "embedding"):
+                    await trio.sleep(0.01)
+            during, dim = index.passes, index._dim or 0
+            (old,) = rows_of(index, "fish")
+            await ctx.documents.ingest(text="# sturgeon\n\nSturgeon live long.\n\n## Age\n\nAges.\n", doc_id="fish")
+            peer = VectorStore(ctx.data.vectors_path)  # no checkpoint since the ingest: before the pass looks
+            peer.open()
+            assert peer.drop_journals(index.model, dim, [old], forgotten=lambda _journal: False) > 0
+            peer.close()
+            with trio.fail_after(30):  # the pass saw the replace: it embeds the new generation (the newest) next
+                while rows_of(index, "fish") in (set(), {old}):
+                    await trio.sleep(0.01)
+            status = index.status()
+            held = index._vectors.counts(index.model, dim)
+            assert index.passes == during, "the backlog ended before the pass saw the replace"
+            assert 0 <= held[0] - status.chunks_embedded <= 16 and status.chunks_refused == held[1] == 0
+            assert 0 <= held[2] - status.vectors <= 16 * 3, (status, held)
+            await caught_up(index)
