@@ -8,12 +8,12 @@ is. The SQL that writes rows is in :mod:`.index_tables`.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING
 
 from .rows import Hit
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Sequence
 
     from .rows import Level, Table
@@ -34,20 +34,43 @@ def search_levels(
     level ranked by BM25, optionally within ``journals`` (not empty)."""
     rank = f"bm25({table}, 1.0, {HEADING_WEIGHT})"
     sql = f"SELECT rowid, journal, item, {rank}, line_start, line_end FROM {table} WHERE {table} MATCH ?"
-    if journals is not None:
+    listed: Sequence[str] = journals or ()
+    if journals is not None and len(journals) + 2 > conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER):
+        _searched_journals(conn, journals)
+        sql += " AND journal IN (SELECT name FROM temp.searched_journals)"
+        listed = ()
+    elif journals is not None:
         sql += f" AND journal IN ({','.join('?' * len(journals))})"
     sql += f" ORDER BY {rank} LIMIT ?"
     found: dict[int, Hit] = {}
     for level in levels:
         if level.only_if_none and found:
             break
-        params: list[str | int] = [level.expression, *(journals or ()), limit]
+        params: list[str | int] = [level.expression, *listed, limit]
         for rowid, j, i, s, a, b in conn.execute(sql, params).fetchall():
             if rowid not in found and len(found) < limit:
                 found[rowid] = Hit(str(j), str(i), -float(s), int(a or 0), int(b or 0))
         if len(found) >= limit:
             break
     return list(found.values())
+
+
+def _searched_journals(conn: sqlite3.Connection, journals: Sequence[str]) -> None:
+    """Put ``journals`` in this connection's TEMP table ``searched_journals``, for a search within more journals
+    than a statement may have parameters (SQLite's limit: 32,766 by default, 250,000 in Debian's build)."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS searched_journals (name TEXT PRIMARY KEY) WITHOUT ROWID")
+    own = not conn.in_transaction  # the index's readers autocommit: one transaction for the list, not one a row
+    if own:
+        conn.execute("BEGIN")
+    try:
+        conn.execute("DELETE FROM temp.searched_journals")
+        conn.executemany("INSERT OR IGNORE INTO temp.searched_journals VALUES (?)", ((name,) for name in journals))
+    except sqlite3.Error:
+        if own:
+            conn.execute("ROLLBACK")
+        raise
+    if own:
+        conn.execute("COMMIT")
 
 
 def doc_counts(conn: sqlite3.Connection, table: Table, terms: Sequence[str]) -> dict[str, int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ctxtrio.store.index import SearchIndex
+from ctxtrio.store.index_queries import search_levels
 from ctxtrio.store.records import StoredRecord
 from ctxtrio.store.rows import MAX_LEVEL_WORDS, IndexRow, Level, fts_levels
 from ctxtrio.text.neighbours import Group
@@ -205,3 +207,22 @@ def test_leaving_a_common_word_out_keeps_the_scores_and_drops_rows_that_score_no
         assert after.score == pytest.approx(before.score, abs=1e-5)
     misspelt = index.search("chunks", ["test", "frobnicat"], journals=None, limit=5, common={"test"})
     assert len(misspelt) == 5 and all("test" in texts[int(hit.item)] for hit in misspelt)  # the common word still finds
+
+
+def test_a_search_within_more_journals_than_a_statement_takes_parameters(index: SearchIndex, tmp_path: Path) -> None:
+    """A connection whose SQLite allows 100 parameters a statement (32,766 by default; this build's 250,000) searches
+    within 150 journals (twice one of them), then within 1 and 150 again on the same connection: the rows of
+    the journals asked each time, as within few (before: sqlite3.OperationalError, too many SQL variables)."""
+    _fill(index, "docs/a.jsonl", ["kiwi mango", "kiwi"])
+    _fill(index, "docs/b.jsonl", ["kiwi mango", "mango"])
+    many = [f"docs/other{n}.jsonl" for n in range(148)] + ["docs/b.jsonl", "docs/b.jsonl"]
+    levels = fts_levels(["kiwi", "mango"])
+    with contextlib.closing(sqlite3.connect(tmp_path / "index.sqlite3", isolation_level=None)) as conn:
+        few = search_levels(conn, "chunks", levels, journals=["docs/b.jsonl"], limit=5)
+        assert [(hit.journal, hit.item) for hit in few] == [("docs/b.jsonl", "0"), ("docs/b.jsonl", "1")]
+        conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 100)
+        assert search_levels(conn, "chunks", levels, journals=many, limit=5) == few
+        assert search_levels(conn, "chunks", levels, journals=["docs/a.jsonl"], limit=5)[0].journal == "docs/a.jsonl"
+        assert {hit.journal for hit in search_levels(conn, "chunks", levels, journals=many, limit=5)} == {
+            "docs/b.jsonl"
+        }
