@@ -379,4 +379,4 @@ class VectorStore:
     def memory_bytes(self) -> int:
         """Bytes the in-memory matrix holds (0 before the first search)."""
         matrix = self._matrix
-        return 0 if matrix is None else int(matrix.rows.nbytes)
+        return 0 if matrix is None else matrix.nbytes

@@ -109,3 +109,25 @@ def test_a_search_after_a_drop_does_not_read_the_matrix_again(tmp_path: Path, mo
     assert store.nearest("m", [1.0, 0.0], journals=[journals[1]], limit=5) == []
     assert len(reads) == 1
     store.close()
+
+
+def test_a_batch_stored_into_a_loaded_matrix_copies_no_row_while_there_is_room(tmp_path: Path) -> None:
+    """VectorStore.add extends the matrix a search read in place: the rows held are not copied for each batch
+    (they were: 39 ms at 41,000 x 384, 432 ms at 200,000, the store's lock held), only when the room is full
+    (GROWTH: a quarter more), and every row stored is found."""
+    import numpy as np
+
+    store = VectorStore(tmp_path / "v.sqlite3")
+    store.open()
+    store.add("m", 2, _rows("docs/a/1.jsonl", [f"a {n}" for n in range(100)]))
+    store.nearest("m", [1.0, 0.0], journals=None, limit=1)
+    matrix = store._matrix
+    assert matrix is not None
+    store.add("m", 2, _rows("docs/b/1.jsonl", ["b 0"]))  # full: grown once, by a quarter
+    grown = matrix.rows
+    assert matrix.nbytes == 125 * 2 * 4
+    for n in range(1, 25):
+        store.add("m", 2, _rows(f"docs/c{n}/1.jsonl", [f"c {n}"]))
+        assert np.shares_memory(matrix.rows, grown) and len(matrix.rows) == 101 + n
+    assert len({hit.journal for hit in store.nearest("m", [1.0, 0.0], journals=None, limit=200)}) == 2 + 24
+    store.close()
