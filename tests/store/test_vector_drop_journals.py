@@ -131,3 +131,32 @@ def test_a_batch_stored_into_a_loaded_matrix_copies_no_row_while_there_is_room(t
         assert np.shares_memory(matrix.rows, grown) and len(matrix.rows) == 101 + n
     assert len({hit.journal for hit in store.nearest("m", [1.0, 0.0], journals=None, limit=200)}) == 2 + 24
     store.close()
+
+
+def test_a_drop_by_journal_on_a_full_disk_fails_whole_or_succeeds_and_the_file_stays_whole(tmp_path: Path) -> None:
+    """drop_journals on a disk filled to the last byte (a 4 MB tmpfs, root only): it deletes the journal's rows
+    and a forgotten one's texts in one transaction, or raises DiskFullError (the embedder waits for room, then
+    its next pass reads every row) and deletes nothing; once there is room, it finishes; the file is whole."""
+    from ctxtrio.store.reading import DiskFullError
+    from testkit.disk import fill_disk
+    from tests.store.test_disk_full import small_tmpfs
+
+    with small_tmpfs(tmp_path / "mnt", "4m") as mount:
+        store = VectorStore(mount / "v.sqlite3")
+        store.open()
+        for n in range(20):
+            store.add("m", 2, _rows(f"docs/d{n}/1.jsonl", [f"d{n} text {k}" for k in range(20)]))
+        fill_disk(mount / "filler")
+        victims = [f"docs/d{n}/1.jsonl" for n in range(10)]
+        try:
+            store.drop_journals("m", 2, victims, forgotten=lambda journal: journal.endswith("1.jsonl"))
+        except DiskFullError:
+            assert set(store.done("m", 2)) >= set(victims)  # nothing deleted
+            (mount / "filler").unlink()
+            store.drop_journals("m", 2, victims, forgotten=lambda journal: journal.endswith("1.jsonl"))
+        assert not set(store.done("m", 2)) & set(victims)
+        assert text_digest("d0 text 0") not in _texts(store.path) and text_digest("d19 text 0") in _texts(store.path)
+        store.close()
+        conn = sqlite3.connect(mount / "v.sqlite3")
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        conn.close()
