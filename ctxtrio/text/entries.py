@@ -9,7 +9,10 @@ decisions survived). A session is not prose; its entries are the units:
   "we decided", "agreed", "going with", "settled on", "must not", "won't").
 * **Near-duplicates are said once, with a count**: entries equal once case, digits and
   punctuation are set aside ("Ran npm test: 3 failing" and "Ran npm test: 0 failing")
-  become one line, the latest wording, followed by ``(×12)``.
+  become one line, the latest wording, followed by ``(×12)``. Room left once the lines
+  are chosen goes to their numbers: a group whose entries differ only in them is shown
+  as one wording listing each varying number's values (:mod:`.folds`), the most ranked
+  group first, since for measurements, counts and versions the numbers are the content.
 * The rest are ranked by how much they say that no other entry says (the summed
   rarity of their terms), a repeated group counting once.
 
@@ -29,10 +32,11 @@ import math
 import re
 from array import array
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING, Final
 
+from .folds import Fold, fitting_fold, fold
 from .plural import plural
 from .terms import terms
 
@@ -136,6 +140,7 @@ class _Group:
     count: int
     decision: bool
     score: float = 0.0
+    members: list[int] = field(default_factory=list)  # positions of its entries, in order
 
 
 def _line(entry: EntryText) -> str:
@@ -162,6 +167,13 @@ def summarize_entries(
         if used + cost <= target_tokens:
             chosen[group.first] = line
             used += cost
+    shown_groups = [g for g in others if g.count > 1 and g.first in chosen] if -1 not in chosen else []
+    folds = {id(group): fold([_line(entries[at]) for at in group.members]) for group in shown_groups}
+    for most in (1, None):  # the room left to the numbers of the groups shown: each its first and last, then more
+        for group in shown_groups:
+            found = folds[id(group)]
+            if found is not None:
+                used += _with_numbers(found, group.first, chosen, target_tokens - used, model, most)
     if not chosen and groups:
         best = others[0] if others else groups[0]
         chosen[best.first] = _cut(shown[id(best)], target_tokens, model)
@@ -214,6 +226,7 @@ def _groups(entries: Sequence[EntryText], memo: EntryMemo) -> list[_Group]:
                 by_signature[signature] = group
         group.count += 1
         group.last = position
+        group.members.append(position)
     bags = [memo.term_ids(entries[group.last]) for group in groups]
     # Each term's rarity once, not once per group holding it: the same values summed in the same order.
     rarity = {term: math.log(1.0 + len(groups) / count) for term, count in Counter(chain.from_iterable(bags)).items()}
@@ -231,6 +244,19 @@ def _signature(entry: EntryText) -> bytes:
 def _shown(entries: Sequence[EntryText], group: _Group) -> str:
     line = _line(entries[group.last])
     return f"{line} (×{group.count})" if group.count > 1 else line
+
+
+def _with_numbers(
+    found: Fold, position: int, chosen: dict[int, str], room: int, model: TokenModel, most: int | None
+) -> int:
+    """Shows ``found``'s numbers in the line chosen at ``position``, up to ``most`` values at each end of a
+    slot (None: all that fit), if they fit in ``room`` tokens more; the tokens added."""
+    cost = model.estimate(chosen[position])
+    line = fitting_fold(found, cost + room, model, most=most)
+    if line is None:
+        return 0
+    chosen[position] = line
+    return model.estimate(line) - cost
 
 
 def _cut(line: str, max_tokens: int, model: TokenModel) -> str:

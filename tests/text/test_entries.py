@@ -57,10 +57,18 @@ def test_all_eight_decisions_survive_among_thirty_routine_lines() -> None:
 
 
 def test_near_duplicates_are_said_once_with_a_count() -> None:
-    """Eighteen 'Ran npm test' lines become one line, the latest wording, with (×18)."""
-    summary = summarize_entries(session(), target_tokens=400, model=MODEL)
+    """Eighteen 'Ran npm test' lines become one line with (×18): the latest wording when the numbers do not
+    fit, else the wording with the numbers that vary listed, the first and last of each first (text/folds.py)."""
+    summary = summarize_entries(session(), target_tokens=300, model=MODEL)
     assert summary.count("Ran npm test") == 1
     assert "assistant: Ran npm test (run 17): 1 failing, 39 passing. (×18)" in summary
+    summary = summarize_entries(session(), target_tokens=400, model=MODEL)
+    assert summary.count("Ran npm test") == 1 and MODEL.estimate(summary) <= 400
+    assert (
+        "assistant: Ran npm test (run [0..17]): [0, 1, 2, +12 more, 3, 0, 1] failing, "
+        "[40, 39, 38, +12 more, 37, 40, 39] passing. (×18)"
+    ) in summary
+    assert "assistant: Rebuilt the bundle in [3.2, +6 more, 10.2] s. (×8)" in summary
     assert summary.count("user: ok") + summary.count("user: OK") == 1 and "user: OK! (×2)" in summary
 
 
@@ -141,3 +149,49 @@ def test_a_memo_reads_each_entry_once_and_changes_no_line(monkeypatch: pytest.Mo
     assert read == [newer[-1].text]
     assert with_memo == summarize_entries(newer, target_tokens=400, model=MODEL)
     assert "Cache hit rate is 93%" in with_memo
+
+
+def test_a_fold_of_measurements_keeps_every_value_that_fits() -> None:
+    """user27: 75 notes "alpha note i: measured 7i ms" became "alpha note 75: measured 525 ms (×75)", one
+    measurement of 75 (1,703 -> 58 tokens). The numbers are the content: a counter is said as a range, other
+    values listed in the notes' order, all of them when they fit."""
+    alpha = [EntryText("note", f"alpha note {i}: measured {7 * i} ms") for i in range(1, 76)]
+    assert (
+        summarize_entries(alpha, target_tokens=400, model=MODEL)
+        == "alpha note [1..75]: measured [7..525 step 7] ms (×75)"
+    )
+    p95 = [412, 398, 455, 401, 877, 390, 402]
+    runs = [EntryText("note", f"measured p95 latency {ms} ms at 120 rps (run {n * 3})") for n, ms in enumerate(p95)]
+    summary = summarize_entries(runs, target_tokens=400, model=MODEL)
+    assert summary == "measured p95 latency [412, 398, 455, 401, 877, 390, 402] ms at 120 rps (run [0..18 step 3]) (×7)"
+
+
+def test_a_fold_too_long_keeps_the_first_and_last_values_and_never_the_target() -> None:
+    """Forty measurements at shrinking targets: each summary within its target, the first and last values
+    kept as long as they fit, "+N more" saying how many are left out between them, then the latest wording."""
+    values = [(n * 7919) % 1000 for n in range(40)]  # no even step: a list, not a range
+    entries = [EntryText("note", f"build {value} ms") for value in values]
+    seen: set[str] = set()
+    for target in range(300, 4, -1):
+        summary = summarize_entries(entries, target_tokens=target, model=MODEL)
+        assert MODEL.estimate(summary) <= target and summary == summarize_entries(
+            entries, target_tokens=target, model=MODEL
+        )
+        seen.add(summary)
+        if summary.startswith("build ["):
+            listed = summary.removeprefix("build [").split("]")[0].split(", ")
+            if "more" in listed[len(listed) // 2]:  # first k, "+N more", last k
+                kept = len(listed) // 2
+                assert listed == [*map(str, values[:kept]), f"+{40 - 2 * kept} more", *map(str, values[-kept:])]
+            else:
+                assert listed == [str(value) for value in values]
+    assert "build [" + ", ".join(map(str, values)) + "] ms (×40)" in seen
+    assert f"build [{values[0]}, +38 more, {values[-1]}] ms (×40)" in seen
+    assert f"build {values[-1]} ms (×40)" in seen  # no room for the first and last: the latest wording, as before
+
+
+def test_entries_that_differ_outside_their_numbers_keep_the_latest_wording() -> None:
+    """'Retry 1 failed' and 'retry 2 failed!' fold by signature (case and punctuation set aside), but no one
+    wording holds both: the latest stands for them as before, its count said."""
+    entries = [EntryText("note", "Retry 1 failed"), EntryText("note", "retry 2 failed!")]
+    assert summarize_entries(entries, target_tokens=100, model=MODEL) == "retry 2 failed! (×2)"

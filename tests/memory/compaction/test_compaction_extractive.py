@@ -61,3 +61,20 @@ async def test_a_rejected_llm_compaction_keeps_all_eight_decisions(
     for decision in DECISIONS:
         if not decision.pinned:
             assert decision.text in result.summary.text, decision.text
+
+
+async def test_a_compaction_of_measurements_keeps_them_and_the_undo_every_note(tmp_path: Path) -> None:
+    """user27: 75 notes "alpha note i: measured 7i ms" compacted to "... (×38)" lines kept none of the
+    measurements (only the undo had them). The summary now states every one, and the undo still brings back
+    each note as written."""
+    async with open_wiring(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx:
+        for i in range(1, 76):
+            await ctx.sessions.append("alpha", f"alpha note {i}: measured {7 * i} ms")
+        result = await ctx.sessions.compact("alpha", keep_recent=0, target_tokens=400)
+        assert result.summary is not None and len(result.folded) == 75
+        assert result.summary.text == "alpha note [1..75]: measured [7..525 step 7] ms (×75)"
+        assert result.tokens_after <= 400
+        undone = await ctx.sessions.update("alpha", result.summary.id, restore=True)
+        assert undone.restored == result.folded
+        texts = [entry.text for entry in await ctx.sessions.export("alpha") if entry.status == "live"]
+    assert texts == [f"alpha note {i}: measured {7 * i} ms" for i in range(1, 76)]
