@@ -2,6 +2,8 @@
 
     python stress/ingest_stages.py --corpus stdlib
     python stress/ingest_stages.py --corpus cjk --repeat 3
+    python stress/ingest_stages.py --tree go          # a source tree of stress/code_questions.py
+    python stress/ingest_stages.py --tree /usr/lib/python3.11/json
 
 Runs the server's own functions over every document of a :mod:`real_text` corpus, stage
 by stage, and prints the CPU seconds (user + system, ``time.process_time``) per MB of
@@ -18,6 +20,10 @@ each: what ``stress/ingest_cpu.py`` measures per process, split by what the work
 * ``fts5``: inserting the rows into an FTS5 table of the index's schema, one
   transaction per document (the indexer batches several when it can);
 * ``commit``: the catalog record of the document, appended and fsynced.
+
+``--tree`` takes a language of ``stress/code_questions.py``'s ``TREES`` or folders instead: the UTF-8
+files ``ctxtrio ingest`` would walk there (:func:`ctxtrio.cli.walk.find_files`), each of the kind its
+file name says, as a file ingest decides it (``kind`` then times that).
 
 Fixed costs per call (thread hops, the store writer's batches, the pipe to a chunking
 process) are not here: ``ingest_cpu.py``'s total minus this sum is that.
@@ -37,8 +43,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
+from code_questions import TREES
 from mcp import types
-from real_text import CORPORA, Doc, load, megabytes
+from real_text import CORPORA, Doc, code_trees, load, megabytes, tree_docs
 
 # This tree's ctxtrio, not the installed one (an exported revision is measured as itself).
 from ctxtrio.docs.catalog import commit_record
@@ -117,7 +124,7 @@ def append_commit(catalog: int, number: int, doc: Doc, chunks: list[Chunk]) -> N
     os.fsync(catalog)
 
 
-def run(docs: list[Doc], folder: Path) -> dict[str, float]:
+def run(docs: list[Doc], folder: Path, *, by_name: bool = False) -> dict[str, float]:
     model = TokenModel.cold()
     spent: dict[str, float] = {}
 
@@ -138,7 +145,8 @@ def run(docs: list[Doc], folder: Path) -> dict[str, float]:
         timed("receive", partial(validate, line, by_name=False))
         timed("hash", partial(text_digest, doc.text))
         timed("blocks", partial(lambda text: sum(1 for _ in iter_blocks(text)), doc.text))
-        kind = timed("kind", partial(kind_for, doc.text, None, None))  # inline text: sniffed, as doc_ingest does
+        # Inline text is sniffed, as doc_ingest does; a tree's file is of the kind its name says.
+        kind = timed("kind", partial(kind_for, doc.text, doc.name if by_name else None, None))
         chunking = partial(
             iter_chunks, doc.text, chunk_tokens=CHUNK_TOKENS, overlap_tokens=OVERLAP_TOKENS, model=model, kind=kind
         )
@@ -156,17 +164,22 @@ def run(docs: list[Doc], folder: Path) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="stdlib")
+    parser.add_argument("--tree", nargs="+", metavar="PATH", help="a language of code_questions.TREES, or folders")
     parser.add_argument("--repeat", type=int, default=1, help="runs; the lowest per stage is printed")
     args = parser.parse_args()
-    docs = load(args.corpus)
+    if args.tree:
+        docs = code_trees(args.tree) if set(args.tree) <= set(TREES) else tree_docs(args.tree)
+    else:
+        docs = load(args.corpus)
+    what = " ".join(args.tree) if args.tree else args.corpus
     size = megabytes(docs)
     best: dict[str, float] = {}
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="ingest-stages-") as tmp:
-            for stage, seconds in run(docs, Path(tmp)).items():
+            for stage, seconds in run(docs, Path(tmp), by_name=bool(args.tree)).items():
                 best[stage] = min(seconds, best.get(stage, seconds))
     print(
-        f"{args.corpus}: {len(docs)} files, {size:.2f} MB; CPU-s per MB (best of {args.repeat}); load {os.getloadavg()[0]:.1f}"
+        f"{what}: {len(docs)} files, {size:.2f} MB; CPU-s per MB (best of {args.repeat}); load {os.getloadavg()[0]:.1f}"
     )
     for stage, seconds in best.items():
         print(f"  {stage:<10} {seconds / size:7.4f}   ({seconds:6.2f} s)")

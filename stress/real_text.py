@@ -34,7 +34,7 @@ import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the ins
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["CORPORA", "Doc", "concatenated", "identifier_queries", "load", "megabytes"]
+__all__ = ["CORPORA", "Doc", "code_trees", "concatenated", "identifier_queries", "load", "megabytes", "tree_docs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,33 @@ def _cjk() -> list[Doc]:
 
 
 CORPORA: dict[str, Callable[[], list[Doc]]] = {"stdlib": _stdlib, "docs": _docs, "log": _log, "cjk": _cjk}
+
+
+#: Where ``stress/code_questions.py``'s ``--jdk`` default unzipped OpenJDK 17's ``src.zip``.
+JDK = "/work/data/code25/jdk"
+
+
+def tree_docs(paths: list[str]) -> list[Doc]:
+    """The non-empty UTF-8 text files ``ctxtrio ingest PATHS`` walks (:func:`ctxtrio.cli.walk.find_files`),
+    named by their paths, so a file's kind is the one its name gives a file ingest."""
+    from ctxtrio.cli.walk import find_files
+
+    docs: list[Doc] = []
+    for path, _size in find_files(paths, ()).files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if text.strip() and "\0" not in text:
+            docs.append(Doc(str(path), text))
+    return docs
+
+
+def code_trees(languages: list[str], jdk: str = JDK) -> list[Doc]:
+    """The files of ``stress/code_questions.py``'s source trees (``TREES``) of ``languages``, in order."""
+    from code_questions import TREES
+
+    return [doc for language in languages for doc in tree_docs([path.format(jdk=jdk) for path in TREES[language]])]
 
 
 def load(name: str) -> list[Doc]:

@@ -15,15 +15,17 @@ one thing that differs from the whole text's (its predecessor is the span's edge
 A text with a few non-ASCII characters (source code with a name or a symbol in a
 comment) is classified the same way without them, as ``_counts`` does (it drops them
 before classifying): a span without any is counted there, its ends moved left by the
-non-ASCII characters before it; a span with some is estimated on its own as before.
+non-ASCII characters before it; a span with some is counted there too (its ends each moved
+left by the non-ASCII characters before it), plus its non-ASCII characters' classes, taken
+from those characters alone classified as below.
 
 A text with many (CJK, Hangul, Cyrillic) is classified per character as well: its ASCII
 characters as above (a span's are those between its ends moved left by the non-ASCII
 characters before them, found from a running count every 1,024 characters), its other
-characters by the UTF-16 tables ``_cjk_counts`` uses, one class code per character, so a
-span's Han, Hangul, Kana and other letters are ``bytes.count`` too. Only a text with an
-astral character (two UTF-16 units, so units and characters do not line up) is estimated
-span by span.
+characters by the UTF-16 tables ``_cjk_counts`` uses, one class code per UTF-16 unit (an
+astral character is two; their positions map a character to its unit), so a span's Han,
+Hangul, Kana and other letters are ``bytes.count`` too. Both sum the counts with
+:meth:`TokenModel.estimate_counts`, the model's own sum.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ __all__ = ["SpanEstimates"]
 #: Above one non-ASCII character in this many, every span of a text is estimated on its own.
 _FEW_NON_ASCII: Final = 64
 _NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 #: Class codes as counted: a line feed is whitespace like any other (pairs still tell it apart,
 #: and as a span's first character it starts a whitespace run all the same).
 _SPACE_FOR_NEWLINE: Final = bytes(_A_SPACE if code == _A_NEWLINE else code for code in range(256))
@@ -83,10 +86,19 @@ _BLOCK: Final = 1024
 class SpanEstimates:
     """``estimate(start, end) == model.estimate(text[start:end])``, for any span of ``text``."""
 
-    __slots__ = ("_boundaries", "_controls", "_counted", "_model", "_non_ascii", "_pairs", "_rates", "_text", "_wide")
+    __slots__ = (
+        "_boundaries",
+        "_controls",
+        "_counted",
+        "_few",
+        "_model",
+        "_non_ascii",
+        "_pairs",
+        "_rates",
+        "_wide",
+    )
 
     def __init__(self, text: str, model: TokenModel) -> None:
-        self._text = text
         self._model = model
         self._rates = rates = model.ordered
         #: The boundary kinds an estimate adds, with their rates (a rate of 0 adds 0.0: nothing).
@@ -96,6 +108,8 @@ class SpanEstimates:
         self._pairs = b""
         #: Positions of the non-ASCII characters of a text with a few of them.
         self._non_ascii: list[int] = []
+        #: The classes of those characters alone, in order.
+        self._few: _Wide | None = None
         #: The per-character classes of a text with many non-ASCII characters.
         self._wide: _Wide | None = None
         if not text:
@@ -106,10 +120,9 @@ class SpanEstimates:
             ascii_bytes = text.encode("ascii", "ignore")
             if (len(text) - len(ascii_bytes)) * _FEW_NON_ASCII > len(text) or not ascii_bytes:
                 self._wide = _Wide.of(text)
-                if self._wide is None:
-                    return
             else:
                 self._non_ascii = [found.start() for found in _NON_ASCII.finditer(text)]
+                self._few = _Wide.of("".join(_NON_ASCII.findall(text)))
         marked = ascii_bytes.translate(_ASCII_TABLE)
         codes = int.from_bytes(marked)
         self._pairs = (codes | (codes >> 5)).to_bytes(len(marked)).translate(_PAIR_TABLE)
@@ -122,13 +135,11 @@ class SpanEstimates:
             return 0
         if self._wide is not None:
             return self._wide_estimate(start, end)
-        counted = self._counted
-        if not counted:
-            return self._model.estimate(self._text[start:end])
         if self._non_ascii:
             before = bisect_left(self._non_ascii, start)
-            if bisect_left(self._non_ascii, end, before) > before:  # the span holds one
-                return self._model.estimate(self._text[start:end])
+            after = bisect_left(self._non_ascii, end, before)
+            if after > before:  # the span holds some
+                return self._few_estimate(start, end, before, after)
             start, end = start - before, end - before  # where the span is without them
         digit, space, letter, punct, control = self._ascii_classes(start, end)
         # TokenModel.estimate_counts' sum, term by term in the same order, without the
@@ -157,6 +168,18 @@ class SpanEstimates:
             total += (pairs.count(code, after, end) + (first == code)) * boundary_rate
         return total
 
+    def _few_estimate(self, start: int, end: int, before: int, after: int) -> int:
+        """:meth:`estimate` of a span holding the few non-ASCII characters ``before`` to ``after``
+        (their numbers in the text): its ASCII characters are the ASCII-only text's between the
+        ends moved left by the non-ASCII characters before them, its other classes those of its
+        non-ASCII characters in ``_few`` (them alone, in order).
+
+        Chunking probes long spans of a source file that holds a name or a symbol in a comment
+        (Go's tests and tables): encoding each such span again was half of Go's chunking CPU."""
+        few = self._few
+        assert few is not None
+        return self._with_classes(start, end, start - before, end - after, few.counts(before, after))
+
     def _wide_estimate(self, start: int, end: int) -> int:
         """:meth:`estimate` of a span of a text with many non-ASCII characters: its ASCII
         characters are the ASCII-only text's between the ends moved left by the non-ASCII
@@ -164,43 +187,50 @@ class SpanEstimates:
         wide = self._wide
         assert wide is not None
         ascii_start, ascii_end = start - wide.before(start), end - wide.before(end)
+        return self._with_classes(start, end, ascii_start, ascii_end, wide.counts(start, end))
+
+    def _with_classes(
+        self, start: int, end: int, ascii_start: int, ascii_end: int, classes: tuple[int, int, int, int]
+    ) -> int:
+        """The estimate of a span from its ASCII characters' span of the ASCII-only text and its
+        Han, Hangul, Kana and other letters: ``_counts``' counts of its text, summed by the model
+        itself (so the float sum is the one :meth:`TokenModel.estimate` makes)."""
         digit = space = letter = punct = control = 0
+        boundaries = [0, 0, 0, 0]
         if ascii_end > ascii_start:
             digit, space, letter, punct, control = self._ascii_classes(ascii_start, ascii_end)
-        han, hangul, kana, other = wide.counts(start, end)
+            first = _PAIR_TABLE[self._counted[ascii_start]]  # the span's first character follows nothing
+            pairs = self._pairs
+            for place, (code, _index) in enumerate(_BOUNDARY_RATES):
+                boundaries[place] = pairs.count(code, ascii_start + 1, ascii_end) + (first == code)
+        han, hangul, kana, other = classes
         symbol = end - start - (ascii_end - ascii_start) - han - hangul - kana - other + control
-        # TokenModel.estimate_counts' sum, term by term in the same order (a term of 0.0
-        # leaves a float as it is).
-        rate = self._rates
-        total = digit * rate[0] + space * rate[1] + letter * rate[2] + punct * rate[3]
-        total += han * rate[4] + hangul * rate[5] + kana * rate[6] + other * rate[7] + symbol * rate[8]
-        if ascii_end > ascii_start:
-            total = self._plus_boundaries(total, ascii_start, ascii_end)
-        return max(1, math.ceil(total - _ROUNDING_SLACK))
+        return self._model.estimate_counts((digit, space, letter, punct, han, hangul, kana, other, symbol, *boundaries))
 
 
 class _Wide:
-    """Per character of a text without astral characters (one UTF-16 unit each), what
-    ``_counts`` counts on its non-ASCII characters, so a span's counts are ``bytes.count``."""
+    """Per character of a text, what ``_counts`` counts on its non-ASCII characters, so a
+    span's counts are ``bytes.count``: per UTF-16 unit, as ``_cjk_counts`` counts, an astral
+    character being two (its positions map characters to units)."""
 
-    __slots__ = ("_blocks", "_latin", "_mixed", "_non_ascii", "_pure")
+    __slots__ = ("_astral", "_blocks", "_latin", "_mixed", "_non_ascii", "_pure")
 
-    def __init__(self, pure: bytes, mixed: bytes, latin: bytes, non_ascii: bytes) -> None:
+    def __init__(self, pure: bytes, mixed: bytes, latin: bytes, non_ascii: bytes, astral: list[int]) -> None:
         self._pure = pure  # the class of a unit in a block of one class (``_cjk_counts``)
         self._mixed = mixed  # Han, Hangul or Kana in a mixed block, or b"" when there is none
         self._latin = latin  # 1 for a Latin-1 letter
-        self._non_ascii = non_ascii  # 1 for a non-ASCII character
-        #: Non-ASCII characters before each multiple of :data:`_BLOCK`.
+        self._non_ascii = non_ascii  # 1 for a unit of a non-ASCII character
+        self._astral = astral  # the positions of the astral characters, in characters
+        #: Non-ASCII units before each multiple of :data:`_BLOCK`.
         self._blocks = [0]
         for position in range(0, len(non_ascii), _BLOCK):
             self._blocks.append(self._blocks[-1] + non_ascii.count(1, position, position + _BLOCK))
 
     @classmethod
-    def of(cls, text: str) -> _Wide | None:
-        """The classes of ``text``'s characters; None when it has an astral character."""
+    def of(cls, text: str) -> _Wide:
+        """The classes of ``text``'s characters."""
         units = text.encode("utf-16-be", "surrogatepass")
-        if len(units) != 2 * len(text):
-            return None
+        astral = [found.start() for found in _ASTRAL.finditer(text)] if len(units) != 2 * len(text) else []
         high, low = units[0::2], units[1::2]
         size = len(high)
         tags = int.from_bytes(high.translate(_TAG_TABLE))
@@ -209,15 +239,21 @@ class _Wide:
             mixed = (tags & int.from_bytes(low.translate(_LOW_TABLE))).to_bytes(size).translate(_BIT_CLASS_TABLE)
         latin = int.from_bytes(high.translate(_HIGH_ZERO)) & int.from_bytes(low.translate(_LATIN1_LETTER))
         non_ascii = int.from_bytes(high.translate(_HIGH_NONZERO)) | int.from_bytes(low.translate(_LOW_HIGH_BIT))
-        return cls(high.translate(_PURE_TABLE), mixed, latin.to_bytes(size), non_ascii.to_bytes(size))
+        return cls(high.translate(_PURE_TABLE), mixed, latin.to_bytes(size), non_ascii.to_bytes(size), astral)
+
+    def _unit(self, position: int) -> int:
+        """The UTF-16 unit where character ``position`` starts."""
+        return position + bisect_left(self._astral, position) if self._astral else position
 
     def before(self, position: int) -> int:
-        """Non-ASCII characters before ``position``."""
-        block = position // _BLOCK
-        return self._blocks[block] + self._non_ascii.count(1, block * _BLOCK, position)
+        """Non-ASCII characters before ``position``: their units less the astral characters' second ones."""
+        unit = self._unit(position)
+        block = unit // _BLOCK
+        return self._blocks[block] + self._non_ascii.count(1, block * _BLOCK, unit) - (unit - position)
 
     def counts(self, start: int, end: int) -> tuple[int, int, int, int]:
         """Han, Hangul, Kana and other letters (``_cjk_counts`` plus Latin-1 letters) of a span."""
+        start, end = self._unit(start), self._unit(end)
         pure, mixed = self._pure, self._mixed
         han, hangul, kana = pure.count(_HAN, start, end), pure.count(_HANGUL, start, end), pure.count(_KANA, start, end)
         if mixed:

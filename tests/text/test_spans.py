@@ -52,6 +52,25 @@ def test_every_span_of_texts_with_a_few_non_ascii_characters(text: str) -> None:
                 assert estimates.estimate(start, end) == model.estimate(text[start:end]), (start, end)
 
 
+class _SpansOnly(TokenModel):
+    """The cold model, whose estimate of a whole text fails: a span estimate must come from the counts."""
+
+    def estimate(self, text: str) -> int:
+        raise AssertionError(f"estimated on its own: {text[:40]!r}")
+
+
+def test_a_span_holding_a_few_non_ascii_characters_is_counted_not_encoded_again() -> None:
+    """Spans with a few non-ASCII characters (astral ones too) come from the text classified once, counts exact."""
+    text = "// Ünïcode names: π, 数据, ｱ, 한 \U0001f389\n" + _ASCII_LINES * 4 + "\tx := 'é' // ß×÷ \U00020000\n"
+    edges = sorted({*range(0, len(text) + 1, 7), *range(28), *range(len(text) - 18, len(text) + 1)})
+    for model in (TokenModel.cold(), TokenModel.flat()):
+        estimates = SpanEstimates(text, _SpansOnly(model.rates, model.source))
+        assert estimates._few is not None, "the text should take the few-non-ASCII path"
+        for start in edges:
+            for end in edges[edges.index(start) :]:
+                assert estimates.estimate(start, end) == model.estimate(text[start:end]), (start, end)
+
+
 @pytest.mark.parametrize(
     "text",
     ["getUser(a1B2)\n    x = {'k': [1, 2]}\n\n\tdone;;", "\n\n  \n", "ABCdef123!!", "a", "\x00\x1b\x7f tab\t\r\n end"],
@@ -83,20 +102,26 @@ def test_every_span_of_texts_with_many_non_ascii_characters() -> None:
                     assert estimates.estimate(start, end) == model.estimate(text[start:end]), (text, start, end)
 
 
-def test_a_dense_text_with_an_astral_character_is_estimated_span_by_span() -> None:
-    """An astral character (two UTF-16 units) leaves every span to the model, as before."""
-    text = "数据库\U0001f389中文 ab"
-    estimates = SpanEstimates(text, TokenModel.cold())
-    assert estimates._wide is None
-    assert [estimates.estimate(0, end) for end in range(len(text) + 1)] == [
-        TokenModel.cold().estimate(text[:end]) for end in range(len(text) + 1)
-    ]
+def test_a_dense_text_with_astral_characters_is_counted_per_unit() -> None:
+    """Astral characters (two UTF-16 units each) anywhere in a dense text: every span counted, none encoded again."""
+    texts = ["数据库\U0001f389中文 ab", "\U00020000\U0001f389数", "ab \U0002a6a5\n数据\U0001f600", "\U0001f389"]
+    rng = random.Random(31)
+    alphabet = _WIDE_ALPHABET + "\U00020000\U0001f389\U0002b740\U0001d400"
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40))) for _ in range(40)]
+    for text in texts:
+        for model in MODELS:
+            estimates = SpanEstimates(text, _SpansOnly(model.rates, model.source))
+            for start in range(len(text) + 1):
+                for end in range(start, len(text) + 1):
+                    assert estimates.estimate(start, end) == model.estimate(text[start:end]), (text, start, end)
 
 
-def test_spans_of_a_long_dense_text_across_count_blocks() -> None:
-    """Spans starting and ending on both sides of the running count's block edges (every 1,024 characters)."""
+@pytest.mark.parametrize("astral", ["", "\U00020000\U0001f389"])
+def test_spans_of_a_long_dense_text_across_count_blocks(astral: str) -> None:
+    """Spans starting and ending on both sides of the running count's block edges (every 1,024 units),
+    with astral characters (two units each) among the others or not."""
     rng = random.Random(29)
-    chars = [rng.choice(_WIDE_ALPHABET) for _ in range(5_000)]
+    chars = [rng.choice(_WIDE_ALPHABET + astral) for _ in range(5_000)]
     for edge in range(1_024, 5_000, 1_024):
         chars[edge - 1 : edge + 1] = "é数"  # non-ASCII on both sides of each edge
     text = "".join(chars)
@@ -107,7 +132,7 @@ def test_spans_of_a_long_dense_text_across_count_blocks() -> None:
     # Whole rates, a different one for each class: a character counted in the wrong class changes the estimate.
     exact = TokenModel({cls: float(3**index) for index, cls in enumerate(ScriptClass)}, "one power of 3 a class")
     for model in [*MODELS, exact]:
-        estimates = SpanEstimates(text, model)
+        estimates = SpanEstimates(text, _SpansOnly(model.rates, model.source))
         assert estimates._wide is not None
         for start, end in spans:
             assert estimates.estimate(start, end) == model.estimate(text[start:end]), (start, end)
