@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
+from itertools import accumulate
 from typing import TYPE_CHECKING, Final
 
 from .char_classes import (
@@ -79,18 +80,24 @@ _BOUNDARY_RATES: Final = ((_PUNCT_START, 9), (_SPACE_START, 10), (_WORD_BREAK, 1
 _HIGH_ZERO: Final = bytes([1]) + bytes(255)
 _HIGH_NONZERO: Final = bytes([0]) + bytes([1]) * 255
 _LOW_HIGH_BIT: Final = bytes(128) + bytes([1]) * 128
-#: Characters per entry of :class:`_Wide`'s running count of non-ASCII characters.
+#: Characters per entry of :class:`_Wide`'s running count of non-ASCII characters, and of :class:`_Blocks`'.
 _BLOCK: Final = 1024
+#: Spans at least this long are counted from :class:`_Blocks` (shorter ones cost less scanned whole).
+_LONG_SPAN: Final = 4 * _BLOCK
+#: A text's :class:`_Blocks` are made once its long spans have been scanned for this many times its length.
+_BLOCKS_AFTER: Final = 1
 
 
 class SpanEstimates:
     """``estimate(start, end) == model.estimate(text[start:end])``, for any span of ``text``."""
 
     __slots__ = (
+        "_blocks",
         "_boundaries",
         "_controls",
         "_counted",
         "_few",
+        "_long_scanned",
         "_model",
         "_non_ascii",
         "_pairs",
@@ -106,6 +113,8 @@ class SpanEstimates:
         self._counted = b""
         self._controls = False
         self._pairs = b""
+        self._blocks: tuple[_Blocks, _Blocks] | None = None
+        self._long_scanned = 0  # characters of long spans counted without the blocks
         #: Positions of the non-ASCII characters of a text with a few of them.
         self._non_ascii: list[int] = []
         #: The classes of those characters alone, in order.
@@ -153,20 +162,32 @@ class SpanEstimates:
 
     def _ascii_classes(self, start: int, end: int) -> tuple[int, int, int, int, int]:
         """Digits, spaces, letters, punctuation and controls of a span of the ASCII-only text."""
-        counted = self._counted
-        digit, punct = counted.count(_A_DIGIT, start, end), counted.count(_A_PUNCT, start, end)
-        space = counted.count(_A_SPACE, start, end)
-        control = counted.count(_A_CONTROL, start, end) if self._controls else 0
+        blocks = self._long(end - start) if end - start >= _LONG_SPAN else None
+        count = self._counted.count if blocks is None else blocks[0].count
+        digit, punct = count(_A_DIGIT, start, end), count(_A_PUNCT, start, end)
+        space = count(_A_SPACE, start, end)
+        control = count(_A_CONTROL, start, end) if self._controls else 0
         return digit, space, end - start - digit - space - punct - control, punct, control
 
     def _plus_boundaries(self, total: float, start: int, end: int) -> float:
         """``total`` plus the boundaries' terms of a non-empty span of the ASCII-only text, in the sum's order."""
         first = _PAIR_TABLE[self._counted[start]]  # the span's first character follows nothing (code 0)
         after = start + 1
-        pairs = self._pairs
+        count = self._pairs.count if self._blocks is None or end - start < _LONG_SPAN else self._blocks[1].count
         for code, boundary_rate in self._boundaries:
-            total += (pairs.count(code, after, end) + (first == code)) * boundary_rate
+            total += (count(code, after, end) + (first == code)) * boundary_rate
         return total
+
+    def _long(self, length: int) -> tuple[_Blocks, _Blocks] | None:
+        """The block counts of the class codes and of the boundary codes, made once long spans have
+        been scanned for as many characters as the text has (a text probed once or twice scans less
+        without them: Java's files, most of whose long spans are a big block's first estimate)."""
+        if self._blocks is None:
+            self._long_scanned += length
+            if self._long_scanned >= _BLOCKS_AFTER * len(self._counted):
+                classes = _Blocks(self._counted, (_A_DIGIT, _A_PUNCT, _A_SPACE, _A_CONTROL))
+                self._blocks = classes, _Blocks(self._pairs, tuple(code for code, _ in _BOUNDARY_RATES))
+        return self._blocks
 
     def _few_estimate(self, start: int, end: int, before: int, after: int) -> int:
         """:meth:`estimate` of a span holding the few non-ASCII characters ``before`` to ``after``
@@ -200,12 +221,42 @@ class SpanEstimates:
         if ascii_end > ascii_start:
             digit, space, letter, punct, control = self._ascii_classes(ascii_start, ascii_end)
             first = _PAIR_TABLE[self._counted[ascii_start]]  # the span's first character follows nothing
-            pairs = self._pairs
+            long = ascii_end - ascii_start >= _LONG_SPAN
+            count = self._pairs.count if self._blocks is None or not long else self._blocks[1].count
             for place, (code, _index) in enumerate(_BOUNDARY_RATES):
-                boundaries[place] = pairs.count(code, ascii_start + 1, ascii_end) + (first == code)
+                boundaries[place] = count(code, ascii_start + 1, ascii_end) + (first == code)
         han, hangul, kana, other = classes
         symbol = end - start - (ascii_end - ascii_start) - han - hangul - kana - other + control
         return self._model.estimate_counts((digit, space, letter, punct, han, hangul, kana, other, symbol, *boundaries))
+
+
+class _Blocks:
+    """One code string's count of each of ``codes`` before every multiple of :data:`_BLOCK`, so a
+    long span's count is a difference of two of those plus the counts of its two ragged ends:
+    chunking's probes of 12,800 characters (:func:`~ctxtrio.text.chunking._hard_split`) scan
+    2,048 characters at most instead of all of them, however often the same text is probed."""
+
+    __slots__ = ("_before", "_data")
+
+    def __init__(self, data: bytes, codes: tuple[int, ...]) -> None:
+        self._data = data
+        starts = range(0, len(data), _BLOCK)
+        self._before = {
+            code: list(accumulate((data.count(code, at, at + _BLOCK) for at in starts), initial=0)) for code in codes
+        }
+
+    def count(self, code: int, start: int, end: int) -> int:
+        """``data.count(code, start, end)``."""
+        first, last = -(-start // _BLOCK), end // _BLOCK  # the whole blocks inside the span
+        if first >= last:
+            return self._data.count(code, start, end)
+        before, data = self._before[code], self._data
+        return (
+            before[last]
+            - before[first]
+            + data.count(code, start, first * _BLOCK)
+            + data.count(code, last * _BLOCK, end)
+        )
 
 
 class _Wide:

@@ -136,3 +136,24 @@ def test_spans_of_a_long_dense_text_across_count_blocks(astral: str) -> None:
         assert estimates._wide is not None
         for start, end in spans:
             assert estimates.estimate(start, end) == model.estimate(text[start:end]), (start, end)
+
+
+@pytest.mark.parametrize("non_ascii", ["", "é", "数\U0001f389"])
+def test_long_spans_are_counted_from_block_counts_across_block_edges(non_ascii: str) -> None:
+    """Spans of 4,096 characters and more (chunking's probes) are counted from counts per 1,024-character
+    block plus their ragged ends, and still equal the estimate of their text, ends on either side of an edge."""
+    rng = random.Random(37)
+    lines = [
+        f'{" " * rng.randrange(8)}if (x{n} != 0x{n:x}) {{ return getItem_{n}(a, "k"); }} // {n}\n' for n in range(900)
+    ]
+    for at in range(0, 900, 150):
+        lines[at] = lines[at].replace("//", f"// {non_ascii}")
+    text = "".join(lines)
+    edges = [edge + offset for edge in range(0, len(text), 1_024) for offset in (-1, 0, 1) if 0 <= edge + offset]
+    spans = [(start, end) for start in edges[:12] for end in edges if end - start >= 4_096]
+    spans += [(min(pair), max(pair)) for pair in (rng.sample(range(len(text) + 1), 2) for _ in range(200))]
+    for model in (TokenModel.cold(), TokenModel.flat()):
+        estimates = SpanEstimates(text, _SpansOnly(model.rates, model.source))
+        for start, end in spans:
+            assert estimates.estimate(start, end) == model.estimate(text[start:end]), (start, end)
+        assert estimates._blocks is not None, "a long span should have been counted from the block counts"
