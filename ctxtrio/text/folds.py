@@ -11,8 +11,9 @@ of every slot belongs to the n-th entry::
     alpha note [1..75]: measured [7..525 step 7] ms (×75)
     measured p95 latency [412, 398, 455] ms at 120 rps (run [3, 9, 17]) (×3)
 
-A slot whose values step evenly (a counter, a run number) is a range, which says every
-value in a few tokens; a number equal in every entry stays as it is. When the whole list
+A slot whose values step evenly (a counter, a run number; decimals too when each has as
+many places: ``[3.2..10.2 step 1.0]``) is a range, which says every value in a few tokens;
+a number equal in every entry stays as it is. When the whole list
 does not fit, :meth:`Fold.line` keeps the first and last ``kept`` values of each slot and
 says how many it left out between them (``[7, 14, +71 more, 518, 525]``), as the undo
 brings them all back. Entries whose text differs outside the numbers ("OK!" and "ok")
@@ -34,7 +35,8 @@ __all__ = ["Fold", "fitting_fold", "fold"]
 
 #: A number as a reader takes it: "3.2" and "1.2.3" are one value each, not two or three.
 _NUMBER: Final = re.compile(r"\d+(?:\.\d+)*")
-_INTEGER: Final = re.compile(r"0|[1-9]\d*")  # no leading zero: "007" printed back from a range would be "7"
+#: A number a range can stand for: no leading zero ("007" read back from a range would be "7"), one point at most.
+_DECIMAL: Final = re.compile(r"(?:0|[1-9]\d*)(?:\.\d+)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +47,8 @@ class Fold:
     pieces: tuple[str, ...]
     #: Per varying number, its value in each line, in the lines' order.
     slots: tuple[tuple[str, ...], ...]
-    #: Per slot, the even step of its values (:func:`_step`), or None: they are listed.
-    steps: tuple[int | None, ...]
+    #: Per slot, how its range names the step (:func:`_step`), or None: its values are listed.
+    steps: tuple[str | None, ...]
 
     @property
     def count(self) -> int:
@@ -106,21 +108,29 @@ def fitting_fold(found: Fold, max_tokens: int, model: TokenModel, *, most: int |
     return best
 
 
-def _slot(values: tuple[str, ...], step: int | None, kept: int | None) -> str:
+def _slot(values: tuple[str, ...], step: str | None, kept: int | None) -> str:
     if step is not None:
-        first, last = values[0], values[-1]
-        return f"[{first}..{last}]" if abs(step) == 1 else f"[{first}..{last} step {step}]"
+        return f"[{values[0]}..{values[-1]}{step}]"
     if kept is None or 2 * kept >= len(values):
         return "[" + ", ".join(values) + "]"
     return "[" + ", ".join((*values[:kept], f"+{len(values) - 2 * kept} more", *values[-kept:])) + "]"
 
 
-def _step(values: tuple[str, ...]) -> int | None:
-    """The even step of three or more whole numbers (a counter), else None."""
-    if len(values) < 3 or not all(_INTEGER.fullmatch(value) for value in values):
+def _step(values: tuple[str, ...]) -> str | None:
+    """How a range of three or more evenly stepping numbers names its step ("": 1 or -1 between whole
+    numbers, else " step 7", " step 0.5"), or None when they do not step evenly. Decimals step only
+    among values with as many decimals each, the step written with as many: "3.2" to "10.2" by " step 1.0"."""
+    if len(values) < 3 or not all(_DECIMAL.fullmatch(value) for value in values):
         return None
-    numbers = [int(value) for value in values]
+    decimals = {len(value.partition(".")[2]) for value in values}
+    if len(decimals) != 1:
+        return None
+    places = decimals.pop()
+    numbers = [int(value.replace(".", "")) for value in values]  # in units of the last decimal
     step = numbers[1] - numbers[0]
     if step == 0 or any(later - earlier != step for earlier, later in zip(numbers, numbers[1:])):
         return None
-    return step
+    if places == 0:
+        return "" if abs(step) == 1 else f" step {step}"
+    sign, digits = "-" if step < 0 else "", str(abs(step)).rjust(places + 1, "0")
+    return f" step {sign}{digits[:-places]}.{digits[-places:]}"

@@ -68,7 +68,7 @@ def test_near_duplicates_are_said_once_with_a_count() -> None:
         "assistant: Ran npm test (run [0..17]): [0, 1, 2, +12 more, 3, 0, 1] failing, "
         "[40, 39, 38, +12 more, 37, 40, 39] passing. (×18)"
     ) in summary
-    assert "assistant: Rebuilt the bundle in [3.2, +6 more, 10.2] s. (×8)" in summary
+    assert "assistant: Rebuilt the bundle in [3.2..10.2 step 1.0] s. (×8)" in summary
     assert summary.count("user: ok") + summary.count("user: OK") == 1 and "user: OK! (×2)" in summary
 
 
