@@ -317,3 +317,13 @@ def test_relative_paths_elsewhere_and_absolute_ones_in_the_root_still_work(
     monkeypatch.chdir("/")
     config = build_config(["--ingest-root", str(tmp_path), "--data-dir", "~/ctxtrio-state"], {})
     assert config.ingest_roots == (tmp_path,) and config.data_dir.is_absolute()
+
+
+def test_in_the_root_one_path_is_read_whole_as_the_server_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In /, the refusal reads each setting as the server does: CTX_DATA_DIR is one path, ':' and all (it was split
+    like CTX_INGEST_ROOTS's list, and '/srv/ctx:2' refused for a relative '2' the server would never use); a list
+    is still split, and its relative part refused."""
+    monkeypatch.chdir("/")
+    assert str(build_config([], {"CTX_DATA_DIR": "/srv/ctx:2"}).data_dir) == "/srv/ctx:2"
+    with pytest.raises(ConfigError, match="CTX_INGEST_ROOTS 'docs' is a relative path"):
+        build_config([], {"CTX_INGEST_ROOTS": "/usr:docs"})

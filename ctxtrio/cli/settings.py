@@ -24,7 +24,7 @@ from .._version import __version__
 from .commands import SUBCOMMANDS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 __all__ = [
     "ArgParser",
@@ -154,34 +154,39 @@ def build_config(argv: Sequence[str], env: Mapping[str, str]) -> Config:
 
 
 def _refuse_relative_paths(args: argparse.Namespace, env: Mapping[str, str]) -> None:
-    """ConfigError naming the first path setting given as a relative path (flag, else variable)."""
-    for row in settings():
+    """ConfigError naming the first path setting given as a relative path, each read as :func:`config_from_args`
+    reads it (:func:`_given`, :func:`_convert`: a list of paths is split, one path is not)."""
+    for row, value, source in _given(args, env):
         if _kind(row) is not Path and typing.get_origin(_kind(row)) is not tuple:
             continue
-        flagged = getattr(args, row.name, None) if row.flag is not None else None
-        if flagged is not None:
-            given, source = [str(part) for part in (flagged if isinstance(flagged, list) else [flagged])], row.flag
-        else:
-            given, source = [part for part in env.get(row.env, "").split(os.pathsep) if part], row.env
-        for part in given:
-            if not Path(part).expanduser().is_absolute():
+        converted = _convert(row, value, source)
+        for path in converted if isinstance(converted, tuple) else (converted,):
+            if not Path(path).expanduser().is_absolute():
                 raise ConfigError(
-                    f"{source} {part!r} is a relative path and the working directory is {os.sep} (where some hosts "
-                    f"start a server): it would mean {Path(os.sep, part)}; "
+                    f"{source} {str(path)!r} is a relative path and the working directory is {os.sep} (where some "
+                    f"hosts start a server): it would mean {Path(os.sep, path)}; "
                     "give an absolute path"
                 )
+
+
+def _given(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[tuple[Setting, object, str]]:
+    """Each setting given, as (its row, its value as given, the flag or variable it came from): the flag when
+    given, else the variable when set to something (a variable set to the empty string counts as unset)."""
+    for row in settings():
+        given = getattr(args, row.name, None) if row.flag is not None else None
+        if given is not None and row.flag is not None:
+            yield row, given, row.flag
+        elif (text := env.get(row.env, "")) != "":
+            yield row, text, row.env
 
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config:
     """The validated Config for parsed flags and ``env`` (flag > variable > default)."""
     changes: dict[str, object] = {}
     from_env: list[Setting] = []
-    for row in settings():
-        given = getattr(args, row.name, None) if row.flag is not None else None
-        if given is not None:
-            changes[row.name] = _convert(row, given, row.flag or row.env)
-        elif (text := env.get(row.env, "")) != "":
-            changes[row.name] = _convert(row, text, row.env)
+    for row, value, source in _given(args, env):
+        changes[row.name] = _convert(row, value, source)
+        if source == row.env:
             from_env.append(row)
     # Each check names the setting as given: the variable a host config's env block set, not a flag the user
     # never wrote (which sent them looking through args for it).
