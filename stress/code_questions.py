@@ -59,6 +59,11 @@ changes, **held out** through that session (the lead only ran it, totals only; n
 committed at its end: on b4f139d 16 / 28 / 48 (go 2 / 4 / 8, rust 4 / 7 / 10, java 4 / 7 / 12, js 1 / 3 / 7,
 python 5 / 7 / 11); after code26, on 716e825's change (78e0fc8), ed15554 and 1b37984, 22 / 32 / 51 (go 4 / 6 / 10,
 rust 6 / 8 / 11, java 4 / 7 / 12, js 2 / 4 / 7, python 6 / 7 / 11).
+
+code27 (a question's names written as code, members of five words, owners after ``in``/``of``, tests' and nested
+definitions last, overloads by the parameters named, a source passage grown to the definition its comment
+documents), 2026-12-06 at load 5-15: this set 48 / 52 / 57 -> 51 / 55 / 57; code_questions2 22 / 32 / 51 ->
+41 / 50 / 57 (go 9 / 11 / 12, rust 9 / 10 / 12, java 9 / 10 / 12, js 6 / 8 / 9, python 8 / 11 / 12).
 """
 
 from __future__ import annotations

@@ -12,10 +12,11 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ..text.definitions import owner_runs
+from ..text.asked import asked_keywords
+from ..text.definitions import Member, owner_runs
 from ..text.query import QUESTION_WORDS
 from ..text.terms import STOPWORDS
-from .defined import kept_where, member_in
+from .defined import in_tests, kept_where, member_in, members_first, named_only
 from .hits import hits_within, read_fused
 from .hybrid import Fused
 
@@ -23,13 +24,14 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..store.rows import Hit
-    from ..text.definitions import Member, Name
+    from ..text.definitions import Name
     from .catalog import DocEntry
+    from .defined import DefinitionOrder
     from .hybrid import Ranks
     from .packing import Candidate
     from .repository import Repository
 
-__all__ = ["members_read", "named_hits"]
+__all__ = ["members_asked", "members_read", "named_hits"]
 
 #: Rows holding a spelled identifier whole that are checked for its definition.
 _DEFINITION_HITS = 8
@@ -48,18 +50,48 @@ async def named_hits(repo: Repository, name: Name, by_journal: dict[str, DocEntr
     return await hits_within(repo, [name.qualifier, name.identifier], by_journal, _LEFT_OUT_HITS, all_docs=all_docs)
 
 
+def members_asked(
+    order: DefinitionOrder, query_terms: list[str], query: str, candidates: Sequence[Candidate]
+) -> list[Member]:
+    """The members to look for past the rows read (:func:`members_read`): those the query's words spell
+    (:attr:`~.defined.DefinitionOrder.members`) when no row read defines the name they spell whole
+    (:func:`~.defined.named_only`) or the query is a question (no name) that writes names as code (``how does
+    WaitGroup Wait block ...``); a dotted name's last part as a member of its qualifier when no row read defines it
+    so in source code outside tests (``errors.Is``: Go's ``func Is`` in ``errors/wrap.go``, whose chunk does not
+    say ``errors``, and not a helper of ``wrap_test.go``, which does)."""
+    name = order.name
+    if name is None or named_only(order, query_terms, candidates):
+        return order.members
+    if name.qualifier is None:
+        return []
+    owned = [Member(name.identifier, (name.qualifier,))]
+    found = members_first(candidates, owned, asked_keywords(query))
+    return [] if any(not in_tests(candidates[n].source) for n in found) else owned
+
+
 async def members_read(
-    repo: Repository, members: list[Member], by_journal: dict[str, DocEntry], ranked: list[Fused], *, all_docs: bool
+    repo: Repository,
+    members: list[Member],
+    by_journal: dict[str, DocEntry],
+    ranked: list[Fused],
+    *,
+    all_docs: bool,
+    kinds: frozenset[str] | None = None,
 ) -> tuple[list[Candidate], list[Ranks]]:
     """The chunks of the rows :func:`_member_hits` finds past ``ranked`` that define one of ``members``, with
     their places in the rankings: when no row holds the name a query spells whole (``json decoder decode``), or
     rows hold it and none defines it (``module graph get module``: ``moduleGraph`` is in every caller of
-    webpack's ModuleGraph; ``getModule`` is asked for)."""
+    webpack's ModuleGraph; ``getModule`` is asked for). Only members some row holds are looked for (``hash map
+    compute if absent`` spells ``mapcomputeifabsent`` and ``computeabsent`` too): the lookups go to names there
+    are. ``kinds``: as :func:`~.defined.members_first` asks them after, so each chunk's definitions are found
+    once."""
     seen = {(one.hit.journal, one.hit.item) for one in ranked}
-    found = await _member_hits(repo, members, by_journal, all_docs=all_docs)
+    held = await repo.store.doc_counts("chunks", [member.identifier for member in members])
+    looked = [member for member in members if held.get(member.identifier, 0)]
+    found = await _member_hits(repo, looked, by_journal, all_docs=all_docs)
     fresh = [Fused(hit) for hit in found if hit.item.isdigit() and (hit.journal, hit.item) not in seen]
     late, late_ranks = await read_fused(repo, by_journal, fresh)
-    return kept_where(partial(member_in, members=members), None, late, late_ranks)
+    return kept_where(partial(member_in, members=members, kinds=kinds), None, late, late_ranks)
 
 
 async def _member_hits(

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Final
 
 from ..text.code import comment_start
 from ..text.cutting import CUT_MARK, cut_around, cut_to_fit, whole_words
+from ..text.documented import documented_line
 from ..text.embedding import PART_CHARS
 from ..text.focus import passage_around
 from ..text.headings import unheaded_terms
+from ..text.kinds import of_source
 from ..text.long_lines import cut_by_sentences
 from ..text.passages import Passage, best_passage, marked_text
 from ..text.stems import light_stem
@@ -239,6 +241,7 @@ def _passage(
     )  # fmt: skip
     if passage is None:  # not even one line fits: its sentences, else characters around the match
         return cut_by_sentences(chunk.text, query_terms, room, model), None, True
+    passage = _with_documented(candidate, passage, room, model)
     lines = (passage.first_line, passage.last_line, passage.lines) if passage.cut else None
     return marked_text(chunk.text, passage), lines, lines is not None
 
@@ -317,6 +320,23 @@ def _definition_passage(candidate: Candidate, room: int, model: TokenModel) -> P
     if model.estimate(text[lead:end]) > room // 2:
         lead = at
     return passage_around(text, (lead, end), room, model, rate)
+
+
+def _with_documented(candidate: Candidate, passage: Passage, room: int, model: TokenModel) -> Passage:
+    """A source file's passage that holds a definition's doc comment or docstring but not its line, grown to it
+    (:func:`~ctxtrio.text.documented.documented_line`), or, where that does not fit, the lines around that line;
+    any other passage as it is."""
+    if not passage.cut or candidate.defines_at is not None or not of_source(candidate.title):
+        return passage
+    text, rate = candidate.chunk.text, tokens_per_char(candidate.chunk)
+    line = documented_line(text, passage.start, passage.end)
+    if line is None:
+        return passage
+    span = (min(passage.start, line[0]), max(passage.end, line[1]))
+    grown = passage_around(text, span, room, model, rate)
+    if grown is not None and grown.start <= span[0] and grown.end >= span[1]:
+        return grown
+    return passage_around(text, line, room, model, rate) or passage
 
 
 def tokens_per_char(chunk: StoredChunk) -> float:

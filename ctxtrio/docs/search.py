@@ -36,11 +36,11 @@ from .._limits import QUERY_CHARS, SEARCH_WORDS
 from .._nursery import open_nursery
 from ..store.rows import MAX_LEVEL_WORDS
 from ..text import neighbours
-from ..text.asked import member_names
+from ..text.asked import asked_keywords
 from ..text.neighbours import SearchWord, expand, wanted
 from ..text.query import query_terms, without_prefixes
-from .defined import DefinitionOrder, kept_where, named_only
-from .definition_rows import members_read, named_hits
+from .defined import DefinitionOrder, kept_where
+from .definition_rows import members_asked, members_read, named_hits
 from .hits import hits_within, read_fused
 from .hybrid import FUSE_DEPTH, Fused, by_words, fuse, hybrid_order, meaning_first_floor
 from .packing import Candidate
@@ -189,14 +189,16 @@ async def find_candidates(
     candidates, ranks = await read_fused(repo, by_journal, ranked)
     if checked and name is not None:
         candidates, ranks = kept_where(order.defines, checked, candidates, ranks)
-    if named_only(order, query_terms, candidates):  # no row read defines the name whole: a member its words spell
-        late, late_ranks = await members_read(repo, member_names(query), by_journal, ranked, all_docs=all_docs)
+    members = members_asked(order, query_terms, query, candidates)
+    if members:  # no row read defines the name whole, or a question writes names: the members its words spell
+        kinds = asked_keywords(query)
+        late, late_ranks = await members_read(repo, members, by_journal, ranked, all_docs=all_docs, kinds=kinds)
         candidates, ranks = candidates + late, ranks + late_ranks
     worded = True
     if hybrid:
         worded = by_words(candidates, ranks, query_terms)
         candidates = hybrid_order(candidates, ranks, query_terms)
-    if name is not None:
+    if name is not None or members:
         candidates = order.first(candidates)
     return Found(candidates[: limit + len(pooled)], more, skipped, worded, tuple(words), order)
 

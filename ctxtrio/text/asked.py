@@ -4,33 +4,34 @@
 index holds for ``py_scanstring`` and ``PyScanString`` alike (an identifier in the query, followed by its
 parts among the terms, counts once: ``JSONDecodeError`` stays ``jsondecodeerror``); a short query that holds a
 dotted name asks for its last part, qualified (:func:`asked_name`: ``Buffer.allocUnsafe`` → ``allocunsafe`` of
-``buffer``). :func:`member_names` gives the members its words may spell of an owner its other words name
-(``getnode`` of ``hash map``), and :func:`asked_keywords` the keywords of the kind of name it says it asks for
-(``class``, ``type``). Whether a text defines them is :mod:`.definitions`'s.
+``buffer``). :func:`asked_keywords` gives the keywords of the kind of name it says it asks for (``class``,
+``type``). The members its words may spell of an owner its other words name are :mod:`.member_names`'; whether a
+text defines them is :mod:`.definitions`'s.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import TYPE_CHECKING, Final
 
-from .definitions import Member, Name, spelling
+from .definitions import Name, spelling
 from .query import QUESTION_WORDS
 from .terms import STOPWORDS, terms
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["asked_keywords", "asked_name", "member_names", "spelled_identifier"]
+__all__ = ["DOTTED", "KIND_WORDS", "asked_keywords", "asked_name", "name_words", "spelled_identifier"]
 
 #: Queries of more words are questions, not names.
 _MAX_NAME_TERMS: Final = 4
 #: Words that say what kind of name a query asks for, not the name (``where is the Deserializer trait defined``).
-_KIND_WORDS: Final = frozenset(
+KIND_WORDS: Final = frozenset(
     "defined define defines definition declared declaration class interface trait type struct enum function "
-    "method func fn def decorator".split()
+    "method func fn def decorator impl implement implementation".split()
 )
+#: A dotted name in a query (``Buffer.allocUnsafe``, ``threading.Event.wait``): its qualifier and last part.
+DOTTED: Final = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)+)([A-Za-z_$][\w$]*)(?![\w$.])")
 _FUNCTION_KEYWORDS: Final = frozenset(("def", "function", "func", "fn", "fun"))
 #: The keywords that announce each kind of name a query may say it asks for (``""``: a method no keyword
 #: announces): ``http header type`` asks for Go's ``type Header``, not ``func (r *response) Header``.
@@ -43,24 +44,21 @@ _KIND_KEYWORDS: Final[dict[str, frozenset[str]]] = {
     "type": frozenset(("type", "struct", "enum", "class", "interface", "trait", "record")),
     **dict.fromkeys(("function", "func", "fn", "def", "decorator"), _FUNCTION_KEYWORDS),
     "method": _FUNCTION_KEYWORDS | {""},
+    # Rust's ``impl Future for Sleep`` (``how does tokio's Sleep implement Future``, ``the ops::Index impl``).
+    **dict.fromkeys(("impl", "implement", "implementation"), frozenset(("impl",))),
 }
-#: A dotted name in a query (``Buffer.allocUnsafe``, ``threading.Event.wait``): its qualifier and last part.
-_DOTTED: Final = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)+)([A-Za-z_$][\w$]*)(?![\w$.])")
-#: A query's words as written, stopwords kept (:func:`_stopwords_around`).
-_WORDS: Final = re.compile(r"[\w$]+")
-#: Stopwords that join an owner and its member in a query rather than start a name.
-_CONNECTORS: Final = frozenset(("in", "of"))
 
 
 def spelled_identifier(query_terms: Sequence[str]) -> str | None:
-    """The identifier a query of 1 to 4 words spells, joined; None for longer queries."""
-    words = _name_words(query_terms)
-    if not 1 <= len(words) <= _MAX_NAME_TERMS:
+    """The identifier a query of 1 to 4 words spells, joined; None for longer queries. Words that say the kind of
+    name asked for (``defined``, ``method``) are not counted: they are not the name's."""
+    words = name_words(query_terms)
+    if not words or sum(word not in KIND_WORDS for word in words) > _MAX_NAME_TERMS:
         return None
     return "".join(words)
 
 
-def _name_words(query_terms: Sequence[str]) -> list[str]:
+def name_words(query_terms: Sequence[str]) -> list[str]:
     """The words of a query, an identifier followed by its parts among the terms counted once."""
     words: list[str] = []
     position, count = 0, len(query_terms)
@@ -69,41 +67,54 @@ def _name_words(query_terms: Sequence[str]) -> list[str]:
         words.append(whole)
         joined, end = "", position + 1
         while end < count and len(joined) < len(whole):
-            joined += query_terms[end]
+            part = _next_part(whole[len(joined) :], query_terms[end])
+            if part is None:
+                break
+            joined += part
             end += 1
-        position = end if joined == whole else position + 1  # skip an identifier's parts
+        if whole[len(joined) :] in STOPWORDS:
+            joined = whole  # a part that is a stopword ends it (``of`` of ``indexOf``)
+        position = end if joined == whole and end > position + 1 else position + 1  # skip an identifier's parts
     return words
 
 
-def member_names(query: str) -> list[Member]:
-    """The names a query of 1 to 4 words (stopwords aside) may ask for as a member of something its other words name,
-    best first: its words whole when it also said what kind of name it asks for (``text wrapper
-    class``: ``textwrapper``, of no owner), then the longest run of its last words before shorter ones (``builder write string``:
-    ``writestring``, then ``string``), then runs of its first words (``NewReader defined in bufio``:
-    ``newreader`` of ``bufio``). Its words are all its terms in order, but for words such as
-    ``defined`` and ``class`` and the question words it starts with (``where``): after a name's
-    first word, a question word is a name's (Java's ``ThreadLocal.get`` in ``thread local get``,
-    ``getNode`` in ``hash map get node``, Go's ``Once.Do`` in ``sync once do``)."""
-    spelled = _name_words(terms(query))
-    if len(spelled) > _MAX_NAME_TERMS:
-        return []  # a question (``what does the function that parses a url do``), not a name
-    words = [word for word in spelled if word not in _KIND_WORDS]
-    while words and words[0] in QUESTION_WORDS:
-        del words[0]
-    count = len(words)
-    if not 1 <= count <= _MAX_NAME_TERMS:
-        return []
-    # With ``class`` or ``defined`` left out, the rest may be the name whole (``text wrapper class``).
-    whole = [Member("".join(words), ())] if count < len(spelled) else []
-    last: list[Member] = []
-    before, after = _stopwords_around(query, words[-1])
-    for k in range(1, count):
-        run = "".join(words[k:])
-        spelled_with = [before.get(words[k], "") + run, run + after, before.get(words[k], "") + run + after]
-        last += [Member(name, tuple(words[:k])) for name in dict.fromkeys(spelled_with) if name != run]
-        last.append(Member(run, tuple(words[:k])))
-    first = [Member("".join(words[:k]), tuple(words[k:])) for k in range(count - 1, 0, -1)]
-    return whole + last + first
+def _next_part(rest: str, term: str) -> str | None:
+    """How an identifier's ``rest`` goes on with the next ``term``: the term itself, or the term after a part that is
+    a stopword, which terms leave out (``ifabsent`` of ``computeIfAbsent``, ``aslist`` of ``asList``); None if not."""
+    if rest.startswith(term):
+        return term
+    for size in range(1, len(rest) - len(term) + 1):
+        if rest[:size] in STOPWORDS and rest[size:].startswith(term):
+            return rest[:size] + term
+    return None
+
+
+def asked_name(query: str, query_terms: Sequence[str]) -> Name | None:
+    """The name a short query asks for (None for a longer one, see :func:`spelled_identifier`):
+    the last part of its first dotted name, qualified, else the identifier its words spell: ``query_terms`` and the
+    question words the query writes after the first of them, which are a name's there as in :func:`member_names`
+    (``get`` of Java's ``ThreadLocal.get`` in ``thread local get``, of webpack's ``getModule`` in ``module graph
+    get module``: without it, ``threadlocal`` and ``modulegraph``, whose classes' definitions came first)."""
+    spelled = spelled_identifier(_name_terms(query, query_terms))
+    if spelled is None:
+        return None
+    dotted = DOTTED.search(query)
+    if dotted is None:
+        return Name(spelled)
+    qualifier = dotted.group(1).rstrip(".").rsplit(".", 1)[-1]
+    return Name(spelling(dotted.group(2)), spelling(qualifier))
+
+
+def _name_terms(query: str, query_terms: Sequence[str]) -> list[str]:
+    """``query_terms`` with the question words ``query`` writes after the first of them, in the query's order."""
+    kept = frozenset(query_terms)
+    out: list[str] = []
+    for term in dict.fromkeys(terms(query)):
+        if term in kept or (out and term in QUESTION_WORDS and term not in kept):
+            out.append(term)
+    if len(out) == len(kept) or not kept.issubset(out):
+        return list(query_terms)  # none to add, or terms that are not the query's own (``does`` of ``doesn't``)
+    return out
 
 
 def asked_keywords(query: str) -> frozenset[str] | None:
@@ -111,32 +122,3 @@ def asked_keywords(query: str) -> frozenset[str] | None:
     a function's or a type's), None when it says no kind (``json decoder decode``)."""
     kinds = [_KIND_KEYWORDS[word] for word in terms(query) if word in _KIND_KEYWORDS]
     return frozenset().union(*kinds) if kinds else None
-
-
-def _stopwords_around(query: str, last_word: str) -> tuple[dict[str, str], str]:
-    """The stopwords a query's words drop that a member's name may start or end with: the one right before
-    each word (``with`` of ``timeout`` in ``context with timeout``: Go's ``WithTimeout``; ``or`` in ``optional
-    or else throw``: ``orElseThrow``), but ``in`` and ``of``, which join an owner to its member (``NewReader
-    defined in bufio``); and the one after ``last_word`` that ends the query (``collectors grouping by``:
-    ``groupingBy``)."""
-    words = [spelling(word) for word in _WORDS.findall(query)]
-    before = {
-        word: stop
-        for stop, word in itertools.pairwise(words)
-        if stop in STOPWORDS and stop not in _CONNECTORS and word not in STOPWORDS
-    }
-    ends = len(words) >= 2 and words[-1] in STOPWORDS and words[-2] == last_word
-    return before, words[-1] if ends else ""
-
-
-def asked_name(query: str, query_terms: Sequence[str]) -> Name | None:
-    """The name a short query asks for (None for a longer one, see :func:`spelled_identifier`):
-    the last part of its first dotted name, qualified, else the identifier its words spell."""
-    spelled = spelled_identifier(query_terms)
-    if spelled is None:
-        return None
-    dotted = _DOTTED.search(query)
-    if dotted is None:
-        return Name(spelled)
-    qualifier = dotted.group(1).rstrip(".").rsplit(".", 1)[-1]
-    return Name(spelling(dotted.group(2)), spelling(qualifier))

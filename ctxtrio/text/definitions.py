@@ -32,6 +32,7 @@ __all__ = [
     "Name",
     "declared_name",
     "definition_at",
+    "definition_lines",
     "defines",
     "last_definition",
     "members_defined",
@@ -42,7 +43,9 @@ __all__ = [
 
 _DEFINED: Final = re.compile(
     r"(?:(?P<keyword>)\b(?:def|class|function|func|fn|fun|struct|enum|trait|interface|type|record|impl|module|object|protocol)"
-    r"[ \t]+(?:\([^)\n]*\)[ \t]*)?(?:(?P<code>[\w$]+)\.)?"
+    # Rust's ``impl<I> ops::Index<I> for Value``: an impl's type parameters, then a path to the trait.
+    r"(?:(?<=impl)(?:<[^\n{]*?>)?[ \t]+(?:[\w$]+::)*|(?<!impl)"
+    r"[ \t]+(?:\([^)\n]*\)[ \t]*)?(?:(?P<code>[\w$]+)\.)?)"
     r"|^[ \t]*\.\.[ \t]+c(?:pp)?:(?:function|member|type|var|macro|struct)::[ \t]+"
     r"(?:[^(\n]*\([ \t]*\*[ \t]*|(?:[^(\n]*[ \t*&])?)"
     r"|^[ \t]*\.\.[ \t]+(?:\w+:)?(?:class|function|method|attribute|exception|data|decorator|module)::[ \t]+"
@@ -59,6 +62,10 @@ _DEFINED: Final = re.compile(
     r"(?=[A-Za-z_$][\w$]*[ \t]*\()"
     # A JavaScript class method: an indented name, its parameters on the line and ``{`` ending it
     # (``  addModule(module, callback) {``), not a call or a statement such as ``if (x) {``.
+    # A JavaScript function assigned to a property or a variable (acorn's ``pp$8.parseStatement = function(``,
+    # ``exports.parse = function``, ``var parse = function``).
+    r"|(?P<assigned>)^[ \t]*(?:(?:const|let|var)[ \t]+|(?:[\w$]+\.)+)"
+    r"(?=[A-Za-z_$][\w$]*[ \t]*=[ \t]*(?:async[ \t]+)?function\b)"
     r"|(?P<js_method>)^[ \t]+(?:(?:static|async|get|set)[ \t]+)*\*?(?!(?:if|for|while|switch|catch|return|function|with|else)\b)"
     r"(?=[A-Za-z_$][\w$]*[ \t]*\([^()\n]*\)[ \t]*\{[ \t]*$))"
     r"(?P<name>[A-Za-z_$][\w$]*)",
@@ -75,6 +82,8 @@ _ENTRY_SIGNATURES: Final = re.compile(
 _SIGNATURE: Final = re.compile(r"[ \t]*(?:(?P<entry>[\w.]+)\.)?(?P<name>[A-Za-z_$][\w$]*)")
 _SEPARATORS: Final = str.maketrans("", "", "_$")
 _NONE_DEFINED: Final[Mapping[Member, Defined]] = MappingProxyType({})
+#: What follows a name defined as another definition of a name: ``= Error;``, ``= bufio.Reader``, ``= io::Error;``.
+_ALIAS: Final = re.compile(r"[ \t]*=[ \t]*(?:[\w$]+(?:::|\.))*([\w$]+)[ \t]*;?[ \t]*$", re.MULTILINE)
 #: The words that say a definition is not for its owner's users, before its name.
 _HIDDEN: Final = frozenset(("private", "protected"))
 #: What a comment's line starts with, in the languages whose definitions :data:`_DEFINED` finds (and a
@@ -125,17 +134,21 @@ class Defined:
     near: bool
     owner_whole: bool
     hidden: bool = False
+    #: The name as the definition writes it (``ParseFile``, ``parseFile``).
+    written: str = ""
 
 
 @functools.lru_cache(maxsize=512)
 def members_defined(
-    text: str, members: tuple[Member, ...], context: str, folders: str = ""
+    text: str, members: tuple[Member, ...], context: str, folders: str = "", kinds: frozenset[str] | None = None
 ) -> Mapping[Member, Defined]:
     """Which of ``members`` ``text`` defines in source code (see :func:`_in_code`), not in a comment, where one of
     the member's owner words is named: in ``context`` (the chunk's heading trail and its document's title: ``public
     class HashMap``, ``bufio.go``), on the definition's own line (a Go method's receiver, ``func (dec *Decoder)
     Decode``) or in ``folders`` (the folders its file is in: Go's package ``strconv``, a crate's ``tokio-1.24.2``);
-    each with its first such definition. One pass over ``text`` for all of them: the text and the context are
+    each with its first such definition, or its first of the ``kinds`` asked for (the keywords of
+    :func:`asked_keywords`: @types/node's ``class EventEmitter`` after its ``interface EventEmitter`` in one chunk,
+    for ``where is the EventEmitter class declared``). One pass over ``text`` for all of them: the text and the context are
     spelled once. Remembered (the last 512): a search asks it of the same chunks two or three times (before and
     after re-ranking, and of a row read only for a member: ~37 calls a search over the code trees); not to be
     changed."""
@@ -145,32 +158,98 @@ def members_defined(
         return _NONE_DEFINED  # the common case, without the regex
     named_around, named_folders = spelling(context), spelling(folders)
     found: dict[Member, Defined] = {}
-    for match in _DEFINED.finditer(text):
-        if not _in_code(match):
+    for definition in _code_definitions(text):
+        here = [
+            member
+            for member in wanted
+            if member.identifier == definition.name
+            and (
+                member not in found
+                or (kinds is not None and found[member].keyword not in kinds and definition.keyword in kinds)
+            )
+        ]
+        if not here:
             continue
-        name = spelling(match.group("name"))
-        here = [member for member in wanted if member.identifier == name and member not in found]
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        if not here or text[line_start : match.start()].lstrip().startswith(_COMMENTS):
-            continue  # a definition in a comment is an example (Rust's ``/// #  trait Serialize {}``)
-        line_end = text.find("\n", match.end())
-        named = named_around + " " + spelling(text[line_start : line_end if line_end >= 0 else len(text)])
+        line_start = definition.line_start
+        named = named_around + " " + spelling(text[line_start : definition.line_end])
         names_near = frozenset(_WORDS.findall(named))
         names = names_near | frozenset(_WORDS.findall(named_folders))
-        keyword = _WORDS.match(text, match.start()) if match.group("keyword") is not None else None
         for member in here:
             runs = owner_runs(member.owners)
             if not member.owners or any(owner in named or owner in named_folders for owner in member.owners):
                 near = not member.owners or any(run in names_near for run in runs)
                 whole = any(run in names for run in runs)
-                said = frozenset(_WORDS.findall(text, line_start, match.start("name")))
-                hidden = (
-                    not _HIDDEN.isdisjoint(said)
-                    or ("fn" in said and "pub" not in said)
-                    or match.group("name").startswith("_")
+                found[member] = Defined(
+                    line_start, definition.keyword, near, whole, definition.hidden, definition.written
                 )
-                found[member] = Defined(line_start, keyword.group(0) if keyword else "", near, whole, hidden)
     return MappingProxyType(found)
+
+
+@dataclass(frozen=True, slots=True)
+class _CodeDefinition:
+    """A definition in source code that :data:`_DEFINED` finds (:func:`_code_definitions`)."""
+
+    #: Its name, spelled (:func:`spelling`), and as written.
+    name: str
+    written: str
+    #: The keyword that announces it (``""``: none, a Java or JavaScript method).
+    keyword: str
+    #: Where its line starts, and where the part of it that may name an owner ends: before its parameters, whose
+    #: types name none, or at the line's end.
+    line_start: int
+    line_end: int
+    #: Said not for its owner's users (see :class:`Defined`).
+    hidden: bool
+
+
+@functools.lru_cache(maxsize=2048)
+def _code_definitions(text: str) -> tuple[_CodeDefinition, ...]:
+    """The definitions in source code ``text`` holds, in order (see :func:`_in_code`), but those in a comment, an
+    example (Rust's ``/// #  trait Serialize {}``), and an alias of the same name (``type Error = Error;``, an
+    impl's associated type: it names the definition, it is not it). Remembered by text (the last 2,048): a search
+    asks which members a chunk defines for several lists of members (the rows a lookup read, the candidates
+    before and after re-ranking, a dotted name's qualifier), one pass of the regex for all."""
+    found: list[_CodeDefinition] = []
+    for match in _DEFINED.finditer(text):
+        if not _in_code(match):
+            continue
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if text[line_start : match.start()].lstrip().startswith(_COMMENTS):
+            continue
+        written = match.group("name")
+        name = spelling(written)
+        if _alias_of(text, match.end("name"), name):
+            continue
+        keyword = _WORDS.match(text, match.start()) if match.group("keyword") is not None else None
+        line_end = text.find("\n", match.end())
+        line_end = line_end if line_end >= 0 else len(text)
+        parameters = text.find("(", match.end("name"), line_end)
+        said = frozenset(_WORDS.findall(text, line_start, match.start("name")))
+        hidden = not _HIDDEN.isdisjoint(said) or ("fn" in said and "pub" not in said) or written.startswith("_")
+        found.append(
+            _CodeDefinition(
+                name,
+                written,
+                keyword.group(0) if keyword else "",
+                line_start,
+                parameters if parameters >= 0 else line_end,
+                hidden,
+            )
+        )
+    return tuple(found)
+
+
+def _alias_of(text: str, end: int, name: str) -> bool:
+    """Whether the definition whose name ends at ``end`` gives it another definition of the same name (spelled
+    ``name``): Rust's ``type Error = Error;`` in an impl, Go's ``type Reader = bufio.Reader``."""
+    alias = _ALIAS.match(text, end)
+    return alias is not None and spelling(alias.group(1)) == name
+
+
+def definition_lines(text: str) -> tuple[int, ...]:
+    """Where the lines of the definitions in source code ``text`` holds start, in order (as :func:`members_defined`
+    finds them: not in a comment, not an alias)."""
+    return tuple(definition.line_start for definition in _code_definitions(text))
 
 
 def owner_runs(words: Sequence[str]) -> list[str]:
@@ -184,7 +263,10 @@ def _in_code(match: re.Match[str]) -> bool:
     method's), not a reST entry or a markdown heading: a manual's ``.. attribute:: maxlen`` under ``deque``
     answers ``deque maxlen`` less than the class's own text does, which the dotted-name rules already weigh."""
     return (
-        match.group("keyword") is not None or match.group("method") is not None or match.group("js_method") is not None
+        match.group("keyword") is not None
+        or match.group("method") is not None
+        or match.group("js_method") is not None
+        or match.group("assigned") is not None
     )
 
 

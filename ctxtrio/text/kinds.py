@@ -17,12 +17,13 @@ lines only), and source code split at definitions: ``python``, ``javascript``
 from __future__ import annotations
 
 import enum
+import functools
 import operator
 import re
 from collections import Counter
 from typing import Final
 
-__all__ = ["CODE_KINDS", "SNIFF_CHARS", "Kind", "kind_for"]
+__all__ = ["CODE_KINDS", "SNIFF_CHARS", "Kind", "kind_for", "of_source"]
 
 
 class Kind(enum.StrEnum):
@@ -166,3 +167,10 @@ def sniff(text: str) -> Kind:
     if counts[best] < _MIN_SIGNS or counts[best] <= counts[Kind.MARKDOWN]:
         return Kind.MARKDOWN  # ties go to markdown: prose with a few code-like lines stays prose
     return best
+
+
+@functools.lru_cache(maxsize=4096)
+def of_source(name: str) -> bool:
+    """Whether a document's name (its title) is a source file's, by its extension (:func:`kind_for`): a search
+    treats the definitions in it as code's, not a manual's examples. Remembered: asked of every hit."""
+    return kind_for("", name) in CODE_KINDS

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxtrio.text.asked import member_names
 from ctxtrio.text.definitions import Member, defines, members_defined
+from ctxtrio.text.member_names import member_names
 
 from .conftest import opened
 
@@ -31,18 +31,20 @@ async def test_a_go_method_asked_for_by_its_owners_words_comes_first(tmp_path: P
 
 
 def test_member_names_run_from_the_last_words_then_the_first() -> None:
-    """A short query's members: its words whole when it said the kind of name, then its last words, then its first."""
+    """A short query's members: its words whole when it said the kind of name, then its last words, its first, and
+    the runs between; a member the query says is of (``in``, ``of``) something comes first."""
     assert member_names("json decoder decode") == [
         Member("decoderdecode", ("json",)),
         Member("decode", ("json", "decoder")),
         Member("jsondecoder", ("decode",)),
         Member("json", ("decoder", "decode")),
+        Member("decoder", ("json",)),  # a run inside, of the words before it
     ]
     assert member_names("hash map get node")[1] == Member("getnode", ("hash", "map"))  # ``get`` is a name's here
     assert member_names("where is NewReader defined in bufio") == [
+        Member("newreader", ("bufio",)),  # ``in`` says whose it is
         Member("newreaderbufio", ()),
         Member("bufio", ("newreader",)),
-        Member("newreader", ("bufio",)),
     ]
     assert member_names("text wrapper class")[0] == Member("textwrapper", ())
     assert member_names("what does the function that parses a url do") == []  # a question, not a name
@@ -151,9 +153,9 @@ def test_a_members_name_keeps_the_stopword_before_or_ending_it() -> None:
     assert member_names("optional or else throw")[0] == Member("orelsethrow", ("optional",))
     assert member_names("collectors grouping by")[0] == Member("groupingby", ("collectors",))
     assert member_names("where is NewReader defined in bufio") == [
+        Member("newreader", ("bufio",)),  # ``in`` says whose it is
         Member("newreaderbufio", ()),
         Member("bufio", ("newreader",)),
-        Member("newreader", ("bufio",)),
     ]
     with_timeout = "func WithTimeout(parent Context, timeout time.Duration) (Context, CancelFunc) {\n"
     timeout = "func (deadlineExceededError) Timeout() bool   { return true }\n"

@@ -12,8 +12,9 @@ from pathlib import Path
 from ctxtrio.docs.chunks import StoredChunk
 from ctxtrio.docs.defined import copies_nearest_first, definitions_first, members_first
 from ctxtrio.docs.packing import Candidate, pack_hits
-from ctxtrio.text.asked import asked_keywords, member_names
+from ctxtrio.text.asked import asked_keywords
 from ctxtrio.text.definitions import Member, members_defined
+from ctxtrio.text.member_names import member_names
 from ctxtrio.text.query import query_terms
 from ctxtrio.text.tokens import TokenModel
 
@@ -87,12 +88,13 @@ async def test_a_member_is_looked_for_where_rows_only_use_the_name_its_owner_spe
 
 def test_the_kind_the_query_says_comes_first() -> None:
     """``http header type`` asks for Go's ``type Header`` (net/http/header.go line 24), not the method
-    ``Header`` of fcgi's response (net/http/fcgi/child.go line 91), which ranks above it and names ``http`` on
-    its line; with no kind said, that one stays first."""
+    ``Header`` of fcgi's response (net/http/fcgi/child.go line 91), which ranks above it. With no kind said, the
+    method's return type ``http.Header`` does not make ``http`` its owner (a type after its parameters names none),
+    and header.go, named after the member, comes first too."""
     method = _candidate("/go/src/net/http/fcgi/child.go", 3, "func (r *response) Header() http.Header {\n", ())
     header = _candidate("/go/src/net/http/header.go", 1, "type Header map[string][]string\n", ())
     assert _first([method, header], "http header type") == [(header.source, 1)]
-    assert _first([method, header], "http header")[0] == (method.source, 3)
+    assert _first([method, header], "http header")[0] == (header.source, 1)
 
 
 def test_an_owner_named_whole_then_a_files_first_overload_comes_first() -> None:
