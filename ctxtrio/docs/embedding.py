@@ -98,7 +98,8 @@ class EmbeddingStatus:
     base_url: str
     #: Vector length; None until the endpoint first answered (or vectors were found).
     dimension: int | None
-    #: "starting", "embedding", "caught up", "endpoint unreachable", "waiting for room on the disk", "stopped".
+    #: "opening the vectors file", "starting", "embedding", "caught up", "endpoint unreachable", "waiting for room
+    #: on the disk", "waiting for another process's lock on the vectors file", "stopped".
     state: str
     chunks_total: int
     chunks_embedded: int

@@ -94,7 +94,8 @@ class BatchEmbedder:
         self._room_wait_s = RETRY_S
         #: Vector length: from the vectors file at start, then from each answer (None until known).
         self._dim: int | None = None
-        #: "starting", "embedding", "caught up", "endpoint unreachable", WAITING_FOR_ROOM or "stopped".
+        #: ``vector_task.OPENING``, "starting", "embedding", "caught up", "endpoint unreachable", WAITING_FOR_ROOM,
+        #: WAITING_FOR_LOCK or "stopped".
         self.state = "starting"
 
     @property

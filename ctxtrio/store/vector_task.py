@@ -1,8 +1,10 @@
 """What the two background embedders share: chunks' (``docs/embedding.py``) and session entries' (``memory/semantic.py``).
 
 A :class:`VectorTask` keeps one :class:`~.vectors.VectorStore` up to date for one
-embedding model: :meth:`VectorTask.run` (started in the background nursery) opens the
-file, learns the dimension stored, then repeats the subclass's ``_pass`` until
+embedding model: :meth:`VectorTask.run` (started in the background nursery) reports
+started at once, opens the file (state OPENING; a search meanwhile answers by keyword and
+says why: the open of a big file is seconds, and the server's start waited for it),
+learns the dimension stored, then repeats the subclass's ``_pass`` until
 cancelled, waiting for a wake-up (:meth:`VectorTask.wake`, a send that never blocks on
 a one-slot channel) or POLL_S when a pass found nothing to do. A pass stores batches
 through :meth:`~.vector_batch.BatchEmbedder._embed` (``vector_batch.py``: what the file
@@ -35,13 +37,17 @@ if TYPE_CHECKING:
     from .vector_batch import Embeds
     from .vectors import VectorHit, VectorStore
 
-__all__ = ["POLL_S", "QUERY_S", "RETRY_REFUSED", "WAITING_FOR_LOCK", "WAITING_FOR_ROOM", "VectorTask"]
+__all__ = ["OPENING", "POLL_S", "QUERY_S", "RETRY_REFUSED", "WAITING_FOR_LOCK", "WAITING_FOR_ROOM", "VectorTask"]
 
 log = logging.getLogger("ctxtrio.embeddings")
 
 #: What a status line says after a count of refused items: how to have them sent again (a server whose
 #: batch was too small, raised since); a refusal is otherwise kept for good, and never asked again.
 RETRY_REFUSED = "refused ones are sent again after ctxtrio doctor --repair"
+#: The state of a task until its vectors file is open: opening one checks every row for an orphan
+#: (``vector_schema._heal``: 1.6-2.5 s at 600,000 rows) and, the first time after 9b7a7ae, indexes
+#: them all (``rows_digest``: 11.4 s there), so it happens after the task reported started.
+OPENING = "opening the vectors file"
 POLL_S = 5.0
 #: How long a search or recall waits for its query's vector before answering from BM25 alone.
 QUERY_S = 0.5
@@ -57,6 +63,8 @@ class VectorTask(BatchEmbedder):
         self.passes = 0
         #: Rows were dropped (or the file just opened) since texts no row names were last bounded.
         self._untidy = True
+        #: The vectors file was opened (:meth:`_open`); until then a search answers by keyword.
+        self._opened = False
 
     def wake(self) -> None:
         """Tell the task that something changed; never blocks, never fails."""
@@ -70,20 +78,23 @@ class VectorTask(BatchEmbedder):
         raise NotImplementedError
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Keep the vectors up to date until cancelled. A disk too full to open the vectors file
-        (a start on a full disk) makes the task wait for room, as a full disk later does."""
-        unopened: DiskFullError | VectorsBusyError | None = None
-        try:
-            await self._open()
-        except (DiskFullError, VectorsBusyError) as exc:
-            unopened = exc
-        except StoreError as exc:
-            log.error("semantic recall of %s is off: %s", self._what, exc)
-            self.state = "stopped"
-            task_status.started()
-            return
+        """Keep the vectors up to date until cancelled. Reports started before it opens the vectors file
+        (state OPENING): the server's start does not wait for the open, and a search meanwhile answers by
+        keyword (:meth:`_nearest` says why). A disk too full to open the file (a start on a full disk), or
+        another process's lock held too long, makes the task wait and open it again, as a full disk later
+        does; any other failure to open it turns this kind of recall off, logged."""
+        self.state = OPENING
         task_status.started()
         try:
+            unopened: DiskFullError | VectorsBusyError | None = None
+            try:
+                await self._open()
+            except (DiskFullError, VectorsBusyError) as exc:
+                unopened = exc
+            except StoreError as exc:
+                log.error("semantic recall of %s is off: %s", self._what, exc)
+                self.state = "stopped"
+                return
             while True:
                 try:
                     if unopened is not None:
@@ -116,6 +127,9 @@ class VectorTask(BatchEmbedder):
         dims = await trio.to_thread.run_sync(self._vectors.dimensions, self.model)
         self._dim = dims[0] if len(dims) == 1 else None
         await self._refusals_forgotten()  # (learns the count)
+        self._opened = True
+        if self.state == OPENING:
+            self.state = "starting"
 
     async def _refusals_forgotten(self) -> bool:
         """Whether ``ctxtrio doctor --repair`` forgot refusals in the file since the last look: a pass that
@@ -129,6 +143,10 @@ class VectorTask(BatchEmbedder):
         """The items nearest ``query`` in meaning, and why none were asked (None when they were)."""
         if self.state == "stopped":
             return [], "semantic recall is off (the vectors file failed; see the server log)"
+        if not self._opened:
+            if self.state == OPENING:
+                return [], "semantic recall skipped: the vectors file is still opening (the server just started)"
+            return [], f"semantic recall skipped: the vectors file is not open yet ({self.state})"
         if self._dim is None:
             return [], "semantic recall skipped: nothing is embedded yet"
         with trio.move_on_after(QUERY_S):
