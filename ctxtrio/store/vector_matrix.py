@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Collection
+    from collections.abc import Collection, Sequence
 
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["GROWTH", "Key", "Matrix", "VectorHit", "best_chunks"]
+__all__ = ["GROWTH", "Key", "Matrix", "VectorHit", "best_chunks", "scores"]
 
 #: How much room the matrix takes when it is full: every row is copied once per growth, and the memory held
 #: is at most this much over the rows'. Growing by each batch copied every row each time: 39 ms at 41,000 x 384
@@ -154,3 +154,23 @@ def best_chunks(scores: npt.NDArray[np.float32], keys: list[Key], limit: int) ->
         if len(hits) >= limit:
             break
     return list(hits.values())
+
+
+def scores(
+    matrix: Matrix, query: Sequence[float], journals: Collection[str] | None, limit: int
+) -> tuple[npt.NDArray[np.float32], list[Key]] | None:
+    """Every row's score against ``query`` (-inf: not wanted) and the rows' keys, None if none is wanted (lock held:
+    the keys and live rows change with the file)."""
+    import numpy as np
+
+    if not matrix.keys or limit <= 0:
+        return None
+    # einsum, not @: @ goes to OpenBLAS, whose threads spin-wait on a busy machine (13,000 x 384
+    # at load 12: 7.1 ms CPU and 32 ms wall a scan with @, 2.0 ms and 9 ms with einsum's own loop).
+    found = np.einsum("ij,j->i", matrix.rows, np.asarray(query, dtype=np.float32))
+    if journals is not None:
+        allowed = [matrix.journal_ids[j] for j in journals if j in matrix.journal_ids]
+        found = np.where(np.isin(matrix.row_journal, allowed), found, -np.inf)
+    if matrix.dropped:
+        found = np.where(matrix.live, found, -np.inf)
+    return found, matrix.keys

@@ -15,7 +15,11 @@ nothing; once every item is embedded, :meth:`VectorTask._tidy` bounds them. A br
 vectors file (StoreError): this kind of recall stops, logged, never the server.
 
 :meth:`VectorTask._nearest` is the query side: the query's vector within QUERY_S (the
-embedder caches it), then the scan.
+embedder caches it), then the scan of the matrix in memory. A search never reads the matrix
+itself (5.2 s at 600,000 rows, in a thread QUERY_S cannot abandon, with the store's lock held):
+the task reads it in the background (:meth:`VectorTask._keep_loaded`) after the open, when a
+search found it out of memory (rows dropped), and before it says "caught up"; a search
+meanwhile answers by keyword (LOADING).
 """
 
 from __future__ import annotations
@@ -37,7 +41,16 @@ if TYPE_CHECKING:
     from .vector_batch import Embeds
     from .vectors import VectorHit, VectorStore
 
-__all__ = ["OPENING", "POLL_S", "QUERY_S", "RETRY_REFUSED", "WAITING_FOR_LOCK", "WAITING_FOR_ROOM", "VectorTask"]
+__all__ = [
+    "LOADING",
+    "OPENING",
+    "POLL_S",
+    "QUERY_S",
+    "RETRY_REFUSED",
+    "WAITING_FOR_LOCK",
+    "WAITING_FOR_ROOM",
+    "VectorTask",
+]
 
 log = logging.getLogger("ctxtrio.embeddings")
 
@@ -48,6 +61,9 @@ RETRY_REFUSED = "refused ones are sent again after ctxtrio doctor --repair"
 #: (``vector_schema._heal``: 1.6-2.5 s at 600,000 rows) and, the first time after 9b7a7ae, indexes
 #: them all (``rows_digest``: 11.4 s there), so it happens after the task reported started.
 OPENING = "opening the vectors file"
+#: Why a search answers by keyword while its vectors are read into memory, after a start or rows dropped
+#: (:meth:`VectorTask._keep_loaded`): 5.2 s at 600,000 rows, which a search waited for before.
+LOADING = "semantic recall skipped: the vectors are still loading (read into memory after a start or a change)"
 POLL_S = 5.0
 #: How long a search or recall waits for its query's vector before answering from BM25 alone.
 QUERY_S = 0.5
@@ -65,6 +81,10 @@ class VectorTask(BatchEmbedder):
         self._untidy = True
         #: The vectors file was opened (:meth:`_open`); until then a search answers by keyword.
         self._opened = False
+        #: A search found the matrix not in memory: :meth:`_keep_loaded` reads it (one read at a time).
+        self._load_send, self._load_recv = trio.open_memory_channel[None](1)
+        #: Why the last read of the matrix failed (a search says it), None after one that did not.
+        self._unloaded: str | None = None
 
     def wake(self) -> None:
         """Tell the task that something changed; never blocks, never fails."""
@@ -85,6 +105,13 @@ class VectorTask(BatchEmbedder):
         does; any other failure to open it turns this kind of recall off, logged."""
         self.state = OPENING
         task_status.started()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._keep_loaded)
+            await self._keep_up()
+            nursery.cancel_scope.cancel()
+
+    async def _keep_up(self) -> None:
+        """:meth:`run`'s work: open the file, then the passes (see there)."""
         try:
             unopened: DiskFullError | VectorsBusyError | None = None
             try:
@@ -95,6 +122,7 @@ class VectorTask(BatchEmbedder):
                 log.error("semantic recall of %s is off: %s", self._what, exc)
                 self.state = "stopped"
                 return
+            self._want_loaded()  # read beside the first pass, not when the first search comes
             while True:
                 try:
                     if unopened is not None:
@@ -118,6 +146,7 @@ class VectorTask(BatchEmbedder):
                         await self._wake_recv.receive()
         finally:
             self._wake_recv.close()
+            self._load_send.close()
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(self._vectors.close)
 
@@ -130,6 +159,33 @@ class VectorTask(BatchEmbedder):
         self._opened = True
         if self.state == OPENING:
             self.state = "starting"
+
+    def _want_loaded(self) -> None:
+        """Have :meth:`_keep_loaded` read the matrix; never blocks, never fails."""
+        try:
+            self._load_send.send_nowait(None)
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            pass  # a read is already asked for, or the task is gone
+
+    async def _keep_loaded(self) -> None:
+        """Read the matrix into memory when asked (after the open, and by a search that found it out of memory:
+        after a start, or rows dropped): a search never reads it itself, so it never waits seconds for a read its
+        QUERY_S cannot cut short (5.2 s at 600,000 rows). One read at a time: this task does them all."""
+        async for _ in self._load_recv:
+            await self._load()
+
+    async def _load(self) -> None:
+        """Read the matrix of the dimension stored unless it is in memory; a failure is said by the next search."""
+        dim = self._dim
+        if dim is None or self._vectors.loaded(self.model, dim):
+            return
+        try:
+            await trio.to_thread.run_sync(self._vectors.load, self.model, dim)
+        except StoreError as exc:
+            log.warning("vectors of %s not read into memory: %s", self._what, exc)
+            self._unloaded = str(exc)
+        else:
+            self._unloaded = None
 
     async def _refusals_forgotten(self) -> bool:
         """Whether ``ctxtrio doctor --repair`` forgot refusals in the file since the last look: a pass that
@@ -156,12 +212,14 @@ class VectorTask(BatchEmbedder):
                 return [], f"semantic recall skipped: the embedding endpoint failed ({exc})"
             if len(vector) != self._dim:
                 return [], "semantic recall skipped: the embedding model changed; re-embedding"
-            try:
-                found = await trio.to_thread.run_sync(
-                    lambda: self._vectors.nearest(self.model, vector, journals=journals, limit=limit)
-                )
-            except StoreError as exc:
-                return [], f"semantic recall skipped: {exc}"
+            found = await trio.to_thread.run_sync(
+                lambda: self._vectors.nearest_in_memory(self.model, vector, journals=journals, limit=limit)
+            )
+            if found is None:
+                self._want_loaded()
+                if self._unloaded is not None:
+                    return [], f"semantic recall skipped: {self._unloaded}"
+                return [], LOADING
             return found, None
         return [], f"semantic recall skipped: the embedding endpoint did not answer within {QUERY_S:g} s"
 
@@ -179,7 +237,10 @@ class VectorTask(BatchEmbedder):
 
     async def _tidy(self) -> None:
         """Called once every item is embedded: bound the texts no row names (kept so far for an edited
-        or forgotten item ingested again), and drop an older file's rows no part took."""
+        or forgotten item ingested again), and drop an older file's rows no part took. Reads the matrix into
+        memory first if it is not there (a fresh file's first rows, rows dropped): a search once "caught up"
+        finds it there, as it did when a search read it itself (the benches search once caught up)."""
+        await self._load()
         if self._untidy and self._dim is not None:
             await trio.to_thread.run_sync(lambda: self._vectors.collect(self.model, self._dim or 0, legacy=True))
             self._untidy = False
