@@ -64,6 +64,14 @@ code27 (a question's names written as code, members of five words, owners after 
 definitions last, overloads by the parameters named, a source passage grown to the definition its comment
 documents), 2026-12-06 at load 5-15: this set 48 / 52 / 57 -> 51 / 55 / 57; code_questions2 22 / 32 / 51 ->
 41 / 50 / 57 (go 9 / 11 / 12, rust 9 / 10 / 12, java 9 / 10 / 12, js 6 / 8 / 9, python 8 / 11 / 12).
+
+A third set, ``--questions stress/code_questions3.json`` (60 questions, 12 a language, over the same trees; none
+of the first two sets' definitions; made the same way), written 2026-12-06 20:13-20:15 UTC by another engineer
+reading the sources before code27's changes, **held out** through that session (the lead only ran it, totals
+only; nothing tuned on it), then committed at its end: on 9b845d0 30 / 35 / 54 (go 6 / 9 / 12, rust 3 / 4 / 11,
+java 8 / 8 / 11, js 5 / 6 / 8, python 8 / 8 / 12); on code27's change (2e69ccb) and on 5a8c4ba after it lands
+40 / 45 / 57 (go 10 / 11 / 12, rust 6 / 7 / 11, java 8 / 9 / 12, js 7 / 8 / 10, python 9 / 10 / 12): no language
+down.
 """
 
 from __future__ import annotations

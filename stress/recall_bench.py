@@ -35,7 +35,11 @@ first nine sets' uses; its writer did not read the tenth), written the same way,
 session of its writing (committed at its end), and a twelfth, ``--questions
 stress/recall_questions12.json`` (60 entries up to b4f139d, none of the first ten sets' uses; its
 writer did not read the eleventh; its "about" says each third holds 6-7 questions of each kind, but
-the last third holds 8 paraphrases), likewise:
+the last third holds 8 paraphrases), likewise, and a thirteenth, ``--questions
+stress/recall_questions13.json`` (60 entries up to 9b845d0, none of the first eleven sets' uses;
+its writer did not read the twelfth; its "about" says it was written 20:13-20:31 UTC, but its
+writer's note says the file was written and checked at 20:14:49 UTC: the file is left as checked),
+likewise:
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those
