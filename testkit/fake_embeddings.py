@@ -50,14 +50,24 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ctxtrio._config import Config
 from ctxtrio.store import vector_batch, vector_task
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pytest
     from hypercorn.typing import ASGIFramework
     from starlette.requests import Request
 
-__all__ = ["TOO_LARGE", "FakeEmbeddings", "bert_tokens", "quick_embedders", "serve_fake_embeddings"]
+__all__ = [
+    "TOO_LARGE",
+    "FakeEmbeddings",
+    "bert_tokens",
+    "quick_embedders",
+    "serve_fake_embeddings",
+    "served_config",
+]
 
 _WORD = re.compile(r"\w+")
 #: llama.cpp's WordPiece words (llama-vocab.cpp, ``llm_tokenizer_wpm_session::preprocess``, vendored in
@@ -220,6 +230,20 @@ async def serve_fake_embeddings(nursery: trio.Nursery, fake: FakeEmbeddings) -> 
     app = cast("ASGIFramework", Starlette(routes=[Route("/{path:path}", endpoint, methods=["GET", "POST"])]))
     binds: list[str] = await nursery.start(partial(serve, app, config, mode="asgi"))
     return binds[0] + "/v1"
+
+
+def served_config(data_dir: Path, fake: FakeEmbeddings, url: str) -> Config:
+    """A server's settings embedding through ``fake`` served at ``url`` (:func:`serve_fake_embeddings`), with
+    no LLM and no audit log, and query expansion off: what a test finds, it finds by meaning alone, not by
+    word neighbours or the thesaurus (text/neighbours.py)."""
+    return Config(
+        data_dir=data_dir,
+        llm_enabled=False,
+        audit=False,
+        embed_model=fake.model,
+        embed_base_url=url,
+        query_expansion=False,
+    )
 
 
 def quick_embedders(

@@ -10,7 +10,6 @@ import pytest
 import trio
 
 from ctxtrio._app import open_context
-from ctxtrio._config import Config
 from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
 from ctxtrio.docs.hybrid import fuse
 from ctxtrio.docs.packing import (
@@ -36,7 +35,7 @@ from ctxtrio.text.kinds import Kind
 from ctxtrio.text.leads import entry_leads
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.guide import guide_text
-from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings
+from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings, served_config
 
 from .conftest import PY_SOURCES, normal, opened
 
@@ -238,14 +237,7 @@ async def test_through_open_context_and_loopback_http(tmp_path: Path, monkeypatc
     fake = FakeEmbeddings(synonyms=SYNONYMS)
     async with trio.open_nursery() as nursery:
         url = await serve_fake_embeddings(nursery, fake)
-        config = Config(
-            data_dir=tmp_path / "data",
-            llm_enabled=False,
-            audit=False,
-            embed_model=fake.model,
-            embed_base_url=url,
-            query_expansion=False,  # meaning alone, not word neighbours (text/neighbours.py)
-        )
+        config = served_config(tmp_path / "data", fake, url)
         async with open_context(config) as ctx:
             await ctx.documents.ingest(text=BISECT, title="bisect")
             index = ctx.documents.semantic

@@ -23,11 +23,10 @@ import trio
 
 from ctxtrio import _wiring
 from ctxtrio._app import open_context
-from ctxtrio._config import Config
 from ctxtrio.docs.embedding import describe_semantic
 from ctxtrio.store import vector_task
 from ctxtrio.store.vectors import VectorStore
-from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings
+from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings, served_config
 
 from .test_embedding import BISECT, OTHER, QUERY, SYNONYMS, caught_up
 
@@ -66,14 +65,7 @@ async def test_the_start_answers_by_keyword_while_the_vectors_file_opens(tmp_pat
     fake = FakeEmbeddings(synonyms=SYNONYMS)
     async with trio.open_nursery() as nursery:
         url = await serve_fake_embeddings(nursery, fake)
-        config = Config(
-            data_dir=tmp_path / "data",
-            llm_enabled=False,
-            audit=False,
-            embed_model=fake.model,
-            embed_base_url=url,
-            query_expansion=False,  # meaning alone, not word neighbours (text/neighbours.py)
-        )
+        config = served_config(tmp_path / "data", fake, url)
         try:
             async with open_context(config) as ctx:
                 index, entries = ctx.documents.semantic, ctx.sessions.semantic

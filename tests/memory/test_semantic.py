@@ -21,7 +21,7 @@ from ctxtrio.memory.service import held_sessions
 from ctxtrio.memory.state.base import entry_key
 from ctxtrio.store import vector_task
 from ctxtrio.store.vectors import VectorStore
-from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings
+from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings, served_config
 from tests.docs.test_embedding_reuse import as_schema_3
 
 if TYPE_CHECKING:
@@ -290,14 +290,7 @@ async def test_wired_by_embed_model_through_loopback_http(tmp_path: Path, monkey
     fake = FakeEmbeddings(synonyms=SYNONYMS)
     async with trio.open_nursery() as nursery:
         url = await serve_fake_embeddings(nursery, fake)
-        config = Config(
-            data_dir=tmp_path / "data",
-            llm_enabled=False,
-            audit=False,
-            embed_model=fake.model,
-            embed_base_url=url,
-            query_expansion=False,  # found by meaning, not by the thesaurus's "credentials" for "login"
-        )
+        config = served_config(tmp_path / "data", fake, url)
         async with open_context(config) as ctx:
             await ctx.sessions.append("s1", DEPLOY)
             await ctx.sessions.append("s1", TOKENS)
