@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
@@ -159,7 +159,17 @@ async def test_a_replace_and_a_forget_during_a_backfill_read_no_other_rows(
         await ctx.documents.ingest(text=_paragraphs(400), title="backlog", doc_id="backlog")
         await ctx.documents.ingest(text="# sturgeon\n\nSturgeon live long.\n\n## Age\n\nA century.\n", doc_id="fish")
         await ctx.documents.ingest(text="# gone\n\nWombats dig burrows.\n", doc_id="gone")
+        file_counts, drop_journals = VectorStore.counts, VectorStore.drop_journals
         calls = count_full_reads(monkeypatch, [], running)
+        after_drop: list[tuple[int, int]] = []
+
+        def dropped(self: VectorStore, model: str, dim: int, journals: list[str], **kwargs: Any) -> object:
+            # What context_status says the moment the rows are gone, and what the file holds then.
+            result = drop_journals(self, model, dim, journals, **kwargs)
+            after_drop.append((running[0].status().chunks_embedded, file_counts(self, model, dim)[0]))
+            return result
+
+        monkeypatch.setattr(VectorStore, "drop_journals", dropped)
         async with semantic(ctx, fake) as index:
             running.append(index)
             with trio.fail_after(30):
@@ -183,6 +193,9 @@ async def test_a_replace_and_a_forget_during_a_backfill_read_no_other_rows(
     assert calls.get(f"pass {during}", 0) == before.get(f"pass {during}", 0), calls
     # What context_status said then was the file's count, but for a batch its worker thread may have been storing.
     assert 0 <= held[0] - status.chunks_embedded <= 16 and status.chunks_refused == held[1] == 0, (status, held)
+    # Never more than the file holds, even while the drop runs: the counts of what went are taken away first (a
+    # status read between the drop and the count's update said 10 embedded while the file held 8).
+    assert after_drop and all(said <= held_then for said, held_then in after_drop), after_drop
     assert len(fake.embedded) == len(set(fake.embedded)), "an unchanged text was sent again"
 
 
