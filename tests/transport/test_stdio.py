@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
 import trio
 from mcp import Client
 from mcp.types import TextContent
@@ -96,23 +97,13 @@ async def test_stdin_eof_exits_zero(tmp_path: Path) -> None:
         assert await process.stdout.receive_some() == b""
 
 
-async def test_sigterm_exits_zero_without_waiting_for_its_grace(tmp_path: Path) -> None:
-    """SIGTERM with stdin still open: exit 0, with nothing in flight to wait for (an hour of grace unused)."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+async def test_a_signal_exits_zero_without_waiting_for_its_grace(tmp_path: Path, signum: signal.Signals) -> None:
+    """SIGTERM, or SIGINT (Ctrl-C) by the same graceful path, with stdin still open: exit 0, with nothing in
+    flight to wait for (an hour of grace unused)."""
     async with _spawned(tmp_path / "data") as process:
         await _wait_ready(process)
-        process.send_signal(signal.SIGTERM)
-        with trio.fail_after(STOP_GUARD_S):
-            code = await process.wait()
-        assert code == 0
-        assert process.stdin is not None
-        await process.stdin.aclose()
-
-
-async def test_sigint_exits_zero(tmp_path: Path) -> None:
-    """SIGINT (Ctrl-C) takes the same graceful path as SIGTERM: exit 0 without waiting for its grace."""
-    async with _spawned(tmp_path / "data") as process:
-        await _wait_ready(process)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         with trio.fail_after(STOP_GUARD_S):
             code = await process.wait()
         assert code == 0
