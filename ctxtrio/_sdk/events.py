@@ -153,7 +153,7 @@ class Hub:
                 await connection.send_resource_list_changed()
         await self._bus.publish(ResourcesListChanged())
 
-    def end_listens(self, accepting: bool = True) -> None:
+    def end_listens(self, accepting: bool) -> None:
         """End every listen stream now, gracefully: the server is stopping.
 
         Each stream's handler sends its ``SubscriptionsListenResult`` as the last frame (the

@@ -247,10 +247,10 @@ class SemanticIndex(VectorTask):
         # Their counts go before their rows: context_status, read while the drop runs in its thread, then says no
         # more than the file holds (after, it said 10 embedded while the file held 8: a flaky CI run of
         # tests/docs/test_embedding_moves.py). A drop that fails leaves rows the next pass's full count finds.
-        p = self._progress
         for journal in gone:
-            embedded, refused, vectors = self._counted.pop(journal, (0, 0, 0))
-            p.embedded, p.refused, p.vectors = p.embedded - embedded, p.refused - refused, p.vectors - vectors
+            embedded, refused, vectors = self._counted.get(journal, (0, 0, 0))
+            self._count_in(journal, -embedded, -refused, -vectors)
+            del self._counted[journal]
         if gone and self._dim is not None:
             drop = functools.partial(self._vectors.drop_journals, forgotten=removed_for_good(now))
             if await trio.to_thread.run_sync(drop, self.model, self._dim, sorted(gone)):

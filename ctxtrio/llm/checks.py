@@ -210,11 +210,15 @@ def _identifiers(text: str) -> set[str]:
     return {name.rstrip(".,;:!?") for name in found} - {""}
 
 
+def _uncapitalized(name: str) -> str:
+    """``name`` with its first letter in lower case: a model opening a sentence with ``test_tz_boundary`` writes
+    'Test_tz_boundary' (SmolLM2-135M did)."""
+    return name[:1].lower() + name[1:]
+
+
 def _stated(name: str, source: str, instruction: str) -> bool:
-    """Whether ``name`` occurs in ``source`` or ``instruction``, also with its first letter in lower case:
-    a model opening a sentence with ``test_tz_boundary`` writes 'Test_tz_boundary' (SmolLM2-135M did)."""
-    lowered = name[:1].lower() + name[1:]
-    return any(form in text for form in {name, lowered} for text in (source, instruction))
+    """Whether ``name`` occurs in ``source`` or ``instruction``, also as opening a sentence (:func:`_uncapitalized`)."""
+    return any(form in text for form in {name, _uncapitalized(name)} for text in (source, instruction))
 
 
 def _in_words(answer: str, source: str) -> set[str]:
@@ -244,7 +248,7 @@ def _figure_fault(answer: str, source: str, instruction: str, target_tokens: int
     if not stated:
         return None
     said = figures(answer)
-    said |= {name[:1].lower() + name[1:] for name in said}  # 'Test_tz_boundary' opening a sentence keeps it
+    said |= {_uncapitalized(name) for name in said}  # 'Test_tz_boundary' opening a sentence keeps it
     kept = stated & (said | _in_words(answer, source))
     needed = min(math.ceil(len(stated) / 3), max(1, target_tokens // TOKENS_PER_FIGURE))
     if len(kept) < needed:

@@ -32,7 +32,7 @@ import trio
 
 from .._errors import LLMError, StoreError
 from .reading import DiskFullError
-from .vector_batch import WAITING_FOR_LOCK, WAITING_FOR_ROOM, BatchEmbedder
+from .vector_batch import BatchEmbedder
 from .vector_schema import VectorsBusyError
 
 if TYPE_CHECKING:
@@ -47,8 +47,6 @@ __all__ = [
     "POLL_S",
     "QUERY_S",
     "RETRY_REFUSED",
-    "WAITING_FOR_LOCK",
-    "WAITING_FOR_ROOM",
     "VectorTask",
 ]
 

@@ -25,6 +25,8 @@ from ctxtrio.text.prose import UNDERLINE, without_markup
 from ctxtrio.text.terms import terms
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ctxtrio.text.tokens import TokenModel
 
 __all__ = ["first_sentence", "last_sentence_end", "sentence_ends", "split_sentences", "summarize_extractive"]
@@ -149,14 +151,24 @@ def first_sentence(text: str, *, max_tokens: int, model: TokenModel, past_code: 
     # An outline line of '.. note::' or '.. versionchanged:: 3.6' says nothing of its chunk: reST's
     # explicit markup (directives, comments, link targets) is passed over while prose follows.
     sentences: list[_Sentence] = []
-    opening = (without_markup(_past_leading_code(text)),) if past_code else ()
-    for source in (*opening, without_markup(text), text):
+    for source in _readings(text, past_code):
         sentences = _sentences(source)
         body = [sentence for sentence in sentences if not sentence.heading]
         if body:
             return _fit(body[0].text, max_tokens, model)
     # The loop's last pass split ``text`` itself: its first sentence is a heading, or there is none.
     return _fit(sentences[0].text, max_tokens, model) if sentences else ""
+
+
+def _readings(text: str, past_code: bool) -> Iterator[str]:
+    """What :func:`first_sentence` reads in turn, while none before had a sentence but headings: ``text``
+    (past the code it opens with, with ``past_code``) without markup; all of it without markup (only when
+    code was passed over: else the same again); itself. Lazily: most lines come from the first."""
+    opened = _past_leading_code(text) if past_code else text
+    yield without_markup(opened)
+    if opened != text:
+        yield without_markup(text)
+    yield text
 
 
 def _past_leading_code(text: str) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 
-from ctxtrio.store import vector_schema, vector_task
+from ctxtrio.store import vector_batch, vector_schema
 from testkit.fake_embeddings import FakeEmbeddings
 from testkit.sqlite_lock import write_lock_held
 from tests.docs.test_embedding import BISECT, OTHER, caught_up, quick_retries, semantic  # noqa: F401
@@ -36,7 +36,7 @@ async def test_a_lock_held_by_another_process_pauses_the_embedder_and_it_goes_on
                 await ctx.documents.ingest(text=BISECT, title="bisect")
                 index.wake()
                 with trio.fail_after(30):
-                    while index.status().state != vector_task.WAITING_FOR_LOCK:
+                    while index.status().state != vector_batch.WAITING_FOR_LOCK:
                         await trio.sleep(0.02)
                 found = await ctx.documents.search("values inserted sorted", limit=1)
                 assert found.hits

@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from ctxtrio.docs.embedding import SemanticIndex, describe_semantic
-from ctxtrio.store import vector_task
+from ctxtrio.store import vector_batch
 from testkit.disk import fill_disk, free_bytes
 from testkit.fake_embeddings import FakeEmbeddings, quick_embedders
 from tests.docs.test_embedding import _paragraphs, caught_up, semantic
@@ -45,7 +45,7 @@ async def test_a_full_disk_pauses_embedding_until_there_is_room(tmp_path: Path) 
                 before = free_bytes(mount)
                 fake.down = False
                 index.wake()
-                await _state(index, vector_task.WAITING_FOR_ROOM)
+                await _state(index, vector_batch.WAITING_FOR_ROOM)
                 assert index.status().chunks_embedded == 0 and free_bytes(mount) >= before
                 assert describe_semantic(index.status()).endswith("; waiting for room on the disk")
                 (mount / "filler").unlink()
@@ -76,7 +76,7 @@ async def test_a_start_on_a_full_disk_keeps_the_vectors_and_waits_for_room(tmp_p
             vectors = ctx.data.vectors_path.read_bytes()
             fill_disk(mount / "filler")
             async with semantic(ctx, fake) as index:
-                await _state(index, vector_task.WAITING_FOR_ROOM)
+                await _state(index, vector_batch.WAITING_FOR_ROOM)
                 assert ctx.data.vectors_path.read_bytes() == vectors
                 (mount / "filler").unlink()
                 await caught_up(index)
