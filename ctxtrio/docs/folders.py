@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 from ..store.index import IndexDamagedError
+from ..store.layout import document_folders, generation_files
 from .catalog import commit_key, generation_end
 
 if TYPE_CHECKING:
@@ -100,13 +101,13 @@ def sweep_folders(data: DataDir, store: StoreHandle, state: CatalogState, *, now
     unchecked: list[Path] = []
     damaged: IndexDamagedError | None = None
     try:
-        folders = [entry for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
+        folders = document_folders(data.docs)
     except OSError as exc:
         raise StoreError(f"cannot list {data.docs}: {exc.strerror or exc}") from exc
     for folder in folders:
         current = state.docs.get(folder.name)
         try:
-            files = [entry for entry in os.scandir(folder.path) if entry.name.endswith(".jsonl")]
+            files = generation_files(folder.path)
         except OSError as exc:
             log.warning("cannot list %s: %s", folder.path, exc)
             continue
@@ -196,7 +197,7 @@ def remove_empty_dirs(docs: Path, state: CatalogState, *, now: float) -> None:
     Young ones are left alone: an ingest may have just created its folder.
     """
     try:
-        folders = [entry for entry in os.scandir(docs) if entry.is_dir(follow_symlinks=False)]
+        folders = document_folders(docs)
     except OSError:
         return
     for folder in folders:

@@ -14,18 +14,20 @@ All of it blocks; ``OSError`` and ``sqlite3.Error`` were already translated to
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 from .index import Forget, IndexDamagedError, IndexFullError, SearchIndex
+from .layout import document_folders, generation_files
 from .reading import journal_size, store_error
 from .results import AppendResult
 from .room import room_to_rebuild, shelve, shelve_all_the_same
 from .rows import IndexRow
 
 if TYPE_CHECKING:
+    import os
+
     from .layout import DataDir
     from .writer_state import IndexHealth
 
@@ -159,17 +161,29 @@ def heal_index(data: DataDir, index: SearchIndex, health: IndexHealth, *, corrup
 
 
 def reindex_documents(data: DataDir, index: SearchIndex) -> None:
-    """Index every document journal up to its end (only the gaps: watermarks are kept)."""
+    """Index every document journal up to its end (only the gaps: watermarks are kept): the generation files
+    of :func:`~.layout.document_folders`, by name. A folder gone, or one it may not list, is passed over."""
     try:
-        folders = [Path(entry.path) for entry in os.scandir(data.docs) if entry.is_dir(follow_symlinks=False)]
+        folders = sorted(document_folders(data.docs), key=_name)
     except OSError as exc:
         raise store_error("list", data.docs, exc) from exc
     added = 0
-    for folder in sorted(folders):
-        for path in sorted(folder.glob("*.jsonl")):
+    for folder in folders:
+        try:
+            files = sorted(generation_files(folder.path), key=_name)
+        except (FileNotFoundError, PermissionError):
+            continue  # (as Path.glob, which listed them before, passed them over)
+        except OSError as exc:
+            raise store_error("list", Path(folder.path), exc) from exc
+        for file in files:
+            path = Path(file.path)
             added += index.catch_up(data.journal_name(path), path, journal_size(path))
     if added:  # nothing to say on a store whose index was up to date (or empty)
         log.info("search index: %d rows re-indexed from the document journals", added)
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def _forget_rows(data: DataDir, index: SearchIndex, health: IndexHealth, name: str) -> None:

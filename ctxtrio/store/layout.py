@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DataDir",
+    "document_folders",
     "existing_data_dir",
+    "generation_files",
     "not_a_directory",
     "not_writable",
     "prepare_data_dir",
@@ -121,6 +123,22 @@ def existing_data_dir(root: Path) -> DataDir:
     if not data.root.is_dir():
         raise StoreError(f"data dir {data.root} does not exist")
     return data
+
+
+def document_folders(docs: Path) -> list[os.DirEntry[str]]:
+    """The folders of ``docs/``, one a document, as listed: directories only, and none reached through a
+    symlink. ctxtrio makes each with ``mkdir`` (:func:`~ctxtrio.docs.folders.make_doc_dir`), so a link there
+    is none of its documents, and nothing outside the data dir is read, indexed or counted through one: the
+    startup sweep, the index's rebuild and the room asked for it all walk these. Blocking; raises OSError."""
+    with os.scandir(docs) as listed:
+        return [entry for entry in listed if entry.is_dir(follow_symlinks=False)]
+
+
+def generation_files(folder: str) -> list[os.DirEntry[str]]:
+    """The ``<gen>.jsonl`` files of one document folder (hidden names too), as listed. Blocking; raises
+    OSError (the folder gone or unreadable since ``docs/`` was listed: each caller says what then)."""
+    with os.scandir(folder) as listed:
+        return [entry for entry in listed if entry.name.endswith(".jsonl")]
 
 
 def not_a_directory(root: Path) -> str | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ctxtrio.store import room
+from ctxtrio.store.index import SearchIndex
+from ctxtrio.store.index_flush import reindex_documents
 from ctxtrio.store.layout import DataDir
 from ctxtrio.store.reading import journal_size
 from ctxtrio.store.room import REBUILD_FACTOR, ROOM_KEPT_BYTES, rebuild_needs_bytes, room_to_rebuild
@@ -45,7 +47,8 @@ def _stats(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_the_walk_counts_what_glob_found(tmp_path: Path) -> None:
-    """The walk of docs/ sizes the files Path.glob("*/*.jsonl") found, hidden names too, and nothing else."""
+    """The walk of docs/ sizes the files Path.glob("*/*.jsonl") found in real folders, hidden names too, and
+    nothing else."""
     data = DataDir(tmp_path / "data")
     _journals(data)
     (data.docs / ".hidden").mkdir()
@@ -57,6 +60,39 @@ def test_the_walk_counts_what_glob_found(tmp_path: Path) -> None:
     assert sorted(room._journal_sizes(data.docs)) == globbed
     assert len(globbed) == JOURNALS + 2
     assert list(room._journal_sizes(tmp_path / "none")) == []
+
+
+class _Indexed(SearchIndex):
+    """The real index, noting the bytes of each journal a rebuild catches up."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.sizes: list[int] = []
+
+    def catch_up(self, journal: str, path: Path, size: int) -> int:
+        self.sizes.append(size)
+        return super().catch_up(journal, path, size)
+
+
+def test_the_room_asked_for_a_rebuild_counts_the_journals_it_indexes(tmp_path: Path) -> None:
+    """A folder of docs/ that is a symlink (to a folder of 1 MB of journals outside the data dir) is passed
+    over by the rebuild (store/index_flush.reindex_documents) and by the room asked for it alike: the room is
+    asked for exactly the journals the rebuild indexes. Before, the room counted the linked folder's journals
+    too (Path.glob, and then os.scandir's is_dir(), followed the link): 13.2 MB asked for a rebuild of 7.6."""
+    data = DataDir(tmp_path / "data")
+    _journals(data)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "g1.jsonl").write_bytes(b"y" * ((1 << 20) - 1) + b"\n")
+    (data.docs / "linked").symlink_to(outside, target_is_directory=True)
+    index = _Indexed(data.index_path)
+    try:
+        assert index.open()
+        reindex_documents(data, index)
+    finally:
+        index.close()
+    assert len(index.sizes) == JOURNALS
+    assert rebuild_needs_bytes(data) == room._asked(sum(index.sizes))
 
 
 def test_counting_stops_once_the_journals_ask_more_than_the_room(
