@@ -11,6 +11,7 @@ import pytest
 
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
+from testkit.fake_embeddings import quick_embedders
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -41,6 +42,14 @@ def root(tmp_path: Path) -> Path:
     for fixture in FIXTURES.iterdir():
         (path / fixture.name).write_bytes(fixture.read_bytes())
     return path
+
+
+@pytest.fixture
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The background embedder retries and polls quickly: the semantic recall tests (tests/docs/embedder.py) run in
+    real time (the store's worker threads and a virtual clock race on a loaded machine). Asked for by
+    ``pytestmark = pytest.mark.usefixtures("quick_retries")``."""
+    quick_embedders(monkeypatch, poll_s=0.5, retry_max_s=0.2)
 
 
 @asynccontextmanager

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 import pytest
 import trio
 
 from ctxtrio._app import open_context
-from ctxtrio.docs.embedding import PART_CHARS, SemanticIndex, chunk_parts
+from ctxtrio.docs.embedding import PART_CHARS, chunk_parts
 from ctxtrio.docs.hybrid import fuse
 from ctxtrio.docs.packing import (
     FIRST_FOCUS_CHARS,
@@ -23,10 +22,6 @@ from ctxtrio.docs.packing import (
 )
 from ctxtrio.docs.render import render_search
 from ctxtrio.docs.search import rerank_fused
-from ctxtrio.docs.service import repository_of
-from ctxtrio.llm.client import open_llm_client
-from ctxtrio.llm.embeddings import Embedder
-from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.store import vector_task
 from ctxtrio.store.rows import Hit
 from ctxtrio.store.vectors import VectorHit, VectorStore
@@ -35,64 +30,18 @@ from ctxtrio.text.kinds import Kind
 from ctxtrio.text.leads import entry_leads
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.guide import guide_text
-from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings, served_config
+from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings, served_config
 
 from .conftest import PY_SOURCES, normal, opened
+from .embedder import BASE, BISECT, OTHER, QUERY, SYNONYMS, caught_up, paragraphs, semantic
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import Callable
     from pathlib import Path
 
-    from ctxtrio._wiring import Wiring
 
-BASE = "http://embed.test/v1"
-SYNONYMS = [{"leaderboard", "ranking"}, {"ordered", "sorted"}, {"scores", "values"}, {"arrive", "inserted"}]
-BISECT = "# bisect\n\nKeep a list sorted as new values are inserted, without sorting it again each time.\n"
-OTHER = "# shutil\n\nCopy whole directory trees and remove them; archives are made and unpacked here.\n"
-QUERY = "leaderboard ordered when scores arrive"
-
-
-@pytest.fixture(autouse=True)
-def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Real time here (the store's worker threads and a virtual clock race on a loaded machine),
-    so the embedder retries and polls quickly."""
-    quick_embedders(monkeypatch, poll_s=0.5, retry_max_s=0.2)
-
-
-def _paragraphs(n: int) -> str:
-    """A document of ``n`` short sections, each with words of its own."""
-    return "\n\n".join(f"## Part {i}\n\nSection {i} explains topic{i} with example{i} and detail{i}." for i in range(n))
-
-
-@asynccontextmanager
-async def semantic(ctx: Wiring, fake: FakeEmbeddings) -> AsyncIterator[SemanticIndex]:
-    """``ctx``'s documents with semantic recall on ``fake``, wired as ``_wiring.py`` does."""
-    settings = LLMSettings(BASE, model=fake.model, concurrency=2)
-    async with open_llm_client(settings, transport=fake.transport()) as client, trio.open_nursery() as nursery:
-        index = SemanticIndex(
-            repository_of(ctx.documents), Embedder(client, fake.model), VectorStore(ctx.data.vectors_path)
-        )
-        await nursery.start(index.run)
-        ctx.documents.semantic = index
-        try:
-            yield index
-        finally:
-            ctx.documents.semantic = None
-            nursery.cancel_scope.cancel()
-
-
-async def caught_up(index: SemanticIndex) -> None:
-    """Wait until every chunk of the documents there are is embedded (30 s at most)."""
-    with trio.fail_after(30):
-        await _caught_up(index)
-
-
-async def _caught_up(index: SemanticIndex) -> None:
-    while not (
-        index.status().state == "caught up" and index.status().chunks_embedded == index.status().chunks_total > 0
-    ):
-        index.wake()
-        await trio.sleep(0.1)
+#: The embedder retries and polls quickly (the fixture: real time here).
+pytestmark = pytest.mark.usefixtures("quick_retries")
 
 
 async def test_a_paraphrase_is_found_by_meaning_and_says_so(tmp_path: Path) -> None:
@@ -145,7 +94,7 @@ async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Pa
     """Killed after 3 batches: BM25 answers meanwhile; restarted: the backfill finishes and no text is embedded twice."""
     fake = FakeEmbeddings(down_after=3)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-        doc = await ctx.documents.ingest(text=_paragraphs(120), title="parts")
+        doc = await ctx.documents.ingest(text=paragraphs(120), title="parts")
         assert doc.doc.chunks > 3 * 16
         async with semantic(ctx, fake) as index:
             with trio.fail_after(30):
@@ -166,7 +115,7 @@ async def test_restart_resumes_from_the_vectors_file(tmp_path: Path) -> None:
     """Stopped mid-backfill and started again, the embedder asks only for what was not stored yet."""
     first = FakeEmbeddings(down_after=2)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-        doc = await ctx.documents.ingest(text=_paragraphs(80), title="parts")
+        doc = await ctx.documents.ingest(text=paragraphs(80), title="parts")
         async with semantic(ctx, first):
             with trio.fail_after(30):
                 while not first.down:

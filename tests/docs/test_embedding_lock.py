@@ -11,9 +11,9 @@ import trio
 from ctxtrio.store import vector_batch, vector_schema
 from testkit.fake_embeddings import FakeEmbeddings
 from testkit.sqlite_lock import write_lock_held
-from tests.docs.test_embedding import BISECT, OTHER, caught_up, quick_retries, semantic  # noqa: F401
 
 from .conftest import opened
+from .embedder import BISECT, OTHER, caught_up, semantic
 
 if TYPE_CHECKING:
     from pathlib import Path

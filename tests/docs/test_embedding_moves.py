@@ -11,21 +11,16 @@ import trio
 from ctxtrio.docs.service import repository_of
 from ctxtrio.store.vectors import Tally, VectorRow, VectorStore
 from testkit.fake_embeddings import FakeEmbeddings
-from tests.docs.test_embedding import (  # quick_retries: a fixture
-    _paragraphs,
-    caught_up,
-    quick_retries,  # noqa: F401
-    semantic,
-)
 
 from .conftest import opened
+from .embedder import caught_up, paragraphs, semantic
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxtrio.docs.embedding import SemanticIndex
 
-#: The embedder retries and polls quickly (test_embedding's fixture: real time here).
+#: The embedder retries and polls quickly (conftest's fixture: real time here).
 pytestmark = pytest.mark.usefixtures("quick_retries")
 
 
@@ -90,7 +85,7 @@ async def test_ingests_during_a_backfill_do_not_read_every_row_again(
     added, not the whole vectors file again."""
     fake = FakeEmbeddings(delay_s=0.05)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-        await ctx.documents.ingest(text=_paragraphs(400), title="backlog", doc_id="backlog")
+        await ctx.documents.ingest(text=paragraphs(400), title="backlog", doc_id="backlog")
         read: list[str] = []
         calls = count_full_reads(monkeypatch, read)
         async with semantic(ctx, fake) as index:
@@ -122,7 +117,7 @@ async def test_a_document_replaced_and_one_forgotten_during_a_backfill(tmp_path:
     the edited one's unchanged texts are not sent again, and the counts match the catalog at the end."""
     fake = FakeEmbeddings(delay_s=0.05)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-        await ctx.documents.ingest(text=_paragraphs(200), title="backlog", doc_id="backlog")
+        await ctx.documents.ingest(text=paragraphs(200), title="backlog", doc_id="backlog")
         await ctx.documents.ingest(text="# sturgeon\n\nSturgeon live long.\n\n## Age\n\nA century.\n", doc_id="fish")
         await ctx.documents.ingest(text="# gone\n\nWombats dig burrows.\n", doc_id="gone")
         async with semantic(ctx, fake) as index:
@@ -156,7 +151,7 @@ async def test_a_replace_and_a_forget_during_a_backfill_read_no_other_rows(
     fake = FakeEmbeddings(delay_s=0.05)
     running: list[SemanticIndex] = []
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-        await ctx.documents.ingest(text=_paragraphs(400), title="backlog", doc_id="backlog")
+        await ctx.documents.ingest(text=paragraphs(400), title="backlog", doc_id="backlog")
         await ctx.documents.ingest(text="# sturgeon\n\nSturgeon live long.\n\n## Age\n\nA century.\n", doc_id="fish")
         await ctx.documents.ingest(text="# gone\n\nWombats dig burrows.\n", doc_id="gone")
         file_counts, drop_journals = VectorStore.counts, VectorStore.drop_journals
@@ -205,7 +200,7 @@ async def test_another_process_rows_of_a_new_document_count_as_stored(tmp_path: 
     (before, all as embedded and none of its vectors, until the next pass counted every row)."""
     fake = FakeEmbeddings(delay_s=0.05)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-        await ctx.documents.ingest(text=_paragraphs(400), title="backlog", doc_id="backlog")
+        await ctx.documents.ingest(text=paragraphs(400), title="backlog", doc_id="backlog")
         async with semantic(ctx, fake) as index:
             with trio.fail_after(30):
                 while not index._dim:
@@ -249,7 +244,7 @@ async def test_a_replaced_documents_rows_another_process_dropped_first_leave_the
     still says what the file holds (it does not take the file's rows of the journal, which are none by then)."""
     fake = FakeEmbeddings(delay_s=0.05)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-        await ctx.documents.ingest(text=_paragraphs(400), title="backlog", doc_id="backlog")
+        await ctx.documents.ingest(text=paragraphs(400), title="backlog", doc_id="backlog")
         await ctx.documents.ingest(text="# sturgeon\n\nSturgeon live long.\n\n## Age\n\nA century.\n", doc_id="fish")
         async with semantic(ctx, fake) as index:
             with trio.fail_after(30):

@@ -28,7 +28,7 @@ from ctxtrio.store import vector_task
 from ctxtrio.store.vectors import VectorStore
 from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings, served_config
 
-from .test_embedding import BISECT, OTHER, QUERY, SYNONYMS, caught_up
+from .embedder import BISECT, OTHER, QUERY, SYNONYMS, caught_up
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -8,19 +8,14 @@ import pytest
 import trio
 
 from testkit.fake_embeddings import FakeEmbeddings
-from tests.docs.test_embedding import (  # quick_retries: a fixture
-    _paragraphs,
-    caught_up,
-    quick_retries,  # noqa: F401
-    semantic,
-)
 
 from .conftest import opened
+from .embedder import caught_up, paragraphs, semantic
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-#: The embedder retries and polls quickly (test_embedding's fixture: real time here).
+#: The embedder retries and polls quickly (conftest's fixture: real time here).
 pytestmark = pytest.mark.usefixtures("quick_retries")
 
 LATE = "# zebrafish\n\nZebrafish regrow their fins within weeks.\n"
@@ -36,7 +31,7 @@ async def test_a_document_ingested_during_a_backfill_is_embedded_before_the_rest
     backlog: the texts of the backlog go on being sent after the late document's."""
     fake = FakeEmbeddings(delay_s=0.05)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-        backlog = await ctx.documents.ingest(text=_paragraphs(300), title="backlog", doc_id="backlog")
+        backlog = await ctx.documents.ingest(text=paragraphs(300), title="backlog", doc_id="backlog")
         async with semantic(ctx, fake) as index:
             with trio.fail_after(30):
                 while len(fake.requests) < 2:

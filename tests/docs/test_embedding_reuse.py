@@ -12,18 +12,9 @@ import trio
 
 from ctxtrio.store import vector_schema, vectors
 from testkit.fake_embeddings import FakeEmbeddings
-from tests.docs.test_embedding import (  # quick_retries: a fixture
-    BISECT,
-    OTHER,
-    QUERY,
-    SYNONYMS,
-    _paragraphs,
-    caught_up,
-    quick_retries,  # noqa: F401
-    semantic,
-)
 
 from .conftest import opened
+from .embedder import BISECT, OTHER, QUERY, SYNONYMS, caught_up, paragraphs, semantic
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,7 +22,7 @@ if TYPE_CHECKING:
     from ctxtrio.docs.embedding import SemanticIndex
 
 
-#: The embedder retries and polls quickly (test_embedding's fixture: real time here).
+#: The embedder retries and polls quickly (conftest's fixture: real time here).
 pytestmark = pytest.mark.usefixtures("quick_retries")
 
 
@@ -52,7 +43,7 @@ async def test_an_edited_document_sends_only_its_changed_chunks_texts(tmp_path: 
     """One section edited and the document ingested again (replaced: a new generation): only the
     texts holding the edit are sent; every other chunk's vector is the one already stored."""
     fake = FakeEmbeddings()
-    text = _paragraphs(30)
+    text = paragraphs(30)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
         first = await ctx.documents.ingest(text=text, title="parts", doc_id="parts")
         async with semantic(ctx, fake) as index:
@@ -110,7 +101,7 @@ async def test_a_forgotten_documents_vectors_go_with_it(tmp_path: Path) -> None:
 async def test_a_new_rows_layout_sends_nothing_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After a bump of ROWS_VERSION the rows are made again from the journals, every text found by its digest."""
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-        await ctx.documents.ingest(text=_paragraphs(12), title="parts")
+        await ctx.documents.ingest(text=paragraphs(12), title="parts")
         async with semantic(ctx, FakeEmbeddings()) as index:
             await caught_up(index)
             before = index.status()
@@ -139,7 +130,7 @@ async def test_a_schema_3_file_is_migrated_without_requests(tmp_path: Path) -> N
     """A file of the layout before texts were kept apart: every part of this tree's chunks holds the
     characters its old row holds, so each takes its old vector and nothing is sent; the old table goes."""
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-        await ctx.documents.ingest(text=_paragraphs(12), title="parts")
+        await ctx.documents.ingest(text=paragraphs(12), title="parts")
         await ctx.documents.ingest(text=BISECT, title="bisect")
         async with semantic(ctx, FakeEmbeddings()) as index:
             await caught_up(index)
@@ -165,7 +156,7 @@ async def test_texts_of_replaced_chunks_are_bounded_once_caught_up(
     monkeypatch.setattr(vectors, "SPARE_MIN", 0)
     monkeypatch.setattr(vectors, "SPARE_SHARE", 10**9)
     fake = FakeEmbeddings()
-    text = _paragraphs(12)
+    text = paragraphs(12)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
         await ctx.documents.ingest(text=text, title="parts", doc_id="parts")
         async with semantic(ctx, fake) as index:

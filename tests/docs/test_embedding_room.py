@@ -12,20 +12,18 @@ import trio
 from ctxtrio.docs.embedding import SemanticIndex, describe_semantic
 from ctxtrio.store import vector_batch
 from testkit.disk import fill_disk, free_bytes
-from testkit.fake_embeddings import FakeEmbeddings, quick_embedders
-from tests.docs.test_embedding import _paragraphs, caught_up, semantic
+from testkit.fake_embeddings import FakeEmbeddings
 from tests.store.test_disk_full import small_tmpfs
 
 from .conftest import opened
+from .embedder import caught_up, paragraphs, semantic
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 
-@pytest.fixture(autouse=True)
-def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Real time here (the store's worker threads), so the embedder retries and polls quickly."""
-    quick_embedders(monkeypatch, poll_s=0.5, retry_max_s=0.2)
+#: The embedder retries and polls quickly (conftest's fixture: real time here).
+pytestmark = pytest.mark.usefixtures("quick_retries")
 
 
 async def test_a_full_disk_pauses_embedding_until_there_is_room(tmp_path: Path) -> None:
@@ -37,7 +35,7 @@ async def test_a_full_disk_pauses_embedding_until_there_is_room(tmp_path: Path) 
     fake = FakeEmbeddings(down=True)
     with small_tmpfs(tmp_path / "mnt", "4m") as mount:
         async with opened(mount, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-            doc = await ctx.documents.ingest(text=_paragraphs(40), title="parts")
+            doc = await ctx.documents.ingest(text=paragraphs(40), title="parts")
             assert (await ctx.documents.search("topic7 example7")).hits  # (indexed before the disk fills)
             async with semantic(ctx, fake) as index:
                 await _state(index, "endpoint unreachable")
@@ -69,7 +67,7 @@ async def test_a_start_on_a_full_disk_keeps_the_vectors_and_waits_for_room(tmp_p
     fake = FakeEmbeddings()
     with small_tmpfs(tmp_path / "mnt", "4m") as mount:
         async with opened(mount, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
-            doc = await ctx.documents.ingest(text=_paragraphs(40), title="parts")
+            doc = await ctx.documents.ingest(text=paragraphs(40), title="parts")
             async with semantic(ctx, fake) as index:
                 await caught_up(index)
             asked = len(fake.requests)

@@ -24,7 +24,7 @@ from ctxtrio.text.embedding import text_parts
 from testkit.fake_embeddings import FakeEmbeddings, bert_tokens, quick_embedders, serve_fake_embeddings
 from tests.cli.runner import Ran, cli
 from tests.docs.conftest import opened as opened_docs
-from tests.docs.test_embedding import semantic
+from tests.docs.embedder import semantic
 from tests.memory.test_semantic import entry_vectors, settled
 from tests.memory.test_semantic import opened as opened_sessions
 
