@@ -41,7 +41,14 @@ from ctxtrio.text.markup import Heading, tile
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["asciidoc_blocks"]
+__all__ = ["LABEL", "PREPROCESSOR", "asciidoc_blocks"]
+
+#: A labeled-list entry's label hard against the left margin and its marker (``--force-with-lease::``,
+#: ``core.bare::``, ``item;;``; the label is what comes before the first marker): also what :mod:`.extractive`
+#: reads as a heading of an extract. A regular expression's source, for patterns to build on.
+LABEL: Final = r"(?P<label>[^\s][^\n]*?)(?P<colons>:{2,4}|;;)"
+#: A preprocessor line's directive (``ifdef::git-shortlog[]``, ``include::config.txt[]``): a source to build on.
+PREPROCESSOR: Final = r"(?:ifdef|ifndef|ifeval|endif|include)::"
 
 _MAX_TITLE_CHARS: Final = 200
 #: Levels of labeled-list entries: deeper than any section (``::`` 100, ``:::`` 101, ...).
@@ -52,7 +59,7 @@ _DELIMITERS: Final = frozenset("-.+/=*_")
 _LINE: Final = (
     r"(?:(?P<marks>={1,6})[ \t]+(?P<title>[^\s][^\n]*?)(?:[ \t]+=+)?[ \t]*\r?$"
     r"|(?P<run>(?P<char>[-.+/=*_~^])(?P=char)+|`{3,}[^\n`]*)[ \t]*\r?$"
-    r"|(?P<label>[^\s][^\n]*?)(?P<colons>:{2,4}|;;)(?:[ \t]+[^\n]*)?\r?$)"
+    rf"|{LABEL}(?:[ \t]+[^\n]*)?\r?$)"
 )
 #: The line pattern as searched: the first line at the text's start, the others after a
 #: line feed (the only positions ``re`` tries; a MULTILINE ``^`` is tried at all).
@@ -62,9 +69,7 @@ _ANCHOR: Final = re.compile(r"\[\[[^\]\n]*\]\]")
 #: Lines a two-line title may follow besides a blank one: anchors, attribute lists, comments,
 #: preprocessor lines (``ifndef::git-shortlog[]``, gone before titles are read) and the
 #: underline of a title just above.
-_BREAK_LINE: Final = re.compile(
-    r"[ \t]*(?:\[[^\n]*\]|//[^\n]*|(?:ifdef|ifndef|ifeval|endif|include)::[^\n]*|([-=~^+])\1+)?[ \t]*\r?\n?\Z"
-)
+_BREAK_LINE: Final = re.compile(rf"[ \t]*(?:\[[^\n]*\]|//[^\n]*|{PREPROCESSOR}[^\n]*|([-=~^+])\1+)?[ \t]*\r?\n?\Z")
 
 
 def asciidoc_blocks(text: str) -> Iterator[Block]:

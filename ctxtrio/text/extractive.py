@@ -21,6 +21,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from ctxtrio.text.asciidoc import LABEL, PREPROCESSOR
 from ctxtrio.text.prose import UNDERLINE, without_markup
 from ctxtrio.text.terms import terms
 
@@ -42,10 +43,10 @@ _LIST_ITEM: Final = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 # label hard against the margin ('--keep-base::', 'core.bare::'; the body follows on the next line), a
 # list item continuation ('+' alone: the next paragraph belongs to the same item) and a block attribute or
 # anchor line ('[NOTE]', '[verse]', '[[def_commit]]'). A label is its entry's heading; the other two are breaks.
-_LABEL: Final = re.compile(r"(?P<label>[^\s][^\n]*?)(?::{2,4}|;;)[ \t]*")
+_LABEL: Final = re.compile(LABEL + r"[ \t]*")
 _CONTINUATION: Final = re.compile(r"\+[ \t]*")
 _ATTRIBUTES: Final = re.compile(r"[ \t]*\[[^\]\n]*\][ \t]*")
-_PREPROCESSOR: Final = re.compile(r"(?:ifdef|ifndef|ifeval|endif|include)::[^\s\[]*\[[^\]\n]*\][ \t]*")
+_PREPROCESSOR: Final = re.compile(PREPROCESSOR + r"[^\s\[]*\[[^\]\n]*\][ \t]*")
 #: Inline markup a wrapped line may start with (`code`, 'quoted', <placeholder>, *strong*, _emphasis_):
 #: the letter after it says whether the line goes on a sentence.
 _INLINE_OPENERS: Final = "`'\"(<*_"
