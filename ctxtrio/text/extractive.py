@@ -364,7 +364,8 @@ def _rank(sentences: list[_Sentence]) -> tuple[list[int], int]:
     count = len(sentences)
     keys: list[tuple[bool, float, int]] = []
     for index, bag in enumerate(bags):
-        score = sum(math.log(1.0 + count / frequency[term]) for term in bag)
+        # fsum: correctly rounded whatever the set's order (the hash seed's), so sentences that score alike tie.
+        score = math.fsum(math.log(1.0 + count / frequency[term]) for term in bag)
         score /= math.sqrt(len(bag)) if bag else 1.0
         if index < len(_LEAD_BOOST):
             score *= _LEAD_BOOST[index]
