@@ -65,7 +65,8 @@ async def open_context(config: Config) -> AsyncIterator[Context]:
     is on disk) before this returns. Raises ConfigError or StoreError when the config
     or the data dir is unusable, and EventLoopError when entered from asyncio. A
     CtxError raised in the body, or by a background task, comes out as itself, not
-    inside an exception group.
+    inside an exception group; so does any other Exception the body raises (the
+    caller's own ``KeyError``, ``AssertionError``, ...).
     """
     async with open_wiring(config) as wiring:
         yield wiring.context

@@ -52,7 +52,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
 __all__ = [
     "ConfigError",
@@ -164,16 +164,22 @@ def lone_error(group: BaseExceptionGroup[BaseException]) -> CtxError | None:
 
 
 @contextmanager
-def one_error() -> Iterator[None]:
+def one_error(raised_in_body: Sequence[BaseException] = ()) -> Iterator[None]:
     """Wrap a nursery: an exception group whose one leaf is a CtxError re-raises that CtxError.
 
-    The CtxError keeps its own traceback and cause. Groups of several exceptions, or of
-    anything else (``Cancelled``, ``KeyboardInterrupt``, a bug), propagate unchanged.
+    So does a group whose one leaf is an exception of ``raised_in_body``: what the caller's own
+    code raised inside an async context manager that runs nurseries (``open_context``), which the
+    nurseries wrapped on its way out (a library user's ``except KeyError`` around
+    ``async with open_context(...)`` caught nothing: it came out as ExceptionGroup(ExceptionGroup(KeyError))).
+    The exception keeps its own traceback and cause. Groups of several exceptions, or of
+    anything else (``Cancelled``, ``KeyboardInterrupt``, a bug in a background task), propagate unchanged.
     """
     try:
         yield
     except BaseExceptionGroup as group:
-        lone = lone_error(group)
+        found = leaves(group)
+        mine = len(found) == 1 and any(found[0] is raised for raised in raised_in_body)
+        lone = found[0] if mine else lone_error(group)
         if lone is None:
             raise
         raise lone from lone.__cause__

@@ -109,14 +109,19 @@ async def open_wiring(config: Config, *, read_only: bool = False) -> AsyncIterat
 
     What ``ctxtrio.open_context`` promises holds here too: on exit every acknowledged
     append is on disk; ConfigError, StoreError and EventLoopError as documented there; a
-    CtxError from the body or a background task comes out as itself. ``read_only``
+    CtxError from the body or a background task, and any Exception the body raises, comes out as itself. ``read_only``
     (``ctxtrio doctor`` without ``--repair``): the store writes, creates and heals nothing
     (``run_store_writer``'s ``read_only``): reads only, every write fails with StoreError.
     """
     _require_trio()
-    with one_error():
+    raised: list[Exception] = []
+    with one_error(raised):
         async with _open_wiring(config, read_only=read_only) as wiring:
-            yield wiring
+            try:
+                yield wiring
+            except Exception as exc:  # the caller's own error, noted so it comes out unwrapped, then re-raised
+                raised.append(exc)
+                raise
 
 
 @asynccontextmanager

@@ -25,6 +25,34 @@ async def test_open_context_raises_the_ctx_error_itself(tmp_path: Path) -> None:
     assert type(caught.value) is NotFoundError
 
 
+async def test_open_context_raises_the_bodys_own_exception_itself(tmp_path: Path) -> None:
+    """The caller's own KeyError raised inside open_context comes out as that KeyError, not in two groups."""
+    config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    mine = KeyError("mine")
+    with pytest.raises(KeyError) as caught:
+        async with ctxtrio.open_context(config) as ctx:
+            await ctx.sessions.append("s1", "a note before the error")
+            raise mine
+    assert caught.value is mine
+    async with ctxtrio.open_context(config) as ctx:  # what the body stored before it raised is kept
+        assert (await ctx.sessions.status("s1")).live_entries == 1
+
+
+async def test_a_bodys_exception_beside_a_background_failure_stays_grouped(tmp_path: Path) -> None:
+    """one_error unwraps only the body's exception alone: with another error beside it the group is kept."""
+    mine = ValueError("mine")
+    with pytest.raises(ExceptionGroup) as caught:
+        with one_error([mine]):
+            async with open_nursery() as nursery:
+                nursery.start_soon(_raise, RuntimeError("background"))
+                raise mine
+    assert set(map(type, leaves(caught.value))) == {ValueError, RuntimeError}
+
+
+async def _raise(error: Exception) -> None:
+    raise error
+
+
 async def test_nursery_reraises_a_lone_ctx_error_with_its_cause() -> None:
     """open_nursery turns a group of one CtxError (nested too) into that error, keeping its cause."""
 
