@@ -156,9 +156,15 @@ def first_sentence(text: str, *, max_tokens: int, model: TokenModel, past_code: 
         sentences = _sentences(source)
         body = [sentence for sentence in sentences if not sentence.heading]
         if body:
-            return _fit(body[0].text, max_tokens, model)
+            return _fit(_one_line(body[0].text), max_tokens, model)
     # The loop's last pass split ``text`` itself: its first sentence is a heading, or there is none.
-    return _fit(sentences[0].text, max_tokens, model) if sentences else ""
+    return _fit(_one_line(sentences[0].text), max_tokens, model) if sentences else ""
+
+
+def _one_line(sentence: str) -> str:
+    """``sentence`` on one line: a sentence of wrapped prose keeps its line breaks, and an outline line
+    (``#1 [561] DESCRIPTION: As an example, ... broke a`` then ``feature that ...``) spread over several."""
+    return " ".join(sentence.split())
 
 
 def _readings(text: str, past_code: bool) -> Iterator[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -171,3 +172,19 @@ async def test_doc_list_pages_within_the_budget(tmp_path: Path) -> None:
             start = int(listed.structured_content["next_offset"])
             assert text.endswith(f"(next page: doc_list from={start}, {10 - start} more)")
         assert seen == [f"d{n}" for n in range(10)]
+
+
+async def test_outline_one_liners_of_wrapped_prose_are_one_line_each(tmp_path: Path) -> None:
+    """doc_outline summarize=true: a chunk's extractive line of prose wrapped over several lines is one line."""
+    git_doc = "As an example, suppose you are trying to find the commit that broke a\nfeature that was known to work"
+    text = "\n\n".join(f"# Part {n}\n\n{git_doc} in version {n}.\n\n" + "word " * 400 for n in range(3))
+    async with client_for(tmp_path) as client:
+        await client.call_tool("doc_ingest", {"text": text, "doc_id": "d"})
+        outline = await client.call_tool("doc_outline", {"doc_id": "d", "summarize": True})
+        lines = text_of(outline).splitlines()
+        assert [re.sub(r"\[\d+\]", "[N]", line) for line in lines[1:-1]] == [
+            f"#{n} [N] Part {n}: As an example, suppose you are trying to find the commit that broke a feature"
+            f" that was known to work in version {n}."
+            for n in range(3)
+        ]
+        assert lines[-1] == "Note: no LLM configured; extractive"
