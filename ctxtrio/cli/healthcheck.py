@@ -5,7 +5,8 @@ The server's settings may come from flags (``docker run ... ctxtrio:latest --htt
 check reads them where the server got them: its command line and environment in
 ``/proc/PID`` (PID: the oldest ``ctxtrio`` process in the container unless given), put
 through the same settings table (:func:`.settings.config_from_args`). A stdio server has no
-socket to ask and is healthy while it runs; an HTTP one must answer ``GET /health``
+socket to ask and is healthy while it runs; an HTTP one (started with ``--port 0``: on the port it
+listens on, found in ``/proc/PID/net/tcp``) must answer ``GET /health``
 (with its bearer token, when it has one) within 4 s (``--timeout``; Docker's own
 ``--timeout=5s`` ends the check anyway). Exit 0 healthy, 1 not.
 """
@@ -55,6 +56,33 @@ def _environment(pid: int, proc: Path) -> dict[str, str]:
     return dict(os.fsdecode(pair).split("=", 1) for pair in pairs if b"=" in pair)
 
 
+def listening_port(pid: int, proc: Path = Path("/proc")) -> int | None:
+    """The TCP port process ``pid`` listens on, or None: its sockets (``/proc/PID/fd``) looked up among
+    the listening ones (state ``0A``) of its network namespace's ``net/tcp`` and ``net/tcp6``."""
+    inodes: set[str] = set()
+    try:
+        descriptors = list((proc / str(pid) / "fd").iterdir())
+    except OSError:
+        return None
+    for descriptor in descriptors:
+        try:
+            target = os.readlink(descriptor)
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    for table in ("tcp", "tcp6"):
+        try:
+            rows = (proc / str(pid) / "net" / table).read_text(encoding="ascii").splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()  # sl local_address rem_address st ... uid timeout inode
+            if len(fields) > 9 and fields[3] == "0A" and fields[9] in inodes:
+                return int(fields[1].rsplit(":", 1)[1], 16)
+    return None
+
+
 def check(pid: int, proc: Path = Path("/proc"), *, timeout_s: float = _TIMEOUT_S) -> str | None:
     """None when the server ``pid`` is healthy, else what is wrong (one line)."""
     argv = _argv(pid, proc)
@@ -72,14 +100,19 @@ def check(pid: int, proc: Path = Path("/proc"), *, timeout_s: float = _TIMEOUT_S
     if config.transport != "http":
         return None  # stdio: running is all there is to know
     host = "127.0.0.1" if config.http_host in ("0.0.0.0", "::", "localhost") else config.http_host
-    request = urllib.request.Request(f"http://{host}:{config.http_port}/health")
+    port: int | None = config.http_port
+    if port == 0:  # --port 0: the port the server got is known only to it and the kernel
+        port = listening_port(pid, proc)
+    if port is None:
+        return "the server was started with --port 0 and listens on no TCP port (yet)"
+    request = urllib.request.Request(f"http://{host}:{port}/health")
     if config.http_token:
         request.add_header("Authorization", f"Bearer {config.http_token}")
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as answer:
             return None if answer.status == 200 else f"/health answered {answer.status}"
     except OSError as exc:
-        return f"/health on {host}:{config.http_port} did not answer: {exc}"
+        return f"/health on {host}:{port} did not answer: {exc}"
 
 
 def main(argv: list[str]) -> int:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 from typing import TYPE_CHECKING
 
 import trio
 
-from ctxtrio.cli.healthcheck import check, server_process
+from ctxtrio.cli.healthcheck import check, listening_port, server_process
 from tests.transport.serving import read_until, spawn
 
 from .runner import ENV, ROOT
@@ -41,8 +42,6 @@ async def _healthcheck(pid: int) -> subprocess.CompletedProcess[bytes]:
 
 
 async def _serving(data: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[trio.Process, bytearray]:
-    import re
-
     process = await spawn("--data-dir", str(data), "--no-llm", *flags, env=env)
     seen = bytearray()
     await read_until(process, re.compile(rb"ready: MCP over"), seen)
@@ -78,6 +77,20 @@ async def test_http_settings_given_as_variables(tmp_path: Path) -> None:
         assert healthy.returncode == 0, healthy.stderr.decode()
     finally:
         await _stop(process)
+
+
+async def test_a_server_on_any_free_port_is_asked_on_the_port_it_got(tmp_path: Path) -> None:
+    """--http --port 0: the check asks /health on the port the server listens on, not on port 0."""
+    process, seen = await _serving(tmp_path / "data", "--http", "--port", "0")
+    try:
+        healthy = await _healthcheck(process.pid)
+        assert healthy.returncode == 0, healthy.stderr.decode()
+        bound = re.search(rb"MCP over HTTP at http://127\.0\.0\.1:(\d+)/mcp", seen)
+        assert bound is not None and listening_port(process.pid) == int(bound[1])
+    finally:
+        await _stop(process)
+    gone = await _healthcheck(process.pid)
+    assert gone.returncode == 1 and gone.stderr.decode().startswith("unhealthy: ")
 
 
 def test_the_server_is_the_oldest_ctxtrio_without_a_command(tmp_path: Path) -> None:
