@@ -29,6 +29,12 @@ HTTP 500, as llama.cpp's ``llama-server`` answers an input longer than its physi
 ``--ubatch-size``, 512 by default: :data:`TOO_LARGE`). ``requests`` keeps each answered
 request's inputs, so a test can tell what was embedded, and how often; ``refusals`` each
 refused request's (400 or 500).
+
+``answers`` (None: every request is answered as it comes; a number: that many requests are
+answered in all, later ones wait unanswered until :meth:`answer` or :meth:`release` lets them
+on) is an endpoint exactly as slow as the test says, on any machine: a backlog it holds
+outlasts whatever the test does meanwhile, where ``delay_s`` on real time races the test's
+own pace. A request held longer than the client's ``embed_timeout_s`` fails as any late answer does.
 """
 
 from __future__ import annotations
@@ -139,7 +145,12 @@ class FakeEmbeddings:
     requests: list[list[str]] = field(default_factory=list)
     refusals: list[list[str]] = field(default_factory=list)
     seconds_per_token: float = 0.0
+    answers: int | None = None
     _model_lock: trio.Lock = field(default_factory=trio.Lock, repr=False)
+    #: Requests that came so far (each takes the next number; ``answers`` lets the first that many on).
+    _came: int = field(default=0, repr=False)
+    #: Set (and replaced) when a request comes or is answered, or ``answers`` changes: whoever waits looks again.
+    _news: trio.Event = field(default_factory=trio.Event, repr=False)
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self._handle)
@@ -148,6 +159,44 @@ class FakeEmbeddings:
     def embedded(self) -> list[str]:
         """Every input text embedded so far, in order (repeats included)."""
         return [text for batch in self.requests for text in batch]
+
+    @property
+    def answered(self) -> int:
+        """Requests answered so far, refused ones included."""
+        return len(self.requests) + len(self.refusals)
+
+    async def answer(self, more: int = 1) -> None:
+        """Let ``more`` requests past ``answers`` and wait until they came and were answered (a held backlog goes
+        on by exactly that many requests)."""
+        assert self.answers is not None, "answer() needs answers set: the fake holds nothing"
+        target = self.answered + more
+        self.answers += more
+        self._tell()
+        while self.answered < target:
+            await self._news.wait()
+
+    async def holding(self) -> None:
+        """Wait until a request is held past ``answers``: its sender (a background embedder's pass) waits in the
+        fake, so whatever it does before its next request (store the last batch, look at the catalog) is done."""
+        while self.answers is None or self._came <= self.answers:
+            await self._news.wait()
+
+    def release(self) -> None:
+        """Answer every request from now on, those held too."""
+        self.answers = None
+        self._tell()
+
+    def _tell(self) -> None:
+        """Wake whoever waits for news (held requests, :meth:`answer`, :meth:`holding`); later waits take a new event."""
+        self._news.set()
+        self._news = trio.Event()
+
+    async def _held(self) -> None:
+        """Wait while this request is past ``answers``."""
+        number, self._came = self._came, self._came + 1
+        self._tell()
+        while self.answers is not None and number >= self.answers:
+            await self._news.wait()
 
     def vector(self, text: str) -> list[float]:
         """The (unnormalised) vector this fake gives ``text``."""
@@ -165,6 +214,13 @@ class FakeEmbeddings:
             self.down, self.down_after = True, None
         if self.down:
             raise httpx.ConnectError("connection refused (fake endpoint down)", request=request)
+        await self._held()
+        try:
+            return await self._answer(request)
+        finally:
+            self._tell()  # (answered, or gone: answer() looks again)
+
+    async def _answer(self, request: httpx.Request) -> httpx.Response:
         if self.delay_s:
             await trio.sleep(self.delay_s)
         if request.method != "POST" or not request.url.path.endswith("/embeddings"):

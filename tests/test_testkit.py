@@ -1,17 +1,20 @@
 """The shared test helpers: text_of reads a tool result, stop_process ends a child that ignores SIGTERM,
-held_clock keeps virtual time still while a worker thread runs, bert_tokens counts no more than llama-server."""
+held_clock keeps virtual time still while a worker thread runs, bert_tokens counts no more than llama-server,
+the fake embeddings endpoint holds requests past its ``answers``."""
 
 from __future__ import annotations
 
 import sys
 import time
 
+import httpx
 import pytest
 import trio
+import trio.testing
 from mcp.types import CallToolResult, ImageContent, TextContent
 
 from testkit.clock import held_clock
-from testkit.fake_embeddings import bert_tokens
+from testkit.fake_embeddings import FakeEmbeddings, bert_tokens
 from testkit.processes import stop_process
 from testkit.results import text_of
 
@@ -77,3 +80,30 @@ def test_bert_tokens_never_counts_more_than_llama_server() -> None:
         assert bert_tokens(text) <= tokens, (text, bert_tokens(text), tokens)
     assert bert_tokens("Return a string representing the current working directory.") == 11
     assert bert_tokens("┌──────┐│cell│└──────┘") == 3
+
+
+async def test_fake_embeddings_answers_only_the_requests_let_on(autojump_clock: trio.testing.MockClock) -> None:
+    """With ``answers`` set, the fake endpoint answers that many requests, holds the next until answer() lets it on
+    (however long that takes), and answers everything after release()."""
+    fake = FakeEmbeddings(answers=1)
+    done: list[str] = []
+    async with httpx.AsyncClient(transport=fake.transport(), base_url="http://fake/v1") as client:
+
+        async def ask(text: str) -> None:
+            answer = await client.post("/embeddings", json={"model": fake.model, "input": [text]})
+            assert answer.status_code == 200
+            done.append(text)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask, "first")
+            await trio.sleep(1)
+            nursery.start_soon(ask, "second")
+            await fake.holding()  # "second" waits in the fake
+            await trio.sleep(3600)
+            assert done == ["first"]
+            await fake.answer(1)
+            assert fake.requests == [["first"], ["second"]]
+            nursery.start_soon(ask, "third")
+            await fake.holding()
+            fake.release()
+    assert done == ["first", "second", "third"] and fake.answered == 3
