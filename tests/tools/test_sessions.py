@@ -222,10 +222,18 @@ async def test_compacting_one_entry_or_keeping_too_many_says_what_folds(tmp_path
         for n in range(5):
             await call(client, "context_append", session_id="b", text=f"note {n}: {words}")
         kept = await call(client, "context_compact", session_id="b")  # keep_recent=10 by default
+        for n in range(2):
+            await call(client, "context_append", session_id="c", text=f"note {n}: short")
+        two = await call(client, "context_compact", session_id="c")
     assert text_of(kept).startswith(
         "Nothing to fold: keep_recent=10 keeps the newest of the 5 live unpinned entries, "
         "and a compaction folds at least 2: keep_recent=3 or less folds the older ones."
     ), text_of(kept)
+    # Only 0 folds two entries: not "keep_recent=0 or less", which invites keep_recent=-1 (out of range).
+    assert text_of(two).startswith(
+        "Nothing to fold: keep_recent=10 keeps the newest of the 2 live unpinned entries, "
+        "and a compaction folds at least 2: keep_recent=0 folds them."
+    ), text_of(two)
 
 
 async def test_deleting_a_summary_says_what_becomes_of_what_it_folds(tmp_path: Path) -> None:

@@ -81,9 +81,12 @@ def nothing_folded(candidates: int, keep_recent: int) -> str:
             f"(pins are never folded, and a summary is merged only into a compaction that folds at least {MIN_FOLDED})"
         )
     # The model asked to keep too many: naming the keep_recent that folds spares it a guess and a loop.
+    # Not "keep_recent=0 or less" when only 0 folds: that invites keep_recent=-1, which is refused as out of range.
+    most = candidates - MIN_FOLDED
+    folds = f"keep_recent={most} or less folds the older ones" if most else "keep_recent=0 folds them"
     return (
         f"nothing to fold: keep_recent={keep_recent} keeps the newest of the {candidates} live unpinned entries, "
-        f"and a compaction folds at least {MIN_FOLDED}: keep_recent={candidates - MIN_FOLDED} or less folds the older ones"
+        f"and a compaction folds at least {MIN_FOLDED}: {folds}"
     )
 
 
