@@ -105,14 +105,17 @@ def check(pid: int, proc: Path = Path("/proc"), *, timeout_s: float = _TIMEOUT_S
         port = listening_port(pid, proc)
     if port is None:
         return "the server was started with --port 0 and listens on no TCP port (yet)"
-    request = urllib.request.Request(f"http://{host}:{port}/health")
+    # An IPv6 literal is bracketed in a URL and its Host header: "::1:39481" was sent as the Host, which the
+    # server's DNS-rebinding check refused with 403, so a healthy --host ::1 server was called unhealthy.
+    netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    request = urllib.request.Request(f"http://{netloc}/health")
     if config.http_token:
         request.add_header("Authorization", f"Bearer {config.http_token}")
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as answer:
             return None if answer.status == 200 else f"/health answered {answer.status}"
     except OSError as exc:
-        return f"/health on {host}:{port} did not answer: {exc}"
+        return f"/health on {netloc} did not answer: {exc}"
 
 
 def main(argv: list[str]) -> int:

@@ -7,6 +7,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING
 
+import pytest
 import trio
 
 from ctxtrio.cli.healthcheck import check, listening_port, server_process
@@ -17,8 +18,6 @@ from .runner import ENV, ROOT
 if TYPE_CHECKING:
     import subprocess
     from pathlib import Path
-
-    import pytest
 
 TOKEN = "a-token-of-sixteen-plus"
 
@@ -91,6 +90,29 @@ async def test_a_server_on_any_free_port_is_asked_on_the_port_it_got(tmp_path: P
         await _stop(process)
     gone = await _healthcheck(process.pid)
     assert gone.returncode == 1 and gone.stderr.decode().startswith("unhealthy: ")
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback here")
+async def test_a_server_on_the_ipv6_loopback_is_asked_with_its_address_bracketed(tmp_path: Path) -> None:
+    """--http --host ::1: the check asks http://[::1]:PORT/health, not "::1:PORT" (refused by the Host check)."""
+    with socket.socket(socket.AF_INET6) as probe:
+        probe.bind(("::1", 0))
+        port = int(probe.getsockname()[1])
+    process, _ = await _serving(tmp_path / "data", "--http", "--host", "::1", "--port", str(port))
+    try:
+        healthy = await _healthcheck(process.pid)
+        assert healthy.returncode == 0, healthy.stderr.decode()
+    finally:
+        await _stop(process)
 
 
 def test_the_server_is_the_oldest_ctxtrio_without_a_command(tmp_path: Path) -> None:
