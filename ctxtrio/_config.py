@@ -85,7 +85,7 @@ class Config:
         shown="empty: the loaded model (calibration takes the first model the server lists whose id does not hold `embed`)",
     )
     llm_api_key: str | None = setting(
-        None, None, "CTX_LLM_API_KEY", "KEY", "Sent as `Authorization: Bearer` to the endpoint"
+        None, None, "CTX_LLM_API_KEY", "KEY", "Sent as `Authorization: Bearer` to the endpoint", secret=True
     )
     llm_timeout_s: float = setting(
         120.0,
@@ -191,6 +191,7 @@ class Config:
         "CTX_HTTP_TOKEN",
         "TOKEN",
         "Require `Authorization: Bearer TOKEN` on every HTTP request (16+ characters)",
+        secret=True,
     )
     #: Longest wait for the next part of an HTTP request body before answering 408.
     http_body_timeout_s: float = setting(

@@ -61,6 +61,7 @@ def setting(
     shown: str = ...,
     unit: float = ...,
     choices_as_flags: bool = ...,
+    secret: bool = ...,
 ) -> T: ...
 @overload
 def setting(
@@ -74,6 +75,7 @@ def setting(
     shown: str = ...,
     unit: float = ...,
     choices_as_flags: bool = ...,
+    secret: bool = ...,
 ) -> T: ...
 def setting(
     default: Any,
@@ -86,12 +88,16 @@ def setting(
     shown: str = "",
     unit: float = 1.0,
     choices_as_flags: bool = False,
+    secret: bool = False,
 ) -> Any:
-    """A dataclass field carrying its :class:`Setting` row (typed as its default, so the field keeps its type)."""
+    """A dataclass field carrying its :class:`Setting` row (typed as its default, so the field keeps its type).
+
+    ``secret``: left out of the config's repr (a token or key printed with the config, in a log line, a
+    traceback's locals or a failed assertion, is a leaked credential)."""
     row = Setting("", flag, env, metavar, help, shown, unit, choices_as_flags)
     if factory:
-        return field(default_factory=default, metadata={"setting": row})
-    return field(default=default, metadata={"setting": row})
+        return field(default_factory=default, metadata={"setting": row}, repr=not secret)
+    return field(default=default, metadata={"setting": row}, repr=not secret)
 
 
 def default_data_dir() -> Path:

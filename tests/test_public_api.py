@@ -206,6 +206,16 @@ def test_config_takes_str_and_pathlike_paths(tmp_path: Path) -> None:
     assert ctxtrio.Config(data_dir=os.fspath(tmp_path)).validated().data_dir == tmp_path
 
 
+def test_config_repr_leaves_out_the_token_and_the_api_key(tmp_path: Path) -> None:
+    """repr(Config) (a log line, a traceback's locals, a failed assertion) shows neither secret, and the rest."""
+    token, key = "a-token-of-sixteen-plus", "sk-not-for-logs"
+    config = ctxtrio.Config(data_dir=tmp_path, http_token=token, llm_api_key=key)
+    shown = repr(config)
+    assert token not in shown and key not in shown and "http_token" not in shown and "llm_api_key" not in shown
+    assert f"data_dir={tmp_path!r}" in shown and "budget_tokens=None" in shown
+    assert config.http_token == token and config.llm_api_key == key
+
+
 def test_config_init_stub_matches_the_fields() -> None:
     """The typed __init__ that mypy sees names every field, in order, with its default."""
     source = Path(ctxtrio_config.__file__).read_text(encoding="utf-8")
