@@ -120,9 +120,9 @@ def _reading_problems(config: ConfigValues, named: Callable[[str], str]) -> list
 def _endpoint_problems(config: ConfigValues, named: Callable[[str], str]) -> list[str]:
     """The LLM and embedding endpoints, and the ingest size."""
     problems: list[str] = []
-    if config.llm_timeout_s <= 0:
+    if not config.llm_timeout_s > 0:  # `not >`: NaN (`--llm-timeout nan` parses as a float) is refused too
         problems.append(f"{named('--llm-timeout')} must be > 0 ms, got {config.llm_timeout_s * 1000:g}")
-    if config.llm_deadline_s <= 0:
+    if not config.llm_deadline_s > 0:
         problems.append(f"{named('--llm-deadline')} must be > 0 s, got {config.llm_deadline_s:g}")
     if config.llm_concurrency < 1:
         problems.append(f"{named('--llm-concurrency')} must be >= 1, got {config.llm_concurrency}")
@@ -151,7 +151,7 @@ def _http_problems(config: ConfigValues, named: Callable[[str], str]) -> list[st
             problems.append(
                 f"{named('--allow-remote')} needs --http-token (or CTX_HTTP_TOKEN): a remote bind must authenticate"
             )
-    if config.http_body_timeout_s <= 0:
+    if not config.http_body_timeout_s > 0:
         problems.append(f"{named('--http-body-timeout')} must be > 0 s, got {config.http_body_timeout_s:g}")
     if config.http_max_sessions < 1:
         problems.append(f"{named('--http-max-sessions')} must be >= 1, got {config.http_max_sessions}")
@@ -165,9 +165,9 @@ def _http_problems(config: ConfigValues, named: Callable[[str], str]) -> list[st
 def _process_problems(config: ConfigValues, named: Callable[[str], str]) -> list[str]:
     """Shutdown, the store lock and the ingest roots."""
     problems: list[str] = []
-    if config.shutdown_grace_s < 0:
+    if not config.shutdown_grace_s >= 0:  # NaN: SIGTERM crashed in trio ('deadline must not be NaN')
         problems.append(f"{named('--shutdown-grace')} must be >= 0 s, got {config.shutdown_grace_s:g}")
-    if config.lock_timeout_s <= 0:
+    if not config.lock_timeout_s > 0:
         problems.append(f"lock_timeout_s must be > 0 s, got {config.lock_timeout_s:g}")
     for root in config.ingest_roots:
         if not root.expanduser().is_dir():

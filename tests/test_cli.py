@@ -96,6 +96,11 @@ def test_ingest_roots_repeatable_and_path_list(tmp_path: Path) -> None:
         ([], {"CTX_TRANSPORT": "carrier-pigeon"}, "must be stdio or http"),
         (["--ingest-root", "/definitely/not/here"], {}, "is not a directory"),
         (["--shutdown-grace", "-1"], {}, "--shutdown-grace must be >= 0"),
+        # NaN parses as a float and passed every `<= 0` check: a SIGTERM then crashed ("deadline must not be NaN").
+        (["--shutdown-grace", "nan"], {}, "--shutdown-grace must be >= 0 s, got nan"),
+        (["--llm-deadline", "nan"], {}, "--llm-deadline must be > 0 s, got nan"),
+        ([], {"CTX_LLM_TIMEOUT_MS": "NaN"}, "CTX_LLM_TIMEOUT_MS must be > 0 ms, got nan"),
+        (["--http-body-timeout", "nan"], {}, "--http-body-timeout must be > 0 s, got nan"),
         ([], {"CTX_TOOLS": "tiny"}, "CTX_TOOLS must be full or compact"),
         (["--data-dir", ""], {}, "--data-dir is an empty path"),
         (["--ingest-root", ""], {}, "--ingest-root is an empty path"),
