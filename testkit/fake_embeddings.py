@@ -43,6 +43,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass, field
 from functools import partial
@@ -57,6 +58,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ctxtrio._config import Config
+from ctxtrio.llm import embeddings
 from ctxtrio.store import vector_batch, vector_task
 
 if TYPE_CHECKING:
@@ -73,6 +75,7 @@ __all__ = [
     "quick_embedders",
     "serve_fake_embeddings",
     "served_config",
+    "whole_batches",
 ]
 
 _WORD = re.compile(r"\w+")
@@ -317,3 +320,14 @@ def quick_embedders(
         monkeypatch.setattr(vector_batch, "RETRY_MAX_S", retry_max_s)
     if query_s is not None:
         monkeypatch.setattr(vector_task, "QUERY_S", query_s)
+
+
+def whole_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each batch a background embedder sends goes in one request, so a test can count batches by requests
+    (``down_after``, :meth:`FakeEmbeddings.answer`). Otherwise ``Embedder.documents`` sends a batch in requests
+    sized by the real time the fake's answers took (llm/embeddings.py, BATCH_S and FIRST_TEXTS): a loaded
+    machine's pace, not the test's. (With the fake answering in 0.06 s, a batch of 16 texts went in requests of 4
+    and 9 texts, then the rest.)
+    """
+    monkeypatch.setattr(embeddings, "BATCH_S", math.inf)
+    monkeypatch.setattr(embeddings, "FIRST_TEXTS", sys.maxsize)

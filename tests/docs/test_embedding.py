@@ -30,7 +30,7 @@ from ctxtrio.text.kinds import Kind
 from ctxtrio.text.leads import entry_leads
 from ctxtrio.text.tokens import TokenModel
 from ctxtrio.tools.guide import guide_text
-from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings, served_config
+from testkit.fake_embeddings import FakeEmbeddings, serve_fake_embeddings, served_config, whole_batches
 
 from .conftest import PY_SOURCES, normal, opened
 from .embedder import BASE, BISECT, OTHER, QUERY, SYNONYMS, caught_up, paragraphs, semantic
@@ -90,8 +90,11 @@ async def test_ingest_never_waits_and_search_falls_back(tmp_path: Path) -> None:
     assert "Keyword search only" in render_search(result)
 
 
-async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Path) -> None:
+async def test_endpoint_killed_mid_backfill_resumes_without_repeats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Killed after 3 batches: BM25 answers meanwhile; restarted: the backfill finishes and no text is embedded twice."""
+    whole_batches(monkeypatch)  # (3 requests are 3 batches, not as many as the machine's pace cut them into)
     fake = FakeEmbeddings(down_after=3)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
         doc = await ctx.documents.ingest(text=paragraphs(120), title="parts")
@@ -111,8 +114,9 @@ async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Pa
     assert len(fake.embedded) == len(set(fake.embedded)) == 2 * doc.doc.chunks
 
 
-async def test_restart_resumes_from_the_vectors_file(tmp_path: Path) -> None:
+async def test_restart_resumes_from_the_vectors_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Stopped mid-backfill and started again, the embedder asks only for what was not stored yet."""
+    whole_batches(monkeypatch)  # (what 2 requests answered was stored: 2 batches, not 2 parts of one)
     first = FakeEmbeddings(down_after=2)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
         doc = await ctx.documents.ingest(text=paragraphs(80), title="parts")

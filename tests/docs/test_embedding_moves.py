@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -11,9 +9,8 @@ import pytest
 import trio
 
 from ctxtrio.docs.service import repository_of
-from ctxtrio.llm import embeddings
 from ctxtrio.store.vectors import Tally, VectorRow, VectorStore
-from testkit.fake_embeddings import FakeEmbeddings
+from testkit.fake_embeddings import FakeEmbeddings, whole_batches
 
 from .conftest import opened
 from .embedder import caught_up, paragraphs, semantic
@@ -25,16 +22,14 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def whole_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each batch of the pass goes in one request, so a :func:`step` of the held endpoint is a batch: requests are
-    otherwise sized by the real time answers took (llm/embeddings.py, BATCH_S), which here is the test's own pace
-    (with answers held, a batch went in one request or in several, as the test happened to go)."""
-    monkeypatch.setattr(embeddings, "BATCH_S", math.inf)
-    monkeypatch.setattr(embeddings, "FIRST_TEXTS", sys.maxsize)
+def one_request_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A :func:`step` of the held endpoint is a batch of the pass (with answers held, the test's own pace, a batch
+    went in one request or in several)."""
+    whole_batches(monkeypatch)
 
 
 #: The embedder retries and polls quickly (conftest's fixture: real time here), a batch in one request.
-pytestmark = pytest.mark.usefixtures("quick_retries", "whole_batches")
+pytestmark = pytest.mark.usefixtures("quick_retries", "one_request_a_batch")
 
 
 def count_full_reads(

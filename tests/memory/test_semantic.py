@@ -21,7 +21,13 @@ from ctxtrio.memory.service import held_sessions
 from ctxtrio.memory.state.base import entry_key
 from ctxtrio.store import vector_task
 from ctxtrio.store.vectors import VectorStore
-from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_embeddings, served_config
+from testkit.fake_embeddings import (
+    FakeEmbeddings,
+    quick_embedders,
+    serve_fake_embeddings,
+    served_config,
+    whole_batches,
+)
 from tests.docs.test_embedding_reuse import as_schema_3
 
 if TYPE_CHECKING:
@@ -137,8 +143,11 @@ async def test_append_never_waits_and_recall_falls_back(tmp_path: Path) -> None:
     assert "keyword recall only: semantic recall skipped" in found.text
 
 
-async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Path) -> None:
+async def test_endpoint_killed_mid_backfill_resumes_without_repeats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Killed after 2 batches: recall answers from BM25 meanwhile; back: every entry embedded, none twice."""
+    whole_batches(monkeypatch)  # (2 requests are 2 batches, not as many as the machine's pace cut them into)
     fake = FakeEmbeddings(down_after=2)
     texts = [f"Entry {i} is about topic{i} and detail{i}." for i in range(50)]
     async with opened(tmp_path) as ctx:
@@ -156,11 +165,12 @@ async def test_endpoint_killed_mid_backfill_resumes_without_repeats(tmp_path: Pa
     assert sorted(fake.embedded) == sorted(texts)
 
 
-async def test_restart_resumes_from_the_vectors_file(tmp_path: Path) -> None:
+async def test_restart_resumes_from_the_vectors_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Stopped mid-backfill and started again, the embedder asks only for the entries not stored yet."""
-    # Down after the first batch: Embedder.documents sends a batch as FIRST_TEXTS (4) texts, then (this fake
-    # answering at once) the other 12; a request failing inside a batch loses the batch's answers.
-    first = FakeEmbeddings(down_after=2)
+    # Down after the first batch, one request (in requests of the machine's pace, with the fake answering in 0.06 s,
+    # the first two held 4 and 9 texts: answered, not stored, and asked again after the restart).
+    whole_batches(monkeypatch)
+    first = FakeEmbeddings(down_after=1)
     texts = [f"Entry {i} is about topic{i}." for i in range(40)]
     async with opened(tmp_path) as ctx:
         for text in texts:
