@@ -39,6 +39,12 @@ def settings() -> tuple[Setting, ...]:
     )
 
 
+def field_names() -> dict[str, str]:
+    """Each flag as the library's :class:`Config` spells it (``--budget`` -> ``budget_tokens``): what
+    :meth:`Config.validated` names in a refusal of a Config a program built, not a flag it never typed."""
+    return {row.flag: row.name for row in settings() if row.flag}
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """Every setting of one ctxtrio instance. Construct it, then call :meth:`validated`.

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import sniffio
 import trio
 
+from ._config import field_names
 from ._context import Context
 from ._errors import EventLoopError, one_error
 from ._live import Live
@@ -126,7 +127,9 @@ async def open_wiring(config: Config, *, read_only: bool = False) -> AsyncIterat
 
 @asynccontextmanager
 async def _open_wiring(config: Config, *, read_only: bool) -> AsyncIterator[Wiring]:
-    config = config.validated()
+    # A Config the command line built is validated already (naming flags and variables); one a program
+    # built is refused naming its own fields (budget_tokens, not --budget).
+    config = config.validated(given=field_names())
     data = await trio.to_thread.run_sync(existing_data_dir if read_only else prepare_data_dir, config.data_dir)
     live = Live.from_config(config)
     writer_done = trio.Event()

@@ -216,6 +216,19 @@ def test_config_repr_leaves_out_the_token_and_the_api_key(tmp_path: Path) -> Non
     assert config.http_token == token and config.llm_api_key == key
 
 
+async def test_open_context_refuses_a_config_naming_its_fields_not_flags(tmp_path: Path) -> None:
+    """A program's Config out of range is refused naming the field it set (budget_tokens), not the CLI's --budget."""
+    for changes, message in (
+        ({"budget_tokens": 10}, "budget_tokens must be between 50 and 100000, got 10"),
+        ({"chunk_overlap_tokens": 5000}, "chunk_overlap_tokens (5000) must be smaller than chunk_tokens (800)"),
+        ({"ingest_roots": (tmp_path / "missing",)}, f"ingest_roots {tmp_path / 'missing'} is not a directory"),
+    ):
+        with pytest.raises(ctxtrio.ConfigError) as refused:
+            async with ctxtrio.open_context(ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, **changes)):
+                pass
+        assert str(refused.value) == message
+
+
 def test_config_init_stub_matches_the_fields() -> None:
     """The typed __init__ that mypy sees names every field, in order, with its default."""
     source = Path(ctxtrio_config.__file__).read_text(encoding="utf-8")
