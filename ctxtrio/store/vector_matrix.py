@@ -9,6 +9,7 @@ builds without ``enable_load_extension`` (this one).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Collection, Sequence
+    from contextlib import AbstractContextManager
 
     import numpy as np
     import numpy.typing as npt
@@ -85,23 +87,28 @@ class Matrix:
         matrix.extend(keys, [bytes(v) for *_, v in rows])
         return matrix
 
-    def extend(self, keys: list[Key], blobs: list[bytes]) -> None:
+    def extend(self, keys: list[Key], blobs: list[bytes], guard: AbstractContextManager[object] | None = None) -> None:
+        """Add rows. ``guard`` (the lock a scan holds, :class:`~.vector_memory.InMemory`) is held only while the
+        rows become visible: the copy of every row when the room is full happens before, as the rows a scan
+        reads (``rows``, the room's first rows) are not written, and only one writer (the file's lock) extends."""
         import numpy as np
 
         if not keys:
             return
         block = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(keys), self.dim)
-        ids = [self._id(key[0]) for key in keys]
         held, wanted = len(self.rows), len(self.rows) + len(keys)
-        if wanted > len(self._room):  # (a copy of every row: once in a while, not at every batch stored)
-            room = np.empty((max(wanted, int(len(self._room) * GROWTH)), self.dim), dtype=np.float32)
+        room = self._room
+        if wanted > len(room):  # (a copy of every row: once in a while, not at every batch stored)
+            room = np.empty((max(wanted, int(len(room) * GROWTH)), self.dim), dtype=np.float32)
             room[:held] = self.rows
+        room[held:wanted] = block  # (past the rows a scan reads)
+        with guard or contextlib.nullcontext():
+            ids = [self._id(key[0]) for key in keys]
             self._room = room
-        self._room[held:wanted] = block
-        self.rows = self._room[:wanted]
-        self.row_journal = np.concatenate([self.row_journal, np.asarray(ids, dtype=np.int32)])
-        self.live = np.concatenate([self.live, np.ones(len(keys), dtype=np.bool_)])
-        self.keys.extend(keys)
+            self.rows = room[:wanted]
+            self.row_journal = np.concatenate([self.row_journal, np.asarray(ids, dtype=np.int32)])
+            self.live = np.concatenate([self.live, np.ones(len(keys), dtype=np.bool_)])
+            self.keys.extend(keys)
 
     @property
     def nbytes(self) -> int:
@@ -115,25 +122,28 @@ class Matrix:
             self._next_id += 1
         return found
 
-    def drop(self, journals: Collection[str]) -> None:
+    def drop(self, journals: Collection[str], guard: AbstractContextManager[object] | None = None) -> None:
         """Stop finding the rows of ``journals`` (deleted from the file): masked at once (a scan scores them
         -inf), removed from memory once they are a 1/_SHED_SHARE of the rows (one copy of the rest), never read
         from the file again: reading it all again after each document replaced or forgotten during a backfill
-        cost the next search a read of every vector (``stress/vector_moves.py``)."""
+        cost the next search a read of every vector (``stress/vector_moves.py``). ``guard`` as for :meth:`extend`:
+        held while the mask changes and the rows kept replace the rows, not while they are copied."""
         import numpy as np
 
-        ids = [self.journal_ids.pop(journal) for journal in journals if journal in self.journal_ids]
-        if not ids:
-            return
-        gone = np.isin(self.row_journal, np.asarray(ids, dtype=np.int32)) & self.live
-        self.live &= ~gone
-        self.dropped += int(gone.sum())
+        with guard or contextlib.nullcontext():
+            ids = [self.journal_ids.pop(journal) for journal in journals if journal in self.journal_ids]
+            if not ids:
+                return
+            gone = np.isin(self.row_journal, np.asarray(ids, dtype=np.int32)) & self.live
+            self.live = self.live & ~gone
+            self.dropped += int(gone.sum())
         if self.dropped * _SHED_SHARE >= len(self.keys):
             kept = self.live
-            self.rows, self.row_journal = self.rows[kept], self.row_journal[kept]
-            self._room = self.rows
-            self.keys = list(itertools.compress(self.keys, kept.tolist()))
-            self.live, self.dropped = np.ones(len(self.keys), dtype=np.bool_), 0
+            rows, row_journal = self.rows[kept], self.row_journal[kept]
+            keys = list(itertools.compress(self.keys, kept.tolist()))
+            with guard or contextlib.nullcontext():
+                self.rows, self.row_journal, self._room, self.keys = rows, row_journal, rows, keys
+                self.live, self.dropped = np.ones(len(keys), dtype=np.bool_), 0
 
 
 def best_chunks(scores: npt.NDArray[np.float32], keys: list[Key], limit: int) -> list[VectorHit]:
@@ -159,8 +169,8 @@ def best_chunks(scores: npt.NDArray[np.float32], keys: list[Key], limit: int) ->
 def scores(
     matrix: Matrix, query: Sequence[float], journals: Collection[str] | None, limit: int
 ) -> tuple[npt.NDArray[np.float32], list[Key]] | None:
-    """Every row's score against ``query`` (-inf: not wanted) and the rows' keys, None if none is wanted (lock held:
-    the keys and live rows change with the file)."""
+    """Every row's score against ``query`` (-inf: not wanted) and the rows' keys, None if none is wanted (the matrix's
+    lock held, :class:`~.vector_memory.InMemory`: the keys and live rows change with the file)."""
     import numpy as np
 
     if not matrix.keys or limit <= 0:

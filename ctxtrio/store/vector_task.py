@@ -19,7 +19,9 @@ embedder caches it), then the scan of the matrix in memory. A search never reads
 itself (5.2 s at 600,000 rows, in a thread QUERY_S cannot abandon, with the store's lock held):
 the task reads it in the background (:meth:`VectorTask._keep_loaded`) after the open, when a
 search found it out of memory (rows dropped), and before it says "caught up"; a search
-meanwhile answers by keyword (LOADING).
+meanwhile answers by keyword (LOADING). Nor does its scan wait for this task's walks of the file (a
+pass's tally, a collection: seconds at 600,000 rows): it takes the matrix's own lock, not the file's
+(``vector_memory.py``).
 """
 
 from __future__ import annotations

@@ -51,7 +51,8 @@ from .index_errors import for_lack_of_room, is_damage, is_full
 from .reading import DiskFullError
 from .room import REBUILD_FACTOR, has_room
 from .vector_counts import Tally
-from .vector_matrix import Matrix, VectorHit, best_chunks, scores
+from .vector_matrix import Matrix, VectorHit
+from .vector_memory import InMemory
 from .vector_schema import VectorsBusyError, is_busy
 
 if TYPE_CHECKING:
@@ -99,14 +100,14 @@ def _error(what: str, exc: sqlite3.Error, path: Path) -> StoreError:
 
 
 class VectorStore:
-    """The vectors file: one connection, serialised by a lock (every statement is short)."""
+    """The vectors file: one connection, serialised by a lock; the matrix in memory behind its own
+    (``vector_memory.py``: a search's scan never waits for a walk of the file)."""
 
     def __init__(self, path: Path) -> None:
         self._path = path
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
-        self._matrix: Matrix | None = None
-        self._matrix_model = ""
+        self._memory = InMemory()
         #: False once the file is known to hold no ``legacy`` table (None: not looked at yet).
         self._legacy: bool | None = None
         #: The file's count of forgotten refusals as this object last saw it (None: not looked at yet).
@@ -154,7 +155,7 @@ class VectorStore:
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.close()
             self._conn = None
-            self._matrix = None
+            self._memory.put(None)
 
     @contextlib.contextmanager
     def _db(self, action: str) -> Iterator[sqlite3.Connection]:
@@ -201,10 +202,10 @@ class VectorStore:
         now = time.time_ns() // 1_000_000
         with self._db("add") as conn:
             kept, blobs, lost = write.store_rows(conn, model, dim, values, fresh, now)
-            matrix = self._matrix
-            if matrix is not None and self._matrix_model == model and matrix.dim == dim:
+            if self._memory.get(model, dim) is not None:
                 named = [(v, digest) for v in kept if (digest := v[7]) is not None]
-                matrix.extend([(v[0], v[1], v[3], v[4], v[5], v[6]) for v, _ in named], [blobs[d] for _, d in named])
+                keys = [(v[0], v[1], v[3], v[4], v[5], v[6]) for v, _ in named]
+                self._memory.extend(model, dim, keys, [blobs[d] for _, d in named])
             if lost:
                 log.info(
                     "vectors file %s: %d item(s) lost their texts meanwhile; embedded again", self._path, len(lost)
@@ -248,7 +249,7 @@ class VectorStore:
             deleted = upkeep.drop_rows(conn, model, dim, journals, forgotten, maybe_legacy=self._legacy is not False)
             if deleted is None:
                 return 0
-            self._matrix = None  # read again at the next search
+            self._memory.put(None)  # read again (vector_task's _keep_loaded)
             return deleted
 
     def drop_journals(
@@ -261,8 +262,8 @@ class VectorStore:
             deleted = upkeep.drop_journals(
                 conn, model, dim, journals, forgotten, maybe_legacy=self._legacy is not False
             )
-            if deleted and self._matrix is not None:
-                self._matrix.drop(journals)
+            if deleted:
+                self._memory.drop(journals)
             return deleted
 
     def drop_items(self, model: str, journal: str, items: Collection[str]) -> int:
@@ -275,7 +276,7 @@ class VectorStore:
                         "DELETE FROM rows WHERE model=? AND journal=? AND item=?", (model, journal, item)
                     ).rowcount
             if deleted:
-                self._matrix = None  # read again at the next search
+                self._memory.put(None)  # read again (vector_task's _keep_loaded)
             return deleted
 
     def forget_refused(self, model: str) -> int:
@@ -286,7 +287,7 @@ class VectorStore:
         with self._db("prune") as conn:
             marks, deleted = upkeep.forget_refused(conn, model)
             if deleted > marks:
-                self._matrix = None  # it holds the parts' vectors: read again at the next search
+                self._memory.put(None)  # it holds the parts' vectors: read again
             if self._forgets is not None:
                 self._forgets = schema.forgets(conn)  # its own forgetting is not another process's
             return marks
@@ -300,7 +301,7 @@ class VectorStore:
         seen, self._forgets = self._forgets, count
         if seen is None or seen == count:
             return False
-        self._matrix = None
+        self._memory.put(None)
         return True
 
     def collect(self, model: str, dim: int, *, legacy: bool = False) -> int:
@@ -346,50 +347,36 @@ class VectorStore:
         self, model: str, query: Sequence[float], *, journals: Collection[str] | None, limit: int
     ) -> list[VectorHit]:
         """The ``limit`` chunks most similar to ``query`` (normalised), best first, optionally within ``journals``;
-        reads the matrix first if it is not in memory."""
-        with self._lock:
-            matrix = self._loaded(model, len(query))
-            scored = None if matrix is None else scores(matrix, query, journals, limit)
-        return [] if scored is None else best_chunks(*scored, limit)
+        reads the matrix first if it is not in memory (again if rows were dropped meanwhile)."""
+        while (found := self._memory.scan(model, query, journals, limit)) is None and self._conn is not None:
+            self.load(model, len(query))
+        return found or []
 
     def nearest_in_memory(
         self, model: str, query: Sequence[float], *, journals: Collection[str] | None, limit: int
     ) -> list[VectorHit] | None:
-        """:meth:`nearest`, or None when the matrix is not in memory: never reads it (:meth:`load` does). A search
-        asks this: a read of 600,000 rows is 5.2 s, in a thread its deadline cannot abandon (``vector_task.py``)."""
-        if not self.loaded(model, len(query)):
-            return None  # (before the lock: a read of the matrix holds it)
-        with self._lock:
-            if not self.loaded(model, len(query)):
-                return None  # (dropped meanwhile)
-            matrix = self._matrix
-            scored = None if matrix is None else scores(matrix, query, journals, limit)
-        return [] if scored is None else best_chunks(*scored, limit)
+        """:meth:`nearest`, or None when the matrix is not in memory: never reads it (:meth:`load` does), and never
+        takes the file's lock, which the embedder's walks hold (``vector_memory.py``). A search asks this: it runs
+        in a thread its deadline cannot abandon (``vector_task.py``)."""
+        return self._memory.scan(model, query, journals, limit)
 
     def loaded(self, model: str, dim: int) -> bool:
         """Whether the matrix of (``model``, ``dim``) is in memory (a glance: callable without the lock)."""
-        matrix = self._matrix
-        return matrix is not None and self._matrix_model == model and matrix.dim == dim
+        return self._memory.get(model, dim) is not None
 
     def load(self, model: str, dim: int) -> None:
         """Read the matrix of (``model``, ``dim``) into memory unless it is there; StoreError if the read fails."""
         with self._lock:
-            self._loaded(model, dim)
+            if self._memory.get(model, dim) is None and self._conn is not None:
+                self._memory.put(self._read(self._conn, model, dim), model)
 
-    def _loaded(self, model: str, dim: int) -> Matrix | None:
-        """The in-memory matrix of (``model``, ``dim``), read from the file if needed (lock held)."""
-        if self._matrix is not None and self._matrix_model == model and self._matrix.dim == dim:
-            return self._matrix
-        if self._conn is None:
-            return None
+    def _read(self, conn: sqlite3.Connection, model: str, dim: int) -> Matrix:
+        """The matrix of (``model``, ``dim``) as the file holds it (lock held: 5.2 s at 600,000 rows)."""
         try:
-            matrix = Matrix.read(self._conn, model, dim)
+            return Matrix.read(conn, model, dim)
         except sqlite3.Error as exc:
             raise StoreError(f"vectors file {self._path}: read failed: {exc}") from exc
-        self._matrix, self._matrix_model = matrix, model
-        return matrix
 
     def memory_bytes(self) -> int:
         """Bytes the in-memory matrix holds (0 until it is read: :meth:`load`, or the first search)."""
-        matrix = self._matrix
-        return 0 if matrix is None else matrix.nbytes
+        return self._memory.nbytes

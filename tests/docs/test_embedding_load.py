@@ -30,6 +30,7 @@ from testkit.fake_embeddings import FakeEmbeddings, quick_embedders, serve_fake_
 from .embedder import BISECT, OTHER, QUERY, SYNONYMS, caught_up
 
 if TYPE_CHECKING:
+    import sqlite3
     from pathlib import Path
 
     from ctxtrio.store.vector_matrix import Matrix
@@ -45,12 +46,11 @@ class HeldRead(VectorStore):
     #: Set when a read of the matrix began (and waits for ``release``).
     reading: ClassVar[threading.Event]
 
-    def _loaded(self, model: str, dim: int) -> Matrix | None:
-        if self._matrix is None and self._conn is not None:
-            HeldRead.reading.set()
-            if not HeldRead.release.wait(GUARD_S):
-                raise AssertionError("a search waited for the vectors' read into memory")
-        return super()._loaded(model, dim)
+    def _read(self, conn: sqlite3.Connection, model: str, dim: int) -> Matrix:
+        HeldRead.reading.set()
+        if not HeldRead.release.wait(GUARD_S):
+            raise AssertionError("a search waited for the vectors' read into memory")
+        return super()._read(conn, model, dim)
 
 
 @pytest.fixture(autouse=True)

@@ -97,7 +97,7 @@ def test_a_search_after_a_drop_does_not_read_the_matrix_again(tmp_path: Path, mo
     found = {hit.journal for hit in store.nearest("m", [1.0, 0.0], journals=None, limit=40)}
     assert found == set(journals)
     store.drop_journals("m", 2, journals[:2], forgotten=lambda _journal: False)  # 8 of 40 rows: masked
-    matrix = store._matrix
+    matrix = store._memory.get("m", 2)
     assert matrix is not None and matrix.dropped == 8 and len(matrix.keys) == 40
     assert {hit.journal for hit in store.nearest("m", [1.0, 0.0], journals=None, limit=40)} == set(journals[2:])
     store.add("m", 2, _rows(journals[0], ["again"]))  # a name dropped, stored again: a new id
@@ -121,7 +121,7 @@ def test_a_batch_stored_into_a_loaded_matrix_copies_no_row_while_there_is_room(t
     store.open()
     store.add("m", 2, _rows("docs/a/1.jsonl", [f"a {n}" for n in range(100)]))
     store.nearest("m", [1.0, 0.0], journals=None, limit=1)
-    matrix = store._matrix
+    matrix = store._memory.get("m", 2)
     assert matrix is not None
     store.add("m", 2, _rows("docs/b/1.jsonl", ["b 0"]))  # full: grown once, by a quarter
     grown = matrix.rows
