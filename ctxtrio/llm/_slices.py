@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-from ..text.extractive import split_sentences
+from ..text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -31,9 +31,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from ctxtrio.text.extractive import last_sentence_end
 from ctxtrio.text.kinds import CODE_KINDS, Kind
 from ctxtrio.text.parts import iter_parts
+from ctxtrio.text.sentences import last_sentence_end
 from ctxtrio.text.spans import SpanEstimates
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ A passage (:mod:`.passages`) is whole lines. A note written as a paragraph on on
 commit message, unwrapped markdown, a model's own note) is one line, so a passage of it is
 either all of it or, when that does not fit, the characters cut around its first match
 (:func:`~.cutting.cut_around`), wherever the answer lies. :func:`sentence_lines` gives the
-text with the space after each sentence inside a line (:func:`~.extractive.sentence_ends`)
+text with the space after each sentence inside a line (:func:`~.sentences.sentence_ends`)
 turned into a line break: the same length and offsets, so the passage chosen over it, by
 :func:`~.passages.best_passage`'s rules, is shown from the text as written (:func:`cut_by_sentences`).
 Used by session recall (``memory/packing.py``), and by doc_search for a chunk none of whose
@@ -18,8 +18,8 @@ import functools
 from typing import TYPE_CHECKING
 
 from .cutting import cut_around
-from .extractive import sentence_ends
 from .passages import best_passage, cut_to_passage, marked_text
+from .sentences import sentence_ends
 from .terms import unique_terms
 
 if TYPE_CHECKING:
