@@ -11,7 +11,7 @@ import pytest
 
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
-from testkit.fake_embeddings import quick_embedders
+from testkit.fake_embeddings import quick_embedders, whole_batches
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -50,6 +50,14 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     real time (the store's worker threads and a virtual clock race on a loaded machine). Asked for by
     ``pytestmark = pytest.mark.usefixtures("quick_retries")``."""
     quick_embedders(monkeypatch, poll_s=0.5, retry_max_s=0.2)
+
+
+@pytest.fixture
+def one_request_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each batch of the background embedder in one request (testkit's whole_batches), so a test stepping a held
+    endpoint (tests/docs/embedder.py, ``step``) steps batches: with answers held, the test's own pace, a batch went
+    in one request or in several."""
+    whole_batches(monkeypatch)
 
 
 @asynccontextmanager

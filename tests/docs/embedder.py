@@ -1,6 +1,7 @@
 """A background embedder over an open instance's documents, for the semantic recall tests (test_embedding*.py,
 tests/store/test_vector_refusal.py): the fake endpoint's texts, the embedder wired as ``_wiring.py`` wires it,
-and a wait until it has embedded every chunk. The ``quick_retries`` fixture they use is tests/docs/conftest.py's."""
+and a wait until it has embedded every chunk; a backlog held at the endpoint and stepped batch by batch. The
+``quick_retries`` and ``one_request_a_batch`` fixtures they use are tests/docs/conftest.py's."""
 
 from __future__ import annotations
 
@@ -15,14 +16,26 @@ from ctxtrio.llm.client import open_llm_client
 from ctxtrio.llm.embeddings import Embedder
 from ctxtrio.llm.messages import LLMSettings
 from ctxtrio.store.vectors import VectorStore
+from testkit.fake_embeddings import FakeEmbeddings
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from ctxtrio._wiring import Wiring
-    from testkit.fake_embeddings import FakeEmbeddings
 
-__all__ = ["BASE", "BISECT", "OTHER", "QUERY", "SYNONYMS", "caught_up", "paragraphs", "semantic"]
+__all__ = [
+    "BASE",
+    "BISECT",
+    "OTHER",
+    "QUERY",
+    "SYNONYMS",
+    "caught_up",
+    "finish",
+    "held_backlog",
+    "paragraphs",
+    "semantic",
+    "step",
+]
 
 BASE = "http://embed.test/v1"
 SYNONYMS = [{"leaderboard", "ranking"}, {"ordered", "sorted"}, {"scores", "values"}, {"arrive", "inserted"}]
@@ -65,3 +78,25 @@ async def _caught_up(index: SemanticIndex) -> None:
     ):
         index.wake()
         await trio.sleep(0.1)
+
+
+def held_backlog() -> FakeEmbeddings:
+    """An endpoint that answers only the requests :func:`step` lets on: a pass cannot finish its backlog while the
+    test ingests and forgets, however slow the machine. (With ``delay_s`` on real time, whether the backlog outlasted
+    the test's ingests was the machine's pace, rv27's review item 18: with each ingest 8 s slower, all five tests of
+    test_embedding_moves.py failed.) Use it with the ``one_request_a_batch`` fixture."""
+    return FakeEmbeddings(answers=0)
+
+
+async def step(fake: FakeEmbeddings, batches: int) -> None:
+    """Let the pass's next ``batches`` be answered, and wait until it holds at the one after: the rows of those
+    are stored and the catalog looked at after each (one request a batch, one batch at a time)."""
+    with trio.fail_after(30):  # (only a hang guard: nothing here waits for a pace)
+        await fake.answer(batches)
+        await fake.holding()
+
+
+async def finish(fake: FakeEmbeddings, index: SemanticIndex) -> None:
+    """Answer every request from now on and wait until every chunk is embedded."""
+    fake.release()
+    await caught_up(index)

@@ -10,22 +10,14 @@ import trio
 
 from ctxtrio.docs.service import repository_of
 from ctxtrio.store.vectors import Tally, VectorRow, VectorStore
-from testkit.fake_embeddings import FakeEmbeddings, whole_batches
 
 from .conftest import opened
-from .embedder import caught_up, paragraphs, semantic
+from .embedder import finish, held_backlog, paragraphs, semantic, step
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxtrio.docs.embedding import SemanticIndex
-
-
-@pytest.fixture
-def one_request_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A :func:`step` of the held endpoint is a batch of the pass (with answers held, the test's own pace, a batch
-    went in one request or in several)."""
-    whole_batches(monkeypatch)
 
 
 #: The embedder retries and polls quickly (conftest's fixture: real time here), a batch in one request.
@@ -70,27 +62,6 @@ def count_full_reads(
     monkeypatch.setattr(VectorStore, "counts", counted_counts)
     monkeypatch.setattr(VectorStore, "drop_except", counted_drop)
     return calls
-
-
-def held_backlog() -> FakeEmbeddings:
-    """An endpoint that answers only the requests :func:`step` lets on: the pass cannot finish its backlog while the
-    test ingests and forgets, however slow the machine. (With ``delay_s`` on real time, whether the backlog outlasted
-    the test's ingests was the machine's pace, rv27's review item 18: with each ingest 8 s slower all five failed.)"""
-    return FakeEmbeddings(answers=0)
-
-
-async def step(fake: FakeEmbeddings, batches: int) -> None:
-    """Let the pass's next ``batches`` be answered, and wait until it holds at the one after: the rows of those
-    are stored and the catalog looked at after each (one request a batch, one batch at a time)."""
-    with trio.fail_after(30):  # (only a hang guard: nothing here waits for a pace)
-        await fake.answer(batches)
-        await fake.holding()
-
-
-async def finish(fake: FakeEmbeddings, index: SemanticIndex) -> None:
-    """Answer every request from now on and wait until every chunk is embedded."""
-    fake.release()
-    await caught_up(index)
 
 
 def rows_of(index: SemanticIndex, word: str) -> set[str]:

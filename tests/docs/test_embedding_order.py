@@ -5,18 +5,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-import trio
 
 from testkit.fake_embeddings import FakeEmbeddings
 
 from .conftest import opened
-from .embedder import caught_up, paragraphs, semantic
+from .embedder import caught_up, finish, held_backlog, paragraphs, semantic, step
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-#: The embedder retries and polls quickly (conftest's fixture: real time here).
-pytestmark = pytest.mark.usefixtures("quick_retries")
+#: The embedder retries and polls quickly (conftest's fixture: real time here), a batch in one request.
+pytestmark = pytest.mark.usefixtures("quick_retries", "one_request_a_batch")
 
 LATE = "# zebrafish\n\nZebrafish regrow their fins within weeks.\n"
 
@@ -29,15 +28,15 @@ def sent_at(fake: FakeEmbeddings, word: str) -> list[int]:
 async def test_a_document_ingested_during_a_backfill_is_embedded_before_the_rest_of_it(tmp_path: Path) -> None:
     """A document ingested while a long backfill runs is embedded within a batch or two, not after the
     backlog: the texts of the backlog go on being sent after the late document's."""
-    fake = FakeEmbeddings(delay_s=0.05)
+    fake = held_backlog()  # (with delay_s on real time, a slow ingest let the backlog end first)
     async with opened(tmp_path, chunk_tokens=50, chunk_overlap_tokens=0) as ctx:
         backlog = await ctx.documents.ingest(text=paragraphs(300), title="backlog", doc_id="backlog")
         async with semantic(ctx, fake) as index:
-            with trio.fail_after(30):
-                while len(fake.requests) < 2:
-                    await trio.sleep(0.01)
+            await step(fake, 2)  # two batches of the backlog: held at its third
             await ctx.documents.ingest(text=LATE, title="late", doc_id="late")
-            await caught_up(index)
+            await step(fake, 2)  # the batch held lands, the pass sees the move and takes "late" next
+            assert sent_at(fake, "zebrafish"), "the late document waited for the backlog"
+            await finish(fake, index)
     late, backlog_texts = sent_at(fake, "zebrafish"), sent_at(fake, "topic")
     assert backlog.doc.chunks > 100 and late, fake.requests[-1]
     assert max(backlog_texts) > late[-1], "the late document waited for the whole backlog"
