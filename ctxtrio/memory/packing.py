@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from ..text.plural import plural
 from .cuts import CUT_SHARE, MIN_CUT_ROOM, cut_all, cut_into_rest
 from .model import RecallResult
-from .ranking import place, shown_in_recall
+from .ranking import place, shown_in_recall, tagged
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -234,7 +234,7 @@ def _choose(
             return chosen, cuts, passed, repeats, True, used
         if budget_tokens - reserved - used < _MIN_LINE_TOKENS:
             break
-        if not shown_in_recall(item, tags) and not (item.id in unshown_pins and _tagged(item, tags)):
+        if not shown_in_recall(item, tags) and not (item.id in unshown_pins and tagged(item, tags)):
             continue
         if item.text in seen:  # texts are stored stripped
             repeats += 1  # said once already: not shown, and not "did not fit" either
@@ -258,10 +258,6 @@ def _choose(
         if mode == "recent" or (misses := misses + 1) >= _MAX_MISSES:
             break
     return chosen, cuts, passed, repeats, False, used
-
-
-def _tagged(item: Item, tags: AbstractSet[str]) -> bool:
-    return not tags or not tags.isdisjoint(item.tags)
 
 
 def _unpinned(items: Iterable[Item]) -> int:

@@ -30,6 +30,7 @@ __all__ = [
     "rank",
     "recent_candidates",
     "shown_in_recall",
+    "tagged",
 ]
 
 RECENCY_WEIGHT: Final = 0.25
@@ -73,7 +74,12 @@ def _ranked(
 
 def shown_in_recall(item: Item, tags: AbstractSet[str]) -> bool:
     """A match recall shows among its matches: not a pin (pins come first, whole), and carrying a tag asked for."""
-    return not item.pinned and (not tags or not tags.isdisjoint(item.tags))
+    return not item.pinned and tagged(item, tags)
+
+
+def tagged(item: Item, tags: AbstractSet[str]) -> bool:
+    """Whether ``item`` carries one of ``tags`` (any item, when none is asked for): recall's tag filter."""
+    return not tags or not tags.isdisjoint(item.tags)
 
 
 def fuse_meaning(
