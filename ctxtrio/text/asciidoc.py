@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-from ctxtrio.text.blocks import Block
+from ctxtrio.text.blocks import Block, end_of_line
 from ctxtrio.text.markup import Heading, tile
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ def _scan(text: str) -> tuple[list[Heading], list[tuple[int, int]]]:
             if run is not None and run[0] == inside and (len(run) >= 4 or inside == "`"):
                 inside = ""
             continue
-        line_end = _line_end(text, line_start)
+        line_end = end_of_line(text, line_start)
         if run == "--":
             if open_at < 0:
                 open_at = line_start
@@ -177,11 +177,6 @@ def _underlined(text: str, run: str, line_start: int) -> tuple[int, str] | None:
             return None
     title = _title(raw)
     return (title_start, title) if title else None
-
-
-def _line_end(text: str, start: int) -> int:
-    newline = text.find("\n", start)
-    return len(text) if newline < 0 else newline + 1
 
 
 def _title(raw: str) -> str:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
 
-__all__ = ["Block", "iter_blocks"]
+__all__ = ["Block", "end_of_line", "iter_blocks"]
 
 _MAX_TITLE_CHARS: Final = 200
 
@@ -87,7 +87,7 @@ def iter_blocks(text: str) -> Iterator[Block]:
             sealed = True
             struct_end = scan = match.end()
             continue
-        line_end = _line_end(text, line_start)
+        line_end = end_of_line(text, line_start)
         line = text[line_start:line_end]
         found = _structure(text, line, line_start, line_end, follows_text=line_start > struct_end)
         if found is None:  # blank, or an ordinary line after all
@@ -170,7 +170,8 @@ def _cut(start: int, end: int, heading: tuple[int, str] | None) -> Iterator[Bloc
             yield Block(start, end, heading[0], heading[1])
 
 
-def _line_end(text: str, start: int) -> int:
+def end_of_line(text: str, start: int) -> int:
+    """Where the line holding ``text[start]`` ends: past its line feed, or at the text's end."""
     newline = text.find("\n", start)
     return len(text) if newline < 0 else newline + 1
 
@@ -179,7 +180,7 @@ def _fence_end(text: str, after_open: int, fence: str) -> int:
     """Return the end of the closing fence's line, or ``len(text)`` when unclosed."""
     closing = re.compile(f"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \\t]*\\r?$", re.MULTILINE)
     match = closing.search(text, after_open)
-    return len(text) if match is None else _line_end(text, match.start())
+    return len(text) if match is None else end_of_line(text, match.start())
 
 
 def _title(raw: str) -> str:

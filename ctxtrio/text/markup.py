@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-from ctxtrio.text.blocks import Block
+from ctxtrio.text.blocks import Block, end_of_line
 from ctxtrio.text.definitions import declared_name
 
 if TYPE_CHECKING:
@@ -137,11 +137,6 @@ def paragraph_spans(text: str, start: int, end: int) -> Iterator[tuple[int, int]
         yield position, end
 
 
-def _line_end(text: str, start: int) -> int:
-    newline = text.find("\n", start)
-    return len(text) if newline < 0 else newline + 1
-
-
 def _title(raw: str) -> str:
     return " ".join(raw.split())[:_MAX_TITLE_CHARS]
 
@@ -152,7 +147,7 @@ def _rst_headings(text: str) -> Iterator[Heading]:
     for line_start, match in _lines(_RST, text):
         if line_start < skip_until:
             continue
-        line_end = _line_end(text, line_start)
+        line_end = end_of_line(text, line_start)
         line = match.group("adorn")
         if line is None:  # an API entry: ``.. function:: name(args)`` titled "function name"
             level = _API_LEVEL + len(match.group("indent"))
@@ -183,11 +178,11 @@ def _api_name(match: re.Match[str]) -> str:
 
 def _overlined(text: str, line: str, line_start: int, line_end: int) -> tuple[int, int, str] | None:
     """The title this adornment line overlines (same line below the title), if any."""
-    title_end = _line_end(text, line_end)
+    title_end = end_of_line(text, line_end)
     raw = text[line_end:title_end]
     if not raw.strip() or _ADORNMENT_LINE.match(raw) is not None:
         return None
-    under_end = _line_end(text, title_end)
+    under_end = end_of_line(text, title_end)
     if text[title_end:under_end].rstrip() != line or not _follows_break(text, line_start):
         return None
     title = _title(raw)
