@@ -171,7 +171,7 @@ def one_error(raised_in_body: Sequence[BaseException] = ()) -> Iterator[None]:
     code raised inside an async context manager that runs nurseries (``open_context``), which the
     nurseries wrapped on its way out (a library user's ``except KeyError`` around
     ``async with open_context(...)`` caught nothing: it came out as ExceptionGroup(ExceptionGroup(KeyError))).
-    The exception keeps its own traceback and cause. Groups of several exceptions, or of
+    The exception keeps its own traceback, cause and context. Groups of several exceptions, or of
     anything else (``Cancelled``, ``KeyboardInterrupt``, a bug in a background task), propagate unchanged.
     """
     try:
@@ -182,4 +182,8 @@ def one_error(raised_in_body: Sequence[BaseException] = ()) -> Iterator[None]:
         lone = found[0] if mine else lone_error(group)
         if lone is None:
             raise
-        raise lone from lone.__cause__
+        context, suppressed = lone.__context__, lone.__suppress_context__
+        try:
+            raise lone from lone.__cause__
+        finally:  # its own context ("during handling of ..."), not the group it was taken out of
+            lone.__context__, lone.__suppress_context__ = context, suppressed

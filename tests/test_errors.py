@@ -38,6 +38,18 @@ async def test_open_context_raises_the_bodys_own_exception_itself(tmp_path: Path
         assert (await ctx.sessions.status("s1")).live_entries == 1
 
 
+async def test_the_bodys_exception_keeps_its_own_context(tmp_path: Path) -> None:
+    """A KeyError raised while handling a ValueError in the body keeps that ValueError as its context."""
+    config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    with pytest.raises(KeyError) as caught:
+        async with ctxtrio.open_context(config):
+            try:
+                raise ValueError("first")
+            except ValueError:
+                raise KeyError("while handling it")  # its implicit context is what is checked
+    assert isinstance(caught.value.__context__, ValueError) and not caught.value.__suppress_context__
+
+
 async def test_a_bodys_exception_beside_a_background_failure_stays_grouped(tmp_path: Path) -> None:
     """one_error unwraps only the body's exception alone: with another error beside it the group is kept."""
     mine = ValueError("mine")
