@@ -48,6 +48,7 @@ from .catalog import (
     generation_end,
     unlanded,
 )
+from .current import CurrentJournals
 from .file_owners import FileOwners
 from .folders import landed_or_own, probe_writable, remove_empty_dirs, sweep_folders
 from .loaded import DEFAULT_CACHE_CHARS, Key, LoadedGenerations
@@ -93,8 +94,7 @@ class Repository(LoadedGenerations):
         self._lock = trio.Lock()
         self._opened = False
         self._docs_prefix = self.data.journal_name(self.data.docs) + "/"
-        self._journals: dict[str, DocEntry] = {}
-        self._journals_version = -1
+        self._current = CurrentJournals(self.journal)
         self._file_owners = FileOwners(self.journal)
         #: Generation files set aside in lost-and-found by this process's startup sweep.
         self.lost: list[Path] = []
@@ -116,11 +116,13 @@ class Repository(LoadedGenerations):
         return f"{self._docs_prefix}{entry.doc_id}/{entry.gen}.jsonl"
 
     def current_journals(self) -> dict[str, DocEntry]:
-        """Journal name → entry, for every current document (rebuilt only when the catalog changes)."""
-        if self._journals_version != self.state.version:
-            self._journals = {self.journal(entry): entry for entry in self.state.docs.values()}
-            self._journals_version = self.state.version
-        return self._journals
+        """Journal name → entry, for every current document: a snapshot, never changed once returned (made from
+        the last one and the documents changed since, :class:`~.current.CurrentJournals`)."""
+        return self._current.view(self.state)
+
+    def current_chunks(self) -> int:
+        """How many chunks the current documents hold in all (kept as :meth:`current_journals` is)."""
+        return self._current.chunks(self.state)
 
     async def files_named(self, names: Collection[str], by_journal: dict[str, DocEntry]) -> dict[str, DocEntry]:
         """The documents of ``by_journal`` whose file names hold one of ``names`` (:func:`~.defined.file_names`),

@@ -144,5 +144,5 @@ async def _counts_of(repo: Repository, query_terms: list[str], also: Sequence[st
     the forms it searches for too (:func:`~ctxtrio.text.neighbours.expand`) and how rare each
     term is (:func:`~ctxtrio.text.passages.rarity_weights`)."""
     await repo.store.index_settled()
-    rows = sum(entry.info.chunks for entry in repo.current_journals().values())
+    rows = repo.current_chunks()
     return rows, await repo.store.doc_counts("chunks", [*query_terms, *also])
