@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ctxtrio._limits import SEARCH_WORDS
 from testkit.servers import server_command
+from testkit.stdio_lines import INITIALIZED, line
 
 from . import Row
 
@@ -25,12 +26,7 @@ _INIT = {
     "method": "initialize",
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attack", "version": "0"}},
 }
-_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 _TEXT = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog. " * 4 for i in range(6000))
-
-
-def _line(message: object) -> bytes:
-    return json.dumps(message).encode() + b"\n"
 
 
 def _session(work: Path, name: str, lines: list[bytes]) -> tuple[int, list[dict[str, object]], str, float]:
@@ -39,7 +35,7 @@ def _session(work: Path, name: str, lines: list[bytes]) -> tuple[int, list[dict[
     started = time.perf_counter()
     done = subprocess.run(
         server_command(work / name),
-        input=b"".join([_line(_INIT), _line(_INITIALIZED), *lines]),
+        input=b"".join([line(_INIT), line(INITIALIZED), *lines]),
         capture_output=True,
         cwd=ROOT,
         env=env,
@@ -62,13 +58,13 @@ def _ok(answer: dict[str, object] | None) -> bool:
 def _call(request_id: int, tool: str, arguments: dict[str, object], *, id_last: bool = False) -> bytes:
     params = {"name": tool, "arguments": arguments}
     if id_last:
-        return _line({"method": "tools/call", "params": params, "jsonrpc": "2.0", "id": request_id})
-    return _line({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+        return line({"method": "tools/call", "params": params, "jsonrpc": "2.0", "id": request_id})
+    return line({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
 
 
 def hostile_lines(work: Path) -> Row:
     bad_escape = '{"jsonrpc":"2.0","id":"\\x","method":"tools/call","params":{"t":"' + "y" * 70000 + '"}}\n'
-    lines = [b"[" * 30000 + b"\n", bad_escape.encode(), _line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
+    lines = [b"[" * 30000 + b"\n", bad_escape.encode(), line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
     code, answers, log, _ = _session(work, "c1", lines)
     held = code == 0 and _ok(_answer(answers, 2)) and "Traceback" not in log
     return Row(
@@ -93,7 +89,7 @@ def late_id(work: Path) -> Row:
 
 def cancelled(work: Path) -> Row:
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}}
-    code, answers, log, seconds = _session(work, "w6", [_call(6, "doc_ingest", {"text": _TEXT}), _line(cancel)])
+    code, answers, log, seconds = _session(work, "w6", [_call(6, "doc_ingest", {"text": _TEXT}), line(cancel)])
     clean = "stdin closed: 0 request(s)" in log and "still in flight" not in log
     return Row(
         "W6 doc_ingest cancelled by notifications/cancelled, then EOF",

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from testkit.servers import server_command
+from testkit.stdio_lines import line, modern_request
 
 from . import Row
 
@@ -33,19 +34,10 @@ ROOT = Path(__file__).resolve().parents[2]
 #: What a host built on the SDK waits, after closing stdin and again after SIGTERM, before escalating.
 HOST_WAIT_S = 2.0
 STARTS = 3
-_MODERN = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": {"name": "attack", "version": "0"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 def _env(work: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(work / "cache")}
-
-
-def _line(message: object) -> bytes:
-    return json.dumps(message).encode() + b"\n"
 
 
 def _until_ready(process: subprocess.Popen[bytes], limit_s: float = 60.0) -> None:
@@ -123,7 +115,7 @@ def _by_id(answers: list[dict[str, object]], request_id: int) -> dict[str, objec
 
 
 def _request(request_id: int, method: str, params: dict[str, object] | None = None) -> bytes:
-    return _line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": _MODERN}})
+    return modern_request(request_id, method, params, client="attack")
 
 
 _AT_EOF = [
@@ -161,9 +153,9 @@ def requests_at_eof(work: Path) -> Row:
 def handshake_at_eof(work: Path) -> Row:
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attack", "version": "0"}}
     lines = [
-        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
-        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        _line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
+        line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     ]
     answered = 0
     for i in range(STARTS):

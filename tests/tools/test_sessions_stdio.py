@@ -15,6 +15,7 @@ from mcp.types import TextContent
 
 from ctxtrio.store.reading import read_journal
 from testkit.servers import server_command, server_params
+from testkit.stdio_lines import line
 
 if TYPE_CHECKING:
     from mcp.client.stdio import StdioServerParameters
@@ -48,10 +49,6 @@ async def test_two_servers_see_each_others_appends(tmp_path: Path) -> None:
             assert isinstance(block, TextContent) and block.text.startswith('shared "shared": 2 live')
 
 
-def _line(message: dict[str, object]) -> bytes:
-    return (json.dumps(message) + "\n").encode()
-
-
 async def test_sigterm_after_acknowledged_appends_keeps_them(tmp_path: Path) -> None:
     """Appends in flight when SIGTERM arrives: every acknowledged one is in the journal."""
     data = tmp_path / "data"
@@ -71,11 +68,11 @@ async def test_sigterm_after_acknowledged_appends_keeps_them(tmp_path: Path) -> 
         "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
-    script = _line(handshake) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    script = line(handshake) + line({"jsonrpc": "2.0", "method": "notifications/initialized"})
     for number in range(1, count + 1):
         arguments = {"session_id": "durable", "text": f"fact number {number}"}
         request = {"name": "context_append", "arguments": arguments}
-        script += _line({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": request})
+        script += line({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": request})
     acknowledged: set[str] = set()
     buffer = b""
     with trio.fail_after(60):

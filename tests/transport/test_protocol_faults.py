@@ -12,6 +12,7 @@ from mcp import Client
 from testkit.processes import stop_process
 from testkit.results import text_of
 from testkit.servers import server_params
+from testkit.stdio_lines import INITIALIZED, line, modern_meta
 
 from .serving import spawn
 
@@ -25,19 +26,14 @@ _INIT = {
     "method": "initialize",
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
 }
-_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-
-
-def _line(message: object) -> bytes:
-    return json.dumps(message).encode() + b"\n"
 
 
 def _ingest(request_id: int, text: str, *, id_last: bool) -> bytes:
     """A tools/call doc_ingest request, with its id first or (as the TypeScript SDK writes it) last."""
     call = {"name": "doc_ingest", "arguments": {"text": text, "doc_id": f"d{request_id}"}}
     if id_last:
-        return _line({"method": "tools/call", "params": call, "jsonrpc": "2.0", "id": request_id})
-    return _line({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": call})
+        return line({"method": "tools/call", "params": call, "jsonrpc": "2.0", "id": request_id})
+    return line({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": call})
 
 
 class _Session:
@@ -95,9 +91,9 @@ async def _start(data: Path, *flags: str) -> _Session:
         "--data-dir", str(data), "--no-llm", "--no-audit", *flags, env={"XDG_CACHE_HOME": str(data.parent / "cache")}
     )
     session = _Session(process)
-    await session.send(_line(_INIT))
+    await session.send(line(_INIT))
     await session.response(1)
-    await session.send(_line(_INITIALIZED))
+    await session.send(line(INITIALIZED))
     return session
 
 
@@ -109,7 +105,7 @@ async def test_hostile_lines_do_not_crash_the_server(tmp_path: Path) -> None:
         bad = '{"jsonrpc":"2.0","id":"\\x","method":"tools/call","params":{"t":"' + "y" * 70000 + '"}}\n'
         await session.send(bad.encode())
         await session.send(b"{" * 70000 + b"}" * 70000 + b"\n")
-        await session.send(_line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        await session.send(line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
         listed = await session.response(2)
         result = listed["result"]
         assert isinstance(result, dict) and len(result["tools"]) == 15
@@ -122,7 +118,7 @@ async def test_a_line_that_is_not_json_gets_parse_error(tmp_path: Path) -> None:
     with trio.fail_after(60):
         session = await _start(tmp_path / "data")
         await session.send(b"hello, is this thing on?\n")
-        await session.send(_line({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+        await session.send(line({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
         await session.response(2)
         code = await session.finish()
         answers = await session.rest_of_stdout()
@@ -139,7 +135,7 @@ async def test_json_that_is_no_message_gets_invalid_request(tmp_path: Path) -> N
         session = await _start(tmp_path / "data")
         for raw in (b"null", b"[]", b'[{"jsonrpc":"2.0","id":5,"method":"ping"}]', b"42", b'{"foo":1}'):
             await session.send(raw + b"\n")
-        await session.send(_line({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+        await session.send(line({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
         await session.response(2)
         code = await session.finish()
         answers = await session.rest_of_stdout()
@@ -190,11 +186,7 @@ async def test_request_beyond_the_grace_is_answered_that_the_server_stops(tmp_pa
     assert "the server is stopping" in json.dumps(result), answer
 
 
-_MODERN = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+_MODERN = modern_meta()
 
 
 async def test_a_listen_stream_open_at_eof_is_answered_and_nothing_is_left_in_flight(tmp_path: Path) -> None:
@@ -211,11 +203,11 @@ async def test_a_listen_stream_open_at_eof_is_answered_and_nothing_is_left_in_fl
     try:
         with trio.fail_after(300):  # only stops a hang
             await session.send(
-                _line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": _MODERN}})
+                line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": _MODERN}})
             )
             await session.response(1)
             listen = {"notifications": {"resourcesListChanged": True}, "_meta": _MODERN}
-            await session.send(_line({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": listen}))
+            await session.send(line({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": listen}))
             # Open: acknowledged (the SDK's handler sends the ack once the stream is registered), so this is the
             # stream open at EOF. Closing stdin before the ack left the order to the scheduler; the other one (the
             # handler starting after the stop, which refused the listen until d04bb16: 2 runs in 5 at load 5,
@@ -237,7 +229,7 @@ async def test_cancelled_request_leaves_the_in_flight_set(tmp_path: Path) -> Non
     with trio.fail_after(60):
         session = await _start(tmp_path / "data")
         await session.send(_ingest(6, _BIG, id_last=False))
-        await session.send(_line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}}))
+        await session.send(line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}}))
         code = await session.finish()
         answers = await session.rest_of_stdout()
     log = session.stderr.decode(errors="replace")
@@ -289,15 +281,15 @@ async def test_requests_the_sdk_cannot_read_are_answered_with_their_id(tmp_path:
     client waited forever and the shutdown waited out its grace for them."""
     with trio.fail_after(60):
         session = await _start(tmp_path / "data")
-        for line in _UNREAD.values():
-            await session.send(line.encode() + b"\n")
+        for raw in _UNREAD.values():
+            await session.send(raw.encode() + b"\n")
         codes: dict[int, object] = {}
         for request_id in _UNREAD:
             answer = await session.response(request_id if request_id != 6 else "six")
             error = answer["error"]
             assert isinstance(error, dict), answer
             codes[request_id] = error["code"]
-        await session.send(_line({"jsonrpc": "2.0", "id": 8, "method": "ping"}))
+        await session.send(line({"jsonrpc": "2.0", "id": 8, "method": "ping"}))
         await session.response(8)
         code = await session.finish()
     log = session.stderr.decode(errors="replace")

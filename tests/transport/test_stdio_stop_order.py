@@ -15,6 +15,7 @@ import ctxtrio
 from ctxtrio import _app
 from ctxtrio.transport.answers import AnswerRecorder
 from ctxtrio.transport.stdio import ProtocolWriter, Traffic
+from testkit.stdio_lines import line, modern_meta, modern_request
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -27,15 +28,7 @@ if TYPE_CHECKING:
     from ctxtrio._wiring import Wiring
     from ctxtrio.tools.stopping import Stopping
 
-_MODERN = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-
-
-def _line(message: dict[str, object]) -> bytes:
-    return json.dumps(message).encode() + b"\n"
+_MODERN = modern_meta()
 
 
 def _held_until_the_stop(monkeypatch: pytest.MonkeyPatch, *methods: str) -> None:
@@ -95,18 +88,14 @@ async def test_a_listen_read_before_eof_whose_handler_starts_after_the_stop_ends
     out = await _served(
         tmp_path,
         capfd,
-        _line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": _MODERN}}),
-        _line({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": listen}),
+        line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": _MODERN}}),
+        line({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": listen}),
     )
     answer = next((message for message in out if message.get("id") == 2), None)
     assert answer is not None and "result" in answer, out
     assert answer["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 2, answer
     order = [message.get("method", message.get("id")) for message in out]
     assert order == [1, "notifications/subscriptions/acknowledged", 2], out
-
-
-def _request(request_id: int, method: str, params: dict[str, object] | None = None) -> bytes:
-    return _line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": _MODERN}})
 
 
 _HELD = ("tools/call", "tools/list", "resources/read", "resources/list", "prompts/list", "subscriptions/listen")
@@ -123,14 +112,16 @@ async def test_every_request_read_before_eof_whose_handler_starts_after_the_stop
     out = await _served(
         tmp_path,
         capfd,
-        _request(1, "server/discover"),
-        _request(2, "tools/call", {"name": "context_append", "arguments": {"session_id": "s", "text": "Decision: X"}}),
-        _request(3, "tools/call", {"name": "context_guide", "arguments": {}}),
-        _request(4, "tools/list"),
-        _request(5, "resources/read", {"uri": "ctxtrio://guide"}),
-        _request(6, "resources/list"),
-        _request(7, "prompts/list"),
-        _request(8, "subscriptions/listen", {"notifications": {"resourcesListChanged": True}}),
+        modern_request(1, "server/discover"),
+        modern_request(
+            2, "tools/call", {"name": "context_append", "arguments": {"session_id": "s", "text": "Decision: X"}}
+        ),
+        modern_request(3, "tools/call", {"name": "context_guide", "arguments": {}}),
+        modern_request(4, "tools/list"),
+        modern_request(5, "resources/read", {"uri": "ctxtrio://guide"}),
+        modern_request(6, "resources/list"),
+        modern_request(7, "prompts/list"),
+        modern_request(8, "subscriptions/listen", {"notifications": {"resourcesListChanged": True}}),
     )
     answers = {message["id"]: message for message in out if "id" in message}
     assert sorted(answers) == list(range(1, 9)), out

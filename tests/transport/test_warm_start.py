@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 import trio
@@ -16,19 +15,13 @@ from mcp import Client
 from ctxtrio.transport.messages import peek
 from ctxtrio.transport.warm_start import EarlyResponder, Handoff, load_answers, request_key
 from testkit.servers import server_command, server_params
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+from testkit.stdio_lines import line
 
 ROOT = Path(__file__).resolve().parents[2]
 
 DISCOVER = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {"x": 1}}}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
 CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "context_guide", "arguments": {}}}
-
-
-def _line(message: Mapping[str, object]) -> bytes:
-    return json.dumps(message).encode() + b"\n"
 
 
 def test_early_responder_answers_recorded_requests_and_hands_over() -> None:
@@ -40,12 +33,12 @@ def test_early_responder_answers_recorded_requests_and_hands_over() -> None:
     out_read, out_write = os.pipe()
     responder = EarlyResponder(in_read, out_write, answers)
     responder.start()
-    os.write(in_write, _line(DISCOVER) + _line(LIST) + _line(CALL))
+    os.write(in_write, line(DISCOVER) + line(LIST) + line(CALL))
     reply = os.read(out_read, 4096)
     handoff = responder.handoff()
     assert json.loads(reply) == {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}
     assert handoff.answered == {"1"}
-    assert b"".join(handoff.lines) + handoff.rest == _line(DISCOVER) + _line(LIST) + _line(CALL)
+    assert b"".join(handoff.lines) + handoff.rest == line(DISCOVER) + line(LIST) + line(CALL)
     for fd in (in_read, in_write, out_read, out_write):
         os.close(fd)
 
@@ -88,7 +81,7 @@ def test_legacy_handshake_survives_handoff(tmp_path: Path) -> None:
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    script = _line(initialize) + _line(initialized) + _line(LIST) + _line(CALL)
+    script = line(initialize) + line(initialized) + line(LIST) + line(CALL)
     outputs = []
     for _ in range(2):
         run = subprocess.run(
@@ -160,7 +153,7 @@ def _run_legacy(tmp_path: Path, source: Path, *flags: str, data: str = "data") -
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
     script = (
-        _line(initialize) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"}) + _line(LIST) + _line(CALL)
+        line(initialize) + line({"jsonrpc": "2.0", "method": "notifications/initialized"}) + line(LIST) + line(CALL)
     )
     return subprocess.run(
         server_command(tmp_path / data, *flags),
