@@ -29,9 +29,12 @@ _ADORNMENT: Final = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?\Z")
 UNDERLINE: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 #: A directive's option line (``:synopsis: ...``, ``:noindex:``), indented under it.
 _OPTION: Final = re.compile(r"[ \t]+:[\w-]+:")
-#: A directive whose body is code or program output (docutils and Sphinx), passed over like a Markdown fence.
+#: A directive whose body is no prose, passed over like a Markdown fence: code or program output (docutils and
+#: Sphinx), or a list of index entries or documents (``.. index::`` over ``single: light-weight processes`` lines:
+#: _thread's outline line was "single: light-weight processes single: processes, light-weight ...").
 _CODE_DIRECTIVE: Final = re.compile(
-    r"[ \t]*\.\.[ \t]+(?:code-block|code|sourcecode|doctest|testcode|testoutput|parsed-literal|productionlist)::"
+    r"[ \t]*\.\.[ \t]+"
+    r"(?:code-block|code|sourcecode|doctest|testcode|testoutput|parsed-literal|productionlist|index|toctree)::"
 )
 #: An AsciiDoc labeled-list entry, its body on the next line ('--keep-base::' over a tab-indented line): in such
 #: a text an indented block after 'label::' is the entry's text, not reST's literal block. The label is

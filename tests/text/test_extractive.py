@@ -355,6 +355,21 @@ def test_rest_code_blocks_are_not_sentences_of_an_extract() -> None:
     assert first_sentence(".. code-block:: python\n\n    import pytest\n", max_tokens=60, model=MODEL)
 
 
+def test_index_entries_are_no_sentences_of_an_extract() -> None:
+    """An '.. index::' directive's body is a list of index entries, passed over: python3.11-doc's _thread page
+    had the outline line 'single: light-weight processes single: processes, light-weight single: binary ...'."""
+    thread = (
+        ".. index::\n   single: light-weight processes\n   single: processes, light-weight\n"
+        "   single: binary semaphores\n\nThis module provides low-level primitives for working with multiple threads.\n"
+    )
+    first = first_sentence(thread, max_tokens=60, model=MODEL)
+    assert first == "This module provides low-level primitives for working with multiple threads."
+    summary = summarize_extractive(
+        thread + "\nThreads share the module's global data.\n", target_tokens=20, model=MODEL
+    )
+    assert "single:" not in summary
+
+
 def test_an_asciidoc_entry_body_is_no_literal_block() -> None:
     """In AsciiDoc an indented body under a 'label::' is the entry's text, also after a blank line (git's
     manual has both forms, git-clean.txt's 'quit::' the second): it is not passed over as reST's literal block."""
