@@ -90,6 +90,7 @@ def _make_room_for_trailer(
     skipped: str | None,
     tags: AbstractSet[str],
     folded: tuple[str, str] | None,
+    notes: Sequence[str],
 ) -> tuple[int, str, int, int, bool]:
     """Drop the last chosen entries, then the last pins, until the trailer fits beside them.
 
@@ -98,8 +99,8 @@ def _make_room_for_trailer(
     """
     while True:
         not_fit = max(0, matched - repeats - len(chosen))
-        notes = _meaning_notes([item.id for item in chosen], by_meaning, skipped)
-        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit, notes, tags, folded)
+        said = [*notes, *_meaning_notes([item.id for item in chosen], by_meaning, skipped)]
+        trailer = _trailer(not_fit, matched, pins_missing, mode, by_limit, said, tags, folded)
         trailer_tokens = model.estimate(trailer)
         if used + trailer_tokens <= budget_tokens or not (chosen or pins):
             return not_fit, trailer, trailer_tokens, used, by_limit
@@ -127,6 +128,7 @@ def pack_recall(
     by_meaning: AbstractSet[str] = frozenset(),
     skipped: str | None = None,
     folded: tuple[str, str] | None = None,
+    notes: Sequence[str] = (),
 ) -> RecallResult:
     """Pack pins and ``candidates`` (best first) into ``budget_tokens``; see the module doc.
 
@@ -135,6 +137,7 @@ def pack_recall(
     ``by_meaning``: ids of entries semantic recall found and the words did not; the
     closing line names those shown. ``skipped``: why semantic recall was not asked. ``folded``: (entry,
     summary) of a folded entry the query matches, which the closing line names when nothing live does.
+    ``notes``: what the closing line says first (why a query was not searched).
     """
     pins, pins_missing, used = _fit_pins(state, budget_tokens)
     seen = {pin.text for pin in pins}
@@ -154,6 +157,7 @@ def pack_recall(
     not_fit, trailer, trailer_tokens, used, by_limit = _make_room_for_trailer(
         pins, pins_missing, chosen, used, by_limit, matched=matched, repeats=repeats, mode=mode,
         budget_tokens=budget_tokens, model=model, by_meaning=by_meaning, skipped=skipped, tags=tags, folded=folded,
+        notes=notes,
     )  # fmt: skip
     if mode == "query" and len(chosen) < len(ranked_chosen) and (not cuts or len(chosen) < cuts[0][1]):
         # The closing line pushed out a match ranked above the ones to cut: it is cut first instead
@@ -172,9 +176,9 @@ def pack_recall(
         cuts = []
 
     def closing(cut: Sequence[Item]) -> str:  # the closing line when ``cut`` is shown too
-        notes = _meaning_notes([item.id for item in chosen] + [item.id for item in cut], by_meaning, skipped)
+        said = [*notes, *_meaning_notes([item.id for item in chosen] + [item.id for item in cut], by_meaning, skipped)]
         missing = [pin for pin in pins_missing if all(pin.id != item.id for item in cut)]
-        return _trailer(not_fit - _unpinned(cut), matched, missing, mode, by_limit, notes, tags, folded)
+        return _trailer(not_fit - _unpinned(cut), matched, missing, mode, by_limit, said, tags, folded)
 
     got, tail = cut_all([item for item, _ in cuts], budget_tokens - used, closing, query_terms, model)
     if mode == "query" and len(pins) == pins_fitting:

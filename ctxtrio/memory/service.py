@@ -77,6 +77,12 @@ T = TypeVar("T")
 
 #: Most query terms searched (a pasted paragraph as a query stays fast).
 MAX_QUERY_TERMS = 64
+#: The closing line's word on a query that has no searchable words: its answer is the latest entries, which a
+#: model asking "the of and" or "*" took for matches (doc_search refuses such a query; recall still answers).
+UNSEARCHABLE_QUERY = (
+    "the query has no searchable words (only punctuation or common stopwords): "
+    "these are the latest entries, not matches; use distinctive words"
+)
 
 
 class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, ArchiveMethods, PruneMethods):
@@ -210,7 +216,8 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
         With semantic recall on, BM25's ranking is fused with the entries nearest the
         query in meaning, as doc_search fuses chunks (:func:`~.ranking.fuse_meaning`);
         those found only by meaning are named as such.
-        A query with no usable terms (or none) returns the most recent entries.
+        A query with no usable terms (or none) returns the most recent entries; the closing line
+        of a query with none says so (:data:`UNSEARCHABLE_QUERY`), so they are not taken for matches.
         ``tags`` keeps matches carrying any of them; pins are always included.
         """
         budget = check_budget(budget_tokens, self._live.budget_tokens)
@@ -267,6 +274,7 @@ class SessionService(CompactionMethods, ListingMethods, LifecycleMethods, Archiv
                 tags=wanted,
                 mode="recent",
                 model=model,
+                notes=(UNSEARCHABLE_QUERY,) if query and query.strip() else (),
             )
 
         with self._sessions.use(session_id) as session:

@@ -383,3 +383,23 @@ async def test_undo_on_the_full_compaction_tool_is_refused_naming_the_undo(tmp_p
             "restore=true undoes a compaction. Nothing was done."
         )
         assert (await ctx.sessions.status("s")).summaries == 0
+
+
+async def test_recall_of_a_query_without_searchable_words_says_the_entries_are_the_latest(tmp_path: Path) -> None:
+    """context_recall query="the of and" (or "*"): the latest entries, and the closing line says they are no matches."""
+    async with opened(tmp_path) as (_, client):
+        for n in range(3):
+            await client.call_tool("context_append", {"session_id": "s", "text": f"note {n}: the cache is warm"})
+        for query in ("the of and", "*"):
+            answer = text_of(await client.call_tool("context_recall", {"session_id": "s", "query": query}))
+            assert answer.splitlines() == [
+                "[e2 note] note 0: the cache is warm",
+                "[e3 note] note 1: the cache is warm",
+                "[e4 note] note 2: the cache is warm",
+                "(the query has no searchable words (only punctuation or common stopwords): "
+                "these are the latest entries, not matches; use distinctive words)",
+                answer.splitlines()[-1],
+            ]
+            assert answer.splitlines()[-1].endswith(" tokens, estimated)")  # no LLM to count with
+        latest = text_of(await client.call_tool("context_recall", {"session_id": "s"}))
+        assert "searchable" not in latest  # no query: the latest entries are what was asked for
