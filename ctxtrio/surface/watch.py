@@ -25,7 +25,7 @@ import trio
 from .._errors import CtxError
 from ..docs.repository import CATALOG_NAME
 from .complete import session_ids
-from .resources import parse_uri
+from .resources import ResourceRef, parse_uri
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -108,10 +108,13 @@ async def _safe_look(ctx: Wiring, subscribers: Subscribers, seen: _Seen, *, anno
     return False
 
 
+def _watched(subscribers: Subscribers) -> dict[str, ResourceRef]:
+    """The URIs subscribed to now, each parsed (those that do not parse are never announced)."""
+    return {uri: ref for uri in subscribers.watched() if (ref := parse_uri(uri)) is not None}
+
+
 async def _look(ctx: Wiring, subscribers: Subscribers, seen: _Seen, *, announce: bool) -> None:
-    watched = {uri: ref for uri in subscribers.watched() if (ref := parse_uri(uri)) is not None}
-    refs = list(watched.values())
-    watched_sessions = {ref.ident for ref in refs if ref.kind == "session"}
+    watched_sessions = {ref.ident for ref in _watched(subscribers).values() if ref.kind == "session"}
     journals = [(ident, ctx.data.session_journal(ident)) for ident in sorted(watched_sessions)]
     catalog, folder, stamps = await trio.to_thread.run_sync(
         _stamps, ctx.data.docs / CATALOG_NAME, ctx.data.sessions, journals
@@ -138,6 +141,10 @@ async def _look(ctx: Wiring, subscribers: Subscribers, seen: _Seen, *, announce:
     seen.journals = stamps
     if not announce:
         return
+    # Who is told is read now, after the look's awaits, not at its start: a client that subscribed meanwhile (a
+    # listen stream opened, then a re-ingest, while the stat waited for a core) hears of the change this look
+    # found. Before, it was left out, and the change, taken into ``seen``, was never announced to it.
+    watched = _watched(subscribers)
     for uri, ref in sorted(watched.items(), key=lambda item: item[0]):
         if (ref.kind in ("doc", "chunks") and ref.ident in changed_docs) or (
             ref.kind == "session" and ref.ident in changed_sessions
