@@ -45,7 +45,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
@@ -55,6 +55,39 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[1]
 _TIMED = ("open", "nearest_in_memory", "tally", "drop_except", "drop_journals", "add", "known", "load", "collect")
+
+
+class ServerStats(TypedDict):
+    """What the server process writes to its STATS file as it exits (:func:`_watched`), read back by :func:`_run`.
+    Pairs are JSON arrays when read back: they are only unpacked."""
+
+    steps: int
+    busy_s: float
+    cpu_s: float
+    #: Steps longer than each limit (seconds, as the JSON key).
+    over: dict[str, int]
+    #: (seconds, task name) of the longest steps, longest first.
+    longest: list[tuple[float, str]]
+    #: (seconds, task name) of the busiest tasks, busiest first.
+    by_task: list[tuple[float, str]]
+    #: The longest full garbage collections (seconds) and how many there were.
+    gc2: list[float]
+    gc2_count: int
+    #: Timed method -> (calls, seconds in all, longest call's seconds).
+    calls: dict[str, tuple[int, float, float]]
+    #: The longest ``current_journals`` calls (seconds).
+    rebuilds: list[float]
+
+
+class Seen(TypedDict):
+    """One run's figures: the clients' (this process) and the server's."""
+
+    ready_s: float
+    latencies: list[float]
+    #: Why a search answered by keyword -> how often.
+    why: dict[str, int]
+    ingested: int
+    server: ServerStats
 
 
 class LoopWatch(trio.abc.Instrument):
@@ -157,7 +190,7 @@ def _watched(stats: Path, argv: list[str]) -> int:
         if profile is not None:
             profile.dump_stats(os.environ["BUSY_PROFILE"])
         longest = sorted(watch.longest, reverse=True)[:12]
-        summary = {
+        summary: ServerStats = {
             "steps": watch.steps,
             "busy_s": watch.busy_s,
             "cpu_s": watch.cpu_s,
@@ -240,7 +273,7 @@ async def _spawn(args: argparse.Namespace, data: Path, url: str, stats: Path) ->
     return process, server
 
 
-async def _run(args: argparse.Namespace, data: Path, url: str) -> dict[str, object]:
+async def _run(args: argparse.Namespace, data: Path, url: str) -> Seen:
     from mcp import Client
     from scale import Corpus
 
@@ -291,34 +324,29 @@ async def _run(args: argparse.Namespace, data: Path, url: str) -> dict[str, obje
     process.terminate()
     with trio.move_on_after(60):
         await process.wait()
-    return {
-        "ready_s": ready_s,
-        "latencies": latencies,
-        "why": why,
-        "ingested": ingested[0],
-        **json.loads(stats.read_text()),
-    }
+    figures: ServerStats = json.loads(stats.read_text())  # (written by _watched, from a ServerStats)
+    return {"ready_s": ready_s, "latencies": latencies, "why": why, "ingested": ingested[0], "server": figures}
 
 
-def _report(seen: dict[str, object]) -> None:
-    latencies = [float(x) for x in seen["latencies"]]  # type: ignore[attr-defined]  # (JSON of _run's)
-    ms = [1000 * x for x in latencies]
+def _report(seen: Seen) -> None:
+    ms = [1000 * x for x in seen["latencies"]]
     print(
-        f"ready {float(str(seen['ready_s'])):.1f} s; {len(ms)} doc_search: p50 {_percentile(ms, 0.5):.0f} ms,"
+        f"ready {seen['ready_s']:.1f} s; {len(ms)} doc_search: p50 {_percentile(ms, 0.5):.0f} ms,"
         f" p99 {_percentile(ms, 0.99):.0f} ms, max {max(ms, default=0):.0f} ms; {seen['ingested']} ingests;"
         f" by keyword: {seen['why'] or 'none'}"
     )
+    server = seen["server"]
     print(
-        f"event loop: {seen['steps']} steps, {float(str(seen['busy_s'])):.1f} s busy"
-        f" ({float(str(seen['cpu_s'])):.1f} s CPU); steps over 10/50/100 ms:"
-        f" {seen['over']}; longest: "
-        + ", ".join(f"{1000 * t:.0f} ms {name.rsplit('.', 1)[-1]}" for t, name in seen["longest"][:8])  # type: ignore[index]
+        f"event loop: {server['steps']} steps, {server['busy_s']:.1f} s busy"
+        f" ({server['cpu_s']:.1f} s CPU); steps over 10/50/100 ms:"
+        f" {server['over']}; longest: "
+        + ", ".join(f"{1000 * t:.0f} ms {name.rsplit('.', 1)[-1]}" for t, name in server["longest"][:8])
     )
-    print("event loop by task: " + ", ".join(f"{name.rsplit('.', 1)[-1]} {t:.1f} s" for t, name in seen["by_task"]))  # type: ignore[attr-defined]
-    print(f"gc full passes: {seen['gc2_count']}, longest {[round(1000 * x) for x in seen['gc2']]} ms")  # type: ignore[attr-defined]
-    rebuilds = [round(1000 * x, 1) for x in seen["rebuilds"]]  # type: ignore[attr-defined]
+    print("event loop by task: " + ", ".join(f"{name.rsplit('.', 1)[-1]} {t:.1f} s" for t, name in server["by_task"]))
+    print(f"gc full passes: {server['gc2_count']}, longest {[round(1000 * x) for x in server['gc2']]} ms")
+    rebuilds = [round(1000 * x, 1) for x in server["rebuilds"]]
     print(f"current_journals: longest calls {rebuilds} ms")
-    for name, (count, total, longest) in seen["calls"].items():  # type: ignore[attr-defined]
+    for name, (count, total, longest) in server["calls"].items():
         print(f"  VectorStore/Repository.{name}: {count} calls, {total:.2f} s, longest {1000 * longest:.0f} ms")
 
 
