@@ -167,19 +167,19 @@ def lone_error(group: BaseExceptionGroup[BaseException]) -> CtxError | None:
 def one_error(raised_in_body: Sequence[BaseException] = ()) -> Iterator[None]:
     """Wrap a nursery: an exception group whose one leaf is a CtxError re-raises that CtxError.
 
-    So does a group whose one leaf is an exception of ``raised_in_body``: what the caller's own
-    code raised inside an async context manager that runs nurseries (``open_context``), which the
-    nurseries wrapped on its way out (a library user's ``except KeyError`` around
-    ``async with open_context(...)`` caught nothing: it came out as ExceptionGroup(ExceptionGroup(KeyError))).
-    The exception keeps its own traceback, cause and context. Groups of several exceptions, or of
+    So does a group that holds nothing but one exception of ``raised_in_body`` (through groups of
+    one): what the caller's own code raised inside an async context manager that runs nurseries
+    (``open_context``), which the nurseries wrapped on its way out (a library user's ``except KeyError``
+    around ``async with open_context(...)`` caught nothing: it came out as ExceptionGroup(ExceptionGroup(KeyError))).
+    That exception may be a group itself (the caller's own nursery's): it comes out as it was raised, not
+    inside two more. It keeps its own traceback, cause and context. Groups of several exceptions, or of
     anything else (``Cancelled``, ``KeyboardInterrupt``, a bug in a background task), propagate unchanged.
     """
     try:
         yield
     except BaseExceptionGroup as group:
-        found = leaves(group)
-        mine = len(found) == 1 and any(found[0] is raised for raised in raised_in_body)
-        lone = found[0] if mine else lone_error(group)
+        mine = _alone_inside(group, raised_in_body)
+        lone = mine if mine is not None else lone_error(group)
         if lone is None:
             raise
         context, suppressed = lone.__context__, lone.__suppress_context__
@@ -187,3 +187,23 @@ def one_error(raised_in_body: Sequence[BaseException] = ()) -> Iterator[None]:
             raise lone from lone.__cause__
         finally:  # its own context ("during handling of ..."), not the group it was taken out of
             lone.__context__, lone.__suppress_context__ = context, suppressed
+
+
+def _alone_inside(group: BaseExceptionGroup[BaseException], wanted: Sequence[BaseException]) -> BaseException | None:
+    """The exception of ``wanted`` that ``group`` holds alone, through groups of one, or None. A leaf is that
+    very object; a group the caller raised (its own nursery's) arrives as a copy: a cancelled scope takes the
+    ``Cancelled`` out of what passes it with ``BaseExceptionGroup.split`` (trio/_core/_run.py, CancelScope's exit),
+    which derives new groups. So a group is known by its leaves, the same objects in the same order, and the
+    caller's own group is what is returned."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+        inner = inner.exceptions[0]
+        for raised in wanted:
+            if inner is raised or (_same_leaves(inner, raised) and isinstance(raised, BaseExceptionGroup)):
+                return raised
+    return None
+
+
+def _same_leaves(one: BaseException, other: BaseException) -> bool:
+    mine, theirs = leaves(one), leaves(other)
+    return len(mine) == len(theirs) and all(a is b for a, b in zip(mine, theirs, strict=True))

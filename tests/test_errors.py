@@ -50,6 +50,17 @@ async def test_the_bodys_exception_keeps_its_own_context(tmp_path: Path) -> None
     assert isinstance(caught.value.__context__, ValueError) and not caught.value.__suppress_context__
 
 
+async def test_a_group_the_body_raises_comes_out_as_it_was_raised(tmp_path: Path) -> None:
+    """The caller's own exception group (its own nursery's, say) comes out as itself, not inside two more groups:
+    ``leaves`` looks past a group, so only its leaves were compared with what the body raised."""
+    config = ctxtrio.Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    mine = ExceptionGroup("the caller's own", [ValueError("first"), KeyError("second")])
+    with pytest.raises(ExceptionGroup) as caught:
+        async with ctxtrio.open_context(config):
+            raise mine
+    assert caught.value is mine
+
+
 async def test_a_bodys_exception_beside_a_background_failure_stays_grouped(tmp_path: Path) -> None:
     """one_error unwraps only the body's exception alone: with another error beside it the group is kept."""
     mine = ValueError("mine")
