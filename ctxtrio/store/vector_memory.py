@@ -32,24 +32,25 @@ class InMemory:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._matrix: Matrix | None = None
-        self._model = ""
+        #: (model, its matrix), one attribute: a glance without the lock (:meth:`get`) reads the pair
+        #: as one :meth:`put` made it, never one's matrix beside the other's model name.
+        self._held: tuple[str, Matrix] | None = None
 
     def get(self, model: str, dim: int) -> Matrix | None:
         """The matrix of (``model``, ``dim``) if it is in memory (a glance: no lock)."""
-        matrix, held = self._matrix, self._model
-        return matrix if matrix is not None and held == model and matrix.dim == dim else None
+        held = self._held
+        return held[1] if held is not None and held[0] == model and held[1].dim == dim else None
 
     @property
     def nbytes(self) -> int:
         """Bytes the matrix holds (0 when none is in memory)."""
-        matrix = self._matrix
-        return 0 if matrix is None else matrix.nbytes
+        held = self._held
+        return 0 if held is None else held[1].nbytes
 
     def put(self, matrix: Matrix | None, model: str = "") -> None:
         """Keep ``matrix`` (just read, file's lock held), or none: rows were dropped, it is read again later."""
         with self._lock:
-            self._matrix, self._model = matrix, model
+            self._held = None if matrix is None else (model, matrix)
 
     def extend(self, model: str, dim: int, keys: list[Key], blobs: list[bytes]) -> None:
         """Add rows just stored (file's lock held) to the matrix of (``model``, ``dim``) if it is in memory."""
@@ -59,9 +60,9 @@ class InMemory:
 
     def drop(self, journals: Collection[str]) -> None:
         """Stop finding the rows of ``journals``, just deleted (file's lock held)."""
-        matrix = self._matrix
-        if matrix is not None:
-            matrix.drop(journals, self._lock)
+        held = self._held
+        if held is not None:
+            held[1].drop(journals, self._lock)
 
     def scan(
         self, model: str, query: Sequence[float], journals: Collection[str] | None, limit: int

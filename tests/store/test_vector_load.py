@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from ctxtrio.store.vector_matrix import Matrix
+from ctxtrio.store.vector_memory import InMemory
 from ctxtrio.store.vectors import VectorHit, VectorRow, VectorStore
 
 if TYPE_CHECKING:
@@ -61,3 +63,29 @@ def test_a_scan_in_memory_does_not_wait_for_a_walk_holding_the_files_lock(tmp_pa
     assert found == [store.nearest("m", [0.0, 1.0], journals=None, limit=5)]
     assert [h.journal for h in found[0] or []] == ["b", "a"]
     store.close()
+
+
+class _Glanced(InMemory):
+    """The real InMemory, glanced at (``get``, as ``VectorStore.loaded`` does without a lock) at every attribute it
+    stores: what another thread sees between two stores of one ``put``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[str, Matrix | None]] = []  # (glances from here on: the stores of put)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        super().__setattr__(name, value)
+        if name != "seen" and hasattr(self, "seen"):
+            self.seen += [(model, self.get(model, 2)) for model in ("a", "b")]
+
+
+def test_a_glance_never_pairs_one_models_matrix_with_the_others_name() -> None:
+    """While the matrix of model "a" is replaced by model "b"'s (same dimension), a glance finds "a"'s or nothing for
+    "a", "b"'s or nothing for "b": never "b"'s vectors as "a"'s (the model name and the matrix were two attributes)."""
+    memory = _Glanced()
+    of_a, of_b = Matrix(2), Matrix(2)
+    memory.put(of_a, "a")
+    memory.put(of_b, "b")
+    memory.put(None)
+    assert memory.seen, "no store was glanced at"
+    assert all(found is None or found is {"a": of_a, "b": of_b}[model] for model, found in memory.seen), memory.seen
