@@ -81,7 +81,7 @@ class ConfigValues(Protocol):
 def out_of_range(config: ConfigValues, given: Mapping[str, str] | None = None) -> list[str]:
     """Every setting that is out of range, in the order the flags are documented, each named by its flag or
     as ``given`` maps it: what the user wrote (the command line passes ``CTX_BUDGET`` for ``--budget`` when
-    the variable gave the value; a library Config has no source, so its checks name the flags)."""
+    the variable gave the value; ``open_context`` passes the Config's field names, ``_config.field_names``)."""
     spelled = given or {}
 
     def named(flag: str) -> str:
@@ -121,7 +121,11 @@ def _endpoint_problems(config: ConfigValues, named: Callable[[str], str]) -> lis
     """The LLM and embedding endpoints, and the ingest size."""
     problems: list[str] = []
     if not config.llm_timeout_s > 0:  # `not >`: NaN (`--llm-timeout nan` parses as a float) is refused too
-        problems.append(f"{named('--llm-timeout')} must be > 0 ms, got {config.llm_timeout_s * 1000:g}")
+        name = named("--llm-timeout")
+        if name == "llm_timeout_s":  # a library Config's field is in seconds (the flag and its variable in ms)
+            problems.append(f"{name} must be > 0 s, got {config.llm_timeout_s:g}")
+        else:
+            problems.append(f"{name} must be > 0 ms, got {config.llm_timeout_s * 1000:g}")
     if not config.llm_deadline_s > 0:
         problems.append(f"{named('--llm-deadline')} must be > 0 s, got {config.llm_deadline_s:g}")
     if config.llm_concurrency < 1:
