@@ -53,7 +53,9 @@ class ConfigValues(Protocol):
     @property
     def max_ingest_chars(self) -> int: ...
 
-    # The HTTP listener.
+    # The transport and the HTTP listener.
+    @property
+    def transport(self) -> str: ...
     @property
     def http_port(self) -> int: ...
     @property
@@ -142,8 +144,10 @@ def _endpoint_problems(config: ConfigValues, named: Callable[[str], str]) -> lis
 
 
 def _http_problems(config: ConfigValues, named: Callable[[str], str]) -> list[str]:
-    """The HTTP listener: port, exposure, token, body and session limits."""
+    """The transport, and the HTTP listener: port, exposure, token, body and session limits."""
     problems: list[str] = []
+    if config.transport not in ("stdio", "http"):  # (a library's Config: the command line offers the two only)
+        problems.append(f"{named('--stdio/--http')} must be stdio or http, got {config.transport!r}")
     if not 0 <= config.http_port <= 65535:
         problems.append(f"{named('--port')} must be between 0 and 65535, got {config.http_port}")
     if not is_loopback_host(config.http_host):

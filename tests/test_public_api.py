@@ -221,6 +221,7 @@ async def test_open_context_refuses_a_config_naming_its_fields_not_flags(tmp_pat
     for changes, message in (
         ({"budget_tokens": 10}, "budget_tokens must be between 50 and 100000, got 10"),
         ({"llm_timeout_s": -0.5}, "llm_timeout_s must be > 0 s, got -0.5"),  # (seconds: --llm-timeout is in ms)
+        ({"transport": "ws"}, "transport must be stdio or http, got 'ws'"),  # (serve() ran stdio for it)
         ({"chunk_overlap_tokens": 5000}, "chunk_overlap_tokens (5000) must be smaller than chunk_tokens (800)"),
         ({"ingest_roots": (tmp_path / "missing",)}, f"ingest_roots {tmp_path / 'missing'} is not a directory"),
     ):
