@@ -7,7 +7,8 @@ and leaves out the sentence that says what the name does. :func:`literal_lines` 
 the lines of
 
 * fenced blocks (markdown's ``````` and ``~~~``; a text cut from a longer one that
-  starts inside a fence is read as starting outside it),
+  starts inside a fence is read as starting outside it; a ``~~~`` run under a title as long
+  as it is the title's underline, reST's or AsciiDoc's, not a fence),
 * reST literal blocks: the lines indented deeper than a paragraph that ends with ``::``
   (or than a ``.. code-block::``-like directive), after a blank line, up to the next line
   indented no deeper than it,
@@ -65,10 +66,29 @@ def _fenced(raws: Sequence[str]) -> set[int]:
             stripped = raw.strip()
             if stripped.startswith(fence) and not stripped.strip(fence[0]):
                 fence = ""
-        elif (match := _FENCE.match(raw)) is not None and not (match.group(1)[0] == "`" and "`" in raw[match.end() :]):
+        elif (
+            (match := _FENCE.match(raw)) is not None
+            and not (match.group(1)[0] == "`" and "`" in raw[match.end() :])
+            and not (number and _underlines(raws[number - 1], raw))
+        ):
             fence = match.group(1)
             out.add(number)
     return out
+
+
+def _underlines(above: str, raw: str) -> bool:
+    """Whether ``raw``, a run of ``~`` alone on its line, underlines the title ``above`` (reST's and AsciiDoc's
+    ``Skip algorithm`` over ``~~~~~~~~~~~~~~``): ``above`` is text hard against the margin, and ``raw`` is at least
+    as long as it, give or take two characters (AsciiDoc's rule; reST wants it as long or longer). Markdown fences
+    a block with it, but seldom right under a line of prose as long as the fence."""
+    run = raw.strip()
+    title = above.rstrip()
+    return (
+        run[:1] == "~"
+        and not run.strip("~")
+        and title[:1] not in ("", " ", "\t", "~", "`")
+        and len(run) >= len(title) - 2
+    )
 
 
 def _transcripts(raws: Sequence[str]) -> set[int]:
