@@ -324,6 +324,10 @@ async def _run(args: argparse.Namespace, data: Path, url: str) -> Seen:
     process.terminate()
     with trio.move_on_after(60):
         await process.wait()
+    if process.returncode is None:  # (not left running after this script; it writes STATS only as it exits)
+        process.kill()
+        await process.wait()
+        raise SystemExit(f"the server (pid {process.pid}) did not stop within 60 s of SIGTERM: killed, no figures")
     figures: ServerStats = json.loads(stats.read_text())  # (written by _watched, from a ServerStats)
     return {"ready_s": ready_s, "latencies": latencies, "why": why, "ingested": ingested[0], "server": figures}
 
