@@ -64,19 +64,13 @@ class ServerStats(TypedDict):
     steps: int
     busy_s: float
     cpu_s: float
-    #: Steps longer than each limit (seconds, as the JSON key).
-    over: dict[str, int]
-    #: (seconds, task name) of the longest steps, longest first.
-    longest: list[tuple[float, str]]
-    #: (seconds, task name) of the busiest tasks, busiest first.
-    by_task: list[tuple[float, str]]
-    #: The longest full garbage collections (seconds) and how many there were.
-    gc2: list[float]
+    over: dict[str, int]  # steps longer than each limit (seconds, as the JSON key)
+    longest: list[tuple[float, str]]  # (seconds, task name), longest first
+    by_task: list[tuple[float, str]]  # (seconds in all, task name), busiest first
+    gc2: list[float]  # the longest full garbage collections (seconds); gc2_count: how many there were
     gc2_count: int
-    #: Timed method -> (calls, seconds in all, longest call's seconds).
-    calls: dict[str, tuple[int, float, float]]
-    #: The longest ``current_journals`` calls (seconds).
-    rebuilds: list[float]
+    calls: dict[str, tuple[int, float, float]]  # timed method -> (calls, seconds in all, longest call's seconds)
+    rebuilds: list[float]  # the longest ``current_journals`` calls (seconds)
 
 
 class Seen(TypedDict):
@@ -84,8 +78,7 @@ class Seen(TypedDict):
 
     ready_s: float
     latencies: list[float]
-    #: Why a search answered by keyword -> how often.
-    why: dict[str, int]
+    why: dict[str, int]  # why a search answered by keyword -> how often
     ingested: int
     server: ServerStats
 
