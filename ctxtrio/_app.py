@@ -35,7 +35,7 @@ from ._sdk.surface import install
 from ._version import __version__
 from ._wiring import open_wiring
 from .surface.served import ServedSurface
-from .surface.watch import watch
+from .surface.watch import Journals, watch
 from .tools.compact import COMPACT_TOOLS
 from .tools.runner import ToolRunner
 from .tools.stopping import ANSWER_S, Stopping
@@ -77,10 +77,10 @@ def build_server(ctx: Wiring) -> Server[Any]:
 
     Subscriptions and warnings are only delivered while :func:`running_server` runs.
     """
-    return _build(ctx, Stopping())[0]
+    return _build(ctx, Stopping(), Journals(ctx.data))[0]
 
 
-def _build(ctx: Wiring, stopping: Stopping) -> tuple[Server[Any], Hub]:
+def _build(ctx: Wiring, stopping: Stopping, journals: Journals) -> tuple[Server[Any], Hub]:
     tools = COMPACT_TOOLS if ctx.config.tools == "compact" else TOOLS
     runner = ToolRunner(ctx, tools, stopping=stopping)
     server = make_server(
@@ -90,7 +90,10 @@ def _build(ctx: Wiring, stopping: Stopping) -> tuple[Server[Any], Hub]:
         tools=[listing(tool) for tool in tools],
         call=runner.call,
     )
-    hub = Hub(secrets=[secret for secret in (ctx.config.llm_api_key, ctx.config.http_token) if secret])
+    hub = Hub(
+        secrets=[secret for secret in (ctx.config.llm_api_key, ctx.config.http_token) if secret],
+        promise=journals.promise,
+    )
     stopping.at_stop(hub.end_listens)  # listen streams end with their result when the transport stops
     install(server, ServedSurface(ctx, [tool.name for tool in tools], stopping), hub)
     return server, hub
@@ -104,10 +107,11 @@ async def running_server(ctx: Wiring, stopping: Stopping | None = None) -> Async
     the data dir) and the warning forwarder (``logging/setLevel``) stop on exit.
     ``stopping`` is what the transport's stop sets: calls past the grace are answered.
     """
-    server, hub = _build(ctx, stopping if stopping is not None else Stopping())
+    journals = Journals(ctx.data)  # the session stamps subscriptions take and the watcher compares with
+    server, hub = _build(ctx, stopping if stopping is not None else Stopping(), journals)
     async with trio.open_nursery() as nursery:
         await nursery.start(hub.run_logs)
-        await nursery.start(partial(watch, ctx, hub))
+        await nursery.start(partial(watch, ctx, hub, journals))
         yield server
         nursery.cancel_scope.cancel()
 

@@ -10,6 +10,11 @@ Two eras of the protocol deliver server events differently, and :class:`Hub` ser
   SDK's ``ListenHandler`` serves it from an in-process bus this hub publishes to. The
   URIs named by open streams are counted here, so the data-dir watcher knows them.
 
+Either way a subscription is registered, then the hub awaits its ``promise`` (the watcher
+stamps what the URIs name now: :meth:`ctxtrio.surface.watch.Journals.promise`), then it
+is acknowledged: every change after the acknowledgement is announced, including one made
+before the watcher's next look.
+
 Warnings (WARNING and above on the ``ctxtrio`` loggers) go to the handshake connections
 that called ``logging/setLevel`` at or below their level, as ``notifications/message``
 with the logger name and the message only, secrets masked, cut to
@@ -29,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
     from mcp.server.connection import Connection
     from mcp.server.context import ServerRequestContext
@@ -68,10 +73,14 @@ def connection_of(session: ServerSession) -> Connection:
 class Hub:
     """The connections of one server, what each subscribed to, and the bus of listen streams."""
 
-    def __init__(self, *, secrets: Sequence[str] = ()) -> None:
+    def __init__(
+        self, *, secrets: Sequence[str] = (), promise: Callable[[Sequence[str]], Awaitable[None]] | None = None
+    ) -> None:
         from mcp.server.subscriptions import InMemorySubscriptionBus
 
         self._bus = InMemorySubscriptionBus()
+        #: Awaited once URIs are subscribed to and before that is acknowledged (the state they were promised).
+        self._promise = promise
         self._connections: dict[int, Connection] = {}
         self._subscriptions: dict[int, set[str]] = {}
         self._levels: dict[int, int] = {}
@@ -106,8 +115,12 @@ class Hub:
         self._subscriptions.pop(key, None)
         self._levels.pop(key, None)
 
-    def subscribe(self, session: ServerSession, uri: str) -> bool:
-        """Subscribe the connection of ``session`` to ``uri``; False when it holds too many already."""
+    async def subscribe(self, session: ServerSession, uri: str) -> bool:
+        """Subscribe the connection of ``session`` to ``uri``; False when it holds too many already.
+
+        Returns once ``uri``'s state now is what the watcher compares with (the ``promise``), so the
+        caller acknowledges a subscription that hears of every change after it.
+        """
         connection = self.seen(session)
         if connection is None:
             return True  # nothing to deliver on: the subscription is honoured and never fires
@@ -115,6 +128,8 @@ class Hub:
         if uri not in uris and len(uris) >= MAX_SUBSCRIPTIONS:
             return False
         uris.add(uri)
+        if self._promise is not None:
+            await self._promise([uri])
         return True
 
     def unsubscribe(self, session: ServerSession, uri: str) -> None:
@@ -208,6 +223,8 @@ class Hub:
                 uris = list(params.notifications.resource_subscriptions or ())[:MAX_SUBSCRIPTIONS]
                 listened.update(uris)
                 try:
+                    if hub._promise is not None and uris:
+                        await hub._promise(uris)  # before super() sends the acknowledgement
                     return await super().__call__(ctx, params)
                 finally:
                     listened.subtract(uris)

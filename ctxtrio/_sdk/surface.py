@@ -127,7 +127,7 @@ def install(server: Server[Any], surface: Surface, hub: Hub) -> None:  # noqa: C
         return types.ReadResourceResult(contents=[types.TextResourceContents.model_validate(contents)])
 
     async def subscribe(ctx: ServerRequestContext[Any], params: SubscribeRequestParams) -> EmptyResult:
-        if not hub.subscribe(ctx.session, params.uri):
+        if not await hub.subscribe(ctx.session, params.uri):
             raise MCPError(types.INVALID_PARAMS, "too many subscriptions on this connection; unsubscribe some first")
         return types.EmptyResult()
 

@@ -143,6 +143,30 @@ async def test_list_changes_reach_handshake_and_listen_clients(tmp_path: Path, c
         assert events == {"ResourceUpdated", "ResourcesListChanged"}
 
 
+async def test_a_session_changed_right_after_a_subscription_is_announced(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """resources/subscribe or a listen stream, then at once context_append (no look of the watcher in between): both
+    clients hear of it. Before, the watcher's next look took the appended journal as its first stamp, and never told."""
+    inbox = Inbox()
+    async with (
+        open_wiring(_config(tmp_path)) as ctx,
+        running_server(ctx) as server,
+        Client(server, mode="legacy", message_handler=inbox) as legacy,
+        Client(server) as modern,
+    ):
+        assert not (await legacy.call_tool("context_append", {"session_id": "work", "text": "one"})).is_error
+        await _subscribe(legacy, "ctxtrio://sessions/work")
+        async with modern.listen(resource_subscriptions=["ctxtrio://sessions/work"]) as stream:
+            subscribed = trio.current_time()
+            assert not (await modern.call_tool("context_append", {"session_id": "work", "text": "two"})).is_error
+            assert trio.current_time() == subscribed  # the held clock stood still: no look in between
+            with trio.fail_after(1):
+                event = await stream.__anext__()
+                await inbox.wait_for(ResourceUpdatedNotification, uri="ctxtrio://sessions/work")
+        assert type(event).__name__ == "ResourceUpdated"
+
+
 async def test_warnings_reach_clients_that_asked_masked_and_rate_limited(
     tmp_path: Path, clock: trio.testing.MockClock
 ) -> None:

@@ -5,28 +5,39 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+import pytest
 import trio
 import trio.testing
 
 from ctxtrio._config import Config
 from ctxtrio._wiring import open_wiring
 from ctxtrio.surface import watch as watching
-from ctxtrio.surface.watch import watch
+from ctxtrio.surface.watch import Journals, watch
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
     from pathlib import Path
 
-    import pytest
+    from ctxtrio._wiring import Wiring
 
 URI = "ctxtrio://docs/spec"
+SESSION = "ctxtrio://sessions/work"
 
 
 class Told:
-    """Subscribers as a test holds them: the URIs subscribed to, and what the watcher told, in order."""
+    """Subscribers as a test holds them: the URIs subscribed to, and what the watcher told, in order.
 
-    def __init__(self) -> None:
+    :meth:`subscribe` does what ctxtrio._sdk.events.Hub does for resources/subscribe and subscriptions/listen:
+    registers the URI, then awaits the watcher's promise, then (the caller) acknowledges."""
+
+    def __init__(self, journals: Journals) -> None:
+        self.journals = journals
         self.uris: set[str] = set()
         self.told: list[str] = []
+
+    async def subscribe(self, uri: str) -> None:
+        self.uris.add(uri)
+        await self.journals.promise([uri])
 
     def watched(self) -> frozenset[str]:
         return frozenset(self.uris)
@@ -45,9 +56,9 @@ async def test_a_client_that_subscribes_while_a_look_runs_hears_of_the_change_it
     wait for a core on a loaded machine): that look tells the new subscriber. Before, it told only the subscribers
     read at its start, and the change, taken into what it had seen, was never announced (test_notify's HTTP listen
     stream waited 20 s for it, 2 runs of 3 with each look 0.15 s slower)."""
-    told = Told()
     config = Config(data_dir=tmp_path, llm_enabled=False, audit=False)
     async with open_wiring(config) as ctx, trio.open_nursery() as nursery:
+        told = Told(Journals(ctx.data))
         await ctx.documents.ingest(text="one", doc_id="spec")
         stamps, meanwhile = watching._stamps, list[str]()
 
@@ -58,8 +69,85 @@ async def test_a_client_that_subscribes_while_a_look_runs_hears_of_the_change_it
                 trio.from_thread.run(partial(ctx.documents.ingest, text="two", doc_id="spec"))
             return stamps(*args)  # type: ignore[arg-type]  # (the look's own arguments, passed on)
 
-        await nursery.start(partial(watch, ctx, told, interval_s=1.0))  # (its first look: what is there)
+        await nursery.start(partial(watch, ctx, told, told.journals, interval_s=1.0))  # (its first look: what is there)
         monkeypatch.setattr(watching, "_stamps", stamps_after_a_subscription)
         await trio.sleep(3.5)  # three looks: the one the subscription and the re-ingest came during, two more
         nursery.cancel_scope.cancel()
     assert meanwhile and told.told == [URI]
+
+
+async def _entries(ctx: Wiring) -> list[str]:
+    """Three entries in session "work" (enough to compact); their ids."""
+    return [(await ctx.sessions.append("work", text)).entry.id for text in ("one", "two", "three")]
+
+
+async def _deleted(ctx: Wiring) -> list[str]:
+    ids = await _entries(ctx)
+    await ctx.sessions.delete_session("work")
+    return ids
+
+
+async def _nothing(ctx: Wiring) -> list[str]:
+    return []
+
+
+#: (what is there before the subscription, the change made after it and before the watcher's next look).
+CHANGES: dict[
+    str, tuple[Callable[[Wiring], Awaitable[list[str]]], Callable[[Wiring, list[str]], Awaitable[object]]]
+] = {
+    "append": (_entries, lambda ctx, ids: ctx.sessions.append("work", "four")),
+    "pin": (_entries, lambda ctx, ids: ctx.sessions.update("work", ids[0], pinned=True)),
+    "compact": (_entries, lambda ctx, ids: ctx.sessions.compact("work", keep_recent=1)),
+    "delete": (_entries, lambda ctx, ids: ctx.sessions.delete_session("work")),
+    "restore": (_deleted, lambda ctx, ids: ctx.sessions.restore_session("work")),
+    "prune": (_deleted, lambda ctx, ids: ctx.sessions.prune(0.0)),
+    "create": (_nothing, lambda ctx, ids: ctx.sessions.append("work", "born")),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+async def test_a_session_changed_after_its_subscription_and_before_the_next_look_is_announced(
+    tmp_path: Path, clock: trio.testing.MockClock, change: str
+) -> None:
+    """Subscribed, then changed (append, pin, compact, delete, restore, prune, created) while the watcher sleeps: its
+    next look announces it. Before, that look stat'ed the journal for the first time, as its baseline, and the change
+    was never announced."""
+    before, after = CHANGES[change]
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    async with open_wiring(config) as ctx, trio.open_nursery() as nursery:
+        told = Told(Journals(ctx.data))
+        ids = await before(ctx)
+        await nursery.start(partial(watch, ctx, told, told.journals, interval_s=1.0))
+        await told.subscribe(SESSION)
+        looked = trio.current_time()
+        await after(ctx, ids)
+        assert trio.current_time() == looked  # no look in between: the held clock stood still
+        await trio.sleep(2.5)  # two looks
+        nursery.cancel_scope.cancel()
+    assert [uri for uri in told.told if uri != "list_changed"] == [SESSION]
+
+
+async def test_a_session_subscribed_to_while_a_look_runs_keeps_the_stamp_it_was_promised(
+    tmp_path: Path, clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subscription (its stamp taken) and then an append, both while a look that did not watch the session yet stats
+    in its thread: that look keeps the promised stamp, and the next one announces the append (a look that replaced the
+    stamps with its own lost it, and the next look took the appended journal as its baseline)."""
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    async with open_wiring(config) as ctx, trio.open_nursery() as nursery:
+        told = Told(Journals(ctx.data))
+        await ctx.sessions.append("work", "one")
+        stamps, meanwhile = watching._stamps, list[str]()
+
+        def stamps_after_a_subscription(*args: object) -> object:
+            if not meanwhile:  # the next look, once
+                meanwhile.append(SESSION)
+                trio.from_thread.run(partial(told.subscribe, SESSION))
+                trio.from_thread.run(partial(ctx.sessions.append, "work", "two"))
+            return stamps(*args)  # type: ignore[arg-type]  # (the look's own arguments, passed on)
+
+        await nursery.start(partial(watch, ctx, told, told.journals, interval_s=1.0))
+        monkeypatch.setattr(watching, "_stamps", stamps_after_a_subscription)
+        await trio.sleep(3.5)  # the look the subscription came during, two more
+        nursery.cancel_scope.cancel()
+    assert meanwhile and told.told == [SESSION]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from ctxtrio._sdk.events import Hub
     from ctxtrio._wiring import Wiring
+    from ctxtrio.surface.watch import Journals
     from ctxtrio.tools.stopping import Stopping
 
 _MODERN = modern_meta()
@@ -37,8 +38,8 @@ def _held_until_the_stop(monkeypatch: pytest.MonkeyPatch, *methods: str) -> None
     the one the server registered (``Server.get_request_handler``), called after the stop."""
     build = _app._build
 
-    def held(ctx: Wiring, stopping: Stopping) -> tuple[Server[Any], Hub]:
-        server, hub = build(ctx, stopping)
+    def held(ctx: Wiring, stopping: Stopping, journals: Journals) -> tuple[Server[Any], Hub]:
+        server, hub = build(ctx, stopping, journals)
         stopped = trio.Event()
         stopping.at_stop(lambda *_: stopped.set())  # after hub.end_listens, registered first by _build
         for method in methods:
