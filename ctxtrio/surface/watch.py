@@ -184,14 +184,16 @@ async def _look(ctx: Wiring, subscribers: Subscribers, seen: _Seen, journals: Jo
         version, changed, ids = await ctx.documents.changes(seen.version)
         docs = frozenset(ids)
         seen.catalog = catalog  # only once read: a failed read is tried again next time
-        if seen.docs is not None:
+        if seen.docs is not None or announce:
+            # (None on an announcing look: the first look failed, so there is no baseline from the watcher's start;
+            # every change the catalog's state recorded is announced, and the list said changed, rather than none.)
             changed_docs = set(changed)
             listing = seen.docs != docs
         seen.docs, seen.version = docs, version
     if folder != seen.folder or seen.sessions is None:
         sessions = frozenset(await trio.to_thread.run_sync(session_ids, ctx.data.sessions))
         seen.folder = folder
-        listing = listing or (seen.sessions is not None and sessions != seen.sessions)
+        listing = listing or ((seen.sessions is not None or announce) and sessions != seen.sessions)
         seen.sessions = sessions
     # Who is told is read now, after the look's awaits, not at its start: a client that subscribed meanwhile (a
     # listen stream opened, then a re-ingest, while the stat waited for a core) hears of the change this look

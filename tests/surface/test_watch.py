@@ -10,6 +10,7 @@ import trio
 import trio.testing
 
 from ctxtrio._config import Config
+from ctxtrio._errors import StoreError
 from ctxtrio._wiring import open_wiring
 from ctxtrio.surface import watch as watching
 from ctxtrio.surface.watch import Journals, watch
@@ -151,3 +152,31 @@ async def test_a_session_subscribed_to_while_a_look_runs_keeps_the_stamp_it_was_
         await trio.sleep(3.5)  # the look the subscription came during, two more
         nursery.cancel_scope.cancel()
     assert meanwhile and told.told == [SESSION]
+
+
+async def test_a_document_changed_while_the_first_look_could_not_read_the_catalog_is_announced(
+    tmp_path: Path, clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher's first look fails (catalog unreadable), a client subscribes, the document is replaced, the catalog
+    reads again: the first look that reads it announces the change. Before, that look took the catalog as its first
+    baseline, as a first look does, and told nothing."""
+    config = Config(data_dir=tmp_path, llm_enabled=False, audit=False)
+    async with open_wiring(config) as ctx, trio.open_nursery() as nursery:
+        told = Told(Journals(ctx.data))
+        await ctx.documents.ingest(text="one", doc_id="spec")
+        real, broken = ctx.documents.changes, [True]
+
+        async def unreadable_at_first(since: int) -> tuple[int, list[str], list[str]]:
+            if broken:
+                raise StoreError("catalog unreadable (test)")
+            return await real(since)
+
+        monkeypatch.setattr(ctx.documents, "changes", unreadable_at_first)
+        await nursery.start(partial(watch, ctx, told, told.journals, interval_s=1.0))
+        await told.subscribe(URI)
+        await ctx.documents.ingest(text="two", doc_id="spec")
+        await trio.sleep(1.5)  # a look that fails again
+        broken.clear()
+        await trio.sleep(2)  # two looks that read
+        nursery.cancel_scope.cancel()
+    assert told.told.count(URI) == 1
