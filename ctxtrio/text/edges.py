@@ -11,7 +11,9 @@ the sentence of a line past it that holds the query's rarest word (:func:`far_se
 ``onerror``'s own paragraph, below a note, under ``.. function:: rmtree(..., onerror=None)``),
 or else, above it, the line that defines the rarest word and the sentence after it
 (:func:`lead_sentence`: ``.. cmdoption:: -W arg`` and "Warning control.", above a window on
-the lines about ``-W`` options).
+the lines about ``-W`` options). A window grown into the tail of a paragraph above its core starts
+where that paragraph does when a line of it names a query word, or else, when the tail is code,
+after it (:func:`paragraph_head`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "grow",
     "hidden_lines",
     "lead_sentence",
+    "paragraph_head",
 ]
 
 #: Lines added after the window for each line added before it while growing.
@@ -71,6 +74,10 @@ _RST_UNSHOWN: Final = re.compile(
     r"[ \t]*\.\.[ \t]+(?:index|moduleauthor|sectionauthor|codeauthor|highlight|currentmodule|tabularcolumns)::"
 )
 _RST_TARGET: Final = re.compile(r"[ \t]*\.\.[ \t]+_(?:[^:`\s][^:`]*|`[^`]+`):(?:[ \t]+\S+)?[ \t]*$")
+#: Lines at most a grown window reaches up to start where its paragraph does (:func:`paragraph_head`).
+_HEAD_LINES: Final = 8
+#: A line that starts a list item: it starts a paragraph though the line above it is not blank.
+_ITEM: Final = re.compile(r"\s*(?:[-*+•]|\d+[.)]|#\.)\s")
 #: Inline markup a line that goes on with the sentence above it may start with.
 _MARKUP_GOES_ON: Final = re.compile(r"\s*(?:[`(\[\"'“]|[*_:]\S)")
 
@@ -255,3 +262,57 @@ def lead_sentence(
     if last >= reach or any(hidden[start : last + 1]) or sum(costs[first : last + 1]) > most:
         return None
     return first, last
+
+
+def paragraph_head(
+    raws: Sequence[str],
+    costs: Sequence[int],
+    hidden: Sequence[bool],
+    asked: tuple[Sequence[bool], AbstractSet[int]],
+    window: tuple[int, int],
+    core: tuple[int, int],
+    top: int,
+    room: int,
+) -> tuple[int, int]:
+    """The grown ``window`` (first and last line) without the tail of a paragraph above its ``core``
+    (first and last line) that it starts on. ``asked``: whether each line holds a query word, and
+    the lines of code. From where the paragraph starts, when that is at most :data:`_HEAD_LINES` lines
+    up, not above ``top`` (its entry's start), a line of it above the window holds a query word, and
+    what ``room`` has left, then the lines grown below the core (the last first), pay for them: a
+    paragraph's first sentence says what it is about, and a window on deepcopy started on "is compatible
+    with the way these are treated by the :mod:`pickle` module.", three lines under the answer, "This
+    module does not copy types like module, method, ...". Else, when the tail is code, from the line
+    after it, the lines below taking its room: the last lines of an example say nothing without its
+    first ones (a window on ``TypeVar``'s ``bound`` started on ``add_logging``'s last six, and the hit
+    after it, the answer, did not fit). Else as it was: the tail of prose is its sentence's end,
+    perhaps the answer ("32 bytes (256 bits) of randomness is sufficient" for how long a token
+    should be), and the lines grown below are those after the words that name it (an answer follows them:
+    ``max_connections (integer)`` and "The default is typically 100 connections"), not to be given
+    for a paragraph that does not name them."""
+    first, last = window
+    if first >= core[0] or first == top or hidden[first] or not raws[first].strip() or _ITEM.match(raws[first]):
+        return window
+    if hidden[first - 1] or not raws[first - 1].strip():
+        return window  # it starts a paragraph
+    wanted, code = asked
+    head = first
+    while head > top and first - head < _HEAD_LINES and raws[head - 1].strip() and not hidden[head - 1]:
+        if _ITEM.match(raws[head]):
+            break
+        head -= 1
+    reached = head == top or not raws[head - 1].strip() or hidden[head - 1] or bool(_ITEM.match(raws[head]))
+    if reached and any(wanted[head:first]):
+        need, free, end = sum(costs[head:first]), room - sum(costs[first : last + 1]), last
+        while need > free and end > core[1]:
+            free, end = free + costs[end], end - 1
+        if need <= free:
+            return head, end
+    tail = first
+    while tail < core[0] and raws[tail].strip() and not hidden[tail]:
+        tail += 1
+    if tail >= core[0] or any(n not in code for n in range(first, tail)):
+        return window  # the tail runs into the core, or is prose
+    free = room - sum(costs[tail : last + 1])
+    while last + 1 < len(costs) and costs[last + 1] <= free:
+        free, last = free - costs[last + 1], last + 1
+    return tail, last

@@ -26,7 +26,9 @@ that lacks its trail's words: :mod:`.sections`), gives it the rest of
 the sentences it cuts and grows it by whole lines, two after for each one before (an
 answer tends to follow the words that name it), while they fit (:mod:`.edges`), but not
 above the start of the entry it lies in (an API directive, a heading:
-:func:`~.sections.entry_start`; the lines above are another entry's); a large
+:func:`~.sections.entry_start`; the lines above are another entry's), from the head of a paragraph it
+would start inside when a line of that head holds a query word, else past the paragraph's tail when that is code
+(:func:`~.edges.paragraph_head`); a large
 window weighed by rarity also shows, after a cut mark, the sentence of a line past it that
 holds the query's rarest word, or else, above it, the line that defines that word, or starts
 the API entry the window lies in, with the sentence after it. HTML comment blocks, reST index
@@ -55,6 +57,7 @@ from .edges import (
     grow,
     hidden_lines,
     lead_sentence,
+    paragraph_head,
     rarest_lines,
 )
 from .literal import literal_lines
@@ -171,7 +174,9 @@ def best_passage(
     far_cost = 0 if far is None else sum(costs[far[0] : far[1] + 1]) + FAR_MARK_COST
     top = entry_start(starts, core_first)  # the window grows into no entry above its own
     first, last = grow(costs[top:], core_first - top, core_last - top, room - far_cost)
-    first, last = first + top, last + top
+    asked = ([bool(line.found) for line in lines], literal_lines(text))
+    window, core = (first + top, last + top), (core_first, core_last)
+    first, last = paragraph_head(raws, costs, hidden, asked, window, core, top, room - far_cost)
     if rarity and far is None and named:  # the definition of the rarest word, or the entry's head, above the window
         at = (top, core_first, core_last, first)
         led = _above(
