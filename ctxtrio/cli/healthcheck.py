@@ -118,12 +118,21 @@ def check(pid: int, proc: Path = Path("/proc"), *, timeout_s: float = _TIMEOUT_S
         return f"/health on {netloc} did not answer: {exc}"
 
 
+def _seconds(value: str) -> float:
+    """A ``--timeout``: seconds > 0 (0, a negative or NaN reached urlopen, which raised a traceback or "Operation
+    now in progress" for a healthy server)."""
+    seconds = float(value)
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be seconds > 0, got {value}")
+    return seconds
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m ctxtrio.cli.healthcheck", description="Is the ctxtrio server healthy?"
     )
     parser.add_argument("pid", nargs="?", type=int, help="the server's pid (default: the oldest ctxtrio server)")
-    parser.add_argument("--timeout", type=float, default=_TIMEOUT_S, metavar="S", help="seconds /health may take")
+    parser.add_argument("--timeout", type=_seconds, default=_TIMEOUT_S, metavar="S", help="seconds /health may take")
     args = parser.parse_args(argv)
     pid = args.pid if args.pid is not None else server_process()
     if pid is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import sys
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 
-from ctxtrio.cli.healthcheck import check, listening_port, server_process
+from ctxtrio.cli.healthcheck import check, listening_port, main, server_process
 from tests.transport.serving import read_until, spawn
 
 from .runner import ENV, ROOT
@@ -143,3 +144,15 @@ def test_a_server_using_relative_paths_from_its_own_directory_is_healthy_to_a_ch
     (tmp_path / "4242" / "environ").write_bytes(b"HOME=/home/ctx\0")
     monkeypatch.chdir("/")
     assert check(4242, tmp_path) is None
+
+
+@pytest.mark.parametrize("timeout", ["-1", "nan", "0", "inf"])
+def test_a_timeout_that_is_no_positive_number_of_seconds_is_refused(
+    timeout: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--timeout -1 or nan reached urlopen (a ValueError traceback), 0 called a healthy server unhealthy ("Operation
+    now in progress"): argparse refuses them, exit 2, before any server is looked for."""
+    with pytest.raises(SystemExit) as stopped:
+        main([str(os.getpid()), "--timeout", timeout])
+    assert stopped.value.code == 2
+    assert f"must be seconds > 0, got {timeout}" in capsys.readouterr().err
