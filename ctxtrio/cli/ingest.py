@@ -27,6 +27,7 @@ from .._locks import CharBudget
 from ..docs.arguments import FileRead, read_file
 from ..docs.model import IngestResult
 from ..docs.sandbox import NotTextError, escaped_path
+from .collector import bulk_collection
 from .library import open_library
 from .output import emit_json, err, say
 from .progress import Progress
@@ -232,13 +233,16 @@ async def ingest_command(config: Config, args: argparse.Namespace, stop: trio.Ca
     if found.roots:
         config = config.replace(ingest_roots=tuple(found.roots)).validated()
     try:
-        async with open_library(config, stop) as ctx:
-            with Progress("ingest", total=total, unit="B", items=len(found.files), quiet=not args.verbose) as progress:
-                run = _Run(ctx, config, args, tally, progress)
-                batches = iter(precheck_batches(found.files))
-                async with trio.open_nursery() as nursery:
-                    for _ in range(PARALLEL_FILES):
-                        nursery.start_soon(run.worker, batches)
+        with bulk_collection():
+            async with open_library(config, stop) as ctx:
+                with Progress(
+                    "ingest", total=total, unit="B", items=len(found.files), quiet=not args.verbose
+                ) as progress:
+                    run = _Run(ctx, config, args, tally, progress)
+                    batches = iter(precheck_batches(found.files))
+                    async with trio.open_nursery() as nursery:
+                        for _ in range(PARALLEL_FILES):
+                            nursery.start_soon(run.worker, batches)
     finally:
         elapsed_s = trio.current_time() - started
         if stop.cancel_called:
