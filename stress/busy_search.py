@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import json
 import os
 import random
@@ -49,6 +48,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 import _tree  # noqa: F401  (first: this tree's ctxtrio and testkit, not the installed checkout's)
 import trio
+from _gc_passes import GcPasses, census
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -69,6 +69,8 @@ class ServerStats(TypedDict):
     by_task: list[tuple[float, str]]  # (seconds in all, task name), busiest first
     gc2: list[float]  # the longest full garbage collections (seconds); gc2_count: how many there were
     gc2_count: int
+    gc2_cpu: list[float]  # every full collection's CPU (seconds), longest first
+    census: dict[str, dict[str, object]]  # _gc_passes.census() at the timed phase's "start" and "end"
     calls: dict[str, tuple[int, float, float]]  # timed method -> (calls, seconds in all, longest call's seconds)
     rebuilds: list[float]  # the longest ``current_journals`` calls (seconds)
 
@@ -147,22 +149,11 @@ def _watched(stats: Path, argv: list[str]) -> int:
     for name in _TIMED:
         _timed(VectorStore, name, calls)
     _timed(Repository, "current_journals", calls)
-    pauses: list[float] = []
-    collecting: list[float] = []
-
-    def on_gc(phase: str, info: dict[str, int]) -> None:
-        if info.get("generation") != 2:
-            return
-        if phase == "start":
-            collecting[:] = [time.perf_counter()]
-        elif collecting:
-            pauses.append(time.perf_counter() - collecting[0])
-
-    gc.callbacks.append(on_gc)
+    passes = GcPasses()
 
     def reset(signum: int, frame: object) -> None:  # SIGUSR1: the parent's timed phase begins
+        passes.reset()
         watch.reset()
-        pauses.clear()
         for each in calls.values():
             each.clear()
 
@@ -190,8 +181,10 @@ def _watched(stats: Path, argv: list[str]) -> int:
             "over": {str(k): v for k, v in watch.over.items()},
             "longest": longest,
             "by_task": sorted(((t, n) for n, t in watch.by_task.items()), reverse=True)[:8],
-            "gc2": sorted(pauses, reverse=True)[:5],
-            "gc2_count": len(pauses),
+            "gc2": sorted(passes.wall, reverse=True)[:5],
+            "gc2_count": len(passes.wall),
+            "gc2_cpu": sorted(passes.cpu, reverse=True),
+            "census": {**passes.census, "end": census()},
             "calls": {k: (len(v), sum(v), max(v, default=0.0)) for k, v in calls.items()},
             "rebuilds": sorted(calls.get("current_journals", []), reverse=True)[:5],
         }
@@ -341,6 +334,8 @@ def _report(seen: Seen) -> None:
     )
     print("event loop by task: " + ", ".join(f"{name.rsplit('.', 1)[-1]} {t:.1f} s" for t, name in server["by_task"]))
     print(f"gc full passes: {server['gc2_count']}, longest {[round(1000 * x) for x in server['gc2']]} ms")
+    cpu = [round(1000 * x) for x in server["gc2_cpu"]]
+    print(f"gc full passes' CPU: {sum(cpu)} ms in all, each {cpu} ms; census: {server['census']}")
     rebuilds = [round(1000 * x, 1) for x in server["rebuilds"]]
     print(f"current_journals: longest calls {rebuilds} ms")
     for name, (count, total, longest) in server["calls"].items():
