@@ -250,13 +250,14 @@ class DocumentService(SearchingMethods, ReadingMethods, CheckingMethods):
         await self._repo.refresh()
         return sorted((entry.info for entry in self._repo.state.docs.values()), key=lambda info: info.ingested_at)
 
-    async def changes(self, since: int) -> tuple[int, list[str], list[str]]:
-        """(the catalog's version now, the documents committed or forgotten since version
-        ``since`` of this process, the current document ids): what a watcher needs without
-        listing every document each time."""
+    async def changes(self, since: int | None) -> tuple[int, list[str], frozenset[str], frozenset[str] | None]:
+        """(the catalog's version now, the documents committed or forgotten since version ``since`` of this
+        process's catalog state (None: a first look), those of them current now, and every current document
+        only when the changes cannot be told, else None; :meth:`~.catalog.CatalogState.changes`): what a watcher
+        needs without a listing at each look."""
         await self._repo.refresh()
-        state = self._repo.state
-        return state.version, sorted(state.changed_since(since)), list(state.docs)
+        found = self._repo.state.changes(since)
+        return found.version, found.changed, found.current, found.listing
 
     async def get(self, doc_id: str) -> DocumentInfo:
         """What the catalog says about ``doc_id``; NotFoundError if there is no such document."""

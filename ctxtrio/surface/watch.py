@@ -65,7 +65,8 @@ class Subscribers(Protocol):
 @dataclass
 class _Seen:
     catalog: _Stamp = None
-    docs: frozenset[str] | None = None
+    #: The current documents (kept up to date from the catalog's changes, not listed at each look).
+    docs: set[str] | None = None
     version: int = 0
     folder: _Stamp = None
     sessions: frozenset[str] | None = None
@@ -179,17 +180,23 @@ async def _look(ctx: Wiring, subscribers: Subscribers, seen: _Seen, journals: Jo
     listing = False
     changed_docs: set[str] = set()
     if catalog != seen.catalog or seen.docs is None:
-        # The catalog's own change log: no listing of every document at each look (under
-        # cProfile, 19% of the event loop's time in 1,758 ingests went to sorting and comparing them).
-        version, changed, ids = await ctx.documents.changes(seen.version)
-        docs = frozenset(ids)
+        # The catalog's own change log: no listing of every document at each look (under cProfile, 19% of the
+        # event loop's time in 1,758 ingests went to sorting and comparing them; then 3-5 s a minute building
+        # and comparing sets of 20,000 ids, stress/busy_search.py): only the documents changed since.
+        version, changed, current, everything = await ctx.documents.changes(None if seen.docs is None else seen.version)
         seen.catalog = catalog  # only once read: a failed read is tried again next time
         if seen.docs is not None or announce:
             # (None on an announcing look: the first look failed, so there is no baseline from the watcher's start;
             # every change the catalog's state recorded is announced, and the list said changed, rather than none.)
             changed_docs = set(changed)
-            listing = seen.docs != docs
-        seen.docs, seen.version = docs, version
+        if everything is not None:
+            listing = seen.docs != everything if seen.docs is not None else announce
+            seen.docs = set(everything)
+        elif seen.docs is not None:
+            listing = any((doc in seen.docs) != (doc in current) for doc in changed)
+            seen.docs.difference_update(changed)
+            seen.docs.update(current)
+        seen.version = version
     if folder != seen.folder or seen.sessions is None:
         sessions = frozenset(await trio.to_thread.run_sync(session_ids, ctx.data.sessions))
         seen.folder = folder

@@ -166,6 +166,30 @@ def test_changed_since_names_the_documents_each_version_changed() -> None:
     assert fresh.changed_since(seen) == {"b"}  # before the fresh state began: all it has seen
 
 
+def test_changes_list_every_document_only_when_what_changed_cannot_be_told() -> None:
+    """changes(v): the documents changed since v and which are current; every document only for a first look or a
+    version the state never had (a catalog replayed afresh)."""
+    state = CatalogState()
+    for seq, doc in enumerate(f"d{n:02d}" for n in range(20)):
+        state.apply(stored(commit_record(info(doc), "g1"), seq + 1))
+    first = state.changes(None)
+    assert first.listing == frozenset(state.docs) and len(first.listing) == 20
+    state.apply(stored(commit_record(info("d03"), "g2"), 30))  # replaced
+    state.apply(stored(commit_record(info("new"), "g1"), 31))  # added
+    state.apply(stored(forget_record("d07"), 32))  # forgotten
+    later = state.changes(first.version)
+    assert (later.version, later.changed, later.current, later.listing) == (
+        first.version + 3,
+        ["d03", "d07", "new"],
+        frozenset({"d03", "new"}),
+        None,
+    )
+    assert state.changes(later.version).changed == [] and state.changes(later.version).listing is None
+    fresh = CatalogState(version=state.version + 1)  # the catalog rewritten, replayed afresh
+    fresh.apply(stored(commit_record(info("d00"), "g1"), 1))
+    assert fresh.changes(later.version).listing == frozenset({"d00"})
+
+
 def test_documents_by_source_follow_commits_and_forgets() -> None:
     """from_source names the current documents read from a file: a re-commit from another file or a forget moves them."""
     state = CatalogState()

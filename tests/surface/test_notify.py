@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 
 ROOT = Path(__file__).resolve().parents[2]
+#: What DocumentService.changes answers: (version, changed since, those current, every document or None).
+Changes = tuple[int, list[str], frozenset[str], frozenset[str] | None]
 
 
 class Inbox:
@@ -167,6 +169,39 @@ async def test_a_session_changed_right_after_a_subscription_is_announced(
         assert type(event).__name__ == "ResourceUpdated"
 
 
+async def test_the_watcher_is_handed_every_document_only_at_its_first_look(
+    tmp_path: Path, clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Among 20 documents, an add, a replace and a forget each reach the watcher as the one document changed (no listing
+    of all 20 at each look: 3-5 s of the loop a minute at 20,000); the add and the forget change the list, the replace not."""
+    inbox = Inbox()
+    async with open_wiring(_config(tmp_path)) as ctx:
+        for n in range(20):
+            await ctx.documents.ingest(text=f"text {n}", doc_id=f"d{n:02d}")
+        real = ctx.documents.changes
+        handed: list[tuple[list[str], int | None]] = []
+
+        async def counted(since: int | None) -> Changes:
+            found = await real(since)
+            handed.append((found[1], None if found[3] is None else len(found[3])))
+            return found
+
+        monkeypatch.setattr(ctx.documents, "changes", counted)
+        async with running_server(ctx) as server, Client(server, mode="legacy", message_handler=inbox) as client:
+            await client.list_resources()
+            await trio.sleep(1)
+            await ctx.documents.ingest(text="changed", doc_id="d03")
+            await trio.sleep(1)
+            assert not [m for m in inbox.received if isinstance(m, ResourceListChangedNotification)]
+            for change in (ctx.documents.ingest(text="new", doc_id="new"), ctx.documents.forget("d07")):
+                await change
+                with trio.fail_after(1):
+                    await inbox.wait_for(ResourceListChangedNotification)
+    assert handed[0][1] == 20  # the first look: every document
+    assert [changed for changed, listed in handed[1:]] == [["d03"], ["new"], ["d07"]]
+    assert {listed for _, listed in handed[1:]} == {None}
+
+
 async def test_warnings_reach_clients_that_asked_masked_and_rate_limited(
     tmp_path: Path, clock: trio.testing.MockClock
 ) -> None:
@@ -270,7 +305,7 @@ async def test_an_unreadable_store_pauses_notifications_not_the_server(
         real = ctx.documents.changes
         broken = True
 
-        async def flaky(since: int) -> tuple[int, list[str], list[str]]:
+        async def flaky(since: int | None) -> Changes:
             if broken:
                 raise StoreError("catalog unreadable (test)")
             return await real(since)

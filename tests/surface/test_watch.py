@@ -166,7 +166,9 @@ async def test_a_document_changed_while_the_first_look_could_not_read_the_catalo
         await ctx.documents.ingest(text="one", doc_id="spec")
         real, broken = ctx.documents.changes, [True]
 
-        async def unreadable_at_first(since: int) -> tuple[int, list[str], list[str]]:
+        async def unreadable_at_first(
+            since: int | None,
+        ) -> tuple[int, list[str], frozenset[str], frozenset[str] | None]:
             if broken:
                 raise StoreError("catalog unreadable (test)")
             return await real(since)
