@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Collection
 
-__all__ = ["drop_journals", "drop_rows", "evict_spares", "forget_refused"]
+__all__ = ["drop_journals", "drop_rows", "evict_unnamed", "forget_refused", "spare_texts"]
 
 
 def drop_rows(
@@ -83,25 +83,40 @@ def drop_journals(
     return deleted
 
 
-def evict_spares(
-    conn: sqlite3.Connection, model: str, dim: int, *, spare_min: int, spare_share: int, legacy: bool
-) -> int:
-    """Delete the texts of (``model``, ``dim``) no row names but the ``spare_min`` (or one per
-    ``spare_share`` named) most recently named; texts deleted. ``legacy``: also drop an older
-    layout's rows no part took."""
-    # Read under the write lock: a row another server stores meanwhile could name a text read
-    # as unnamed here, and would name nothing once it is deleted (a part never scanned again).
-    with schema.transaction(conn):
+def spare_texts(conn: sqlite3.Connection, model: str, dim: int, *, spare_min: int, spare_share: int) -> list[bytes]:
+    """The texts of (``model``, ``dim``) no row names beyond the ``spare_min`` (or one per ``spare_share`` named)
+    most recently named: what :func:`evict_unnamed` deletes. Two scans of every row and text (17-35 s under load
+    at 600,000 rows, ``stress/busy_search.py``), so read in one snapshot on a connection of its own, with no lock:
+    stores meanwhile do not wait for it, and :func:`evict_unnamed` keeps a text a row named since."""
+    conn.execute("BEGIN")  # (one snapshot for both scans: WAL, so writers go on)
+    try:
         named = int(
             conn.execute(
                 "SELECT count(DISTINCT digest) FROM rows WHERE model=? AND dim=? AND digest IS NOT NULL", (model, dim)
             ).fetchone()[0]
         )
-        evict = schema.unnamed_texts(conn, model, dim)[max(spare_min, named // spare_share) :]
-        conn.executemany("DELETE FROM texts WHERE model=? AND dim=? AND digest=?", [(model, dim, d) for d in evict])
+        return schema.unnamed_texts(conn, model, dim)[max(spare_min, named // spare_share) :]
+    finally:
+        if conn.in_transaction:  # (read only: nothing to keep)
+            conn.execute("ROLLBACK")
+
+
+def evict_unnamed(conn: sqlite3.Connection, model: str, dim: int, digests: list[bytes], *, legacy: bool) -> int:
+    """Delete the texts ``digests`` of (``model``, ``dim``) that no row names now, in one write transaction (a
+    lookup each); texts deleted. A row another server stored since :func:`spare_texts` read keeps its text: it is
+    asked under the write lock, so no row is left naming a text gone. ``legacy``: also drop an older layout's
+    rows no part took."""
+    with schema.transaction(conn):
+        evicted = 0
+        for digest in digests:
+            evicted += conn.execute(
+                "DELETE FROM texts WHERE model=? AND dim=? AND digest=? AND NOT EXISTS "
+                "(SELECT 1 FROM rows WHERE model=? AND dim=? AND digest=?)",
+                (model, dim, digest, model, dim, digest),
+            ).rowcount
         if legacy:
             conn.execute("DROP TABLE IF EXISTS legacy")
-    return len(evict)
+    return evicted
 
 
 def forget_refused(conn: sqlite3.Connection, model: str) -> tuple[int, int]:

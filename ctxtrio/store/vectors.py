@@ -53,7 +53,7 @@ from .room import REBUILD_FACTOR, has_room
 from .vector_counts import Tally
 from .vector_matrix import Matrix, VectorHit
 from .vector_memory import InMemory
-from .vector_schema import VectorsBusyError, is_busy
+from .vector_schema import BUSY_TIMEOUT_S, VectorsBusyError, is_busy
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
@@ -308,11 +308,30 @@ class VectorStore:
         """Evict the texts of (``model``, ``dim``) no row names, but the SPARE_MIN (or one per
         SPARE_SHARE named) most recently named; texts evicted. ``legacy``: also drop what an older
         file's rows left that no part took (call it once every item is embedded)."""
+        with self._reader("collect") as reader:  # (not the file's lock: an add meanwhile does not wait)
+            spares = upkeep.spare_texts(reader, model, dim, spare_min=SPARE_MIN, spare_share=SPARE_SHARE)
         with self._db("collect") as conn:
-            evicted = upkeep.evict_spares(conn, model, dim, spare_min=SPARE_MIN, spare_share=SPARE_SHARE, legacy=legacy)
+            evicted = upkeep.evict_unnamed(conn, model, dim, spares, legacy=legacy)
             if legacy:
                 self._legacy = False
             return evicted
+
+    @contextlib.contextmanager
+    def _reader(self, action: str) -> Iterator[sqlite3.Connection]:
+        """A connection of its own to the open file, for a long read that must not hold the file's lock (closed after);
+        sqlite3 errors become StoreError as in :meth:`_db`."""
+        with self._lock:
+            if self._conn is None:
+                raise StoreError("vectors file is closed")
+        try:
+            conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+            try:
+                yield conn
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            error = DiskFullError if is_full(exc) else VectorsBusyError if is_busy(exc) else StoreError
+            raise error(f"vectors file {self._path}: {action} failed: {exc}") from exc
 
     # -- reading ----------------------------------------------------------------------
 
