@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import trio
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,3 +101,35 @@ def test_a_server_start_collects_nothing_before_it_freezes_what_it_imported(tmp_
         check=True,
     )
     assert result.stdout.strip() == "0 [('freeze', False), ('run', True)] True"
+
+
+_FROZEN = """
+import gc, sys
+from ctxtrio.docs.catalog import DocEntry
+frozen = []
+freeze = gc.freeze
+gc.freeze = lambda: (frozen.append(sum(isinstance(o, DocEntry) for o in gc.get_objects())), freeze())[-1]
+from ctxtrio._cli import main
+code = main(["--no-llm", "--no-audit", "--no-warm-start", "--data-dir", sys.argv[1]])
+print(code, frozen)
+"""
+
+
+async def test_a_server_hides_the_catalog_it_replayed_at_its_start_from_the_collector(tmp_path: Path) -> None:
+    """Serving a data dir of 30 documents freezes twice: the imports (no catalog yet), then, once the catalog is
+    replayed, its 30 entries with the rest (full passes walked 85,000 such objects at 20,000 documents)."""
+    from ctxtrio import Config, open_context
+
+    async with open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx:
+        for n in range(30):
+            await ctx.documents.ingest(text=f"document number {n}", doc_id=f"d{n}")
+    with trio.fail_after(120):  # (stdin empty: the server starts, reads its end and stops)
+        result = await trio.run_process(
+            [sys.executable, "-c", _FROZEN, str(tmp_path / "data")],
+            capture_stdout=True,
+            capture_stderr=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdin=b"",
+        )
+    assert result.stdout.decode().strip() == "0 [0, 30]"
