@@ -39,7 +39,9 @@ the last third holds 8 paraphrases), likewise, and a thirteenth, ``--questions
 stress/recall_questions13.json`` (60 entries up to 9b845d0, none of the first eleven sets' uses;
 its writer did not read the twelfth; its "about" says it was written 20:13-20:31 UTC, but its
 writer's note says the file was written and checked at 20:14:49 UTC: the file is left as checked),
-likewise:
+likewise, and a fourteenth, ``--questions stress/recall_questions14.json`` (60 entries up to
+0b969f4, 1,073 entries, none of the first twelve sets' uses; its writer did not read the thirteenth;
+written 23:08-23:09 UTC on 2026-12-06), likewise:
 
 - once per budget (250, 500, 1,000 tokens): is the answer inside the text returned?
   (whitespace runs compared as one space, case-insensitive); is the entry among those

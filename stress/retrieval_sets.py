@@ -2,7 +2,7 @@
 
 Run as ``python stress/retrieval_sets.py`` from the repository root, after ``apt-get install
 postgresql-doc-15 python3.11-doc nodejs-doc git-doc python-pytest-doc``. A search change is
-judged on the sum over the dev sets (:data:`DEV`: PostgreSQL, Node, python … python22); git and
+judged on the sum over the dev sets (:data:`DEV`: PostgreSQL, Node, python … python23); git and
 pytest (:data:`CHECKS`, ``--checks``) are held-out checks: report their totals, never tune on them.
 Each set runs ``retrieval_bench.py --classify --json`` in a process of its own, keeping its
 data dir under ``--data`` (one per corpus: a second run ingests only what changed, so a tree
@@ -48,7 +48,7 @@ def _python(n: str) -> QuestionSet:
 DEV: Final = (
     QuestionSet("pg", "retrieval_questions.json", "pg", None),
     QuestionSet("node", "retrieval_questions_node.json", "node", Path("/usr/share/doc/nodejs/api")),
-    *(_python(n) for n in ("", *map(str, range(2, 23)))),  # python, python2 … python22
+    *(_python(n) for n in ("", *map(str, range(2, 24)))),  # python, python2 … python23
 )
 CHECKS: Final = (
     QuestionSet("git", "retrieval_questions_git.json", "git", Path("/usr/share/doc/git-doc")),
