@@ -124,10 +124,18 @@ async def serve(config: Config, *, stdin_fd: int = 0, warm: WarmStart | None = N
     A CtxError that stops the server (an unusable data dir or index) comes out as itself.
     """
     with one_error():
-        await _serve(config, stdin_fd=stdin_fd, warm=warm)
+        await _serve(config, stdin_fd=stdin_fd, warm=warm, freeze=False)
 
 
-async def _serve(config: Config, *, stdin_fd: int, warm: WarmStart | None) -> None:
+async def serve_command(config: Config, *, warm: WarmStart | None = None) -> None:
+    """:func:`serve` as the ``ctxtrio`` command runs it: the process is the server's alone, so what its start
+    made is hidden from the collector (``gc.freeze``). A library's :func:`serve` leaves the collector alone:
+    frozen, the caller's own objects would never be collected (cycles among them leak)."""
+    with one_error():
+        await _serve(config, stdin_fd=0, warm=warm, freeze=True)
+
+
+async def _serve(config: Config, *, stdin_fd: int, warm: WarmStart | None, freeze: bool) -> None:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         stopping = Stopping()
         async with open_wiring(config) as ctx, running_server(ctx, stopping) as server:
@@ -135,7 +143,8 @@ async def _serve(config: Config, *, stdin_fd: int, warm: WarmStart | None) -> No
             # objects at 20,000 documents): hidden from the collector (Python's gc.freeze), whose full passes walked it
             # 6-7 times a minute under a team's ingests, 90-145 ms CPU each, 22-79 ms with it hidden; RSS the same
             # (stress/busy_search.py). Nothing in it is freed by the collector alone: entries go by reference counts.
-            gc.freeze()
+            if freeze:
+                gc.freeze()
             if ctx.config.transport == "http":
                 await _serve_http(ctx, server, signals, stopping)
             else:

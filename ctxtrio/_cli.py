@@ -1,4 +1,4 @@
-"""The ``ctxtrio`` command: argv and environment → :class:`Config` → ``trio.run(serve)``.
+"""The ``ctxtrio`` command: argv and environment → :class:`Config` → ``trio.run(serve_command)``.
 
 Only :func:`main` lives here; the flags, variables and their conversion are generated
 from the settings table by :mod:`ctxtrio.cli.settings`, and the subcommands are in
@@ -80,7 +80,7 @@ def _main(args: list[str], enabled: bool) -> int:
     setup_logging(serving=True)
     import trio
 
-    from ._app import serve
+    from ._app import serve_command
     from ._sdk import import_sdk
 
     import_sdk()
@@ -97,7 +97,7 @@ def _main(args: list[str], enabled: bool) -> int:
         sys.setswitchinterval(0.001)
 
     try:
-        trio.run(partial(serve, config, warm=warm))
+        trio.run(partial(serve_command, config, warm=warm))
     except (ConfigError, StoreError) as exc:  # the data dir or its index is unusable
         err(f"ctxtrio: error: {exc}")
         return 2

@@ -133,3 +133,27 @@ async def test_a_server_hides_the_catalog_it_replayed_at_its_start_from_the_coll
             stdin=b"",
         )
     assert result.stdout.decode().strip() == "0 [0, 30]"
+
+
+_LIBRARY = """
+import gc, os, sys, trio
+from ctxtrio import Config, serve
+read, write = os.pipe()
+os.close(write)  # stdin at its end: the server starts, reads it and stops
+trio.run(lambda: serve(Config(data_dir=sys.argv[1], llm_enabled=False, audit=False, warm_start=False), stdin_fd=read))
+print(gc.get_freeze_count())
+"""
+
+
+async def test_a_library_serve_leaves_the_callers_collector_alone(tmp_path: Path) -> None:
+    """``ctxtrio.serve`` in a program of the caller's own freezes nothing (frozen, the program's own objects would
+    never be collected); only the ``ctxtrio`` command, whose process is the server's alone, freezes its start."""
+    with trio.fail_after(120):
+        result = await trio.run_process(
+            [sys.executable, "-c", _LIBRARY, str(tmp_path / "data")],
+            capture_stdout=True,
+            capture_stderr=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    assert result.stdout.decode().strip() == "0"
