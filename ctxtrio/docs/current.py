@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from .catalog import CatalogState, DocEntry
 
@@ -48,7 +48,7 @@ class CurrentJournals:
         self._of_doc: dict[str, str] = {}
         self._chunks = 0
 
-    def view(self, state: CatalogState) -> dict[str, DocEntry]:
+    def view(self, state: CatalogState) -> Mapping[str, DocEntry]:
         """Journal -> entry for every current document of ``state`` as it stands (do not change it)."""
         self._catch_up(state)
         return self._view

@@ -21,7 +21,7 @@ from .hits import hits_within, read_fused
 from .hybrid import Fused
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from ..store.rows import Hit
     from ..text.definitions import Name
@@ -41,7 +41,7 @@ _LEFT_OUT_HITS = 30
 _MEMBERS_ASKED = 2
 
 
-async def named_hits(repo: Repository, name: Name, by_journal: dict[str, DocEntry], *, all_docs: bool) -> list[Hit]:
+async def named_hits(repo: Repository, name: Name, by_journal: Mapping[str, DocEntry], *, all_docs: bool) -> list[Hit]:
     """Rows that may define ``name``: those holding its identifier, the best :data:`_DEFINITION_HITS`.
     An identifier that is a word the query leaves out (``shutil.which``, ``dict.get``: a stopword
     or a question word, held by most rows) is searched with its qualifier, among more rows."""
@@ -72,7 +72,7 @@ def members_asked(
 async def members_read(
     repo: Repository,
     members: list[Member],
-    by_journal: dict[str, DocEntry],
+    by_journal: Mapping[str, DocEntry],
     ranked: list[Fused],
     *,
     all_docs: bool,
@@ -95,7 +95,7 @@ async def members_read(
 
 
 async def _member_hits(
-    repo: Repository, members: Sequence[Member], by_journal: dict[str, DocEntry], *, all_docs: bool
+    repo: Repository, members: Sequence[Member], by_journal: Mapping[str, DocEntry], *, all_docs: bool
 ) -> list[Hit]:
     """Rows that may define a member the query's words spell of an owner they name (``members``, as :func:`~ctxtrio.
     text.asked.member_names` gives them), for the first :data:`_MEMBERS_ASKED` members with an owner: the best

@@ -15,7 +15,7 @@ from .._nursery import open_nursery
 from .packing import Candidate
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
     from ..store.rows import Hit
     from ..text.neighbours import SearchWord
@@ -33,7 +33,7 @@ _SLACK = 8
 async def hits_within(
     repo: Repository,
     query_terms: Sequence[SearchWord],
-    by_journal: dict[str, DocEntry],
+    by_journal: Mapping[str, DocEntry],
     wanted: int,
     *,
     all_docs: bool,
@@ -57,7 +57,7 @@ async def hits_within(
 
 
 async def read_fused(
-    repo: Repository, by_journal: dict[str, DocEntry], ranked: list[Fused]
+    repo: Repository, by_journal: Mapping[str, DocEntry], ranked: list[Fused]
 ) -> tuple[list[Candidate], list[Ranks]]:
     """The chunks of ``ranked`` (those of documents replaced or forgotten meanwhile left
     out), each with its places in the rankings."""

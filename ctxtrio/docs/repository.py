@@ -55,7 +55,7 @@ from .loaded import DEFAULT_CACHE_CHARS, Key, LoadedGenerations
 from .startup import drop_rows_of_files_gone, settle_sweep
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Mapping
     from pathlib import Path
 
     from ..store.handle import StoreHandle
@@ -115,7 +115,7 @@ class Repository(LoadedGenerations):
         """The index's name for the entry's generation file (what ``data.journal_name`` gives)."""
         return f"{self._docs_prefix}{entry.doc_id}/{entry.gen}.jsonl"
 
-    def current_journals(self) -> dict[str, DocEntry]:
+    def current_journals(self) -> Mapping[str, DocEntry]:
         """Journal name → entry, for every current document: a snapshot, never changed once returned (made from
         the last one and the documents changed since, :class:`~.current.CurrentJournals`)."""
         return self._current.view(self.state)
@@ -124,7 +124,7 @@ class Repository(LoadedGenerations):
         """How many chunks the current documents hold in all (kept as :meth:`current_journals` is)."""
         return self._current.chunks(self.state)
 
-    async def files_named(self, names: Collection[str], by_journal: dict[str, DocEntry]) -> dict[str, DocEntry]:
+    async def files_named(self, names: Collection[str], by_journal: Mapping[str, DocEntry]) -> dict[str, DocEntry]:
         """The documents of ``by_journal`` whose file names hold one of ``names`` (:func:`~.defined.file_names`),
         looked up by name (:class:`~.file_owners.FileOwners`, in step with the catalog as it stands). Those of
         ``by_journal`` changed since it was taken (a search that began before an ingest, a replace or a forget)

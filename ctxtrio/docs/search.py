@@ -119,7 +119,7 @@ def search_words(query: str) -> tuple[list[str], bool]:
 async def find_candidates(
     repo: Repository,
     query_terms: list[str],
-    by_journal: dict[str, DocEntry],
+    by_journal: Mapping[str, DocEntry],
     limit: int,
     *,
     all_docs: bool,

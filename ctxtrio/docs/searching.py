@@ -28,10 +28,11 @@ from .render import render_search, search_head, search_too_small
 from .search import find_candidates, load_tables, rerank_fused, search_words
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from .._config import Config
     from .._live import Live
+    from .catalog import DocEntry
     from .embedding import SemanticIndex
     from .repository import Repository
 
@@ -64,6 +65,7 @@ class SearchingMethods:
                 "query has no searchable words (only punctuation or common stopwords); use distinctive words"
             )
         await self._repo.refresh()
+        by_journal: Mapping[str, DocEntry]
         if doc_id is not None:
             entry = self._repo.entry(doc_id)
             by_journal = {self._repo.journal(entry): entry}

@@ -21,6 +21,7 @@ from ctxtrio.docs.service import repository_of
 from .conftest import opened
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from ctxtrio.docs.catalog import DocEntry
@@ -85,7 +86,7 @@ def test_every_view_equals_one_built_from_every_entry(patched: int, monkeypatch:
     views = CurrentJournals(lambda entry: f"docs/{entry.doc_id}/{entry.gen}.jsonl")
     records: list[Record] = []
     state = CatalogState()
-    handed: list[tuple[dict[str, DocEntry], dict[str, DocEntry]]] = []
+    handed: list[tuple[Mapping[str, DocEntry], dict[str, DocEntry]]] = []
     for step in range(400):
         doc = f"d{rng.randrange(30)}"
         forget: Record = {"kind": "forget", "doc": doc}

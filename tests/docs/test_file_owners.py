@@ -16,6 +16,7 @@ from .conftest import opened
 from .test_search_owners import FIXTURES
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     import pytest
@@ -90,7 +91,7 @@ async def test_a_member_search_asks_only_the_documents_changed_since_for_their_f
         assert [title for title, _ in asked] == ["atof.go"]
 
 
-def _asked_each(by_journal: dict[str, DocEntry], names: frozenset[str]) -> dict[str, DocEntry]:
+def _asked_each(by_journal: Mapping[str, DocEntry], names: frozenset[str]) -> dict[str, DocEntry]:
     """What asking every document of ``by_journal`` for its file names gives (as the search did before)."""
     return {j: e for j, e in by_journal.items() if not file_names(e.info.title, e.info.source).isdisjoint(names)}
 
