@@ -123,16 +123,7 @@ async def test_a_server_hides_the_catalog_it_replayed_at_its_start_from_the_coll
     async with open_context(Config(data_dir=tmp_path / "data", llm_enabled=False, audit=False)) as ctx:
         for n in range(30):
             await ctx.documents.ingest(text=f"document number {n}", doc_id=f"d{n}")
-    with trio.fail_after(120):  # (stdin empty: the server starts, reads its end and stops)
-        result = await trio.run_process(
-            [sys.executable, "-c", _FROZEN, str(tmp_path / "data")],
-            capture_stdout=True,
-            capture_stderr=True,
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdin=b"",
-        )
-    assert result.stdout.decode().strip() == "0 [0, 30]"
+    assert await _printed(_FROZEN, tmp_path / "data") == "0 [0, 30]"  # (stdin empty: the server starts and stops)
 
 
 _LIBRARY = """
@@ -148,12 +139,18 @@ print(gc.get_freeze_count())
 async def test_a_library_serve_leaves_the_callers_collector_alone(tmp_path: Path) -> None:
     """``ctxtrio.serve`` in a program of the caller's own freezes nothing (frozen, the program's own objects would
     never be collected); only the ``ctxtrio`` command, whose process is the server's alone, freezes its start."""
+    assert await _printed(_LIBRARY, tmp_path / "data") == "0"
+
+
+async def _printed(script: str, data: Path) -> str:
+    """What ``script`` prints, run by a fresh interpreter on this tree with ``data`` as its argument and empty stdin."""
     with trio.fail_after(120):
         result = await trio.run_process(
-            [sys.executable, "-c", _LIBRARY, str(tmp_path / "data")],
+            [sys.executable, "-c", script, str(data)],
             capture_stdout=True,
             capture_stderr=True,
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdin=b"",
         )
-    assert result.stdout.decode().strip() == "0"
+    return result.stdout.decode().strip()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,11 @@ from testkit.servers import server_params
 from tests.transport.serving import http_server
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from mcp.client.session import IncomingMessage
+
+    from ctxtrio._wiring import Wiring
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,15 +125,23 @@ async def test_subscribers_hear_of_replaced_documents_and_changed_sessions(
         assert inbox.updated() == []  # nothing for "other", nor for the unsubscribed range
 
 
-async def test_list_changes_reach_handshake_and_listen_clients(tmp_path: Path, clock: trio.testing.MockClock) -> None:
-    """A new document or session: list_changed to a handshake client and on a 2026-07-28 listen stream."""
-    inbox = Inbox()
+@asynccontextmanager
+async def _two_clients(tmp_path: Path, inbox: Inbox) -> AsyncIterator[tuple[Wiring, Client, Client]]:
+    """A server over tmp_path's data dir with two clients: a handshake one whose notifications go to ``inbox``, and
+    a 2026-07-28 one (listen streams)."""
     async with (
         open_wiring(_config(tmp_path)) as ctx,
         running_server(ctx) as server,
         Client(server, mode="legacy", message_handler=inbox) as legacy,
         Client(server) as modern,
     ):
+        yield ctx, legacy, modern
+
+
+async def test_list_changes_reach_handshake_and_listen_clients(tmp_path: Path, clock: trio.testing.MockClock) -> None:
+    """A new document or session: list_changed to a handshake client and on a 2026-07-28 listen stream."""
+    inbox = Inbox()
+    async with _two_clients(tmp_path, inbox) as (ctx, legacy, modern):
         assert modern.protocol_version == "2026-07-28"
         await legacy.list_resources()
         async with modern.listen(resources_list_changed=True, resource_subscriptions=["ctxtrio://docs/d"]) as stream:
@@ -151,12 +164,7 @@ async def test_a_session_changed_right_after_a_subscription_is_announced(
     """resources/subscribe or a listen stream, then at once context_append (no look of the watcher in between): both
     clients hear of it. Before, the watcher's next look took the appended journal as its first stamp, and never told."""
     inbox = Inbox()
-    async with (
-        open_wiring(_config(tmp_path)) as ctx,
-        running_server(ctx) as server,
-        Client(server, mode="legacy", message_handler=inbox) as legacy,
-        Client(server) as modern,
-    ):
+    async with _two_clients(tmp_path, inbox) as (ctx, legacy, modern):
         assert not (await legacy.call_tool("context_append", {"session_id": "work", "text": "one"})).is_error
         await _subscribe(legacy, "ctxtrio://sessions/work")
         async with modern.listen(resource_subscriptions=["ctxtrio://sessions/work"]) as stream:
